@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The main job: set up, build, and run `a4w4check run` on its embedded default (the
+# pre-merge matrix in cases/premerge.csv plus every bundle in cases/golden/), on the CPU.
+# Results: build/out/results.json and build/out/summary.md. Extra arguments go to `run`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ci/setup.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
+./build/a4w4check run "$@"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages a4w4check needs, only when one is missing (apt-get update first).
+# Usage: ci/setup.sh [extra-package...]
+set -euo pipefail
+pkgs=(cmake gcc make pkg-config libcriterion-dev libopenblas-dev libcjson-dev libcsv-dev gcovr "$@")
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "ci/setup.sh: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,48 @@
+/* a4w4check.h — what every subcommand shares: exit codes, the command table entry type,
+ * and the one-line error convention. */
+#ifndef A4W4CHECK_H
+#define A4W4CHECK_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit codes, uniform across subcommands (README "Exit codes"). */
+enum {
+    A4W4_EXIT_PASS = 0,     /* every check passed */
+    A4W4_EXIT_MISMATCH = 1, /* at least one check failed (bits differ) */
+    A4W4_EXIT_BADINPUT = 2, /* malformed input, impossible shape, bad usage */
+    A4W4_EXIT_NOGPU = 3,    /* a GPU backend was asked for and no GPU is usable */
+    A4W4_EXIT_IO = 4        /* an output could not be written */
+};
+
+typedef struct {
+    const char *name;
+    int (*fn)(int argc, char **argv); /* argv[0] is the subcommand name */
+    const char *summary;
+} a4w4_cmd;
+
+/* Subcommands (harness/cmd_<name>.c). */
+int cmd_verify(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+/* Print "a4w4check: <fmt>\n" on stderr: one line naming the input and the rule. */
+void a4w4_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Write len bytes to path atomically: a temporary file in the same directory, fsync, rename.
+ * On failure removes the temporary file, leaves path untouched, returns -1 with err set. */
+int a4w4_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+/* mkdir -p; 0 or -1 with err set. */
+int a4w4_mkdir_p(const char *dir, char *err, size_t errlen);
+
+/* Resolve a project data path (e.g. "cases/premerge.csv"): as given when it exists relative to
+ * the current directory, else under the source tree the binary was built from. Returns buf. */
+const char *a4w4_data_path(const char *rel, char *buf, size_t len);
+
+/* Monotonic seconds. */
+double a4w4_now(void);
+
+/* 1 when argv has -h or --help (anywhere before "--"). */
+int a4w4_wants_help(int argc, char **argv);
+
+#endif

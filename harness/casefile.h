@@ -1,0 +1,36 @@
+/* casefile.h — case matrices: CSV files under cases/ (README "Case files").
+ *
+ * Format: a header line `name,M,N,K,regime,seed,tags`, one case per line; lines starting
+ * with '#' are comments. regime is `exact` (exact-regime codes), `normal` or
+ * `normal:<scale mode>` (activations quantized from normal bf16 data; default round_up), or
+ * `wide` (scale codes spread over 1..254 on both sides, with outliers). seed is a decimal
+ * uint64. tags are ';'-separated words. */
+#ifndef A4W4_CASEFILE_H
+#define A4W4_CASEFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "a4w4_quant.h"
+
+typedef enum { A4W4_REGIME_EXACT = 0, A4W4_REGIME_NORMAL = 1, A4W4_REGIME_WIDE = 2 } a4w4_regime;
+
+typedef struct {
+    char name[96];
+    size_t M, N, K;
+    a4w4_regime regime;
+    a4w4_scale_mode mode; /* for A4W4_REGIME_NORMAL */
+    char regime_text[32]; /* as written in the file */
+    uint64_t seed;
+    char tags[128];
+} a4w4_case;
+
+/* Read a case file. Returns 0 and a malloc'ed array (*cases, *n), or 2 with one line in err
+ * naming the file, line and rule (unreadable file, wrong header, wrong column count, a
+ * non-integer or zero M/N/K, K not a multiple of 32, unknown regime, duplicate name). */
+int a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err, size_t errlen);
+
+/* Parse a regime text ("exact", "normal", "normal:even", "wide"); -1 when unknown. */
+int a4w4_regime_parse(const char *text, a4w4_regime *regime, a4w4_scale_mode *mode);
+
+#endif

@@ -1,0 +1,99 @@
+/* check.c — tensor comparisons (see check.h). */
+#include "check.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+static void start(a4w4_check *c, const char *subject, int elem_bytes)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->subject, sizeof c->subject, "%s", subject);
+    c->elem_bytes = elem_bytes;
+}
+
+void a4w4_check_bytes(a4w4_check *c, const char *subject, const uint8_t *got,
+                      const uint8_t *expected, size_t rows, size_t cols, const uint8_t *skip)
+{
+    start(c, subject, 1);
+    for (size_t i = 0; i < rows * cols; i++) {
+        if (skip && skip[i])
+            continue;
+        c->checked++;
+        if (got[i] != expected[i]) {
+            if (!c->mismatches++) {
+                c->first_row = i / cols;
+                c->first_col = i % cols;
+                c->got = got[i];
+                c->expected = expected[i];
+            }
+        }
+    }
+    c->verdict = c->mismatches ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
+}
+
+static int bf16_isnan(uint16_t h)
+{
+    return (h & 0x7FFFu) > 0x7F80u;
+}
+
+unsigned a4w4_bf16_ulp_distance(uint16_t a, uint16_t b)
+{
+    if (bf16_isnan(a) || bf16_isnan(b))
+        return (bf16_isnan(a) && bf16_isnan(b)) ? 0 : UINT_MAX;
+    /* map sign-magnitude to a monotonic integer line (-0 and +0 one apart) */
+    int ia = (a & 0x8000u) ? -(int)(a & 0x7FFFu) - 1 : (int)a;
+    int ib = (b & 0x8000u) ? -(int)(b & 0x7FFFu) - 1 : (int)b;
+    return (unsigned)(ia > ib ? ia - ib : ib - ia);
+}
+
+void a4w4_check_bf16(a4w4_check *c, const char *subject, const uint16_t *got,
+                     const uint16_t *expected, size_t rows, size_t cols)
+{
+    start(c, subject, 2);
+    for (size_t i = 0; i < rows * cols; i++) {
+        c->checked++;
+        int same = got[i] == expected[i] || (bf16_isnan(got[i]) && bf16_isnan(expected[i]));
+        if (same)
+            continue;
+        unsigned d = a4w4_bf16_ulp_distance(got[i], expected[i]);
+        if (d > c->max_ulp)
+            c->max_ulp = d;
+        if (!c->mismatches++) {
+            c->first_row = i / cols;
+            c->first_col = i % cols;
+            c->got = got[i];
+            c->expected = expected[i];
+        }
+    }
+    c->verdict = c->mismatches ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
+}
+
+void a4w4_check_na(a4w4_check *c, const char *subject, const char *why)
+{
+    start(c, subject, 1);
+    c->verdict = A4W4_CHECK_NA;
+    snprintf(c->note, sizeof c->note, "%s", why);
+}
+
+void a4w4_check_format(const a4w4_check *c, const char *prefix, char *buf, size_t len)
+{
+    int w = c->elem_bytes * 2;
+    switch (c->verdict) {
+    case A4W4_CHECK_PASS:
+        snprintf(buf, len, "PASS %s %s (%zu checked)%s%s", prefix, c->subject, c->checked,
+                 c->note[0] ? "; " : "", c->note);
+        break;
+    case A4W4_CHECK_FAIL:
+        snprintf(buf, len,
+                 "FAIL %s %s: first mismatch at (%zu, %zu): got 0x%0*x expected 0x%0*x, "
+                 "%zu of %zu mismatch%s%s",
+                 prefix, c->subject, c->first_row, c->first_col, w, (unsigned)c->got, w,
+                 (unsigned)c->expected, c->mismatches, c->checked, c->note[0] ? "; " : "",
+                 c->note);
+        break;
+    case A4W4_CHECK_NA:
+        snprintf(buf, len, "N/A  %s %s: %s", prefix, c->subject, c->note);
+        break;
+    }
+}
