@@ -1,52 +1,108 @@
-/* backend.c — the backend table (see backend.h). */
+/* backend.c — the backend table and instance handling (see backend.h). */
 #include "backend.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "a4w4_formats.h"
-#include "cpu_sut.h"
 
-static int run_cpu_asm(const a4w4_case_data *d, const size_t *rows, size_t nrows,
-                       const size_t *cols, size_t ncols, uint16_t *y, char *why, size_t whylen)
-{
-    if (!d->w_fp4_shuffled || !d->w_scale_swizzled) {
-        snprintf(why, whylen, "ASM layouts need N %% 16 == 0, K %% 64 == 0 (preshuffle) and "
-                              "N %% 32 == 0, (K/32) %% 8 == 0 (scale swizzle); N=%zu K=%zu",
-                 d->N, d->K);
-        return A4W4_EUNSUPPORTED;
-    }
-    return a4w4_cpu_asm_gemm(d->a_fp4, d->a_scale_shuffled, d->w_fp4_shuffled,
-                             d->w_scale_swizzled, d->M, d->N, d->K, rows, nrows, cols, ncols, y);
-}
-
-static int run_cpu_fallback(const a4w4_case_data *d, const size_t *rows, size_t nrows,
-                            const size_t *cols, size_t ncols, uint16_t *y, char *why,
-                            size_t whylen)
-{
-    (void)why;
-    (void)whylen;
-    return a4w4_cpu_fallback_gemm(d->a_fp4, d->a_scale, d->w_fp4, d->w_scale, d->M, d->N, d->K,
-                                  rows, nrows, cols, ncols, y);
-}
-
-static const a4w4_backend table[] = {
-    {"cpu-asm", "C GEMM reading w_fp4_shuffled, w_scale_swizzled, a_scale_shuffled through the layout maps",
-     "ordered(1)", run_cpu_asm},
-    {"cpu-fallback", "C GEMM on row-major operands and scales (Triton gemm_afp4wfp4's role)",
-     "ordered(1)", run_cpu_fallback},
+static const a4w4_backend_type *const table[] = {
+    &a4w4_backend_cpu_asm,
+    &a4w4_backend_cpu_fallback,
+    &a4w4_backend_bundle,
+    &a4w4_backend_plugin,
 };
 
-const a4w4_backend *a4w4_backends(size_t *count)
+#define NTYPES (sizeof table / sizeof table[0])
+
+const a4w4_backend_type *const *a4w4_backend_types(size_t *count)
 {
-    *count = sizeof table / sizeof table[0];
+    *count = NTYPES;
     return table;
 }
 
-const a4w4_backend *a4w4_backend_find(const char *name)
+static void set_contract(a4w4_backend *b, const char *contract)
 {
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (!strcmp(table[i].name, name))
-            return &table[i];
-    return NULL;
+    snprintf(b->contract, sizeof b->contract, "%s", contract);
+    unsigned s = 1;
+    if (sscanf(contract, "ordered(%u)", &s) != 1 || s < 1)
+        s = 1;
+    b->split = s;
+}
+
+int a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    const char *colon = strchr(spec, ':');
+    size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
+    const a4w4_backend_type *t = NULL;
+    for (size_t i = 0; i < NTYPES; i++)
+        if (strlen(table[i]->name) == nlen && !strncmp(table[i]->name, spec, nlen))
+            t = table[i];
+    if (!t) {
+        char names[512] = "";
+        for (size_t i = 0; i < NTYPES; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s%s",
+                     i ? ", " : "", table[i]->name, table[i]->needs_arg ? ":ARG" : "");
+        snprintf(err, errlen, "--backend '%s' is not a registered backend (%s)", spec, names);
+        return 2;
+    }
+    const char *arg = colon ? colon + 1 : NULL;
+    if (t->needs_arg && (!arg || !*arg)) {
+        snprintf(err, errlen, "--backend %s needs an argument: %s:ARG", t->name, t->name);
+        return 2;
+    }
+    if (!t->needs_arg && arg) {
+        snprintf(err, errlen, "--backend %s takes no argument (got '%s')", t->name, spec);
+        return 2;
+    }
+    char why[256] = "";
+    if (t->available && t->available(why, sizeof why)) {
+        snprintf(err, errlen, "--backend %s: %s", t->name, why);
+        return t->gpu ? 3 : 2;
+    }
+    b->type = t;
+    snprintf(b->name, sizeof b->name, "%s", spec);
+    set_contract(b, t->contract);
+    b->asm_layout = t->asm_layout;
+    if (t->prepare) {
+        char contract[32];
+        snprintf(contract, sizeof contract, "%s", t->contract);
+        if (t->prepare(arg, &b->ctx, contract, sizeof contract, &b->asm_layout, err, errlen)) {
+            memset(b, 0, sizeof *b);
+            return 2;
+        }
+        set_contract(b, contract);
+    }
+    return 0;
+}
+
+void a4w4_backend_close(a4w4_backend *b)
+{
+    if (b->type && b->type->release)
+        b->type->release(b->ctx);
+    memset(b, 0, sizeof *b);
+}
+
+size_t a4w4_backend_defaults(a4w4_backend *out, size_t max, char *skipped, size_t skippedlen)
+{
+    size_t n = 0;
+    if (skipped && skippedlen)
+        skipped[0] = 0;
+    for (size_t i = 0; i < NTYPES && n < max; i++) {
+        if (table[i]->needs_arg)
+            continue;
+        char why[256] = "";
+        if (table[i]->available && table[i]->available(why, sizeof why)) {
+            if (skipped)
+                snprintf(skipped + strlen(skipped), skippedlen - strlen(skipped), "%s: %s\n",
+                         table[i]->name, why);
+            continue;
+        }
+        char err[256];
+        if (a4w4_backend_open(table[i]->name, &out[n], err, sizeof err) == 0)
+            n++;
+    }
+    return n;
 }

@@ -1,27 +1,76 @@
 /* backend.h — the table every system under test registers in (STYLE: like BLIS's context).
- * The runner walks it; each backend names the accumulation contract it keeps (SPEC §4.1). */
+ *
+ * A backend type names what it runs and the accumulation contract it keeps (SPEC §4.1) and
+ * provides prepare / run / release. The runner opens the selected types into instances
+ * (`--backend cpu-asm,plugin:./libmy.so`), walks them for every case, and compares what
+ * they write per contract. Types register in backend.c's table; each lives in its own
+ * backend_<name>.c. */
 #ifndef A4W4_BACKEND_H
 #define A4W4_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "casefile.h"
 #include "gen.h"
 
+/* The output poison: a signalling-NaN bf16 pattern no arithmetic produces. Outputs still
+ * holding it after a run were never written. */
+#define A4W4_POISON_BF16 0x7FA5u
+
+/* What one run gets. y [s->nrows, s->ncols] arrives poisoned; the backend writes every
+ * element (output (s->rows[i], s->cols[j]) at y[i * s->ncols + j]; all outputs when
+ * s->full). why receives the reason for A4W4_EUNSUPPORTED or an error. */
 typedef struct {
-    const char *name;     /* "cpu-asm", "cpu-fallback", ... */
+    const a4w4_case *c;
+    const a4w4_case_data *d;
+    const a4w4_sample *s;
+    uint16_t *y;
+    char *why;
+    size_t whylen;
+} a4w4_run_args;
+
+typedef struct {
+    const char *name;     /* "cpu-asm"; types with needs_arg are selected as "name:ARG" */
     const char *what;     /* one line: what it runs */
-    const char *contract; /* "ordered(1)", "ordered(S)", "bounded" */
-    /* Run case d on the outputs rows x cols (NULL = all), writing bf16 bits to y
-     * [nrows, ncols]. Returns A4W4_OK, A4W4_EUNSUPPORTED (not applicable to this shape: the
-     * verdict is n/a, why names the rule) or another a4w4_status (an error). */
-    int (*run)(const a4w4_case_data *d, const size_t *rows, size_t nrows, const size_t *cols,
-               size_t ncols, uint16_t *y, char *why, size_t whylen);
+    const char *contract; /* "ordered(1)", "ordered(S)", "exact", "bounded"; prepare may refine */
+    int asm_layout;       /* reads the SPEC §3 layouts: run the pad-dependence variants */
+    int needs_arg;        /* 1: selected only explicitly, as "name:ARG" */
+    int gpu;              /* 1: needs a GPU (exit 3 when asked for without one) */
+    /* 0 when usable here; else fills why (e.g. "no GPU") and returns nonzero. NULL: always. */
+    int (*available)(char *why, size_t whylen);
+    /* Set *ctx (may stay NULL) from arg (NULL without ":ARG"). contract/asm_layout may be
+     * refined through the instance (plugins declare theirs). 0 or nonzero with err. */
+    int (*prepare)(const char *arg, void **ctx, char *contract, size_t contract_len,
+                   int *asm_layout, char *err, size_t errlen);
+    /* A4W4_OK, A4W4_EUNSUPPORTED (verdict n/a, why says the rule) or another status. */
+    int (*run)(void *ctx, const a4w4_run_args *a);
+    void (*release)(void *ctx);
+} a4w4_backend_type;
+
+typedef struct {
+    const a4w4_backend_type *type;
+    void *ctx;
+    char name[160];    /* as selected, e.g. "plugin:libref.so" */
+    char contract[32]; /* the contract in force */
+    unsigned split;    /* S of ordered(S) (1 for others) */
+    int asm_layout;
 } a4w4_backend;
 
-/* The registered backends and their count. */
-const a4w4_backend *a4w4_backends(size_t *count);
-/* Look a backend up by name; NULL when unknown. */
-const a4w4_backend *a4w4_backend_find(const char *name);
+/* The registered types and their count. */
+const a4w4_backend_type *const *a4w4_backend_types(size_t *count);
+
+/* Open "name" or "name:ARG" into b. Returns 0; 2 for an unknown name, a missing/extra ARG or
+ * a failed prepare; 3 when the type needs a GPU and none is usable (err says so). */
+int a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errlen);
+void a4w4_backend_close(a4w4_backend *b);
+
+/* The default selection: every type that needs no ARG and is available here; the others'
+ * names and reasons go to skipped (one "name: why" per line, may be NULL). Returns count. */
+size_t a4w4_backend_defaults(a4w4_backend *out, size_t max, char *skipped, size_t skippedlen);
+
+/* Backend types defined in backend_*.c. */
+extern const a4w4_backend_type a4w4_backend_cpu_asm, a4w4_backend_cpu_fallback,
+    a4w4_backend_bundle, a4w4_backend_plugin;
 
 #endif

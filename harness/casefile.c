@@ -13,6 +13,10 @@ int a4w4_regime_parse(const char *text, a4w4_regime *regime, a4w4_scale_mode *mo
         *regime = A4W4_REGIME_EXACT;
     else if (!strcmp(text, "wide"))
         *regime = A4W4_REGIME_WIDE;
+    else if (!strcmp(text, "special"))
+        *regime = A4W4_REGIME_SPECIAL;
+    else if (!strcmp(text, "code0"))
+        *regime = A4W4_REGIME_CODE0;
     else if (!strcmp(text, "normal"))
         *regime = A4W4_REGIME_NORMAL;
     else if (!strncmp(text, "normal:", 7)) {
@@ -143,7 +147,7 @@ int a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err
             break;
         }
         if (a4w4_regime_parse(field[4], &c->regime, &c->mode)) {
-            snprintf(err, errlen, "%s:%zu: column 5 (regime) '%s' is not exact, normal[:mode] or wide",
+            snprintf(err, errlen, "%s:%zu: column 5 (regime) '%s' is not exact, normal[:mode], wide, special or code0",
                      path, lineno, field[4]);
             rc = 2;
             break;

@@ -3,7 +3,10 @@
  * Format: a header line `name,M,N,K,regime,seed,tags`, one case per line; lines starting
  * with '#' are comments. regime is `exact` (exact-regime codes), `normal` or
  * `normal:<scale mode>` (activations quantized from normal bf16 data; default round_up), or
- * `wide` (scale codes spread over 1..254 on both sides, with outliers). seed is a decimal
+ * `wide` (scale codes spread over 1..254 on both sides, with outliers), `special` (exact-regime
+ * data with special blocks: all zero, all -0, saturating, and one NaN-scale block in A and in
+ * W whose dependent outputs must be NaN and no others), or `code0` (wide data where E8M0 code
+ * 0 appears on both sides: reported as ambiguous, SPEC §1). seed is a decimal
  * uint64. tags are ';'-separated words. */
 #ifndef A4W4_CASEFILE_H
 #define A4W4_CASEFILE_H
@@ -13,7 +16,13 @@
 
 #include "a4w4_quant.h"
 
-typedef enum { A4W4_REGIME_EXACT = 0, A4W4_REGIME_NORMAL = 1, A4W4_REGIME_WIDE = 2 } a4w4_regime;
+typedef enum {
+    A4W4_REGIME_EXACT = 0,
+    A4W4_REGIME_NORMAL = 1,
+    A4W4_REGIME_WIDE = 2,
+    A4W4_REGIME_SPECIAL = 3,
+    A4W4_REGIME_CODE0 = 4
+} a4w4_regime;
 
 typedef struct {
     char name[96];

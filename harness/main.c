@@ -7,6 +7,9 @@
 static const a4w4_cmd commands[] = {
     {"verify", cmd_verify, "recompute every tensor of safetensors case bundles bit-exactly"},
     {"run", cmd_run, "run a case matrix through the backends against the oracles (main job)"},
+    {"merge", cmd_merge, "combine the results of sharded runs into one report"},
+    {"route", cmd_route, "which kernel AITER routes each shape to, its possible winners, the layer policy"},
+    {"bench", cmd_bench, "throughput of the exact and ordered oracles beside OpenBLAS sgemm (G-MAC/s)"},
 };
 
 static void usage(FILE *out)

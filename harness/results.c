@@ -101,26 +101,34 @@ char *a4w4_summary_markdown(const cJSON *doc)
     sb_printf(&b, "# a4w4check run: %s\n\n", str(doc, "set"));
     sb_printf(&b, "Cases file: `%s`. Contracts: SPEC section 4.1 (bit-exact against ordered(1) "
                   "or exact).\n\n", str(doc, "cases_file"));
-    /* verdict line per backend and contract */
+    /* one verdict line per (backend, contract) */
     sb_printf(&b, "| backend | contract | pass | fail | n/a | skip |\n|---|---|---:|---:|---:|---:|\n");
-    const cJSON *be;
-    const cJSON *backends = cJSON_GetObjectItemCaseSensitive(doc, "backends");
-    cJSON_ArrayForEach(be, backends) {
+    const cJSON *e, *f;
+    int idx = 0;
+    cJSON_ArrayForEach(e, cases) {
+        int first = 1, j = 0; /* first entry of its (backend, contract) pair? */
+        cJSON_ArrayForEach(f, cases) {
+            if (j++ >= idx)
+                break;
+            if (!strcmp(str(f, "backend"), str(e, "backend")) &&
+                !strcmp(str(f, "contract"), str(e, "contract")))
+                first = 0;
+        }
+        idx++;
+        if (!first)
+            continue;
         int cnt[4] = {0};
-        const char *contract = "";
-        const cJSON *e;
-        cJSON_ArrayForEach(e, cases) {
-            if (strcmp(str(e, "backend"), be->valuestring))
+        cJSON_ArrayForEach(f, cases) {
+            if (strcmp(str(f, "backend"), str(e, "backend")) ||
+                strcmp(str(f, "contract"), str(e, "contract")))
                 continue;
-            contract = str(e, "contract");
-            const char *v = str(e, "verdict");
+            const char *v = str(f, "verdict");
             cnt[!strcmp(v, "pass") ? 0 : !strcmp(v, "fail") ? 1 : !strcmp(v, "n/a") ? 2 : 3]++;
         }
-        sb_printf(&b, "| %s | %s | %d | %d | %d | %d |\n", be->valuestring, contract, cnt[0],
-                  cnt[1], cnt[2], cnt[3]);
+        sb_printf(&b, "| %s | %s | %d | %d | %d | %d |\n", str(e, "backend"), str(e, "contract"),
+                  cnt[0], cnt[1], cnt[2], cnt[3]);
     }
     int nfail = 0;
-    const cJSON *e;
     cJSON_ArrayForEach(e, cases) nfail += !strcmp(str(e, "verdict"), "fail");
     sb_printf(&b, "\n**Verdict: %s** (%d failing entries of %d).\n\n", nfail ? "FAIL" : "PASS",
               nfail, cJSON_GetArraySize(cases));

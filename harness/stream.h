@@ -1,0 +1,45 @@
+/* stream.h — crash-safe results: results.jsonl in the output directory.
+ *
+ * Line 1 is the run's identity {"a4w4check_header": {...}} (schema, tool version, set, cases
+ * file, matrix_hash = FNV-1a of the case file bytes and the golden bundle names, shard "i/n",
+ * backends, full). Every later line is one finished case {"case": NAME, "entries": [...]},
+ * written with one write() and fsync'd, so a crash or a kill loses at most the case in flight
+ * (a torn last line is ignored when read back). results.json and summary.md are built from it
+ * and written atomically. */
+#ifndef A4W4_STREAM_H
+#define A4W4_STREAM_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#define A4W4_RESULTS_SCHEMA "a4w4check-results/1"
+#define A4W4_TOOL_VERSION "0.4.0"
+
+typedef struct {
+    int fd;
+    char path[4096];
+} a4w4_stream;
+
+/* Open DIR/results.jsonl. resume = 0: start it anew with header. resume = 1: keep the finished
+ * cases of an existing file whose header matches (same matrix_hash, shard, backends, version,
+ * full), returning their names in *done (a cJSON array; caller frees), and append. Returns 0,
+ * 2 when the existing header does not match (err says which field), 4 on I/O errors. */
+int a4w4_stream_open(a4w4_stream *st, const char *dir, const cJSON *header, int resume,
+                     cJSON **done, char *err, size_t errlen);
+
+/* Append one finished case and fsync. 0 or 4 (err set). */
+int a4w4_stream_case(a4w4_stream *st, const char *name, const cJSON *entries, char *err,
+                     size_t errlen);
+void a4w4_stream_close(a4w4_stream *st);
+
+/* Read DIR/results.jsonl into a results document: the header's fields plus "cases" (every
+ * entry of every complete case line, in file order). *header gets a copy of the header.
+ * NULL with err set when the file is missing or its header unreadable. */
+cJSON *a4w4_stream_load(const char *dir, cJSON **header, char *err, size_t errlen);
+
+/* FNV-1a 64 of a file's bytes folded into h (returns h unchanged if unreadable: *ok = 0). */
+unsigned long long a4w4_hash_file(const char *path, unsigned long long h, int *ok);
+unsigned long long a4w4_hash_str(const char *s, unsigned long long h);
+
+#endif

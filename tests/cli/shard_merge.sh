@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# --shard i/n partitions the matrix (disjoint, complete); merge combines the shards into the
+# report of an unsharded run and refuses shards of another matrix, a missing or a duplicate one.
+set -euo pipefail
+CLI=$1 SRC=$2 WORK=$3
+rm -rf "$WORK"; mkdir -p "$WORK"
+cd "$SRC"
+"$CLI" run --set edge --out "$WORK/all" --quiet
+for i in 1 2 3; do "$CLI" run --set edge --shard $i/3 --out "$WORK/s$i" --quiet; done
+names() { grep -o '"case":"[^"]*"' "$1/results.jsonl" | sort; }
+cat <(names "$WORK/s1") <(names "$WORK/s2") <(names "$WORK/s3") | sort > "$WORK/union"
+[ -z "$(sort "$WORK/union" | uniq -d)" ] || { echo "shards overlap"; exit 1; }
+diff <(names "$WORK/all") "$WORK/union"          # complete
+"$CLI" merge --out "$WORK/merged" "$WORK/s1" "$WORK/s2" "$WORK/s3"
+key() { grep -o '"name":[^,]*\|"backend":[^,]*\|"verdict":[^,]*\|"checked_outputs":[^,]*' "$1" | paste - - - - | sort; }
+diff <(key "$WORK/all/results.json") <(key "$WORK/merged/results.json")
+
+expect2() { set +e; "$@" 2> "$WORK/err"; rc=$?; set -e; [ $rc -eq 2 ] || { echo "exit $rc, expected 2: $*"; exit 1; }; }
+expect2 "$CLI" merge --out "$WORK/m2" "$WORK/s1" "$WORK/s2"                   # missing shard 3
+grep -q "shard 3/3 is missing" "$WORK/err"
+expect2 "$CLI" merge --out "$WORK/m3" "$WORK/s1" "$WORK/s1" "$WORK/s3"        # duplicate
+grep -q "given twice" "$WORK/err"
+"$CLI" run --set premerge --no-golden --shard 2/3 --out "$WORK/other" --quiet --backend cpu-fallback || true
+expect2 "$CLI" merge --out "$WORK/m4" "$WORK/s1" "$WORK/other" "$WORK/s3"     # another matrix
+grep -q "differs" "$WORK/err"
+[ ! -e "$WORK/m4/results.json" ]
+echo "shard + merge ok"

@@ -1,0 +1,392 @@
+/* a4w4_gpu_cpu.hip — a CPU stand-in for the C ABI of gpu/a4w4_gpu.h, for testing the test:
+ * linked with a4w4_gpu_check it runs the whole check program on a machine without a GPU
+ * ("device" pointers are host memory). It computes with the kernels' own __host__ __device__
+ * helpers (gpu/a4w4_gpu_device.h), index maps and accumulation order, so a check program
+ * that passes against it has working comparisons, guards, oracles and bounds; it says
+ * nothing about the GPU's tiling, shared memory or launches (only the real device does).
+ * Its argument checks mirror gpu/a4w4_gpu_api.hip. Not part of the library. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_gpu.h"
+#include "a4w4_gpu_device.h"
+#include "a4w4_gpu_table.h"
+
+static char g_last[256];
+
+/* Fault injection, to prove the checker fails when it should (CTest WILL_FAIL tests):
+ * A4W4_GPU_CPU_FAULT=gemm   flip the last bit of every ASM GEMM output (device form)
+ *                   =guard  also write one element past the end of y (device form)
+ *                   =quant  flip bit 0 of the first scale byte of every quantization */
+static int fault(const char *what)
+{
+    const char *f = getenv("A4W4_GPU_CPU_FAULT");
+    return f && !strcmp(f, what);
+}
+
+extern "C" const char *a4w4_gpu_last_error(void) { return g_last; }
+extern "C" const char *a4w4_gpu_platform(void) { return "cpu-emulation"; }
+
+extern "C" int a4w4_gpu_available(char *name, size_t len)
+{
+    if (name && len) {
+        strncpy(name, "CPU stand-in (tests/gpu/a4w4_gpu_cpu.hip)", len - 1);
+        name[len - 1] = 0;
+    }
+    return 1;
+}
+
+static int aligned16(const void *p) { return ((unsigned long long)p & 15ULL) == 0; }
+
+/* ---- quantizer -------------------------------------------------------------------------- */
+static int quant_impl(const void *x, int dtype, size_t M, size_t K, int mode, int shuffle,
+                      uint8_t row_fill, uint8_t col_fill, uint8_t *q, uint8_t *s)
+{
+    size_t t;
+    if (!x || !q || !s || dtype < 0 || dtype > 2 || mode < 0 || mode > 3)
+        return A4W4_GPU_EARG;
+    if (M == 0 || K == 0 || K % 32 || !a4w4g_mul_ok(M, K, &t))
+        return A4W4_GPU_ESHAPE;
+    const long long cols = (long long)K / 32;
+    const long long gr = shuffle ? ((long long)M + 255) / 256 * 256 : (long long)M;
+    const long long gc = shuffle ? (cols + 7) / 8 * 8 : cols;
+    for (long long r = 0; r < gr; r++)
+        for (long long c = 0; c < gc; c++) {
+            unsigned v;
+            if (r < (long long)M && c < cols) {
+                unsigned bits[32];
+                for (int i = 0; i < 32; i++) {
+                    const long long e = r * (long long)K + c * 32 + i;
+                    if (dtype == 0) {
+                        memcpy(&bits[i], (const char *)x + e * 4, 4);
+                    } else {
+                        unsigned short h;
+                        memcpy(&h, (const char *)x + e * 2, 2);
+                        bits[i] = dtype == 1 ? a4w4d_bf16_bits_to_f32_bits(h)
+                                             : a4w4d_fp16_bits_to_f32_bits(h);
+                    }
+                }
+                v = a4w4d_quant_block(bits, mode, q + r * ((long long)K / 2) + c * 16);
+            } else {
+                v = c >= cols ? col_fill : row_fill;
+            }
+            s[shuffle ? a4w4d_swizzle_index(gc, r, c) : r * cols + c] = (uint8_t)v;
+        }
+    if (fault("quant"))
+        s[0] ^= 1;
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_quantize(const void *x, int dtype, size_t M, size_t K, int mode,
+                                 int shuffle, uint8_t row_fill, uint8_t col_fill, uint8_t *q,
+                                 uint8_t *s)
+{
+    return quant_impl(x, dtype, M, K, mode, shuffle, row_fill, col_fill, q, s);
+}
+
+extern "C" int a4w4_gpu_quantize_dev(const void *x, int dtype, size_t M, size_t K, int mode,
+                                     int shuffle, uint8_t row_fill, uint8_t col_fill,
+                                     uint8_t *q, uint8_t *s, void *stream)
+{
+    (void)stream;
+    return quant_impl(x, dtype, M, K, mode, shuffle, row_fill, col_fill, q, s);
+}
+
+/* ---- layouts ------------------------------------------------------------------------------ */
+extern "C" int a4w4_gpu_preshuffle(const uint8_t *w, size_t N, size_t K, uint8_t *dst)
+{
+    size_t t;
+    if (!w || !dst)
+        return A4W4_GPU_EARG;
+    if (!N || !K || !a4w4g_mul_ok(N, K, &t))
+        return A4W4_GPU_ESHAPE;
+    if (N % 16 || K % 64)
+        return A4W4_GPU_ELAYOUT;
+    for (long long r = 0; r < (long long)N; r++)
+        for (long long g = 0; g < (long long)K / 32; g++)
+            memcpy(dst + a4w4d_granule_index(r, g, (long long)K, 1) * 16,
+                   w + a4w4d_granule_index(r, g, (long long)K, 0) * 16, 16);
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_preshuffle_dev(const uint8_t *w, size_t N, size_t K, uint8_t *dst,
+                                       void *stream)
+{
+    (void)stream;
+    return a4w4_gpu_preshuffle(w, N, K, dst);
+}
+
+extern "C" int a4w4_gpu_scale_swizzle(const uint8_t *src, size_t rows, size_t cols, uint8_t *dst)
+{
+    size_t t;
+    if (!src || !dst)
+        return A4W4_GPU_EARG;
+    if (!rows || !cols || !a4w4g_mul_ok(rows, cols, &t))
+        return A4W4_GPU_ESHAPE;
+    if (rows % 32 || cols % 8)
+        return A4W4_GPU_ELAYOUT;
+    for (long long r = 0; r < (long long)rows; r++)
+        for (long long c = 0; c < (long long)cols; c++)
+            dst[a4w4d_swizzle_index((long long)cols, r, c)] = src[r * (long long)cols + c];
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_scale_swizzle_dev(const uint8_t *src, size_t rows, size_t cols,
+                                          uint8_t *dst, void *stream)
+{
+    (void)stream;
+    return a4w4_gpu_scale_swizzle(src, rows, cols, dst);
+}
+
+extern "C" int a4w4_gpu_act_scale_shuffle(const uint8_t *src, size_t M, size_t cols,
+                                          uint8_t row_fill, uint8_t col_fill, uint8_t *dst)
+{
+    if (!src || !dst)
+        return A4W4_GPU_EARG;
+    if (!a4w4_gpu_act_scale_shuffled_bytes(M, cols))
+        return A4W4_GPU_ESHAPE;
+    const long long pr = ((long long)M + 255) / 256 * 256, pc = ((long long)cols + 7) / 8 * 8;
+    for (long long r = 0; r < pr; r++)
+        for (long long c = 0; c < pc; c++)
+            dst[a4w4d_swizzle_index(pc, r, c)] =
+                c >= (long long)cols ? col_fill
+                                     : (r >= (long long)M ? row_fill : src[r * (long long)cols + c]);
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_act_scale_shuffle_dev(const uint8_t *src, size_t M, size_t cols,
+                                              uint8_t row_fill, uint8_t col_fill, uint8_t *dst,
+                                              void *stream)
+{
+    (void)stream;
+    return a4w4_gpu_act_scale_shuffle(src, M, cols, row_fill, col_fill, dst);
+}
+
+/* ---- GEMMs ---------------------------------------------------------------------------------- */
+typedef struct {
+    const uint8_t *a, *as, *w, *ws;
+    long long M, N, K, pcol;
+    int a_shuf, w_pre, w_swz;
+} gargs;
+
+static float split_total(const gargs *p, long long m, long long n, long long k0, long long k1)
+{
+    const long long Ks = p->K / 32;
+    float t = 0.0f;
+    for (long long gb = k0 / 32; gb < k1 / 32; gb++) {
+        uint4 ga, gw;
+        memcpy(&ga, p->a + a4w4d_granule_index(m, gb, p->K, 0) * 16, 16);
+        memcpy(&gw, p->w + a4w4d_granule_index(n, gb, p->K, p->w_pre) * 16, 16);
+        unsigned av[8], wv[8];
+        a4w4d_decode_granule(ga, av);
+        a4w4d_decode_granule(gw, wv);
+        int d = 0;
+        for (int i = 0; i < 8; i++)
+            d = a4w4d_dot4((int)av[i], (int)wv[i], d);
+        const unsigned sa = p->as[p->a_shuf ? a4w4d_swizzle_index(p->pcol, m, gb) : m * Ks + gb];
+        const unsigned sb = p->ws[p->w_swz ? a4w4d_swizzle_index(Ks, n, gb) : n * Ks + gb];
+        t = A4W4_FADD(t, a4w4d_block_value(d, sa, sb));
+    }
+    return t;
+}
+
+static unsigned g_order_seed = 12345;
+
+static void gemm_impl(const gargs *p, unsigned splits, int atomic, uint16_t *y)
+{
+    const long long kps = (long long)a4w4_gpu_split_k_per_split((size_t)p->K, splits);
+    const int ns = (int)a4w4_gpu_split_count((size_t)p->K, splits);
+    float part[4096];
+    for (long long m = 0; m < p->M; m++)
+        for (long long n = 0; n < p->N; n++) {
+            for (int s = 0; s < ns; s++) {
+                long long k0 = s * kps, k1 = k0 + kps < p->K ? k0 + kps : p->K;
+                part[s] = split_total(p, m, n, k0, k1);
+            }
+            if (!atomic) {
+                float t = 0.0f;
+                for (int s = 0; s < ns; s++)
+                    t = A4W4_FADD(t, part[s]);
+                y[m * p->N + n] = (uint16_t)a4w4d_f32_to_bf16(t);
+            } else { /* bf16 atomics in a pseudo-random split order */
+                unsigned cur = 0;
+                int start = (int)((g_order_seed = g_order_seed * 1103515245u + 12345u) >> 16) % ns;
+                for (int i = 0; i < ns; i++) {
+                    const float q = a4w4d_bf16_to_f32(a4w4d_f32_to_bf16(part[(start + i) % ns]));
+                    cur = a4w4d_f32_to_bf16(A4W4_FADD(a4w4d_bf16_to_f32(cur), q));
+                }
+                y[m * p->N + n] = (uint16_t)cur;
+            }
+        }
+}
+
+static int check_shape(size_t M, size_t N, size_t K)
+{
+    size_t t;
+    if (!M || !N || !K || K % 32 || !a4w4g_mul_ok(M, K, &t) || !a4w4g_mul_ok(N, K, &t) ||
+        !a4w4g_mul_ok(M, N, &t))
+        return A4W4_GPU_ESHAPE;
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_gemm_asm_dev(int tile, unsigned splits, int split_mode,
+                                     const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
+                                     const uint8_t *w_fp4, const uint8_t *w_scale_swizzled,
+                                     size_t M, size_t N, size_t K, uint16_t *y, void *workspace,
+                                     size_t workspace_bytes, void *stream)
+{
+    (void)stream;
+    if (!a_fp4 || !a_scale_shuffled || !w_fp4 || !w_scale_swizzled || !y)
+        return A4W4_GPU_EARG;
+    const a4w4_gpu_tile *tl = a4w4_gpu_tile_get(tile);
+    if (!tl || !splits || (split_mode != 0 && split_mode != 1))
+        return A4W4_GPU_EARG;
+    int rc = check_shape(M, N, K);
+    if (rc)
+        return rc;
+    if (N % 32 || (K / 32) % 8)
+        return A4W4_GPU_ELAYOUT;
+    if (!aligned16(a_fp4) || !aligned16(w_fp4) || !aligned16(y))
+        return A4W4_GPU_EARG;
+    if (workspace &&
+        workspace_bytes < a4w4_gpu_gemm_workspace_bytes(M, N, K, splits, split_mode))
+        return A4W4_GPU_EARG;
+    if (a4w4_gpu_split_count(K, splits) > 4096)
+        return A4W4_GPU_ESHAPE;
+    gargs p = {a_fp4, a_scale_shuffled, w_fp4, w_scale_swizzled, (long long)M, (long long)N,
+               (long long)K, (long long)((K / 32 + 7) / 8 * 8), 1, tl->bpreshuffle, 1};
+    gemm_impl(&p, splits, split_mode, y);
+    if (fault("gemm") || fault("guard"))
+        y[M * N - 1] ^= 1;
+    if (fault("guard"))
+        y[M * N] = 0;
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_gemm_asm(int tile, unsigned splits, int split_mode, const uint8_t *a_fp4,
+                                 const uint8_t *a_scale_shuffled, const uint8_t *w_fp4,
+                                 const uint8_t *w_scale_swizzled, size_t M, size_t N, size_t K,
+                                 uint16_t *y)
+{
+    /* host form: the caller's buffers need not be aligned */
+    if (!a_fp4 || !a_scale_shuffled || !w_fp4 || !w_scale_swizzled || !y)
+        return A4W4_GPU_EARG;
+    const a4w4_gpu_tile *tl = a4w4_gpu_tile_get(tile);
+    if (!tl || !splits || (split_mode != 0 && split_mode != 1))
+        return A4W4_GPU_EARG;
+    int rc = check_shape(M, N, K);
+    if (rc)
+        return rc;
+    if (N % 32 || (K / 32) % 8)
+        return A4W4_GPU_ELAYOUT;
+    gargs p = {a_fp4, a_scale_shuffled, w_fp4, w_scale_swizzled, (long long)M, (long long)N,
+               (long long)K, (long long)((K / 32 + 7) / 8 * 8), 1, tl->bpreshuffle, 1};
+    gemm_impl(&p, splits, split_mode, y);
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_gemm_rowmajor(const uint8_t *a_fp4, const uint8_t *a_scale,
+                                      const uint8_t *w_fp4, const uint8_t *w_scale, size_t M,
+                                      size_t N, size_t K, uint16_t *y)
+{
+    if (!a_fp4 || !a_scale || !w_fp4 || !w_scale || !y)
+        return A4W4_GPU_EARG;
+    int rc = check_shape(M, N, K);
+    if (rc)
+        return rc;
+    gargs p = {a_fp4, a_scale, w_fp4, w_scale, (long long)M, (long long)N, (long long)K, 0,
+               0, 0, 0};
+    gemm_impl(&p, 1, 0, y);
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_gemm_rowmajor_dev(const uint8_t *a_fp4, const uint8_t *a_scale,
+                                          const uint8_t *w_fp4, const uint8_t *w_scale,
+                                          size_t M, size_t N, size_t K, uint16_t *y,
+                                          void *stream)
+{
+    (void)stream;
+    if (a_fp4 && w_fp4 && (!aligned16(a_fp4) || !aligned16(w_fp4)))
+        return A4W4_GPU_EARG;
+    return a4w4_gpu_gemm_rowmajor(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y);
+}
+
+/* ---- memory and timers ------------------------------------------------------------------------ */
+extern "C" int a4w4_gpu_malloc(void **ptr, size_t bytes)
+{
+    if (!ptr)
+        return A4W4_GPU_EARG;
+    *ptr = aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+    return *ptr ? A4W4_GPU_OK : A4W4_GPU_ENOMEM;
+}
+
+extern "C" int a4w4_gpu_free(void *ptr)
+{
+    free(ptr);
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_memcpy_h2d(void *d, const void *s, size_t n)
+{
+    if (n)
+        memcpy(d, s, n);
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_memcpy_d2h(void *d, const void *s, size_t n)
+{
+    if (n)
+        memcpy(d, s, n);
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_memcpy_d2d(void *d, const void *s, size_t n, void *stream)
+{
+    (void)stream;
+    if (n)
+        memcpy(d, s, n);
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_memset(void *d, int v, size_t n)
+{
+    if (n)
+        memset(d, v, n);
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_synchronize(void) { return A4W4_GPU_OK; }
+
+struct a4w4_gpu_timer {
+    int dummy;
+};
+
+extern "C" int a4w4_gpu_timer_create(a4w4_gpu_timer **t)
+{
+    *t = (a4w4_gpu_timer *)calloc(1, sizeof **t);
+    return *t ? A4W4_GPU_OK : A4W4_GPU_ENOMEM;
+}
+
+extern "C" int a4w4_gpu_timer_start(a4w4_gpu_timer *t, void *s)
+{
+    (void)t;
+    (void)s;
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_timer_stop(a4w4_gpu_timer *t, void *s)
+{
+    (void)t;
+    (void)s;
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_timer_elapsed_ms(a4w4_gpu_timer *t, float *ms)
+{
+    (void)t;
+    *ms = 0.0f;
+    return A4W4_GPU_OK;
+}
+
+extern "C" void a4w4_gpu_timer_destroy(a4w4_gpu_timer *t) { free(t); }
