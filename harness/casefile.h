@@ -3,7 +3,8 @@
  * Format: a header line `name,M,N,K,regime,seed,tags`, one case per line; lines starting
  * with '#' are comments. regime is `exact` (exact-regime codes), `normal` or
  * `normal:<scale mode>` (activations quantized from normal bf16 data; default round_up), or
- * `wide` (scale codes spread over 1..254 on both sides, with outliers), `special` (exact-regime
+ * `wide` (scale codes spread over 1..254 on both sides with sa + sb near 254 so sums stay
+ * finite, and outliers), `special` (exact-regime
  * data with special blocks: all zero, all -0, saturating, and one NaN-scale block in A and in
  * W whose dependent outputs must be NaN and no others), or `code0` (wide data where E8M0 code
  * 0 appears on both sides: reported as ambiguous, SPEC §1). seed is a decimal

@@ -117,13 +117,29 @@ static void exact_params(size_t K, unsigned *maxcode, unsigned *spread)
     }
 }
 
-/* Wide spread scales: uniform in lo..254, about one block in 16 an outlier at lo or 254. */
-static void fill_wide_scales(a4w4_rng *r, uint8_t *s, size_t n, unsigned lo)
+/* Wide spread scales. Per 32-block column b a centre c_b is drawn over the whole code range
+ * (the same for every row, from the case's "centre" stream): A's scale is c_b + d, W's is
+ * 254 - c_b + d' (d, d' small), so each side's codes spread over lo..254 while every
+ * product's exponent sa + sb stays near 254 and sums stay finite. One block in 16 is an
+ * outlier whose scale moves by up to +-50 on that side (products from about 2^-150, fp32
+ * underflow, to 2^98), and with lo = 0 (code0 regime) the A side's outliers clamp to code 0. */
+static void fill_wide_scales(const a4w4_case *c, a4w4_rng *r, uint8_t *s, size_t nb, int w_side,
+                             unsigned lo)
 {
-    for (size_t i = 0; i < n; i++) {
+    a4w4_rng centre;
+    a4w4_rng_init(&centre, c->seed, c->name, 0xC3E7E3ull);
+    for (size_t b = 0; b < nb; b++) {
+        int cb = 1 + (int)(a4w4_rng_next(&centre) % 254); /* 1..254 */
         uint64_t v = a4w4_rng_next(r);
-        s[i] = (v & 15) == 0 ? ((v & 16) ? 254 : (uint8_t)lo)
-                             : (uint8_t)(lo + (v >> 8) % (255 - lo));
+        int d = (int)(v % 17) - 8;
+        if (((v >> 8) & 15) == 0)
+            d += (int)((v >> 12) % 101) - 50;
+        int code = (w_side ? 254 - cb + 1 : cb) + d;
+        if (code < (int)lo)
+            code = (int)lo;
+        if (code > 254)
+            code = 254;
+        s[b] = (uint8_t)code;
     }
 }
 
@@ -164,11 +180,13 @@ static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uin
         break;
     case A4W4_REGIME_WIDE:
         fill_codes(&r, fp4, K / 2, 7);
-        fill_wide_scales(&r, scale, nb, 1);
+        fill_wide_scales(c, &r, scale, nb, tensor == STREAM_W, 1);
         break;
     case A4W4_REGIME_CODE0:
         fill_codes(&r, fp4, K / 2, 7);
-        fill_wide_scales(&r, scale, nb, 0); /* outliers at 0: code 0 is present */
+        fill_wide_scales(c, &r, scale, nb, tensor == STREAM_W, 0);
+        if (tensor == STREAM_A && nb > 1) /* code 0 present in every row of A */
+            scale[(row * 7) % nb] = 0;
         break;
     }
     return A4W4_OK;

@@ -206,11 +206,12 @@ Test(plugin, ref_plugin_matches_oracle)
     int rc = run_on(&b, &f, &f.s, y, why, sizeof why);
     cr_assert_eq(rc, A4W4_OK, "run: %d %s", rc, why);
     cr_assert_eq(compare_full(y, f.yref, 5, 64, "ref plugin"), 0, "ref plugin != ordered(1)");
-    /* the wide case is not trivial: many distinct outputs, not all finite-zero */
-    size_t nonzero = 0;
+    /* not vacuous: the wide regime makes most of these outputs Inf/NaN (outlier scales
+     * overflow), but enough are finite and nonzero (54 of 320 for this seed) */
+    size_t finite = 0;
     for (size_t i = 0; i < 5 * 64; i++)
-        nonzero += (f.yref[i] & 0x7FFF) != 0;
-    cr_assert_gt(nonzero, 5 * 64 / 2);
+        finite += (f.yref[i] & 0x7FFF) != 0 && (f.yref[i] & 0x7F80) != 0x7F80;
+    cr_assert_geq(finite, 32, "only %zu finite nonzero outputs", finite);
     a4w4_backend_close(&b);
     free(y);
     fixture_free(&f);

@@ -1,0 +1,239 @@
+/* test_gen.c — case generation: determinism, per-row independence, regime properties, and
+ * the tile-aware sample (harness/gen.h). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_gemm.h"
+#include "a4w4_layout.h"
+#include "a4w4_quant.h"
+#include "gen.h"
+
+static a4w4_case mk(const char *name, size_t M, size_t N, size_t K, a4w4_regime r, uint64_t seed)
+{
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "%s", name);
+    c.M = M;
+    c.N = N;
+    c.K = K;
+    c.regime = r;
+    c.mode = A4W4_ROUND_UP;
+    snprintf(c.regime_text, sizeof c.regime_text, "r%d", (int)r);
+    c.seed = seed;
+    return c;
+}
+
+static void full_sample(const a4w4_case *c, a4w4_sample *s)
+{
+    cr_assert_eq(a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, 1, s), 0);
+}
+
+Test(gen, same_seed_and_name_give_the_same_bytes)
+{
+    a4w4_case c = mk("det", 5, 64, 512, A4W4_REGIME_WIDE, 42);
+    a4w4_sample s;
+    full_sample(&c, &s);
+    a4w4_case_data d1, d2;
+    cr_assert_eq(a4w4_case_generate(&c, &s, &d1), 0);
+    cr_assert_eq(a4w4_case_generate(&c, &s, &d2), 0);
+    cr_expect_eq(memcmp(d1.a_fp4.data, d2.a_fp4.data, d1.a_fp4.len), 0);
+    cr_expect_eq(memcmp(d1.w_scale.data, d2.w_scale.data, d1.w_scale.len), 0);
+    /* another seed or another name changes the data */
+    a4w4_case c2 = mk("det", 5, 64, 512, A4W4_REGIME_WIDE, 43), c3 = mk("det2", 5, 64, 512, A4W4_REGIME_WIDE, 42);
+    a4w4_case_data d3, d4;
+    cr_assert_eq(a4w4_case_generate(&c2, &s, &d3), 0);
+    cr_assert_eq(a4w4_case_generate(&c3, &s, &d4), 0);
+    cr_expect_neq(memcmp(d1.w_fp4.data, d3.w_fp4.data, d1.w_fp4.len), 0);
+    cr_expect_neq(memcmp(d1.w_fp4.data, d4.w_fp4.data, d1.w_fp4.len), 0);
+    a4w4_case_data_free(&d1);
+    a4w4_case_data_free(&d2);
+    a4w4_case_data_free(&d3);
+    a4w4_case_data_free(&d4);
+    a4w4_sample_free(&s);
+}
+
+Test(gen, a_row_does_not_depend_on_which_rows_are_generated)
+{
+    /* M*N*K above the full-check threshold: the sample generates only some rows, and those
+     * must equal the same rows of a full generation */
+    a4w4_case c = mk("rows", 300, 1024, 512, A4W4_REGIME_NORMAL, 9);
+    a4w4_sample sf, ss;
+    full_sample(&c, &sf);
+    cr_assert_eq(a4w4_sample_make(c.M, c.N, c.K, c.seed, c.name, 0, &ss), 0);
+    cr_assert(!ss.full, "expected a sampled case");
+    a4w4_case_data df, ds;
+    cr_assert_eq(a4w4_case_generate(&c, &sf, &df), 0);
+    cr_assert_eq(a4w4_case_generate(&c, &ss, &ds), 0);
+    for (size_t i = 0; i < ss.nrows; i++) {
+        size_t m = ss.rows[i];
+        cr_expect_eq(memcmp(df.a_fp4.data + m * 256, ds.a_fp4.data + m * 256, 256), 0, "row %zu", m);
+        cr_expect_eq(memcmp(df.a_scale.data + m * 16, ds.a_scale.data + m * 16, 16), 0, "row %zu", m);
+    }
+    for (size_t j = 0; j < ss.ncols; j++) {
+        size_t n = ss.cols[j];
+        cr_expect_eq(memcmp(df.w_fp4.data + n * 256, ds.w_fp4.data + n * 256, 256), 0, "col %zu", n);
+        /* the preshuffled bytes of a sampled row sit where the closed form puts them */
+        for (size_t kb = 0; kb < 256; kb += 37)
+            cr_expect_eq(ds.w_fp4_shuffled.data[a4w4_preshuffle_index(c.N, c.K, n, kb)],
+                         df.w_fp4.data[n * 256 + kb]);
+    }
+    a4w4_case_data_free(&df);
+    a4w4_case_data_free(&ds);
+    a4w4_sample_free(&sf);
+    a4w4_sample_free(&ss);
+}
+
+Test(gen, exact_regime_is_proven_for_every_output)
+{
+    size_t Ks[] = {32, 512, 16384, 49920};
+    for (size_t t = 0; t < 4; t++) {
+        a4w4_case c = mk("ex", 3, 32, Ks[t], A4W4_REGIME_EXACT, 5 + t);
+        a4w4_sample s;
+        full_sample(&c, &s);
+        a4w4_case_data d;
+        cr_assert_eq(a4w4_case_generate(&c, &s, &d), 0);
+        size_t nb = c.K / 32;
+        for (size_t m = 0; m < c.M; m++)
+            for (size_t n = 0; n < c.N; n++) {
+                a4w4_dot_operands op = {d.a_fp4.data + m * c.K / 2, d.a_scale.data + m * nb,
+                                        d.w_fp4.data + n * c.K / 2, d.w_scale.data + n * nb, c.K};
+                cr_expect(a4w4_exact_regime(&op), "K=%zu output (%zu,%zu) not proven", c.K, m, n);
+            }
+        a4w4_case_data_free(&d);
+        a4w4_sample_free(&s);
+    }
+}
+
+Test(gen, normal_regime_activations_are_valid_quantizations)
+{
+    /* every A block's scale is what the mode computes from the dequantized block's amax range:
+     * round_up keeps |x| / 2^(s-127) <= 6, so some code in each nonzero block is >= 4 (|v|>=2)
+     * or the block saturates; and no scale is 0xFF */
+    a4w4_case c = mk("nq", 4, 32, 1024, A4W4_REGIME_NORMAL, 77);
+    a4w4_sample s;
+    full_sample(&c, &s);
+    a4w4_case_data d;
+    cr_assert_eq(a4w4_case_generate(&c, &s, &d), 0);
+    for (size_t b = 0; b < c.M * c.K / 32; b++) {
+        cr_expect_neq(d.a_scale.data[b], 0xFF);
+        int maxmag = 0;
+        for (size_t k = 0; k < 32; k++) {
+            int v = abs(a4w4_e2m1_to_int2x(a4w4_fp4_get(d.a_fp4.data + b * 16, k)));
+            maxmag = v > maxmag ? v : maxmag;
+        }
+        /* round_up: amax/2^(s-127) in (3, 6] -> the largest code is 3, 4 or 6 (2x: 6, 8, 12) */
+        cr_expect_geq(maxmag, 6, "block %zu largest |2v| %d", b, maxmag);
+    }
+    a4w4_case_data_free(&d);
+    a4w4_sample_free(&s);
+}
+
+Test(gen, wide_code0_and_special_regimes_have_their_properties)
+{
+    a4w4_sample s;
+    a4w4_case_data d;
+    a4w4_case w = mk("wide", 8, 64, 2048, A4W4_REGIME_WIDE, 3);
+    full_sample(&w, &s);
+    cr_assert_eq(a4w4_case_generate(&w, &s, &d), 0);
+    unsigned lo = 255, hi = 0;
+    for (size_t i = 0; i < d.w_scale.len; i++) {
+        lo = d.w_scale.data[i] < lo ? d.w_scale.data[i] : lo;
+        hi = d.w_scale.data[i] > hi ? d.w_scale.data[i] : hi;
+    }
+    cr_expect_eq(lo, 1);
+    cr_expect_eq(hi, 254);
+    cr_expect_eq(d.code0, 0);
+    a4w4_case_data_free(&d);
+    a4w4_sample_free(&s);
+
+    a4w4_case z = mk("code0", 8, 64, 2048, A4W4_REGIME_CODE0, 3);
+    full_sample(&z, &s);
+    cr_assert_eq(a4w4_case_generate(&z, &s, &d), 0);
+    cr_expect_eq(d.code0, 1);
+    a4w4_case_data_free(&d);
+    a4w4_sample_free(&s);
+
+    a4w4_case sp = mk("special", 6, 32, 512, A4W4_REGIME_SPECIAL, 3);
+    full_sample(&sp, &s);
+    cr_assert_eq(a4w4_case_generate(&sp, &s, &d), 0);
+    cr_expect_eq(d.nan_a_row, 3);
+    cr_expect_eq(d.nan_w_row, 5);
+    size_t nb = 16;
+    int nan_a = 0, nan_w = 0;
+    for (size_t b = 0; b < nb; b++) {
+        nan_a += d.a_scale.data[3 * nb + b] == 0xFF;
+        nan_w += d.w_scale.data[5 * nb + b] == 0xFF;
+    }
+    cr_expect_eq(nan_a, 1);
+    cr_expect_eq(nan_w, 1);
+    for (int i = 0; i < 16; i++) {
+        cr_expect_eq(d.a_fp4.data[i], 0x00);                       /* all +0 block */
+        cr_expect_eq(d.a_fp4.data[5 * 256 + 15 * 16 + i], 0x88);   /* all -0, last row/block */
+    }
+    a4w4_case_data_free(&d);
+    a4w4_sample_free(&s);
+}
+
+Test(gen, guard_zones_hold_the_nan_scale_and_detect_writes)
+{
+    a4w4_case c = mk("g", 2, 32, 256, A4W4_REGIME_EXACT, 1);
+    a4w4_sample s;
+    full_sample(&c, &s);
+    a4w4_case_data d;
+    cr_assert_eq(a4w4_case_generate(&c, &s, &d), 0);
+    const char *which = NULL;
+    cr_expect(a4w4_case_guards_intact(&d, &which));
+    cr_expect_eq(d.a_scale.data[d.a_scale.len], 0xFF);
+    cr_expect_eq(d.a_scale.data[-1], 0xFF);
+    d.w_scale_swizzled.data[d.w_scale_swizzled.len + 100] = 0;
+    cr_expect(!a4w4_case_guards_intact(&d, &which));
+    cr_expect_str_eq(which, "w_scale_swizzled");
+    a4w4_case_data_free(&d);
+    a4w4_sample_free(&s);
+}
+
+Test(sample, covers_tile_boundaries_first_last_and_is_deterministic)
+{
+    a4w4_sample s, t;
+    cr_assert_eq(a4w4_sample_make(300, 5120, 5120, 11, "smp", 0, &s), 0);
+    cr_assert_eq(a4w4_sample_make(300, 5120, 5120, 11, "smp", 0, &t), 0);
+    cr_assert(!s.full);
+    cr_expect_eq(s.nrows, t.nrows);
+    cr_expect_eq(memcmp(s.cols, t.cols, s.ncols * sizeof *s.cols), 0);
+    /* rows: M = 300 has 18 multiples of 16: every one, +-1 */
+    int has[300] = {0};
+    for (size_t i = 0; i < s.nrows; i++)
+        has[s.rows[i]] = 1;
+    cr_expect(has[0] && has[299]);
+    for (size_t m = 16; m < 300; m += 16)
+        cr_expect(has[m - 1] && has[m], "row boundary %zu", m);
+    for (size_t i = 1; i < s.nrows; i++)
+        cr_expect_lt(s.rows[i - 1], s.rows[i]);
+    /* columns: N = 5120 has 19 multiples of 256: every one, +-1 */
+    int *hc = calloc(5120, sizeof *hc);
+    for (size_t j = 0; j < s.ncols; j++)
+        hc[s.cols[j]] = 1;
+    for (size_t n = 256; n < 5120; n += 256)
+        cr_expect(hc[n - 1] && hc[n], "col boundary %zu", n);
+    cr_expect(hc[0] && hc[5119]);
+    free(hc);
+    a4w4_sample_free(&s);
+    a4w4_sample_free(&t);
+    /* small cases are full */
+    cr_assert_eq(a4w4_sample_make(16, 1024, 4096, 1, "x", 0, &s), 0);
+    cr_expect(s.full);
+    a4w4_sample_free(&s);
+}
+
+Test(sample, huge_shapes_stay_within_the_work_cap)
+{
+    a4w4_sample s;
+    cr_assert_eq(a4w4_sample_make(4096, 951552, 4352, 1, "huge", 0, &s), 0);
+    cr_expect_leq((unsigned long long)s.nrows * s.ncols * (4352 / 32), A4W4_SAMPLE_BLOCK_DOTS);
+    cr_expect_eq(s.rows[0], 0);
+    cr_expect_eq(s.rows[s.nrows - 1], 4095);
+    cr_expect_eq(s.cols[s.ncols - 1], 951551);
+    a4w4_sample_free(&s);
+}
