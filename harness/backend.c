@@ -7,14 +7,28 @@
 
 #include "a4w4_formats.h"
 
-static const a4w4_backend_type *const table[] = {
-    &a4w4_backend_cpu_asm,
-    &a4w4_backend_cpu_fallback,
-    &a4w4_backend_bundle,
-    &a4w4_backend_plugin,
-};
+#define MAX_TYPES 64
 
-#define NTYPES (sizeof table / sizeof table[0])
+static const a4w4_backend_type *table[MAX_TYPES];
+static size_t ntypes;
+
+/* The table: CPU systems under test, the external ones, then the HIP ones when built. */
+static void table_init(void)
+{
+    if (ntypes)
+        return;
+    static const a4w4_backend_type *const fixed[] = {&a4w4_backend_cpu_asm,
+                                                     &a4w4_backend_cpu_fallback,
+                                                     &a4w4_backend_bundle, &a4w4_backend_plugin};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        table[ntypes++] = fixed[i];
+#ifdef A4W4_HAVE_GPU
+    for (size_t i = 0; a4w4_backend_hip_types[i] && ntypes < MAX_TYPES; i++)
+        table[ntypes++] = a4w4_backend_hip_types[i];
+#endif
+}
+
+#define NTYPES (table_init(), ntypes)
 
 const a4w4_backend_type *const *a4w4_backend_types(size_t *count)
 {

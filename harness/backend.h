@@ -46,6 +46,17 @@ typedef struct {
     /* A4W4_OK, A4W4_EUNSUPPORTED (verdict n/a, why says the rule) or another status. */
     int (*run)(void *ctx, const a4w4_run_args *a);
     void (*release)(void *ctx);
+    /* Layout backends (run == NULL): build the SPEC §3 layouts of case d from its row-major
+     * tensors into the given buffers (sizes as in a4w4_case_data; a NULL buffer is a layout
+     * the shape does not have). The runner compares them byte for byte with ref's. */
+    int (*layouts)(void *ctx, const a4w4_case_data *d, uint8_t *w_fp4_shuffled,
+                   uint8_t *w_scale_swizzled, uint8_t *a_scale_shuffled, char *why,
+                   size_t whylen);
+    /* Quantizer backends (run == NULL): quantize x (bf16 [rows, K]) per 1x32 in `mode` into
+     * fp4 [rows, K/2] and row-major scale [rows, K/32] (SPEC §2). The runner feeds the
+     * activation rows of normal-regime cases and compares with ref's quantization. */
+    int (*quantize)(void *ctx, const uint16_t *x, size_t rows, size_t K, int mode, uint8_t *fp4,
+                    uint8_t *scale, char *why, size_t whylen);
 } a4w4_backend_type;
 
 typedef struct {
@@ -72,5 +83,10 @@ size_t a4w4_backend_defaults(a4w4_backend *out, size_t max, char *skipped, size_
 /* Backend types defined in backend_*.c. */
 extern const a4w4_backend_type a4w4_backend_cpu_asm, a4w4_backend_cpu_fallback,
     a4w4_backend_bundle, a4w4_backend_plugin;
+
+#ifdef A4W4_HAVE_GPU
+/* The HIP backends (backend_hip.c), built when A4W4_GPU != off; null-terminated list. */
+extern const a4w4_backend_type *const a4w4_backend_hip_types[];
+#endif
 
 #endif

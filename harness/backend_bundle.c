@@ -230,6 +230,10 @@ static void bundle_release(void *vctx)
 }
 
 const a4w4_backend_type a4w4_backend_bundle = {
-    "bundle",
-    "outputs produced elsewhere, read from DIR/<case>.safetensors (tensor y, BF16 [M, N])",
-    "ordered(1)", 0, 1, 0, NULL, bundle_prepare, bundle_run, bundle_release};
+    .name = "bundle",
+    .what = "outputs produced elsewhere, read from DIR/<case>.safetensors (tensor y, BF16 [M, N])",
+    .contract = "ordered(1)",
+    .needs_arg = 1,
+    .prepare = bundle_prepare,
+    .run = bundle_run,
+    .release = bundle_release};

@@ -30,10 +30,14 @@ static int run_cpu_fallback(void *ctx, const a4w4_run_args *a)
 }
 
 const a4w4_backend_type a4w4_backend_cpu_asm = {
-    "cpu-asm",
-    "C GEMM reading w_fp4_shuffled, w_scale_swizzled, a_scale_shuffled through the layout maps",
-    "ordered(1)", 1, 0, 0, NULL, NULL, run_cpu_asm, NULL};
+    .name = "cpu-asm",
+    .what = "C GEMM reading w_fp4_shuffled, w_scale_swizzled, a_scale_shuffled through the layout maps",
+    .contract = "ordered(1)",
+    .asm_layout = 1,
+    .run = run_cpu_asm};
 
 const a4w4_backend_type a4w4_backend_cpu_fallback = {
-    "cpu-fallback", "C GEMM on row-major operands and scales (Triton gemm_afp4wfp4's role)",
-    "ordered(1)", 0, 0, 0, NULL, NULL, run_cpu_fallback, NULL};
+    .name = "cpu-fallback",
+    .what = "C GEMM on row-major operands and scales (Triton gemm_afp4wfp4's role)",
+    .contract = "ordered(1)",
+    .run = run_cpu_fallback};

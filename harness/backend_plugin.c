@@ -175,6 +175,10 @@ static void plugin_release(void *vctx)
 }
 
 const a4w4_backend_type a4w4_backend_plugin = {
-    "plugin",
-    "a shared library exporting the a4w4 plugin ABI (harness/a4w4_plugin.h), e.g. AITER's gemm_a4w4",
-    "ordered(1)", 0, 1, 0, NULL, plugin_prepare, plugin_run, plugin_release};
+    .name = "plugin",
+    .what = "a shared library exporting the a4w4 plugin ABI (harness/a4w4_plugin.h), e.g. AITER's gemm_a4w4",
+    .contract = "ordered(1)",
+    .needs_arg = 1,
+    .prepare = plugin_prepare,
+    .run = plugin_run,
+    .release = plugin_release};

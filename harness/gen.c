@@ -143,8 +143,10 @@ static void fill_wide_scales(const a4w4_case *c, a4w4_rng *r, uint8_t *s, size_t
     }
 }
 
-/* One row of A or W (tensor STREAM_A / STREAM_W): K/2 code bytes and K/32 scales. */
-static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uint8_t *scale)
+/* One row of A or W (tensor STREAM_A / STREAM_W): K/2 code bytes and K/32 scales; in the
+ * normal regime A's row also keeps its bf16 source in xrow (K elements) when xrow != NULL. */
+static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uint8_t *scale,
+                   uint16_t *xrow)
 {
     size_t K = c->K, nb = K / 32;
     a4w4_rng r;
@@ -172,6 +174,8 @@ static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uin
                 x[i + 1] = a4w4_f32_to_bf16((float)(rad * sin(6.283185307179586 * u2)));
             }
             int rc = a4w4_quantize(x, A4W4_IN_BF16, 1, K, c->mode, 0, fp4, scale);
+            if (xrow)
+                memcpy(xrow, x, K * sizeof *x);
             free(x);
             return rc;
         }
@@ -229,6 +233,7 @@ void a4w4_case_data_free(a4w4_case_data *d)
     guarded_free(&d->a_scale_shuffled);
     guarded_free(&d->w_fp4_shuffled);
     guarded_free(&d->w_scale_swizzled);
+    free(d->x);
     memset(d, 0, sizeof *d);
 }
 
@@ -293,11 +298,14 @@ int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data 
         goto out;
     memset(d->a_scale.data, A4W4_ACT_SCALE_FILL_DEFAULT, c->M * nb); /* filler rows */
     memset(d->w_scale.data, A4W4_ACT_SCALE_FILL_DEFAULT, c->N * nb);
+    if (c->regime == A4W4_REGIME_NORMAL && !(d->x = calloc(c->M * c->K, sizeof *d->x)))
+        goto out;
     for (size_t m = 0; m < c->M; m++)
-        if (need_a[m] && gen_row(c, STREAM_A, m, d->a_fp4.data + m * K2, d->a_scale.data + m * nb))
+        if (need_a[m] && gen_row(c, STREAM_A, m, d->a_fp4.data + m * K2, d->a_scale.data + m * nb,
+                                 d->x ? d->x + m * c->K : NULL))
             goto out;
     for (size_t n = 0; n < c->N; n++)
-        if (need_w[n] && gen_row(c, STREAM_W, n, d->w_fp4.data + n * K2, d->w_scale.data + n * nb))
+        if (need_w[n] && gen_row(c, STREAM_W, n, d->w_fp4.data + n * K2, d->w_scale.data + n * nb, NULL))
             goto out;
     if (c->regime == A4W4_REGIME_SPECIAL)
         special_blocks(c, d, need_a, need_w);

@@ -37,6 +37,9 @@ typedef struct {
     uint8_t row_fill, col_fill;    /* activation-scale pad fills in use (default 0x7F) */
     uint8_t guard_after;           /* fill of the guard zones after each buffer (0xFF default) */
     int code0;                     /* 1 when E8M0 code 0 occurs in the operands */
+    /* normal regime: the bf16 activations A was quantized from ([M, K], only generated
+     * rows filled; NULL in other regimes), for quantizer backends */
+    uint16_t *x;
     /* special regime: the NaN blocks (row of A / row of W with scale 0xFF), or SIZE_MAX */
     size_t nan_a_row, nan_w_row;
 } a4w4_case_data;

@@ -412,6 +412,127 @@ done:
     return fail;
 }
 
+/* Finish a byte-comparison entry (layout and quantizer backends). */
+static int byte_entry(const a4w4_case *c, const a4w4_backend *b, const a4w4_sample *s,
+                      const a4w4_check *chk, int nchk, double ms, const char *na_why,
+                      cJSON *entries)
+{
+    cJSON *e = new_entry(c, b->name, b->contract);
+    a4w4_check total;
+    memset(&total, 0, sizeof total);
+    total.elem_bytes = 1;
+    snprintf(total.subject, sizeof total.subject, "bytes");
+    total.verdict = na_why ? A4W4_CHECK_NA : A4W4_CHECK_PASS;
+    for (int i = 0; i < nchk; i++) {
+        total.checked += chk[i].checked;
+        if (chk[i].verdict == A4W4_CHECK_FAIL) {
+            if (total.verdict != A4W4_CHECK_FAIL) {
+                size_t checked = total.checked;
+                total = chk[i];
+                total.checked = checked;
+            } else
+                total.mismatches += chk[i].mismatches;
+        }
+    }
+    if (na_why)
+        snprintf(total.note, sizeof total.note, "%s", na_why);
+    a4w4_entry_set_check(e, &total);
+    cJSON_AddBoolToObject(e, "sampled", !s->full);
+    cJSON_AddNumberToObject(e, "time_ms", ms);
+    cJSON_AddItemToArray(entries, e);
+    return total.verdict == A4W4_CHECK_FAIL;
+}
+
+/* A layout backend: its SPEC §3 layouts of d against ref's, byte for byte. */
+static int run_layout_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d,
+                              const a4w4_sample *s, cJSON *entries)
+{
+    const a4w4_guarded *ref[3] = {&d->w_fp4_shuffled, &d->w_scale_swizzled, &d->a_scale_shuffled};
+    static const char *const names[3] = {"w_fp4_shuffled", "w_scale_swizzled", "a_scale_shuffled"};
+    uint8_t *got[3] = {NULL, NULL, NULL};
+    a4w4_check chk[3];
+    int n = 0, fail = 0;
+    char why[512] = "";
+    for (int i = 0; i < 3; i++)
+        if (ref[i]->data && !(got[i] = malloc(ref[i]->len))) {
+            fail = 1;
+            snprintf(why, sizeof why, "out of memory");
+        } else if (got[i])
+            memset(got[i], 0xA5, ref[i]->len);
+    double t0 = a4w4_now() * 1e3;
+    int rc = fail ? A4W4_ENOMEM
+                  : b->type->layouts(b->ctx, d, got[0], got[1], got[2], why, sizeof why);
+    double ms = a4w4_now() * 1e3 - t0;
+    if (rc == A4W4_OK)
+        for (int i = 0; i < 3; i++)
+            if (got[i])
+                a4w4_check_bytes(&chk[n++], names[i], got[i], ref[i]->data, 1, ref[i]->len, NULL);
+    if (rc != A4W4_OK && rc != A4W4_EUNSUPPORTED) {
+        a4w4_check_na(&chk[n], "layouts", why[0] ? why : a4w4_status_str(rc));
+        chk[n++].verdict = A4W4_CHECK_FAIL;
+    }
+    fail = byte_entry(c, b, s, chk, n, ms, rc == A4W4_EUNSUPPORTED ? why : NULL, entries);
+    for (int i = 0; i < 3; i++)
+        free(got[i]);
+    return fail;
+}
+
+/* A quantizer backend: the activation rows of a normal-regime case, quantized in the case's
+ * mode, against ref's codes (NaN blocks' codes skipped) and scales. */
+static int run_quant_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d,
+                             const a4w4_sample *s, cJSON *entries)
+{
+    if (!d->x)
+        return byte_entry(c, b, s, NULL, 0, 0,
+                          "quantizer backends run on normal-regime cases (bf16 activations)",
+                          entries);
+    size_t K = d->K, nb = K / 32, rows = s->nrows;
+    uint16_t *x = malloc(rows * K * 2);
+    uint8_t *q = malloc(rows * K / 2), *sc = malloc(rows * nb), *rq = malloc(rows * K / 2),
+            *rs = malloc(rows * nb), *skip = calloc(rows * K / 2, 1);
+    a4w4_check chk[2];
+    int n = 0, fail;
+    char why[512] = "";
+    double ms = 0;
+    if (!x || !q || !sc || !rq || !rs || !skip) {
+        a4w4_check_na(&chk[n], "quantize", "out of memory");
+        chk[n++].verdict = A4W4_CHECK_FAIL;
+    } else {
+        for (size_t i = 0; i < rows; i++) {
+            size_t m = row_at(s, i);
+            memcpy(x + i * K, d->x + m * K, K * 2);
+            memcpy(rq + i * K / 2, d->a_fp4.data + m * K / 2, K / 2);
+            memcpy(rs + i * nb, d->a_scale.data + m * nb, nb);
+            for (size_t kb = 0; kb < K / 2; kb++)
+                skip[i * K / 2 + kb] = rs[i * nb + kb / 16] == 0xFF;
+        }
+        memset(q, 0xA5, rows * K / 2);
+        memset(sc, 0xA5, rows * nb);
+        double t0 = a4w4_now() * 1e3;
+        int rc = b->type->quantize(b->ctx, x, rows, K, (int)c->mode, q, sc, why, sizeof why);
+        ms = a4w4_now() * 1e3 - t0;
+        if (rc == A4W4_OK) {
+            a4w4_check_bytes(&chk[n++], "a_fp4", q, rq, rows, K / 2, skip);
+            a4w4_check_bytes(&chk[n++], "a_scale", sc, rs, rows, nb, NULL);
+            if (!s->full) /* report real row numbers */
+                for (int i = 0; i < n; i++)
+                    if (chk[i].mismatches)
+                        chk[i].first_row = s->rows[chk[i].first_row];
+        } else {
+            a4w4_check_na(&chk[n], "quantize", why[0] ? why : a4w4_status_str(rc));
+            chk[n++].verdict = rc == A4W4_EUNSUPPORTED ? A4W4_CHECK_NA : A4W4_CHECK_FAIL;
+        }
+    }
+    fail = byte_entry(c, b, s, chk, n, ms, NULL, entries);
+    free(x);
+    free(q);
+    free(sc);
+    free(rq);
+    free(rs);
+    free(skip);
+    return fail;
+}
+
 int a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, cJSON *entries, char *err,
                   size_t errlen)
 {
@@ -435,8 +556,15 @@ int a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, cJSON *entries, char
         goto out;
     }
     fails = oracle_entry(c, &d, &s, &o, entries);
-    for (size_t i = 0; i < r->nbackends; i++)
-        fails += run_backend(&r->backends[i], c, &d, &s, &o, entries);
+    for (size_t i = 0; i < r->nbackends; i++) {
+        a4w4_backend *b = &r->backends[i];
+        if (b->type->run)
+            fails += run_backend(b, c, &d, &s, &o, entries);
+        else if (b->type->layouts)
+            fails += run_layout_backend(b, c, &d, &s, entries);
+        else if (b->type->quantize)
+            fails += run_quant_backend(b, c, &d, &s, entries);
+    }
 out:
     oracles_free(&o);
     a4w4_case_data_free(&d);

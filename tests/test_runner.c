@@ -53,8 +53,8 @@ static int run_fault(void *ctx, const a4w4_run_args *a)
     return A4W4_OK;
 }
 
-static a4w4_backend_type fault_type = {"fault", "test backend", "ordered(1)", 0, 0, 0,
-                                       NULL, NULL, run_fault, NULL};
+static a4w4_backend_type fault_type = {
+    .name = "fault", .what = "test backend", .contract = "ordered(1)", .run = run_fault};
 
 static uint64_t g_seed = 17;
 

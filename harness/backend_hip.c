@@ -1,0 +1,269 @@
+/* backend_hip.c — the HIP systems under test (gpu/a4w4_gpu.h) as backends (issue 5).
+ * Built only when A4W4_GPU != off. Every type needs a usable GPU: without one, asking for it
+ * exits 3 and the default run skips it with a notice.
+ *
+ *   hip-asm-32x128, -64x256, -128x128, -256x256  ASM-layout GEMM on that tile, ordered(1)
+ *   hip-asm:TILE | hip-asm:dispatch   any tile of the kernel table ("96x640", a mangled
+ *                                     name), or the tile AITER's dispatch picks per case
+ *                                     (ref/a4w4_dispatch, gfx950, 256 CUs)
+ *   hip-asm-splitk                    deterministic split-K, S = 4: ordered(4)
+ *   hip-asm-atomic                    bf16-atomic split-K, S = 4: bounded(4)
+ *   hip-fallback                      row-major GEMM, ordered(1)
+ *   hip-layout                        the three SPEC §3 layouts on the device
+ *   hip-quant                         the per-1x32 quantizer on the device (normal regimes)
+ * The GEMMs compute every output of the case on the device (host-pointer ABI) and the
+ * sampled ones are compared. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_dispatch.h"
+#include "a4w4_formats.h"
+#include "a4w4_gpu.h"
+#include "a4w4check.h"
+#include "backend.h"
+
+static int hip_available(char *why, size_t whylen)
+{
+    char name[128];
+    if (a4w4_gpu_available(name, sizeof name) > 0)
+        return 0;
+    snprintf(why, whylen, "no GPU usable by the %s build (%s)", a4w4_gpu_platform(),
+             a4w4_gpu_last_error()[0] ? a4w4_gpu_last_error() : "no device");
+    return 1;
+}
+
+static int status_of(int gpu_rc, char *why, size_t whylen)
+{
+    if (gpu_rc == A4W4_GPU_OK)
+        return A4W4_OK;
+    snprintf(why, whylen, "%s%s%s", a4w4_gpu_strerror(gpu_rc),
+             a4w4_gpu_last_error()[0] ? ": " : "", a4w4_gpu_last_error());
+    return gpu_rc == A4W4_GPU_ELAYOUT ? A4W4_EUNSUPPORTED
+         : gpu_rc == A4W4_GPU_ENOMEM ? A4W4_ENOMEM : A4W4_EINVAL;
+}
+
+/* Copy the sampled outputs out of a full [M, N] result. */
+static void gather(const a4w4_run_args *a, const uint16_t *full)
+{
+    const a4w4_sample *s = a->s;
+    for (size_t i = 0; i < s->nrows; i++)
+        for (size_t j = 0; j < s->ncols; j++) {
+            size_t m = s->full ? i : s->rows[i], n = s->full ? j : s->cols[j];
+            a->y[i * s->ncols + j] = full[m * a->d->N + n];
+        }
+}
+
+/* ---- ASM-layout GEMM ------------------------------------------------------------------- */
+
+typedef struct {
+    int tile;          /* a4w4_gpu_tile index, or -1 for dispatch */
+    unsigned splits;
+    int split_mode;
+    a4w4_tuned_table tuned;
+    a4w4_kernel_table kernels;
+    int have_tables;
+} asm_ctx;
+
+static int asm_open(const char *tile_name, unsigned splits, int mode, void **ctx, char *err,
+                    size_t errlen)
+{
+    asm_ctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return 1;
+    }
+    c->splits = splits;
+    c->split_mode = mode;
+    if (!strcmp(tile_name, "dispatch")) {
+        char p1[4096], p2[4096];
+        c->tile = -1;
+        if (a4w4_tuned_load(&c->tuned, a4w4_data_path("cases/aiter/a4w4_blockscale_tuned_gemm.csv", p1, sizeof p1), err, errlen) ||
+            a4w4_kernels_load(&c->kernels, a4w4_data_path("cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv", p2, sizeof p2), "gfx950", err, errlen)) {
+            free(c);
+            return 1;
+        }
+        c->have_tables = 1;
+    } else if ((c->tile = a4w4_gpu_tile_find(tile_name)) < 0) {
+        snprintf(err, errlen, "hip-asm: unknown tile '%s' (a name, symbol or MxN of cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv, or 'dispatch')", tile_name);
+        free(c);
+        return 1;
+    }
+    *ctx = c;
+    return 0;
+}
+
+static void asm_release(void *ctx)
+{
+    asm_ctx *c = ctx;
+    if (c && c->have_tables) {
+        a4w4_tuned_free(&c->tuned);
+        a4w4_kernels_free(&c->kernels);
+    }
+    free(c);
+}
+
+static int asm_run(void *ctx, const a4w4_run_args *a)
+{
+    asm_ctx *c = ctx;
+    const a4w4_case_data *d = a->d;
+    int tile = c->tile;
+    unsigned splits = c->splits;
+    int mode = c->split_mode;
+    if (!d->w_fp4_shuffled.data || !d->w_scale_swizzled.data || d->K % 256) {
+        snprintf(a->why, a->whylen, "the ASM GEMM needs N %% 32 == 0 and K %% 256 == 0 "
+                 "(preshuffle and scale swizzle); N=%zu K=%zu", d->N, d->K);
+        return A4W4_EUNSUPPORTED;
+    }
+    if (tile < 0) { /* the tile AITER's dispatch picks (SPEC §5) */
+        a4w4_heur_params p = {"gfx950", 256, 0, 1};
+        a4w4_route r;
+        char err[256];
+        if (a4w4_route_shape(&c->tuned, &c->kernels, &p, (int)d->M, (int)d->N, (int)d->K, &r,
+                             err, sizeof err) || !r.is_asm || r.kernel_index < 0) {
+            snprintf(a->why, a->whylen, "dispatch picks no ASM tile here: %s",
+                     r.is_asm ? err : "a CK kernel");
+            return A4W4_EUNSUPPORTED;
+        }
+        tile = a4w4_gpu_tile_find(r.kernel);
+        if (tile < 0) {
+            snprintf(a->why, a->whylen, "dispatch picks %s, which gpu/ does not implement", r.kernel);
+            return A4W4_EUNSUPPORTED;
+        }
+        splits = (unsigned)r.split;
+        mode = A4W4_GPU_SPLIT_ATOMIC; /* AITER's split-K kernels add partials atomically */
+        if (splits > 1) {
+            snprintf(a->why, a->whylen, "dispatch picks split-K (%u splits): only bounded; run "
+                     "hip-asm-atomic for that contract", splits);
+            return A4W4_EUNSUPPORTED;
+        }
+    }
+    uint16_t *full = malloc(d->M * d->N * sizeof *full);
+    if (!full)
+        return A4W4_ENOMEM;
+    int rc = a4w4_gpu_gemm_asm(tile, splits, mode, d->a_fp4.data, d->a_scale_shuffled.data,
+                               d->w_fp4_shuffled.data, d->w_scale_swizzled.data, d->M, d->N,
+                               d->K, full);
+    if (rc == A4W4_GPU_OK)
+        gather(a, full);
+    free(full);
+    return status_of(rc, a->why, a->whylen);
+}
+
+#define FIXED_TILE(fn, tilename)                                                              \
+    static int fn(const char *arg, void **ctx, char *contract, size_t clen, int *asm_layout, \
+                  char *err, size_t errlen)                                                   \
+    {                                                                                         \
+        (void)arg; (void)contract; (void)clen; (void)asm_layout;                              \
+        return asm_open(tilename, 1, A4W4_GPU_SPLIT_ORDERED, ctx, err, errlen);               \
+    }
+FIXED_TILE(prep_32x128, "32x128")
+FIXED_TILE(prep_64x256, "64x256")
+FIXED_TILE(prep_128x128, "128x128")
+FIXED_TILE(prep_256x256, "256x256")
+
+static int prep_any(const char *arg, void **ctx, char *contract, size_t clen, int *asm_layout,
+                    char *err, size_t errlen)
+{
+    (void)contract; (void)clen; (void)asm_layout;
+    return asm_open(arg, 1, A4W4_GPU_SPLIT_ORDERED, ctx, err, errlen);
+}
+
+static int prep_splitk(const char *arg, void **ctx, char *contract, size_t clen,
+                       int *asm_layout, char *err, size_t errlen)
+{
+    (void)arg; (void)contract; (void)clen; (void)asm_layout;
+    return asm_open("256x256", 4, A4W4_GPU_SPLIT_ORDERED, ctx, err, errlen);
+}
+
+static int prep_atomic(const char *arg, void **ctx, char *contract, size_t clen,
+                       int *asm_layout, char *err, size_t errlen)
+{
+    (void)arg; (void)contract; (void)clen; (void)asm_layout;
+    return asm_open("256x256", 4, A4W4_GPU_SPLIT_ATOMIC, ctx, err, errlen);
+}
+
+/* ---- fallback, layouts, quantizer --------------------------------------------------------- */
+
+static int fallback_run(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    const a4w4_case_data *d = a->d;
+    uint16_t *full = malloc(d->M * d->N * sizeof *full);
+    if (!full)
+        return A4W4_ENOMEM;
+    int rc = a4w4_gpu_gemm_rowmajor(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
+                                    d->w_scale.data, d->M, d->N, d->K, full);
+    if (rc == A4W4_GPU_OK)
+        gather(a, full);
+    free(full);
+    return status_of(rc, a->why, a->whylen);
+}
+
+static int layout_run(void *ctx, const a4w4_case_data *d, uint8_t *wsh, uint8_t *wsw,
+                      uint8_t *ash, char *why, size_t whylen)
+{
+    (void)ctx;
+    int rc = A4W4_GPU_OK;
+    if (wsh)
+        rc = a4w4_gpu_preshuffle(d->w_fp4.data, d->N, d->K, wsh);
+    if (rc == A4W4_GPU_OK && wsw)
+        rc = a4w4_gpu_scale_swizzle(d->w_scale.data, d->N, d->K / 32, wsw);
+    if (rc == A4W4_GPU_OK && ash)
+        rc = a4w4_gpu_act_scale_shuffle(d->a_scale.data, d->M, d->K / 32, d->row_fill,
+                                        d->col_fill, ash);
+    return status_of(rc, why, whylen);
+}
+
+static int quant_run(void *ctx, const uint16_t *x, size_t rows, size_t K, int mode, uint8_t *fp4,
+                     uint8_t *scale, char *why, size_t whylen)
+{
+    (void)ctx;
+    int rc = a4w4_gpu_quantize(x, A4W4_GPU_IN_BF16, rows, K, mode, 0, 0x7F, 0x7F, fp4, scale);
+    return status_of(rc, why, whylen);
+}
+
+static int no_ctx(const char *arg, void **ctx, char *contract, size_t clen, int *asm_layout,
+                  char *err, size_t errlen)
+{
+    (void)arg; (void)contract; (void)clen; (void)asm_layout; (void)err; (void)errlen;
+    *ctx = NULL;
+    return 0;
+}
+
+#define ASM_TYPE(var, nm, desc, contr, prep)                                                  \
+    static const a4w4_backend_type var = {.name = nm, .what = desc, .contract = contr,        \
+                                          .asm_layout = 1, .gpu = 1,                          \
+                                          .available = hip_available, .prepare = prep,        \
+                                          .run = asm_run, .release = asm_release}
+
+ASM_TYPE(t32x128, "hip-asm-32x128", "HIP ASM-layout GEMM, tile 32x128", "ordered(1)", prep_32x128);
+ASM_TYPE(t64x256, "hip-asm-64x256", "HIP ASM-layout GEMM, tile 64x256", "ordered(1)", prep_64x256);
+ASM_TYPE(t128x128, "hip-asm-128x128", "HIP ASM-layout GEMM, tile 128x128", "ordered(1)", prep_128x128);
+ASM_TYPE(t256x256, "hip-asm-256x256", "HIP ASM-layout GEMM, tile 256x256", "ordered(1)", prep_256x256);
+ASM_TYPE(tsplitk, "hip-asm-splitk", "HIP ASM-layout GEMM, 256x256, deterministic 4-way split-K", "ordered(4)", prep_splitk);
+ASM_TYPE(tatomic, "hip-asm-atomic", "HIP ASM-layout GEMM, 256x256, 4-way split-K with bf16 atomics", "bounded(4)", prep_atomic);
+
+static const a4w4_backend_type tany = {
+    .name = "hip-asm", .what = "HIP ASM-layout GEMM on hip-asm:TILE or hip-asm:dispatch",
+    .contract = "ordered(1)", .asm_layout = 1, .needs_arg = 1, .gpu = 1,
+    .available = hip_available, .prepare = prep_any, .run = asm_run, .release = asm_release};
+
+static const a4w4_backend_type tfallback = {
+    .name = "hip-fallback", .what = "HIP row-major GEMM (Triton gemm_afp4wfp4's role)",
+    .contract = "ordered(1)", .gpu = 1, .available = hip_available, .prepare = no_ctx,
+    .run = fallback_run};
+
+static const a4w4_backend_type tlayout = {
+    .name = "hip-layout", .what = "HIP weight preshuffle, scale swizzle, activation-scale shuffle",
+    .contract = "bytes", .gpu = 1, .available = hip_available, .prepare = no_ctx,
+    .layouts = layout_run};
+
+static const a4w4_backend_type tquant = {
+    .name = "hip-quant", .what = "HIP per-1x32 quantizer (bf16 input, the case's scale mode)",
+    .contract = "bytes", .gpu = 1, .available = hip_available, .prepare = no_ctx,
+    .quantize = quant_run};
+
+const a4w4_backend_type *const a4w4_backend_hip_types[] = {
+    &t32x128, &t64x256, &t128x128, &t256x256, &tany, &tsplitk, &tatomic,
+    &tfallback, &tlayout, &tquant, NULL};
