@@ -2,8 +2,11 @@
 # Every test: set up, then build and run the whole CTest suite three ways —
 #   build/       optimized (the CLI other tools call stays at build/a4w4check),
 #   build-cov/   with gcov instrumentation, then gcovr line coverage of ref/ and harness/,
-#   build-asan/  with -fsanitize=address,undefined.
-# Fails loudly on the first failing step.
+#   build-asan/  with -fsanitize=address,undefined;
+# then compile the GPU code for both platforms (no GPU needed) and run its CPU-side tests:
+#   build-gpu-nvidia/  nvcc (CUDA 13), sm_90, through gpu/a4w4_hip_port.h,
+#   build-gpu-amd/     Debian's hipcc for gfx90a;gfx940 (its clang 15 knows no gfx942/gfx950).
+# Fails loudly on the first failing step. A4W4_SKIP_GPU_BUILD=1 skips the GPU stages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/setup.sh
@@ -30,5 +33,25 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DA4W4_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+if [ "${A4W4_SKIP_GPU_BUILD:-0}" != 1 ]; then
+  step "GPU code, NVIDIA platform: nvcc build + CPU-side GPU tests (build-gpu-nvidia/)"
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  [ -x "$nvcc" ] || { echo "ci/test.sh: nvcc not found (expected on PATH or /usr/local/cuda/bin)"; exit 1; }
+  cmake -S . -B build-gpu-nvidia -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA4W4_GPU=nvidia \
+    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
+  cmake --build build-gpu-nvidia -j"$jobs"
+  # no GPU here: the gpu-labelled test skips (exit 77); the emulation tests run
+  ctest --test-dir build-gpu-nvidia --output-on-failure -L gpu
+  build-gpu-nvidia/a4w4check run --backend hip-fallback --out build-gpu-nvidia/nogpu --quiet \
+    && { echo "ci/test.sh: a hip backend ran without a GPU"; exit 1; } || [ $? -eq 3 ]
+
+  step "GPU code, AMD platform: hipcc build for gfx90a;gfx940 (build-gpu-amd/)"
+  ci/setup.sh hipcc libamdhip64-dev rocm-device-libs
+  CXX=hipcc cmake -S . -B build-gpu-amd -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA4W4_GPU=amd \
+    -DGPU_TARGETS="gfx90a;gfx940" -DAMDGPU_TARGETS="gfx90a;gfx940" >/dev/null
+  cmake --build build-gpu-amd -j"$jobs"
+  ctest --test-dir build-gpu-amd --output-on-failure -L gpu
+fi
 
 step "all test stages passed"

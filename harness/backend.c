@@ -62,13 +62,20 @@ int a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errle
         snprintf(err, errlen, "--backend '%s' is not a registered backend (%s)", spec, names);
         return 2;
     }
-    const char *arg = colon ? colon + 1 : NULL;
+    return a4w4_backend_open_type(t, colon ? colon + 1 : NULL, b, err, errlen);
+}
+
+int a4w4_backend_open_type(const a4w4_backend_type *t, const char *arg, a4w4_backend *b,
+                           char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
     if (t->needs_arg && (!arg || !*arg)) {
         snprintf(err, errlen, "--backend %s needs an argument: %s:ARG", t->name, t->name);
         return 2;
     }
     if (!t->needs_arg && arg) {
-        snprintf(err, errlen, "--backend %s takes no argument (got '%s')", t->name, spec);
+        snprintf(err, errlen, "--backend %s takes no argument (got '%s:%s')", t->name, t->name,
+                 arg);
         return 2;
     }
     char why[256] = "";
@@ -77,7 +84,10 @@ int a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errle
         return t->gpu ? 3 : 2;
     }
     b->type = t;
-    snprintf(b->name, sizeof b->name, "%s", spec);
+    if (arg)
+        snprintf(b->name, sizeof b->name, "%s:%s", t->name, arg);
+    else
+        snprintf(b->name, sizeof b->name, "%s", t->name);
     set_contract(b, t->contract);
     b->asm_layout = t->asm_layout;
     if (t->prepare) {

@@ -74,6 +74,12 @@ const a4w4_backend_type *const *a4w4_backend_types(size_t *count);
 /* Open "name" or "name:ARG" into b. Returns 0; 2 for an unknown name, a missing/extra ARG or
  * a failed prepare; 3 when the type needs a GPU and none is usable (err says so). */
 int a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errlen);
+/* Open type t (looked up elsewhere, e.g. the selftest's mutant table) with arg (NULL when
+ * none) into b, exactly as a4w4_backend_open does after its name lookup; b->name becomes
+ * "name" or "name:ARG". Same returns (2 for a missing/extra ARG or a failed prepare; 3 for a
+ * GPU type without a usable GPU). */
+int a4w4_backend_open_type(const a4w4_backend_type *t, const char *arg, a4w4_backend *b,
+                           char *err, size_t errlen);
 void a4w4_backend_close(a4w4_backend *b);
 
 /* The default selection: every type that needs no ARG and is available here; the others'

@@ -251,6 +251,7 @@ void a4w4_case_refill(a4w4_case_data *d, uint8_t row_fill, uint8_t col_fill, uin
     d->row_fill = row_fill;
     d->col_fill = col_fill;
     d->guard_after = guard;
+    d->version++;
     a4w4_act_scale_shuffle(d->a_scale.data, d->M, nb, row_fill, col_fill,
                            d->a_scale_shuffled.data);
     a4w4_guarded *all[] = {&d->a_fp4, &d->a_scale, &d->w_fp4, &d->w_scale,
@@ -283,6 +284,8 @@ int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data 
     d->K = c->K;
     d->row_fill = d->col_fill = A4W4_ACT_SCALE_FILL_DEFAULT;
     d->guard_after = A4W4_GUARD_FILL;
+    static unsigned long serial;
+    d->serial = ++serial;
     d->nan_a_row = d->nan_w_row = SIZE_MAX;
     size_t nb = c->K / 32, K2 = c->K / 2;
     uint8_t *need_a = calloc(c->M, 1), *need_w = calloc(c->N, 1);

@@ -36,6 +36,8 @@ typedef struct {
     a4w4_guarded w_scale_swizzled; /* N % 32 == 0 and (K/32) % 8 == 0 */
     uint8_t row_fill, col_fill;    /* activation-scale pad fills in use (default 0x7F) */
     uint8_t guard_after;           /* fill of the guard zones after each buffer (0xFF default) */
+    unsigned long serial;          /* unique per generated case in this process */
+    unsigned version;              /* bumped by every a4w4_case_refill (device caches key on it) */
     int code0;                     /* 1 when E8M0 code 0 occurs in the operands */
     /* normal regime: the bf16 activations A was quantized from ([M, K], only generated
      * rows filled; NULL in other regimes), for quantizer backends */

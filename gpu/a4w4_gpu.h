@@ -1,0 +1,188 @@
+/* a4w4_gpu.h — C ABI of the GPU systems under test (issue 5): the per-1x32 MXFP4 quantizer,
+ * the three layout transforms, the ASM-layout GEMM (tile configurations named after AITER's
+ * gfx950 f4gemm kernels, plain / deterministic split-K / atomic split-K) and the row-major
+ * fallback GEMM. SPEC.md sections are cited per function.
+ *
+ * Plain C types only; safe to include from C11 and C++. Every function that can fail returns
+ * an a4w4_gpu_status (0 ok, a distinct negative per failure class); the library never prints
+ * and never exits. a4w4_gpu_last_error() gives the runtime's message of the last failure on
+ * the calling thread.
+ *
+ * Two forms of every operation:
+ *   - host form  (no suffix): all pointers are HOST memory. The call allocates device buffers,
+ *     copies in, launches, copies the outputs back, frees, and synchronises. Easiest for the
+ *     harness; not for timing.
+ *   - device form (_dev suffix): all tensor pointers are DEVICE memory (from a4w4_gpu_malloc),
+ *     `stream` is a hipStream_t/cudaStream_t cast to void* (NULL: the default stream). The call
+ *     only enqueues work (asynchronous); call a4w4_gpu_synchronize() before reading results.
+ *     fp4 and output pointers must be 16-byte aligned (a4w4_gpu_malloc gives 256), else
+ *     A4W4_GPU_EARG.
+ *
+ * Byte sizes of the tensors (all U8 unless said; bf16 travels as uint16_t bits):
+ *   x (quantizer input)   M*K elements of f32 / bf16 / fp16, row-major
+ *   a_fp4                 M*K/2          a_scale (row-major)         M*K/32
+ *   a_scale_shuffled      a4w4_gpu_act_scale_shuffled_bytes(M, K/32) = ceil(M/256)*256 *
+ *                         ceil((K/32)/8)*8   (SPEC §3.3)
+ *   w_fp4 / w_fp4_shuffled N*K/2         w_scale / w_scale_swizzled  N*K/32
+ *   y                     M*N uint16_t (bf16 bits), row-major; nothing outside [M, N] is
+ *                         written.
+ *
+ * Accumulation contracts (SPEC §4.1) kept by the GEMMs:
+ *   a4w4_gpu_gemm_asm(splits = S, A4W4_GPU_SPLIT_ORDERED)   ordered(S), bit for bit
+ *                         (S = 1: ordered(1)); split ranges k_per_split = round_up(ceil(K/S),
+ *                         256), at least 256; split totals added in split order.
+ *   a4w4_gpu_gemm_asm(splits = S, A4W4_GPU_SPLIT_ATOMIC)    bounded only: output zeroed, each
+ *                         split's fp32 total rounded to bf16 and added with a bf16 atomic
+ *                         (fp32 add, RNE to bf16) in whatever order the splits finish — like
+ *                         AITER's bf16-atomic split-K kernels.
+ *   a4w4_gpu_gemm_rowmajor                                   ordered(1), bit for bit.
+ * NaN outputs (a scale 0xFF on either side, or Inf - Inf) are written as bf16 0x7FC0. */
+#ifndef A4W4_GPU_H
+#define A4W4_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status codes ------------------------------------------------------------------ */
+typedef enum {
+    A4W4_GPU_OK = 0,
+    A4W4_GPU_ENODEV = -10,   /* no GPU / no driver / library built without a GPU backend */
+    A4W4_GPU_ESHAPE = -11,   /* bad shape: M, N or K zero, K % 32 != 0, size overflow */
+    A4W4_GPU_ELAYOUT = -12,  /* layout rule fails (preshuffle N%16/K%64, swizzle N%32/(K/32)%8),
+                                unknown tile, tile that needs another layout */
+    A4W4_GPU_ELAUNCH = -13,  /* kernel launch or execution failed */
+    A4W4_GPU_ENOMEM = -14,   /* device (or host staging) allocation failed */
+    A4W4_GPU_EARG = -15,     /* NULL / misaligned pointer, bad mode, dtype, splits or tile index */
+    A4W4_GPU_ERUNTIME = -16  /* any other runtime failure (copy, event, sync) */
+} a4w4_gpu_status;
+
+/* One short sentence per status (static storage). */
+const char *a4w4_gpu_strerror(int status);
+/* The GPU runtime's message for the last failure on this thread ("" when none). */
+const char *a4w4_gpu_last_error(void);
+/* "nvidia" or "amd": the platform this library was compiled for. */
+const char *a4w4_gpu_platform(void);
+
+/* Number of usable devices (0 when none or when the runtime fails: never negative). When
+ * name != NULL and len > 0, writes device 0's name (NUL-terminated, truncated to len) or ""
+ * when there is no device. */
+int a4w4_gpu_available(char *name, size_t len);
+
+/* ---- tile configurations (cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv) --------------- */
+typedef struct {
+    const char *name;     /* "f4gemm_bf16_per1x32Fp4_BpreShuffle_32x128" */
+    const char *symbol;   /* "_ZN5aiter41f4gemm_bf16_per1x32Fp4_BpreShuffle_32x128E" */
+    int tile_m, tile_n;   /* output tile of one thread block */
+    int split_k;          /* the table's splitK column (AITER runs it with atomic split-K) */
+    int bpreshuffle;      /* 1: w_fp4 preshuffled (§3.1); 0: w_fp4 row-major [N, K/2] (the
+                             one noBpreShuffle kernel; scales swizzled/shuffled as for 1 —
+                             our assumption, AITER documents nothing for it) */
+} a4w4_gpu_tile;
+
+int a4w4_gpu_tile_count(void);
+/* NULL when index is out of range. */
+const a4w4_gpu_tile *a4w4_gpu_tile_get(int index);
+/* Index of a tile by table name, mangled symbol, ".co" file name or "MxN" (the BpreShuffle
+ * variant); -1 when unknown. */
+int a4w4_gpu_tile_find(const char *name);
+
+/* ---- quantizer, per_1x32_f4_quant (SPEC §2, §3.3) -------------------------------------- */
+/* dtype values match ref's a4w4_in_dtype; mode values match ref's a4w4_scale_mode. */
+enum { A4W4_GPU_IN_F32 = 0, A4W4_GPU_IN_BF16 = 1, A4W4_GPU_IN_FP16 = 2 };
+enum { A4W4_GPU_ROUND_UP = 0, A4W4_GPU_ROUND_DOWN = 1, A4W4_GPU_CEIL = 2, A4W4_GPU_EVEN = 3 };
+
+/* Bytes of the shuffled activation scale of an [M, cols] scale tensor (0 on overflow). */
+size_t a4w4_gpu_act_scale_shuffled_bytes(size_t M, size_t cols);
+
+/* x [M, K] -> x_fp4 [M, K/2] and x_scale. shuffle == 0: x_scale [M, K/32] row-major.
+ * shuffle != 0: x_scale is the §3.3 layout (a4w4_gpu_act_scale_shuffled_bytes(M, K/32)
+ * bytes), pad rows (r >= M) filled with row_fill, pad columns (c >= K/32, any row) with
+ * col_fill (SGLang: 0x7F, 0x7F); fills are ignored when shuffle == 0. A block holding NaN
+ * or Inf gets scale 0xFF; its element codes are unspecified. Needs K % 32 == 0. */
+int a4w4_gpu_quantize(const void *x, int dtype, size_t M, size_t K, int mode, int shuffle,
+                      uint8_t row_fill, uint8_t col_fill, uint8_t *x_fp4, uint8_t *x_scale);
+int a4w4_gpu_quantize_dev(const void *x, int dtype, size_t M, size_t K, int mode,
+                          int shuffle, uint8_t row_fill, uint8_t col_fill, uint8_t *x_fp4,
+                          uint8_t *x_scale, void *stream);
+
+/* ---- layouts (SPEC §3) --------------------------------------------------------------- */
+/* §3.1 w [N, K/2] -> preshuffled [N*K/2]. ELAYOUT unless N % 16 == 0 and K % 64 == 0. */
+int a4w4_gpu_preshuffle(const uint8_t *w, size_t N, size_t K, uint8_t *dst);
+int a4w4_gpu_preshuffle_dev(const uint8_t *w, size_t N, size_t K, uint8_t *dst, void *stream);
+/* §3.2 [rows, cols] -> swizzled. ELAYOUT unless rows % 32 == 0 and cols % 8 == 0. */
+int a4w4_gpu_scale_swizzle(const uint8_t *src, size_t rows, size_t cols, uint8_t *dst);
+int a4w4_gpu_scale_swizzle_dev(const uint8_t *src, size_t rows, size_t cols, uint8_t *dst,
+                               void *stream);
+/* §3.3 a_scale [M, cols] -> padded + shuffled (a4w4_gpu_act_scale_shuffled_bytes bytes);
+ * pad rows filled row_fill, pad columns (any row) col_fill. */
+int a4w4_gpu_act_scale_shuffle(const uint8_t *src, size_t M, size_t cols, uint8_t row_fill,
+                               uint8_t col_fill, uint8_t *dst);
+int a4w4_gpu_act_scale_shuffle_dev(const uint8_t *src, size_t M, size_t cols,
+                                   uint8_t row_fill, uint8_t col_fill, uint8_t *dst,
+                                   void *stream);
+
+/* ---- GEMMs (SPEC §4) ----------------------------------------------------------------- */
+enum { A4W4_GPU_SPLIT_ORDERED = 0, A4W4_GPU_SPLIT_ATOMIC = 1 };
+
+/* Split-K ranges (SPEC §4.1 ordered(S)): k_per_split = round_up(ceil(K/S), 256), at least
+ * 256; the number of non-empty splits ceil(K / k_per_split) may be below S. */
+size_t a4w4_gpu_split_k_per_split(size_t K, unsigned splits);
+unsigned a4w4_gpu_split_count(size_t K, unsigned splits);
+
+/* Device workspace bytes a4w4_gpu_gemm_asm_dev needs (0 for splits <= 1 or atomic). */
+size_t a4w4_gpu_gemm_workspace_bytes(size_t M, size_t N, size_t K, unsigned splits,
+                                     int split_mode);
+
+/* ASM-layout GEMM y = A * W^T (bf16 [M, N]) on tile `tile` (a4w4_gpu_tile_find).
+ * Reads a_fp4 [M, K/2] row-major, a_scale_shuffled (§3.3, padded to 256 rows / 8 cols),
+ * w_fp4 preshuffled (§3.1; row-major when the tile's bpreshuffle == 0), w_scale_swizzled
+ * (§3.2). Needs N % 32 == 0 and K % 256 == 0 (the swizzle rule on [N, K/32] and the
+ * preshuffle rule), any M >= 1; else ELAYOUT. splits >= 1; split_mode A4W4_GPU_SPLIT_*.
+ * Pad rows of a_scale_shuffled are never used for valid outputs; no byte past any buffer
+ * is read. The device form takes a workspace of a4w4_gpu_gemm_workspace_bytes() bytes;
+ * workspace == NULL makes it allocate (and free, after a synchronize) one itself. */
+int a4w4_gpu_gemm_asm(int tile, unsigned splits, int split_mode, const uint8_t *a_fp4,
+                      const uint8_t *a_scale_shuffled, const uint8_t *w_fp4,
+                      const uint8_t *w_scale_swizzled, size_t M, size_t N, size_t K,
+                      uint16_t *y);
+int a4w4_gpu_gemm_asm_dev(int tile, unsigned splits, int split_mode, const uint8_t *a_fp4,
+                          const uint8_t *a_scale_shuffled, const uint8_t *w_fp4,
+                          const uint8_t *w_scale_swizzled, size_t M, size_t N, size_t K,
+                          uint16_t *y, void *workspace, size_t workspace_bytes, void *stream);
+
+/* Fallback GEMM (the role of Triton's gemm_afp4wfp4): all operands row-major, a_fp4
+ * [M, K/2], a_scale [M, K/32], w_fp4 [N, K/2], w_scale [N, K/32]; any M, N >= 1, K % 32 == 0;
+ * ordered(1). */
+int a4w4_gpu_gemm_rowmajor(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                           const uint8_t *w_scale, size_t M, size_t N, size_t K, uint16_t *y);
+int a4w4_gpu_gemm_rowmajor_dev(const uint8_t *a_fp4, const uint8_t *a_scale,
+                               const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
+                               size_t K, uint16_t *y, void *stream);
+
+/* ---- device memory and timing hooks (for tests and `bench`) ----------------------------- */
+int a4w4_gpu_malloc(void **ptr, size_t bytes);          /* *ptr = NULL on failure */
+int a4w4_gpu_free(void *ptr);                            /* NULL is fine */
+int a4w4_gpu_memcpy_h2d(void *dst, const void *src, size_t bytes);
+int a4w4_gpu_memcpy_d2h(void *dst, const void *src, size_t bytes);
+int a4w4_gpu_memcpy_d2d(void *dst, const void *src, size_t bytes, void *stream); /* async */
+int a4w4_gpu_memset(void *dst, int value, size_t bytes);
+int a4w4_gpu_synchronize(void);                          /* whole device; reports kernel faults */
+
+/* Event timer: record start and stop around enqueued work on `stream`, then read the
+ * elapsed milliseconds (waits for the stop event). */
+typedef struct a4w4_gpu_timer a4w4_gpu_timer;
+int a4w4_gpu_timer_create(a4w4_gpu_timer **timer);
+int a4w4_gpu_timer_start(a4w4_gpu_timer *timer, void *stream);
+int a4w4_gpu_timer_stop(a4w4_gpu_timer *timer, void *stream);
+int a4w4_gpu_timer_elapsed_ms(a4w4_gpu_timer *timer, float *ms);
+void a4w4_gpu_timer_destroy(a4w4_gpu_timer *timer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
