@@ -27,6 +27,9 @@ int cmd_run(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_route(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_selftest(int argc, char **argv);
+int cmd_fingerprint(int argc, char **argv);
+int cmd_hazards(int argc, char **argv);
 int cmd_layers(int argc, char **argv);
 
 /* Print "a4w4check: <fmt>\n" on stderr: one line naming the input and the rule. */

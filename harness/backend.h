@@ -57,6 +57,11 @@ typedef struct {
      * activation rows of normal-regime cases and compares with ref's quantization. */
     int (*quantize)(void *ctx, const uint16_t *x, size_t rows, size_t K, int mode, uint8_t *fp4,
                     uint8_t *scale, char *why, size_t whylen);
+    /* Optional device-side timing for `bench` (GPU GEMM backends): operands resident on the
+     * device, one warm-up launch, then reps launches each timed with device events; median
+     * and minimum in ms, and the bytes one launch must move (operands read + output written). */
+    int (*bench)(void *ctx, const a4w4_case_data *d, int reps, double *median_ms,
+                 double *min_ms, double *bytes, char *why, size_t whylen);
 } a4w4_backend_type;
 
 typedef struct {
@@ -93,6 +98,9 @@ extern const a4w4_backend_type a4w4_backend_cpu_asm, a4w4_backend_cpu_fallback,
 #ifdef A4W4_HAVE_GPU
 /* The HIP backends (backend_hip.c), built when A4W4_GPU != off; null-terminated list. */
 extern const a4w4_backend_type *const a4w4_backend_hip_types[];
+/* Device-to-device copy bandwidth in GB/s (bytes read + written per second), median of reps
+ * timed copies of a 1 GiB buffer; 0 when it cannot be measured. */
+double a4w4_hip_copy_bandwidth_gbs(int reps);
 #endif
 
 #endif

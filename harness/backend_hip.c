@@ -225,6 +225,153 @@ static int asm_run(void *ctx, const a4w4_run_args *a)
     return status_of(rc, a->why, a->whylen);
 }
 
+/* ---- device-event timing for bench --------------------------------------------------- */
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+typedef int (*launch_fn)(void *ctx, const a4w4_case_data *d, const void *const *ops, uint16_t *y);
+
+/* Upload ops once (slots given), warm up, time reps launches with events. */
+static int time_launches(void *ctx, const a4w4_case_data *d, launch_fn launch, const int *slots,
+                         const a4w4_guarded *const *bufs, int nops, int reps, double *median_ms,
+                         double *min_ms, double *bytes, char *why, size_t whylen)
+{
+    const void *ops[4];
+    int rc = A4W4_GPU_OK;
+    *bytes = (double)d->M * d->N * 2;
+    for (int i = 0; i < nops && rc == A4W4_GPU_OK; i++) {
+        ops[i] = dev_get(slots[i], bufs[i]->data, bufs[i]->len, d, 1, &rc);
+        *bytes += (double)bufs[i]->len;
+    }
+    uint16_t *y = NULL;
+    if (rc == A4W4_GPU_OK)
+        y = dev_get(SLOT_Y, NULL, d->M * d->N * 2, d, 0, &rc);
+    a4w4_gpu_timer *t = NULL;
+    double *ms = malloc((size_t)reps * sizeof *ms);
+    if (!ms)
+        rc = A4W4_GPU_ENOMEM;
+    if (rc == A4W4_GPU_OK)
+        rc = a4w4_gpu_timer_create(&t);
+    if (rc == A4W4_GPU_OK)
+        rc = launch(ctx, d, ops, y); /* warm-up */
+    if (rc == A4W4_GPU_OK)
+        rc = a4w4_gpu_synchronize();
+    for (int i = 0; i < reps && rc == A4W4_GPU_OK; i++) {
+        float e = 0;
+        rc = a4w4_gpu_timer_start(t, NULL);
+        if (rc == A4W4_GPU_OK)
+            rc = launch(ctx, d, ops, y);
+        if (rc == A4W4_GPU_OK)
+            rc = a4w4_gpu_timer_stop(t, NULL);
+        if (rc == A4W4_GPU_OK)
+            rc = a4w4_gpu_timer_elapsed_ms(t, &e);
+        ms[i] = e;
+    }
+    if (rc == A4W4_GPU_OK) {
+        qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
+        *median_ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+        *min_ms = ms[0];
+    }
+    if (t)
+        a4w4_gpu_timer_destroy(t);
+    free(ms);
+    return status_of(rc, why, whylen);
+}
+
+/* Workspace for the timed split-K launches, kept across reps (freed at exit). */
+static void *bench_ws;
+static size_t bench_ws_len;
+
+static int launch_asm(void *ctx, const a4w4_case_data *d, const void *const *ops, uint16_t *y)
+{
+    asm_ctx *c = ctx;
+    size_t need = a4w4_gpu_gemm_workspace_bytes(d->M, d->N, d->K, c->splits, c->split_mode);
+    if (need > bench_ws_len) {
+        a4w4_gpu_free(bench_ws);
+        bench_ws = NULL;
+        bench_ws_len = 0;
+        int rc = a4w4_gpu_malloc(&bench_ws, need);
+        if (rc != A4W4_GPU_OK)
+            return rc;
+        bench_ws_len = need;
+    }
+    return a4w4_gpu_gemm_asm_dev(c->tile < 0 ? 0 : c->tile, c->splits, c->split_mode, ops[0],
+                                 ops[1], ops[2], ops[3], d->M, d->N, d->K, y, bench_ws,
+                                 bench_ws_len, NULL);
+}
+
+static int asm_bench(void *ctx, const a4w4_case_data *d, int reps, double *median_ms,
+                     double *min_ms, double *bytes, char *why, size_t whylen)
+{
+    asm_ctx *c = ctx;
+    if (c->tile < 0) {
+        snprintf(why, whylen, "bench the tile dispatch picks by name (a4w4check route)");
+        return A4W4_EUNSUPPORTED;
+    }
+    if (!d->w_fp4_shuffled.data || !d->w_scale_swizzled.data || d->K % 256) {
+        snprintf(why, whylen, "the ASM GEMM needs N %% 32 == 0 and K %% 256 == 0");
+        return A4W4_EUNSUPPORTED;
+    }
+    const int slots[4] = {SLOT_A, SLOT_ASH, SLOT_WSH, SLOT_WSW};
+    const a4w4_guarded *bufs[4] = {&d->a_fp4, &d->a_scale_shuffled, &d->w_fp4_shuffled,
+                                   &d->w_scale_swizzled};
+    return time_launches(ctx, d, launch_asm, slots, bufs, 4, reps, median_ms, min_ms, bytes, why,
+                         whylen);
+}
+
+static int launch_fallback(void *ctx, const a4w4_case_data *d, const void *const *ops, uint16_t *y)
+{
+    (void)ctx;
+    return a4w4_gpu_gemm_rowmajor_dev(ops[0], ops[1], ops[2], ops[3], d->M, d->N, d->K, y, NULL);
+}
+
+static int fallback_bench(void *ctx, const a4w4_case_data *d, int reps, double *median_ms,
+                          double *min_ms, double *bytes, char *why, size_t whylen)
+{
+    const int slots[4] = {SLOT_A, SLOT_AS, SLOT_W, SLOT_WS};
+    const a4w4_guarded *bufs[4] = {&d->a_fp4, &d->a_scale, &d->w_fp4, &d->w_scale};
+    return time_launches(ctx, d, launch_fallback, slots, bufs, 4, reps, median_ms, min_ms, bytes,
+                         why, whylen);
+}
+
+double a4w4_hip_copy_bandwidth_gbs(int reps)
+{
+    const size_t len = (size_t)1 << 30;
+    void *src = NULL, *dst = NULL;
+    a4w4_gpu_timer *t = NULL;
+    double best = 0;
+    if (a4w4_gpu_malloc(&src, len) || a4w4_gpu_malloc(&dst, len) || a4w4_gpu_timer_create(&t) ||
+        a4w4_gpu_memset(src, 1, len))
+        goto out;
+    double *ms = malloc((size_t)(reps + 1) * sizeof *ms);
+    if (!ms)
+        goto out;
+    int n = 0;
+    for (int i = 0; i <= reps; i++) { /* the first is a warm-up */
+        float e = 0;
+        if (a4w4_gpu_timer_start(t, NULL) || a4w4_gpu_memcpy_d2d(dst, src, len, NULL) ||
+            a4w4_gpu_timer_stop(t, NULL) || a4w4_gpu_timer_elapsed_ms(t, &e))
+            break;
+        if (i)
+            ms[n++] = e;
+    }
+    if (n) {
+        qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+        best = 2.0 * (double)len / (ms[n / 2] * 1e-3) / 1e9;
+    }
+    free(ms);
+out:
+    if (t)
+        a4w4_gpu_timer_destroy(t);
+    a4w4_gpu_free(src);
+    a4w4_gpu_free(dst);
+    return best;
+}
+
 #define FIXED_TILE(fn, tilename)                                                              \
     static int fn(const char *arg, void **ctx, char *contract, size_t clen, int *asm_layout, \
                   char *err, size_t errlen)                                                   \
@@ -312,7 +459,8 @@ static int no_ctx(const char *arg, void **ctx, char *contract, size_t clen, int 
     static const a4w4_backend_type var = {.name = nm, .what = desc, .contract = contr,        \
                                           .asm_layout = 1, .gpu = 1,                          \
                                           .available = hip_available, .prepare = prep,        \
-                                          .run = asm_run, .release = asm_release}
+                                          .run = asm_run, .release = asm_release,             \
+                                          .bench = asm_bench}
 
 ASM_TYPE(t32x128, "hip-asm-32x128", "HIP ASM-layout GEMM, tile 32x128", "ordered(1)", prep_32x128);
 ASM_TYPE(t64x256, "hip-asm-64x256", "HIP ASM-layout GEMM, tile 64x256", "ordered(1)", prep_64x256);
@@ -324,12 +472,13 @@ ASM_TYPE(tatomic, "hip-asm-atomic", "HIP ASM-layout GEMM, 256x256, 4-way split-K
 static const a4w4_backend_type tany = {
     .name = "hip-asm", .what = "HIP ASM-layout GEMM on hip-asm:TILE or hip-asm:dispatch",
     .contract = "ordered(1)", .asm_layout = 1, .needs_arg = 1, .gpu = 1,
-    .available = hip_available, .prepare = prep_any, .run = asm_run, .release = asm_release};
+    .available = hip_available, .prepare = prep_any, .run = asm_run, .release = asm_release,
+    .bench = asm_bench};
 
 static const a4w4_backend_type tfallback = {
     .name = "hip-fallback", .what = "HIP row-major GEMM (Triton gemm_afp4wfp4's role)",
     .contract = "ordered(1)", .gpu = 1, .available = hip_available, .prepare = no_ctx,
-    .run = fallback_run};
+    .run = fallback_run, .bench = fallback_bench};
 
 static const a4w4_backend_type tlayout = {
     .name = "hip-layout", .what = "HIP weight preshuffle, scale swizzle, activation-scale shuffle",

@@ -49,6 +49,8 @@ static const char bench_usage[] =
     "  --reps R         timed repetitions per method, 1..1000 (default 3)\n"
     "  --regime REGIME  input regime of the generated operands: exact, normal[:mode], wide\n"
     "                   (default normal)\n"
+    "  --backends-only  time only the --backend methods (no oracles, no sgemm): for large\n"
+    "                   GPU shapes\n"
     "  --backend LIST   also time these backends (as in run --backend, e.g. cpu-asm,\n"
     "                   cpu-fallback, plugin:./libmy.so) on the full output of each shape\n"
     "\n"
@@ -187,7 +189,7 @@ static void shape_free(bench_shape *b)
 }
 
 static int shape_make(bench_shape *b, const size_t mnk[3], a4w4_regime regime,
-                      a4w4_scale_mode mode, const char *regime_text)
+                      a4w4_scale_mode mode, const char *regime_text, int operands_only)
 {
     memset(b, 0, sizeof *b);
     size_t M = mnk[0], N = mnk[1], K = mnk[2];
@@ -202,10 +204,12 @@ static int shape_make(bench_shape *b, const size_t mnk[3], a4w4_regime regime,
     if (a4w4_sample_make(M, N, K, BENCH_SEED, b->c.name, 1, &b->s) ||
         a4w4_case_generate(&b->c, &b->s, &b->d))
         return -1;
+    b->y = malloc(M * N * sizeof *b->y);
+    if (operands_only)
+        return b->y ? 0 : -1;
     b->A = malloc(M * K * sizeof *b->A);
     b->W = malloc(N * K * sizeof *b->W);
     b->C = malloc(M * N * sizeof *b->C);
-    b->y = malloc(M * N * sizeof *b->y);
     if (!b->A || !b->W || !b->C || !b->y)
         return -1;
     if (a4w4_dequantize(b->d.a_fp4.data, b->d.a_scale.data, M, K, b->A) ||
@@ -328,9 +332,13 @@ int cmd_bench(int argc, char **argv)
         return A4W4_EXIT_PASS;
     }
     const char *shapes_text = DEFAULT_SHAPES, *regime_text = "normal", *backends = NULL;
-    int reps = DEFAULT_REPS;
+    int reps = DEFAULT_REPS, backends_only = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
+        if (!strcmp(o, "--backends-only")) {
+            backends_only = 1;
+            continue;
+        }
         int known = !strcmp(o, "--shapes") || !strcmp(o, "--reps") || !strcmp(o, "--regime") ||
                     !strcmp(o, "--backend");
         if (!known) {
@@ -377,6 +385,10 @@ int cmd_bench(int argc, char **argv)
     snprintf(methods[2].name, sizeof methods[2].name, "OpenBLAS sgemm (%d threads)",
              openblas_get_num_threads());
     size_t nmethods = 4;
+    if (backends_only && !backends) {
+        a4w4_errorf("bench: --backends-only needs --backend LIST");
+        return A4W4_EXIT_BADINPUT;
+    }
 
     a4w4_backend be[MAX_BACKENDS];
     size_t nbe = 0;
@@ -409,8 +421,18 @@ int cmd_bench(int argc, char **argv)
         }
     }
 
+    double copy_gbs = 0;
+#ifdef A4W4_HAVE_GPU
+    for (size_t i = 0; i < nbe && rc == A4W4_EXIT_PASS; i++)
+        if (be[i].type->gpu && copy_gbs == 0)
+            copy_gbs = a4w4_hip_copy_bandwidth_gbs(reps < 5 ? 5 : reps);
+#endif
     if (rc == A4W4_EXIT_PASS) {
         machine_line();
+        if (copy_gbs > 0)
+            printf("device copy bandwidth (d2d, 1 GiB, read + write, median): %.1f GB/s; GPU "
+                   "backends are timed with device events around each launch, operands "
+                   "resident\n", copy_gbs);
         printf("timing: median (and min) wall clock, CLOCK_MONOTONIC, of %d timed repetitions "
                "after 1 warm-up, every method in this run on the same operands (regime %s, seed "
                "%d); G-MAC/s = M*N*K / median / 1e9\n\n",
@@ -423,17 +445,37 @@ int cmd_bench(int argc, char **argv)
         bench_shape b;
         char shape[64];
         snprintf(shape, sizeof shape, "%zux%zux%zu", shapes[si][0], shapes[si][1], shapes[si][2]);
-        if (shape_make(&b, shapes[si], regime, mode, regime_text)) {
+        if (shape_make(&b, shapes[si], regime, mode, regime_text, backends_only)) {
             a4w4_errorf("bench: shape %s: cannot generate the operands (out of memory)", shape);
             shape_free(&b);
             rc = A4W4_EXIT_BADINPUT;
             break;
         }
         double macs = (double)shapes[si][0] * shapes[si][1] * shapes[si][2];
-        for (size_t mi = 0; mi < nmethods; mi++) {
+        for (size_t mi = backends_only ? 4 : 0; mi < nmethods; mi++) {
             bench_result r;
+            const a4w4_backend *bk = mi >= 4 ? methods[mi].arg : NULL;
+            if (bk && bk->type->bench) { /* device-event timing, operands resident */
+                double med = 0, mn = 0, bytes = 0;
+                char why[256] = "";
+                int st = bk->type->bench(bk->ctx, &b.d, reps, &med, &mn, &bytes, why, sizeof why);
+                const char *label = mi == (backends_only ? 4u : 0u) ? shape : "";
+                if (st == A4W4_OK)
+                    printf("%-20s %-44s %12.3f %12.3f %10.3f  %8.2f TFLOP/s %8.1f GB/s%s\n",
+                           label, methods[mi].name, med, mn, macs / (med * 1e-3) / 1e9,
+                           2.0 * macs / (med * 1e-3) / 1e12, bytes / (med * 1e-3) / 1e9,
+                           copy_gbs > 0 ? "" : "");
+                else
+                    printf("%-20s %-44s %s: %s\n", label, methods[mi].name,
+                           st == A4W4_EUNSUPPORTED ? "n/a" : "error", why);
+                if (st == A4W4_OK && copy_gbs > 0)
+                    printf("%-20s %-44s %38s %5.1f%% of the copy bandwidth\n", "", "", "",
+                           100.0 * bytes / (med * 1e-3) / 1e9 / copy_gbs);
+                fflush(stdout);
+                continue;
+            }
             time_method(&methods[mi], &b, reps, &r);
-            const char *label = mi ? "" : shape;
+            const char *label = mi == (backends_only ? 4u : 0u) ? shape : "";
             if (r.status == A4W4_OK)
                 printf("%-20s %-44s %12.3f %12.3f %10.3f\n", label, methods[mi].name,
                        r.median_s * 1e3, r.min_s * 1e3, macs / r.median_s / 1e9);

@@ -189,8 +189,10 @@ static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uin
     case A4W4_REGIME_CODE0:
         fill_codes(&r, fp4, K / 2, 7);
         fill_wide_scales(c, &r, scale, nb, tensor == STREAM_W, 0);
-        if (tensor == STREAM_A && nb > 1) /* code 0 present in every row of A */
-            scale[(row * 7) % nb] = 0;
+        /* code 0 in block b0 of every row of A, facing code 254 in W: that block's products
+         * are 2^(0 + 254 - 256) times the codes, as large as the others, so reading code 0
+         * as 2^-126 instead of 2^-127 changes the outputs (SPEC §1's ambiguity made visible) */
+        scale[c->seed % nb] = tensor == STREAM_A ? 0 : 254;
         break;
     }
     return A4W4_OK;

@@ -137,7 +137,12 @@ const a4w4_layer_ops a4w4_layer_ops_cpu = {
     cpu_gemm_asm,
     cpu_gemm_fallback};
 
+#ifdef A4W4_HAVE_GPU
+extern const a4w4_layer_ops a4w4_layer_ops_hip; /* layer_hip.c */
+static const a4w4_layer_ops *const g_pairs[] = {&a4w4_layer_ops_cpu, &a4w4_layer_ops_hip};
+#else
 static const a4w4_layer_ops *const g_pairs[] = {&a4w4_layer_ops_cpu};
+#endif
 
 const a4w4_layer_ops *const *a4w4_layer_ops_list(size_t *count)
 {

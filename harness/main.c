@@ -11,6 +11,9 @@ static const a4w4_cmd commands[] = {
     {"route", cmd_route, "which kernel AITER routes each shape to, its possible winners, the layer policy"},
     {"layers", cmd_layers, "the SGLang layer path end to end (SPEC 6) on each backend pair vs the oracles"},
     {"bench", cmd_bench, "throughput of the exact and ordered oracles beside OpenBLAS sgemm (G-MAC/s)"},
+    {"selftest", cmd_selftest, "mutation self-test: every deliberately wrong backend must fail, every correct one pass"},
+    {"fingerprint", cmd_fingerprint, "which scale mode and E2M1 rounding a quantizer actually implements"},
+    {"hazards", cmd_hazards, "the small-N/M hazard map: backend verdicts joined with dispatch and layer policy"},
 };
 
 static void usage(FILE *out)

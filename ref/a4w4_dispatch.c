@@ -679,6 +679,15 @@ int a4w4_shapes_load(const char *path, int **shapes, size_t *n, char *err, size_
     int st = csv_read(path, &d, err, errlen);
     if (st)
         return st;
+    /* shape lists and case files may carry '#' comment lines (the cases/ CSVs): drop them */
+    size_t keep = 0;
+    for (size_t i = 0; i < d.n; i++) {
+        if (d.r[i].n && d.r[i].f[0].text && d.r[i].f[0].text[0] == '#')
+            record_free(&d.r[i]);
+        else
+            d.r[keep++] = d.r[i];
+    }
+    d.n = keep;
     if (d.n == 0) {
         doc_free(&d);
         return fail(err, errlen, A4W4_EINVAL, "%s: empty shape list (no header, no rows)", path);

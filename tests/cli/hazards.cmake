@@ -1,0 +1,62 @@
+# hazards: the --quick subset of the hazard map through the CPU backends (every cell passes,
+# the N <= 128 fence and the exposed N > 128 cells are where route --scan says), hazards.json
+# in the documented shape; a failing backend (a selftest mutant) turns its cells into failures.
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
+
+expect_run(q 0 ${CLI} hazards --quick --json --out ${WORK}/hz --quiet)
+expect_match(q "${q_out}" "hazards: 30 cells from [^\n]*--quick subset")
+expect_match(q "${q_out}" "\nK=256 +N: +16 +64 +128 +160 +192 +256\n +M=1\\.\\.64 +f +f +f +! +! +!\n")
+expect_match(q "${q_out}" "cells: 0 fail, 15 exposed, 0 order_dependent, 15 fenced, 0 ok")
+expect_match(q "${q_out}" "cpu-fallback +30 pass, 0 fail, 0 n/a")
+file(READ ${WORK}/hz/hazards.json j)
+string(JSON schema GET "${j}" schema)
+string(JSON ncells LENGTH "${j}" cells)
+string(JSON nm LENGTH "${j}" axes M)
+string(JSON k0 GET "${j}" axes K 0)
+if(NOT schema STREQUAL "a4w4check-hazards/1" OR NOT ncells EQUAL 30 OR NOT nm EQUAL 5 OR NOT k0 EQUAL 256)
+  message(FATAL_ERROR "hazards.json: schema ${schema}, ${ncells} cells, ${nm} M values, K ${k0}")
+endif()
+# cells are sorted by K, N, M: cell 0 is M=1 N=16, cell 15 is M=1 N=160 (third N block)
+foreach(spec "0;16;1;fenced;triton;scale_unsupported;n/a" "10;128;1;fenced;triton;small_n;pass"
+             "15;160;1;exposed;asm;asm_quantize;pass" "29;256;64;exposed;asm;asm_quantize;pass")
+  list(GET spec 0 i)
+  list(GET spec 1 wn)
+  list(GET spec 2 wm)
+  list(GET spec 3 wcls)
+  list(GET spec 4 wdec)
+  list(GET spec 5 wreason)
+  list(GET spec 6 wasm)
+  string(JSON n GET "${j}" cells ${i} N)
+  string(JSON m GET "${j}" cells ${i} M)
+  string(JSON cls GET "${j}" cells ${i} class)
+  string(JSON dec GET "${j}" cells ${i} policy decision)
+  string(JSON reason GET "${j}" cells ${i} policy reason)
+  string(JSON vasm GET "${j}" cells ${i} results cpu-asm)
+  string(JSON vfb GET "${j}" cells ${i} results cpu-fallback)
+  string(JSON nw GET "${j}" cells ${i} route possible_winners)
+  string(JSON fits GET "${j}" cells ${i} route kernel_fits_N)
+  if(NOT n EQUAL wn OR NOT m EQUAL wm OR NOT cls STREQUAL wcls OR NOT dec STREQUAL wdec OR
+     NOT reason STREQUAL wreason OR NOT vasm STREQUAL wasm OR NOT vfb STREQUAL "pass" OR nw LESS 1)
+    message(FATAL_ERROR "cell ${i}: M ${m} N ${n} class ${cls} policy ${dec}/${reason} cpu-asm ${vasm} cpu-fallback ${vfb} winners ${nw}")
+  endif()
+endforeach()
+string(JSON fits160 GET "${j}" cells 15 route kernel_fits_N)
+string(JSON nofit160 GET "${j}" cells 15 route possible_winners_not_fitting_N)
+if(fits160 OR nofit160 LESS 1)
+  message(FATAL_ERROR "N=160 M=1: AITER's file-order pick must not fit N (README finding 3)")
+endif()
+
+# a failing backend shows on the map: the mutant that is wrong in rows 1..M-1 for N <= 128 and
+# 2 <= M <= 64 fails exactly the cells the N <= 128 fence keeps on Triton (N=16 is n/a: no ASM
+# layout), and passes elsewhere
+expect_run(f 1 ${CLI} hazards --quick --backend cpu-fallback,mut-rows-small-n --quiet)
+expect_match(f "${f_out}" "\n  M=1 +f +f +f +! +! +!\n  M=2\\.\\.64 +f +X +X +! +! +!\n")
+expect_match(f "${f_out}" "cells: 8 fail, 15 exposed, 0 order_dependent, 7 fenced, 0 ok")
+expect_match(f "${f_out}" "mut-rows-small-n +17 pass, 8 fail, 5 n/a")
+expect_match(f "${f_out}" "\nFAIL M=2 N=64 K=256 \\(h_m2_n64_k256\\) mut-rows-small-n: [0-9]+ mismatches, first at \\(1, 0\\)")
+
+expect_run(k 2 ${CLI} hazards --k 100)
+expect_match(k "${k_err}" "--k '100'")
+expect_run(k2 2 ${CLI} hazards --quick --k 4096)
+expect_match(k2 "${k2_err}" "no case matches")
+expect_run(io 4 ${CLI} hazards --quick --json --out /proc/no-such-dir --quiet)

@@ -1,0 +1,52 @@
+# selftest: every CPU mutant is killed on cases/selftest.csv and every correct backend passes
+# (kill rate 100%, exit 0); a matrix too small to kill them reports survivors and exits 1;
+# --gpu either runs (a GPU build with a GPU: the kill rate must still be 100%) or exits 3.
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
+
+expect_run(s 0 ${CLI} selftest)
+expect_match(s "${s_out}" "kill rate: 16/16 \\(100%\\); correct backends passing: 4/4")
+expect_no_match(s "${s_out}" "SURVIVED")
+foreach(m mut-preshuffle-k1n1 mut-swizzle-d1d4 mut-pad-ff mut-pad-00 mut-nibble-swap
+          mut-e8m0-code0 mut-mode-round_up mut-mode-round_down mut-mode-ceil mut-mode-even
+          mut-e2m1-trunc mut-drop-kblock mut-rows-small-n mut-splitk-bf16 mut-tail-unwritten
+          mut-read-past-a)
+  expect_match(s "${s_out}" "KILLED +${m} +by st_")
+endforeach()
+# each mutant dies of the check it was built for
+expect_match(s "${s_out}" "mut-pad-ff +by st_m33_n64_k512: pad-dependent: valid outputs change with row pad 0xFF")
+expect_match(s "${s_out}" "mut-pad-00 +by st_m33_n64_k512: pad-dependent: valid outputs change with row pad 0x00")
+expect_match(s "${s_out}" "mut-tail-unwritten +by [^\n]*never written")
+expect_match(s "${s_out}" "mut-read-past-a +by [^\n]*got 0x7fc0")
+expect_match(s "${s_out}" "mut-e8m0-code0 +by st_m16_n64_k256[^\n]*E8M0 code 0 present")
+expect_match(s "${s_out}" "mut-preshuffle-k1n1 +by [^\n]*bytes differ, first in w_fp4_shuffled")
+expect_match(s "${s_out}" "mut-swizzle-d1d4 +by [^\n]*bytes differ, first in (w_scale_swizzled|a_scale_shuffled)")
+foreach(b cpu-asm cpu-fallback ref-quant ref-layout)
+  expect_match(s "${s_out}" "PASS +${b} +[1-9][0-9]* pass, 0 fail")
+endforeach()
+
+# a matrix that cannot expose most faults: survivors are reported and the exit code is 1
+file(WRITE ${WORK}/weak.csv "name,M,N,K,regime,seed,tags\nw_m4_n32_k1024,4,32,1024,normal:ceil,1,x\n")
+expect_run(w 1 ${CLI} selftest --cases ${WORK}/weak.csv)
+expect_match(w "${w_out}" "SURVIVED mut-drop-kblock")
+expect_match(w "${w_out}" "SURVIVED mut-read-past-a")
+expect_match(w "${w_out}" "KILLED +mut-mode-ceil")
+expect_match(w "${w_out}" "kill rate: [0-9]+/16 ")
+
+# --only, --list, bad usage
+expect_run(o 0 ${CLI} selftest --only mut-drop-kblock,mut-e2m1-trunc)
+expect_match(o "${o_out}" "kill rate: 2/2 \\(100%\\)")
+expect_run(l 0 ${CLI} selftest --list)
+expect_match(l "${l_out}" "mut-splitk-bf16 +2-way split-K")
+expect_run(b 2 ${CLI} selftest --only mut-nope)
+expect_match(b "${b_err}" "--only 'mut-nope' is not a mutant")
+expect_run(b2 2 ${CLI} selftest --bogus)
+
+execute_process(COMMAND ${CLI} selftest --gpu RESULT_VARIABLE g_rc OUTPUT_VARIABLE g_out
+                ERROR_VARIABLE g_err)
+if(g_rc EQUAL 3)
+  expect_match(g "${g_err}" "selftest --gpu: no GPU")
+elseif(g_rc EQUAL 0)
+  expect_match(g "${g_out}" "kill rate: ([0-9]+)/\\1 \\(100%\\)")
+else()
+  message(FATAL_ERROR "selftest --gpu: exit ${g_rc}\n${g_out}\n${g_err}")
+endif()

@@ -1,0 +1,530 @@
+/* test_mutants.c — the self-test's mutants stay real faults (harness/backend_mutants.c), the
+ * reference quantizer / layout backends stay right (harness/quantizers.c), and the
+ * fingerprint names what a quantizer does (SPEC §2).
+ *
+ * Every mutant gets a hand-picked case where it must be wrong, checked here directly against
+ * the oracles (ref/a4w4_gemm.h, a4w4_quantize, the closed-form layout maps), never through
+ * the runner whose verdicts selftest relies on; and, where its fault is conditional, a case
+ * where it must be right, so that a mutant cannot decay into plain garbage (which anything
+ * would catch) without a test failing. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_gemm.h"
+#include "a4w4_layout.h"
+#include "a4w4_quant.h"
+#include "backend.h"
+#include "gen.h"
+#include "mutants.h"
+#include "quantizers.h"
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static const a4w4_backend_type *mut(const char *name)
+{
+    const a4w4_backend_type *t = a4w4_mutant_find(name);
+    cr_assert_not_null(t, "mutant %s is not registered", name);
+    return t;
+}
+
+/* A generated case, every output (full sample). */
+typedef struct {
+    a4w4_case c;
+    a4w4_sample s;
+    a4w4_case_data d;
+} gcase;
+
+static void gen(gcase *g, size_t M, size_t N, size_t K, const char *regime, uint64_t seed)
+{
+    memset(g, 0, sizeof *g);
+    snprintf(g->c.name, sizeof g->c.name, "tm_%zu_%zu_%zu_%s", M, N, K, regime);
+    g->c.M = M;
+    g->c.N = N;
+    g->c.K = K;
+    g->c.seed = seed;
+    snprintf(g->c.regime_text, sizeof g->c.regime_text, "%s", regime);
+    cr_assert_eq(a4w4_regime_parse(regime, &g->c.regime, &g->c.mode), 0);
+    cr_assert_eq(a4w4_sample_make(M, N, K, seed, g->c.name, 1, &g->s), A4W4_OK);
+    cr_assert_eq(a4w4_case_generate(&g->c, &g->s, &g->d), A4W4_OK);
+}
+
+static void gfree(gcase *g)
+{
+    a4w4_case_data_free(&g->d);
+    a4w4_sample_free(&g->s);
+}
+
+/* Run GEMM type t on g (outputs poisoned first) into y [M, N]; returns the status. */
+static int run_gemm(const a4w4_backend_type *t, gcase *g, uint16_t *y)
+{
+    char why[256] = "";
+    for (size_t k = 0; k < g->c.M * g->c.N; k++)
+        y[k] = A4W4_POISON_BF16;
+    a4w4_run_args a = {&g->c, &g->d, &g->s, y, why, sizeof why};
+    return t->run(NULL, &a);
+}
+
+/* The ordered(S) oracle of g into y. */
+static void oracle(gcase *g, unsigned S, uint16_t *y)
+{
+    const a4w4_case_data *d = &g->d;
+    size_t nb = d->K / 32;
+    for (size_t m = 0; m < d->M; m++)
+        for (size_t n = 0; n < d->N; n++) {
+            a4w4_dot_operands op = {d->a_fp4.data + m * d->K / 2, d->a_scale.data + m * nb,
+                                    d->w_fp4.data + n * d->K / 2, d->w_scale.data + n * nb,
+                                    d->K};
+            y[m * d->N + n] = a4w4_f32_to_bf16(a4w4_dot_ordered(&op, S));
+        }
+}
+
+static int same(uint16_t a, uint16_t b)
+{
+    int an = (a & 0x7FFF) > 0x7F80, bn = (b & 0x7FFF) > 0x7F80;
+    return a == b || (an && bn && a != A4W4_POISON_BF16 && b != A4W4_POISON_BF16);
+}
+
+/* Outputs of y that differ from the oracle: total, and within rows [r0, r1). */
+static size_t diff_rows(const uint16_t *y, const uint16_t *o, size_t M, size_t N, size_t r0,
+                        size_t r1)
+{
+    size_t c = 0;
+    for (size_t m = r0; m < r1 && m < M; m++)
+        for (size_t n = 0; n < N; n++)
+            c += !same(y[m * N + n], o[m * N + n]);
+    return c;
+}
+
+/* Mutant `name` on case (M, N, K, regime, seed) vs ordered(S): differing outputs in
+ * rows [r0, r1) and in all rows. */
+static void gemm_diff(const char *name, size_t M, size_t N, size_t K, const char *regime,
+                      uint64_t seed, unsigned S, size_t r0, size_t r1, size_t *in_range,
+                      size_t *total)
+{
+    gcase g;
+    gen(&g, M, N, K, regime, seed);
+    uint16_t *y = malloc(M * N * 2), *o = malloc(M * N * 2);
+    cr_assert(y && o);
+    cr_assert_eq(run_gemm(mut(name), &g, y), A4W4_OK, "%s on %s", name, g.c.name);
+    oracle(&g, S, o);
+    *in_range = diff_rows(y, o, M, N, r0, r1);
+    *total = diff_rows(y, o, M, N, 0, M);
+    cr_assert(a4w4_case_guards_intact(&g.d, &(const char *){NULL}), "%s wrote out of bounds",
+              name);
+    free(y);
+    free(o);
+    gfree(&g);
+}
+
+/* ---- GEMM mutants -------------------------------------------------------------------------- */
+
+Test(gemm_mutants, drop_kblock_wrong_on_k_tail_right_otherwise)
+{
+    size_t a, t;
+    gemm_diff("mut-drop-kblock", 8, 48, 320, "exact", 3, 1, 0, 8, &a, &t);
+    cr_expect_gt(t, 8 * 48 / 2, "K=320: the last block must be missing nearly everywhere (%zu)", t);
+    gemm_diff("mut-drop-kblock", 8, 48, 512, "exact", 3, 1, 0, 8, &a, &t);
+    cr_expect_eq(t, 0, "K=512 (K %% 256 == 0) must be right, %zu outputs differ", t);
+}
+
+Test(gemm_mutants, rows_small_n_row0_right_rows_1_on_wrong)
+{
+    size_t row0, t;
+    gemm_diff("mut-rows-small-n", 33, 64, 512, "exact", 5, 1, 0, 1, &row0, &t);
+    cr_expect_eq(row0, 0, "row 0 must be right (%zu differ)", row0);
+    cr_expect_gt(t, 32 * 64 / 2, "rows 1..32 must be wrong (%zu of %d differ)", t, 32 * 64);
+    gemm_diff("mut-rows-small-n", 33, 256, 512, "exact", 5, 1, 0, 33, &row0, &t);
+    cr_expect_eq(t, 0, "N=256 (> 128) must be right, %zu differ", t);
+    gemm_diff("mut-rows-small-n", 65, 64, 256, "exact", 5, 1, 0, 65, &row0, &t);
+    cr_expect_eq(t, 0, "M=65 (> 64) must be right, %zu differ", t);
+}
+
+Test(gemm_mutants, splitk_bf16_differs_from_ordered2)
+{
+    size_t a, t;
+    gemm_diff("mut-splitk-bf16", 33, 64, 512, "exact", 7, 2, 0, 33, &a, &t);
+    cr_expect_gt(t, 0, "bf16 partials must differ from ordered(2) somewhere");
+    /* one split (K = 256): nothing to add in bf16 but the rounding of the only partial */
+    gemm_diff("mut-splitk-bf16", 33, 64, 256, "exact", 7, 2, 0, 33, &a, &t);
+    cr_expect_eq(t, 0, "K=256 has one split: must equal ordered(2) (%zu differ)", t);
+}
+
+Test(gemm_mutants, tail_unwritten_leaves_the_partial_tile)
+{
+    gcase g;
+    gen(&g, 33, 64, 256, "exact", 9);
+    uint16_t y[33 * 64];
+    cr_assert_eq(run_gemm(mut("mut-tail-unwritten"), &g, y), A4W4_OK);
+    size_t poison = 0;
+    for (size_t k = 0; k < 33 * 64; k++)
+        poison += y[k] == A4W4_POISON_BF16;
+    cr_expect_eq(poison, 64, "row 32 (the partial tile) must stay unwritten: %zu poisoned", poison);
+    gfree(&g);
+    size_t a, t;
+    gemm_diff("mut-tail-unwritten", 64, 64, 256, "exact", 9, 1, 0, 64, &a, &t);
+    cr_expect_eq(t, 0, "M=64 (whole tiles) must be right, %zu differ", t);
+}
+
+Test(gemm_mutants, read_past_a_nan_on_odd_m_only)
+{
+    size_t last, t;
+    gemm_diff("mut-read-past-a", 33, 64, 256, "exact", 11, 1, 32, 33, &last, &t);
+    cr_expect_eq(last, 64, "row M-1 reads row M (guard 0xFF): all of it NaN (%zu differ)", last);
+    cr_expect_eq(t, last, "only row M-1 may differ (%zu vs %zu)", t, last);
+    gemm_diff("mut-read-past-a", 32, 64, 256, "exact", 11, 1, 0, 32, &last, &t);
+    cr_expect_eq(t, 0, "even M must be right, %zu differ", t);
+}
+
+Test(gemm_mutants, e8m0_code0_wrong_only_where_code0)
+{
+    size_t a, t;
+    gemm_diff("mut-e8m0-code0", 16, 64, 256, "code0", 7014, 1, 0, 16, &a, &t);
+    cr_expect_gt(t, 0, "code0 case: reading 2^-126 must change some output");
+    gemm_diff("mut-e8m0-code0", 16, 64, 256, "wide", 7014, 1, 0, 16, &a, &t);
+    cr_expect_eq(t, 0, "wide scales (codes >= 1): must be right, %zu differ", t);
+}
+
+/* Pad mutants: right with the default pad 0x7F, wrong once the harness refills the pad rows
+ * with the value the mutant is named after, right again on whole tiles. */
+static void pad_case(const char *name, uint8_t fill, size_t M, size_t *at_default,
+                     size_t *at_fill)
+{
+    gcase g;
+    gen(&g, M, 64, 512, "exact", 13);
+    uint16_t *y = malloc(M * 64 * 2), *o = malloc(M * 64 * 2);
+    cr_assert(y && o);
+    oracle(&g, 1, o);
+    cr_assert_eq(run_gemm(mut(name), &g, y), A4W4_OK);
+    *at_default = diff_rows(y, o, M, 64, 0, M);
+    a4w4_case_refill(&g.d, fill, A4W4_ACT_SCALE_FILL_DEFAULT, A4W4_GUARD_FILL);
+    cr_assert_eq(run_gemm(mut(name), &g, y), A4W4_OK);
+    *at_fill = diff_rows(y, o, M, 64, 0, M);
+    free(y);
+    free(o);
+    gfree(&g);
+}
+
+Test(gemm_mutants, pad_ff_reads_the_row_pad)
+{
+    size_t d0, d1;
+    pad_case("mut-pad-ff", 0xFF, 33, &d0, &d1);
+    cr_expect_eq(d0, 0, "pad 0x7F: must be right (%zu differ)", d0);
+    cr_expect_eq(d1, 64, "pad 0xFF: row 32 (partial tile) must turn NaN (%zu differ)", d1);
+    pad_case("mut-pad-ff", 0x00, 33, &d0, &d1);
+    cr_expect_eq(d1, 0, "pad 0x00: must be right (%zu differ)", d1);
+    pad_case("mut-pad-ff", 0xFF, 64, &d0, &d1);
+    cr_expect_eq(d1, 0, "M=64 has no pad row in a valid tile: must be right (%zu differ)", d1);
+}
+
+Test(gemm_mutants, pad_00_reads_the_row_pad)
+{
+    size_t d0, d1;
+    pad_case("mut-pad-00", 0x00, 33, &d0, &d1);
+    cr_expect_eq(d0, 0, "pad 0x7F: must be right (%zu differ)", d0);
+    cr_expect_eq(d1, 64, "pad 0x00: row 32 must lose its blocks (%zu differ)", d1);
+    pad_case("mut-pad-00", 0xFF, 33, &d0, &d1);
+    cr_expect_eq(d1, 0, "pad 0xFF: must be right (%zu differ)", d1);
+}
+
+Test(gemm_mutants, asm_based_mutants_are_na_without_layouts)
+{
+    const char *asm_based[] = {"mut-pad-ff", "mut-pad-00", "mut-rows-small-n", "mut-tail-unwritten"};
+    gcase g;
+    gen(&g, 8, 48, 320, "exact", 1);
+    uint16_t y[8 * 48];
+    for (size_t i = 0; i < 4; i++) {
+        const a4w4_backend_type *t = mut(asm_based[i]);
+        cr_expect(t->asm_layout, "%s reads the ASM layouts: the runner must run its pad variants",
+                  asm_based[i]);
+        cr_expect_eq(run_gemm(t, &g, y), A4W4_EUNSUPPORTED, "%s on N=48 K=320", asm_based[i]);
+    }
+    gfree(&g);
+}
+
+/* ---- quantizer mutants --------------------------------------------------------------------- */
+
+/* bf16 activations: N(0, 1)-like values from a fixed LCG, plus one block of E2M1 ties. */
+static void activations(uint16_t *x, size_t n)
+{
+    uint64_t s = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(s >> 11) * 0x1p-53;
+        x[i] = a4w4_f32_to_bf16((float)((u - 0.5) * 7.0 * (1 + (i / 32) % 5)));
+    }
+    static const float ties[8] = {4.0f, 0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, -2.5f};
+    for (size_t k = 0; k < 32; k++)
+        x[k] = a4w4_f32_to_bf16(ties[k % 8]);
+}
+
+#define QR 4
+#define QK 512
+
+/* Quantizer type t in mode vs a4w4_quantize: differing fp4 bytes and scale bytes. */
+static void quant_diff(const a4w4_backend_type *t, int mode, size_t *dfp4, size_t *dsc)
+{
+    static uint16_t x[QR * QK];
+    static uint8_t q[QR * QK / 2], s[QR * QK / 32], rq[QR * QK / 2], rs[QR * QK / 32];
+    activations(x, QR * QK);
+    char why[256] = "";
+    cr_assert_eq(t->quantize(NULL, x, QR, QK, mode, q, s, why, sizeof why), A4W4_OK, "%s: %s",
+                 t->name, why);
+    cr_assert_eq(a4w4_quantize(x, A4W4_IN_BF16, QR, QK, (a4w4_scale_mode)mode, 0, rq, rs),
+                 A4W4_OK);
+    *dfp4 = *dsc = 0;
+    for (size_t i = 0; i < sizeof q; i++)
+        *dfp4 += q[i] != rq[i];
+    for (size_t i = 0; i < sizeof s; i++)
+        *dsc += s[i] != rs[i];
+}
+
+Test(quant_mutants, wrong_mode_only_in_its_mode)
+{
+    const char *names[4] = {"mut-mode-round_up", "mut-mode-round_down", "mut-mode-ceil",
+                            "mut-mode-even"};
+    for (int m = 0; m < 4; m++)
+        for (int asked = 0; asked < 4; asked++) {
+            size_t df, ds;
+            quant_diff(mut(names[m]), asked, &df, &ds);
+            if (asked == m)
+                cr_expect_gt(ds, 0, "%s asked %s: scales must differ", names[m],
+                             a4w4_scale_mode_name((a4w4_scale_mode)asked));
+            else
+                cr_expect(df == 0 && ds == 0, "%s asked %s: must be right (%zu fp4, %zu scales)",
+                          names[m], a4w4_scale_mode_name((a4w4_scale_mode)asked), df, ds);
+        }
+}
+
+Test(quant_mutants, trunc_and_nibble_swap_wrong_codes_right_scales)
+{
+    const char *names[2] = {"mut-e2m1-trunc", "mut-nibble-swap"};
+    for (int i = 0; i < 2; i++)
+        for (int mode = 0; mode < 4; mode++) {
+            size_t df, ds;
+            quant_diff(mut(names[i]), mode, &df, &ds);
+            cr_expect_gt(df, 0, "%s mode %d: codes must differ", names[i], mode);
+            cr_expect_eq(ds, 0, "%s mode %d: scales must be right (%zu differ)", names[i], mode,
+                         ds);
+        }
+}
+
+Test(quant_mutants, ref_quant_equals_a4w4_quantize)
+{
+    for (int mode = 0; mode < 4; mode++) {
+        size_t df, ds;
+        quant_diff(&a4w4_quantizer_ref, mode, &df, &ds);
+        cr_expect(df == 0 && ds == 0, "ref-quant mode %d: %zu fp4, %zu scale bytes differ", mode,
+                  df, ds);
+    }
+}
+
+/* ---- layout mutants ------------------------------------------------------------------------- */
+
+static void layout_diff(const a4w4_backend_type *t, size_t M, size_t N, size_t K, size_t diff[3])
+{
+    gcase g;
+    gen(&g, M, N, K, "wide", 21);
+    const a4w4_guarded *ref[3] = {&g.d.w_fp4_shuffled, &g.d.w_scale_swizzled,
+                                  &g.d.a_scale_shuffled};
+    uint8_t *got[3];
+    for (int i = 0; i < 3; i++) {
+        cr_assert_not_null(ref[i]->data);
+        got[i] = malloc(ref[i]->len);
+        cr_assert_not_null(got[i]);
+    }
+    char why[256] = "";
+    cr_assert_eq(t->layouts(NULL, &g.d, got[0], got[1], got[2], why, sizeof why), A4W4_OK,
+                 "%s: %s", t->name, why);
+    for (int i = 0; i < 3; i++) {
+        diff[i] = 0;
+        for (size_t k = 0; k < ref[i]->len; k++)
+            diff[i] += got[i][k] != ref[i]->data[k];
+        free(got[i]);
+    }
+    gfree(&g);
+}
+
+Test(layout_mutants, preshuffle_k1n1_only_the_weight)
+{
+    size_t d[3];
+    layout_diff(mut("mut-preshuffle-k1n1"), 33, 64, 512, d);
+    cr_expect_gt(d[0], 64 * 256 / 2, "w_fp4_shuffled must be mostly wrong (%zu)", d[0]);
+    cr_expect(d[1] == 0 && d[2] == 0, "scales must be right (%zu, %zu)", d[1], d[2]);
+}
+
+Test(layout_mutants, swizzle_d1d4_both_scale_layouts)
+{
+    size_t d[3];
+    layout_diff(mut("mut-swizzle-d1d4"), 33, 64, 512, d);
+    cr_expect_eq(d[0], 0, "the weight preshuffle must be right (%zu)", d[0]);
+    cr_expect_gt(d[1], 0, "w_scale_swizzled must differ");
+    cr_expect_gt(d[2], 0, "a_scale_shuffled must differ");
+}
+
+Test(layout_mutants, ref_layout_equals_closed_forms)
+{
+    size_t d[3];
+    layout_diff(&a4w4_layout_ref, 33, 64, 512, d);
+    cr_expect(d[0] == 0 && d[1] == 0 && d[2] == 0, "ref-layout: %zu, %zu, %zu bytes differ", d[0],
+              d[1], d[2]);
+    layout_diff(&a4w4_layout_ref, 300, 96, 768, d);
+    cr_expect(d[0] == 0 && d[1] == 0 && d[2] == 0, "ref-layout M=300: %zu, %zu, %zu", d[0], d[1],
+              d[2]);
+}
+
+/* ---- the table -------------------------------------------------------------------------------- */
+
+Test(table, every_mutant_is_tested_here_and_none_is_a_default_backend)
+{
+    static const char *const tested[] = {
+        "mut-preshuffle-k1n1", "mut-swizzle-d1d4", "mut-pad-ff", "mut-pad-00",
+        "mut-nibble-swap", "mut-e8m0-code0", "mut-mode-round_up", "mut-mode-round_down",
+        "mut-mode-ceil", "mut-mode-even", "mut-e2m1-trunc", "mut-drop-kblock",
+        "mut-rows-small-n", "mut-splitk-bf16", "mut-tail-unwritten", "mut-read-past-a"};
+    size_t n, nb;
+    const a4w4_backend_type *const *t = a4w4_mutant_types(&n);
+    const a4w4_backend_type *const *b = a4w4_backend_types(&nb);
+    cr_expect_eq(n, sizeof tested / sizeof tested[0], "a mutant without a unit test here?");
+    for (size_t i = 0; i < n; i++) {
+        int found = 0;
+        for (size_t j = 0; j < sizeof tested / sizeof tested[0]; j++)
+            found |= !strcmp(t[i]->name, tested[j]);
+        cr_expect(found, "mutant %s has no unit test in test_mutants.c", t[i]->name);
+        cr_expect(!!t[i]->run + !!t[i]->quantize + !!t[i]->layouts == 1,
+                  "%s must be exactly one kind (run, quantize or layouts)", t[i]->name);
+        for (size_t j = 0; j < nb; j++)
+            cr_expect(strcmp(b[j]->name, t[i]->name) && b[j] != t[i],
+                      "mutant %s is in the default backend table", t[i]->name);
+    }
+    a4w4_backend bk;
+    char err[256];
+    cr_expect_neq(a4w4_backend_open("mut-pad-ff", &bk, err, sizeof err), 0,
+                  "run --backend must not find mutants");
+    cr_assert_eq(a4w4_backend_open_type(mut("mut-splitk-bf16"), NULL, &bk, err, sizeof err), 0, "%s",
+                 err);
+    cr_expect_str_eq(bk.contract, "ordered(2)");
+    cr_expect_eq(bk.split, 2);
+    a4w4_backend_close(&bk);
+}
+
+/* ---- fingerprint ---------------------------------------------------------------------------- */
+
+static a4w4_fingerprint fingerprint(const a4w4_backend_type *t, int mode)
+{
+    a4w4_backend b;
+    char err[256];
+    cr_assert_eq(a4w4_backend_open_type(t, NULL, &b, err, sizeof err), 0, "%s", err);
+    a4w4_fingerprint fp;
+    cr_assert_eq(a4w4_fingerprint_quantizer(&b, mode, &fp, err, sizeof err), A4W4_OK, "%s", err);
+    a4w4_backend_close(&b);
+    return fp;
+}
+
+Test(fingerprint, ref_in_each_mode_names_that_mode)
+{
+    for (int m = 0; m < 4; m++) {
+        a4w4_fingerprint fp = fingerprint(&a4w4_quantizer_ref, m);
+        cr_expect_eq(fp.mode, m, "asked %s: %s", a4w4_scale_mode_name((a4w4_scale_mode)m),
+                     fp.summary);
+        cr_expect_eq(fp.rounding, A4W4_E2M1_RNE, "%s", fp.summary);
+        cr_expect(a4w4_fingerprint_conforms(&fp), "%s", fp.summary);
+        char want[64];
+        snprintf(want, sizeof want, "%s + RNE", a4w4_scale_mode_name((a4w4_scale_mode)m));
+        cr_expect_str_eq(fp.summary, want);
+        /* every other mode disagrees on at least one probe: the probes separate them */
+        for (int o = 0; o < 4; o++)
+            if (o != m)
+                cr_expect_lt(fp.scale_match[o], fp.nscale, "probes do not separate %s from %s",
+                             a4w4_scale_mode_name((a4w4_scale_mode)m),
+                             a4w4_scale_mode_name((a4w4_scale_mode)o));
+    }
+}
+
+Test(fingerprint, mutants_are_named_for_what_they_do)
+{
+    static const struct {
+        const char *name;
+        int asked, mode, rounding, swapped;
+    } want[] = {
+        {"mut-mode-round_up", A4W4_ROUND_UP, A4W4_CEIL, A4W4_E2M1_RNE, 0},
+        {"mut-mode-round_down", A4W4_ROUND_DOWN, A4W4_ROUND_UP, A4W4_E2M1_RNE, 0},
+        {"mut-mode-ceil", A4W4_CEIL, A4W4_ROUND_DOWN, A4W4_E2M1_RNE, 0},
+        {"mut-mode-even", A4W4_EVEN, A4W4_ROUND_DOWN, A4W4_E2M1_RNE, 0},
+        {"mut-e2m1-trunc", A4W4_EVEN, A4W4_EVEN, A4W4_E2M1_TRUNC, 0},
+        {"mut-nibble-swap", A4W4_CEIL, A4W4_CEIL, A4W4_E2M1_RNE, 1},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        a4w4_fingerprint fp = fingerprint(mut(want[i].name), want[i].asked);
+        cr_expect_eq(fp.mode, want[i].mode, "%s: %s", want[i].name, fp.summary);
+        cr_expect_eq(fp.rounding, want[i].rounding, "%s: %s", want[i].name, fp.summary);
+        cr_expect_eq(fp.nibbles_swapped, want[i].swapped, "%s: %s", want[i].name, fp.summary);
+        cr_expect(!a4w4_fingerprint_conforms(&fp), "%s must not conform", want[i].name);
+    }
+    a4w4_fingerprint fp = fingerprint(mut("mut-e2m1-trunc"), A4W4_ROUND_UP);
+    cr_expect_str_eq(fp.summary, "round_up + truncation");
+}
+
+/* Test-local quantizers: round-half-away elements; a constant scale (no mode at all). */
+static int q_half_away(void *ctx, const uint16_t *x, size_t rows, size_t K, int mode,
+                       uint8_t *fp4, uint8_t *scale, char *why, size_t whylen)
+{
+    (void)ctx;
+    (void)why;
+    (void)whylen;
+    static const float grid[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+    for (size_t r = 0; r < rows; r++)
+        for (size_t b = 0; b < K / 32; b++) {
+            float amax = 0;
+            for (size_t k = 0; k < 32; k++)
+                amax = fmaxf(amax, fabsf(a4w4_bf16_to_f32(x[r * K + b * 32 + k])));
+            uint8_t s = a4w4_scale_code(amax, (a4w4_scale_mode)mode);
+            scale[r * (K / 32) + b] = s;
+            for (size_t k = 0; k < 32; k++) {
+                float q = a4w4_bf16_to_f32(x[r * K + b * 32 + k]) / a4w4_e8m0_to_f32(s);
+                uint8_t c = 0;
+                for (uint8_t i = 1; i < 8; i++)
+                    if (fabsf(q) >= (grid[i - 1] + grid[i]) / 2)
+                        c = i;
+                a4w4_fp4_set(fp4 + r * (K / 2) + b * 16, k, (uint8_t)(c | (signbit(q) ? 8 : 0)));
+            }
+        }
+    return A4W4_OK;
+}
+
+static int q_const_scale(void *ctx, const uint16_t *x, size_t rows, size_t K, int mode,
+                         uint8_t *fp4, uint8_t *scale, char *why, size_t whylen)
+{
+    int rc = a4w4_quantizer_ref.quantize(ctx, x, rows, K, mode, fp4, scale, why, whylen);
+    for (size_t i = 0; i < rows * K / 32; i++)
+        scale[i] = 127;
+    return rc;
+}
+
+Test(fingerprint, half_away_and_no_mode_are_named)
+{
+    const a4w4_backend_type ha = {.name = "t-half-away", .contract = "bytes",
+                                  .quantize = q_half_away};
+    const a4w4_backend_type cs = {.name = "t-const", .contract = "bytes",
+                                  .quantize = q_const_scale};
+    a4w4_fingerprint fp = fingerprint(&ha, A4W4_ROUND_DOWN);
+    cr_expect_str_eq(fp.summary, "round_down + round-half-away");
+    fp = fingerprint(&cs, A4W4_ROUND_UP);
+    cr_expect_eq(fp.mode, -1, "%s", fp.summary);
+    cr_expect(!strncmp(fp.summary, "no single mode matches: ", 24), "%s", fp.summary);
+}
+
+Test(fingerprint, quantizer_lookup)
+{
+    char names[512];
+    cr_expect_eq(a4w4_quantizer_find("ref", names, sizeof names), &a4w4_quantizer_ref);
+    cr_expect_eq(a4w4_quantizer_find("ref-quant", names, sizeof names), &a4w4_quantizer_ref);
+    cr_expect_eq(a4w4_quantizer_find("mut-e2m1-trunc", names, sizeof names),
+                 mut("mut-e2m1-trunc"));
+    cr_expect_null(a4w4_quantizer_find("cpu-asm", names, sizeof names));
+    cr_expect_null(a4w4_quantizer_find("mut-pad-ff", names, sizeof names));
+    cr_expect(strstr(names, "mut-mode-even") != NULL, "names: %s", names);
+}
