@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: set up, then build and run the whole CTest suite three ways —
 #   build/       optimized (the CLI other tools call stays at build/a4w4check),
-#   build-cov/   with gcov instrumentation, then gcovr line coverage of ref/ and harness/,
+#   build-cov/   with gcov instrumentation, then gcovr line coverage of ref/, harness/, reports/,
 #   build-asan/  with -fsanitize=address,undefined;
 # then compile the GPU code for both platforms (no GPU needed) and run its CPU-side tests:
 #   build-gpu-nvidia/  nvcc (CUDA 13), sm_90, through gpu/a4w4_hip_port.h,
@@ -25,7 +25,8 @@ find build-cov -name '*.gcda' -delete
 cmake --build build-cov -j"$jobs"
 ctest --test-dir build-cov --output-on-failure -j"$jobs"
 step "line coverage (gcovr)"
-gcovr -r . --object-directory build-cov --filter 'ref/' --filter 'harness/' --print-summary \
+gcovr -r . --object-directory build-cov --filter 'ref/' --filter 'harness/' --filter 'reports/' \
+  --print-summary \
   | tail -n 40
 
 step "sanitizer build + tests (build-asan/)"

@@ -163,6 +163,72 @@ int a4w4_gpu_gemm_rowmajor_dev(const uint8_t *a_fp4, const uint8_t *a_scale,
                                const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
                                size_t K, uint16_t *y, void *stream);
 
+/* ---- fault injection (TEST ONLY: `a4w4check selftest --gpu`, issue 7) --------------------
+ * Deliberately wrong behaviour inside the device code, so the harness can prove it catches
+ * each known class of fault on the GPU itself. A process-wide setting, 0 (NONE) by default:
+ * every launcher reads it when it enqueues work and passes it to its kernel as a plain
+ * argument (the GEMM picks a kernel instantiation with the fault code compiled out when it is
+ * 0, so the fault-free path is unchanged in results and speed). Work already enqueued keeps
+ * the fault it was launched with. Not synchronised with concurrent launches from other
+ * threads: set it, launch, reset it to NONE, on one thread. Never set it in production.
+ * Each fault is silent outside the shapes / data named, as the real bug would be:
+ *   PRESHUFFLE_K1N1   preshuffle kernel (§3.1): view permuted (0,2,1,3,4), k1 and n1 swapped
+ *   SWIZZLE_D1D4      scale swizzle and activation-scale shuffle kernels (§3.2, §3.3): axes
+ *                     d1 and d4 swapped, view permuted (0,3,5,2,1,4)
+ *   NIBBLE_SWAP       quantizer: element 2i packed in the HIGH nibble
+ *   MODE_ROUND_UP ... MODE_EVEN   quantizer: asked for that scale mode, computes the scale
+ *                     code in the next one (round_up->round_down->ceil->even->round_up)
+ *   E2M1_TRUNC        quantizer: E2M1 by truncation toward zero instead of RNE
+ *   E8M0_CODE0        GEMM: a scale byte 0 (either side) decoded as 2^-126, not 2^-127
+ *   DROP_KBLOCK       GEMM: the last 32-block of a partial (K % 256 != 0) 256-chunk dropped
+ *                     (a tail-loop bound off by one); silent when K % 256 == 0
+ *   DROP_KCHUNK       GEMM: the last 256-chunk of each split's K range dropped when the range
+ *                     holds more than one chunk (main-loop bound off by one)
+ *   ROWS_SMALL_N      GEMM: when N <= 128 and 2 <= M <= 64 every row reads activation row 0
+ *                     (codes and scales): right in row 0, wrong in rows 1..M-1
+ *   SPLITK_BF16       split reduce of the ordered split-K: partials rounded to bf16 and
+ *                     added in bf16 (split order) instead of fp32 + one rounding
+ *   TAIL_UNWRITTEN    GEMM launch: floor(M / tile_m) row tiles, the last partial tile is
+ *                     never written (no launch at all when M < tile_m)
+ *   READ_PAST_A       GEMM: 2-row micro-tiles; an output row takes the NaN flag of its pair
+ *                     row 2i^1, whose scales are loaded unclamped, so for odd M row M-1
+ *                     reads the scales of row M, ONE ROW PAST a_scale (row-major a_scale:
+ *                     outside the buffer; a caller that wants to see it puts a guard of 0xFF
+ *                     after the buffer, then row M-1 turns NaN; a shuffled a_scale has
+ *                     pad rows there)
+ *   PAD_FF            GEMM (shuffled a_scale): NaN test over the scales of the whole 32-row
+ *                     group, pad rows included: a 0xFF row pad NaNs the partial tile
+ *   PAD_00            GEMM (shuffled a_scale): a K block is skipped for a 32-row group when
+ *                     the group's MINIMUM scale is 0 (meant: maximum): a 0x00 row pad drops
+ *                     every block of the partial tile */
+typedef enum {
+    A4W4_GPU_FAULT_NONE = 0,
+    A4W4_GPU_FAULT_PRESHUFFLE_K1N1 = 1,
+    A4W4_GPU_FAULT_SWIZZLE_D1D4 = 2,
+    A4W4_GPU_FAULT_NIBBLE_SWAP = 3,
+    A4W4_GPU_FAULT_MODE_ROUND_UP = 4,   /* + mode: 4 round_up, 5 round_down, 6 ceil, 7 even */
+    A4W4_GPU_FAULT_MODE_ROUND_DOWN = 5,
+    A4W4_GPU_FAULT_MODE_CEIL = 6,
+    A4W4_GPU_FAULT_MODE_EVEN = 7,
+    A4W4_GPU_FAULT_E2M1_TRUNC = 8,
+    A4W4_GPU_FAULT_E8M0_CODE0 = 9,
+    A4W4_GPU_FAULT_DROP_KBLOCK = 10,
+    A4W4_GPU_FAULT_DROP_KCHUNK = 11,
+    A4W4_GPU_FAULT_ROWS_SMALL_N = 12,
+    A4W4_GPU_FAULT_SPLITK_BF16 = 13,
+    A4W4_GPU_FAULT_TAIL_UNWRITTEN = 14,
+    A4W4_GPU_FAULT_READ_PAST_A = 15,
+    A4W4_GPU_FAULT_PAD_FF = 16,
+    A4W4_GPU_FAULT_PAD_00 = 17,
+    A4W4_GPU_FAULT_COUNT = 18
+} a4w4_gpu_fault;
+
+/* Set the process-wide fault (a4w4_gpu_fault); A4W4_GPU_EARG outside [0, COUNT), the setting
+ * unchanged. Needs no device. */
+int a4w4_gpu_set_fault(int fault);
+/* The fault in force (0 when none). */
+int a4w4_gpu_get_fault(void);
+
 /* ---- device memory and timing hooks (for tests and `bench`) ----------------------------- */
 int a4w4_gpu_malloc(void **ptr, size_t bytes);          /* *ptr = NULL on failure */
 int a4w4_gpu_free(void *ptr);                            /* NULL is fine */

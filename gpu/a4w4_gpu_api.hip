@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
+
 #include "a4w4_gpu.h"
 #include "a4w4_gpu_internal.h"
 #include "a4w4_gpu_table.h"
@@ -38,6 +40,21 @@ static int map_err(hipError_t e, const char *what, int dflt)
 }
 
 extern "C" const char *a4w4_gpu_last_error(void) { return g_last_error; }
+
+/* ---- fault injection (test only; a4w4_gpu.h) ------------------------------------------- */
+static std::atomic<int> g_fault{A4W4_GPU_FAULT_NONE};
+
+int a4w4g_fault(void) { return g_fault.load(std::memory_order_relaxed); }
+
+extern "C" int a4w4_gpu_set_fault(int fault)
+{
+    if (fault < A4W4_GPU_FAULT_NONE || fault >= A4W4_GPU_FAULT_COUNT)
+        return A4W4_GPU_EARG;
+    g_fault.store(fault, std::memory_order_relaxed);
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_get_fault(void) { return a4w4g_fault(); }
 
 extern "C" const char *a4w4_gpu_platform(void) { return A4W4_PLATFORM_NAME; }
 

@@ -147,9 +147,25 @@ A4W4D unsigned a4w4d_scale_code(unsigned amax_bits, int mode)
     }
 }
 
+/* Test-only fault (a4w4_gpu_set_fault, E2M1_TRUNC): fp32 -> E2M1 by truncation toward zero
+ * (the largest grid magnitude <= |q|, saturating at 6), sign kept as the RNE form keeps it. */
+A4W4D unsigned a4w4d_f32_to_e2m1_trunc(float q)
+{
+    unsigned b = a4w4d_u(q);
+    unsigned sign = (b >> 28) & 8u;
+    float a = a4w4d_f(b & 0x7FFFFFFFu);
+    unsigned c = a >= 6.0f ? 7u : a >= 4.0f ? 6u : a >= 3.0f ? 5u : a >= 2.0f ? 4u
+               : a >= 1.5f ? 3u : a >= 1.0f ? 2u : a >= 0.5f ? 1u : 0u;
+    if (a != a)
+        c = 7u; /* NaN: as a4w4d_f32_to_e2m1 */
+    return sign | c;
+}
+
 /* ---- one 32-element block (SPEC §2): scale code and 16 fp4x2 bytes -------------------- */
-/* bits: the block's fp32 bit patterns (inputs already widened exactly). Returns the scale. */
-A4W4D unsigned a4w4d_quant_block(const unsigned *bits, int mode, unsigned char *out)
+/* bits: the block's fp32 bit patterns (inputs already widened exactly). Returns the scale.
+ * nibble_swap / trunc: the test-only faults NIBBLE_SWAP / E2M1_TRUNC (0 in real use). */
+A4W4D unsigned a4w4d_quant_block_x(const unsigned *bits, int mode, unsigned char *out,
+                                   int nibble_swap, int trunc)
 {
     unsigned amax_bits = 0;
     for (int i = 0; i < 32; i++) {
@@ -160,11 +176,18 @@ A4W4D unsigned a4w4d_quant_block(const unsigned *bits, int mode, unsigned char *
     const unsigned s = amax_bits >= 0x7F800000u ? 0xFFu : a4w4d_scale_code(amax_bits, mode);
     const float scale = a4w4d_e8m0_to_f32(s); /* code 0 divides by 2^-127 */
     for (int i = 0; i < 32; i += 2) {
-        unsigned lo = a4w4d_f32_to_e2m1(A4W4_FDIV(a4w4d_f(bits[i]), scale));
-        unsigned hi = a4w4d_f32_to_e2m1(A4W4_FDIV(a4w4d_f(bits[i + 1]), scale));
-        out[i / 2] = (unsigned char)(lo | (hi << 4));
+        const float q0 = A4W4_FDIV(a4w4d_f(bits[i]), scale);
+        const float q1 = A4W4_FDIV(a4w4d_f(bits[i + 1]), scale);
+        unsigned lo = trunc ? a4w4d_f32_to_e2m1_trunc(q0) : a4w4d_f32_to_e2m1(q0);
+        unsigned hi = trunc ? a4w4d_f32_to_e2m1_trunc(q1) : a4w4d_f32_to_e2m1(q1);
+        out[i / 2] = (unsigned char)(nibble_swap ? hi | (lo << 4) : lo | (hi << 4));
     }
     return s;
+}
+
+A4W4D unsigned a4w4d_quant_block(const unsigned *bits, int mode, unsigned char *out)
+{
+    return a4w4d_quant_block_x(bits, mode, out, 0, 0);
 }
 
 /* ---- swizzle index (SPEC §3.2) of element (r, c) of a [rows, cols] tensor ---------------- */
@@ -173,6 +196,15 @@ A4W4D long long a4w4d_swizzle_index(long long cols, long long r, long long c)
     long long d0 = r >> 5, d1 = (r >> 4) & 1, d2 = r & 15;
     long long d3 = c >> 3, d4 = (c >> 2) & 1, d5 = c & 3;
     return ((((d0 * (cols >> 3) + d3) * 4 + d5) * 16 + d2) * 2 + d4) * 2 + d1;
+}
+
+/* Test-only fault (SWIZZLE_D1D4): the same map with axes d1 and d4 swapped, view permuted
+ * (0, 3, 5, 2, 1, 4) instead of (0, 3, 5, 2, 4, 1). */
+A4W4D long long a4w4d_swizzle_index_d1d4(long long cols, long long r, long long c)
+{
+    long long d0 = r >> 5, d1 = (r >> 4) & 1, d2 = r & 15;
+    long long d3 = c >> 3, d4 = (c >> 2) & 1, d5 = c & 3;
+    return ((((d0 * (cols >> 3) + d3) * 4 + d5) * 16 + d2) * 2 + d1) * 2 + d4;
 }
 
 /* ---- block value (SPEC §4.1 ordered): RNE_fp32(d * 2^(sa+sb-256)), rounded once -------- */

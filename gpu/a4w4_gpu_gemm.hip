@@ -19,7 +19,14 @@
  * A 16-byte granule = 32 elements = one scale block. Addresses of granule gb of row r:
  *   row-major:      base + r*(K/2) + gb*16
  *   preshuffled:    ((r/16)*(K/32) + gb)*16 + r%16, in granules (SPEC §3.1)
- * Rows >= M of A and rows >= N of W are never read; fp4 pointers are 16-byte aligned. */
+ * Rows >= M of A and rows >= N of W are never read; fp4 pointers are 16-byte aligned.
+ *
+ * Test-only faults (a4w4_gpu_set_fault, a4w4_gpu.h): the launcher passes the fault in force in
+ * the kernel arguments and launches a4w4g_gemm_kernel<true> only when it is not NONE; the
+ * fault-free instantiation <false> compiles every fault branch away. GEMM faults: E8M0_CODE0,
+ * DROP_KBLOCK, DROP_KCHUNK, ROWS_SMALL_N, READ_PAST_A, PAD_FF, PAD_00 (kernel);
+ * TAIL_UNWRITTEN (launch grid); SPLITK_BF16 (split reduce). */
+#include "a4w4_gpu.h"
 #include "a4w4_gpu_device.h"
 #include "a4w4_gpu_internal.h"
 
@@ -46,8 +53,18 @@ static __device__ void a4w4d_atomic_add_bf16(unsigned short *addr, float v)
     } while (old != assumed);
 }
 
+template <bool FAULTS>
 __global__ void __launch_bounds__(A4W4G_THREADS) a4w4g_gemm_kernel(a4w4g_gemm_args p)
 {
+    const int fault = FAULTS ? p.fault : A4W4_GPU_FAULT_NONE;
+    /* ROWS_SMALL_N: the small-N configuration takes the activation row stride from a field
+     * only the large-N path sets: every row reads activation row 0 */
+    const bool rows0 = FAULTS && fault == A4W4_GPU_FAULT_ROWS_SMALL_N && p.N <= 128 &&
+                       p.M >= 2 && p.M <= 64;
+    /* PAD_FF / PAD_00: 32-row group tests over the shuffled scale, pad rows included */
+    const bool group_test = FAULTS && p.a_scale_shuffled &&
+                            (fault == A4W4_GPU_FAULT_PAD_FF || fault == A4W4_GPU_FAULT_PAD_00);
+    const long long prow = (p.M + 255) / 256 * 256; /* rows of the shuffled activation scale */
     __shared__ uint4 sA4[SUB * ROWW / 4]; /* uint4: 16-byte aligned rows for vector reads */
     __shared__ uint4 sB4[SUB * ROWW / 4];
     unsigned *sA = (unsigned *)sA4;
@@ -64,6 +81,11 @@ __global__ void __launch_bounds__(A4W4G_THREADS) a4w4g_gemm_kernel(a4w4g_gemm_ar
     const long long n_end = tn0 + p.tile_n < p.N ? tn0 + p.tile_n : p.N;
     const long long k_begin = (long long)blockIdx.z * p.k_per_split;
     const long long k_end = k_begin + p.k_per_split < p.K ? k_begin + p.k_per_split : p.K;
+    long long k_stop = k_end;
+    if (FAULTS && fault == A4W4_GPU_FAULT_DROP_KCHUNK && k_end - k_begin > KC)
+        k_stop = k_begin + (k_end - k_begin - 1) / KC * KC; /* the last chunk never runs */
+    /* READ_PAST_A: scales loaded for the whole 2-row micro-tile, unclamped (row M when M is
+     * odd); without the fault only rows < m_end */
     const long long Ks = p.K / 32;
     const uint4 *a4 = (const uint4 *)p.a_fp4;
     const uint4 *w4 = (const uint4 *)p.w_fp4;
@@ -77,9 +99,11 @@ __global__ void __launch_bounds__(A4W4G_THREADS) a4w4g_gemm_kernel(a4w4g_gemm_ar
                 for (int j = 0; j < 4; j++)
                     acc[i][j] = 0.0f; /* +0.0 */
 
-            for (long long kc = k_begin; kc < k_end; kc += KC) {
+            for (long long kc = k_begin; kc < k_stop; kc += KC) {
                 const long long left = (k_end - kc) / 32;
-                const int nblk = left < KG ? (int)left : KG;
+                int nblk = left < KG ? (int)left : KG;
+                if (FAULTS && fault == A4W4_GPU_FAULT_DROP_KBLOCK && nblk < KG)
+                    nblk--; /* the tail loop's bound off by one: K % 256 != 0 only */
                 const long long gb0 = kc / 32;
                 __syncthreads(); /* previous chunk's readers are done */
 
@@ -89,7 +113,8 @@ __global__ void __launch_bounds__(A4W4G_THREADS) a4w4g_gemm_kernel(a4w4g_gemm_ar
                     const long long m = sm0 + row;
                     unsigned *dst = &sA[row * ROWW + g * 8];
                     if (g < nblk && m < m_end) {
-                        a4w4d_decode_granule(a4[a4w4d_granule_index(m, gb0 + g, p.K, 0)], dst);
+                        a4w4d_decode_granule(
+                            a4[a4w4d_granule_index(rows0 ? 0 : m, gb0 + g, p.K, 0)], dst);
                     } else {
 #pragma unroll
                         for (int i = 0; i < 8; i++)
@@ -116,13 +141,24 @@ __global__ void __launch_bounds__(A4W4G_THREADS) a4w4g_gemm_kernel(a4w4g_gemm_ar
                     const int row = item / KG, b = item % KG;
                     const long long m = sm0 + row, n = sn0 + row, blk = gb0 + b;
                     unsigned char sa = 0, sb = 0;
-                    if (b < nblk && m < m_end)
+                    bool load_a = m < m_end;
+                    if (FAULTS && fault == A4W4_GPU_FAULT_READ_PAST_A)
+                        load_a = m < ((m_end + 1) & ~1LL); /* the fault: row M when M is odd */
+                    if (group_test)
+                        load_a = load_a || (m >= p.M && m < prow); /* the pad rows too */
+                    const long long am = rows0 ? 0 : m;
+                    if (b < nblk && load_a)
                         sa = p.a_scale[p.a_scale_shuffled
-                                           ? a4w4d_swizzle_index(p.a_scale_cols, m, blk)
-                                           : m * Ks + blk];
+                                           ? a4w4d_swizzle_index(p.a_scale_cols, am, blk)
+                                           : am * Ks + blk];
                     if (b < nblk && n < n_end)
                         sb = p.w_scale[p.w_scale_swizzled ? a4w4d_swizzle_index(Ks, n, blk)
                                                           : n * Ks + blk];
+                    if (FAULTS && fault == A4W4_GPU_FAULT_E8M0_CODE0) {
+                        /* the decode never makes a subnormal: code 0 read as code 1 */
+                        sa = sa ? sa : (unsigned char)1;
+                        sb = sb ? sb : (unsigned char)1;
+                    }
                     sSA[item] = sa;
                     sSB[item] = sb;
                 }
@@ -142,7 +178,26 @@ __global__ void __launch_bounds__(A4W4G_THREADS) a4w4g_gemm_kernel(a4w4g_gemm_ar
                     }
 #pragma unroll
                     for (int i = 0; i < 4; i++) {
-                        const unsigned sa = sSA[(ty + 16 * i) * KG + b];
+                        const int r = ty + 16 * i;
+                        unsigned sa = sSA[r * KG + b];
+                        bool skip = false;
+                        if (FAULTS && fault == A4W4_GPU_FAULT_READ_PAST_A &&
+                            sSA[(r ^ 1) * KG + b] == 0xFFu)
+                            sa = 0xFFu; /* the micro-tile's NaN flag */
+                        if (group_test) {
+                            unsigned mx = 0, mn = 0xFFu;
+                            for (int q = r & ~31; q < (r & ~31) + 32; q++) {
+                                const unsigned v = sSA[q * KG + b];
+                                mx = v > mx ? v : mx;
+                                mn = v < mn ? v : mn;
+                            }
+                            if (fault == A4W4_GPU_FAULT_PAD_FF && mx == 0xFFu)
+                                sa = 0xFFu; /* one vector compare for the whole group */
+                            if (fault == A4W4_GPU_FAULT_PAD_00 && mn == 0)
+                                skip = true; /* "empty block" tested on the minimum */
+                        }
+                        if (skip)
+                            continue;
 #pragma unroll
                         for (int j = 0; j < 4; j++) {
                             int d = 0;
@@ -183,11 +238,22 @@ __global__ void __launch_bounds__(A4W4G_THREADS) a4w4g_gemm_kernel(a4w4g_gemm_ar
 }
 
 __global__ void a4w4g_split_reduce_kernel(const float *partial, int splits, long long M,
-                                          long long N, unsigned short *y)
+                                          long long N, unsigned short *y, int fault)
 {
     const long long total = M * N;
+    const bool bf16_adds = fault == A4W4_GPU_FAULT_SPLITK_BF16;
     for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
          idx += (long long)gridDim.x * blockDim.x) {
+        if (bf16_adds) { /* the fault: a bf16 accumulator, each partial rounded to bf16 */
+            unsigned h = 0; /* +0.0 */
+            for (int s = 0; s < splits; s++) {
+                const float part = a4w4d_bf16_to_f32(
+                    a4w4d_f32_to_bf16(partial[(long long)s * total + idx]));
+                h = a4w4d_f32_to_bf16(A4W4_FADD(a4w4d_bf16_to_f32(h), part));
+            }
+            y[idx] = (unsigned short)h;
+            continue;
+        }
         float t = 0.0f; /* +0.0, then split totals in split order */
         for (int s = 0; s < splits; s++)
             t = A4W4_FADD(t, partial[(long long)s * total + idx]);
@@ -197,10 +263,19 @@ __global__ void a4w4g_split_reduce_kernel(const float *partial, int splits, long
 
 hipError_t a4w4g_launch_gemm(const a4w4g_gemm_args *args, hipStream_t stream)
 {
-    const long long mtiles = (args->M + args->tile_m - 1) / args->tile_m;
-    const long long ntiles = (args->N + args->tile_n - 1) / args->tile_n;
-    dim3 grid((unsigned)(mtiles * ntiles), 1, (unsigned)args->splits);
-    hipLaunchKernelGGL(a4w4g_gemm_kernel, grid, dim3(A4W4G_THREADS), 0, stream, *args);
+    a4w4g_gemm_args p = *args;
+    p.fault = a4w4g_fault();
+    long long mtiles = (p.M + p.tile_m - 1) / p.tile_m;
+    if (p.fault == A4W4_GPU_FAULT_TAIL_UNWRITTEN)
+        mtiles = p.M / p.tile_m; /* the fault: floor, the partial last tile is never run */
+    const long long ntiles = (p.N + p.tile_n - 1) / p.tile_n;
+    if (mtiles == 0)
+        return hipSuccess; /* (TAIL_UNWRITTEN with M < tile_m: nothing to launch) */
+    dim3 grid((unsigned)(mtiles * ntiles), 1, (unsigned)p.splits);
+    if (p.fault == A4W4_GPU_FAULT_NONE)
+        hipLaunchKernelGGL(a4w4g_gemm_kernel<false>, grid, dim3(A4W4G_THREADS), 0, stream, p);
+    else
+        hipLaunchKernelGGL(a4w4g_gemm_kernel<true>, grid, dim3(A4W4G_THREADS), 0, stream, p);
     return hipGetLastError();
 }
 
@@ -208,6 +283,6 @@ hipError_t a4w4g_launch_split_reduce(const float *partial, int splits, long long
                                      long long N, unsigned short *y, hipStream_t stream)
 {
     hipLaunchKernelGGL(a4w4g_split_reduce_kernel, dim3(a4w4g_grid(M * N)), dim3(A4W4G_THREADS),
-                       0, stream, partial, splits, M, N, y);
+                       0, stream, partial, splits, M, N, y, a4w4g_fault());
     return hipGetLastError();
 }

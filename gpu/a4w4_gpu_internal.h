@@ -20,6 +20,10 @@ static inline unsigned a4w4g_grid(long long total)
     return (unsigned)blocks;
 }
 
+/* The test-only fault in force (a4w4_gpu_set_fault; a4w4_gpu_api.hip). Every launcher reads
+ * it when it enqueues and passes it to its kernel as an argument. */
+int a4w4g_fault(void);
+
 /* Quantizer (a4w4_gpu_quant.hip). prow/pcol: padded scale shape when shuffle != 0. */
 hipError_t a4w4g_launch_quantize(const void *x, int dtype, long long M, long long K, int mode,
                                  int shuffle, unsigned char row_fill, unsigned char col_fill,
@@ -53,10 +57,12 @@ typedef struct {
     int out_mode;               /* A4W4G_OUT_* */
     unsigned short *y;          /* [M, N] bf16 */
     float *partial;             /* [splits, M, N] fp32 (out_mode PARTIAL) */
+    int fault;                  /* a4w4_gpu_fault (set by the launcher; 0 = none) */
 } a4w4g_gemm_args;
 
 enum { A4W4G_OUT_BF16 = 0, A4W4G_OUT_PARTIAL = 1, A4W4G_OUT_ATOMIC = 2 };
 
+/* Reads the fault in force into a copy of *args (args->fault is ignored). */
 hipError_t a4w4g_launch_gemm(const a4w4g_gemm_args *args, hipStream_t stream);
 /* y[m][n] = RNE_bf16(+0 + partial[0][m][n] + partial[1][m][n] + ...), in split order. */
 hipError_t a4w4g_launch_split_reduce(const float *partial, int splits, long long M,

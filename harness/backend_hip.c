@@ -22,6 +22,7 @@
 #include "a4w4_gpu.h"
 #include "a4w4check.h"
 #include "backend.h"
+#include "backend_hip.h"
 
 static int hip_available(char *why, size_t whylen)
 {
@@ -183,11 +184,8 @@ static int asm_run(void *ctx, const a4w4_run_args *a)
     int tile = c->tile;
     unsigned splits = c->splits;
     int mode = c->split_mode;
-    if (!d->w_fp4_shuffled.data || !d->w_scale_swizzled.data || d->K % 256) {
-        snprintf(a->why, a->whylen, "the ASM GEMM needs N %% 32 == 0 and K %% 256 == 0 "
-                 "(preshuffle and scale swizzle); N=%zu K=%zu", d->N, d->K);
-        return A4W4_EUNSUPPORTED;
-    }
+    if (!d->w_fp4_shuffled.data || !d->w_scale_swizzled.data || d->K % 256)
+        return a4w4_hip_asm_gemm(tile, splits, mode, a); /* says why it is n/a */
     if (tile < 0) { /* the tile AITER's dispatch picks (SPEC §5) */
         a4w4_heur_params p = {"gfx950", 256, 0, 1};
         a4w4_route r;
@@ -210,6 +208,17 @@ static int asm_run(void *ctx, const a4w4_run_args *a)
                      "hip-asm-atomic for that contract", splits);
             return A4W4_EUNSUPPORTED;
         }
+    }
+    return a4w4_hip_asm_gemm(tile, splits, mode, a);
+}
+
+int a4w4_hip_asm_gemm(int tile, unsigned splits, int mode, const a4w4_run_args *a)
+{
+    const a4w4_case_data *d = a->d;
+    if (!d->w_fp4_shuffled.data || !d->w_scale_swizzled.data || d->K % 256) {
+        snprintf(a->why, a->whylen, "the ASM GEMM needs N %% 32 == 0 and K %% 256 == 0 "
+                 "(preshuffle and scale swizzle); N=%zu K=%zu", d->N, d->K);
+        return A4W4_EUNSUPPORTED;
     }
     int rc = A4W4_GPU_OK;
     const void *A = dev_get(SLOT_A, d->a_fp4.data, d->a_fp4.len, d, 1, &rc);
@@ -410,10 +419,17 @@ static int prep_atomic(const char *arg, void **ctx, char *contract, size_t clen,
 static int fallback_run(void *ctx, const a4w4_run_args *a)
 {
     (void)ctx;
+    return a4w4_hip_rowmajor_gemm(a, NULL);
+}
+
+int a4w4_hip_rowmajor_gemm(const a4w4_run_args *a, const void *a_scale_dev)
+{
     const a4w4_case_data *d = a->d;
     int rc = A4W4_GPU_OK;
     const void *A = dev_get(SLOT_A, d->a_fp4.data, d->a_fp4.len, d, 1, &rc);
-    const void *AS = A ? dev_get(SLOT_AS, d->a_scale.data, d->a_scale.len, d, 1, &rc) : NULL;
+    const void *AS = !A ? NULL : a_scale_dev ? a_scale_dev
+                                             : dev_get(SLOT_AS, d->a_scale.data, d->a_scale.len,
+                                                       d, 1, &rc);
     const void *W = AS ? dev_get(SLOT_W, d->w_fp4.data, d->w_fp4.len, d, 1, &rc) : NULL;
     const void *WS = W ? dev_get(SLOT_WS, d->w_scale.data, d->w_scale.len, d, 1, &rc) : NULL;
     uint16_t *Y = WS ? dev_output(d, a->s, &rc) : NULL;
@@ -445,6 +461,27 @@ static int quant_run(void *ctx, const uint16_t *x, size_t rows, size_t K, int mo
     (void)ctx;
     int rc = a4w4_gpu_quantize(x, A4W4_GPU_IN_BF16, rows, K, mode, 0, 0x7F, 0x7F, fp4, scale);
     return status_of(rc, why, whylen);
+}
+
+/* ---- for the GPU mutants (backend_hip.h) ------------------------------------------------- */
+
+int a4w4_hip_available(char *why, size_t whylen) { return hip_available(why, whylen); }
+
+int a4w4_hip_status(int gpu_rc, char *why, size_t whylen)
+{
+    return status_of(gpu_rc, why, whylen);
+}
+
+int a4w4_hip_layouts(const a4w4_case_data *d, uint8_t *wsh, uint8_t *wsw, uint8_t *ash,
+                     char *why, size_t whylen)
+{
+    return layout_run(NULL, d, wsh, wsw, ash, why, whylen);
+}
+
+int a4w4_hip_quantize(const uint16_t *x, size_t rows, size_t K, int mode, uint8_t *fp4,
+                      uint8_t *scale, char *why, size_t whylen)
+{
+    return quant_run(NULL, x, rows, K, mode, fp4, scale, why, whylen);
 }
 
 static int no_ctx(const char *arg, void **ctx, char *contract, size_t clen, int *asm_layout,

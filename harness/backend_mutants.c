@@ -25,6 +25,9 @@
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
 #include "gen.h"
+#ifdef A4W4_HAVE_GPU
+#include "backend_hip.h"
+#endif
 
 /* ---- shared GEMM pieces ------------------------------------------------------------------ */
 
@@ -556,12 +559,16 @@ GEMM_MUTANT(m_past, "mut-read-past-a",
             "2-row micro-tiles read activation row M when M is odd (guard zone -> NaN)",
             "ordered(1)", 0, run_past);
 
-/* The table, in the issue's order. GPU mutants join it as types with .gpu = 1 and an
- * .available that reports "no GPU" (like backend_hip.c's), added under #ifdef A4W4_HAVE_GPU;
- * selftest runs them only with --gpu and exits 3 when one cannot be opened. */
+/* The table, in the issue's order. The GPU mutants (backend_mutants_hip.c: faults injected
+ * in the device code through a4w4_gpu_set_fault) follow in GPU builds, as types with .gpu = 1
+ * and an .available that reports "no GPU"; selftest runs them only with --gpu and exits 3
+ * when one cannot be opened. */
 static const a4w4_backend_type *const mutants[] = {
     &m_k1n1, &m_d1d4, &m_pad_ff, &m_pad_00, &m_nibble, &m_e8m0, &m_mode_ru, &m_mode_rd,
     &m_mode_ce, &m_mode_ev, &m_trunc, &m_drop, &m_rows, &m_splitk, &m_tail, &m_past,
+#ifdef A4W4_HAVE_GPU
+    A4W4_HIP_MUTANTS,
+#endif
 };
 
 const a4w4_backend_type *const *a4w4_mutant_types(size_t *n)

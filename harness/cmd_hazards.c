@@ -59,6 +59,7 @@
 #include "backend.h"
 #include "casefile.h"
 #include "mutants.h"
+#include "results.h"
 #include "runner.h"
 #include "stream.h"
 
@@ -113,6 +114,7 @@ typedef struct {
     unsigned char v[MAX_BACKENDS];
     int oracle_fail, done, cls;
     char first_fail[400];
+    cJSON *entries; /* the runner's entries of this cell (for results.json) */
     /* routing */
     a4w4_route_source source;
     char kernel[160], label[64];
@@ -209,7 +211,7 @@ static void *worker(void *arg)
                         cl->v[b] = (unsigned char)vv;
             }
         }
-        cJSON_Delete(entries);
+        cl->entries = entries;
         pthread_mutex_lock(&w->mu);
         if (f < 0) {
             w->io_error = 1;
@@ -735,6 +737,34 @@ int cmd_hazards(int argc, char **argv)
             printf("wrote %s\n", path);
         }
         free(text);
+        /* the same cells as a results document, so `a4w4check report DIR --format html` draws
+         * the hazard heat map from this run (its schema is that of `run`) */
+        if (rc == A4W4_EXIT_PASS || rc == A4W4_EXIT_MISMATCH) {
+            cJSON *res = cJSON_CreateObject();
+            cJSON_AddStringToObject(res, "schema", A4W4_RESULTS_SCHEMA);
+            cJSON_AddStringToObject(res, "tool", "a4w4check");
+            cJSON_AddStringToObject(res, "tool_version", A4W4_TOOL_VERSION);
+            cJSON_AddStringToObject(res, "set", "hazard");
+            cJSON_AddStringToObject(res, "cases_file", cases_path);
+            cJSON *bl = cJSON_AddArrayToObject(res, "backends");
+            cJSON_AddItemToArray(bl, cJSON_CreateString("oracle"));
+            for (int b = 0; b < nbk; b++)
+                cJSON_AddItemToArray(bl, cJSON_CreateString(bk[b].name));
+            cJSON *all = cJSON_AddArrayToObject(res, "cases");
+            for (size_t i = 0; i < n; i++) {
+                cJSON *e;
+                if (cells[i].entries)
+                    cJSON_ArrayForEach(e, cells[i].entries) cJSON_AddItemToArray(all, cJSON_Duplicate(e, 1));
+            }
+            if (a4w4_results_write(res, out_dir, err, sizeof err)) {
+                a4w4_errorf("hazards: --out %s", err);
+                rc = A4W4_EXIT_IO;
+            } else {
+                printf("wrote %s/results.json and %s/summary.md (render the heat map: a4w4check "
+                       "report %s --format html)\n", out_dir, out_dir, out_dir);
+            }
+            cJSON_Delete(res);
+        }
     }
 out:
     for (int b = 0; b < nbk; b++)
@@ -744,6 +774,8 @@ out:
     free(Ms);
     free(Ns);
     free(Ks);
+    for (size_t i = 0; cells && i < n; i++)
+        cJSON_Delete(cells[i].entries);
     free(cells);
     free(cases);
     if (fflush(stdout) != 0) {

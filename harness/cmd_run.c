@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "a4w4_reports.h"
 #include "a4w4check.h"
 #include "backend.h"
 #include "casefile.h"
@@ -279,6 +280,7 @@ int cmd_run(int argc, char **argv)
     cJSON_AddNumberToObject(header, "matrix_items", (double)total_items);
     cJSON_AddNumberToObject(header, "shard_items", (double)mine);
 
+    a4w4_environment_json(header); /* compiler, commit, host, date, GPU, tables used */
     int src = a4w4_stream_open(&st, o.out_dir, header, o.resume, &done, err, sizeof err);
     if (src) {
         a4w4_errorf("run: %s", err);

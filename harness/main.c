@@ -14,6 +14,8 @@ static const a4w4_cmd commands[] = {
     {"selftest", cmd_selftest, "mutation self-test: every deliberately wrong backend must fail, every correct one pass"},
     {"fingerprint", cmd_fingerprint, "which scale mode and E2M1 rounding a quantizer actually implements"},
     {"hazards", cmd_hazards, "the small-N/M hazard map: backend verdicts joined with dispatch and layer policy"},
+    {"report", cmd_report, "render results.json as Markdown, self-contained HTML and JUnit XML"},
+    {"compare", cmd_compare, "parity between two runs: new failures, fixed cases, changed bits, timing"},
 };
 
 static void usage(FILE *out)

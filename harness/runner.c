@@ -2,6 +2,7 @@
 #include "runner.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,21 @@
 #include "verify_bundle.h"
 
 #define MAX_RECORDED 5
+
+/* GPU backends share one device and the HIP backends' per-case device cache: callers that
+ * run cases on several threads (hazards --jobs) go through one GPU call at a time. CPU
+ * backends and the oracles stay parallel. */
+static pthread_mutex_t gpu_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int call_run(const a4w4_backend *b, const a4w4_run_args *a)
+{
+    if (!b->type->gpu)
+        return b->type->run(b->ctx, a);
+    pthread_mutex_lock(&gpu_mu);
+    int rc = b->type->run(b->ctx, a);
+    pthread_mutex_unlock(&gpu_mu);
+    return rc;
+}
 
 /* Oracle values over the sample. */
 typedef struct {
@@ -317,9 +333,19 @@ static int run_backend(a4w4_backend *b, const a4w4_case *c,
         y[k] = A4W4_POISON_BF16;
     a4w4_run_args args = {c, d, s, y, why, sizeof why};
     double t0 = (a4w4_now() * 1e3);
-    int rc = b->type->run(b->ctx, &args);
+    int rc = call_run(b, &args);
     double ms = (a4w4_now() * 1e3) - t0;
     cJSON_AddNumberToObject(e, "run_ms", ms);
+    if (rc == A4W4_OK) { /* FNV-1a 64 of the checked outputs, for `compare` (changed bits) */
+        unsigned long long h = 0xCBF29CE484222325ull;
+        for (size_t k = 0; k < n; k++) {
+            h = (h ^ (y[k] & 0xFFu)) * 0x100000001B3ull;
+            h = (h ^ (y[k] >> 8)) * 0x100000001B3ull;
+        }
+        char hex[24];
+        snprintf(hex, sizeof hex, "%016llx", h);
+        cJSON_AddStringToObject(e, "y_hash", hex);
+    }
     if (rc == A4W4_EUNSUPPORTED) {
         na = 1;
         snprintf(note, sizeof note, "%s", why[0] ? why : "not applicable to this shape");
@@ -373,7 +399,7 @@ static int run_backend(a4w4_backend *b, const a4w4_case *c,
             for (size_t k = 0; k < n; k++)
                 y2[k] = A4W4_POISON_BF16;
             args.y = y2;
-            int rc2 = b->type->run(b->ctx, &args);
+            int rc2 = call_run(b, &args);
             size_t diff = 0;
             if (!strncmp(b->contract, "bounded", 7)) {
                 /* the reduction order of a bounded kernel varies run to run: a variant only
@@ -469,8 +495,12 @@ static int run_layout_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_ca
         } else if (got[i])
             memset(got[i], 0xA5, ref[i]->len);
     double t0 = a4w4_now() * 1e3;
+    if (b->type->gpu)
+        pthread_mutex_lock(&gpu_mu);
     int rc = fail ? A4W4_ENOMEM
                   : b->type->layouts(b->ctx, d, got[0], got[1], got[2], why, sizeof why);
+    if (b->type->gpu)
+        pthread_mutex_unlock(&gpu_mu);
     double ms = a4w4_now() * 1e3 - t0;
     if (rc == A4W4_OK)
         for (int i = 0; i < 3; i++)
@@ -518,7 +548,11 @@ static int run_quant_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_cas
         memset(q, 0xA5, rows * K / 2);
         memset(sc, 0xA5, rows * nb);
         double t0 = a4w4_now() * 1e3;
+        if (b->type->gpu)
+            pthread_mutex_lock(&gpu_mu);
         int rc = b->type->quantize(b->ctx, x, rows, K, (int)c->mode, q, sc, why, sizeof why);
+        if (b->type->gpu)
+            pthread_mutex_unlock(&gpu_mu);
         ms = a4w4_now() * 1e3 - t0;
         if (rc == A4W4_OK) {
             a4w4_check_bytes(&chk[n++], "a_fp4", q, rq, rows, K / 2, skip);

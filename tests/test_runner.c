@@ -261,3 +261,65 @@ Test(runner, ordered_s_contract_compares_against_ordered_s)
     cJSON_Delete(en);
     g_seed = 17;
 }
+
+/* Regression (hazards --jobs 16 with HIP backends crashed on the H200): GPU backends share
+ * one device and the HIP backends' device cache, so the runner must never enter a gpu=1
+ * backend from two threads at once, whatever the caller's threading. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+static atomic_int g_inside, g_overlap;
+
+static int run_exclusive(void *ctx, const a4w4_run_args *a)
+{
+    if (atomic_fetch_add(&g_inside, 1) != 0)
+        atomic_store(&g_overlap, 1);
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+    g_fault = F_NONE;
+    int rc = run_fault(ctx, a);
+    atomic_fetch_sub(&g_inside, 1);
+    return rc;
+}
+
+static a4w4_backend_type gpu_like_type = {
+    .name = "gpu-like", .what = "test backend marked gpu", .contract = "ordered(1)", .gpu = 1,
+    .run = run_exclusive};
+
+static void *case_thread(void *arg)
+{
+    (void)arg;
+    a4w4_backend b;
+    memset(&b, 0, sizeof b);
+    b.type = &gpu_like_type;
+    snprintf(b.name, sizeof b.name, "gpu-like");
+    snprintf(b.contract, sizeof b.contract, "ordered(1)");
+    b.split = 1;
+    a4w4_runner r = {&b, 1, 0};
+    for (int i = 0; i < 4; i++) {
+        a4w4_case c;
+        memset(&c, 0, sizeof c);
+        snprintf(c.name, sizeof c.name, "mt%d", i);
+        c.M = 2;
+        c.N = 32;
+        c.K = 64;
+        c.regime = A4W4_REGIME_EXACT;
+        c.seed = (uint64_t)i;
+        cJSON *entries = cJSON_CreateArray();
+        char err[128];
+        a4w4_run_case(&r, &c, entries, err, sizeof err);
+        cJSON_Delete(entries);
+    }
+    return NULL;
+}
+
+Test(runner, gpu_backends_are_never_entered_concurrently)
+{
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, case_thread, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    cr_expect_eq(atomic_load(&g_overlap), 0, "two threads were inside a gpu backend at once");
+}

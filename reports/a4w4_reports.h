@@ -1,0 +1,121 @@
+/* a4w4_reports.h — parity reports rendered from a results document (results.json), the one
+ * source of truth: a Markdown summary, a self-contained HTML report with the hazard map, JUnit
+ * XML, and the comparison of two runs.
+ *
+ * The results document is versioned (schema "a4w4check-results/1", reports/schema/
+ * results.schema.json, embedded in this library at build time). Every renderer takes a
+ * document that a4w4_results_validate accepted and returns a malloc'ed NUL-terminated string
+ * (NULL only when out of memory); nothing here prints or writes files: the CLI (harness/
+ * cmd_report.c, cmd_compare.c) does. Depends on ref/ (dispatch and policy oracles for the
+ * hazard map's picks) and cJSON only. */
+#ifndef A4W4_REPORTS_H
+#define A4W4_REPORTS_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* The schema version this library reads and the harness writes (harness/stream.h's
+ * A4W4_RESULTS_SCHEMA must equal it; tests/test_reports.c holds them together). */
+#define A4W4_REPORT_SCHEMA "a4w4check-results/1"
+
+/* ---- reading and validation ----------------------------------------------------------- */
+
+/* The JSON Schema text of results.json (reports/schema/results.schema.json as built in). */
+const char *a4w4_results_schema_text(void);
+
+/* Validate doc against the results schema. name (the file, for messages) may be NULL.
+ * Returns 0, or -1 with one line in err: "NAME: /cases/3/verdict (case e_k32 on cpu-asm):
+ * 'maybe' is not one of ... (schema a4w4check-results/1)". A document of another schema
+ * version is refused naming the version found and the one supported. */
+int a4w4_results_validate(const cJSON *doc, const char *name, char *err, size_t errlen);
+
+/* Parse text (len bytes, need not be NUL-terminated) as a results document and validate it.
+ * Returns the document (caller frees with cJSON_Delete), or NULL with one line in err naming
+ * name and what is wrong (malformed JSON with the byte offset, or the schema rule). */
+cJSON *a4w4_results_parse(const char *text, size_t len, const char *name, char *err, size_t errlen);
+
+/* Read and parse a results file (a directory means DIR/results.json). NULL with one line in
+ * err when it cannot be read, is not JSON or breaks the schema (the CLI exits 2). */
+cJSON *a4w4_results_load(const char *path, char *err, size_t errlen);
+
+/* ---- rendering ------------------------------------------------------------------------ */
+
+typedef struct {
+    /* 1: leave out everything that changes from run to run on the same results (timings,
+     * the environment: date, host, commit, compiler), so identical verdicts render to
+     * identical bytes (golden files, diffs). */
+    int reproducible;
+    /* HTML hazard map: the AITER tables the dispatch picks come from. kernels_path NULL: no
+     * picks (the map still shows verdicts). tuned_path NULL: route as if nothing were tuned. */
+    const char *tuned_path;
+    const char *kernels_path;
+    /* Shown in the HTML as the report's source (e.g. the results.json path); NULL for none.
+     * The Markdown leaves it out, so `run`'s summary.md and `report --format md` agree. */
+    const char *source;
+} a4w4_report_opts;
+
+/* Markdown summary, for a PR comment or a CI step summary: the overall verdict, one verdict
+ * line per (backend, contract), every failure with its coordinates and hex values, the
+ * environment, and a table per group (golden bundles; cases tagged "real" by layer shape
+ * (N, K); every other case by its first tag), collapsed with <details> unless it fails.
+ * o may be NULL (defaults: everything shown). This is also run's summary.md. */
+char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o);
+
+/* Self-contained HTML (no network, inline CSS and SVG, a few lines of optional script for
+ * sorting): summary first, then the hazard map (an M x N heatmap per backend, colour and
+ * glyph = verdict, the layer policy's N <= 128 fence drawn, the dispatch oracle's pick per
+ * cell in its tooltip, a corner mark where an untuned shape on the ASM path can get a tile
+ * that does not fit N), the mismatch details, ULP-distance histograms of bounded backends,
+ * per-case timing and every case, long tables collapsible. Okabe-Ito colours, each also
+ * told by a glyph or pattern and by text. */
+char *a4w4_report_html(const cJSON *doc, const a4w4_report_opts *o);
+
+/* JUnit XML (the Ant/Jenkins format, tests/data/report_junit.xsd): one <testsuite> per
+ * (backend, contract), one <testcase> per case x backend; fail -> <failure> with the
+ * mismatch message, n/a and skip -> <skipped>. */
+char *a4w4_report_junit(const cJSON *doc, const a4w4_report_opts *o);
+
+/* ---- comparison of two runs ----------------------------------------------------------- */
+
+typedef struct {
+    /* Pairs of backends to treat as one path (base name, candidate name), e.g. cpu-fallback
+     * in BASE against cpu-asm in CAND. Entries of other backends match by the same name. */
+    const char *const *pair_base;
+    const char *const *pair_cand;
+    size_t npairs;
+    /* An entry counts as slower when cand/base time >= this (default 1.25 when <= 0) and
+     * both times are at least min_ms (default 0.05 ms when <= 0; shorter ones are noise). */
+    double slower_ratio;
+    double min_ms;
+} a4w4_compare_opts;
+
+/* Compare two validated results documents entry by entry, matched by (case name, backend)
+ * (through the pairs). Returns a comparison document (caller frees): {"schema":
+ * "a4w4check-compare/1", "base": {...}, "cand": {...}, "totals": {...}, "new_failures",
+ * "fixed", "still_failing", "verdict_changes", "bits_changed", "bits_unknown", "slower",
+ * "only_base", "only_cand": [item...], "timing": {"geomean_ratio", "timed", per backend}}.
+ * Bits: y_hash when both entries have one; otherwise a differing mismatch record (count,
+ * max ULP, first mismatches) proves a change and equal ones leave it unknown. Inputs that
+ * differ (M, N, K, regime, seed or checked outputs) are reported as such, not as bit
+ * changes. NULL only when out of memory. */
+cJSON *a4w4_compare(const cJSON *base, const cJSON *cand, const a4w4_compare_opts *co);
+
+/* Number of new failures in a comparison document (exit 1 when > 0). */
+int a4w4_compare_new_failures(const cJSON *cmp);
+
+/* The comparison as Markdown and as self-contained HTML (o as for the reports; only
+ * reproducible and source are read). */
+char *a4w4_compare_markdown(const cJSON *cmp, const a4w4_report_opts *o);
+char *a4w4_compare_html(const cJSON *cmp, const a4w4_report_opts *o);
+
+/* ---- environment ---------------------------------------------------------------------- */
+
+/* Add "environment" to a run's header: compiler (__VERSION__ of this build), git_commit
+ * (`git rev-parse HEAD` in the source tree, "unknown" outside a repository) and git_dirty,
+ * host, os (uname), date (UTC, ISO 8601), gpu and driver when the kernel exposes them
+ * (amdgpu, nvidia), and tables: the AITER tuned and kernel tables the dispatch oracle reads
+ * by default, with their FNV-1a 64 hashes. Replaces an existing "environment". */
+void a4w4_environment_json(cJSON *header);
+
+#endif

@@ -1,0 +1,178 @@
+/* markdown.c — a4w4_report_markdown: the summary for a PR comment or a CI step summary (and
+ * run's summary.md). Sections: verdict, one line per (backend, contract), failures with
+ * coordinates and hex values, environment, a table per case group. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_reports.h"
+#include "report_common.h"
+
+static const a4w4_report_opts default_opts = {0, NULL, NULL, NULL};
+
+/* "75 pass, 8 n/a" (zero counts left out; "no entries" when all are zero). */
+static void counts_text(rbuf *b, const int n[4])
+{
+    int first = 1;
+    for (int v = 0; v < 4; v++)
+        if (n[v]) {
+            rb_printf(b, "%s%d %s", first ? "" : ", ", n[v], verdict_names[v]);
+            first = 0;
+        }
+    if (first)
+        rb_puts(b, "no entries");
+}
+
+/* One failure, one line: where, how many, every recorded mismatch in hex. */
+static void failure_line(rbuf *b, const cJSON *e)
+{
+    rb_puts(b, "- `");
+    rb_puts(b, jstr(e, "name"));
+    rb_puts(b, "` on `");
+    rb_puts(b, jstr(e, "backend"));
+    rb_printf(b, "` (%s), M=%.0f N=%.0f K=%.0f, %s: ", jstr(e, "contract"), jnum(e, "M", 0),
+              jnum(e, "N", 0), jnum(e, "K", 0), jstr(e, "regime"));
+    double mism = jnum(e, "mismatches", 0), unw = jnum(e, "unwritten", 0);
+    rb_printf(b, "%.0f of %.0f checked outputs differ", mism, jnum(e, "checked_outputs", 0));
+    if (unw > 0)
+        rb_printf(b, " (%.0f never written)", unw);
+    double mu = jnum(e, "max_ulp", -1);
+    if (mism > 0 && mu > 0)
+        rb_printf(b, ", max %.0f ULP", mu);
+    const cJSON *m;
+    int k = 0;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(e, "first_mismatches")) {
+        rb_printf(b, "%s %s(%.0f, %.0f) got %s expected %s", k ? ";" : ":",
+                  *jstr(m, "tensor") ? jstr(m, "tensor") : "y", jnum(m, "row", 0),
+                  jnum(m, "col", 0), jstr(m, "got"), jstr(m, "expected"));
+        k++;
+    }
+    if (*jstr(e, "note")) {
+        rb_puts(b, ". ");
+        rb_md(b, jstr(e, "note"));
+    }
+    rb_puts(b, "\n");
+}
+
+static void case_table(rbuf *b, const group *g, int timings)
+{
+    rb_printf(b,
+              "| case | M | N | K | regime | backend | contract | checked outputs | sampled | "
+              "verdict |%s note |\n|---|---:|---:|---:|---|---|---|---:|---|---|%s---|\n",
+              timings ? " time ms |" : "", timings ? "---:|" : "");
+    for (size_t i = 0; i < g->n; i++) {
+        const cJSON *e = g->e[i];
+        rb_puts(b, "| ");
+        rb_md(b, jstr(e, "name"));
+        rb_printf(b, " | %.0f | %.0f | %.0f | ", jnum(e, "M", 0), jnum(e, "N", 0), jnum(e, "K", 0));
+        rb_md(b, jstr(e, "regime"));
+        rb_puts(b, " | ");
+        rb_md(b, jstr(e, "backend"));
+        rb_puts(b, " | ");
+        rb_md(b, jstr(e, "contract"));
+        rb_printf(b, " | %.0f | %s | %s |", jnum(e, "checked_outputs", 0),
+                  jtrue(e, "sampled") ? "sampled" : "full", jstr(e, "verdict"));
+        if (timings)
+            rb_printf(b, " %.1f |", jnum(e, "time_ms", 0));
+        rb_puts(b, " ");
+        rb_md(b, jstr(e, "note"));
+        rb_puts(b, " |\n");
+    }
+}
+
+char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
+{
+    if (!o)
+        o = &default_opts;
+    rbuf b = {0};
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    int n[4];
+    verdict_counts(cases, n);
+    int total = cJSON_GetArraySize(cases);
+
+    rb_printf(&b, "# a4w4check run: %s\n\n", jstr(doc, "set"));
+    rb_printf(&b, "**Verdict: %s** (%d failing entries of %d: ", n[1] ? "FAIL" : "PASS", n[1],
+              total);
+    counts_text(&b, n);
+    rb_printf(&b, "; %zu cases).\n\n", distinct_cases(cases));
+    rb_printf(&b, "Results schema `%s`, a4w4check %s", jstr(doc, "schema"),
+              jstr(doc, "tool_version"));
+    if (*jstr(doc, "cases_file"))
+        rb_printf(&b, ", cases file `%s`", jstr(doc, "cases_file"));
+    if (*jstr(doc, "matrix_hash"))
+        rb_printf(&b, " (matrix %s)", jstr(doc, "matrix_hash"));
+    if (*jstr(doc, "shard") && strcmp(jstr(doc, "shard"), "1/1"))
+        rb_printf(&b, ", shard %s", jstr(doc, "shard"));
+    if (jhas(doc, "full"))
+        rb_puts(&b, jtrue(doc, "full") ? ", every output checked"
+                                       : ", outputs sampled above 2^26 MACs");
+    rb_puts(&b, ". Contracts: SPEC section 4.1 (bit-exact against ordered(S) or exact; bounded "
+                "backends within the derived bound, never called bit-exact).\n\n");
+
+    /* one verdict line per (backend, contract) */
+    size_t nt = 0;
+    tally *t = tally_build(cases, &nt);
+    rb_puts(&b, "## Verdict per backend and contract\n\n"
+                "| verdict | backend | contract | pass | fail | n/a | skip | max ULP |\n"
+                "|---|---|---|---:|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < nt; i++) {
+        const char *v = t[i].n[1]   ? "FAIL"
+                        : t[i].n[0] ? (contract_bounded(t[i].contract) ? "PASS (within bound)"
+                                                                       : "PASS (bit-exact)")
+                                    : "n/a";
+        rb_printf(&b, "| %s | ", v);
+        rb_md(&b, t[i].backend);
+        rb_puts(&b, " | ");
+        rb_md(&b, t[i].contract);
+        rb_printf(&b, " | %d | %d | %d | %d | ", t[i].n[0], t[i].n[1], t[i].n[2], t[i].n[3]);
+        if (t[i].max_ulp >= 0)
+            rb_printf(&b, "%d |\n", t[i].max_ulp);
+        else
+            rb_puts(&b, "- |\n");
+    }
+    free(t);
+    rb_puts(&b, "\n");
+
+    if (n[1]) {
+        rb_printf(&b, "## Failures (%d)\n\n", n[1]);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cases)
+            if (!strcmp(jstr(e, "verdict"), "fail"))
+                failure_line(&b, e);
+        rb_puts(&b, "\n");
+    }
+
+    if (!o->reproducible) {
+        const char *labels[16], *values[16];
+        char scratch[8][160];
+        size_t ne = environment_rows(doc, labels, values, 16, scratch);
+        rb_puts(&b, "## Environment\n\n");
+        if (!ne)
+            rb_puts(&b, "Not recorded in this results file.\n\n");
+        else {
+            rb_puts(&b, "| | |\n|---|---|\n");
+            for (size_t i = 0; i < ne; i++) {
+                rb_printf(&b, "| %s | ", labels[i]);
+                rb_md(&b, values[i]);
+                rb_puts(&b, " |\n");
+            }
+            rb_puts(&b, "\n");
+        }
+    }
+
+    size_t ng = 0;
+    group *g = groups_build(cases, &ng);
+    rb_puts(&b, "## Every case\n\nOne table per group: golden bundles, real layer shapes by "
+                "(N, K), other cases by their first tag. Groups with a failure are open.\n\n");
+    for (size_t i = 0; i < ng; i++) {
+        rb_printf(&b, "<details%s><summary><b>", g[i].n_by_verdict[1] ? " open" : "");
+        rb_md(&b, g[i].key);
+        rb_printf(&b, "</b>: %zu entries, ", g[i].n);
+        counts_text(&b, g[i].n_by_verdict);
+        rb_puts(&b, "</summary>\n\n");
+        case_table(&b, &g[i], !o->reproducible);
+        rb_puts(&b, "\n</details>\n\n");
+    }
+    groups_free(g, ng);
+    return rb_take(&b);
+}

@@ -1,0 +1,98 @@
+/* report_common.h — internal helpers shared by the renderers in reports/: a growable string
+ * buffer with escaping for Markdown, HTML and XML, typed field access on results entries,
+ * verdict tallies per (backend, contract), case groups, and bf16 ULP distance from hex.
+ * Not installed; reports/a4w4_reports.h is the public interface. */
+#ifndef A4W4_REPORT_COMMON_H
+#define A4W4_REPORT_COMMON_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "a4w4_reports.h"
+
+/* ---- string buffer -------------------------------------------------------------------- */
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+    int oom; /* an allocation failed: rb_take returns NULL */
+} rbuf;
+
+void rb_printf(rbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rb_puts(rbuf *b, const char *s);
+/* Escape for HTML text and attribute values (& < > " '). */
+void rb_html(rbuf *b, const char *s);
+/* Escape for XML attribute values and text; control characters other than tab/newline are
+ * dropped (XML 1.0 forbids them). */
+void rb_xml(rbuf *b, const char *s);
+/* Escape for Markdown text and table cells: | as \|, newlines as spaces, < as an HTML entity
+ * (so text never opens a tag; a > inside a line is plain text). Underscores are left alone:
+ * case names like m1_n192_k1024 are intraword, which GitHub Markdown does not read as
+ * emphasis. */
+void rb_md(rbuf *b, const char *s);
+/* The string (caller frees), or NULL if any allocation failed (the buffer is freed). */
+char *rb_take(rbuf *b);
+
+/* ---- entry fields --------------------------------------------------------------------- */
+
+const char *jstr(const cJSON *o, const char *k);         /* "" when absent or not a string */
+double jnum(const cJSON *o, const char *k, double dflt); /* dflt when absent */
+int jtrue(const cJSON *o, const char *k);
+int jhas(const cJSON *o, const char *k);
+
+/* Verdict index: 0 pass, 1 fail, 2 n/a, 3 skip (anything else counts as skip). */
+int verdict_index(const char *v);
+extern const char *const verdict_names[4]; /* "pass", "fail", "n/a", "skip" */
+/* Severity for aggregating cells: fail 3 > pass 2 > n/a 1 > skip 0. */
+int verdict_severity(int idx);
+
+/* 1 when the contract is a bounded one ("bounded..."), never reported as bit-exact. */
+int contract_bounded(const char *contract);
+
+/* ---- tallies per (backend, contract), in order of first appearance --------------------- */
+
+typedef struct {
+    const char *backend, *contract; /* borrowed from the document */
+    int n[4];                       /* by verdict_index */
+    int max_ulp;                    /* largest max_ulp over its entries (-1 if none) */
+    double time_ms;                 /* sum of time_ms */
+    int timed;                      /* entries with time_ms > 0 */
+} tally;
+
+/* Tallies of doc's cases (malloc'ed, *n set); NULL when there are none or out of memory. */
+tally *tally_build(const cJSON *cases, size_t *n);
+/* Overall counts by verdict_index over every entry. */
+void verdict_counts(const cJSON *cases, int n[4]);
+/* Number of distinct case names. */
+size_t distinct_cases(const cJSON *cases);
+
+/* ---- groups --------------------------------------------------------------------------- */
+
+/* The group an entry belongs to: "golden bundles" for regime golden; "layer N=.. K=.." for
+ * cases whose first tag is "real"; else "tag: <first tag>"; "untagged" without tags. */
+void group_key(const cJSON *e, char *buf, size_t len);
+
+typedef struct {
+    char key[96];
+    const cJSON **e; /* its entries, in document order */
+    size_t n, cap;
+    int n_by_verdict[4];
+} group;
+
+/* Groups of cases in order of first appearance (malloc'ed); free with groups_free. */
+group *groups_build(const cJSON *cases, size_t *ngroups);
+void groups_free(group *g, size_t n);
+
+/* ---- numbers -------------------------------------------------------------------------- */
+
+/* bf16 ULP distance between two "0xHHHH" strings; -1 when either is not a 4-digit hex value
+ * or is NaN. */
+long bf16_hex_ulp(const char *a, const char *b);
+
+/* Environment rows of a header: label/value pairs (up to max), values borrowed or written
+ * into scratch. Returns the number of rows. */
+size_t environment_rows(const cJSON *doc, const char *labels[], const char *values[], size_t max,
+                        char scratch[][160]);
+
+#endif

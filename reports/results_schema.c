@@ -1,0 +1,134 @@
+/* results_schema.c — reading and validating results documents against the embedded schema
+ * (reports/schema/results.schema.json; CMake turns it into a4w4_results_schema_blob). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "a4w4_jsonschema.h"
+#include "a4w4_reports.h"
+#include "report_common.h"
+
+extern const char a4w4_results_schema_blob[]; /* generated: reports_schema_blob.c */
+
+const char *a4w4_results_schema_text(void)
+{
+    return a4w4_results_schema_blob;
+}
+
+int a4w4_results_validate(const cJSON *doc, const char *name, char *err, size_t errlen)
+{
+    const char *nm = name ? name : "results";
+    if (!cJSON_IsObject(doc)) {
+        snprintf(err, errlen, "%s: a results document is a JSON object (schema %s)", nm,
+                 A4W4_REPORT_SCHEMA);
+        return -1;
+    }
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(doc, "schema");
+    if (cJSON_IsString(ver) && strcmp(ver->valuestring, A4W4_REPORT_SCHEMA)) {
+        snprintf(err, errlen, "%s: schema '%.80s' is not supported (this a4w4check reads %s)", nm,
+                 ver->valuestring, A4W4_REPORT_SCHEMA);
+        return -1;
+    }
+    cJSON *schema = cJSON_Parse(a4w4_results_schema_blob);
+    char why[768];
+    int rc = -1;
+    if (!schema) {
+        snprintf(err, errlen, "%s: the built-in results schema is not valid JSON", nm);
+        return -1;
+    }
+    if (a4w4_jsonschema_check(schema, why, sizeof why)) {
+        snprintf(err, errlen, "built-in results schema: %s", why);
+        goto out;
+    }
+    if (a4w4_jsonschema_validate(schema, doc, why, sizeof why)) {
+        /* name the entry when the violation is inside cases[i] */
+        char where[300] = "";
+        int i;
+        if (sscanf(why, "/cases/%d", &i) == 1) {
+            const cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "cases"), i);
+            if (*jstr(e, "name"))
+                snprintf(where, sizeof where, " [case %.100s on %.100s]", jstr(e, "name"),
+                         *jstr(e, "backend") ? jstr(e, "backend") : "?");
+        }
+        snprintf(err, errlen, "%s: %s%s (schema %s)", nm, why, where, A4W4_REPORT_SCHEMA);
+        goto out;
+    }
+    rc = 0;
+out:
+    cJSON_Delete(schema);
+    return rc;
+}
+
+cJSON *a4w4_results_parse(const char *text, size_t len, const char *name, char *err, size_t errlen)
+{
+    const char *nm = name ? name : "results";
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!doc) {
+        size_t off = end && end >= text ? (size_t)(end - text) : 0;
+        const char *e = cJSON_GetErrorPtr();
+        if (!end && e && e >= text && e <= text + len)
+            off = (size_t)(e - text);
+        snprintf(err, errlen,
+                 "%s: malformed JSON near byte %zu (a results document must be "
+                 "one JSON object)",
+                 nm, off);
+        return NULL;
+    }
+    for (const char *p = end; p && p < text + len; p++)
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t' && *p) {
+            snprintf(err, errlen,
+                     "%s: malformed JSON: text after the document at byte %zu (a "
+                     "results document must be one JSON object)",
+                     nm, (size_t)(p - text));
+            cJSON_Delete(doc);
+            return NULL;
+        }
+    if (a4w4_results_validate(doc, name, err, errlen)) {
+        cJSON_Delete(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+cJSON *a4w4_results_load(const char *path, char *err, size_t errlen)
+{
+    char buf[4200];
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(buf, sizeof buf, "%s/results.json", path);
+        path = buf;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot read (%s)", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap);
+    while (text) {
+        n += fread(text + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *p = realloc(text, cap * 2);
+        if (!p) {
+            free(text);
+            text = NULL;
+            break;
+        }
+        text = p;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!text || bad) {
+        snprintf(err, errlen, "%s: cannot read (%s)", path, text ? "read error" : "out of memory");
+        free(text);
+        return NULL;
+    }
+    cJSON *doc = a4w4_results_parse(text, n, path, err, errlen);
+    free(text);
+    return doc;
+}
