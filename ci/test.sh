@@ -25,7 +25,7 @@ find build-cov -name '*.gcda' -delete
 cmake --build build-cov -j"$jobs"
 ctest --test-dir build-cov --output-on-failure -j"$jobs"
 step "line coverage (gcovr)"
-gcovr -r . --object-directory build-cov --filter 'ref/' --filter 'harness/' --filter 'reports/' \
+gcovr -r . --gcov-ignore-parse-errors --object-directory build-cov --filter 'ref/' --filter 'harness/' --filter 'reports/' \
   --print-summary \
   | tail -n 40
 

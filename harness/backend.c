@@ -54,6 +54,13 @@ int a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errle
     for (size_t i = 0; i < NTYPES; i++)
         if (strlen(table[i]->name) == nlen && !strncmp(table[i]->name, spec, nlen))
             t = table[i];
+#ifndef A4W4_HAVE_GPU
+    if (!t && !strncmp(spec, "hip-", 4)) {
+        snprintf(err, errlen, "--backend %s: this a4w4check was built without GPU support "
+                 "(configure with -DA4W4_GPU=nvidia or amd); no GPU backend can run", spec);
+        return 3;
+    }
+#endif
     if (!t) {
         char names[512] = "";
         for (size_t i = 0; i < NTYPES; i++)

@@ -140,6 +140,16 @@ int a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err
         c->M = (size_t)v[0];
         c->N = (size_t)v[1];
         c->K = (size_t)v[2];
+        /* a case must be generable here: each dimension <= 2^22 and the operands
+         * (M + N) * K / 2 bytes <= 2^36 (they are allocated, if mostly untouched) */
+        if (c->M > A4W4_CASE_DIM_MAX || c->N > A4W4_CASE_DIM_MAX || c->K > A4W4_CASE_DIM_MAX ||
+            (double)(c->M + c->N) * (double)c->K / 2 > A4W4_CASE_BYTES_MAX) {
+            snprintf(err, errlen, "%s:%zu: case %s: M=%zu N=%zu K=%zu breaks the shape rule "
+                     "(each of M, N, K <= 4194304 and (M+N)*K/2 <= 64 GiB of operands)",
+                     path, lineno, c->name, c->M, c->N, c->K);
+            rc = 2;
+            break;
+        }
         if (c->K % 32) {
             snprintf(err, errlen, "%s:%zu: K=%zu breaks the rule K %% 32 == 0 (one E8M0 scale per 32 elements)",
                      path, lineno, c->K);

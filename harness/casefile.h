@@ -25,6 +25,11 @@ typedef enum {
     A4W4_REGIME_CODE0 = 4
 } a4w4_regime;
 
+/* Shape rule of a case (what this machine can generate): each dimension at most 2^22 and
+ * the operands (M + N) * K / 2 bytes at most 2^36. */
+#define A4W4_CASE_DIM_MAX 4194304u
+#define A4W4_CASE_BYTES_MAX 68719476736.0
+
 typedef struct {
     char name[96];
     size_t M, N, K;
@@ -37,7 +42,8 @@ typedef struct {
 
 /* Read a case file. Returns 0 and a malloc'ed array (*cases, *n), or 2 with one line in err
  * naming the file, line and rule (unreadable file, wrong header, wrong column count, a
- * non-integer or zero M/N/K, K not a multiple of 32, unknown regime, duplicate name). */
+ * non-integer or zero M/N/K, K not a multiple of 32, a shape past the rule above, unknown
+ * regime, duplicate name). */
 int a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err, size_t errlen);
 
 /* Parse a regime text ("exact", "normal", "normal:even", "wide"); -1 when unknown. */

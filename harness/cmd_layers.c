@@ -173,8 +173,13 @@ int cmd_layers(int argc, char **argv)
         snprintf(buf, sizeof buf, "%s", backend_list);
         for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             const a4w4_layer_ops *p = a4w4_layer_ops_find(t);
+            if (!p && !strcmp(t, "hip")) {
+                a4w4_errorf("layers: --backend hip: this a4w4check was built without GPU support "
+                            "(configure with -DA4W4_GPU=nvidia or amd)");
+                return A4W4_EXIT_NOGPU;
+            }
             if (!p) {
-                a4w4_errorf("layers: --backend '%s' is not a backend pair (pairs: cpu)", t);
+                a4w4_errorf("layers: --backend '%s' is not a backend pair (pairs: cpu, hip)", t);
                 return A4W4_EXIT_BADINPUT;
             }
             if (p->available && p->available(why, sizeof why)) {

@@ -30,7 +30,7 @@ static const char run_usage[] =
     "  --backend LIST  comma-separated; default every backend available here. Types:\n"
     "                  cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README)\n"
     "  --out DIR       results.jsonl, results.json, summary.md (default build/out)\n"
-    "  --shard i/n     run the deterministic i-th of n parts (item k goes to part k %% n + 1)\n"
+    "  --shard i/n     run the deterministic i-th of n parts (item k goes to part k % n + 1)\n"
     "  --resume        keep the cases already in DIR/results.jsonl and run the rest\n"
     "  --full          check every output (default: tile-aware sample above 2^26 MACs)\n"
     "  --quiet         no progress output\n"
@@ -132,11 +132,22 @@ static int parse_args(int argc, char **argv, run_opts *o)
         else if (!strcmp(a, "--backend"))
             o->backend_list = argv[++i];
         else if (!strcmp(a, "--shard")) {
-            char extra;
             const char *v = argv[++i];
-            if (sscanf(v, "%u/%u%c", &o->shard_i, &o->shard_n, &extra) != 2 || o->shard_n < 1 ||
-                o->shard_i < 1 || o->shard_i > o->shard_n) {
-                a4w4_errorf("run: --shard '%s' must be i/n with 1 <= i <= n", v);
+            char *end1 = NULL, *end2 = NULL;
+            unsigned long long si = 0, sn = 0;
+            int ok = v[0] >= '1' && v[0] <= '9';
+            if (ok) {
+                si = strtoull(v, &end1, 10);
+                ok = *end1 == '/' && end1[1] >= '1' && end1[1] <= '9';
+            }
+            if (ok) {
+                sn = strtoull(end1 + 1, &end2, 10);
+                ok = !*end2 && sn <= 1000000 && si <= sn;
+            }
+            o->shard_i = (unsigned)si;
+            o->shard_n = (unsigned)sn;
+            if (!ok) {
+                a4w4_errorf("run: --shard '%s' must be i/n with 1 <= i <= n <= 1000000", v);
                 return -1;
             }
         } else if (!strcmp(a, "--full"))
@@ -174,6 +185,13 @@ static int open_backends(const run_opts *o, a4w4_backend *bk)
             a4w4_errorf("run: more than %d backends", MAX_BACKENDS);
             return -2;
         }
+        for (int j = 0; j < n; j++)
+            if (!strcmp(bk[j].name, t)) {
+                a4w4_errorf("run: --backend names '%s' twice", t);
+                for (int i = 0; i < n; i++)
+                    a4w4_backend_close(&bk[i]);
+                return -2;
+            }
         int rc = a4w4_backend_open(t, &bk[n], err, sizeof err);
         if (rc) {
             a4w4_errorf("run: %s", err);

@@ -90,10 +90,18 @@ int a4w4_stream_open(a4w4_stream *st, const char *dir, const cJSON *header, int 
         while ((nl = strchr(line, '\n'))) {
             *nl = 0;
             cJSON *j = cJSON_Parse(line);
+            const cJSON *hdr = j ? cJSON_GetObjectItemCaseSensitive(j, "a4w4check_header") : NULL;
+            if (first && !hdr) { /* not ours: never overwrite what we cannot read */
+                snprintf(err, errlen, "%s: --resume refused: the first line is not an a4w4check "
+                         "results header; remove the file or use a new --out", st->path);
+                cJSON_Delete(j);
+                free(old);
+                return 2;
+            }
             if (!j)
                 break; /* a torn line: drop it and everything after */
             if (first) {
-                const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "a4w4check_header");
+                const cJSON *h = hdr;
                 for (size_t i = 0; h && i < sizeof identity_fields / sizeof identity_fields[0]; i++) {
                     const cJSON *a = cJSON_GetObjectItemCaseSensitive(h, identity_fields[i]);
                     const cJSON *b = cJSON_GetObjectItemCaseSensitive(header, identity_fields[i]);
@@ -109,7 +117,9 @@ int a4w4_stream_open(a4w4_stream *st, const char *dir, const cJSON *header, int 
                 const cJSON *ha = cJSON_GetObjectItemCaseSensitive(h, "shard");
                 const cJSON *hb = cJSON_GetObjectItemCaseSensitive(header, "shard");
                 if (!h || !ha || !hb || !cJSON_Compare(ha, hb, 1)) {
-                    snprintf(err, errlen, "%s: --resume refused: recorded shard differs", st->path);
+                    snprintf(err, errlen, "%s: --resume refused: recorded shard %s, this run %s",
+                             st->path, cJSON_IsString(ha) ? ha->valuestring : "?",
+                             cJSON_IsString(hb) ? hb->valuestring : "?");
                     cJSON_Delete(j);
                     free(old);
                     return 2;
