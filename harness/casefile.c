@@ -73,7 +73,11 @@ int a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err
             rc = 2;
             break;
         }
-        char *s = trim(line);
+        char *s = line;
+        if (lineno == 1 && (unsigned char)s[0] == 0xEF && (unsigned char)s[1] == 0xBB &&
+            (unsigned char)s[2] == 0xBF)
+            s += 3; /* a UTF-8 byte order mark */
+        s = trim(s);
         if (!*s || *s == '#')
             continue;
         char *field[8];
@@ -126,6 +130,16 @@ int a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err
             rc = 2;
             break;
         }
+        for (const char *q = field[0]; *q; q++)
+            if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
+                  *q == '_' || *q == '-' || *q == '.') || field[0][0] == '.') {
+                snprintf(err, errlen, "%s:%zu: column 1 (name) '%s' may hold only letters, digits, "
+                         "'_', '-' and '.' (not first): names become file names", path, lineno, field[0]);
+                rc = 2;
+                break;
+            }
+        if (rc)
+            break;
         snprintf(c->name, sizeof c->name, "%s", field[0]);
         uint64_t v[3];
         for (int i = 0; i < 3; i++)
@@ -180,6 +194,9 @@ int a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err
     }
     if (!rc && !header) {
         snprintf(err, errlen, "%s: no header line (name,M,N,K,regime,seed,tags)", path);
+        rc = 2;
+    } else if (!rc && *n == 0) {
+        snprintf(err, errlen, "%s: no cases after the header", path);
         rc = 2;
     }
     fclose(f);

@@ -33,7 +33,7 @@
 
 static const char bench_usage[] =
     "usage: a4w4check bench [--shapes M,N,K;M,N,K...] [--reps R] [--regime REGIME]\n"
-    "                       [--backend NAME[,NAME...]]\n"
+    "                       [--backend NAME[,NAME...]] [--backends-only]\n"
     "\n"
     "Throughput of the GEMM oracles beside OpenBLAS, per shape, in one run: the exact oracle\n"
     "(wide integer accumulator) and the ordered(1) oracle (SPEC section 4.1), both on one thread,\n"
