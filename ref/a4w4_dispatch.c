@@ -350,6 +350,37 @@ static char *opt_text(const csv_record_t *r, int col)
     return dupstr(col >= 0 ? r->f[col].text : "");
 }
 
+/* The column index of each required header name into col[]; on the first missing one frees
+ * d and fails naming it ("<path>:<line>:1: header lacks column 'X' (<needs>)"). */
+static int required_cols(const char *path, csv_doc_t *d, const char *const *names, int n,
+                         const char *needs, int *col, char *err, size_t errlen)
+{
+    const csv_record_t *h = &d->r[0];
+    for (int i = 0; i < n; i++)
+        if ((col[i] = header_col(h, names[i])) < 0) {
+            int line = h->line;
+            doc_free(d);
+            return fail(err, errlen, A4W4_EINVAL, "%s:%d:1: header lacks column '%s' (%s)", path,
+                        line, names[i], needs);
+        }
+    return A4W4_OK;
+}
+
+/* At least one row after the header (else "<path>: <header_only>") and every row as wide as
+ * the header; frees d on failure. */
+static int rows_present(const char *path, csv_doc_t *d, const char *header_only, char *err,
+                        size_t errlen)
+{
+    int st;
+    if (d->n < 2) {
+        doc_free(d);
+        return fail(err, errlen, A4W4_EINVAL, "%s: %s", path, header_only);
+    }
+    if ((st = check_width(path, d, err, errlen)))
+        doc_free(d);
+    return st;
+}
+
 int a4w4_tuned_load(a4w4_tuned_table *t, const char *path, char *err, size_t errlen)
 {
     if (!t || !path)
@@ -364,18 +395,12 @@ int a4w4_tuned_load(a4w4_tuned_table *t, const char *path, char *err, size_t err
     }
     const csv_record_t *h = &d.r[0];
     const int hline = h->line;
-    static const char *required[] = {"cu_num", "M", "N", "K", "splitK", "kernelName"};
+    static const char *const required[] = {"cu_num", "M", "N", "K", "splitK", "kernelName"};
     int col[6];
-    for (int i = 0; i < 6; i++) {
-        col[i] = header_col(h, required[i]);
-        if (col[i] < 0) {
-            doc_free(&d);
-            return fail(err, errlen, A4W4_EINVAL,
-                        "%s:%d:1: header lacks column '%s' (a tuned table needs cu_num, M, N, K, "
-                        "splitK, kernelName; SPEC 5.1)",
-                        path, hline, required[i]);
-        }
-    }
+    if ((st = required_cols(path, &d, required, 6,
+                            "a tuned table needs cu_num, M, N, K, splitK, kernelName; SPEC 5.1",
+                            col, err, errlen)))
+        return st;
     int c_gfx = header_col(h, "gfx"), c_id = header_col(h, "kernelId");
     int c_us = header_col(h, "us"), c_tf = header_col(h, "tflops");
     int c_bw = header_col(h, "bw"), c_er = header_col(h, "errRatio");
@@ -387,14 +412,8 @@ int a4w4_tuned_load(a4w4_tuned_table *t, const char *path, char *err, size_t err
                     "merged tuned tables must share one key",
                     path, hline, t->files[0]);
     }
-    if (d.n < 2) {
-        doc_free(&d);
-        return fail(err, errlen, A4W4_EINVAL, "%s: empty table (header only, no rows)", path);
-    }
-    if ((st = check_width(path, &d, err, errlen))) {
-        doc_free(&d);
+    if ((st = rows_present(path, &d, "empty table (header only, no rows)", err, errlen)))
         return st;
-    }
     char *file = dupstr(path);
     char **files = realloc(t->files, (size_t)(t->loaded + 1) * sizeof *files);
     if (!file || !files) {
@@ -572,28 +591,17 @@ int a4w4_kernels_load(a4w4_kernel_table *kt, const char *path, const char *arch,
         return fail(err, errlen, A4W4_EINVAL, "%s: empty table (no header, no rows)", path);
     }
     const csv_record_t *h = &d.r[0];
-    const int hline = h->line;
-    static const char *required[] = {"tile_M", "tile_N", "splitK", "bpreshuffle", "knl_name"};
+    static const char *const required[] = {"tile_M", "tile_N", "splitK", "bpreshuffle",
+                                           "knl_name"};
     int col[5];
-    for (int i = 0; i < 5; i++) {
-        col[i] = header_col(h, required[i]);
-        if (col[i] < 0) {
-            doc_free(&d);
-            return fail(err, errlen, A4W4_EINVAL,
-                        "%s:%d:1: header lacks column '%s' (an ASM kernel table needs tile_M, "
-                        "tile_N, splitK, bpreshuffle, knl_name; SPEC 5.3)",
-                        path, hline, required[i]);
-        }
-    }
-    int c_co = header_col(h, "co_name");
-    if (d.n < 2) {
-        doc_free(&d);
-        return fail(err, errlen, A4W4_EINVAL, "%s: empty table (header only, no rows)", path);
-    }
-    if ((st = check_width(path, &d, err, errlen))) {
-        doc_free(&d);
+    if ((st = required_cols(path, &d, required, 5,
+                            "an ASM kernel table needs tile_M, tile_N, splitK, bpreshuffle, "
+                            "knl_name; SPEC 5.3",
+                            col, err, errlen)))
         return st;
-    }
+    int c_co = header_col(h, "co_name");
+    if ((st = rows_present(path, &d, "empty table (header only, no rows)", err, errlen)))
+        return st;
     if (d.n - 1 > A4W4_MAX_KERNELS) {
         doc_free(&d);
         return fail(err, errlen, A4W4_EINVAL, "%s: %zu kernels, more than the %d this tool holds",
@@ -692,30 +700,17 @@ int a4w4_shapes_load(const char *path, int **shapes, size_t *n, char *err, size_
         doc_free(&d);
         return fail(err, errlen, A4W4_EINVAL, "%s: empty shape list (no header, no rows)", path);
     }
-    const csv_record_t *h = &d.r[0];
-    const int hline = h->line;
-    int col[3] = {header_col(h, "M"), header_col(h, "N"), header_col(h, "K")};
-    for (int i = 0; i < 3; i++)
-        if (col[i] < 0) {
-            doc_free(&d);
-            return fail(err, errlen, A4W4_EINVAL,
-                        "%s:%d:1: header lacks column '%s' (a shape list names M, N and K)", path,
-                        hline, i == 0 ? "M" : i == 1 ? "N" : "K");
-        }
-    if (d.n < 2) {
-        doc_free(&d);
-        return fail(err, errlen, A4W4_EINVAL, "%s: empty shape list (header only)", path);
-    }
-    if ((st = check_width(path, &d, err, errlen))) {
-        doc_free(&d);
+    static const char *const names[3] = {"M", "N", "K"};
+    int col[3];
+    if ((st = required_cols(path, &d, names, 3, "a shape list names M, N and K", col, err,
+                            errlen)) ||
+        (st = rows_present(path, &d, "empty shape list (header only)", err, errlen)))
         return st;
-    }
     int *s = malloc(3 * (d.n - 1) * sizeof *s);
     if (!s) {
         doc_free(&d);
         return fail(err, errlen, A4W4_ENOMEM, "%s: out of memory", path);
     }
-    static const char *names[3] = {"M", "N", "K"};
     for (size_t i = 1; i < d.n && !st; i++)
         for (int j = 0; j < 3 && !st; j++)
             st = field_int(path, &d.r[i], col[j], names[j], 1, A4W4_DIM_MAX, &s[3 * (i - 1) + j],
