@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ci/nightly-gpu.sh — nightly GPU check, first version (issue 5): find the GPU, build for
+# ci/nightly-gpu.sh — nightly GPU check, first version: find the GPU, build for
 # it, run the GPU check programs, keep the logs; exit non-zero on any mismatch.
 #
 #   1. GPU: $A4W4_GPU (nvidia|amd) or detected (nvidia-smi, then rocminfo). None -> exit 77.

@@ -1,7 +1,7 @@
-/* a4w4_gpu.h — C ABI of the GPU systems under test (issue 5): the per-1x32 MXFP4 quantizer,
+/* a4w4_gpu.h — C ABI of the GPU systems under test: the per-1x32 MXFP4 quantizer,
  * the three layout transforms, the ASM-layout GEMM (tile configurations named after AITER's
  * gfx950 f4gemm kernels, plain / deterministic split-K / atomic split-K) and the row-major
- * fallback GEMM. SPEC.md sections are cited per function.
+ * fallback GEMM. docs/contracts.md sections are cited per function.
  *
  * Plain C types only; safe to include from C11 and C++. Every function that can fail returns
  * an a4w4_gpu_status (0 ok, a distinct negative per failure class); the library never prints
@@ -22,12 +22,12 @@
  *   x (quantizer input)   M*K elements of f32 / bf16 / fp16, row-major
  *   a_fp4                 M*K/2          a_scale (row-major)         M*K/32
  *   a_scale_shuffled      a4w4_gpu_act_scale_shuffled_bytes(M, K/32) = ceil(M/256)*256 *
- *                         ceil((K/32)/8)*8   (SPEC §3.3)
+ *                         ceil((K/32)/8)*8   (contracts §3.3)
  *   w_fp4 / w_fp4_shuffled N*K/2         w_scale / w_scale_swizzled  N*K/32
  *   y                     M*N uint16_t (bf16 bits), row-major; nothing outside [M, N] is
  *                         written.
  *
- * Accumulation contracts (SPEC §4.1) kept by the GEMMs:
+ * Accumulation contracts (contracts §4.1) kept by the GEMMs:
  *   a4w4_gpu_gemm_asm(splits = S, A4W4_GPU_SPLIT_ORDERED)   ordered(S), bit for bit
  *                         (S = 1: ordered(1)); split ranges k_per_split = round_up(ceil(K/S),
  *                         256), at least 256; split totals added in split order.
@@ -90,7 +90,7 @@ const a4w4_gpu_tile *a4w4_gpu_tile_get(int index);
  * variant); -1 when unknown. */
 int a4w4_gpu_tile_find(const char *name);
 
-/* ---- quantizer, per_1x32_f4_quant (SPEC §2, §3.3) -------------------------------------- */
+/* ---- quantizer, per_1x32_f4_quant (contracts §2, §3.3) -------------------------------------- */
 /* dtype values match ref's a4w4_in_dtype; mode values match ref's a4w4_scale_mode. */
 enum { A4W4_GPU_IN_F32 = 0, A4W4_GPU_IN_BF16 = 1, A4W4_GPU_IN_FP16 = 2 };
 enum { A4W4_GPU_ROUND_UP = 0, A4W4_GPU_ROUND_DOWN = 1, A4W4_GPU_CEIL = 2, A4W4_GPU_EVEN = 3 };
@@ -109,7 +109,7 @@ int a4w4_gpu_quantize_dev(const void *x, int dtype, size_t M, size_t K, int mode
                           int shuffle, uint8_t row_fill, uint8_t col_fill, uint8_t *x_fp4,
                           uint8_t *x_scale, void *stream);
 
-/* ---- layouts (SPEC §3) --------------------------------------------------------------- */
+/* ---- layouts (contracts §3) --------------------------------------------------------------- */
 /* §3.1 w [N, K/2] -> preshuffled [N*K/2]. ELAYOUT unless N % 16 == 0 and K % 64 == 0. */
 int a4w4_gpu_preshuffle(const uint8_t *w, size_t N, size_t K, uint8_t *dst);
 int a4w4_gpu_preshuffle_dev(const uint8_t *w, size_t N, size_t K, uint8_t *dst, void *stream);
@@ -125,10 +125,10 @@ int a4w4_gpu_act_scale_shuffle_dev(const uint8_t *src, size_t M, size_t cols,
                                    uint8_t row_fill, uint8_t col_fill, uint8_t *dst,
                                    void *stream);
 
-/* ---- GEMMs (SPEC §4) ----------------------------------------------------------------- */
+/* ---- GEMMs (contracts §4) ----------------------------------------------------------------- */
 enum { A4W4_GPU_SPLIT_ORDERED = 0, A4W4_GPU_SPLIT_ATOMIC = 1 };
 
-/* Split-K ranges (SPEC §4.1 ordered(S)): k_per_split = round_up(ceil(K/S), 256), at least
+/* Split-K ranges (contracts §4.1 ordered(S)): k_per_split = round_up(ceil(K/S), 256), at least
  * 256; the number of non-empty splits ceil(K / k_per_split) may be below S. */
 size_t a4w4_gpu_split_k_per_split(size_t K, unsigned splits);
 unsigned a4w4_gpu_split_count(size_t K, unsigned splits);
@@ -163,7 +163,7 @@ int a4w4_gpu_gemm_rowmajor_dev(const uint8_t *a_fp4, const uint8_t *a_scale,
                                const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
                                size_t K, uint16_t *y, void *stream);
 
-/* ---- fault injection (TEST ONLY: `a4w4check selftest --gpu`, issue 7) --------------------
+/* ---- fault injection (TEST ONLY: `a4w4check selftest --gpu`) --------------------
  * Deliberately wrong behaviour inside the device code, so the harness can prove it catches
  * each known class of fault on the GPU itself. A process-wide setting, 0 (NONE) by default:
  * every launcher reads it when it enqueues work and passes it to its kernel as a plain

@@ -1,6 +1,6 @@
 /* a4w4_gpu_device.h — device-side format helpers of the GPU kernels (internal).
  *
- * Written from SPEC §1-§4 alone; nothing here is shared with ref/ (an oracle that reuses what
+ * Written from contracts §1-§4 alone; nothing here is shared with ref/ (an oracle that reuses what
  * it judges repeats its bugs). Every function is exact or rounds exactly once, RNE. */
 #ifndef A4W4_GPU_DEVICE_H
 #define A4W4_GPU_DEVICE_H
@@ -76,7 +76,7 @@ A4W4D unsigned a4w4d_f32_to_bf16(float f)
 
 A4W4D float a4w4d_bf16_to_f32(unsigned h) { return a4w4d_f((h & 0xFFFFu) << 16); }
 
-/* ---- E8M0 (SPEC §1): 2^(s-127); code 0 is 2^-127 (bits 0x00400000); 0xFF is NaN --------- */
+/* ---- E8M0 (contracts §1): 2^(s-127); code 0 is 2^-127 (bits 0x00400000); 0xFF is NaN --------- */
 A4W4D float a4w4d_e8m0_to_f32(unsigned s)
 {
     if (s == 0)
@@ -86,7 +86,7 @@ A4W4D float a4w4d_e8m0_to_f32(unsigned s)
     return a4w4d_f(s << 23);
 }
 
-/* ---- E2M1 (SPEC §1) ------------------------------------------------------------------- */
+/* ---- E2M1 (contracts §1) ------------------------------------------------------------------- */
 /* Code -> twice its value as an integer {0,1,2,3,4,6,8,12}, sign from bit 3. */
 A4W4D int a4w4d_e2m1_int2x(unsigned code)
 {
@@ -95,7 +95,7 @@ A4W4D int a4w4d_e2m1_int2x(unsigned code)
 }
 
 /* fp32 -> E2M1 code, round to nearest even on the grid, saturating to ±6, sign kept (-0 and
- * negatives that round to zero give 8). NaN gives 7|sign (unspecified by SPEC §2 step 4). */
+ * negatives that round to zero give 8). NaN gives 7|sign (unspecified by contracts §2 step 4). */
 A4W4D unsigned a4w4d_f32_to_e2m1(float q)
 {
     unsigned b = a4w4d_u(q);
@@ -121,7 +121,7 @@ A4W4D unsigned a4w4d_f32_to_e2m1(float q)
     return sign | c;
 }
 
-/* ---- scale code (SPEC §2 step 2) from the bits of a finite amax >= 0 ------------------ */
+/* ---- scale code (contracts §2 step 2) from the bits of a finite amax >= 0 ------------------ */
 A4W4D unsigned a4w4d_bump(unsigned tb)
 {
     unsigned e = (tb >> 23) & 0xFFu;
@@ -161,7 +161,7 @@ A4W4D unsigned a4w4d_f32_to_e2m1_trunc(float q)
     return sign | c;
 }
 
-/* ---- one 32-element block (SPEC §2): scale code and 16 fp4x2 bytes -------------------- */
+/* ---- one 32-element block (contracts §2): scale code and 16 fp4x2 bytes -------------------- */
 /* bits: the block's fp32 bit patterns (inputs already widened exactly). Returns the scale.
  * nibble_swap / trunc: the test-only faults NIBBLE_SWAP / E2M1_TRUNC (0 in real use). */
 A4W4D unsigned a4w4d_quant_block_x(const unsigned *bits, int mode, unsigned char *out,
@@ -190,7 +190,7 @@ A4W4D unsigned a4w4d_quant_block(const unsigned *bits, int mode, unsigned char *
     return a4w4d_quant_block_x(bits, mode, out, 0, 0);
 }
 
-/* ---- swizzle index (SPEC §3.2) of element (r, c) of a [rows, cols] tensor ---------------- */
+/* ---- swizzle index (contracts §3.2) of element (r, c) of a [rows, cols] tensor ---------------- */
 A4W4D long long a4w4d_swizzle_index(long long cols, long long r, long long c)
 {
     long long d0 = r >> 5, d1 = (r >> 4) & 1, d2 = r & 15;
@@ -207,7 +207,7 @@ A4W4D long long a4w4d_swizzle_index_d1d4(long long cols, long long r, long long 
     return ((((d0 * (cols >> 3) + d3) * 4 + d5) * 16 + d2) * 2 + d1) * 2 + d4;
 }
 
-/* ---- block value (SPEC §4.1 ordered): RNE_fp32(d * 2^(sa+sb-256)), rounded once -------- */
+/* ---- block value (contracts §4.1 ordered): RNE_fp32(d * 2^(sa+sb-256)), rounded once -------- */
 /* d is the exact integer dot of one 32-block in "twice the E2M1 value" units (|d| <= 4608),
  * so the block's value is d/4 * 2^(sa-127) * 2^(sb-127) = d * 2^(sa+sb-256). */
 A4W4D float a4w4d_pow2(int e) /* e in [-149, 127] */
@@ -267,7 +267,7 @@ A4W4D void a4w4d_decode_granule(uint4 g, unsigned *dst)
 }
 
 /* Index, in 16-byte granules, of granule gb (= scale block gb, elements gb*32..gb*32+31) of
- * row r of a packed fp4 tensor [rows, K/2]: row-major r*(K/32)+gb; preshuffled (SPEC §3.1)
+ * row r of a packed fp4 tensor [rows, K/2]: row-major r*(K/32)+gb; preshuffled (contracts §3.1)
  * the granule (n0=r/16, k0=gb/2, k1=gb%2) lands at ((n0*(K/32) + gb)*16 + r%16). */
 A4W4D long long a4w4d_granule_index(long long r, long long gb, long long K, int preshuffled)
 {

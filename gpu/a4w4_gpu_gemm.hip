@@ -1,4 +1,4 @@
-/* a4w4_gpu_gemm.hip — MXFP4 GEMM y = A * W^T keeping SPEC §4.1 ordered(S).
+/* a4w4_gpu_gemm.hip — MXFP4 GEMM y = A * W^T keeping contracts §4.1 ordered(S).
  *
  * One kernel serves the ASM layout (w_fp4 preshuffled §3.1, w_scale swizzled §3.2, a_scale
  * shuffled §3.3) and the row-major fallback; only the operand addressing differs.
@@ -9,7 +9,7 @@
  * fp4 bytes of 64 A rows and 64 W rows are decoded to int8 ("twice the E2M1 value") in shared
  * memory with their scales, and each thread keeps a 4 x 4 patch of fp32 totals.
  *
- * Per output (SPEC §4.1 ordered): for each 32-block in ascending K, d = exact integer dot of
+ * Per output (contracts §4.1 ordered): for each 32-block in ascending K, d = exact integer dot of
  * the 32 int8 pairs (|d| <= 32*144); value = RNE_fp32(d * 2^(sa+sb-256)) rounded once
  * (a4w4d_block_value); total = total + value in fp32 RNE starting from +0.0 (A4W4_FADD, no
  * FMA). Split z covers [z*k_per_split, min(K, (z+1)*k_per_split)) the same way; its total is
@@ -18,7 +18,7 @@
  *
  * A 16-byte granule = 32 elements = one scale block. Addresses of granule gb of row r:
  *   row-major:      base + r*(K/2) + gb*16
- *   preshuffled:    ((r/16)*(K/32) + gb)*16 + r%16, in granules (SPEC §3.1)
+ *   preshuffled:    ((r/16)*(K/32) + gb)*16 + r%16, in granules (contracts §3.1)
  * Rows >= M of A and rows >= N of W are never read; fp4 pointers are 16-byte aligned.
  *
  * Test-only faults (a4w4_gpu_set_fault, a4w4_gpu.h): the launcher passes the fault in force in

@@ -1,4 +1,4 @@
-/* a4w4_gpu_layout.hip — the three byte layouts of SPEC §3 on the device (load time).
+/* a4w4_gpu_layout.hip — the three byte layouts of contracts §3 on the device (load time).
  *
  *   §3.1 weight preshuffle: src[n0*16+n1][k0*32+k1*16+k2] ->
  *        dst[(((n0*(Kb/32)+k0)*2+k1)*16+n1)*16+k2]. A 16-byte granule g = k0*2+k1 of row n

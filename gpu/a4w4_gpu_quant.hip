@@ -1,5 +1,5 @@
-/* a4w4_gpu_quant.hip — per-1x32 MXFP4 quantizer, per_1x32_f4_quant (SPEC §2), with the
- * optional shuffled-scale output of SPEC §3.3 (pad rows row_fill, pad columns col_fill).
+/* a4w4_gpu_quant.hip — per-1x32 MXFP4 quantizer, per_1x32_f4_quant (contracts §2), with the
+ * optional shuffled-scale output of contracts §3.3 (pad rows row_fill, pad columns col_fill).
  *
  * One thread per 32-element block. In shuffle mode the grid covers the whole padded scale
  * tensor, so every pad byte is written too (a pad entry in column c >= K/32 gets col_fill in

@@ -13,7 +13,7 @@ extern "C" const char *a4w4_gpu_strerror(int status)
     case A4W4_GPU_OK: return "ok";
     case A4W4_GPU_ENODEV: return "no usable GPU (no device, no driver, or no GPU backend)";
     case A4W4_GPU_ESHAPE: return "bad shape (M, N, K >= 1 and K % 32 == 0 required; size overflow)";
-    case A4W4_GPU_ELAYOUT: return "layout rule fails for this shape or tile (SPEC §3)";
+    case A4W4_GPU_ELAYOUT: return "layout rule fails for this shape or tile (contracts §3)";
     case A4W4_GPU_ELAUNCH: return "kernel launch or execution failed";
     case A4W4_GPU_ENOMEM: return "out of memory";
     case A4W4_GPU_EARG: return "bad argument (NULL or misaligned pointer, mode, dtype, splits, tile)";

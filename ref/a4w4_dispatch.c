@@ -1,4 +1,4 @@
-/* a4w4_dispatch.c — AITER's gemm_a4w4 routing (SPEC §5): tables, lookup, ASM heuristic and
+/* a4w4_dispatch.c — AITER's gemm_a4w4 routing (contracts §5): tables, lookup, ASM heuristic and
  * its order-dependence. Prints nothing; errors go into the caller's buffer. */
 #include "a4w4_dispatch.h"
 
@@ -398,7 +398,7 @@ int a4w4_tuned_load(a4w4_tuned_table *t, const char *path, char *err, size_t err
     static const char *const required[] = {"cu_num", "M", "N", "K", "splitK", "kernelName"};
     int col[6];
     if ((st = required_cols(path, &d, required, 6,
-                            "a tuned table needs cu_num, M, N, K, splitK, kernelName; SPEC 5.1",
+                            "a tuned table needs cu_num, M, N, K, splitK, kernelName; contracts §5.1",
                             col, err, errlen)))
         return st;
     int c_gfx = header_col(h, "gfx"), c_id = header_col(h, "kernelId");
@@ -596,7 +596,7 @@ int a4w4_kernels_load(a4w4_kernel_table *kt, const char *path, const char *arch,
     int col[5];
     if ((st = required_cols(path, &d, required, 5,
                             "an ASM kernel table needs tile_M, tile_N, splitK, bpreshuffle, "
-                            "knl_name; SPEC 5.3",
+                            "knl_name; contracts §5.3",
                             col, err, errlen)))
         return st;
     int c_co = header_col(h, "co_name");
@@ -1119,12 +1119,12 @@ int a4w4_route_shape(const a4w4_tuned_table *tuned, const a4w4_kernel_table *kt,
     if (K % 32 != 0)
         return fail(err, errlen, A4W4_EINVAL,
                     "M %d N %d K %d: K must be a multiple of 32 (one E8M0 scale per 32 elements, "
-                    "SPEC 1)",
+                    "contracts §1)",
                     M, N, K);
     if (!strcmp(p->gfx, "gfx942"))
         return fail(err, errlen, A4W4_EUNSUPPORTED,
                     "A4W4 GEMM kernel is not supported on gfx942, but got gfx942! (AITER "
-                    "gemm_a4w4; gfx942 has no a4w4 ASM kernels, SPEC 5.4)");
+                    "gemm_a4w4; gfx942 has no a4w4 ASM kernels, contracts §5.4)");
     memset(r, 0, sizeof *r);
     r->M = M;
     r->N = N;
@@ -1255,7 +1255,7 @@ static void fit_text(unsigned bit, int tile_m, int tile_n, int split, int log2, 
     default:
         snprintf(buf, len,
                  "split-K %d (log2_k_split %d): partials added with bf16 atomics, the result is "
-                 "only bounded (SPEC 4.1)",
+                 "only bounded (contracts §4.1)",
                  split, log2);
         break;
     }

@@ -1,10 +1,10 @@
-/* a4w4_dispatch.h — who runs which kernel: AITER's gemm_a4w4 routing (SPEC §5).
+/* a4w4_dispatch.h — who runs which kernel: AITER's gemm_a4w4 routing (contracts §5).
  *
  * Three pieces, all pure host logic:
  *   1. the tables: AITER's tuned table (a4w4_blockscale_tuned_gemm.csv, with or without the
  *      `gfx` column) and the ASM kernel table (<arch>_f4gemm_bf16_per1x32Fp4.csv), read with
  *      libcsv; every malformed row is an error naming file, line and column;
- *   2. the lookup: M, then getPaddedM(gl=0), then getPaddedM(gl=1) (SPEC §5.1); a hit with a
+ *   2. the lookup: M, then getPaddedM(gl=0), then getPaddedM(gl=1) (contracts §5.1); a hit with a
  *      mangled name (`_ZN`) is an ASM kernel, any other name a CK blockscale kernel (§5.2);
  *   3. the ASM heuristic (§5.3) and its order-dependence: AITER walks its kernel table in
  *      std::unordered_map order, so one shape can get different kernels from different builds.
@@ -24,7 +24,7 @@
 
 /* Largest ASM kernel table this module accepts (winner sets are fixed-size arrays). */
 #define A4W4_MAX_KERNELS 256
-/* Default number of seeded permutations walked by a4w4_route (issue 3 asks for >= 64). */
+/* Default number of seeded permutations walked by a4w4_route (at least 64). */
 #define A4W4_ROUTE_PERMUTATIONS 256
 /* Largest M, N, K accepted (getPaddedM's nextPow2 must not overflow an int). */
 #define A4W4_DIM_MAX (1 << 30)
@@ -57,7 +57,7 @@ typedef struct {
 typedef struct {
     int tile_m, tile_n;
     int split_k;      /* 1: the kernel takes log2_k_split (split-K capable) */
-    int bpreshuffle;  /* 1: expects the preshuffled weight (SPEC §3.1) */
+    int bpreshuffle;  /* 1: expects the preshuffled weight (contracts §3.1) */
     char *name;       /* knl_name, the mangled symbol */
     char *co_name;    /* code object file ("" when the column is absent) */
     int line;
@@ -72,7 +72,7 @@ typedef struct {
 
 /* Merge one tuned table CSV into t (zero-initialise t before the first call). Columns are
  * found by header name: cu_num, M, N, K, splitK and kernelName are required, gfx, kernelId,
- * us, tflops, bw and errRatio optional. Rules (SPEC §5.1 and AITER's get_GEMM_config):
+ * us, tflops, bw and errRatio optional. Rules (contracts §5.1 and AITER's get_GEMM_config):
  * every record has as many fields as the header; integer columns hold base-10 integers
  * (M, N, K >= 1, cu_num >= 1, splitK >= 0); exact duplicate rows are dropped (pandas
  * drop_duplicates); two different rows for one key are an error naming both lines; all
@@ -111,7 +111,7 @@ int a4w4_shapes_load(const char *path, int **shapes, size_t *n, char *err, size_
 
 /* ---- lookup --------------------------------------------------------------------------- */
 
-/* AITER's getPaddedM(M, N, K, gl) (csrc gemm_common.cu, SPEC §5.1):
+/* AITER's getPaddedM(M, N, K, gl) (csrc gemm_common.cu, contracts §5.1):
  * gl 0: M <= 256 -> round up to 16; <= 1024 -> to 32; <= 4096 -> to 64; else to 128.
  * gl 1: M > 8192 and N > 4096 -> 8192; else nextPow2(M) (1 for M <= 1).
  * Any other gl returns M. Caller keeps 1 <= M <= A4W4_DIM_MAX. */
@@ -120,7 +120,7 @@ int a4w4_padded_m(int M, int N, int K, int gl);
 /* 1 when kernelName is an ASM symbol (contains "_ZN", AITER's test), 0 for a CK name. */
 int a4w4_kernel_name_is_asm(const char *name);
 
-/* The lookup walk of SPEC §5.1: the row at M, else at getPaddedM(M, N, K, 0), else at
+/* The lookup walk of contracts §5.1: the row at M, else at getPaddedM(M, N, K, 0), else at
  * getPaddedM(M, N, K, 1), keyed with gfx (when the table has a gfx column) and cu_num.
  * Returns the row or NULL; on a hit *src (A4W4_SRC_TUNED, _PADDED_GL0 or _PADDED_GL1) and
  * *m_hit (the M of the row) are set when non-NULL. t may be NULL (nothing tuned). */
@@ -138,7 +138,7 @@ typedef struct {
     int bpreshuffle;   /* 1: preshuffled weight (what SGLang passes), 0: plain */
 } a4w4_heur_params;
 
-/* One candidate's numbers, as get_heuristic_kernel computes them (SPEC §5.3). Computed in
+/* One candidate's numbers, as get_heuristic_kernel computes them (contracts §5.3). Computed in
  * 64 bits; AITER's int/uint32 arithmetic gives the same values while tiles < 2^31. */
 typedef struct {
     int kernel;        /* index into the kernel table, -1 when nothing was eligible */
@@ -156,10 +156,10 @@ typedef struct {
  * N % 512 == 0. A candidate replaces the choice if it needs fewer rounds, or the same rounds
  * and either fewer empty CUs or a larger ratio; the choice's rounds, empty CUs and ratio are
  * then updated (start: rounds = UINT_MAX, empty = num_cu, ratio = 1.0). The ratio update is
- * what AITER's current asm_gemm_a4w4.cu does; SPEC §5.3 names only the empty-CU update, and
+ * what AITER's current asm_gemm_a4w4.cu does; contracts §5.3 names only the empty-CU update, and
  * an older revision left the ratio at 1.0 (then every minimal-round kernel could win).
  * Errors: A4W4_EINVAL (bad arguments), A4W4_EUNSUPPORTED ("cannot get heuristic kernel":
- * no eligible kernel). SPEC §5.3; AITER csrc/py_itfs_cu/asm_gemm_a4w4.cu. */
+ * no eligible kernel). contracts §5.3; AITER csrc/py_itfs_cu/asm_gemm_a4w4.cu. */
 int a4w4_heuristic(const a4w4_kernel_table *kt, const a4w4_heur_params *p, int M, int N,
                    const size_t *order, size_t norder, a4w4_heur_choice *out, char *err,
                    size_t errlen);
@@ -237,13 +237,13 @@ typedef struct {
     int tuned_not_in_kernels;    /* ASM hit whose name the kernel table lacks */
 } a4w4_route;
 
-/* Route one shape as AITER's gemm_a4w4 does (SPEC §5): gfx942 is refused with AITER's
+/* Route one shape as AITER's gemm_a4w4 does (contracts §5): gfx942 is refused with AITER's
  * message ("A4W4 GEMM kernel is not supported on gfx942, but got gfx942!"); tuned lookup at
  * M, padded gl0, padded gl1 (key uses p->gfx when the table has a gfx column, and
  * p->num_cu); a hit with a mangled name runs that ASM kernel with log2_k_split = the row's
  * splitK, any other name the CK kernel; no hit runs the heuristic with p. tuned may be NULL
  * (nothing tuned). Requires 1 <= M, N, K <= A4W4_DIM_MAX and K % 32 == 0 (one E8M0 scale
- * per 32 elements, SPEC §1). For split-K ASM kernels K % split must be 0 (AITER's check).
+ * per 32 elements, contracts §1). For split-K ASM kernels K % split must be 0 (AITER's check).
  * Errors: A4W4_EINVAL (shape, arguments), A4W4_EUNSUPPORTED (gfx942, no eligible
  * kernel, K % split). */
 int a4w4_route_shape(const a4w4_tuned_table *tuned, const a4w4_kernel_table *kt,

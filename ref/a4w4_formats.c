@@ -1,4 +1,4 @@
-/* a4w4_formats.c — element and scale formats (SPEC §1). */
+/* a4w4_formats.c — element and scale formats (contracts §1). */
 #include "a4w4_formats.h"
 
 #include <math.h>
@@ -9,7 +9,7 @@ const char *a4w4_status_str(int status)
     switch (status) {
     case A4W4_OK: return "ok";
     case A4W4_EINVAL: return "invalid shape or argument (K must be a positive multiple of 32; M, N >= 1)";
-    case A4W4_EUNSUPPORTED: return "layout rule not met for this shape (SPEC section 3)";
+    case A4W4_EUNSUPPORTED: return "layout rule not met for this shape (contracts §3)";
     case A4W4_ENOMEM: return "out of memory";
     default: return "unknown status";
     }

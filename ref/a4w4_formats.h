@@ -1,4 +1,4 @@
-/* a4w4_formats.h — element and scale formats of OCP MXFP4 (SPEC §1).
+/* a4w4_formats.h — element and scale formats of OCP MXFP4 (contracts §1).
  *
  * E2M1: 4-bit element, codes 0..7 = {0, 0.5, 1, 1.5, 2, 3, 4, 6}, codes 8..15 their
  * negatives (8 is -0). E8M0: unsigned byte scale 2^(e-127); 0xFF is NaN; code 0 is
@@ -15,27 +15,27 @@
 typedef enum {
     A4W4_OK = 0,
     A4W4_EINVAL = -1,      /* a shape or argument breaks a rule (K % 32, M < 1, NULL) */
-    A4W4_EUNSUPPORTED = -2,/* the layout rule does not hold for this shape (SPEC §3) */
+    A4W4_EUNSUPPORTED = -2,/* the layout rule does not hold for this shape (contracts §3) */
     A4W4_ENOMEM = -3       /* allocation failed */
 } a4w4_status;
 
 /* One short sentence naming the rule behind a status code (static storage). */
 const char *a4w4_status_str(int status);
 
-/* E2M1 code (low 4 bits used) -> its value as float, sign kept (code 8 -> -0.0f). SPEC §1. */
+/* E2M1 code (low 4 bits used) -> its value as float, sign kept (code 8 -> -0.0f). contracts §1. */
 float a4w4_e2m1_to_f32(uint8_t code);
 
 /* E2M1 code (low 4 bits) -> twice its value as a signed integer in {0,±1,±2,±3,±4,±6,±8,±12}.
- * Exact integer form used by the GEMM oracles (SPEC §4). */
+ * Exact integer form used by the GEMM oracles (contracts §4). */
 int a4w4_e2m1_to_int2x(uint8_t code);
 
 /* fp32 -> E2M1 code by round-to-nearest-even on the E2M1 grid, saturating to ±6, sign kept
  * (-0 and negative values that round to zero give code 8). NaN input gives code 7|sign
- * (unspecified by SPEC §2 step 4; callers mark the block 0xFF). SPEC §2 step 3. */
+ * (unspecified by contracts §2 step 4; callers mark the block 0xFF). contracts §2 step 3. */
 uint8_t a4w4_f32_to_e2m1(float q);
 
 /* E8M0 code -> 2^(code-127) as float (code 0 -> 2^-127, fp32 bits 0x00400000;
- * 0xFF -> quiet NaN). SPEC §1. */
+ * 0xFF -> quiet NaN). contracts §1. */
 float a4w4_e8m0_to_f32(uint8_t code);
 
 /* fp32 -> bf16 bits, round-to-nearest-even; NaN -> quiet NaN with the sign kept. */

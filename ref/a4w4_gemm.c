@@ -1,4 +1,4 @@
-/* a4w4_gemm.c — exact, ordered(S) and OpenBLAS GEMM oracles (SPEC §4, §4.1). */
+/* a4w4_gemm.c — exact, ordered(S) and OpenBLAS GEMM oracles (contracts §4, §4.1). */
 #include "a4w4_gemm.h"
 
 #include <cblas.h>

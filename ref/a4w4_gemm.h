@@ -1,4 +1,4 @@
-/* a4w4_gemm.h — GEMM oracles for y[m][n] = sum_k A[m][k] * B[n][k] (SPEC §4).
+/* a4w4_gemm.h — GEMM oracles for y[m][n] = sum_k A[m][k] * B[n][k] (contracts §4).
  *
  * Operands (all row-major): a_fp4 [M, K/2] and a_scale [M, K/32] (activation),
  * w_fp4 [N, K/2] and w_scale [N, K/32] (weight, N-major like torch.nn.Linear).
@@ -6,7 +6,7 @@
  * Any scale code 0..254 is allowed on both sides; a block with scale 0xFF (NaN) makes
  * every output reading it NaN (bf16 0x7FC0, fp32 0x7FC00000).
  *
- * The three accumulation contracts of SPEC §4.1:
+ * The three accumulation contracts of contracts §4.1:
  *   exact      — RNE of the exact sum (wide integer accumulator, no floating point).
  *   ordered(S) — per 32-block exact dot, times both scales rounded once to fp32, blocks
  *                added in ascending K into an fp32 total from +0.0; S-way split-K: splits
@@ -33,19 +33,19 @@ typedef struct {
 
 /* Exact dot: sets *bf16 (RNE) and *f32 (RNE) of the exact sum; either may be NULL.
  * Overflow rounds to ±Inf by RNE; results below the subnormal range round to ±0 (sign of
- * the exact sum; an exact zero sum is +0). SPEC §4.1 "exact". */
+ * the exact sum; an exact zero sum is +0). contracts §4.1 "exact". */
 void a4w4_dot_exact(const a4w4_dot_operands *op, uint16_t *bf16, float *f32);
 
-/* Split-K ranges for ordered(S) (SPEC §5 split-K): k_per_split = round_up(ceil(K / S), 256)
+/* Split-K ranges for ordered(S) (contracts §5 split-K): k_per_split = round_up(ceil(K / S), 256)
  * elements (at least 256), split j covers [j*k_per_split, min(K, (j+1)*k_per_split)); the
  * number of non-empty splits ceil(K / k_per_split) may be below S. */
 size_t a4w4_split_k_per_split(size_t K, unsigned S);
 unsigned a4w4_split_count(size_t K, unsigned S);
 
-/* ordered(S) dot as fp32 (before the bf16 rounding). S >= 1. SPEC §4.1. */
+/* ordered(S) dot as fp32 (before the bf16 rounding). S >= 1. contracts §4.1. */
 float a4w4_dot_ordered(const a4w4_dot_operands *op, unsigned S);
 
-/* Exact-regime prover for one output (SPEC §4.1): returns 1 when no scale is 0xFF, the
+/* Exact-regime prover for one output (contracts §4.1): returns 1 when no scale is 0xFF, the
  * smallest term quantum q = 2^(sa+sb-256) over blocks with nonzero terms is >= 2^-149, and
  * sum |terms| < 2^24 q (so every fp32 partial sum in any order is exact and finite);
  * 0 otherwise. An output with no nonzero term is in the regime. */

@@ -1,11 +1,11 @@
-/* a4w4_layout.c — the three byte layouts of SPEC §3 in two independent forms.
+/* a4w4_layout.c — the three byte layouts of contracts §3 in two independent forms.
  *
- * Closed forms: per-element index maps written digit by digit from the SPEC formulas
+ * Closed forms: per-element index maps written digit by digit from the formulas of docs/contracts.md
  * (§3.1, §3.2, §3.3), used by a4w4_preshuffle / a4w4_scale_swizzle / a4w4_act_scale_shuffle
  * and their inverses.
  *
  * View forms: a4w4_view_permute, a generic "row-major view + axis permutation" engine that
- * only knows shapes and strides, plus the three layouts expressed as SPEC's "As a view"
+ * only knows shapes and strides, plus the three layouts expressed as the "as a view" forms of docs/contracts.md §3
  * lines. The view forms never call the closed-form maps (nor the closed-form padding), so
  * tests that hold the two equal check one against the other.
  *
@@ -52,7 +52,7 @@ size_t a4w4_preshuffle_index(size_t N, size_t K, size_t n, size_t kb)
     size_t n0 = n / 16, n1 = n % 16;
     size_t k0 = kb / 32, k1 = (kb % 32) / 16, k2 = kb % 16;
     (void)N;
-    /* SPEC §3.1: dst[(((n0*(Kb/32) + k0)*2 + k1)*16 + n1)*16 + k2] */
+    /* contracts §3.1: dst[(((n0*(Kb/32) + k0)*2 + k1)*16 + n1)*16 + k2] */
     return (((n0 * (Kb / 32) + k0) * 2 + k1) * 16 + n1) * 16 + k2;
 }
 
@@ -104,7 +104,7 @@ size_t a4w4_scale_swizzle_index(size_t rows, size_t cols, size_t r, size_t c)
     size_t d0 = r / 32, d1 = (r % 32) / 16, d2 = r % 16;
     size_t d3 = c / 8, d4 = (c % 8) / 4, d5 = c % 4;
     (void)rows;
-    /* SPEC §3.2: dst[((((d0*(cols/8) + d3)*4 + d5)*16 + d2)*2 + d4)*2 + d1] */
+    /* contracts §3.2: dst[((((d0*(cols/8) + d3)*4 + d5)*16 + d2)*2 + d4)*2 + d1] */
     return ((((d0 * (cols / 8) + d3) * 4 + d5) * 16 + d2) * 2 + d4) * 2 + d1;
 }
 
@@ -281,7 +281,7 @@ int a4w4_preshuffle_view(const uint8_t *w, size_t N, size_t K, uint8_t *dst)
         return A4W4_EINVAL;
     if (!a4w4_preshuffle_supported(N, K))
         return A4W4_EUNSUPPORTED;
-    /* SPEC §3.1: view (N/16, 16, Kb/32, 2, 16) permuted (0, 2, 3, 1, 4). */
+    /* contracts §3.1: view (N/16, 16, Kb/32, 2, 16) permuted (0, 2, 3, 1, 4). */
     const size_t shape[5] = {N / 16, 16, (K / 2) / 32, 2, 16};
     const int perm[5] = {0, 2, 3, 1, 4};
     return a4w4_view_permute(w, 1, 5, shape, perm, dst);
@@ -293,7 +293,7 @@ int a4w4_scale_swizzle_view(const uint8_t *src, size_t rows, size_t cols, uint8_
         return A4W4_EINVAL;
     if (!a4w4_scale_swizzle_supported(2, rows, cols))
         return A4W4_EUNSUPPORTED;
-    /* SPEC §3.2: view (rows/32, 2, 16, cols/8, 2, 4) permuted (0, 3, 5, 2, 4, 1). */
+    /* contracts §3.2: view (rows/32, 2, 16, cols/8, 2, 4) permuted (0, 3, 5, 2, 4, 1). */
     const size_t shape[6] = {rows / 32, 2, 16, cols / 8, 2, 4};
     const int perm[6] = {0, 3, 5, 2, 4, 1};
     return a4w4_view_permute(src, 1, 6, shape, perm, dst);
@@ -325,7 +325,7 @@ int a4w4_act_scale_shuffle_view(const uint8_t *src, size_t M, size_t cols, uint8
         if (r < M)
             memcpy(pad + r * pcol, src + r * cols, cols);
     }
-    /* SPEC §3.3 then §3.2 over the padded shape. */
+    /* contracts §3.3 then §3.2 over the padded shape. */
     const size_t shape[6] = {prow / 32, 2, 16, pcol / 8, 2, 4};
     const int perm[6] = {0, 3, 5, 2, 4, 1};
     int st = a4w4_view_permute(pad, 1, 6, shape, perm, dst);

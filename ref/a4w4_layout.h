@@ -1,4 +1,4 @@
-/* a4w4_layout.h — the three byte layouts the ASM path consumes (SPEC §3), each with its
+/* a4w4_layout.h — the three byte layouts the ASM path consumes (contracts §3), each with its
  * inverse, in two independent forms: closed-form index maps (used by oracles, CPU
  * emulation and tests alike) and a generic view/permute engine (shape + permutation ->
  * strides) that tests hold equal to the closed forms.
@@ -15,11 +15,11 @@
 /* ---- 3.1 weight preshuffle, shuffle_weight(w, layout=(16,16)) ------------------------ */
 
 /* 1 when the packed weight [N, K/2] can be preshuffled: N % 16 == 0, (K/2) % 32 == 0
- * (so K % 64 == 0), N >= 1, K >= 1. SPEC §3.1. */
+ * (so K % 64 == 0), N >= 1, K >= 1. contracts §3.1. */
 int a4w4_preshuffle_supported(size_t N, size_t K);
 
 /* Destination byte offset of source byte (n, kb) of the packed weight, kb in [0, K/2).
- * Closed form of SPEC §3.1; caller guarantees support. */
+ * Closed form of contracts §3.1; caller guarantees support. */
 size_t a4w4_preshuffle_index(size_t N, size_t K, size_t n, size_t kb);
 
 /* w [N, K/2] row-major -> dst [N*K/2] preshuffled. A4W4_EUNSUPPORTED when the rule fails,
@@ -31,7 +31,7 @@ int a4w4_unpreshuffle(const uint8_t *src, size_t N, size_t K, uint8_t *w);
 /* ---- 3.2 weight-scale swizzle, _swizzle_asm_fp4_scale ------------------------------- */
 
 /* 1 when a 2-D E8M0 tensor [rows, cols] can be swizzled: rows % 32 == 0, cols % 8 == 0,
- * both >= 1 (_asm_fp4_scale_swizzle_supported). ndim != 2 is unsupported. SPEC §3.2. */
+ * both >= 1 (_asm_fp4_scale_swizzle_supported). ndim != 2 is unsupported. contracts §3.2. */
 int a4w4_scale_swizzle_supported(int ndim, size_t rows, size_t cols);
 
 /* Destination offset of source element (r, c) of [rows, cols]; caller guarantees support. */
@@ -61,7 +61,7 @@ size_t a4w4_act_scale_shuffle_index(size_t M, size_t cols, size_t r, size_t c);
  * row_fill, pad columns (c >= cols, any row) with col_fill. The corner cells (r >= M and
  * c >= cols) therefore take col_fill: a pad column is uniform from top to bottom, and the
  * column fill is the one a K-tail-reading kernel sees. A4W4_EINVAL when M or cols is 0 or
- * a pointer is NULL. SPEC §3.3. */
+ * a pointer is NULL. contracts §3.3. */
 int a4w4_act_scale_shuffle(const uint8_t *src, size_t M, size_t cols, uint8_t row_fill,
                            uint8_t col_fill, uint8_t *dst);
 /* Inverse: shuffled buffer [prow * pcol] -> the valid [M, cols] row-major entries (pad
@@ -81,7 +81,7 @@ int a4w4_act_scale_unshuffle(const uint8_t *src, size_t M, size_t cols, uint8_t 
 int a4w4_view_permute(const void *src, size_t elem, int ndim, const size_t *shape,
                       const int *perm, void *dst);
 
-/* The three layouts through the engine (SPEC §3 "As a view" lines); same shapes, fills
+/* The three layouts through the engine (contracts §3 "As a view" lines); same shapes, fills
  * (corner cells take col_fill) and error returns as the closed forms above, plus
  * A4W4_ENOMEM when the act-scale pad buffer cannot be allocated. Preshuffle: view
  * (N/16, 16, Kb/32, 2, 16) permuted (0, 2, 3, 1, 4); swizzle: view (rows/32, 2, 16,

@@ -1,4 +1,4 @@
-/* a4w4_policy.c — SGLang's per-layer ASM/Triton decision and tuple-input rejection (SPEC §6). */
+/* a4w4_policy.c — SGLang's per-layer ASM/Triton decision and tuple-input rejection (contracts §6). */
 #include "a4w4_policy.h"
 
 #include <stdio.h>
@@ -91,26 +91,26 @@ int a4w4_policy_decide(int flag_on, const char *gfx, size_t N, int scale_ndim, s
     /* Step 1: opt-in flag and device. */
     if (!flag_on) {
         set(out, A4W4_DECIDE_TRITON, A4W4_REASON_FLAG_OFF, 0, 0);
-        snprintf(m, ml, "%s is off: Triton gemm_afp4wfp4 path (SPEC 6.1)", A4W4_POLICY_FLAG);
+        snprintf(m, ml, "%s is off: Triton gemm_afp4wfp4 path (contracts §6.1)", A4W4_POLICY_FLAG);
         return A4W4_OK;
     }
     if (!is_gfx95x(gfx)) {
         set(out, A4W4_DECIDE_TRITON, A4W4_REASON_NOT_GFX95X, 0, 0);
-        snprintf(m, ml, "device %s is not gfx95x: Triton gemm_afp4wfp4 path (SPEC 6.1)", gfx);
+        snprintf(m, ml, "device %s is not gfx95x: Triton gemm_afp4wfp4 path (contracts §6.1)", gfx);
         return A4W4_OK;
     }
-    /* Step 2: weight-scale swizzle support (SPEC 3.2). */
+    /* Step 2: weight-scale swizzle support (contracts §3.2). */
     if (!a4w4_scale_swizzle_supported(scale_ndim, scale_rows, scale_cols)) {
         set(out, A4W4_DECIDE_TRITON, A4W4_REASON_SCALE_UNSUPPORTED, 1, 0);
         if (scale_ndim == 2)
             snprintf(m, ml,
                      "weight scale [%zu, %zu] is not swizzle-supported (rows %% 32 == 0 and cols "
-                     "%% 8 == 0 needed): warn once, this layer keeps Triton (SPEC 6.2)",
+                     "%% 8 == 0 needed): warn once, this layer keeps Triton (contracts §6.2)",
                      scale_rows, scale_cols);
         else
             snprintf(m, ml,
                      "weight scale has %d dims, the swizzle needs 2: warn once, this layer keeps "
-                     "Triton (SPEC 6.2)",
+                     "Triton (contracts §6.2)",
                      scale_ndim);
         return A4W4_OK;
     }
@@ -119,7 +119,7 @@ int a4w4_policy_decide(int flag_on, const char *gfx, size_t N, int scale_ndim, s
         set(out, A4W4_DECIDE_TRITON, A4W4_REASON_SMALL_N, 1, 0);
         snprintf(m, ml,
                  "N %zu <= 128: warn once, this layer keeps Triton (the untuned ASM heuristic "
-                 "returned wrong rows for N <= 128, SPEC 6.3)",
+                 "returned wrong rows for N <= 128, contracts §6.3)",
                  N);
         return A4W4_OK;
     }
@@ -129,19 +129,19 @@ int a4w4_policy_decide(int flag_on, const char *gfx, size_t N, int scale_ndim, s
         set(out, A4W4_DECIDE_ASM, A4W4_REASON_ASM_QUANTIZE, 0, 1);
         snprintf(m, ml,
                  "ASM layer: activation [M, K] quantized (per_1x32, shuffle=True) -> "
-                 "gemm_a4w4(bpreshuffle=True) (SPEC 6.5)");
+                 "gemm_a4w4(bpreshuffle=True) (contracts §6.5)");
         break;
     case A4W4_INPUT_TENSOR_3D:
         set(out, A4W4_DECIDE_ASM, A4W4_REASON_ASM_FLATTEN, 0, 1);
         snprintf(m, ml,
                  "ASM layer: activation [B, S, K] flattened to [B*S, K], quantized, "
-                 "gemm_a4w4(bpreshuffle=True), reshaped back (SPEC 6.5)");
+                 "gemm_a4w4(bpreshuffle=True), reshaped back (contracts §6.5)");
         break;
     case A4W4_INPUT_TUPLE2:
         set(out, A4W4_DECIDE_ASM, A4W4_REASON_ASM_RELAYOUT, 0, 1);
         snprintf(m, ml,
                  "ASM layer: pre-quantized 2-tuple (x_fp4, x_scale); the row-major scale is "
-                 "padded and shuffled (SPEC 3.3), x_fp4 used as is (SPEC 6.5)");
+                 "padded and shuffled (contracts §3.3), x_fp4 used as is (contracts §6.5)");
         break;
     case A4W4_INPUT_TUPLE3:
     case A4W4_INPUT_TUPLE5: {
@@ -151,7 +151,7 @@ int a4w4_policy_decide(int flag_on, const char *gfx, size_t N, int scale_ndim, s
         snprintf(m, ml,
                  "pre-quantized %d-tuple input (%s epilogue) is not supported on an AITER ASM "
                  "FP4 GEMM layer (weights already preshuffled, no per-call fallback); unset %s "
-                 "to use the Triton path (SPEC 6.5)",
+                 "to use the Triton path (contracts §6.5)",
                  len, len == 3 ? "atomic pre-quant" : "split + cat", A4W4_POLICY_FLAG);
         break;
     }
@@ -160,7 +160,7 @@ int a4w4_policy_decide(int flag_on, const char *gfx, size_t N, int scale_ndim, s
         snprintf(m, ml,
                  "%d-tuple input is not a known activation form on an AITER ASM FP4 GEMM layer "
                  "(weights already preshuffled, no per-call fallback); unset %s to use the "
-                 "Triton path (SPEC 6.5)",
+                 "Triton path (contracts §6.5)",
                  tuple_len, A4W4_POLICY_FLAG);
         break;
     }

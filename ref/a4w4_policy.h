@@ -1,13 +1,13 @@
 /* a4w4_policy.h — SGLang's per-layer decision for the Quark W4A4 MXFP4 linear with the
- * opt-in AITER ASM path (SPEC §6), as one pure function.
+ * opt-in AITER ASM path (contracts §6), as one pure function.
  *
  * Layer decision (once, after weights load), in this order:
  *   1. flag SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM off, or the device not gfx95x -> Triton;
- *   2. weight scale not swizzle-supported (SPEC §3.2) -> Triton, warn once;
+ *   2. weight scale not swizzle-supported (contracts §3.2) -> Triton, warn once;
  *   3. N <= 128 -> Triton, warn once (the untuned ASM heuristic returned wrong rows there);
  *   4. else the layer is marked for ASM (scale swizzled, weight preshuffled).
  * Per call on a marked layer: a 2-D or 3-D activation is quantized (3-D flattened); a
- * pre-quantized 2-tuple gets its scale re-laid (SPEC §3.3); a 3- or 5-tuple (or any other
+ * pre-quantized 2-tuple gets its scale re-laid (contracts §3.3); a 3- or 5-tuple (or any other
  * tuple) is rejected, since the weights are already preshuffled and there is no per-call
  * fallback. A layer left on Triton takes every input kind on the Triton path. */
 #ifndef A4W4_POLICY_H
@@ -41,7 +41,7 @@ typedef enum {
     A4W4_REASON_SMALL_N,           /* triton, warn once: N <= 128 */
     A4W4_REASON_ASM_QUANTIZE,      /* asm: 2-D activation quantized with shuffle=True */
     A4W4_REASON_ASM_FLATTEN,       /* asm: 3-D activation flattened, quantized, reshaped */
-    A4W4_REASON_ASM_RELAYOUT,      /* asm: 2-tuple, scale re-laid (SPEC §3.3) */
+    A4W4_REASON_ASM_RELAYOUT,      /* asm: 2-tuple, scale re-laid (contracts §3.3) */
     A4W4_REASON_REJECT_TUPLE3,     /* reject: 3-tuple */
     A4W4_REASON_REJECT_TUPLE5,     /* reject: 5-tuple */
     A4W4_REASON_REJECT_TUPLE       /* reject: tuple of another length */
@@ -55,7 +55,7 @@ typedef struct {
     char message[320]; /* one line naming the rule */
 } a4w4_policy_result;
 
-/* The decision for one layer and one input (SPEC §6).
+/* The decision for one layer and one input (contracts §6).
  * flag_on: SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM set; gfx: device arch ("gfx950"; gfx95x means
  * "gfx95" followed by one more character); N: output features (>= 1); scale_ndim, scale_rows,
  * scale_cols: the weight-scale tensor shape (normally 2, N, K/32; rows and cols are read only

@@ -1,4 +1,4 @@
-/* a4w4_quant.c — per-1x32 quantization in the four scale modes (SPEC §2). */
+/* a4w4_quant.c — per-1x32 quantization in the four scale modes (contracts §2). */
 #include "a4w4_quant.h"
 
 #include <math.h>
@@ -103,7 +103,7 @@ int a4w4_quantize(const void *x, a4w4_in_dtype dtype, size_t M, size_t K, a4w4_s
                 else if (fabsf(blk[k]) > amax)
                     amax = fabsf(blk[k]);
             }
-            /* SPEC §2 step 4: a NaN/Inf block gets scale 0xFF. */
+            /* contracts §2 step 4: a NaN/Inf block gets scale 0xFF. */
             uint8_t s = special ? 0xFF : a4w4_scale_code(amax, mode);
             scale_rm[m * nb + b] = s;
             a4w4_quant_block(blk, s, x_fp4 + m * (K / 2) + b * 16);

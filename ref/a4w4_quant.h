@@ -1,4 +1,4 @@
-/* a4w4_quant.h — per-1x32 activation quantization, per_1x32_f4_quant (SPEC §2). */
+/* a4w4_quant.h — per-1x32 activation quantization, per_1x32_f4_quant (contracts §2). */
 #ifndef A4W4_QUANT_H
 #define A4W4_QUANT_H
 
@@ -7,7 +7,7 @@
 
 #include "a4w4_formats.h"
 
-/* Scale rounding modes, SPEC §2 step 2 (AITER names in brackets). */
+/* Scale rounding modes, contracts §2 step 2 (AITER names in brackets). */
 typedef enum {
     A4W4_ROUND_UP = 0,   /* [RoundUp]  t = amax/6, exponent field, +1 if mantissa != 0 */
     A4W4_ROUND_DOWN = 1, /* [RoundDown] t = amax/4, exponent field (OCP floor) */
@@ -26,11 +26,11 @@ int a4w4_scale_mode_parse(const char *name);
 typedef enum { A4W4_IN_F32 = 0, A4W4_IN_BF16 = 1, A4W4_IN_FP16 = 2 } a4w4_in_dtype;
 
 /* E8M0 scale code of one block from its fp32 amax (>= 0 or NaN/Inf). amax = 0 -> 0;
- * NaN/Inf amax -> 0xFF. SPEC §2 step 2. */
+ * NaN/Inf amax -> 0xFF. contracts §2 step 2. */
 uint8_t a4w4_scale_code(float amax, a4w4_scale_mode mode);
 
 /* Quantize one 32-element block given its scale code: q = x / 2^(s-127) in fp32, then
- * E2M1 RNE (a4w4_f32_to_e2m1). Writes 16 fp4x2 bytes. SPEC §2 step 3. */
+ * E2M1 RNE (a4w4_f32_to_e2m1). Writes 16 fp4x2 bytes. contracts §2 step 3. */
 void a4w4_quant_block(const float x[32], uint8_t s, uint8_t out[16]);
 
 /* Quantize x [M, K] (row-major, element type `dtype`) per 1x32 block.
@@ -38,7 +38,7 @@ void a4w4_quant_block(const float x[32], uint8_t s, uint8_t out[16]);
  *   shuffle == 0: [M, K/32] row-major E8M0;
  *   shuffle != 0: the §3.3 layout, a4w4_act_scale_padded_rows(M) *
  *                 a4w4_act_scale_padded_cols(K/32) bytes, pads filled 0x7F.
- * A block holding NaN or Inf gets scale 0xFF; its element codes are unspecified (SPEC §2
+ * A block holding NaN or Inf gets scale 0xFF; its element codes are unspecified (contracts §2
  * step 4). Errors: A4W4_EINVAL when M == 0, K == 0, K % 32 != 0 or a pointer is NULL. */
 int a4w4_quantize(const void *x, a4w4_in_dtype dtype, size_t M, size_t K, a4w4_scale_mode mode,
                   int shuffle, uint8_t *x_fp4, uint8_t *x_scale);

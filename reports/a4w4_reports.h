@@ -15,7 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-/* The schema version this library reads and the harness writes (harness/stream.h's
+/* The schema version this library reads and the harness writes (harness/io/stream.h's
  * A4W4_RESULTS_SCHEMA must equal it; tests/test_reports.c holds them together). */
 #define A4W4_REPORT_SCHEMA "a4w4check-results/1"
 
@@ -108,14 +108,5 @@ int a4w4_compare_new_failures(const cJSON *cmp);
  * reproducible and source are read). */
 char *a4w4_compare_markdown(const cJSON *cmp, const a4w4_report_opts *o);
 char *a4w4_compare_html(const cJSON *cmp, const a4w4_report_opts *o);
-
-/* ---- environment ---------------------------------------------------------------------- */
-
-/* Add "environment" to a run's header: compiler (__VERSION__ of this build), git_commit
- * (`git rev-parse HEAD` in the source tree, "unknown" outside a repository) and git_dirty,
- * host, os (uname), date (UTC, ISO 8601), gpu and driver when the kernel exposes them
- * (amdgpu, nvidia), and tables: the AITER tuned and kernel tables the dispatch oracle reads
- * by default, with their FNV-1a 64 hashes. Replaces an existing "environment". */
-void a4w4_environment_json(cJSON *header);
 
 #endif

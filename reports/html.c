@@ -339,7 +339,7 @@ static void section_summary(rbuf *b, const cJSON *doc, const cJSON *cases,
         rb_html(b, o->source);
         rb_puts(b, "</code>");
     }
-    rb_puts(b, ". Contracts (SPEC section 4.1): bit-exact against ordered(S) or exact; bounded "
+    rb_puts(b, ". Contracts (contracts §4.1): bit-exact against ordered(S) or exact; bounded "
                "backends within the derived bound, never called bit-exact.</p>\n");
     rb_puts(b, "<nav><a href=\"#backends\">Backends</a><a href=\"#environment\">Environment</a>"
                "<a href=\"#hazard\">Hazard map</a><a href=\"#mismatches\">Mismatches</a>"
@@ -414,7 +414,7 @@ static void section_hazard(rbuf *b, const cJSON *cases, const pick_table *pt)
     rb_puts(b, "<h2 id=\"hazard\">Hazard map</h2>\n<p>One map per backend: rows M, columns N, "
                "each cell coloured by the most severe verdict of that backend's entries at (M, N) "
                "(fail over pass over n/a over skip, every K together). Hover a cell for its cases "
-               "and the dispatch oracle's pick (AITER's gemm_a4w4 routing, SPEC section 5) with "
+               "and the dispatch oracle's pick (AITER's gemm_a4w4 routing, contracts §5) with "
                "SGLang's layer decision.</p>\n");
     legend(b);
     size_t nM = 0, nN = 0, nt = 0;

@@ -106,7 +106,7 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
     if (jhas(doc, "full"))
         rb_puts(&b, jtrue(doc, "full") ? ", every output checked"
                                        : ", outputs sampled above 2^26 MACs");
-    rb_puts(&b, ". Contracts: SPEC section 4.1 (bit-exact against ordered(S) or exact; bounded "
+    rb_puts(&b, ". Contracts: contracts §4.1 (bit-exact against ordered(S) or exact; bounded "
                 "backends within the derived bound, never called bit-exact).\n\n");
 
     /* one verdict line per (backend, contract) */

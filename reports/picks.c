@@ -128,8 +128,8 @@ int picks_build(pick_table *pt, const cJSON *cases, const a4w4_report_opts *o)
         route_one(o->tuned_path ? &tuned : NULL, &kt, &hp, r, &pt->p[i]);
     pt->have = 1;
     snprintf(pt->note, sizeof pt->note,
-             "dispatch oracle (SPEC section 5) with gfx950, 256 CUs, log2_k_split 0, preshuffled "
-             "weights; tuned table %s; kernel table %s; layer policy (SPEC section 6) with the "
+             "dispatch oracle (contracts §5) with gfx950, 256 CUs, log2_k_split 0, preshuffled "
+             "weights; tuned table %s; kernel table %s; layer policy (contracts §6) with the "
              "flag on and 2-D activations",
              o->tuned_path ? o->tuned_path : "none", o->kernels_path);
     free(r);

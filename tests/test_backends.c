@@ -1,5 +1,5 @@
-/* test_backends.c — the plugin and bundle backend types (harness/backend_plugin.c,
- * harness/backend_bundle.c, ABI harness/a4w4_plugin.h).
+/* test_backends.c — the plugin and bundle backend types (harness/plugin.c,
+ * harness/bundle.c, ABI harness/backends/a4w4_plugin.h).
  *
  * Plugins come from tests/plugins (built into A4W4_BINARY_DIR/plugins): the reference plugin
  * must match the ordered(1) oracle (ref/a4w4_gemm.h) bit for bit on generated cases, the bad
@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "a4w4_gemm.h"
-#include "backend.h"
-#include "backend_bundle.h"
+#include "registry.h"
+#include "bundle.h"
 #include "gen.h"
 #include "safetensors.h"
 

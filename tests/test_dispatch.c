@@ -1,4 +1,4 @@
-/* test_dispatch.c — SPEC §5 dispatch: the real AITER tables in cases/aiter (every tuned row
+/* test_dispatch.c — contracts §5 dispatch: the real AITER tables in cases/aiter (every tuned row
  * routes to itself; padded gl0/gl1 hits; CK rows), getPaddedM, the ASM heuristic on shapes
  * worked by hand, possible-winner sets (exact over every order, checked against brute force
  * over all permutations of small tables), tile-fit flags, malformed CSV rows (file, line,
@@ -77,7 +77,7 @@ Test(tables, real_tables_load_with_their_row_counts, .init = load_real, .fini = 
     cr_assert_eq(tuned.n, 1470);
     cr_assert_eq(tuned.dropped, 0);
     cr_assert(tuned.has_gfx);
-    /* 34 preshuffled tiles + one plain 256x256 (SPEC §5.4) */
+    /* 34 preshuffled tiles + one plain 256x256 (contracts §5.4) */
     cr_assert_eq(kt.n, 35);
     cr_assert_str_eq(kt.arch, "gfx950");
     int pre = 0, split = 0;

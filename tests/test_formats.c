@@ -1,4 +1,4 @@
-/* test_formats.c — SPEC §1 element and scale formats: E2M1 decode/encode (every code,
+/* test_formats.c — contracts §1 element and scale formats: E2M1 decode/encode (every code,
  * every tie, both neighbours of every tie, saturation, signed zero), E8M0 decode, fp32 ->
  * bf16 RNE (ties of both parities, NaN, Inf, overflow, subnormals), bf16/fp16 -> fp32
  * widening, fp4x2 packing. Every expected value is written by hand or comes from an
@@ -39,7 +39,7 @@ static uint64_t rng_next(void)
     return z ^ (z >> 31);
 }
 
-/* E2M1 values by code, written from the SPEC §1 table. */
+/* E2M1 values by code, written from the contracts §1 table. */
 static const double e2m1_table[16] = {0.0,  0.5,  1.0,  1.5,  2.0,  3.0,  4.0,  6.0,
                                       -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0};
 
@@ -180,7 +180,7 @@ Test(e2m1, encode_signed_zero_and_underflow)
 
 Test(e2m1, encode_nan_code_documented)
 {
-    /* Header: NaN -> 7 | sign (unspecified by the SPEC, but documented). */
+    /* Header: NaN -> 7 | sign (unspecified by the contracts, but documented). */
     cr_expect_eq(a4w4_f32_to_e2m1(float_of(0x7FC00000u)) & 7, 7);
     cr_expect_eq(a4w4_f32_to_e2m1(float_of(0xFFC00000u)), 15);
 }

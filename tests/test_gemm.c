@@ -1,4 +1,4 @@
-/* test_gemm.c — SPEC §4 / §4.1 GEMM oracles against references written here:
+/* test_gemm.c — contracts §4 / §4.1 GEMM oracles against references written here:
  *
  *  - exact: an independent sign-magnitude big integer (base 2^32 uint32 limbs, positive and
  *    negative parts accumulated separately per ELEMENT product, subtracted at the end),
@@ -10,7 +10,7 @@
  *    accumulation per split, split totals in order), split sizes worked by hand, and a
  *    constructed case where ordered(1) != ordered(2).
  *  - sgemm: equal to exact wherever the prover says so; the prover itself on hand-built
- *    edges and against an independent statement of the SPEC §4.1 regime. */
+ *    edges and against an independent statement of the contracts §4.1 regime. */
 #include <criterion/criterion.h>
 
 #include <float.h>
@@ -59,7 +59,7 @@ static void *xcalloc(size_t n)
     return p;
 }
 
-/* Own nibble access and E2M1 tables (SPEC §1), independent of a4w4_formats. */
+/* Own nibble access and E2M1 tables (contracts §1), independent of a4w4_formats. */
 static uint8_t get4(const uint8_t *row, size_t k)
 {
     return (uint8_t)((row[k / 2] >> ((k % 2) * 4)) & 15);
@@ -241,7 +241,7 @@ static ref_out ref_exact(const uint8_t *af, const uint8_t *as, const uint8_t *wf
     return r;
 }
 
-/* Plain ordered(S) loop (SPEC §4.1): k_per = 256 * ceil(ceil(K/S) / 256), at least 256. */
+/* Plain ordered(S) loop (contracts §4.1): k_per = 256 * ceil(ceil(K/S) / 256), at least 256. */
 static float ref_ordered(const uint8_t *af, const uint8_t *as, const uint8_t *wf,
                          const uint8_t *ws, size_t K, unsigned S)
 {
@@ -267,7 +267,7 @@ static float ref_ordered(const uint8_t *af, const uint8_t *as, const uint8_t *wf
     return total;
 }
 
-/* Independent statement of the SPEC §4.1 regime for one output: no 0xFF scale, every
+/* Independent statement of the contracts §4.1 regime for one output: no 0xFF scale, every
  * dequantized operand finite, smallest nonzero-term quantum q >= 2^-149 and
  * sum |terms| < 2^24 q. *emin_out = min sa+sb over nonzero terms (or -1). */
 static int ref_regime(const uint8_t *af, const uint8_t *as, const uint8_t *wf,
@@ -1232,7 +1232,7 @@ Test(sgemm, equals_exact_wherever_the_prover_says_so)
                 cr_assert_eq(reg[i], a4w4_exact_regime(&op), "regime array vs prover");
                 if (reg[i]) {
                     in++;
-                    cr_assert(mine, "t=%d (%zu,%zu): prover says in, SPEC regime says out", t, m,
+                    cr_assert(mine, "t=%d (%zu,%zu): prover says in, contracts regime says out", t, m,
                               n);
                     ref_out ro = ref_exact(ROW_A(&g, m), ROW_W(&g, n), K);
                     if (ro.bf16 & 0x7FFF)
@@ -1243,9 +1243,9 @@ Test(sgemm, equals_exact_wherever_the_prover_says_so)
                                  t, M, N, K, m, n, ys[i], ro.bf16);
                 } else {
                     out++;
-                    /* completeness where the SPEC regime holds and no overflow is possible */
+                    /* completeness where the contracts regime holds and no overflow is possible */
                     cr_assert(!(mine && emin >= 0 && emin - 256 <= 104),
-                              "t=%d (%zu,%zu): SPEC regime holds (emin %d) but prover says out",
+                              "t=%d (%zu,%zu): contracts regime holds (emin %d) but prover says out",
                               t, m, n, emin);
                 }
             }

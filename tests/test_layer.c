@@ -1,4 +1,4 @@
-/* test_layer.c — issue 8: SGLang's W4A4 MXFP4 linear layer (SPEC §6) over the CPU backend pair,
+/* test_layer.c — SGLang's W4A4 MXFP4 linear layer (contracts §6) over the CPU backend pair,
  * one test per branch. Every expectation comes from the oracles (ref quantize, the ordered(1)
  * GEMM oracle, the policy oracle, ref layouts) or from hand-computed constants, never from what
  * the layer just computed; the last tests break the pair on purpose and require the `layers`
@@ -296,7 +296,7 @@ Test(layer, asm_layer_relays_the_weight_exactly_once)
     cr_assert(L.on_asm);
     cr_assert_eq(P.preshuffle, 1);
     cr_assert_eq(P.swizzle, 1);
-    /* the weight now holds the SPEC 3.1 / 3.2 layouts of the loaded one */
+    /* the weight now holds the contracts §3.1 / 3.2 layouts of the loaded one */
     uint8_t *sh = malloc(256 * 128), *sw = malloc(256 * 8);
     cr_assert_eq(a4w4_preshuffle(w_fp4, 256, 256, sh), A4W4_OK);
     cr_assert_eq(a4w4_scale_swizzle(w_scale, 256, 8, sw), A4W4_OK);
@@ -368,7 +368,7 @@ static void count_warning(const char *m, void *user)
 Test(layer, fallback_warning_is_emitted_once_per_process)
 {
     a4w4_layer_set_warn_handler(count_warning, &handler_calls);
-    /* N = 144: weight scale [144, 8] not swizzle-supported (SPEC 6.2) */
+    /* N = 144: weight scale [144, 8] not swizzle-supported (contracts §6.2) */
     setup_layer(FAULT_NONE, 144, 256, 1, "gfx950");
     a4w4_policy_result want;
     a4w4_policy_decide(1, "gfx950", 144, 2, 144, 8, A4W4_INPUT_TENSOR_2D, 0, &want);
@@ -380,7 +380,7 @@ Test(layer, fallback_warning_is_emitted_once_per_process)
     cr_assert(L.warned);
     cr_assert_eq(P.preshuffle + P.swizzle, 0);
     a4w4_layer_free(&L);
-    /* N = 128: the small-N fence (SPEC 6.3): warns too, but the process already did */
+    /* N = 128: the small-N fence (contracts §6.3): warns too, but the process already did */
     setup_layer(FAULT_NONE, 128, 256, 1, "gfx950");
     cr_assert_eq(L.decision.reason, A4W4_REASON_SMALL_N);
     cr_assert(L.decision.warn_once);

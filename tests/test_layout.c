@@ -1,4 +1,4 @@
-/* test_layout.c — SPEC §3 layouts: closed forms vs the view/permute engine, inverses,
+/* test_layout.c — contracts §3 layouts: closed forms vs the view/permute engine, inverses,
  * bijection, support predicates at their edges, act-scale pad fills, hand-worked index
  * examples, the §3.2 tile-locality property, and byte-for-byte agreement with the
  * AITER-produced golden bundles in cases/golden. */
@@ -515,7 +515,7 @@ Test(swizzle, unsupported_and_invalid)
 
 Test(swizzle, tile_local_rows_padding_does_not_move_entries)
 {
-    /* SPEC §3.2: 32-row groups are contiguous blocks of 32*cols bytes, so the swizzle of
+    /* contracts §3.2: 32-row groups are contiguous blocks of 32*cols bytes, so the swizzle of
      * [R, C] is exactly the prefix of the swizzle of [R + 32j, C] whose first R rows agree. */
     rng_seed(43);
     const size_t Cs[] = {8, 24, 64};

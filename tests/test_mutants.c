@@ -1,6 +1,6 @@
-/* test_mutants.c — the self-test's mutants stay real faults (harness/backend_mutants.c), the
- * reference quantizer / layout backends stay right (harness/quantizers.c), and the
- * fingerprint names what a quantizer does (SPEC §2).
+/* test_mutants.c — the self-test's mutants stay real faults (harness/backends/mutants.c), the
+ * reference quantizer / layout backends stay right (harness/backends/quantizers.c), and the
+ * fingerprint names what a quantizer does (contracts §2).
  *
  * Every mutant gets a hand-picked case where it must be wrong, checked here directly against
  * the oracles (ref/a4w4_gemm.h, a4w4_quantize, the closed-form layout maps), never through
@@ -17,7 +17,7 @@
 #include "a4w4_gemm.h"
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
-#include "backend.h"
+#include "registry.h"
 #include "gen.h"
 #include "mutants.h"
 #include "quantizers.h"

@@ -1,4 +1,4 @@
-/* test_policy.c — SPEC §6: SGLang's per-layer ASM/Triton decision, one test per branch, the
+/* test_policy.c — contracts §6: SGLang's per-layer ASM/Triton decision, one test per branch, the
  * order of the checks, and the 3-/5-tuple rejection message (tuple length and the flag). */
 #include <criterion/criterion.h>
 
@@ -101,7 +101,7 @@ Test(policy, two_tuple_takes_the_scale_relayout)
 {
     cr_assert_eq(decide(1, "gfx950", 5120, 5120, A4W4_INPUT_TUPLE2), A4W4_OK);
     expect(A4W4_DECIDE_ASM, A4W4_REASON_ASM_RELAYOUT);
-    cr_assert(strstr(r.message, "SPEC 3.3"), "%s", r.message);
+    cr_assert(strstr(r.message, "contracts §3.3"), "%s", r.message);
 }
 
 Test(policy, three_and_five_tuples_are_rejected_naming_length_and_flag)

@@ -1,4 +1,4 @@
-/* test_quant.c — SPEC §2 per-1x32 quantization: the scale code of every mode at hand-worked
+/* test_quant.c — contracts §2 per-1x32 quantization: the scale code of every mode at hand-worked
  * amax values (zero, ties, saturation, fp32 subnormal amax, FLT_MAX, NaN/Inf), amax values
  * that separate each pair of modes, element codes of whole blocks worked by hand, bf16/fp16
  * input equal to its fp32 widening, shuffle=1 equal to the §3.3 layout of the row-major
@@ -64,7 +64,7 @@ static uint8_t quant1(const float x[32], a4w4_scale_mode mode, uint8_t codes[32]
     return sc;
 }
 
-/* ---- scale codes by hand (SPEC §2 step 2) ------------------------------------------------
+/* ---- scale codes by hand (contracts §2 step 2) ------------------------------------------------
  * Each row: amax, then the expected code for round_up, round_down, ceil, even, with the
  * arithmetic in the comment. round_up: t = amax/6 (fp32 RNE), field(t) + (mantissa != 0);
  * round_down: field(amax/4); ceil: field(amax/4) + (mantissa != 0);
@@ -176,17 +176,17 @@ Test(scale_code, flt_max_round_up_down_ceil)
 
 /* Even at the top of the range. bits(FLT_MAX)+0x00200000 = 0x7F9FFFFF, &0xFF800000 =
  * 0x7F800000 = +Inf: the formula's intermediate overflows for every amax >= 0x7F600000
- * (1.75*2^127). AITER's Triton quantizer (the implementation SPEC §2 names for this mode)
+ * (1.75*2^127). AITER's Triton quantizer (the implementation contracts §2 names for this mode)
  * computes floor(log2(Inf)) - 2 = Inf, clamps to 127 and stores 127+127 = 254. A finite
  * block must not get the NaN scale 0xFF (that would turn every GEMM output reading it into
  * NaN although the input has no NaN/Inf). Expected: 254. */
 Test(scale_code, even_top_of_range_follows_the_spec_formula)
 {
-    /* SPEC §2 even, literally (AITER's torch reference f32_to_mx_e8m0_scale): amax=FLT_MAX
+    /* contracts §2 even, literally (AITER's torch reference f32_to_mx_e8m0_scale): amax=FLT_MAX
      * (0x7F7FFFFF) + 0x00200000 = 0x7F9FFFFF, masked 0x7F800000 = +Inf, Inf/4 = Inf, field
      * 0xFF. The same for every amax >= 0x7F600000 (1.75*2^127). AITER's Triton fused
      * quantizer computes floor(log2(u)) - 2 clamped to 127 instead and stores 254 there: the
-     * two AITER paths disagree at this edge (README, "SPEC and the golden data"). The oracle
+     * two AITER paths disagree at this edge (README, "Findings"). The oracle
      * keeps the formula the golden bundles were made with; just below the edge both agree. */
     cr_expect_eq(a4w4_scale_code(FLT_MAX, A4W4_EVEN), 0xFF);
     cr_expect_eq(a4w4_scale_code(F(0x7F600000u), A4W4_EVEN), 0xFF);
@@ -384,7 +384,7 @@ Test(quantize, flt_max_block)
 
 Test(quantize, flt_max_block_even_gets_the_nan_scale)
 {
-    /* Even mode at amax = FLT_MAX: the SPEC §2 formula gives scale 0xFF (see
+    /* Even mode at amax = FLT_MAX: the contracts §2 formula gives scale 0xFF (see
      * even_top_of_range_follows_the_spec_formula), so the block reads as NaN; the other
      * modes keep it finite: round_up t = FLT_MAX/6 ~ 1.33*2^125 -> field 125+127 = 252,
      * mantissa set -> 253, scale 2^126. */

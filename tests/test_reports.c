@@ -11,6 +11,7 @@
 
 #include "a4w4_jsonschema.h"
 #include "a4w4_reports.h"
+#include "environment.h"
 #include "report_common.h"
 #include "stream.h"
 

@@ -1,4 +1,4 @@
-/* test_runner.c — the runner's comparison per contract (SPEC §4.1), NaN policy, detection of
+/* test_runner.c — the runner's comparison per contract (contracts §4.1), NaN policy, detection of
  * unwritten outputs, out-of-bounds writes and pad dependence, through a4w4_run_case with
  * small backends defined here (each a known fault or a known-correct computation). */
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-/* test_safetensors.c — the bundle reader and writer (harness/safetensors.c, SPEC §7):
+/* test_safetensors.c — the bundle reader and writer (harness/io/safetensors.c, contracts §7):
  * every golden bundle against what its header says (expected values written down here
  * from the files, not recomputed by the code under test), write -> load round trips, one
  * crafted malformed file per validation rule, the writer's no-partial-file promise, and
@@ -417,7 +417,7 @@ Test(golden, g1_spot_values)
     a4w4_st_free(&f);
 }
 
-/* Shapes agree with M, N, K metadata as SPEC §7 lays bundles out. */
+/* Shapes agree with M, N, K metadata as contracts §7 lays bundles out. */
 Test(golden, case_shapes_follow_metadata)
 {
     DIR *d = opendir(GOLDEN_DIR);

@@ -1,4 +1,4 @@
-# `a4w4check layers` on the CPU pair (issue 8): the default matrix (N_qwen = 5120) exits 0 with
+# `a4w4check layers` on the CPU pair: the default matrix (N_qwen = 5120) exits 0 with
 # every case passing and the expected counts, writes results.jsonl / results.json / summary.md
 # with the run fields plus the layer fields, prints the rejected 3- and 5-tuple messages and
 # the fallback warning exactly once; --json gives one parseable line per case.
@@ -15,8 +15,8 @@ endif()
 expect_match(r "${r_out}" "PASS cpu on_gfx950_n5120_k256_2d_bias: asm/asm_quantize; 30720 outputs bit-exact")
 expect_match(r "${r_out}" "PASS cpu on_gfx950_n5120_k256_tuple2_nobias: asm/asm_relayout; [^\n]*== the 2-D output")
 expect_match(r "${r_out}" "PASS cpu on_gfx950_n5120_k256_3d_nobias: asm/asm_flatten; [^\n]*shape \\[B, S, N\\]")
-expect_match(r "${r_out}" "PASS cpu on_gfx950_n5120_k256_tuple3_bias: reject/reject_tuple3; rejected: pre-quantized 3-tuple input \\(atomic pre-quant epilogue\\) is not supported on an AITER ASM FP4 GEMM layer \\(weights already preshuffled, no per-call fallback\\); unset SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM to use the Triton path \\(SPEC 6.5\\)\n")
-expect_match(r "${r_out}" "PASS cpu on_gfx950_n5120_k256_tuple5_nobias: reject/reject_tuple5; rejected: pre-quantized 5-tuple input \\(split \\+ cat epilogue\\) is not supported on an AITER ASM FP4 GEMM layer \\(weights already preshuffled, no per-call fallback\\); unset SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM to use the Triton path \\(SPEC 6.5\\)\n")
+expect_match(r "${r_out}" "PASS cpu on_gfx950_n5120_k256_tuple3_bias: reject/reject_tuple3; rejected: pre-quantized 3-tuple input \\(atomic pre-quant epilogue\\) is not supported on an AITER ASM FP4 GEMM layer \\(weights already preshuffled, no per-call fallback\\); unset SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM to use the Triton path \\(contracts §6.5\\)\n")
+expect_match(r "${r_out}" "PASS cpu on_gfx950_n5120_k256_tuple5_nobias: reject/reject_tuple5; rejected: pre-quantized 5-tuple input \\(split \\+ cat epilogue\\) is not supported on an AITER ASM FP4 GEMM layer \\(weights already preshuffled, no per-call fallback\\); unset SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM to use the Triton path \\(contracts §6.5\\)\n")
 # every reason of the policy appears
 foreach(reason flag_off not_gfx95x scale_unsupported small_n)
   expect_match(r "${r_out}" "PASS cpu [^ ]+: triton/${reason}; ")

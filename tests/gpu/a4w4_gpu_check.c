@@ -3,7 +3,7 @@
  *
  *   quantizer     every mode x {f32, bf16, fp16} vs a4w4_quantize (row-major and shuffled
  *                 scales; shuffled with other pad fills vs a4w4_act_scale_shuffle). Element
- *                 codes of a 0xFF block are unspecified (SPEC §2 step 4) and masked.
+ *                 codes of a 0xFF block are unspecified (contracts §2 step 4) and masked.
  *   layouts       preshuffle / scale swizzle / act-scale shuffle vs the ref closed forms,
  *                 byte for byte; unsupported shapes must return A4W4_GPU_ELAYOUT.
  *   ASM GEMM      every tile of the table, ordered(1) vs a4w4_gemm_ordered(S=1) bit for bit;
@@ -14,7 +14,7 @@
  *   edges         every device-form output buffer carries guard zones before and after
  *                 [M, N] that must stay untouched; inputs are allocated at their exact size
  *                 (run under compute-sanitizer memcheck to catch any read past them).
- *   golden        the cases/golden bundles (a4w4-case/1 and a4w4-quant/1, SPEC §7) through
+ *   golden        the cases/golden bundles (a4w4-case/1 and a4w4-quant/1, contracts §7) through
  *                 the host-form API: layouts, all tiles, fallback, splits, quantizer modes.
  *
  * Bit-for-bit means every uint16 equal, except that two NaNs match (the GPU writes 0x7FC0
@@ -355,7 +355,7 @@ static int oracle(oracle_kind kind, const uint8_t *a_fp4, const uint8_t *a_scale
 }
 
 /* ---- atomic split-K error bound -------------------------------------------------------
- * Contract "bounded" (SPEC §4.1). Per output, T = sum over blocks of |block value| (exact),
+ * Contract "bounded" (contracts §4.1). Per output, T = sum over blocks of |block value| (exact),
  * n = number of 32-blocks, S = number of non-empty splits, u = 2^-24 (fp32), v = 2^-8 (bf16).
  *  1. Each split j sums its blocks in fp32 from +0: block values round once (only below the
  *     normal range: abs error <= 2^-150 each) and each of its n_j additions errs by at most

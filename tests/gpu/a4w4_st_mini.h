@@ -1,6 +1,6 @@
-/* a4w4_st_mini.h — the few lines of safetensors reading the GPU tests need (SPEC §7):
+/* a4w4_st_mini.h — the few lines of safetensors reading the GPU tests need (contracts §7):
  * an 8-byte little-endian header length, a JSON header, raw data. Not a validating reader
- * (harness/safetensors.h is that); it finds a tensor's data_offsets and a __metadata__
+ * (harness/io/safetensors.h is that); it finds a tensor's data_offsets and a __metadata__
  * string by name in the compact JSON Python's safetensors writes. C and C++ both. */
 #ifndef A4W4_ST_MINI_H
 #define A4W4_ST_MINI_H

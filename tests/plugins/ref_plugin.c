@@ -1,10 +1,10 @@
-/* ref_plugin.c — an example plugin for the a4w4 plugin ABI (harness/a4w4_plugin.h), and the
+/* ref_plugin.c — an example plugin for the a4w4 plugin ABI (harness/backends/a4w4_plugin.h), and the
  * plugin the backend tests load (tests/test_backends.c).
  *
  * An independent plain-loop ordered(1) GEMM on the row-major operands (a_fp4, a_scale, w_fp4,
  * w_scale): its own E2M1 decode (from the code's bits), per 32-block integer dot, the block
  * value dot * 2^(sa+sb-256) formed exactly in double and rounded once to fp32, blocks added in
- * ascending K into an fp32 total from +0.0, RNE to bf16 (SPEC §4.1). It shares no code with
+ * ascending K into an fp32 total from +0.0, RNE to bf16 (contracts §4.1). It shares no code with
  * ref/ or harness/: only the ABI header. Build it with -ffp-contract=off.
  *
  * Variants (same source, one macro each; tests/plugins/CMakeLists.txt):

@@ -1,4 +1,4 @@
-/* mutate_bundle.c — craft broken case bundles (SPEC §7) for the end-to-end CLI tests.
+/* mutate_bundle.c — craft broken case bundles (contracts §7) for the end-to-end CLI tests.
  *
  *   mutate_bundle flip IN OUT TENSOR INDEX   OUT = IN with byte INDEX of TENSOR's data
  *                                            XOR 0x01; prints the element (row, col) touched

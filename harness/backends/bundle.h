@@ -1,0 +1,46 @@
+/* backend_bundle.h — outputs produced elsewhere, stored as safetensors (contracts §7), compared
+ * like any backend's; and the exporter that writes such output bundles.
+ *
+ * Output bundle directory DIR (selected as `--backend bundle:DIR`):
+ *   DIR/<file name of case>.safetensors  one per case: a BF16 tensor "y" of shape [M, N]
+ *                                        (row-major, the whole output of the case); optional
+ *                                        __metadata__ "contract" (must equal the directory's),
+ *                                        "format" ("a4w4-outputs/1"), "case", "M", "N".
+ *   DIR/contract.txt                     optional: one line, the accumulation contract the
+ *                                        producer keeps (contracts §4.1: "ordered(1)",
+ *                                        "ordered(S)", "exact", "bounded"); default
+ *                                        "ordered(1)". The contract is a property of the
+ *                                        directory (one producer), not of each file.
+ * File name of a case: its name with every '/' replaced by "__" (case "golden/g1" is stored
+ * as DIR/golden__g1.safetensors), so every case of a directory lives flat in DIR.
+ * Producers: any tool that writes safetensors (Python: safetensors.torch.save_file({"y":
+ * y.to(torch.bfloat16).contiguous()}, path)); or a4w4_bundle_write_outputs below. */
+#ifndef A4W4_BACKEND_BUNDLE_H
+#define A4W4_BACKEND_BUNDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The format string the exporter writes to __metadata__ "format". */
+#define A4W4_BUNDLE_OUTPUTS_FORMAT "a4w4-outputs/1"
+
+/* File name (no directory) of case_name's output bundle: '/' -> "__", then ".safetensors".
+ * Returns 0, or -1 when it does not fit in len or the name is empty. */
+int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len);
+
+/* Write y [M, N] (bf16 bits, row-major: the whole output of the case) to
+ * dir/<file name of case_name> as an output bundle (tensor "y", BF16, metadata format, case,
+ * M, N), atomically (a4w4_st_write: temporary file, fsync, rename); dir is created when
+ * missing (mkdir -p). The directory's contract.txt is not written (callers whose producer
+ * keeps a contract other than ordered(1) write it themselves). Returns 0, or -1 with one line
+ * in err naming the path and the rule (empty name, M or N zero, M*N overflowing, directory
+ * not creatable, write failure). */
+int a4w4_bundle_write_outputs(const char *dir, const char *case_name, size_t M, size_t N,
+                              const uint16_t *y, char *err, size_t errlen);
+
+/* 1 when s is a contract string the harness knows (contracts §4.1): "exact", "bounded",
+ * "ordered(S)" with S a decimal integer in 1..65536 without sign, spaces or leading zeros;
+ * else 0. Shared by the bundle and plugin backends. */
+int a4w4_contract_valid(const char *s);
+
+#endif

@@ -1,0 +1,33 @@
+/* cpu_sut.h — the two CPU systems under test that stand beside the GPU kernels.
+ *
+ * Both keep the ordered(1) contract of contracts §4.1 and are written apart from the oracles in
+ * ref/a4w4_gemm.c (their own decode table and accumulation loop); they share only the
+ * layout index maps of ref/a4w4_layout.h, as the ASM kernel shares AITER's layouts.
+ *
+ * Output subsets: rows[nrows] and cols[ncols] select the outputs to compute (y is then
+ * [nrows, ncols] row-major); rows == NULL means every row 0..M-1 (nrows ignored), likewise
+ * cols. Outputs are bf16 bits. */
+#ifndef A4W4_CPU_SUT_H
+#define A4W4_CPU_SUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ASM-layout consumer: reads the weight only as w_fp4_shuffled (contracts §3.1), its scale only
+ * as w_scale_swizzled (§3.2) and the activation scale only as a_scale_shuffled (§3.3, padded
+ * to a4w4_act_scale_padded_rows(M) x a4w4_act_scale_padded_cols(K/32)); a_fp4 [M, K/2]
+ * row-major. Returns A4W4_EUNSUPPORTED when N % 32 != 0, K % 64 != 0 or (K/32) % 8 != 0
+ * (the layouts do not exist: "not applicable"), A4W4_EINVAL on other bad shapes. */
+int a4w4_cpu_asm_gemm(const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
+                      const uint8_t *w_fp4_shuffled, const uint8_t *w_scale_swizzled, size_t M,
+                      size_t N, size_t K, const size_t *rows, size_t nrows, const size_t *cols,
+                      size_t ncols, uint16_t *y);
+
+/* Row-major fallback GEMM (the role Triton's gemm_afp4wfp4 plays): a_fp4 [M, K/2],
+ * a_scale [M, K/32], w_fp4 [N, K/2], w_scale [N, K/32]. A4W4_EINVAL on bad shapes. */
+int a4w4_cpu_fallback_gemm(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                           const uint8_t *w_scale, size_t M, size_t N, size_t K,
+                           const size_t *rows, size_t nrows, const size_t *cols, size_t ncols,
+                           uint16_t *y);
+
+#endif

@@ -1,0 +1,532 @@
+/* hip.c — the HIP systems under test (gpu/a4w4_gpu.h) as backends.
+ * Built only when A4W4_GPU != off. Every type needs a usable GPU: without one, asking for it
+ * exits 3 and the default run skips it with a notice.
+ *
+ *   hip-asm-32x128, -64x256, -128x128, -256x256  ASM-layout GEMM on that tile, ordered(1)
+ *   hip-asm:TILE | hip-asm:dispatch   any tile of the kernel table ("96x640", a mangled
+ *                                     name), or the tile AITER's dispatch picks per case
+ *                                     (ref/a4w4_dispatch, gfx950, 256 CUs)
+ *   hip-asm-splitk                    deterministic split-K, S = 4: ordered(4)
+ *   hip-asm-atomic                    bf16-atomic split-K, S = 4: bounded(4)
+ *   hip-fallback                      row-major GEMM, ordered(1)
+ *   hip-layout                        the three contracts §3 layouts on the device
+ *   hip-quant                         the per-1x32 quantizer on the device (normal regimes)
+ * The GEMMs compute every output of the case on the device (device-pointer ABI, operands
+ * uploaded once per case) and the sampled rows are copied back and compared. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_dispatch.h"
+#include "a4w4_formats.h"
+#include "a4w4_gpu.h"
+#include "fsutil.h"
+#include "registry.h"
+#include "backend_hip.h"
+
+static int hip_available(char *why, size_t whylen)
+{
+    char name[128];
+    if (a4w4_gpu_available(name, sizeof name) > 0)
+        return 0;
+    snprintf(why, whylen, "no GPU usable by the %s build (%s)", a4w4_gpu_platform(),
+             a4w4_gpu_last_error()[0] ? a4w4_gpu_last_error() : "no device");
+    return 1;
+}
+
+static int status_of(int gpu_rc, char *why, size_t whylen)
+{
+    if (gpu_rc == A4W4_GPU_OK)
+        return A4W4_OK;
+    snprintf(why, whylen, "%s%s%s", a4w4_gpu_strerror(gpu_rc),
+             a4w4_gpu_last_error()[0] ? ": " : "", a4w4_gpu_last_error());
+    return gpu_rc == A4W4_GPU_ELAYOUT ? A4W4_EUNSUPPORTED
+         : gpu_rc == A4W4_GPU_ENOMEM ? A4W4_ENOMEM : A4W4_EINVAL;
+}
+
+/* ---- device copies of a case's operands ------------------------------------------------
+ * One case runs through many HIP backends and pad variants: each operand is uploaded once
+ * per case (and a_scale_shuffled again after each refill), keyed by (host pointer, length,
+ * case serial, data version). The runner is single-threaded. */
+enum { SLOT_A, SLOT_AS, SLOT_W, SLOT_WS, SLOT_ASH, SLOT_WSH, SLOT_WSW, SLOT_Y, NSLOTS };
+
+static struct {
+    const void *host;
+    size_t len;
+    unsigned long serial;
+    unsigned version;
+    void *dev;
+} cache[NSLOTS];
+
+static void *dev_get(int slot, const void *host, size_t len, const a4w4_case_data *d, int upload,
+                     int *rc)
+{
+    if (cache[slot].dev && cache[slot].host == host && cache[slot].len == len &&
+        cache[slot].serial == d->serial && cache[slot].version == d->version)
+        return cache[slot].dev;
+    a4w4_gpu_free(cache[slot].dev);
+    cache[slot].dev = NULL;
+    void *p = NULL;
+    *rc = a4w4_gpu_malloc(&p, len ? len : 1);
+    if (*rc == A4W4_GPU_OK && upload)
+        *rc = a4w4_gpu_memcpy_h2d(p, host, len);
+    if (*rc != A4W4_GPU_OK) {
+        a4w4_gpu_free(p);
+        return NULL;
+    }
+    cache[slot].host = host;
+    cache[slot].len = len;
+    cache[slot].serial = d->serial;
+    cache[slot].version = d->version;
+    cache[slot].dev = p;
+    return p;
+}
+
+/* Poison the device output, then after the kernel copy the sampled outputs back: whole rows
+ * of the sampled rows only (a sampled huge case never moves its full [M, N] output). */
+static int gather(const a4w4_run_args *a, const uint16_t *ydev)
+{
+    const a4w4_case_data *d = a->d;
+    const a4w4_sample *s = a->s;
+    int rc = a4w4_gpu_synchronize();
+    if (rc != A4W4_GPU_OK)
+        return rc;
+    if (s->full)
+        return a4w4_gpu_memcpy_d2h(a->y, ydev, d->M * d->N * sizeof *a->y);
+    uint16_t *row = malloc(d->N * sizeof *row);
+    if (!row)
+        return A4W4_GPU_ENOMEM;
+    for (size_t i = 0; i < s->nrows && rc == A4W4_GPU_OK; i++) {
+        rc = a4w4_gpu_memcpy_d2h(row, ydev + s->rows[i] * d->N, d->N * sizeof *row);
+        for (size_t j = 0; j < s->ncols; j++)
+            a->y[i * s->ncols + j] = row[s->cols[j]];
+    }
+    free(row);
+    return rc;
+}
+
+/* Device output buffer of case d, poisoned with the runner's pattern (A4W4_POISON_BF16) on
+ * every output the runner will read (all of them, or the sampled rows), so an output the
+ * kernel never writes reaches the runner as unwritten. */
+static uint16_t *dev_output(const a4w4_case_data *d, const a4w4_sample *s, int *rc)
+{
+    uint16_t *y = dev_get(SLOT_Y, NULL, d->M * d->N * sizeof *y, d, 0, rc);
+    size_t rowlen = s->full ? d->M * d->N : d->N;
+    uint16_t *poison = y ? malloc(rowlen * sizeof *poison) : NULL;
+    if (y && !poison)
+        *rc = A4W4_GPU_ENOMEM;
+    if (!poison)
+        return NULL;
+    for (size_t i = 0; i < rowlen; i++)
+        poison[i] = A4W4_POISON_BF16;
+    if (s->full)
+        *rc = a4w4_gpu_memcpy_h2d(y, poison, rowlen * sizeof *poison);
+    else
+        for (size_t i = 0; i < s->nrows && *rc == A4W4_GPU_OK; i++)
+            *rc = a4w4_gpu_memcpy_h2d(y + s->rows[i] * d->N, poison, rowlen * sizeof *poison);
+    free(poison);
+    return *rc == A4W4_GPU_OK ? y : NULL;
+}
+
+/* ---- ASM-layout GEMM ------------------------------------------------------------------- */
+
+typedef struct {
+    int tile;          /* a4w4_gpu_tile index, or -1 for dispatch */
+    unsigned splits;
+    int split_mode;
+    a4w4_tuned_table tuned;
+    a4w4_kernel_table kernels;
+    int have_tables;
+} asm_ctx;
+
+static int asm_open(const char *tile_name, unsigned splits, int mode, void **ctx, char *err,
+                    size_t errlen)
+{
+    asm_ctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return 1;
+    }
+    c->splits = splits;
+    c->split_mode = mode;
+    if (!strcmp(tile_name, "dispatch")) {
+        char p1[4096], p2[4096];
+        c->tile = -1;
+        if (a4w4_tuned_load(&c->tuned, a4w4_data_path("cases/aiter/a4w4_blockscale_tuned_gemm.csv", p1, sizeof p1), err, errlen) ||
+            a4w4_kernels_load(&c->kernels, a4w4_data_path("cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv", p2, sizeof p2), "gfx950", err, errlen)) {
+            free(c);
+            return 1;
+        }
+        c->have_tables = 1;
+    } else if ((c->tile = a4w4_gpu_tile_find(tile_name)) < 0) {
+        snprintf(err, errlen, "hip-asm: unknown tile '%s' (a name, symbol or MxN of cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv, or 'dispatch')", tile_name);
+        free(c);
+        return 1;
+    }
+    *ctx = c;
+    return 0;
+}
+
+static void asm_release(void *ctx)
+{
+    asm_ctx *c = ctx;
+    if (c && c->have_tables) {
+        a4w4_tuned_free(&c->tuned);
+        a4w4_kernels_free(&c->kernels);
+    }
+    free(c);
+}
+
+static int asm_run(void *ctx, const a4w4_run_args *a)
+{
+    asm_ctx *c = ctx;
+    const a4w4_case_data *d = a->d;
+    int tile = c->tile;
+    unsigned splits = c->splits;
+    int mode = c->split_mode;
+    if (!d->w_fp4_shuffled.data || !d->w_scale_swizzled.data || d->K % 256)
+        return a4w4_hip_asm_gemm(tile, splits, mode, a); /* says why it is n/a */
+    if (tile < 0) { /* the tile AITER's dispatch picks (contracts §5) */
+        a4w4_heur_params p = {"gfx950", 256, 0, 1};
+        a4w4_route r;
+        char err[256];
+        if (a4w4_route_shape(&c->tuned, &c->kernels, &p, (int)d->M, (int)d->N, (int)d->K, &r,
+                             err, sizeof err) || !r.is_asm || r.kernel_index < 0) {
+            snprintf(a->why, a->whylen, "dispatch picks no ASM tile here: %s",
+                     r.is_asm ? err : "a CK kernel");
+            return A4W4_EUNSUPPORTED;
+        }
+        tile = a4w4_gpu_tile_find(r.kernel);
+        if (tile < 0) {
+            snprintf(a->why, a->whylen, "dispatch picks %s, which gpu/ does not implement", r.kernel);
+            return A4W4_EUNSUPPORTED;
+        }
+        splits = (unsigned)r.split;
+        mode = A4W4_GPU_SPLIT_ATOMIC; /* AITER's split-K kernels add partials atomically */
+        if (splits > 1) {
+            snprintf(a->why, a->whylen, "dispatch picks split-K (%u splits): only bounded; run "
+                     "hip-asm-atomic for that contract", splits);
+            return A4W4_EUNSUPPORTED;
+        }
+    }
+    return a4w4_hip_asm_gemm(tile, splits, mode, a);
+}
+
+int a4w4_hip_asm_gemm(int tile, unsigned splits, int mode, const a4w4_run_args *a)
+{
+    const a4w4_case_data *d = a->d;
+    if (!d->w_fp4_shuffled.data || !d->w_scale_swizzled.data || d->K % 256) {
+        snprintf(a->why, a->whylen, "the ASM GEMM needs N %% 32 == 0 and K %% 256 == 0 "
+                 "(preshuffle and scale swizzle); N=%zu K=%zu", d->N, d->K);
+        return A4W4_EUNSUPPORTED;
+    }
+    int rc = A4W4_GPU_OK;
+    const void *A = dev_get(SLOT_A, d->a_fp4.data, d->a_fp4.len, d, 1, &rc);
+    const void *ASH = A ? dev_get(SLOT_ASH, d->a_scale_shuffled.data, d->a_scale_shuffled.len, d, 1, &rc) : NULL;
+    const void *WSH = ASH ? dev_get(SLOT_WSH, d->w_fp4_shuffled.data, d->w_fp4_shuffled.len, d, 1, &rc) : NULL;
+    const void *WSW = WSH ? dev_get(SLOT_WSW, d->w_scale_swizzled.data, d->w_scale_swizzled.len, d, 1, &rc) : NULL;
+    uint16_t *Y = WSW ? dev_output(d, a->s, &rc) : NULL;
+    if (Y && rc == A4W4_GPU_OK)
+        rc = a4w4_gpu_gemm_asm_dev(tile, splits, mode, A, ASH, WSH, WSW, d->M, d->N, d->K, Y,
+                                   NULL, 0, NULL);
+    if (rc == A4W4_GPU_OK)
+        rc = gather(a, Y);
+    return status_of(rc, a->why, a->whylen);
+}
+
+/* ---- device-event timing for bench --------------------------------------------------- */
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+typedef int (*launch_fn)(void *ctx, const a4w4_case_data *d, const void *const *ops, uint16_t *y);
+
+/* Upload ops once (slots given), warm up, time reps launches with events. */
+static int time_launches(void *ctx, const a4w4_case_data *d, launch_fn launch, const int *slots,
+                         const a4w4_guarded *const *bufs, int nops, int reps, double *median_ms,
+                         double *min_ms, double *bytes, char *why, size_t whylen)
+{
+    const void *ops[4];
+    int rc = A4W4_GPU_OK;
+    *bytes = (double)d->M * d->N * 2;
+    for (int i = 0; i < nops && rc == A4W4_GPU_OK; i++) {
+        ops[i] = dev_get(slots[i], bufs[i]->data, bufs[i]->len, d, 1, &rc);
+        *bytes += (double)bufs[i]->len;
+    }
+    uint16_t *y = NULL;
+    if (rc == A4W4_GPU_OK)
+        y = dev_get(SLOT_Y, NULL, d->M * d->N * 2, d, 0, &rc);
+    a4w4_gpu_timer *t = NULL;
+    double *ms = malloc((size_t)reps * sizeof *ms);
+    if (!ms)
+        rc = A4W4_GPU_ENOMEM;
+    if (rc == A4W4_GPU_OK)
+        rc = a4w4_gpu_timer_create(&t);
+    if (rc == A4W4_GPU_OK)
+        rc = launch(ctx, d, ops, y); /* warm-up */
+    if (rc == A4W4_GPU_OK)
+        rc = a4w4_gpu_synchronize();
+    for (int i = 0; i < reps && rc == A4W4_GPU_OK; i++) {
+        float e = 0;
+        rc = a4w4_gpu_timer_start(t, NULL);
+        if (rc == A4W4_GPU_OK)
+            rc = launch(ctx, d, ops, y);
+        if (rc == A4W4_GPU_OK)
+            rc = a4w4_gpu_timer_stop(t, NULL);
+        if (rc == A4W4_GPU_OK)
+            rc = a4w4_gpu_timer_elapsed_ms(t, &e);
+        ms[i] = e;
+    }
+    if (rc == A4W4_GPU_OK) {
+        qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
+        *median_ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+        *min_ms = ms[0];
+    }
+    if (t)
+        a4w4_gpu_timer_destroy(t);
+    free(ms);
+    return status_of(rc, why, whylen);
+}
+
+/* Workspace for the timed split-K launches, kept across reps (freed at exit). */
+static void *bench_ws;
+static size_t bench_ws_len;
+
+static int launch_asm(void *ctx, const a4w4_case_data *d, const void *const *ops, uint16_t *y)
+{
+    asm_ctx *c = ctx;
+    size_t need = a4w4_gpu_gemm_workspace_bytes(d->M, d->N, d->K, c->splits, c->split_mode);
+    if (need > bench_ws_len) {
+        a4w4_gpu_free(bench_ws);
+        bench_ws = NULL;
+        bench_ws_len = 0;
+        int rc = a4w4_gpu_malloc(&bench_ws, need);
+        if (rc != A4W4_GPU_OK)
+            return rc;
+        bench_ws_len = need;
+    }
+    return a4w4_gpu_gemm_asm_dev(c->tile < 0 ? 0 : c->tile, c->splits, c->split_mode, ops[0],
+                                 ops[1], ops[2], ops[3], d->M, d->N, d->K, y, bench_ws,
+                                 bench_ws_len, NULL);
+}
+
+static int asm_bench(void *ctx, const a4w4_case_data *d, int reps, double *median_ms,
+                     double *min_ms, double *bytes, char *why, size_t whylen)
+{
+    asm_ctx *c = ctx;
+    if (c->tile < 0) {
+        snprintf(why, whylen, "bench the tile dispatch picks by name (a4w4check route)");
+        return A4W4_EUNSUPPORTED;
+    }
+    if (!d->w_fp4_shuffled.data || !d->w_scale_swizzled.data || d->K % 256) {
+        snprintf(why, whylen, "the ASM GEMM needs N %% 32 == 0 and K %% 256 == 0");
+        return A4W4_EUNSUPPORTED;
+    }
+    const int slots[4] = {SLOT_A, SLOT_ASH, SLOT_WSH, SLOT_WSW};
+    const a4w4_guarded *bufs[4] = {&d->a_fp4, &d->a_scale_shuffled, &d->w_fp4_shuffled,
+                                   &d->w_scale_swizzled};
+    return time_launches(ctx, d, launch_asm, slots, bufs, 4, reps, median_ms, min_ms, bytes, why,
+                         whylen);
+}
+
+static int launch_fallback(void *ctx, const a4w4_case_data *d, const void *const *ops, uint16_t *y)
+{
+    (void)ctx;
+    return a4w4_gpu_gemm_rowmajor_dev(ops[0], ops[1], ops[2], ops[3], d->M, d->N, d->K, y, NULL);
+}
+
+static int fallback_bench(void *ctx, const a4w4_case_data *d, int reps, double *median_ms,
+                          double *min_ms, double *bytes, char *why, size_t whylen)
+{
+    const int slots[4] = {SLOT_A, SLOT_AS, SLOT_W, SLOT_WS};
+    const a4w4_guarded *bufs[4] = {&d->a_fp4, &d->a_scale, &d->w_fp4, &d->w_scale};
+    return time_launches(ctx, d, launch_fallback, slots, bufs, 4, reps, median_ms, min_ms, bytes,
+                         why, whylen);
+}
+
+double a4w4_hip_copy_bandwidth_gbs(int reps)
+{
+    const size_t len = (size_t)1 << 30;
+    void *src = NULL, *dst = NULL;
+    a4w4_gpu_timer *t = NULL;
+    double best = 0;
+    if (a4w4_gpu_malloc(&src, len) || a4w4_gpu_malloc(&dst, len) || a4w4_gpu_timer_create(&t) ||
+        a4w4_gpu_memset(src, 1, len))
+        goto out;
+    double *ms = malloc((size_t)(reps + 1) * sizeof *ms);
+    if (!ms)
+        goto out;
+    int n = 0;
+    for (int i = 0; i <= reps; i++) { /* the first is a warm-up */
+        float e = 0;
+        if (a4w4_gpu_timer_start(t, NULL) || a4w4_gpu_memcpy_d2d(dst, src, len, NULL) ||
+            a4w4_gpu_timer_stop(t, NULL) || a4w4_gpu_timer_elapsed_ms(t, &e))
+            break;
+        if (i)
+            ms[n++] = e;
+    }
+    if (n) {
+        qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+        best = 2.0 * (double)len / (ms[n / 2] * 1e-3) / 1e9;
+    }
+    free(ms);
+out:
+    if (t)
+        a4w4_gpu_timer_destroy(t);
+    a4w4_gpu_free(src);
+    a4w4_gpu_free(dst);
+    return best;
+}
+
+#define FIXED_TILE(fn, tilename)                                                              \
+    static int fn(const char *arg, void **ctx, char *contract, size_t clen, int *asm_layout, \
+                  char *err, size_t errlen)                                                   \
+    {                                                                                         \
+        (void)arg; (void)contract; (void)clen; (void)asm_layout;                              \
+        return asm_open(tilename, 1, A4W4_GPU_SPLIT_ORDERED, ctx, err, errlen);               \
+    }
+FIXED_TILE(prep_32x128, "32x128")
+FIXED_TILE(prep_64x256, "64x256")
+FIXED_TILE(prep_128x128, "128x128")
+FIXED_TILE(prep_256x256, "256x256")
+
+static int prep_any(const char *arg, void **ctx, char *contract, size_t clen, int *asm_layout,
+                    char *err, size_t errlen)
+{
+    (void)contract; (void)clen; (void)asm_layout;
+    return asm_open(arg, 1, A4W4_GPU_SPLIT_ORDERED, ctx, err, errlen);
+}
+
+static int prep_splitk(const char *arg, void **ctx, char *contract, size_t clen,
+                       int *asm_layout, char *err, size_t errlen)
+{
+    (void)arg; (void)contract; (void)clen; (void)asm_layout;
+    return asm_open("256x256", 4, A4W4_GPU_SPLIT_ORDERED, ctx, err, errlen);
+}
+
+static int prep_atomic(const char *arg, void **ctx, char *contract, size_t clen,
+                       int *asm_layout, char *err, size_t errlen)
+{
+    (void)arg; (void)contract; (void)clen; (void)asm_layout;
+    return asm_open("256x256", 4, A4W4_GPU_SPLIT_ATOMIC, ctx, err, errlen);
+}
+
+/* ---- fallback, layouts, quantizer --------------------------------------------------------- */
+
+static int fallback_run(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    return a4w4_hip_rowmajor_gemm(a, NULL);
+}
+
+int a4w4_hip_rowmajor_gemm(const a4w4_run_args *a, const void *a_scale_dev)
+{
+    const a4w4_case_data *d = a->d;
+    int rc = A4W4_GPU_OK;
+    const void *A = dev_get(SLOT_A, d->a_fp4.data, d->a_fp4.len, d, 1, &rc);
+    const void *AS = !A ? NULL : a_scale_dev ? a_scale_dev
+                                             : dev_get(SLOT_AS, d->a_scale.data, d->a_scale.len,
+                                                       d, 1, &rc);
+    const void *W = AS ? dev_get(SLOT_W, d->w_fp4.data, d->w_fp4.len, d, 1, &rc) : NULL;
+    const void *WS = W ? dev_get(SLOT_WS, d->w_scale.data, d->w_scale.len, d, 1, &rc) : NULL;
+    uint16_t *Y = WS ? dev_output(d, a->s, &rc) : NULL;
+    if (Y && rc == A4W4_GPU_OK)
+        rc = a4w4_gpu_gemm_rowmajor_dev(A, AS, W, WS, d->M, d->N, d->K, Y, NULL);
+    if (rc == A4W4_GPU_OK)
+        rc = gather(a, Y);
+    return status_of(rc, a->why, a->whylen);
+}
+
+static int layout_run(void *ctx, const a4w4_case_data *d, uint8_t *wsh, uint8_t *wsw,
+                      uint8_t *ash, char *why, size_t whylen)
+{
+    (void)ctx;
+    int rc = A4W4_GPU_OK;
+    if (wsh)
+        rc = a4w4_gpu_preshuffle(d->w_fp4.data, d->N, d->K, wsh);
+    if (rc == A4W4_GPU_OK && wsw)
+        rc = a4w4_gpu_scale_swizzle(d->w_scale.data, d->N, d->K / 32, wsw);
+    if (rc == A4W4_GPU_OK && ash)
+        rc = a4w4_gpu_act_scale_shuffle(d->a_scale.data, d->M, d->K / 32, d->row_fill,
+                                        d->col_fill, ash);
+    return status_of(rc, why, whylen);
+}
+
+static int quant_run(void *ctx, const uint16_t *x, size_t rows, size_t K, int mode, uint8_t *fp4,
+                     uint8_t *scale, char *why, size_t whylen)
+{
+    (void)ctx;
+    int rc = a4w4_gpu_quantize(x, A4W4_GPU_IN_BF16, rows, K, mode, 0, 0x7F, 0x7F, fp4, scale);
+    return status_of(rc, why, whylen);
+}
+
+/* ---- for the GPU mutants (backend_hip.h) ------------------------------------------------- */
+
+int a4w4_hip_available(char *why, size_t whylen) { return hip_available(why, whylen); }
+
+int a4w4_hip_status(int gpu_rc, char *why, size_t whylen)
+{
+    return status_of(gpu_rc, why, whylen);
+}
+
+int a4w4_hip_layouts(const a4w4_case_data *d, uint8_t *wsh, uint8_t *wsw, uint8_t *ash,
+                     char *why, size_t whylen)
+{
+    return layout_run(NULL, d, wsh, wsw, ash, why, whylen);
+}
+
+int a4w4_hip_quantize(const uint16_t *x, size_t rows, size_t K, int mode, uint8_t *fp4,
+                      uint8_t *scale, char *why, size_t whylen)
+{
+    return quant_run(NULL, x, rows, K, mode, fp4, scale, why, whylen);
+}
+
+static int no_ctx(const char *arg, void **ctx, char *contract, size_t clen, int *asm_layout,
+                  char *err, size_t errlen)
+{
+    (void)arg; (void)contract; (void)clen; (void)asm_layout; (void)err; (void)errlen;
+    *ctx = NULL;
+    return 0;
+}
+
+#define ASM_TYPE(var, nm, desc, contr, prep)                                                  \
+    static const a4w4_backend_type var = {.name = nm, .what = desc, .contract = contr,        \
+                                          .asm_layout = 1, .gpu = 1,                          \
+                                          .available = hip_available, .prepare = prep,        \
+                                          .run = asm_run, .release = asm_release,             \
+                                          .bench = asm_bench}
+
+ASM_TYPE(t32x128, "hip-asm-32x128", "HIP ASM-layout GEMM, tile 32x128", "ordered(1)", prep_32x128);
+ASM_TYPE(t64x256, "hip-asm-64x256", "HIP ASM-layout GEMM, tile 64x256", "ordered(1)", prep_64x256);
+ASM_TYPE(t128x128, "hip-asm-128x128", "HIP ASM-layout GEMM, tile 128x128", "ordered(1)", prep_128x128);
+ASM_TYPE(t256x256, "hip-asm-256x256", "HIP ASM-layout GEMM, tile 256x256", "ordered(1)", prep_256x256);
+ASM_TYPE(tsplitk, "hip-asm-splitk", "HIP ASM-layout GEMM, 256x256, deterministic 4-way split-K", "ordered(4)", prep_splitk);
+ASM_TYPE(tatomic, "hip-asm-atomic", "HIP ASM-layout GEMM, 256x256, 4-way split-K with bf16 atomics", "bounded(4)", prep_atomic);
+
+static const a4w4_backend_type tany = {
+    .name = "hip-asm", .what = "HIP ASM-layout GEMM on hip-asm:TILE or hip-asm:dispatch",
+    .contract = "ordered(1)", .asm_layout = 1, .needs_arg = 1, .gpu = 1,
+    .available = hip_available, .prepare = prep_any, .run = asm_run, .release = asm_release,
+    .bench = asm_bench};
+
+static const a4w4_backend_type tfallback = {
+    .name = "hip-fallback", .what = "HIP row-major GEMM (Triton gemm_afp4wfp4's role)",
+    .contract = "ordered(1)", .gpu = 1, .available = hip_available, .prepare = no_ctx,
+    .run = fallback_run, .bench = fallback_bench};
+
+static const a4w4_backend_type tlayout = {
+    .name = "hip-layout", .what = "HIP weight preshuffle, scale swizzle, activation-scale shuffle",
+    .contract = "bytes", .gpu = 1, .available = hip_available, .prepare = no_ctx,
+    .layouts = layout_run};
+
+static const a4w4_backend_type tquant = {
+    .name = "hip-quant", .what = "HIP per-1x32 quantizer (bf16 input, the case's scale mode)",
+    .contract = "bytes", .gpu = 1, .available = hip_available, .prepare = no_ctx,
+    .quantize = quant_run};
+
+const a4w4_backend_type *const a4w4_backend_hip_types[] = {
+    &t32x128, &t64x256, &t128x128, &t256x256, &tany, &tsplitk, &tatomic,
+    &tfallback, &tlayout, &tquant, NULL};

@@ -1,0 +1,184 @@
+/* plugin.c — the "plugin" backend type (`--backend plugin:/path/libmy.so`): a shared
+ * library exporting the a4w4 plugin ABI (a4w4_plugin.h), so a real kernel (AITER's gemm_a4w4
+ * on an MI355X) runs under the harness without changing it. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "a4w4_formats.h"
+#include "a4w4_layout.h"
+#include "a4w4_plugin.h"
+#include "registry.h"
+#include "bundle.h"
+
+typedef struct {
+    void *handle;
+    const a4w4_plugin_info *info;
+    void *state;
+    char name[128]; /* the plugin's display name */
+    pthread_mutex_t lock; /* serializes gemm calls into this instance (ABI "Threading") */
+} plugin_ctx;
+
+/* ISO C forbids converting an object pointer to a function pointer; dlsym returns one. */
+static a4w4_plugin_query_fn sym_to_fn(void *sym)
+{
+    a4w4_plugin_query_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    return fn;
+}
+
+static int plugin_prepare(const char *arg, void **vctx, char *contract, size_t contract_len,
+                          int *asm_layout, char *err, size_t errlen)
+{
+    /* A bare file name means ./name: dlopen would otherwise search the library path. */
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s%s", strchr(arg, '/') ? "" : "./", arg) >=
+        (int)sizeof path) {
+        snprintf(err, errlen, "plugin %.200s...: path too long", arg);
+        return -1;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "plugin %s: file not found (%s)", arg, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "plugin %s: not a regular file (a plugin is a shared library)", arg);
+        return -1;
+    }
+    dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(err, errlen, "plugin %s: not a loadable shared object (dlopen: %s)", arg,
+                 e ? e : "unknown error");
+        return -1;
+    }
+    dlerror();
+    void *sym = dlsym(h, A4W4_PLUGIN_QUERY_SYMBOL);
+    if (!sym) {
+        snprintf(err, errlen, "plugin %s: does not export " A4W4_PLUGIN_QUERY_SYMBOL
+                 "() (the plugin ABI, harness/backends/a4w4_plugin.h)", arg);
+        dlclose(h);
+        return -1;
+    }
+    const a4w4_plugin_info *info = sym_to_fn(sym)();
+    const char *bad = NULL;
+    char why[256] = "";
+    if (!info)
+        bad = A4W4_PLUGIN_QUERY_SYMBOL "() returned NULL (the plugin refuses to load)";
+    else if (info->abi_version != A4W4_PLUGIN_ABI_VERSION) {
+        snprintf(why, sizeof why, "plugin ABI version %u, this harness speaks version %u "
+                 "(rebuild it against harness/backends/a4w4_plugin.h)", (unsigned)info->abi_version,
+                 (unsigned)A4W4_PLUGIN_ABI_VERSION);
+        bad = why;
+    } else if (!info->contract || !a4w4_contract_valid(info->contract) ||
+               strlen(info->contract) >= contract_len) {
+        snprintf(why, sizeof why, "contract '%.40s' is not one of ordered(1), ordered(S) with S "
+                 "in 1..65536, exact, bounded", info->contract ? info->contract : "(null)");
+        bad = why;
+    } else if (!info->gemm)
+        bad = "the info struct has no gemm callback";
+    else if (info->asm_layout != 0 && info->asm_layout != 1) {
+        snprintf(why, sizeof why, "asm_layout is %d, must be 0 or 1", info->asm_layout);
+        bad = why;
+    }
+    if (bad) {
+        snprintf(err, errlen, "plugin %s: %s", arg, bad);
+        dlclose(h);
+        return -1;
+    }
+    plugin_ctx *c = calloc(1, sizeof *c);
+    if (!c || pthread_mutex_init(&c->lock, NULL)) {
+        free(c);
+        dlclose(h);
+        snprintf(err, errlen, "plugin %s: out of memory", arg);
+        return -1;
+    }
+    c->handle = h;
+    c->info = info;
+    const char *base = strrchr(arg, '/');
+    snprintf(c->name, sizeof c->name, "%s", info->name && *info->name ? info->name
+                                                                      : base ? base + 1 : arg);
+    if (info->init) {
+        char msg[256] = "";
+        int rc = info->init(&c->state, msg, sizeof msg);
+        if (rc != 0) {
+            snprintf(err, errlen, "plugin %s: init failed (%d): %s", arg, rc,
+                     *msg ? msg : "no message");
+            pthread_mutex_destroy(&c->lock);
+            free(c);
+            dlclose(h);
+            return -1;
+        }
+    }
+    snprintf(contract, contract_len, "%s", info->contract);
+    *asm_layout = info->asm_layout;
+    *vctx = c;
+    return 0;
+}
+
+static int plugin_run(void *vctx, const a4w4_run_args *a)
+{
+    plugin_ctx *c = vctx;
+    const a4w4_case_data *d = a->d;
+    const a4w4_sample *s = a->s;
+    int all_r = s->full || !s->rows, all_c = s->full || !s->cols;
+    a4w4_plugin_gemm_args g = {
+        .M = d->M, .N = d->N, .K = d->K,
+        .a_fp4 = d->a_fp4.data, .a_scale = d->a_scale.data,
+        .a_scale_shuffled = d->a_scale_shuffled.data,
+        .w_fp4 = d->w_fp4.data, .w_scale = d->w_scale.data,
+        .w_fp4_shuffled = d->w_fp4_shuffled.data,
+        .w_scale_swizzled = d->w_scale_swizzled.data,
+        .rows = all_r ? NULL : s->rows, .nrows = all_r ? d->M : s->nrows,
+        .cols = all_c ? NULL : s->cols, .ncols = all_c ? d->N : s->ncols,
+        .y = a->y,
+    };
+    if (g.a_scale_shuffled) {
+        g.a_scale_rows_padded = a4w4_act_scale_padded_rows(d->M);
+        g.a_scale_cols_padded = a4w4_act_scale_padded_cols(d->K / 32);
+    }
+    char msg[512] = "";
+    g.msg = msg;
+    g.msglen = sizeof msg;
+    pthread_mutex_lock(&c->lock);
+    int rc = c->info->gemm(c->state, &g);
+    pthread_mutex_unlock(&c->lock);
+    msg[sizeof msg - 1] = '\0';
+    if (rc == A4W4_PLUGIN_OK)
+        return A4W4_OK;
+    if (rc == A4W4_PLUGIN_NOT_APPLICABLE) {
+        snprintf(a->why, a->whylen, "%s", *msg ? msg : "the plugin says not applicable (no reason given)");
+        return A4W4_EUNSUPPORTED;
+    }
+    snprintf(a->why, a->whylen, "plugin %s: gemm %s %d: %s", c->name,
+             rc < 0 ? "failed with" : "returned the undefined code", rc,
+             *msg ? msg : "no message");
+    return A4W4_EINVAL;
+}
+
+static void plugin_release(void *vctx)
+{
+    plugin_ctx *c = vctx;
+    if (!c)
+        return;
+    if (c->info->fini)
+        c->info->fini(c->state);
+    pthread_mutex_destroy(&c->lock);
+    dlclose(c->handle);
+    free(c);
+}
+
+const a4w4_backend_type a4w4_backend_plugin = {
+    .name = "plugin",
+    .what = "a shared library exporting the a4w4 plugin ABI (harness/backends/a4w4_plugin.h), e.g. AITER's gemm_a4w4",
+    .contract = "ordered(1)",
+    .needs_arg = 1,
+    .prepare = plugin_prepare,
+    .run = plugin_run,
+    .release = plugin_release};

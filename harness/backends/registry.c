@@ -1,0 +1,139 @@
+/* registry.c — the backend table and instance handling (see registry.h). */
+#include "registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_formats.h"
+
+#define MAX_TYPES 64
+
+static const a4w4_backend_type *table[MAX_TYPES];
+static size_t ntypes;
+
+/* The table: CPU systems under test, the external ones, then the HIP ones when built. */
+static void table_init(void)
+{
+    if (ntypes)
+        return;
+    static const a4w4_backend_type *const fixed[] = {&a4w4_backend_cpu_asm,
+                                                     &a4w4_backend_cpu_fallback,
+                                                     &a4w4_backend_bundle, &a4w4_backend_plugin};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        table[ntypes++] = fixed[i];
+#ifdef A4W4_HAVE_GPU
+    for (size_t i = 0; a4w4_backend_hip_types[i] && ntypes < MAX_TYPES; i++)
+        table[ntypes++] = a4w4_backend_hip_types[i];
+#endif
+}
+
+#define NTYPES (table_init(), ntypes)
+
+const a4w4_backend_type *const *a4w4_backend_types(size_t *count)
+{
+    *count = NTYPES;
+    return table;
+}
+
+static void set_contract(a4w4_backend *b, const char *contract)
+{
+    snprintf(b->contract, sizeof b->contract, "%s", contract);
+    unsigned s = 1;
+    if (sscanf(contract, "ordered(%u)", &s) != 1 || s < 1)
+        s = 1;
+    b->split = s;
+}
+
+int a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    const char *colon = strchr(spec, ':');
+    size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
+    const a4w4_backend_type *t = NULL;
+    for (size_t i = 0; i < NTYPES; i++)
+        if (strlen(table[i]->name) == nlen && !strncmp(table[i]->name, spec, nlen))
+            t = table[i];
+#ifndef A4W4_HAVE_GPU
+    if (!t && !strncmp(spec, "hip-", 4)) {
+        snprintf(err, errlen, "--backend %s: this a4w4check was built without GPU support "
+                 "(configure with -DA4W4_GPU=nvidia or amd); no GPU backend can run", spec);
+        return 3;
+    }
+#endif
+    if (!t) {
+        char names[512] = "";
+        for (size_t i = 0; i < NTYPES; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s%s",
+                     i ? ", " : "", table[i]->name, table[i]->needs_arg ? ":ARG" : "");
+        snprintf(err, errlen, "--backend '%s' is not a registered backend (%s)", spec, names);
+        return 2;
+    }
+    return a4w4_backend_open_type(t, colon ? colon + 1 : NULL, b, err, errlen);
+}
+
+int a4w4_backend_open_type(const a4w4_backend_type *t, const char *arg, a4w4_backend *b,
+                           char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    if (t->needs_arg && (!arg || !*arg)) {
+        snprintf(err, errlen, "--backend %s needs an argument: %s:ARG", t->name, t->name);
+        return 2;
+    }
+    if (!t->needs_arg && arg) {
+        snprintf(err, errlen, "--backend %s takes no argument (got '%s:%s')", t->name, t->name,
+                 arg);
+        return 2;
+    }
+    char why[256] = "";
+    if (t->available && t->available(why, sizeof why)) {
+        snprintf(err, errlen, "--backend %s: %s", t->name, why);
+        return t->gpu ? 3 : 2;
+    }
+    b->type = t;
+    if (arg)
+        snprintf(b->name, sizeof b->name, "%s:%s", t->name, arg);
+    else
+        snprintf(b->name, sizeof b->name, "%s", t->name);
+    set_contract(b, t->contract);
+    b->asm_layout = t->asm_layout;
+    if (t->prepare) {
+        char contract[32];
+        snprintf(contract, sizeof contract, "%s", t->contract);
+        if (t->prepare(arg, &b->ctx, contract, sizeof contract, &b->asm_layout, err, errlen)) {
+            memset(b, 0, sizeof *b);
+            return 2;
+        }
+        set_contract(b, contract);
+    }
+    return 0;
+}
+
+void a4w4_backend_close(a4w4_backend *b)
+{
+    if (b->type && b->type->release)
+        b->type->release(b->ctx);
+    memset(b, 0, sizeof *b);
+}
+
+size_t a4w4_backend_defaults(a4w4_backend *out, size_t max, char *skipped, size_t skippedlen)
+{
+    size_t n = 0;
+    if (skipped && skippedlen)
+        skipped[0] = 0;
+    for (size_t i = 0; i < NTYPES && n < max; i++) {
+        if (table[i]->needs_arg)
+            continue;
+        char why[256] = "";
+        if (table[i]->available && table[i]->available(why, sizeof why)) {
+            if (skipped)
+                snprintf(skipped + strlen(skipped), skippedlen - strlen(skipped), "%s: %s\n",
+                         table[i]->name, why);
+            continue;
+        }
+        char err[256];
+        if (a4w4_backend_open(table[i]->name, &out[n], err, sizeof err) == 0)
+            n++;
+    }
+    return n;
+}

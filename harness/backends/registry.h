@@ -1,0 +1,38 @@
+/* registry.h — the table of backend types (backends/registry.c) and opening instances of
+ * them. The engine sees only the interface in engine/backend.h. */
+#ifndef A4W4_REGISTRY_H
+#define A4W4_REGISTRY_H
+
+#include "backend.h"
+
+/* The registered types and their count. */
+const a4w4_backend_type *const *a4w4_backend_types(size_t *count);
+
+/* Open "name" or "name:ARG" into b. Returns 0; 2 for an unknown name, a missing/extra ARG or
+ * a failed prepare; 3 when the type needs a GPU and none is usable (err says so). */
+int a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errlen);
+/* Open type t (looked up elsewhere, e.g. the selftest's mutant table) with arg (NULL when
+ * none) into b, exactly as a4w4_backend_open does after its name lookup; b->name becomes
+ * "name" or "name:ARG". Same returns (2 for a missing/extra ARG or a failed prepare; 3 for a
+ * GPU type without a usable GPU). */
+int a4w4_backend_open_type(const a4w4_backend_type *t, const char *arg, a4w4_backend *b,
+                           char *err, size_t errlen);
+void a4w4_backend_close(a4w4_backend *b);
+
+/* The default selection: every type that needs no ARG and is available here; the others'
+ * names and reasons go to skipped (one "name: why" per line, may be NULL). Returns count. */
+size_t a4w4_backend_defaults(a4w4_backend *out, size_t max, char *skipped, size_t skippedlen);
+
+/* Backend types defined in backend_*.c. */
+extern const a4w4_backend_type a4w4_backend_cpu_asm, a4w4_backend_cpu_fallback,
+    a4w4_backend_bundle, a4w4_backend_plugin;
+
+#ifdef A4W4_HAVE_GPU
+/* The HIP backends (hip.c), built when A4W4_GPU != off; null-terminated list. */
+extern const a4w4_backend_type *const a4w4_backend_hip_types[];
+/* Device-to-device copy bandwidth in GB/s (bytes read + written per second), median of reps
+ * timed copies of a 1 GiB buffer; 0 when it cannot be measured. */
+double a4w4_hip_copy_bandwidth_gbs(int reps);
+#endif
+
+#endif

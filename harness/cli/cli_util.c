@@ -1,0 +1,27 @@
+/* cli_util.c — the one-line error convention and --help detection every command shares. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "a4w4check.h"
+
+void a4w4_errorf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("a4w4check: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int a4w4_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            return 0;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return 1;
+    }
+    return 0;
+}

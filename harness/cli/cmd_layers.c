@@ -1,0 +1,313 @@
+/* cmd_layers.c — `a4w4check layers`: SGLang's W4A4 MXFP4 linear layer end to end (contracts §6)
+ * on every backend pair: the layer matrix of layer.h checked against the policy and
+ * GEMM oracles; results stream to results.jsonl and results.json + summary.md are written
+ * from it, in the same schema as `run` (plus the layer fields). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4check.h"
+#include "layer.h"
+#include "entry.h"
+#include "results.h"
+#include "stream.h"
+
+static const char layers_usage[] =
+    "usage: a4w4check layers [--backend cpu[,...]] [--out DIR] [--json] [--qwen-n N] [--quiet]\n"
+    "\n"
+    "Builds SGLang's Quark W4A4 MXFP4 linear layer (contracts §6) on each backend pair and\n"
+    "checks every branch: load-time processing (policy decision and reason, the weight\n"
+    "preshuffled and its scale swizzled exactly once on the ASM path, the fallback warning once\n"
+    "per process) and apply (2-D and 3-D activations, 2-tuples re-laid, 3- and 5-tuples\n"
+    "rejected on ASM layers with the policy's message and the output untouched, bias in bf16).\n"
+    "Outputs are compared bit for bit with ref quantize -> ordered(1) GEMM oracle -> bias.\n"
+    "\n"
+    "Matrix: flag {on, off} x gfx {gfx950, gfx942, gfx1100} x N {128, 144, N_qwen} x\n"
+    "K {256, 288} x input {2d, 3d, tuple2, tuple3, tuple5} x bias {absent, present}:\n"
+    "360 cases per pair; activations [6, K] (3-D: [2, 3, K]).\n"
+    "\n"
+    "  --backend LIST  comma-separated pairs; default every pair usable here (cpu)\n"
+    "  --out DIR       results.jsonl, results.json, summary.md (default build/out-layers)\n"
+    "  --json          one JSON line per case entry on stdout instead of the text lines\n"
+    "  --qwen-n N      the Qwen-size N (default 5120, Qwen3.8-27B's hidden size); a multiple\n"
+    "                  of 32 above 128 keeps one ASM layer per K with K/32 % 8 == 0\n"
+    "  --quiet         only failures and the summary line\n"
+    "\n"
+    "exit: 0 all pass, 1 any fail, 2 bad usage, 3 a GPU pair asked for without a GPU,\n"
+    "      4 results not written\n";
+
+#define MAX_PAIRS 8
+#define MAX_GROUPS 64
+
+static void print_warning(const char *message, void *user)
+{
+    (void)user;
+    fprintf(stderr, "a4w4check layers: warning: %s\n", message);
+}
+
+static const char *kind_name(a4w4_input_kind k)
+{
+    switch (k) {
+    case A4W4_INPUT_TENSOR_2D: return "2d";
+    case A4W4_INPUT_TENSOR_3D: return "3d";
+    case A4W4_INPUT_TUPLE2: return "tuple2";
+    case A4W4_INPUT_TUPLE3: return "tuple3";
+    case A4W4_INPUT_TUPLE5: return "tuple5";
+    default: return "tuple";
+    }
+}
+
+static cJSON *entry_of(const a4w4_layer_case_result *r, const a4w4_layer_ops *p,
+                       const a4w4_layer_group *g)
+{
+    char regime[32];
+    snprintf(regime, sizeof regime, "normal:%s",
+             r->expected.layer_asm ? "round_up" : "even");
+    cJSON *e = a4w4_entry_new(r->name, r->M, r->N, r->K, regime, g->seed, p->name, p->contract);
+    cJSON_AddNumberToObject(e, "checked_outputs", (double)r->checked_outputs);
+    cJSON_AddBoolToObject(e, "sampled", 0);
+    cJSON_AddStringToObject(e, "verdict", r->pass ? "pass" : "fail");
+    cJSON_AddNumberToObject(e, "mismatches", (double)r->mismatches);
+    cJSON_AddNumberToObject(e, "unwritten", (double)r->unwritten);
+    cJSON_AddNumberToObject(e, "max_ulp", r->max_ulp == (unsigned)-1 ? -1.0 : (double)r->max_ulp);
+    cJSON *fm = cJSON_AddArrayToObject(e, "first_mismatches");
+    if (r->computed && r->mismatches) {
+        cJSON *m = cJSON_CreateObject();
+        char h[16];
+        size_t cols = r->kind == A4W4_INPUT_TUPLE5 ? 1 : r->N;
+        cJSON_AddStringToObject(m, "tensor", r->kind == A4W4_INPUT_TUPLE5 ? "c1|c2" : "y");
+        cJSON_AddNumberToObject(m, "row", (double)(r->first_index / cols));
+        cJSON_AddNumberToObject(m, "col", (double)(r->first_index % cols));
+        snprintf(h, sizeof h, "0x%04x", r->first_got);
+        cJSON_AddStringToObject(m, "got", h);
+        snprintf(h, sizeof h, "0x%04x", r->first_expected);
+        cJSON_AddStringToObject(m, "expected", h);
+        cJSON_AddItemToArray(fm, m);
+    }
+    cJSON_AddNumberToObject(e, "time_ms", r->time_ms);
+    cJSON_AddNumberToObject(e, "exact_regime_outputs", 0);
+    cJSON_AddBoolToObject(e, "pad_dependent", 0);
+    cJSON_AddBoolToObject(e, "ambiguous", 0);
+    cJSON_AddStringToObject(e, "note", r->note);
+    /* the layer fields */
+    cJSON_AddStringToObject(e, "decision", a4w4_decision_name(r->got.decision));
+    cJSON_AddStringToObject(e, "reason", a4w4_policy_reason_name(r->got.reason));
+    cJSON_AddStringToObject(e, "expected_decision", a4w4_decision_name(r->expected.decision));
+    cJSON_AddStringToObject(e, "expected_reason", a4w4_policy_reason_name(r->expected.reason));
+    cJSON_AddStringToObject(e, "layer_decision", a4w4_decision_name(r->layer_decision));
+    cJSON_AddStringToObject(e, "input_kind", kind_name(r->kind));
+    cJSON_AddBoolToObject(e, "bias", r->bias);
+    cJSON_AddBoolToObject(e, "flag", r->flag_on);
+    cJSON_AddStringToObject(e, "gfx", r->gfx);
+    cJSON_AddStringToObject(e, "dtype", r->dtype == A4W4_IN_BF16 ? "bf16" : "fp32");
+    cJSON_AddBoolToObject(e, "computed", r->computed);
+    cJSON_AddNumberToObject(e, "status", r->status);
+    cJSON_AddNumberToObject(e, "weight_preshuffles", r->preshuffles);
+    cJSON_AddNumberToObject(e, "weight_swizzles", r->swizzles);
+    return e;
+}
+
+static int parse_size(const char *s, size_t *v)
+{
+    char *end;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (!*s || *end || s[0] == '-' || x > 1u << 20)
+        return -1;
+    *v = (size_t)x;
+    return 0;
+}
+
+int cmd_layers(int argc, char **argv)
+{
+    if (a4w4_wants_help(argc, argv)) {
+        fputs(layers_usage, stdout);
+        return A4W4_EXIT_PASS;
+    }
+    const char *out_dir = "build/out-layers", *backend_list = NULL;
+    int json = 0, quiet = 0;
+    size_t qwen_n = 5120;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int takes = !strcmp(a, "--out") || !strcmp(a, "--backend") || !strcmp(a, "--qwen-n");
+        if (takes && i + 1 >= argc) {
+            a4w4_errorf("layers: option %s needs a value", a);
+            return A4W4_EXIT_BADINPUT;
+        }
+        if (!strcmp(a, "--out"))
+            out_dir = argv[++i];
+        else if (!strcmp(a, "--backend"))
+            backend_list = argv[++i];
+        else if (!strcmp(a, "--qwen-n")) {
+            const char *v = argv[++i];
+            if (parse_size(v, &qwen_n) || qwen_n <= 144 || qwen_n % 4) {
+                a4w4_errorf("layers: --qwen-n '%s' must be an integer above 144, a multiple "
+                            "of 4, at most 1048576", v);
+                return A4W4_EXIT_BADINPUT;
+            }
+        } else if (!strcmp(a, "--json"))
+            json = 1;
+        else if (!strcmp(a, "--quiet"))
+            quiet = 1;
+        else {
+            a4w4_errorf("layers: unknown option '%s' (see a4w4check layers --help)", a);
+            return A4W4_EXIT_BADINPUT;
+        }
+    }
+
+    /* the pairs */
+    const a4w4_layer_ops *pairs[MAX_PAIRS];
+    size_t npairs = 0, nall;
+    const a4w4_layer_ops *const *all = a4w4_layer_ops_list(&nall);
+    char why[256];
+    if (!backend_list) {
+        for (size_t i = 0; i < nall && npairs < MAX_PAIRS; i++) {
+            if (all[i]->available && all[i]->available(why, sizeof why)) {
+                if (!quiet)
+                    fprintf(stderr, "a4w4check layers: notice: skipping pair %s: %s\n",
+                            all[i]->name, why);
+                continue;
+            }
+            pairs[npairs++] = all[i];
+        }
+    } else {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", backend_list);
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            const a4w4_layer_ops *p = a4w4_layer_ops_find(t);
+            if (!p && !strcmp(t, "hip")) {
+                a4w4_errorf("layers: --backend hip: this a4w4check was built without GPU support "
+                            "(configure with -DA4W4_GPU=nvidia or amd)");
+                return A4W4_EXIT_NOGPU;
+            }
+            if (!p) {
+                a4w4_errorf("layers: --backend '%s' is not a backend pair (pairs: cpu, hip)", t);
+                return A4W4_EXIT_BADINPUT;
+            }
+            if (p->available && p->available(why, sizeof why)) {
+                a4w4_errorf("layers: --backend %s: %s", t, why);
+                return A4W4_EXIT_NOGPU;
+            }
+            for (size_t i = 0; i < npairs; i++)
+                if (pairs[i] == p) {
+                    a4w4_errorf("layers: --backend names %s twice", t);
+                    return A4W4_EXIT_BADINPUT;
+                }
+            if (npairs == MAX_PAIRS) {
+                a4w4_errorf("layers: more than %d pairs", MAX_PAIRS);
+                return A4W4_EXIT_BADINPUT;
+            }
+            pairs[npairs++] = p;
+        }
+    }
+    if (!npairs) {
+        a4w4_errorf("layers: no backend pair to run");
+        return A4W4_EXIT_BADINPUT;
+    }
+
+    a4w4_layer_group groups[MAX_GROUPS];
+    size_t ngroups = a4w4_layer_matrix(qwen_n, groups, MAX_GROUPS);
+    char err[1024];
+    if (a4w4_mkdir_p(out_dir, err, sizeof err)) {
+        a4w4_errorf("layers: --out %s", err);
+        return A4W4_EXIT_IO;
+    }
+
+    /* the run's identity, as `run` writes it */
+    char desc[128], hex[32], shard[] = "1/1";
+    snprintf(desc, sizeof desc, "layers/1 qwen_n=%zu groups=%zu", qwen_n, ngroups);
+    snprintf(hex, sizeof hex, "%016llx", a4w4_hash_str(desc, 0xCBF29CE484222325ull));
+    cJSON *header = cJSON_CreateObject(), *done = NULL, *doc = NULL;
+    cJSON_AddStringToObject(header, "schema", A4W4_RESULTS_SCHEMA);
+    cJSON_AddStringToObject(header, "tool", "a4w4check");
+    cJSON_AddStringToObject(header, "tool_version", A4W4_TOOL_VERSION);
+    cJSON_AddStringToObject(header, "set", "layers");
+    cJSON_AddStringToObject(header, "cases_file", desc);
+    cJSON_AddStringToObject(header, "matrix_hash", hex);
+    cJSON_AddStringToObject(header, "shard", shard);
+    cJSON_AddBoolToObject(header, "full", 1);
+    cJSON *bl = cJSON_AddArrayToObject(header, "backends");
+    cJSON *bc = cJSON_AddObjectToObject(header, "contracts");
+    for (size_t i = 0; i < npairs; i++) {
+        cJSON_AddItemToArray(bl, cJSON_CreateString(pairs[i]->name));
+        cJSON_AddStringToObject(bc, pairs[i]->name, pairs[i]->contract);
+    }
+    cJSON_AddNumberToObject(header, "matrix_items",
+                            (double)(ngroups * A4W4_LAYER_CASES_PER_GROUP));
+    cJSON_AddNumberToObject(header, "shard_items", (double)(ngroups * A4W4_LAYER_CASES_PER_GROUP));
+
+    a4w4_stream st = {-1, ""};
+    int rc = a4w4_stream_open(&st, out_dir, header, 0, &done, err, sizeof err);
+    if (rc) {
+        a4w4_errorf("layers: %s", err);
+        goto out;
+    }
+    a4w4_layer_set_warn_handler(print_warning, NULL);
+    a4w4_layer_warn_reset();
+
+    size_t passed = 0, failed = 0, rejected = 0, refused = 0, computed = 0;
+    double t0 = a4w4_now();
+    static a4w4_layer_case_result res[MAX_PAIRS][A4W4_LAYER_CASES_PER_GROUP];
+    for (size_t gi = 0; gi < ngroups && !rc; gi++) {
+        for (size_t p = 0; p < npairs && !rc; p++) {
+            int f = a4w4_layer_check_group(pairs[p], &groups[gi], res[p], err, sizeof err);
+            if (f < 0) {
+                a4w4_errorf("%s", err);
+                rc = A4W4_EXIT_IO;
+            }
+        }
+        for (size_t ci = 0; ci < A4W4_LAYER_CASES_PER_GROUP && !rc; ci++) {
+            cJSON *entries = cJSON_CreateArray();
+            for (size_t p = 0; p < npairs; p++) {
+                const a4w4_layer_case_result *r = &res[p][ci];
+                cJSON *e = entry_of(r, pairs[p], &groups[gi]);
+                if (json) {
+                    char *s = cJSON_PrintUnformatted(e);
+                    if (s)
+                        printf("%s\n", s);
+                    free(s);
+                } else if (!quiet || !r->pass) {
+                    printf("%s %s %s: %s/%s; %s\n", r->pass ? "PASS" : "FAIL", pairs[p]->name,
+                           r->name, a4w4_decision_name(r->got.decision),
+                           a4w4_policy_reason_name(r->got.reason), r->note);
+                }
+                cJSON_AddItemToArray(entries, e);
+                passed += r->pass;
+                failed += !r->pass;
+                computed += r->computed;
+                rejected += !r->computed && r->expected.decision == A4W4_DECIDE_REJECT;
+                refused += !r->computed && r->expected.decision != A4W4_DECIDE_REJECT;
+            }
+            if (a4w4_stream_case(&st, res[0][ci].name, entries, err, sizeof err)) {
+                a4w4_errorf("layers: %s", err);
+                rc = A4W4_EXIT_IO;
+            }
+            cJSON_Delete(entries);
+        }
+    }
+    a4w4_stream_close(&st);
+    a4w4_layer_set_warn_handler(NULL, NULL);
+    if (rc)
+        goto out;
+
+    cJSON *hdr2 = NULL;
+    doc = a4w4_stream_load(out_dir, &hdr2, err, sizeof err);
+    cJSON_Delete(hdr2);
+    if (!doc || a4w4_results_write(doc, out_dir, err, sizeof err)) {
+        a4w4_errorf("layers: %s", err);
+        rc = A4W4_EXIT_IO;
+        goto out;
+    }
+    fflush(stdout);
+    fprintf(json ? stderr : stdout,
+            "layers: %zu passed, %zu failed (%zu computed bit-exact checks, %zu rejected by the "
+            "policy, %zu refused; %zu layers x %zu pair%s, %.1f s); %s/results.json and "
+            "%s/summary.md written\n",
+            passed, failed, computed, rejected, refused, ngroups, npairs, npairs == 1 ? "" : "s",
+            a4w4_now() - t0, out_dir, out_dir);
+    rc = failed ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
+out:
+    cJSON_Delete(header);
+    cJSON_Delete(done);
+    cJSON_Delete(doc);
+    return rc;
+}

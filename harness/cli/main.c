@@ -1,0 +1,45 @@
+/* a4w4check — the CLI. One table of subcommands (like git.c); each lives in cmd_<name>.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "a4w4check.h"
+
+static const a4w4_cmd commands[] = {
+    {"verify", cmd_verify, "recompute every tensor of safetensors case bundles bit-exactly"},
+    {"run", cmd_run, "run a case matrix through the backends against the oracles (main job)"},
+    {"merge", cmd_merge, "combine the results of sharded runs into one report"},
+    {"route", cmd_route, "which kernel AITER routes each shape to, its possible winners, the layer policy"},
+    {"layers", cmd_layers, "the SGLang layer path end to end (contracts §6) on each backend pair vs the oracles"},
+    {"bench", cmd_bench, "throughput of the exact and ordered oracles beside OpenBLAS sgemm (G-MAC/s)"},
+    {"selftest", cmd_selftest, "mutation self-test: every deliberately wrong backend must fail, every correct one pass"},
+    {"fingerprint", cmd_fingerprint, "which scale mode and E2M1 rounding a quantizer actually implements"},
+    {"hazards", cmd_hazards, "the small-N/M hazard map: backend verdicts joined with dispatch and layer policy"},
+    {"report", cmd_report, "render results.json as Markdown, self-contained HTML and JUnit XML"},
+    {"compare", cmd_compare, "parity between two runs: new failures, fixed cases, changed bits, timing"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: a4w4check <command> [options] [args]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n'a4w4check <command> --help' describes one command.\n"
+                 "exit codes: 0 pass, 1 mismatch, 2 bad input or usage, 3 no GPU, 4 output not written\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return A4W4_EXIT_BADINPUT;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return A4W4_EXIT_PASS;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    a4w4_errorf("unknown command '%s' (see 'a4w4check --help')", argv[1]);
+    return A4W4_EXIT_BADINPUT;
+}

@@ -1,0 +1,76 @@
+/* backend.h — the interface every system under test implements (STYLE: like BLIS's context).
+ *
+ * A backend type names what it runs and the accumulation contract it keeps (contracts §4.1) and
+ * provides prepare / run / release. The runner opens the selected types into instances
+ * (`--backend cpu-asm,plugin:./libmy.so`), walks them for every case, and compares what
+ * they write per contract. Types register in
+ * backends/registry.c's table; each lives in its own file under backends/. */
+#ifndef A4W4_BACKEND_H
+#define A4W4_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "casefile.h"
+#include "gen.h"
+
+/* The output poison: a signalling-NaN bf16 pattern no arithmetic produces. Outputs still
+ * holding it after a run were never written. */
+#define A4W4_POISON_BF16 0x7FA5u
+
+/* What one run gets. y [s->nrows, s->ncols] arrives poisoned; the backend writes every
+ * element (output (s->rows[i], s->cols[j]) at y[i * s->ncols + j]; all outputs when
+ * s->full). why receives the reason for A4W4_EUNSUPPORTED or an error. */
+typedef struct {
+    const a4w4_case *c;
+    const a4w4_case_data *d;
+    const a4w4_sample *s;
+    uint16_t *y;
+    char *why;
+    size_t whylen;
+} a4w4_run_args;
+
+typedef struct {
+    const char *name;     /* "cpu-asm"; types with needs_arg are selected as "name:ARG" */
+    const char *what;     /* one line: what it runs */
+    const char *contract; /* "ordered(1)", "ordered(S)", "exact", "bounded"; prepare may refine */
+    int asm_layout;       /* reads the contracts §3 layouts: run the pad-dependence variants */
+    int needs_arg;        /* 1: selected only explicitly, as "name:ARG" */
+    int gpu;              /* 1: needs a GPU (exit 3 when asked for without one) */
+    /* 0 when usable here; else fills why (e.g. "no GPU") and returns nonzero. NULL: always. */
+    int (*available)(char *why, size_t whylen);
+    /* Set *ctx (may stay NULL) from arg (NULL without ":ARG"). contract/asm_layout may be
+     * refined through the instance (plugins declare theirs). 0 or nonzero with err. */
+    int (*prepare)(const char *arg, void **ctx, char *contract, size_t contract_len,
+                   int *asm_layout, char *err, size_t errlen);
+    /* A4W4_OK, A4W4_EUNSUPPORTED (verdict n/a, why says the rule) or another status. */
+    int (*run)(void *ctx, const a4w4_run_args *a);
+    void (*release)(void *ctx);
+    /* Layout backends (run == NULL): build the contracts §3 layouts of case d from its row-major
+     * tensors into the given buffers (sizes as in a4w4_case_data; a NULL buffer is a layout
+     * the shape does not have). The runner compares them byte for byte with ref's. */
+    int (*layouts)(void *ctx, const a4w4_case_data *d, uint8_t *w_fp4_shuffled,
+                   uint8_t *w_scale_swizzled, uint8_t *a_scale_shuffled, char *why,
+                   size_t whylen);
+    /* Quantizer backends (run == NULL): quantize x (bf16 [rows, K]) per 1x32 in `mode` into
+     * fp4 [rows, K/2] and row-major scale [rows, K/32] (contracts §2). The runner feeds the
+     * activation rows of normal-regime cases and compares with ref's quantization. */
+    int (*quantize)(void *ctx, const uint16_t *x, size_t rows, size_t K, int mode, uint8_t *fp4,
+                    uint8_t *scale, char *why, size_t whylen);
+    /* Optional device-side timing for `bench` (GPU GEMM backends): operands resident on the
+     * device, one warm-up launch, then reps launches each timed with device events; median
+     * and minimum in ms, and the bytes one launch must move (operands read + output written). */
+    int (*bench)(void *ctx, const a4w4_case_data *d, int reps, double *median_ms,
+                 double *min_ms, double *bytes, char *why, size_t whylen);
+} a4w4_backend_type;
+
+typedef struct {
+    const a4w4_backend_type *type;
+    void *ctx;
+    char name[160];    /* as selected, e.g. "plugin:libref.so" */
+    char contract[32]; /* the contract in force */
+    unsigned split;    /* S of ordered(S) (1 for others) */
+    int asm_layout;
+} a4w4_backend;
+
+#endif

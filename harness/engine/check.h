@@ -1,0 +1,43 @@
+/* check.h — one comparison of a recomputed tensor against an expected one, the unit every
+ * report line is made of ("PASS"/"FAIL"/"N/A" with the first mismatch in hex). */
+#ifndef A4W4_CHECK_H
+#define A4W4_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { A4W4_CHECK_PASS = 0, A4W4_CHECK_FAIL = 1, A4W4_CHECK_NA = 2 } a4w4_check_verdict;
+
+typedef struct {
+    char subject[96];   /* what was checked: a tensor name, or "cpu-asm vs y_ordered" */
+    a4w4_check_verdict verdict;
+    size_t checked;     /* elements compared */
+    size_t mismatches;
+    size_t first_row, first_col; /* first mismatch, in the tensor's [rows, cols] view */
+    uint32_t got, expected;      /* bits at the first mismatch (got = recomputed/backend) */
+    int elem_bytes;     /* 1 (U8) or 2 (BF16): how wide got/expected print */
+    unsigned max_ulp;   /* largest bf16 ULP distance over mismatches (bf16 checks) */
+    char note[160];     /* why N/A, or extra context */
+} a4w4_check;
+
+/* Compare U8 tensors byte for byte; the [rows, cols] view locates the first mismatch.
+ * skip (optional, rows*cols flags) excludes elements (e.g. codes of NaN blocks). */
+void a4w4_check_bytes(a4w4_check *c, const char *subject, const uint8_t *got,
+                      const uint8_t *expected, size_t rows, size_t cols, const uint8_t *skip);
+
+/* Compare bf16 bit patterns; two NaNs compare equal (NaN payloads are not part of any
+ * contract, contracts §2 step 4), everything else must match bit for bit (+0 != -0). */
+void a4w4_check_bf16(a4w4_check *c, const char *subject, const uint16_t *got,
+                     const uint16_t *expected, size_t rows, size_t cols);
+
+/* Mark a check not applicable with a reason. */
+void a4w4_check_na(a4w4_check *c, const char *subject, const char *why);
+
+/* ULP distance between two bf16 patterns on the ordered integer line (NaN -> UINT_MAX). */
+unsigned a4w4_bf16_ulp_distance(uint16_t a, uint16_t b);
+
+/* One human line: "PASS subject (n checked)" / "FAIL subject: first mismatch at (r, c): got
+ * 0x.. expected 0x.., k mismatches" / "N/A subject: why". */
+void a4w4_check_format(const a4w4_check *c, const char *prefix, char *buf, size_t len);
+
+#endif

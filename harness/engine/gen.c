@@ -1,0 +1,460 @@
+/* gen.c — case data generation and output sampling (see gen.h). */
+#include "gen.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_formats.h"
+#include "a4w4_layout.h"
+#include "a4w4_quant.h"
+
+/* ---- random streams -------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+void a4w4_rng_init(a4w4_rng *r, uint64_t seed, const char *name, uint64_t stream)
+{
+    uint64_t h = 0xCBF29CE484222325ull; /* FNV-1a of the name */
+    for (const char *p = name; *p; p++)
+        h = (h ^ (uint8_t)*p) * 0x100000001B3ull;
+    r->s = mix(seed ^ mix(h) ^ mix(stream * 0x9E3779B97F4A7C15ull + 1));
+}
+
+uint64_t a4w4_rng_next(a4w4_rng *r)
+{
+    r->s += 0x9E3779B97F4A7C15ull;
+    return mix(r->s);
+}
+
+static double uniform01(a4w4_rng *r)
+{
+    return (double)(a4w4_rng_next(r) >> 11) * 0x1p-53;
+}
+
+/* stream ids: tensor in the high 32 bits, row in the low */
+enum { STREAM_A = 1, STREAM_W = 2, STREAM_X = 3, STREAM_SAMPLE = 4 };
+
+static uint64_t stream_id(int tensor, size_t row)
+{
+    return ((uint64_t)tensor << 40) | (uint64_t)row;
+}
+
+/* ---- guarded buffers --------------------------------------------------------------------- */
+
+static int guarded_alloc(a4w4_guarded *g, size_t len)
+{
+    uint8_t *p = calloc(len + 2 * A4W4_GUARD_BYTES, 1);
+    if (!p)
+        return A4W4_ENOMEM;
+    g->data = p + A4W4_GUARD_BYTES;
+    g->len = len;
+    memset(p, A4W4_GUARD_FILL, A4W4_GUARD_BYTES);
+    memset(g->data + len, A4W4_GUARD_FILL, A4W4_GUARD_BYTES);
+    return A4W4_OK;
+}
+
+static void guarded_free(a4w4_guarded *g)
+{
+    if (g->data)
+        free(g->data - A4W4_GUARD_BYTES);
+    g->data = NULL;
+    g->len = 0;
+}
+
+static int guard_ok(const a4w4_guarded *g, uint8_t fill_after)
+{
+    if (!g->data)
+        return 1;
+    for (size_t i = 0; i < A4W4_GUARD_BYTES; i++)
+        if (g->data[-(ptrdiff_t)A4W4_GUARD_BYTES + (ptrdiff_t)i] != A4W4_GUARD_FILL ||
+            g->data[g->len + i] != fill_after)
+            return 0;
+    return 1;
+}
+
+/* ---- per-row generators ------------------------------------------------------------------ */
+
+/* Codes drawn from a symmetric set of E2M1 magnitudes {0..maxcode} with random sign. */
+static void fill_codes(a4w4_rng *r, uint8_t *fp4, size_t bytes, unsigned maxcode)
+{
+    for (size_t i = 0; i < bytes; i++) {
+        uint64_t v = a4w4_rng_next(r);
+        uint8_t lo = (uint8_t)((v & 0xFF) % (maxcode + 1)) | (uint8_t)((v >> 8) & 8);
+        uint8_t hi = (uint8_t)(((v >> 16) & 0xFF) % (maxcode + 1)) | (uint8_t)((v >> 24) & 8);
+        fp4[i] = (uint8_t)(lo | (hi << 4));
+    }
+}
+
+static void fill_scales(a4w4_rng *r, uint8_t *s, size_t n, unsigned lo, unsigned hi)
+{
+    for (size_t i = 0; i < n; i++)
+        s[i] = (uint8_t)(lo + a4w4_rng_next(r) % (hi - lo + 1));
+}
+
+/* Exact regime parameters: a code range {0..maxcode} and a per-side scale spread d (scales
+ * in 127..127+d) with sum|terms| <= K * maxprod * 2^(2d) < 2^24 quanta (contracts §4.1); the
+ * prover confirms it per checked output. Depends on K only. */
+static void exact_params(size_t K, unsigned *maxcode, unsigned *spread)
+{
+    static const unsigned maxprod[8] = {0, 1, 4, 9, 16, 36, 64, 144}; /* (2v)^2 */
+    for (unsigned mc = 7;; mc--) {
+        double bound = (double)K * maxprod[mc];
+        int s = 3;
+        while (s >= 0 && bound * ldexp(1.0, 2 * s) >= 0x1p24)
+            s--;
+        if (s >= 0 || mc == 1) {
+            *maxcode = mc;
+            *spread = s < 0 ? 0 : (unsigned)s;
+            return;
+        }
+    }
+}
+
+/* Wide spread scales. Per 32-block column b a centre c_b is drawn over the whole code range
+ * (the same for every row, from the case's "centre" stream): A's scale is c_b + d, W's is
+ * 254 - c_b + d' (d, d' small), so each side's codes spread over lo..254 while every
+ * product's exponent sa + sb stays near 254 and sums stay finite. One block in 16 is an
+ * outlier whose scale moves by up to +-50 on that side (products from about 2^-150, fp32
+ * underflow, to 2^98), and with lo = 0 (code0 regime) the A side's outliers clamp to code 0. */
+static void fill_wide_scales(const a4w4_case *c, a4w4_rng *r, uint8_t *s, size_t nb, int w_side,
+                             unsigned lo)
+{
+    a4w4_rng centre;
+    a4w4_rng_init(&centre, c->seed, c->name, 0xC3E7E3ull);
+    for (size_t b = 0; b < nb; b++) {
+        int cb = 1 + (int)(a4w4_rng_next(&centre) % 254); /* 1..254 */
+        uint64_t v = a4w4_rng_next(r);
+        int d = (int)(v % 17) - 8;
+        if (((v >> 8) & 15) == 0)
+            d += (int)((v >> 12) % 101) - 50;
+        int code = (w_side ? 254 - cb + 1 : cb) + d;
+        if (code < (int)lo)
+            code = (int)lo;
+        if (code > 254)
+            code = 254;
+        s[b] = (uint8_t)code;
+    }
+}
+
+/* One row of A or W (tensor STREAM_A / STREAM_W): K/2 code bytes and K/32 scales; in the
+ * normal regime A's row also keeps its bf16 source in xrow (K elements) when xrow != NULL. */
+static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uint8_t *scale,
+                   uint16_t *xrow)
+{
+    size_t K = c->K, nb = K / 32;
+    a4w4_rng r;
+    a4w4_rng_init(&r, c->seed, c->name, stream_id(tensor, row));
+    unsigned maxcode, spread;
+    switch (c->regime) {
+    case A4W4_REGIME_EXACT:
+    case A4W4_REGIME_SPECIAL:
+        exact_params(K, &maxcode, &spread);
+        fill_codes(&r, fp4, K / 2, maxcode);
+        fill_scales(&r, scale, nb, 127, 127 + spread);
+        break;
+    case A4W4_REGIME_NORMAL:
+        if (tensor == STREAM_A) {
+            /* x ~ N(0, 1) rounded to bf16, quantized per 1x32 in the case's scale mode */
+            uint16_t *x = malloc(K * sizeof *x);
+            if (!x)
+                return A4W4_ENOMEM;
+            a4w4_rng rx;
+            a4w4_rng_init(&rx, c->seed, c->name, stream_id(STREAM_X, row));
+            for (size_t i = 0; i < K; i += 2) {
+                double u1 = uniform01(&rx), u2 = uniform01(&rx);
+                double rad = sqrt(-2.0 * log(u1 > 0 ? u1 : 0x1p-53));
+                x[i] = a4w4_f32_to_bf16((float)(rad * cos(6.283185307179586 * u2)));
+                x[i + 1] = a4w4_f32_to_bf16((float)(rad * sin(6.283185307179586 * u2)));
+            }
+            int rc = a4w4_quantize(x, A4W4_IN_BF16, 1, K, c->mode, 0, fp4, scale);
+            if (xrow)
+                memcpy(xrow, x, K * sizeof *x);
+            free(x);
+            return rc;
+        }
+        fill_codes(&r, fp4, K / 2, 7);
+        fill_scales(&r, scale, nb, 123, 131);
+        break;
+    case A4W4_REGIME_WIDE:
+        fill_codes(&r, fp4, K / 2, 7);
+        fill_wide_scales(c, &r, scale, nb, tensor == STREAM_W, 1);
+        break;
+    case A4W4_REGIME_CODE0:
+        fill_codes(&r, fp4, K / 2, 7);
+        fill_wide_scales(c, &r, scale, nb, tensor == STREAM_W, 0);
+        /* code 0 in block b0 of every row of A, facing code 254 in W: that block's products
+         * are 2^(0 + 254 - 256) times the codes, as large as the others, so reading code 0
+         * as 2^-126 instead of 2^-127 changes the outputs (contracts §1's ambiguity made visible) */
+        scale[c->seed % nb] = tensor == STREAM_A ? 0 : 254;
+        break;
+    }
+    return A4W4_OK;
+}
+
+/* Special regime overrides (on top of exact-regime data), on rows that exist in the case:
+ * A row 0 block 0 all +0, the last A row's last block all -0 (code 8), W row 0's last block
+ * saturating (codes +-6 at scale 127 + spread), and one NaN-scale block in A row nan_a_row
+ * and W row nan_w_row. */
+static void special_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_a,
+                           const uint8_t *need_w)
+{
+    size_t nb = c->K / 32, K2 = c->K / 2;
+    if (need_a[0])
+        memset(d->a_fp4.data, 0x00, 16);
+    if (need_a[c->M - 1])
+        memset(d->a_fp4.data + (c->M - 1) * K2 + (nb - 1) * 16, 0x88, 16);
+    if (need_w[0]) {
+        for (size_t i = 0; i < 16; i++)
+            d->w_fp4.data[(nb - 1) * 16 + i] = (i & 1) ? 0xF7 : 0x7F; /* +-6 pairs */
+    }
+    d->nan_a_row = c->M > 3 ? 3 : c->M - 1;
+    d->nan_w_row = c->N > 5 ? 5 : c->N - 1;
+    if (need_a[d->nan_a_row])
+        d->a_scale.data[d->nan_a_row * nb + nb / 2] = 0xFF;
+    else
+        d->nan_a_row = SIZE_MAX;
+    if (need_w[d->nan_w_row])
+        d->w_scale.data[d->nan_w_row * nb + (nb - 1) / 3] = 0xFF;
+    else
+        d->nan_w_row = SIZE_MAX;
+}
+
+void a4w4_case_data_free(a4w4_case_data *d)
+{
+    guarded_free(&d->a_fp4);
+    guarded_free(&d->a_scale);
+    guarded_free(&d->w_fp4);
+    guarded_free(&d->w_scale);
+    guarded_free(&d->a_scale_shuffled);
+    guarded_free(&d->w_fp4_shuffled);
+    guarded_free(&d->w_scale_swizzled);
+    free(d->x);
+    memset(d, 0, sizeof *d);
+}
+
+/* Preshuffle one 16-row group n0 of w into dst (contracts §3.1 is tile-local in 16 rows). */
+static void preshuffle_group(const uint8_t *w, size_t N, size_t K, size_t n0, uint8_t *dst)
+{
+    for (size_t n = n0 * 16; n < n0 * 16 + 16; n++)
+        for (size_t kb = 0; kb < K / 2; kb++)
+            dst[a4w4_preshuffle_index(N, K, n, kb)] = w[n * (K / 2) + kb];
+}
+
+void a4w4_case_refill(a4w4_case_data *d, uint8_t row_fill, uint8_t col_fill, uint8_t guard)
+{
+    size_t nb = d->K / 32;
+    d->row_fill = row_fill;
+    d->col_fill = col_fill;
+    d->guard_after = guard;
+    d->version++;
+    a4w4_act_scale_shuffle(d->a_scale.data, d->M, nb, row_fill, col_fill,
+                           d->a_scale_shuffled.data);
+    a4w4_guarded *all[] = {&d->a_fp4, &d->a_scale, &d->w_fp4, &d->w_scale,
+                           &d->a_scale_shuffled, &d->w_fp4_shuffled, &d->w_scale_swizzled};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]->data)
+            memset(all[i]->data + all[i]->len, guard, A4W4_GUARD_BYTES);
+}
+
+int a4w4_case_guards_intact(const a4w4_case_data *d, const char **which)
+{
+    const a4w4_guarded *all[] = {&d->a_fp4, &d->a_scale, &d->w_fp4, &d->w_scale,
+                                 &d->a_scale_shuffled, &d->w_fp4_shuffled, &d->w_scale_swizzled};
+    static const char *const names[] = {"a_fp4", "a_scale", "w_fp4", "w_scale",
+                                        "a_scale_shuffled", "w_fp4_shuffled", "w_scale_swizzled"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (!guard_ok(all[i], d->guard_after)) {
+            *which = names[i];
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d)
+{
+    memset(d, 0, sizeof *d);
+    d->M = c->M;
+    d->N = c->N;
+    d->K = c->K;
+    d->row_fill = d->col_fill = A4W4_ACT_SCALE_FILL_DEFAULT;
+    d->guard_after = A4W4_GUARD_FILL;
+    static unsigned long serial;
+    d->serial = ++serial;
+    d->nan_a_row = d->nan_w_row = SIZE_MAX;
+    size_t nb = c->K / 32, K2 = c->K / 2;
+    uint8_t *need_a = calloc(c->M, 1), *need_w = calloc(c->N, 1);
+    int rc = A4W4_ENOMEM;
+    if (!need_a || !need_w)
+        goto out;
+    for (size_t i = 0; i < (s->full ? c->M : s->nrows); i++)
+        need_a[s->full ? i : s->rows[i]] = 1;
+    for (size_t j = 0; j < (s->full ? c->N : s->ncols); j++)
+        need_w[s->full ? j : s->cols[j]] = 1;
+    if (guarded_alloc(&d->a_fp4, c->M * K2) || guarded_alloc(&d->a_scale, c->M * nb) ||
+        guarded_alloc(&d->w_fp4, c->N * K2) || guarded_alloc(&d->w_scale, c->N * nb))
+        goto out;
+    memset(d->a_scale.data, A4W4_ACT_SCALE_FILL_DEFAULT, c->M * nb); /* filler rows */
+    memset(d->w_scale.data, A4W4_ACT_SCALE_FILL_DEFAULT, c->N * nb);
+    if (c->regime == A4W4_REGIME_NORMAL && !(d->x = calloc(c->M * c->K, sizeof *d->x)))
+        goto out;
+    for (size_t m = 0; m < c->M; m++)
+        if (need_a[m] && gen_row(c, STREAM_A, m, d->a_fp4.data + m * K2, d->a_scale.data + m * nb,
+                                 d->x ? d->x + m * c->K : NULL))
+            goto out;
+    for (size_t n = 0; n < c->N; n++)
+        if (need_w[n] && gen_row(c, STREAM_W, n, d->w_fp4.data + n * K2, d->w_scale.data + n * nb, NULL))
+            goto out;
+    if (c->regime == A4W4_REGIME_SPECIAL)
+        special_blocks(c, d, need_a, need_w);
+    for (size_t i = 0; i < c->M * nb && !d->code0; i++)
+        d->code0 = need_a[i / nb] && d->a_scale.data[i] == 0;
+    for (size_t i = 0; i < c->N * nb && !d->code0; i++)
+        d->code0 = need_w[i / nb] && d->w_scale.data[i] == 0;
+
+    size_t prow = a4w4_act_scale_padded_rows(c->M), pcol = a4w4_act_scale_padded_cols(nb);
+    if (guarded_alloc(&d->a_scale_shuffled, prow * pcol))
+        goto out;
+    a4w4_act_scale_shuffle(d->a_scale.data, c->M, nb, d->row_fill, d->col_fill,
+                           d->a_scale_shuffled.data);
+    if (a4w4_preshuffle_supported(c->N, c->K)) {
+        if (guarded_alloc(&d->w_fp4_shuffled, c->N * K2))
+            goto out;
+        if (s->full)
+            a4w4_preshuffle(d->w_fp4.data, c->N, c->K, d->w_fp4_shuffled.data);
+        else
+            for (size_t n0 = 0; n0 < c->N / 16; n0++) {
+                int any = 0;
+                for (size_t n = n0 * 16; n < n0 * 16 + 16; n++)
+                    any |= need_w[n];
+                if (any)
+                    preshuffle_group(d->w_fp4.data, c->N, c->K, n0, d->w_fp4_shuffled.data);
+            }
+    }
+    if (a4w4_scale_swizzle_supported(2, c->N, nb)) {
+        if (guarded_alloc(&d->w_scale_swizzled, c->N * nb))
+            goto out;
+        a4w4_scale_swizzle(d->w_scale.data, c->N, nb, d->w_scale_swizzled.data);
+    }
+    rc = A4W4_OK;
+out:
+    free(need_a);
+    free(need_w);
+    if (rc != A4W4_OK)
+        a4w4_case_data_free(d);
+    return rc;
+}
+
+/* ---- sampling ------------------------------------------------------------------------------ */
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorted distinct indices of one axis of length len: first and last; for each tile size t in
+ * {16, 32, 256} the indices before and after every multiple of t when the axis has at most
+ * 32 of them, else those around the first 4 and last 4 multiples and 16 seeded random ones;
+ * plus 8 seeded random indices. */
+static size_t *axis_sample(size_t len, a4w4_rng *r, size_t *count)
+{
+    static const size_t tiles[3] = {16, 32, 256};
+    size_t cap = 2 + 8 + 3 * 2 * 32 + 3 * 2 * 24, n = 0;
+    size_t *v = malloc(cap * sizeof *v);
+    if (!v)
+        return NULL;
+    v[n++] = 0;
+    v[n++] = len - 1;
+    for (int ti = 0; ti < 3; ti++) {
+        size_t t = tiles[ti], mult = (len - 1) / t; /* multiples of t inside (0, len) */
+        if (mult <= 32) {
+            for (size_t i = 1; i <= mult; i++) {
+                v[n++] = i * t - 1;
+                v[n++] = i * t;
+            }
+            continue;
+        }
+        for (size_t i = 1; i <= 4; i++) {
+            v[n++] = i * t - 1;
+            v[n++] = i * t;
+            v[n++] = (mult + 1 - i) * t - 1;
+            v[n++] = (mult + 1 - i) * t;
+        }
+        for (int i = 0; i < 16; i++) {
+            size_t m = 1 + (size_t)(a4w4_rng_next(r) % mult);
+            v[n++] = m * t - 1;
+            v[n++] = m * t;
+        }
+    }
+    for (int i = 0; i < 8; i++)
+        v[n++] = (size_t)(a4w4_rng_next(r) % len);
+    qsort(v, n, sizeof *v, cmp_size);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || v[i] != v[k - 1])
+            v[k++] = v[i];
+    *count = k;
+    return v;
+}
+
+/* Keep every other index (first and last always kept). */
+static void thin(size_t *v, size_t *n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (i % 2 == 0 || i == *n - 1)
+            v[k++] = v[i];
+    *n = k;
+}
+
+int a4w4_sample_make(size_t M, size_t N, size_t K, uint64_t seed, const char *name,
+                     int force_full, a4w4_sample *s)
+{
+    memset(s, 0, sizeof *s);
+    if (force_full || (unsigned long long)M * N * K <= A4W4_FULL_CHECK_MACS) {
+        s->full = 1;
+        s->nrows = M;
+        s->ncols = N;
+        return A4W4_OK;
+    }
+    a4w4_rng r;
+    a4w4_rng_init(&r, seed, name, stream_id(STREAM_SAMPLE, 0));
+    s->rows = axis_sample(M, &r, &s->nrows);
+    s->cols = axis_sample(N, &r, &s->ncols);
+    if (!s->rows || !s->cols) {
+        a4w4_sample_free(s);
+        return A4W4_ENOMEM;
+    }
+    /* work cap: at most A4W4_SAMPLE_BLOCK_DOTS block dot products per implementation */
+    size_t budget = (size_t)(A4W4_SAMPLE_BLOCK_DOTS / (K / 32));
+    if (budget < 64)
+        budget = 64;
+    while (s->nrows * s->ncols > budget && (s->nrows > 2 || s->ncols > 2)) {
+        if (s->ncols >= s->nrows)
+            thin(s->cols, &s->ncols);
+        else
+            thin(s->rows, &s->nrows);
+    }
+    if (s->nrows == M && s->ncols == N) { /* the sample happens to be everything */
+        free(s->rows);
+        free(s->cols);
+        s->rows = s->cols = NULL;
+        s->full = 1;
+    }
+    return A4W4_OK;
+}
+
+void a4w4_sample_free(a4w4_sample *s)
+{
+    free(s->rows);
+    free(s->cols);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,92 @@
+/* gen.h — deterministic case data from (seed, case name): operands per input regime, the
+ * ASM layouts derived from them, guard zones around every input, and the tile-aware output
+ * sample.
+ *
+ * Every row of A and of W comes from its own splitmix64 stream keyed by (seed, name, tensor,
+ * row), so a row's contents never depend on which other rows are generated. Sampled cases
+ * generate only the rows their sample reads (A: the sampled rows; W: the sampled columns'
+ * rows); other rows hold filler (codes 0, scale 0x7F) and cost no memory for the codes
+ * (large buffers are calloc'ed: untouched pages are never committed). */
+#ifndef A4W4_GEN_H
+#define A4W4_GEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "casefile.h"
+
+/* Bytes of guard before and after every input buffer, and their default fill: 0xFF is the
+ * NaN scale, so a kernel that reads a scale out of bounds produces NaN outputs. */
+#define A4W4_GUARD_BYTES 4096
+#define A4W4_GUARD_FILL 0xFF
+
+/* A buffer between two guard zones. data = allocation + A4W4_GUARD_BYTES. */
+typedef struct {
+    uint8_t *data;
+    size_t len;
+} a4w4_guarded;
+
+typedef struct {
+    size_t M, N, K;
+    a4w4_guarded a_fp4, a_scale;  /* [M, K/2], [M, K/32] row-major */
+    a4w4_guarded w_fp4, w_scale;  /* [N, K/2], [N, K/32] row-major */
+    /* ASM layouts (contracts §3); data NULL when the shape does not allow them */
+    a4w4_guarded a_scale_shuffled; /* [rows256(M), cols8(K/32)] with the fills below */
+    a4w4_guarded w_fp4_shuffled;   /* N % 16 == 0 and K % 64 == 0 */
+    a4w4_guarded w_scale_swizzled; /* N % 32 == 0 and (K/32) % 8 == 0 */
+    uint8_t row_fill, col_fill;    /* activation-scale pad fills in use (default 0x7F) */
+    uint8_t guard_after;           /* fill of the guard zones after each buffer (0xFF default) */
+    unsigned long serial;          /* unique per generated case in this process */
+    unsigned version;              /* bumped by every a4w4_case_refill (device caches key on it) */
+    int code0;                     /* 1 when E8M0 code 0 occurs in the operands */
+    /* normal regime: the bf16 activations A was quantized from ([M, K], only generated
+     * rows filled; NULL in other regimes), for quantizer backends */
+    uint16_t *x;
+    /* special regime: the NaN blocks (row of A / row of W with scale 0xFF), or SIZE_MAX */
+    size_t nan_a_row, nan_w_row;
+} a4w4_case_data;
+
+/* Tile-aware output sample: rows[nrows] x cols[ncols] (sorted, distinct). full = 1 when the
+ * sample is every output (rows and cols NULL). */
+typedef struct {
+    size_t *rows, nrows, *cols, ncols;
+    int full;
+} a4w4_sample;
+
+/* splitmix64 stream seeded by (seed, name, stream id). */
+typedef struct {
+    uint64_t s;
+} a4w4_rng;
+void a4w4_rng_init(a4w4_rng *r, uint64_t seed, const char *name, uint64_t stream);
+uint64_t a4w4_rng_next(a4w4_rng *r);
+
+/* Generate the operands of case c for the outputs of sample s (full sample: every row).
+ * Returns 0 or A4W4_ENOMEM. */
+int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d);
+void a4w4_case_data_free(a4w4_case_data *d);
+
+/* Rebuild a_scale_shuffled with other pad fills (contracts §3.3) and refill the guard zones after
+ * every input with `guard` (0xFF default; other values for the pad-dependence variants). */
+void a4w4_case_refill(a4w4_case_data *d, uint8_t row_fill, uint8_t col_fill, uint8_t guard);
+
+/* 1 when every guard zone still holds its fill (nothing wrote out of bounds); else 0 and
+ * which names the first damaged buffer. */
+int a4w4_case_guards_intact(const a4w4_case_data *d, const char **which);
+
+/* Outputs above this many MACs (M*N*K) are sampled unless full is forced. */
+#define A4W4_FULL_CHECK_MACS (1ull << 26)
+
+/* Work cap of a sample: rows * cols * (K/32) stays at or below this (about 0.2 s per
+ * implementation on one core), thinning the longer axis by halves (first and last kept). */
+#define A4W4_SAMPLE_BLOCK_DOTS (1ull << 23)
+
+/* The sample for an M x N output: per axis the first and last index, the indices before and
+ * after each 16-, 32- and 256-boundary (all of them when an axis has at most 32 multiples of
+ * that tile, else around the first 4, the last 4 and 16 seeded random ones), plus 8 seeded
+ * random indices; then thinned to the work cap. All outputs when M*N*K <=
+ * A4W4_FULL_CHECK_MACS or force_full. 0 or A4W4_ENOMEM. */
+int a4w4_sample_make(size_t M, size_t N, size_t K, uint64_t seed, const char *name,
+                     int force_full, a4w4_sample *s);
+void a4w4_sample_free(a4w4_sample *s);
+
+#endif

@@ -1,0 +1,158 @@
+/* environment.c — a4w4_environment_json: where a run happened, recorded in its header so
+ * every report rendered later from results.json can show it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "environment.h"
+#include "fsutil.h"
+
+#ifndef A4W4_SOURCE_DIR
+#define A4W4_SOURCE_DIR "."
+#endif
+
+/* The AITER tables the dispatch oracle reads by default (harness/cli/cmd_route.c's defaults). */
+static const struct {
+    const char *role, *rel;
+} default_tables[] = {{"tuned", "cases/aiter/a4w4_blockscale_tuned_gemm.csv"},
+                      {"kernels", "cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"}};
+
+
+/* FNV-1a 64 of a file's bytes as 16 hex digits; "unreadable" when it cannot be read. */
+static void file_fnv(const char *path, char out[20])
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(out, 20, "unreadable");
+        return;
+    }
+    unsigned long long h = 0xCBF29CE484222325ull;
+    int c;
+    while ((c = getc(f)) != EOF)
+        h = (h ^ (unsigned char)c) * 0x100000001B3ull;
+    fclose(f);
+    snprintf(out, 20, "%016llx", h);
+}
+
+/* First line of a command's output (trailing whitespace removed); 0 on success. */
+static int first_line_of(const char *cmd, char *buf, size_t len)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    buf[0] = 0;
+    char *got = fgets(buf, (int)len, p);
+    while (fgetc(p) != EOF) /* drain */
+        ;
+    int st = pclose(p);
+    if (!got || st != 0)
+        return -1;
+    size_t L = strlen(buf);
+    while (L && (buf[L - 1] == '\n' || buf[L - 1] == '\r' || buf[L - 1] == ' '))
+        buf[--L] = 0;
+    return L ? 0 : -1;
+}
+
+/* First line of a file (trailing whitespace removed); 0 on success. */
+static int first_line_file(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *got = fgets(buf, (int)len, f);
+    fclose(f);
+    if (!got)
+        return -1;
+    size_t L = strlen(buf);
+    while (L && (buf[L - 1] == '\n' || buf[L - 1] == '\r' || buf[L - 1] == ' '))
+        buf[--L] = 0;
+    return L ? 0 : -1;
+}
+
+static void git_info(cJSON *env)
+{
+    char cmd[4400], line[128];
+    const char *src = A4W4_SOURCE_DIR;
+    int quotable = !strchr(src, '\'');
+    if (quotable) {
+        snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse HEAD 2>/dev/null", src);
+        if (first_line_of(cmd, line, sizeof line) == 0 &&
+            strspn(line, "0123456789abcdef") == strlen(line) && strlen(line) >= 7) {
+            cJSON_AddStringToObject(env, "git_commit", line);
+            snprintf(cmd, sizeof cmd,
+                     "git -C '%s' status --porcelain --untracked-files=no 2>/dev/null | head -n 1",
+                     src);
+            char dirty[256] = "";
+            int d = first_line_of(cmd, dirty, sizeof dirty) == 0;
+            cJSON_AddBoolToObject(env, "git_dirty", d);
+            return;
+        }
+    }
+    cJSON_AddStringToObject(env, "git_commit", "unknown");
+}
+
+static void gpu_info(cJSON *env)
+{
+    char line[256], path[96];
+    for (int i = 0; i < 8; i++) { /* amdgpu exposes the marketing name per card */
+        snprintf(path, sizeof path, "/sys/class/drm/card%d/device/product_name", i);
+        if (first_line_file(path, line, sizeof line) == 0) {
+            cJSON_AddStringToObject(env, "gpu", line);
+            break;
+        }
+    }
+    if (first_line_file("/sys/module/amdgpu/version", line, sizeof line) == 0) {
+        char v[300];
+        snprintf(v, sizeof v, "amdgpu %s", line);
+        cJSON_AddStringToObject(env, "driver", v);
+    } else if (first_line_file("/proc/driver/nvidia/version", line, sizeof line) == 0) {
+        cJSON_AddStringToObject(env, "driver", line);
+    }
+}
+
+void a4w4_environment_json(cJSON *header)
+{
+    if (!header)
+        return;
+    cJSON_DeleteItemFromObjectCaseSensitive(header, "environment");
+    cJSON *env = cJSON_AddObjectToObject(header, "environment");
+    if (!env)
+        return;
+#if defined(__clang__)
+    cJSON_AddStringToObject(env, "compiler", "clang " __clang_version__);
+#elif defined(__GNUC__)
+    cJSON_AddStringToObject(env, "compiler", "gcc " __VERSION__);
+#else
+    cJSON_AddStringToObject(env, "compiler", "unknown C11 compiler");
+#endif
+    git_info(env);
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) == 0 && host[0])
+        cJSON_AddStringToObject(env, "host", host);
+    struct utsname u;
+    if (uname(&u) == 0) {
+        char os[3 * 65 + 4];
+        snprintf(os, sizeof os, "%s %s %s", u.sysname, u.release, u.machine);
+        cJSON_AddStringToObject(env, "os", os);
+    }
+    time_t now = time(NULL);
+    struct tm tmv;
+    char date[32];
+    if (gmtime_r(&now, &tmv) && strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tmv))
+        cJSON_AddStringToObject(env, "date", date);
+    gpu_info(env);
+    cJSON *tables = cJSON_AddArrayToObject(env, "tables");
+    for (size_t i = 0; i < sizeof default_tables / sizeof default_tables[0]; i++) {
+        char buf[4096], h[20];
+        const char *p = a4w4_data_path(default_tables[i].rel, buf, sizeof buf);
+        file_fnv(p, h);
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "role", default_tables[i].role);
+        cJSON_AddStringToObject(t, "path", default_tables[i].rel);
+        cJSON_AddStringToObject(t, "fnv1a64", h);
+        cJSON_AddItemToArray(tables, t);
+    }
+}

@@ -1,0 +1,1105 @@
+/* safetensors.c — strict safetensors reader and atomic writer for case bundles (contracts §7).
+ * JSON goes through cJSON; this file only checks what the parsed header says. Prints
+ * nothing: every failure is one line in the caller's err buffer. */
+#include "safetensors.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#define ST_DATA_ALIGN 64              /* the data section starts this aligned in memory */
+#define ST_MAX_EXACT 9007199254740992.0 /* 2^53: largest integer a JSON double holds exactly */
+
+/* ---------------------------------------------------------------- messages */
+
+static void set_err(char *err, size_t errlen, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void set_err(char *err, size_t errlen, const char *path, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    int k = snprintf(err, errlen, "%s: ", path ? path : "(null)");
+    if (k < 0)
+        k = 0;
+    if ((size_t)k < errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
+        va_end(ap);
+    }
+    /* keep it one line whatever the inputs held */
+    for (char *p = err; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}
+
+/* A name as it appears in a message: at most 64 bytes, control bytes as '?', "..." when cut. */
+typedef struct {
+    char s[72];
+} shown_name;
+
+static shown_name show(const char *name)
+{
+    shown_name out;
+    size_t i = 0;
+    if (!name)
+        name = "(null)";
+    for (; name[i] && i < 64; i++) {
+        unsigned char c = (unsigned char)name[i];
+        out.s[i] = (c < 0x20 || c == 0x7F) ? '?' : (char)c;
+    }
+    if (name[i]) {
+        memcpy(out.s + i, "...", 3);
+        i += 3;
+    }
+    out.s[i] = '\0';
+    return out;
+}
+
+/* "[1, 256]" for messages (cut with "..." if long). */
+typedef struct {
+    char s[200];
+} shown_shape;
+
+static shown_shape show_shape(int ndim, const size_t *shape)
+{
+    shown_shape out;
+    size_t k = 0;
+    out.s[k++] = '[';
+    for (int d = 0; d < ndim; d++) {
+        int w = snprintf(out.s + k, sizeof out.s - k, "%s%zu", d ? ", " : "", shape[d]);
+        if (w < 0 || (size_t)w >= sizeof out.s - k - 2) {
+            k = sizeof out.s - 6;
+            memcpy(out.s + k, "...", 3);
+            k += 3;
+            break;
+        }
+        k += (size_t)w;
+    }
+    out.s[k++] = ']';
+    out.s[k] = '\0';
+    return out;
+}
+
+static const char *json_kind(const cJSON *j)
+{
+    if (cJSON_IsString(j))
+        return "a string";
+    if (cJSON_IsNumber(j))
+        return "a number";
+    if (cJSON_IsArray(j))
+        return "an array";
+    if (cJSON_IsObject(j))
+        return "an object";
+    if (cJSON_IsBool(j))
+        return "a boolean";
+    if (cJSON_IsNull(j))
+        return "null";
+    return "an unknown JSON value";
+}
+
+/* ---------------------------------------------------------------- dtypes */
+
+size_t a4w4_st_dtype_size(a4w4_st_dtype dtype)
+{
+    switch (dtype) {
+    case A4W4_ST_U8:
+        return 1;
+    case A4W4_ST_BF16:
+    case A4W4_ST_F16:
+        return 2;
+    case A4W4_ST_F32:
+        return 4;
+    }
+    return 0;
+}
+
+const char *a4w4_st_dtype_name(a4w4_st_dtype dtype)
+{
+    switch (dtype) {
+    case A4W4_ST_U8:
+        return "U8";
+    case A4W4_ST_BF16:
+        return "BF16";
+    case A4W4_ST_F16:
+        return "F16";
+    case A4W4_ST_F32:
+        return "F32";
+    }
+    return "?";
+}
+
+static int dtype_valid(a4w4_st_dtype dtype)
+{
+    return a4w4_st_dtype_size(dtype) != 0;
+}
+
+/* Header dtype string -> enum (contracts §7: F8_E8M0 and F4 are packed-byte aliases of U8). */
+static int dtype_parse(const char *s, a4w4_st_dtype *out)
+{
+    static const struct {
+        const char *name;
+        a4w4_st_dtype dtype;
+    } table[] = {{"U8", A4W4_ST_U8},    {"BF16", A4W4_ST_BF16},   {"F16", A4W4_ST_F16},
+                 {"F32", A4W4_ST_F32},  {"F8_E8M0", A4W4_ST_U8}, {"F4", A4W4_ST_U8}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (!strcmp(s, table[i].name)) {
+            *out = table[i].dtype;
+            return 0;
+        }
+    return -1;
+}
+
+/* product(shape) * elem_size into *bytes; -1 on size_t overflow (*bytes untouched). */
+static int shape_bytes(int ndim, const size_t *shape, size_t elem_size, size_t *bytes,
+                       int *overflow_in_product)
+{
+    size_t p = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] != 0 && p > SIZE_MAX / shape[d]) {
+            *overflow_in_product = 1;
+            return -1;
+        }
+        p *= shape[d];
+    }
+    if (elem_size != 0 && p > SIZE_MAX / elem_size) {
+        *overflow_in_product = 0;
+        return -1;
+    }
+    *bytes = p * elem_size;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- small helpers */
+
+static int cmp_str_ptr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* First key of obj that occurs twice (case-sensitive), or NULL; *oom = 1 when allocation
+ * failed. */
+static const char *duplicate_key(const cJSON *obj, int *oom)
+{
+    size_t n = 0;
+    *oom = 0;
+    for (const cJSON *c = obj->child; c; c = c->next)
+        n++;
+    if (n < 2)
+        return NULL;
+    const char **keys = malloc(n * sizeof *keys);
+    if (!keys) {
+        *oom = 1;
+        return NULL;
+    }
+    size_t i = 0;
+    for (const cJSON *c = obj->child; c; c = c->next)
+        keys[i++] = c->string ? c->string : "";
+    qsort(keys, n, sizeof *keys, cmp_str_ptr);
+    const char *dup = NULL;
+    for (i = 1; i < n && !dup; i++)
+        if (!strcmp(keys[i - 1], keys[i]))
+            dup = keys[i];
+    free(keys);
+    return dup;
+}
+
+/* A JSON number that is an exact integer in [0, 2^53]: 0 and *out, or -1 and *why. */
+static int json_uint(const cJSON *j, size_t *out, const char **why, double *val)
+{
+    *val = 0.0;
+    if (!cJSON_IsNumber(j)) {
+        *why = "is not a number";
+        return -1;
+    }
+    double d = j->valuedouble;
+    *val = d;
+    if (!isfinite(d) || d > ST_MAX_EXACT) {
+        *why = d < 0 ? "is negative" : "is too large (above 2^53)";
+        return -1;
+    }
+    if (d < 0) {
+        *why = "is negative";
+        return -1;
+    }
+    if (d != floor(d)) {
+        *why = "is not an integer";
+        return -1;
+    }
+    *out = (size_t)d;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+void a4w4_st_free(a4w4_st_file *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->ntensors; i++)
+        free(f->tensors[i].name);
+    free(f->tensors);
+    for (size_t i = 0; i < f->nmeta; i++) {
+        free(f->meta_keys[i]);
+        free(f->meta_vals[i]);
+    }
+    free(f->meta_keys);
+    free(f->meta_vals);
+    free(f->path);
+    free(f->alloc_);
+    memset(f, 0, sizeof *f);
+}
+
+const a4w4_st_tensor *a4w4_st_find(const a4w4_st_file *f, const char *name)
+{
+    if (!f || !name)
+        return NULL;
+    for (size_t i = 0; i < f->ntensors; i++)
+        if (!strcmp(f->tensors[i].name, name))
+            return &f->tensors[i];
+    return NULL;
+}
+
+const char *a4w4_st_meta(const a4w4_st_file *f, const char *key)
+{
+    if (!f || !key)
+        return NULL;
+    for (size_t i = 0; i < f->nmeta; i++)
+        if (!strcmp(f->meta_keys[i], key))
+            return f->meta_vals[i];
+    return NULL;
+}
+
+static uint64_t read_le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* Padding before the file image so that the data section lands ST_DATA_ALIGN-aligned. */
+static size_t image_pad(const uint8_t *first8, size_t size)
+{
+    if (size < 8)
+        return 0;
+    uint64_t n = read_le64(first8);
+    if (n > size - 8)
+        return 0;
+    size_t start = 8 + (size_t)n;
+    return (ST_DATA_ALIGN - start % ST_DATA_ALIGN) % ST_DATA_ALIGN;
+}
+
+/* Aligned buffer of pad + size bytes (at least 1); f->alloc_, f->buf set. */
+static int alloc_image(a4w4_st_file *f, size_t size, size_t pad)
+{
+    void *p = NULL;
+    if (size > SIZE_MAX - ST_DATA_ALIGN || posix_memalign(&p, ST_DATA_ALIGN, pad + size + 1))
+        return -1;
+    f->alloc_ = p;
+    f->buf = (uint8_t *)p + pad;
+    f->size = size;
+    return 0;
+}
+
+typedef struct {
+    size_t begin, end, idx;
+} span;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return x->idx < y->idx ? -1 : (x->idx > y->idx);
+}
+
+static int parse_metadata(a4w4_st_file *f, const cJSON *meta, char *err, size_t errlen)
+{
+    const char *P = f->path;
+    if (!cJSON_IsObject(meta)) {
+        set_err(err, errlen, P, "__metadata__ must be an object of strings (found %s)",
+                json_kind(meta));
+        return -1;
+    }
+    int oom;
+    const char *dup = duplicate_key(meta, &oom);
+    if (oom)
+        goto nomem;
+    if (dup) {
+        set_err(err, errlen, P, "duplicate __metadata__ key '%s'", show(dup).s);
+        return -1;
+    }
+    size_t n = 0;
+    for (const cJSON *c = meta->child; c; c = c->next) {
+        if (!cJSON_IsString(c) || !c->valuestring) {
+            set_err(err, errlen, P,
+                    "__metadata__ must be an object of strings: value of '%s' is %s",
+                    show(c->string).s, json_kind(c));
+            return -1;
+        }
+        n++;
+    }
+    if (n == 0)
+        return 0;
+    f->meta_keys = calloc(n, sizeof *f->meta_keys);
+    f->meta_vals = calloc(n, sizeof *f->meta_vals);
+    if (!f->meta_keys || !f->meta_vals)
+        goto nomem;
+    for (const cJSON *c = meta->child; c; c = c->next) {
+        char *k = strdup(c->string ? c->string : "");
+        char *v = strdup(c->valuestring);
+        if (!k || !v) {
+            free(k);
+            free(v);
+            goto nomem;
+        }
+        f->meta_keys[f->nmeta] = k;
+        f->meta_vals[f->nmeta] = v;
+        f->nmeta++;
+    }
+    return 0;
+nomem:
+    set_err(err, errlen, P, "out of memory reading __metadata__");
+    return -1;
+}
+
+/* One tensor entry -> f->tensors[f->ntensors] and its span. */
+static int parse_tensor(a4w4_st_file *f, const cJSON *e, span *sp, char *err, size_t errlen)
+{
+    const char *P = f->path;
+    shown_name nm = show(e->string);
+    if (!cJSON_IsObject(e)) {
+        set_err(err, errlen, P, "tensor '%s' entry must be an object (found %s)", nm.s,
+                json_kind(e));
+        return -1;
+    }
+    int oom;
+    const char *dup = duplicate_key(e, &oom);
+    if (oom) {
+        set_err(err, errlen, P, "out of memory reading tensor '%s'", nm.s);
+        return -1;
+    }
+    if (dup) {
+        set_err(err, errlen, P, "tensor '%s' has key '%s' twice", nm.s, show(dup).s);
+        return -1;
+    }
+    const cJSON *jd = cJSON_GetObjectItemCaseSensitive(e, "dtype");
+    const cJSON *js = cJSON_GetObjectItemCaseSensitive(e, "shape");
+    const cJSON *jo = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    if (!jd || !js || !jo) {
+        set_err(err, errlen, P, "tensor '%s' is missing %s", nm.s,
+                !jd ? "dtype" : !js ? "shape" : "data_offsets");
+        return -1;
+    }
+
+    /* dtype */
+    if (!cJSON_IsString(jd) || !jd->valuestring) {
+        set_err(err, errlen, P, "tensor '%s' dtype must be a string (found %s)", nm.s,
+                json_kind(jd));
+        return -1;
+    }
+    a4w4_st_dtype dtype;
+    if (dtype_parse(jd->valuestring, &dtype)) {
+        set_err(err, errlen, P,
+                "tensor '%s' has unknown dtype '%s' (known: U8, BF16, F16, F32, F8_E8M0, F4)",
+                nm.s, show(jd->valuestring).s);
+        return -1;
+    }
+
+    /* shape */
+    if (!cJSON_IsArray(js)) {
+        set_err(err, errlen, P, "tensor '%s' shape must be an array (found %s)", nm.s,
+                json_kind(js));
+        return -1;
+    }
+    int ndim = cJSON_GetArraySize(js);
+    if (ndim > A4W4_ST_MAX_DIMS) {
+        set_err(err, errlen, P, "tensor '%s' shape has %d dims, more than %d", nm.s, ndim,
+                A4W4_ST_MAX_DIMS);
+        return -1;
+    }
+    size_t shape[A4W4_ST_MAX_DIMS] = {0};
+    int d = 0;
+    for (const cJSON *c = js->child; c; c = c->next, d++) {
+        const char *why;
+        double v;
+        if (json_uint(c, &shape[d], &why, &v)) {
+            if (cJSON_IsNumber(c))
+                set_err(err, errlen, P, "tensor '%s' shape[%d] %s (%.17g)", nm.s, d, why, v);
+            else
+                set_err(err, errlen, P, "tensor '%s' shape[%d] %s (found %s)", nm.s, d, why,
+                        json_kind(c));
+            return -1;
+        }
+    }
+    size_t esize = a4w4_st_dtype_size(dtype), nbytes = 0;
+    int in_product = 0;
+    if (shape_bytes(ndim, shape, esize, &nbytes, &in_product)) {
+        if (in_product)
+            set_err(err, errlen, P, "tensor '%s' shape %s: element count overflows size_t",
+                    nm.s, show_shape(ndim, shape).s);
+        else
+            set_err(err, errlen, P,
+                    "tensor '%s' shape %s x %s (%zu bytes): byte count overflows size_t", nm.s,
+                    show_shape(ndim, shape).s, jd->valuestring, esize);
+        return -1;
+    }
+
+    /* data_offsets */
+    if (!cJSON_IsArray(jo) || cJSON_GetArraySize(jo) != 2) {
+        if (cJSON_IsArray(jo))
+            set_err(err, errlen, P,
+                    "tensor '%s' data_offsets must be [begin, end] (found an array of %d)",
+                    nm.s, cJSON_GetArraySize(jo));
+        else
+            set_err(err, errlen, P, "tensor '%s' data_offsets must be [begin, end] (found %s)",
+                    nm.s, json_kind(jo));
+        return -1;
+    }
+    size_t off[2];
+    d = 0;
+    for (const cJSON *c = jo->child; c; c = c->next, d++) {
+        const char *why;
+        double v;
+        if (json_uint(c, &off[d], &why, &v)) {
+            if (cJSON_IsNumber(c))
+                set_err(err, errlen, P, "tensor '%s' data_offsets[%d] %s (%.17g)", nm.s, d, why,
+                        v);
+            else
+                set_err(err, errlen, P, "tensor '%s' data_offsets[%d] %s (found %s)", nm.s, d,
+                        why, json_kind(c));
+            return -1;
+        }
+    }
+    if (off[0] > off[1]) {
+        set_err(err, errlen, P, "tensor '%s' data_offsets [%zu, %zu] has begin > end", nm.s,
+                off[0], off[1]);
+        return -1;
+    }
+    if (off[1] > f->data_len) {
+        set_err(err, errlen, P,
+                "tensor '%s' data_offsets [%zu, %zu] past the data section (%zu bytes)", nm.s,
+                off[0], off[1], f->data_len);
+        return -1;
+    }
+    if (off[1] - off[0] != nbytes) {
+        set_err(err, errlen, P,
+                "tensor '%s' shape %s x %s is %zu bytes but data_offsets [%zu, %zu] span %zu bytes",
+                nm.s, show_shape(ndim, shape).s, jd->valuestring, nbytes, off[0], off[1],
+                off[1] - off[0]);
+        return -1;
+    }
+
+    a4w4_st_tensor *t = &f->tensors[f->ntensors];
+    t->name = strdup(e->string ? e->string : "");
+    if (!t->name) {
+        set_err(err, errlen, P, "out of memory reading tensor '%s'", nm.s);
+        return -1;
+    }
+    t->dtype = dtype;
+    t->ndim = ndim;
+    memcpy(t->shape, shape, sizeof shape);
+    t->nbytes = nbytes;
+    t->data = f->buf + f->data_start + off[0];
+    sp->begin = off[0];
+    sp->end = off[1];
+    sp->idx = f->ntensors;
+    f->ntensors++;
+    return 0;
+}
+
+/* Validate f->buf[0..size) (already in place) and fill the rest of *f. */
+static int parse_image(a4w4_st_file *f, char *err, size_t errlen)
+{
+    const char *P = f->path;
+    if (f->size < 8) {
+        set_err(err, errlen, P,
+                "file is shorter than 8 bytes (%zu bytes); a safetensors file starts with an "
+                "8-byte header length",
+                f->size);
+        return -1;
+    }
+    uint64_t n64 = read_le64(f->buf);
+    if (n64 == 0) {
+        set_err(err, errlen, P, "header length is 0");
+        return -1;
+    }
+    if (n64 > f->size - 8) {
+        set_err(err, errlen, P,
+                "header length %llu is past the end of the file (%zu bytes after the 8-byte "
+                "length)",
+                (unsigned long long)n64, f->size - 8);
+        return -1;
+    }
+    size_t n = (size_t)n64;
+    const char *hdr = (const char *)f->buf + 8;
+    f->data_start = 8 + n;
+    f->data_len = f->size - f->data_start;
+
+    const char *nul = memchr(hdr, '\0', n);
+    if (nul) {
+        set_err(err, errlen, P, "header is not valid JSON: NUL byte at header offset %zu",
+                (size_t)(nul - hdr));
+        return -1;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(hdr, n, &end, 0);
+    if (!root) {
+        size_t at = (end && end >= hdr && end <= hdr + n) ? (size_t)(end - hdr) : 0;
+        set_err(err, errlen, P, "header is not valid JSON (parse error near header offset %zu)",
+                at);
+        return -1;
+    }
+    int rc = -1;
+    span *spans = NULL;
+    if (!cJSON_IsObject(root)) {
+        set_err(err, errlen, P, "header is not a JSON object (found %s)", json_kind(root));
+        goto out;
+    }
+    if (hdr[0] != '{') {
+        set_err(err, errlen, P,
+                "header must start with '{' (safetensors rule; found byte 0x%02x)",
+                (unsigned)(unsigned char)hdr[0]);
+        goto out;
+    }
+    for (const char *p = end; p < hdr + n; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+            set_err(err, errlen, P,
+                    "header is not valid JSON: trailing bytes after the object at header "
+                    "offset %zu",
+                    (size_t)(p - hdr));
+            goto out;
+        }
+
+    /* top-level keys: duplicates first (a duplicated name is ambiguous whatever it holds) */
+    int oom;
+    const char *dup = duplicate_key(root, &oom);
+    if (oom) {
+        set_err(err, errlen, P, "out of memory reading the header");
+        goto out;
+    }
+    if (dup) {
+        if (!strcmp(dup, "__metadata__"))
+            set_err(err, errlen, P, "duplicate key '__metadata__' in the header");
+        else
+            set_err(err, errlen, P, "duplicate tensor name '%s'", show(dup).s);
+        goto out;
+    }
+
+    size_t count = 0;
+    const cJSON *meta = NULL;
+    for (const cJSON *c = root->child; c; c = c->next) {
+        if (c->string && !strcmp(c->string, "__metadata__"))
+            meta = c;
+        else
+            count++;
+    }
+    if (meta && parse_metadata(f, meta, err, errlen))
+        goto out;
+    if (count) {
+        f->tensors = calloc(count, sizeof *f->tensors);
+        spans = calloc(count, sizeof *spans);
+        if (!f->tensors || !spans) {
+            set_err(err, errlen, P, "out of memory reading the header");
+            goto out;
+        }
+    }
+    for (const cJSON *c = root->child; c; c = c->next) {
+        if (c == meta)
+            continue;
+        if (parse_tensor(f, c, &spans[f->ntensors], err, errlen))
+            goto out;
+    }
+
+    /* overlap: sorted by begin, each non-empty tensor must start at or after the end of the
+     * previous non-empty one (which, with no overlap so far, is the furthest end seen) */
+    if (count > 1) {
+        qsort(spans, count, sizeof *spans, cmp_span);
+        const span *prev = NULL;
+        for (size_t i = 0; i < count; i++) {
+            const span *s = &spans[i];
+            if (s->begin == s->end)
+                continue;
+            if (prev && s->begin < prev->end) {
+                set_err(err, errlen, P, "tensors '%s' [%zu, %zu] and '%s' [%zu, %zu] overlap",
+                        show(f->tensors[prev->idx].name).s, prev->begin, prev->end,
+                        show(f->tensors[s->idx].name).s, s->begin, s->end);
+                goto out;
+            }
+            prev = s;
+        }
+    }
+    rc = 0;
+out:
+    free(spans);
+    cJSON_Delete(root);
+    return rc;
+}
+
+static int load_fail(a4w4_st_file *f)
+{
+    a4w4_st_free(f);
+    return -1;
+}
+
+int a4w4_st_load_mem(const char *name, const void *data, size_t size, a4w4_st_file *f,
+                     char *err, size_t errlen)
+{
+    if (!f || !name || (!data && size)) {
+        set_err(err, errlen, name, "a4w4_st_load_mem: NULL argument");
+        if (f)
+            memset(f, 0, sizeof *f);
+        return -1;
+    }
+    memset(f, 0, sizeof *f);
+    f->path = strdup(name);
+    if (!f->path || alloc_image(f, size, size >= 8 ? image_pad(data, size) : 0)) {
+        set_err(err, errlen, name, "out of memory (%zu bytes)", size);
+        return load_fail(f);
+    }
+    if (size)
+        memcpy(f->buf, data, size);
+    if (parse_image(f, err, errlen))
+        return load_fail(f);
+    return 0;
+}
+
+/* pread exactly n bytes at off: 0, or -1 with errno (0 = file shorter than expected). */
+static int pread_full(int fd, void *buf, size_t n, off_t off)
+{
+    uint8_t *p = buf;
+    while (n) {
+        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+        ssize_t r = pread(fd, p, chunk, off);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (r == 0) {
+            errno = 0;
+            return -1;
+        }
+        p += r;
+        n -= (size_t)r;
+        off += r;
+    }
+    return 0;
+}
+
+int a4w4_st_load(const char *path, a4w4_st_file *f, char *err, size_t errlen)
+{
+    if (!f || !path) {
+        set_err(err, errlen, path, "a4w4_st_load: NULL argument");
+        if (f)
+            memset(f, 0, sizeof *f);
+        return -1;
+    }
+    memset(f, 0, sizeof *f);
+    f->path = strdup(path);
+    if (!f->path) {
+        set_err(err, errlen, path, "out of memory");
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        set_err(err, errlen, path, "cannot open: %s", strerror(errno));
+        return load_fail(f);
+    }
+    struct stat st;
+    if (fstat(fd, &st)) {
+        set_err(err, errlen, path, "cannot stat: %s", strerror(errno));
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        set_err(err, errlen, path, "not a regular file");
+        goto fail;
+    }
+    if (st.st_size < 0 || (uintmax_t)st.st_size > (uintmax_t)(SIZE_MAX - 2 * ST_DATA_ALIGN)) {
+        set_err(err, errlen, path, "file too large to read into memory");
+        goto fail;
+    }
+    size_t size = (size_t)st.st_size;
+    uint8_t first8[8] = {0};
+    size_t pad = 0;
+    if (size >= 8) {
+        if (pread_full(fd, first8, 8, 0)) {
+            set_err(err, errlen, path, "read error: %s",
+                    errno ? strerror(errno) : "file shrank while reading");
+            goto fail;
+        }
+        pad = image_pad(first8, size);
+    }
+    if (alloc_image(f, size, pad)) {
+        set_err(err, errlen, path, "out of memory (%zu bytes)", size);
+        goto fail;
+    }
+    if (size && pread_full(fd, f->buf, size, 0)) {
+        set_err(err, errlen, path, "read error: %s",
+                errno ? strerror(errno) : "file shrank while reading");
+        goto fail;
+    }
+    close(fd);
+    fd = -1;
+    if (parse_image(f, err, errlen))
+        return load_fail(f);
+    return 0;
+fail:
+    close(fd);
+    return load_fail(f);
+}
+
+/* ---------------------------------------------------------------- writer */
+
+typedef struct {
+    const void *p;
+    size_t n;
+} piece;
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static int write_full(int fd, const void *buf, size_t n)
+{
+    const uint8_t *p = buf;
+    while (n) {
+        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+        ssize_t w = write(fd, p, chunk);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (w == 0) {
+            errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Best-effort fsync of the directory holding path (makes the rename durable). */
+static void fsync_parent_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir;
+    if (!slash)
+        dir = strdup(".");
+    else if (slash == path)
+        dir = strdup("/");
+    else {
+        dir = malloc((size_t)(slash - path) + 1);
+        if (dir) {
+            memcpy(dir, path, (size_t)(slash - path));
+            dir[slash - path] = '\0';
+        }
+    }
+    if (!dir)
+        return;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(dir);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
+static int write_atomic(const char *path, const piece *pieces, size_t np, char *err,
+                        size_t errlen)
+{
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    static _Atomic unsigned long counter; /* only spreads names; O_EXCL decides */
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + sizeof ".tmp.XXXXXX");
+    if (!tmp) {
+        set_err(err, errlen, path, "out of memory");
+        return -1;
+    }
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+    char *x = tmp + plen + 5;
+
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t r = mix64((uint64_t)getpid() ^ ((uint64_t)ts.tv_nsec << 20) ^
+                           (uint64_t)ts.tv_sec ^ ((uint64_t)++counter << 40) ^
+                           (uint64_t)(uintptr_t)tmp);
+        for (int i = 0; i < 6; i++, r /= 62)
+            x[i] = alphabet[r % 62];
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        set_err(err, errlen, path, "cannot create temporary file %s: %s", tmp,
+                strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    for (size_t i = 0; i < np; i++) {
+        if (pieces[i].n && write_full(fd, pieces[i].p, pieces[i].n)) {
+            set_err(err, errlen, path, "write to temporary file %s failed: %s", tmp,
+                    strerror(errno));
+            goto fail;
+        }
+    }
+    if (fsync(fd)) {
+        set_err(err, errlen, path, "fsync of temporary file %s failed: %s", tmp,
+                strerror(errno));
+        goto fail;
+    }
+    int cfd = fd;
+    fd = -1;
+    if (close(cfd)) {
+        set_err(err, errlen, path, "close of temporary file %s failed: %s", tmp,
+                strerror(errno));
+        goto fail;
+    }
+    if (rename(tmp, path)) {
+        set_err(err, errlen, path, "cannot rename %s over it: %s", tmp, strerror(errno));
+        goto fail;
+    }
+    free(tmp);
+    fsync_parent_dir(path);
+    return 0;
+fail:
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    free(tmp);
+    return -1;
+}
+
+int a4w4_st_write_raw(const char *path, const void *data, size_t size, char *err,
+                      size_t errlen)
+{
+    if (!path || (!data && size)) {
+        set_err(err, errlen, path, "a4w4_st_write_raw: NULL argument");
+        return -1;
+    }
+    piece p = {data, size};
+    return write_atomic(path, &p, 1, err, errlen);
+}
+
+/* cJSON number as exact decimal text (cJSON's own printer goes through double/%g). */
+static cJSON *json_size(size_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%zu", v);
+    return cJSON_CreateRaw(buf);
+}
+
+static int validate_inputs(const char *path, const a4w4_st_tensor_in *t, size_t n,
+                           const char *const *meta_keys, const char *const *meta_vals,
+                           size_t nmeta, size_t *bytes, char *err, size_t errlen)
+{
+    if ((n && !t) || (nmeta && (!meta_keys || !meta_vals))) {
+        set_err(err, errlen, path, "a4w4_st_write: NULL tensor or metadata array");
+        return -1;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        const a4w4_st_tensor_in *ti = &t[i];
+        if (!ti->name || !ti->name[0]) {
+            set_err(err, errlen, path, "tensor #%zu has an empty name", i);
+            return -1;
+        }
+        shown_name nm = show(ti->name);
+        if (!strcmp(ti->name, "__metadata__")) {
+            set_err(err, errlen, path, "tensor #%zu may not be named '__metadata__'", i);
+            return -1;
+        }
+        if (!dtype_valid(ti->dtype)) {
+            set_err(err, errlen, path, "tensor '%s' has unknown dtype %d", nm.s,
+                    (int)ti->dtype);
+            return -1;
+        }
+        if (ti->ndim < 0 || ti->ndim > A4W4_ST_MAX_DIMS) {
+            set_err(err, errlen, path, "tensor '%s' ndim %d outside [0, %d]", nm.s, ti->ndim,
+                    A4W4_ST_MAX_DIMS);
+            return -1;
+        }
+        int in_product;
+        size_t esize = a4w4_st_dtype_size(ti->dtype);
+        if (shape_bytes(ti->ndim, ti->shape, esize, &bytes[i], &in_product)) {
+            set_err(err, errlen, path, "tensor '%s' shape %s x %s: size overflows size_t",
+                    nm.s, show_shape(ti->ndim, ti->shape).s, a4w4_st_dtype_name(ti->dtype));
+            return -1;
+        }
+        if (ti->nbytes && ti->nbytes != bytes[i]) {
+            set_err(err, errlen, path,
+                    "tensor '%s' nbytes %zu does not match shape %s x %s = %zu bytes", nm.s,
+                    ti->nbytes, show_shape(ti->ndim, ti->shape).s,
+                    a4w4_st_dtype_name(ti->dtype), bytes[i]);
+            return -1;
+        }
+        if (bytes[i] && !ti->data) {
+            set_err(err, errlen, path, "tensor '%s' has NULL data for %zu bytes", nm.s,
+                    bytes[i]);
+            return -1;
+        }
+        if (bytes[i] > SIZE_MAX - total) {
+            set_err(err, errlen, path, "total data size overflows size_t");
+            return -1;
+        }
+        total += bytes[i];
+    }
+    for (size_t i = 0; i < nmeta; i++)
+        if (!meta_keys[i] || !meta_vals[i]) {
+            set_err(err, errlen, path, "metadata entry #%zu has a NULL key or value", i);
+            return -1;
+        }
+
+    /* duplicates: names among tensors, keys among metadata */
+    size_t m = n > nmeta ? n : nmeta;
+    if (m < 2)
+        return 0;
+    const char **keys = malloc(m * sizeof *keys);
+    if (!keys) {
+        set_err(err, errlen, path, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        size_t k = pass ? nmeta : n;
+        for (size_t i = 0; i < k; i++)
+            keys[i] = pass ? meta_keys[i] : t[i].name;
+        qsort(keys, k, sizeof *keys, cmp_str_ptr);
+        for (size_t i = 1; i < k; i++)
+            if (!strcmp(keys[i - 1], keys[i])) {
+                set_err(err, errlen, path, pass ? "duplicate metadata key '%s'"
+                                                : "duplicate tensor name '%s'",
+                        show(keys[i]).s);
+                rc = -1;
+                break;
+            }
+    }
+    free(keys);
+    return rc;
+}
+
+int a4w4_st_write(const char *path, const a4w4_st_tensor_in *t, size_t n,
+                  const char *const *meta_keys, const char *const *meta_vals, size_t nmeta,
+                  char *err, size_t errlen)
+{
+    if (!path) {
+        set_err(err, errlen, path, "a4w4_st_write: NULL path");
+        return -1;
+    }
+    int rc = -1;
+    size_t *bytes = calloc(n ? n : 1, sizeof *bytes);
+    size_t *order = calloc(n ? n : 1, sizeof *order);
+    piece *pieces = calloc(n + 1, sizeof *pieces);
+    cJSON *root = NULL;
+    char *json = NULL;
+    uint8_t *hdr = NULL;
+    if (!bytes || !order || !pieces) {
+        set_err(err, errlen, path, "out of memory");
+        goto out;
+    }
+    if (validate_inputs(path, t, n, meta_keys, meta_vals, nmeta, bytes, err, errlen))
+        goto out;
+
+    /* layout: largest dtype first so every tensor is aligned to its element size */
+    size_t k = 0;
+    for (size_t es = 4; es >= 1; es /= 2)
+        for (size_t i = 0; i < n; i++)
+            if (a4w4_st_dtype_size(t[i].dtype) == es)
+                order[k++] = i;
+
+    root = cJSON_CreateObject();
+    if (!root)
+        goto nomem;
+    if (nmeta) {
+        cJSON *meta = cJSON_AddObjectToObject(root, "__metadata__");
+        if (!meta)
+            goto nomem;
+        for (size_t i = 0; i < nmeta; i++) {
+            cJSON *v = cJSON_CreateString(meta_vals[i]);
+            if (!v || !cJSON_AddItemToObject(meta, meta_keys[i], v)) {
+                cJSON_Delete(v);
+                goto nomem;
+            }
+        }
+    }
+    size_t off = 0;
+    for (size_t j = 0; j < n; j++) {
+        const a4w4_st_tensor_in *ti = &t[order[j]];
+        cJSON *e = cJSON_AddObjectToObject(root, ti->name);
+        if (!e || !cJSON_AddStringToObject(e, "dtype", a4w4_st_dtype_name(ti->dtype)))
+            goto nomem;
+        cJSON *sh = cJSON_AddArrayToObject(e, "shape");
+        if (!sh)
+            goto nomem;
+        for (int d = 0; d < ti->ndim; d++) {
+            cJSON *v = json_size(ti->shape[d]);
+            if (!v || !cJSON_AddItemToArray(sh, v)) {
+                cJSON_Delete(v);
+                goto nomem;
+            }
+        }
+        cJSON *of = cJSON_AddArrayToObject(e, "data_offsets");
+        if (!of)
+            goto nomem;
+        size_t ends[2] = {off, off + bytes[order[j]]};
+        for (int d = 0; d < 2; d++) {
+            cJSON *v = json_size(ends[d]);
+            if (!v || !cJSON_AddItemToArray(of, v)) {
+                cJSON_Delete(v);
+                goto nomem;
+            }
+        }
+        pieces[j + 1].p = ti->data;
+        pieces[j + 1].n = bytes[order[j]];
+        off += bytes[order[j]];
+    }
+    json = cJSON_PrintUnformatted(root);
+    if (!json)
+        goto nomem;
+    size_t jlen = strlen(json);
+    size_t hlen = (jlen + 7) / 8 * 8; /* pad with spaces: data section 8-byte aligned */
+    hdr = malloc(8 + hlen);
+    if (!hdr)
+        goto nomem;
+    for (int i = 0; i < 8; i++)
+        hdr[i] = (uint8_t)((uint64_t)hlen >> (8 * i));
+    memcpy(hdr + 8, json, jlen);
+    memset(hdr + 8 + jlen, ' ', hlen - jlen);
+    pieces[0].p = hdr;
+    pieces[0].n = 8 + hlen;
+    rc = write_atomic(path, pieces, n + 1, err, errlen);
+    goto out;
+nomem:
+    set_err(err, errlen, path, "out of memory building the header");
+out:
+    free(hdr);
+    cJSON_free(json);
+    cJSON_Delete(root);
+    free(pieces);
+    free(order);
+    free(bytes);
+    return rc;
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# check_includes.sh SRC — fails when an #include "…" goes against the dependency direction
+# (docs/architecture.md):
+#   ref/ and gpu/ include only their own headers; reports/ includes only its own;
+#   harness rooms: io <- engine <- backends <- cli (a room includes its own and lower rooms,
+#   backends/hip/ counts as backends), plus ref/, gpu/ and reports/ headers.
+# Prints one line per violation: FILE: includes HEADER (ROOM) from ROOM.
+set -u
+src=${1:?usage: check_includes.sh SRC}
+cd "$src" || exit 2
+
+room_of() { # path relative to src -> room name
+  case $1 in
+    ref/*) echo ref ;; gpu/*) echo gpu ;; reports/*) echo reports ;;
+    harness/io/*) echo io ;; harness/engine/*) echo engine ;;
+    harness/backends/*) echo backends ;; harness/cli/*) echo cli ;;
+    *) echo other ;;
+  esac
+}
+rank() { case $1 in io) echo 1 ;; engine) echo 2 ;; backends) echo 3 ;; cli) echo 4 ;; *) echo 0 ;; esac; }
+
+# header basename -> room (every header name is unique across the tree; checked below)
+declare -A where
+bad=0
+while IFS= read -r h; do
+  b=${h##*/}
+  if [ -n "${where[$b]:-}" ] && [ "${where[$b]}" != "$(room_of "$h")" ]; then
+    echo "$h: header name also used in room ${where[$b]}"; bad=1
+  fi
+  where[$b]=$(room_of "$h")
+done < <(find ref gpu reports harness -name '*.h' | sort)
+
+allowed() { # from-room to-room -> 0 when allowed
+  local f=$1 t=$2
+  [ "$f" = "$t" ] && return 0
+  case $f in
+    ref|gpu|reports) return 1 ;;
+    io|engine|backends|cli)
+      case $t in
+        ref|gpu|reports) return 0 ;;
+        *) [ "$(rank "$t")" -le "$(rank "$f")" ] ;;
+      esac ;;
+    *) return 0 ;;
+  esac
+}
+
+while IFS= read -r f; do
+  fr=$(room_of "$f")
+  while IFS= read -r inc; do
+    tr=${where[$inc]:-}
+    [ -z "$tr" ] && continue # generated or system header
+    if ! allowed "$fr" "$tr"; then
+      echo "$f: includes $inc ($tr) from $fr"; bad=1
+    fi
+  done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | sed 's#.*/##')
+done < <(find ref gpu reports harness \( -name '*.c' -o -name '*.h' -o -name '*.hip' \) | sort)
+
+if [ "$bad" = 0 ]; then echo "layering: every include follows io <- engine <- backends <- cli; ref/, gpu/, reports/ stand alone"; fi
+exit $bad
