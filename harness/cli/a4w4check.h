@@ -34,6 +34,7 @@ int cmd_fingerprint(int argc, char **argv);
 int cmd_hazards(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_layers(int argc, char **argv);
 
 /* Print "a4w4check: <fmt>\n" on stderr: one line naming the input and the rule. */

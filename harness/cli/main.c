@@ -15,6 +15,7 @@ static const a4w4_cmd commands[] = {
     {"fingerprint", cmd_fingerprint, "which scale mode and E2M1 rounding a quantizer actually implements"},
     {"hazards", cmd_hazards, "the small-N/M hazard map: backend verdicts joined with dispatch and layer policy"},
     {"report", cmd_report, "render results.json as Markdown, self-contained HTML and JUnit XML"},
+    {"export", cmd_export, "operand bundles of a case matrix for kernels outside this process"},
     {"compare", cmd_compare, "parity between two runs: new failures, fixed cases, changed bits, timing"},
 };
 

@@ -1,0 +1,243 @@
+/* cmd_export.c — `a4w4check export`: operand bundles of a case matrix for kernels outside
+ * this process (engine/export.h; contracts §7). parse -> plan -> run -> render. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4check.h"
+#include "export.h"
+#include "matrix.h"
+#include "stream.h"
+
+static const char export_usage[] =
+    "usage: a4w4check export [--set NAME | --cases FILE] [--golden DIR | --no-golden]\n"
+    "                        [--shard i/n] [--out DIR] [--with-expected] [--max-bytes N]\n"
+    "                        [--quiet]\n"
+    "\n"
+    "Writes one operand bundle per item of a matrix (the cases of a set, then every golden\n"
+    "bundle) into DIR, with every form a kernel may consume: A as fp4x2 and its E8M0 scales\n"
+    "row-major and as the padded, shuffled ASM layout (pad 0x7F), W as fp4x2 row-major and\n"
+    "preshuffled, its scales row-major and swizzled (where the shape allows; metadata `absent`\n"
+    "says why not), the bf16 activations of normal-regime cases, and DIR/manifest.json.\n"
+    "Outputs a kernel writes for them are checked with `a4w4check run --backend bundle:OUT`\n"
+    "on the same matrix (python -m a4w4check.external writes such outputs).\n"
+    "Sizes (operands are full, as a kernel needs them): premerge 0.61 GB, edge 11 MB,\n"
+    "nightly 412 GB (split it with --shard; --max-bytes refuses an export above a budget\n"
+    "before writing anything).\n"
+    "\n"
+    "  --set NAME       cases/NAME.csv: premerge (default), nightly, hazard, edge\n"
+    "  --cases FILE     any case file (name,M,N,K,regime,seed,tags)\n"
+    "  --golden DIR     golden bundles to export too (default cases/golden)\n"
+    "  --no-golden      no golden bundles\n"
+    "  --shard i/n      only the i-th of n parts (item k goes to part k % n + 1, as run)\n"
+    "  --out DIR        where the bundles go (default build/operands)\n"
+    "  --with-expected  add y_exact (BF16 [M, N]); left out by default: a system under\n"
+    "                   test should not see its answer\n"
+    "  --max-bytes N    refuse (exit 2) when the export would exceed N bytes (suffix K, M, G)\n"
+    "  --quiet          no progress lines\n"
+    "\n"
+    "exit: 0 written, 2 bad input or over --max-bytes, 4 a bundle could not be written\n";
+
+typedef struct {
+    const char *set, *cases_path, *golden_dir, *out_dir;
+    unsigned shard_i, shard_n;
+    int with_expected, quiet;
+    double max_bytes; /* 0: no limit */
+} export_opts;
+
+/* "1.5G", "800M", "12345": bytes, or -1. */
+static double parse_bytes(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    double mul = *end == 'K' ? 1e3 : *end == 'M' ? 1e6 : *end == 'G' ? 1e9 : *end ? -1 : 1;
+    if (end == s || v <= 0 || mul < 0 || (*end && end[1]))
+        return -1;
+    return v * mul;
+}
+
+static int parse_shard(const char *v, unsigned *i, unsigned *n)
+{
+    char *e1, *e2;
+    unsigned long a = strtoul(v, &e1, 10), b = *e1 == '/' ? strtoul(e1 + 1, &e2, 10) : 0;
+    if (*v < '1' || *v > '9' || *e1 != '/' || e1[1] < '1' || e1[1] > '9' || *e2 || a > b ||
+        b > 1000000)
+        return -1;
+    *i = (unsigned)a;
+    *n = (unsigned)b;
+    return 0;
+}
+
+static int parse_value(export_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--set"))
+        o->set = v;
+    else if (!strcmp(a, "--cases"))
+        o->cases_path = v;
+    else if (!strcmp(a, "--golden"))
+        o->golden_dir = v;
+    else if (!strcmp(a, "--out"))
+        o->out_dir = v;
+    else if (!strcmp(a, "--shard")) {
+        if (parse_shard(v, &o->shard_i, &o->shard_n)) {
+            a4w4_errorf("export: --shard '%s' must be i/n with 1 <= i <= n <= 1000000", v);
+            return -1;
+        }
+    } else if ((o->max_bytes = parse_bytes(v)) < 0) {
+        a4w4_errorf("export: --max-bytes '%s' must be a positive number of bytes (suffix K, M "
+                    "or G allowed)", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse(int argc, char **argv, export_opts *o)
+{
+    static const char *const valued[] = {"--set", "--cases", "--golden", "--out", "--shard",
+                                         "--max-bytes"};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int takes = 0;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+            takes |= !strcmp(a, valued[k]);
+        if (takes && i + 1 >= argc) {
+            a4w4_errorf("export: %s needs a value", a);
+            return -1;
+        }
+        if (takes && parse_value(o, a, argv[++i]))
+            return -1;
+        else if (!strcmp(a, "--no-golden"))
+            o->golden_dir = NULL;
+        else if (!strcmp(a, "--with-expected"))
+            o->with_expected = 1;
+        else if (!strcmp(a, "--quiet"))
+            o->quiet = 1;
+        else if (!takes) {
+            a4w4_errorf("export: unknown option '%s' (see a4w4check export --help)", a);
+            return -1;
+        }
+    }
+    if (o->set && o->cases_path) {
+        a4w4_errorf("export: give --set or --cases, not both");
+        return -1;
+    }
+    return 0;
+}
+
+/* The plan: the items of this shard and their estimated size. */
+typedef struct {
+    a4w4_matrix m;
+    char **names; /* items of this shard, matrix order */
+    char **why;   /* why item i was not exported (NULL: written) */
+    size_t n;
+    double bytes;
+    char hash[32], shard[32];
+} export_plan;
+
+static int plan(const export_opts *o, export_plan *p)
+{
+    char err[1024];
+    if (a4w4_matrix_load(&p->m, o->set, o->cases_path, o->golden_dir, err, sizeof err)) {
+        a4w4_errorf("export: %s", err);
+        return -1;
+    }
+    size_t total = p->m.ncases + p->m.nbundles;
+    if (!(p->names = calloc(total ? total : 1, sizeof *p->names)) ||
+        !(p->why = calloc(total ? total : 1, sizeof *p->why))) {
+        a4w4_errorf("export: out of memory");
+        return -1;
+    }
+    for (size_t k = 0; k < total; k++) {
+        if (!a4w4_matrix_in_shard(k, o->shard_i, o->shard_n))
+            continue;
+        char name[512];
+        if (k < p->m.ncases)
+            snprintf(name, sizeof name, "%s", p->m.cases[k].name);
+        else
+            a4w4_matrix_bundle_name(&p->m, k - p->m.ncases, name, sizeof name);
+        p->names[p->n++] = strdup(name);
+        p->bytes += k < p->m.ncases ? a4w4_export_case_bytes(&p->m.cases[k], o->with_expected)
+                                    : 0;
+    }
+    snprintf(p->hash, sizeof p->hash, "%016llx", p->m.hash);
+    snprintf(p->shard, sizeof p->shard, "%u/%u", o->shard_i, o->shard_n);
+    return 0;
+}
+
+static void plan_free(export_plan *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->names[i]);
+        free(p->why ? p->why[i] : NULL);
+    }
+    free(p->names);
+    free(p->why);
+    a4w4_matrix_free(&p->m);
+}
+
+/* Write every item of the plan; returns the exit code. */
+static int run(const export_opts *o, export_plan *p)
+{
+    char err[1024];
+    a4w4_export_opts eo = {p->hash, A4W4_TOOL_VERSION, o->with_expected};
+    double written = 0, t0 = a4w4_now();
+    size_t j = 0, total = p->m.ncases + p->m.nbundles;
+    if (a4w4_mkdir_p(o->out_dir, err, sizeof err)) {
+        a4w4_errorf("export: --out %s", err);
+        return A4W4_EXIT_IO;
+    }
+    for (size_t k = 0; k < total; k++) {
+        if (!a4w4_matrix_in_shard(k, o->shard_i, o->shard_n))
+            continue;
+        double b = 0;
+        int rc = k < p->m.ncases
+                     ? a4w4_export_case(&p->m.cases[k], &eo, o->out_dir, &b, err, sizeof err)
+                     : a4w4_export_golden(p->m.bundles[k - p->m.ncases], p->names[j], &eo,
+                                          o->out_dir, &b, err, sizeof err);
+        if (rc < 0) {
+            a4w4_errorf("export: %s", err);
+            return k < p->m.ncases ? A4W4_EXIT_IO : A4W4_EXIT_BADINPUT;
+        }
+        if (rc > 0)
+            p->why[j] = strdup(err);
+        written += b;
+        j++;
+        if (!o->quiet)
+            fprintf(stderr, "a4w4check export: [%zu/%zu] %s (%.1f MB, %.0fs)\n", j, p->n,
+                    p->names[j - 1], b / 1e6, a4w4_now() - t0);
+    }
+    if (a4w4_export_manifest(o->out_dir, p->m.set, p->m.cases_path, p->shard, &eo,
+                             (const char *const *)p->names, (const char *const *)p->why, p->n, written,
+                             err, sizeof err)) {
+        a4w4_errorf("export: %s", err);
+        return A4W4_EXIT_IO;
+    }
+    printf("export: %zu operand bundles, %.1f MB in %s (matrix %s, shard %s)\n", p->n,
+           written / 1e6, o->out_dir, p->hash, p->shard);
+    return A4W4_EXIT_PASS;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    if (a4w4_wants_help(argc, argv)) {
+        fputs(export_usage, stdout);
+        return A4W4_EXIT_PASS;
+    }
+    char golden[4096];
+    export_opts o = {NULL, NULL, a4w4_data_path("cases/golden", golden, sizeof golden),
+                     "build/operands", 1, 1, 0, 0, 0};
+    export_plan p = {0};
+    int rc = A4W4_EXIT_BADINPUT;
+    if (parse(argc, argv, &o) || plan(&o, &p))
+        goto out;
+    if (o.max_bytes > 0 && p.bytes > o.max_bytes) {
+        a4w4_errorf("export: the export would take %.0f bytes (%.2f GB), over --max-bytes %.0f "
+                    "(nothing written; use --shard i/n or a smaller set)", p.bytes, p.bytes / 1e9,
+                    o.max_bytes);
+        goto out;
+    }
+    rc = run(&o, &p);
+out:
+    plan_free(&p);
+    return rc;
+}
