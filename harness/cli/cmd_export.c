@@ -212,8 +212,12 @@ static int run(const export_opts *o, export_plan *p)
         a4w4_errorf("export: %s", err);
         return A4W4_EXIT_IO;
     }
-    printf("export: %zu operand bundles, %.1f MB in %s (matrix %s, shard %s)\n", p->n,
+    size_t skipped = 0;
+    for (size_t i = 0; i < p->n; i++)
+        skipped += p->why[i] != NULL;
+    printf("export: %zu operand bundles, %.1f MB in %s (matrix %s, shard %s)", p->n - skipped,
            written / 1e6, o->out_dir, p->hash, p->shard);
+    printf(skipped ? "; %zu items not exported (manifest.json says why)\n" : "\n", skipped);
     return A4W4_EXIT_PASS;
 }
 
