@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "a4w4_dispatch.h"
+#include "test_util.h"
 
 #ifndef A4W4_SOURCE_DIR
 #define A4W4_SOURCE_DIR "."
@@ -48,19 +48,10 @@ static void free_real(void)
     a4w4_kernels_free(&kt);
 }
 
-/* A scratch file under the build tree; returns its path (static buffer per call slot). */
+/* A scratch file under the build tree; returns its path (one of 8 static buffers). */
 static const char *scratch(const char *name, const char *content)
 {
-    static char paths[8][512];
-    static int slot;
-    char *p = paths[slot++ % 8];
-    mkdir(A4W4_BINARY_DIR "/test-dispatch", 0755);
-    snprintf(p, 512, "%s/test-dispatch/%s", A4W4_BINARY_DIR, name);
-    FILE *f = fopen(p, "wb");
-    cr_assert_not_null(f, "cannot write %s", p);
-    fputs(content, f);
-    fclose(f);
-    return p;
+    return tu_scratch_file(A4W4_BINARY_DIR "/test-dispatch", name, content);
 }
 
 static int kidx(const char *name)
@@ -582,14 +573,11 @@ Test(winners, a_dominated_kernel_can_still_win_through_a_chain)
     cr_assert(w[0] && w[1] && w[2]);
 }
 
-static uint64_t rng = 0x243F6A8885A308D3ull;
+static tu_rng rng = {0x243F6A8885A308D3ull}; /* xorshift64 */
 
 static unsigned rnd(unsigned n)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (unsigned)(rng % n);
+    return tu_xorshift64_below(&rng, n);
 }
 
 static int next_perm(size_t *a, size_t n)
