@@ -22,7 +22,6 @@
 
 #define TUNED A4W4_SOURCE_DIR "/cases/aiter/a4w4_blockscale_tuned_gemm.csv"
 #define DSV3 A4W4_SOURCE_DIR "/cases/aiter/dsv3_a4w4_blockscale_tuned_gemm.csv"
-#define UNTUNED A4W4_SOURCE_DIR "/cases/aiter/a4w4_blockscale_untuned_gemm.csv"
 #define KERNELS A4W4_SOURCE_DIR "/cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"
 #define K256 "_ZN5aiter42f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256E"
 #define K256x128 "_ZN5aiter42f4gemm_bf16_per1x32Fp4_BpreShuffle_256x128E"
@@ -119,18 +118,6 @@ Test(tables, both_tuned_tables_merge_without_conflict)
     cr_assert_not_null(r);
     cr_assert_str_eq(r->kernel_name, "_ZN5aiter41f4gemm_bf16_per1x32Fp4_BpreShuffle_64x128E");
     a4w4_tuned_free(&t);
-}
-
-Test(tables, untuned_shape_list_loads)
-{
-    int *s = NULL;
-    size_t n = 0;
-    cr_assert_eq(a4w4_shapes_load(UNTUNED, &s, &n, err, sizeof err), A4W4_OK, "%s", err);
-    cr_assert_eq(n, 194); /* blank lines (37, 155) are skipped */
-    cr_assert_eq(s[0], 1);
-    cr_assert_eq(s[1], 16384);
-    cr_assert_eq(s[2], 16384);
-    free(s);
 }
 
 /* ---- getPaddedM and the lookup ---------------------------------------------------------- */
@@ -793,18 +780,4 @@ Test(malformed, kernel_table_rules)
     a4w4_heur_choice c;
     cr_assert_eq(a4w4_heuristic(&kt, &p, 1, 128, NULL, 0, &c, err, sizeof err), A4W4_EUNSUPPORTED);
     a4w4_kernels_free(&kt);
-}
-
-Test(malformed, shape_list_rules)
-{
-    int *s = NULL;
-    size_t n = 0;
-    cr_assert_eq(a4w4_shapes_load(scratch("sh.csv", "M,N,K\n1,2,64\n3,x,64\n"), &s, &n, err,
-                                  sizeof err),
-                 A4W4_EINVAL);
-    cr_assert(strstr(err, "sh.csv:3:3: N is 'x', not an integer"), "%s", err);
-    cr_assert_null(s);
-    cr_assert_eq(a4w4_shapes_load(scratch("sh2.csv", "M,K\n1,64\n"), &s, &n, err, sizeof err),
-                 A4W4_EINVAL);
-    cr_assert(strstr(err, "lacks column 'N'"), "%s", err);
 }
