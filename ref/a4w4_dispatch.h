@@ -12,6 +12,12 @@
  *      over file order, its reverse and seeded permutations, and the exact set of kernels that
  *      can win under some order (a4w4_heuristic_winners_any_order).
  *
+ * Files: the CSV reader is a4w4_csv.c (a4w4_csv.h); the tables a4w4_dispatch_tables.c; the
+ * heuristic and its winner sets a4w4_dispatch_heuristic.c; lookup, route, tile fit and
+ * warnings a4w4_dispatch_route.c. No function keeps state outside its arguments: threads may
+ * look up and route at once (each with its own a4w4_route) while no one loads or frees the
+ * tables they read.
+ *
  * Units: M, N, K are element counts (K is the reduction length in fp4 elements, not bytes).
  * Every function that can fail returns an a4w4_status (a4w4_formats.h) and writes one line
  * into the caller's err buffer (may be NULL); nothing here prints. */
@@ -102,12 +108,6 @@ void a4w4_kernels_free(a4w4_kernel_table *kt);
 
 /* Index of the kernel named `name` (knl_name), or -1. */
 int a4w4_kernels_find(const a4w4_kernel_table *kt, const char *name);
-
-/* A shape list for route --cases: a CSV whose header names M, N and K (any order, other
- * columns ignored, spaces around fields allowed), e.g. AITER's
- * a4w4_blockscale_untuned_gemm.csv. *shapes receives 3*n ints (M, N, K per shape), owned
- * by the caller (free()). Values must be integers in 1..A4W4_DIM_MAX. Errors as above. */
-int a4w4_shapes_load(const char *path, int **shapes, size_t *n, char *err, size_t errlen);
 
 /* ---- lookup --------------------------------------------------------------------------- */
 

@@ -24,6 +24,7 @@
 #include "bundle.h"
 #include "gen.h"
 #include "safetensors.h"
+#include "test_util.h"
 
 #define PLUGIN_DIR A4W4_BINARY_DIR "/plugins"
 #define REF_PLUGIN PLUGIN_DIR "/liba4w4_ref_plugin.so"
@@ -33,48 +34,6 @@
 #define TMP_DIR A4W4_BINARY_DIR "/backends-test-tmp"
 
 /* ---------------------------------------------------------------- helpers */
-
-static void mkdir_p(const char *d)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", d);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(buf, 0777);
-            *p = '/';
-        }
-    if (mkdir(buf, 0777) && errno != EEXIST)
-        cr_assert_fail("mkdir %s: %s", buf, strerror(errno));
-}
-
-/* A fresh, empty scratch directory TMP_DIR/<name> (flat: files only). */
-static const char *scratch(const char *name)
-{
-    static char dir[4096];
-    snprintf(dir, sizeof dir, "%s/%s", TMP_DIR, name);
-    mkdir_p(dir);
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "opendir %s", dir);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char p[4096 + 256];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    return dir;
-}
-
-static void write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "fopen %s: %s", path, strerror(errno));
-    cr_assert_eq(fwrite(data, 1, n, f), n);
-    cr_assert_eq(fclose(f), 0);
-}
 
 /* One generated case with its full ordered(1) oracle output. */
 typedef struct {
@@ -296,10 +255,10 @@ Test(plugin, refused_with_a_reason)
     open_fails("plugin:" OLDABI_PLUGIN, OLDABI_PLUGIN, "ABI version 0");
     open_fails("plugin:" NOQUERY_PLUGIN, NOQUERY_PLUGIN, "does not export a4w4_plugin_query");
     open_fails("plugin:" TMP_DIR "/does-not-exist.so", "does-not-exist.so", "file not found");
-    const char *dir = scratch("plugin-refused");
+    const char *dir = tu_scratch_dir(TMP_DIR, "plugin-refused");
     char text[4096];
     snprintf(text, sizeof text, "%s/not-a-library.so", dir);
-    write_file(text, "this is not an ELF file\n", 24);
+    tu_write_file(text, "this is not an ELF file\n", 24);
     char spec[4200];
     snprintf(spec, sizeof spec, "plugin:%s", text);
     open_fails(spec, text, "not a loadable shared object");
@@ -329,7 +288,7 @@ Test(plugin, two_instances)
 
 Test(bundle, roundtrip_matches_oracle)
 {
-    const char *dir = scratch("bundle-roundtrip");
+    const char *dir = tu_scratch_dir(TMP_DIR, "bundle-roundtrip");
     fixture f;
     fixture_make(&f, "golden/t1", 5, 64, 256, A4W4_REGIME_WIDE, 7);
     char err[512] = "";
@@ -380,7 +339,7 @@ Test(bundle, roundtrip_matches_oracle)
 
 Test(bundle, missing_case_is_not_applicable)
 {
-    const char *dir = scratch("bundle-missing");
+    const char *dir = tu_scratch_dir(TMP_DIR, "bundle-missing");
     fixture f;
     fixture_make(&f, "golden/t2", 5, 64, 256, A4W4_REGIME_WIDE, 7);
     char spec[4200];
@@ -422,7 +381,7 @@ Test(bundle, malformed_files_are_errors)
     char err[512] = "", path[4200];
 
     /* truncated: the data section is shorter than the header says */
-    const char *dir = scratch("bundle-truncated");
+    const char *dir = tu_scratch_dir(TMP_DIR, "bundle-truncated");
     cr_assert_eq(a4w4_bundle_write_outputs(dir, "t", 5, 64, f.yref, err, sizeof err), 0, "%s", err);
     snprintf(path, sizeof path, "%s/t.safetensors", dir);
     struct stat st;
@@ -431,20 +390,20 @@ Test(bundle, malformed_files_are_errors)
     bundle_run_fails(dir, &f, "t.safetensors");
 
     /* garbage */
-    dir = scratch("bundle-garbage");
+    dir = tu_scratch_dir(TMP_DIR, "bundle-garbage");
     snprintf(path, sizeof path, "%s/t.safetensors", dir);
-    write_file(path, "garbage", 7);
+    tu_write_file(path, "garbage", 7);
     bundle_run_fails(dir, &f, "t.safetensors");
 
     /* shape mismatch: [5, 63] for a [5, 64] case; and [64, 5] */
-    dir = scratch("bundle-shape");
+    dir = tu_scratch_dir(TMP_DIR, "bundle-shape");
     cr_assert_eq(a4w4_bundle_write_outputs(dir, "t", 5, 63, f.yref, err, sizeof err), 0, "%s", err);
     bundle_run_fails(dir, &f, "the case needs [M, N] = [5, 64]");
     cr_assert_eq(a4w4_bundle_write_outputs(dir, "t", 64, 5, f.yref, err, sizeof err), 0, "%s", err);
     bundle_run_fails(dir, &f, "[64, 5]");
 
     /* wrong dtype, wrong rank, no y */
-    dir = scratch("bundle-dtype");
+    dir = tu_scratch_dir(TMP_DIR, "bundle-dtype");
     snprintf(path, sizeof path, "%s/t.safetensors", dir);
     a4w4_st_tensor_in t32 = {"y", A4W4_ST_F32, 2, {5, 32}, f.yref, 0};
     cr_assert_eq(a4w4_st_write(path, &t32, 1, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
@@ -457,7 +416,7 @@ Test(bundle, malformed_files_are_errors)
     bundle_run_fails(dir, &f, "no tensor 'y'");
 
     /* metadata contract disagreeing with the directory's (default ordered(1)) */
-    dir = scratch("bundle-meta-contract");
+    dir = tu_scratch_dir(TMP_DIR, "bundle-meta-contract");
     snprintf(path, sizeof path, "%s/t.safetensors", dir);
     a4w4_st_tensor_in ty = {"y", A4W4_ST_BF16, 2, {5, 64}, f.yref, 0};
     const char *k[] = {"contract"}, *v[] = {"exact"};
@@ -468,23 +427,23 @@ Test(bundle, malformed_files_are_errors)
 
 Test(bundle, directory_contract)
 {
-    const char *dir = scratch("bundle-contract");
+    const char *dir = tu_scratch_dir(TMP_DIR, "bundle-contract");
     char path[4200], spec[4300];
     snprintf(path, sizeof path, "%s/contract.txt", dir);
     snprintf(spec, sizeof spec, "bundle:%s", dir);
-    write_file(path, "ordered(4)\n", 11);
+    tu_write_file(path, "ordered(4)\n", 11);
     a4w4_backend b;
     open_ok(spec, &b);
     cr_assert_str_eq(b.contract, "ordered(4)");
     cr_assert_eq(b.split, 4);
     a4w4_backend_close(&b);
-    write_file(path, "  bounded  \r\n", 13);
+    tu_write_file(path, "  bounded  \r\n", 13);
     open_ok(spec, &b);
     cr_assert_str_eq(b.contract, "bounded");
     a4w4_backend_close(&b);
-    write_file(path, "ordered(0)\n", 11);
+    tu_write_file(path, "ordered(0)\n", 11);
     open_fails(spec, "contract.txt", "is not one contract line");
-    write_file(path, "exact\nbounded\n", 14);
+    tu_write_file(path, "exact\nbounded\n", 14);
     open_fails(spec, "contract.txt", "is not one contract line");
 
     open_fails("bundle:" TMP_DIR "/no-such-bundle-dir", "no-such-bundle-dir", "no such directory");
@@ -494,7 +453,7 @@ Test(bundle, directory_contract)
 
 Test(bundle, exporter_rejects_bad_input)
 {
-    const char *dir = scratch("bundle-export-bad");
+    const char *dir = tu_scratch_dir(TMP_DIR, "bundle-export-bad");
     uint16_t y[4] = {0};
     char err[512] = "";
     cr_assert_eq(a4w4_bundle_write_outputs(dir, "", 2, 2, y, err, sizeof err), -1);
@@ -505,7 +464,7 @@ Test(bundle, exporter_rejects_bad_input)
     /* a directory that cannot be created: below a regular file */
     char file[4200], sub[4300], made[4400];
     snprintf(file, sizeof file, "%s/plain", dir);
-    write_file(file, "x", 1);
+    tu_write_file(file, "x", 1);
     snprintf(sub, sizeof sub, "%s/sub", file);
     cr_assert_eq(a4w4_bundle_write_outputs(sub, "t", 2, 2, y, err, sizeof err), -1);
     cr_assert(strstr(err, "plain"), "%s", err);

@@ -2,16 +2,18 @@
  * routes to itself; padded gl0/gl1 hits; CK rows), getPaddedM, the ASM heuristic on shapes
  * worked by hand, possible-winner sets (exact over every order, checked against brute force
  * over all permutations of small tables), tile-fit flags, malformed CSV rows (file, line,
- * column), duplicates and conflicts, gfx942, missing and empty tables. */
+ * column), duplicates and conflicts, gfx942, missing and empty tables, and two threads routing
+ * at once. Links a4w4_ref only. */
 #include <criterion/criterion.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "a4w4_dispatch.h"
+#include "test_util.h"
 
 #ifndef A4W4_SOURCE_DIR
 #define A4W4_SOURCE_DIR "."
@@ -22,7 +24,6 @@
 
 #define TUNED A4W4_SOURCE_DIR "/cases/aiter/a4w4_blockscale_tuned_gemm.csv"
 #define DSV3 A4W4_SOURCE_DIR "/cases/aiter/dsv3_a4w4_blockscale_tuned_gemm.csv"
-#define UNTUNED A4W4_SOURCE_DIR "/cases/aiter/a4w4_blockscale_untuned_gemm.csv"
 #define KERNELS A4W4_SOURCE_DIR "/cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"
 #define K256 "_ZN5aiter42f4gemm_bf16_per1x32Fp4_BpreShuffle_256x256E"
 #define K256x128 "_ZN5aiter42f4gemm_bf16_per1x32Fp4_BpreShuffle_256x128E"
@@ -48,19 +49,10 @@ static void free_real(void)
     a4w4_kernels_free(&kt);
 }
 
-/* A scratch file under the build tree; returns its path (static buffer per call slot). */
+/* A scratch file under the build tree; returns its path (one of 8 static buffers). */
 static const char *scratch(const char *name, const char *content)
 {
-    static char paths[8][512];
-    static int slot;
-    char *p = paths[slot++ % 8];
-    mkdir(A4W4_BINARY_DIR "/test-dispatch", 0755);
-    snprintf(p, 512, "%s/test-dispatch/%s", A4W4_BINARY_DIR, name);
-    FILE *f = fopen(p, "wb");
-    cr_assert_not_null(f, "cannot write %s", p);
-    fputs(content, f);
-    fclose(f);
-    return p;
+    return tu_scratch_file(A4W4_BINARY_DIR "/test-dispatch", name, content);
 }
 
 static int kidx(const char *name)
@@ -128,18 +120,6 @@ Test(tables, both_tuned_tables_merge_without_conflict)
     cr_assert_not_null(r);
     cr_assert_str_eq(r->kernel_name, "_ZN5aiter41f4gemm_bf16_per1x32Fp4_BpreShuffle_64x128E");
     a4w4_tuned_free(&t);
-}
-
-Test(tables, untuned_shape_list_loads)
-{
-    int *s = NULL;
-    size_t n = 0;
-    cr_assert_eq(a4w4_shapes_load(UNTUNED, &s, &n, err, sizeof err), A4W4_OK, "%s", err);
-    cr_assert_eq(n, 194); /* blank lines (37, 155) are skipped */
-    cr_assert_eq(s[0], 1);
-    cr_assert_eq(s[1], 16384);
-    cr_assert_eq(s[2], 16384);
-    free(s);
 }
 
 /* ---- getPaddedM and the lookup ---------------------------------------------------------- */
@@ -582,14 +562,11 @@ Test(winners, a_dominated_kernel_can_still_win_through_a_chain)
     cr_assert(w[0] && w[1] && w[2]);
 }
 
-static uint64_t rng = 0x243F6A8885A308D3ull;
+static tu_rng rng = {0x243F6A8885A308D3ull}; /* xorshift64 */
 
 static unsigned rnd(unsigned n)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (unsigned)(rng % n);
+    return tu_xorshift64_below(&rng, n);
 }
 
 static int next_perm(size_t *a, size_t n)
@@ -807,16 +784,154 @@ Test(malformed, kernel_table_rules)
     a4w4_kernels_free(&kt);
 }
 
-Test(malformed, shape_list_rules)
+/* ---- reentrancy ------------------------------------------------------------------------- */
+
+/* One routing job: its tables, parameters and shapes, and the answers of a sequential run. */
+#define JOB_SHAPES 216
+#define JOB_WARN 8
+typedef struct {
+    const a4w4_tuned_table *tuned; /* NULL: nothing tuned */
+    const a4w4_kernel_table *kt;
+    a4w4_heur_params p;
+    int shapes[JOB_SHAPES][3];
+    int status[JOB_SHAPES];
+    a4w4_route want[JOB_SHAPES];
+    char warn[JOB_SHAPES][JOB_WARN][256]; /* the first JOB_WARN warnings of each route */
+    int passes;
+    size_t mismatches; /* set by the thread */
+} route_job;
+
+/* 12 M x 6 N x 3 K: tuned hits, padded hits and heuristic routes with several winners. */
+static void job_shapes(route_job *j)
 {
-    int *s = NULL;
-    size_t n = 0;
-    cr_assert_eq(a4w4_shapes_load(scratch("sh.csv", "M,N,K\n1,2,64\n3,x,64\n"), &s, &n, err,
-                                  sizeof err),
-                 A4W4_EINVAL);
-    cr_assert(strstr(err, "sh.csv:3:3: N is 'x', not an integer"), "%s", err);
-    cr_assert_null(s);
-    cr_assert_eq(a4w4_shapes_load(scratch("sh2.csv", "M,K\n1,64\n"), &s, &n, err, sizeof err),
-                 A4W4_EINVAL);
-    cr_assert(strstr(err, "lacks column 'N'"), "%s", err);
+    static const int ms[12] = {1, 3, 16, 33, 64, 100, 128, 200, 256, 512, 1000, 4096};
+    static const int ns[6] = {128, 160, 512, 1024, 2112, 7168};
+    static const int ks[3] = {1024, 4096, 7168};
+    int n = 0;
+    for (int a = 0; a < 12; a++)
+        for (int b = 0; b < 6; b++)
+            for (int c = 0; c < 3; c++) {
+                j->shapes[n][0] = ms[a];
+                j->shapes[n][1] = ns[b];
+                j->shapes[n][2] = ks[c];
+                n++;
+            }
+}
+
+/* Route shape i of j into r (and its warnings into w); the status. */
+static int job_route(const route_job *j, int i, a4w4_route *r, char w[JOB_WARN][256],
+                     char *e, size_t elen)
+{
+    const int *s = j->shapes[i];
+    int st = a4w4_route_shape(j->tuned, j->kt, &j->p, s[0], s[1], s[2], r, e, elen);
+    for (size_t k = 0; k < JOB_WARN; k++)
+        w[k][0] = '\0';
+    size_t nw = st ? 0 : a4w4_route_warning_count(r);
+    for (size_t k = 0; k < nw && k < JOB_WARN; k++)
+        a4w4_route_warning(r, j->kt, k, w[k], 256);
+    return st;
+}
+
+/* 1 when the two routes give the same answer, field by field (padding is not compared). */
+static int same_route(const a4w4_route *a, const a4w4_route *b)
+{
+    if (a->source != b->source || a->tuned_m != b->tuned_m || a->row != b->row ||
+        a->is_asm != b->is_asm || a->kernel != b->kernel || a->kernel_index != b->kernel_index ||
+        a->tile_m != b->tile_m || a->tile_n != b->tile_n || a->log2_k_split != b->log2_k_split ||
+        a->split != b->split || a->k_per_tg != b->k_per_tg || a->grid_x != b->grid_x ||
+        a->grid_y != b->grid_y || a->grid_z != b->grid_z || a->fit != b->fit ||
+        a->tuned_not_in_kernels != b->tuned_not_in_kernels)
+        return 0;
+    const a4w4_heur_choice *x = &a->choice, *y = &b->choice;
+    if (x->kernel != y->kernel || x->split != y->split || x->tiles != y->tiles ||
+        x->rounds != y->rounds || x->empty_cu != y->empty_cu || x->ratio != y->ratio)
+        return 0;
+    if (a->ncand != b->ncand || a->ncand_any != b->ncand_any)
+        return 0;
+    for (size_t i = 0; i < a->ncand; i++)
+        if (a->cand[i] != b->cand[i])
+            return 0;
+    for (size_t i = 0; i < a->ncand_any; i++)
+        if (a->cand_any[i] != b->cand_any[i] || a->cand_fit[i] != b->cand_fit[i])
+            return 0;
+    return 1;
+}
+
+/* 1 when the warnings of two routes read the same. */
+static int same_warnings(char a[JOB_WARN][256], char b[JOB_WARN][256])
+{
+    for (size_t k = 0; k < JOB_WARN; k++)
+        if (strcmp(a[k], b[k]))
+            return 0;
+    return 1;
+}
+
+/* Route every shape of the job `passes` times, counting answers that differ from the
+ * sequential run. */
+static void *job_thread(void *arg)
+{
+    route_job *j = arg;
+    a4w4_route r;
+    char w[JOB_WARN][256], e[512];
+    for (int pass = 0; pass < j->passes; pass++)
+        for (int i = 0; i < JOB_SHAPES; i++) {
+            int st = job_route(j, i, &r, w, e, sizeof e);
+            if (st != j->status[i] || (st == A4W4_OK && !same_route(&r, &j->want[i])) ||
+                !same_warnings(w, j->warn[i]))
+                j->mismatches++;
+        }
+    return NULL;
+}
+
+/* The real kernel table written back in reverse file order: the same kernels at other
+ * indices, so a name sort that read the other job's table would put them out of order. */
+static void load_reversed(a4w4_kernel_table *out)
+{
+    static char text[65536];
+    size_t u = (size_t)snprintf(text, sizeof text, "tile_M,tile_N,splitK,bpreshuffle,knl_name\n");
+    for (size_t i = kt.n; i-- > 0 && u < sizeof text;)
+        u += (size_t)snprintf(text + u, sizeof text - u, "%d,%d,%d,%d,%s\n", kt.rows[i].tile_m,
+                              kt.rows[i].tile_n, kt.rows[i].split_k, kt.rows[i].bpreshuffle,
+                              kt.rows[i].name);
+    cr_assert_lt(u, sizeof text);
+    const char *path = scratch("gfx950_reversed.csv", text);
+    cr_assert_eq(a4w4_kernels_load(out, path, NULL, err, sizeof err), A4W4_OK, "%s", err);
+    cr_assert_eq(out->n, kt.n);
+}
+
+Test(reentrancy, two_threads_route_as_sequential_routing_does, .init = load_real,
+     .fini = free_real, .timeout = 240)
+{
+    a4w4_kernel_table rev;
+    load_reversed(&rev);
+    static route_job job[2];
+    job[0] = (route_job){.tuned = &tuned, .kt = &kt, .p = P, .passes = 3};
+    job[1] = (route_job){.tuned = NULL, .kt = &rev, .p = {"gfx950", 304, -1, 1}, .passes = 3};
+    size_t differ = 0; /* shapes whose candidate indices differ between the two jobs */
+    for (int k = 0; k < 2; k++) {
+        job_shapes(&job[k]);
+        for (int i = 0; i < JOB_SHAPES; i++) {
+            job[k].status[i] = job_route(&job[k], i, &job[k].want[i], job[k].warn[i], err,
+                                         sizeof err);
+            cr_assert_eq(job[k].status[i], A4W4_OK, "job %d shape %d: %s", k, i, err);
+        }
+    }
+    size_t tuned_hits = 0;
+    for (int i = 0; i < JOB_SHAPES; i++) {
+        const a4w4_route *a = &job[0].want[i], *b = &job[1].want[i];
+        tuned_hits += a->source != A4W4_SRC_HEURISTIC;
+        differ += a->ncand_any > 1 && (a->ncand_any != b->ncand_any ||
+                                       a->cand_any[0] != b->cand_any[0]);
+    }
+    cr_assert_gt(tuned_hits, 10, "job 0 must route through tuned rows too");
+    cr_assert_gt(differ, 10, "the two jobs must give different answers to tell them apart");
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++)
+        cr_assert_eq(pthread_create(&th[k], NULL, job_thread, &job[k]), 0);
+    for (int k = 0; k < 2; k++)
+        cr_assert_eq(pthread_join(th[k], NULL), 0);
+    for (int k = 0; k < 2; k++)
+        cr_assert_eq(job[k].mismatches, 0, "job %d: %zu routes differ from sequential routing", k,
+                     job[k].mismatches);
+    a4w4_kernels_free(&rev);
 }

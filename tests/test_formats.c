@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "a4w4_formats.h"
+#include "test_util.h"
 
 /* ---- helpers (independent of the code under test) ------------------------------------ */
 
@@ -28,16 +29,7 @@ static float float_of(uint32_t u)
     return f;
 }
 
-static uint64_t rng_state = 0x243F6A8885A308D3ull;
-
-static uint64_t rng_next(void)
-{
-    /* splitmix64 */
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static tu_rng rng = {0x243F6A8885A308D3ull}; /* splitmix64 */
 
 /* E2M1 values by code, written from the contracts §1 table. */
 static const double e2m1_table[16] = {0.0,  0.5,  1.0,  1.5,  2.0,  3.0,  4.0,  6.0,
@@ -190,7 +182,7 @@ Test(e2m1, encode_matches_brute_force_nearest_even)
     /* Random fp32 values concentrated on [0, 8] plus the full bit space, against the
      * independent nearest-with-even-tiebreak search. */
     for (int i = 0; i < 200000; i++) {
-        uint64_t r = rng_next();
+        uint64_t r = tu_splitmix64(&rng);
         float x;
         if (i & 1) {
             x = (float)((double)(r >> 40) / (double)(1u << 24) * 8.0); /* [0, 8) grid-ish */

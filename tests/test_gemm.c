@@ -20,22 +20,15 @@
 #include <string.h>
 
 #include "a4w4_gemm.h"
+#include "test_util.h"
 
 /* ---- small helpers ----------------------------------------------------------------------- */
 
-static uint64_t rng_state = 0xA4093822299F31D0ull;
-
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static tu_rng rng = {0xA4093822299F31D0ull}; /* splitmix64 */
 
 static unsigned rnd(unsigned n)
 {
-    return (unsigned)(rng_next() % n);
+    return tu_splitmix64_below(&rng, n);
 }
 
 static uint32_t fbits(float f)
@@ -635,8 +628,8 @@ Test(exact_random, huge_k_random_vs_reference)
     uint8_t *a = xcalloc(K / 2), *w = xcalloc(K / 2), *as = xcalloc(nb), *ws = xcalloc(nb);
     for (int t = 0; t < 4; t++) {
         for (size_t i = 0; i < K / 2; i++) {
-            a[i] = (uint8_t)rng_next();
-            w[i] = (uint8_t)rng_next();
+            a[i] = (uint8_t)tu_splitmix64(&rng);
+            w[i] = (uint8_t)tu_splitmix64(&rng);
         }
         for (size_t b = 0; b < nb; b++) {
             as[b] = (uint8_t)(t < 2 ? 100 + rnd(40) : rnd(255));
@@ -688,7 +681,7 @@ static void gen_scales(uint8_t *s, size_t rows, size_t nb, int mode)
 static void gen_codes(uint8_t *p, size_t nbytes, int mode)
 {
     for (size_t i = 0; i < nbytes; i++) {
-        uint8_t v = (uint8_t)rng_next();
+        uint8_t v = (uint8_t)tu_splitmix64(&rng);
         switch (mode) {
         case 0: break;
         case 1: /* sparse */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "a4w4_layout.h"
+#include "test_util.h"
 
 #ifndef A4W4_SOURCE_DIR
 #define A4W4_SOURCE_DIR "."
@@ -17,27 +18,12 @@
 
 /* ---- helpers -------------------------------------------------------------------------- */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-
-static void rng_seed(uint64_t s)
-{
-    rng_state = s ? s : 0x9E3779B97F4A7C15ull;
-}
-
-static uint64_t rng_next(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    rng_state = x;
-    return x;
-}
+static tu_rng rng = {0x9E3779B97F4A7C15ull}; /* xorshift64, reseeded per test */
 
 static void fill_random(uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        p[i] = (uint8_t)(rng_next() >> 56);
+        p[i] = (uint8_t)(tu_xorshift64(&rng) >> 56);
 }
 
 static void *xmalloc(size_t n)
@@ -154,20 +140,20 @@ static void naive_permute(const uint8_t *src, size_t elem, int ndim, const size_
 
 Test(view, random_vs_scatter_elem_1_to_8)
 {
-    rng_seed(11);
+    tu_xorshift64_seed(&rng, 11);
     for (int trial = 0; trial < 400; trial++) {
         size_t elem = 1 + (size_t)(trial % 8);
-        int ndim = 1 + (int)(rng_next() % A4W4_VIEW_MAX_DIMS);
+        int ndim = 1 + (int)(tu_xorshift64(&rng) % A4W4_VIEW_MAX_DIMS);
         size_t shape[A4W4_VIEW_MAX_DIMS], total = 1;
         for (int i = 0; i < ndim; i++) {
-            shape[i] = 1 + (size_t)(rng_next() % (ndim > 5 ? 3 : 5));
+            shape[i] = 1 + (size_t)(tu_xorshift64(&rng) % (ndim > 5 ? 3 : 5));
             total *= shape[i];
         }
         int perm[A4W4_VIEW_MAX_DIMS];
         for (int i = 0; i < ndim; i++)
             perm[i] = i;
         for (int i = ndim - 1; i > 0; i--) {
-            int j = (int)(rng_next() % (uint64_t)(i + 1));
+            int j = (int)(tu_xorshift64(&rng) % (uint64_t)(i + 1));
             int t = perm[i];
             perm[i] = perm[j];
             perm[j] = t;
@@ -189,7 +175,7 @@ Test(view, random_vs_scatter_elem_1_to_8)
 
 Test(view, identity_perm_is_copy_and_inverse_perm_round_trips)
 {
-    rng_seed(12);
+    tu_xorshift64_seed(&rng, 12);
     const size_t shape[4] = {3, 5, 2, 7};
     const int id[4] = {0, 1, 2, 3};
     const int perm[4] = {2, 0, 3, 1};
@@ -198,7 +184,7 @@ Test(view, identity_perm_is_copy_and_inverse_perm_round_trips)
     const size_t pshape[4] = {2, 3, 7, 5};
     uint32_t src[210], a[210], b[210];
     for (int i = 0; i < 210; i++)
-        src[i] = (uint32_t)rng_next();
+        src[i] = (uint32_t)tu_xorshift64(&rng);
     cr_assert_eq(a4w4_view_permute(src, 4, 4, shape, id, a), A4W4_OK);
     cr_assert_eq(memcmp(a, src, sizeof src), 0);
     cr_assert_eq(a4w4_view_permute(src, 4, 4, shape, perm, a), A4W4_OK);
@@ -295,7 +281,7 @@ static size_t pre_map(size_t N, size_t K, size_t n, size_t kb)
 
 Test(preshuffle, closed_equals_view_240_shapes)
 {
-    rng_seed(31);
+    tu_xorshift64_seed(&rng, 31);
     int shapes = 0;
     for (size_t nb = 1; nb <= 20; nb++) {
         for (size_t kq = 1; kq <= 12; kq++) {
@@ -331,7 +317,7 @@ Test(preshuffle, bijection)
 
 Test(preshuffle, inverse_is_identity)
 {
-    rng_seed(32);
+    tu_xorshift64_seed(&rng, 32);
     const size_t Ns[] = {16, 48, 256}, Ks[] = {64, 320, 1024};
     for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < 3; j++) {
@@ -435,7 +421,7 @@ static size_t sw_map(size_t rows, size_t cols, size_t r, size_t c)
 
 Test(swizzle, closed_equals_view_224_shapes)
 {
-    rng_seed(41);
+    tu_xorshift64_seed(&rng, 41);
     int shapes = 0;
     for (size_t rb = 1; rb <= 16; rb++) {
         for (size_t cb = 1; cb <= 14; cb++) {
@@ -471,7 +457,7 @@ Test(swizzle, bijection)
 
 Test(swizzle, inverse_is_identity)
 {
-    rng_seed(42);
+    tu_xorshift64_seed(&rng, 42);
     const size_t Rs[] = {32, 160, 512}, Cs[] = {8, 40, 64};
     for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < 3; j++) {
@@ -517,7 +503,7 @@ Test(swizzle, tile_local_rows_padding_does_not_move_entries)
 {
     /* contracts §3.2: 32-row groups are contiguous blocks of 32*cols bytes, so the swizzle of
      * [R, C] is exactly the prefix of the swizzle of [R + 32j, C] whose first R rows agree. */
-    rng_seed(43);
+    tu_xorshift64_seed(&rng, 43);
     const size_t Cs[] = {8, 24, 64};
     for (size_t ci = 0; ci < 3; ci++)
         for (size_t R = 32; R <= 128; R += 32)
@@ -612,7 +598,7 @@ static const uint8_t act_fills[][2] = {
 
 Test(act_scale, closed_equals_view_221_shapes)
 {
-    rng_seed(51);
+    tu_xorshift64_seed(&rng, 51);
     int shapes = 0;
     for (size_t mi = 0; mi < N_ACT_MS; mi++) {
         for (size_t cols = 1; cols <= 17; cols++) {
@@ -649,7 +635,7 @@ Test(act_scale, pad_fills_land_exactly_in_pad_positions)
     /* Valid bytes are in 0x01..0x7E; row_fill 0xA1 and col_fill 0xB2 are outside that
      * range, so every byte of the output says which class it came from. Undo the swizzle
      * with the §3.2 inverse and check each cell of the padded [pr, pc] tensor. */
-    rng_seed(52);
+    tu_xorshift64_seed(&rng, 52);
     const size_t Ms[] = {1, 31, 33, 256, 300}, Cs[] = {3, 8, 10, 16, 21};
     for (size_t mi = 0; mi < 5; mi++)
         for (size_t ci = 0; ci < 5; ci++) {
@@ -657,7 +643,7 @@ Test(act_scale, pad_fills_land_exactly_in_pad_positions)
             size_t pr = a4w4_act_scale_padded_rows(M), pc = a4w4_act_scale_padded_cols(cols);
             uint8_t *s = xmalloc(M * cols), *z = xmalloc(pr * pc), *p = xmalloc(pr * pc);
             for (size_t i = 0; i < M * cols; i++)
-                s[i] = (uint8_t)(1 + rng_next() % 0x7E);
+                s[i] = (uint8_t)(1 + tu_xorshift64(&rng) % 0x7E);
             for (int form = 0; form < 2; form++) {
                 int st = form ? a4w4_act_scale_shuffle_view(s, M, cols, 0xA1, 0xB2, z)
                               : a4w4_act_scale_shuffle(s, M, cols, 0xA1, 0xB2, z);
@@ -691,7 +677,7 @@ Test(act_scale, equals_swizzle_of_padded_and_row_groups_stay_put)
     /* §3.3 is §3.2 over the padded shape: pad by hand, swizzle, compare. And since §3.2 is
      * tile-local in rows, the valid rows sit at the same offsets whatever M is (as long as
      * the padded column count is the same): M=5 and M=300 agree on rows 0..4. */
-    rng_seed(53);
+    tu_xorshift64_seed(&rng, 53);
     const size_t cols = 13, pc = 16;
     uint8_t s[300 * 13];
     fill_random(s, sizeof s);
@@ -729,7 +715,7 @@ Test(act_scale, bijection)
 
 Test(act_scale, inverse_is_identity)
 {
-    rng_seed(54);
+    tu_xorshift64_seed(&rng, 54);
     for (size_t mi = 0; mi < N_ACT_MS; mi++)
         for (size_t cols = 1; cols <= 20; cols += 3) {
             size_t M = act_Ms[mi];

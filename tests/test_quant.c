@@ -14,6 +14,7 @@
 
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
+#include "test_util.h"
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
@@ -31,15 +32,7 @@ static uint32_t B(float f)
     return u;
 }
 
-static uint64_t rng_state = 0x13198A2E03707344ull;
-
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static tu_rng rng = {0x13198A2E03707344ull}; /* splitmix64 */
 
 static void *xmalloc(size_t n)
 {
@@ -231,7 +224,7 @@ Test(scale_code, independent_formula_over_random_amax)
      * subnormal amax; skips amax >= 0x7F600000 where even's intermediate overflows (see
      * even_top_of_range_follows_the_spec_formula). */
     for (int i = 0; i < 300000; i++) {
-        uint32_t u = (uint32_t)(rng_next() & 0x7FFFFFFFu);
+        uint32_t u = (uint32_t)(tu_splitmix64(&rng) & 0x7FFFFFFFu);
         if (u >= 0x7F600000u)
             continue;
         float amax = F(u);
@@ -493,7 +486,7 @@ static void check_widened(a4w4_in_dtype dt)
     uint16_t *h = xmalloc(sizeof(uint16_t) * M * K);
     float *f = xmalloc(sizeof(float) * M * K);
     for (int i = 0; i < M * K; i++) {
-        uint64_t r = rng_next();
+        uint64_t r = tu_splitmix64(&rng);
         uint16_t v = (uint16_t)r;
         int row = i / K;
         if (row < 7) {
@@ -559,7 +552,8 @@ static void check_shuffle(size_t M, size_t K, a4w4_scale_mode mode)
     size_t nb = K / 32;
     float *x = xmalloc(sizeof(float) * M * K);
     for (size_t i = 0; i < M * K; i++)
-        x[i] = ldexpf((float)((int)(rng_next() % 2001) - 1000), (int)(rng_next() % 60) - 30);
+        x[i] = ldexpf((float)((int)(tu_splitmix64(&rng) % 2001) - 1000),
+                      (int)(tu_splitmix64(&rng) % 60) - 30);
     size_t prow = a4w4_act_scale_padded_rows(M), pcol = a4w4_act_scale_padded_cols(nb);
     /* hand: rows round up to 256, cols to 8 */
     cr_assert_eq(prow, (M + 255) / 256 * 256);
@@ -660,14 +654,14 @@ Test(dequantize, round_trip_of_grid_values)
     /* Values already on the grid (e2m1 * 2^(s-127), s = scale chosen so amax is 6*2^(s-127)
      * or 4*2^(s-127)) come back exactly with round_down / round_up. */
     for (int trial = 0; trial < 200; trial++) {
-        int s = 10 + (int)(rng_next() % 230);
+        int s = 10 + (int)(tu_splitmix64(&rng) % 230);
         float x[32];
         static const float grid[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
         for (int k = 0; k < 32; k++) {
-            float g = grid[rng_next() % 8];
-            x[k] = ldexpf((rng_next() & 1) ? -g : g, s - 127);
+            float g = grid[tu_splitmix64(&rng) % 8];
+            x[k] = ldexpf((tu_splitmix64(&rng) & 1) ? -g : g, s - 127);
         }
-        x[rng_next() % 32] = ldexpf(6.0f, s - 127); /* amax = 6 * 2^(s-127) */
+        x[tu_splitmix64(&rng) % 32] = ldexpf(6.0f, s - 127); /* amax = 6 * 2^(s-127) */
         uint8_t fp4[16], sc;
         /* round_up: t = 2^(s-127) exactly -> code s */
         cr_assert_eq(a4w4_quantize(x, A4W4_IN_F32, 1, 32, A4W4_ROUND_UP, 0, fp4, &sc), A4W4_OK);

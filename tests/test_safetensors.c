@@ -18,46 +18,13 @@
 #include <unistd.h>
 
 #include "safetensors.h"
+#include "test_util.h"
 
 #define GOLDEN_DIR A4W4_SOURCE_DIR "/cases/golden"
 #define TMP_DIR A4W4_BINARY_DIR "/st-test-tmp"
 #define TOOL A4W4_BINARY_DIR "/tools/mutate_bundle"
 
 /* ---------------------------------------------------------------- helpers */
-
-static void mkdir_p(const char *d)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", d);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(buf, 0777);
-            *p = '/';
-        }
-    if (mkdir(buf, 0777) && errno != EEXIST)
-        cr_assert_fail("mkdir %s: %s", buf, strerror(errno));
-}
-
-/* A fresh, empty scratch directory TMP_DIR/<name>. */
-static const char *scratch(const char *name)
-{
-    static char dir[4096];
-    snprintf(dir, sizeof dir, "%s/%s", TMP_DIR, name);
-    mkdir_p(dir);
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "opendir %s", dir);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char p[4096 + 256];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    return dir;
-}
 
 /* Number of entries in dir (besides . and ..), and whether any name contains ".tmp.". */
 static size_t dir_entries(const char *dir, int *has_tmp)
@@ -76,14 +43,6 @@ static size_t dir_entries(const char *dir, int *has_tmp)
     }
     closedir(d);
     return n;
-}
-
-static void write_bytes(const char *path, const void *p, size_t n)
-{
-    FILE *fp = fopen(path, "wb");
-    cr_assert_not_null(fp, "fopen %s: %s", path, strerror(errno));
-    cr_assert_eq(fwrite(p, 1, n, fp), n);
-    cr_assert_eq(fclose(fp), 0);
 }
 
 static uint8_t *read_bytes(const char *path, size_t *n)
@@ -132,7 +91,7 @@ static void craft_raw(const char *path, uint64_t hlen, const char *hdr, size_t h
     memcpy(b + 8, hdr, hdr_n);
     for (size_t i = 0; i < data_n; i++)
         b[8 + hdr_n + i] = (uint8_t)(i * 7 + 3);
-    write_bytes(path, b, n);
+    tu_write_file(path, b, n);
     free(b);
 }
 
@@ -140,7 +99,7 @@ static void craft_raw(const char *path, uint64_t hlen, const char *hdr, size_t h
 static const char *craft(const char *name, const char *hdr, size_t data_n)
 {
     static char path[4096];
-    mkdir_p(TMP_DIR "/rules");
+    tu_mkdir_p(TMP_DIR "/rules");
     snprintf(path, sizeof path, "%s/rules/%s.safetensors", TMP_DIR, name);
     craft_raw(path, strlen(hdr), hdr, strlen(hdr), data_n);
     return path;
@@ -475,7 +434,7 @@ Test(golden, case_shapes_follow_metadata)
 
 Test(roundtrip, write_then_load_is_identity)
 {
-    const char *dir = scratch("roundtrip");
+    const char *dir = tu_scratch_dir(TMP_DIR, "roundtrip");
     char path[4096];
     snprintf(path, sizeof path, "%s/rt.safetensors", dir);
 
@@ -559,7 +518,7 @@ Test(roundtrip, write_then_load_is_identity)
 /* The exact bytes of a tiny file: the format as the safetensors spec writes it. */
 Test(roundtrip, writer_bytes_exact)
 {
-    const char *dir = scratch("exact");
+    const char *dir = tu_scratch_dir(TMP_DIR, "exact");
     char path[4096];
     snprintf(path, sizeof path, "%s/tiny.safetensors", dir);
     const uint8_t data[2] = {1, 2};
@@ -585,7 +544,7 @@ Test(roundtrip, writer_bytes_exact)
 
 Test(roundtrip, empty_file_and_big_offsets)
 {
-    const char *dir = scratch("empty");
+    const char *dir = tu_scratch_dir(TMP_DIR, "empty");
     char path[4096];
     snprintf(path, sizeof path, "%s/none.safetensors", dir);
     char err[512];
@@ -621,17 +580,17 @@ Test(load_rules, valid_baseline)
 
 Test(load_rules, file_shorter_than_8_bytes)
 {
-    mkdir_p(TMP_DIR "/rules");
+    tu_mkdir_p(TMP_DIR "/rules");
     const char *p = TMP_DIR "/rules/short.safetensors";
-    write_bytes(p, "", 0);
+    tu_write_file(p, "", 0);
     EXPECT_FAIL(p, "shorter than 8 bytes");
-    write_bytes(p, "\x02\0\0\0\0\0\0", 7);
+    tu_write_file(p, "\x02\0\0\0\0\0\0", 7);
     EXPECT_FAIL(p, "shorter than 8 bytes", "(7 bytes)");
 }
 
 Test(load_rules, header_length_zero)
 {
-    mkdir_p(TMP_DIR "/rules");
+    tu_mkdir_p(TMP_DIR "/rules");
     const char *p = TMP_DIR "/rules/hlen0.safetensors";
     craft_raw(p, 0, "{}", 2, 0);
     EXPECT_FAIL(p, "header length is 0");
@@ -639,7 +598,7 @@ Test(load_rules, header_length_zero)
 
 Test(load_rules, header_length_past_end)
 {
-    mkdir_p(TMP_DIR "/rules");
+    tu_mkdir_p(TMP_DIR "/rules");
     const char *p = TMP_DIR "/rules/hlenbig.safetensors";
     craft_raw(p, 3, "{}", 2, 0); /* one byte past */
     EXPECT_FAIL(p, "header length 3", "past the end of the file", "(2 bytes");
@@ -672,7 +631,7 @@ Test(load_rules, header_must_start_with_brace)
 
 Test(load_rules, header_nul_byte)
 {
-    mkdir_p(TMP_DIR "/rules");
+    tu_mkdir_p(TMP_DIR "/rules");
     const char *p = TMP_DIR "/rules/nul.safetensors";
     craft_raw(p, 8, "{}\0     ", 8, 0);
     EXPECT_FAIL(p, "NUL byte", "offset 2");
@@ -946,7 +905,7 @@ Test(load_rules, io_errors)
 {
     EXPECT_FAIL(TMP_DIR "/rules/does-not-exist.safetensors", "cannot open",
                 "No such file");
-    mkdir_p(TMP_DIR "/rules/a-directory.safetensors");
+    tu_mkdir_p(TMP_DIR "/rules/a-directory.safetensors");
     EXPECT_FAIL(TMP_DIR "/rules/a-directory.safetensors", "not a regular file");
     a4w4_st_file f;
     char err[256];
@@ -1022,7 +981,7 @@ static void expect_untouched(const char *dir, const char *path)
 
 Test(writer_fail, directory_missing_or_not_a_directory)
 {
-    const char *dir = scratch("wfail-dir");
+    const char *dir = tu_scratch_dir(TMP_DIR, "wfail-dir");
     char path[4096], err[512];
     const a4w4_st_tensor_in t = {"t", A4W4_ST_U8, 1, {4}, "abcd", 0};
     snprintf(path, sizeof path, "%s/no-such-dir/x.safetensors", dir);
@@ -1033,7 +992,7 @@ Test(writer_fail, directory_missing_or_not_a_directory)
 
     char file_as_dir[4096];
     snprintf(file_as_dir, sizeof file_as_dir, "%s/plain-file", dir);
-    write_bytes(file_as_dir, OLD, strlen(OLD));
+    tu_write_file(file_as_dir, OLD, strlen(OLD));
     snprintf(path, sizeof path, "%s/plain-file/x.safetensors", dir);
     cr_assert_eq(a4w4_st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err), -1);
     cr_assert_not_null(strstr(err, "Not a directory"), "%s", err);
@@ -1044,10 +1003,10 @@ Test(writer_fail, directory_not_writable)
 {
     if (geteuid() == 0)
         cr_skip_test("running as root: permission bits do not stop root");
-    const char *dir = scratch("wfail-ro");
+    const char *dir = tu_scratch_dir(TMP_DIR, "wfail-ro");
     char path[4096], err[512];
     snprintf(path, sizeof path, "%s/x.safetensors", dir);
-    write_bytes(path, OLD, strlen(OLD));
+    tu_write_file(path, OLD, strlen(OLD));
     cr_assert_eq(chmod(dir, 0555), 0);
     const a4w4_st_tensor_in t = {"t", A4W4_ST_U8, 1, {4}, "abcd", 0};
     int rc = a4w4_st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err);
@@ -1059,10 +1018,10 @@ Test(writer_fail, directory_not_writable)
 
 Test(writer_fail, inconsistent_tensor_size)
 {
-    const char *dir = scratch("wfail-size");
+    const char *dir = tu_scratch_dir(TMP_DIR, "wfail-size");
     char path[4096], err[512];
     snprintf(path, sizeof path, "%s/x.safetensors", dir);
-    write_bytes(path, OLD, strlen(OLD));
+    tu_write_file(path, OLD, strlen(OLD));
     uint16_t y[6] = {0};
     const a4w4_st_tensor_in t[] = {{"ok", A4W4_ST_U8, 1, {4}, "abcd", 4},
                                    {"y", A4W4_ST_BF16, 2, {2, 3}, y, 6}};
@@ -1074,10 +1033,10 @@ Test(writer_fail, inconsistent_tensor_size)
 
 Test(writer_fail, invalid_inputs_create_nothing)
 {
-    const char *dir = scratch("wfail-inputs");
+    const char *dir = tu_scratch_dir(TMP_DIR, "wfail-inputs");
     char path[4096], err[512];
     snprintf(path, sizeof path, "%s/x.safetensors", dir);
-    write_bytes(path, OLD, strlen(OLD));
+    tu_write_file(path, OLD, strlen(OLD));
     const uint8_t d[4] = {0};
     const struct {
         a4w4_st_tensor_in t[2];
@@ -1115,10 +1074,10 @@ Test(writer_fail, invalid_inputs_create_nothing)
 /* A write that fails half-way (file size limit) removes its temp file and keeps the old one. */
 Test(writer_fail, write_error_midway_removes_temp)
 {
-    const char *dir = scratch("wfail-fsize");
+    const char *dir = tu_scratch_dir(TMP_DIR, "wfail-fsize");
     char path[4096], err[512];
     snprintf(path, sizeof path, "%s/x.safetensors", dir);
-    write_bytes(path, OLD, strlen(OLD));
+    tu_write_file(path, OLD, strlen(OLD));
     size_t big = 1 << 20;
     uint8_t *d = calloc(big, 1);
     cr_assert_not_null(d);
@@ -1154,7 +1113,7 @@ Test(mutate_bundle, all_verbs)
 {
     if (access(TOOL, X_OK))
         cr_skip_test("%s not built (build target mutate_bundle)", TOOL);
-    const char *dir = scratch("mutate");
+    const char *dir = tu_scratch_dir(TMP_DIR, "mutate");
     const char *g1 = GOLDEN_DIR "/g1_m1_n256_k512.safetensors";
     char cmd[8192], out[1024], o[4096], err[512];
     a4w4_st_file a, b;

@@ -9,6 +9,7 @@
 #include "a4w4_dispatch.h"
 #include "a4w4_policy.h"
 #include "a4w4check.h"
+#include "shapelist.h"
 
 #define DEFAULT_TUNED "cases/aiter/a4w4_blockscale_tuned_gemm.csv"
 #define DEFAULT_KERNELS "cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"
@@ -795,7 +796,7 @@ int cmd_route(int argc, char **argv)
     if (o.scan) {
         rc = run_scan(&o, tp, &kt);
     } else {
-        if (o.cases && a4w4_shapes_load(o.cases, &o.shapes, &o.nshapes, err, sizeof err)) {
+        if (o.cases && a4w4_shapelist_load(o.cases, &o.shapes, &o.nshapes, err, sizeof err)) {
             a4w4_errorf("route: cases %s", err);
             rc = A4W4_EXIT_BADINPUT;
         }

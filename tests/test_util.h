@@ -1,0 +1,126 @@
+/* test_util.h — helpers the Criterion unit tests share: deterministic RNGs and scratch files.
+ *
+ * Header only (static inline), no project library: a test that includes it still links only
+ * the library it tests. Include it after <criterion/criterion.h>; the scratch helpers fail
+ * the running test (cr_assert) when the file system refuses. */
+#ifndef A4W4_TEST_UTIL_H
+#define A4W4_TEST_UTIL_H
+
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- RNGs ------------------------------------------------------------------------------ */
+
+/* State of one generator; each test file keeps its own, seeded with its constant, so the
+ * sequences (and the cases a test generates) do not depend on other files. */
+typedef struct {
+    uint64_t s;
+} tu_rng;
+
+/* splitmix64 (Steele, Lea, Flood): add the golden-ratio increment, then mix. Any seed. */
+static inline uint64_t tu_splitmix64(tu_rng *r)
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* splitmix64 reduced to [0, n) by modulo (n >= 1). */
+static inline unsigned tu_splitmix64_below(tu_rng *r, unsigned n)
+{
+    return (unsigned)(tu_splitmix64(r) % n);
+}
+
+/* Marsaglia's xorshift64 with shifts 13, 7, 17; returns the new state. The state must not be
+ * 0 (use tu_xorshift64_seed). */
+static inline uint64_t tu_xorshift64(tu_rng *r)
+{
+    uint64_t x = r->s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    r->s = x;
+    return x;
+}
+
+/* xorshift64 reduced to [0, n) by modulo (n >= 1). */
+static inline unsigned tu_xorshift64_below(tu_rng *r, unsigned n)
+{
+    return (unsigned)(tu_xorshift64(r) % n);
+}
+
+/* Seed an xorshift64 state: s, or 0x9E3779B97F4A7C15 for s == 0 (0 is a fixed point). */
+static inline void tu_xorshift64_seed(tu_rng *r, uint64_t s)
+{
+    r->s = s ? s : 0x9E3779B97F4A7C15ull;
+}
+
+/* ---- scratch files --------------------------------------------------------------------- */
+
+/* mkdir -p d (at most 4095 bytes); fails the test when the last component cannot be made. */
+static inline void tu_mkdir_p(const char *d)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", d);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(buf, 0777);
+            *p = '/';
+        }
+    if (mkdir(buf, 0777) && errno != EEXIST)
+        cr_assert_fail("mkdir %s: %s", buf, strerror(errno));
+}
+
+/* A fresh, empty scratch directory root/name (flat: the files in it are removed, not
+ * subdirectories). Returns its path in a static buffer, valid until the next call. */
+static inline const char *tu_scratch_dir(const char *root, const char *name)
+{
+    static char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", root, name);
+    tu_mkdir_p(dir);
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "opendir %s", dir);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char p[4096 + 256];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    return dir;
+}
+
+/* Write n bytes to path (created or truncated); fails the test on any error. */
+static inline void tu_write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "fopen %s: %s", path, strerror(errno));
+    cr_assert_eq(fwrite(data, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* Write the text content to dir/name (dir made when missing) and return the path. Paths come
+ * from a ring of 8 static buffers: the last 8 returned stay valid. */
+static inline const char *tu_scratch_file(const char *dir, const char *name, const char *content)
+{
+    static char paths[8][512];
+    static int slot;
+    char *p = paths[slot++ % 8];
+    tu_mkdir_p(dir);
+    snprintf(p, 512, "%s/%s", dir, name);
+    tu_write_file(p, content, strlen(content));
+    return p;
+}
+
+#endif
