@@ -23,7 +23,7 @@ void a4w4_backend_close(a4w4_backend *b);
  * names and reasons go to skipped (one "name: why" per line, may be NULL). Returns count. */
 size_t a4w4_backend_defaults(a4w4_backend *out, size_t max, char *skipped, size_t skippedlen);
 
-/* Backend types defined in backend_*.c. */
+/* Backend types defined in the files of harness/backends/. */
 extern const a4w4_backend_type a4w4_backend_cpu_asm, a4w4_backend_cpu_fallback,
     a4w4_backend_bundle, a4w4_backend_plugin;
 
