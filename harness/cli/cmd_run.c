@@ -44,8 +44,10 @@ typedef struct {
 } run_opts;
 
 /* --shard i/n: 1 <= i <= n <= 1000000. */
-static int parse_shard(void *field, const char *v, char *err, size_t errlen)
+static int parse_shard(const a4w4_option *opt, void *field, const char *v, char *err,
+                       size_t errlen)
 {
+    (void)opt;
     run_shard *s = field;
     char *end1 = NULL, *end2 = NULL;
     unsigned long long si = 0, sn = 0;
@@ -66,9 +68,10 @@ static int parse_shard(void *field, const char *v, char *err, size_t errlen)
 }
 
 /* --no-golden: no golden bundles. */
-static int no_golden(void *field, const char *v, char *err, size_t errlen)
+static int no_golden(const a4w4_option *opt, void *field, const char *v, char *err,
+                     size_t errlen)
 {
-    (void)v, (void)err, (void)errlen;
+    (void)opt, (void)v, (void)err, (void)errlen;
     *(const char **)field = NULL;
     return 0;
 }

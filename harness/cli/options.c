@@ -125,7 +125,7 @@ static int set_value(const a4w4_command_spec *spec, const a4w4_option *o, void *
     case A4W4_OPT_CHOICE:
         return set_choice(spec, o, field, v);
     case A4W4_OPT_CALLBACK:
-        if (o->cb(field, v, err, sizeof err) == 0)
+        if (o->cb(o, field, v, err, sizeof err) == 0)
             return 0;
         a4w4_errorf("%s: %s", spec->name, err);
         return -1;

@@ -39,12 +39,15 @@ typedef enum {
     A4W4_OPT_CALLBACK  /* cb(field, value, ...); takes a value when argh is set */
 } a4w4_opt_kind;
 
-/* A callback option: field points at the option's field of the options struct; value is the
- * argument (NULL for an option without argh). Returns 0, or -1 with a one-line message in
- * err (the parser prints "a4w4check: <cmd>: <err>" and returns exit 2). */
-typedef int (*a4w4_opt_cb)(void *field, const char *value, char *err, size_t errlen);
+typedef struct a4w4_option a4w4_option;
 
-typedef struct {
+/* A callback option: opt is its table entry, field points at its field of the options
+ * struct, value is the argument (NULL for an option without argh). Returns 0, or -1 with a
+ * one-line message in err (the parser prints "a4w4check: <cmd>: <err>" and returns exit 2). */
+typedef int (*a4w4_opt_cb)(const a4w4_option *opt, void *field, const char *value, char *err,
+                           size_t errlen);
+
+struct a4w4_option {
     a4w4_opt_kind kind;
     const char *name;   /* long name without the leading "--" */
     size_t offset;      /* the field in the command's options struct */
@@ -55,7 +58,7 @@ typedef struct {
     const char *rule;           /* OPT_INT, OPT_SIZE: replaces "is not an integer in lo..hi" */
     const char *const *choices; /* OPT_CHOICE: the accepted values, NULL-terminated */
     a4w4_opt_cb cb;             /* OPT_CALLBACK */
-} a4w4_option;
+};
 
 /* Storage of an OPT_STRINGS option: v has room for max values (caller's array). */
 typedef struct {
