@@ -61,7 +61,6 @@
 #include "progress.h"
 #include "registry.h"
 #include "casefile.h"
-#include "mutants.h"
 #include "results.h"
 #include "runner.h"
 #include "stream.h"

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "a4w4_reports.h"
 #include "environment.h"
@@ -14,7 +13,6 @@
 #include "backend_list.h"
 #include "options.h"
 #include "progress.h"
-#include "registry.h"
 #include "casefile.h"
 #include "results.h"
 #include "runner.h"

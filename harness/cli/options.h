@@ -36,7 +36,7 @@ typedef enum {
     A4W4_OPT_STRINGS,  /* a4w4_opt_strings: repeatable, every value in order */
     A4W4_OPT_LIST,     /* a4w4_opt_list: a comma-separated list (empty items skipped) */
     A4W4_OPT_CHOICE,   /* int: the index of the value in choices */
-    A4W4_OPT_CALLBACK  /* cb(field, value, ...); takes a value when argh is set */
+    A4W4_OPT_CALLBACK  /* cb(opt, field, value, ...); takes a value when argh is set */
 } a4w4_opt_kind;
 
 typedef struct a4w4_option a4w4_option;
