@@ -21,6 +21,8 @@
 #include "a4w4_gemm.h"
 #include "a4w4_quant.h"
 #include "a4w4check.h"
+#include "backend_list.h"
+#include "options.h"
 #include "registry.h"
 #include "casefile.h"
 #include "gen.h"
@@ -43,18 +45,35 @@ static const char bench_usage[] =
     "G-MAC/s = M*N*K / median / 1e9. A machine line (CPUs, CPU model, OpenBLAS build and\n"
     "threads) comes first. Operands: a generated case per shape (seed 1).\n"
     "\n"
-    "options:\n"
-    "  --shapes LIST    ';'-separated M,N,K triples, K a multiple of 32\n"
-    "                   (default " DEFAULT_SHAPES ")\n"
-    "  --reps R         timed repetitions per method, 1..1000 (default 3)\n"
-    "  --regime REGIME  input regime of the generated operands: exact, normal[:mode], wide\n"
-    "                   (default normal)\n"
-    "  --backends-only  time only the --backend methods (no oracles, no sgemm): for large\n"
-    "                   GPU shapes\n"
-    "  --backend LIST   also time these backends (as in run --backend, e.g. cpu-asm,\n"
-    "                   cpu-fallback, plugin:./libmy.so) on the full output of each shape\n"
-    "\n"
-    "exit: 0 done, 2 bad usage or a shape that cannot be generated, 3 a GPU backend without GPU\n";
+    "options:\n";
+
+typedef struct {
+    const char *shapes, *regime;
+    int reps, backends_only;
+    a4w4_opt_list backend;
+} bench_opts;
+
+static const a4w4_option bench_options[] = {
+    OPT_STRING("shapes", bench_opts, shapes, "LIST",
+               "';'-separated M,N,K triples, K a multiple of 32\n"
+               "(default " DEFAULT_SHAPES ")"),
+    OPT_INT("reps", bench_opts, reps, "R", 1, 1000,
+            "timed repetitions per method, 1..1000 (default 3)"),
+    OPT_STRING("regime", bench_opts, regime, "REGIME",
+               "input regime of the generated operands: exact, normal[:mode], wide\n"
+               "(default normal)"),
+    OPT_FLAG("backends-only", bench_opts, backends_only,
+             "time only the --backend methods (no oracles, no sgemm): for large\n"
+             "GPU shapes"),
+    OPT_LIST("backend", bench_opts, backend, "LIST",
+             "also time these backends (as in run --backend, e.g. cpu-asm,\n"
+             "cpu-fallback, plugin:./libmy.so) on the full output of each shape"),
+    OPT_END(),
+};
+
+static const a4w4_command_spec bench_spec = {
+    "bench", bench_usage, bench_options, NULL,
+    "exit: 0 done, 2 bad usage or a shape that cannot be generated, 3 a GPU backend without GPU\n"};
 
 typedef struct {
     a4w4_case c;
@@ -313,181 +332,158 @@ static void machine_line(void)
 
 /* ---- the command ------------------------------------------------------------------------ */
 
-static int parse_reps(const char *s, int *reps)
-{
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < 1 || v > 1000) {
-        a4w4_errorf("bench: --reps '%s' is not an integer in 1..1000", s);
-        return -1;
-    }
-    *reps = (int)v;
-    return 0;
-}
+/* What a bench run times: the shapes, the operands' regime, the methods (the four fixed
+ * ones, then one per --backend instance). */
+typedef struct {
+    size_t shapes[MAX_SHAPES][3];
+    size_t nshapes;
+    a4w4_regime regime;
+    a4w4_scale_mode mode;
+    bench_method methods[4 + MAX_BACKENDS];
+    size_t nmethods;
+    a4w4_backend be[MAX_BACKENDS];
+    size_t nbe;
+    double copy_gbs;
+} bench_plan;
 
-int cmd_bench(int argc, char **argv)
+/* Shapes, regime, the fixed methods, the backends and their methods. Returns the exit code. */
+static int plan_bench(const bench_opts *o, bench_plan *p)
 {
-    if (a4w4_wants_help(argc, argv)) {
-        fputs(bench_usage, stdout);
-        return A4W4_EXIT_PASS;
-    }
-    const char *shapes_text = DEFAULT_SHAPES, *regime_text = "normal", *backends = NULL;
-    int reps = DEFAULT_REPS, backends_only = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (!strcmp(o, "--backends-only")) {
-            backends_only = 1;
-            continue;
-        }
-        int known = !strcmp(o, "--shapes") || !strcmp(o, "--reps") || !strcmp(o, "--regime") ||
-                    !strcmp(o, "--backend");
-        if (!known) {
-            a4w4_errorf("bench: unknown argument '%s' (see 'a4w4check bench --help')", o);
-            return A4W4_EXIT_BADINPUT;
-        }
-        if (i + 1 >= argc) {
-            a4w4_errorf("bench: %s needs a value", o);
-            return A4W4_EXIT_BADINPUT;
-        }
-        const char *v = argv[++i];
-        if (!strcmp(o, "--shapes"))
-            shapes_text = v;
-        else if (!strcmp(o, "--regime"))
-            regime_text = v;
-        else if (!strcmp(o, "--backend"))
-            backends = v;
-        else if (parse_reps(v, &reps))
-            return A4W4_EXIT_BADINPUT;
-    }
-    static size_t shapes[MAX_SHAPES][3];
-    size_t nshapes = 0;
+    static const int default_threads = 0, one_thread = 1;
     char err[512];
-    if (parse_shapes(shapes_text, shapes, &nshapes, err, sizeof err)) {
+    if (parse_shapes(o->shapes, p->shapes, &p->nshapes, err, sizeof err)) {
         a4w4_errorf("%s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    a4w4_regime regime;
-    a4w4_scale_mode mode = A4W4_ROUND_UP;
-    if (a4w4_regime_parse(regime_text, &regime, &mode) || regime == A4W4_REGIME_SPECIAL ||
-        regime == A4W4_REGIME_CODE0) {
-        a4w4_errorf("bench: --regime '%s' is not exact, normal, normal:<mode> or wide",
-                    regime_text);
+    p->mode = A4W4_ROUND_UP;
+    if (a4w4_regime_parse(o->regime, &p->regime, &p->mode) || p->regime == A4W4_REGIME_SPECIAL ||
+        p->regime == A4W4_REGIME_CODE0) {
+        a4w4_errorf("bench: --regime '%s' is not exact, normal, normal:<mode> or wide", o->regime);
         return A4W4_EXIT_BADINPUT;
     }
-
-    static const int default_threads = 0, one_thread = 1;
-    bench_method methods[4 + MAX_BACKENDS] = {
+    const bench_method fixed[4] = {
         {"exact oracle (1 thread)", NULL, run_exact, NULL, NULL},
         {"ordered(1) oracle (1 thread)", NULL, run_ordered1, NULL, NULL},
         {"", prep_sgemm, run_sgemm, release_sgemm, &default_threads},
         {"OpenBLAS sgemm (1 thread)", prep_sgemm, run_sgemm, release_sgemm, &one_thread},
     };
-    snprintf(methods[2].name, sizeof methods[2].name, "OpenBLAS sgemm (%d threads)",
+    memcpy(p->methods, fixed, sizeof fixed);
+    snprintf(p->methods[2].name, sizeof p->methods[2].name, "OpenBLAS sgemm (%d threads)",
              openblas_get_num_threads());
-    size_t nmethods = 4;
-    if (backends_only && !backends) {
+    p->nmethods = 4;
+    if (o->backends_only && !o->backend.text) {
         a4w4_errorf("bench: --backends-only needs --backend LIST");
         return A4W4_EXIT_BADINPUT;
     }
-
-    a4w4_backend be[MAX_BACKENDS];
-    size_t nbe = 0;
-    int rc = A4W4_EXIT_PASS;
-    if (backends) {
-        char list[1024];
-        if (snprintf(list, sizeof list, "%s", backends) >= (int)sizeof list) {
-            a4w4_errorf("bench: --backend list is longer than 1023 characters");
-            return A4W4_EXIT_BADINPUT;
-        }
-        for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
-             tok = strtok_r(NULL, ",", &save)) {
-            if (nbe == MAX_BACKENDS) {
-                a4w4_errorf("bench: --backend names more than %d backends", MAX_BACKENDS);
-                rc = A4W4_EXIT_BADINPUT;
-                break;
-            }
-            int orc = a4w4_backend_open(tok, &be[nbe], err, sizeof err);
-            if (orc) {
-                a4w4_errorf("bench: %s", err);
-                rc = orc == 3 ? A4W4_EXIT_NOGPU : A4W4_EXIT_BADINPUT;
-                break;
-            }
-            bench_method *m = &methods[nmethods++];
-            memset(m, 0, sizeof *m);
-            snprintf(m->name, sizeof m->name, "backend %s [%s]", be[nbe].name, be[nbe].contract);
-            m->run = run_backend;
-            m->arg = &be[nbe];
-            nbe++;
-        }
+    if (!o->backend.text)
+        return A4W4_EXIT_PASS;
+    a4w4_backend_list_opts bo = {"bench", MAX_BACKENDS, 0, 0};
+    int rc = a4w4_backend_list_open(&bo, &o->backend, p->be, &p->nbe);
+    for (size_t i = 0; i < p->nbe; i++) {
+        bench_method *m = &p->methods[p->nmethods++];
+        memset(m, 0, sizeof *m);
+        snprintf(m->name, sizeof m->name, "backend %s [%s]", p->be[i].name, p->be[i].contract);
+        m->run = run_backend;
+        m->arg = &p->be[i];
     }
+    return rc;
+}
 
-    double copy_gbs = 0;
+/* The machine line, the copy bandwidth of a GPU backend, the timing note, the column heads. */
+static void print_preamble(const bench_opts *o, bench_plan *p)
+{
 #ifdef A4W4_HAVE_GPU
-    for (size_t i = 0; i < nbe && rc == A4W4_EXIT_PASS; i++)
-        if (be[i].type->gpu && copy_gbs == 0)
-            copy_gbs = a4w4_hip_copy_bandwidth_gbs(reps < 5 ? 5 : reps);
+    for (size_t i = 0; i < p->nbe; i++)
+        if (p->be[i].type->gpu && p->copy_gbs == 0)
+            p->copy_gbs = a4w4_hip_copy_bandwidth_gbs(o->reps < 5 ? 5 : o->reps);
 #endif
-    if (rc == A4W4_EXIT_PASS) {
-        machine_line();
-        if (copy_gbs > 0)
-            printf("device copy bandwidth (d2d, 1 GiB, read + write, median): %.1f GB/s; GPU "
-                   "backends are timed with device events around each launch, operands "
-                   "resident\n", copy_gbs);
-        printf("timing: median (and min) wall clock, CLOCK_MONOTONIC, of %d timed repetitions "
-               "after 1 warm-up, every method in this run on the same operands (regime %s, seed "
-               "%d); G-MAC/s = M*N*K / median / 1e9\n\n",
-               reps, regime_text, BENCH_SEED);
-        printf("%-20s %-44s %12s %12s %10s\n", "shape MxNxK", "method", "median ms", "min ms",
-               "G-MAC/s");
+    machine_line();
+    if (p->copy_gbs > 0)
+        printf("device copy bandwidth (d2d, 1 GiB, read + write, median): %.1f GB/s; GPU "
+               "backends are timed with device events around each launch, operands "
+               "resident\n", p->copy_gbs);
+    printf("timing: median (and min) wall clock, CLOCK_MONOTONIC, of %d timed repetitions "
+           "after 1 warm-up, every method in this run on the same operands (regime %s, seed "
+           "%d); G-MAC/s = M*N*K / median / 1e9\n\n",
+           o->reps, o->regime, BENCH_SEED);
+    printf("%-20s %-44s %12s %12s %10s\n", "shape MxNxK", "method", "median ms", "min ms",
+           "G-MAC/s");
+    fflush(stdout);
+}
+
+/* A backend's own device-event timing of shape b: one line (and the share of the copy
+ * bandwidth on a GPU). */
+static void print_device_bench(const bench_plan *p, const bench_method *m, bench_shape *b,
+                               int reps, const char *label, double macs)
+{
+    const a4w4_backend *bk = m->arg;
+    double med = 0, mn = 0, bytes = 0;
+    char why[256] = "";
+    int st = bk->type->bench(bk->ctx, &b->d, reps, &med, &mn, &bytes, why, sizeof why);
+    if (st == A4W4_OK)
+        printf("%-20s %-44s %12.3f %12.3f %10.3f  %8.2f TFLOP/s %8.1f GB/s%s\n", label, m->name,
+               med, mn, macs / (med * 1e-3) / 1e9, 2.0 * macs / (med * 1e-3) / 1e12,
+               bytes / (med * 1e-3) / 1e9, p->copy_gbs > 0 ? "" : "");
+    else
+        printf("%-20s %-44s %s: %s\n", label, m->name, st == A4W4_EUNSUPPORTED ? "n/a" : "error",
+               why);
+    if (st == A4W4_OK && p->copy_gbs > 0)
+        printf("%-20s %-44s %38s %5.1f%% of the copy bandwidth\n", "", "", "",
+               100.0 * bytes / (med * 1e-3) / 1e9 / p->copy_gbs);
+    fflush(stdout);
+}
+
+/* Time every method on shape si, one line each. Returns the exit code. */
+static int bench_shape_rows(const bench_opts *o, const bench_plan *p, size_t si)
+{
+    bench_shape b;
+    char shape[64];
+    const size_t *mnk = p->shapes[si];
+    snprintf(shape, sizeof shape, "%zux%zux%zu", mnk[0], mnk[1], mnk[2]);
+    if (shape_make(&b, mnk, p->regime, p->mode, o->regime, o->backends_only)) {
+        a4w4_errorf("bench: shape %s: cannot generate the operands (out of memory)", shape);
+        shape_free(&b);
+        return A4W4_EXIT_BADINPUT;
+    }
+    double macs = (double)mnk[0] * mnk[1] * mnk[2];
+    size_t first = o->backends_only ? 4 : 0;
+    for (size_t mi = first; mi < p->nmethods; mi++) {
+        const bench_method *m = &p->methods[mi];
+        const a4w4_backend *bk = mi >= 4 ? m->arg : NULL;
+        const char *label = mi == first ? shape : "";
+        if (bk && bk->type->bench) { /* device-event timing, operands resident */
+            print_device_bench(p, m, &b, o->reps, label, macs);
+            continue;
+        }
+        bench_result r;
+        time_method(m, &b, o->reps, &r);
+        if (r.status == A4W4_OK)
+            printf("%-20s %-44s %12.3f %12.3f %10.3f\n", label, m->name, r.median_s * 1e3,
+                   r.min_s * 1e3, macs / r.median_s / 1e9);
+        else
+            printf("%-20s %-44s %s: %s\n", label, m->name,
+                   r.status == A4W4_EUNSUPPORTED ? "n/a" : "error",
+                   *r.why ? r.why : a4w4_status_str(r.status));
         fflush(stdout);
     }
-    for (size_t si = 0; si < nshapes && rc == A4W4_EXIT_PASS; si++) {
-        bench_shape b;
-        char shape[64];
-        snprintf(shape, sizeof shape, "%zux%zux%zu", shapes[si][0], shapes[si][1], shapes[si][2]);
-        if (shape_make(&b, shapes[si], regime, mode, regime_text, backends_only)) {
-            a4w4_errorf("bench: shape %s: cannot generate the operands (out of memory)", shape);
-            shape_free(&b);
-            rc = A4W4_EXIT_BADINPUT;
-            break;
-        }
-        double macs = (double)shapes[si][0] * shapes[si][1] * shapes[si][2];
-        for (size_t mi = backends_only ? 4 : 0; mi < nmethods; mi++) {
-            bench_result r;
-            const a4w4_backend *bk = mi >= 4 ? methods[mi].arg : NULL;
-            if (bk && bk->type->bench) { /* device-event timing, operands resident */
-                double med = 0, mn = 0, bytes = 0;
-                char why[256] = "";
-                int st = bk->type->bench(bk->ctx, &b.d, reps, &med, &mn, &bytes, why, sizeof why);
-                const char *label = mi == (backends_only ? 4u : 0u) ? shape : "";
-                if (st == A4W4_OK)
-                    printf("%-20s %-44s %12.3f %12.3f %10.3f  %8.2f TFLOP/s %8.1f GB/s%s\n",
-                           label, methods[mi].name, med, mn, macs / (med * 1e-3) / 1e9,
-                           2.0 * macs / (med * 1e-3) / 1e12, bytes / (med * 1e-3) / 1e9,
-                           copy_gbs > 0 ? "" : "");
-                else
-                    printf("%-20s %-44s %s: %s\n", label, methods[mi].name,
-                           st == A4W4_EUNSUPPORTED ? "n/a" : "error", why);
-                if (st == A4W4_OK && copy_gbs > 0)
-                    printf("%-20s %-44s %38s %5.1f%% of the copy bandwidth\n", "", "", "",
-                           100.0 * bytes / (med * 1e-3) / 1e9 / copy_gbs);
-                fflush(stdout);
-                continue;
-            }
-            time_method(&methods[mi], &b, reps, &r);
-            const char *label = mi == (backends_only ? 4u : 0u) ? shape : "";
-            if (r.status == A4W4_OK)
-                printf("%-20s %-44s %12.3f %12.3f %10.3f\n", label, methods[mi].name,
-                       r.median_s * 1e3, r.min_s * 1e3, macs / r.median_s / 1e9);
-            else
-                printf("%-20s %-44s %s: %s\n", label, methods[mi].name,
-                       r.status == A4W4_EUNSUPPORTED ? "n/a" : "error",
-                       *r.why ? r.why : a4w4_status_str(r.status));
-            fflush(stdout);
-        }
-        shape_free(&b);
-    }
-    for (size_t i = 0; i < nbe; i++)
-        a4w4_backend_close(&be[i]);
+    shape_free(&b);
+    return A4W4_EXIT_PASS;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_opts o = {DEFAULT_SHAPES, "normal", DEFAULT_REPS, 0, {0}};
+    a4w4_args args;
+    int rc = a4w4_options_parse(&bench_spec, &o, argc, argv, &args);
+    if (rc != A4W4_OPTS_CONTINUE)
+        return rc;
+    bench_plan p;
+    memset(&p, 0, sizeof p);
+    rc = plan_bench(&o, &p);
+    if (rc == A4W4_EXIT_PASS)
+        print_preamble(&o, &p);
+    for (size_t si = 0; si < p.nshapes && rc == A4W4_EXIT_PASS; si++)
+        rc = bench_shape_rows(&o, &p, si);
+    a4w4_backend_list_close(p.be, p.nbe);
     return rc;
 }

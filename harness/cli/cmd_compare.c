@@ -7,6 +7,7 @@
 
 #include "a4w4_reports.h"
 #include "a4w4check.h"
+#include "options.h"
 
 #define MAX_PAIRS 32
 
@@ -24,184 +25,219 @@ static const char compare_usage[] =
     "  timing           CAND/BASE time per entry, the geometric mean, entries slower by RATIO\n"
     "Two paths in one comparison: --pair cpu-fallback=cpu-asm matches BASE's cpu-fallback\n"
     "entries with CAND's cpu-asm entries (repeatable).\n"
-    "\n"
-    "  --out DIR       write DIR/compare.md, compare.html, compare.json (per --format;\n"
-    "                  default all); without --out the Markdown goes to standard output\n"
-    "  --format F      md, html, json or all\n"
-    "  --slower RATIO  list entries at least RATIO times slower (default 1.25)\n"
-    "  --min-ms MS     time only entries of at least MS in both runs (default 0.05)\n"
-    "  --reproducible  leave out timings\n"
-    "  --quiet         do not list the files written\n"
-    "\n"
-    "exit: 0 no new failure, 1 at least one new failure, 2 bad input (unreadable, malformed\n"
-    "      JSON, schema violation, usage), 4 an output could not be written\n";
+    "\n";
 
-static int parse_positive(const char *opt, const char *s, double *out)
+enum { FMT_MD, FMT_HTML, FMT_JSON, FMT_ALL };
+static const char *const format_names[] = {"md", "html", "json", "all", NULL};
+
+/* The --pair options: BASE_BACKEND in pb[i], CAND_BACKEND in pc[i] (into pairbuf[i]). */
+typedef struct {
+    const char *pb[MAX_PAIRS], *pc[MAX_PAIRS];
+    char pairbuf[MAX_PAIRS][512];
+    size_t np;
+} compare_pairs;
+
+typedef struct {
+    const char *out;
+    int format, quiet; /* format: -1 until given */
+    compare_pairs pairs;
+    a4w4_compare_opts co;
+    a4w4_report_opts ro;
+} compare_opts;
+
+/* --pair BASE_BACKEND=CAND_BACKEND, repeatable. */
+static int parse_pair(const a4w4_option *opt, void *field, const char *v, char *err,
+                      size_t errlen)
+{
+    (void)opt;
+    compare_pairs *p = field;
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v || !eq[1] || strlen(v) >= sizeof p->pairbuf[0]) {
+        snprintf(err, errlen, "--pair '%s' must be BASE_BACKEND=CAND_BACKEND", v);
+        return -1;
+    }
+    if (p->np == MAX_PAIRS) {
+        snprintf(err, errlen, "more than %d --pair options", MAX_PAIRS);
+        return -1;
+    }
+    snprintf(p->pairbuf[p->np], sizeof p->pairbuf[p->np], "%s", v);
+    p->pairbuf[p->np][eq - v] = 0;
+    p->pb[p->np] = p->pairbuf[p->np];
+    p->pc[p->np] = p->pairbuf[p->np] + (eq - v) + 1;
+    p->np++;
+    return 0;
+}
+
+/* A positive number (a double field), at most 1e9. */
+static int parse_positive(const a4w4_option *opt, void *field, const char *s, char *err,
+                          size_t errlen)
 {
     char *end = NULL;
     double v = strtod(s, &end);
     if (!*s || *end || !(v > 0) || v > 1e9) {
-        a4w4_errorf("compare: %s '%s' must be a positive number", opt, s);
+        snprintf(err, errlen, "--%s '%s' must be a positive number", opt->name, s);
         return -1;
     }
-    *out = v;
+    *(double *)field = v;
     return 0;
 }
 
-int cmd_compare(int argc, char **argv)
+static const a4w4_option compare_options[] = {
+    OPT_STRING("out", compare_opts, out, "DIR",
+               "write DIR/compare.md, compare.html, compare.json (per --format;\n"
+               "default all); without --out the Markdown goes to standard output"),
+    OPT_CHOICE("format", compare_opts, format, "F", format_names, "md, html, json or all"),
+    OPT_CALLBACK("pair", compare_opts, pairs, "B=C", parse_pair,
+                 "match BASE's backend B with CAND's backend C (repeatable)"),
+    OPT_CALLBACK("slower", compare_opts, co.slower_ratio, "RATIO", parse_positive,
+                 "list entries at least RATIO times slower (default 1.25)"),
+    OPT_CALLBACK("min-ms", compare_opts, co.min_ms, "MS", parse_positive,
+                 "time only entries of at least MS in both runs (default 0.05)"),
+    OPT_FLAG("reproducible", compare_opts, ro.reproducible, "leave out timings"),
+    OPT_FLAG("quiet", compare_opts, quiet, "do not list the files written"),
+    OPT_END(),
+};
+
+static const a4w4_command_spec compare_spec = {
+    "compare", compare_usage, compare_options, "BASE.json CAND.json",
+    "exit: 0 no new failure, 1 at least one new failure, 2 bad input (unreadable, malformed\n"
+    "      JSON, schema violation, usage), 4 an output could not be written\n"};
+
+/* Two inputs; the format (default: all with --out, else md) and only one without --out.
+ * Returns -1 when valid, else the exit code. */
+static int check_args(compare_opts *o, const a4w4_args *args)
 {
-    if (a4w4_wants_help(argc, argv)) {
-        fputs(compare_usage, stdout);
-        return A4W4_EXIT_PASS;
+    if (args->n > 2) {
+        a4w4_errorf("compare: two results files only (BASE and CAND); '%s' is a third",
+                    args->v[2]);
+        return A4W4_EXIT_BADINPUT;
     }
-    const char *in[2] = {NULL, NULL}, *out = NULL, *fmt = NULL;
-    const char *pb[MAX_PAIRS], *pc[MAX_PAIRS];
-    char pairbuf[MAX_PAIRS][512];
-    size_t np = 0;
-    int nin = 0, quiet = 0;
-    a4w4_compare_opts co = {pb, pc, 0, 0, 0};
-    a4w4_report_opts ro = {0, NULL, NULL, NULL};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int takes = !strcmp(a, "--out") || !strcmp(a, "--format") || !strcmp(a, "--pair") ||
-                    !strcmp(a, "--slower") || !strcmp(a, "--min-ms");
-        if (takes && i + 1 >= argc) {
-            a4w4_errorf("compare: option %s needs a value", a);
-            return A4W4_EXIT_BADINPUT;
-        }
-        if (!strcmp(a, "--out"))
-            out = argv[++i];
-        else if (!strcmp(a, "--format"))
-            fmt = argv[++i];
-        else if (!strcmp(a, "--pair")) {
-            const char *v = argv[++i];
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v || !eq[1] || strlen(v) >= sizeof pairbuf[0]) {
-                a4w4_errorf("compare: --pair '%s' must be BASE_BACKEND=CAND_BACKEND", v);
-                return A4W4_EXIT_BADINPUT;
-            }
-            if (np == MAX_PAIRS) {
-                a4w4_errorf("compare: more than %d --pair options", MAX_PAIRS);
-                return A4W4_EXIT_BADINPUT;
-            }
-            snprintf(pairbuf[np], sizeof pairbuf[np], "%s", v);
-            pairbuf[np][eq - v] = 0;
-            pb[np] = pairbuf[np];
-            pc[np] = pairbuf[np] + (eq - v) + 1;
-            np++;
-        } else if (!strcmp(a, "--slower")) {
-            if (parse_positive(a, argv[++i], &co.slower_ratio))
-                return A4W4_EXIT_BADINPUT;
-        } else if (!strcmp(a, "--min-ms")) {
-            if (parse_positive(a, argv[++i], &co.min_ms))
-                return A4W4_EXIT_BADINPUT;
-        } else if (!strcmp(a, "--reproducible"))
-            ro.reproducible = 1;
-        else if (!strcmp(a, "--quiet"))
-            quiet = 1;
-        else if (a[0] == '-' && a[1]) {
-            a4w4_errorf("compare: unknown option '%s' (see a4w4check compare --help)", a);
-            return A4W4_EXIT_BADINPUT;
-        } else if (nin == 2) {
-            a4w4_errorf("compare: two results files only (BASE and CAND); '%s' is a third", a);
-            return A4W4_EXIT_BADINPUT;
-        } else
-            in[nin++] = a;
-    }
-    co.npairs = np;
-    if (nin != 2) {
+    if (args->n != 2) {
         a4w4_errorf("compare: need BASE.json and CAND.json (usage: a4w4check compare BASE CAND)");
         return A4W4_EXIT_BADINPUT;
     }
-    if (!fmt)
-        fmt = out ? "all" : "md";
-    int want_md = !strcmp(fmt, "md") || !strcmp(fmt, "all");
-    int want_html = !strcmp(fmt, "html") || !strcmp(fmt, "all");
-    int want_json = !strcmp(fmt, "json") || !strcmp(fmt, "all");
-    if (!want_md && !want_html && !want_json) {
-        a4w4_errorf("compare: --format '%s' is not one of md, html, json, all", fmt);
-        return A4W4_EXIT_BADINPUT;
-    }
-    if (!out && want_md + want_html + want_json != 1) {
+    if (o->format < 0)
+        o->format = o->out ? FMT_ALL : FMT_MD;
+    if (!o->out && o->format == FMT_ALL) {
         a4w4_errorf("compare: without --out one format goes to standard output; give --format md, "
                     "html or json");
         return A4W4_EXIT_BADINPUT;
     }
+    o->co.pair_base = o->pairs.pb;
+    o->co.pair_cand = o->pairs.pc;
+    o->co.npairs = o->pairs.np;
+    return -1;
+}
+
+/* Both documents compared; the sources recorded. NULL after the error (*rc: exit code). */
+static cJSON *compare_docs(const compare_opts *o, const a4w4_args *in, int *rc)
+{
     char err[1024];
     cJSON *doc[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
-        doc[k] = a4w4_results_load(in[k], err, sizeof err);
+        doc[k] = a4w4_results_load(in->v[k], err, sizeof err);
         if (!doc[k]) {
             a4w4_errorf("compare: %s", err);
             cJSON_Delete(doc[0]);
-            return A4W4_EXIT_BADINPUT;
+            *rc = A4W4_EXIT_BADINPUT;
+            return NULL;
         }
     }
-    cJSON *cmp = a4w4_compare(doc[0], doc[1], &co);
+    cJSON *cmp = a4w4_compare(doc[0], doc[1], &o->co);
     cJSON_Delete(doc[0]);
     cJSON_Delete(doc[1]);
     if (!cmp) {
-        a4w4_errorf("compare: out of memory comparing %s and %s", in[0], in[1]);
+        a4w4_errorf("compare: out of memory comparing %s and %s", in->v[0], in->v[1]);
+        *rc = A4W4_EXIT_IO;
+        return NULL;
+    }
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(cmp, "base"), "source", in->v[0]);
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(cmp, "cand"), "source", in->v[1]);
+    return cmp;
+}
+
+/* Render format f (FMT_MD, FMT_HTML, FMT_JSON) to --out's file or standard output.
+ * Returns the exit code. */
+static int render_one(const compare_opts *o, const cJSON *cmp, int f)
+{
+    static const char *const files[3] = {"compare.md", "compare.html", "compare.json"};
+    char err[1024];
+    char *text = f == FMT_MD     ? a4w4_compare_markdown(cmp, &o->ro)
+                 : f == FMT_HTML ? a4w4_compare_html(cmp, &o->ro)
+                                 : cJSON_Print(cmp);
+    if (!text) {
+        a4w4_errorf("compare: out of memory rendering %s", files[f]);
         return A4W4_EXIT_IO;
     }
-    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(cmp, "base"), "source", in[0]);
-    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(cmp, "cand"), "source", in[1]);
     int rc = A4W4_EXIT_PASS;
-    if (out && a4w4_mkdir_p(out, err, sizeof err)) {
+    if (!o->out) {
+        if (fputs(text, stdout) == EOF || (f == FMT_JSON && fputc('\n', stdout) == EOF) ||
+            fflush(stdout)) {
+            a4w4_errorf("compare: cannot write standard output");
+            rc = A4W4_EXIT_IO;
+        }
+    } else {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", o->out, files[f]);
+        size_t L = strlen(text);
+        if (f == FMT_JSON) { /* end the JSON with a newline like the other files */
+            char *t2 = realloc(text, L + 2);
+            if (t2) {
+                text = t2;
+                text[L++] = '\n';
+                text[L] = 0;
+            }
+        }
+        if (a4w4_write_atomic(path, text, L, err, sizeof err)) {
+            a4w4_errorf("compare: %s", err);
+            rc = A4W4_EXIT_IO;
+        } else if (!o->quiet)
+            fprintf(stderr, "a4w4check compare: wrote %s\n", path);
+    }
+    free(text);
+    return rc;
+}
+
+/* The one-line summary on stderr. */
+static void print_totals(const compare_opts *o, const cJSON *cmp, int nf)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(cmp, "totals");
+    fprintf(stderr,
+            "a4w4check compare: %d new failures, %d fixed, %d outputs whose bits changed, "
+            "%d of %d matched entries slower by >= %.2fx\n",
+            nf, cJSON_GetObjectItemCaseSensitive(t, "fixed")->valueint,
+            cJSON_GetObjectItemCaseSensitive(t, "bits_changed")->valueint,
+            cJSON_GetObjectItemCaseSensitive(t, "slower")->valueint,
+            cJSON_GetObjectItemCaseSensitive(t, "matched")->valueint,
+            o->co.slower_ratio > 0 ? o->co.slower_ratio : 1.25);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    compare_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = -1;
+    a4w4_args in;
+    int rc = a4w4_options_parse(&compare_spec, &o, argc, argv, &in);
+    if (rc == A4W4_OPTS_CONTINUE)
+        rc = check_args(&o, &in);
+    if (rc != -1)
+        return rc;
+    cJSON *cmp = compare_docs(&o, &in, &rc);
+    if (!cmp)
+        return rc;
+    char err[1024];
+    rc = A4W4_EXIT_PASS;
+    if (o.out && a4w4_mkdir_p(o.out, err, sizeof err)) {
         a4w4_errorf("compare: --out %s", err);
         rc = A4W4_EXIT_IO;
     }
-    static const char *const files[3] = {"compare.md", "compare.html", "compare.json"};
-    int want[3] = {want_md, want_html, want_json};
-    for (int f = 0; f < 3 && rc == A4W4_EXIT_PASS; f++) {
-        if (!want[f])
-            continue;
-        char *text = f == 0   ? a4w4_compare_markdown(cmp, &ro)
-                     : f == 1 ? a4w4_compare_html(cmp, &ro)
-                              : cJSON_Print(cmp);
-        if (!text) {
-            a4w4_errorf("compare: out of memory rendering %s", files[f]);
-            rc = A4W4_EXIT_IO;
-            break;
-        }
-        if (!out) {
-            if (fputs(text, stdout) == EOF || (f == 2 && fputc('\n', stdout) == EOF) ||
-                fflush(stdout)) {
-                a4w4_errorf("compare: cannot write standard output");
-                rc = A4W4_EXIT_IO;
-            }
-        } else {
-            char path[4200];
-            snprintf(path, sizeof path, "%s/%s", out, files[f]);
-            size_t L = strlen(text);
-            if (f == 2) { /* end the JSON with a newline like the other files */
-                char *t2 = realloc(text, L + 2);
-                if (t2) {
-                    text = t2;
-                    text[L++] = '\n';
-                    text[L] = 0;
-                }
-            }
-            if (a4w4_write_atomic(path, text, L, err, sizeof err)) {
-                a4w4_errorf("compare: %s", err);
-                rc = A4W4_EXIT_IO;
-            } else if (!quiet)
-                fprintf(stderr, "a4w4check compare: wrote %s\n", path);
-        }
-        free(text);
-    }
+    for (int f = FMT_MD; f <= FMT_JSON && rc == A4W4_EXIT_PASS; f++)
+        if (o.format == FMT_ALL || o.format == f)
+            rc = render_one(&o, cmp, f);
     int nf = a4w4_compare_new_failures(cmp);
-    if (rc == A4W4_EXIT_PASS && !quiet) {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(cmp, "totals");
-        fprintf(stderr,
-                "a4w4check compare: %d new failures, %d fixed, %d outputs whose bits changed, "
-                "%d of %d matched entries slower by >= %.2fx\n",
-                nf, cJSON_GetObjectItemCaseSensitive(t, "fixed")->valueint,
-                cJSON_GetObjectItemCaseSensitive(t, "bits_changed")->valueint,
-                cJSON_GetObjectItemCaseSensitive(t, "slower")->valueint,
-                cJSON_GetObjectItemCaseSensitive(t, "matched")->valueint,
-                co.slower_ratio > 0 ? co.slower_ratio : 1.25);
-    }
+    if (rc == A4W4_EXIT_PASS && !o.quiet)
+        print_totals(&o, cmp, nf);
     cJSON_Delete(cmp);
     if (rc != A4W4_EXIT_PASS)
         return rc;

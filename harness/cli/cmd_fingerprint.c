@@ -7,6 +7,7 @@
 
 #include "a4w4_quant.h"
 #include "a4w4check.h"
+#include "options.h"
 #include "registry.h"
 #include "quantizers.h"
 
@@ -16,77 +17,96 @@ static const char fingerprint_usage[] =
     "Feeds quantizer X crafted bf16 blocks (amax at values where round_up, round_down, ceil\n"
     "and even give different scale codes; elements on E2M1 ties) and names the scale mode and\n"
     "the rounding it implements, e.g. 'round_up + RNE', or 'no single mode matches: ...'.\n"
-    "\n"
-    "  --backend X   a quantizer: ref (ref-quant), a quantizer mutant (mut-mode-ceil,\n"
-    "                mut-e2m1-trunc, ...; see selftest --list), hip-quant in GPU builds\n"
-    "  --mode MODE   the mode to ask for: round_up, round_down, ceil, even (default: each)\n"
-    "\n"
-    "exit: 0 X implements every asked mode with RNE and the contracts' nibble order, 1 otherwise,\n"
-    "      2 bad usage or an unknown quantizer, 3 a GPU quantizer without a GPU\n";
+    "\n";
 
-int cmd_fingerprint(int argc, char **argv)
+typedef struct {
+    const char *backend, *mode;
+} fingerprint_opts;
+
+static const a4w4_option fingerprint_options[] = {
+    OPT_STRING("backend", fingerprint_opts, backend, "X",
+               "a quantizer: ref (ref-quant), a quantizer mutant (mut-mode-ceil,\n"
+               "mut-e2m1-trunc, ...; see selftest --list), hip-quant in GPU builds"),
+    OPT_STRING("mode", fingerprint_opts, mode, "MODE",
+               "the mode to ask for: round_up, round_down, ceil, even (default: each)"),
+    OPT_END(),
+};
+
+static const a4w4_command_spec fingerprint_spec = {
+    "fingerprint", fingerprint_usage, fingerprint_options, NULL,
+    "exit: 0 X implements every asked mode with RNE and the contracts' nibble order, 1 otherwise,\n"
+    "      2 bad usage or an unknown quantizer, 3 a GPU quantizer without a GPU\n"};
+
+/* The scale modes to ask for, [*m0, *m1). Returns the exit code (PASS: a valid --mode). */
+static int plan_modes(const fingerprint_opts *o, int *m0, int *m1)
 {
-    if (a4w4_wants_help(argc, argv)) {
-        fputs(fingerprint_usage, stdout);
+    *m0 = 0;
+    *m1 = A4W4_SCALE_MODE_COUNT;
+    if (!o->mode)
         return A4W4_EXIT_PASS;
-    }
-    const char *name = NULL, *mode_s = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if ((!strcmp(a, "--backend") || !strcmp(a, "--mode")) && i + 1 >= argc) {
-            a4w4_errorf("fingerprint: %s needs a value", a);
-            return A4W4_EXIT_BADINPUT;
-        }
-        if (!strcmp(a, "--backend"))
-            name = argv[++i];
-        else if (!strcmp(a, "--mode"))
-            mode_s = argv[++i];
-        else {
-            a4w4_errorf("fingerprint: unknown argument '%s' (see a4w4check fingerprint --help)", a);
-            return A4W4_EXIT_BADINPUT;
-        }
-    }
-    if (!name) {
-        a4w4_errorf("fingerprint: --backend X is required (a quantizer, e.g. ref)");
+    *m0 = a4w4_scale_mode_parse(o->mode);
+    if (*m0 < 0) {
+        a4w4_errorf("fingerprint: --mode '%s' is not a scale mode (round_up, round_down, "
+                    "ceil, even)", o->mode);
         return A4W4_EXIT_BADINPUT;
     }
-    int m0 = 0, m1 = A4W4_SCALE_MODE_COUNT;
-    if (mode_s) {
-        m0 = a4w4_scale_mode_parse(mode_s);
-        if (m0 < 0) {
-            a4w4_errorf("fingerprint: --mode '%s' is not a scale mode (round_up, round_down, "
-                        "ceil, even)", mode_s);
-            return A4W4_EXIT_BADINPUT;
-        }
-        m1 = m0 + 1;
-    }
+    *m1 = *m0 + 1;
+    return A4W4_EXIT_PASS;
+}
+
+/* Open the quantizer named by --backend into b. Returns the exit code. */
+static int open_quantizer(const char *name, a4w4_backend *b)
+{
     char names[1024], err[1024];
     const a4w4_backend_type *t = a4w4_quantizer_find(name, names, sizeof names);
     if (!t) {
         a4w4_errorf("fingerprint: --backend '%s' is not a quantizer (%s)", name, names);
         return A4W4_EXIT_BADINPUT;
     }
-    a4w4_backend b;
-    int orc = a4w4_backend_open_type(t, NULL, &b, err, sizeof err);
-    if (orc) {
+    int orc = a4w4_backend_open_type(t, NULL, b, err, sizeof err);
+    if (orc)
         a4w4_errorf("fingerprint: %s", err);
-        return orc;
-    }
+    return orc;
+}
+
+/* Fingerprint b in modes [m0, m1), one line each. Returns the exit code. */
+static int run_modes(a4w4_backend *b, int m0, int m1)
+{
     int rc = A4W4_EXIT_PASS;
     for (int m = m0; m < m1; m++) {
         a4w4_fingerprint fp;
-        if (a4w4_fingerprint_quantizer(&b, m, &fp, err, sizeof err) != A4W4_OK) {
+        char err[1024];
+        if (a4w4_fingerprint_quantizer(b, m, &fp, err, sizeof err) != A4W4_OK) {
             a4w4_errorf("fingerprint: %s", err);
             rc = A4W4_EXIT_MISMATCH;
             continue;
         }
         int ok = a4w4_fingerprint_conforms(&fp);
-        printf("fingerprint %s asked %s: %s (%s)\n", b.name,
+        printf("fingerprint %s asked %s: %s (%s)\n", b->name,
                a4w4_scale_mode_name((a4w4_scale_mode)m), fp.summary,
                ok ? "as asked" : "differs from the asked mode + RNE");
         if (!ok)
             rc = A4W4_EXIT_MISMATCH;
     }
+    return rc;
+}
+
+int cmd_fingerprint(int argc, char **argv)
+{
+    fingerprint_opts o = {NULL, NULL};
+    a4w4_args args;
+    int rc = a4w4_options_parse(&fingerprint_spec, &o, argc, argv, &args);
+    if (rc != A4W4_OPTS_CONTINUE)
+        return rc;
+    if (!o.backend) {
+        a4w4_errorf("fingerprint: --backend X is required (a quantizer, e.g. ref)");
+        return A4W4_EXIT_BADINPUT;
+    }
+    int m0, m1;
+    a4w4_backend b;
+    if ((rc = plan_modes(&o, &m0, &m1)) || (rc = open_quantizer(o.backend, &b)))
+        return rc;
+    rc = run_modes(&b, m0, m1);
     a4w4_backend_close(&b);
     if (fflush(stdout) != 0) {
         a4w4_errorf("fingerprint: cannot write the output");

@@ -56,9 +56,11 @@
 #include "a4w4_dispatch.h"
 #include "a4w4_policy.h"
 #include "a4w4check.h"
+#include "backend_list.h"
+#include "options.h"
+#include "progress.h"
 #include "registry.h"
 #include "casefile.h"
-#include "mutants.h"
 #include "results.h"
 #include "runner.h"
 #include "stream.h"
@@ -79,21 +81,36 @@ static const char hazards_usage[] =
     "under another walk order of its table, whether their tiles fit N) and SGLang's layer\n"
     "policy (is the cell fenced onto Triton). Routing as `route --scan`: gfx950, 256 CUs,\n"
     "log2_k_split 0, preshuffled weights, the tables under cases/aiter/.\n"
-    "\n"
-    "  --k LIST        only these K values (default: every K of the case file)\n"
-    "  --quick         a subset for tests: M {1, 2, 16, 33, 64} x N {16, 64, 128, 160, 192,\n"
-    "                  256}, K 256 unless --k says otherwise\n"
-    "  --cases FILE    the sweep (default " DEFAULT_CASES ")\n"
-    "  --backend LIST  comma-separated backends (default every backend available here); a\n"
-    "                  selftest mutant's name works too (mut-rows-small-n shows the fence)\n"
-    "  --json          also write DIR/hazards.json (atomically)\n"
-    "  --out DIR       where hazards.json goes (default build/out)\n"
-    "  --jobs N        cases run in parallel (default: the CPU count when every backend is a\n"
-    "                  built-in CPU one, else 1)\n"
-    "  --quiet         no progress lines\n"
-    "\n"
+    "\n";
+
+typedef struct {
+    const char *cases_arg, *klist, *out_dir;
+    a4w4_opt_list backend;
+    int quick, json, quiet, jobs;
+} hazards_opts;
+
+static const a4w4_option hazards_options[] = {
+    OPT_STRING("k", hazards_opts, klist, "LIST", "only these K values (default: every K of the case file)"),
+    OPT_FLAG("quick", hazards_opts, quick,
+             "a subset for tests: M {1, 2, 16, 33, 64} x N {16, 64, 128, 160, 192,\n"
+             "256}, K 256 unless --k says otherwise"),
+    OPT_STRING("cases", hazards_opts, cases_arg, "FILE", "the sweep (default " DEFAULT_CASES ")"),
+    OPT_LIST("backend", hazards_opts, backend, "LIST",
+             "comma-separated backends (default every backend available here); a\n"
+             "selftest mutant's name works too (mut-rows-small-n shows the fence)"),
+    OPT_FLAG("json", hazards_opts, json, "also write DIR/hazards.json (atomically)"),
+    OPT_STRING("out", hazards_opts, out_dir, "DIR", "where hazards.json goes (default build/out)"),
+    OPT_INT("jobs", hazards_opts, jobs, "N", 1, 256,
+            "cases run in parallel (default: the CPU count when every backend is a\n"
+            "built-in CPU one, else 1)"),
+    OPT_FLAG("quiet", hazards_opts, quiet, "no progress lines"),
+    OPT_END(),
+};
+
+static const a4w4_command_spec hazards_spec = {
+    "hazards", hazards_usage, hazards_options, NULL,
     "exit: 0 every backend passes every cell, 1 a failure, 2 bad input, 3 a GPU backend\n"
-    "      without a GPU, 4 hazards.json not written\n";
+    "      without a GPU, 4 hazards.json not written\n"};
 
 enum { CLS_FAIL, CLS_EXPOSED, CLS_ORDER, CLS_FENCED, CLS_OK, NCLS };
 static const char *const cls_name[NCLS] = {"fail", "exposed", "order_dependent", "fenced", "ok"};
@@ -130,8 +147,8 @@ typedef struct {
     int nfail;
     a4w4_runner runner;
     pthread_mutex_t mu;
-    int quiet, tty, io_error;
-    double t0, last;
+    int io_error;
+    a4w4_progress pg;
     char err[512];
 } work;
 
@@ -220,16 +237,7 @@ static void *worker(void *arg)
         cl->done = 1;
         w->ndone++;
         w->nfail += f > 0;
-        double now = a4w4_now();
-        if (!w->quiet && (now - w->last >= 5.0 || w->ndone == w->ncells)) {
-            double el = now - w->t0;
-            fprintf(stderr, "%sa4w4check hazards: [%zu/%zu] %d failing, %.0fs elapsed, ETA %.0fs%s",
-                    w->tty ? "\r\033[K" : "", w->ndone, w->ncells, w->nfail, el,
-                    el / (double)w->ndone * (double)(w->ncells - w->ndone),
-                    w->tty && w->ndone < w->ncells ? "" : "\n");
-            fflush(stderr);
-            w->last = now;
-        }
+        a4w4_progress_count(&w->pg, w->ndone, w->ncells, w->nfail);
         pthread_mutex_unlock(&w->mu);
     }
 }
@@ -393,216 +401,199 @@ static void print_map(const cell *cells, size_t n, const size_t *Ms, size_t nM, 
     free(g);
 }
 
-int cmd_hazards(int argc, char **argv)
+/* ---- the command ------------------------------------------------------------------------ */
+
+static const int quick_m[] = {1, 2, 16, 33, 64}, quick_n[] = {16, 64, 128, 160, 192, 256};
+
+/* Everything a hazard map is made of: the cells (cases of the sweep that pass the filters,
+ * sorted by K, N, M), the backends, the dispatch tables, and after the sweep the counts. */
+typedef struct {
+    int ks[MAX_K], nk;
+    const char *cases_path;
+    a4w4_case *cases;
+    size_t ncases;
+    cell *cells;
+    size_t n;
+    a4w4_backend bk[MAX_BACKENDS];
+    size_t nbk;
+    a4w4_heur_params hp;
+    const char *tpath, *kpath;
+    a4w4_tuned_table tuned;
+    a4w4_kernel_table kt;
+    int jobs;
+    double secs;
+    size_t ncls[NCLS], vcount[MAX_BACKENDS][4], oracle_fail;
+    size_t *Ms, *Ns, *Ks, nM, nN, nK;
+    char cbuf[4096], tbuf[4096], kbuf[4096];
+} hazards_plan;
+
+/* The K filter: --k's values, or 256 for --quick. Returns the exit code. */
+static int plan_k(const hazards_opts *o, hazards_plan *p)
 {
-    if (a4w4_wants_help(argc, argv)) {
-        fputs(hazards_usage, stdout);
-        return A4W4_EXIT_PASS;
-    }
-    const char *cases_arg = NULL, *klist = NULL, *blist = NULL, *out_dir = "build/out";
-    int quick = 0, json = 0, quiet = 0;
-    long jobs = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int takes = !strcmp(a, "--k") || !strcmp(a, "--cases") || !strcmp(a, "--backend") ||
-                    !strcmp(a, "--out") || !strcmp(a, "--jobs");
-        if (takes && i + 1 >= argc) {
-            a4w4_errorf("hazards: %s needs a value", a);
-            return A4W4_EXIT_BADINPUT;
-        }
-        if (!strcmp(a, "--k"))
-            klist = argv[++i];
-        else if (!strcmp(a, "--cases"))
-            cases_arg = argv[++i];
-        else if (!strcmp(a, "--backend"))
-            blist = argv[++i];
-        else if (!strcmp(a, "--out"))
-            out_dir = argv[++i];
-        else if (!strcmp(a, "--jobs")) {
-            char *end;
-            jobs = strtol(argv[++i], &end, 10);
-            if (*end || jobs < 1 || jobs > 256) {
-                a4w4_errorf("hazards: --jobs '%s' is not an integer in 1..256", argv[i]);
-                return A4W4_EXIT_BADINPUT;
-            }
-        } else if (!strcmp(a, "--quick"))
-            quick = 1;
-        else if (!strcmp(a, "--json"))
-            json = 1;
-        else if (!strcmp(a, "--quiet"))
-            quiet = 1;
-        else {
-            a4w4_errorf("hazards: unknown argument '%s' (see a4w4check hazards --help)", a);
-            return A4W4_EXIT_BADINPUT;
-        }
-    }
-    int ks[MAX_K], nk = 0;
-    if (klist && !parse_klist(klist, ks, &nk)) {
+    if (o->klist && !parse_klist(o->klist, p->ks, &p->nk)) {
         a4w4_errorf("hazards: --k '%s': K values must be positive multiples of 32, "
-                    "comma-separated, at most %d", klist, MAX_K);
+                    "comma-separated, at most %d", o->klist, MAX_K);
         return A4W4_EXIT_BADINPUT;
     }
-    if (quick && !klist) {
-        ks[0] = 256;
-        nk = 1;
+    if (o->quick && !o->klist) {
+        p->ks[0] = 256;
+        p->nk = 1;
     }
-    static const int quick_m[] = {1, 2, 16, 33, 64}, quick_n[] = {16, 64, 128, 160, 192, 256};
+    return A4W4_EXIT_PASS;
+}
 
-    char cbuf[4096], tbuf[4096], kbuf[4096], err[1024];
-    const char *cases_path = cases_arg ? cases_arg : a4w4_data_path(DEFAULT_CASES, cbuf, sizeof cbuf);
-    a4w4_case *cases = NULL;
-    size_t ncases = 0;
-    if (a4w4_casefile_read(cases_path, &cases, &ncases, err, sizeof err)) {
+/* The cells: the sweep's cases that pass --k and --quick, sorted. Returns the exit code. */
+static int plan_cells(const hazards_opts *o, hazards_plan *p)
+{
+    char err[1024];
+    p->cases_path = o->cases_arg ? o->cases_arg : a4w4_data_path(DEFAULT_CASES, p->cbuf, sizeof p->cbuf);
+    if (a4w4_casefile_read(p->cases_path, &p->cases, &p->ncases, err, sizeof err)) {
         a4w4_errorf("hazards: %s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    cell *cells = calloc(ncases ? ncases : 1, sizeof *cells);
-    a4w4_backend bk[MAX_BACKENDS];
-    int nbk = 0, rc = A4W4_EXIT_PASS;
-    a4w4_tuned_table tuned = {0};
-    a4w4_kernel_table kt = {0};
-    size_t *Ms = NULL, *Ns = NULL, *Ks = NULL, nM = 0, nN = 0, nK = 0, n = 0;
-    if (!cells) {
+    p->cells = calloc(p->ncases ? p->ncases : 1, sizeof *p->cells);
+    if (!p->cells) {
         a4w4_errorf("hazards: out of memory");
-        free(cases);
         return A4W4_EXIT_BADINPUT;
     }
-    for (size_t i = 0; i < ncases; i++) {
-        const a4w4_case *c = &cases[i];
-        if ((nk && !in_ints(ks, nk, (long)c->K)) ||
-            (quick && (!in_ints(quick_m, 5, (long)c->M) || !in_ints(quick_n, 6, (long)c->N))))
+    for (size_t i = 0; i < p->ncases; i++) {
+        const a4w4_case *c = &p->cases[i];
+        if ((p->nk && !in_ints(p->ks, p->nk, (long)c->K)) ||
+            (o->quick && (!in_ints(quick_m, 5, (long)c->M) || !in_ints(quick_n, 6, (long)c->N))))
             continue;
         if (c->M > A4W4_DIM_MAX || c->N > A4W4_DIM_MAX || c->K > A4W4_DIM_MAX) {
-            a4w4_errorf("hazards: %s: case %s: M, N and K must be at most %d", cases_path,
+            a4w4_errorf("hazards: %s: case %s: M, N and K must be at most %d", p->cases_path,
                         c->name, A4W4_DIM_MAX);
-            rc = A4W4_EXIT_BADINPUT;
-            goto out;
+            return A4W4_EXIT_BADINPUT;
         }
-        memset(cells[n].v, V_SKIP, sizeof cells[n].v); /* until the runner says otherwise */
-        cells[n++].c = c;
+        memset(p->cells[p->n].v, V_SKIP, sizeof p->cells[p->n].v); /* until the runner says otherwise */
+        p->cells[p->n++].c = c;
     }
-    if (!n) {
-        a4w4_errorf("hazards: %s: no case matches%s%s%s", cases_path, klist ? " --k " : "",
-                    klist ? klist : "", quick ? " and the --quick subset" : "");
-        rc = A4W4_EXIT_BADINPUT;
-        goto out;
+    if (!p->n) {
+        a4w4_errorf("hazards: %s: no case matches%s%s%s", p->cases_path, o->klist ? " --k " : "",
+                    o->klist ? o->klist : "", o->quick ? " and the --quick subset" : "");
+        return A4W4_EXIT_BADINPUT;
     }
-    qsort(cells, n, sizeof *cells, cell_cmp);
+    qsort(p->cells, p->n, sizeof *p->cells, cell_cmp);
+    return A4W4_EXIT_PASS;
+}
 
-    /* backends */
-    if (!blist) {
-        char skipped[2048];
-        nbk = (int)a4w4_backend_defaults(bk, MAX_BACKENDS, skipped, sizeof skipped);
-        if (skipped[0] && !quiet)
-            for (char *save = NULL, *l = strtok_r(skipped, "\n", &save); l;
-                 l = strtok_r(NULL, "\n", &save))
-                fprintf(stderr, "a4w4check hazards: notice: skipping backend %s\n", l);
-    } else {
-        char b2[2048];
-        snprintf(b2, sizeof b2, "%s", blist);
-        for (char *save = NULL, *t = strtok_r(b2, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            if (nbk == MAX_BACKENDS) {
-                a4w4_errorf("hazards: more than %d backends", MAX_BACKENDS);
-                rc = A4W4_EXIT_BADINPUT;
-                goto out;
-            }
-            /* a mutant (selftest --list) by name too: its failing cells show on the map */
-            const a4w4_backend_type *mt = a4w4_mutant_find(t);
-            int orc = mt ? a4w4_backend_open_type(mt, NULL, &bk[nbk], err, sizeof err)
-                         : a4w4_backend_open(t, &bk[nbk], err, sizeof err);
-            if (orc) {
-                a4w4_errorf("hazards: %s", err);
-                rc = orc;
-                goto out;
-            }
-            nbk++;
-        }
-    }
-    if (!nbk) {
-        a4w4_errorf("hazards: no backend to run");
-        rc = A4W4_EXIT_BADINPUT;
-        goto out;
-    }
-
-    /* routing and policy per cell (static; before the long part, so bad tables stop early) */
-    a4w4_heur_params hp = {"gfx950", 256, 0, 1};
-    const char *tpath = a4w4_data_path(DEFAULT_TUNED, tbuf, sizeof tbuf);
-    const char *kpath = a4w4_data_path(DEFAULT_KERNELS, kbuf, sizeof kbuf);
-    if (a4w4_tuned_load(&tuned, tpath, err, sizeof err) != A4W4_OK) {
+/* Routing and policy per cell (static; before the long part, so bad tables stop early).
+ * Returns the exit code. */
+static int plan_routes(hazards_plan *p)
+{
+    char err[1024];
+    p->hp = (a4w4_heur_params){"gfx950", 256, 0, 1};
+    p->tpath = a4w4_data_path(DEFAULT_TUNED, p->tbuf, sizeof p->tbuf);
+    p->kpath = a4w4_data_path(DEFAULT_KERNELS, p->kbuf, sizeof p->kbuf);
+    if (a4w4_tuned_load(&p->tuned, p->tpath, err, sizeof err) != A4W4_OK) {
         a4w4_errorf("hazards: tuned table %s", err);
-        rc = A4W4_EXIT_BADINPUT;
-        goto out;
+        return A4W4_EXIT_BADINPUT;
     }
-    if (a4w4_kernels_load(&kt, kpath, NULL, err, sizeof err) != A4W4_OK) {
+    if (a4w4_kernels_load(&p->kt, p->kpath, NULL, err, sizeof err) != A4W4_OK) {
         a4w4_errorf("hazards: kernel table %s", err);
-        rc = A4W4_EXIT_BADINPUT;
-        goto out;
+        return A4W4_EXIT_BADINPUT;
     }
-    for (size_t i = 0; i < n; i++)
-        if (route_cell(&cells[i], &tuned, &kt, &hp, err, sizeof err)) {
+    for (size_t i = 0; i < p->n; i++)
+        if (route_cell(&p->cells[i], &p->tuned, &p->kt, &p->hp, err, sizeof err)) {
             a4w4_errorf("hazards: %s", err);
-            rc = A4W4_EXIT_BADINPUT;
-            goto out;
+            return A4W4_EXIT_BADINPUT;
         }
+    return A4W4_EXIT_PASS;
+}
 
-    /* the sweep */
+/* Cells, backends, routes. Returns the exit code. */
+static int plan_hazards(const hazards_opts *o, hazards_plan *p)
+{
+    int rc = plan_k(o, p);
+    if (rc == A4W4_EXIT_PASS)
+        rc = plan_cells(o, p);
+    if (rc != A4W4_EXIT_PASS)
+        return rc;
+    a4w4_backend_list_opts bo = {"hazards", MAX_BACKENDS, 1, o->quiet};
+    if ((rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nbk)) != A4W4_EXIT_PASS)
+        return rc;
+    if (!p->nbk) {
+        a4w4_errorf("hazards: no backend to run");
+        return A4W4_EXIT_BADINPUT;
+    }
+    return plan_routes(p);
+}
+
+/* --jobs, or the CPU count when every backend is a built-in CPU one, else 1; at most a job
+ * per cell. */
+static int job_count(const hazards_opts *o, const hazards_plan *p)
+{
+    long jobs = o->jobs;
     if (!jobs) {
         int all_cpu = 1;
-        for (int b = 0; b < nbk; b++)
-            all_cpu &= bk[b].type == &a4w4_backend_cpu_asm ||
-                       bk[b].type == &a4w4_backend_cpu_fallback;
+        for (size_t b = 0; b < p->nbk; b++)
+            all_cpu &= p->bk[b].type == &a4w4_backend_cpu_asm ||
+                       p->bk[b].type == &a4w4_backend_cpu_fallback;
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         jobs = all_cpu && ncpu > 1 ? (ncpu > 64 ? 64 : ncpu) : 1;
     }
-    if ((size_t)jobs > n)
-        jobs = (long)n;
+    if ((size_t)jobs > p->n)
+        jobs = (long)p->n;
+    return (int)jobs;
+}
+
+/* The sweep: every cell through the runner on p->jobs threads. Returns the exit code. */
+static int run_sweep(const hazards_opts *o, hazards_plan *p)
+{
+    p->jobs = job_count(o, p);
     work w;
     memset(&w, 0, sizeof w);
-    w.cells = cells;
-    w.ncells = n;
-    w.runner.backends = bk;
-    w.runner.nbackends = (size_t)nbk;
-    w.quiet = quiet;
-    w.tty = isatty(2);
-    w.t0 = w.last = a4w4_now();
+    w.cells = p->cells;
+    w.ncells = p->n;
+    w.runner.backends = p->bk;
+    w.runner.nbackends = p->nbk;
+    a4w4_progress_start(&w.pg, "hazards", o->quiet, 1);
     pthread_mutex_init(&w.mu, NULL);
     pthread_t th[256];
     long started = 0;
-    for (long j = 1; j < jobs; j++)
+    for (long j = 1; j < p->jobs; j++)
         if (pthread_create(&th[started], NULL, worker, &w) == 0)
             started++;
     worker(&w);
     for (long j = 0; j < started; j++)
         pthread_join(th[j], NULL);
     pthread_mutex_destroy(&w.mu);
-    double secs = a4w4_now() - w.t0;
+    p->secs = a4w4_now() - w.pg.t0;
     if (w.io_error) {
         a4w4_errorf("hazards: %s", w.err);
-        rc = A4W4_EXIT_BADINPUT;
-        goto out;
+        return A4W4_EXIT_BADINPUT;
     }
+    return A4W4_EXIT_PASS;
+}
 
-    /* the map */
-    size_t ncls[NCLS] = {0}, vcount[MAX_BACKENDS][4], oracle_fail = 0;
-    memset(vcount, 0, sizeof vcount);
-    for (size_t i = 0; i < n; i++) {
-        classify(&cells[i], (size_t)nbk);
-        ncls[cells[i].cls]++;
-        oracle_fail += (size_t)cells[i].oracle_fail;
-        for (int b = 0; b < nbk; b++)
-            vcount[b][cells[i].v[b]]++;
+/* Classes, counts per class and per backend verdict, the axes. Returns the exit code. */
+static int tally(hazards_plan *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        classify(&p->cells[i], p->nbk);
+        p->ncls[p->cells[i].cls]++;
+        p->oracle_fail += (size_t)p->cells[i].oracle_fail;
+        for (size_t b = 0; b < p->nbk; b++)
+            p->vcount[b][p->cells[i].v[b]]++;
     }
-    Ms = axis(cells, n, 0, &nM);
-    Ns = axis(cells, n, 1, &nN);
-    Ks = axis(cells, n, 2, &nK);
-    if (!Ms || !Ns || !Ks) {
+    p->Ms = axis(p->cells, p->n, 0, &p->nM);
+    p->Ns = axis(p->cells, p->n, 1, &p->nN);
+    p->Ks = axis(p->cells, p->n, 2, &p->nK);
+    if (!p->Ms || !p->Ns || !p->Ks) {
         a4w4_errorf("hazards: out of memory");
-        rc = A4W4_EXIT_BADINPUT;
-        goto out;
+        return A4W4_EXIT_BADINPUT;
     }
-    printf("hazards: %zu cells from %s%s; backends", n, cases_path, quick ? " (--quick subset)" : "");
-    for (int b = 0; b < nbk; b++)
-        printf("%s %s", b ? "," : "", bk[b].name);
+    return A4W4_EXIT_PASS;
+}
+
+/* The text map on stdout: the run line, the legend, a map per K, the counts, the failures. */
+static void print_text(const hazards_opts *o, const hazards_plan *p)
+{
+    printf("hazards: %zu cells from %s%s; backends", p->n, p->cases_path,
+           o->quick ? " (--quick subset)" : "");
+    for (size_t b = 0; b < p->nbk; b++)
+        printf("%s %s", b ? "," : "", p->bk[b].name);
     printf("; routing gfx950, 256 CUs, log2_k_split 0, bpreshuffle 1; policy: %s on, 2-D input\n",
            A4W4_POLICY_FLAG);
     printf("legend:");
@@ -611,173 +602,232 @@ int cmd_hazards(int argc, char **argv)
     printf("\n");
     for (int c = 0; c < NCLS; c++)
         printf("  %c %-16s %s\n", cls_sym[c], cls_name[c], cls_what[c]);
-    for (size_t k = 0; k < nK; k++)
-        print_map(cells, n, Ms, nM, Ns, nN, Ks[k]);
+    for (size_t k = 0; k < p->nK; k++)
+        print_map(p->cells, p->n, p->Ms, p->nM, p->Ns, p->nN, p->Ks[k]);
     printf("\ncells:");
     for (int c = 0; c < NCLS; c++)
-        printf("%s %zu %s", c ? "," : "", ncls[c], cls_name[c]);
+        printf("%s %zu %s", c ? "," : "", p->ncls[c], cls_name[c]);
     printf("\n");
-    for (int b = 0; b < nbk; b++)
-        printf("%-24s %zu pass, %zu fail, %zu n/a%s\n", bk[b].name, vcount[b][V_PASS],
-               vcount[b][V_FAIL], vcount[b][V_NA],
-               vcount[b][V_SKIP] ? " (some skipped)" : "");
-    if (oracle_fail)
-        printf("oracle cross-check failed on %zu cells\n", oracle_fail);
+    for (size_t b = 0; b < p->nbk; b++)
+        printf("%-24s %zu pass, %zu fail, %zu n/a%s\n", p->bk[b].name, p->vcount[b][V_PASS],
+               p->vcount[b][V_FAIL], p->vcount[b][V_NA],
+               p->vcount[b][V_SKIP] ? " (some skipped)" : "");
+    if (p->oracle_fail)
+        printf("oracle cross-check failed on %zu cells\n", p->oracle_fail);
     size_t shown = 0;
-    for (size_t i = 0; i < n && shown < 20; i++)
-        if (cells[i].cls == CLS_FAIL) {
-            printf("FAIL M=%zu N=%zu K=%zu (%s) %s\n", cells[i].c->M, cells[i].c->N,
-                   cells[i].c->K, cells[i].c->name, cells[i].first_fail);
+    for (size_t i = 0; i < p->n && shown < 20; i++)
+        if (p->cells[i].cls == CLS_FAIL) {
+            printf("FAIL M=%zu N=%zu K=%zu (%s) %s\n", p->cells[i].c->M, p->cells[i].c->N,
+                   p->cells[i].c->K, p->cells[i].c->name, p->cells[i].first_fail);
             shown++;
         }
-    if (ncls[CLS_FAIL] > shown)
-        printf("... %zu more failing cells (see --json)\n", ncls[CLS_FAIL] - shown);
-    printf("%.1f s, %ld job%s\n", secs, jobs, jobs == 1 ? "" : "s");
-    rc = ncls[CLS_FAIL] ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
+    if (p->ncls[CLS_FAIL] > shown)
+        printf("... %zu more failing cells (see --json)\n", p->ncls[CLS_FAIL] - shown);
+    printf("%.1f s, %d job%s\n", p->secs, p->jobs, p->jobs == 1 ? "" : "s");
+}
 
-    if (json) {
-        cJSON *doc = cJSON_CreateObject();
-        cJSON_AddStringToObject(doc, "schema", "a4w4check-hazards/1");
-        cJSON_AddStringToObject(doc, "tool_version", A4W4_TOOL_VERSION);
-        cJSON_AddStringToObject(doc, "cases_file", cases_path);
-        cJSON_AddBoolToObject(doc, "quick", quick);
-        cJSON *ba = cJSON_AddArrayToObject(doc, "backends");
-        for (int b = 0; b < nbk; b++)
-            cJSON_AddItemToArray(ba, cJSON_CreateString(bk[b].name));
-        cJSON *ro = cJSON_AddObjectToObject(doc, "routing");
-        cJSON_AddStringToObject(ro, "gfx", hp.gfx);
-        cJSON_AddNumberToObject(ro, "cu_num", hp.num_cu);
-        cJSON_AddNumberToObject(ro, "log2_k_split", hp.log2_k_split);
-        cJSON_AddNumberToObject(ro, "bpreshuffle", hp.bpreshuffle);
-        cJSON_AddStringToObject(ro, "tuned", tpath);
-        cJSON_AddStringToObject(ro, "kernels", kpath);
-        cJSON *po = cJSON_AddObjectToObject(doc, "policy");
-        cJSON_AddStringToObject(po, "flag", A4W4_POLICY_FLAG);
-        cJSON_AddBoolToObject(po, "flag_on", 1);
-        cJSON_AddStringToObject(po, "input", "2d");
-        cJSON *ax = cJSON_AddObjectToObject(doc, "axes");
-        const size_t *av[3] = {Ms, Ns, Ks};
-        size_t an[3] = {nM, nN, nK};
-        static const char *const anames[3] = {"M", "N", "K"};
-        for (int a = 0; a < 3; a++) {
-            cJSON *arr = cJSON_AddArrayToObject(ax, anames[a]);
-            for (size_t i = 0; i < an[a]; i++)
-                cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)av[a][i]));
-        }
-        cJSON *cd = cJSON_AddObjectToObject(doc, "classes");
-        for (int c = 0; c < NCLS; c++)
-            cJSON_AddStringToObject(cd, cls_name[c], cls_what[c]);
-        cJSON *ca = cJSON_AddArrayToObject(doc, "cells");
-        for (size_t i = 0; i < n; i++) {
-            const cell *cl = &cells[i];
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "M", (double)cl->c->M);
-            cJSON_AddNumberToObject(o, "N", (double)cl->c->N);
-            cJSON_AddNumberToObject(o, "K", (double)cl->c->K);
-            cJSON_AddStringToObject(o, "case", cl->c->name);
-            cJSON_AddStringToObject(o, "class", cls_name[cl->cls]);
-            cJSON *res = cJSON_AddObjectToObject(o, "results");
-            cJSON *pa = cJSON_AddArrayToObject(o, "pass");
-            cJSON *fa = cJSON_AddArrayToObject(o, "fail");
-            cJSON *na = cJSON_AddArrayToObject(o, "na");
-            for (int b = 0; b < nbk; b++) {
-                cJSON_AddStringToObject(res, bk[b].name, v_name[cl->v[b]]);
-                cJSON *to = cl->v[b] == V_PASS ? pa : cl->v[b] == V_FAIL ? fa
-                          : cl->v[b] == V_NA ? na : NULL;
-                if (to)
-                    cJSON_AddItemToArray(to, cJSON_CreateString(bk[b].name));
-            }
-            cJSON_AddStringToObject(o, "oracle", cl->oracle_fail ? "fail" : "pass");
-            if (cl->first_fail[0])
-                cJSON_AddStringToObject(o, "first_failure", cl->first_fail);
-            else
-                cJSON_AddNullToObject(o, "first_failure");
-            cJSON *r = cJSON_AddObjectToObject(o, "route");
-            cJSON_AddStringToObject(r, "source", a4w4_route_source_name(cl->source));
-            cJSON_AddStringToObject(r, "kernel", cl->kernel);
-            cJSON_AddStringToObject(r, "label", cl->label);
-            if (cl->tile_m) {
-                int tile[2] = {cl->tile_m, cl->tile_n};
-                cJSON_AddItemToObject(r, "tile", cJSON_CreateIntArray(tile, 2));
-            } else
-                cJSON_AddNullToObject(r, "tile");
-            cJSON_AddBoolToObject(r, "kernel_fits_N", cl->kernel_fits);
-            cJSON_AddNumberToObject(r, "possible_winners", cl->nwin);
-            cJSON_AddNumberToObject(r, "possible_winners_not_fitting_N", cl->nnofit);
-            cJSON_AddItemToObject(r, "winners", label_array(&kt, cl->win));
-            cJSON_AddItemToObject(r, "not_fitting_N", label_array(&kt, cl->nofit));
-            cJSON *p = cJSON_AddObjectToObject(o, "policy");
-            cJSON_AddStringToObject(p, "decision", a4w4_decision_name(cl->pol.decision));
-            cJSON_AddStringToObject(p, "reason", a4w4_policy_reason_name(cl->pol.reason));
-            cJSON_AddBoolToObject(p, "fenced", cl->pol.decision != A4W4_DECIDE_ASM);
-            cJSON_AddItemToArray(ca, o);
-        }
-        cJSON *tot = cJSON_AddObjectToObject(doc, "totals");
-        cJSON_AddNumberToObject(tot, "cells", (double)n);
-        cJSON *tc = cJSON_AddObjectToObject(tot, "classes");
-        for (int c = 0; c < NCLS; c++)
-            cJSON_AddNumberToObject(tc, cls_name[c], (double)ncls[c]);
-        cJSON *tb = cJSON_AddObjectToObject(tot, "backends");
-        for (int b = 0; b < nbk; b++) {
-            cJSON *x = cJSON_AddObjectToObject(tb, bk[b].name);
-            for (int v = 0; v < 4; v++)
-                cJSON_AddNumberToObject(x, v_name[v], (double)vcount[b][v]);
-        }
-        cJSON_AddNumberToObject(tot, "oracle_fail", (double)oracle_fail);
-        cJSON_AddNumberToObject(tot, "seconds", secs);
-        char *text = cJSON_PrintUnformatted(doc);
-        cJSON_Delete(doc);
-        char path[4096];
-        snprintf(path, sizeof path, "%s/hazards.json", out_dir);
-        if (!text || a4w4_mkdir_p(out_dir, err, sizeof err) ||
-            a4w4_write_atomic(path, text, strlen(text), err, sizeof err)) {
-            a4w4_errorf("hazards: --out %s: %s", out_dir, text ? err : "out of memory");
-            rc = A4W4_EXIT_IO;
-        } else {
-            printf("wrote %s\n", path);
-        }
-        free(text);
-        /* the same cells as a results document, so `a4w4check report DIR --format html` draws
-         * the hazard heat map from this run (its schema is that of `run`) */
-        if (rc == A4W4_EXIT_PASS || rc == A4W4_EXIT_MISMATCH) {
-            cJSON *res = cJSON_CreateObject();
-            cJSON_AddStringToObject(res, "schema", A4W4_RESULTS_SCHEMA);
-            cJSON_AddStringToObject(res, "tool", "a4w4check");
-            cJSON_AddStringToObject(res, "tool_version", A4W4_TOOL_VERSION);
-            cJSON_AddStringToObject(res, "set", "hazard");
-            cJSON_AddStringToObject(res, "cases_file", cases_path);
-            cJSON *bl = cJSON_AddArrayToObject(res, "backends");
-            cJSON_AddItemToArray(bl, cJSON_CreateString("oracle"));
-            for (int b = 0; b < nbk; b++)
-                cJSON_AddItemToArray(bl, cJSON_CreateString(bk[b].name));
-            cJSON *all = cJSON_AddArrayToObject(res, "cases");
-            for (size_t i = 0; i < n; i++) {
-                cJSON *e;
-                if (cells[i].entries)
-                    cJSON_ArrayForEach(e, cells[i].entries) cJSON_AddItemToArray(all, cJSON_Duplicate(e, 1));
-            }
-            if (a4w4_results_write(res, out_dir, err, sizeof err)) {
-                a4w4_errorf("hazards: --out %s", err);
-                rc = A4W4_EXIT_IO;
-            } else {
-                printf("wrote %s/results.json and %s/summary.md (render the heat map: a4w4check "
-                       "report %s --format html)\n", out_dir, out_dir, out_dir);
-            }
-            cJSON_Delete(res);
-        }
+/* One cell of hazards.json. */
+static cJSON *cell_json(const hazards_plan *p, const cell *cl)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "M", (double)cl->c->M);
+    cJSON_AddNumberToObject(o, "N", (double)cl->c->N);
+    cJSON_AddNumberToObject(o, "K", (double)cl->c->K);
+    cJSON_AddStringToObject(o, "case", cl->c->name);
+    cJSON_AddStringToObject(o, "class", cls_name[cl->cls]);
+    cJSON *res = cJSON_AddObjectToObject(o, "results");
+    cJSON *pa = cJSON_AddArrayToObject(o, "pass");
+    cJSON *fa = cJSON_AddArrayToObject(o, "fail");
+    cJSON *na = cJSON_AddArrayToObject(o, "na");
+    for (size_t b = 0; b < p->nbk; b++) {
+        cJSON_AddStringToObject(res, p->bk[b].name, v_name[cl->v[b]]);
+        cJSON *to = cl->v[b] == V_PASS ? pa : cl->v[b] == V_FAIL ? fa
+                  : cl->v[b] == V_NA ? na : NULL;
+        if (to)
+            cJSON_AddItemToArray(to, cJSON_CreateString(p->bk[b].name));
     }
-out:
-    for (int b = 0; b < nbk; b++)
-        a4w4_backend_close(&bk[b]);
-    a4w4_tuned_free(&tuned);
-    a4w4_kernels_free(&kt);
-    free(Ms);
-    free(Ns);
-    free(Ks);
-    for (size_t i = 0; cells && i < n; i++)
-        cJSON_Delete(cells[i].entries);
-    free(cells);
-    free(cases);
+    cJSON_AddStringToObject(o, "oracle", cl->oracle_fail ? "fail" : "pass");
+    if (cl->first_fail[0])
+        cJSON_AddStringToObject(o, "first_failure", cl->first_fail);
+    else
+        cJSON_AddNullToObject(o, "first_failure");
+    cJSON *r = cJSON_AddObjectToObject(o, "route");
+    cJSON_AddStringToObject(r, "source", a4w4_route_source_name(cl->source));
+    cJSON_AddStringToObject(r, "kernel", cl->kernel);
+    cJSON_AddStringToObject(r, "label", cl->label);
+    if (cl->tile_m) {
+        int tile[2] = {cl->tile_m, cl->tile_n};
+        cJSON_AddItemToObject(r, "tile", cJSON_CreateIntArray(tile, 2));
+    } else
+        cJSON_AddNullToObject(r, "tile");
+    cJSON_AddBoolToObject(r, "kernel_fits_N", cl->kernel_fits);
+    cJSON_AddNumberToObject(r, "possible_winners", cl->nwin);
+    cJSON_AddNumberToObject(r, "possible_winners_not_fitting_N", cl->nnofit);
+    cJSON_AddItemToObject(r, "winners", label_array(&p->kt, cl->win));
+    cJSON_AddItemToObject(r, "not_fitting_N", label_array(&p->kt, cl->nofit));
+    cJSON *pj = cJSON_AddObjectToObject(o, "policy");
+    cJSON_AddStringToObject(pj, "decision", a4w4_decision_name(cl->pol.decision));
+    cJSON_AddStringToObject(pj, "reason", a4w4_policy_reason_name(cl->pol.reason));
+    cJSON_AddBoolToObject(pj, "fenced", cl->pol.decision != A4W4_DECIDE_ASM);
+    return o;
+}
+
+/* The header fields of hazards.json: schema, backends, routing, policy, axes, classes. */
+static void hazards_doc_head(const hazards_opts *o, const hazards_plan *p, cJSON *doc)
+{
+    cJSON_AddStringToObject(doc, "schema", "a4w4check-hazards/1");
+    cJSON_AddStringToObject(doc, "tool_version", A4W4_TOOL_VERSION);
+    cJSON_AddStringToObject(doc, "cases_file", p->cases_path);
+    cJSON_AddBoolToObject(doc, "quick", o->quick);
+    cJSON *ba = cJSON_AddArrayToObject(doc, "backends");
+    for (size_t b = 0; b < p->nbk; b++)
+        cJSON_AddItemToArray(ba, cJSON_CreateString(p->bk[b].name));
+    cJSON *ro = cJSON_AddObjectToObject(doc, "routing");
+    cJSON_AddStringToObject(ro, "gfx", p->hp.gfx);
+    cJSON_AddNumberToObject(ro, "cu_num", p->hp.num_cu);
+    cJSON_AddNumberToObject(ro, "log2_k_split", p->hp.log2_k_split);
+    cJSON_AddNumberToObject(ro, "bpreshuffle", p->hp.bpreshuffle);
+    cJSON_AddStringToObject(ro, "tuned", p->tpath);
+    cJSON_AddStringToObject(ro, "kernels", p->kpath);
+    cJSON *po = cJSON_AddObjectToObject(doc, "policy");
+    cJSON_AddStringToObject(po, "flag", A4W4_POLICY_FLAG);
+    cJSON_AddBoolToObject(po, "flag_on", 1);
+    cJSON_AddStringToObject(po, "input", "2d");
+    cJSON *ax = cJSON_AddObjectToObject(doc, "axes");
+    const size_t *av[3] = {p->Ms, p->Ns, p->Ks};
+    size_t an[3] = {p->nM, p->nN, p->nK};
+    static const char *const anames[3] = {"M", "N", "K"};
+    for (int a = 0; a < 3; a++) {
+        cJSON *arr = cJSON_AddArrayToObject(ax, anames[a]);
+        for (size_t i = 0; i < an[a]; i++)
+            cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)av[a][i]));
+    }
+    cJSON *cd = cJSON_AddObjectToObject(doc, "classes");
+    for (int c = 0; c < NCLS; c++)
+        cJSON_AddStringToObject(cd, cls_name[c], cls_what[c]);
+}
+
+/* hazards.json (the schema at the top of this file). */
+static cJSON *hazards_doc(const hazards_opts *o, const hazards_plan *p)
+{
+    cJSON *doc = cJSON_CreateObject();
+    hazards_doc_head(o, p, doc);
+    cJSON *ca = cJSON_AddArrayToObject(doc, "cells");
+    for (size_t i = 0; i < p->n; i++)
+        cJSON_AddItemToArray(ca, cell_json(p, &p->cells[i]));
+    cJSON *tot = cJSON_AddObjectToObject(doc, "totals");
+    cJSON_AddNumberToObject(tot, "cells", (double)p->n);
+    cJSON *tc = cJSON_AddObjectToObject(tot, "classes");
+    for (int c = 0; c < NCLS; c++)
+        cJSON_AddNumberToObject(tc, cls_name[c], (double)p->ncls[c]);
+    cJSON *tb = cJSON_AddObjectToObject(tot, "backends");
+    for (size_t b = 0; b < p->nbk; b++) {
+        cJSON *x = cJSON_AddObjectToObject(tb, p->bk[b].name);
+        for (int v = 0; v < 4; v++)
+            cJSON_AddNumberToObject(x, v_name[v], (double)p->vcount[b][v]);
+    }
+    cJSON_AddNumberToObject(tot, "oracle_fail", (double)p->oracle_fail);
+    cJSON_AddNumberToObject(tot, "seconds", p->secs);
+    return doc;
+}
+
+/* DIR/hazards.json, atomically. Returns the exit code (PASS: written). */
+static int write_hazards_json(const hazards_opts *o, const hazards_plan *p)
+{
+    char err[1024], path[4096];
+    cJSON *doc = hazards_doc(o, p);
+    char *text = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    snprintf(path, sizeof path, "%s/hazards.json", o->out_dir);
+    int rc = A4W4_EXIT_PASS;
+    if (!text || a4w4_mkdir_p(o->out_dir, err, sizeof err) ||
+        a4w4_write_atomic(path, text, strlen(text), err, sizeof err)) {
+        a4w4_errorf("hazards: --out %s: %s", o->out_dir, text ? err : "out of memory");
+        rc = A4W4_EXIT_IO;
+    } else {
+        printf("wrote %s\n", path);
+    }
+    free(text);
+    return rc;
+}
+
+/* The same cells as a results document, so `a4w4check report DIR --format html` draws the
+ * hazard heat map from this run (its schema is that of `run`). Returns the exit code. */
+static int write_results_doc(const hazards_opts *o, const hazards_plan *p)
+{
+    char err[1024];
+    cJSON *res = cJSON_CreateObject();
+    cJSON_AddStringToObject(res, "schema", A4W4_RESULTS_SCHEMA);
+    cJSON_AddStringToObject(res, "tool", "a4w4check");
+    cJSON_AddStringToObject(res, "tool_version", A4W4_TOOL_VERSION);
+    cJSON_AddStringToObject(res, "set", "hazard");
+    cJSON_AddStringToObject(res, "cases_file", p->cases_path);
+    cJSON *bl = cJSON_AddArrayToObject(res, "backends");
+    cJSON_AddItemToArray(bl, cJSON_CreateString("oracle"));
+    for (size_t b = 0; b < p->nbk; b++)
+        cJSON_AddItemToArray(bl, cJSON_CreateString(p->bk[b].name));
+    cJSON *all = cJSON_AddArrayToObject(res, "cases");
+    for (size_t i = 0; i < p->n; i++) {
+        cJSON *e;
+        if (p->cells[i].entries)
+            cJSON_ArrayForEach(e, p->cells[i].entries) cJSON_AddItemToArray(all, cJSON_Duplicate(e, 1));
+    }
+    int rc = A4W4_EXIT_PASS;
+    if (a4w4_results_write(res, o->out_dir, err, sizeof err)) {
+        a4w4_errorf("hazards: --out %s", err);
+        rc = A4W4_EXIT_IO;
+    } else {
+        printf("wrote %s/results.json and %s/summary.md (render the heat map: a4w4check "
+               "report %s --format html)\n", o->out_dir, o->out_dir, o->out_dir);
+    }
+    cJSON_Delete(res);
+    return rc;
+}
+
+/* hazards.json, then the results document. Returns rc, or A4W4_EXIT_IO when either could
+ * not be written. */
+static int write_json_outputs(const hazards_opts *o, const hazards_plan *p, int rc)
+{
+    if (write_hazards_json(o, p) != A4W4_EXIT_PASS || write_results_doc(o, p) != A4W4_EXIT_PASS)
+        return A4W4_EXIT_IO;
+    return rc;
+}
+
+static void plan_free(hazards_plan *p)
+{
+    a4w4_backend_list_close(p->bk, p->nbk);
+    a4w4_tuned_free(&p->tuned);
+    a4w4_kernels_free(&p->kt);
+    free(p->Ms);
+    free(p->Ns);
+    free(p->Ks);
+    for (size_t i = 0; p->cells && i < p->n; i++)
+        cJSON_Delete(p->cells[i].entries);
+    free(p->cells);
+    free(p->cases);
+}
+
+int cmd_hazards(int argc, char **argv)
+{
+    hazards_opts o = {NULL, NULL, "build/out", {0}, 0, 0, 0, 0};
+    a4w4_args args;
+    int rc = a4w4_options_parse(&hazards_spec, &o, argc, argv, &args);
+    if (rc != A4W4_OPTS_CONTINUE)
+        return rc;
+    hazards_plan p;
+    memset(&p, 0, sizeof p);
+    rc = plan_hazards(&o, &p);
+    if (rc == A4W4_EXIT_PASS)
+        rc = run_sweep(&o, &p);
+    if (rc == A4W4_EXIT_PASS)
+        rc = tally(&p);
+    if (rc == A4W4_EXIT_PASS) {
+        print_text(&o, &p);
+        rc = p.ncls[CLS_FAIL] ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
+        if (o.json)
+            rc = write_json_outputs(&o, &p, rc);
+    }
+    plan_free(&p);
     if (fflush(stdout) != 0) {
         a4w4_errorf("hazards: cannot write the output");
         return A4W4_EXIT_IO;

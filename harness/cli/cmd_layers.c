@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "a4w4check.h"
+#include "backend_list.h"
+#include "options.h"
 #include "layer.h"
 #include "entry.h"
 #include "results.h"
@@ -25,16 +27,33 @@ static const char layers_usage[] =
     "Matrix: flag {on, off} x gfx {gfx950, gfx942, gfx1100} x N {128, 144, N_qwen} x\n"
     "K {256, 288} x input {2d, 3d, tuple2, tuple3, tuple5} x bias {absent, present}:\n"
     "360 cases per pair; activations [6, K] (3-D: [2, 3, K]).\n"
-    "\n"
-    "  --backend LIST  comma-separated pairs; default every pair usable here (cpu)\n"
-    "  --out DIR       results.jsonl, results.json, summary.md (default build/out-layers)\n"
-    "  --json          one JSON line per case entry on stdout instead of the text lines\n"
-    "  --qwen-n N      the Qwen-size N (default 5120, Qwen3.8-27B's hidden size); a multiple\n"
-    "                  of 32 above 128 keeps one ASM layer per K with K/32 % 8 == 0\n"
-    "  --quiet         only failures and the summary line\n"
-    "\n"
+    "\n";
+
+typedef struct {
+    const char *out_dir;
+    a4w4_opt_list backend;
+    int json, quiet;
+    size_t qwen_n;
+} layers_opts;
+
+static const a4w4_option layers_options[] = {
+    OPT_LIST("backend", layers_opts, backend, "LIST",
+             "comma-separated pairs; default every pair usable here (cpu)"),
+    OPT_STRING("out", layers_opts, out_dir, "DIR",
+               "results.jsonl, results.json, summary.md (default build/out-layers)"),
+    OPT_FLAG("json", layers_opts, json, "one JSON line per case entry on stdout instead of the text lines"),
+    OPT_SIZE("qwen-n", layers_opts, qwen_n, "N", 145, 1 << 20, 4,
+             "must be an integer above 144, a multiple of 4, at most 1048576",
+             "the Qwen-size N (default 5120, Qwen3.8-27B's hidden size); a multiple\n"
+             "of 32 above 128 keeps one ASM layer per K with K/32 % 8 == 0"),
+    OPT_FLAG("quiet", layers_opts, quiet, "only failures and the summary line"),
+    OPT_END(),
+};
+
+static const a4w4_command_spec layers_spec = {
+    "layers", layers_usage, layers_options, NULL,
     "exit: 0 all pass, 1 any fail, 2 bad usage, 3 a GPU pair asked for without a GPU,\n"
-    "      4 results not written\n";
+    "      4 results not written\n"};
 
 #define MAX_PAIRS 8
 #define MAX_GROUPS 64
@@ -107,72 +126,30 @@ static cJSON *entry_of(const a4w4_layer_case_result *r, const a4w4_layer_ops *p,
     return e;
 }
 
-static int parse_size(const char *s, size_t *v)
+/* The pairs to run: those --backend names, else every pair usable here. Returns the exit
+ * code (PASS: at least one pair in pairs[0..*npairs)). */
+static int select_pairs(const layers_opts *o, const a4w4_layer_ops **pairs, size_t *npairs)
 {
-    char *end;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (!*s || *end || s[0] == '-' || x > 1u << 20)
-        return -1;
-    *v = (size_t)x;
-    return 0;
-}
-
-int cmd_layers(int argc, char **argv)
-{
-    if (a4w4_wants_help(argc, argv)) {
-        fputs(layers_usage, stdout);
-        return A4W4_EXIT_PASS;
-    }
-    const char *out_dir = "build/out-layers", *backend_list = NULL;
-    int json = 0, quiet = 0;
-    size_t qwen_n = 5120;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int takes = !strcmp(a, "--out") || !strcmp(a, "--backend") || !strcmp(a, "--qwen-n");
-        if (takes && i + 1 >= argc) {
-            a4w4_errorf("layers: option %s needs a value", a);
-            return A4W4_EXIT_BADINPUT;
-        }
-        if (!strcmp(a, "--out"))
-            out_dir = argv[++i];
-        else if (!strcmp(a, "--backend"))
-            backend_list = argv[++i];
-        else if (!strcmp(a, "--qwen-n")) {
-            const char *v = argv[++i];
-            if (parse_size(v, &qwen_n) || qwen_n <= 144 || qwen_n % 4) {
-                a4w4_errorf("layers: --qwen-n '%s' must be an integer above 144, a multiple "
-                            "of 4, at most 1048576", v);
-                return A4W4_EXIT_BADINPUT;
-            }
-        } else if (!strcmp(a, "--json"))
-            json = 1;
-        else if (!strcmp(a, "--quiet"))
-            quiet = 1;
-        else {
-            a4w4_errorf("layers: unknown option '%s' (see a4w4check layers --help)", a);
-            return A4W4_EXIT_BADINPUT;
-        }
-    }
-
-    /* the pairs */
-    const a4w4_layer_ops *pairs[MAX_PAIRS];
-    size_t npairs = 0, nall;
+    size_t nall;
     const a4w4_layer_ops *const *all = a4w4_layer_ops_list(&nall);
     char why[256];
-    if (!backend_list) {
-        for (size_t i = 0; i < nall && npairs < MAX_PAIRS; i++) {
+    *npairs = 0;
+    if (!o->backend.text) {
+        for (size_t i = 0; i < nall && *npairs < MAX_PAIRS; i++) {
             if (all[i]->available && all[i]->available(why, sizeof why)) {
-                if (!quiet)
+                if (!o->quiet)
                     fprintf(stderr, "a4w4check layers: notice: skipping pair %s: %s\n",
                             all[i]->name, why);
                 continue;
             }
-            pairs[npairs++] = all[i];
+            pairs[(*npairs)++] = all[i];
         }
     } else {
-        char buf[1024];
-        snprintf(buf, sizeof buf, "%s", backend_list);
-        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        a4w4_backend_list_opts bo = {"layers", MAX_PAIRS, 0, o->quiet};
+        if (a4w4_backend_list_check(&bo, &o->backend))
+            return A4W4_EXIT_BADINPUT;
+        for (size_t i = 0; i < o->backend.n; i++) {
+            const char *t = o->backend.item[i];
             const a4w4_layer_ops *p = a4w4_layer_ops_find(t);
             if (!p && !strcmp(t, "hip")) {
                 a4w4_errorf("layers: --backend hip: this a4w4check was built without GPU support "
@@ -187,36 +164,24 @@ int cmd_layers(int argc, char **argv)
                 a4w4_errorf("layers: --backend %s: %s", t, why);
                 return A4W4_EXIT_NOGPU;
             }
-            for (size_t i = 0; i < npairs; i++)
-                if (pairs[i] == p) {
-                    a4w4_errorf("layers: --backend names %s twice", t);
-                    return A4W4_EXIT_BADINPUT;
-                }
-            if (npairs == MAX_PAIRS) {
-                a4w4_errorf("layers: more than %d pairs", MAX_PAIRS);
-                return A4W4_EXIT_BADINPUT;
-            }
-            pairs[npairs++] = p;
+            pairs[(*npairs)++] = p;
         }
     }
-    if (!npairs) {
+    if (!*npairs) {
         a4w4_errorf("layers: no backend pair to run");
         return A4W4_EXIT_BADINPUT;
     }
+    return A4W4_EXIT_PASS;
+}
 
-    a4w4_layer_group groups[MAX_GROUPS];
-    size_t ngroups = a4w4_layer_matrix(qwen_n, groups, MAX_GROUPS);
-    char err[1024];
-    if (a4w4_mkdir_p(out_dir, err, sizeof err)) {
-        a4w4_errorf("layers: --out %s", err);
-        return A4W4_EXIT_IO;
-    }
-
-    /* the run's identity, as `run` writes it */
+/* The run's identity, as `run` writes it. */
+static cJSON *layers_header(size_t qwen_n, size_t ngroups, const a4w4_layer_ops *const *pairs,
+                            size_t npairs)
+{
     char desc[128], hex[32], shard[] = "1/1";
     snprintf(desc, sizeof desc, "layers/1 qwen_n=%zu groups=%zu", qwen_n, ngroups);
     snprintf(hex, sizeof hex, "%016llx", a4w4_hash_str(desc, 0xCBF29CE484222325ull));
-    cJSON *header = cJSON_CreateObject(), *done = NULL, *doc = NULL;
+    cJSON *header = cJSON_CreateObject();
     cJSON_AddStringToObject(header, "schema", A4W4_RESULTS_SCHEMA);
     cJSON_AddStringToObject(header, "tool", "a4w4check");
     cJSON_AddStringToObject(header, "tool_version", A4W4_TOOL_VERSION);
@@ -234,19 +199,60 @@ int cmd_layers(int argc, char **argv)
     cJSON_AddNumberToObject(header, "matrix_items",
                             (double)(ngroups * A4W4_LAYER_CASES_PER_GROUP));
     cJSON_AddNumberToObject(header, "shard_items", (double)(ngroups * A4W4_LAYER_CASES_PER_GROUP));
+    return header;
+}
 
-    a4w4_stream st = {-1, ""};
-    int rc = a4w4_stream_open(&st, out_dir, header, 0, &done, err, sizeof err);
-    if (rc) {
-        a4w4_errorf("layers: %s", err);
-        goto out;
+typedef struct {
+    size_t passed, failed, rejected, refused, computed;
+} layers_counts;
+
+/* Print case ci of every pair (a JSON line, or a text line unless quiet and passing), count
+ * it, and stream its entries. Returns the exit code. */
+static int record_case(const layers_opts *o, const a4w4_layer_ops *const *pairs, size_t npairs,
+                       const a4w4_layer_group *g, a4w4_layer_case_result (*res)[A4W4_LAYER_CASES_PER_GROUP],
+                       size_t ci, a4w4_stream *st, layers_counts *n)
+{
+    char err[1024];
+    cJSON *entries = cJSON_CreateArray();
+    for (size_t p = 0; p < npairs; p++) {
+        const a4w4_layer_case_result *r = &res[p][ci];
+        cJSON *e = entry_of(r, pairs[p], g);
+        if (o->json) {
+            char *s = cJSON_PrintUnformatted(e);
+            if (s)
+                printf("%s\n", s);
+            free(s);
+        } else if (!o->quiet || !r->pass) {
+            printf("%s %s %s: %s/%s; %s\n", r->pass ? "PASS" : "FAIL", pairs[p]->name,
+                   r->name, a4w4_decision_name(r->got.decision),
+                   a4w4_policy_reason_name(r->got.reason), r->note);
+        }
+        cJSON_AddItemToArray(entries, e);
+        n->passed += r->pass;
+        n->failed += !r->pass;
+        n->computed += r->computed;
+        n->rejected += !r->computed && r->expected.decision == A4W4_DECIDE_REJECT;
+        n->refused += !r->computed && r->expected.decision != A4W4_DECIDE_REJECT;
     }
+    int rc = A4W4_EXIT_PASS;
+    if (a4w4_stream_case(st, res[0][ci].name, entries, err, sizeof err)) {
+        a4w4_errorf("layers: %s", err);
+        rc = A4W4_EXIT_IO;
+    }
+    cJSON_Delete(entries);
+    return rc;
+}
+
+/* Check every group on every pair, streaming into st. Returns the exit code. */
+static int run_groups(const layers_opts *o, const a4w4_layer_ops *const *pairs, size_t npairs,
+                      const a4w4_layer_group *groups, size_t ngroups, a4w4_stream *st,
+                      layers_counts *n)
+{
+    static a4w4_layer_case_result res[MAX_PAIRS][A4W4_LAYER_CASES_PER_GROUP];
+    char err[1024];
+    int rc = A4W4_EXIT_PASS;
     a4w4_layer_set_warn_handler(print_warning, NULL);
     a4w4_layer_warn_reset();
-
-    size_t passed = 0, failed = 0, rejected = 0, refused = 0, computed = 0;
-    double t0 = a4w4_now();
-    static a4w4_layer_case_result res[MAX_PAIRS][A4W4_LAYER_CASES_PER_GROUP];
     for (size_t gi = 0; gi < ngroups && !rc; gi++) {
         for (size_t p = 0; p < npairs && !rc; p++) {
             int f = a4w4_layer_check_group(pairs[p], &groups[gi], res[p], err, sizeof err);
@@ -255,59 +261,69 @@ int cmd_layers(int argc, char **argv)
                 rc = A4W4_EXIT_IO;
             }
         }
-        for (size_t ci = 0; ci < A4W4_LAYER_CASES_PER_GROUP && !rc; ci++) {
-            cJSON *entries = cJSON_CreateArray();
-            for (size_t p = 0; p < npairs; p++) {
-                const a4w4_layer_case_result *r = &res[p][ci];
-                cJSON *e = entry_of(r, pairs[p], &groups[gi]);
-                if (json) {
-                    char *s = cJSON_PrintUnformatted(e);
-                    if (s)
-                        printf("%s\n", s);
-                    free(s);
-                } else if (!quiet || !r->pass) {
-                    printf("%s %s %s: %s/%s; %s\n", r->pass ? "PASS" : "FAIL", pairs[p]->name,
-                           r->name, a4w4_decision_name(r->got.decision),
-                           a4w4_policy_reason_name(r->got.reason), r->note);
-                }
-                cJSON_AddItemToArray(entries, e);
-                passed += r->pass;
-                failed += !r->pass;
-                computed += r->computed;
-                rejected += !r->computed && r->expected.decision == A4W4_DECIDE_REJECT;
-                refused += !r->computed && r->expected.decision != A4W4_DECIDE_REJECT;
-            }
-            if (a4w4_stream_case(&st, res[0][ci].name, entries, err, sizeof err)) {
-                a4w4_errorf("layers: %s", err);
-                rc = A4W4_EXIT_IO;
-            }
-            cJSON_Delete(entries);
-        }
+        for (size_t ci = 0; ci < A4W4_LAYER_CASES_PER_GROUP && !rc; ci++)
+            rc = record_case(o, pairs, npairs, &groups[gi], res, ci, st, n);
     }
-    a4w4_stream_close(&st);
+    a4w4_stream_close(st);
     a4w4_layer_set_warn_handler(NULL, NULL);
-    if (rc)
-        goto out;
+    return rc;
+}
 
+/* results.json + summary.md from the stream, and the summary line. Returns the exit code. */
+static int write_results(const layers_opts *o, const layers_counts *n, size_t ngroups,
+                         size_t npairs, double t0)
+{
+    char err[1024];
     cJSON *hdr2 = NULL;
-    doc = a4w4_stream_load(out_dir, &hdr2, err, sizeof err);
+    cJSON *doc = a4w4_stream_load(o->out_dir, &hdr2, err, sizeof err);
     cJSON_Delete(hdr2);
-    if (!doc || a4w4_results_write(doc, out_dir, err, sizeof err)) {
+    if (!doc || a4w4_results_write(doc, o->out_dir, err, sizeof err)) {
         a4w4_errorf("layers: %s", err);
-        rc = A4W4_EXIT_IO;
-        goto out;
+        cJSON_Delete(doc);
+        return A4W4_EXIT_IO;
     }
+    cJSON_Delete(doc);
     fflush(stdout);
-    fprintf(json ? stderr : stdout,
+    fprintf(o->json ? stderr : stdout,
             "layers: %zu passed, %zu failed (%zu computed bit-exact checks, %zu rejected by the "
             "policy, %zu refused; %zu layers x %zu pair%s, %.1f s); %s/results.json and "
             "%s/summary.md written\n",
-            passed, failed, computed, rejected, refused, ngroups, npairs, npairs == 1 ? "" : "s",
-            a4w4_now() - t0, out_dir, out_dir);
-    rc = failed ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
-out:
+            n->passed, n->failed, n->computed, n->rejected, n->refused, ngroups, npairs,
+            npairs == 1 ? "" : "s", a4w4_now() - t0, o->out_dir, o->out_dir);
+    return n->failed ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
+}
+
+int cmd_layers(int argc, char **argv)
+{
+    layers_opts o = {"build/out-layers", {0}, 0, 0, 5120};
+    a4w4_args args;
+    int rc = a4w4_options_parse(&layers_spec, &o, argc, argv, &args);
+    if (rc != A4W4_OPTS_CONTINUE)
+        return rc;
+    const a4w4_layer_ops *pairs[MAX_PAIRS];
+    size_t npairs;
+    if ((rc = select_pairs(&o, pairs, &npairs)) != A4W4_EXIT_PASS)
+        return rc;
+    a4w4_layer_group groups[MAX_GROUPS];
+    size_t ngroups = a4w4_layer_matrix(o.qwen_n, groups, MAX_GROUPS);
+    char err[1024];
+    if (a4w4_mkdir_p(o.out_dir, err, sizeof err)) {
+        a4w4_errorf("layers: --out %s", err);
+        return A4W4_EXIT_IO;
+    }
+    cJSON *header = layers_header(o.qwen_n, ngroups, pairs, npairs), *done = NULL;
+    a4w4_stream st = {-1, ""};
+    rc = a4w4_stream_open(&st, o.out_dir, header, 0, &done, err, sizeof err);
+    if (rc) {
+        a4w4_errorf("layers: %s", err);
+    } else {
+        layers_counts n = {0, 0, 0, 0, 0};
+        double t0 = a4w4_now();
+        rc = run_groups(&o, pairs, npairs, groups, ngroups, &st, &n);
+        if (!rc)
+            rc = write_results(&o, &n, ngroups, npairs, t0);
+    }
     cJSON_Delete(header);
     cJSON_Delete(done);
-    cJSON_Delete(doc);
     return rc;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "a4w4check.h"
+#include "options.h"
 #include "results.h"
 #include "stream.h"
 
@@ -16,8 +17,31 @@ static const char merge_usage[] =
     "Reads SHARD_DIR/results.jsonl of each `a4w4check run --shard i/n` and writes the combined\n"
     "DIR/results.json and DIR/summary.md (atomically). Every shard must come from the same\n"
     "matrix (case file and seeds), backends, tool version and n; each i exactly once.\n"
-    "\n"
-    "exit: 0 merged and all pass, 1 merged with failures, 2 shards refused, 4 not written\n";
+    "\n";
+
+typedef struct {
+    const char *out;
+} merge_opts;
+
+static const a4w4_option merge_options[] = {
+    OPT_STRING("out", merge_opts, out, "DIR", "where results.json and summary.md go"),
+    OPT_END(),
+};
+
+static const a4w4_command_spec merge_spec = {
+    "merge", merge_usage, merge_options, "SHARD_DIR...",
+    "exit: 0 merged and all pass, 1 merged with failures, 2 shards refused, 4 not written\n"};
+
+/* The header fields every shard must share. */
+static const char *const same[] = {"schema", "tool_version", "matrix_hash", "backends",
+                                    "full", "set", "matrix_items"};
+
+/* The shards read so far: the first header, the merged document, which i were seen. */
+typedef struct {
+    cJSON *ref, *merged;
+    unsigned n_expected;
+    unsigned char *seen;
+} merge_state;
 
 static const char *hstr(const cJSON *h, const char *k)
 {
@@ -25,105 +49,110 @@ static const char *hstr(const cJSON *h, const char *k)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-int cmd_merge(int argc, char **argv)
+/* Check one shard's header h against the first (path, first: for messages); the first
+ * shard starts the merged document. Returns the exit code (PASS: accepted). */
+static int admit_header(merge_state *m, const cJSON *h, const char *path, const char *first)
 {
-    if (a4w4_wants_help(argc, argv)) {
-        fputs(merge_usage, stdout);
-        return A4W4_EXIT_PASS;
-    }
-    const char *out = NULL;
-    int first = 1;
-    for (; first < argc; first++) {
-        if (!strcmp(argv[first], "--out") && first + 1 < argc)
-            out = argv[++first];
-        else if (argv[first][0] == '-') {
-            a4w4_errorf("merge: unknown option '%s' (see a4w4check merge --help)", argv[first]);
-            return A4W4_EXIT_BADINPUT;
-        } else
-            break;
-    }
-    if (!out || first >= argc) {
-        a4w4_errorf("merge: need --out DIR and at least one SHARD_DIR");
+    unsigned si = 0, sn = 0;
+    if (sscanf(hstr(h, "shard"), "%u/%u", &si, &sn) != 2 || !sn || !si || si > sn) {
+        a4w4_errorf("merge: %s: header has no valid shard i/n", path);
+        return A4W4_EXIT_BADINPUT;
+    } else if (!m->ref) {
+        m->ref = cJSON_Duplicate(h, 1);
+        m->n_expected = sn;
+        m->seen = calloc(sn + 1, 1);
+        m->merged = cJSON_Duplicate(h, 1);
+        cJSON_ReplaceItemInObject(m->merged, "shard", cJSON_CreateString("merged"));
+        cJSON_AddArrayToObject(m->merged, "cases");
+    } else if (sn != m->n_expected) {
+        a4w4_errorf("merge: %s is shard %u/%u but the first shard had n=%u", path, si, sn,
+                    m->n_expected);
         return A4W4_EXIT_BADINPUT;
     }
-    static const char *const same[] = {"schema", "tool_version", "matrix_hash", "backends",
-                                        "full", "set", "matrix_items"};
-    cJSON *merged = NULL, *ref = NULL;
+    for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(m->ref, same[k]);
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(h, same[k]);
+        if (!a || !b || !cJSON_Compare(a, b, 1)) {
+            a4w4_errorf("merge: %s differs from %s in '%s' (different matrix, seeds, backends or version)",
+                        path, first, same[k]);
+            return A4W4_EXIT_BADINPUT;
+        }
+    }
+    if (m->seen[si]) {
+        a4w4_errorf("merge: shard %u/%u given twice (%s)", si, sn, path);
+        return A4W4_EXIT_BADINPUT;
+    }
+    m->seen[si] = 1;
+    return A4W4_EXIT_PASS;
+}
+
+/* Read every shard into m. Returns the exit code (PASS: all shards, each once). */
+static int read_shards(merge_state *m, const a4w4_args *shards)
+{
     char err[1024];
-    unsigned n_expected = 0;
-    unsigned char *seen = NULL;
-    int rc = A4W4_EXIT_PASS;
-    for (int i = first; i < argc; i++) {
+    for (int i = 0; i < shards->n; i++) {
         cJSON *h = NULL;
-        cJSON *doc = a4w4_stream_load(argv[i], &h, err, sizeof err);
+        cJSON *doc = a4w4_stream_load(shards->v[i], &h, err, sizeof err);
         if (!doc) {
             a4w4_errorf("merge: %s", err);
-            rc = A4W4_EXIT_BADINPUT;
-            break;
+            return A4W4_EXIT_BADINPUT;
         }
-        unsigned si = 0, sn = 0;
-        if (sscanf(hstr(h, "shard"), "%u/%u", &si, &sn) != 2 || !sn || !si || si > sn) {
-            a4w4_errorf("merge: %s: header has no valid shard i/n", argv[i]);
-            rc = A4W4_EXIT_BADINPUT;
-        } else if (!ref) {
-            ref = cJSON_Duplicate(h, 1);
-            n_expected = sn;
-            seen = calloc(sn + 1, 1);
-            merged = cJSON_Duplicate(h, 1);
-            cJSON_ReplaceItemInObject(merged, "shard", cJSON_CreateString("merged"));
-            cJSON_AddArrayToObject(merged, "cases");
-        } else if (sn != n_expected) {
-            a4w4_errorf("merge: %s is shard %u/%u but the first shard had n=%u", argv[i], si, sn, n_expected);
-            rc = A4W4_EXIT_BADINPUT;
-        }
-        for (size_t k = 0; rc == A4W4_EXIT_PASS && ref && k < sizeof same / sizeof same[0]; k++) {
-            const cJSON *a = cJSON_GetObjectItemCaseSensitive(ref, same[k]);
-            const cJSON *b = cJSON_GetObjectItemCaseSensitive(h, same[k]);
-            if (!a || !b || !cJSON_Compare(a, b, 1)) {
-                a4w4_errorf("merge: %s differs from %s in '%s' (different matrix, seeds, backends or version)",
-                            argv[i], argv[first], same[k]);
-                rc = A4W4_EXIT_BADINPUT;
-            }
-        }
-        if (rc == A4W4_EXIT_PASS && seen[si]) {
-            a4w4_errorf("merge: shard %u/%u given twice (%s)", si, sn, argv[i]);
-            rc = A4W4_EXIT_BADINPUT;
-        }
+        int rc = admit_header(m, h, shards->v[i], shards->v[0]);
         if (rc == A4W4_EXIT_PASS) {
-            seen[si] = 1;
-            cJSON *e, *cases = cJSON_GetObjectItemCaseSensitive(merged, "cases");
+            cJSON *e, *cases = cJSON_GetObjectItemCaseSensitive(m->merged, "cases");
             cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "cases"))
                 cJSON_AddItemToArray(cases, cJSON_Duplicate(e, 1));
         }
         cJSON_Delete(h);
         cJSON_Delete(doc);
         if (rc != A4W4_EXIT_PASS)
-            break;
+            return rc;
     }
-    for (unsigned s = 1; rc == A4W4_EXIT_PASS && s <= n_expected; s++)
-        if (!seen[s]) {
-            a4w4_errorf("merge: shard %u/%u is missing", s, n_expected);
-            rc = A4W4_EXIT_BADINPUT;
+    for (unsigned s = 1; s <= m->n_expected; s++)
+        if (!m->seen[s]) {
+            a4w4_errorf("merge: shard %u/%u is missing", s, m->n_expected);
+            return A4W4_EXIT_BADINPUT;
         }
-    if (rc == A4W4_EXIT_PASS) {
-        if (a4w4_mkdir_p(out, err, sizeof err) || a4w4_results_write(merged, out, err, sizeof err)) {
-            a4w4_errorf("merge: %s", err);
-            rc = A4W4_EXIT_IO;
-        } else {
-            int fails = 0;
-            const cJSON *e;
-            cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(merged, "cases")) {
-                const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
-                fails += cJSON_IsString(v) && !strcmp(v->valuestring, "fail");
-            }
-            fprintf(stderr, "a4w4check merge: %u shards, %d entries, %d failing; %s/results.json written\n",
-                    n_expected, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(merged, "cases")),
-                    fails, out);
-            rc = fails ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
-        }
+    return A4W4_EXIT_PASS;
+}
+
+/* Write out/results.json + summary.md and say so. Returns the exit code. */
+static int write_merged(const merge_state *m, const char *out)
+{
+    char err[1024];
+    if (a4w4_mkdir_p(out, err, sizeof err) || a4w4_results_write(m->merged, out, err, sizeof err)) {
+        a4w4_errorf("merge: %s", err);
+        return A4W4_EXIT_IO;
     }
-    free(seen);
-    cJSON_Delete(ref);
-    cJSON_Delete(merged);
+    int fails = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(m->merged, "cases")) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
+        fails += cJSON_IsString(v) && !strcmp(v->valuestring, "fail");
+    }
+    fprintf(stderr, "a4w4check merge: %u shards, %d entries, %d failing; %s/results.json written\n",
+            m->n_expected, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(m->merged, "cases")),
+            fails, out);
+    return fails ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    merge_opts o = {NULL};
+    a4w4_args shards;
+    int rc = a4w4_options_parse(&merge_spec, &o, argc, argv, &shards);
+    if (rc != A4W4_OPTS_CONTINUE)
+        return rc;
+    if (!o.out || shards.n < 1) {
+        a4w4_errorf("merge: need --out DIR and at least one SHARD_DIR");
+        return A4W4_EXIT_BADINPUT;
+    }
+    merge_state m = {NULL, NULL, 0, NULL};
+    rc = read_shards(&m, &shards);
+    if (rc == A4W4_EXIT_PASS)
+        rc = write_merged(&m, o.out);
+    free(m.seen);
+    cJSON_Delete(m.ref);
+    cJSON_Delete(m.merged);
     return rc;
 }

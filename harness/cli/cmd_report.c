@@ -6,6 +6,7 @@
 
 #include "a4w4_reports.h"
 #include "a4w4check.h"
+#include "options.h"
 
 #define DEFAULT_TUNED "cases/aiter/a4w4_blockscale_tuned_gemm.csv"
 #define DEFAULT_KERNELS "cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"
@@ -24,18 +25,7 @@ static const char report_usage[] =
     "                          histograms of bounded backends, timing, every case\n"
     "  junit  DIR/junit.xml    JUnit XML, one testcase per case x backend\n"
     "  all    the three (default)\n"
-    "\n"
-    "  --out DIR       where to write (default: the directory of RESULTS.json); '-' writes\n"
-    "                  one format to standard output\n"
-    "  --reproducible  leave out timings and the environment (same results, same bytes)\n"
-    "  --tuned CSV     tuned table for the hazard map's picks (default " DEFAULT_TUNED ")\n"
-    "  --no-tuned      route as if nothing were tuned\n"
-    "  --kernels CSV   ASM kernel table (default " DEFAULT_KERNELS ")\n"
-    "  --no-dispatch   no dispatch picks in the hazard map\n"
-    "  --quiet         do not list the files written\n"
-    "\n"
-    "exit: 0 written, 2 bad input (unreadable, malformed JSON, schema violation, usage),\n"
-    "      4 an output could not be written\n";
+    "\n";
 
 typedef struct {
     const char *ext, *file;
@@ -46,130 +36,144 @@ static const format formats[] = {{"md", "summary.md", a4w4_report_markdown},
                                  {"html", "report.html", a4w4_report_html},
                                  {"junit", "junit.xml", a4w4_report_junit}};
 #define NFORMATS (sizeof formats / sizeof formats[0])
+#define FORMAT_ALL ((int)NFORMATS) /* the index of "all" among format_names */
 
-int cmd_report(int argc, char **argv)
+static const char *const format_names[] = {"md", "html", "junit", "all", NULL};
+
+typedef struct {
+    const char *out, *tuned, *kernels;
+    int format, no_tuned, no_dispatch, quiet;
+    a4w4_report_opts ro;
+} report_opts;
+
+static const a4w4_option report_options[] = {
+    OPT_CHOICE("format", report_opts, format, "F", format_names, "md, html, junit or all (default all)"),
+    OPT_STRING("out", report_opts, out, "DIR",
+               "where to write (default: the directory of RESULTS.json); '-' writes\n"
+               "one format to standard output"),
+    OPT_FLAG("reproducible", report_opts, ro.reproducible,
+             "leave out timings and the environment (same results, same bytes)"),
+    OPT_STRING("tuned", report_opts, tuned, "CSV",
+               "tuned table for the hazard map's picks (default " DEFAULT_TUNED ")"),
+    OPT_FLAG("no-tuned", report_opts, no_tuned, "route as if nothing were tuned"),
+    OPT_STRING("kernels", report_opts, kernels, "CSV", "ASM kernel table (default " DEFAULT_KERNELS ")"),
+    OPT_FLAG("no-dispatch", report_opts, no_dispatch, "no dispatch picks in the hazard map"),
+    OPT_FLAG("quiet", report_opts, quiet, "do not list the files written"),
+    OPT_END(),
+};
+
+static const a4w4_command_spec report_spec = {
+    "report", report_usage, report_options, "RESULTS.json",
+    "exit: 0 written, 2 bad input (unreadable, malformed JSON, schema violation, usage),\n"
+    "      4 an output could not be written\n"};
+
+/* The checks between options: one input, --tuned/--no-tuned, --kernels/--no-dispatch, one
+ * format for '-'. Returns -1 when valid, else the exit code. */
+static int check_args(const report_opts *o, const a4w4_args *args)
 {
-    if (a4w4_wants_help(argc, argv)) {
-        fputs(report_usage, stdout);
-        return A4W4_EXIT_PASS;
+    if (args->n > 1) {
+        a4w4_errorf("report: one RESULTS.json at a time ('%s' and '%s' given)", args->v[0],
+                    args->v[1]);
+        return A4W4_EXIT_BADINPUT;
     }
-    const char *input = NULL, *out = NULL, *fmt = "all", *tuned = NULL, *kernels = NULL;
-    int no_tuned = 0, no_dispatch = 0, quiet = 0;
-    a4w4_report_opts o = {0, NULL, NULL, NULL};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int takes = !strcmp(a, "--format") || !strcmp(a, "--out") || !strcmp(a, "--tuned") ||
-                    !strcmp(a, "--kernels");
-        if (takes && i + 1 >= argc) {
-            a4w4_errorf("report: option %s needs a value", a);
-            return A4W4_EXIT_BADINPUT;
-        }
-        if (!strcmp(a, "--format"))
-            fmt = argv[++i];
-        else if (!strcmp(a, "--out"))
-            out = argv[++i];
-        else if (!strcmp(a, "--tuned"))
-            tuned = argv[++i];
-        else if (!strcmp(a, "--kernels"))
-            kernels = argv[++i];
-        else if (!strcmp(a, "--no-tuned"))
-            no_tuned = 1;
-        else if (!strcmp(a, "--no-dispatch"))
-            no_dispatch = 1;
-        else if (!strcmp(a, "--reproducible"))
-            o.reproducible = 1;
-        else if (!strcmp(a, "--quiet"))
-            quiet = 1;
-        else if (a[0] == '-' && a[1]) {
-            a4w4_errorf("report: unknown option '%s' (see a4w4check report --help)", a);
-            return A4W4_EXIT_BADINPUT;
-        } else if (input) {
-            a4w4_errorf("report: one RESULTS.json at a time ('%s' and '%s' given)", input, a);
-            return A4W4_EXIT_BADINPUT;
-        } else
-            input = a;
-    }
-    if (!input) {
+    if (!args->n) {
         a4w4_errorf("report: no RESULTS.json given (usage: a4w4check report RESULTS.json ...)");
         return A4W4_EXIT_BADINPUT;
     }
-    int want[NFORMATS] = {0}, nwant = 0;
-    for (size_t f = 0; f < NFORMATS; f++) {
-        want[f] = !strcmp(fmt, "all") || !strcmp(fmt, formats[f].ext);
-        nwant += want[f];
-    }
-    if (!nwant) {
-        a4w4_errorf("report: --format '%s' is not one of md, html, junit, all", fmt);
-        return A4W4_EXIT_BADINPUT;
-    }
-    if ((tuned && no_tuned) || (kernels && no_dispatch)) {
+    if ((o->tuned && o->no_tuned) || (o->kernels && o->no_dispatch)) {
         a4w4_errorf("report: --%s and --no-%s exclude each other",
-                    tuned && no_tuned ? "tuned" : "kernels",
-                    tuned && no_tuned ? "tuned" : "dispatch");
+                    o->tuned && o->no_tuned ? "tuned" : "kernels",
+                    o->tuned && o->no_tuned ? "tuned" : "dispatch");
         return A4W4_EXIT_BADINPUT;
     }
-    int to_stdout = out && !strcmp(out, "-");
-    if (to_stdout && nwant != 1) {
+    if (o->out && !strcmp(o->out, "-") && o->format == FORMAT_ALL) {
         a4w4_errorf("report: --out - writes one format to standard output; give --format md, html "
                     "or junit");
         return A4W4_EXIT_BADINPUT;
     }
+    return -1;
+}
+
+/* Where the files go: --out, or the input's directory (dirbuf). */
+static const char *out_dir(const report_opts *o, const char *input, char *dirbuf, size_t len)
+{
+    if (o->out)
+        return o->out;
+    snprintf(dirbuf, len, "%s", input);
+    size_t L = strlen(dirbuf);
+    if (L > 5 && !strcmp(dirbuf + L - 5, ".json")) {
+        char *slash = strrchr(dirbuf, '/');
+        if (slash)
+            *slash = 0;
+        else
+            snprintf(dirbuf, len, ".");
+    }
+    return dirbuf;
+}
+
+/* Render format f of doc into out (or stdout for --out -). Returns the exit code. */
+static int render_one(const report_opts *o, const cJSON *doc, size_t f, const char *input,
+                      const char *out, int to_stdout)
+{
+    char err[1024];
+    char *text = formats[f].render(doc, &o->ro);
+    if (!text) {
+        a4w4_errorf("report: %s: out of memory rendering %s", input, formats[f].ext);
+        return A4W4_EXIT_IO;
+    }
+    int rc = A4W4_EXIT_PASS;
+    if (to_stdout) {
+        if (fputs(text, stdout) == EOF || fflush(stdout)) {
+            a4w4_errorf("report: cannot write standard output");
+            rc = A4W4_EXIT_IO;
+        }
+    } else {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", out, formats[f].file);
+        if (a4w4_write_atomic(path, text, strlen(text), err, sizeof err)) {
+            a4w4_errorf("report: %s", err);
+            rc = A4W4_EXIT_IO;
+        } else if (!o->quiet) {
+            fprintf(stderr, "a4w4check report: wrote %s\n", path);
+        }
+    }
+    free(text);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    report_opts o = {NULL, NULL, NULL, FORMAT_ALL, 0, 0, 0, {0, NULL, NULL, NULL}};
+    a4w4_args args;
+    int rc = a4w4_options_parse(&report_spec, &o, argc, argv, &args);
+    if (rc == A4W4_OPTS_CONTINUE)
+        rc = check_args(&o, &args);
+    if (rc != -1)
+        return rc;
+    const char *input = args.v[0];
     char err[1024], tbuf[4096], kbuf[4096], dirbuf[4096];
     cJSON *doc = a4w4_results_load(input, err, sizeof err);
     if (!doc) {
         a4w4_errorf("report: %s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    if (!out) { /* the input's directory */
-        snprintf(dirbuf, sizeof dirbuf, "%s", input);
-        size_t L = strlen(dirbuf);
-        if (L > 5 && !strcmp(dirbuf + L - 5, ".json")) {
-            char *slash = strrchr(dirbuf, '/');
-            if (slash)
-                *slash = 0;
-            else
-                snprintf(dirbuf, sizeof dirbuf, ".");
-        }
-        out = dirbuf;
-    }
-    o.source = input;
-    o.tuned_path = no_tuned ? NULL
-                   : tuned  ? tuned
-                            : a4w4_data_path(DEFAULT_TUNED, tbuf, sizeof tbuf);
-    o.kernels_path = no_dispatch ? NULL
-                     : kernels   ? kernels
-                                 : a4w4_data_path(DEFAULT_KERNELS, kbuf, sizeof kbuf);
-    int rc = A4W4_EXIT_PASS;
+    const char *out = out_dir(&o, input, dirbuf, sizeof dirbuf);
+    o.ro.source = input;
+    o.ro.tuned_path = o.no_tuned ? NULL
+                      : o.tuned  ? o.tuned
+                                 : a4w4_data_path(DEFAULT_TUNED, tbuf, sizeof tbuf);
+    o.ro.kernels_path = o.no_dispatch ? NULL
+                        : o.kernels   ? o.kernels
+                                      : a4w4_data_path(DEFAULT_KERNELS, kbuf, sizeof kbuf);
+    int to_stdout = o.out && !strcmp(o.out, "-");
+    rc = A4W4_EXIT_PASS;
     if (!to_stdout && a4w4_mkdir_p(out, err, sizeof err)) {
         a4w4_errorf("report: --out %s", err);
         rc = A4W4_EXIT_IO;
     }
-    for (size_t f = 0; f < NFORMATS && rc == A4W4_EXIT_PASS; f++) {
-        if (!want[f])
-            continue;
-        char *text = formats[f].render(doc, &o);
-        if (!text) {
-            a4w4_errorf("report: %s: out of memory rendering %s", input, formats[f].ext);
-            rc = A4W4_EXIT_IO;
-            break;
-        }
-        if (to_stdout) {
-            if (fputs(text, stdout) == EOF || fflush(stdout)) {
-                a4w4_errorf("report: cannot write standard output");
-                rc = A4W4_EXIT_IO;
-            }
-        } else {
-            char path[4200];
-            snprintf(path, sizeof path, "%s/%s", out, formats[f].file);
-            if (a4w4_write_atomic(path, text, strlen(text), err, sizeof err)) {
-                a4w4_errorf("report: %s", err);
-                rc = A4W4_EXIT_IO;
-            } else if (!quiet) {
-                fprintf(stderr, "a4w4check report: wrote %s\n", path);
-            }
-        }
-        free(text);
-    }
+    for (size_t f = 0; f < NFORMATS && rc == A4W4_EXIT_PASS; f++)
+        if (o.format == FORMAT_ALL || o.format == (int)f)
+            rc = render_one(&o, doc, f, input, out, to_stdout);
     cJSON_Delete(doc);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include "a4w4_dispatch.h"
 #include "a4w4_policy.h"
 #include "a4w4check.h"
+#include "options.h"
 #include "shapelist.h"
 
 #define DEFAULT_TUNED "cases/aiter/a4w4_blockscale_tuned_gemm.csv"
@@ -31,31 +32,12 @@ static const char route_usage[] =
     "Warnings: tile_N > N, N % tile_N != 0, tile_M > 8*M, split-K in use (result only bounded),\n"
     "order dependence. Then SGLang's layer decision (contracts §6) for the layer (N, K).\n"
     "\n"
-    "options:\n"
-    "  --tuned CSV        tuned table (repeat to merge; default " DEFAULT_TUNED ")\n"
-    "  --no-tuned         route as if nothing were tuned\n"
-    "  --kernels CSV      ASM kernel table (default " DEFAULT_KERNELS ")\n"
-    "                     default paths resolve from the current directory, else the source tree\n"
-    "  --gfx ARCH         device arch (default gfx950; gfx942 gives AITER's error)\n"
-    "  --cu N             compute units (default 256)\n"
-    "  --log2-k-split N   what the heuristic gets: 0 (default, AITER's Python wrapper), 1..4,\n"
-    "                     or -1 (none: split-K kernels try 2,4,8,16)\n"
-    "  --bpreshuffle 0|1  preshuffled weight (default 1, as SGLang passes)\n"
-    "  --asm-flag 0|1     SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM for the policy (default 1)\n"
-    "  --input KIND       input of the policy call: 2d (default), 3d, tuple2, tuple3, tuple5, tupleN\n"
-    "  --json             one JSON object per line\n"
-    "  --cases FILE       shapes from a CSV whose header names M, N, K\n"
-    "  --scan             M 1..256, N 16..512 step 16, K from --k: every untuned shape whose\n"
-    "                     possible winners include a tile that does not fit in N or that has\n"
-    "                     more than one possible winner, and whether the policy's N <= 128 fence\n"
-    "                     covers every shape where a non-fitting tile can win\n"
-    "  --k LIST           K values of the scan (default " DEFAULT_SCAN_K ")\n"
-    "\n"
-    "exit: 0 ok, 2 bad input (malformed table, bad shape, gfx942, usage)\n";
+    "options:\n";
 
 typedef struct {
-    const char *tuned[MAX_TUNED];
-    int ntuned, no_tuned;
+    const char *tuned_v[MAX_TUNED];
+    a4w4_opt_strings tuned;
+    int no_tuned;
     const char *kernels;
     a4w4_heur_params hp;
     int asm_flag;
@@ -63,12 +45,46 @@ typedef struct {
     int tuple_len;
     const char *kind_name;
     int json, scan;
-    const char *cases;
+    const char *cases, *klist;
     int scan_k[MAX_SCAN_K];
     int nscan_k;
     int *shapes; /* 3 ints per shape */
     size_t nshapes;
 } route_opts;
+
+static const a4w4_option route_options[] = {
+    OPT_STRINGS("tuned", route_opts, tuned, "CSV",
+                "tuned table (repeat to merge; default " DEFAULT_TUNED ")"),
+    OPT_FLAG("no-tuned", route_opts, no_tuned, "route as if nothing were tuned"),
+    OPT_STRING("kernels", route_opts, kernels, "CSV",
+               "ASM kernel table (default " DEFAULT_KERNELS ")\n"
+               "default paths resolve from the current directory, else the source tree"),
+    OPT_STRING("gfx", route_opts, hp.gfx, "ARCH",
+               "device arch (default gfx950; gfx942 gives AITER's error)"),
+    OPT_INT("cu", route_opts, hp.num_cu, "N", 1, 65536, "compute units (default 256)"),
+    OPT_INT("log2-k-split", route_opts, hp.log2_k_split, "N", -1, 4,
+            "what the heuristic gets: 0 (default, AITER's Python wrapper), 1..4,\n"
+            "or -1 (none: split-K kernels try 2,4,8,16)"),
+    OPT_INT("bpreshuffle", route_opts, hp.bpreshuffle, "0|1", 0, 1,
+            "preshuffled weight (default 1, as SGLang passes)"),
+    OPT_INT("asm-flag", route_opts, asm_flag, "0|1", 0, 1,
+            "SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM for the policy (default 1)"),
+    OPT_STRING("input", route_opts, kind_name, "KIND",
+               "input of the policy call: 2d (default), 3d, tuple2, tuple3, tuple5, tupleN"),
+    OPT_FLAG("json", route_opts, json, "one JSON object per line"),
+    OPT_STRING("cases", route_opts, cases, "FILE", "shapes from a CSV whose header names M, N, K"),
+    OPT_FLAG("scan", route_opts, scan,
+             "M 1..256, N 16..512 step 16, K from --k: every untuned shape whose\n"
+             "possible winners include a tile that does not fit in N or that has\n"
+             "more than one possible winner, and whether the policy's N <= 128 fence\n"
+             "covers every shape where a non-fitting tile can win"),
+    OPT_STRING("k", route_opts, klist, "LIST", "K values of the scan (default " DEFAULT_SCAN_K ")"),
+    OPT_END(),
+};
+
+static const a4w4_command_spec route_spec = {
+    "route", route_usage, route_options, "M N K...",
+    "exit: 0 ok, 2 bad input (malformed table, bad shape, gfx942, usage)\n"};
 
 static int parse_int_arg(const char *opt, const char *s, long lo, long hi, int *out)
 {
@@ -106,128 +122,80 @@ static int parse_k_list(const char *s, route_opts *o)
     return 1;
 }
 
+/* The option values that need more than the table's checks: --gfx, --input, and which of
+ * shapes, --cases, --scan and --k go together. Returns -1 when valid, else the exit code. */
+static int check_args(route_opts *o, int npos)
+{
+    if (!*o->hp.gfx) {
+        a4w4_errorf("route: --gfx is empty");
+        return A4W4_EXIT_BADINPUT;
+    }
+    if (a4w4_input_kind_parse(o->kind_name, &o->kind, &o->tuple_len) != A4W4_OK) {
+        a4w4_errorf("route: --input '%s': one of 2d, 3d, tuple2, tuple3, tuple5, tupleN",
+                    o->kind_name);
+        return A4W4_EXIT_BADINPUT;
+    }
+    const char *why = NULL;
+    char buf[128];
+    if (o->no_tuned && o->tuned.n)
+        why = "--no-tuned and --tuned exclude each other";
+    else if (o->klist && !o->scan)
+        why = "--k applies to --scan only";
+    else if (o->scan && (npos || o->cases))
+        why = "--scan takes no shapes (no M N K, no --cases)";
+    else if (!o->scan && o->cases && npos)
+        why = "give shapes either as M N K arguments or with --cases, not both";
+    else if (!o->scan && !o->cases && npos == 0)
+        why = "no shape given (usage: a4w4check route [options] M N K ...)";
+    else if (npos % 3 != 0) {
+        snprintf(buf, sizeof buf, "%d shape numbers given; shapes come as M N K triples", npos);
+        why = buf;
+    }
+    if (why) {
+        a4w4_errorf("route: %s", why);
+        return A4W4_EXIT_BADINPUT;
+    }
+    return -1;
+}
+
+/* The M N K arguments into o->shapes. Returns -1 when valid, else the exit code. */
+static int parse_shapes(route_opts *o, const a4w4_args *pos)
+{
+    o->shapes = malloc((size_t)pos->n * sizeof *o->shapes);
+    if (!o->shapes) {
+        a4w4_errorf("route: out of memory");
+        return A4W4_EXIT_BADINPUT;
+    }
+    static const char *names[3] = {"M", "N", "K"};
+    for (int j = 0; j < pos->n; j++) {
+        char opt[32];
+        snprintf(opt, sizeof opt, "shape %d %s", j / 3 + 1, names[j % 3]);
+        if (!parse_int_arg(opt, pos->v[j], 1, A4W4_DIM_MAX, &o->shapes[j]))
+            return A4W4_EXIT_BADINPUT;
+    }
+    o->nshapes = (size_t)pos->n / 3;
+    return -1;
+}
+
 /* Parse argv into o. Returns -1 on success, else an exit code. */
 static int parse_args(int argc, char **argv, route_opts *o)
 {
     memset(o, 0, sizeof *o);
+    o->tuned = (a4w4_opt_strings){o->tuned_v, 0, MAX_TUNED};
     o->hp.gfx = "gfx950";
     o->hp.num_cu = 256;
     o->hp.log2_k_split = 0;
     o->hp.bpreshuffle = 1;
     o->asm_flag = 1;
-    o->kind = A4W4_INPUT_TENSOR_2D;
     o->kind_name = "2d";
-    const char *klist = NULL;
-    int npos = 0;
-    int *pos = calloc((size_t)argc, sizeof *pos);
-    if (!pos) {
-        a4w4_errorf("route: out of memory");
-        return A4W4_EXIT_BADINPUT;
-    }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = !strcmp(a, "--tuned") || !strcmp(a, "--kernels") || !strcmp(a, "--gfx") ||
-                    !strcmp(a, "--cu") || !strcmp(a, "--log2-k-split") ||
-                    !strcmp(a, "--bpreshuffle") || !strcmp(a, "--asm-flag") ||
-                    !strcmp(a, "--input") || !strcmp(a, "--cases") || !strcmp(a, "--k");
-        if (takes && !v) {
-            a4w4_errorf("route: %s needs a value (see 'a4w4check route --help')", a);
-            free(pos);
-            return A4W4_EXIT_BADINPUT;
-        }
-        int ok = 1;
-        if (!strcmp(a, "--tuned")) {
-            if (o->ntuned >= MAX_TUNED) {
-                a4w4_errorf("route: more than %d --tuned tables", MAX_TUNED);
-                ok = 0;
-            } else {
-                o->tuned[o->ntuned++] = v;
-            }
-        } else if (!strcmp(a, "--no-tuned")) {
-            o->no_tuned = 1;
-        } else if (!strcmp(a, "--kernels")) {
-            o->kernels = v;
-        } else if (!strcmp(a, "--gfx")) {
-            o->hp.gfx = v;
-            if (!*v) {
-                a4w4_errorf("route: --gfx is empty");
-                ok = 0;
-            }
-        } else if (!strcmp(a, "--cu")) {
-            ok = parse_int_arg(a, v, 1, 65536, &o->hp.num_cu);
-        } else if (!strcmp(a, "--log2-k-split")) {
-            ok = parse_int_arg(a, v, -1, 4, &o->hp.log2_k_split);
-        } else if (!strcmp(a, "--bpreshuffle")) {
-            ok = parse_int_arg(a, v, 0, 1, &o->hp.bpreshuffle);
-        } else if (!strcmp(a, "--asm-flag")) {
-            ok = parse_int_arg(a, v, 0, 1, &o->asm_flag);
-        } else if (!strcmp(a, "--input")) {
-            o->kind_name = v;
-            if (a4w4_input_kind_parse(v, &o->kind, &o->tuple_len) != A4W4_OK) {
-                a4w4_errorf("route: --input '%s': one of 2d, 3d, tuple2, tuple3, tuple5, tupleN",
-                            v);
-                ok = 0;
-            }
-        } else if (!strcmp(a, "--cases")) {
-            o->cases = v;
-        } else if (!strcmp(a, "--k")) {
-            klist = v;
-        } else if (!strcmp(a, "--json")) {
-            o->json = 1;
-        } else if (!strcmp(a, "--scan")) {
-            o->scan = 1;
-        } else if (a[0] == '-' && a[1] == '-') {
-            a4w4_errorf("route: unknown option '%s' (see 'a4w4check route --help')", a);
-            ok = 0;
-        } else {
-            pos[npos++] = i;
-        }
-        if (!ok) {
-            free(pos);
-            return A4W4_EXIT_BADINPUT;
-        }
-        if (takes)
-            i++;
-    }
-    int rc = -1;
-    if (o->no_tuned && o->ntuned) {
-        a4w4_errorf("route: --no-tuned and --tuned exclude each other");
+    a4w4_args pos;
+    int rc = a4w4_options_parse(&route_spec, o, argc, argv, &pos);
+    if (rc == A4W4_OPTS_CONTINUE)
+        rc = check_args(o, pos.n);
+    if (rc == -1 && o->scan && !parse_k_list(o->klist ? o->klist : DEFAULT_SCAN_K, o))
         rc = A4W4_EXIT_BADINPUT;
-    } else if (klist && !o->scan) {
-        a4w4_errorf("route: --k applies to --scan only");
-        rc = A4W4_EXIT_BADINPUT;
-    } else if (o->scan && (npos || o->cases)) {
-        a4w4_errorf("route: --scan takes no shapes (no M N K, no --cases)");
-        rc = A4W4_EXIT_BADINPUT;
-    } else if (!o->scan && o->cases && npos) {
-        a4w4_errorf("route: give shapes either as M N K arguments or with --cases, not both");
-        rc = A4W4_EXIT_BADINPUT;
-    } else if (!o->scan && !o->cases && npos == 0) {
-        a4w4_errorf("route: no shape given (usage: a4w4check route [options] M N K ...)");
-        rc = A4W4_EXIT_BADINPUT;
-    } else if (npos % 3 != 0) {
-        a4w4_errorf("route: %d shape numbers given; shapes come as M N K triples", npos);
-        rc = A4W4_EXIT_BADINPUT;
-    }
-    if (rc == -1 && o->scan && !parse_k_list(klist ? klist : DEFAULT_SCAN_K, o))
-        rc = A4W4_EXIT_BADINPUT;
-    if (rc == -1 && npos) {
-        o->shapes = malloc((size_t)npos * sizeof *o->shapes);
-        if (!o->shapes) {
-            a4w4_errorf("route: out of memory");
-            rc = A4W4_EXIT_BADINPUT;
-        }
-        static const char *names[3] = {"M", "N", "K"};
-        for (int j = 0; j < npos && rc == -1; j++) {
-            char opt[32];
-            snprintf(opt, sizeof opt, "shape %d %s", j / 3 + 1, names[j % 3]);
-            if (!parse_int_arg(opt, argv[pos[j]], 1, A4W4_DIM_MAX, &o->shapes[j]))
-                rc = A4W4_EXIT_BADINPUT;
-        }
-        o->nshapes = (size_t)npos / 3;
-    }
-    free(pos);
+    if (rc == -1 && pos.n)
+        rc = parse_shapes(o, &pos);
     return rc;
 }
 
@@ -495,104 +463,108 @@ static void print_json_line(cJSON *j)
     cJSON_Delete(j);
 }
 
-static int run_scan(const route_opts *o, const a4w4_tuned_table *tuned,
-                    const a4w4_kernel_table *kt)
+/* Counts over the scan's untuned (M, N, K) shapes. */
+typedef struct {
+    size_t total, untuned, hazard, multi, nofit, mfit, missed;
+    size_t nofit_small_n, nofit_scale, nofit_other_triton, nofit_asm;
+    size_t multi_asm, mfit_asm, file_nofit_asm, all_nofit_asm;
+} scan_totals;
+
+/* The layer policy per (N, K) into pol[ni * nscan_k + k] (it does not depend on M), and per
+ * N the bits of the K on the ASM path. 0, or an exit code after the error. */
+static int scan_policies(const route_opts *o, a4w4_policy_result *pol, unsigned long long *asm_k)
 {
-    char err[512];
-    scan_cell *cells = calloc((size_t)SCAN_NN * (SCAN_M_MAX + 1), sizeof *cells);
-    a4w4_policy_result *pol = calloc((size_t)SCAN_NN * (size_t)o->nscan_k, sizeof *pol);
-    if (!cells || !pol) {
-        free(cells);
-        free(pol);
-        a4w4_errorf("route --scan: out of memory");
-        return A4W4_EXIT_BADINPUT;
-    }
-    size_t nk = kt->n;
-    /* The layer policy per (N, K): it does not depend on M. */
-    unsigned long long asm_k[SCAN_NN];
     for (int ni = 0; ni < SCAN_NN; ni++) {
         int N = SCAN_N_MIN + ni * SCAN_N_STEP;
         asm_k[ni] = 0;
         for (int k = 0; k < o->nscan_k; k++) {
-            if (policy_for(o, N, o->scan_k[k], &pol[(size_t)ni * (size_t)o->nscan_k + (size_t)k])) {
-                free(cells);
-                free(pol);
+            if (policy_for(o, N, o->scan_k[k], &pol[(size_t)ni * (size_t)o->nscan_k + (size_t)k]))
                 return A4W4_EXIT_BADINPUT;
-            }
             if (pol[(size_t)ni * (size_t)o->nscan_k + (size_t)k].decision == A4W4_DECIDE_ASM)
                 asm_k[ni] |= 1ull << k;
         }
     }
-    size_t total = 0, untuned = 0, hazard = 0, multi = 0, nofit = 0, mfit = 0, missed = 0;
-    size_t nofit_small_n = 0, nofit_scale = 0, nofit_other_triton = 0, nofit_asm = 0;
-    size_t multi_asm = 0, mfit_asm = 0, file_nofit_asm = 0, all_nofit_asm = 0;
-    for (int ni = 0; ni < SCAN_NN; ni++) {
-        int N = SCAN_N_MIN + ni * SCAN_N_STEP;
-        for (int M = 1; M <= SCAN_M_MAX; M++) {
-            scan_cell *c = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)M];
-            for (int k = 0; k < o->nscan_k; k++) {
-                total++;
-                if (!a4w4_tuned_lookup(tuned, o->hp.gfx, o->hp.num_cu, M, N, o->scan_k[k], NULL,
-                                       NULL))
-                    c->untuned_k |= 1ull << k;
+    return 0;
+}
+
+/* Cell (M, N): at which K it is untuned and, if at any, its possible winners (exact and
+ * sampled), which of them do not fit, the file-order winner. 0, or an exit code. */
+static int scan_cell_fill(const route_opts *o, const a4w4_tuned_table *tuned,
+                          const a4w4_kernel_table *kt, int M, int N, scan_cell *c,
+                          scan_totals *t)
+{
+    char err[512];
+    for (int k = 0; k < o->nscan_k; k++) {
+        t->total++;
+        if (!a4w4_tuned_lookup(tuned, o->hp.gfx, o->hp.num_cu, M, N, o->scan_k[k], NULL, NULL))
+            c->untuned_k |= 1ull << k;
+    }
+    if (!c->untuned_k)
+        return 0;
+    a4w4_heur_choice fw;
+    int rc = a4w4_heuristic_winners_any_order(kt, &o->hp, M, N, c->any, err, sizeof err);
+    if (!rc)
+        rc = a4w4_heuristic_winners_sampled(kt, &o->hp, M, N, A4W4_ROUTE_PERMUTATIONS, c->smp,
+                                            err, sizeof err);
+    if (!rc)
+        rc = a4w4_heuristic(kt, &o->hp, M, N, NULL, 0, &fw, err, sizeof err);
+    if (rc) {
+        a4w4_errorf("route --scan: M %d N %d: %s", M, N, err);
+        return A4W4_EXIT_BADINPUT;
+    }
+    for (size_t i = 0; i < kt->n; i++) {
+        c->nany += c->any[i];
+        c->nsmp += c->smp[i];
+        if (!c->any[i])
+            continue;
+        unsigned f = a4w4_tile_fit(kt->rows[i].tile_m, kt->rows[i].tile_n, 1, M, N);
+        c->nofit[i] = (f & A4W4_FIT_N_MASK) != 0;
+        c->mfit[i] = (f & A4W4_FIT_TILE_M_GT_8M) != 0;
+        c->n_nofit += c->nofit[i];
+        c->n_mfit += c->mfit[i];
+    }
+    c->file_winner = fw.kernel;
+    c->file_nofit = c->nofit[fw.kernel];
+    return 0;
+}
+
+/* Count cell c at each K where it is untuned, given the policy there (pol_n[k]). */
+static void scan_count(const route_opts *o, const scan_cell *c, const a4w4_policy_result *pol_n,
+                       scan_totals *t)
+{
+    for (int k = 0; k < o->nscan_k; k++) {
+        if (!(c->untuned_k & (1ull << k)))
+            continue;
+        const a4w4_policy_result *pr = &pol_n[k];
+        int is_asm = pr->decision == A4W4_DECIDE_ASM;
+        t->untuned++;
+        t->hazard += c->nany > 1 || c->n_nofit;
+        t->multi += c->nany > 1;
+        t->multi_asm += c->nany > 1 && is_asm;
+        t->missed += c->nsmp != c->nany;
+        t->mfit += c->n_mfit > 0;
+        t->mfit_asm += c->n_mfit > 0 && is_asm;
+        if (c->n_nofit) {
+            t->nofit++;
+            if (is_asm) {
+                t->nofit_asm++;
+                t->file_nofit_asm += c->file_nofit;
+                t->all_nofit_asm += c->n_nofit == c->nany;
             }
-            if (!c->untuned_k)
-                continue;
-            a4w4_heur_choice fw;
-            int rc = a4w4_heuristic_winners_any_order(kt, &o->hp, M, N, c->any, err, sizeof err);
-            if (!rc)
-                rc = a4w4_heuristic_winners_sampled(kt, &o->hp, M, N, A4W4_ROUTE_PERMUTATIONS,
-                                                    c->smp, err, sizeof err);
-            if (!rc)
-                rc = a4w4_heuristic(kt, &o->hp, M, N, NULL, 0, &fw, err, sizeof err);
-            if (rc) {
-                a4w4_errorf("route --scan: M %d N %d: %s", M, N, err);
-                free(cells);
-                free(pol);
-                return A4W4_EXIT_BADINPUT;
-            }
-            for (size_t i = 0; i < nk; i++) {
-                c->nany += c->any[i];
-                c->nsmp += c->smp[i];
-                if (!c->any[i])
-                    continue;
-                unsigned f = a4w4_tile_fit(kt->rows[i].tile_m, kt->rows[i].tile_n, 1, M, N);
-                c->nofit[i] = (f & A4W4_FIT_N_MASK) != 0;
-                c->mfit[i] = (f & A4W4_FIT_TILE_M_GT_8M) != 0;
-                c->n_nofit += c->nofit[i];
-                c->n_mfit += c->mfit[i];
-            }
-            c->file_winner = fw.kernel;
-            c->file_nofit = c->nofit[fw.kernel];
-            for (int k = 0; k < o->nscan_k; k++) {
-                if (!(c->untuned_k & (1ull << k)))
-                    continue;
-                const a4w4_policy_result *pr = &pol[(size_t)ni * (size_t)o->nscan_k + (size_t)k];
-                int is_asm = pr->decision == A4W4_DECIDE_ASM;
-                untuned++;
-                hazard += c->nany > 1 || c->n_nofit;
-                multi += c->nany > 1;
-                multi_asm += c->nany > 1 && is_asm;
-                missed += c->nsmp != c->nany;
-                mfit += c->n_mfit > 0;
-                mfit_asm += c->n_mfit > 0 && is_asm;
-                if (c->n_nofit) {
-                    nofit++;
-                    if (is_asm) {
-                        nofit_asm++;
-                        file_nofit_asm += c->file_nofit;
-                        all_nofit_asm += c->n_nofit == c->nany;
-                    }
-                    else if (pr->reason == A4W4_REASON_SMALL_N)
-                        nofit_small_n++;
-                    else if (pr->reason == A4W4_REASON_SCALE_UNSUPPORTED)
-                        nofit_scale++;
-                    else
-                        nofit_other_triton++;
-                }
-            }
+            else if (pr->reason == A4W4_REASON_SMALL_N)
+                t->nofit_small_n++;
+            else if (pr->reason == A4W4_REASON_SCALE_UNSUPPORTED)
+                t->nofit_scale++;
+            else
+                t->nofit_other_triton++;
         }
     }
+}
+
+/* The scan's opening lines: parameters, tables, what the columns mean. */
+static void print_scan_head(const route_opts *o, const a4w4_tuned_table *tuned,
+                            const a4w4_kernel_table *kt)
+{
     char ks[512];
     {
         size_t u = 0;
@@ -606,232 +578,310 @@ static int run_scan(const route_opts *o, const a4w4_tuned_table *tuned,
             u += (size_t)snprintf(tunedtxt + u, sizeof tunedtxt - u, "%s%s", i ? " + " : "",
                                   tuned->files[i]);
     }
-    if (!o->json) {
-        printf("route --scan: %s, %d CUs, log2_k_split %d, bpreshuffle %d; M 1..%d, N %d..%d "
-               "step %d, K {%s}; policy with %s=%d, input %s\n",
-               o->hp.gfx, o->hp.num_cu, o->hp.log2_k_split, o->hp.bpreshuffle, SCAN_M_MAX,
-               SCAN_N_MIN, SCAN_N_MAX, SCAN_N_STEP, ks, A4W4_POLICY_FLAG, o->asm_flag,
-               o->kind_name);
-        printf("tables: tuned %s; kernels %s\n", tunedtxt, kt->file);
-        printf("possible winners: every kernel that wins under some walk order of the kernel "
-               "table (exact); 'sampled' counts those found by file order, its reverse and %d "
-               "seeded permutations\n",
-               A4W4_ROUTE_PERMUTATIONS);
-        printf("a tile does not fit N when tile_N > N or N %% tile_N != 0\n");
-        printf("\nhazards (untuned shapes with more than one possible winner, or a possible "
-               "winner that does not fit N), runs over M:\n");
+    printf("route --scan: %s, %d CUs, log2_k_split %d, bpreshuffle %d; M 1..%d, N %d..%d "
+           "step %d, K {%s}; policy with %s=%d, input %s\n",
+           o->hp.gfx, o->hp.num_cu, o->hp.log2_k_split, o->hp.bpreshuffle, SCAN_M_MAX,
+           SCAN_N_MIN, SCAN_N_MAX, SCAN_N_STEP, ks, A4W4_POLICY_FLAG, o->asm_flag,
+           o->kind_name);
+    printf("tables: tuned %s; kernels %s\n", tunedtxt, kt->file);
+    printf("possible winners: every kernel that wins under some walk order of the kernel "
+           "table (exact); 'sampled' counts those found by file order, its reverse and %d "
+           "seeded permutations\n",
+           A4W4_ROUTE_PERMUTATIONS);
+    printf("a tile does not fit N when tile_N > N or N %% tile_N != 0\n");
+    printf("\nhazards (untuned shapes with more than one possible winner, or a possible "
+           "winner that does not fit N), runs over M:\n");
+}
+
+/* One hazard run (N, M..m1) as a JSON line. */
+static void print_hazard_json(const route_opts *o, const a4w4_kernel_table *kt, const scan_cell *c,
+                              const a4w4_policy_result *pol_n, int N, int M, int m1)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "type", "hazard");
+    cJSON_AddNumberToObject(j, "N", N);
+    cJSON_AddNumberToObject(j, "M_min", M);
+    cJSON_AddNumberToObject(j, "M_max", m1);
+    cJSON *ka = cJSON_AddArrayToObject(j, "K");
+    cJSON *pa = cJSON_AddArrayToObject(j, "policy");
+    for (int k = 0; k < o->nscan_k; k++)
+        if (c->untuned_k & (1ull << k)) {
+            cJSON_AddItemToArray(ka, cJSON_CreateNumber(o->scan_k[k]));
+            cJSON *p = cJSON_CreateObject();
+            cJSON_AddStringToObject(p, "decision", a4w4_decision_name(pol_n[k].decision));
+            cJSON_AddStringToObject(p, "reason", a4w4_policy_reason_name(pol_n[k].reason));
+            cJSON_AddItemToArray(pa, p);
+        }
+    cJSON *wa = cJSON_AddArrayToObject(j, "candidates_any_order");
+    cJSON *na = cJSON_AddArrayToObject(j, "not_fitting_N");
+    for (size_t i = 0; i < kt->n; i++) {
+        if (c->any[i])
+            cJSON_AddItemToArray(wa, cJSON_CreateString(kt->rows[i].name));
+        if (c->nofit[i])
+            cJSON_AddItemToArray(na, cJSON_CreateString(kt->rows[i].name));
     }
+    cJSON_AddStringToObject(j, "kernel", kt->rows[c->file_winner].name);
+    cJSON_AddBoolToObject(j, "kernel_fits_N", !c->file_nofit);
+    print_json_line(j);
+}
+
+/* One hazard run (N, M..m1) as a text line. */
+static void print_hazard_text(const route_opts *o, const a4w4_kernel_table *kt,
+                              const scan_cell *c, const a4w4_policy_result *pol_n, int N, int M,
+                              int m1)
+{
+    char mr[32], kset[512], win[4096], nf[4096], pt[1024], fwl[64];
+    m_range(M, m1, mr, sizeof mr);
+    k_set_text(o, c->untuned_k, kset, sizeof kset);
+    set_labels(kt, c->any, win, sizeof win);
+    set_labels(kt, c->nofit, nf, sizeof nf);
+    policy_text(o, pol_n, c->untuned_k, pt, sizeof pt);
+    a4w4_kernel_label(kt, c->file_winner, fwl, sizeof fwl);
+    printf("N=%d %s %s: file order %s%s; %d possible winners: %s", N, mr, kset, fwl,
+           c->file_nofit ? " (does not fit N)" : "", c->nany, win);
+    if (c->n_nofit)
+        printf("; not fitting N: %s", nf);
+    printf("; policy %s\n", pt);
+}
+
+/* Every hazardous cell, runs of equal cells over M merged, per N. */
+static void print_hazards(const route_opts *o, const a4w4_kernel_table *kt,
+                          const scan_cell *cells, const a4w4_policy_result *pol)
+{
     for (int ni = 0; ni < SCAN_NN; ni++) {
         int N = SCAN_N_MIN + ni * SCAN_N_STEP;
         const a4w4_policy_result *pol_n = &pol[(size_t)ni * (size_t)o->nscan_k];
         int M = 1;
         while (M <= SCAN_M_MAX) {
-            scan_cell *c = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)M];
+            const scan_cell *c = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)M];
             int m1 = M;
             while (m1 + 1 <= SCAN_M_MAX &&
-                   same_cell(c, &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)m1 + 1], nk))
+                   same_cell(c, &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)m1 + 1], kt->n))
                 m1++;
             if (c->untuned_k && (c->nany > 1 || c->n_nofit)) {
-                char mr[32], kset[512], win[4096], nf[4096], pt[1024];
-                m_range(M, m1, mr, sizeof mr);
-                k_set_text(o, c->untuned_k, kset, sizeof kset);
-                set_labels(kt, c->any, win, sizeof win);
-                set_labels(kt, c->nofit, nf, sizeof nf);
-                policy_text(o, pol_n, c->untuned_k, pt, sizeof pt);
-                if (o->json) {
-                    cJSON *j = cJSON_CreateObject();
-                    cJSON_AddStringToObject(j, "type", "hazard");
-                    cJSON_AddNumberToObject(j, "N", N);
-                    cJSON_AddNumberToObject(j, "M_min", M);
-                    cJSON_AddNumberToObject(j, "M_max", m1);
-                    cJSON *ka = cJSON_AddArrayToObject(j, "K");
-                    cJSON *pa = cJSON_AddArrayToObject(j, "policy");
-                    for (int k = 0; k < o->nscan_k; k++)
-                        if (c->untuned_k & (1ull << k)) {
-                            cJSON_AddItemToArray(ka, cJSON_CreateNumber(o->scan_k[k]));
-                            cJSON *p = cJSON_CreateObject();
-                            cJSON_AddStringToObject(p, "decision",
-                                                    a4w4_decision_name(pol_n[k].decision));
-                            cJSON_AddStringToObject(p, "reason",
-                                                    a4w4_policy_reason_name(pol_n[k].reason));
-                            cJSON_AddItemToArray(pa, p);
-                        }
-                    cJSON *wa = cJSON_AddArrayToObject(j, "candidates_any_order");
-                    cJSON *na = cJSON_AddArrayToObject(j, "not_fitting_N");
-                    for (size_t i = 0; i < nk; i++) {
-                        if (c->any[i])
-                            cJSON_AddItemToArray(wa, cJSON_CreateString(kt->rows[i].name));
-                        if (c->nofit[i])
-                            cJSON_AddItemToArray(na, cJSON_CreateString(kt->rows[i].name));
-                    }
-                    cJSON_AddStringToObject(j, "kernel", kt->rows[c->file_winner].name);
-                    cJSON_AddBoolToObject(j, "kernel_fits_N", !c->file_nofit);
-                    print_json_line(j);
-                } else {
-                    char fwl[64];
-                    a4w4_kernel_label(kt, c->file_winner, fwl, sizeof fwl);
-                    printf("N=%d %s %s: file order %s%s; %d possible winners: %s", N, mr, kset,
-                           fwl, c->file_nofit ? " (does not fit N)" : "", c->nany, win);
-                    if (c->n_nofit)
-                        printf("; not fitting N: %s", nf);
-                    printf("; policy %s\n", pt);
-                }
+                if (o->json)
+                    print_hazard_json(o, kt, c, pol_n, N, M, m1);
+                else
+                    print_hazard_text(o, kt, c, pol_n, N, M, m1);
             }
             M = m1 + 1;
         }
     }
+}
+
+/* The summary: a JSON line, or the summary and fence paragraphs. */
+static void print_scan_summary(const route_opts *o, const scan_totals *t)
+{
     if (o->json) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "type", "summary");
-        cJSON_AddNumberToObject(j, "shapes", (double)total);
-        cJSON_AddNumberToObject(j, "untuned", (double)untuned);
-        cJSON_AddNumberToObject(j, "hazardous", (double)hazard);
-        cJSON_AddNumberToObject(j, "multiple_winners", (double)multi);
-        cJSON_AddNumberToObject(j, "multiple_winners_asm", (double)multi_asm);
-        cJSON_AddNumberToObject(j, "not_fitting_N", (double)nofit);
-        cJSON_AddNumberToObject(j, "not_fitting_N_fenced_small_n", (double)nofit_small_n);
-        cJSON_AddNumberToObject(j, "not_fitting_N_scale_unsupported", (double)nofit_scale);
-        cJSON_AddNumberToObject(j, "not_fitting_N_other_triton", (double)nofit_other_triton);
-        cJSON_AddNumberToObject(j, "not_fitting_N_asm", (double)nofit_asm);
-        cJSON_AddNumberToObject(j, "not_fitting_N_asm_file_order", (double)file_nofit_asm);
-        cJSON_AddNumberToObject(j, "not_fitting_N_asm_every_winner", (double)all_nofit_asm);
-        cJSON_AddNumberToObject(j, "tile_M_gt_8M", (double)mfit);
-        cJSON_AddNumberToObject(j, "tile_M_gt_8M_asm", (double)mfit_asm);
-        cJSON_AddNumberToObject(j, "sampling_misses", (double)missed);
-        cJSON_AddBoolToObject(j, "fence_covers_all", nofit_asm == 0);
+        cJSON_AddNumberToObject(j, "shapes", (double)t->total);
+        cJSON_AddNumberToObject(j, "untuned", (double)t->untuned);
+        cJSON_AddNumberToObject(j, "hazardous", (double)t->hazard);
+        cJSON_AddNumberToObject(j, "multiple_winners", (double)t->multi);
+        cJSON_AddNumberToObject(j, "multiple_winners_asm", (double)t->multi_asm);
+        cJSON_AddNumberToObject(j, "not_fitting_N", (double)t->nofit);
+        cJSON_AddNumberToObject(j, "not_fitting_N_fenced_small_n", (double)t->nofit_small_n);
+        cJSON_AddNumberToObject(j, "not_fitting_N_scale_unsupported", (double)t->nofit_scale);
+        cJSON_AddNumberToObject(j, "not_fitting_N_other_triton", (double)t->nofit_other_triton);
+        cJSON_AddNumberToObject(j, "not_fitting_N_asm", (double)t->nofit_asm);
+        cJSON_AddNumberToObject(j, "not_fitting_N_asm_file_order", (double)t->file_nofit_asm);
+        cJSON_AddNumberToObject(j, "not_fitting_N_asm_every_winner", (double)t->all_nofit_asm);
+        cJSON_AddNumberToObject(j, "tile_M_gt_8M", (double)t->mfit);
+        cJSON_AddNumberToObject(j, "tile_M_gt_8M_asm", (double)t->mfit_asm);
+        cJSON_AddNumberToObject(j, "sampling_misses", (double)t->missed);
+        cJSON_AddBoolToObject(j, "fence_covers_all", t->nofit_asm == 0);
         print_json_line(j);
-    } else {
-        printf("\nsummary: %zu shapes (M, N, K), %zu untuned, %zu hazardous; %zu have more than "
-               "one possible winner (%zu of them on an ASM layer); a tile that does not fit N "
-               "can win at %zu; a tile with tile_M > 8*M can win at %zu (%zu on an ASM layer); "
-               "the sampled orders miss some winner at %zu\n",
-               total, untuned, hazard, multi, multi_asm, nofit, mfit, mfit_asm, missed);
-        printf("fence: of the %zu untuned shapes where a tile that does not fit N can win, the "
-               "N <= 128 fence keeps %zu on Triton, the scale-swizzle rule (N %% 32, K/32 %% 8) "
-               "%zu more, other policy steps %zu; %zu stay on the ASM path: the N <= 128 fence "
-               "%s\n",
-               nofit, nofit_small_n, nofit_scale, nofit_other_triton, nofit_asm,
-               nofit_asm ? "does NOT cover every such shape" : "(with the scale rule) covers them all");
-        if (nofit_asm)
-            printf("fence: of those %zu ASM-path shapes, the file-order winner itself does not fit N "
-                   "at %zu, and no kernel that can win fits N at %zu\n",
-                   nofit_asm, file_nofit_asm, all_nofit_asm);
+        return;
     }
-    if (!o->json && nofit_asm) {
-        printf("uncovered (ASM layer and a possible winner that does not fit N), runs over M:\n");
-        for (int ni = 0; ni < SCAN_NN; ni++) {
-            int N = SCAN_N_MIN + ni * SCAN_N_STEP;
-            int M = 1, printed = 0;
-            while (M <= SCAN_M_MAX) {
-                scan_cell *c = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)M];
-                unsigned long long bad = c->n_nofit ? (c->untuned_k & asm_k[ni]) : 0;
-                int m1 = M;
-                while (m1 + 1 <= SCAN_M_MAX) {
-                    scan_cell *d = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)m1 + 1];
-                    unsigned long long bad1 = d->n_nofit ? (d->untuned_k & asm_k[ni]) : 0;
-                    if (bad1 != bad)
-                        break;
-                    m1++;
-                }
-                if (bad) {
-                    char mr[32], kset[512];
-                    m_range(M, m1, mr, sizeof mr);
-                    k_set_text(o, bad, kset, sizeof kset);
-                    if (!printed)
-                        printf("  N=%d:", N);
-                    printf("%s %s (%s)", printed ? "," : "", mr, kset);
-                    printed = 1;
-                }
-                M = m1 + 1;
+    printf("\nsummary: %zu shapes (M, N, K), %zu untuned, %zu hazardous; %zu have more than "
+           "one possible winner (%zu of them on an ASM layer); a tile that does not fit N "
+           "can win at %zu; a tile with tile_M > 8*M can win at %zu (%zu on an ASM layer); "
+           "the sampled orders miss some winner at %zu\n",
+           t->total, t->untuned, t->hazard, t->multi, t->multi_asm, t->nofit, t->mfit,
+           t->mfit_asm, t->missed);
+    printf("fence: of the %zu untuned shapes where a tile that does not fit N can win, the "
+           "N <= 128 fence keeps %zu on Triton, the scale-swizzle rule (N %% 32, K/32 %% 8) "
+           "%zu more, other policy steps %zu; %zu stay on the ASM path: the N <= 128 fence "
+           "%s\n",
+           t->nofit, t->nofit_small_n, t->nofit_scale, t->nofit_other_triton, t->nofit_asm,
+           t->nofit_asm ? "does NOT cover every such shape" : "(with the scale rule) covers them all");
+    if (t->nofit_asm)
+        printf("fence: of those %zu ASM-path shapes, the file-order winner itself does not fit N "
+               "at %zu, and no kernel that can win fits N at %zu\n",
+               t->nofit_asm, t->file_nofit_asm, t->all_nofit_asm);
+}
+
+/* The cells on the ASM path where a tile that does not fit N can win, runs over M, per N. */
+static void print_uncovered(const route_opts *o, const scan_cell *cells,
+                            const unsigned long long *asm_k)
+{
+    printf("uncovered (ASM layer and a possible winner that does not fit N), runs over M:\n");
+    for (int ni = 0; ni < SCAN_NN; ni++) {
+        int N = SCAN_N_MIN + ni * SCAN_N_STEP;
+        int M = 1, printed = 0;
+        while (M <= SCAN_M_MAX) {
+            const scan_cell *c = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)M];
+            unsigned long long bad = c->n_nofit ? (c->untuned_k & asm_k[ni]) : 0;
+            int m1 = M;
+            while (m1 + 1 <= SCAN_M_MAX) {
+                const scan_cell *d = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)m1 + 1];
+                unsigned long long bad1 = d->n_nofit ? (d->untuned_k & asm_k[ni]) : 0;
+                if (bad1 != bad)
+                    break;
+                m1++;
             }
-            if (printed)
-                printf("\n");
+            if (bad) {
+                char mr[32], kset[512];
+                m_range(M, m1, mr, sizeof mr);
+                k_set_text(o, bad, kset, sizeof kset);
+                if (!printed)
+                    printf("  N=%d:", N);
+                printf("%s %s (%s)", printed ? "," : "", mr, kset);
+                printed = 1;
+            }
+            M = m1 + 1;
         }
+        if (printed)
+            printf("\n");
+    }
+}
+
+/* Fill and count every cell of the scan. 0, or an exit code after the error. */
+static int scan_cells(const route_opts *o, const a4w4_tuned_table *tuned,
+                      const a4w4_kernel_table *kt, scan_cell *cells,
+                      const a4w4_policy_result *pol, scan_totals *t)
+{
+    for (int ni = 0; ni < SCAN_NN; ni++) {
+        int N = SCAN_N_MIN + ni * SCAN_N_STEP;
+        for (int M = 1; M <= SCAN_M_MAX; M++) {
+            scan_cell *c = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)M];
+            if (scan_cell_fill(o, tuned, kt, M, N, c, t))
+                return A4W4_EXIT_BADINPUT;
+            if (c->untuned_k)
+                scan_count(o, c, &pol[(size_t)ni * (size_t)o->nscan_k], t);
+        }
+    }
+    return 0;
+}
+
+static int run_scan(const route_opts *o, const a4w4_tuned_table *tuned,
+                    const a4w4_kernel_table *kt)
+{
+    scan_cell *cells = calloc((size_t)SCAN_NN * (SCAN_M_MAX + 1), sizeof *cells);
+    a4w4_policy_result *pol = calloc((size_t)SCAN_NN * (size_t)o->nscan_k, sizeof *pol);
+    if (!cells || !pol) {
+        free(cells);
+        free(pol);
+        a4w4_errorf("route --scan: out of memory");
+        return A4W4_EXIT_BADINPUT;
+    }
+    unsigned long long asm_k[SCAN_NN];
+    scan_totals t;
+    memset(&t, 0, sizeof t);
+    int rc = scan_policies(o, pol, asm_k);
+    if (!rc)
+        rc = scan_cells(o, tuned, kt, cells, pol, &t);
+    if (!rc) {
+        if (!o->json)
+            print_scan_head(o, tuned, kt);
+        print_hazards(o, kt, cells, pol);
+        print_scan_summary(o, &t);
+        if (!o->json && t.nofit_asm)
+            print_uncovered(o, cells, asm_k);
     }
     free(cells);
     free(pol);
-    return A4W4_EXIT_PASS;
+    return rc ? rc : A4W4_EXIT_PASS;
+}
+
+/* ---- shapes --------------------------------------------------------------------------- */
+
+/* Route every shape first so a bad one stops the run before any output; then print each.
+ * Returns -1 when done, else the exit code. */
+static int route_shapes(const route_opts *o, const a4w4_tuned_table *tp,
+                        const a4w4_kernel_table *kt)
+{
+    char err[1024];
+    a4w4_route *routes = calloc(o->nshapes, sizeof *routes);
+    a4w4_policy_result *pols = calloc(o->nshapes, sizeof *pols);
+    int rc = -1;
+    if (!routes || !pols) {
+        a4w4_errorf("route: out of memory");
+        rc = A4W4_EXIT_BADINPUT;
+    }
+    for (size_t i = 0; rc == -1 && i < o->nshapes; i++) {
+        int M = o->shapes[3 * i], N = o->shapes[3 * i + 1], K = o->shapes[3 * i + 2];
+        if (a4w4_route_shape(tp, kt, &o->hp, M, N, K, &routes[i], err, sizeof err)) {
+            a4w4_errorf("route: %s%sshape %zu (M %d N %d K %d): %s", o->cases ? o->cases : "",
+                        o->cases ? ": " : "", i + 1, M, N, K, err);
+            rc = A4W4_EXIT_BADINPUT;
+        } else if (policy_for(o, N, K, &pols[i]) != A4W4_OK) {
+            rc = A4W4_EXIT_BADINPUT;
+        }
+    }
+    for (size_t i = 0; rc == -1 && i < o->nshapes; i++) {
+        if (o->json)
+            print_json(o, kt, &routes[i], &pols[i]);
+        else
+            print_human(o, kt, &routes[i], &pols[i]);
+    }
+    free(routes);
+    free(pols);
+    return rc;
 }
 
 /* ---- entry ---------------------------------------------------------------------------- */
 
-int cmd_route(int argc, char **argv)
+/* The tuned tables (unless --no-tuned) and the kernel table. Returns -1, else the exit code. */
+static int load_tables(route_opts *o, a4w4_tuned_table *tuned, a4w4_kernel_table *kt)
 {
-    if (a4w4_wants_help(argc, argv)) {
-        fputs(route_usage, stdout);
-        return A4W4_EXIT_PASS;
-    }
-    route_opts o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc != -1)
-        return rc;
     char err[1024], buf1[4096], buf2[4096];
-    if (!strcmp(o.hp.gfx, "gfx942")) {
-        a4w4_errorf("route: A4W4 GEMM kernel is not supported on gfx942, but got gfx942! (AITER "
-                    "gemm_a4w4; gfx942 has no a4w4 ASM kernels, contracts §5.4)");
-        free(o.shapes);
-        return A4W4_EXIT_BADINPUT;
-    }
-    a4w4_tuned_table tuned = {0};
-    a4w4_kernel_table kt = {0};
-    if (!o.no_tuned) {
-        if (!o.ntuned)
-            o.tuned[o.ntuned++] = a4w4_data_path(DEFAULT_TUNED, buf1, sizeof buf1);
-        for (int i = 0; i < o.ntuned; i++)
-            if (a4w4_tuned_load(&tuned, o.tuned[i], err, sizeof err) != A4W4_OK) {
+    if (!o->no_tuned) {
+        if (!o->tuned.n)
+            o->tuned.v[o->tuned.n++] = a4w4_data_path(DEFAULT_TUNED, buf1, sizeof buf1);
+        for (size_t i = 0; i < o->tuned.n; i++)
+            if (a4w4_tuned_load(tuned, o->tuned.v[i], err, sizeof err) != A4W4_OK) {
                 a4w4_errorf("route: tuned table %s", err);
-                a4w4_tuned_free(&tuned);
-                free(o.shapes);
                 return A4W4_EXIT_BADINPUT;
             }
     }
-    const char *kpath = o.kernels ? o.kernels : a4w4_data_path(DEFAULT_KERNELS, buf2, sizeof buf2);
-    if (a4w4_kernels_load(&kt, kpath, NULL, err, sizeof err) != A4W4_OK) {
+    const char *kpath = o->kernels ? o->kernels : a4w4_data_path(DEFAULT_KERNELS, buf2, sizeof buf2);
+    if (a4w4_kernels_load(kt, kpath, NULL, err, sizeof err) != A4W4_OK) {
         a4w4_errorf("route: kernel table %s", err);
-        a4w4_tuned_free(&tuned);
-        free(o.shapes);
         return A4W4_EXIT_BADINPUT;
     }
+    return -1;
+}
+
+int cmd_route(int argc, char **argv)
+{
+    route_opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc == -1 && !strcmp(o.hp.gfx, "gfx942")) {
+        a4w4_errorf("route: A4W4 GEMM kernel is not supported on gfx942, but got gfx942! (AITER "
+                    "gemm_a4w4; gfx942 has no a4w4 ASM kernels, contracts §5.4)");
+        rc = A4W4_EXIT_BADINPUT;
+    }
+    if (rc != -1) {
+        free(o.shapes);
+        return rc;
+    }
+    char err[1024];
+    a4w4_tuned_table tuned = {0};
+    a4w4_kernel_table kt = {0};
+    rc = load_tables(&o, &tuned, &kt);
     const a4w4_tuned_table *tp = o.no_tuned ? NULL : &tuned;
-    if (o.scan) {
+    if (rc == -1 && o.scan) {
         rc = run_scan(&o, tp, &kt);
-    } else {
+    } else if (rc == -1) {
         if (o.cases && a4w4_shapelist_load(o.cases, &o.shapes, &o.nshapes, err, sizeof err)) {
             a4w4_errorf("route: cases %s", err);
             rc = A4W4_EXIT_BADINPUT;
+        } else {
+            rc = route_shapes(&o, tp, &kt);
+            rc = rc == -1 ? A4W4_EXIT_PASS : rc;
         }
-        /* Route every shape first so a bad one stops the run before any output. */
-        a4w4_route *routes = NULL;
-        a4w4_policy_result *pols = NULL;
-        if (rc == -1) {
-            routes = calloc(o.nshapes, sizeof *routes);
-            pols = calloc(o.nshapes, sizeof *pols);
-            if (!routes || !pols) {
-                a4w4_errorf("route: out of memory");
-                rc = A4W4_EXIT_BADINPUT;
-            }
-        }
-        for (size_t i = 0; rc == -1 && i < o.nshapes; i++) {
-            int M = o.shapes[3 * i], N = o.shapes[3 * i + 1], K = o.shapes[3 * i + 2];
-            if (a4w4_route_shape(tp, &kt, &o.hp, M, N, K, &routes[i], err, sizeof err)) {
-                a4w4_errorf("route: %s%sshape %zu (M %d N %d K %d): %s", o.cases ? o.cases : "",
-                            o.cases ? ": " : "", i + 1, M, N, K, err);
-                rc = A4W4_EXIT_BADINPUT;
-            } else if (policy_for(&o, N, K, &pols[i]) != A4W4_OK) {
-                rc = A4W4_EXIT_BADINPUT;
-            }
-        }
-        if (rc == -1) {
-            for (size_t i = 0; i < o.nshapes; i++) {
-                if (o.json)
-                    print_json(&o, &kt, &routes[i], &pols[i]);
-                else
-                    print_human(&o, &kt, &routes[i], &pols[i]);
-            }
-            rc = A4W4_EXIT_PASS;
-        }
-        free(routes);
-        free(pols);
     }
     free(o.shapes);
     a4w4_tuned_free(&tuned);

@@ -6,12 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "a4w4_reports.h"
 #include "environment.h"
 #include "a4w4check.h"
-#include "registry.h"
+#include "backend_list.h"
+#include "options.h"
+#include "progress.h"
 #include "casefile.h"
 #include "results.h"
 #include "runner.h"
@@ -25,28 +26,92 @@ static const char run_usage[] =
     "Runs each case of a matrix through the backends and compares every checked output bit\n"
     "for bit with the oracle of the backend's contract (ordered(S), exact; bounded backends\n"
     "within the derived bound), then verifies every bundle under cases/golden/.\n"
-    "\n"
-    "  --set NAME      cases/NAME.csv: premerge (default), nightly, hazard, edge\n"
-    "  --cases FILE    any case file (name,M,N,K,regime,seed,tags)\n"
-    "  --backend LIST  comma-separated; default every backend available here. Types:\n"
-    "                  cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README)\n"
-    "  --out DIR       results.jsonl, results.json, summary.md (default build/out)\n"
-    "  --shard i/n     run the deterministic i-th of n parts (item k goes to part k % n + 1)\n"
-    "  --resume        keep the cases already in DIR/results.jsonl and run the rest\n"
-    "  --full          check every output (default: tile-aware sample above 2^26 MACs)\n"
-    "  --quiet         no progress output\n"
-    "\n"
-    "exit: 0 all pass, 1 any mismatch, 2 bad input, 3 a GPU backend without a GPU,\n"
-    "      4 results not written\n";
+    "\n";
 
 #define MAX_BACKENDS 64
 
 typedef struct {
+    unsigned i, n;
+} run_shard;
+
+typedef struct {
     const char *cases_path, *golden_dir, *out_dir, *set;
-    const char *backend_list;
-    unsigned shard_i, shard_n;
+    a4w4_opt_list backend;
+    run_shard shard;
     int full, quiet, resume;
 } run_opts;
+
+/* --shard i/n: 1 <= i <= n <= 1000000. */
+static int parse_shard(const a4w4_option *opt, void *field, const char *v, char *err,
+                       size_t errlen)
+{
+    (void)opt;
+    run_shard *s = field;
+    char *end1 = NULL, *end2 = NULL;
+    unsigned long long si = 0, sn = 0;
+    int ok = v[0] >= '1' && v[0] <= '9';
+    if (ok) {
+        si = strtoull(v, &end1, 10);
+        ok = *end1 == '/' && end1[1] >= '1' && end1[1] <= '9';
+    }
+    if (ok) {
+        sn = strtoull(end1 + 1, &end2, 10);
+        ok = !*end2 && sn <= 1000000 && si <= sn;
+    }
+    s->i = (unsigned)si;
+    s->n = (unsigned)sn;
+    if (!ok)
+        snprintf(err, errlen, "--shard '%s' must be i/n with 1 <= i <= n <= 1000000", v);
+    return ok ? 0 : -1;
+}
+
+/* --no-golden: no golden bundles. */
+static int no_golden(const a4w4_option *opt, void *field, const char *v, char *err,
+                     size_t errlen)
+{
+    (void)opt, (void)v, (void)err, (void)errlen;
+    *(const char **)field = NULL;
+    return 0;
+}
+
+static const a4w4_option run_options[] = {
+    OPT_STRING("set", run_opts, set, "NAME",
+               "cases/NAME.csv: premerge (default), nightly, hazard, edge"),
+    OPT_STRING("cases", run_opts, cases_path, "FILE", "any case file (name,M,N,K,regime,seed,tags)"),
+    OPT_STRING("golden", run_opts, golden_dir, "DIR",
+               "verify every bundle under DIR (default cases/golden)"),
+    OPT_CALLBACK("no-golden", run_opts, golden_dir, NULL, no_golden, "verify no golden bundle"),
+    OPT_LIST("backend", run_opts, backend, "LIST",
+             "comma-separated; default every backend available here. Types:\n"
+             "cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README)"),
+    OPT_STRING("out", run_opts, out_dir, "DIR",
+               "results.jsonl, results.json, summary.md (default build/out)"),
+    OPT_CALLBACK("shard", run_opts, shard, "i/n", parse_shard,
+                 "run the deterministic i-th of n parts (item k goes to part k % n + 1)"),
+    OPT_FLAG("resume", run_opts, resume, "keep the cases already in DIR/results.jsonl and run the rest"),
+    OPT_FLAG("full", run_opts, full, "check every output (default: tile-aware sample above 2^26 MACs)"),
+    OPT_FLAG("quiet", run_opts, quiet, "no progress output"),
+    OPT_END(),
+};
+
+static const a4w4_command_spec run_spec = {
+    "run", run_usage, run_options, NULL,
+    "exit: 0 all pass, 1 any mismatch, 2 bad input, 3 a GPU backend without a GPU,\n"
+    "      4 results not written\n"};
+
+/* What a run works through: the matrix items (cases, then golden bundles), the opened
+ * backends, the output directory's stream. */
+typedef struct {
+    a4w4_case *cases;
+    size_t ncases;
+    char **bundles;
+    size_t nbundles, total_items, mine;
+    a4w4_backend bk[MAX_BACKENDS];
+    size_t nb;
+    cJSON *header, *done, *doc;
+    a4w4_stream st;
+    int bad_input;
+} run_plan;
 
 static int name_cmp(const void *a, const void *b)
 {
@@ -85,257 +150,135 @@ static int list_bundles(const char *dir, char ***out, size_t *n)
     return 0;
 }
 
-/* Progress: a live line on a TTY, plain lines at most every 5 s otherwise. */
-typedef struct {
-    int tty, quiet;
-    double t0, last;
-} progress;
-
-static void progress_show(progress *p, size_t done, size_t total, int fails, const char *what, int final)
+/* --set or --cases into o->cases_path (cases_buf holds a set's path) and o->set. Returns
+ * the exit code (PASS: resolved). */
+static int resolve_matrix(run_opts *o, char *cases_buf, size_t len)
 {
-    if (p->quiet)
-        return;
-    double now = a4w4_now(), el = now - p->t0;
-    double eta = done ? el / (double)done * (double)(total - done) : 0;
-    if (p->tty) {
-        fprintf(stderr, "\r\033[K[%zu/%zu] %d failing, %.0fs elapsed, ETA %.0fs  %s", done, total,
-                fails, el, eta, what);
-        if (final)
-            fputc('\n', stderr);
-    } else if (final || now - p->last >= 5.0 || done == 1) {
-        fprintf(stderr, "a4w4check run: [%zu/%zu] %d failing, %.0fs elapsed, ETA %.0fs; %s\n",
-                done, total, fails, el, eta, what);
-        p->last = now;
-    }
-    fflush(stderr);
-}
-
-static int parse_args(int argc, char **argv, run_opts *o)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int takes = !strcmp(a, "--cases") || !strcmp(a, "--golden") || !strcmp(a, "--out") ||
-                    !strcmp(a, "--backend") || !strcmp(a, "--set") || !strcmp(a, "--shard");
-        if (takes && i + 1 >= argc) {
-            a4w4_errorf("run: option %s needs a value", a);
-            return -1;
-        }
-        if (!strcmp(a, "--cases"))
-            o->cases_path = argv[++i];
-        else if (!strcmp(a, "--set"))
-            o->set = argv[++i];
-        else if (!strcmp(a, "--golden"))
-            o->golden_dir = argv[++i];
-        else if (!strcmp(a, "--no-golden"))
-            o->golden_dir = NULL;
-        else if (!strcmp(a, "--out"))
-            o->out_dir = argv[++i];
-        else if (!strcmp(a, "--backend"))
-            o->backend_list = argv[++i];
-        else if (!strcmp(a, "--shard")) {
-            const char *v = argv[++i];
-            char *end1 = NULL, *end2 = NULL;
-            unsigned long long si = 0, sn = 0;
-            int ok = v[0] >= '1' && v[0] <= '9';
-            if (ok) {
-                si = strtoull(v, &end1, 10);
-                ok = *end1 == '/' && end1[1] >= '1' && end1[1] <= '9';
-            }
-            if (ok) {
-                sn = strtoull(end1 + 1, &end2, 10);
-                ok = !*end2 && sn <= 1000000 && si <= sn;
-            }
-            o->shard_i = (unsigned)si;
-            o->shard_n = (unsigned)sn;
-            if (!ok) {
-                a4w4_errorf("run: --shard '%s' must be i/n with 1 <= i <= n <= 1000000", v);
-                return -1;
-            }
-        } else if (!strcmp(a, "--full"))
-            o->full = 1;
-        else if (!strcmp(a, "--quiet"))
-            o->quiet = 1;
-        else if (!strcmp(a, "--resume"))
-            o->resume = 1;
-        else {
-            a4w4_errorf("run: unknown option '%s' (see a4w4check run --help)", a);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Open the selected backends (or the defaults). Returns count, or -2/-3 (exit 2/3). */
-static int open_backends(const run_opts *o, a4w4_backend *bk)
-{
-    if (!o->backend_list) {
-        char skipped[2048];
-        size_t n = a4w4_backend_defaults(bk, MAX_BACKENDS, skipped, sizeof skipped);
-        if (skipped[0] && !o->quiet) {
-            for (char *save = NULL, *l = strtok_r(skipped, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-                fprintf(stderr, "a4w4check run: notice: skipping backend %s\n", l);
-        }
-        return (int)n;
-    }
-    char buf[2048];
-    snprintf(buf, sizeof buf, "%s", o->backend_list);
-    int n = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char err[512];
-        if (n == MAX_BACKENDS) {
-            a4w4_errorf("run: more than %d backends", MAX_BACKENDS);
-            return -2;
-        }
-        for (int j = 0; j < n; j++)
-            if (!strcmp(bk[j].name, t)) {
-                a4w4_errorf("run: --backend names '%s' twice", t);
-                for (int i = 0; i < n; i++)
-                    a4w4_backend_close(&bk[i]);
-                return -2;
-            }
-        int rc = a4w4_backend_open(t, &bk[n], err, sizeof err);
-        if (rc) {
-            a4w4_errorf("run: %s", err);
-            for (int i = 0; i < n; i++)
-                a4w4_backend_close(&bk[i]);
-            return -rc;
-        }
-        n++;
-    }
-    if (!n) {
-        a4w4_errorf("run: --backend '%s' names no backend", o->backend_list);
-        return -2;
-    }
-    return n;
-}
-
-int cmd_run(int argc, char **argv)
-{
-    if (a4w4_wants_help(argc, argv)) {
-        fputs(run_usage, stdout);
-        return A4W4_EXIT_PASS;
-    }
-    char golden_buf[4096], cases_buf[4096], err[1024];
-    run_opts o = {NULL, a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
-                  "build/out", NULL, NULL, 1, 1, 0, 0, 0};
-    if (parse_args(argc, argv, &o))
-        return A4W4_EXIT_BADINPUT;
-    if (o.set && o.cases_path) {
+    if (o->set && o->cases_path) {
         a4w4_errorf("run: give --set or --cases, not both");
         return A4W4_EXIT_BADINPUT;
     }
-    if (!o.cases_path) {
-        char rel[512];
-        if (!o.set)
-            o.set = "premerge";
-        if (strchr(o.set, '/') || !*o.set) {
-            a4w4_errorf("run: --set '%s' must be a set name (cases/NAME.csv)", o.set);
-            return A4W4_EXIT_BADINPUT;
-        }
-        snprintf(rel, sizeof rel, "cases/%s.csv", o.set);
-        o.cases_path = a4w4_data_path(rel, cases_buf, sizeof cases_buf);
-    } else {
-        o.set = "custom";
+    if (o->cases_path) {
+        o->set = "custom";
+        return A4W4_EXIT_PASS;
     }
+    char rel[512];
+    if (!o->set)
+        o->set = "premerge";
+    if (strchr(o->set, '/') || !*o->set) {
+        a4w4_errorf("run: --set '%s' must be a set name (cases/NAME.csv)", o->set);
+        return A4W4_EXIT_BADINPUT;
+    }
+    snprintf(rel, sizeof rel, "cases/%s.csv", o->set);
+    o->cases_path = a4w4_data_path(rel, cases_buf, len);
+    return A4W4_EXIT_PASS;
+}
 
-    a4w4_case *cases;
-    size_t ncases;
-    if (a4w4_casefile_read(o.cases_path, &cases, &ncases, err, sizeof err)) {
+/* The items, the backends and the output directory. Returns the exit code. */
+static int plan_run(const run_opts *o, run_plan *p)
+{
+    char err[1024];
+    if (a4w4_casefile_read(o->cases_path, &p->cases, &p->ncases, err, sizeof err)) {
         a4w4_errorf("%s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    char **bundles = NULL;
-    size_t nbundles = 0;
-    if (o.golden_dir && list_bundles(o.golden_dir, &bundles, &nbundles)) {
-        a4w4_errorf("run: --golden %s: cannot read the directory", o.golden_dir);
-        free(cases);
+    if (o->golden_dir && list_bundles(o->golden_dir, &p->bundles, &p->nbundles)) {
+        a4w4_errorf("run: --golden %s: cannot read the directory", o->golden_dir);
         return A4W4_EXIT_BADINPUT;
     }
-    a4w4_backend bk[MAX_BACKENDS];
-    int nb = open_backends(&o, bk);
-    int rc = A4W4_EXIT_PASS;
-    cJSON *header = NULL, *done = NULL, *doc = NULL;
-    a4w4_stream st = {-1, ""};
-    if (nb < 0) {
-        rc = -nb;
-        goto out;
-    }
-    if (a4w4_mkdir_p(o.out_dir, err, sizeof err)) {
+    a4w4_backend_list_opts bo = {"run", MAX_BACKENDS, 0, o->quiet};
+    int rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);
+    if (rc != A4W4_EXIT_PASS)
+        return rc;
+    if (a4w4_mkdir_p(o->out_dir, err, sizeof err)) {
         a4w4_errorf("run: --out %s", err);
-        rc = A4W4_EXIT_IO;
-        goto out;
+        return A4W4_EXIT_IO;
     }
+    p->total_items = p->ncases + p->nbundles;
+    for (size_t k = 0; k < p->total_items; k++)
+        p->mine += k % o->shard.n + 1 == o->shard.i;
+    return A4W4_EXIT_PASS;
+}
 
-    /* the run's identity */
+/* The run's identity: the header of results.jsonl. */
+static cJSON *run_header(const run_opts *o, const run_plan *p)
+{
     int ok;
-    unsigned long long h = a4w4_hash_file(o.cases_path, 0xCBF29CE484222325ull, &ok);
-    for (size_t i = 0; i < nbundles; i++) {
-        const char *b = strrchr(bundles[i], '/');
-        h = a4w4_hash_str(b ? b + 1 : bundles[i], h);
+    unsigned long long h = a4w4_hash_file(o->cases_path, 0xCBF29CE484222325ull, &ok);
+    for (size_t i = 0; i < p->nbundles; i++) {
+        const char *b = strrchr(p->bundles[i], '/');
+        h = a4w4_hash_str(b ? b + 1 : p->bundles[i], h);
     }
     char hex[32];
     snprintf(hex, sizeof hex, "%016llx", h);
-    header = cJSON_CreateObject();
+    cJSON *header = cJSON_CreateObject();
     cJSON_AddStringToObject(header, "schema", A4W4_RESULTS_SCHEMA);
     cJSON_AddStringToObject(header, "tool", "a4w4check");
     cJSON_AddStringToObject(header, "tool_version", A4W4_TOOL_VERSION);
-    cJSON_AddStringToObject(header, "set", o.set);
-    cJSON_AddStringToObject(header, "cases_file", o.cases_path);
+    cJSON_AddStringToObject(header, "set", o->set);
+    cJSON_AddStringToObject(header, "cases_file", o->cases_path);
     cJSON_AddStringToObject(header, "matrix_hash", hex);
     char shard[32];
-    snprintf(shard, sizeof shard, "%u/%u", o.shard_i, o.shard_n);
+    snprintf(shard, sizeof shard, "%u/%u", o->shard.i, o->shard.n);
     cJSON_AddStringToObject(header, "shard", shard);
-    cJSON_AddBoolToObject(header, "full", o.full);
+    cJSON_AddBoolToObject(header, "full", o->full);
     cJSON *bl = cJSON_AddArrayToObject(header, "backends");
     cJSON_AddItemToArray(bl, cJSON_CreateString("oracle"));
     cJSON *bc = cJSON_AddObjectToObject(header, "contracts");
-    for (int i = 0; i < nb; i++) {
-        cJSON_AddItemToArray(bl, cJSON_CreateString(bk[i].name));
-        cJSON_AddStringToObject(bc, bk[i].name, bk[i].contract);
+    for (size_t i = 0; i < p->nb; i++) {
+        cJSON_AddItemToArray(bl, cJSON_CreateString(p->bk[i].name));
+        cJSON_AddStringToObject(bc, p->bk[i].name, p->bk[i].contract);
     }
-    size_t total_items = ncases + nbundles, mine = 0;
-    for (size_t k = 0; k < total_items; k++)
-        mine += k % o.shard_n + 1 == o.shard_i;
-    cJSON_AddNumberToObject(header, "matrix_items", (double)total_items);
-    cJSON_AddNumberToObject(header, "shard_items", (double)mine);
-
+    cJSON_AddNumberToObject(header, "matrix_items", (double)p->total_items);
+    cJSON_AddNumberToObject(header, "shard_items", (double)p->mine);
     a4w4_environment_json(header); /* compiler, commit, host, date, GPU, tables used */
-    int src = a4w4_stream_open(&st, o.out_dir, header, o.resume, &done, err, sizeof err);
-    if (src) {
-        a4w4_errorf("run: %s", err);
-        rc = src;
-        goto out;
+    return header;
+}
+
+/* The name item k is recorded under: the case's, or golden/<bundle without .safetensors>. */
+static void item_name(const run_plan *p, size_t k, char *name, size_t len)
+{
+    if (k < p->ncases) {
+        snprintf(name, len, "%s", p->cases[k].name);
+        return;
     }
-    a4w4_runner runner = {bk, (size_t)nb, o.full};
-    progress pg = {isatty(2), o.quiet, a4w4_now(), 0};
-    int fails = 0, bad_input = 0;
-    size_t ndone = (size_t)cJSON_GetArraySize(done), count = 0;
-    if (ndone && !o.quiet)
-        fprintf(stderr, "a4w4check run: resuming: %zu cases already recorded in %s\n", ndone, st.path);
-    for (size_t k = 0; k < total_items && rc == A4W4_EXIT_PASS; k++) {
-        if (k % o.shard_n + 1 != o.shard_i)
+    const char *b = strrchr(p->bundles[k - p->ncases], '/');
+    b = b ? b + 1 : p->bundles[k - p->ncases];
+    snprintf(name, len, "golden/%.*s", (int)(strlen(b) - 12), b);
+}
+
+/* Run this shard's items not yet recorded, streaming each one's entries. Returns the exit
+ * code (PASS: every item ran; p->bad_input when an item was bad input). */
+static int run_items(const run_opts *o, run_plan *p)
+{
+    char err[1024];
+    a4w4_runner runner = {p->bk, p->nb, o->full};
+    a4w4_progress pg;
+    a4w4_progress_start(&pg, "run", o->quiet, 0);
+    int fails = 0, rc = A4W4_EXIT_PASS;
+    size_t ndone = (size_t)cJSON_GetArraySize(p->done), count = 0;
+    if (ndone && !o->quiet)
+        fprintf(stderr, "a4w4check run: resuming: %zu cases already recorded in %s\n", ndone,
+                p->st.path);
+    for (size_t k = 0; k < p->total_items && rc == A4W4_EXIT_PASS; k++) {
+        if (k % o->shard.n + 1 != o->shard.i)
             continue;
         count++;
         char name[160];
-        if (k < ncases)
-            snprintf(name, sizeof name, "%s", cases[k].name);
-        else {
-            const char *b = strrchr(bundles[k - ncases], '/');
-            b = b ? b + 1 : bundles[k - ncases];
-            snprintf(name, sizeof name, "golden/%.*s", (int)(strlen(b) - 12), b);
-        }
+        item_name(p, k, name, sizeof name);
         int skip = 0;
         const cJSON *dn;
-        cJSON_ArrayForEach(dn, done) skip |= !strcmp(dn->valuestring, name);
+        cJSON_ArrayForEach(dn, p->done) skip |= !strcmp(dn->valuestring, name);
         if (skip)
             continue;
         cJSON *entries = cJSON_CreateArray();
-        int f = k < ncases ? a4w4_run_case(&runner, &cases[k], entries, err, sizeof err)
-                           : a4w4_run_golden(&runner, bundles[k - ncases], entries, err, sizeof err);
+        int f = k < p->ncases ? a4w4_run_case(&runner, &p->cases[k], entries, err, sizeof err)
+                              : a4w4_run_golden(&runner, p->bundles[k - p->ncases], entries, err,
+                                                sizeof err);
         if (f < 0) {
             a4w4_errorf("run: %s", err);
             if (f == -2) {
-                bad_input = 1;
+                p->bad_input = 1;
                 f = 1;
             } else {
                 rc = A4W4_EXIT_IO;
@@ -344,52 +287,84 @@ int cmd_run(int argc, char **argv)
             }
         }
         fails += f;
-        if (a4w4_stream_case(&st, name, entries, err, sizeof err)) {
+        if (a4w4_stream_case(&p->st, name, entries, err, sizeof err)) {
             a4w4_errorf("run: %s", err);
             rc = A4W4_EXIT_IO;
         }
         cJSON_Delete(entries);
-        progress_show(&pg, count, mine, fails, name, 0);
+        a4w4_progress_item(&pg, count, p->mine, fails, name, 0);
     }
-    a4w4_stream_close(&st);
-    progress_show(&pg, count, mine, fails, "done", 1);
-    if (rc != A4W4_EXIT_PASS)
-        goto out;
+    a4w4_stream_close(&p->st);
+    a4w4_progress_item(&pg, count, p->mine, fails, "done", 1);
+    return rc;
+}
 
-    /* the final documents, from the stream (cases of earlier runs included) */
+/* The final documents, from the stream (cases of earlier runs included). Returns the exit
+ * code of the run. */
+static int write_results(const run_opts *o, run_plan *p)
+{
+    char err[1024];
     cJSON *hdr2 = NULL;
-    doc = a4w4_stream_load(o.out_dir, &hdr2, err, sizeof err);
+    p->doc = a4w4_stream_load(o->out_dir, &hdr2, err, sizeof err);
     cJSON_Delete(hdr2);
-    if (!doc) {
+    if (!p->doc) {
         a4w4_errorf("run: %s", err);
-        rc = A4W4_EXIT_IO;
-        goto out;
+        return A4W4_EXIT_IO;
     }
     int total_fail = 0;
     const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "cases")) {
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(p->doc, "cases")) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
         total_fail += cJSON_IsString(v) && !strcmp(v->valuestring, "fail");
     }
-    if (a4w4_results_write(doc, o.out_dir, err, sizeof err)) {
+    if (a4w4_results_write(p->doc, o->out_dir, err, sizeof err)) {
         a4w4_errorf("run: %s", err);
-        rc = A4W4_EXIT_IO;
-        goto out;
+        return A4W4_EXIT_IO;
     }
-    if (!o.quiet)
+    if (!o->quiet)
         fprintf(stderr, "a4w4check run: %d failing entries of %d; %s/results.json and %s/summary.md written\n",
-                total_fail, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "cases")),
-                o.out_dir, o.out_dir);
-    rc = bad_input ? A4W4_EXIT_BADINPUT : total_fail ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
-out:
-    for (int i = 0; i < nb; i++)
-        a4w4_backend_close(&bk[i]);
-    for (size_t i = 0; i < nbundles; i++)
-        free(bundles[i]);
-    free(bundles);
-    free(cases);
-    cJSON_Delete(header);
-    cJSON_Delete(done);
-    cJSON_Delete(doc);
+                total_fail, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p->doc, "cases")),
+                o->out_dir, o->out_dir);
+    return p->bad_input ? A4W4_EXIT_BADINPUT : total_fail ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
+}
+
+static void plan_free(run_plan *p)
+{
+    a4w4_backend_list_close(p->bk, p->nb);
+    for (size_t i = 0; i < p->nbundles; i++)
+        free(p->bundles[i]);
+    free(p->bundles);
+    free(p->cases);
+    cJSON_Delete(p->header);
+    cJSON_Delete(p->done);
+    cJSON_Delete(p->doc);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    char golden_buf[4096], cases_buf[4096], err[1024];
+    run_opts o = {NULL, a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
+                  "build/out", NULL, {0}, {1, 1}, 0, 0, 0};
+    a4w4_args args;
+    int rc = a4w4_options_parse(&run_spec, &o, argc, argv, &args);
+    if (rc != A4W4_OPTS_CONTINUE)
+        return rc;
+    if ((rc = resolve_matrix(&o, cases_buf, sizeof cases_buf)) != A4W4_EXIT_PASS)
+        return rc;
+    run_plan p;
+    memset(&p, 0, sizeof p);
+    p.st.fd = -1;
+    rc = plan_run(&o, &p);
+    if (rc == A4W4_EXIT_PASS) {
+        p.header = run_header(&o, &p);
+        rc = a4w4_stream_open(&p.st, o.out_dir, p.header, o.resume, &p.done, err, sizeof err);
+        if (rc)
+            a4w4_errorf("run: %s", err);
+    }
+    if (rc == A4W4_EXIT_PASS)
+        rc = run_items(&o, &p);
+    if (rc == A4W4_EXIT_PASS)
+        rc = write_results(&o, &p);
+    plan_free(&p);
     return rc;
 }

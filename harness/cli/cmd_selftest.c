@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "a4w4check.h"
+#include "options.h"
 #include "registry.h"
 #include "casefile.h"
 #include "mutants.h"
@@ -24,15 +25,27 @@ static const char selftest_usage[] =
     "comparison, poison, guard zones, pad-dependence variants, quantizer and layout bytes.\n"
     "Prints, per mutant, the first case that killed it and the check that did, then the kill\n"
     "rate and each correct backend's verdicts.\n"
-    "\n"
-    "  --gpu           also the GPU mutants and the GPU backends (exit 3 without a GPU)\n"
-    "  --cases FILE    the matrix (default cases/selftest.csv)\n"
-    "  --only LIST     only these mutants (comma-separated names; see --list)\n"
-    "  --list          list the mutants and their faults, run nothing\n"
-    "  --verbose       one line per case and backend\n"
-    "\n"
+    "\n";
+
+typedef struct {
+    int gpu, list, verbose;
+    const char *cases_path;
+    a4w4_opt_list only;
+} selftest_opts;
+
+static const a4w4_option selftest_options[] = {
+    OPT_FLAG("gpu", selftest_opts, gpu, "also the GPU mutants and the GPU backends (exit 3 without a GPU)"),
+    OPT_STRING("cases", selftest_opts, cases_path, "FILE", "the matrix (default cases/selftest.csv)"),
+    OPT_LIST("only", selftest_opts, only, "LIST", "only these mutants (comma-separated names; see --list)"),
+    OPT_FLAG("list", selftest_opts, list, "list the mutants and their faults, run nothing"),
+    OPT_FLAG("verbose", selftest_opts, verbose, "one line per case and backend"),
+    OPT_END(),
+};
+
+static const a4w4_command_spec selftest_spec = {
+    "selftest", selftest_usage, selftest_options, NULL,
     "exit: 0 every mutant killed and every correct backend passes, 1 otherwise,\n"
-    "      2 bad input, 3 --gpu without a usable GPU\n";
+    "      2 bad input, 3 --gpu without a usable GPU\n"};
 
 #define MAX_CORRECT 64
 #define MAX_MUTANTS 128
@@ -77,235 +90,257 @@ static void entry_reason(const cJSON *e, char *buf, size_t len)
         snprintf(buf, len, "verdict fail");
 }
 
-static int in_list(const char *list, const char *name)
+static int in_list(const a4w4_opt_list *list, const char *name)
 {
-    size_t n = strlen(name);
-    for (const char *p = list; p && *p;) {
-        const char *c = strchr(p, ',');
-        size_t L = c ? (size_t)(c - p) : strlen(p);
-        if (L == n && !strncmp(p, name, n))
+    for (size_t i = 0; i < list->n; i++)
+        if (!strcmp(list->item[i], name))
             return 1;
-        p = c ? c + 1 : NULL;
-    }
     return 0;
 }
 
-int cmd_selftest(int argc, char **argv)
+/* Every --only name must be a mutant. Returns the exit code. */
+static int check_only(const selftest_opts *o, const a4w4_backend_type *const *mt, size_t nmt)
 {
-    if (a4w4_wants_help(argc, argv)) {
-        fputs(selftest_usage, stdout);
-        return A4W4_EXIT_PASS;
-    }
-    int gpu = 0, list = 0, verbose = 0;
-    const char *cases_path = NULL, *only = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if ((!strcmp(a, "--cases") || !strcmp(a, "--only")) && i + 1 >= argc) {
-            a4w4_errorf("selftest: %s needs a value", a);
-            return A4W4_EXIT_BADINPUT;
-        }
-        if (!strcmp(a, "--gpu"))
-            gpu = 1;
-        else if (!strcmp(a, "--list"))
-            list = 1;
-        else if (!strcmp(a, "--verbose"))
-            verbose = 1;
-        else if (!strcmp(a, "--cases"))
-            cases_path = argv[++i];
-        else if (!strcmp(a, "--only"))
-            only = argv[++i];
-        else {
-            a4w4_errorf("selftest: unknown argument '%s' (see a4w4check selftest --help)", a);
-            return A4W4_EXIT_BADINPUT;
-        }
-    }
-    size_t nmt;
-    const a4w4_backend_type *const *mt = a4w4_mutant_types(&nmt);
-    if (list) {
+    for (size_t k = 0; k < o->only.n; k++) {
+        int found = 0;
         for (size_t i = 0; i < nmt; i++)
-            printf("%-22s %s%s\n", mt[i]->name, mt[i]->gpu ? "[gpu] " : "", mt[i]->what);
-        return A4W4_EXIT_PASS;
-    }
-    if (only)
-        for (const char *p = only; *p;) {
-            const char *c = strchr(p, ',');
-            size_t L = c ? (size_t)(c - p) : strlen(p);
-            int found = 0;
-            for (size_t i = 0; i < nmt; i++)
-                found |= strlen(mt[i]->name) == L && !strncmp(mt[i]->name, p, L);
-            if (!found) {
-                a4w4_errorf("selftest: --only '%.*s' is not a mutant (see a4w4check selftest "
-                            "--list)", (int)L, p);
-                return A4W4_EXIT_BADINPUT;
-            }
-            p = c ? c + 1 : p + L;
+            found |= !strcmp(mt[i]->name, o->only.item[k]);
+        if (!found) {
+            a4w4_errorf("selftest: --only '%s' is not a mutant (see a4w4check selftest --list)",
+                        o->only.item[k]);
+            return A4W4_EXIT_BADINPUT;
         }
-
-    char buf[4096], err[1024];
-    if (!cases_path)
-        cases_path = a4w4_data_path("cases/selftest.csv", buf, sizeof buf);
-    a4w4_case *cases = NULL;
-    size_t ncases = 0;
-    if (a4w4_casefile_read(cases_path, &cases, &ncases, err, sizeof err)) {
-        a4w4_errorf("selftest: %s", err);
-        return A4W4_EXIT_BADINPUT;
     }
+    return A4W4_EXIT_PASS;
+}
 
-    static mutant_state ms[MAX_MUTANTS];
-    static correct_state cs[MAX_CORRECT];
-    size_t nm = 0, nc = 0;
-    int rc = A4W4_EXIT_PASS;
-    /* correct backends: the default selection (GPU ones only with --gpu) + the references */
+/* The backends of a self-test: the correct ones, then the mutants. */
+typedef struct {
+    mutant_state ms[MAX_MUTANTS];
+    correct_state cs[MAX_CORRECT];
+    size_t nm, nc;
+    int oracle_fail;
+    char oracle_note[760];
+} selftest_plan;
+
+/* Correct backends: the default selection (GPU ones only with --gpu) + the references.
+ * *gpu_usable: a GPU backend is among them. skipped: the types the defaults left out. */
+static int open_correct(const selftest_opts *o, selftest_plan *p, int *gpu_usable,
+                        char *skipped, size_t skippedlen)
+{
+    char err[1024];
     a4w4_backend def[MAX_CORRECT];
-    char skipped[2048];
-    size_t nd = a4w4_backend_defaults(def, MAX_CORRECT - 2, skipped, sizeof skipped);
-    int gpu_usable = 0;
+    size_t nd = a4w4_backend_defaults(def, MAX_CORRECT - 2, skipped, skippedlen);
     for (size_t i = 0; i < nd; i++) {
-        if (def[i].type->gpu && !gpu) {
+        if (def[i].type->gpu && !o->gpu) {
             a4w4_backend_close(&def[i]);
             continue;
         }
-        gpu_usable |= def[i].type->gpu;
-        memset(&cs[nc], 0, sizeof cs[nc]);
-        cs[nc++].b = def[i];
+        *gpu_usable |= def[i].type->gpu;
+        memset(&p->cs[p->nc], 0, sizeof p->cs[p->nc]);
+        p->cs[p->nc++].b = def[i];
     }
     const a4w4_backend_type *refs[2] = {&a4w4_quantizer_ref, &a4w4_layout_ref};
     for (int i = 0; i < 2; i++) {
-        memset(&cs[nc], 0, sizeof cs[nc]);
-        if (a4w4_backend_open_type(refs[i], NULL, &cs[nc].b, err, sizeof err)) {
+        memset(&p->cs[p->nc], 0, sizeof p->cs[p->nc]);
+        if (a4w4_backend_open_type(refs[i], NULL, &p->cs[p->nc].b, err, sizeof err)) {
             a4w4_errorf("selftest: %s", err);
-            rc = A4W4_EXIT_BADINPUT;
-            goto out;
+            return A4W4_EXIT_BADINPUT;
         }
-        nc++;
+        p->nc++;
     }
-    for (size_t i = 0; i < nmt && nm < MAX_MUTANTS; i++) {
-        if ((mt[i]->gpu && !gpu) || (only && !in_list(only, mt[i]->name)))
+    return A4W4_EXIT_PASS;
+}
+
+/* The mutants (--only's, GPU ones with --gpu). Returns the exit code. */
+static int open_mutants(const selftest_opts *o, const a4w4_backend_type *const *mt, size_t nmt,
+                        selftest_plan *p, int *gpu_usable)
+{
+    char err[1024];
+    for (size_t i = 0; i < nmt && p->nm < MAX_MUTANTS; i++) {
+        if ((mt[i]->gpu && !o->gpu) || (o->only.text && !in_list(&o->only, mt[i]->name)))
             continue;
-        memset(&ms[nm], 0, sizeof ms[nm]);
-        int orc = a4w4_backend_open_type(mt[i], NULL, &ms[nm].b, err, sizeof err);
+        memset(&p->ms[p->nm], 0, sizeof p->ms[p->nm]);
+        int orc = a4w4_backend_open_type(mt[i], NULL, &p->ms[p->nm].b, err, sizeof err);
         if (orc == A4W4_EXIT_NOGPU && mt[i]->gpu)
             continue; /* reported below as "no GPU backend or GPU mutant is usable" */
         if (orc) {
             a4w4_errorf("selftest: mutant %s", err);
-            rc = orc;
-            goto out;
+            return orc;
         }
-        gpu_usable |= mt[i]->gpu;
-        nm++;
+        *gpu_usable |= mt[i]->gpu;
+        p->nm++;
     }
-    if (gpu && !gpu_usable) {
+    return A4W4_EXIT_PASS;
+}
+
+/* Open the correct backends and the mutants. Returns the exit code. */
+static int plan_selftest(const selftest_opts *o, const a4w4_backend_type *const *mt, size_t nmt,
+                         selftest_plan *p)
+{
+    char skipped[2048];
+    int gpu_usable = 0;
+    int rc = open_correct(o, p, &gpu_usable, skipped, sizeof skipped);
+    if (rc == A4W4_EXIT_PASS)
+        rc = open_mutants(o, mt, nmt, p, &gpu_usable);
+    if (rc != A4W4_EXIT_PASS)
+        return rc;
+    if (o->gpu && !gpu_usable) {
         for (size_t L = strlen(skipped); L && skipped[L - 1] == '\n'; L--)
             skipped[L - 1] = 0;
-        for (char *p = skipped; *p; p++)
-            if (*p == '\n')
-                *p = ';';
+        for (char *q = skipped; *q; q++)
+            if (*q == '\n')
+                *q = ';';
         a4w4_errorf("selftest --gpu: no GPU backend or GPU mutant is usable here%s%s",
                     skipped[0] ? ": " : " (this build has none)", skipped);
-        rc = A4W4_EXIT_NOGPU;
-        goto out;
+        return A4W4_EXIT_NOGPU;
     }
-    if (!nm) {
+    if (!p->nm) {
         a4w4_errorf("selftest: no mutant selected");
-        rc = A4W4_EXIT_BADINPUT;
-        goto out;
+        return A4W4_EXIT_BADINPUT;
     }
+    return A4W4_EXIT_PASS;
+}
 
-    double t0 = a4w4_now();
-    int oracle_fail = 0;
-    char oracle_note[760] = "";
-    for (size_t k = 0; k < ncases; k++) {
-        a4w4_backend run[MAX_CORRECT + MAX_MUTANTS];
-        size_t nr = 0;
-        for (size_t i = 0; i < nc; i++)
-            run[nr++] = cs[i].b;
-        for (size_t i = 0; i < nm; i++)
-            if (!ms[i].killed)
-                run[nr++] = ms[i].b;
-        a4w4_runner runner = {run, nr, 0};
-        cJSON *entries = cJSON_CreateArray();
-        int f = a4w4_run_case(&runner, &cases[k], entries, err, sizeof err);
-        if (f < 0) {
-            a4w4_errorf("selftest: %s", err);
-            cJSON_Delete(entries);
-            rc = A4W4_EXIT_BADINPUT;
-            goto out;
+/* One runner entry of case c: the oracle's, a mutant's (the first failure kills it) or a
+ * correct backend's verdict. */
+static void tally_entry(const selftest_opts *o, selftest_plan *p, const a4w4_case *c,
+                        const cJSON *e)
+{
+    const char *bn = cJSON_GetStringValue(cJSON_GetObjectItem(e, "backend"));
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(e, "verdict"));
+    if (!bn || !v)
+        return;
+    char why[640];
+    int failed = !strcmp(v, "fail");
+    if (failed)
+        entry_reason(e, why, sizeof why);
+    if (o->verbose)
+        printf("  %-28s %-22s %s%s%s\n", c->name, bn, v, failed ? "   " : "", failed ? why : "");
+    if (!strcmp(bn, "oracle")) {
+        if (failed && !p->oracle_fail) {
+            p->oracle_fail = 1;
+            snprintf(p->oracle_note, sizeof p->oracle_note, "%s: %s", c->name, why);
         }
-        const cJSON *e;
-        cJSON_ArrayForEach(e, entries)
-        {
-            const char *bn = cJSON_GetStringValue(cJSON_GetObjectItem(e, "backend"));
-            const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(e, "verdict"));
-            if (!bn || !v)
-                continue;
-            char why[640];
-            int failed = !strcmp(v, "fail");
-            if (failed)
-                entry_reason(e, why, sizeof why);
-            if (verbose)
-                printf("  %-28s %-22s %s%s%s\n", cases[k].name, bn, v, failed ? "   " : "",
-                       failed ? why : "");
-            if (!strcmp(bn, "oracle")) {
-                if (failed && !oracle_fail) {
-                    oracle_fail = 1;
-                    snprintf(oracle_note, sizeof oracle_note, "%s: %s", cases[k].name, why);
-                }
-                continue;
-            }
-            for (size_t i = 0; i < nm; i++)
-                if (!ms[i].killed && !strcmp(ms[i].b.name, bn) && failed) {
-                    ms[i].killed = 1;
-                    snprintf(ms[i].kcase, sizeof ms[i].kcase, "%s", cases[k].name);
-                    snprintf(ms[i].reason, sizeof ms[i].reason, "%s", why);
-                }
-            for (size_t i = 0; i < nc; i++)
-                if (!strcmp(cs[i].b.name, bn)) {
-                    if (failed) {
-                        if (!cs[i].fail)
-                            snprintf(cs[i].first_fail, sizeof cs[i].first_fail, "%s: %s",
-                                     cases[k].name, why);
-                        cs[i].fail++;
-                    } else if (!strcmp(v, "pass"))
-                        cs[i].pass++;
-                    else
-                        cs[i].na++;
-                }
+        return;
+    }
+    for (size_t i = 0; i < p->nm; i++)
+        if (!p->ms[i].killed && !strcmp(p->ms[i].b.name, bn) && failed) {
+            p->ms[i].killed = 1;
+            snprintf(p->ms[i].kcase, sizeof p->ms[i].kcase, "%s", c->name);
+            snprintf(p->ms[i].reason, sizeof p->ms[i].reason, "%s", why);
         }
+    for (size_t i = 0; i < p->nc; i++)
+        if (!strcmp(p->cs[i].b.name, bn)) {
+            if (failed) {
+                if (!p->cs[i].fail)
+                    snprintf(p->cs[i].first_fail, sizeof p->cs[i].first_fail, "%s: %s", c->name,
+                             why);
+                p->cs[i].fail++;
+            } else if (!strcmp(v, "pass"))
+                p->cs[i].pass++;
+            else
+                p->cs[i].na++;
+        }
+}
+
+/* Case c through the correct backends and the mutants not yet killed. Returns the exit code. */
+static int run_one_case(const selftest_opts *o, selftest_plan *p, const a4w4_case *c)
+{
+    char err[1024];
+    a4w4_backend run[MAX_CORRECT + MAX_MUTANTS];
+    size_t nr = 0;
+    for (size_t i = 0; i < p->nc; i++)
+        run[nr++] = p->cs[i].b;
+    for (size_t i = 0; i < p->nm; i++)
+        if (!p->ms[i].killed)
+            run[nr++] = p->ms[i].b;
+    a4w4_runner runner = {run, nr, 0};
+    cJSON *entries = cJSON_CreateArray();
+    int f = a4w4_run_case(&runner, c, entries, err, sizeof err);
+    if (f < 0) {
+        a4w4_errorf("selftest: %s", err);
         cJSON_Delete(entries);
+        return A4W4_EXIT_BADINPUT;
     }
-    double secs = a4w4_now() - t0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, entries) tally_entry(o, p, c, e);
+    cJSON_Delete(entries);
+    return A4W4_EXIT_PASS;
+}
 
+/* The verdicts: per mutant, per correct backend, the kill rate. Returns the exit code. */
+static int print_report(const selftest_plan *p, size_t ncases, const char *cases_path,
+                        double secs)
+{
     size_t killed = 0, good = 0;
     printf("selftest: %zu cases (%s), %zu mutants, %zu correct backends\n", ncases, cases_path,
-           nm, nc);
+           p->nm, p->nc);
     printf("mutants:\n");
-    for (size_t i = 0; i < nm; i++) {
-        killed += (size_t)ms[i].killed;
-        if (ms[i].killed)
-            printf("  KILLED   %-22s by %s: %s\n", ms[i].b.name, ms[i].kcase, ms[i].reason);
+    for (size_t i = 0; i < p->nm; i++) {
+        const mutant_state *m = &p->ms[i];
+        killed += (size_t)m->killed;
+        if (m->killed)
+            printf("  KILLED   %-22s by %s: %s\n", m->b.name, m->kcase, m->reason);
         else
-            printf("  SURVIVED %-22s (%s): no case of the matrix failed it\n", ms[i].b.name,
-                   ms[i].b.type->what);
+            printf("  SURVIVED %-22s (%s): no case of the matrix failed it\n", m->b.name,
+                   m->b.type->what);
     }
     printf("correct backends:\n");
-    for (size_t i = 0; i < nc; i++) {
-        int ok = !cs[i].fail && cs[i].pass > 0;
+    for (size_t i = 0; i < p->nc; i++) {
+        const correct_state *c = &p->cs[i];
+        int ok = !c->fail && c->pass > 0;
         good += (size_t)ok;
-        printf("  %-8s %-22s %zu pass, %zu fail, %zu n/a%s%s\n", ok ? "PASS" : "FAIL",
-               cs[i].b.name, cs[i].pass, cs[i].fail, cs[i].na,
-               cs[i].fail ? "; first: " : !cs[i].pass ? "; passed no case (proves nothing)" : "",
-               cs[i].fail ? cs[i].first_fail : "");
+        printf("  %-8s %-22s %zu pass, %zu fail, %zu n/a%s%s\n", ok ? "PASS" : "FAIL", c->b.name,
+               c->pass, c->fail, c->na,
+               c->fail ? "; first: " : !c->pass ? "; passed no case (proves nothing)" : "",
+               c->fail ? c->first_fail : "");
     }
-    if (oracle_fail)
-        printf("oracle: FAIL %s\n", oracle_note);
+    if (p->oracle_fail)
+        printf("oracle: FAIL %s\n", p->oracle_note);
     printf("kill rate: %zu/%zu (%.0f%%); correct backends passing: %zu/%zu; %.2f s\n", killed,
-           nm, 100.0 * (double)killed / (double)nm, good, nc, secs);
-    rc = killed == nm && good == nc && !oracle_fail ? A4W4_EXIT_PASS : A4W4_EXIT_MISMATCH;
-out:
-    for (size_t i = 0; i < nm; i++)
-        a4w4_backend_close(&ms[i].b);
-    for (size_t i = 0; i < nc; i++)
-        a4w4_backend_close(&cs[i].b);
+           p->nm, 100.0 * (double)killed / (double)p->nm, good, p->nc, secs);
+    return killed == p->nm && good == p->nc && !p->oracle_fail ? A4W4_EXIT_PASS
+                                                              : A4W4_EXIT_MISMATCH;
+}
+
+int cmd_selftest(int argc, char **argv)
+{
+    selftest_opts o = {0, 0, 0, NULL, {0}};
+    a4w4_args args;
+    int rc = a4w4_options_parse(&selftest_spec, &o, argc, argv, &args);
+    if (rc != A4W4_OPTS_CONTINUE)
+        return rc;
+    size_t nmt;
+    const a4w4_backend_type *const *mt = a4w4_mutant_types(&nmt);
+    if (o.list) {
+        for (size_t i = 0; i < nmt; i++)
+            printf("%-22s %s%s\n", mt[i]->name, mt[i]->gpu ? "[gpu] " : "", mt[i]->what);
+        return A4W4_EXIT_PASS;
+    }
+    if ((rc = check_only(&o, mt, nmt)) != A4W4_EXIT_PASS)
+        return rc;
+    char buf[4096], err[1024];
+    if (!o.cases_path)
+        o.cases_path = a4w4_data_path("cases/selftest.csv", buf, sizeof buf);
+    a4w4_case *cases = NULL;
+    size_t ncases = 0;
+    if (a4w4_casefile_read(o.cases_path, &cases, &ncases, err, sizeof err)) {
+        a4w4_errorf("selftest: %s", err);
+        return A4W4_EXIT_BADINPUT;
+    }
+    static selftest_plan p; /* large: a mutant's and a backend's state each */
+    memset(&p, 0, sizeof p);
+    rc = plan_selftest(&o, mt, nmt, &p);
+    double t0 = a4w4_now();
+    for (size_t k = 0; k < ncases && rc == A4W4_EXIT_PASS; k++)
+        rc = run_one_case(&o, &p, &cases[k]);
+    if (rc == A4W4_EXIT_PASS)
+        rc = print_report(&p, ncases, o.cases_path, a4w4_now() - t0);
+    for (size_t i = 0; i < p.nm; i++)
+        a4w4_backend_close(&p.ms[i].b);
+    for (size_t i = 0; i < p.nc; i++)
+        a4w4_backend_close(&p.cs[i].b);
     free(cases);
     if (fflush(stdout) != 0) {
         a4w4_errorf("selftest: cannot write the output");

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "a4w4check.h"
+#include "options.h"
 #include "verify_bundle.h"
 
 static const char verify_usage[] =
@@ -14,43 +15,59 @@ static const char verify_usage[] =
     "both CPU systems under test (cpu-asm, cpu-fallback) against y_ordered.\n"
     "One line per check: PASS, FAIL (tensor, first mismatching (row, col), got/expected in hex,\n"
     "mismatch count) or N/A with the reason.\n"
-    "\n"
-    "exit: 0 all pass, 1 any mismatch, 2 bad input (malformed file, missing tensor, bad shape)\n";
+    "\n";
+
+static const a4w4_option verify_options[] = {OPT_END()};
+
+static const a4w4_command_spec verify_spec = {
+    "verify", verify_usage, verify_options, "BUNDLE...",
+    "exit: 0 all pass, 1 any mismatch, 2 bad input (malformed file, missing tensor, bad shape)\n"};
+
+typedef struct {
+    size_t npass, nfail, nna;
+} verify_counts;
+
+/* Verify one bundle and print its check lines. Returns the bundle's worst exit code. */
+static int verify_one(const char *path, verify_counts *n)
+{
+    a4w4_check_list checks = {0};
+    char err[512] = "";
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    int rc = a4w4_verify_bundle(path, &checks, NULL, err, sizeof err);
+    for (size_t j = 0; j < checks.n; j++) {
+        char line[512];
+        a4w4_check_format(&checks.items[j], base, line, sizeof line);
+        puts(line);
+        n->npass += checks.items[j].verdict == A4W4_CHECK_PASS;
+        n->nfail += checks.items[j].verdict == A4W4_CHECK_FAIL;
+        n->nna += checks.items[j].verdict == A4W4_CHECK_NA;
+    }
+    a4w4_check_list_free(&checks);
+    if (rc == 2) {
+        fflush(stdout);
+        a4w4_errorf("%s", err);
+        return A4W4_EXIT_BADINPUT;
+    }
+    return rc == 1 ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
+}
 
 int cmd_verify(int argc, char **argv)
 {
-    if (a4w4_wants_help(argc, argv)) {
-        fputs(verify_usage, stdout);
-        return A4W4_EXIT_PASS;
-    }
-    if (argc < 2) {
+    a4w4_args args;
+    int rc = a4w4_options_parse(&verify_spec, NULL, argc, argv, &args);
+    if (rc != A4W4_OPTS_CONTINUE)
+        return rc;
+    if (args.n < 1) {
         a4w4_errorf("verify: no bundle given (usage: a4w4check verify BUNDLE...)");
         return A4W4_EXIT_BADINPUT;
     }
     int worst = A4W4_EXIT_PASS;
-    size_t npass = 0, nfail = 0, nna = 0;
-    for (int i = 1; i < argc; i++) {
-        a4w4_check_list checks = {0};
-        char err[512] = "";
-        const char *base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
-        int rc = a4w4_verify_bundle(argv[i], &checks, NULL, err, sizeof err);
-        for (size_t j = 0; j < checks.n; j++) {
-            char line[512];
-            a4w4_check_format(&checks.items[j], base, line, sizeof line);
-            puts(line);
-            npass += checks.items[j].verdict == A4W4_CHECK_PASS;
-            nfail += checks.items[j].verdict == A4W4_CHECK_FAIL;
-            nna += checks.items[j].verdict == A4W4_CHECK_NA;
-        }
-        a4w4_check_list_free(&checks);
-        if (rc == 2) {
-            fflush(stdout);
-            a4w4_errorf("%s", err);
-            worst = A4W4_EXIT_BADINPUT;
-        } else if (rc == 1 && worst == A4W4_EXIT_PASS) {
-            worst = A4W4_EXIT_MISMATCH;
-        }
+    verify_counts n = {0, 0, 0};
+    for (int i = 0; i < args.n; i++) {
+        int r = verify_one(args.v[i], &n);
+        if (r == A4W4_EXIT_BADINPUT || (r == A4W4_EXIT_MISMATCH && worst == A4W4_EXIT_PASS))
+            worst = r;
     }
-    printf("verify: %zu passed, %zu failed, %zu n/a\n", npass, nfail, nna);
+    printf("verify: %zu passed, %zu failed, %zu n/a\n", n.npass, n.nfail, n.nna);
     return worst;
 }

@@ -1,0 +1,36 @@
+/* backend_list.h — the one reading of `--backend a,b,...` (run, hazards, bench, layers):
+ * the names of the list (an OPT_LIST option, options.h), each at most once, opened through
+ * backends/registry.h; without the option, the default selection with one
+ * "a4w4check <cmd>: notice: skipping backend NAME: why" line per type not available here. */
+#ifndef A4W4_BACKEND_LIST_H
+#define A4W4_BACKEND_LIST_H
+
+#include <stddef.h>
+
+#include "backend.h"
+#include "options.h"
+
+typedef struct {
+    const char *cmd;   /* the command, for messages: "a4w4check: <cmd>: ..." */
+    size_t max;        /* at most this many backends (the caller's array) */
+    int mutants;       /* 1: a selftest mutant's name (mutants.h) opens that mutant too */
+    int quiet;         /* 1: no notice lines for the default selection */
+} a4w4_backend_list_opts;
+
+/* Check the names of a given --backend list (list->text != NULL): at least one, none given
+ * twice, at most o->max. Returns 0, or A4W4_EXIT_BADINPUT after one line on stderr
+ * ("<cmd>: --backend names NAME twice", "... names no backend", "... more than N"). */
+int a4w4_backend_list_check(const a4w4_backend_list_opts *o, const a4w4_opt_list *list);
+
+/* Open the backends of list into bk[0..*n) (list->text == NULL: the default selection of
+ * registry.h, with its notices on stderr unless o->quiet). On an error every backend opened
+ * so far is closed, *n is 0 and the return is the exit code after one line on stderr:
+ * A4W4_EXIT_BADINPUT (a bad list, an unknown name, a failed prepare) or A4W4_EXIT_NOGPU (a
+ * GPU backend without a usable GPU). Returns A4W4_EXIT_PASS when opened. */
+int a4w4_backend_list_open(const a4w4_backend_list_opts *o, const a4w4_opt_list *list,
+                           a4w4_backend *bk, size_t *n);
+
+/* Close bk[0..n). */
+void a4w4_backend_list_close(a4w4_backend *bk, size_t n);
+
+#endif

@@ -1,0 +1,222 @@
+/* options.c — the one option parser of the CLI (options.h): argv against a command's table,
+ * values into the command's options struct, help generated from the same table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4check.h"
+#include "options.h"
+
+/* An option-looking argument: '-' and more, except a negative number ("-1"). */
+static int is_option(const char *a)
+{
+    return a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9');
+}
+
+static int takes_value(const a4w4_option *o)
+{
+    return o->kind != A4W4_OPT_FLAG && (o->kind != A4W4_OPT_CALLBACK || o->argh);
+}
+
+static const a4w4_option *find(const a4w4_option *opts, const char *name, size_t len)
+{
+    for (const a4w4_option *o = opts; o->kind != A4W4_OPT_END; o++)
+        if (strlen(o->name) == len && !strncmp(o->name, name, len))
+            return o;
+    return NULL;
+}
+
+int a4w4_opt_list_split(const char *text, a4w4_opt_list *list, char *err, size_t errlen)
+{
+    list->text = text;
+    list->n = 0;
+    if (snprintf(list->buf, sizeof list->buf, "%s", text) >= (int)sizeof list->buf) {
+        snprintf(err, errlen, "list is longer than %zu characters", sizeof list->buf - 1);
+        return -1;
+    }
+    for (char *save = NULL, *t = strtok_r(list->buf, ",", &save); t;
+         t = strtok_r(NULL, ",", &save)) {
+        if (list->n == A4W4_OPT_LIST_MAX) {
+            snprintf(err, errlen, "list has more than %d items", A4W4_OPT_LIST_MAX);
+            return -1;
+        }
+        list->item[list->n++] = t;
+    }
+    return 0;
+}
+
+/* OPT_INT and OPT_SIZE: the value, range-checked into field. 0, or -1 after the error. */
+static int set_number(const a4w4_command_spec *spec, const a4w4_option *o, void *field,
+                      const char *v)
+{
+    char *end = NULL;
+    int ok;
+    if (o->kind == A4W4_OPT_INT) {
+        long long x = strtoll(v, &end, 10);
+        ok = *v && !*end && x >= o->lo && x <= o->hi;
+        if (ok)
+            *(int *)field = (int)x;
+    } else {
+        unsigned long long x = strtoull(v, &end, 10);
+        ok = *v && !*end && v[0] != '-' && x >= (unsigned long long)o->lo &&
+             x <= (unsigned long long)o->hi && (o->step <= 1 || x % o->step == 0);
+        if (ok)
+            *(size_t *)field = (size_t)x;
+    }
+    if (ok)
+        return 0;
+    if (o->rule)
+        a4w4_errorf("%s: --%s '%s' %s", spec->name, o->name, v, o->rule);
+    else
+        a4w4_errorf("%s: --%s '%s' is not an integer in %lld..%lld", spec->name, o->name, v,
+                    o->lo, o->hi);
+    return -1;
+}
+
+/* OPT_CHOICE: the index of v among the choices into field. 0, or -1 after the error. */
+static int set_choice(const a4w4_command_spec *spec, const a4w4_option *o, void *field,
+                      const char *v)
+{
+    char list[512];
+    size_t u = 0;
+    list[0] = '\0';
+    for (int i = 0; o->choices[i]; i++) {
+        if (!strcmp(o->choices[i], v)) {
+            *(int *)field = i;
+            return 0;
+        }
+        if (u < sizeof list)
+            u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", i ? ", " : "", o->choices[i]);
+    }
+    a4w4_errorf("%s: --%s '%s' is not one of %s", spec->name, o->name, v, list);
+    return -1;
+}
+
+/* Store value (NULL for a flag) into o's field. 0, or -1 after the one-line error. */
+static int set_value(const a4w4_command_spec *spec, const a4w4_option *o, void *opts,
+                     const char *v)
+{
+    void *field = (char *)opts + o->offset;
+    char err[512];
+    switch (o->kind) {
+    case A4W4_OPT_FLAG:
+        *(int *)field = 1;
+        return 0;
+    case A4W4_OPT_INT:
+    case A4W4_OPT_SIZE:
+        return set_number(spec, o, field, v);
+    case A4W4_OPT_STRING:
+        *(const char **)field = v;
+        return 0;
+    case A4W4_OPT_STRINGS: {
+        a4w4_opt_strings *s = field;
+        if (s->n >= s->max) {
+            a4w4_errorf("%s: --%s given more than %zu times", spec->name, o->name, s->max);
+            return -1;
+        }
+        s->v[s->n++] = v;
+        return 0;
+    }
+    case A4W4_OPT_LIST:
+        if (a4w4_opt_list_split(v, field, err, sizeof err) == 0)
+            return 0;
+        a4w4_errorf("%s: --%s %s", spec->name, o->name, err);
+        return -1;
+    case A4W4_OPT_CHOICE:
+        return set_choice(spec, o, field, v);
+    case A4W4_OPT_CALLBACK:
+        if (o->cb(o, field, v, err, sizeof err) == 0)
+            return 0;
+        a4w4_errorf("%s: %s", spec->name, err);
+        return -1;
+    case A4W4_OPT_END:
+        break;
+    }
+    return -1;
+}
+
+/* argv[*i] is an option: find it, take its value (after '=' or the next argument) and store
+ * it; *i moves past a value taken from the next argument. 0, or -1 after the error. */
+static int parse_one(const a4w4_command_spec *spec, void *opts, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char *name = a + 2, *eq = strchr(a, '=');
+    const a4w4_option *o = a[1] == '-' ? find(spec->options, name,
+                                               eq ? (size_t)(eq - name) : strlen(name))
+                                       : NULL;
+    if (!o) {
+        a4w4_errorf("%s: unknown option '%s' (see a4w4check %s --help)", spec->name, a,
+                    spec->name);
+        return -1;
+    }
+    const char *v = NULL;
+    if (!takes_value(o)) {
+        if (eq) {
+            a4w4_errorf("%s: option --%s takes no value", spec->name, o->name);
+            return -1;
+        }
+    } else if (eq) {
+        v = eq + 1;
+    } else if (*i + 1 < argc) {
+        v = argv[++*i];
+    } else {
+        a4w4_errorf("%s: option --%s needs a value", spec->name, o->name);
+        return -1;
+    }
+    return set_value(spec, o, opts, v);
+}
+
+int a4w4_options_parse(const a4w4_command_spec *spec, void *opts, int argc, char **argv,
+                       a4w4_args *args)
+{
+    if (a4w4_wants_help(argc, argv)) {
+        a4w4_options_usage(spec, stdout);
+        return A4W4_EXIT_PASS;
+    }
+    int npos = 0, options_end = 0;
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        if (!options_end && !strcmp(a, "--")) {
+            options_end = 1;
+        } else if (!options_end && is_option(a)) {
+            if (parse_one(spec, opts, argc, argv, &i))
+                return A4W4_EXIT_BADINPUT;
+        } else if (!spec->args) {
+            a4w4_errorf("%s: unexpected argument '%s' (see a4w4check %s --help)", spec->name, a,
+                        spec->name);
+            return A4W4_EXIT_BADINPUT;
+        } else {
+            argv[1 + npos++] = a; /* never ahead of i: nothing unread is overwritten */
+        }
+    }
+    args->n = npos;
+    args->v = argv + 1;
+    return A4W4_OPTS_CONTINUE;
+}
+
+void a4w4_options_usage(const a4w4_command_spec *spec, FILE *out)
+{
+    fputs(spec->usage, out);
+    int width = 0, any = 0;
+    for (const a4w4_option *o = spec->options; o->kind != A4W4_OPT_END; o++) {
+        int w = (int)strlen(o->name) + 2 + (o->argh ? 1 + (int)strlen(o->argh) : 0);
+        width = w > width ? w : width;
+        any = 1;
+    }
+    width += 2;
+    for (const a4w4_option *o = spec->options; o->kind != A4W4_OPT_END; o++) {
+        char left[128];
+        snprintf(left, sizeof left, "--%s%s%s", o->name, o->argh ? " " : "",
+                 o->argh ? o->argh : "");
+        const char *h = o->help ? o->help : "";
+        for (int first = 1; first || *h; first = 0) {
+            size_t L = strcspn(h, "\n");
+            fprintf(out, "  %-*s%.*s\n", width, first ? left : "", (int)L, h);
+            h += L + (h[L] == '\n');
+        }
+    }
+    if (any)
+        fputc('\n', out);
+    if (spec->footer)
+        fputs(spec->footer, out);
+}
