@@ -7,6 +7,7 @@
 #include "a4w4check.h"
 #include "export.h"
 #include "matrix.h"
+#include "options.h"
 #include "stream.h"
 
 static const char export_usage[] =
@@ -24,107 +25,57 @@ static const char export_usage[] =
     "Sizes (operands are full, as a kernel needs them): premerge 0.61 GB, edge 11 MB,\n"
     "nightly 412 GB (split it with --shard; --max-bytes refuses an export above a budget\n"
     "before writing anything).\n"
-    "\n"
-    "  --set NAME       cases/NAME.csv: premerge (default), nightly, hazard, edge\n"
-    "  --cases FILE     any case file (name,M,N,K,regime,seed,tags)\n"
-    "  --golden DIR     golden bundles to export too (default cases/golden)\n"
-    "  --no-golden      no golden bundles\n"
-    "  --shard i/n      only the i-th of n parts (item k goes to part k % n + 1, as run)\n"
-    "  --out DIR        where the bundles go (default build/operands)\n"
-    "  --with-expected  add y_exact (BF16 [M, N]); left out by default: a system under\n"
-    "                   test should not see its answer\n"
-    "  --max-bytes N    refuse (exit 2) when the export would exceed N bytes (suffix K, M, G)\n"
-    "  --quiet          no progress lines\n"
-    "\n"
-    "exit: 0 written, 2 bad input or over --max-bytes, 4 a bundle could not be written\n";
+    "\n";
 
 typedef struct {
     const char *set, *cases_path, *golden_dir, *out_dir;
-    unsigned shard_i, shard_n;
+    a4w4_opt_shard shard;
     int with_expected, quiet;
     double max_bytes; /* 0: no limit */
 } export_opts;
 
-/* "1.5G", "800M", "12345": bytes, or -1. */
-static double parse_bytes(const char *s)
+/* --max-bytes N with an optional suffix K, M or G (powers of 1000). */
+static int parse_bytes(const a4w4_option *opt, void *field, const char *v, char *err,
+                       size_t errlen)
 {
+    (void)opt;
     char *end;
-    double v = strtod(s, &end);
+    double x = strtod(v, &end);
     double mul = *end == 'K' ? 1e3 : *end == 'M' ? 1e6 : *end == 'G' ? 1e9 : *end ? -1 : 1;
-    if (end == s || v <= 0 || mul < 0 || (*end && end[1]))
+    if (end == v || !(x > 0) || mul < 0 || (*end && end[1])) {
+        snprintf(err, errlen, "--max-bytes '%s' must be a positive number of bytes (suffix K, M "
+                 "or G allowed)", v);
         return -1;
-    return v * mul;
-}
-
-static int parse_shard(const char *v, unsigned *i, unsigned *n)
-{
-    char *e1, *e2;
-    unsigned long a = strtoul(v, &e1, 10), b = *e1 == '/' ? strtoul(e1 + 1, &e2, 10) : 0;
-    if (*v < '1' || *v > '9' || *e1 != '/' || e1[1] < '1' || e1[1] > '9' || *e2 || a > b ||
-        b > 1000000)
-        return -1;
-    *i = (unsigned)a;
-    *n = (unsigned)b;
+    }
+    *(double *)field = x * mul;
     return 0;
 }
 
-static int parse_value(export_opts *o, const char *a, const char *v)
-{
-    if (!strcmp(a, "--set"))
-        o->set = v;
-    else if (!strcmp(a, "--cases"))
-        o->cases_path = v;
-    else if (!strcmp(a, "--golden"))
-        o->golden_dir = v;
-    else if (!strcmp(a, "--out"))
-        o->out_dir = v;
-    else if (!strcmp(a, "--shard")) {
-        if (parse_shard(v, &o->shard_i, &o->shard_n)) {
-            a4w4_errorf("export: --shard '%s' must be i/n with 1 <= i <= n <= 1000000", v);
-            return -1;
-        }
-    } else if ((o->max_bytes = parse_bytes(v)) < 0) {
-        a4w4_errorf("export: --max-bytes '%s' must be a positive number of bytes (suffix K, M "
-                    "or G allowed)", v);
-        return -1;
-    }
-    return 0;
-}
+static const a4w4_option export_options[] = {
+    OPT_STRING("set", export_opts, set, "NAME",
+               "cases/NAME.csv: premerge (default), nightly, hazard, edge"),
+    OPT_STRING("cases", export_opts, cases_path, "FILE",
+               "any case file (name,M,N,K,regime,seed,tags)"),
+    OPT_STRING("golden", export_opts, golden_dir, "DIR",
+               "golden bundles to export too (default cases/golden)"),
+    OPT_CALLBACK("no-golden", export_opts, golden_dir, NULL, a4w4_opt_cb_unset,
+                 "no golden bundles"),
+    OPT_CALLBACK("shard", export_opts, shard, "i/n", a4w4_opt_cb_shard,
+                 "only the i-th of n parts (item k goes to part k % n + 1, as run)"),
+    OPT_STRING("out", export_opts, out_dir, "DIR", "where the bundles go (default build/operands)"),
+    OPT_FLAG("with-expected", export_opts, with_expected,
+             "add y_exact (BF16 [M, N]); left out by default: a system under\n"
+             "test should not see its answer"),
+    OPT_CALLBACK("max-bytes", export_opts, max_bytes, "N", parse_bytes,
+                 "refuse (exit 2) when the export would exceed N bytes (suffix K, M, G)"),
+    OPT_FLAG("quiet", export_opts, quiet, "no progress lines"),
+    OPT_END(),
+};
 
-static int parse(int argc, char **argv, export_opts *o)
-{
-    static const char *const valued[] = {"--set", "--cases", "--golden", "--out", "--shard",
-                                         "--max-bytes"};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int takes = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            takes |= !strcmp(a, valued[k]);
-        if (takes && i + 1 >= argc) {
-            a4w4_errorf("export: %s needs a value", a);
-            return -1;
-        }
-        if (takes && parse_value(o, a, argv[++i]))
-            return -1;
-        else if (!strcmp(a, "--no-golden"))
-            o->golden_dir = NULL;
-        else if (!strcmp(a, "--with-expected"))
-            o->with_expected = 1;
-        else if (!strcmp(a, "--quiet"))
-            o->quiet = 1;
-        else if (!takes) {
-            a4w4_errorf("export: unknown option '%s' (see a4w4check export --help)", a);
-            return -1;
-        }
-    }
-    if (o->set && o->cases_path) {
-        a4w4_errorf("export: give --set or --cases, not both");
-        return -1;
-    }
-    return 0;
-}
+static const a4w4_command_spec export_spec = {
+    "export", export_usage, export_options, NULL,
+    "exit: 0 written, 2 bad input or over --max-bytes, 4 a bundle could not be written\n"};
 
-/* The plan: the items of this shard and their estimated size. */
 typedef struct {
     a4w4_matrix m;
     char **names; /* items of this shard, matrix order */
@@ -148,7 +99,7 @@ static int plan(const export_opts *o, export_plan *p)
         return -1;
     }
     for (size_t k = 0; k < total; k++) {
-        if (!a4w4_matrix_in_shard(k, o->shard_i, o->shard_n))
+        if (!a4w4_matrix_in_shard(k, o->shard.i, o->shard.n))
             continue;
         char name[512];
         if (k < p->m.ncases)
@@ -160,7 +111,7 @@ static int plan(const export_opts *o, export_plan *p)
                                     : 0;
     }
     snprintf(p->hash, sizeof p->hash, "%016llx", p->m.hash);
-    snprintf(p->shard, sizeof p->shard, "%u/%u", o->shard_i, o->shard_n);
+    snprintf(p->shard, sizeof p->shard, "%u/%u", o->shard.i, o->shard.n);
     return 0;
 }
 
@@ -187,7 +138,7 @@ static int run(const export_opts *o, export_plan *p)
         return A4W4_EXIT_IO;
     }
     for (size_t k = 0; k < total; k++) {
-        if (!a4w4_matrix_in_shard(k, o->shard_i, o->shard_n))
+        if (!a4w4_matrix_in_shard(k, o->shard.i, o->shard.n))
             continue;
         double b = 0;
         int rc = k < p->m.ncases
@@ -223,16 +174,20 @@ static int run(const export_opts *o, export_plan *p)
 
 int cmd_export(int argc, char **argv)
 {
-    if (a4w4_wants_help(argc, argv)) {
-        fputs(export_usage, stdout);
-        return A4W4_EXIT_PASS;
-    }
     char golden[4096];
     export_opts o = {NULL, NULL, a4w4_data_path("cases/golden", golden, sizeof golden),
-                     "build/operands", 1, 1, 0, 0, 0};
+                     "build/operands", {1, 1}, 0, 0, 0};
+    a4w4_args args;
+    int rc = a4w4_options_parse(&export_spec, &o, argc, argv, &args);
+    if (rc != A4W4_OPTS_CONTINUE)
+        return rc;
     export_plan p = {0};
-    int rc = A4W4_EXIT_BADINPUT;
-    if (parse(argc, argv, &o) || plan(&o, &p))
+    rc = A4W4_EXIT_BADINPUT;
+    if (o.set && o.cases_path) {
+        a4w4_errorf("export: give --set or --cases, not both");
+        return rc;
+    }
+    if (plan(&o, &p))
         goto out;
     if (o.max_bytes > 0 && p.bytes > o.max_bytes) {
         a4w4_errorf("export: the export would take %.0f bytes (%.2f GB), over --max-bytes %.0f "

@@ -31,48 +31,11 @@ static const char run_usage[] =
 #define MAX_BACKENDS 64
 
 typedef struct {
-    unsigned i, n;
-} run_shard;
-
-typedef struct {
     const char *cases_path, *golden_dir, *out_dir, *set;
     a4w4_opt_list backend;
-    run_shard shard;
+    a4w4_opt_shard shard;
     int full, quiet, resume;
 } run_opts;
-
-/* --shard i/n: 1 <= i <= n <= 1000000. */
-static int parse_shard(const a4w4_option *opt, void *field, const char *v, char *err,
-                       size_t errlen)
-{
-    (void)opt;
-    run_shard *s = field;
-    char *end1 = NULL, *end2 = NULL;
-    unsigned long long si = 0, sn = 0;
-    int ok = v[0] >= '1' && v[0] <= '9';
-    if (ok) {
-        si = strtoull(v, &end1, 10);
-        ok = *end1 == '/' && end1[1] >= '1' && end1[1] <= '9';
-    }
-    if (ok) {
-        sn = strtoull(end1 + 1, &end2, 10);
-        ok = !*end2 && sn <= 1000000 && si <= sn;
-    }
-    s->i = (unsigned)si;
-    s->n = (unsigned)sn;
-    if (!ok)
-        snprintf(err, errlen, "--shard '%s' must be i/n with 1 <= i <= n <= 1000000", v);
-    return ok ? 0 : -1;
-}
-
-/* --no-golden: no golden bundles. */
-static int no_golden(const a4w4_option *opt, void *field, const char *v, char *err,
-                     size_t errlen)
-{
-    (void)opt, (void)v, (void)err, (void)errlen;
-    *(const char **)field = NULL;
-    return 0;
-}
 
 static const a4w4_option run_options[] = {
     OPT_STRING("set", run_opts, set, "NAME",
@@ -80,13 +43,13 @@ static const a4w4_option run_options[] = {
     OPT_STRING("cases", run_opts, cases_path, "FILE", "any case file (name,M,N,K,regime,seed,tags)"),
     OPT_STRING("golden", run_opts, golden_dir, "DIR",
                "verify every bundle under DIR (default cases/golden)"),
-    OPT_CALLBACK("no-golden", run_opts, golden_dir, NULL, no_golden, "verify no golden bundle"),
+    OPT_CALLBACK("no-golden", run_opts, golden_dir, NULL, a4w4_opt_cb_unset, "verify no golden bundle"),
     OPT_LIST("backend", run_opts, backend, "LIST",
              "comma-separated; default every backend available here. Types:\n"
              "cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README)"),
     OPT_STRING("out", run_opts, out_dir, "DIR",
                "results.jsonl, results.json, summary.md (default build/out)"),
-    OPT_CALLBACK("shard", run_opts, shard, "i/n", parse_shard,
+    OPT_CALLBACK("shard", run_opts, shard, "i/n", a4w4_opt_cb_shard,
                  "run the deterministic i-th of n parts (item k goes to part k % n + 1)"),
     OPT_FLAG("resume", run_opts, resume, "keep the cases already in DIR/results.jsonl and run the rest"),
     OPT_FLAG("full", run_opts, full, "check every output (default: tile-aware sample above 2^26 MACs)"),

@@ -220,3 +220,36 @@ void a4w4_options_usage(const a4w4_command_spec *spec, FILE *out)
     if (spec->footer)
         fputs(spec->footer, out);
 }
+
+/* --shard i/n: 1 <= i <= n <= 1000000. */
+int a4w4_opt_cb_shard(const a4w4_option *opt, void *field, const char *v, char *err,
+                       size_t errlen)
+{
+    (void)opt;
+    a4w4_opt_shard *s = field;
+    char *end1 = NULL, *end2 = NULL;
+    unsigned long long si = 0, sn = 0;
+    int ok = v[0] >= '1' && v[0] <= '9';
+    if (ok) {
+        si = strtoull(v, &end1, 10);
+        ok = *end1 == '/' && end1[1] >= '1' && end1[1] <= '9';
+    }
+    if (ok) {
+        sn = strtoull(end1 + 1, &end2, 10);
+        ok = !*end2 && sn <= 1000000 && si <= sn;
+    }
+    s->i = (unsigned)si;
+    s->n = (unsigned)sn;
+    if (!ok)
+        snprintf(err, errlen, "--shard '%s' must be i/n with 1 <= i <= n <= 1000000", v);
+    return ok ? 0 : -1;
+}
+
+/* Set a const char * option to NULL (e.g. --no-golden). */
+int a4w4_opt_cb_unset(const a4w4_option *opt, void *field, const char *v, char *err,
+                     size_t errlen)
+{
+    (void)opt, (void)v, (void)err, (void)errlen;
+    *(const char **)field = NULL;
+    return 0;
+}

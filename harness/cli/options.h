@@ -111,6 +111,19 @@ void a4w4_options_usage(const a4w4_command_spec *spec, FILE *out);
  * a message in err: longer than list->buf, or more than A4W4_OPT_LIST_MAX items. */
 int a4w4_opt_list_split(const char *text, a4w4_opt_list *list, char *err, size_t errlen);
 
+/* A shard i/n of a matrix (1 <= i <= n <= 1000000; 1/1 is the whole). */
+typedef struct {
+    unsigned i, n;
+} a4w4_opt_shard;
+
+/* Callbacks shared by commands. a4w4_opt_cb_shard: field is an a4w4_opt_shard, value "i/n"
+ * ("--shard 'V' must be i/n with 1 <= i <= n <= 1000000" otherwise). a4w4_opt_cb_unset:
+ * field is a const char * set to NULL (e.g. --no-golden); takes no value. */
+int a4w4_opt_cb_shard(const a4w4_option *opt, void *field, const char *value, char *err,
+                      size_t errlen);
+int a4w4_opt_cb_unset(const a4w4_option *opt, void *field, const char *value, char *err,
+                      size_t errlen);
+
 /* Table entries. T is the options struct type, f the field; a field of the wrong type draws
  * a compiler warning (comparison of distinct pointer types). */
 #define A4W4_OPT_FIELD_(T, f, type) \
