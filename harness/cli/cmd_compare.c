@@ -60,7 +60,7 @@ int cmd_compare(int argc, char **argv)
     size_t np = 0;
     int nin = 0, quiet = 0;
     a4w4_compare_opts co = {pb, pc, 0, 0, 0};
-    a4w4_report_opts ro = {0, NULL, NULL, NULL};
+    a4w4_report_opts ro = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int takes = !strcmp(a, "--out") || !strcmp(a, "--format") || !strcmp(a, "--pair") ||

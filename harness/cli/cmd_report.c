@@ -7,9 +7,6 @@
 #include "a4w4_reports.h"
 #include "a4w4check.h"
 
-#define DEFAULT_TUNED "cases/aiter/a4w4_blockscale_tuned_gemm.csv"
-#define DEFAULT_KERNELS "cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"
-
 static const char report_usage[] =
     "usage: a4w4check report RESULTS.json [--format md|html|junit|all] [--out DIR|-]\n"
     "                        [--reproducible] [--tuned CSV | --no-tuned]\n"
@@ -28,10 +25,9 @@ static const char report_usage[] =
     "  --out DIR       where to write (default: the directory of RESULTS.json); '-' writes\n"
     "                  one format to standard output\n"
     "  --reproducible  leave out timings and the environment (same results, same bytes)\n"
-    "  --tuned CSV     tuned table for the hazard map's picks (default " DEFAULT_TUNED ")\n"
-    "  --no-tuned      route as if nothing were tuned\n"
-    "  --kernels CSV   ASM kernel table (default " DEFAULT_KERNELS ")\n"
-    "  --no-dispatch   no dispatch picks in the hazard map\n"
+    "  --tuned CSV, --no-tuned, --kernels CSV, --no-dispatch\n"
+    "                  ignored, accepted for old scripts: the hazard map's dispatch picks\n"
+    "                  come from the route, policy and hazard fields run wrote into each entry\n"
     "  --quiet         do not list the files written\n"
     "\n"
     "exit: 0 written, 2 bad input (unreadable, malformed JSON, schema violation, usage),\n"
@@ -55,7 +51,7 @@ int cmd_report(int argc, char **argv)
     }
     const char *input = NULL, *out = NULL, *fmt = "all", *tuned = NULL, *kernels = NULL;
     int no_tuned = 0, no_dispatch = 0, quiet = 0;
-    a4w4_report_opts o = {0, NULL, NULL, NULL};
+    a4w4_report_opts o = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int takes = !strcmp(a, "--format") || !strcmp(a, "--out") || !strcmp(a, "--tuned") ||
@@ -114,7 +110,7 @@ int cmd_report(int argc, char **argv)
                     "or junit");
         return A4W4_EXIT_BADINPUT;
     }
-    char err[1024], tbuf[4096], kbuf[4096], dirbuf[4096];
+    char err[1024], dirbuf[4096];
     cJSON *doc = a4w4_results_load(input, err, sizeof err);
     if (!doc) {
         a4w4_errorf("report: %s", err);
@@ -133,12 +129,6 @@ int cmd_report(int argc, char **argv)
         out = dirbuf;
     }
     o.source = input;
-    o.tuned_path = no_tuned ? NULL
-                   : tuned  ? tuned
-                            : a4w4_data_path(DEFAULT_TUNED, tbuf, sizeof tbuf);
-    o.kernels_path = no_dispatch ? NULL
-                     : kernels   ? kernels
-                                 : a4w4_data_path(DEFAULT_KERNELS, kbuf, sizeof kbuf);
     int rc = A4W4_EXIT_PASS;
     if (!to_stdout && a4w4_mkdir_p(out, err, sizeof err)) {
         a4w4_errorf("report: --out %s", err);
