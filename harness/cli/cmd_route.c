@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "a4w4_dispatch.h"
+#include "a4w4_hazard.h"
 #include "a4w4_policy.h"
 #include "a4w4check.h"
 
@@ -389,6 +390,7 @@ typedef struct {
     int file_winner;                       /* heuristic winner in file order */
     int file_nofit;                        /* that winner does not fit N */
     unsigned long long untuned_k;          /* bit i: untuned at scan_k[i] */
+    unsigned long long hazard_k, exposed_k;/* bit i: class not ok / exposed at scan_k[i] */
 } scan_cell;
 
 static int same_cell(const scan_cell *a, const scan_cell *b, size_t n)
@@ -508,18 +510,14 @@ static int run_scan(const route_opts *o, const a4w4_tuned_table *tuned,
     }
     size_t nk = kt->n;
     /* The layer policy per (N, K): it does not depend on M. */
-    unsigned long long asm_k[SCAN_NN];
     for (int ni = 0; ni < SCAN_NN; ni++) {
         int N = SCAN_N_MIN + ni * SCAN_N_STEP;
-        asm_k[ni] = 0;
         for (int k = 0; k < o->nscan_k; k++) {
             if (policy_for(o, N, o->scan_k[k], &pol[(size_t)ni * (size_t)o->nscan_k + (size_t)k])) {
                 free(cells);
                 free(pol);
                 return A4W4_EXIT_BADINPUT;
             }
-            if (pol[(size_t)ni * (size_t)o->nscan_k + (size_t)k].decision == A4W4_DECIDE_ASM)
-                asm_k[ni] |= 1ull << k;
         }
     }
     size_t total = 0, untuned = 0, hazard = 0, multi = 0, nofit = 0, mfit = 0, missed = 0;
@@ -567,9 +565,15 @@ static int run_scan(const route_opts *o, const a4w4_tuned_table *tuned,
                 if (!(c->untuned_k & (1ull << k)))
                     continue;
                 const a4w4_policy_result *pr = &pol[(size_t)ni * (size_t)o->nscan_k + (size_t)k];
-                int is_asm = pr->decision == A4W4_DECIDE_ASM;
+                /* the class is ref's (contracts §5, §6): untuned here by construction */
+                a4w4_hazard hz = {M, N, o->scan_k[k], 1, c->nany, c->n_nofit,
+                                  pr->decision == A4W4_DECIDE_ASM, 0, A4W4_HAZARD_OK};
+                a4w4_hazard_classify(&hz);
+                int is_asm = hz.policy_asm;
+                c->hazard_k |= (unsigned long long)(hz.cls != A4W4_HAZARD_OK) << k;
+                c->exposed_k |= (unsigned long long)(hz.cls == A4W4_HAZARD_EXPOSED) << k;
                 untuned++;
-                hazard += c->nany > 1 || c->n_nofit;
+                hazard += hz.cls != A4W4_HAZARD_OK;
                 multi += c->nany > 1;
                 multi_asm += c->nany > 1 && is_asm;
                 missed += c->nsmp != c->nany;
@@ -577,7 +581,7 @@ static int run_scan(const route_opts *o, const a4w4_tuned_table *tuned,
                 mfit_asm += c->n_mfit > 0 && is_asm;
                 if (c->n_nofit) {
                     nofit++;
-                    if (is_asm) {
+                    if (hz.cls == A4W4_HAZARD_EXPOSED) {
                         nofit_asm++;
                         file_nofit_asm += c->file_nofit;
                         all_nofit_asm += c->n_nofit == c->nany;
@@ -630,7 +634,7 @@ static int run_scan(const route_opts *o, const a4w4_tuned_table *tuned,
             while (m1 + 1 <= SCAN_M_MAX &&
                    same_cell(c, &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)m1 + 1], nk))
                 m1++;
-            if (c->untuned_k && (c->nany > 1 || c->n_nofit)) {
+            if (c->hazard_k) {
                 char mr[32], kset[512], win[4096], nf[4096], pt[1024];
                 m_range(M, m1, mr, sizeof mr);
                 k_set_text(o, c->untuned_k, kset, sizeof kset);
@@ -723,11 +727,11 @@ static int run_scan(const route_opts *o, const a4w4_tuned_table *tuned,
             int M = 1, printed = 0;
             while (M <= SCAN_M_MAX) {
                 scan_cell *c = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)M];
-                unsigned long long bad = c->n_nofit ? (c->untuned_k & asm_k[ni]) : 0;
+                unsigned long long bad = c->exposed_k;
                 int m1 = M;
                 while (m1 + 1 <= SCAN_M_MAX) {
                     scan_cell *d = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)m1 + 1];
-                    unsigned long long bad1 = d->n_nofit ? (d->untuned_k & asm_k[ni]) : 0;
+                    unsigned long long bad1 = d->exposed_k;
                     if (bad1 != bad)
                         break;
                     m1++;
