@@ -20,6 +20,11 @@ static struct {
     a4w4_kernel_table kt;
 } tables = {PTHREAD_ONCE_INIT, 0, {0}, {0}};
 
+/* a4w4_route_shape is not reentrant (ref/a4w4_dispatch.c sorts the winners with a static qsort
+ * context), and the runner runs cases on several threads (hazards --jobs): one route at a
+ * time. */
+static pthread_mutex_t route_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void tables_load(void)
 {
     char tbuf[4096], kbuf[4096], err[512];
@@ -60,7 +65,10 @@ static cJSON *facts_json(int M, int N, int K)
     a4w4_route r;
     a4w4_policy_result pr;
     a4w4_hazard h;
-    if (a4w4_route_shape(&tables.tuned, &tables.kt, &hp, M, N, K, &r, NULL, 0) != A4W4_OK ||
+    pthread_mutex_lock(&route_mu);
+    int rc = a4w4_route_shape(&tables.tuned, &tables.kt, &hp, M, N, K, &r, NULL, 0);
+    pthread_mutex_unlock(&route_mu);
+    if (rc != A4W4_OK ||
         a4w4_policy_decide(1, hp.gfx, (size_t)N, 2, (size_t)N, (size_t)K / 32,
                            A4W4_INPUT_TENSOR_2D, 0, &pr) != A4W4_OK ||
         a4w4_hazard_of_route(M, N, K, &r, &pr, &h) != A4W4_OK)
