@@ -6,8 +6,8 @@
  * results.schema.json, embedded in this library at build time). Every renderer takes a
  * document that a4w4_results_validate accepted and returns a malloc'ed NUL-terminated string
  * (NULL only when out of memory); nothing here prints or writes files: the CLI (harness/
- * cmd_report.c, cmd_compare.c) does. Depends on ref/ (dispatch and policy oracles for the
- * hazard map's picks) and cJSON only. */
+ * cmd_report.c, cmd_compare.c) does. Depends on cJSON only: the hazard map's dispatch picks
+ * are the entries' route, policy and hazard fields (written by the runner), never recomputed. */
 #ifndef A4W4_REPORTS_H
 #define A4W4_REPORTS_H
 
@@ -46,10 +46,6 @@ typedef struct {
      * the environment: date, host, commit, compiler), so identical verdicts render to
      * identical bytes (golden files, diffs). */
     int reproducible;
-    /* HTML hazard map: the AITER tables the dispatch picks come from. kernels_path NULL: no
-     * picks (the map still shows verdicts). tuned_path NULL: route as if nothing were tuned. */
-    const char *tuned_path;
-    const char *kernels_path;
     /* Shown in the HTML as the report's source (e.g. the results.json path); NULL for none.
      * The Markdown leaves it out, so `run`'s summary.md and `report --format md` agree. */
     const char *source;
@@ -64,9 +60,11 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o);
 
 /* Self-contained HTML (no network, inline CSS and SVG, a few lines of optional script for
  * sorting): summary first, then the hazard map (an M x N heatmap per backend, colour and
- * glyph = verdict, the layer policy's N <= 128 fence drawn, the dispatch oracle's pick per
- * cell in its tooltip, a corner mark where an untuned shape on the ASM path can get a tile
- * that does not fit N), the mismatch details, ULP-distance histograms of bounded backends,
+ * glyph = verdict; from the entries' route/policy/hazard fields: the layer policy's N <= 128
+ * fence after the last column with policy reason small_n, the dispatch pick per cell in its
+ * tooltip, a corner mark on hazard "exposed" (an untuned shape on the ASM path can get a tile
+ * that does not fit N); a document without the fields is drawn without them and says so),
+ * the mismatch details, ULP-distance histograms of bounded backends,
  * per-case timing and every case, long tables collapsible. Okabe-Ito colours, each also
  * told by a glyph or pattern and by text. */
 char *a4w4_report_html(const cJSON *doc, const a4w4_report_opts *o);

@@ -324,7 +324,7 @@ int a4w4_compare_new_failures(const cJSON *cmp)
 
 /* ---- Markdown ------------------------------------------------------------------------- */
 
-static const a4w4_report_opts default_opts = {0, NULL, NULL, NULL};
+static const a4w4_report_opts default_opts = {0, NULL};
 
 static void md_run(rbuf *b, const char *label, const cJSON *r)
 {

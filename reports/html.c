@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "a4w4_reports.h"
+#include "entry_dispatch.h"
 #include "html_common.h"
-#include "picks.h"
 
-static const a4w4_report_opts default_opts = {0, NULL, NULL, NULL};
+static const a4w4_report_opts default_opts = {0, NULL};
 
 /* ---- sorted distinct integers --------------------------------------------------------- */
 
@@ -102,7 +102,7 @@ typedef struct {
 } cell;
 
 static void cell_title(rbuf *b, const cJSON *const *ent, const int *next, const cell *c, int M,
-                       int N, const char *backend, const pick_table *pt)
+                       int N, const char *backend)
 {
     static const char *const up[4] = {"PASS", "FAIL", "N/A", "SKIP"};
     rb_printf(b, "<title>M=%d N=%d on ", M, N);
@@ -124,10 +124,10 @@ static void cell_title(rbuf *b, const cJSON *const *ent, const int *next, const 
         if (!strcmp(jstr(e, "verdict"), "fail"))
             rb_printf(b, ", %.0f of %.0f differ", jnum(e, "mismatches", 0),
                       jnum(e, "checked_outputs", 0));
-        const shape_pick *p = pt->have && K != lastK ? picks_find(pt, M, N, K) : NULL;
-        if (p) {
+        char pick[512];
+        if (K != lastK && entry_dispatch_text(e, pick, sizeof pick)) {
             rb_puts(b, "\n  dispatch: ");
-            rb_html(b, p->text);
+            rb_html(b, pick);
         }
         lastK = K;
         shown++;
@@ -135,8 +135,129 @@ static void cell_title(rbuf *b, const cJSON *const *ent, const int *next, const 
     rb_puts(b, "</title>");
 }
 
+/* The layer policy's N <= 128 fence (contracts §6 step 3) where the entries' policy fields put
+ * it: after the last column with policy reason small_n; yb is the bottom of the cells. */
+static void draw_fence(rbuf *b, const fence_pos *fp, size_t nN, double L, double T, double cw,
+                       double yb)
+{
+    if (fp->nle > 0) {
+        double x = L + cw * (double)fp->nle;
+        rb_printf(b,
+                  "<path d=\"M%.1f %.0fV%.0f\" stroke=\"#000\" stroke-width=\"3\" "
+                  "stroke-dasharray=\"6 3\"/>",
+                  x, T - 2, yb + 6);
+        rb_printf(b,
+                  "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"end\">&#9664; Triton (N &#8804; 128)"
+                  "</text>",
+                  x - 4, yb + 18);
+        if (fp->nle < nN)
+            rb_printf(b, "<text x=\"%.1f\" y=\"%.0f\">ASM path (N &gt; 128) &#9654;</text>",
+                      x + 4, yb + 18);
+    } else if (!fp->known) {
+        rb_printf(b,
+                  "<text x=\"%.0f\" y=\"%.0f\">no layer-policy decisions in these results: "
+                  "the N &#8804; 128 fence is not drawn</text>",
+                  L, yb + 18);
+    } else if (fp->all_asm) {
+        rb_printf(b,
+                  "<text x=\"%.0f\" y=\"%.0f\">every N here is &gt; 128: the N &#8804; 128 fence "
+                  "keeps none of these shapes on Triton</text>",
+                  L, yb + 18);
+    } else {
+        rb_printf(b,
+                  "<text x=\"%.0f\" y=\"%.0f\">the N &#8804; 128 fence keeps none of these "
+                  "shapes on Triton (no policy reason small_n)</text>",
+                  L, yb + 18);
+    }
+}
+
+typedef struct {
+    double cw, ch;   /* cell width and height, px */
+    double L, T;     /* left and top margins */
+    double pw, ph;   /* plot width and height */
+    int horiz;       /* N labels horizontal (wide cells) */
+} map_geom;
+
+static map_geom geometry(size_t nM, size_t nN)
+{
+    map_geom g;
+    double cw = 900.0 / (double)nN, ch = 560.0 / (double)nM;
+    cw = cw > 44 ? 44 : cw < 6 ? 6 : cw;
+    ch = ch > 28 ? 28 : ch < 6 ? 6 : ch;
+    g.cw = floor(cw);
+    g.ch = floor(ch);
+    g.horiz = g.cw >= 34;
+    g.L = 64;
+    g.T = g.horiz ? 44 : 64;
+    g.pw = g.cw * (double)nN;
+    g.ph = g.ch * (double)nM;
+    return g;
+}
+
+/* Axis titles and the N and M labels. */
+static void map_axes(rbuf *b, const map_geom *g, const int *Ms, size_t nM, const int *Ns,
+                     size_t nN)
+{
+    rb_printf(b, "<text x=\"%.0f\" y=\"12\" font-weight=\"600\">N (output features) &#8594;</text>",
+              g->L);
+    rb_printf(b,
+              "<text transform=\"translate(12,%.0f) rotate(-90)\" text-anchor=\"end\" "
+              "font-weight=\"600\">M (rows) &#8594;</text>",
+              g->T);
+    /* N labels */
+    int stepN = g->horiz ? 1 : (int)ceil(13.0 / g->cw);
+    for (size_t i = 0; i < nN; i++) {
+        /* every stepN-th label, and the last one when it does not crowd its neighbour */
+        if (i % (size_t)stepN && (i != nN - 1 || i % (size_t)stepN < (size_t)stepN / 2 + 1))
+            continue;
+        double x = g->L + g->cw * ((double)i + 0.5);
+        if (g->horiz)
+            rb_printf(b, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%d</text>", x,
+                      g->T - 6, Ns[i]);
+        else
+            rb_printf(b, "<text transform=\"translate(%.1f,%.0f) rotate(-90)\" dy=\"4\">%d</text>",
+                      x, g->T - 4, Ns[i]);
+    }
+    /* M labels */
+    int stepM = (int)ceil(12.0 / g->ch);
+    for (size_t i = 0; i < nM; i++) {
+        if (i % (size_t)stepM && (i != nM - 1 || i % (size_t)stepM < (size_t)stepM / 2 + 1))
+            continue;
+        rb_printf(b, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%d</text>", g->L - 5,
+                  g->T + g->ch * ((double)i + 0.5) + 4, Ms[i]);
+    }
+}
+
+/* One <g> per non-empty cell: tooltip, verdict fill, the exposed corner. */
+static void map_cells(rbuf *b, const map_geom *g, const cell *cells, const cJSON *const *ent,
+                      const int *next, const int *Ms, size_t nM, const int *Ns, size_t nN,
+                      const char *backend)
+{
+    for (size_t mi = 0; mi < nM; mi++)
+        for (size_t ni = 0; ni < nN; ni++) {
+            const cell *c = &cells[mi * nN + ni];
+            if (c->worst < 0)
+                continue;
+            double x = g->L + g->cw * (double)ni, y = g->T + g->ch * (double)mi;
+            rb_puts(b, "<g>");
+            cell_title(b, ent, next, c, Ms[mi], Ns[ni], backend);
+            rb_printf(b,
+                      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+                      "stroke=\"#fff\" stroke-width=\"%s\"/>",
+                      x, y, g->cw, g->ch, fill_of[c->worst],
+                      g->cw >= 10 && g->ch >= 10 ? "1" : "0.4");
+            if (c->hazard) {
+                double s = (g->cw < g->ch ? g->cw : g->ch) * 0.5;
+                s = s < 3 ? 3 : s;
+                rb_printf(b, "<path d=\"M%.1f %.1fH%.1fV%.1fZ\" fill=\"#000\"/>",
+                          x + g->cw - s, y, x + g->cw, y + s);
+            }
+            rb_puts(b, "</g>");
+        }
+}
+
 static void hazard_map(rbuf *b, const cJSON *cases, const char *backend, const char *contract,
-                       const int *Ms, size_t nM, const int *Ns, size_t nN, const pick_table *pt)
+                       const int *Ms, size_t nM, const int *Ns, size_t nN, const fence_pos *fp)
 {
     size_t ncell = nM * nN;
     int ncases = cJSON_GetArraySize(cases);
@@ -166,7 +287,7 @@ static void hazard_map(rbuf *b, const cJSON *cases, const char *backend, const c
         next[idx] = -1;
         ent[idx] = e;
         if (!strcmp(jstr(e, "backend"), backend) && !strcmp(jstr(e, "contract"), contract)) {
-            int M = (int)jnum(e, "M", 0), N = (int)jnum(e, "N", 0), K = (int)jnum(e, "K", 0);
+            int M = (int)jnum(e, "M", 0), N = (int)jnum(e, "N", 0);
             long mi = index_of(Ms, nM, M), ni = index_of(Ns, nN, N);
             if (mi >= 0 && ni >= 0) {
                 size_t c = (size_t)mi * nN + (size_t)ni;
@@ -180,22 +301,13 @@ static void hazard_map(rbuf *b, const cJSON *cases, const char *backend, const c
                     next[last[c]] = idx;
                 last[c] = idx;
                 cells[c].count++;
-                const shape_pick *p = pt->have ? picks_find(pt, M, N, K) : NULL;
-                cells[c].hazard |= p && p->hazard;
+                cells[c].hazard |= entry_exposed(e);
             }
         }
         idx++;
     }
-    /* geometry */
-    double cw = 900.0 / (double)nN, ch = 560.0 / (double)nM;
-    cw = cw > 44 ? 44 : cw < 6 ? 6 : cw;
-    ch = ch > 28 ? 28 : ch < 6 ? 6 : ch;
-    cw = floor(cw);
-    ch = floor(ch);
-    int horiz = cw >= 34;
-    double L = 64, T = horiz ? 44 : 64, R = 24, B = 44;
-    double pw = cw * (double)nN, ph = ch * (double)nM;
-    double W = L + pw + R, H = T + ph + B;
+    map_geom g = geometry(nM, nN);
+    double L = g.L, T = g.T, pw = g.pw, ph = g.ph, W = L + pw + 24, H = T + ph + 44;
     rb_puts(b, "<figure><figcaption>");
     rb_html(b, backend);
     rb_puts(b, " &#8212; ");
@@ -215,80 +327,9 @@ static void hazard_map(rbuf *b, const cJSON *cases, const char *backend, const c
               "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"#f4f4f4\" "
               "stroke=\"#999\"/>",
               L, T, pw, ph);
-    /* axis titles */
-    rb_printf(b, "<text x=\"%.0f\" y=\"12\" font-weight=\"600\">N (output features) &#8594;</text>",
-              L);
-    rb_printf(b,
-              "<text transform=\"translate(12,%.0f) rotate(-90)\" text-anchor=\"end\" "
-              "font-weight=\"600\">M (rows) &#8594;</text>",
-              T);
-    /* N labels */
-    int stepN = horiz ? 1 : (int)ceil(13.0 / cw);
-    for (size_t i = 0; i < nN; i++) {
-        /* every stepN-th label, and the last one when it does not crowd its neighbour */
-        if (i % (size_t)stepN && (i != nN - 1 || i % (size_t)stepN < (size_t)stepN / 2 + 1))
-            continue;
-        double x = L + cw * ((double)i + 0.5);
-        if (horiz)
-            rb_printf(b, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%d</text>", x, T - 6,
-                      Ns[i]);
-        else
-            rb_printf(b, "<text transform=\"translate(%.1f,%.0f) rotate(-90)\" dy=\"4\">%d</text>",
-                      x, T - 4, Ns[i]);
-    }
-    /* M labels */
-    int stepM = (int)ceil(12.0 / ch);
-    for (size_t i = 0; i < nM; i++) {
-        if (i % (size_t)stepM && (i != nM - 1 || i % (size_t)stepM < (size_t)stepM / 2 + 1))
-            continue;
-        rb_printf(b, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%d</text>", L - 5,
-                  T + ch * ((double)i + 0.5) + 4, Ms[i]);
-    }
-    /* cells */
-    for (size_t mi = 0; mi < nM; mi++)
-        for (size_t ni = 0; ni < nN; ni++) {
-            const cell *c = &cells[mi * nN + ni];
-            if (c->worst < 0)
-                continue;
-            double x = L + cw * (double)ni, y = T + ch * (double)mi;
-            rb_puts(b, "<g>");
-            cell_title(b, ent, next, c, Ms[mi], Ns[ni], backend, pt);
-            rb_printf(b,
-                      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
-                      "stroke=\"#fff\" stroke-width=\"%s\"/>",
-                      x, y, cw, ch, fill_of[c->worst], cw >= 10 && ch >= 10 ? "1" : "0.4");
-            if (c->hazard) {
-                double s = (cw < ch ? cw : ch) * 0.5;
-                s = s < 3 ? 3 : s;
-                rb_printf(b, "<path d=\"M%.1f %.1fH%.1fV%.1fZ\" fill=\"#000\"/>", x + cw - s, y,
-                          x + cw, y + s);
-            }
-            rb_puts(b, "</g>");
-        }
-    /* the N <= 128 fence */
-    size_t nle = 0;
-    while (nle < nN && Ns[nle] <= 128)
-        nle++;
-    double yb = T + ph;
-    if (nle > 0) {
-        double x = L + cw * (double)nle;
-        rb_printf(b,
-                  "<path d=\"M%.1f %.0fV%.0f\" stroke=\"#000\" stroke-width=\"3\" "
-                  "stroke-dasharray=\"6 3\"/>",
-                  x, T - 2, yb + 6);
-        rb_printf(b,
-                  "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"end\">&#9664; Triton (N &#8804; 128)"
-                  "</text>",
-                  x - 4, yb + 18);
-        if (nle < nN)
-            rb_printf(b, "<text x=\"%.1f\" y=\"%.0f\">ASM path (N &gt; 128) &#9654;</text>", x + 4,
-                      yb + 18);
-    } else {
-        rb_printf(b,
-                  "<text x=\"%.0f\" y=\"%.0f\">every N here is &gt; 128: the N &#8804; 128 fence "
-                  "keeps none of these shapes on Triton</text>",
-                  L, yb + 18);
-    }
+    map_axes(b, &g, Ms, nM, Ns, nN);
+    map_cells(b, &g, cells, ent, next, Ms, nM, Ns, nN, backend);
+    draw_fence(b, fp, nN, g.L, g.T, g.cw, g.T + g.ph);
     rb_puts(b, "</svg></figure>\n");
     free(cells);
     free(next);
@@ -382,8 +423,8 @@ static void section_summary(rbuf *b, const cJSON *doc, const cJSON *cases,
     free(t);
 }
 
-static void section_environment(rbuf *b, const cJSON *doc, const a4w4_report_opts *o,
-                                const pick_table *pt)
+static void section_environment(rbuf *b, const cJSON *doc, const cJSON *cases,
+                                const a4w4_report_opts *o)
 {
     rb_puts(b, "<h2 id=\"environment\">Environment</h2>\n");
     if (o->reproducible) {
@@ -405,11 +446,19 @@ static void section_environment(rbuf *b, const cJSON *doc, const a4w4_report_opt
         }
     }
     rb_puts(b, "<p class=\"note\">Hazard map picks: ");
-    rb_html(b, pt->note);
+    if (entries_with_dispatch(cases))
+        rb_puts(b, "the route, policy and hazard fields of the results entries, written by the "
+                   "run: dispatch oracle (contracts §5) with gfx950, 256 CUs, log2_k_split 0, "
+                   "preshuffled weights and the tables under cases/aiter/; layer policy "
+                   "(contracts §6) with the flag on and 2-D activations; golden bundles carry "
+                   "none");
+    else
+        rb_puts(b, "not shown: no entry of this results document has route and policy fields "
+                   "(written before they existed, or golden bundles only)");
     rb_puts(b, ".</p>\n");
 }
 
-static void section_hazard(rbuf *b, const cJSON *cases, const pick_table *pt)
+static void section_hazard(rbuf *b, const cJSON *cases)
 {
     rb_puts(b, "<h2 id=\"hazard\">Hazard map</h2>\n<p>One map per backend: rows M, columns N, "
                "each cell coloured by the most severe verdict of that backend's entries at (M, N) "
@@ -428,10 +477,11 @@ static void section_hazard(rbuf *b, const cJSON *cases, const pick_table *pt)
     int *Ms = distinct_ints(cases, "M", skip, &nM), *Ns = distinct_ints(cases, "N", skip, &nN);
     if (!Ms || !Ns || !nM || !nN)
         rb_puts(b, "<p>No cases.</p>\n");
+    fence_pos fp = fence_find(cases, Ns, Ns ? nN : 0);
     for (size_t i = 0; Ms && Ns && nM && nN && i < nt; i++) {
         if (non_oracle && !strcmp(t[i].backend, "oracle"))
             continue;
-        hazard_map(b, cases, t[i].backend, t[i].contract, Ms, nM, Ns, nN, pt);
+        hazard_map(b, cases, t[i].backend, t[i].contract, Ms, nM, Ns, nN, &fp);
     }
     if (non_oracle && non_oracle < nt)
         rb_puts(b, "<p class=\"note\">The oracle's own checks (ordered(1) == exact, golden "
@@ -470,7 +520,7 @@ static void mismatch_table(rbuf *b, const cJSON *e)
     rb_puts(b, "</tbody></table>\n");
 }
 
-static void section_mismatches(rbuf *b, const cJSON *cases, const pick_table *pt)
+static void section_mismatches(rbuf *b, const cJSON *cases)
 {
     int n[4];
     verdict_counts(cases, n);
@@ -555,12 +605,10 @@ static void section_mismatches(rbuf *b, const cJSON *cases, const pick_table *pt
             rb_html(b, jstr(e, "note"));
             rb_puts(b, "</span>");
         }
-        const shape_pick *p = pt->have ? picks_find(pt, (int)jnum(e, "M", 0), (int)jnum(e, "N", 0),
-                                                    (int)jnum(e, "K", 0))
-                                       : NULL;
-        if (p) {
+        char pick[512];
+        if (entry_dispatch_text(e, pick, sizeof pick)) {
             rb_puts(b, " AITER would route this shape: ");
-            rb_html(b, p->text);
+            rb_html(b, pick);
             rb_puts(b, ".");
         }
         rb_puts(b, "</p>\n");
@@ -859,21 +907,17 @@ char *a4w4_report_html(const cJSON *doc, const a4w4_report_opts *o)
     char title[256];
     snprintf(title, sizeof title, "a4w4check report: %.120s - %s", jstr(doc, "set"),
              n[1] ? "FAIL" : "PASS");
-    pick_table pt;
-    if (picks_build(&pt, cases, o))
-        return NULL;
     html_begin(&b, title);
     svg_defs(&b);
     section_summary(&b, doc, cases, o);
-    section_environment(&b, doc, o, &pt);
-    section_hazard(&b, cases, &pt);
-    section_mismatches(&b, cases, &pt);
+    section_environment(&b, doc, cases, o);
+    section_hazard(&b, cases);
+    section_mismatches(&b, cases);
     section_ulp(&b, cases);
     section_timing(&b, cases, o);
     section_cases(&b, cases, o);
     rb_puts(&b, "<footer class=\"meta\"><p>Rendered by <code>a4w4check report</code> from the "
                 "results document alone; self-contained (no network).</p></footer>\n");
     html_end(&b);
-    picks_free(&pt);
     return rb_take(&b);
 }

@@ -9,7 +9,7 @@
 #include "a4w4_reports.h"
 #include "report_common.h"
 
-static const a4w4_report_opts default_opts = {0, NULL, NULL, NULL};
+static const a4w4_report_opts default_opts = {0, NULL};
 
 /* classname: "a4w4check." + backend with every character outside [A-Za-z0-9_-] as '_'
  * (JUnit viewers split class names at dots). */

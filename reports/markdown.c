@@ -8,7 +8,7 @@
 #include "a4w4_reports.h"
 #include "report_common.h"
 
-static const a4w4_report_opts default_opts = {0, NULL, NULL, NULL};
+static const a4w4_report_opts default_opts = {0, NULL};
 
 /* "75 pass, 8 n/a" (zero counts left out; "no entries" when all are zero). */
 static void counts_text(rbuf *b, const int n[4])

@@ -15,9 +15,6 @@
 #include "report_common.h"
 #include "stream.h"
 
-#define TUNED A4W4_SOURCE_DIR "/cases/aiter/a4w4_blockscale_tuned_gemm.csv"
-#define KERNELS A4W4_SOURCE_DIR "/cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"
-
 /* ---------------------------------------------------------------- builders */
 
 static cJSON *doc_new(const char *set)
@@ -73,6 +70,28 @@ static void set_str(cJSON *e, const char *k, const char *v)
         cJSON_ReplaceItemInObject(e, k, cJSON_CreateString(v));
     else
         cJSON_AddStringToObject(e, k, v);
+}
+
+/* The runner's dispatch fields (harness/engine/annotate.h) on e, as stated by the caller:
+ * an untuned ASM route with its pick's label and tile, and the layer decision. */
+static void dispatch(cJSON *e, const char *label, int tile_m, int tile_n, int fits, int winners,
+                     int nofit, const char *decision, const char *reason, const char *hazard)
+{
+    cJSON *r = cJSON_AddObjectToObject(e, "route");
+    cJSON_AddStringToObject(r, "source", "heuristic");
+    cJSON_AddStringToObject(r, "path", "asm");
+    cJSON_AddStringToObject(r, "kernel", "_ZN5aiter_some_kernelE");
+    cJSON_AddStringToObject(r, "label", label);
+    int tile[2] = {tile_m, tile_n};
+    cJSON_AddItemToObject(r, "tile", cJSON_CreateIntArray(tile, 2));
+    cJSON_AddNumberToObject(r, "split", 1);
+    cJSON_AddBoolToObject(r, "kernel_fits_N", fits);
+    cJSON_AddNumberToObject(r, "possible_winners", winners);
+    cJSON_AddNumberToObject(r, "possible_winners_not_fitting_N", nofit);
+    cJSON *p = cJSON_AddObjectToObject(e, "policy");
+    cJSON_AddStringToObject(p, "decision", decision);
+    cJSON_AddStringToObject(p, "reason", reason);
+    cJSON_AddStringToObject(e, "hazard", hazard);
 }
 
 /* Make e a failure with one recorded mismatch. */
@@ -136,6 +155,27 @@ Test(schema, a_well_formed_document_validates)
     set_str(f, "y_hash", "0123456789abcdef");
     char err[512] = "";
     cr_assert_eq(validate(d, err, sizeof err), 0, "%s", err);
+    cJSON_Delete(d);
+}
+
+Test(schema, dispatch_fields_are_optional_and_checked)
+{
+    cJSON *d = doc_new("hazard");
+    add(d, "old", 1, 256, 512, "cpu-asm", "ordered(1)", "pass", 0.5); /* without: still valid */
+    cJSON *e = add(d, "m33", 33, 160, 256, "cpu-asm", "ordered(1)", "pass", 0.5);
+    dispatch(e, "96x640", 96, 640, 0, 33, 33, "asm", "asm_quantize", "exposed");
+    char err[512] = "";
+    cr_assert_eq(validate(d, err, sizeof err), 0, "%s", err);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(e, "route"), "label", cJSON_CreateNull());
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(e, "route"), "tile", cJSON_CreateNull());
+    cr_assert_eq(validate(d, err, sizeof err), 0, "CK or unknown tile: %s", err);
+    set_str(e, "hazard", "risky");
+    cr_assert_neq(validate(d, err, sizeof err), 0);
+    cr_expect(contains(err, "/cases/1/hazard: \"risky\" is not one of"), "%s", err);
+    set_str(e, "hazard", "ok");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(e, "policy"), "reason");
+    cr_assert_neq(validate(d, err, sizeof err), 0);
+    cr_expect(contains(err, "required field 'reason' is missing"), "%s", err);
     cJSON_Delete(d);
 }
 
@@ -321,7 +361,7 @@ Test(markdown, reproducible_leaves_out_timings_and_environment)
 {
     cJSON *d = small_run();
     a4w4_environment_json(d);
-    a4w4_report_opts o = {1, NULL, NULL, "some/path.json"};
+    a4w4_report_opts o = {1, "some/path.json"};
     char *md = a4w4_report_markdown(d, &o);
     cr_expect(!contains(md, "time ms"));
     cr_expect(!contains(md, "## Environment"));
@@ -329,7 +369,7 @@ Test(markdown, reproducible_leaves_out_timings_and_environment)
     cr_expect(contains(md, "| m4_n1024_k512 | 4 | 1024 | 512 | exact | cpu-asm | ordered(1) | 4096 "
                            "| full | pass |  |"));
     free(md);
-    a4w4_report_opts o2 = {0, NULL, NULL, NULL};
+    a4w4_report_opts o2 = {0, NULL};
     md = a4w4_report_markdown(d, &o2);
     cr_expect(contains(md, "## Environment"));
     cr_expect(contains(md, "| compiler | "), "%s", md);
@@ -364,8 +404,15 @@ Test(html, self_contained_with_hazard_map_fence_and_picks)
             cJSON *e = add(d, name, Ms[i], Ns[j], 2048, "cpu-asm", "ordered(1)", "pass", 1);
             if (Ms[i] == 16 && Ns[j] == 192)
                 fail_at(e, 1, 0, 0, "0x4001", "0x4000");
+            /* what route says at K=2048: N <= 128 one 256x256 winner on a Triton layer
+             * (fenced); N = 192, 256 33 winners, some not fitting N, on the ASM path */
+            if (Ns[j] <= 128)
+                dispatch(e, "256x256/splitK", 256, 256, 0, 1, 1, "triton", "small_n", "fenced");
+            else
+                dispatch(e, "256x128", 256, 128, Ns[j] == 256, 33, Ns[j] == 256 ? 17 : 33, "asm",
+                         "asm_quantize", "exposed");
         }
-    a4w4_report_opts o = {0, TUNED, KERNELS, "x/results.json"};
+    a4w4_report_opts o = {0, "x/results.json"};
     char *h = a4w4_report_html(d, &o);
     cr_assert_not_null(h);
     cr_expect(contains(h, "<title>a4w4check report: hazard - FAIL</title>"));
@@ -381,15 +428,24 @@ Test(html, self_contained_with_hazard_map_fence_and_picks)
     /* picks in the tooltips; N = 192 is untuned on the ASM path with tiles that do not fit */
     cr_expect(contains(h, "M=16 N=192 on cpu-asm: FAIL (1 entry)"));
     cr_expect(contains(h, "dispatch: heuristic -&gt; ASM"));
-    cr_expect(contains(h, "policy triton (small_n)"), "N <= 128 must show the fence decision");
-    cr_expect(count_of(h, "fill=\"#000\"/></g>") >= 2, "no hazard corner at N=192/256");
+    cr_expect(contains(h, "policy triton (small_n); hazard fenced"),
+              "N <= 128 must show the fence decision and the class");
+    cr_expect(contains(h, "\n  dispatch: heuristic -&gt; ASM 256x128 (tile does not fit N); 33 "
+                          "possible winners over every walk order (order-dependent), 33 not "
+                          "fitting N; policy asm (asm_quantize); hazard exposed</title>"),
+              "the pick is the entry's route and policy fields");
+    cr_expect(contains(h, "AITER would route this shape: heuristic -&gt; ASM 256x128"),
+              "the failing entry's detail names its route");
+    /* a corner on every "exposed" cell (N = 192, 256 at both M), none on "fenced" ones */
+    cr_expect_eq(count_of(h, "fill=\"#000\"/></g>"), 4, "corners: exposed cells only");
+    cr_expect(contains(h, "the route, policy and hazard fields of the results entries"));
     cr_expect(contains(h, "No bounded backend in this run"));
     cr_expect(contains(h, "x/results.json"));
     free(h);
     cJSON_Delete(d);
 }
 
-Test(html, escapes_text_and_handles_no_tables_and_all_n_above_the_fence)
+Test(html, escapes_text_and_handles_no_fields_and_all_n_above_the_fence)
 {
     cJSON *d = doc_new("x<y");
     cJSON *e = add(d, "<script>alert(1)</script>", 8, 512, 512, "cpu-asm", "ordered(1)", "pass", 1);
@@ -398,13 +454,16 @@ Test(html, escapes_text_and_handles_no_tables_and_all_n_above_the_fence)
     cr_expect(!contains(h, "<script>alert"));
     cr_expect(contains(h, "&lt;script&gt;alert(1)&lt;/script&gt;"));
     cr_expect(contains(h, "a &quot;quoted&quot; &amp; &lt;odd&gt; note"));
-    cr_expect(contains(h, "every N here is &gt; 128"));
-    cr_expect(contains(h, "no kernel table given: dispatch picks not shown"));
+    /* an old document (no route/policy fields): the map without picks, and the page says so */
+    cr_expect(contains(h, "Hazard map picks: not shown: no entry of this results document has "
+                          "route and policy fields"), "%s", h);
+    cr_expect(contains(h, "the N &#8804; 128 fence is not drawn"));
+    cr_expect(!contains(h, "dispatch: "));
     free(h);
-    a4w4_report_opts o = {0, NULL, "/nonexistent/kernels.csv", NULL};
-    h = a4w4_report_html(d, &o);
-    cr_expect(contains(h, "dispatch picks not shown: kernel table"),
-              "a missing table is a note, not an error");
+    dispatch(e, "96x640", 96, 640, 0, 9, 8, "asm", "asm_quantize", "exposed");
+    h = a4w4_report_html(d, NULL);
+    cr_expect(contains(h, "every N here is &gt; 128"), "every entry's layer is on the ASM path");
+    cr_expect(contains(h, "\n  dispatch: heuristic -&gt; ASM 96x640 (tile does not fit N)"));
     free(h);
     cJSON_Delete(d);
 }
@@ -430,7 +489,7 @@ Test(html, bounded_backends_get_ulp_histograms_and_timing_is_listed)
     cr_expect(contains(h, "<title>0 ULP: 500</title>"));
     cr_expect(contains(h, "Per-case timing: 5 timed entries"));
     free(h);
-    a4w4_report_opts o = {1, NULL, NULL, NULL};
+    a4w4_report_opts o = {1, NULL};
     h = a4w4_report_html(d, &o);
     cr_expect(!contains(h, "Per-case timing"));
     free(h);

@@ -41,11 +41,12 @@
  *              "backends": {"cpu-asm": {"pass": 1024, "fail": 0, "n/a": 1024, "skip": 0}},
  *              "oracle_fail": 0, "seconds": 70.1}
  * }
- * Classes (first that applies): fail (a backend or the oracle failed the cell); exposed
- * (the policy puts the layer on the ASM path and a kernel whose tile does not fit N can win);
- * order_dependent (ASM path, every possible winner fits, but more than one can win); fenced
- * (the policy keeps Triton on a cell whose routing is hazardous: more than one possible
- * winner or one that does not fit N); ok. */
+ * Classes: fail (a backend or the oracle failed the cell), else the static class of
+ * ref/a4w4_hazard.h (contracts §5, §6) for the untuned heuristic: exposed (the policy puts
+ * the layer on the ASM path and a kernel whose tile does not fit N can win); order_dependent
+ * (ASM path, every possible winner fits, but more than one can win); fenced (the policy
+ * keeps Triton on a cell whose routing is hazardous: more than one possible winner or one
+ * that does not fit N); ok (also every tuned cell). */
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -54,6 +55,7 @@
 #include <unistd.h>
 
 #include "a4w4_dispatch.h"
+#include "a4w4_hazard.h"
 #include "a4w4_policy.h"
 #include "a4w4check.h"
 #include "backend_list.h"
@@ -121,7 +123,8 @@ static const char *const cls_what[NCLS] = {
     "ASM layer, every possible winner fits N, but more than one can win (walk order decides)",
     "the policy keeps Triton on a cell whose routing is hazardous (several possible winners, or "
     "one that does not fit N)",
-    "no hazard: one possible winner that fits N on the ASM path, or Triton without a hazard"};
+    "no hazard: tuned, or one possible winner that fits N on the ASM path, or Triton without a "
+    "hazard"};
 
 enum { V_PASS, V_FAIL, V_NA, V_SKIP };
 static const char *const v_name[4] = {"pass", "fail", "n/a", "skip"};
@@ -139,6 +142,7 @@ typedef struct {
     int nwin, nnofit;
     unsigned char win[A4W4_MAX_KERNELS], nofit[A4W4_MAX_KERNELS];
     a4w4_policy_result pol;
+    a4w4_hazard hz; /* the static class (ref/a4w4_hazard.h) */
 } cell;
 
 typedef struct {
@@ -336,9 +340,11 @@ static int route_cell(cell *cl, const a4w4_tuned_table *tuned, const a4w4_kernel
             cl->nnofit++;
         }
     }
-    free(r);
     int rc = a4w4_policy_decide(1, hp->gfx, c->N, 2, c->N, c->K / 32, A4W4_INPUT_TENSOR_2D, 0,
                                 &cl->pol);
+    if (rc == A4W4_OK)
+        rc = a4w4_hazard_of_route((int)c->M, (int)c->N, (int)c->K, r, &cl->pol, &cl->hz);
+    free(r);
     if (rc != A4W4_OK) {
         snprintf(err, errlen, "%s: policy N %zu K %zu: %s", c->name, c->N, c->K,
                  a4w4_status_str(rc));
@@ -352,13 +358,9 @@ static void classify(cell *cl, size_t nb)
     int fail = cl->oracle_fail;
     for (size_t b = 0; b < nb; b++)
         fail |= cl->v[b] == V_FAIL;
-    int hazardous = cl->nwin > 1 || cl->nnofit > 0;
-    if (fail)
-        cl->cls = CLS_FAIL;
-    else if (cl->pol.decision == A4W4_DECIDE_ASM)
-        cl->cls = cl->nnofit ? CLS_EXPOSED : cl->nwin > 1 ? CLS_ORDER : CLS_OK;
-    else
-        cl->cls = hazardous ? CLS_FENCED : CLS_OK;
+    /* the static class is ref's (a4w4_hazard_class order); "fail" is the backends' */
+    static const int of_ref[] = {CLS_OK, CLS_EXPOSED, CLS_ORDER, CLS_FENCED};
+    cl->cls = fail ? CLS_FAIL : of_ref[cl->hz.cls];
 }
 
 static void print_map(const cell *cells, size_t n, const size_t *Ms, size_t nM, const size_t *Ns,

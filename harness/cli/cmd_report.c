@@ -8,8 +8,6 @@
 #include "a4w4check.h"
 #include "options.h"
 
-#define DEFAULT_TUNED "cases/aiter/a4w4_blockscale_tuned_gemm.csv"
-#define DEFAULT_KERNELS "cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"
 
 static const char report_usage[] =
     "usage: a4w4check report RESULTS.json [--format md|html|junit|all] [--out DIR|-]\n"
@@ -54,10 +52,11 @@ static const a4w4_option report_options[] = {
     OPT_FLAG("reproducible", report_opts, ro.reproducible,
              "leave out timings and the environment (same results, same bytes)"),
     OPT_STRING("tuned", report_opts, tuned, "CSV",
-               "tuned table for the hazard map's picks (default " DEFAULT_TUNED ")"),
-    OPT_FLAG("no-tuned", report_opts, no_tuned, "route as if nothing were tuned"),
-    OPT_STRING("kernels", report_opts, kernels, "CSV", "ASM kernel table (default " DEFAULT_KERNELS ")"),
-    OPT_FLAG("no-dispatch", report_opts, no_dispatch, "no dispatch picks in the hazard map"),
+               "ignored, accepted for old scripts: the hazard map's dispatch picks\n"
+               "come from the route, policy and hazard fields run wrote into each entry"),
+    OPT_FLAG("no-tuned", report_opts, no_tuned, "ignored (see --tuned)"),
+    OPT_STRING("kernels", report_opts, kernels, "CSV", "ignored (see --tuned)"),
+    OPT_FLAG("no-dispatch", report_opts, no_dispatch, "ignored (see --tuned)"),
     OPT_FLAG("quiet", report_opts, quiet, "do not list the files written"),
     OPT_END(),
 };
@@ -151,7 +150,7 @@ int cmd_report(int argc, char **argv)
     if (rc != -1)
         return rc;
     const char *input = args.v[0];
-    char err[1024], tbuf[4096], kbuf[4096], dirbuf[4096];
+    char err[1024], dirbuf[4096];
     cJSON *doc = a4w4_results_load(input, err, sizeof err);
     if (!doc) {
         a4w4_errorf("report: %s", err);
@@ -159,12 +158,6 @@ int cmd_report(int argc, char **argv)
     }
     const char *out = out_dir(&o, input, dirbuf, sizeof dirbuf);
     o.ro.source = input;
-    o.ro.tuned_path = o.no_tuned ? NULL
-                      : o.tuned  ? o.tuned
-                                 : a4w4_data_path(DEFAULT_TUNED, tbuf, sizeof tbuf);
-    o.ro.kernels_path = o.no_dispatch ? NULL
-                        : o.kernels   ? o.kernels
-                                      : a4w4_data_path(DEFAULT_KERNELS, kbuf, sizeof kbuf);
     int to_stdout = o.out && !strcmp(o.out, "-");
     rc = A4W4_EXIT_PASS;
     if (!to_stdout && a4w4_mkdir_p(out, err, sizeof err)) {

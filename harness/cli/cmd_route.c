@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "a4w4_dispatch.h"
+#include "a4w4_hazard.h"
 #include "a4w4_policy.h"
 #include "a4w4check.h"
 #include "options.h"
@@ -358,6 +359,7 @@ typedef struct {
     int file_winner;                       /* heuristic winner in file order */
     int file_nofit;                        /* that winner does not fit N */
     unsigned long long untuned_k;          /* bit i: untuned at scan_k[i] */
+    unsigned long long hazard_k, exposed_k;/* bit i: class not ok / exposed at scan_k[i] */
 } scan_cell;
 
 static int same_cell(const scan_cell *a, const scan_cell *b, size_t n)
@@ -470,19 +472,15 @@ typedef struct {
     size_t multi_asm, mfit_asm, file_nofit_asm, all_nofit_asm;
 } scan_totals;
 
-/* The layer policy per (N, K) into pol[ni * nscan_k + k] (it does not depend on M), and per
- * N the bits of the K on the ASM path. 0, or an exit code after the error. */
-static int scan_policies(const route_opts *o, a4w4_policy_result *pol, unsigned long long *asm_k)
+/* The layer policy per (N, K) into pol[ni * nscan_k + k] (it does not depend on M). 0, or
+ * an exit code after the error. */
+static int scan_policies(const route_opts *o, a4w4_policy_result *pol)
 {
     for (int ni = 0; ni < SCAN_NN; ni++) {
         int N = SCAN_N_MIN + ni * SCAN_N_STEP;
-        asm_k[ni] = 0;
-        for (int k = 0; k < o->nscan_k; k++) {
+        for (int k = 0; k < o->nscan_k; k++)
             if (policy_for(o, N, o->scan_k[k], &pol[(size_t)ni * (size_t)o->nscan_k + (size_t)k]))
                 return A4W4_EXIT_BADINPUT;
-            if (pol[(size_t)ni * (size_t)o->nscan_k + (size_t)k].decision == A4W4_DECIDE_ASM)
-                asm_k[ni] |= 1ull << k;
-        }
     }
     return 0;
 }
@@ -528,17 +526,24 @@ static int scan_cell_fill(const route_opts *o, const a4w4_tuned_table *tuned,
     return 0;
 }
 
-/* Count cell c at each K where it is untuned, given the policy there (pol_n[k]). */
-static void scan_count(const route_opts *o, const scan_cell *c, const a4w4_policy_result *pol_n,
+/* Classify cell c at each K where it is untuned, given the policy there (pol_n[k]), with
+ * ref's hazard rule (contracts §5, §6), and count it. */
+static void scan_count(const route_opts *o, scan_cell *c, const a4w4_policy_result *pol_n,
                        scan_totals *t)
 {
     for (int k = 0; k < o->nscan_k; k++) {
         if (!(c->untuned_k & (1ull << k)))
             continue;
         const a4w4_policy_result *pr = &pol_n[k];
-        int is_asm = pr->decision == A4W4_DECIDE_ASM;
+        /* the class needs the facts, not M and N; untuned here by construction */
+        a4w4_hazard hz = {0, 0, o->scan_k[k], 1, c->nany, c->n_nofit,
+                          pr->decision == A4W4_DECIDE_ASM, 0, A4W4_HAZARD_OK};
+        a4w4_hazard_classify(&hz);
+        int is_asm = hz.policy_asm;
+        c->hazard_k |= (unsigned long long)(hz.cls != A4W4_HAZARD_OK) << k;
+        c->exposed_k |= (unsigned long long)(hz.cls == A4W4_HAZARD_EXPOSED) << k;
         t->untuned++;
-        t->hazard += c->nany > 1 || c->n_nofit;
+        t->hazard += hz.cls != A4W4_HAZARD_OK;
         t->multi += c->nany > 1;
         t->multi_asm += c->nany > 1 && is_asm;
         t->missed += c->nsmp != c->nany;
@@ -546,7 +551,7 @@ static void scan_count(const route_opts *o, const scan_cell *c, const a4w4_polic
         t->mfit_asm += c->n_mfit > 0 && is_asm;
         if (c->n_nofit) {
             t->nofit++;
-            if (is_asm) {
+            if (hz.cls == A4W4_HAZARD_EXPOSED) {
                 t->nofit_asm++;
                 t->file_nofit_asm += c->file_nofit;
                 t->all_nofit_asm += c->n_nofit == c->nany;
@@ -658,7 +663,7 @@ static void print_hazards(const route_opts *o, const a4w4_kernel_table *kt,
             while (m1 + 1 <= SCAN_M_MAX &&
                    same_cell(c, &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)m1 + 1], kt->n))
                 m1++;
-            if (c->untuned_k && (c->nany > 1 || c->n_nofit)) {
+            if (c->hazard_k) {
                 if (o->json)
                     print_hazard_json(o, kt, c, pol_n, N, M, m1);
                 else
@@ -713,8 +718,7 @@ static void print_scan_summary(const route_opts *o, const scan_totals *t)
 }
 
 /* The cells on the ASM path where a tile that does not fit N can win, runs over M, per N. */
-static void print_uncovered(const route_opts *o, const scan_cell *cells,
-                            const unsigned long long *asm_k)
+static void print_uncovered(const route_opts *o, const scan_cell *cells)
 {
     printf("uncovered (ASM layer and a possible winner that does not fit N), runs over M:\n");
     for (int ni = 0; ni < SCAN_NN; ni++) {
@@ -722,11 +726,11 @@ static void print_uncovered(const route_opts *o, const scan_cell *cells,
         int M = 1, printed = 0;
         while (M <= SCAN_M_MAX) {
             const scan_cell *c = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)M];
-            unsigned long long bad = c->n_nofit ? (c->untuned_k & asm_k[ni]) : 0;
+            unsigned long long bad = c->exposed_k;
             int m1 = M;
             while (m1 + 1 <= SCAN_M_MAX) {
                 const scan_cell *d = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)m1 + 1];
-                unsigned long long bad1 = d->n_nofit ? (d->untuned_k & asm_k[ni]) : 0;
+                unsigned long long bad1 = d->exposed_k;
                 if (bad1 != bad)
                     break;
                 m1++;
@@ -776,10 +780,9 @@ static int run_scan(const route_opts *o, const a4w4_tuned_table *tuned,
         a4w4_errorf("route --scan: out of memory");
         return A4W4_EXIT_BADINPUT;
     }
-    unsigned long long asm_k[SCAN_NN];
     scan_totals t;
     memset(&t, 0, sizeof t);
-    int rc = scan_policies(o, pol, asm_k);
+    int rc = scan_policies(o, pol);
     if (!rc)
         rc = scan_cells(o, tuned, kt, cells, pol, &t);
     if (!rc) {
@@ -788,7 +791,7 @@ static int run_scan(const route_opts *o, const a4w4_tuned_table *tuned,
         print_hazards(o, kt, cells, pol);
         print_scan_summary(o, &t);
         if (!o->json && t.nofit_asm)
-            print_uncovered(o, cells, asm_k);
+            print_uncovered(o, cells);
     }
     free(cells);
     free(pol);

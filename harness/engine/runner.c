@@ -9,6 +9,7 @@
 
 #include "a4w4_gemm.h"
 #include "a4w4_layout.h"
+#include "annotate.h"
 #include "fsutil.h"
 #include "check.h"
 #include "gen.h"
@@ -594,7 +595,7 @@ int a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, cJSON *entries, char
         a4w4_sample_free(&s);
         return -1;
     }
-    int fails = -1;
+    int fails = -1, first = cJSON_GetArraySize(entries);
     if (oracles_compute(&d, &s, &o) != 0) {
         snprintf(err, errlen, "case %s: out of memory for the oracles", c->name);
         goto out;
@@ -609,6 +610,7 @@ int a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, cJSON *entries, char
         else if (b->type->quantize)
             fails += run_quant_backend(b, c, &d, &s, entries);
     }
+    a4w4_annotate_case(c, entries, first); /* route, policy, hazard; optional fields */
 out:
     oracles_free(&o);
     a4w4_case_data_free(&d);
