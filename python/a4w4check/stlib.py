@@ -1,0 +1,78 @@
+"""a4w4check.stlib: the `safetensors` library behind a4w4check.st, where it and torch import.
+
+wanted(backend): backend "own" -> False; "lib" -> True (ImportError if absent); None -> the
+environment's A4W4CHECK_ST ("own", "lib", default "auto": True where importable).
+dumps(): bytes from safetensors.torch.save (None when a dtype needs a newer torch: F4 wants
+torch.float4_e2m1fn_x2, F8_E8M0 torch.float8_e8m0fnu). crosscheck(): the library's reading of
+each tensor must agree with a4w4check.st's strict parse (BundleError rule "library").
+"""
+import os
+
+import numpy as np
+
+from . import st
+from .errors import BundleError
+
+
+_IMPORTABLE = []
+
+
+def _importable():
+    if not _IMPORTABLE:
+        try:
+            import safetensors.torch  # noqa: F401
+            import torch  # noqa: F401
+            _IMPORTABLE.append(True)
+        except Exception:
+            _IMPORTABLE.append(False)
+    return _IMPORTABLE[0]
+
+
+def wanted(backend):
+    choice = backend or os.environ.get("A4W4CHECK_ST", "auto")
+    if choice == "own":
+        return False
+    if choice == "lib" and not _importable():
+        raise ImportError("A4W4CHECK_ST=lib, but safetensors.torch or torch does not import")
+    return _importable()
+
+
+def _torch_of(dtype, arr):
+    import torch
+    if dtype == "BF16":
+        return torch.from_numpy(arr.view(np.int16).copy()).view(torch.bfloat16)
+    if dtype in ("F4", "F8_E8M0"):
+        tdt = getattr(torch, "float4_e2m1fn_x2" if dtype == "F4" else "float8_e8m0fnu", None)
+        return None if tdt is None else torch.from_numpy(arr.copy()).view(tdt)
+    return torch.from_numpy(arr.copy())
+
+
+def dumps(tensors, metadata):
+    """Bytes from safetensors.torch.save, or None when a dtype needs a newer torch."""
+    import safetensors.torch
+    out = {}
+    for name, value in tensors.items():
+        dtype, _, arr = st._spec(name, value)
+        t = _torch_of(dtype, arr)
+        if t is None:
+            return None
+        out[name] = t
+    if metadata is not None:
+        st._check_metadata("<writer>", metadata)
+    return safetensors.torch.save(out, metadata=metadata)
+
+
+def crosscheck(head, buf, tensors):
+    """Take each tensor's bytes from safetensors.deserialize; BundleError where the library
+    disagrees with the strict parse."""
+    import safetensors
+    try:
+        items = safetensors.deserialize(bytes(buf))
+    except Exception as e:
+        raise BundleError(head.path, "library", f"safetensors rejects the file: {e}") from None
+    for name, d in items:
+        info = head.infos.get(name)
+        if info is None or d["dtype"] != info.dtype or tuple(d["shape"]) != info.shape or \
+                bytes(d["data"]) != tensors[name].tobytes():
+            raise BundleError(head.path, "library", f"safetensors reads tensor {name!r} "
+                              "differently from the strict parse")
