@@ -22,7 +22,10 @@ w_scale_swizzled when bpreshuffle=True and the swizzle is supported, else w_fp4 
 A capture never changes a result and never raises into the model: the op runs exactly as
 called, and the first failure of the capture itself (a write error, the budget reached) is
 logged once through logging ("a4w4check.capture") and stops capturing. stop() (the context's
-exit) puts the original functions back.
+exit) puts the original functions back. Calls made while a CUDA graph is being captured are not
+recorded (a copy to the CPU would break the graph), and calls replayed from a CUDA graph never
+reach Python: to record decode shapes, run the server with CUDA graphs off (SGLang:
+--disable-cuda-graph).
 """
 import functools
 import importlib
@@ -156,6 +159,8 @@ class Capture:
     def _plan(self, op, args, kwargs):
         """Decide whether to record this call; if so snapshot its inputs. Never raises."""
         try:
+            if _graph_capturing():
+                return None
             b = bind(op, args, kwargs)
             dims, names, meta = describe(op, b)
             key = (op,) + tuple(dims)
@@ -197,6 +202,16 @@ class Capture:
                 self.written += os.path.getsize(path)
         except Exception as e:
             self._fail(f"cannot write a capture bundle in {self.dir} ({type(e).__name__}: {e})")
+
+
+def _graph_capturing():
+    """True while a CUDA graph is being captured: copying to the CPU then would break it."""
+    torch = sys.modules.get("torch")
+    probe = getattr(getattr(torch, "cuda", None), "is_current_stream_capturing", None)
+    try:
+        return bool(probe and torch.cuda.is_available() and probe())
+    except Exception:
+        return True
 
 
 def _holds(mod, attr, obj):

@@ -53,14 +53,21 @@ def _contract(args, kern):
     return c
 
 
+def _cuda():
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
 def _device(args, kern):
     dev = args.device or kern.device
     if dev == "auto":
-        try:
-            import torch
-            dev = "cuda" if torch.cuda.is_available() else "cpu"
-        except ImportError:
-            dev = "cpu"
+        dev = "cuda" if _cuda() else "cpu"
+    if dev == "cuda" and not _cuda():
+        raise Usage(f"kernel {kern.name} runs on --device cuda, and torch sees no CUDA device "
+                    "here (--device cpu where the kernel allows it)")
     return dev
 
 

@@ -130,16 +130,16 @@ def load(name):
         torch = _need(name, "torch")
         return Kernel(name, "bounded(1)", "cpu", partial(_torch_dequant, torch))
     if name == "aiter-asm":
-        torch, aiter = _need(name, "torch"), _need(name, "aiter")
+        aiter, torch = _need(name, "aiter"), _need(name, "torch")
         if not hasattr(aiter, "gemm_a4w4"):
             raise KernelUnavailable(name, "aiter", "it has no gemm_a4w4")
         return Kernel(name, "exact", "cuda", partial(_aiter_asm, torch, aiter))
     if name == "aiter-triton":
-        torch = _need(name, "torch")
         m = _need(name, "aiter.ops.triton.gemm_afp4wfp4", "aiter")
+        torch = _need(name, "torch")
         return Kernel(name, "exact", "cuda", partial(_aiter_triton, torch, m.gemm_afp4wfp4))
     if name == "triton-dot-scaled":
-        _need(name, "torch"), _need(name, "triton")
+        _need(name, "triton"), _need(name, "torch")
         mx = importlib.import_module("a4w4check.triton_mx")
         return Kernel(name, "exact", "cuda", partial(_triton_dot_scaled, mx))
     if ":" in name:

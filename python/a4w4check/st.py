@@ -20,8 +20,9 @@ Arrays (numpy): U8 and F8_E8M0 -> uint8; F4 -> uint8 bytes of packed fp4x2 (elem
 low nibble), shape [..., C] for a header shape [..., 2C] (safetensors counts F4 in 4-bit
 elements); BF16 -> uint16 raw bits; F16 -> float16; F32 -> float32; all little-endian.
 
-Where the `safetensors` library and torch import (and A4W4CHECK_ST is not "own"), save()
-and load() go through it (a4w4check.stlib); otherwise this module does the work alone.
+Where the `safetensors` library and torch import, load() also reads each file through it and
+holds the two readings equal; save() goes through it on request (backend="lib" or
+A4W4CHECK_ST=lib), see a4w4check.stlib.
 """
 import json
 import os
@@ -160,9 +161,9 @@ def write_atomic(path, data):
 
 def save(path, tensors, metadata=None, backend=None):
     """Write tensors and metadata to path atomically (see dumps). backend: "own", "lib" or None
-    (the library where importable, else own). Raises BundleError for bad input, OSError."""
+    (A4W4CHECK_ST; see a4w4check.stlib.wanted). Raises BundleError for bad input, OSError."""
     data = None
-    if stlib.wanted(backend):
+    if stlib.wanted(backend, writing=True):
         data = stlib.dumps(tensors, metadata)
     if data is None:
         data = dumps(tensors, metadata)

@@ -1,7 +1,10 @@
 """a4w4check.stlib: the `safetensors` library behind a4w4check.st, where it and torch import.
 
-wanted(backend): backend "own" -> False; "lib" -> True (ImportError if absent); None -> the
-environment's A4W4CHECK_ST ("own", "lib", default "auto": True where importable).
+wanted(backend, writing): backend "own" -> False; "lib" -> True (ImportError if absent); None
+-> the environment's A4W4CHECK_ST ("own", "lib", default "auto"). "auto" reads through the
+library where it imports but writes with a4w4check.st: the library writes __metadata__ keys in
+hash order, a new order each run, and the bundles here are meant to be reproducible byte for
+byte (a4w4check.st's layout is otherwise the library's, as tests/test_st_real.py checks).
 dumps(): bytes from safetensors.torch.save (None when a dtype needs a newer torch: F4 wants
 torch.float4_e2m1fn_x2, F8_E8M0 torch.float8_e8m0fnu). crosscheck(): the library's reading of
 each tensor must agree with a4w4check.st's strict parse (BundleError rule "library").
@@ -28,9 +31,9 @@ def _importable():
     return _IMPORTABLE[0]
 
 
-def wanted(backend):
+def wanted(backend, writing=False):
     choice = backend or os.environ.get("A4W4CHECK_ST", "auto")
-    if choice == "own":
+    if choice == "own" or (writing and choice == "auto"):
         return False
     if choice == "lib" and not _importable():
         raise ImportError("A4W4CHECK_ST=lib, but safetensors.torch or torch does not import")
