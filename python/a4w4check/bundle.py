@@ -167,12 +167,19 @@ def load_operands(path, as_torch=False):
 
 def save_operands(directory, name, tensors, *, M, N, K, regime="", seed="", matrix_hash="",
                   tool_version="", absent=None):
-    """Write DIR/<case>.safetensors from numpy tensors (uint8; y_exact uint16 bf16 bits);
-    absent: {tensor: reason}. Checks shapes first (BundleError). Returns the path."""
+    """Write DIR/<case>.safetensors (a4w4-operands/1) from numpy tensors: the known names as
+    uint8 (y_exact uint16 bf16 bits) of the shapes of operand_shapes(M, N, K), any other name
+    as st writes it; absent: {tensor: reason}. BundleError for a wrong dtype or shape.
+    Returns the path."""
     shapes = operand_shapes(M, N, K)
     for n, a in tensors.items():
-        _check_tensor(str(directory), n, "BF16" if n == "y_exact" else "U8", np.shape(a),
-                      shapes.get(n, np.shape(a)))
+        if n in shapes:
+            want = np.uint16 if n == "y_exact" else np.uint8
+            if np.asarray(a).dtype != want:
+                raise BundleError(directory, "dtype", f"tensor {n} must be a numpy "
+                                  f"{np.dtype(want).name} array, not {np.asarray(a).dtype}")
+            _check_tensor(str(directory), n, "BF16" if n == "y_exact" else "U8", np.shape(a),
+                          shapes[n])
     names = [n for n in REQUIRED + OPTIONAL if n in tensors] + \
         [n for n in tensors if n not in shapes]
     meta = {"format": OPERANDS, "name": name, "M": str(M), "N": str(N), "K": str(K),
@@ -236,6 +243,7 @@ def read_operand_manifest(directory):
 
 
 def write_operand_manifest(directory, *, set_name, matrix_hash, tool_version, seed_note, cases):
+    """DIR/manifest.json of an operand directory (a4w4-operands/1; "set" holds set_name)."""
     write_json(os.path.join(directory, "manifest.json"),
                {"format": OPERANDS, "set": set_name, "matrix_hash": matrix_hash,
                 "tool_version": tool_version, "seed_note": seed_note, "cases": list(cases)})
@@ -284,7 +292,8 @@ def save_capture(directory, op, dims, tensors, meta, start=0):
 def load_capture(path, as_torch=False):
     """Load a capture bundle; checks format, op and M, N, K."""
     f, b = _load(path, as_torch)
-    _need_keys(b.path, f.metadata, ("op", "M", "N", "K", "call_site", "layer", "contract", "layouts"),
+    _need_keys(b.path, f.metadata,
+               ("op", "M", "N", "K", "call_site", "layer", "contract", "layouts"),
                CAPTURE)
     for k in ("M", "N", "K"):
         if not (b.meta[k].isascii() and b.meta[k].isdigit()):

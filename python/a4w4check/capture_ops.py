@@ -7,7 +7,8 @@ from .layouts import round_up, swizzle_supported
 
 SITES = {
     "aiter.gemm_a4w4": ("aiter", "aiter.ops.gemm_op_a4w4"),
-    "aiter.gemm_afp4wfp4": ("aiter.ops.triton.gemm_afp4wfp4",),
+    "aiter.gemm_afp4wfp4": ("aiter.ops.triton.gemm_afp4wfp4",
+                            "aiter.ops.triton.gemm.basic.gemm_afp4wfp4"),
     "aiter.per_1x32_f4_quant_hip": ("aiter", "aiter.ops.quant"),
 }
 PARAMS = {

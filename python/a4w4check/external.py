@@ -136,6 +136,7 @@ def run(args):
 
 
 def main(argv=None):
+    """The program: parse argv (sys.argv[1:] when None), run, report; returns the exit code."""
     args = _parse(argv)
     try:
         return run(args)

@@ -8,7 +8,8 @@ and (M, N, K), and returns y [M, N] as a torch bfloat16 tensor or numpy uint16 b
   aiter-asm          aiter.gemm_a4w4(a_fp4, w_fp4_shuffled, a_scale_shuffled, w_scale_swizzled,
                      out, bpreshuffle=True), out allocated with rows padded to 32 as SGLang does
                      (contracts §4, §6); contract exact.
-  aiter-triton       aiter.ops.triton.gemm_afp4wfp4.gemm_afp4wfp4 on the row-major operands;
+  aiter-triton       aiter.ops.triton.gemm_afp4wfp4.gemm_afp4wfp4 (or, in newer AITER,
+                     aiter.ops.triton.gemm.basic.gemm_afp4wfp4) on the row-major operands;
                      contract exact.
   triton-dot-scaled  a tl.dot_scaled e2m1 x e2m1 GEMM (a4w4check.triton_mx); contract exact.
   torch-dequant      E2M1 x 2^(scale-127) dequantized to float64, float64 matmul, rounded to
@@ -41,6 +42,8 @@ class KernelUnavailable(Exception):
 
 @dataclass
 class Kernel:
+    """name; contract (None: the caller must supply one); default device ("cuda", "cpu" or
+    "auto": cuda where torch sees one); run(ops, (M, N, K), device) -> y."""
     name: str
     contract: Optional[str]
     device: str
@@ -135,7 +138,10 @@ def load(name):
             raise KernelUnavailable(name, "aiter", "it has no gemm_a4w4")
         return Kernel(name, "exact", "cuda", partial(_aiter_asm, torch, aiter))
     if name == "aiter-triton":
-        m = _need(name, "aiter.ops.triton.gemm_afp4wfp4", "aiter")
+        try:
+            m = _need(name, "aiter.ops.triton.gemm_afp4wfp4", "aiter")
+        except KernelUnavailable:  # newer AITER keeps it under gemm/basic/
+            m = _need(name, "aiter.ops.triton.gemm.basic.gemm_afp4wfp4", "aiter")
         torch = _need(name, "torch")
         return Kernel(name, "exact", "cuda", partial(_aiter_triton, torch, m.gemm_afp4wfp4))
     if name == "triton-dot-scaled":

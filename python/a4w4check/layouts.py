@@ -4,6 +4,7 @@ import numpy as np
 
 
 def round_up(x, m):
+    """x rounded up to a multiple of m (m > 0)."""
     return (x + m - 1) // m * m
 
 

@@ -89,14 +89,17 @@ def _spec(name, value):
     if not arr.flags.c_contiguous:  # (ascontiguousarray would make a scalar 1-d)
         arr = arr.copy(order="C")
     if dtype is None:
-        dtype = _BY_NUMPY.get(arr.dtype.newbyteorder("<") if arr.dtype.byteorder == ">" else
-                              arr.dtype)
+        dtype = _BY_NUMPY.get(arr.dtype.newbyteorder("<"))
         if dtype is None:
             raise BundleError(name, "bad-tensor", f"numpy dtype {arr.dtype} has no safetensors "
                               "dtype here (uint8, uint16 as BF16 bits, float16, float32)")
     if dtype not in DTYPES:
         raise BundleError(name, "bad-tensor", f"dtype {dtype!r} is not one of {sorted(DTYPES)}")
-    arr = arr.astype(DTYPES[dtype][1], copy=False)
+    want = DTYPES[dtype][1]
+    if (arr.dtype.kind, arr.dtype.itemsize) != (want.kind, want.itemsize):
+        raise BundleError(name, "bad-tensor", f"{dtype} is written from {want} arrays, not "
+                          f"{arr.dtype}")
+    arr = arr.astype(want, copy=False)  # byte order only
     shape = tuple(int(d) for d in arr.shape)
     if dtype == "F4":
         if not shape:

@@ -32,6 +32,7 @@ def _importable():
 
 
 def wanted(backend, writing=False):
+    """Whether to go through the library (see the module docstring)."""
     choice = backend or os.environ.get("A4W4CHECK_ST", "auto")
     if choice == "own" or (writing and choice == "auto"):
         return False

@@ -61,6 +61,19 @@ def test_absent_lists_what_a_shape_cannot_have(tmp_path):
     assert "w_scale_swizzled" not in b.tensors
 
 
+def test_the_writer_checks_known_tensors_and_keeps_others(tmp_path):
+    ops = random_operands(np.random.default_rng(4), 2, 32, 64)
+    with pytest.raises(BundleError, match="uint8"):
+        bundle.save_operands(tmp_path, "c", dict(ops, a_fp4=ops["a_fp4"].astype(np.int16)),
+                             M=2, N=32, K=64)
+    with pytest.raises(BundleError, match="shape"):
+        bundle.save_operands(tmp_path, "c", ops, M=2, N=32, K=128)
+    x = np.ones((2, 64), np.uint16)
+    b = bundle.load_operands(bundle.save_operands(tmp_path, "c", dict(ops, x=x), M=2, N=32,
+                                                  K=64))
+    assert b.meta["layouts"].endswith(",x") and (b.tensors["x"] == x).all()
+
+
 def test_readers_accept_f4_and_e8m0_dtypes(tmp_path):
     path, tensors = operand_bundle(tmp_path)
     f = st.load(path)

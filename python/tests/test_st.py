@@ -41,7 +41,8 @@ def test_round_trip_keeps_every_dtype_shape_and_byte(metadata):
 
 def test_layout_is_the_libraries_widest_dtype_first_then_name_with_space_padding():
     t = {"b": np.zeros(1, np.uint8), "a": np.zeros(1, np.uint8), "w": np.zeros(1, np.float32),
-         "z": st.Raw("F4", np.array([0x21], np.uint8)), "s": st.Raw("F8_E8M0", np.ones(2, np.uint8)),
+         "z": st.Raw("F4", np.array([0x21], np.uint8)),
+         "s": st.Raw("F8_E8M0", np.ones(2, np.uint8)),
          "h": np.zeros(1, np.uint16)}
     data = st.dumps(t, {"k": "v"})
     n = int.from_bytes(data[:8], "little")
@@ -77,6 +78,13 @@ def test_writer_rejects_bad_input():
         st.dumps({"__metadata__": np.zeros(2, np.uint8)})
     with pytest.raises(BundleError, match="metadata"):
         st.dumps({"x": np.zeros(2, np.uint8)}, {"k": 3})
+    with pytest.raises(BundleError, match="not float32"):
+        st.dumps({"x": st.Raw("BF16", np.zeros(2, np.float32))})
+
+
+def test_big_endian_arrays_are_written_little_endian():
+    got = st.loads(bytearray(st.dumps({"x": np.array([1, 258], dtype=">u2")})))
+    assert got.dtypes["x"] == "BF16" and got.tensors["x"].tolist() == [1, 258]
 
 
 # ---- strictness -------------------------------------------------------------------------------

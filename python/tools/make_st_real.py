@@ -67,7 +67,8 @@ def files(rng):
             "\u00e4": u8(rng, 2), "a.b": bf16(rng, 2)}, None),
         "multi_meta.safetensors": ({"x": u8(rng, 4)},
                                    {"format": "a4w4-operands/1", "name": "g/1", "M": "5",
-                                    "absent": "w: n % 32; z: \"quoted\"", "note": "\u00fcnicode\n"}),
+                                    "absent": "w: n % 32; z: \"quoted\"",
+                                    "note": "\u00fcnicode\n"}),
         "operands.safetensors": ({
             "a_fp4": fp4(rng, 5, 64), "a_scale": e8m0(rng, 5, nb),
             "a_scale_shuffled": u8(rng, 256, 8), "w_fp4": u8(rng, 32, 64),
