@@ -170,7 +170,7 @@ def save_operands(directory, name, tensors, *, M, N, K, regime="", seed="", matr
     """Write DIR/<case>.safetensors (a4w4-operands/1) from numpy tensors: the known names as
     uint8 (y_exact uint16 bf16 bits) of the shapes of operand_shapes(M, N, K), any other name
     as st writes it; absent: {tensor: reason}. BundleError for a wrong dtype or shape.
-    Returns the path."""
+    The directory is created. Returns the path."""
     shapes = operand_shapes(M, N, K)
     for n, a in tensors.items():
         if n in shapes:
@@ -186,6 +186,7 @@ def save_operands(directory, name, tensors, *, M, N, K, regime="", seed="", matr
             "regime": str(regime), "seed": str(seed), "matrix_hash": matrix_hash,
             "tool_version": tool_version, "layouts": ",".join(names),
             "absent": "; ".join(f"{k}: {v}" for k, v in (absent or {}).items())}
+    os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, file_name(name))
     st.save(path, {n: np.asarray(tensors[n]) for n in names}, meta)
     return path
@@ -194,7 +195,7 @@ def save_operands(directory, name, tensors, *, M, N, K, regime="", seed="", matr
 def save_output(directory, name, y, *, source, kernel, contract):
     """Write OUT/<case>.safetensors: y uint16 bf16 bits [M, N]; metadata copied from source
     (the operand bundle's metadata: name, M, N, K, seed, matrix_hash, tool_version) plus
-    kernel and contract. Returns the path."""
+    kernel and contract. The directory is created. Returns the path."""
     y = np.ascontiguousarray(y, dtype=np.uint16)
     M, N = int(source["M"]), int(source["N"])
     if y.shape != (M, N):
@@ -202,6 +203,7 @@ def save_output(directory, name, y, *, source, kernel, contract):
     meta = {"format": OUTPUT, "name": name}
     meta.update({k: source.get(k, "") for k in OUTPUT_KEYS[2:8]})
     meta.update(kernel=kernel, contract=contract)
+    os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, file_name(name))
     st.save(path, {"y": y}, meta)
     return path
@@ -219,7 +221,8 @@ def load_output(path, as_torch=False):
 
 
 def write_json(path, obj):
-    """Write obj as indented JSON (trailing newline) atomically."""
+    """Write obj as indented JSON (trailing newline) atomically; the directory is created."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     st.write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode("utf-8"))
 
 

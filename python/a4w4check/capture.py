@@ -25,7 +25,7 @@ logged once through logging ("a4w4check.capture") and stops capturing. stop() (t
 exit) puts the original functions back. Calls made while a CUDA graph is being captured are not
 recorded (a copy to the CPU would break the graph), and calls replayed from a CUDA graph never
 reach Python: to record decode shapes, run the server with CUDA graphs off (SGLang:
---disable-cuda-graph).
+--disable-cuda-graph). Code that torch.compile traces is passed through unrecorded too.
 """
 import functools
 import importlib
@@ -148,6 +148,8 @@ class Capture:
     def _wrapper(self, op, orig):
         @functools.wraps(orig)
         def wrapper(*args, **kwargs):
+            if _compiling():  # torch.compile tracing: stay out of the graph
+                return orig(*args, **kwargs)
             plan = self._plan(op, args, kwargs) if self.active else None
             result = orig(*args, **kwargs)
             if plan is not None:
@@ -202,6 +204,13 @@ class Capture:
                 self.written += os.path.getsize(path)
         except Exception as e:
             self._fail(f"cannot write a capture bundle in {self.dir} ({type(e).__name__}: {e})")
+
+
+def _compiling():
+    """True while torch.compile (dynamo) traces the caller."""
+    torch = sys.modules.get("torch")
+    probe = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return bool(probe and probe())
 
 
 def _graph_capturing():
