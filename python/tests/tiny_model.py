@@ -30,7 +30,7 @@ class MxLinearAsm(nn.Module):
     def forward(self, x):
         M = x.shape[0]
         xq, xs = per_1x32_f4_quant_hip(x, shuffle=True)
-        out = torch.empty(((M + 31) // 32 * 32, self.n), dtype=torch.bfloat16)
+        out = torch.empty(((M + 31) // 32 * 32, self.n), dtype=torch.bfloat16, device=x.device)
         y = gemm_a4w4(xq, self.w, xs, self.ws, out, bpreshuffle=True)  # ASM CALL
         return y[:M]
 
