@@ -67,16 +67,20 @@ def dumps(tensors, metadata):
 
 
 def crosscheck(head, buf, tensors):
-    """Take each tensor's bytes from safetensors.deserialize; BundleError where the library
-    disagrees with the strict parse."""
+    """The library's reading (safetensors.deserialize: names, dtypes, header shapes, bytes) must
+    equal the strict parse of the same file; BundleError (rule "library") where it does not."""
     import safetensors
     try:
-        items = safetensors.deserialize(bytes(buf))
+        items = dict(safetensors.deserialize(bytes(buf)))
     except Exception as e:
         raise BundleError(head.path, "library", f"safetensors rejects the file: {e}") from None
-    for name, d in items:
-        info = head.infos.get(name)
-        if info is None or d["dtype"] != info.dtype or tuple(d["shape"]) != info.shape or \
-                bytes(d["data"]) != tensors[name].tobytes():
+    if set(items) != set(head.infos):
+        raise BundleError(head.path, "library", "safetensors finds other tensors: "
+                          f"{sorted(items)} vs {sorted(head.infos)}")
+    for name, d in items.items():
+        info = head.infos[name]
+        same = np.array_equal(np.frombuffer(d["data"], dtype=np.uint8),
+                              tensors[name].reshape(-1).view(np.uint8))
+        if d["dtype"] != info.dtype or tuple(d["shape"]) != info.shape or not same:
             raise BundleError(head.path, "library", f"safetensors reads tensor {name!r} "
                               "differently from the strict parse")
