@@ -1,0 +1,304 @@
+"""a4w4check.bundle: operand, output and capture bundles (contracts §7) and their manifests.
+
+Operand bundle DIR/<case>.safetensors (format a4w4-operands/1): U8 tensors a_fp4 [M, K/2],
+a_scale [M, K/32], w_fp4 [N, K/2], w_scale [N, K/32], and where supported a_scale_shuffled
+[round_up(M, 256), round_up(K/32, 8)], w_fp4_shuffled [N, K/2], w_scale_swizzled [N, K/32];
+optionally y_exact BF16 [M, N]. Readers also take F4 (fp4 tensors) and F8_E8M0 (scales).
+Output bundle OUT/<case>.safetensors (a4w4-output/1): y BF16 [M, N]. Capture bundle
+DIR/<op>_<M>x<N>x<K>_<n>.safetensors (a4w4-capture/1): the tensors an op received and returned.
+<case> is the case name with every '/' replaced by "__" (as the C bundle backend names files).
+
+Arrays are numpy (uint8; BF16 as uint16 bits) or, with as_torch=True, torch tensors (uint8;
+bfloat16). Every bad file raises BundleError naming the file and the rule.
+"""
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import st
+from .errors import BundleError
+from .layouts import round_up
+
+OPERANDS, OUTPUT, OUTPUTS, CAPTURE = ("a4w4-operands/1", "a4w4-output/1", "a4w4-outputs/1",
+                                      "a4w4-capture/1")
+REQUIRED = ("a_fp4", "a_scale", "w_fp4", "w_scale")
+OPTIONAL = ("a_scale_shuffled", "w_fp4_shuffled", "w_scale_swizzled", "y_exact")
+OPERAND_KEYS = ("format", "name", "M", "N", "K", "regime", "seed", "matrix_hash",
+                "tool_version", "layouts", "absent")
+OUTPUT_KEYS = ("format", "name", "M", "N", "K", "seed", "matrix_hash", "tool_version",
+               "kernel", "contract")
+FP4 = {"a_fp4", "w_fp4", "w_fp4_shuffled"}
+SCALES = {"a_scale", "a_scale_shuffled", "w_scale", "w_scale_swizzled"}
+
+
+@dataclass
+class Bundle:
+    """A loaded bundle: path, metadata (str -> str), tensors (name -> array), stored dtypes."""
+    path: str
+    meta: dict
+    tensors: dict
+    dtypes: dict
+
+    @property
+    def name(self):
+        return self.meta.get("name", "")
+
+    def dims(self):
+        """(M, N, K) as ints."""
+        return tuple(int(self.meta[k]) for k in ("M", "N", "K"))
+
+
+def file_name(case):
+    """File name of a case's bundle: '/' -> '__', then '.safetensors'."""
+    if not case or "\0" in case:
+        raise ValueError(f"case name {case!r} gives no file name")
+    return case.replace("/", "__") + ".safetensors"
+
+
+def parse_absent(text):
+    """'tensor: reason; ...' -> {tensor: reason} (empty text -> {})."""
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, _, why = part.partition(":")
+        out[name.strip()] = why.strip()
+    return out
+
+
+def operand_shapes(M, N, K):
+    """name -> shape of every operand-bundle tensor for a case (contracts §7)."""
+    nb = K // 32
+    return {"a_fp4": (M, K // 2), "a_scale": (M, nb),
+            "a_scale_shuffled": (round_up(M, 256), round_up(nb, 8)), "w_fp4": (N, K // 2),
+            "w_fp4_shuffled": (N, K // 2), "w_scale": (N, nb), "w_scale_swizzled": (N, nb),
+            "y_exact": (M, N)}
+
+
+def _allowed(name):
+    if name in FP4:
+        return ("U8", "F4")
+    if name in SCALES:
+        return ("U8", "F8_E8M0")
+    return ("BF16",)
+
+
+def _dim(path, meta, key):
+    v = meta.get(key, "")
+    if not (v.isascii() and v.isdigit()) or v[0] == "0":
+        raise BundleError(path, "metadata", f"{key}={v!r} is not a positive decimal integer")
+    return int(v)
+
+
+def _need_keys(path, meta, keys, fmt):
+    if meta is None or meta.get("format") != fmt:
+        got = None if meta is None else meta.get("format")
+        raise BundleError(path, "format", f"metadata format={got!r}, expected {fmt!r}")
+    missing = [k for k in keys if k not in meta]
+    if missing:
+        raise BundleError(path, "metadata", f"missing metadata {', '.join(missing)}")
+
+
+def _check_tensor(path, name, dtype, shape, want):
+    if dtype not in _allowed(name):
+        raise BundleError(path, "dtype", f"tensor {name} is {dtype}, expected one of "
+                          f"{'/'.join(_allowed(name))}")
+    if tuple(shape) != tuple(want):
+        raise BundleError(path, "shape", f"tensor {name} has shape {list(shape)}, expected "
+                          f"{list(want)}")
+
+
+def _byte_shape(info):
+    return info.shape[:-1] + (info.shape[-1] // 2,) if info.dtype == "F4" else info.shape
+
+
+def check_operands(head):
+    """Validate an operand bundle's header (st.Header): format, metadata, the required tensors,
+    every known tensor's dtype and shape, and that `layouts` lists exactly the tensors present.
+    Returns (M, N, K). Raises BundleError."""
+    path, meta = head.path, head.metadata
+    _need_keys(path, meta, OPERAND_KEYS, OPERANDS)
+    M, N, K = (_dim(path, meta, k) for k in ("M", "N", "K"))
+    if K % 32:
+        raise BundleError(path, "metadata", f"K={K} breaks K % 32 == 0 (contracts §1)")
+    shapes = operand_shapes(M, N, K)
+    for name in REQUIRED:
+        if name not in head.infos:
+            raise BundleError(path, "missing-tensor", f"tensor {name} is missing")
+    for name, info in head.infos.items():
+        if name in shapes:
+            _check_tensor(path, name, info.dtype, _byte_shape(info), shapes[name])
+    listed = [x.strip() for x in meta["layouts"].split(",") if x.strip()]
+    if sorted(listed) != sorted(head.infos):
+        raise BundleError(path, "layouts", f"layouts={meta['layouts']!r} does not list exactly "
+                          f"the tensors present ({', '.join(head.infos)})")
+    return M, N, K
+
+
+def to_torch(arr, dtype):
+    """numpy array stored as dtype -> torch tensor (uint8, bfloat16, float16, float32)."""
+    import torch
+    if dtype == "BF16":
+        return torch.from_numpy(np.ascontiguousarray(arr).view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(arr))
+
+
+def view(t, kind):
+    """View a uint8 torch tensor as torch.float4_e2m1fn_x2 (kind "fp4x2") or
+    torch.float8_e8m0fnu (kind "e8m0") where this torch has those dtypes; else return t."""
+    import torch
+    tdt = getattr(torch, {"fp4x2": "float4_e2m1fn_x2", "e8m0": "float8_e8m0fnu"}[kind], None)
+    return t if tdt is None else t.view(tdt)
+
+
+def _load(path, as_torch):
+    f = st.load(path)
+    tensors = dict(f.tensors)
+    if as_torch:
+        tensors = {n: to_torch(a, f.dtypes[n]) for n, a in tensors.items()}
+    return f, Bundle(str(path), dict(f.metadata or {}), tensors, dict(f.dtypes))
+
+
+def load_operands(path, as_torch=False):
+    """Load and validate an operand bundle (see check_operands). Raises BundleError, OSError."""
+    check_operands(st.read_header(path))
+    return _load(path, as_torch)[1]
+
+
+def save_operands(directory, name, tensors, *, M, N, K, regime="", seed="", matrix_hash="",
+                  tool_version="", absent=None):
+    """Write DIR/<case>.safetensors (a4w4-operands/1) from numpy tensors: the known names as
+    uint8 (y_exact uint16 bf16 bits) of the shapes of operand_shapes(M, N, K), any other name
+    as st writes it; absent: {tensor: reason}. BundleError for a wrong dtype or shape.
+    The directory is created. Returns the path."""
+    shapes = operand_shapes(M, N, K)
+    for n, a in tensors.items():
+        if n in shapes:
+            want = np.uint16 if n == "y_exact" else np.uint8
+            if np.asarray(a).dtype != want:
+                raise BundleError(directory, "dtype", f"tensor {n} must be a numpy "
+                                  f"{np.dtype(want).name} array, not {np.asarray(a).dtype}")
+            _check_tensor(str(directory), n, "BF16" if n == "y_exact" else "U8", np.shape(a),
+                          shapes[n])
+    names = [n for n in REQUIRED + OPTIONAL if n in tensors] + \
+        [n for n in tensors if n not in shapes]
+    meta = {"format": OPERANDS, "name": name, "M": str(M), "N": str(N), "K": str(K),
+            "regime": str(regime), "seed": str(seed), "matrix_hash": matrix_hash,
+            "tool_version": tool_version, "layouts": ",".join(names),
+            "absent": "; ".join(f"{k}: {v}" for k, v in (absent or {}).items())}
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, file_name(name))
+    st.save(path, {n: np.asarray(tensors[n]) for n in names}, meta)
+    return path
+
+
+def save_output(directory, name, y, *, source, kernel, contract):
+    """Write OUT/<case>.safetensors: y uint16 bf16 bits [M, N]; metadata copied from source
+    (the operand bundle's metadata: name, M, N, K, seed, matrix_hash, tool_version) plus
+    kernel and contract. The directory is created. Returns the path."""
+    y = np.ascontiguousarray(y, dtype=np.uint16)
+    M, N = int(source["M"]), int(source["N"])
+    if y.shape != (M, N):
+        raise BundleError(directory, "shape", f"y has shape {list(y.shape)}, expected [{M}, {N}]")
+    meta = {"format": OUTPUT, "name": name}
+    meta.update({k: source.get(k, "") for k in OUTPUT_KEYS[2:8]})
+    meta.update(kernel=kernel, contract=contract)
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, file_name(name))
+    st.save(path, {"y": y}, meta)
+    return path
+
+
+def load_output(path, as_torch=False):
+    """Load and validate an output bundle (format, metadata, y BF16 [M, N])."""
+    f, b = _load(path, as_torch)
+    _need_keys(b.path, f.metadata, OUTPUT_KEYS, OUTPUT)
+    M, N = _dim(b.path, b.meta, "M"), _dim(b.path, b.meta, "N")
+    if "y" not in f.tensors:
+        raise BundleError(b.path, "missing-tensor", "tensor y is missing")
+    _check_tensor(b.path, "y", f.dtypes["y"], f.tensors["y"].shape, (M, N))
+    return b
+
+
+def write_json(path, obj):
+    """Write obj as indented JSON (trailing newline) atomically; the directory is created."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    st.write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode("utf-8"))
+
+
+def read_operand_manifest(directory):
+    """DIR/manifest.json of an operand directory, validated: format a4w4-operands/1 and cases a
+    list of names. Raises BundleError."""
+    path = os.path.join(directory, "manifest.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            m = json.load(f)
+    except OSError as e:
+        raise BundleError(path, "manifest", f"cannot read ({e.strerror})") from None
+    except ValueError as e:
+        raise BundleError(path, "manifest", f"not valid JSON ({e})") from None
+    if not isinstance(m, dict) or m.get("format") != OPERANDS:
+        raise BundleError(path, "manifest", f"format is not {OPERANDS!r}")
+    cases = m.get("cases")
+    if not isinstance(cases, list) or not all(isinstance(c, str) and c for c in cases):
+        raise BundleError(path, "manifest", "cases is not a list of case names")
+    return m
+
+
+def write_operand_manifest(directory, *, set_name, matrix_hash, tool_version, seed_note, cases):
+    """DIR/manifest.json of an operand directory (a4w4-operands/1; "set" holds set_name)."""
+    write_json(os.path.join(directory, "manifest.json"),
+               {"format": OPERANDS, "set": set_name, "matrix_hash": matrix_hash,
+                "tool_version": tool_version, "seed_note": seed_note, "cases": list(cases)})
+
+
+def write_outputs_manifest(directory, *, kernel, contract, matrix_hash, tool_version, cases,
+                           failed):
+    """OUT/manifest.json (a4w4-outputs/1) and OUT/contract.txt (the contract line the C bundle
+    backend reads for the directory)."""
+    write_json(os.path.join(directory, "manifest.json"),
+               {"format": OUTPUTS, "kernel": kernel, "contract": contract,
+                "matrix_hash": matrix_hash, "tool_version": tool_version,
+                "cases": list(cases), "failed": dict(failed)})
+    st.write_atomic(os.path.join(directory, "contract.txt"), (contract + "\n").encode())
+
+
+def claim_path(directory, stem, start=0):
+    """Create the first DIR/<stem>_<n>.safetensors (n >= start) that does not exist yet
+    (O_EXCL, so concurrent writers never share a name); returns (path, n). Raises OSError."""
+    n = start
+    while True:
+        path = os.path.join(directory, f"{stem}_{n}.safetensors")
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return path, n
+        except FileExistsError:
+            n += 1
+
+
+def save_capture(directory, op, dims, tensors, meta, start=0):
+    """Write one capture bundle DIR/<op>_<M>x<N>x<K>_<n>.safetensors, n the first free number
+    >= start: tensors (name -> numpy array or st.Raw), meta (str -> str, written after format,
+    op, M, N, K). Returns (path, n)."""
+    M, N, K = dims
+    full = {"format": CAPTURE, "op": op, "M": str(M), "N": str(N), "K": str(K)}
+    full.update(meta)
+    path, n = claim_path(directory, f"{op}_{M}x{N}x{K}", start)
+    try:
+        st.save(path, tensors, full)
+    except BaseException:
+        os.unlink(path)
+        raise
+    return path, n
+
+
+def load_capture(path, as_torch=False):
+    """Load a capture bundle; checks format, op and M, N, K."""
+    f, b = _load(path, as_torch)
+    _need_keys(b.path, f.metadata,
+               ("op", "M", "N", "K", "call_site", "layer", "contract", "layouts"),
+               CAPTURE)
+    for k in ("M", "N", "K"):
+        if not (b.meta[k].isascii() and b.meta[k].isdigit()):
+            raise BundleError(b.path, "metadata", f"{k}={b.meta[k]!r} is not an integer")
+    return b

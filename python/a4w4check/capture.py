@@ -1,0 +1,286 @@
+"""a4w4check.capture: record the MXFP4 calls a running model makes, as capture bundles
+(a4w4-capture/1) the C harness can judge.
+
+    with capture.capture("/tmp/cap", budget_bytes=2 << 30, sample_every=100, seed=0):
+        hooks = capture.name_layers(model)   # optional: layer names in the bundles
+        model(x)
+
+or, for a server (SGLang) you do not edit: A4W4CHECK_CAPTURE=DIR [A4W4CHECK_CAPTURE_BUDGET=
+bytes, suffix K/M/G allowed; A4W4CHECK_CAPTURE_SAMPLE_EVERY; A4W4CHECK_CAPTURE_SEED] in the
+environment of a process that imports a4w4check (an explicit `import a4w4check.capture` in the
+launch script, or a sitecustomize.py on PYTHONPATH that does it).
+
+Wrapped ops: aiter.gemm_a4w4, aiter.per_1x32_f4_quant_hip and
+aiter.ops.triton.gemm_afp4wfp4.gemm_afp4wfp4, in aiter's modules and in every module already
+imported that holds the same function (e.g. `from aiter import gemm_a4w4`). Recorded: the first
+call of each distinct (op, M, N, K) and a seeded sample (one in sample_every) of later ones,
+while the bytes written stay within budget_bytes. Tensors are copied to CPU as the op received
+them (fp4x2 and E8M0 stored as U8, bf16 as BF16) plus its output; names as in case bundles
+(a_scale_shuffled when A_scale has the padded shape of contracts §3.3; w_fp4_shuffled and
+w_scale_swizzled when bpreshuffle=True and the swizzle is supported, else w_fp4 / w_scale).
+
+A capture never changes a result and never raises into the model: the op runs exactly as
+called, and the first failure of the capture itself (a write error, the budget reached) is
+logged once through logging ("a4w4check.capture") and stops capturing. stop() (the context's
+exit) puts the original functions back. Calls made while a CUDA graph is being captured are not
+recorded (a copy to the CPU would break the graph), and calls replayed from a CUDA graph never
+reach Python: to record decode shapes, run the server with CUDA graphs off (SGLang:
+--disable-cuda-graph). Code that torch.compile traces is passed through unrecorded too.
+"""
+import functools
+import importlib
+import logging
+import os
+import random
+import sys
+import threading
+
+from . import bundle, st
+from .capture_ops import CONTRACTS, SITES, bind, describe, outputs, to_numpy
+
+log = logging.getLogger("a4w4check.capture")
+
+_SKIP = ("a4w4check", "aiter", "torch")
+_LOCAL = threading.local()
+
+
+def _stack():
+    if not hasattr(_LOCAL, "stack"):
+        _LOCAL.stack = []
+    return _LOCAL.stack
+
+
+def current_layer():
+    """Name of the innermost module (name_layers) running in this thread, or ""."""
+    s = _stack()
+    return s[-1] if s else ""
+
+
+class _Hooks:
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def name_layers(model):
+    """Forward-pre/forward hooks on every submodule of a torch model so captures record the
+    qualified module name (model.named_modules) as `layer`. Returns a handle with remove()
+    (also a context manager)."""
+    handles = []
+    for name, mod in model.named_modules():
+        def pre(_m, _inp, _n=name, _root=mod is model):
+            if _root:
+                _stack().clear()
+            _stack().append(_n)
+
+        def post(_m, _inp, _out, _n=name):
+            s = _stack()
+            while s and s.pop() != _n:
+                pass
+        handles += [mod.register_forward_pre_hook(pre), mod.register_forward_hook(post)]
+    return _Hooks(handles)
+
+
+def call_site():
+    """file:line of the innermost caller outside a4w4check, aiter and torch."""
+    f = sys._getframe(1)
+    while f is not None and str(f.f_globals.get("__name__", "")).split(".")[0] in _SKIP:
+        f = f.f_back
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else ""
+
+
+class Capture:
+    """One capture session (see the module docstring); start() wraps, stop() restores."""
+
+    def __init__(self, directory, budget_bytes=1 << 30, sample_every=100, seed=0,
+                 contracts=None):
+        self.dir, self.budget, self.sample_every = str(directory), int(budget_bytes), sample_every
+        self.contracts = dict(CONTRACTS, **(contracts or {}))
+        self.rng, self.lock = random.Random(seed), threading.RLock()
+        self.seen, self.counts, self.paths, self.written = set(), {}, [], 0
+        self.active, self.patches = False, []
+
+    def _fail(self, why):
+        with self.lock:
+            if self.active:
+                self.active = False
+                log.warning("a4w4check.capture: capture stopped: %s", why)
+
+    def start(self):
+        self.active = True
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+        except OSError as e:
+            self._fail(f"cannot create {self.dir} ({e})")
+            return self
+        for op in SITES:
+            self._wrap(op)
+        return self
+
+    def _wrap(self, op):
+        mods = [sys.modules.get(m) or _try_import(m) for m in SITES[op]]
+        attr = op.rsplit(".", 1)[1]
+        orig = next((getattr(m, attr) for m in mods if m is not None and hasattr(m, attr)), None)
+        if orig is None or getattr(orig, "_a4w4_capture", None) is not None:
+            return
+        wrapper = self._wrapper(op, orig)
+        for mod in list(sys.modules.values()):
+            if _holds(mod, attr, orig):
+                setattr(mod, attr, wrapper)
+                self.patches.append((mod, attr, orig, wrapper))
+
+    def stop(self):
+        """Put every original function back (where our wrapper is still in place)."""
+        for mod, attr, orig, wrapper in reversed(self.patches):
+            if mod.__dict__.get(attr) is wrapper:
+                setattr(mod, attr, orig)
+        self.patches, self.active = [], False
+
+    def _wrapper(self, op, orig):
+        @functools.wraps(orig)
+        def wrapper(*args, **kwargs):
+            if _compiling():  # torch.compile tracing: stay out of the graph
+                return orig(*args, **kwargs)
+            plan = self._plan(op, args, kwargs) if self.active else None
+            result = orig(*args, **kwargs)
+            if plan is not None:
+                self._finish(op, plan, result)
+            return result
+        wrapper._a4w4_capture = self
+        return wrapper
+
+    def _plan(self, op, args, kwargs):
+        """Decide whether to record this call; if so snapshot its inputs. Never raises."""
+        try:
+            if _graph_capturing():
+                return None
+            b = bind(op, args, kwargs)
+            dims, names, meta = describe(op, b)
+            key = (op,) + tuple(dims)
+            with self.lock:
+                first = key not in self.seen
+                self.seen.add(key)
+                if not first and not (self.sample_every and
+                                      self.rng.randrange(self.sample_every) == 0):
+                    return None
+            inputs = {names[k]: to_numpy(v) for k, v in b.items()
+                      if k in names and hasattr(v, "detach")}
+            meta.update(call_site=call_site(), layer=current_layer())
+            return b, dims, inputs, meta
+        except Exception as e:
+            self._fail(f"{op}: cannot read the call ({type(e).__name__}: {e})")
+            return None
+
+    def _finish(self, op, plan, result):
+        """Snapshot the outputs and write the bundle within the budget. Never raises."""
+        b, dims, tensors, meta = plan
+        try:
+            tensors.update({n: to_numpy(t) for n, t in outputs(op, b, result, dims).items()})
+            size = sum(a.nbytes for _, a in tensors.values()) + 4096
+            with self.lock:
+                if not self.active:
+                    return
+                if self.written + size > self.budget:
+                    self._fail(f"budget of {self.budget} bytes reached ({self.written} written)")
+                    return
+                full = {"call_site": meta.pop("call_site"), "layer": meta.pop("layer"),
+                        "contract": self.contracts.get(op, ""), "layouts": ",".join(tensors)}
+                full.update(meta)
+                stem = f"{op}_{dims[0]}x{dims[1]}x{dims[2]}"
+                start = self.counts.get(stem, 0)
+                raw = {n: st.Raw(d, a) for n, (d, a) in tensors.items()}
+                path, n = bundle.save_capture(self.dir, op, dims, raw, full, start)
+                self.counts[stem] = n + 1
+                self.paths.append(path)
+                self.written += os.path.getsize(path)
+        except Exception as e:
+            self._fail(f"cannot write a capture bundle in {self.dir} ({type(e).__name__}: {e})")
+
+
+def _compiling():
+    """True while torch.compile (dynamo) traces the caller."""
+    torch = sys.modules.get("torch")
+    probe = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return bool(probe and probe())
+
+
+def _graph_capturing():
+    """True while a CUDA graph is being captured: copying to the CPU then would break it."""
+    torch = sys.modules.get("torch")
+    probe = getattr(getattr(torch, "cuda", None), "is_current_stream_capturing", None)
+    try:
+        return bool(probe and torch.cuda.is_available() and probe())
+    except Exception:
+        return True
+
+
+def _holds(mod, attr, obj):
+    try:
+        return vars(mod).get(attr) is obj
+    except Exception:  # None entries, objects without a __dict__
+        return False
+
+
+def _try_import(name):
+    try:
+        return importlib.import_module(name)
+    except Exception:
+        return None
+
+
+def capture(directory, budget_bytes=1 << 30, sample_every=100, seed=0, contracts=None):
+    """Context manager: a started Capture, stopped on exit (see the module docstring)."""
+    return _Session(Capture(directory, budget_bytes, sample_every, seed, contracts))
+
+
+class _Session:
+    def __init__(self, cap):
+        self.cap = cap
+
+    def __enter__(self):
+        return self.cap.start()
+
+    def __exit__(self, *exc):
+        self.cap.stop()
+
+
+def _bytes(text):
+    text = text.strip()
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    return int(text[:-1] if mult > 1 else text) * mult
+
+
+ENV_CAPTURE = None
+
+
+def install_from_env():
+    """Start the capture A4W4CHECK_CAPTURE asks for (once per process); returns it or None."""
+    global ENV_CAPTURE
+    directory = os.environ.get("A4W4CHECK_CAPTURE")
+    if not directory or ENV_CAPTURE is not None:
+        return ENV_CAPTURE
+    try:
+        budget = _bytes(os.environ.get("A4W4CHECK_CAPTURE_BUDGET", "1G"))
+        every = int(os.environ.get("A4W4CHECK_CAPTURE_SAMPLE_EVERY", "100"))
+        seed = int(os.environ.get("A4W4CHECK_CAPTURE_SEED", "0"))
+    except ValueError as e:
+        log.warning("a4w4check.capture: not started: bad A4W4CHECK_CAPTURE_* value (%s)", e)
+        return None
+    if _try_import("aiter") is None:
+        log.warning("a4w4check.capture: not started: the Python package 'aiter' is not "
+                    "importable")
+        return None
+    ENV_CAPTURE = Capture(directory, budget, every, seed).start()
+    return ENV_CAPTURE
+
+
+install_from_env()

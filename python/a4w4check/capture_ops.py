@@ -1,0 +1,88 @@
+"""a4w4check.capture_ops: what a4w4check.capture knows about each op it wraps: where the
+function lives (SITES), its parameters in order (PARAMS), the contract recorded (CONTRACTS), and
+describe(op, bound args) -> ((M, N, K), {parameter: tensor name}, {metadata}), outputs()."""
+import numpy as np
+
+from .layouts import round_up, swizzle_supported
+
+SITES = {
+    "aiter.gemm_a4w4": ("aiter", "aiter.ops.gemm_op_a4w4"),
+    "aiter.gemm_afp4wfp4": ("aiter.ops.triton.gemm_afp4wfp4",
+                            "aiter.ops.triton.gemm.basic.gemm_afp4wfp4"),
+    "aiter.per_1x32_f4_quant_hip": ("aiter", "aiter.ops.quant"),
+}
+PARAMS = {
+    "aiter.gemm_a4w4": ("A", "B", "A_scale", "B_scale", "out", "bias", "alpha", "beta",
+                        "bpreshuffle"),
+    "aiter.gemm_afp4wfp4": ("x", "w", "x_scales", "w_scales", "dtype", "y", "config",
+                            "skip_reduce"),
+    "aiter.per_1x32_f4_quant_hip": ("x", "scale", "quant_dtype", "shuffle", "num_rows",
+                                    "num_rows_factor"),
+}
+CONTRACTS = {"aiter.gemm_a4w4": "exact", "aiter.gemm_afp4wfp4": "exact",
+             "aiter.per_1x32_f4_quant_hip": ""}
+
+
+def bind(op, args, kwargs):
+    """Parameter name -> value of one call (positional args mapped by PARAMS[op])."""
+    bound = dict(zip(PARAMS[op], args))
+    bound.update(kwargs)
+    return bound
+
+
+def to_numpy(t):
+    """A tensor as the capture stores it: (st dtype name, numpy array) on CPU, copied."""
+    import torch
+    t = t.detach().contiguous().to("cpu", copy=True)
+    if t.dtype == torch.bfloat16:
+        return "BF16", t.view(torch.int16).numpy().view(np.uint16)
+    if t.dtype in (torch.float16, torch.float32):
+        return ("F16" if t.dtype == torch.float16 else "F32"), t.numpy()
+    if t.element_size() == 1:  # uint8, float4_e2m1fn_x2, float8_e8m0fnu
+        return "U8", t.view(torch.uint8).numpy()
+    raise TypeError(f"cannot store a {t.dtype} tensor")
+
+
+def _gemm_a4w4(b):
+    A, B, a_s = b["A"], b["B"], b["A_scale"]
+    M, N, K = A.shape[0], B.shape[0], A.shape[1] * 2
+    pre = bool(b.get("bpreshuffle", True))
+    a_pad = tuple(a_s.shape) == (round_up(M, 256), round_up(K // 32, 8))
+    names = {"A": "a_fp4", "B": "w_fp4_shuffled" if pre else "w_fp4",
+             "A_scale": "a_scale_shuffled" if a_pad else "a_scale",
+             "B_scale": "w_scale_swizzled" if pre and swizzle_supported(N, K // 32) else "w_scale",
+             "bias": "bias"}
+    meta = {"bpreshuffle": str(pre), "alpha": str(b.get("alpha", 1.0)),
+            "beta": str(b.get("beta", 0.0))}
+    return (M, N, K), names, meta
+
+
+def _gemm_afp4wfp4(b):
+    x, w = b["x"], b["w"]
+    names = {"x": "a_fp4", "x_scales": "a_scale", "w": "w_fp4", "w_scales": "w_scale"}
+    meta = {"dtype": str(b.get("dtype", "torch.bfloat16")),
+            "skip_reduce": str(bool(b.get("skip_reduce", False)))}
+    return (x.shape[0], w.shape[0], x.shape[1] * 2), names, meta
+
+
+def _quant(b):
+    x = b["x"]
+    return (x.shape[0], 0, x.shape[-1]), {"x": "x"}, {"shuffle": str(bool(b.get("shuffle")))}
+
+
+_DESCRIBE = {"aiter.gemm_a4w4": _gemm_a4w4, "aiter.gemm_afp4wfp4": _gemm_afp4wfp4,
+             "aiter.per_1x32_f4_quant_hip": _quant}
+
+
+def describe(op, b):
+    """((M, N, K), {parameter: tensor name}, {metadata}) of a bound call."""
+    return _DESCRIBE[op](b)
+
+
+def outputs(op, b, result, dims):
+    """name -> output tensor of a call."""
+    if op == "aiter.per_1x32_f4_quant_hip":
+        q, s = result[0], result[1]
+        return {"a_fp4": q, "a_scale_shuffled" if b.get("shuffle") else "a_scale": s}
+    y = result if result is not None else b.get("out", b.get("y"))
+    return {"y": y[:dims[0]]}

@@ -1,0 +1,13 @@
+"""Errors the package raises for bad files and bad bundles."""
+
+
+class BundleError(Exception):
+    """A file or bundle breaks a rule. ``path`` names the file, ``rule`` the rule broken (a short
+    kebab-case name such as ``truncated`` or ``offsets-overlap``), ``detail`` says how.
+    ``str(e)`` is one line: ``<path>: <rule>: <detail>``."""
+
+    def __init__(self, path, rule, detail):
+        self.path = str(path)
+        self.rule = rule
+        self.detail = detail
+        super().__init__(f"{self.path}: {rule}: {detail}")

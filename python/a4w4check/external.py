@@ -1,0 +1,155 @@
+"""python -m a4w4check.external --ops DIR --out DIR --kernel NAME [--contract C]
+[--device cuda|cpu]
+
+Runs a GEMM kernel (a4w4check.kernels) on every case of an operand directory (DIR/manifest.json,
+a4w4-operands/1) and writes one output bundle per case (OUT/<case>.safetensors, a4w4-output/1),
+OUT/manifest.json (a4w4-outputs/1, with the cases written and those that failed) and
+OUT/contract.txt. The C harness judges them: `a4w4check run --backend bundle:OUT`.
+
+Exit: 0 every case written; 1 some case's kernel failed (named in the manifest's "failed");
+2 bad input (an operand bundle or manifest breaks a rule, unknown kernel, no or bad contract,
+unusable output directory); 3 the kernel's Python package is not importable. Failures are
+one line on stderr starting "a4w4check.external: ".
+"""
+import argparse
+import os
+import re
+import sys
+
+from . import bundle, kernels, st
+from .errors import BundleError
+
+PROG = "a4w4check.external"
+CONTRACT = re.compile(r"(exact|ordered\([1-9][0-9]*\)|bounded(\([1-9][0-9]*\))?)\Z")
+
+
+class Usage(Exception):
+    """Bad input: one line, exit 2."""
+
+
+def _say(msg):
+    print(f"{PROG}: {' '.join(str(msg).split())}", file=sys.stderr)
+
+
+def _parse(argv):
+    p = argparse.ArgumentParser(prog=f"python -m {PROG}", description="Run a GEMM on every "
+                                "case of an operand-bundle directory; write output bundles.")
+    p.add_argument("--ops", required=True, help="operand bundle directory (manifest.json)")
+    p.add_argument("--out", required=True, help="output bundle directory (created)")
+    p.add_argument("--kernel", required=True, help=f"{', '.join(kernels.BUILTIN)} or "
+                   "module:function")
+    p.add_argument("--contract", help="exact, ordered(S) or bounded(S) (default: the kernel's)")
+    p.add_argument("--device", choices=("cuda", "cpu"), help="default: the kernel's")
+    return p.parse_args(argv)
+
+
+def _contract(args, kern):
+    c = args.contract or kern.contract
+    if not c:
+        raise Usage(f"kernel {kern.name} declares no contract: pass --contract or give the "
+                    "function an a4w4_contract attribute")
+    if not CONTRACT.match(c):
+        raise Usage(f"contract {c!r} is not exact, ordered(S) or bounded(S)")
+    return c
+
+
+def _cuda():
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def _device(args, kern):
+    dev = args.device or kern.device
+    if dev == "auto":
+        dev = "cuda" if _cuda() else "cpu"
+    if dev == "cuda" and not _cuda():
+        raise Usage(f"kernel {kern.name} runs on --device cuda, and torch sees no CUDA device "
+                    "here (--device cpu where the kernel allows it)")
+    return dev
+
+
+def _check_all(ops_dir):
+    """The operand manifest and every case's header, validated before any kernel runs."""
+    manifest = bundle.read_operand_manifest(ops_dir)
+    paths = {}
+    for name in manifest["cases"]:
+        path = os.path.join(ops_dir, bundle.file_name(name))
+        try:
+            head = st.read_header(path)
+        except OSError as e:
+            raise BundleError(path, "missing-bundle", f"cannot read ({e.strerror})") from None
+        bundle.check_operands(head)
+        if head.metadata["name"] != name:
+            raise BundleError(path, "name", f"metadata name={head.metadata['name']!r}, the "
+                              f"manifest says {name!r}")
+        paths[name] = path
+    return manifest, paths
+
+
+def _operands(path, device):
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return bundle.load_operands(path)
+    b = bundle.load_operands(path, as_torch=True)
+    b.tensors = {n: t.to(device) for n, t in b.tensors.items()}
+    return b
+
+
+def _run_case(kern, path, device):
+    b = _operands(path, device)
+    M, N, K = b.dims()
+    return b, kernels.y_bits(kern.run(b.tensors, (M, N, K), device), M, N)
+
+
+def run(args):
+    """Do the work of main() for parsed args; returns the exit code (raises Usage,
+    BundleError, KernelUnavailable for the caller to report)."""
+    kern = kernels.load(args.kernel)
+    contract, device = _contract(args, kern), _device(args, kern)
+    manifest, paths = _check_all(args.ops)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        raise Usage(f"{args.out}: cannot create the output directory ({e.strerror})") from None
+    written, failed = [], {}
+    for name, path in paths.items():
+        try:
+            b, y = _run_case(kern, path, device)
+            bundle.save_output(args.out, name, y, source=b.meta, kernel=kern.name,
+                               contract=contract)
+            written.append(name)
+        except BundleError:
+            raise
+        except Exception as e:  # the kernel's failure is this case's, the rest go on
+            failed[name] = " ".join(f"{type(e).__name__}: {e}".split())
+    bundle.write_outputs_manifest(args.out, kernel=kern.name, contract=contract,
+                                  matrix_hash=manifest.get("matrix_hash", ""),
+                                  tool_version=manifest.get("tool_version", ""),
+                                  cases=written, failed=failed)
+    print(f"{PROG}: {kern.name} ({contract}) on {device}: {len(written)} cases written, "
+          f"{len(failed)} failed -> {args.out}")
+    return 1 if failed else 0
+
+
+def main(argv=None):
+    """The program: parse argv (sys.argv[1:] when None), run, report; returns the exit code."""
+    args = _parse(argv)
+    try:
+        return run(args)
+    except kernels.KernelUnavailable as e:
+        _say(e)
+        return 3
+    except (Usage, BundleError, ValueError) as e:
+        _say(e)
+        return 2
+    except OSError as e:
+        _say(f"{getattr(e, 'filename', '') or ''}: {e.strerror or e}")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

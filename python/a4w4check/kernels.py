@@ -1,0 +1,169 @@
+"""a4w4check.kernels: the GEMMs `python -m a4w4check.external` runs on operand bundles.
+
+Each kernel is load(name) -> Kernel; loading imports what the kernel needs, so a missing
+package shows before any case runs (KernelUnavailable). Kernel.run(ops, dims, device) takes the
+operand bundle's tensors (name -> torch tensor on device; numpy arrays where torch is absent)
+and (M, N, K), and returns y [M, N] as a torch bfloat16 tensor or numpy uint16 bf16 bits.
+
+  aiter-asm          aiter.gemm_a4w4(a_fp4, w_fp4_shuffled, a_scale_shuffled, w_scale_swizzled,
+                     out, bpreshuffle=True), out allocated with rows padded to 32 as SGLang does
+                     (contracts §4, §6); contract exact.
+  aiter-triton       aiter.ops.triton.gemm_afp4wfp4.gemm_afp4wfp4 (or, in newer AITER,
+                     aiter.ops.triton.gemm.basic.gemm_afp4wfp4) on the row-major operands;
+                     contract exact.
+  triton-dot-scaled  a tl.dot_scaled e2m1 x e2m1 GEMM (a4w4check.triton_mx); contract exact.
+  torch-dequant      E2M1 x 2^(scale-127) dequantized to float64, float64 matmul, rounded to
+                     bf16 RNE on the bits (numerics.f64_to_bf16); any CPU; contract bounded(1)
+                     (float64 sums are exact only while the terms' spread fits 53 bits).
+  module:function    the user's function, called with the tensors as keyword arguments; its
+                     contract comes from --contract or the function's a4w4_contract attribute.
+"""
+import importlib
+from functools import partial
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from .layouts import round_up
+from .numerics import E2M1, E8M0, f64_to_bf16
+
+BUILTIN = ("aiter-asm", "aiter-triton", "triton-dot-scaled", "torch-dequant")
+
+
+class KernelUnavailable(Exception):
+    """A kernel's Python package cannot be imported; str() is the one-line explanation."""
+
+    def __init__(self, kernel, package, reason):
+        self.kernel, self.package, self.reason = kernel, package, reason
+        super().__init__(f"kernel {kernel} needs the Python package '{package}' "
+                         f"(not importable: {reason})")
+
+
+@dataclass
+class Kernel:
+    """name; contract (None: the caller must supply one); default device ("cuda", "cpu" or
+    "auto": cuda where torch sees one); run(ops, (M, N, K), device) -> y."""
+    name: str
+    contract: Optional[str]
+    device: str
+    run: Callable
+
+
+def _need(kernel, module, package=None):
+    try:
+        return importlib.import_module(module)
+    except Exception as e:  # ImportError, or whatever a broken package raises on import
+        reason = str(e) if isinstance(e, ImportError) else f"{type(e).__name__}: {e}"
+        raise KernelUnavailable(kernel, package or module.split(".")[0], reason) from None
+
+
+def _require(ops, *names):
+    missing = [n for n in names if n not in ops]
+    if missing:
+        raise ValueError(f"the operand bundle lacks {', '.join(missing)} (see its 'absent')")
+    return [ops[n] for n in names]
+
+
+def _aiter_dtype(aiter, attr, t):
+    dt = getattr(getattr(aiter, "dtypes", None), attr, None)
+    return t if dt is None else t.view(dt)
+
+
+def _aiter_asm(torch, aiter, ops, dims, device):
+    M, N, _ = dims
+    a, w, a_s, w_s = _require(ops, "a_fp4", "w_fp4_shuffled", "a_scale_shuffled",
+                              "w_scale_swizzled")
+    a, w = _aiter_dtype(aiter, "fp4x2", a), _aiter_dtype(aiter, "fp4x2", w)
+    a_s, w_s = _aiter_dtype(aiter, "fp8_e8m0", a_s), _aiter_dtype(aiter, "fp8_e8m0", w_s)
+    out = torch.empty((round_up(M, 32), N), dtype=torch.bfloat16, device=device)
+    r = aiter.gemm_a4w4(a, w, a_s, w_s, out, bpreshuffle=True)
+    return (r if isinstance(r, torch.Tensor) else out)[:M]
+
+
+def _aiter_triton(torch, fn, ops, dims, device):
+    a, w, a_s, w_s = _require(ops, "a_fp4", "w_fp4", "a_scale", "w_scale")
+    return fn(a, w, a_s, w_s, torch.bfloat16)
+
+
+def _triton_dot_scaled(mx, ops, dims, device):
+    return mx.gemm(*_require(ops, "a_fp4", "a_scale", "w_fp4", "w_scale"))
+
+
+def dequant_torch(torch, packed, scales):
+    """torch uint8 [R, K/2] fp4x2 and [R, K/32] E8M0 -> float64 [R, K] on their device."""
+    lut = torch.tensor(E2M1, dtype=torch.float64, device=packed.device)
+    sc = torch.tensor(E8M0, dtype=torch.float64, device=packed.device)
+    codes = torch.stack((packed & 15, packed >> 4), dim=-1).reshape(packed.shape[0], -1)
+    return lut[codes.long()] * sc[scales.long()].repeat_interleave(32, dim=1)
+
+
+def _torch_dequant(torch, ops, dims, device, chunk_bytes=1 << 28):
+    M, N, K = dims
+    a, a_s, w, w_s = _require(ops, "a_fp4", "a_scale", "w_fp4", "w_scale")
+    ad = dequant_torch(torch, a, a_s)
+    y = np.empty((M, N), dtype=np.uint16)
+    step = max(1, chunk_bytes // (8 * K))
+    for n0 in range(0, N, step):
+        wd = dequant_torch(torch, w[n0:n0 + step], w_s[n0:n0 + step])
+        y64 = (ad @ wd.T) + 0.0  # an exactly-zero sum is +0, as the exact oracle has it
+        y[:, n0:n0 + step] = f64_to_bf16(y64.cpu().numpy())
+    return y
+
+
+def _user(fn, ops, dims, device):
+    return fn(**ops)
+
+
+def _load_user(name):
+    modname, _, fname = name.partition(":")
+    if not modname or not fname:
+        raise ValueError(f"kernel {name!r}: expected module:function")
+    mod = _need(name, modname)
+    fn = getattr(mod, fname, None)
+    if not callable(fn):
+        raise ValueError(f"kernel {name}: module {modname} has no function {fname}")
+    return Kernel(name, getattr(fn, "a4w4_contract", None), "auto", partial(_user, fn))
+
+
+def load(name):
+    """The Kernel for a name (see the module docstring). Raises KernelUnavailable when a needed
+    package does not import, ValueError for an unknown name or a bad module:function."""
+    if name == "torch-dequant":
+        torch = _need(name, "torch")
+        return Kernel(name, "bounded(1)", "cpu", partial(_torch_dequant, torch))
+    if name == "aiter-asm":
+        aiter, torch = _need(name, "aiter"), _need(name, "torch")
+        if not hasattr(aiter, "gemm_a4w4"):
+            raise KernelUnavailable(name, "aiter", "it has no gemm_a4w4")
+        return Kernel(name, "exact", "cuda", partial(_aiter_asm, torch, aiter))
+    if name == "aiter-triton":
+        try:
+            m = _need(name, "aiter.ops.triton.gemm_afp4wfp4", "aiter")
+        except KernelUnavailable:  # newer AITER keeps it under gemm/basic/
+            m = _need(name, "aiter.ops.triton.gemm.basic.gemm_afp4wfp4", "aiter")
+        torch = _need(name, "torch")
+        return Kernel(name, "exact", "cuda", partial(_aiter_triton, torch, m.gemm_afp4wfp4))
+    if name == "triton-dot-scaled":
+        _need(name, "triton"), _need(name, "torch")
+        mx = importlib.import_module("a4w4check.triton_mx")
+        return Kernel(name, "exact", "cuda", partial(_triton_dot_scaled, mx))
+    if ":" in name:
+        return _load_user(name)
+    raise ValueError(f"unknown kernel {name!r} (known: {', '.join(BUILTIN)}, module:function)")
+
+
+def y_bits(y, M, N):
+    """A kernel's y -> numpy uint16 bf16 bits [M, N]; ValueError unless y is bfloat16 (torch)
+    or uint16 bits (numpy) of shape [M, N]."""
+    if hasattr(y, "detach"):
+        import torch
+        if y.dtype != torch.bfloat16:
+            raise ValueError(f"the kernel returned {y.dtype}, y must be torch.bfloat16")
+        y = y.detach().contiguous().cpu().view(torch.int16).numpy().view(np.uint16)
+    elif not isinstance(y, np.ndarray) or y.dtype != np.uint16:
+        raise ValueError(f"the kernel returned {type(y).__name__}, y must be a bfloat16 tensor "
+                         "or numpy uint16 bf16 bits")
+    if tuple(y.shape) != (M, N):
+        raise ValueError(f"the kernel returned shape {list(y.shape)}, y must be [{M}, {N}]")
+    return np.ascontiguousarray(y)

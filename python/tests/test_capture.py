@@ -1,0 +1,179 @@
+"""a4w4check.capture on a tiny model whose layers call the fake aiter's ops."""
+import importlib
+import logging
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from a4w4check import bundle, capture, layouts
+from conftest import FAKE_AITER, HERE, subprocess_env
+from helpers import exact_y
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture
+def tiny(fake_aiter):
+    sys.modules.pop("tiny_model", None)
+    mod = importlib.import_module("tiny_model")
+    yield mod
+    sys.modules.pop("tiny_model", None)
+
+
+def x_of(M, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(M, 256, generator=g) * 3).to(torch.bfloat16)
+
+
+def bits(t):
+    return t.contiguous().view(torch.int16).numpy().copy()
+
+
+def names(d):
+    return sorted(os.listdir(d))
+
+
+def test_first_call_of_each_shape_is_recorded_and_outputs_do_not_change(tiny, fake_aiter,
+                                                                         tmp_path):
+    model = tiny.TinyModel()
+    orig = fake_aiter.gemm_a4w4
+    want4, want8 = bits(model(x_of(4))), bits(model(x_of(8)))
+    with capture.capture(tmp_path, sample_every=0) as cap:
+        assert tiny.gemm_a4w4 is not orig and fake_aiter.gemm_a4w4 is not orig
+        assert (bits(model(x_of(4))) == want4).all()
+        assert (bits(model(x_of(4, seed=1))) != want4).any()
+        assert (bits(model(x_of(8))) == want8).all()
+    assert tiny.gemm_a4w4 is orig and fake_aiter.gemm_a4w4 is orig
+    assert names(tmp_path) == sorted(
+        f"aiter.{op}_{M}x{shape}_0.safetensors" for M in (4, 8)
+        for op, shape in (("per_1x32_f4_quant_hip", "0x256"), ("gemm_a4w4", "64x256"),
+                          ("per_1x32_f4_quant_hip", "0x64"), ("gemm_afp4wfp4", "32x64")))
+    assert len(cap.paths) == 8 and cap.written == sum(os.path.getsize(p) for p in cap.paths)
+
+
+def test_a_capture_holds_what_the_op_received_and_returned(tiny, fake_aiter, tmp_path):
+    model, x = tiny.TinyModel(), x_of(4)
+    with capture.capture(tmp_path, sample_every=0):
+        with capture.name_layers(model):
+            model(x)
+    g = bundle.load_capture(tmp_path / "aiter.gemm_a4w4_4x64x256_0.safetensors")
+    xq, xs = fake_aiter.per_1x32_f4_quant_hip(x, shuffle=True)
+    assert (g.tensors["a_fp4"] == xq.view(torch.uint8).numpy()).all()
+    assert (g.tensors["a_scale_shuffled"] == xs.view(torch.uint8).numpy()).all()
+    assert (g.tensors["w_fp4_shuffled"] == layouts.shuffle_weight(model.up.w_fp4)).all()
+    assert (g.tensors["w_scale_swizzled"] == layouts.swizzle_scale(model.up.w_scale)).all()
+    assert (g.tensors["y"].view(np.int16) == bits(model.up(x))).all()
+    assert g.meta["call_site"] == f"{tiny.__file__}:{tiny.line_of('# ASM CALL')}"
+    assert (g.meta["layer"], g.meta["contract"], g.meta["bpreshuffle"]) == ("up", "exact", "True")
+    assert g.meta["layouts"] == "a_fp4,w_fp4_shuffled,a_scale_shuffled,w_scale_swizzled,y"
+    # judgeable: y is the exact GEMM of the operands the op received
+    q, s = fake_aiter.per_1x32_f4_quant_hip(x)
+    ops = {"a_fp4": q.view(torch.uint8).numpy(), "a_scale": s.view(torch.uint8).numpy(),
+           "w_fp4": model.up.w_fp4, "w_scale": model.up.w_scale}
+    assert (g.tensors["y"] == exact_y(ops)).all()
+    t = bundle.load_capture(tmp_path / "aiter.gemm_afp4wfp4_4x32x64_0.safetensors")
+    assert t.meta["layer"] == "down" and t.meta["call_site"].endswith(
+        f"tiny_model.py:{tiny.line_of('# TRITON CALL')}")
+    assert sorted(t.tensors) == ["a_fp4", "a_scale", "w_fp4", "w_scale", "y"]
+    qb = bundle.load_capture(tmp_path / "aiter.per_1x32_f4_quant_hip_4x0x256_0.safetensors")
+    assert qb.dtypes["x"] == "BF16" and (qb.tensors["x"].view(np.int16) == bits(x)).all()
+    assert sorted(qb.tensors) == ["a_fp4", "a_scale_shuffled", "x"] and qb.meta["N"] == "0"
+
+
+def run_sampled(tiny, d, seed):
+    model = tiny.TinyModel()
+    with capture.capture(d, sample_every=3, seed=seed):
+        for i in range(12):
+            model(x_of(4, seed=i))
+    return names(d)
+
+
+def test_later_calls_are_a_seeded_sample(tiny, tmp_path):
+    a = run_sampled(tiny, tmp_path / "a", 5)
+    assert a == run_sampled(tiny, tmp_path / "b", 5)
+    per_op = [n for n in a if n.startswith("aiter.gemm_a4w4_")]
+    assert 1 < len(per_op) < 12
+
+
+def one_warning(caplog):
+    recs = [r for r in caplog.records if r.name == "a4w4check.capture"]
+    assert len(recs) == 1, [r.getMessage() for r in recs]
+    return recs[0].getMessage()
+
+
+def test_a_budget_of_zero_changes_nothing_and_logs_once(tiny, tmp_path, caplog):
+    model = tiny.TinyModel()
+    want = bits(model(x_of(4)))
+    with caplog.at_level(logging.WARNING, logger="a4w4check.capture"):
+        with capture.capture(tmp_path, budget_bytes=0):
+            for _ in range(3):
+                assert (bits(model(x_of(4))) == want).all()
+    assert "budget of 0 bytes" in one_warning(caplog)
+    assert names(tmp_path) == []
+
+
+def test_the_budget_stops_capturing_once_reached(tiny, tmp_path, caplog):
+    model = tiny.TinyModel()
+    with caplog.at_level(logging.WARNING, logger="a4w4check.capture"):
+        with capture.capture(tmp_path, budget_bytes=40_000, sample_every=1) as cap:
+            for i in range(20):
+                model(x_of(4, seed=i))
+    assert 0 < len(cap.paths) < 80 and cap.written <= 40_000
+    assert "budget of 40000 bytes reached" in one_warning(caplog)
+
+
+def test_a_failed_write_changes_nothing_and_logs_once(tiny, tmp_path, caplog):
+    model, d = tiny.TinyModel(), tmp_path / "cap"
+    want = bits(model(x_of(4)))
+    with caplog.at_level(logging.WARNING, logger="a4w4check.capture"):
+        with capture.capture(d):
+            os.rmdir(d)
+            d.write_text("not a directory any more")
+            for _ in range(3):
+                assert (bits(model(x_of(4))) == want).all()
+    assert "cannot write a capture bundle" in one_warning(caplog)
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                    reason="root writes into read-only directories")
+def test_a_read_only_directory_changes_nothing_and_logs_once(tiny, tmp_path, caplog):
+    model = tiny.TinyModel()
+    want = bits(model(x_of(4)))
+    tmp_path.chmod(0o555)
+    try:
+        with caplog.at_level(logging.WARNING, logger="a4w4check.capture"):
+            with capture.capture(tmp_path):
+                assert (bits(model(x_of(4))) == want).all()
+        one_warning(caplog)
+    finally:
+        tmp_path.chmod(0o755)
+
+
+def test_an_error_of_the_op_itself_reaches_the_caller_unchanged(fake_aiter, tmp_path):
+    x = torch.zeros(4, 100)  # K not a multiple of 32: the fake quantizer's reshape fails
+    with pytest.raises(RuntimeError) as plain:
+        fake_aiter.per_1x32_f4_quant_hip(x)
+    with capture.capture(tmp_path) as cap:
+        with pytest.raises(RuntimeError) as wrapped:
+            fake_aiter.per_1x32_f4_quant_hip(x)
+    assert str(wrapped.value) == str(plain.value) and cap.paths == []
+
+
+SCRIPT = """
+import a4w4check, torch, tiny_model
+m = tiny_model.TinyModel()
+m(torch.ones(4, 256, dtype=torch.bfloat16))
+print(len(a4w4check.capture.ENV_CAPTURE.paths))
+"""
+
+
+def test_the_environment_starts_a_capture_when_the_package_is_imported(tmp_path):
+    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                       timeout=120, env=subprocess_env((HERE, FAKE_AITER),
+                                                       A4W4CHECK_CAPTURE=str(tmp_path / "c"),
+                                                       A4W4CHECK_CAPTURE_BUDGET="10M"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "4" and len(names(tmp_path / "c")) == 4

@@ -1,0 +1,226 @@
+"""python -m a4w4check.external: kernels on operand bundles, outputs, manifests, exit codes."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from a4w4check import bundle, external, st
+from conftest import subprocess_env
+from helpers import exact_y, random_operands, with_layouts, write_operand_dir
+
+torch = pytest.importorskip("torch")
+
+# M, N, K: the ASM layouts need N % 32 == 0 and K % 256 == 0 (n24 lacks them); the planted
+# wrong-rows bug shows where M > 16 and N <= 128 (seventeen, tall), not where N > 128 (wide).
+CASES = [("one", 1, 32, 256), ("g/odd", 5, 64, 256), ("seventeen", 17, 32, 256),
+         ("wide", 20, 160, 256), ("tall", 40, 64, 256), ("n24", 3, 24, 96)]
+
+
+def run(ops, out, kernel, *extra):
+    return external.main(["--ops", str(ops), "--out", str(out), "--kernel", kernel, *extra])
+
+
+def outputs(out):
+    m = json.loads((out / "manifest.json").read_text())
+    ys = {n: bundle.load_output(out / bundle.file_name(n)).tensors["y"] for n in m["cases"]}
+    return m, ys
+
+
+@pytest.fixture(scope="module")
+def opsdir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ops")
+    return d, write_operand_dir(d, CASES, np.random.default_rng(2024))
+
+
+def test_torch_dequant_equals_the_exact_result(opsdir, tmp_path, capsys):
+    d, want = opsdir
+    assert run(d, tmp_path, "torch-dequant") == 0
+    m, ys = outputs(tmp_path)
+    assert m["cases"] == [c[0] for c in CASES] and m["failed"] == {}
+    assert m["kernel"] == "torch-dequant" and m["contract"] == "bounded(1)"
+    assert m["matrix_hash"] == "h123" and m["tool_version"] == "test-0"
+    assert (tmp_path / "contract.txt").read_text() == "bounded(1)\n"
+    for name, (_, y) in want.items():
+        assert (ys[name] == y).all(), name
+    b = bundle.load_output(tmp_path / "g__odd.safetensors")
+    assert (b.meta["name"], b.meta["M"], b.meta["N"], b.meta["K"], b.meta["seed"]) == \
+        ("g/odd", "5", "64", "256", "7")
+    assert "6 cases written, 0 failed" in capsys.readouterr().out
+
+
+def test_torch_dequant_edges_nan_overflow_and_underflow(tmp_path):
+    rng = np.random.default_rng(9)
+    ops = random_operands(rng, 6, 16, 32, scales=(0, 254))
+    ops["a_scale"][:3, 0] = [254, 0, 255]
+    ops["w_scale"][:3, 0] = [254, 0, 1]
+    tensors, absent = with_layouts(ops, 6, 16, 32)
+    bundle.save_operands(tmp_path, "edge", tensors, M=6, N=16, K=32, absent=absent)
+    bundle.write_operand_manifest(tmp_path, set_name="e", matrix_hash="", tool_version="",
+                                  seed_note="", cases=["edge"])
+    assert run(tmp_path, tmp_path / "out", "torch-dequant") == 0
+    y = outputs(tmp_path / "out")[1]["edge"]
+    assert (y == exact_y(ops)).all()
+    assert (y[2] == 0x7FC0).all()
+
+
+def test_fake_aiter_kernels_keep_the_exact_contract(opsdir, tmp_path, fake_aiter):
+    d, want = opsdir
+    for kernel in ("aiter-asm", "aiter-triton"):
+        out = tmp_path / kernel
+        rc = run(d, out, kernel, "--device", "cpu")
+        m, ys = outputs(out)
+        assert m["contract"] == "exact" and m["kernel"] == kernel
+        if kernel == "aiter-asm":  # n24 has no swizzled scale: the case fails, the rest go on
+            assert rc == 1 and list(m["failed"]) == ["n24"]
+            assert "w_fp4_shuffled, w_scale_swizzled" in m["failed"]["n24"]
+        else:
+            assert rc == 0 and m["failed"] == {}
+        for name in m["cases"]:
+            assert (ys[name] == want[name][1]).all(), (kernel, name)
+
+
+def test_the_planted_wrong_rows_bug_shows_in_the_outputs(opsdir, tmp_path, fake_aiter):
+    d, want = opsdir
+    fake_aiter.BUG = "wrong-rows"
+    run(d, tmp_path, "aiter-asm", "--device", "cpu")
+    ys = outputs(tmp_path)[1]
+    bad = {n for n in ys if not (ys[n] == want[n][1]).all()}
+    assert bad == {"seventeen", "tall"}  # M > 16 and N <= 128
+    y, ok = ys["tall"], want["tall"][1]
+    assert (y[:16] == ok[:16]).all() and (y[16:] == y[0]).all()
+
+
+USER = '''
+import numpy as np
+from a4w4check.kernels import dequant_torch
+import torch
+
+def gemm(a_fp4, a_scale, w_fp4, w_scale, **rest):
+    if a_fp4.shape[0] == 17:
+        raise RuntimeError("no kernel for M=17")
+    y = dequant_torch(torch, a_fp4, a_scale) @ dequant_torch(torch, w_fp4, w_scale).T
+    return y.to(torch.float32).to(torch.bfloat16)
+gemm.a4w4_contract = "ordered(1)"
+
+def nocontract(**t):
+    return None
+
+def wrong_dtype(a_fp4, w_fp4, **rest):
+    return torch.zeros((a_fp4.shape[0], w_fp4.shape[0]))
+'''
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    (tmp_path / "mykern_t.py").write_text(USER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "mykern_t"
+    sys.modules.pop("mykern_t", None)
+
+
+def test_a_user_function_runs_and_a_failing_case_does_not_stop_the_rest(opsdir, tmp_path,
+                                                                          user_module):
+    d, want = opsdir
+    assert run(d, tmp_path / "o", f"{user_module}:gemm", "--device", "cpu") == 1
+    m, ys = outputs(tmp_path / "o")
+    assert m["contract"] == "ordered(1)" and m["kernel"] == f"{user_module}:gemm"
+    assert m["failed"] == {"seventeen": "RuntimeError: no kernel for M=17"}
+    assert m["cases"] == ["one", "g/odd", "wide", "tall", "n24"]
+    assert not (tmp_path / "o" / "seventeen.safetensors").exists()
+    for n in m["cases"]:
+        assert (ys[n] == want[n][1]).all()
+    assert run(d, tmp_path / "p", f"{user_module}:gemm", "--contract", "bounded(4)") == 1
+    assert outputs(tmp_path / "p")[0]["contract"] == "bounded(4)"
+
+
+def test_a_wrong_y_is_a_failed_case(opsdir, tmp_path, user_module):
+    d, _ = opsdir
+    assert run(d, tmp_path, f"{user_module}:wrong_dtype", "--contract", "exact") == 1
+    m = outputs(tmp_path)[0]
+    assert m["cases"] == [] and all("torch.bfloat16" in r for r in m["failed"].values())
+
+
+def one_error_line(capsys):
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("a4w4check.external: "), err
+    return err
+
+
+@pytest.mark.parametrize("kernel,extra,needle", [
+    ("nope", [], "unknown kernel 'nope'"),
+    ("torch-dequant", ["--contract", "sometimes"], "contract 'sometimes'"),
+    ("mykern_t:nocontract", [], "declares no contract"),
+    ("mykern_t:absent", ["--contract", "exact"], "has no function absent"),
+])
+def test_bad_usage_exits_2_with_one_line(opsdir, tmp_path, capsys, user_module, kernel, extra,
+                                         needle):
+    assert run(opsdir[0], tmp_path / "o", kernel, *extra) == 2
+    assert needle in one_error_line(capsys)
+    assert not (tmp_path / "o").exists()
+
+
+def corrupt(d, how):
+    p = d / "seventeen.safetensors"
+    data = bytearray(p.read_bytes())
+    if how == "truncated":
+        p.write_bytes(data[:-10])
+    elif how == "lying-header":
+        data[:8] = (len(data) * 2).to_bytes(8, "little")
+        p.write_bytes(data)
+    elif how == "wrong-shape":
+        f = st.load(p)
+        t = {n: st.Raw(f.dtypes[n], a) for n, a in f.tensors.items()}
+        t["a_scale"] = np.zeros((17, 2), np.uint8)  # K/32 is 8
+        st.save(p, t, f.metadata)
+    elif how == "missing":
+        p.unlink()
+    elif how == "manifest":
+        (d / "manifest.json").write_text("{not json")
+    return p
+
+
+@pytest.mark.parametrize("how,needle", [
+    ("truncated", "seventeen.safetensors: truncated:"),
+    ("lying-header", "seventeen.safetensors: header-length:"),
+    ("wrong-shape", "seventeen.safetensors: shape: tensor a_scale"),
+    ("missing", "seventeen.safetensors: missing-bundle:"),
+    ("manifest", "manifest.json: manifest: not valid JSON"),
+])
+def test_a_malformed_operand_bundle_exits_2_before_any_kernel_runs(tmp_path, capsys, how,
+                                                                     needle):
+    write_operand_dir(tmp_path, CASES[:3], np.random.default_rng(1))
+    corrupt(tmp_path, how)
+    assert run(tmp_path, tmp_path / "o", "torch-dequant") == 2
+    assert needle in one_error_line(capsys)
+    assert not (tmp_path / "o" / "manifest.json").exists()
+
+
+def child(args, **env):
+    cmd = [sys.executable, "-m", "a4w4check.external", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env(**env),
+                          timeout=120)
+
+
+@pytest.mark.parametrize("kernel,package", [("aiter-asm", "aiter"), ("aiter-triton", "aiter"),
+                                            ("triton-dot-scaled", "triton"),
+                                            ("no_such_mod_x:f", "no_such_mod_x")])
+def test_a_missing_package_exits_3_with_one_line(opsdir, tmp_path, kernel, package):
+    if package != "no_such_mod_x":
+        probe = subprocess.run([sys.executable, "-c", f"import {package}"],
+                               env=subprocess_env(), capture_output=True)
+        if probe.returncode == 0:
+            pytest.skip(f"{package} is importable here")
+    r = child(["--ops", str(opsdir[0]), "--out", str(tmp_path), "--kernel", kernel])
+    assert r.returncode == 3, r.stderr
+    assert r.stderr == (f"a4w4check.external: kernel {kernel} needs the Python package "
+                        f"'{package}' (not importable: No module named '{package}')\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_module_runs_as_a_program(opsdir, tmp_path):
+    r = child(["--ops", str(opsdir[0]), "--out", str(tmp_path), "--kernel", "torch-dequant"])
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "manifest.json").read_text())["failed"] == {}
