@@ -23,6 +23,8 @@
 #include "registry.h"
 #include "bundle.h"
 #include "gen.h"
+#include "mutants.h"
+#include "quantizers.h"
 #include "safetensors.h"
 
 #define PLUGIN_DIR A4W4_BINARY_DIR "/plugins"
@@ -137,13 +139,13 @@ static void open_ok(const char *spec, a4w4_backend *b)
     cr_assert_eq(rc, 0, "open %s: rc %d: %s", spec, rc, err);
 }
 
-/* Opening spec must fail with exit-code 2 and an err containing want (and naming path). */
+/* Opening spec must fail as bad input (exit 2) and an err containing want (and naming path). */
 static void open_fails(const char *spec, const char *path, const char *want)
 {
     a4w4_backend b;
     char err[512] = "";
     int rc = a4w4_backend_open(spec, &b, err, sizeof err);
-    cr_assert_eq(rc, 2, "open %s: rc %d (%s)", spec, rc, err);
+    cr_assert_eq(rc, A4W4_ST_BADINPUT, "open %s: rc %d (%s)", spec, rc, err);
     cr_assert(strstr(err, want), "open %s: err '%s' lacks '%s'", spec, err, want);
     cr_assert(strstr(err, path), "open %s: err '%s' does not name '%s'", spec, err, path);
     cr_assert_null(strchr(err, '\n'), "err is one line: '%s'", err);
@@ -514,4 +516,29 @@ Test(bundle, exporter_rejects_bad_input)
     cr_assert_eq(a4w4_bundle_write_outputs(sub, "x/y", 2, 2, y, err, sizeof err), 0, "%s", err);
     snprintf(made, sizeof made, "%s/x__y.safetensors", sub);
     cr_assert_eq(access(made, R_OK), 0, "%s", made);
+}
+
+/* Whether the runner may enter a backend from several threads is the type's own declaration
+ * (backend.h thread_safe): every CPU type says yes, every GPU type no. */
+
+static void expect_thread_safety(const a4w4_backend_type *t)
+{
+    if (t->gpu)
+        cr_expect_eq(t->thread_safe, 0, "GPU type %s declares thread_safe", t->name);
+    else
+        cr_expect_eq(t->thread_safe, 1, "CPU type %s is not declared thread_safe", t->name);
+}
+
+Test(registry, every_type_declares_whether_it_may_run_concurrently)
+{
+    size_t n;
+    const a4w4_backend_type *const *t = a4w4_backend_types(&n);
+    cr_assert_geq(n, 4);
+    for (size_t i = 0; i < n; i++)
+        expect_thread_safety(t[i]);
+    t = a4w4_mutant_types(&n);
+    for (size_t i = 0; i < n; i++)
+        expect_thread_safety(t[i]);
+    expect_thread_safety(&a4w4_quantizer_ref);
+    expect_thread_safety(&a4w4_layout_ref);
 }

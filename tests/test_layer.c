@@ -19,6 +19,7 @@
 #include "backend.h"
 #include "gen.h"
 #include "layer.h"
+#include "layer_pairs.h"
 
 /* ---- a pair that counts its kernel calls (independent of the checker's own wrapper) ---- */
 

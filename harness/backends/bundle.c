@@ -234,6 +234,7 @@ const a4w4_backend_type a4w4_backend_bundle = {
     .what = "outputs produced elsewhere, read from DIR/<case>.safetensors (tensor y, BF16 [M, N])",
     .contract = "ordered(1)",
     .needs_arg = 1,
+    .thread_safe = 1, /* each run reads its own file; the context is read-only */
     .prepare = bundle_prepare,
     .run = bundle_run,
     .release = bundle_release};

@@ -50,12 +50,14 @@ const a4w4_backend_type a4w4_quantizer_ref = {
     .name = "ref-quant",
     .what = "ref's a4w4_quantize (bf16 input, the case's scale mode)",
     .contract = "bytes",
+    .thread_safe = 1,
     .quantize = ref_quantize};
 
 const a4w4_backend_type a4w4_layout_ref = {
     .name = "ref-layout",
     .what = "ref's view/permute forms of the three layouts (not the closed-form maps)",
     .contract = "bytes",
+    .thread_safe = 1,
     .layouts = ref_layouts};
 
 /* ---- lookup ----------------------------------------------------------------------------------- */

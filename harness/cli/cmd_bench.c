@@ -409,7 +409,7 @@ int cmd_bench(int argc, char **argv)
             int orc = a4w4_backend_open(tok, &be[nbe], err, sizeof err);
             if (orc) {
                 a4w4_errorf("bench: %s", err);
-                rc = orc == 3 ? A4W4_EXIT_NOGPU : A4W4_EXIT_BADINPUT;
+                rc = a4w4_exit_code(orc);
                 break;
             }
             bench_method *m = &methods[nmethods++];

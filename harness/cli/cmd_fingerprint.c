@@ -70,7 +70,7 @@ int cmd_fingerprint(int argc, char **argv)
     int orc = a4w4_backend_open_type(t, NULL, &b, err, sizeof err);
     if (orc) {
         a4w4_errorf("fingerprint: %s", err);
-        return orc;
+        return a4w4_exit_code(orc);
     }
     int rc = A4W4_EXIT_PASS;
     for (int m = m0; m < m1; m++) {

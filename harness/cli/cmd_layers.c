@@ -8,6 +8,7 @@
 
 #include "a4w4check.h"
 #include "layer.h"
+#include "layer_pairs.h"
 #include "entry.h"
 #include "results.h"
 #include "stream.h"

@@ -13,6 +13,7 @@
 #include "a4w4check.h"
 #include "registry.h"
 #include "casefile.h"
+#include "cpu_sut.h"
 #include "results.h"
 #include "runner.h"
 #include "stream.h"
@@ -198,7 +199,7 @@ static int open_backends(const run_opts *o, a4w4_backend *bk)
             a4w4_errorf("run: %s", err);
             for (int i = 0; i < n; i++)
                 a4w4_backend_close(&bk[i]);
-            return -rc;
+            return -a4w4_exit_code(rc);
         }
         n++;
     }
@@ -303,10 +304,12 @@ int cmd_run(int argc, char **argv)
     int src = a4w4_stream_open(&st, o.out_dir, header, o.resume, &done, err, sizeof err);
     if (src) {
         a4w4_errorf("run: %s", err);
-        rc = src;
+        rc = a4w4_exit_code(src);
         goto out;
     }
     a4w4_runner runner = {bk, (size_t)nb, o.full};
+    size_t nsuts;
+    const a4w4_bundle_sut *suts = a4w4_cpu_bundle_suts(&nsuts);
     progress pg = {isatty(2), o.quiet, a4w4_now(), 0};
     int fails = 0, bad_input = 0;
     size_t ndone = (size_t)cJSON_GetArraySize(done), count = 0;
@@ -329,19 +332,25 @@ int cmd_run(int argc, char **argv)
         cJSON_ArrayForEach(dn, done) skip |= !strcmp(dn->valuestring, name);
         if (skip)
             continue;
-        cJSON *entries = cJSON_CreateArray();
-        int f = k < ncases ? a4w4_run_case(&runner, &cases[k], entries, err, sizeof err)
-                           : a4w4_run_golden(&runner, bundles[k - ncases], entries, err, sizeof err);
-        if (f < 0) {
+        a4w4_entry_list el = {0};
+        a4w4_hstatus rs = k < ncases ? a4w4_run_case(&runner, &cases[k], &el, err, sizeof err)
+                                     : a4w4_run_golden(&runner, suts, nsuts, bundles[k - ncases],
+                                                       &el, err, sizeof err);
+        int f = (int)a4w4_entry_list_failures(&el);
+        cJSON *entries = rs == A4W4_ST_NOMEM ? NULL : a4w4_entry_list_json(&el);
+        a4w4_entry_list_free(&el);
+        if (!entries && rs != A4W4_ST_NOMEM) {
+            rs = A4W4_ST_NOMEM;
+            snprintf(err, sizeof err, "case %s: out of memory for the results", name);
+        }
+        if (rs != A4W4_ST_OK)
             a4w4_errorf("run: %s", err);
-            if (f == -2) {
-                bad_input = 1;
-                f = 1;
-            } else {
-                rc = A4W4_EXIT_IO;
-                cJSON_Delete(entries);
-                break;
-            }
+        if (rs == A4W4_ST_BADINPUT) {
+            bad_input = 1;
+            f = 1;
+        } else if (rs != A4W4_ST_OK) {
+            rc = a4w4_exit_code(rs);
+            break;
         }
         fails += f;
         if (a4w4_stream_case(&st, name, entries, err, sizeof err)) {

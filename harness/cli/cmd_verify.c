@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "a4w4check.h"
+#include "cpu_sut.h"
 #include "verify_bundle.h"
 
 static const char verify_usage[] =
@@ -33,7 +34,9 @@ int cmd_verify(int argc, char **argv)
         a4w4_check_list checks = {0};
         char err[512] = "";
         const char *base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
-        int rc = a4w4_verify_bundle(argv[i], &checks, NULL, err, sizeof err);
+        size_t nsuts;
+        const a4w4_bundle_sut *suts = a4w4_cpu_bundle_suts(&nsuts);
+        a4w4_hstatus rc = a4w4_verify_bundle(argv[i], suts, nsuts, &checks, NULL, err, sizeof err);
         for (size_t j = 0; j < checks.n; j++) {
             char line[512];
             a4w4_check_format(&checks.items[j], base, line, sizeof line);
@@ -43,12 +46,12 @@ int cmd_verify(int argc, char **argv)
             nna += checks.items[j].verdict == A4W4_CHECK_NA;
         }
         a4w4_check_list_free(&checks);
-        if (rc == 2) {
+        if (rc == A4W4_ST_BADINPUT) {
             fflush(stdout);
             a4w4_errorf("%s", err);
-            worst = A4W4_EXIT_BADINPUT;
-        } else if (rc == 1 && worst == A4W4_EXIT_PASS) {
-            worst = A4W4_EXIT_MISMATCH;
+            worst = a4w4_exit_code(rc);
+        } else if (rc == A4W4_ST_MISMATCH && worst == A4W4_EXIT_PASS) {
+            worst = a4w4_exit_code(rc);
         }
     }
     printf("verify: %zu passed, %zu failed, %zu n/a\n", npass, nfail, nna);

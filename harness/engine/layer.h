@@ -75,7 +75,8 @@ const char *a4w4_layer_strerror(int status);
 /* The kernels one layer runs on: the activation quantizer, the three layouts and the two
  * GEMMs. Every function gets ctx first and returns A4W4_OK (0) or a negative status; host
  * pointers throughout (a GPU pair copies in and out, like a4w4_gpu.h's host forms). Shapes
- * and layouts as in ref/ and harness/backends/cpu_sut.h:
+ * and layouts as in ref/ and harness/backends/cpu_sut.h; the pairs themselves (cpu, hip) are
+ * defined in harness/backends/ (layer_pairs.h) and handed to the functions below:
  *   quantize              x [M, K] (dtype bf16 or fp32) -> x_fp4 [M, K/2] and x_scale:
  *                         shuffle == 0: [M, K/32] row-major; shuffle != 0: contracts §3.3,
  *                         a4w4_act_scale_padded_rows(M) * a4w4_act_scale_padded_cols(K/32)
@@ -110,19 +111,6 @@ typedef struct a4w4_layer_ops {
                          const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
                          size_t K, uint16_t *y);
 } a4w4_layer_ops;
-
-/* The CPU pair: ref's quantizer and layout functions for the four layout kernels (on the CPU
- * there is nothing else to run them with, so for this pair those steps equal the oracle by
- * construction; what the pair tests is the plumbing and the two GEMMs) and cpu_sut.h's
- * a4w4_cpu_asm_gemm / a4w4_cpu_fallback_gemm, both ordered(1). */
-extern const a4w4_layer_ops a4w4_layer_ops_cpu;
-
-/* The registered pairs and their count: cpu; a HIP pair (gpu/a4w4_gpu.h's host forms fit
- * these signatures) goes into the table in layer.c beside it, with `available` saying
- * whether a GPU is usable. */
-const a4w4_layer_ops *const *a4w4_layer_ops_list(size_t *count);
-/* A pair by name, or NULL. */
-const a4w4_layer_ops *a4w4_layer_ops_find(const char *name);
 
 /* ---- the layer ------------------------------------------------------------------------- */
 
