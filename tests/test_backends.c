@@ -499,17 +499,18 @@ Test(bundle, exporter_rejects_bad_input)
     const char *dir = scratch("bundle-export-bad");
     uint16_t y[4] = {0};
     char err[512] = "";
-    cr_assert_eq(a4w4_bundle_write_outputs(dir, "", 2, 2, y, err, sizeof err), -1);
+    cr_assert_eq(a4w4_bundle_write_outputs(dir, "", 2, 2, y, err, sizeof err), A4W4_ST_BADINPUT);
     cr_assert(strstr(err, "case name"), "%s", err);
-    cr_assert_eq(a4w4_bundle_write_outputs(dir, "t", 0, 2, y, err, sizeof err), -1);
+    cr_assert_eq(a4w4_bundle_write_outputs(dir, "t", 0, 2, y, err, sizeof err), A4W4_ST_BADINPUT);
     cr_assert(strstr(err, "non-empty"), "%s", err);
-    cr_assert_eq(a4w4_bundle_write_outputs(dir, "t", SIZE_MAX / 2, 4, y, err, sizeof err), -1);
+    cr_assert_eq(a4w4_bundle_write_outputs(dir, "t", SIZE_MAX / 2, 4, y, err, sizeof err),
+                 A4W4_ST_BADINPUT);
     /* a directory that cannot be created: below a regular file */
     char file[4200], sub[4300], made[4400];
     snprintf(file, sizeof file, "%s/plain", dir);
     write_file(file, "x", 1);
     snprintf(sub, sizeof sub, "%s/sub", file);
-    cr_assert_eq(a4w4_bundle_write_outputs(sub, "t", 2, 2, y, err, sizeof err), -1);
+    cr_assert_eq(a4w4_bundle_write_outputs(sub, "t", 2, 2, y, err, sizeof err), A4W4_ST_IO);
     cr_assert(strstr(err, "plain"), "%s", err);
     /* nested output directories are created */
     snprintf(sub, sizeof sub, "%s/a/b", dir);

@@ -237,7 +237,7 @@ int cmd_layers(int argc, char **argv)
     cJSON_AddNumberToObject(header, "shard_items", (double)(ngroups * A4W4_LAYER_CASES_PER_GROUP));
 
     a4w4_stream st = {-1, ""};
-    int rc = a4w4_stream_open(&st, out_dir, header, 0, &done, err, sizeof err);
+    int rc = a4w4_exit_code(a4w4_stream_open(&st, out_dir, header, 0, &done, err, sizeof err));
     if (rc) {
         a4w4_errorf("layers: %s", err);
         goto out;

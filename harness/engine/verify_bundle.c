@@ -84,12 +84,14 @@ static const a4w4_st_tensor *need(bundle *b, const char *name, a4w4_st_dtype dt,
     return t;
 }
 
+/* The add_* helpers append one check and return 1 when it failed (or could not be recorded:
+ * out of memory never passes), else 0. */
 static int add_bytes(a4w4_check_list *out, const char *subject, const uint8_t *got,
                      const uint8_t *exp, size_t rows, size_t cols, const uint8_t *skip)
 {
     a4w4_check *c = a4w4_check_list_add(out);
     if (!c)
-        return -1;
+        return 1;
     a4w4_check_bytes(c, subject, got, exp, rows, cols, skip);
     return c->verdict == A4W4_CHECK_FAIL;
 }
@@ -99,10 +101,13 @@ static int add_bf16(a4w4_check_list *out, const char *subject, const uint16_t *g
 {
     a4w4_check *c = a4w4_check_list_add(out);
     if (!c)
-        return -1;
+        return 1;
     uint16_t *e = malloc(rows * cols * sizeof *e);
-    if (!e)
-        return -1;
+    if (!e) {
+        a4w4_check_na(c, subject, "out of memory");
+        c->verdict = A4W4_CHECK_FAIL;
+        return 1;
+    }
     memcpy(e, exp->data, rows * cols * 2); /* unaligned-safe copy of little-endian bf16 */
     a4w4_check_bf16(c, subject, got, e, rows, cols);
     free(e);
@@ -139,47 +144,81 @@ static uint8_t *nan_block_mask(const uint8_t *scale, size_t rows, size_t K)
     return mask;
 }
 
-/* Quantize `x` (dtype) in `mode` and compare codes and scales; optionally the shuffled scale. */
-static int check_quant(bundle *b, a4w4_check_list *out, const void *x, a4w4_in_dtype dt,
-                       size_t rows, size_t K, a4w4_scale_mode mode, const char *fp4_name,
-                       const char *scale_name, const char *shuf_name, a4w4_hstatus *rc)
+/* One quantization to check: x (dtype dt) [rows, K] in mode against the bundle's codes
+ * fp4_name, scales scale_name and, when shuf_name is not NULL, the shuffled scales. */
+typedef struct {
+    const void *x;
+    a4w4_in_dtype dt;
+    size_t rows, K;
+    a4w4_scale_mode mode;
+    const char *fp4_name, *scale_name, *shuf_name;
+} quant_job;
+
+/* Quantize and compare (NaN blocks' codes skipped). A4W4_ST_OK (*fails += failing checks) or
+ * A4W4_ST_BADINPUT with err set (a tensor missing or misshapen; out of memory). */
+static a4w4_hstatus check_quant(bundle *b, a4w4_check_list *out, const quant_job *j,
+                                int *fails)
 {
-    const a4w4_st_tensor *tq = need(b, fp4_name, A4W4_ST_U8, rows, K / 2, 0, rc);
-    const a4w4_st_tensor *ts = tq ? need(b, scale_name, A4W4_ST_U8, rows, K / 32, 0, rc) : NULL;
+    a4w4_hstatus rc = A4W4_ST_OK;
+    size_t rows = j->rows, K = j->K;
+    const a4w4_st_tensor *tq = need(b, j->fp4_name, A4W4_ST_U8, rows, K / 2, 0, &rc);
+    const a4w4_st_tensor *ts = tq ? need(b, j->scale_name, A4W4_ST_U8, rows, K / 32, 0, &rc)
+                                  : NULL;
     if (!ts)
-        return -2;
+        return rc;
     size_t prow = a4w4_act_scale_padded_rows(rows), pcol = a4w4_act_scale_padded_cols(K / 32);
     uint8_t *q = malloc(rows * K / 2), *s = malloc(rows * K / 32), *sh = malloc(prow * pcol);
-    int fails = 0;
-    if (!q || !s || !sh || a4w4_quantize(x, dt, rows, K, mode, 0, q, s) != A4W4_OK) {
-        fails = -1;
+    uint8_t *mask = NULL;
+    const char *mn = a4w4_scale_mode_name(j->mode);
+    char subj[96];
+    if (!q || !s || !sh || a4w4_quantize(j->x, j->dt, rows, K, j->mode, 0, q, s) != A4W4_OK ||
+        !(mask = nan_block_mask(s, rows, K))) {
+        rc = bad(b, "out of memory");
         goto done;
     }
-    uint8_t *mask = nan_block_mask(s, rows, K);
-    char subj[96];
-    snprintf(subj, sizeof subj, "%s (%s)", fp4_name, a4w4_scale_mode_name(mode));
-    fails += add_bytes(out, subj, q, tq->data, rows, K / 2, mask);
-    free(mask);
-    snprintf(subj, sizeof subj, "%s (%s)", scale_name, a4w4_scale_mode_name(mode));
-    fails += add_bytes(out, subj, s, ts->data, rows, K / 32, NULL);
-    if (shuf_name) {
-        const a4w4_st_tensor *tsh = need(b, shuf_name, A4W4_ST_U8, prow, pcol, 0, rc);
-        if (!tsh) {
-            fails = -2;
-            goto done;
-        }
-        if (a4w4_quantize(x, dt, rows, K, mode, 1, q, sh) != A4W4_OK) {
-            fails = -1;
-            goto done;
-        }
-        snprintf(subj, sizeof subj, "%s (%s, shuffle=True)", shuf_name, a4w4_scale_mode_name(mode));
-        fails += add_bytes(out, subj, sh, tsh->data, prow, pcol, NULL);
+    snprintf(subj, sizeof subj, "%s (%s)", j->fp4_name, mn);
+    *fails += add_bytes(out, subj, q, tq->data, rows, K / 2, mask);
+    snprintf(subj, sizeof subj, "%s (%s)", j->scale_name, mn);
+    *fails += add_bytes(out, subj, s, ts->data, rows, K / 32, NULL);
+    if (!j->shuf_name)
+        goto done;
+    const a4w4_st_tensor *tsh = need(b, j->shuf_name, A4W4_ST_U8, prow, pcol, 0, &rc);
+    if (!tsh)
+        goto done;
+    if (a4w4_quantize(j->x, j->dt, rows, K, j->mode, 1, q, sh) != A4W4_OK) {
+        rc = bad(b, "out of memory");
+        goto done;
     }
+    snprintf(subj, sizeof subj, "%s (%s, shuffle=True)", j->shuf_name, mn);
+    *fails += add_bytes(out, subj, sh, tsh->data, prow, pcol, NULL);
 done:
+    free(mask);
     free(q);
     free(s);
     free(sh);
-    return fails;
+    return rc;
+}
+
+/* Every scale mode: from x_f32 (codes, scales, shuffled scales) and from x_bf16. */
+static a4w4_hstatus quant_modes(bundle *b, a4w4_check_list *out, const float *x32,
+                                const uint16_t *x16, size_t rows, size_t K, int *fails)
+{
+    a4w4_hstatus rc = A4W4_ST_OK;
+    for (int m = 0; m < A4W4_SCALE_MODE_COUNT && !rc; m++) {
+        const char *mn = a4w4_scale_mode_name((a4w4_scale_mode)m);
+        char q[64], s[64], qb[64], sb[64], sh[64];
+        snprintf(q, sizeof q, "a_fp4_%s", mn);
+        snprintf(s, sizeof s, "a_scale_%s", mn);
+        snprintf(qb, sizeof qb, "a_fp4_%s_from_bf16", mn);
+        snprintf(sb, sizeof sb, "a_scale_%s_from_bf16", mn);
+        snprintf(sh, sizeof sh, "a_scale_%s_shuffled", mn);
+        quant_job f32 = {x32, A4W4_IN_F32, rows, K, (a4w4_scale_mode)m, q, s, sh};
+        quant_job bf16 = {x16, A4W4_IN_BF16, rows, K, (a4w4_scale_mode)m, qb, sb, NULL};
+        rc = check_quant(b, out, &f32, fails);
+        if (!rc)
+            rc = check_quant(b, out, &bf16, fails);
+    }
+    return rc;
 }
 
 static a4w4_hstatus verify_quant_bundle(bundle *b, a4w4_check_list *out)
@@ -197,29 +236,12 @@ static a4w4_hstatus verify_quant_bundle(bundle *b, a4w4_check_list *out)
     float *x32 = malloc(rows * K * 4);
     uint16_t *x16 = malloc(rows * K * 2);
     int fails = 0;
-    if (!x32 || !x16) {
-        free(x32);
-        free(x16);
-        return bad(b, "out of memory");
-    }
-    memcpy(x32, xf->data, rows * K * 4);
-    memcpy(x16, xb->data, rows * K * 2);
-    for (int m = 0; m < A4W4_SCALE_MODE_COUNT && rc == 0; m++) {
-        const char *mn = a4w4_scale_mode_name((a4w4_scale_mode)m);
-        char q[64], s[64], qb[64], sb[64], sh[64];
-        snprintf(q, sizeof q, "a_fp4_%s", mn);
-        snprintf(s, sizeof s, "a_scale_%s", mn);
-        snprintf(qb, sizeof qb, "a_fp4_%s_from_bf16", mn);
-        snprintf(sb, sizeof sb, "a_scale_%s_from_bf16", mn);
-        snprintf(sh, sizeof sh, "a_scale_%s_shuffled", mn);
-        int f = check_quant(b, out, x32, A4W4_IN_F32, rows, K, (a4w4_scale_mode)m, q, s, sh, &rc);
-        if (f > 0)
-            fails += f;
-        if (rc)
-            break;
-        f = check_quant(b, out, x16, A4W4_IN_BF16, rows, K, (a4w4_scale_mode)m, qb, sb, NULL, &rc);
-        if (f > 0)
-            fails += f;
+    if (!x32 || !x16)
+        rc = bad(b, "out of memory");
+    else {
+        memcpy(x32, xf->data, rows * K * 4);
+        memcpy(x16, xb->data, rows * K * 2);
+        rc = quant_modes(b, out, x32, x16, rows, K, &fails);
     }
     free(x32);
     free(x16);
@@ -278,7 +300,6 @@ static a4w4_hstatus case_check_quant(bundle *b, const case_tensors *t, a4w4_chec
 {
     if (!t->x)
         return A4W4_ST_OK;
-    a4w4_hstatus rc = A4W4_ST_OK;
     const char *mode_name = a4w4_st_meta(&b->f, "round_mode");
     int mode = mode_name ? a4w4_scale_mode_parse(mode_name) : A4W4_ROUND_UP;
     if (mode < 0)
@@ -288,14 +309,11 @@ static a4w4_hstatus case_check_quant(bundle *b, const case_tensors *t, a4w4_chec
     if (!xc)
         return bad(b, "out of memory");
     memcpy(xc, t->x->data, t->M * t->K * 2);
-    int f = check_quant(b, out, xc, A4W4_IN_BF16, t->M, t->K, (a4w4_scale_mode)mode, "a_fp4",
-                        "a_scale", t->ash ? "a_scale_shuffled" : NULL, &rc);
+    quant_job j = {xc, A4W4_IN_BF16, t->M, t->K, (a4w4_scale_mode)mode, "a_fp4", "a_scale",
+                   t->ash ? "a_scale_shuffled" : NULL};
+    a4w4_hstatus rc = check_quant(b, out, &j, fails);
     free(xc);
-    if (rc)
-        return rc;
-    if (f > 0)
-        *fails += f;
-    return A4W4_ST_OK;
+    return rc;
 }
 
 /* 2. the three layouts of contracts §3 against the bundle's (N/A when absent). */
