@@ -250,8 +250,7 @@ int cmd_layers(int argc, char **argv)
     static a4w4_layer_case_result res[MAX_PAIRS][A4W4_LAYER_CASES_PER_GROUP];
     for (size_t gi = 0; gi < ngroups && !rc; gi++) {
         for (size_t p = 0; p < npairs && !rc; p++) {
-            int f = a4w4_layer_check_group(pairs[p], &groups[gi], res[p], err, sizeof err);
-            if (f < 0) {
+            if (a4w4_layer_check_group(pairs[p], &groups[gi], res[p], NULL, err, sizeof err)) {
                 a4w4_errorf("%s", err);
                 rc = A4W4_EXIT_IO;
             }

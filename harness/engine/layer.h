@@ -51,6 +51,7 @@
 
 #include "a4w4_policy.h"
 #include "a4w4_quant.h"
+#include "status.h"
 
 /* ---- status codes (beside ref's a4w4_status: 0 ok, -1 EINVAL, -2 EUNSUPPORTED, -3 ENOMEM) */
 enum {
@@ -262,13 +263,15 @@ size_t a4w4_layer_matrix(size_t qwen_n, a4w4_layer_group *groups, size_t max);
 #define A4W4_LAYER_CASES_PER_GROUP 10
 
 /* Run one group's 10 cases on pair `ops` (wrapped to count its kernel calls) and fill
- * res[0..9]. Data are generated from (seed, flag, gfx, N, K): weights with scale codes
- * 118..127, activations in blocks of different magnitudes (bf16 when the case has a bias,
- * fp32 otherwise), bias bf16. Returns the number of failing cases, or a negative status when
- * the group could not be run at all (err says why: bad group, no memory). Prints nothing. */
-int a4w4_layer_check_group(const a4w4_layer_ops *ops, const a4w4_layer_group *g,
-                           a4w4_layer_case_result res[A4W4_LAYER_CASES_PER_GROUP], char *err,
-                           size_t errlen);
+ * res[0..9]; *fails (may be NULL) gets the number of failing cases. Data are generated from
+ * (seed, flag, gfx, N, K): weights with scale codes 118..127, activations in blocks of
+ * different magnitudes (bf16 when the case has a bias, fp32 otherwise), bias bf16. Returns
+ * A4W4_ST_OK (verdicts in res), or, when the group could not be run at all (err says why),
+ * A4W4_ST_BADINPUT (a bad group; the oracles refused its data) or A4W4_ST_NOMEM. Prints
+ * nothing. (engine/layer_checks.c) */
+a4w4_hstatus a4w4_layer_check_group(const a4w4_layer_ops *ops, const a4w4_layer_group *g,
+                                    a4w4_layer_case_result res[A4W4_LAYER_CASES_PER_GROUP],
+                                    int *fails, char *err, size_t errlen);
 
 /* The oracle side of the bias rule, computed apart from a4w4_layer_bias_add: the correctly
  * rounded (RNE) bf16 of the exact sum of two bf16 values, as the double sum rounded to 8

@@ -461,7 +461,8 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
     int rc = run_baseline(g, e);
     if (rc == A4W4_EUNSUPPORTED) {
         *na = 1;
-        snprintf(e->note, sizeof e->note, "%s", g->why[0] ? g->why : "not applicable to this shape");
+        snprintf(e->note, sizeof e->note, "%s",
+                 g->why[0] ? g->why : "not applicable to this shape");
         return 0;
     }
     if (rc != A4W4_OK) {
