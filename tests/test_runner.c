@@ -412,3 +412,76 @@ Test(runner, a_byte_entry_is_written_from_its_check)
     cJSON_Delete(o);
     a4w4_entry_list_free(&l);
 }
+
+/* ---- golden bundles: the systems under test come from the caller (verify_bundle.h) ---- */
+
+static int sut_ordered(void *ctx, const uint8_t *a, const uint8_t *as, const uint8_t *w,
+                       const uint8_t *ws, size_t M, size_t N, size_t K, uint16_t *y)
+{
+    int rc = a4w4_gemm_ordered(a, as, w, ws, M, N, K, 1, y, NULL);
+    if (ctx && rc == A4W4_OK)
+        y[M * N - 1] ^= 0x0001; /* ctx != NULL: one flipped bit */
+    return rc;
+}
+
+static int sut_unsupported(void *ctx, const uint8_t *a, const uint8_t *as, const uint8_t *w,
+                           const uint8_t *ws, size_t M, size_t N, size_t K, uint16_t *y)
+{
+    (void)ctx, (void)a, (void)as, (void)w, (void)ws, (void)M, (void)N, (void)K, (void)y;
+    return A4W4_EUNSUPPORTED;
+}
+
+Test(runner, golden_bundles_check_the_systems_under_test_the_caller_passes)
+{
+    static int flip = 1;
+    const a4w4_bundle_sut suts[] = {{"good", 0, sut_ordered, NULL},
+                                    {"broken", 0, sut_ordered, &flip},
+                                    {"refuses", 0, sut_unsupported, NULL},
+                                    {"unselected", 0, sut_ordered, &flip}};
+    a4w4_backend b[3];
+    memset(b, 0, sizeof b);
+    snprintf(b[0].name, sizeof b[0].name, "good");
+    snprintf(b[1].name, sizeof b[1].name, "broken");
+    snprintf(b[2].name, sizeof b[2].name, "refuses");
+    a4w4_runner r = {b, 3, 0};
+    a4w4_entry_list en = {0};
+    char err[512] = "";
+    const char *path = A4W4_SOURCE_DIR "/cases/golden/g1_m1_n256_k512.safetensors";
+    cr_assert_eq(a4w4_run_golden(&r, suts, 4, path, &en, err, sizeof err), A4W4_ST_OK, "%s", err);
+    cr_assert_eq(en.n, 4, "good, broken, refuses, then the oracle (unselected: no entry)");
+    cr_expect_str_eq(en.items[0].backend, "good");
+    cr_expect_str_eq(verdict(&en.items[0]), "pass");
+    cr_expect_str_eq(en.items[0].name, "golden/g1_m1_n256_k512");
+    cr_expect_str_eq(verdict(&en.items[1]), "fail");
+    cr_expect_eq(en.items[1].mismatches, 1);
+    cr_expect_str_eq(en.items[1].first[0].tensor, "broken vs y_ordered");
+    cr_expect_str_eq(verdict(&en.items[2]), "n/a");
+    cr_expect(strstr(en.items[2].note, "not"), "%s", en.items[2].note);
+    cr_expect_str_eq(en.items[3].backend, "oracle");
+    cr_expect_str_eq(verdict(&en.items[3]), "pass", "%s", en.items[3].note);
+    cr_expect_eq(a4w4_entry_list_failures(&en), 1);
+    a4w4_entry_list_free(&en);
+    /* a bad bundle: the oracle entry records it, the status says so */
+    cr_assert_eq(a4w4_run_golden(&r, suts, 4, A4W4_SOURCE_DIR "/cases/premerge.csv", &en, err,
+                                 sizeof err), A4W4_ST_BADINPUT);
+    cr_assert_eq(en.n, 1);
+    cr_expect_str_eq(verdict(&en.items[0]), "fail");
+    cr_expect(strstr(en.items[0].note, "bad input"), "%s", en.items[0].note);
+    a4w4_entry_list_free(&en);
+}
+
+Test(runner, an_asm_layout_sut_is_not_applicable_without_the_layouts)
+{
+    const a4w4_bundle_sut suts[] = {{"asm-reader", 1, sut_ordered, NULL}};
+    a4w4_check_list checks = {0};
+    char err[512] = "";
+    /* g5: N = 48 has no scale swizzle, so the bundle holds no ASM layouts */
+    const char *path = A4W4_SOURCE_DIR "/cases/golden/g5_m8_n48_k320.safetensors";
+    cr_assert_eq(a4w4_verify_bundle(path, suts, 1, &checks, NULL, err, sizeof err), A4W4_ST_OK,
+                 "%s", err);
+    const a4w4_check *last = &checks.items[checks.n - 1];
+    cr_expect_str_eq(last->subject, "asm-reader vs y_ordered");
+    cr_expect_eq(last->verdict, A4W4_CHECK_NA);
+    cr_expect(strstr(last->note, "ASM layouts not applicable"), "%s", last->note);
+    a4w4_check_list_free(&checks);
+}
