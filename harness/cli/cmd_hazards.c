@@ -545,7 +545,7 @@ int cmd_hazards(int argc, char **argv)
 
     /* the sweep */
     if (!jobs) {
-        int all_safe = 1; /* GPU backends are entered one call at a time anyway */
+        int all_safe = 1; /* the runner serializes the others: more jobs would only wait */
         for (int b = 0; b < nbk; b++)
             all_safe &= bk[b].type->thread_safe;
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
