@@ -23,6 +23,8 @@
 #include "registry.h"
 #include "bundle.h"
 #include "gen.h"
+#include "mutants.h"
+#include "quantizers.h"
 #include "safetensors.h"
 #include "test_util.h"
 
@@ -96,13 +98,13 @@ static void open_ok(const char *spec, a4w4_backend *b)
     cr_assert_eq(rc, 0, "open %s: rc %d: %s", spec, rc, err);
 }
 
-/* Opening spec must fail with exit-code 2 and an err containing want (and naming path). */
+/* Opening spec must fail as bad input (exit 2) and an err containing want (and naming path). */
 static void open_fails(const char *spec, const char *path, const char *want)
 {
     a4w4_backend b;
     char err[512] = "";
     int rc = a4w4_backend_open(spec, &b, err, sizeof err);
-    cr_assert_eq(rc, 2, "open %s: rc %d (%s)", spec, rc, err);
+    cr_assert_eq(rc, A4W4_ST_BADINPUT, "open %s: rc %d (%s)", spec, rc, err);
     cr_assert(strstr(err, want), "open %s: err '%s' lacks '%s'", spec, err, want);
     cr_assert(strstr(err, path), "open %s: err '%s' does not name '%s'", spec, err, path);
     cr_assert_null(strchr(err, '\n'), "err is one line: '%s'", err);
@@ -456,21 +458,47 @@ Test(bundle, exporter_rejects_bad_input)
     const char *dir = tu_scratch_dir(TMP_DIR, "bundle-export-bad");
     uint16_t y[4] = {0};
     char err[512] = "";
-    cr_assert_eq(a4w4_bundle_write_outputs(dir, "", 2, 2, y, err, sizeof err), -1);
+    cr_assert_eq(a4w4_bundle_write_outputs(dir, "", 2, 2, y, err, sizeof err), A4W4_ST_BADINPUT);
     cr_assert(strstr(err, "case name"), "%s", err);
-    cr_assert_eq(a4w4_bundle_write_outputs(dir, "t", 0, 2, y, err, sizeof err), -1);
+    cr_assert_eq(a4w4_bundle_write_outputs(dir, "t", 0, 2, y, err, sizeof err), A4W4_ST_BADINPUT);
     cr_assert(strstr(err, "non-empty"), "%s", err);
-    cr_assert_eq(a4w4_bundle_write_outputs(dir, "t", SIZE_MAX / 2, 4, y, err, sizeof err), -1);
+    cr_assert_eq(a4w4_bundle_write_outputs(dir, "t", SIZE_MAX / 2, 4, y, err, sizeof err),
+                 A4W4_ST_BADINPUT);
     /* a directory that cannot be created: below a regular file */
     char file[4200], sub[4300], made[4400];
     snprintf(file, sizeof file, "%s/plain", dir);
     tu_write_file(file, "x", 1);
     snprintf(sub, sizeof sub, "%s/sub", file);
-    cr_assert_eq(a4w4_bundle_write_outputs(sub, "t", 2, 2, y, err, sizeof err), -1);
+    cr_assert_eq(a4w4_bundle_write_outputs(sub, "t", 2, 2, y, err, sizeof err), A4W4_ST_IO);
     cr_assert(strstr(err, "plain"), "%s", err);
     /* nested output directories are created */
     snprintf(sub, sizeof sub, "%s/a/b", dir);
     cr_assert_eq(a4w4_bundle_write_outputs(sub, "x/y", 2, 2, y, err, sizeof err), 0, "%s", err);
     snprintf(made, sizeof made, "%s/x__y.safetensors", sub);
     cr_assert_eq(access(made, R_OK), 0, "%s", made);
+}
+
+/* Whether the runner may enter a backend from several threads is the type's own declaration
+ * (backend.h thread_safe): every CPU type says yes, every GPU type no. */
+
+static void expect_thread_safety(const a4w4_backend_type *t)
+{
+    if (t->gpu)
+        cr_expect_eq(t->thread_safe, 0, "GPU type %s declares thread_safe", t->name);
+    else
+        cr_expect_eq(t->thread_safe, 1, "CPU type %s is not declared thread_safe", t->name);
+}
+
+Test(registry, every_type_declares_whether_it_may_run_concurrently)
+{
+    size_t n;
+    const a4w4_backend_type *const *t = a4w4_backend_types(&n);
+    cr_assert_geq(n, 4);
+    for (size_t i = 0; i < n; i++)
+        expect_thread_safety(t[i]);
+    t = a4w4_mutant_types(&n);
+    for (size_t i = 0; i < n; i++)
+        expect_thread_safety(t[i]);
+    expect_thread_safety(&a4w4_quantizer_ref);
+    expect_thread_safety(&a4w4_layout_ref);
 }

@@ -19,6 +19,7 @@
 #include "backend.h"
 #include "gen.h"
 #include "layer.h"
+#include "layer_pairs.h"
 
 /* ---- a pair that counts its kernel calls (independent of the checker's own wrapper) ---- */
 
@@ -722,8 +723,9 @@ static int run_matrix(const a4w4_layer_ops *ops, size_t qwen_n, size_t *rejected
     *rejected = *refused = *asm_cases = *ncases = 0;
     for (size_t i = 0; i < n; i++) {
         char err[256];
-        int f = a4w4_layer_check_group(ops, &g[i], res, err, sizeof err);
-        cr_assert_geq(f, 0, "%s", err);
+        int f;
+        cr_assert_eq(a4w4_layer_check_group(ops, &g[i], res, &f, err, sizeof err), A4W4_ST_OK,
+                     "%s", err);
         fails += f;
         for (size_t c = 0; c < A4W4_LAYER_CASES_PER_GROUP; c++) {
             (*ncases)++;
@@ -756,8 +758,9 @@ static int group_fails(int fault, int flag, const char *gfx, size_t N,
     pair_init(&tp, fault);
     a4w4_layer_group g = {flag, gfx, N, 256, 2, 3, 8};
     char err[256];
-    int f = a4w4_layer_check_group(&tp.ops, &g, res, err, sizeof err);
-    cr_assert_geq(f, 0, "%s", err);
+    int f;
+    cr_assert_eq(a4w4_layer_check_group(&tp.ops, &g, res, &f, err, sizeof err), A4W4_ST_OK,
+                 "%s", err);
     return f;
 }
 
@@ -794,7 +797,9 @@ Test(layer, the_checker_fails_a_broken_pair)
     tp.ops.contract = "bounded";
     a4w4_layer_group g = {1, "gfx950", 256, 256, 2, 3, 8};
     char err[256];
-    cr_assert_eq(a4w4_layer_check_group(&tp.ops, &g, res, err, sizeof err), 6);
+    int f;
+    cr_assert_eq(a4w4_layer_check_group(&tp.ops, &g, res, &f, err, sizeof err), A4W4_ST_OK);
+    cr_assert_eq(f, 6);
     cr_assert(strstr(res[0].note, "no bit-exact oracle"), "%s", res[0].note);
 }
 
@@ -807,4 +812,19 @@ Test(layer, pairs_are_listed_and_found)
     cr_assert_eq(a4w4_layer_ops_find("cpu"), &a4w4_layer_ops_cpu);
     cr_assert_null(a4w4_layer_ops_find("nope"));
     cr_assert_str_eq(a4w4_layer_ops_cpu.contract, "ordered(1)");
+}
+
+Test(layer, a_group_that_cannot_run_is_a_status_not_a_verdict)
+{
+    a4w4_layer_case_result res[A4W4_LAYER_CASES_PER_GROUP];
+    char err[256] = "";
+    int f = -1;
+    a4w4_layer_group bad_k = {1, "gfx950", 256, 250, 2, 3, 8}; /* K % 32 != 0 */
+    cr_assert_eq(a4w4_layer_check_group(&a4w4_layer_ops_cpu, &bad_k, res, &f, err, sizeof err),
+                 A4W4_ST_BADINPUT);
+    cr_expect_eq(f, 0);
+    cr_expect(strstr(err, "K a multiple of 32"), "%s", err);
+    a4w4_layer_group no_gfx = {1, NULL, 256, 256, 2, 3, 8};
+    cr_expect_eq(a4w4_layer_check_group(&a4w4_layer_ops_cpu, &no_gfx, res, NULL, err, sizeof err),
+                 A4W4_ST_BADINPUT);
 }

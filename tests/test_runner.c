@@ -58,8 +58,8 @@ static a4w4_backend_type fault_type = {
 
 static uint64_t g_seed = 17;
 
-static cJSON *run_one(const char *contract, unsigned split, int asm_layout, a4w4_regime regime,
-                      size_t M, size_t N, size_t K, int *fails)
+static a4w4_entry_list run_one(const char *contract, unsigned split, int asm_layout,
+                               a4w4_regime regime, size_t M, size_t N, size_t K, int *fails)
 {
     a4w4_backend b;
     memset(&b, 0, sizeof b);
@@ -78,58 +78,51 @@ static cJSON *run_one(const char *contract, unsigned split, int asm_layout, a4w4
     c.regime = regime;
     snprintf(c.regime_text, sizeof c.regime_text, "x");
     c.seed = g_seed;
-    cJSON *entries = cJSON_CreateArray();
+    a4w4_entry_list entries = {0};
     char err[256];
-    *fails = a4w4_run_case(&r, &c, entries, err, sizeof err);
-    cr_assert_geq(*fails, 0, "%s", err);
+    cr_assert_eq(a4w4_run_case(&r, &c, &entries, err, sizeof err), A4W4_ST_OK, "%s", err);
+    *fails = (int)a4w4_entry_list_failures(&entries);
     return entries;
 }
 
-static const cJSON *entry_of(const cJSON *entries, const char *backend)
+static const a4w4_entry_result *entry_of(const a4w4_entry_list *entries, const char *backend)
 {
-    const cJSON *e;
-    cJSON_ArrayForEach(e, entries) {
-        if (!strcmp(cJSON_GetObjectItem(e, "backend")->valuestring, backend))
-            return e;
-    }
+    for (size_t i = 0; i < entries->n; i++)
+        if (!strcmp(entries->items[i].backend, backend))
+            return &entries->items[i];
     cr_assert_fail("no entry for %s", backend);
     return NULL;
 }
 
-static const char *verdict(const cJSON *e) { return cJSON_GetObjectItem(e, "verdict")->valuestring; }
-static double num(const cJSON *e, const char *k) { return cJSON_GetObjectItem(e, k)->valuedouble; }
-static const char *note(const cJSON *e)
-{
-    const cJSON *n = cJSON_GetObjectItem(e, "note");
-    return n ? n->valuestring : "";
-}
+static const char *verdict(const a4w4_entry_result *e) { return a4w4_verdict_name(e->verdict); }
+static const char *note(const a4w4_entry_result *e) { return e->note; }
 
 Test(runner, a_correct_ordered_backend_passes_bit_exact)
 {
     g_fault = F_NONE;
     int fails;
-    cJSON *en = run_one("ordered(1)", 1, 0, A4W4_REGIME_WIDE, 5, 64, 512, &fails);
-    const cJSON *e = entry_of(en, "fault");
+    a4w4_entry_list en = run_one("ordered(1)", 1, 0, A4W4_REGIME_WIDE, 5, 64, 512, &fails);
+    const a4w4_entry_result *e = entry_of(&en, "fault");
     cr_expect_str_eq(verdict(e), "pass");
-    cr_expect_eq(num(e, "checked_outputs"), 5 * 64);
+    cr_expect_eq(e->checked, 5 * 64);
     cr_expect_eq(fails, 0);
-    cJSON_Delete(en);
+    a4w4_entry_list_free(&en);
 }
 
 Test(runner, one_flipped_bit_fails_with_its_coordinates)
 {
     g_fault = F_FLIP_ONE;
     int fails;
-    cJSON *en = run_one("ordered(1)", 1, 0, A4W4_REGIME_WIDE, 5, 64, 512, &fails);
-    const cJSON *e = entry_of(en, "fault");
+    a4w4_entry_list en = run_one("ordered(1)", 1, 0, A4W4_REGIME_WIDE, 5, 64, 512, &fails);
+    const a4w4_entry_result *e = entry_of(&en, "fault");
     cr_expect_str_eq(verdict(e), "fail");
-    cr_expect_eq(num(e, "mismatches"), 1);
-    const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "first_mismatches"), 0);
-    cr_expect_eq(num(m, "row"), 0);
-    cr_expect_eq(num(m, "col"), 1);
-    cr_expect_eq(num(e, "max_ulp"), 1);
+    cr_expect_eq(e->mismatches, 1);
+    cr_assert_geq(e->nfirst, 1);
+    cr_expect_eq(e->first[0].row, 0);
+    cr_expect_eq(e->first[0].col, 1);
+    cr_expect_eq(e->max_ulp, 1);
     cr_expect_eq(fails, 1);
-    cJSON_Delete(en);
+    a4w4_entry_list_free(&en);
 }
 
 Test(runner, an_unwritten_output_fails_even_though_the_poison_is_a_nan)
@@ -137,42 +130,42 @@ Test(runner, an_unwritten_output_fails_even_though_the_poison_is_a_nan)
     g_fault = F_UNWRITTEN;
     int fails;
     /* special regime: NaN outputs exist, so a poison (also a NaN) must not pass as one */
-    cJSON *en = run_one("ordered(1)", 1, 0, A4W4_REGIME_SPECIAL, 6, 32, 256, &fails);
-    const cJSON *e = entry_of(en, "fault");
+    a4w4_entry_list en = run_one("ordered(1)", 1, 0, A4W4_REGIME_SPECIAL, 6, 32, 256, &fails);
+    const a4w4_entry_result *e = entry_of(&en, "fault");
     cr_expect_str_eq(verdict(e), "fail");
-    cr_expect_eq(num(e, "unwritten"), 1);
+    cr_expect_eq(e->unwritten, 1);
     cr_expect(strstr(note(e), "never written") != NULL, "%s", note(e));
-    cJSON_Delete(en);
+    a4w4_entry_list_free(&en);
 }
 
 Test(runner, nan_policy_nan_where_expected_passes_nan_elsewhere_fails)
 {
     g_fault = F_NONE;
     int fails;
-    cJSON *en = run_one("ordered(1)", 1, 0, A4W4_REGIME_SPECIAL, 6, 32, 256, &fails);
-    cr_expect_str_eq(verdict(entry_of(en, "fault")), "pass");
-    const cJSON *o = entry_of(en, "oracle");
+    a4w4_entry_list en = run_one("ordered(1)", 1, 0, A4W4_REGIME_SPECIAL, 6, 32, 256, &fails);
+    cr_expect_str_eq(verdict(entry_of(&en, "fault")), "pass");
+    const a4w4_entry_result *o = entry_of(&en, "oracle");
     cr_expect(strstr(note(o), "0 outside the dependent set") != NULL, "%s", note(o));
     cr_expect_str_eq(verdict(o), "pass");
-    cJSON_Delete(en);
+    a4w4_entry_list_free(&en);
     g_fault = F_NAN_EVERYWHERE;
     en = run_one("ordered(1)", 1, 0, A4W4_REGIME_SPECIAL, 6, 32, 256, &fails);
-    const cJSON *e = entry_of(en, "fault");
+    const a4w4_entry_result *e = entry_of(&en, "fault");
     cr_expect_str_eq(verdict(e), "fail");
     /* 6x32 outputs, NaN-dependent: row 3 (32) + column 5 (6) - 1 = 37 */
-    cr_expect_eq(num(e, "mismatches"), 6 * 32 - 37);
-    cJSON_Delete(en);
+    cr_expect_eq(e->mismatches, 6 * 32 - 37);
+    a4w4_entry_list_free(&en);
 }
 
 Test(runner, a_write_past_an_input_fails_as_out_of_bounds)
 {
     g_fault = F_OOB_WRITE;
     int fails;
-    cJSON *en = run_one("ordered(1)", 1, 0, A4W4_REGIME_EXACT, 2, 32, 256, &fails);
-    const cJSON *e = entry_of(en, "fault");
+    a4w4_entry_list en = run_one("ordered(1)", 1, 0, A4W4_REGIME_EXACT, 2, 32, 256, &fails);
+    const a4w4_entry_result *e = entry_of(&en, "fault");
     cr_expect_str_eq(verdict(e), "fail");
     cr_expect(strstr(note(e), "out of bounds") && strstr(note(e), "w_fp4"), "%s", note(e));
-    cJSON_Delete(en);
+    a4w4_entry_list_free(&en);
 }
 
 Test(runner, reading_the_row_pad_is_reported_pad_dependent)
@@ -181,28 +174,27 @@ Test(runner, reading_the_row_pad_is_reported_pad_dependent)
     int fails;
     /* with the default 0x7F fill the fault's extra term is the same in the baseline and in
      * the oracle comparison it shows as a mismatch too; the variants must name the fills */
-    cJSON *en = run_one("ordered(1)", 1, 1, A4W4_REGIME_EXACT, 3, 32, 256, &fails);
-    const cJSON *e = entry_of(en, "fault");
+    a4w4_entry_list en = run_one("ordered(1)", 1, 1, A4W4_REGIME_EXACT, 3, 32, 256, &fails);
+    const a4w4_entry_result *e = entry_of(&en, "fault");
     cr_expect_str_eq(verdict(e), "fail");
-    const cJSON *pd = cJSON_GetObjectItem(e, "pad_dependent");
-    cr_assert_not_null(pd);
-    cr_expect(strstr(pd->valuestring, "row pad 0xFF") && strstr(pd->valuestring, "row pad 0x00"),
-              "%s", pd->valuestring);
-    cJSON_Delete(en);
+    const char *pd = e->pad_dependent;
+    cr_assert(pd[0], "no pad_dependent");
+    cr_expect(strstr(pd, "row pad 0xFF") && strstr(pd, "row pad 0x00"), "%s", pd);
+    a4w4_entry_list_free(&en);
 }
 
 Test(runner, bounded_contract_accepts_one_ulp_and_exact_contract_does_not)
 {
     g_fault = F_BF16_NEIGHBOUR;
     int fails;
-    cJSON *en = run_one("bounded(2)", 2, 0, A4W4_REGIME_NORMAL, 4, 32, 2048, &fails);
-    const cJSON *e = entry_of(en, "fault");
+    a4w4_entry_list en = run_one("bounded(2)", 2, 0, A4W4_REGIME_NORMAL, 4, 32, 2048, &fails);
+    const a4w4_entry_result *e = entry_of(&en, "fault");
     cr_expect_str_eq(verdict(e), "pass", "%s", note(e));
-    cr_expect_eq(num(e, "max_ulp"), 1);
-    cJSON_Delete(en);
+    cr_expect_eq(e->max_ulp, 1);
+    a4w4_entry_list_free(&en);
     en = run_one("exact", 1, 0, A4W4_REGIME_EXACT, 4, 32, 2048, &fails);
-    cr_expect_str_eq(verdict(entry_of(en, "fault")), "fail");
-    cJSON_Delete(en);
+    cr_expect_str_eq(verdict(entry_of(&en, "fault")), "fail");
+    a4w4_entry_list_free(&en);
 }
 
 Test(runner, bounded_tolerance_follows_its_derivation)
@@ -248,23 +240,24 @@ Test(runner, ordered_s_contract_compares_against_ordered_s)
     g_seed = seed;
     int fails;
     g_fault = F_SPLIT4;
-    cJSON *en = run_one("ordered(4)", 4, 0, A4W4_REGIME_WIDE, 16, 64, 4096, &fails);
-    cr_expect_str_eq(verdict(entry_of(en, "fault")), "pass");
-    cJSON_Delete(en);
+    a4w4_entry_list en = run_one("ordered(4)", 4, 0, A4W4_REGIME_WIDE, 16, 64, 4096, &fails);
+    cr_expect_str_eq(verdict(entry_of(&en, "fault")), "pass");
+    a4w4_entry_list_free(&en);
     g_fault = F_NONE;
     en = run_one("ordered(4)", 4, 0, A4W4_REGIME_WIDE, 16, 64, 4096, &fails);
-    cr_expect_str_eq(verdict(entry_of(en, "fault")), "fail", "ordered(1) results passed as ordered(4)");
-    cJSON_Delete(en);
+    cr_expect_str_eq(verdict(entry_of(&en, "fault")), "fail", "ordered(1) results passed as ordered(4)");
+    a4w4_entry_list_free(&en);
     g_fault = F_SPLIT4;
     en = run_one("ordered(1)", 1, 0, A4W4_REGIME_WIDE, 16, 64, 4096, &fails);
-    cr_expect_str_eq(verdict(entry_of(en, "fault")), "fail", "ordered(4) results passed as ordered(1)");
-    cJSON_Delete(en);
+    cr_expect_str_eq(verdict(entry_of(&en, "fault")), "fail", "ordered(4) results passed as ordered(1)");
+    a4w4_entry_list_free(&en);
     g_seed = 17;
 }
 
 /* Regression (hazards --jobs 16 with HIP backends crashed on the H200): GPU backends share
- * one device and the HIP backends' device cache, so the runner must never enter a gpu=1
- * backend from two threads at once, whatever the caller's threading. */
+ * one device and the HIP backends' device cache, so the runner must never enter a backend
+ * that is not thread_safe (every GPU type) from two threads at once, whatever the caller's
+ * threading; a thread_safe one is entered concurrently. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -277,7 +270,6 @@ static int run_exclusive(void *ctx, const a4w4_run_args *a)
         atomic_store(&g_overlap, 1);
     struct timespec ts = {0, 2000000};
     nanosleep(&ts, NULL);
-    g_fault = F_NONE;
     int rc = run_fault(ctx, a);
     atomic_fetch_sub(&g_inside, 1);
     return rc;
@@ -286,14 +278,19 @@ static int run_exclusive(void *ctx, const a4w4_run_args *a)
 static a4w4_backend_type gpu_like_type = {
     .name = "gpu-like", .what = "test backend marked gpu", .contract = "ordered(1)", .gpu = 1,
     .run = run_exclusive};
+static a4w4_backend_type serial_cpu_type = {
+    .name = "serial-cpu", .what = "CPU test backend not declared thread-safe",
+    .contract = "ordered(1)", .run = run_exclusive};
+static a4w4_backend_type safe_cpu_type = {
+    .name = "safe-cpu", .what = "CPU test backend declared thread-safe",
+    .contract = "ordered(1)", .thread_safe = 1, .run = run_exclusive};
 
 static void *case_thread(void *arg)
 {
-    (void)arg;
     a4w4_backend b;
     memset(&b, 0, sizeof b);
-    b.type = &gpu_like_type;
-    snprintf(b.name, sizeof b.name, "gpu-like");
+    b.type = arg;
+    snprintf(b.name, sizeof b.name, "%s", b.type->name);
     snprintf(b.contract, sizeof b.contract, "ordered(1)");
     b.split = 1;
     a4w4_runner r = {&b, 1, 0};
@@ -306,20 +303,185 @@ static void *case_thread(void *arg)
         c.K = 64;
         c.regime = A4W4_REGIME_EXACT;
         c.seed = (uint64_t)i;
-        cJSON *entries = cJSON_CreateArray();
+        a4w4_entry_list entries = {0};
         char err[128];
-        a4w4_run_case(&r, &c, entries, err, sizeof err);
-        cJSON_Delete(entries);
+        a4w4_run_case(&r, &c, &entries, err, sizeof err);
+        a4w4_entry_list_free(&entries);
     }
     return NULL;
 }
 
+/* Four threads running cases on one backend of type t; 1 when two were ever inside it. */
+static int overlapped(a4w4_backend_type *t)
+{
+    g_fault = F_NONE;
+    atomic_store(&g_overlap, 0);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, case_thread, t);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    return atomic_load(&g_overlap);
+}
+
 Test(runner, gpu_backends_are_never_entered_concurrently)
 {
-    pthread_t t[4];
-    for (int i = 0; i < 4; i++)
-        pthread_create(&t[i], NULL, case_thread, NULL);
-    for (int i = 0; i < 4; i++)
-        pthread_join(t[i], NULL);
-    cr_expect_eq(atomic_load(&g_overlap), 0, "two threads were inside a gpu backend at once");
+    cr_expect_eq(overlapped(&gpu_like_type), 0, "two threads were inside a gpu backend at once");
+}
+
+Test(runner, backends_not_declared_thread_safe_are_never_entered_concurrently)
+{
+    cr_expect_eq(overlapped(&serial_cpu_type), 0,
+                 "two threads were inside a backend without thread_safe at once");
+}
+
+Test(runner, thread_safe_backends_run_concurrently)
+{
+    cr_expect_eq(overlapped(&safe_cpu_type), 1,
+                 "a thread_safe backend was serialized (4 threads x 4 cases of 2 ms never met)");
+}
+
+/* ---- the entries' JSON form (entry.h): one writer, fields in results.json's order ---- */
+
+static void expect_keys(const cJSON *o, const char *const *keys, size_t n)
+{
+    const cJSON *it = o->child;
+    for (size_t i = 0; i < n; i++, it = it ? it->next : NULL) {
+        cr_assert_not_null(it, "missing key %s (position %zu)", keys[i], i);
+        cr_expect_str_eq(it->string, keys[i], "position %zu", i);
+    }
+    cr_expect_null(it, "extra key %s", it ? it->string : "");
+}
+
+Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
+{
+    g_fault = F_FLIP_ONE;
+    int fails;
+    a4w4_entry_list en = run_one("ordered(1)", 1, 1, A4W4_REGIME_EXACT, 3, 32, 256, &fails);
+    cJSON *a = a4w4_entry_list_json(&en);
+    cr_assert_not_null(a);
+    cr_assert_eq(cJSON_GetArraySize(a), 2);
+    static const char *const fault_keys[] = {
+        "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags", "run_ms",
+        "y_hash", "pad_variants", "checked_outputs", "sampled", "verdict", "mismatches",
+        "unwritten", "max_ulp", "first_mismatches", "time_ms", "exact_regime_outputs"};
+    const cJSON *e = cJSON_GetArrayItem(a, 1);
+    expect_keys(e, fault_keys, sizeof fault_keys / sizeof fault_keys[0]);
+    cr_expect_str_eq(cJSON_GetObjectItem(e, "verdict")->valuestring, "fail");
+    cr_expect_str_eq(cJSON_GetObjectItem(e, "seed")->valuestring, "17");
+    const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "first_mismatches"), 0);
+    cr_expect_str_eq(cJSON_GetObjectItem(m, "tensor")->valuestring, "y");
+    cr_expect_eq(cJSON_GetObjectItem(m, "col")->valuedouble, 1);
+    char want[16];
+    a4w4_mismatch_hex(en.items[1].first[0].got, 2, want);
+    cr_expect_str_eq(cJSON_GetObjectItem(m, "got")->valuestring, want);
+    cr_expect_eq(strlen(want), 6, "bf16 bits print as 0x and 4 digits: %s", want);
+    static const char *const oracle_keys[] = {
+        "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags",
+        "checked_outputs", "sampled", "verdict", "mismatches", "unwritten", "max_ulp",
+        "first_mismatches", "time_ms", "exact_regime_outputs"};
+    expect_keys(cJSON_GetArrayItem(a, 0), oracle_keys, sizeof oracle_keys / sizeof oracle_keys[0]);
+    cJSON_Delete(a);
+    a4w4_entry_list_free(&en);
+}
+
+Test(runner, a_byte_entry_is_written_from_its_check)
+{
+    a4w4_entry_list l = {0};
+    a4w4_entry_result *e = a4w4_entry_list_add(&l);
+    cr_assert_not_null(e);
+    a4w4_entry_identity(e, A4W4_ENTRY_BYTES, "golden/g", 1, 2, 64, "golden", 0, "cpu-asm",
+                        "ordered(1)");
+    uint8_t got[4] = {1, 2, 3, 4}, exp[4] = {1, 2, 9, 4};
+    a4w4_check c;
+    a4w4_check_bytes(&c, "w_fp4_shuffled", got, exp, 2, 2, NULL);
+    a4w4_entry_set_check(e, &c);
+    e->time_ms = 1.5;
+    cr_expect_eq(a4w4_entry_list_failures(&l), 1);
+    cJSON *o = a4w4_entry_json(e);
+    static const char *const keys[] = {"name", "M", "N", "K", "regime", "seed", "backend",
+                                       "contract", "checked_outputs", "verdict", "mismatches",
+                                       "max_ulp", "first_mismatches", "sampled", "time_ms"};
+    expect_keys(o, keys, sizeof keys / sizeof keys[0]);
+    const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "first_mismatches"), 0);
+    cr_expect_str_eq(cJSON_GetObjectItem(m, "tensor")->valuestring, "w_fp4_shuffled");
+    cr_expect_eq(cJSON_GetObjectItem(m, "row")->valuedouble, 1);
+    cr_expect_eq(cJSON_GetObjectItem(m, "col")->valuedouble, 0);
+    cr_expect_str_eq(cJSON_GetObjectItem(m, "got")->valuestring, "0x03");
+    cr_expect_str_eq(cJSON_GetObjectItem(m, "expected")->valuestring, "0x09");
+    cJSON_Delete(o);
+    a4w4_entry_list_free(&l);
+}
+
+/* ---- golden bundles: the systems under test come from the caller (verify_bundle.h) ---- */
+
+static int sut_ordered(void *ctx, const uint8_t *a, const uint8_t *as, const uint8_t *w,
+                       const uint8_t *ws, size_t M, size_t N, size_t K, uint16_t *y)
+{
+    int rc = a4w4_gemm_ordered(a, as, w, ws, M, N, K, 1, y, NULL);
+    if (ctx && rc == A4W4_OK)
+        y[M * N - 1] ^= 0x0001; /* ctx != NULL: one flipped bit */
+    return rc;
+}
+
+static int sut_unsupported(void *ctx, const uint8_t *a, const uint8_t *as, const uint8_t *w,
+                           const uint8_t *ws, size_t M, size_t N, size_t K, uint16_t *y)
+{
+    (void)ctx, (void)a, (void)as, (void)w, (void)ws, (void)M, (void)N, (void)K, (void)y;
+    return A4W4_EUNSUPPORTED;
+}
+
+Test(runner, golden_bundles_check_the_systems_under_test_the_caller_passes)
+{
+    static int flip = 1;
+    const a4w4_bundle_sut suts[] = {{"good", 0, sut_ordered, NULL},
+                                    {"broken", 0, sut_ordered, &flip},
+                                    {"refuses", 0, sut_unsupported, NULL},
+                                    {"unselected", 0, sut_ordered, &flip}};
+    a4w4_backend b[3];
+    memset(b, 0, sizeof b);
+    snprintf(b[0].name, sizeof b[0].name, "good");
+    snprintf(b[1].name, sizeof b[1].name, "broken");
+    snprintf(b[2].name, sizeof b[2].name, "refuses");
+    a4w4_runner r = {b, 3, 0};
+    a4w4_entry_list en = {0};
+    char err[512] = "";
+    const char *path = A4W4_SOURCE_DIR "/cases/golden/g1_m1_n256_k512.safetensors";
+    cr_assert_eq(a4w4_run_golden(&r, suts, 4, path, &en, err, sizeof err), A4W4_ST_OK, "%s", err);
+    cr_assert_eq(en.n, 4, "good, broken, refuses, then the oracle (unselected: no entry)");
+    cr_expect_str_eq(en.items[0].backend, "good");
+    cr_expect_str_eq(verdict(&en.items[0]), "pass");
+    cr_expect_str_eq(en.items[0].name, "golden/g1_m1_n256_k512");
+    cr_expect_str_eq(verdict(&en.items[1]), "fail");
+    cr_expect_eq(en.items[1].mismatches, 1);
+    cr_expect_str_eq(en.items[1].first[0].tensor, "broken vs y_ordered");
+    cr_expect_str_eq(verdict(&en.items[2]), "n/a");
+    cr_expect(strstr(en.items[2].note, "not"), "%s", en.items[2].note);
+    cr_expect_str_eq(en.items[3].backend, "oracle");
+    cr_expect_str_eq(verdict(&en.items[3]), "pass", "%s", en.items[3].note);
+    cr_expect_eq(a4w4_entry_list_failures(&en), 1);
+    a4w4_entry_list_free(&en);
+    /* a bad bundle: the oracle entry records it, the status says so */
+    cr_assert_eq(a4w4_run_golden(&r, suts, 4, A4W4_SOURCE_DIR "/cases/premerge.csv", &en, err,
+                                 sizeof err), A4W4_ST_BADINPUT);
+    cr_assert_eq(en.n, 1);
+    cr_expect_str_eq(verdict(&en.items[0]), "fail");
+    cr_expect(strstr(en.items[0].note, "bad input"), "%s", en.items[0].note);
+    a4w4_entry_list_free(&en);
+}
+
+Test(runner, an_asm_layout_sut_is_not_applicable_without_the_layouts)
+{
+    const a4w4_bundle_sut suts[] = {{"asm-reader", 1, sut_ordered, NULL}};
+    a4w4_check_list checks = {0};
+    char err[512] = "";
+    /* g5: N = 48 has no scale swizzle, so the bundle holds no ASM layouts */
+    const char *path = A4W4_SOURCE_DIR "/cases/golden/g5_m8_n48_k320.safetensors";
+    cr_assert_eq(a4w4_verify_bundle(path, suts, 1, &checks, NULL, err, sizeof err), A4W4_ST_OK,
+                 "%s", err);
+    const a4w4_check *last = &checks.items[checks.n - 1];
+    cr_expect_str_eq(last->subject, "asm-reader vs y_ordered");
+    cr_expect_eq(last->verdict, A4W4_CHECK_NA);
+    cr_expect(strstr(last->note, "ASM layouts not applicable"), "%s", last->note);
+    a4w4_check_list_free(&checks);
 }

@@ -113,7 +113,9 @@ static void expect_fail_words(const char *path, const char *const *words, size_t
     memset(&f, 0xA5, sizeof f);
     char err[512] = "";
     int rc = a4w4_st_load(path, &f, err, sizeof err);
-    cr_assert_eq(rc, -1, "%s: load should fail, got %d", path, rc);
+    /* a file that cannot be opened is an I/O failure; every other refusal a broken rule */
+    int want = strstr(err, "cannot open") ? A4W4_ST_IO : A4W4_ST_BADINPUT;
+    cr_assert_eq(rc, want, "%s: load should fail with %d, got %d (%s)", path, want, rc, err);
     cr_assert_null(f.tensors, "tensors not reset on failure");
     cr_assert_null(f.buf, "buf not reset on failure");
     cr_assert_eq(f.ntensors, 0);
@@ -131,7 +133,7 @@ static void expect_fail_words(const char *path, const char *const *words, size_t
         uint8_t *b = read_bytes(path, &n);
         char err2[512] = "";
         memset(&f, 0x5A, sizeof f);
-        cr_assert_eq(a4w4_st_load_mem(path, b, n, &f, err2, sizeof err2), -1);
+        cr_assert_eq(a4w4_st_load_mem(path, b, n, &f, err2, sizeof err2), A4W4_ST_BADINPUT);
         cr_assert_null(f.tensors);
         cr_assert_str_eq(err2, err, "load_mem and load disagree");
         free(b);
@@ -801,7 +803,7 @@ Test(load_rules, data_offsets_past_data_section)
              "%s: tensor 'y_exact' data_offsets [0, 600] past the data section (512 bytes)", p);
     a4w4_st_file f;
     char err[512];
-    cr_assert_eq(a4w4_st_load(p, &f, err, sizeof err), -1);
+    cr_assert_eq(a4w4_st_load(p, &f, err, sizeof err), A4W4_ST_BADINPUT);
     cr_assert_str_eq(err, want);
     /* an empty tensor starting past the end is outside too */
     EXPECT_FAIL(craft("empty_past", "{\"e\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[9,9]}}", 8),
@@ -909,11 +911,11 @@ Test(load_rules, io_errors)
     EXPECT_FAIL(TMP_DIR "/rules/a-directory.safetensors", "not a regular file");
     a4w4_st_file f;
     char err[256];
-    cr_assert_eq(a4w4_st_load(NULL, &f, err, sizeof err), -1);
-    cr_assert_eq(a4w4_st_load("x", NULL, err, sizeof err), -1);
-    cr_assert_eq(a4w4_st_load("/nonexistent/x", &f, NULL, 0), -1); /* no err buffer is fine */
+    cr_assert_eq(a4w4_st_load(NULL, &f, err, sizeof err), A4W4_ST_BADINPUT);
+    cr_assert_eq(a4w4_st_load("x", NULL, err, sizeof err), A4W4_ST_BADINPUT);
+    cr_assert_eq(a4w4_st_load("/nonexistent/x", &f, NULL, 0), A4W4_ST_IO); /* no err buffer is fine */
     char tiny[8];
-    cr_assert_eq(a4w4_st_load("/nonexistent/x", &f, tiny, sizeof tiny), -1);
+    cr_assert_eq(a4w4_st_load("/nonexistent/x", &f, tiny, sizeof tiny), A4W4_ST_IO);
     cr_assert_eq(strlen(tiny), 7, "message must be truncated to the buffer");
 }
 
@@ -934,7 +936,7 @@ Test(load_rules, truncations_and_header_flips)
     a4w4_st_file f;
     for (size_t len = 0; len < n; len += (len < 1200 ? 1 : 997)) {
         err[0] = '\0';
-        cr_assert_eq(a4w4_st_load_mem("g5", b, len, &f, err, sizeof err), -1,
+        cr_assert_eq(a4w4_st_load_mem("g5", b, len, &f, err, sizeof err), A4W4_ST_BADINPUT,
                      "truncation to %zu bytes loaded", len);
         cr_assert_eq(strncmp(err, "g5: ", 4), 0, "%s", err);
     }
@@ -985,7 +987,7 @@ Test(writer_fail, directory_missing_or_not_a_directory)
     char path[4096], err[512];
     const a4w4_st_tensor_in t = {"t", A4W4_ST_U8, 1, {4}, "abcd", 0};
     snprintf(path, sizeof path, "%s/no-such-dir/x.safetensors", dir);
-    cr_assert_eq(a4w4_st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err), -1);
+    cr_assert_eq(a4w4_st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err), A4W4_ST_IO);
     cr_assert_not_null(strstr(err, "cannot create temporary file"), "%s", err);
     cr_assert_eq(strncmp(err, path, strlen(path)), 0, "%s", err);
     cr_assert(!file_exists(path));
@@ -994,7 +996,7 @@ Test(writer_fail, directory_missing_or_not_a_directory)
     snprintf(file_as_dir, sizeof file_as_dir, "%s/plain-file", dir);
     tu_write_file(file_as_dir, OLD, strlen(OLD));
     snprintf(path, sizeof path, "%s/plain-file/x.safetensors", dir);
-    cr_assert_eq(a4w4_st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err), -1);
+    cr_assert_eq(a4w4_st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err), A4W4_ST_IO);
     cr_assert_not_null(strstr(err, "Not a directory"), "%s", err);
     expect_untouched(dir, file_as_dir);
 }
@@ -1011,7 +1013,7 @@ Test(writer_fail, directory_not_writable)
     const a4w4_st_tensor_in t = {"t", A4W4_ST_U8, 1, {4}, "abcd", 0};
     int rc = a4w4_st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err);
     chmod(dir, 0755);
-    cr_assert_eq(rc, -1);
+    cr_assert_eq(rc, A4W4_ST_IO);
     cr_assert_not_null(strstr(err, "Permission denied"), "%s", err);
     expect_untouched(dir, path);
 }
@@ -1025,7 +1027,7 @@ Test(writer_fail, inconsistent_tensor_size)
     uint16_t y[6] = {0};
     const a4w4_st_tensor_in t[] = {{"ok", A4W4_ST_U8, 1, {4}, "abcd", 4},
                                    {"y", A4W4_ST_BF16, 2, {2, 3}, y, 6}};
-    cr_assert_eq(a4w4_st_write(path, t, 2, NULL, NULL, 0, err, sizeof err), -1);
+    cr_assert_eq(a4w4_st_write(path, t, 2, NULL, NULL, 0, err, sizeof err), A4W4_ST_BADINPUT);
     cr_assert_not_null(strstr(err, "tensor 'y' nbytes 6 does not match shape [2, 3] x BF16 = 12 bytes"),
                        "%s", err);
     expect_untouched(dir, path);
@@ -1056,17 +1058,18 @@ Test(writer_fail, invalid_inputs_create_nothing)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
-        cr_assert_eq(a4w4_st_write(path, bad[i].t, bad[i].n, NULL, NULL, 0, err, sizeof err), -1,
+        cr_assert_eq(a4w4_st_write(path, bad[i].t, bad[i].n, NULL, NULL, 0, err, sizeof err),
+                     A4W4_ST_BADINPUT,
                      "case %zu accepted", i);
         cr_assert_not_null(strstr(err, bad[i].words), "case %zu: %s", i, err);
         expect_untouched(dir, path);
     }
     const a4w4_st_tensor_in t = {"a", A4W4_ST_U8, 1, {4}, d, 0};
     const char *k2[] = {"M", "M"}, *v2[] = {"1", "2"};
-    cr_assert_eq(a4w4_st_write(path, &t, 1, k2, v2, 2, err, sizeof err), -1);
+    cr_assert_eq(a4w4_st_write(path, &t, 1, k2, v2, 2, err, sizeof err), A4W4_ST_BADINPUT);
     cr_assert_not_null(strstr(err, "duplicate metadata key 'M'"), "%s", err);
     const char *k1[] = {"M"}, *v1[] = {NULL};
-    cr_assert_eq(a4w4_st_write(path, &t, 1, k1, v1, 1, err, sizeof err), -1);
+    cr_assert_eq(a4w4_st_write(path, &t, 1, k1, v1, 1, err, sizeof err), A4W4_ST_BADINPUT);
     cr_assert_not_null(strstr(err, "NULL key or value"), "%s", err);
     expect_untouched(dir, path);
 }
@@ -1091,7 +1094,7 @@ Test(writer_fail, write_error_midway_removes_temp)
     int rc = a4w4_st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err);
     setrlimit(RLIMIT_FSIZE, &old_lim);
     free(d);
-    cr_assert_eq(rc, -1);
+    cr_assert_eq(rc, A4W4_ST_IO);
     cr_assert_not_null(strstr(err, "write to temporary file"), "%s", err);
     cr_assert_not_null(strstr(err, "File too large"), "%s", err);
     expect_untouched(dir, path);

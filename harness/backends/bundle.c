@@ -58,37 +58,38 @@ int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len)
     return 0;
 }
 
-int a4w4_bundle_write_outputs(const char *dir, const char *case_name, size_t M, size_t N,
-                              const uint16_t *y, char *err, size_t errlen)
+a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, size_t M,
+                                       size_t N, const uint16_t *y, char *err, size_t errlen)
 {
     char fname[512], path[4096];
     if (!dir || !*dir) {
         snprintf(err, errlen, "output bundle: empty directory name");
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
     if (!case_name || a4w4_bundle_file_name(case_name, fname, sizeof fname)) {
         snprintf(err, errlen, "%s: case name '%s' is empty or too long for a file name", dir,
                  case_name ? case_name : "");
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
     if (snprintf(path, sizeof path, "%s/%s", dir, fname) >= (int)sizeof path) {
         snprintf(err, errlen, "%s/%s: path too long", dir, fname);
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
     if (M == 0 || N == 0 || !y || M > SIZE_MAX / 2 / N) {
         snprintf(err, errlen, "%s: outputs [%zu, %zu] must be non-empty and fit in memory", path,
                  M, N);
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
-    if (a4w4_mkdir_p(dir, err, errlen))
-        return -1;
+    a4w4_hstatus rc = a4w4_mkdir_p(dir, err, errlen);
+    if (rc)
+        return rc;
     char ms[32], ns[32];
     snprintf(ms, sizeof ms, "%zu", M);
     snprintf(ns, sizeof ns, "%zu", N);
     const char *keys[] = {"format", "case", "M", "N"};
     const char *vals[] = {A4W4_BUNDLE_OUTPUTS_FORMAT, case_name, ms, ns};
     a4w4_st_tensor_in t = {"y", A4W4_ST_BF16, 2, {M, N}, y, M * N * 2};
-    return a4w4_st_write(path, &t, 1, keys, vals, 4, err, errlen) ? -1 : 0;
+    return a4w4_st_write(path, &t, 1, keys, vals, 4, err, errlen);
 }
 
 typedef struct {
@@ -234,6 +235,7 @@ const a4w4_backend_type a4w4_backend_bundle = {
     .what = "outputs produced elsewhere, read from DIR/<case>.safetensors (tensor y, BF16 [M, N])",
     .contract = "ordered(1)",
     .needs_arg = 1,
+    .thread_safe = 1, /* each run reads its own file; the context is read-only */
     .prepare = bundle_prepare,
     .run = bundle_run,
     .release = bundle_release};

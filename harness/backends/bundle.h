@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "status.h"
+
 /* The format string the exporter writes to __metadata__ "format". */
 #define A4W4_BUNDLE_OUTPUTS_FORMAT "a4w4-outputs/1"
 
@@ -32,11 +34,12 @@ int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len);
  * dir/<file name of case_name> as an output bundle (tensor "y", BF16, metadata format, case,
  * M, N), atomically (a4w4_st_write: temporary file, fsync, rename); dir is created when
  * missing (mkdir -p). The directory's contract.txt is not written (callers whose producer
- * keeps a contract other than ordered(1) write it themselves). Returns 0, or -1 with one line
- * in err naming the path and the rule (empty name, M or N zero, M*N overflowing, directory
- * not creatable, write failure). */
-int a4w4_bundle_write_outputs(const char *dir, const char *case_name, size_t M, size_t N,
-                              const uint16_t *y, char *err, size_t errlen);
+ * keeps a contract other than ordered(1) write it themselves). Returns A4W4_ST_OK, or with one
+ * line in err naming the path and the rule: A4W4_ST_BADINPUT (empty name, M or N zero, M*N
+ * overflowing, path too long), A4W4_ST_IO (directory not creatable, write failure) or
+ * A4W4_ST_NOMEM. */
+a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, size_t M,
+                                       size_t N, const uint16_t *y, char *err, size_t errlen);
 
 /* 1 when s is a contract string the harness knows (contracts §4.1): "exact", "bounded",
  * "ordered(S)" with S a decimal integer in 1..65536 without sign, spaces or leading zeros;

@@ -1,4 +1,5 @@
-/* cpu.c — the two CPU systems under test as backends (cpu_sut.h). */
+/* cpu.c — the two CPU systems under test as backends and as bundle systems under test
+ * (cpu_sut.h). */
 #include <stdio.h>
 
 #include "a4w4_formats.h"
@@ -34,10 +35,41 @@ const a4w4_backend_type a4w4_backend_cpu_asm = {
     .what = "C GEMM reading w_fp4_shuffled, w_scale_swizzled, a_scale_shuffled through the layout maps",
     .contract = "ordered(1)",
     .asm_layout = 1,
+    .thread_safe = 1,
     .run = run_cpu_asm};
 
 const a4w4_backend_type a4w4_backend_cpu_fallback = {
     .name = "cpu-fallback",
     .what = "C GEMM on row-major operands and scales (Triton gemm_afp4wfp4's role)",
     .contract = "ordered(1)",
+    .thread_safe = 1,
     .run = run_cpu_fallback};
+
+/* Whole-output forms for golden bundles (engine/verify_bundle.h). */
+static int bundle_cpu_asm(void *ctx, const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
+                          const uint8_t *w_fp4_shuffled, const uint8_t *w_scale_swizzled,
+                          size_t M, size_t N, size_t K, uint16_t *y)
+{
+    (void)ctx;
+    return a4w4_cpu_asm_gemm(a_fp4, a_scale_shuffled, w_fp4_shuffled, w_scale_swizzled, M, N,
+                             K, NULL, 0, NULL, 0, y);
+}
+
+static int bundle_cpu_fallback(void *ctx, const uint8_t *a_fp4, const uint8_t *a_scale,
+                               const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
+                               size_t K, uint16_t *y)
+{
+    (void)ctx;
+    return a4w4_cpu_fallback_gemm(a_fp4, a_scale, w_fp4, w_scale, M, N, K, NULL, 0, NULL, 0,
+                                  y);
+}
+
+const a4w4_bundle_sut *a4w4_cpu_bundle_suts(size_t *n)
+{
+    static const a4w4_bundle_sut suts[] = {
+        {"cpu-asm", 1, bundle_cpu_asm, NULL},
+        {"cpu-fallback", 0, bundle_cpu_fallback, NULL},
+    };
+    *n = sizeof suts / sizeof suts[0];
+    return suts;
+}

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "verify_bundle.h"
+
 /* ASM-layout consumer: reads the weight only as w_fp4_shuffled (contracts §3.1), its scale only
  * as w_scale_swizzled (§3.2) and the activation scale only as a_scale_shuffled (§3.3, padded
  * to a4w4_act_scale_padded_rows(M) x a4w4_act_scale_padded_cols(K/32)); a_fp4 [M, K/2]
@@ -29,5 +31,10 @@ int a4w4_cpu_fallback_gemm(const uint8_t *a_fp4, const uint8_t *a_scale, const u
                            const uint8_t *w_scale, size_t M, size_t N, size_t K,
                            const size_t *rows, size_t nrows, const size_t *cols, size_t ncols,
                            uint16_t *y);
+
+/* The two as the systems under test a case bundle's y_ordered is checked against (contracts
+ * §7, engine/verify_bundle.h): cpu-asm (asm_layout 1) then cpu-fallback; *n = 2. Static
+ * storage. */
+const a4w4_bundle_sut *a4w4_cpu_bundle_suts(size_t *n);
 
 #endif

@@ -510,10 +510,10 @@ static int layouts_d1d4(void *ctx, const a4w4_case_data *d, uint8_t *wsh, uint8_
 
 #define GEMM_MUTANT(var, nm, desc, contr, asm_, fn)                                            \
     static const a4w4_backend_type var = {.name = nm, .what = desc, .contract = contr,         \
-                                          .asm_layout = asm_, .run = fn}
+                                          .asm_layout = asm_, .thread_safe = 1, .run = fn}
 #define BYTES_MUTANT(var, nm, desc, field, fn)                                                 \
     static const a4w4_backend_type var = {.name = nm, .what = desc, .contract = "bytes",       \
-                                          .field = fn}
+                                          .thread_safe = 1, .field = fn}
 
 BYTES_MUTANT(m_k1n1, "mut-preshuffle-k1n1",
              "weight preshuffle with k1 and n1 swapped (layout bytes)", layouts, layouts_k1n1);

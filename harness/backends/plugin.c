@@ -31,24 +31,24 @@ static a4w4_plugin_query_fn sym_to_fn(void *sym)
     return fn;
 }
 
-static int plugin_prepare(const char *arg, void **vctx, char *contract, size_t contract_len,
-                          int *asm_layout, char *err, size_t errlen)
+/* dlopen arg (a bare file name means ./name: dlopen would otherwise search the library path)
+ * and look up the query symbol: the handle, or NULL with err set. */
+static void *plugin_open(const char *arg, void **sym, char *err, size_t errlen)
 {
-    /* A bare file name means ./name: dlopen would otherwise search the library path. */
     char path[4096];
     if (snprintf(path, sizeof path, "%s%s", strchr(arg, '/') ? "" : "./", arg) >=
         (int)sizeof path) {
         snprintf(err, errlen, "plugin %.200s...: path too long", arg);
-        return -1;
+        return NULL;
     }
     struct stat st;
     if (stat(path, &st) != 0) {
         snprintf(err, errlen, "plugin %s: file not found (%s)", arg, strerror(errno));
-        return -1;
+        return NULL;
     }
     if (!S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "plugin %s: not a regular file (a plugin is a shared library)", arg);
-        return -1;
+        return NULL;
     }
     dlerror();
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -56,48 +56,57 @@ static int plugin_prepare(const char *arg, void **vctx, char *contract, size_t c
         const char *e = dlerror();
         snprintf(err, errlen, "plugin %s: not a loadable shared object (dlopen: %s)", arg,
                  e ? e : "unknown error");
-        return -1;
+        return NULL;
     }
     dlerror();
-    void *sym = dlsym(h, A4W4_PLUGIN_QUERY_SYMBOL);
-    if (!sym) {
+    *sym = dlsym(h, A4W4_PLUGIN_QUERY_SYMBOL);
+    if (!*sym) {
         snprintf(err, errlen, "plugin %s: does not export " A4W4_PLUGIN_QUERY_SYMBOL
                  "() (the plugin ABI, harness/backends/a4w4_plugin.h)", arg);
         dlclose(h);
-        return -1;
+        return NULL;
     }
-    const a4w4_plugin_info *info = sym_to_fn(sym)();
-    const char *bad = NULL;
-    char why[256] = "";
+    return h;
+}
+
+/* What is wrong with the plugin's info struct (why is scratch for the text), or NULL. */
+static const char *info_problem(const a4w4_plugin_info *info, size_t contract_len, char *why,
+                                size_t whylen)
+{
     if (!info)
-        bad = A4W4_PLUGIN_QUERY_SYMBOL "() returned NULL (the plugin refuses to load)";
-    else if (info->abi_version != A4W4_PLUGIN_ABI_VERSION) {
-        snprintf(why, sizeof why, "plugin ABI version %u, this harness speaks version %u "
+        return A4W4_PLUGIN_QUERY_SYMBOL "() returned NULL (the plugin refuses to load)";
+    if (info->abi_version != A4W4_PLUGIN_ABI_VERSION) {
+        snprintf(why, whylen, "plugin ABI version %u, this harness speaks version %u "
                  "(rebuild it against harness/backends/a4w4_plugin.h)", (unsigned)info->abi_version,
                  (unsigned)A4W4_PLUGIN_ABI_VERSION);
-        bad = why;
-    } else if (!info->contract || !a4w4_contract_valid(info->contract) ||
-               strlen(info->contract) >= contract_len) {
-        snprintf(why, sizeof why, "contract '%.40s' is not one of ordered(1), ordered(S) with S "
+        return why;
+    }
+    if (!info->contract || !a4w4_contract_valid(info->contract) ||
+        strlen(info->contract) >= contract_len) {
+        snprintf(why, whylen, "contract '%.40s' is not one of ordered(1), ordered(S) with S "
                  "in 1..65536, exact, bounded", info->contract ? info->contract : "(null)");
-        bad = why;
-    } else if (!info->gemm)
-        bad = "the info struct has no gemm callback";
-    else if (info->asm_layout != 0 && info->asm_layout != 1) {
-        snprintf(why, sizeof why, "asm_layout is %d, must be 0 or 1", info->asm_layout);
-        bad = why;
+        return why;
     }
-    if (bad) {
-        snprintf(err, errlen, "plugin %s: %s", arg, bad);
-        dlclose(h);
-        return -1;
+    if (!info->gemm)
+        return "the info struct has no gemm callback";
+    if (info->asm_layout != 0 && info->asm_layout != 1) {
+        snprintf(why, whylen, "asm_layout is %d, must be 0 or 1", info->asm_layout);
+        return why;
     }
+    return NULL;
+}
+
+/* A context for the opened plugin h, its init called: the context, or NULL with err set (h
+ * is then closed). */
+static plugin_ctx *plugin_instance(const char *arg, void *h, const a4w4_plugin_info *info,
+                                   char *err, size_t errlen)
+{
     plugin_ctx *c = calloc(1, sizeof *c);
     if (!c || pthread_mutex_init(&c->lock, NULL)) {
         free(c);
         dlclose(h);
         snprintf(err, errlen, "plugin %s: out of memory", arg);
-        return -1;
+        return NULL;
     }
     c->handle = h;
     c->info = info;
@@ -113,9 +122,30 @@ static int plugin_prepare(const char *arg, void **vctx, char *contract, size_t c
             pthread_mutex_destroy(&c->lock);
             free(c);
             dlclose(h);
-            return -1;
+            return NULL;
         }
     }
+    return c;
+}
+
+static int plugin_prepare(const char *arg, void **vctx, char *contract, size_t contract_len,
+                          int *asm_layout, char *err, size_t errlen)
+{
+    void *sym = NULL;
+    void *h = plugin_open(arg, &sym, err, errlen);
+    if (!h)
+        return -1;
+    const a4w4_plugin_info *info = sym_to_fn(sym)();
+    char why[256] = "";
+    const char *bad = info_problem(info, contract_len, why, sizeof why);
+    if (bad) {
+        snprintf(err, errlen, "plugin %s: %s", arg, bad);
+        dlclose(h);
+        return -1;
+    }
+    plugin_ctx *c = plugin_instance(arg, h, info, err, errlen);
+    if (!c)
+        return -1;
     snprintf(contract, contract_len, "%s", info->contract);
     *asm_layout = info->asm_layout;
     *vctx = c;
@@ -179,6 +209,7 @@ const a4w4_backend_type a4w4_backend_plugin = {
     .what = "a shared library exporting the a4w4 plugin ABI (harness/backends/a4w4_plugin.h), e.g. AITER's gemm_a4w4",
     .contract = "ordered(1)",
     .needs_arg = 1,
+    .thread_safe = 1, /* plugin_run serializes the calls into one instance itself (ABI "Threading") */
     .prepare = plugin_prepare,
     .run = plugin_run,
     .release = plugin_release};

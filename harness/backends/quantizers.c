@@ -50,12 +50,14 @@ const a4w4_backend_type a4w4_quantizer_ref = {
     .name = "ref-quant",
     .what = "ref's a4w4_quantize (bf16 input, the case's scale mode)",
     .contract = "bytes",
+    .thread_safe = 1,
     .quantize = ref_quantize};
 
 const a4w4_backend_type a4w4_layout_ref = {
     .name = "ref-layout",
     .what = "ref's view/permute forms of the three layouts (not the closed-form maps)",
     .contract = "bytes",
+    .thread_safe = 1,
     .layouts = ref_layouts};
 
 /* ---- lookup ----------------------------------------------------------------------------------- */
@@ -174,32 +176,10 @@ static int count_set(const int *v, int n, int *which)
     return c;
 }
 
-int a4w4_fingerprint_quantizer(a4w4_backend *b, int asked, a4w4_fingerprint *fp, char *err,
-                               size_t errlen)
+/* Which scale modes reproduce every probe block's scale code; fp->mode when exactly one.
+ * Returns the number of modes that do. */
+static int fingerprint_mode(a4w4_fingerprint *fp, const uint16_t *x, const uint8_t *sc)
 {
-    memset(fp, 0, sizeof *fp);
-    fp->asked = asked;
-    fp->mode = fp->rounding = -1;
-    if (!b->type || !b->type->quantize) {
-        snprintf(err, errlen, "%s is not a quantizer backend (no quantize hook)",
-                 b->type ? b->name : "(none)");
-        return A4W4_EINVAL;
-    }
-    const size_t K = 32 * NBLK;
-    uint16_t x[32 * NBLK];
-    uint8_t fp4[16 * NBLK], sc[NBLK];
-    for (size_t i = 0; i < NBLK; i++)
-        fill_probe(x, i);
-    memset(fp4, 0xA5, sizeof fp4);
-    memset(sc, 0xA5, sizeof sc);
-    char why[512] = "";
-    int rc = b->type->quantize(b->ctx, x, 1, K, asked, fp4, sc, why, sizeof why);
-    if (rc != A4W4_OK) {
-        snprintf(err, errlen, "%s: quantize failed: %s", b->name,
-                 why[0] ? why : a4w4_status_str(rc));
-        return rc;
-    }
-    /* scale modes */
     for (size_t i = 0; i < SCALE_MANT * SCALE_EXPS; i++) {
         float amax = amax_of(x + i * 32);
         fp->nscale++;
@@ -212,7 +192,14 @@ int a4w4_fingerprint_quantizer(a4w4_backend *b, int asked, a4w4_fingerprint *fp,
     nmodes = count_set(mok, A4W4_SCALE_MODE_COUNT, &mode);
     if (nmodes == 1)
         fp->mode = mode;
-    /* rounding, read with the contracts' nibble order and, failing that, swapped */
+    return nmodes;
+}
+
+/* The E2M1 rounding rule of the rounding probes, read with the contracts' nibble order and,
+ * failing that, swapped; fp->rounding when exactly one rule matches every element. */
+static void fingerprint_rounding(a4w4_fingerprint *fp, const uint16_t *x, const uint8_t *fp4,
+                                 const uint8_t *sc)
+{
     size_t match[2][A4W4_E2M1_RULES];
     memset(match, 0, sizeof match);
     for (size_t i = SCALE_MANT * SCALE_EXPS; i < NBLK; i++) {
@@ -239,8 +226,11 @@ int a4w4_fingerprint_quantizer(a4w4_backend *b, int asked, a4w4_fingerprint *fp,
     memcpy(fp->round_match, match[sw], sizeof fp->round_match);
     if (nr[sw] == 1)
         fp->rounding = rule[sw];
+}
 
-    /* summary */
+/* fp->summary: the mode and the rounding, or the match counts when no single one fits. */
+static void fingerprint_summary(a4w4_fingerprint *fp, int nmodes)
+{
     char ms[192], rs[192];
     if (fp->mode >= 0)
         snprintf(ms, sizeof ms, "%s", a4w4_scale_mode_name((a4w4_scale_mode)fp->mode));
@@ -253,7 +243,7 @@ int a4w4_fingerprint_quantizer(a4w4_backend *b, int asked, a4w4_fingerprint *fp,
                  fp->scale_match[3], fp->nscale);
     if (fp->rounding >= 0)
         snprintf(rs, sizeof rs, "%s%s", rule_names[fp->rounding],
-                 sw ? ", nibbles swapped (element 2i in the high nibble)" : "");
+                 fp->nibbles_swapped ? ", nibbles swapped (element 2i in the high nibble)" : "");
     else
         snprintf(rs, sizeof rs,
                  "no single rounding matches: RNE %zu/%zu elements, truncation %zu/%zu, "
@@ -261,6 +251,36 @@ int a4w4_fingerprint_quantizer(a4w4_backend *b, int asked, a4w4_fingerprint *fp,
                  fp->round_match[0], fp->nelem, fp->round_match[1], fp->nelem,
                  fp->round_match[2], fp->nelem);
     snprintf(fp->summary, sizeof fp->summary, "%s %s %s", ms, fp->mode >= 0 ? "+" : ";", rs);
+}
+
+int a4w4_fingerprint_quantizer(a4w4_backend *b, int asked, a4w4_fingerprint *fp, char *err,
+                               size_t errlen)
+{
+    memset(fp, 0, sizeof *fp);
+    fp->asked = asked;
+    fp->mode = fp->rounding = -1;
+    if (!b->type || !b->type->quantize) {
+        snprintf(err, errlen, "%s is not a quantizer backend (no quantize hook)",
+                 b->type ? b->name : "(none)");
+        return A4W4_EINVAL;
+    }
+    const size_t K = 32 * NBLK;
+    uint16_t x[32 * NBLK];
+    uint8_t fp4[16 * NBLK], sc[NBLK];
+    for (size_t i = 0; i < NBLK; i++)
+        fill_probe(x, i);
+    memset(fp4, 0xA5, sizeof fp4);
+    memset(sc, 0xA5, sizeof sc);
+    char why[512] = "";
+    int rc = b->type->quantize(b->ctx, x, 1, K, asked, fp4, sc, why, sizeof why);
+    if (rc != A4W4_OK) {
+        snprintf(err, errlen, "%s: quantize failed: %s", b->name,
+                 why[0] ? why : a4w4_status_str(rc));
+        return rc;
+    }
+    int nmodes = fingerprint_mode(fp, x, sc);
+    fingerprint_rounding(fp, x, fp4, sc);
+    fingerprint_summary(fp, nmodes);
     return A4W4_OK;
 }
 

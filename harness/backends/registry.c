@@ -45,7 +45,7 @@ static void set_contract(a4w4_backend *b, const char *contract)
     b->split = s;
 }
 
-int a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errlen)
+a4w4_hstatus a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errlen)
 {
     memset(b, 0, sizeof *b);
     const char *colon = strchr(spec, ':');
@@ -58,7 +58,7 @@ int a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errle
     if (!t && !strncmp(spec, "hip-", 4)) {
         snprintf(err, errlen, "--backend %s: this a4w4check was built without GPU support "
                  "(configure with -DA4W4_GPU=nvidia or amd); no GPU backend can run", spec);
-        return 3;
+        return A4W4_ST_NOGPU;
     }
 #endif
     if (!t) {
@@ -67,28 +67,28 @@ int a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errle
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s%s",
                      i ? ", " : "", table[i]->name, table[i]->needs_arg ? ":ARG" : "");
         snprintf(err, errlen, "--backend '%s' is not a registered backend (%s)", spec, names);
-        return 2;
+        return A4W4_ST_BADINPUT;
     }
     return a4w4_backend_open_type(t, colon ? colon + 1 : NULL, b, err, errlen);
 }
 
-int a4w4_backend_open_type(const a4w4_backend_type *t, const char *arg, a4w4_backend *b,
-                           char *err, size_t errlen)
+a4w4_hstatus a4w4_backend_open_type(const a4w4_backend_type *t, const char *arg,
+                                    a4w4_backend *b, char *err, size_t errlen)
 {
     memset(b, 0, sizeof *b);
     if (t->needs_arg && (!arg || !*arg)) {
         snprintf(err, errlen, "--backend %s needs an argument: %s:ARG", t->name, t->name);
-        return 2;
+        return A4W4_ST_BADINPUT;
     }
     if (!t->needs_arg && arg) {
         snprintf(err, errlen, "--backend %s takes no argument (got '%s:%s')", t->name, t->name,
                  arg);
-        return 2;
+        return A4W4_ST_BADINPUT;
     }
     char why[256] = "";
     if (t->available && t->available(why, sizeof why)) {
         snprintf(err, errlen, "--backend %s: %s", t->name, why);
-        return t->gpu ? 3 : 2;
+        return t->gpu ? A4W4_ST_NOGPU : A4W4_ST_BADINPUT;
     }
     b->type = t;
     if (arg)
@@ -102,11 +102,11 @@ int a4w4_backend_open_type(const a4w4_backend_type *t, const char *arg, a4w4_bac
         snprintf(contract, sizeof contract, "%s", t->contract);
         if (t->prepare(arg, &b->ctx, contract, sizeof contract, &b->asm_layout, err, errlen)) {
             memset(b, 0, sizeof *b);
-            return 2;
+            return A4W4_ST_BADINPUT;
         }
         set_contract(b, contract);
     }
-    return 0;
+    return A4W4_ST_OK;
 }
 
 void a4w4_backend_close(a4w4_backend *b)
@@ -132,7 +132,7 @@ size_t a4w4_backend_defaults(a4w4_backend *out, size_t max, char *skipped, size_
             continue;
         }
         char err[256];
-        if (a4w4_backend_open(table[i]->name, &out[n], err, sizeof err) == 0)
+        if (a4w4_backend_open(table[i]->name, &out[n], err, sizeof err) == A4W4_ST_OK)
             n++;
     }
     return n;

@@ -4,19 +4,21 @@
 #define A4W4_REGISTRY_H
 
 #include "backend.h"
+#include "status.h"
 
 /* The registered types and their count. */
 const a4w4_backend_type *const *a4w4_backend_types(size_t *count);
 
-/* Open "name" or "name:ARG" into b. Returns 0; 2 for an unknown name, a missing/extra ARG or
- * a failed prepare; 3 when the type needs a GPU and none is usable (err says so). */
-int a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errlen);
+/* Open "name" or "name:ARG" into b. Returns A4W4_ST_OK; A4W4_ST_BADINPUT for an unknown
+ * name, a missing/extra ARG or a failed prepare; A4W4_ST_NOGPU when the type needs a GPU and
+ * none is usable, or for a hip-* name in a build without GPU support (err says so). */
+a4w4_hstatus a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errlen);
 /* Open type t (looked up elsewhere, e.g. the selftest's mutant table) with arg (NULL when
  * none) into b, exactly as a4w4_backend_open does after its name lookup; b->name becomes
- * "name" or "name:ARG". Same returns (2 for a missing/extra ARG or a failed prepare; 3 for a
- * GPU type without a usable GPU). */
-int a4w4_backend_open_type(const a4w4_backend_type *t, const char *arg, a4w4_backend *b,
-                           char *err, size_t errlen);
+ * "name" or "name:ARG". Same returns (A4W4_ST_BADINPUT for a missing/extra ARG or a failed
+ * prepare; A4W4_ST_NOGPU for a GPU type without a usable GPU). */
+a4w4_hstatus a4w4_backend_open_type(const a4w4_backend_type *t, const char *arg,
+                                    a4w4_backend *b, char *err, size_t errlen);
 void a4w4_backend_close(a4w4_backend *b);
 
 /* The default selection: every type that needs no ARG and is available here; the others'

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "fsutil.h"
+#include "status.h"
 
 /* Exit codes, uniform across subcommands (README "Exit codes"). */
 enum {
@@ -16,6 +17,11 @@ enum {
     A4W4_EXIT_NOGPU = 3,    /* a GPU backend was asked for and no GPU is usable */
     A4W4_EXIT_IO = 4        /* an output could not be written */
 };
+
+/* The exit code of a library status (io/status.h), the one place statuses become exit codes:
+ * OK and NA -> 0, MISMATCH -> 1, BADINPUT -> 2, NOGPU -> 3, IO and NOMEM -> 4; any other
+ * value -> 2. */
+int a4w4_exit_code(int status);
 
 typedef struct {
     const char *name;

@@ -60,7 +60,7 @@ int a4w4_backend_list_open(const a4w4_backend_list_opts *o, const a4w4_opt_list 
                 : a4w4_backend_open(list->item[i], &bk[i], err, sizeof err);
         if (rc) {
             a4w4_errorf("%s: %s", o->cmd, err);
-            rc = rc == A4W4_EXIT_NOGPU ? A4W4_EXIT_NOGPU : A4W4_EXIT_BADINPUT;
+            rc = a4w4_exit_code(rc);
             a4w4_backend_list_close(bk, i);
         } else {
             *n = i + 1;

@@ -1,4 +1,5 @@
-/* cli_util.c — the one-line error convention and --help detection every command shares. */
+/* cli_util.c — the one-line error convention, --help detection and the status -> exit code
+ * map every command shares. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,4 +25,18 @@ int a4w4_wants_help(int argc, char **argv)
             return 1;
     }
     return 0;
+}
+
+int a4w4_exit_code(int status)
+{
+    switch (status) {
+    case A4W4_ST_OK:
+    case A4W4_ST_NA: return A4W4_EXIT_PASS;
+    case A4W4_ST_MISMATCH: return A4W4_EXIT_MISMATCH;
+    case A4W4_ST_NOGPU: return A4W4_EXIT_NOGPU;
+    case A4W4_ST_IO:
+    case A4W4_ST_NOMEM: return A4W4_EXIT_IO;
+    case A4W4_ST_BADINPUT:
+    default: return A4W4_EXIT_BADINPUT;
+    }
 }

@@ -66,7 +66,7 @@ static int open_quantizer(const char *name, a4w4_backend *b)
     int orc = a4w4_backend_open_type(t, NULL, b, err, sizeof err);
     if (orc)
         a4w4_errorf("fingerprint: %s", err);
-    return orc;
+    return a4w4_exit_code(orc);
 }
 
 /* Fingerprint b in modes [m0, m1), one line each. Returns the exit code. */

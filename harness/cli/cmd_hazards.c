@@ -103,8 +103,8 @@ static const a4w4_option hazards_options[] = {
     OPT_FLAG("json", hazards_opts, json, "also write DIR/hazards.json (atomically)"),
     OPT_STRING("out", hazards_opts, out_dir, "DIR", "where hazards.json goes (default build/out)"),
     OPT_INT("jobs", hazards_opts, jobs, "N", 1, 256,
-            "cases run in parallel (default: the CPU count when every backend is a\n"
-            "built-in CPU one, else 1)"),
+            "cases run in parallel (default: the CPU count when every backend is\n"
+            "thread-safe (the CPU ones, mutants, plugins, bundles), else 1)"),
     OPT_FLAG("quiet", hazards_opts, quiet, "no progress lines"),
     OPT_END(),
 };
@@ -180,22 +180,19 @@ static int in_ints(const int *v, int n, long x)
 }
 
 /* First mismatch and note of a failing runner entry, one line. */
-static void entry_reason(const cJSON *e, char *buf, size_t len)
+static void entry_reason(const a4w4_entry_result *e, char *buf, size_t len)
 {
-    const cJSON *fm = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "first_mismatches"), 0);
-    const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(e, "note"));
-    const char *bn = cJSON_GetStringValue(cJSON_GetObjectItem(e, "backend"));
-    size_t u = (size_t)snprintf(buf, len, "%s: ", bn ? bn : "?");
-    if (fm && u < len)
-        u += (size_t)snprintf(buf + u, len - u, "%.0f mismatches, first at (%.0f, %.0f): got %s "
-                              "expected %s",
-                              cJSON_GetNumberValue(cJSON_GetObjectItem(e, "mismatches")),
-                              cJSON_GetNumberValue(cJSON_GetObjectItem(fm, "row")),
-                              cJSON_GetNumberValue(cJSON_GetObjectItem(fm, "col")),
-                              cJSON_GetStringValue(cJSON_GetObjectItem(fm, "got")),
-                              cJSON_GetStringValue(cJSON_GetObjectItem(fm, "expected")));
-    if (note && u < len)
-        snprintf(buf + u, len - u, "%s%s", fm ? "; " : "", note);
+    const a4w4_mismatch *fm = e->nfirst ? &e->first[0] : NULL;
+    size_t u = (size_t)snprintf(buf, len, "%s: ", e->backend);
+    if (fm && u < len) {
+        char got[16], exp[16];
+        a4w4_mismatch_hex(fm->got, fm->elem_bytes, got);
+        a4w4_mismatch_hex(fm->expected, fm->elem_bytes, exp);
+        u += (size_t)snprintf(buf + u, len - u, "%zu mismatches, first at (%zu, %zu): got %s "
+                              "expected %s", e->mismatches, fm->row, fm->col, got, exp);
+    }
+    if (e->note[0] && u < len)
+        snprintf(buf + u, len - u, "%s%.*s", fm ? "; " : "", (int)(len - u), e->note);
 }
 
 static void *worker(void *arg)
@@ -208,31 +205,32 @@ static void *worker(void *arg)
         if (i >= w->ncells)
             return NULL;
         cell *cl = &w->cells[i];
-        cJSON *entries = cJSON_CreateArray();
+        a4w4_entry_list el = {0};
         char err[512];
-        int f = a4w4_run_case(&w->runner, cl->c, entries, err, sizeof err);
+        a4w4_hstatus rs = a4w4_run_case(&w->runner, cl->c, &el, err, sizeof err);
+        if (rs == A4W4_ST_OK && !(cl->entries = a4w4_entry_list_json(&el))) {
+            rs = A4W4_ST_NOMEM;
+            snprintf(err, sizeof err, "case %s: out of memory for the results", cl->c->name);
+        }
+        int f = rs == A4W4_ST_OK ? (int)a4w4_entry_list_failures(&el) : -1;
         if (f >= 0) {
-            const cJSON *e;
-            cJSON_ArrayForEach(e, entries)
-            {
-                const char *bn = cJSON_GetStringValue(cJSON_GetObjectItem(e, "backend"));
-                const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(e, "verdict"));
-                if (!bn || !v)
-                    continue;
-                int vv = !strcmp(v, "pass") ? V_PASS : !strcmp(v, "fail") ? V_FAIL
-                       : !strcmp(v, "n/a") ? V_NA : V_SKIP;
+            for (size_t k = 0; k < el.n; k++) {
+                const a4w4_entry_result *e = &el.items[k];
+                int vv = e->verdict == A4W4_VERDICT_PASS ? V_PASS
+                       : e->verdict == A4W4_VERDICT_FAIL ? V_FAIL
+                       : e->verdict == A4W4_VERDICT_NA ? V_NA : V_SKIP;
                 if (vv == V_FAIL && !cl->first_fail[0])
                     entry_reason(e, cl->first_fail, sizeof cl->first_fail);
-                if (!strcmp(bn, "oracle")) {
+                if (!strcmp(e->backend, "oracle")) {
                     cl->oracle_fail |= vv == V_FAIL;
                     continue;
                 }
                 for (size_t b = 0; b < w->runner.nbackends; b++)
-                    if (!strcmp(w->runner.backends[b].name, bn))
+                    if (!strcmp(w->runner.backends[b].name, e->backend))
                         cl->v[b] = (unsigned char)vv;
             }
         }
-        cl->entries = entries;
+        a4w4_entry_list_free(&el);
         pthread_mutex_lock(&w->mu);
         if (f < 0) {
             w->io_error = 1;
@@ -522,18 +520,17 @@ static int plan_hazards(const hazards_opts *o, hazards_plan *p)
     return plan_routes(p);
 }
 
-/* --jobs, or the CPU count when every backend is a built-in CPU one, else 1; at most a job
+/* --jobs, or the CPU count when every backend is thread-safe, else 1; at most a job
  * per cell. */
 static int job_count(const hazards_opts *o, const hazards_plan *p)
 {
     long jobs = o->jobs;
     if (!jobs) {
-        int all_cpu = 1;
+        int all_safe = 1; /* the runner serializes the others: more jobs would only wait */
         for (size_t b = 0; b < p->nbk; b++)
-            all_cpu &= p->bk[b].type == &a4w4_backend_cpu_asm ||
-                       p->bk[b].type == &a4w4_backend_cpu_fallback;
+            all_safe &= p->bk[b].type->thread_safe;
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = all_cpu && ncpu > 1 ? (ncpu > 64 ? 64 : ncpu) : 1;
+        jobs = all_safe && ncpu > 1 ? (ncpu > 64 ? 64 : ncpu) : 1;
     }
     if ((size_t)jobs > p->n)
         jobs = (long)p->n;

@@ -10,6 +10,7 @@
 #include "backend_list.h"
 #include "options.h"
 #include "layer.h"
+#include "layer_pairs.h"
 #include "entry.h"
 #include "results.h"
 #include "stream.h"
@@ -255,8 +256,7 @@ static int run_groups(const layers_opts *o, const a4w4_layer_ops *const *pairs, 
     a4w4_layer_warn_reset();
     for (size_t gi = 0; gi < ngroups && !rc; gi++) {
         for (size_t p = 0; p < npairs && !rc; p++) {
-            int f = a4w4_layer_check_group(pairs[p], &groups[gi], res[p], err, sizeof err);
-            if (f < 0) {
+            if (a4w4_layer_check_group(pairs[p], &groups[gi], res[p], NULL, err, sizeof err)) {
                 a4w4_errorf("%s", err);
                 rc = A4W4_EXIT_IO;
             }
@@ -313,7 +313,7 @@ int cmd_layers(int argc, char **argv)
     }
     cJSON *header = layers_header(o.qwen_n, ngroups, pairs, npairs), *done = NULL;
     a4w4_stream st = {-1, ""};
-    rc = a4w4_stream_open(&st, o.out_dir, header, 0, &done, err, sizeof err);
+    rc = a4w4_exit_code(a4w4_stream_open(&st, o.out_dir, header, 0, &done, err, sizeof err));
     if (rc) {
         a4w4_errorf("layers: %s", err);
     } else {

@@ -14,6 +14,8 @@
 #include "options.h"
 #include "progress.h"
 #include "casefile.h"
+#include "cpu_sut.h"
+#include "entry.h"
 #include "results.h"
 #include "runner.h"
 #include "stream.h"
@@ -212,6 +214,40 @@ static void item_name(const run_plan *p, size_t k, char *name, size_t len)
 
 /* Run this shard's items not yet recorded, streaming each one's entries. Returns the exit
  * code (PASS: every item ran; p->bad_input when an item was bad input). */
+/* Run matrix item k into *entries (its results entries as JSON). Returns its failing
+ * entries, or -1 when the run must stop (*rc set, the message printed). A golden bundle that
+ * is bad input counts as one failure and marks the plan. */
+static int run_item(const a4w4_runner *runner, run_plan *p, size_t k, const char *name,
+                    cJSON **entries, int *rc)
+{
+    char err[1024];
+    size_t nsuts;
+    const a4w4_bundle_sut *suts = a4w4_cpu_bundle_suts(&nsuts);
+    a4w4_entry_list el = {0};
+    a4w4_hstatus rs = k < p->ncases ? a4w4_run_case(runner, &p->cases[k], &el, err, sizeof err)
+                                    : a4w4_run_golden(runner, suts, nsuts, p->bundles[k - p->ncases],
+                                                      &el, err, sizeof err);
+    int f = (int)a4w4_entry_list_failures(&el);
+    *entries = rs == A4W4_ST_NOMEM ? NULL : a4w4_entry_list_json(&el);
+    a4w4_entry_list_free(&el);
+    if (!*entries && rs != A4W4_ST_NOMEM) {
+        rs = A4W4_ST_NOMEM;
+        snprintf(err, sizeof err, "case %s: out of memory for the results", name);
+    }
+    if (rs != A4W4_ST_OK)
+        a4w4_errorf("run: %s", err);
+    if (rs == A4W4_ST_BADINPUT) {
+        p->bad_input = 1;
+        return 1;
+    }
+    if (rs != A4W4_ST_OK) {
+        *rc = a4w4_exit_code(rs);
+        cJSON_Delete(*entries);
+        return -1;
+    }
+    return f;
+}
+
 static int run_items(const run_opts *o, run_plan *p)
 {
     char err[1024];
@@ -234,21 +270,10 @@ static int run_items(const run_opts *o, run_plan *p)
         cJSON_ArrayForEach(dn, p->done) skip |= !strcmp(dn->valuestring, name);
         if (skip)
             continue;
-        cJSON *entries = cJSON_CreateArray();
-        int f = k < p->ncases ? a4w4_run_case(&runner, &p->cases[k], entries, err, sizeof err)
-                              : a4w4_run_golden(&runner, p->bundles[k - p->ncases], entries, err,
-                                                sizeof err);
-        if (f < 0) {
-            a4w4_errorf("run: %s", err);
-            if (f == -2) {
-                p->bad_input = 1;
-                f = 1;
-            } else {
-                rc = A4W4_EXIT_IO;
-                cJSON_Delete(entries);
-                break;
-            }
-        }
+        cJSON *entries = NULL;
+        int f = run_item(&runner, p, k, name, &entries, &rc);
+        if (f < 0)
+            break;
         fails += f;
         if (a4w4_stream_case(&p->st, name, entries, err, sizeof err)) {
             a4w4_errorf("run: %s", err);
@@ -320,7 +345,8 @@ int cmd_run(int argc, char **argv)
     rc = plan_run(&o, &p);
     if (rc == A4W4_EXIT_PASS) {
         p.header = run_header(&o, &p);
-        rc = a4w4_stream_open(&p.st, o.out_dir, p.header, o.resume, &p.done, err, sizeof err);
+        rc = a4w4_exit_code(
+            a4w4_stream_open(&p.st, o.out_dir, p.header, o.resume, &p.done, err, sizeof err));
         if (rc)
             a4w4_errorf("run: %s", err);
     }

@@ -3,7 +3,6 @@
  * (cases/selftest.csv); the harness must give each mutant a failing verdict on some case and
  * every correct backend a pass on every case it applies to. A harness that never fails proves
  * nothing: this is the proof that it catches each known class of fault. */
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,28 +63,24 @@ typedef struct {
 } correct_state;
 
 /* One line saying why an entry failed: the first mismatch, then the runner's note. */
-static void entry_reason(const cJSON *e, char *buf, size_t len)
+static void entry_reason(const a4w4_entry_result *e, char *buf, size_t len)
 {
-    double mism = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "mismatches"));
-    double checked = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "checked_outputs"));
-    const cJSON *fm = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "first_mismatches"), 0);
-    const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(e, "note"));
+    const a4w4_mismatch *fm = e->nfirst ? &e->first[0] : NULL;
     size_t u = 0;
     buf[0] = 0;
-    if (mism > 0 && fm) {
-        const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(fm, "tensor"));
-        int outputs = !t || !strcmp(t, "y");
-        u += (size_t)snprintf(buf, len, "%.0f of %.0f %s differ, first%s%s at (%.0f, %.0f): "
+    if (e->mismatches > 0 && fm) {
+        int outputs = !strcmp(fm->tensor, "y");
+        char got[16], exp[16];
+        a4w4_mismatch_hex(fm->got, fm->elem_bytes, got);
+        a4w4_mismatch_hex(fm->expected, fm->elem_bytes, exp);
+        u += (size_t)snprintf(buf, len, "%zu of %zu %s differ, first%s%s at (%zu, %zu): "
                               "got %s expected %s",
-                              mism, checked, outputs ? "outputs" : "bytes",
-                              outputs ? "" : " in ", outputs ? "" : t,
-                              cJSON_GetNumberValue(cJSON_GetObjectItem(fm, "row")),
-                              cJSON_GetNumberValue(cJSON_GetObjectItem(fm, "col")),
-                              cJSON_GetStringValue(cJSON_GetObjectItem(fm, "got")),
-                              cJSON_GetStringValue(cJSON_GetObjectItem(fm, "expected")));
+                              e->mismatches, e->checked, outputs ? "outputs" : "bytes",
+                              outputs ? "" : " in ", outputs ? "" : fm->tensor, fm->row, fm->col,
+                              got, exp);
     }
-    if (note && note[0] && u < len)
-        snprintf(buf + u, len - u, "%s%s", u ? "; " : "", note);
+    if (e->note[0] && u < len)
+        snprintf(buf + u, len - u, "%s%.*s", u ? "; " : "", (int)(len - u), e->note);
     if (!buf[0])
         snprintf(buf, len, "verdict fail");
 }
@@ -162,11 +157,11 @@ static int open_mutants(const selftest_opts *o, const a4w4_backend_type *const *
             continue;
         memset(&p->ms[p->nm], 0, sizeof p->ms[p->nm]);
         int orc = a4w4_backend_open_type(mt[i], NULL, &p->ms[p->nm].b, err, sizeof err);
-        if (orc == A4W4_EXIT_NOGPU && mt[i]->gpu)
+        if (orc == A4W4_ST_NOGPU && mt[i]->gpu)
             continue; /* reported below as "no GPU backend or GPU mutant is usable" */
         if (orc) {
             a4w4_errorf("selftest: mutant %s", err);
-            return orc;
+            return a4w4_exit_code(orc);
         }
         *gpu_usable |= mt[i]->gpu;
         p->nm++;
@@ -205,14 +200,11 @@ static int plan_selftest(const selftest_opts *o, const a4w4_backend_type *const 
 /* One runner entry of case c: the oracle's, a mutant's (the first failure kills it) or a
  * correct backend's verdict. */
 static void tally_entry(const selftest_opts *o, selftest_plan *p, const a4w4_case *c,
-                        const cJSON *e)
+                        const a4w4_entry_result *e)
 {
-    const char *bn = cJSON_GetStringValue(cJSON_GetObjectItem(e, "backend"));
-    const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(e, "verdict"));
-    if (!bn || !v)
-        return;
+    const char *bn = e->backend, *v = a4w4_verdict_name(e->verdict);
     char why[640];
-    int failed = !strcmp(v, "fail");
+    int failed = e->verdict == A4W4_VERDICT_FAIL;
     if (failed)
         entry_reason(e, why, sizeof why);
     if (o->verbose)
@@ -237,7 +229,7 @@ static void tally_entry(const selftest_opts *o, selftest_plan *p, const a4w4_cas
                     snprintf(p->cs[i].first_fail, sizeof p->cs[i].first_fail, "%s: %s", c->name,
                              why);
                 p->cs[i].fail++;
-            } else if (!strcmp(v, "pass"))
+            } else if (e->verdict == A4W4_VERDICT_PASS)
                 p->cs[i].pass++;
             else
                 p->cs[i].na++;
@@ -256,16 +248,15 @@ static int run_one_case(const selftest_opts *o, selftest_plan *p, const a4w4_cas
         if (!p->ms[i].killed)
             run[nr++] = p->ms[i].b;
     a4w4_runner runner = {run, nr, 0};
-    cJSON *entries = cJSON_CreateArray();
-    int f = a4w4_run_case(&runner, c, entries, err, sizeof err);
-    if (f < 0) {
+    a4w4_entry_list el = {0};
+    if (a4w4_run_case(&runner, c, &el, err, sizeof err) != A4W4_ST_OK) {
         a4w4_errorf("selftest: %s", err);
-        cJSON_Delete(entries);
+        a4w4_entry_list_free(&el);
         return A4W4_EXIT_BADINPUT;
     }
-    const cJSON *e;
-    cJSON_ArrayForEach(e, entries) tally_entry(o, p, c, e);
-    cJSON_Delete(entries);
+    for (size_t ei = 0; ei < el.n; ei++)
+        tally_entry(o, p, c, &el.items[ei]);
+    a4w4_entry_list_free(&el);
     return A4W4_EXIT_PASS;
 }
 

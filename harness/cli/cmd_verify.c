@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "a4w4check.h"
+#include "cpu_sut.h"
 #include "options.h"
 #include "verify_bundle.h"
 
@@ -33,7 +34,9 @@ static int verify_one(const char *path, verify_counts *n)
     a4w4_check_list checks = {0};
     char err[512] = "";
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    int rc = a4w4_verify_bundle(path, &checks, NULL, err, sizeof err);
+    size_t nsuts;
+    const a4w4_bundle_sut *suts = a4w4_cpu_bundle_suts(&nsuts);
+    a4w4_hstatus rc = a4w4_verify_bundle(path, suts, nsuts, &checks, NULL, err, sizeof err);
     for (size_t j = 0; j < checks.n; j++) {
         char line[512];
         a4w4_check_format(&checks.items[j], base, line, sizeof line);
@@ -43,12 +46,11 @@ static int verify_one(const char *path, verify_counts *n)
         n->nna += checks.items[j].verdict == A4W4_CHECK_NA;
     }
     a4w4_check_list_free(&checks);
-    if (rc == 2) {
+    if (rc == A4W4_ST_BADINPUT) {
         fflush(stdout);
         a4w4_errorf("%s", err);
-        return A4W4_EXIT_BADINPUT;
     }
-    return rc == 1 ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
+    return a4w4_exit_code(rc);
 }
 
 int cmd_verify(int argc, char **argv)

@@ -1,5 +1,5 @@
-/* annotate.h — the static dispatch facts of a generated case, written into its results
- * entries so that reports draw them from the document and never recompute them:
+/* annotate.h — the static dispatch facts of a generated case, carried by its results
+ * entries (a4w4_entry_result.dispatch) and written so that reports draw them from the document and never recompute them:
  *   "route":  AITER's gemm_a4w4 routing of (M, N, K) (contracts §5, ref/a4w4_dispatch.h)
  *             {"source": "heuristic" | "tuned" | "tuned_padded_gl0" | "tuned_padded_gl1",
  *              "path": "asm" | "ck", "kernel": "<name as in the tables>",
@@ -19,16 +19,13 @@
 #ifndef A4W4_ANNOTATE_H
 #define A4W4_ANNOTATE_H
 
-#include <cjson/cJSON.h>
-
 #include "casefile.h"
+#include "entry.h"
 
-/* Add "route", "policy" and "hazard" (above) to every entry of the array entries from index
- * first on (the entries a4w4_run_case just appended for case c). The default tables are
- * loaded once per process, on the first call (thread-safe). Returns 0; -1 when the tables
- * could not be loaded or the shape cannot be routed (AITER has no kernel for it): the entries
- * are then left without the fields (readers treat them as optional); -1 too when memory ran
- * out (an entry may then lack some of them). */
-int a4w4_annotate_case(const a4w4_case *c, cJSON *entries, int first);
+/* The facts of generated case c into *f (the default tables are loaded once per process, on
+ * the first call; thread-safe: routing is reentrant). Returns 0; -1 with f->has 0 when the
+ * tables could not be loaded or the shape cannot be routed (AITER has no kernel for it):
+ * readers treat the fields as optional. */
+int a4w4_dispatch_facts_of(const a4w4_case *c, a4w4_dispatch_facts *f);
 
 #endif

@@ -37,6 +37,11 @@ typedef struct {
     int asm_layout;       /* reads the contracts §3 layouts: run the pad-dependence variants */
     int needs_arg;        /* 1: selected only explicitly, as "name:ARG" */
     int gpu;              /* 1: needs a GPU (exit 3 when asked for without one) */
+    /* 1: run / layouts / quantize may be entered from several threads at once (callers run
+     * cases in parallel, hazards --jobs); 0 (the default of a type that does not say): the
+     * runner makes every call to it under one process-wide lock shared by all such types
+     * (GPU backends share one device and their per-case device caches). */
+    int thread_safe;
     /* 0 when usable here; else fills why (e.g. "no GPU") and returns nonzero. NULL: always. */
     int (*available)(char *why, size_t whylen);
     /* Set *ctx (may stay NULL) from arg (NULL without ":ARG"). contract/asm_layout may be

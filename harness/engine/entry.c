@@ -1,7 +1,92 @@
-/* entry.c — one results entry (case x backend) from a comparison (see entry.h). */
+/* entry.c — results entries as C values and their JSON form (see entry.h). */
 #include "entry.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *a4w4_verdict_name(a4w4_verdict v)
+{
+    switch (v) {
+    case A4W4_VERDICT_PASS: return "pass";
+    case A4W4_VERDICT_FAIL: return "fail";
+    case A4W4_VERDICT_NA: return "n/a";
+    default: return "skip";
+    }
+}
+
+void a4w4_mismatch_hex(uint32_t bits, int elem_bytes, char buf[16])
+{
+    snprintf(buf, 16, "0x%0*x", elem_bytes * 2, (unsigned)bits);
+}
+
+a4w4_entry_result *a4w4_entry_list_add(a4w4_entry_list *l)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        a4w4_entry_result *p = realloc(l->items, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        l->items = p;
+        l->cap = cap;
+    }
+    memset(&l->items[l->n], 0, sizeof l->items[0]);
+    return &l->items[l->n++];
+}
+
+size_t a4w4_entry_list_failures(const a4w4_entry_list *l)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->n; i++)
+        n += l->items[i].verdict == A4W4_VERDICT_FAIL;
+    return n;
+}
+
+void a4w4_entry_list_free(a4w4_entry_list *l)
+{
+    free(l->items);
+    memset(l, 0, sizeof *l);
+}
+
+void a4w4_entry_identity(a4w4_entry_result *e, a4w4_entry_kind kind, const char *name, size_t M,
+                         size_t N, size_t K, const char *regime, unsigned long long seed,
+                         const char *backend, const char *contract)
+{
+    e->kind = kind;
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->M = M;
+    e->N = N;
+    e->K = K;
+    snprintf(e->regime, sizeof e->regime, "%s", regime);
+    e->seed = seed;
+    snprintf(e->backend, sizeof e->backend, "%s", backend);
+    snprintf(e->contract, sizeof e->contract, "%s", contract);
+}
+
+static a4w4_verdict verdict_of_check(a4w4_check_verdict v)
+{
+    return v == A4W4_CHECK_PASS ? A4W4_VERDICT_PASS
+         : v == A4W4_CHECK_FAIL ? A4W4_VERDICT_FAIL : A4W4_VERDICT_NA;
+}
+
+void a4w4_entry_set_check(a4w4_entry_result *e, const a4w4_check *c)
+{
+    e->checked = c->checked;
+    e->verdict = verdict_of_check(c->verdict);
+    e->mismatches = c->mismatches;
+    e->max_ulp = c->max_ulp;
+    e->nfirst = 0;
+    if (c->verdict == A4W4_CHECK_FAIL && c->mismatches) {
+        a4w4_mismatch *m = &e->first[e->nfirst++];
+        snprintf(m->tensor, sizeof m->tensor, "%s", c->subject);
+        m->row = c->first_row;
+        m->col = c->first_col;
+        m->got = c->got;
+        m->expected = c->expected;
+        m->elem_bytes = c->elem_bytes;
+    }
+    snprintf(e->note, sizeof e->note, "%s", c->note);
+}
 
 cJSON *a4w4_entry_new(const char *name, size_t M, size_t N, size_t K, const char *regime,
                       unsigned long long seed, const char *backend, const char *contract)
@@ -20,30 +105,125 @@ cJSON *a4w4_entry_new(const char *name, size_t M, size_t N, size_t K, const char
     return e;
 }
 
-static const char *verdict_name(a4w4_check_verdict v)
+static double ulp_json(unsigned max_ulp)
 {
-    return v == A4W4_CHECK_PASS ? "pass" : v == A4W4_CHECK_FAIL ? "fail" : "n/a";
+    return max_ulp == (unsigned)-1 ? -1.0 : (double)max_ulp;
 }
 
-void a4w4_entry_set_check(cJSON *e, const a4w4_check *c)
+static void add_first_mismatches(cJSON *o, const a4w4_entry_result *e)
 {
-    cJSON_AddNumberToObject(e, "checked_outputs", (double)c->checked);
-    cJSON_AddStringToObject(e, "verdict", verdict_name(c->verdict));
-    cJSON_AddNumberToObject(e, "mismatches", (double)c->mismatches);
-    cJSON_AddNumberToObject(e, "max_ulp", c->max_ulp == (unsigned)-1 ? -1.0 : (double)c->max_ulp);
-    cJSON *fm = cJSON_AddArrayToObject(e, "first_mismatches");
-    if (c->verdict == A4W4_CHECK_FAIL && c->mismatches) {
+    cJSON *fm = cJSON_AddArrayToObject(o, "first_mismatches");
+    for (size_t i = 0; i < e->nfirst; i++) {
+        const a4w4_mismatch *mm = &e->first[i];
         cJSON *m = cJSON_CreateObject();
         char h[16];
-        cJSON_AddStringToObject(m, "tensor", c->subject);
-        cJSON_AddNumberToObject(m, "row", (double)c->first_row);
-        cJSON_AddNumberToObject(m, "col", (double)c->first_col);
-        snprintf(h, sizeof h, "0x%0*x", c->elem_bytes * 2, (unsigned)c->got);
+        cJSON_AddStringToObject(m, "tensor", mm->tensor);
+        cJSON_AddNumberToObject(m, "row", (double)mm->row);
+        cJSON_AddNumberToObject(m, "col", (double)mm->col);
+        a4w4_mismatch_hex(mm->got, mm->elem_bytes, h);
         cJSON_AddStringToObject(m, "got", h);
-        snprintf(h, sizeof h, "0x%0*x", c->elem_bytes * 2, (unsigned)c->expected);
+        a4w4_mismatch_hex(mm->expected, mm->elem_bytes, h);
         cJSON_AddStringToObject(m, "expected", h);
         cJSON_AddItemToArray(fm, m);
     }
-    if (c->note[0])
-        cJSON_AddStringToObject(e, "note", c->note);
+}
+
+/* The fields of an OUTPUTS entry after its identity. */
+static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
+{
+    if (e->has_run)
+        cJSON_AddNumberToObject(o, "run_ms", e->run_ms);
+    if (e->has_y_hash) {
+        char hex[24];
+        snprintf(hex, sizeof hex, "%016llx", e->y_hash);
+        cJSON_AddStringToObject(o, "y_hash", hex);
+    }
+    if (e->pad_variants)
+        cJSON_AddNumberToObject(o, "pad_variants", (double)e->pad_variants);
+    if (e->pad_dependent[0])
+        cJSON_AddStringToObject(o, "pad_dependent", e->pad_dependent);
+    cJSON_AddNumberToObject(o, "checked_outputs", (double)e->checked);
+    cJSON_AddBoolToObject(o, "sampled", e->sampled);
+    cJSON_AddStringToObject(o, "verdict", a4w4_verdict_name(e->verdict));
+    cJSON_AddNumberToObject(o, "mismatches", (double)e->mismatches);
+    cJSON_AddNumberToObject(o, "unwritten", (double)e->unwritten);
+    cJSON_AddNumberToObject(o, "max_ulp", ulp_json(e->max_ulp));
+    add_first_mismatches(o, e);
+    cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
+    cJSON_AddNumberToObject(o, "exact_regime_outputs", (double)e->exact_regime_outputs);
+    if (e->ambiguous)
+        cJSON_AddBoolToObject(o, "ambiguous", 1);
+    if (e->note[0])
+        cJSON_AddStringToObject(o, "note", e->note);
+}
+
+/* The fields of a BYTES entry after its identity. */
+static void add_bytes_fields(cJSON *o, const a4w4_entry_result *e)
+{
+    cJSON_AddNumberToObject(o, "checked_outputs", (double)e->checked);
+    cJSON_AddStringToObject(o, "verdict", a4w4_verdict_name(e->verdict));
+    cJSON_AddNumberToObject(o, "mismatches", (double)e->mismatches);
+    cJSON_AddNumberToObject(o, "max_ulp", ulp_json(e->max_ulp));
+    add_first_mismatches(o, e);
+    if (e->note[0])
+        cJSON_AddStringToObject(o, "note", e->note);
+    cJSON_AddBoolToObject(o, "sampled", e->sampled);
+    cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
+}
+
+/* "route", "policy", "hazard" of a generated case (engine/annotate.h). */
+static void add_dispatch_fields(cJSON *o, const a4w4_dispatch_facts *f)
+{
+    cJSON *r = cJSON_AddObjectToObject(o, "route");
+    cJSON_AddStringToObject(r, "source", f->source);
+    cJSON_AddStringToObject(r, "path", f->path);
+    cJSON_AddStringToObject(r, "kernel", f->kernel);
+    if (f->has_label)
+        cJSON_AddStringToObject(r, "label", f->label);
+    else
+        cJSON_AddNullToObject(r, "label");
+    if (f->tile_m) {
+        int tile[2] = {f->tile_m, f->tile_n};
+        cJSON_AddItemToObject(r, "tile", cJSON_CreateIntArray(tile, 2));
+    } else
+        cJSON_AddNullToObject(r, "tile");
+    cJSON_AddNumberToObject(r, "split", f->split);
+    cJSON_AddBoolToObject(r, "kernel_fits_N", f->kernel_fits_n);
+    cJSON_AddNumberToObject(r, "possible_winners", f->winners);
+    cJSON_AddNumberToObject(r, "possible_winners_not_fitting_N", f->winners_nofit);
+    cJSON *p = cJSON_AddObjectToObject(o, "policy");
+    cJSON_AddStringToObject(p, "decision", f->decision);
+    cJSON_AddStringToObject(p, "reason", f->reason);
+    cJSON_AddStringToObject(o, "hazard", f->hazard);
+}
+
+cJSON *a4w4_entry_json(const a4w4_entry_result *e)
+{
+    cJSON *o = a4w4_entry_new(e->name, e->M, e->N, e->K, e->regime, e->seed, e->backend,
+                              e->contract);
+    if (!o)
+        return NULL;
+    if (e->has_tags)
+        cJSON_AddStringToObject(o, "tags", e->tags);
+    if (e->kind == A4W4_ENTRY_OUTPUTS)
+        add_outputs_fields(o, e);
+    else
+        add_bytes_fields(o, e);
+    if (e->dispatch.has)
+        add_dispatch_fields(o, &e->dispatch);
+    return o;
+}
+
+cJSON *a4w4_entry_list_json(const a4w4_entry_list *l)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < l->n; i++) {
+        cJSON *e = a4w4_entry_json(&l->items[i]);
+        if (!e || !cJSON_AddItemToArray(a, e)) {
+            cJSON_Delete(e);
+            cJSON_Delete(a);
+            return NULL;
+        }
+    }
+    return a;
 }

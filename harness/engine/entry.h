@@ -1,19 +1,129 @@
-/* entry.h — results entries (one per case x backend, fields as in io/results.h) built
- * from comparisons. */
+/* entry.h — one results entry (case x backend) as a C value, the list of them a case produces,
+ * and their JSON form (fields as in io/results.h).
+ *
+ * The runner fills a4w4_entry_result values; commands read verdicts, counts and mismatches
+ * from them, and a4w4_entry_json is the one place their results.json form is written. */
 #ifndef A4W4_ENTRY_H
 #define A4W4_ENTRY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
 #include "check.h"
 
-/* A new entry object with the identifying fields; add it to an array with cJSON. */
+/* A verdict, in this order ("pass", "fail", "n/a", "skip"). skip: the entry was never run
+ * (commands use it for cells a backend has no entry for; the runner never writes it). */
+typedef enum {
+    A4W4_VERDICT_PASS = 0,
+    A4W4_VERDICT_FAIL = 1,
+    A4W4_VERDICT_NA = 2,
+    A4W4_VERDICT_SKIP = 3
+} a4w4_verdict;
+
+/* "pass", "fail", "n/a", "skip" (static storage; "skip" for any other value). */
+const char *a4w4_verdict_name(a4w4_verdict v);
+
+/* One recorded mismatch: the element at (row, col) of tensor (the output "y", or the tensor or
+ * check a byte comparison names), its bits got (backend) and expected (oracle). */
+typedef struct {
+    char tensor[96];
+    size_t row, col;
+    uint32_t got, expected;
+    int elem_bytes; /* 2: written "0x%04x", 1: "0x%02x" */
+} a4w4_mismatch;
+
+/* got/expected bits as results.json writes them: "0x" and 2 * elem_bytes hex digits. */
+void a4w4_mismatch_hex(uint32_t bits, int elem_bytes, char buf[16]);
+
+#define A4W4_ENTRY_MAX_FIRST 5
+
+/* The static dispatch facts of a generated case (engine/annotate.h says what they mean),
+ * written after the other fields as "route", "policy" and "hazard". has 0: none (golden
+ * bundles; a shape the tables cannot route). */
+typedef struct {
+    int has;
+    char source[24], path[8], kernel[160], label[32];
+    int tile_m, tile_n, split; /* tile_m 0: no tile (CK) */
+    int has_label, kernel_fits_n, winners, winners_nofit;
+    char decision[16], reason[32], hazard[24];
+} a4w4_dispatch_facts;
+
+/* Which fields an entry has, in results.json's order (a4w4_entry_json):
+ *   OUTPUTS  GEMM outputs against the contract's oracle (backends with run, and the oracle's
+ *            own cross-check): identity, tags, [run_ms, y_hash, pad_variants, pad_dependent],
+ *            checked_outputs, sampled, verdict, mismatches, unwritten, max_ulp,
+ *            first_mismatches, time_ms, exact_regime_outputs, [ambiguous], [note];
+ *   BYTES    byte or bit checks (layout and quantizer backends, golden bundles): identity,
+ *            [tags], checked_outputs, verdict, mismatches, max_ulp, first_mismatches, [note],
+ *            sampled, time_ms. */
+typedef enum { A4W4_ENTRY_OUTPUTS = 0, A4W4_ENTRY_BYTES = 1 } a4w4_entry_kind;
+
+typedef struct {
+    a4w4_entry_kind kind;
+    /* identity */
+    char name[160];
+    size_t M, N, K;
+    char regime[32];
+    unsigned long long seed;
+    char backend[160];
+    char contract[32];
+    int has_tags; /* golden bundles have none */
+    char tags[128];
+    /* the backend's run (OUTPUTS, backends only; has_run 0 when it never ran) */
+    int has_run;
+    double run_ms;
+    int has_y_hash;                /* the run returned A4W4_OK */
+    unsigned long long y_hash;     /* FNV-1a 64 of the checked outputs' bytes */
+    size_t pad_variants;           /* contracts §3.3 variants run; 0: none ran */
+    char pad_dependent[256];       /* the variants that changed valid outputs ("" none) */
+    /* the outcome */
+    a4w4_verdict verdict;
+    size_t checked;                /* outputs (OUTPUTS) or elements (BYTES) compared */
+    int sampled;                   /* 1: a sample of the outputs, not all */
+    size_t mismatches, unwritten;  /* unwritten: outputs still holding the poison */
+    unsigned max_ulp;              /* largest bf16 ULP distance; UINT_MAX: NaN vs a number */
+    size_t nfirst;                 /* first mismatches recorded (<= A4W4_ENTRY_MAX_FIRST) */
+    a4w4_mismatch first[A4W4_ENTRY_MAX_FIRST];
+    double time_ms;                /* NaN when the backend never ran (written null) */
+    size_t exact_regime_outputs;   /* OUTPUTS: outputs the exact-regime prover covers */
+    int ambiguous;                 /* E8M0 code 0 present (contracts §1) */
+    char note[768];                /* why n/a or fail, or extra context ("" none) */
+    a4w4_dispatch_facts dispatch;  /* generated cases only */
+} a4w4_entry_result;
+
+/* The entries of one case (or of several, appended in turn). */
+typedef struct {
+    a4w4_entry_result *items;
+    size_t n, cap;
+} a4w4_entry_list;
+
+/* Append a zeroed entry and return it; NULL when out of memory (the list is unchanged). */
+a4w4_entry_result *a4w4_entry_list_add(a4w4_entry_list *l);
+/* Entries with verdict fail. */
+size_t a4w4_entry_list_failures(const a4w4_entry_list *l);
+void a4w4_entry_list_free(a4w4_entry_list *l);
+
+/* Set the identity fields of e (strings copied, truncated to their fields). */
+void a4w4_entry_identity(a4w4_entry_result *e, a4w4_entry_kind kind, const char *name, size_t M,
+                         size_t N, size_t K, const char *regime, unsigned long long seed,
+                         const char *backend, const char *contract);
+
+/* Verdict, counts, first mismatch (when it failed with mismatches) and note from a check
+ * (check.h); the entry's other fields are left alone. */
+void a4w4_entry_set_check(a4w4_entry_result *e, const a4w4_check *c);
+
+/* The results.json object of e (fields and order as above); NULL when out of memory. */
+cJSON *a4w4_entry_json(const a4w4_entry_result *e);
+
+/* A JSON array of the entries of l, in order; NULL when out of memory. */
+cJSON *a4w4_entry_list_json(const a4w4_entry_list *l);
+
+/* A new entry object with only the identifying fields (name, M, N, K, regime, seed as a
+ * decimal string, backend, contract), for entries of other shapes (`layers`); add it to an
+ * array with cJSON. */
 cJSON *a4w4_entry_new(const char *name, size_t M, size_t N, size_t K, const char *regime,
                       unsigned long long seed, const char *backend, const char *contract);
-
-/* Fill verdict, counts and first mismatch from a check. */
-void a4w4_entry_set_check(cJSON *e, const a4w4_check *c);
 
 #endif

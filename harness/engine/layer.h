@@ -51,6 +51,7 @@
 
 #include "a4w4_policy.h"
 #include "a4w4_quant.h"
+#include "status.h"
 
 /* ---- status codes (beside ref's a4w4_status: 0 ok, -1 EINVAL, -2 EUNSUPPORTED, -3 ENOMEM) */
 enum {
@@ -75,7 +76,8 @@ const char *a4w4_layer_strerror(int status);
 /* The kernels one layer runs on: the activation quantizer, the three layouts and the two
  * GEMMs. Every function gets ctx first and returns A4W4_OK (0) or a negative status; host
  * pointers throughout (a GPU pair copies in and out, like a4w4_gpu.h's host forms). Shapes
- * and layouts as in ref/ and harness/backends/cpu_sut.h:
+ * and layouts as in ref/ and harness/backends/cpu_sut.h; the pairs themselves (cpu, hip) are
+ * defined in harness/backends/ (layer_pairs.h) and handed to the functions below:
  *   quantize              x [M, K] (dtype bf16 or fp32) -> x_fp4 [M, K/2] and x_scale:
  *                         shuffle == 0: [M, K/32] row-major; shuffle != 0: contracts §3.3,
  *                         a4w4_act_scale_padded_rows(M) * a4w4_act_scale_padded_cols(K/32)
@@ -110,19 +112,6 @@ typedef struct a4w4_layer_ops {
                          const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
                          size_t K, uint16_t *y);
 } a4w4_layer_ops;
-
-/* The CPU pair: ref's quantizer and layout functions for the four layout kernels (on the CPU
- * there is nothing else to run them with, so for this pair those steps equal the oracle by
- * construction; what the pair tests is the plumbing and the two GEMMs) and cpu_sut.h's
- * a4w4_cpu_asm_gemm / a4w4_cpu_fallback_gemm, both ordered(1). */
-extern const a4w4_layer_ops a4w4_layer_ops_cpu;
-
-/* The registered pairs and their count: cpu; a HIP pair (gpu/a4w4_gpu.h's host forms fit
- * these signatures) goes into the table in layer.c beside it, with `available` saying
- * whether a GPU is usable. */
-const a4w4_layer_ops *const *a4w4_layer_ops_list(size_t *count);
-/* A pair by name, or NULL. */
-const a4w4_layer_ops *a4w4_layer_ops_find(const char *name);
 
 /* ---- the layer ------------------------------------------------------------------------- */
 
@@ -274,13 +263,15 @@ size_t a4w4_layer_matrix(size_t qwen_n, a4w4_layer_group *groups, size_t max);
 #define A4W4_LAYER_CASES_PER_GROUP 10
 
 /* Run one group's 10 cases on pair `ops` (wrapped to count its kernel calls) and fill
- * res[0..9]. Data are generated from (seed, flag, gfx, N, K): weights with scale codes
- * 118..127, activations in blocks of different magnitudes (bf16 when the case has a bias,
- * fp32 otherwise), bias bf16. Returns the number of failing cases, or a negative status when
- * the group could not be run at all (err says why: bad group, no memory). Prints nothing. */
-int a4w4_layer_check_group(const a4w4_layer_ops *ops, const a4w4_layer_group *g,
-                           a4w4_layer_case_result res[A4W4_LAYER_CASES_PER_GROUP], char *err,
-                           size_t errlen);
+ * res[0..9]; *fails (may be NULL) gets the number of failing cases. Data are generated from
+ * (seed, flag, gfx, N, K): weights with scale codes 118..127, activations in blocks of
+ * different magnitudes (bf16 when the case has a bias, fp32 otherwise), bias bf16. Returns
+ * A4W4_ST_OK (verdicts in res), or, when the group could not be run at all (err says why),
+ * A4W4_ST_BADINPUT (a bad group; the oracles refused its data) or A4W4_ST_NOMEM. Prints
+ * nothing. (engine/layer_checks.c) */
+a4w4_hstatus a4w4_layer_check_group(const a4w4_layer_ops *ops, const a4w4_layer_group *g,
+                                    a4w4_layer_case_result res[A4W4_LAYER_CASES_PER_GROUP],
+                                    int *fails, char *err, size_t errlen);
 
 /* The oracle side of the bias rule, computed apart from a4w4_layer_bias_add: the correctly
  * rounded (RNE) bf16 of the exact sum of two bf16 values, as the double sum rounded to 8

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,27 +11,34 @@
 #include "a4w4_gemm.h"
 #include "a4w4_layout.h"
 #include "annotate.h"
-#include "fsutil.h"
 #include "check.h"
+#include "fsutil.h"
 #include "gen.h"
-#include "entry.h"
-#include "results.h"
-#include "verify_bundle.h"
 
-#define MAX_RECORDED 5
+#define MAX_RECORDED A4W4_ENTRY_MAX_FIRST
 
-/* GPU backends share one device and the HIP backends' per-case device cache: callers that
- * run cases on several threads (hazards --jobs) go through one GPU call at a time. CPU
- * backends and the oracles stay parallel. */
-static pthread_mutex_t gpu_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Backends whose type is not thread_safe (GPU backends: one device, the HIP backends' per-case
+ * device cache) are entered one call at a time, whatever the callers' threading (hazards
+ * --jobs runs cases on several threads). Thread-safe backends and the oracles stay parallel. */
+static pthread_mutex_t serial_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void enter(const a4w4_backend *b)
+{
+    if (!b->type->thread_safe)
+        pthread_mutex_lock(&serial_mu);
+}
+
+static void leave(const a4w4_backend *b)
+{
+    if (!b->type->thread_safe)
+        pthread_mutex_unlock(&serial_mu);
+}
 
 static int call_run(const a4w4_backend *b, const a4w4_run_args *a)
 {
-    if (!b->type->gpu)
-        return b->type->run(b->ctx, a);
-    pthread_mutex_lock(&gpu_mu);
+    enter(b);
     int rc = b->type->run(b->ctx, a);
-    pthread_mutex_unlock(&gpu_mu);
+    leave(b);
     return rc;
 }
 
@@ -229,49 +237,59 @@ static void compare_bounded(comparison *c, const a4w4_sample *s, const uint16_t 
     }
 }
 
-static const char *verdict_of(int fail, int na)
+static a4w4_verdict verdict_of(int fail, int na)
 {
-    return na ? "n/a" : fail ? "fail" : "pass";
+    return na ? A4W4_VERDICT_NA : fail ? A4W4_VERDICT_FAIL : A4W4_VERDICT_PASS;
 }
 
-static cJSON *new_entry(const a4w4_case *c, const char *backend, const char *contract)
+/* Append printf-style text to a note buffer (truncating at its end). */
+static void note_add(char *note, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note_add(char *note, size_t size, const char *fmt, ...)
 {
-    cJSON *e = a4w4_entry_new(c->name, c->M, c->N, c->K, c->regime_text,
-                              (unsigned long long)c->seed, backend, contract);
-    cJSON_AddStringToObject(e, "tags", c->tags);
-    return e;
+    size_t L = strlen(note);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(note + L, size - L, fmt, ap);
+    va_end(ap);
 }
 
-static void put_comparison(cJSON *e, const comparison *cmp, const a4w4_sample *s, double ms,
-                           size_t proven, const char *verdict)
+static void case_identity(a4w4_entry_result *e, const a4w4_case *c, a4w4_entry_kind kind,
+                          const char *backend, const char *contract)
 {
-    cJSON_AddNumberToObject(e, "checked_outputs", (double)cmp->checked);
-    cJSON_AddBoolToObject(e, "sampled", !s->full);
-    cJSON_AddStringToObject(e, "verdict", verdict);
-    cJSON_AddNumberToObject(e, "mismatches", (double)cmp->mismatches);
-    cJSON_AddNumberToObject(e, "unwritten", (double)cmp->unwritten);
-    cJSON_AddNumberToObject(e, "max_ulp", cmp->max_ulp == (unsigned)-1 ? -1.0 : (double)cmp->max_ulp);
-    cJSON *fm = cJSON_AddArrayToObject(e, "first_mismatches");
+    a4w4_entry_identity(e, kind, c->name, c->M, c->N, c->K, c->regime_text,
+                        (unsigned long long)c->seed, backend, contract);
+    e->has_tags = 1;
+    snprintf(e->tags, sizeof e->tags, "%s", c->tags);
+}
+
+static void put_comparison(a4w4_entry_result *e, const comparison *cmp, const a4w4_sample *s,
+                           double ms, size_t proven, a4w4_verdict verdict)
+{
+    e->checked = cmp->checked;
+    e->sampled = !s->full;
+    e->verdict = verdict;
+    e->mismatches = cmp->mismatches;
+    e->unwritten = cmp->unwritten;
+    e->max_ulp = cmp->max_ulp;
+    e->nfirst = cmp->nrec;
     for (size_t i = 0; i < cmp->nrec; i++) {
-        cJSON *m = cJSON_CreateObject();
-        char h[16];
-        cJSON_AddStringToObject(m, "tensor", "y");
-        cJSON_AddNumberToObject(m, "row", (double)cmp->rec[i].row);
-        cJSON_AddNumberToObject(m, "col", (double)cmp->rec[i].col);
-        snprintf(h, sizeof h, "0x%04x", cmp->rec[i].got);
-        cJSON_AddStringToObject(m, "got", h);
-        snprintf(h, sizeof h, "0x%04x", cmp->rec[i].expected);
-        cJSON_AddStringToObject(m, "expected", h);
-        cJSON_AddItemToArray(fm, m);
+        a4w4_mismatch *m = &e->first[i];
+        snprintf(m->tensor, sizeof m->tensor, "y");
+        m->row = cmp->rec[i].row;
+        m->col = cmp->rec[i].col;
+        m->got = cmp->rec[i].got;
+        m->expected = cmp->rec[i].expected;
+        m->elem_bytes = 2;
     }
-    cJSON_AddNumberToObject(e, "time_ms", ms);
-    cJSON_AddNumberToObject(e, "exact_regime_outputs", (double)proven);
+    e->time_ms = ms;
+    e->exact_regime_outputs = proven;
 }
 
 /* The oracle's own entry: ordered(1) == exact wherever the prover holds for the whole
  * sample, and in the special regime NaN exactly in the outputs reading a NaN block. */
 static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_sample *s,
-                        const oracles *o, cJSON *entries)
+                        const oracles *o, a4w4_entry_result *e)
 {
     comparison cmp;
     int na = o->proven != o->count;
@@ -295,17 +313,14 @@ static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_
                 nans += (size_t)isnan_;
                 wrong += (size_t)(dep != isnan_);
             }
-        snprintf(note + strlen(note), sizeof note - strlen(note),
-                 "%sspecial blocks: %zu NaN outputs, %zu outside the dependent set", note[0] ? "; " : "",
-                 nans, wrong);
+        note_add(note, sizeof note, "%sspecial blocks: %zu NaN outputs, %zu outside the "
+                 "dependent set", note[0] ? "; " : "", nans, wrong);
         fail |= wrong != 0;
         na = 0;
     }
-    cJSON *e = new_entry(c, "oracle", "ordered(1) == exact");
+    case_identity(e, c, A4W4_ENTRY_OUTPUTS, "oracle", "ordered(1) == exact");
     put_comparison(e, &cmp, s, 0, o->proven, verdict_of(fail, na && !fail));
-    if (note[0])
-        cJSON_AddStringToObject(e, "note", note);
-    cJSON_AddItemToArray(entries, e);
+    snprintf(e->note, sizeof e->note, "%s", note);
     return fail;
 }
 
@@ -315,146 +330,193 @@ typedef struct {
     const char *what;
 } variant;
 
-static int run_backend(a4w4_backend *b, const a4w4_case *c,
-                       a4w4_case_data *d, const a4w4_sample *s, oracles *o, cJSON *entries)
+/* What run_backend carries between its steps. */
+typedef struct {
+    a4w4_backend *b;
+    a4w4_case_data *d;
+    const a4w4_sample *s;
+    oracles *o;
+    uint16_t *y, *y2;  /* the baseline outputs and a variant's */
+    size_t n;          /* outputs in the sample */
+    a4w4_run_args args;
+    char why[512];
+    comparison cmp;    /* the baseline against the contract's oracle */
+} gemm_run;
+
+static int is_bounded(const a4w4_backend *b) { return !strncmp(b->contract, "bounded", 7); }
+
+/* Poison y, run the backend once and record run_ms, and the outputs' hash when it ran. */
+static int run_baseline(gemm_run *g, a4w4_entry_result *e)
 {
-    size_t n = o->count;
-    uint16_t *y = malloc(n * 2), *y2 = malloc(n * 2);
-    char why[512] = "";
-    cJSON *e = new_entry(c, b->name, b->contract);
-    int fail = 0, na = 0;
-    comparison cmp;
-    memset(&cmp, 0, sizeof cmp);
-    char note[768] = "";
-    if (!y || !y2) {
-        snprintf(note, sizeof note, "out of memory for %zu outputs", n);
-        fail = 1;
-        goto done;
-    }
-    for (size_t k = 0; k < n; k++)
-        y[k] = A4W4_POISON_BF16;
-    a4w4_run_args args = {c, d, s, y, why, sizeof why};
+    for (size_t k = 0; k < g->n; k++)
+        g->y[k] = A4W4_POISON_BF16;
     double t0 = (a4w4_now() * 1e3);
-    int rc = call_run(b, &args);
-    double ms = (a4w4_now() * 1e3) - t0;
-    cJSON_AddNumberToObject(e, "run_ms", ms);
+    int rc = call_run(g->b, &g->args);
+    e->run_ms = (a4w4_now() * 1e3) - t0;
+    e->has_run = 1;
     if (rc == A4W4_OK) { /* FNV-1a 64 of the checked outputs, for `compare` (changed bits) */
         unsigned long long h = 0xCBF29CE484222325ull;
-        for (size_t k = 0; k < n; k++) {
-            h = (h ^ (y[k] & 0xFFu)) * 0x100000001B3ull;
-            h = (h ^ (y[k] >> 8)) * 0x100000001B3ull;
+        for (size_t k = 0; k < g->n; k++) {
+            h = (h ^ (g->y[k] & 0xFFu)) * 0x100000001B3ull;
+            h = (h ^ (g->y[k] >> 8)) * 0x100000001B3ull;
         }
-        char hex[24];
-        snprintf(hex, sizeof hex, "%016llx", h);
-        cJSON_AddStringToObject(e, "y_hash", hex);
+        e->has_y_hash = 1;
+        e->y_hash = h;
     }
-    if (rc == A4W4_EUNSUPPORTED) {
-        na = 1;
-        snprintf(note, sizeof note, "%s", why[0] ? why : "not applicable to this shape");
-        goto done;
-    }
-    if (rc != A4W4_OK) {
-        fail = 1;
-        snprintf(note, sizeof note, "backend error: %s", why[0] ? why : a4w4_status_str(rc));
-        goto done;
-    }
+    return rc;
+}
+
+/* The guard zones, then the baseline against the oracle of the backend's contract into
+ * g->cmp. Returns 1 when the entry fails, 0 when it passes so far, -1 when the oracle's
+ * outputs could not be computed (out of memory: the entry fails, nothing more is checked). */
+static int check_baseline(gemm_run *g, a4w4_entry_result *e)
+{
+    const a4w4_case_data *d = g->d;
+    int fail = 0;
     const char *which;
     if (!a4w4_case_guards_intact(d, &which)) {
         fail = 1;
-        snprintf(note, sizeof note, "wrote out of bounds: the guard zone after %s changed; ", which);
+        snprintf(e->note, sizeof e->note, "wrote out of bounds: the guard zone after %s "
+                 "changed; ", which);
     }
-    if (!strncmp(b->contract, "bounded", 7)) {
-        const double *T = oracles_sum_abs(d, s, o);
-        if (!T) {
-            fail = 1;
-            goto done;
-        }
-        compare_bounded(&cmp, s, y, o->exact, o->exact_f32, T, d->K / 32, b->split, n);
-    } else if (!strcmp(b->contract, "exact")) {
-        compare_exact(&cmp, s, y, o->exact, n);
+    if (is_bounded(g->b)) {
+        const double *T = oracles_sum_abs(d, g->s, g->o);
+        if (!T)
+            return -1;
+        compare_bounded(&g->cmp, g->s, g->y, g->o->exact, g->o->exact_f32, T, d->K / 32,
+                        g->b->split, g->n);
+    } else if (!strcmp(g->b->contract, "exact")) {
+        compare_exact(&g->cmp, g->s, g->y, g->o->exact, g->n);
     } else {
-        const uint16_t *exp = oracles_ordered(d, s, o, b->split);
-        if (!exp) {
-            fail = 1;
-            goto done;
-        }
-        compare_exact(&cmp, s, y, exp, n);
+        const uint16_t *exp = oracles_ordered(d, g->s, g->o, g->b->split);
+        if (!exp)
+            return -1;
+        compare_exact(&g->cmp, g->s, g->y, exp, g->n);
     }
-    fail |= cmp.mismatches != 0;
-    if (cmp.unwritten)
-        snprintf(note + strlen(note), sizeof note - strlen(note),
-                 "%zu outputs never written (poison 0x%04x left); ", cmp.unwritten, A4W4_POISON_BF16);
-
-    /* contracts §3.3: valid outputs must not depend on the pad fills or on bytes past K */
-    if (b->asm_layout && d->a_scale_shuffled.data) {
-        size_t nb = d->K / 32;
-        int colpad = a4w4_act_scale_padded_cols(nb) != nb;
-        variant vs[] = {{0xFF, 0x7F, A4W4_GUARD_FILL, "row pad 0xFF"},
-                        {0x00, 0x7F, A4W4_GUARD_FILL, "row pad 0x00"},
-                        {0x7F, 0x00, A4W4_GUARD_FILL, "column pad 0x00"},
-                        {0x7F, 0xFF, A4W4_GUARD_FILL, "column pad 0xFF"},
-                        {0x7F, 0x7F, 0x5A, "garbage 0x5A past the buffers' ends"}};
-        size_t nv = (colpad || d->K % 256) ? 5 : 2;
-        char dep[256] = "";
-        for (size_t v = 0; v < nv; v++) {
-            a4w4_case_refill(d, vs[v].row_fill, vs[v].col_fill, vs[v].guard);
-            for (size_t k = 0; k < n; k++)
-                y2[k] = A4W4_POISON_BF16;
-            args.y = y2;
-            int rc2 = call_run(b, &args);
-            size_t diff = 0;
-            if (!strncmp(b->contract, "bounded", 7)) {
-                /* the reduction order of a bounded kernel varies run to run: a variant only
-                 * counts when it leaves the bound the baseline kept */
-                comparison c2;
-                compare_bounded(&c2, s, y2, o->exact, o->exact_f32, o->sum_abs, d->K / 32,
-                                b->split, n);
-                diff = c2.mismatches > cmp.mismatches ? c2.mismatches - cmp.mismatches : 0;
-            } else {
-                for (size_t k = 0; k < n; k++)
-                    diff += y2[k] != y[k];
-            }
-            if (rc2 != A4W4_OK || diff)
-                snprintf(dep + strlen(dep), sizeof dep - strlen(dep), "%s%s (%zu outputs change)",
-                         dep[0] ? ", " : "", vs[v].what, rc2 != A4W4_OK ? n : diff);
-        }
-        a4w4_case_refill(d, A4W4_ACT_SCALE_FILL_DEFAULT, A4W4_ACT_SCALE_FILL_DEFAULT,
-                         A4W4_GUARD_FILL);
-        cJSON_AddNumberToObject(e, "pad_variants", (double)nv);
-        if (dep[0]) {
-            fail = 1;
-            cJSON_AddStringToObject(e, "pad_dependent", dep);
-            snprintf(note + strlen(note), sizeof note - strlen(note),
-                     "pad-dependent: valid outputs change with %s; it needs row fill 0x7F, "
-                     "column fill 0x7F and nothing past K; ", dep);
-        }
-    }
-done:
-    put_comparison(e, &cmp, s, cJSON_GetNumberValue(cJSON_GetObjectItem(e, "run_ms")), o->proven,
-                   verdict_of(fail, na));
-    if (d->code0) {
-        cJSON_AddBoolToObject(e, "ambiguous", 1);
-        snprintf(note + strlen(note), sizeof note - strlen(note),
-                 "E8M0 code 0 present: read as 2^-127 (OCP, AITER torch); one host driver "
-                 "documents 2^-126 (contracts §1)");
-    }
-    size_t L = strlen(note);
-    while (L && (note[L - 1] == ' ' || note[L - 1] == ';'))
-        note[--L] = 0;
-    if (note[0])
-        cJSON_AddStringToObject(e, "note", note);
-    cJSON_AddItemToArray(entries, e);
-    free(y);
-    free(y2);
+    fail |= g->cmp.mismatches != 0;
+    if (g->cmp.unwritten)
+        note_add(e->note, sizeof e->note, "%zu outputs never written (poison 0x%04x left); ",
+                 g->cmp.unwritten, A4W4_POISON_BF16);
     return fail;
 }
 
-/* Finish a byte-comparison entry (layout and quantizer backends). */
+/* Outputs of variant v that change against the baseline (all when the run fails). */
+static size_t variant_changes(gemm_run *g, const variant *v)
+{
+    a4w4_case_refill(g->d, v->row_fill, v->col_fill, v->guard);
+    for (size_t k = 0; k < g->n; k++)
+        g->y2[k] = A4W4_POISON_BF16;
+    g->args.y = g->y2;
+    int rc2 = call_run(g->b, &g->args);
+    g->args.y = g->y;
+    if (rc2 != A4W4_OK)
+        return g->n;
+    size_t diff = 0;
+    if (is_bounded(g->b)) {
+        /* the reduction order of a bounded kernel varies run to run: a variant only
+         * counts when it leaves the bound the baseline kept */
+        comparison c2;
+        compare_bounded(&c2, g->s, g->y2, g->o->exact, g->o->exact_f32, g->o->sum_abs,
+                        g->d->K / 32, g->b->split, g->n);
+        diff = c2.mismatches > g->cmp.mismatches ? c2.mismatches - g->cmp.mismatches : 0;
+    } else {
+        for (size_t k = 0; k < g->n; k++)
+            diff += g->y2[k] != g->y[k];
+    }
+    return diff;
+}
+
+/* contracts §3.3: valid outputs must not depend on the pad fills or on bytes past K. Runs the
+ * variants (2, or 5 when there are column pads or K % 256 != 0) and restores the default
+ * fills. Returns 1 when some variant changed outputs (pad_dependent names them). */
+static int check_pad_variants(gemm_run *g, a4w4_entry_result *e)
+{
+    static const variant vs[] = {{0xFF, 0x7F, A4W4_GUARD_FILL, "row pad 0xFF"},
+                                 {0x00, 0x7F, A4W4_GUARD_FILL, "row pad 0x00"},
+                                 {0x7F, 0x00, A4W4_GUARD_FILL, "column pad 0x00"},
+                                 {0x7F, 0xFF, A4W4_GUARD_FILL, "column pad 0xFF"},
+                                 {0x7F, 0x7F, 0x5A, "garbage 0x5A past the buffers' ends"}};
+    size_t nb = g->d->K / 32;
+    int colpad = a4w4_act_scale_padded_cols(nb) != nb;
+    size_t nv = (colpad || g->d->K % 256) ? 5 : 2;
+    char *dep = e->pad_dependent;
+    for (size_t v = 0; v < nv; v++) {
+        size_t diff = variant_changes(g, &vs[v]);
+        if (diff)
+            note_add(dep, sizeof e->pad_dependent, "%s%s (%zu outputs change)",
+                     dep[0] ? ", " : "", vs[v].what, diff);
+    }
+    a4w4_case_refill(g->d, A4W4_ACT_SCALE_FILL_DEFAULT, A4W4_ACT_SCALE_FILL_DEFAULT,
+                     A4W4_GUARD_FILL);
+    e->pad_variants = nv;
+    if (!dep[0])
+        return 0;
+    note_add(e->note, sizeof e->note, "pad-dependent: valid outputs change with %s; it needs "
+             "row fill 0x7F, column fill 0x7F and nothing past K; ", dep);
+    return 1;
+}
+
+/* Run the backend, check its outputs, fill the entry. Returns 1 when it fails. */
+static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
+{
+    int rc = run_baseline(g, e);
+    if (rc == A4W4_EUNSUPPORTED) {
+        *na = 1;
+        snprintf(e->note, sizeof e->note, "%s",
+                 g->why[0] ? g->why : "not applicable to this shape");
+        return 0;
+    }
+    if (rc != A4W4_OK) {
+        snprintf(e->note, sizeof e->note, "backend error: %s",
+                 g->why[0] ? g->why : a4w4_status_str(rc));
+        return 1;
+    }
+    int fail = check_baseline(g, e);
+    if (fail < 0)
+        return 1;
+    if (g->b->asm_layout && g->d->a_scale_shuffled.data)
+        fail |= check_pad_variants(g, e);
+    return fail;
+}
+
+static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
+                       const a4w4_sample *s, oracles *o, a4w4_entry_result *e)
+{
+    gemm_run g;
+    memset(&g, 0, sizeof g);
+    g.b = b;
+    g.d = d;
+    g.s = s;
+    g.o = o;
+    g.n = o->count;
+    g.y = malloc(g.n * 2);
+    g.y2 = malloc(g.n * 2);
+    g.args = (a4w4_run_args){c, d, s, g.y, g.why, sizeof g.why};
+    case_identity(e, c, A4W4_ENTRY_OUTPUTS, b->name, b->contract);
+    int fail = 1, na = 0;
+    if (!g.y || !g.y2)
+        snprintf(e->note, sizeof e->note, "out of memory for %zu outputs", g.n);
+    else
+        fail = gemm_checks(&g, e, &na);
+    put_comparison(e, &g.cmp, s, e->has_run ? e->run_ms : NAN, o->proven, verdict_of(fail, na));
+    if (d->code0) {
+        e->ambiguous = 1;
+        note_add(e->note, sizeof e->note, "E8M0 code 0 present: read as 2^-127 (OCP, AITER "
+                 "torch); one host driver documents 2^-126 (contracts §1)");
+    }
+    size_t L = strlen(e->note);
+    while (L && (e->note[L - 1] == ' ' || e->note[L - 1] == ';'))
+        e->note[--L] = 0;
+    free(g.y);
+    free(g.y2);
+    return fail;
+}
+
+/* Finish a byte-comparison entry (layout and quantizer backends) from its checks. */
 static int byte_entry(const a4w4_case *c, const a4w4_backend *b, const a4w4_sample *s,
                       const a4w4_check *chk, int nchk, double ms, const char *na_why,
-                      cJSON *entries)
+                      a4w4_entry_result *e)
 {
-    cJSON *e = new_entry(c, b->name, b->contract);
     a4w4_check total;
     memset(&total, 0, sizeof total);
     total.elem_bytes = 1;
@@ -473,16 +535,16 @@ static int byte_entry(const a4w4_case *c, const a4w4_backend *b, const a4w4_samp
     }
     if (na_why)
         snprintf(total.note, sizeof total.note, "%s", na_why);
+    case_identity(e, c, A4W4_ENTRY_BYTES, b->name, b->contract);
     a4w4_entry_set_check(e, &total);
-    cJSON_AddBoolToObject(e, "sampled", !s->full);
-    cJSON_AddNumberToObject(e, "time_ms", ms);
-    cJSON_AddItemToArray(entries, e);
+    e->sampled = !s->full;
+    e->time_ms = ms;
     return total.verdict == A4W4_CHECK_FAIL;
 }
 
 /* A layout backend: its contracts §3 layouts of d against ref's, byte for byte. */
 static int run_layout_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d,
-                              const a4w4_sample *s, cJSON *entries)
+                              const a4w4_sample *s, a4w4_entry_result *e)
 {
     const a4w4_guarded *ref[3] = {&d->w_fp4_shuffled, &d->w_scale_swizzled, &d->a_scale_shuffled};
     static const char *const names[3] = {"w_fp4_shuffled", "w_scale_swizzled", "a_scale_shuffled"};
@@ -497,12 +559,10 @@ static int run_layout_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_ca
         } else if (got[i])
             memset(got[i], 0xA5, ref[i]->len);
     double t0 = a4w4_now() * 1e3;
-    if (b->type->gpu)
-        pthread_mutex_lock(&gpu_mu);
+    enter(b);
     int rc = fail ? A4W4_ENOMEM
                   : b->type->layouts(b->ctx, d, got[0], got[1], got[2], why, sizeof why);
-    if (b->type->gpu)
-        pthread_mutex_unlock(&gpu_mu);
+    leave(b);
     double ms = a4w4_now() * 1e3 - t0;
     if (rc == A4W4_OK)
         for (int i = 0; i < 3; i++)
@@ -512,74 +572,141 @@ static int run_layout_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_ca
         a4w4_check_na(&chk[n], "layouts", why[0] ? why : a4w4_status_str(rc));
         chk[n++].verdict = A4W4_CHECK_FAIL;
     }
-    fail = byte_entry(c, b, s, chk, n, ms, rc == A4W4_EUNSUPPORTED ? why : NULL, entries);
+    fail = byte_entry(c, b, s, chk, n, ms, rc == A4W4_EUNSUPPORTED ? why : NULL, e);
     for (int i = 0; i < 3; i++)
         free(got[i]);
     return fail;
 }
 
+/* The buffers of a quantizer check: the sampled activation rows and ref's codes and scales. */
+typedef struct {
+    uint16_t *x;
+    uint8_t *q, *sc, *rq, *rs, *skip;
+} quant_bufs;
+
+static int quant_bufs_alloc(quant_bufs *qb, size_t rows, size_t K)
+{
+    size_t nb = K / 32;
+    qb->x = malloc(rows * K * 2);
+    qb->q = malloc(rows * K / 2);
+    qb->sc = malloc(rows * nb);
+    qb->rq = malloc(rows * K / 2);
+    qb->rs = malloc(rows * nb);
+    qb->skip = calloc(rows * K / 2, 1);
+    return qb->x && qb->q && qb->sc && qb->rq && qb->rs && qb->skip;
+}
+
+static void quant_bufs_free(quant_bufs *qb)
+{
+    free(qb->x);
+    free(qb->q);
+    free(qb->sc);
+    free(qb->rq);
+    free(qb->rs);
+    free(qb->skip);
+}
+
+/* Copy the sampled rows of d's activations and of ref's quantization (NaN blocks' codes
+ * skipped); poison the backend's output buffers. */
+static void quant_inputs(quant_bufs *qb, const a4w4_case_data *d, const a4w4_sample *s)
+{
+    size_t K = d->K, nb = K / 32, rows = s->nrows;
+    for (size_t i = 0; i < rows; i++) {
+        size_t m = row_at(s, i);
+        memcpy(qb->x + i * K, d->x + m * K, K * 2);
+        memcpy(qb->rq + i * K / 2, d->a_fp4.data + m * K / 2, K / 2);
+        memcpy(qb->rs + i * nb, d->a_scale.data + m * nb, nb);
+        for (size_t kb = 0; kb < K / 2; kb++)
+            qb->skip[i * K / 2 + kb] = qb->rs[i * nb + kb / 16] == 0xFF;
+    }
+    memset(qb->q, 0xA5, rows * K / 2);
+    memset(qb->sc, 0xA5, rows * nb);
+}
+
+/* Quantize through the backend and compare; fills chk, returns their count. */
+static int quant_compare(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d,
+                         const a4w4_sample *s, quant_bufs *qb, a4w4_check *chk, double *ms)
+{
+    size_t K = d->K, nb = K / 32, rows = s->nrows;
+    char why[512] = "";
+    int n = 0;
+    quant_inputs(qb, d, s);
+    double t0 = a4w4_now() * 1e3;
+    enter(b);
+    int rc = b->type->quantize(b->ctx, qb->x, rows, K, (int)c->mode, qb->q, qb->sc, why,
+                               sizeof why);
+    leave(b);
+    *ms = a4w4_now() * 1e3 - t0;
+    if (rc != A4W4_OK) {
+        a4w4_check_na(&chk[n], "quantize", why[0] ? why : a4w4_status_str(rc));
+        chk[n++].verdict = rc == A4W4_EUNSUPPORTED ? A4W4_CHECK_NA : A4W4_CHECK_FAIL;
+        return n;
+    }
+    a4w4_check_bytes(&chk[n++], "a_fp4", qb->q, qb->rq, rows, K / 2, qb->skip);
+    a4w4_check_bytes(&chk[n++], "a_scale", qb->sc, qb->rs, rows, nb, NULL);
+    if (!s->full) /* report real row numbers */
+        for (int i = 0; i < n; i++)
+            if (chk[i].mismatches)
+                chk[i].first_row = s->rows[chk[i].first_row];
+    return n;
+}
+
 /* A quantizer backend: the activation rows of a normal-regime case, quantized in the case's
  * mode, against ref's codes (NaN blocks' codes skipped) and scales. */
 static int run_quant_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d,
-                             const a4w4_sample *s, cJSON *entries)
+                             const a4w4_sample *s, a4w4_entry_result *e)
 {
     if (!d->x)
         return byte_entry(c, b, s, NULL, 0, 0,
-                          "quantizer backends run on normal-regime cases (bf16 activations)",
-                          entries);
-    size_t K = d->K, nb = K / 32, rows = s->nrows;
-    uint16_t *x = malloc(rows * K * 2);
-    uint8_t *q = malloc(rows * K / 2), *sc = malloc(rows * nb), *rq = malloc(rows * K / 2),
-            *rs = malloc(rows * nb), *skip = calloc(rows * K / 2, 1);
+                          "quantizer backends run on normal-regime cases (bf16 activations)", e);
+    quant_bufs qb;
     a4w4_check chk[2];
-    int n = 0, fail;
-    char why[512] = "";
+    int n = 0;
     double ms = 0;
-    if (!x || !q || !sc || !rq || !rs || !skip) {
+    if (!quant_bufs_alloc(&qb, s->nrows, d->K)) {
         a4w4_check_na(&chk[n], "quantize", "out of memory");
         chk[n++].verdict = A4W4_CHECK_FAIL;
     } else {
-        for (size_t i = 0; i < rows; i++) {
-            size_t m = row_at(s, i);
-            memcpy(x + i * K, d->x + m * K, K * 2);
-            memcpy(rq + i * K / 2, d->a_fp4.data + m * K / 2, K / 2);
-            memcpy(rs + i * nb, d->a_scale.data + m * nb, nb);
-            for (size_t kb = 0; kb < K / 2; kb++)
-                skip[i * K / 2 + kb] = rs[i * nb + kb / 16] == 0xFF;
-        }
-        memset(q, 0xA5, rows * K / 2);
-        memset(sc, 0xA5, rows * nb);
-        double t0 = a4w4_now() * 1e3;
-        if (b->type->gpu)
-            pthread_mutex_lock(&gpu_mu);
-        int rc = b->type->quantize(b->ctx, x, rows, K, (int)c->mode, q, sc, why, sizeof why);
-        if (b->type->gpu)
-            pthread_mutex_unlock(&gpu_mu);
-        ms = a4w4_now() * 1e3 - t0;
-        if (rc == A4W4_OK) {
-            a4w4_check_bytes(&chk[n++], "a_fp4", q, rq, rows, K / 2, skip);
-            a4w4_check_bytes(&chk[n++], "a_scale", sc, rs, rows, nb, NULL);
-            if (!s->full) /* report real row numbers */
-                for (int i = 0; i < n; i++)
-                    if (chk[i].mismatches)
-                        chk[i].first_row = s->rows[chk[i].first_row];
-        } else {
-            a4w4_check_na(&chk[n], "quantize", why[0] ? why : a4w4_status_str(rc));
-            chk[n++].verdict = rc == A4W4_EUNSUPPORTED ? A4W4_CHECK_NA : A4W4_CHECK_FAIL;
-        }
+        n = quant_compare(b, c, d, s, &qb, chk, &ms);
     }
-    fail = byte_entry(c, b, s, chk, n, ms, NULL, entries);
-    free(x);
-    free(q);
-    free(sc);
-    free(rq);
-    free(rs);
-    free(skip);
+    int fail = byte_entry(c, b, s, chk, n, ms, NULL, e);
+    quant_bufs_free(&qb);
     return fail;
 }
 
-int a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, cJSON *entries, char *err,
-                  size_t errlen)
+/* Entries for every backend of r on case c (after the oracle's). */
+static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_case_data *d,
+                                 const a4w4_sample *s, oracles *o, a4w4_entry_list *out)
+{
+    for (size_t i = 0; i < r->nbackends; i++) {
+        a4w4_backend *b = &r->backends[i];
+        if (!b->type->run && !b->type->layouts && !b->type->quantize)
+            continue;
+        a4w4_entry_result *e = a4w4_entry_list_add(out);
+        if (!e)
+            return A4W4_ST_NOMEM;
+        if (b->type->run)
+            run_backend(b, c, d, s, o, e);
+        else if (b->type->layouts)
+            run_layout_backend(b, c, d, s, e);
+        else
+            run_quant_backend(b, c, d, s, e);
+    }
+    return A4W4_ST_OK;
+}
+
+/* The static dispatch facts of c on entries first.. of out (contracts §5, §6; optional). */
+static void annotate_entries(const a4w4_case *c, a4w4_entry_list *out, size_t first)
+{
+    a4w4_dispatch_facts f;
+    if (a4w4_dispatch_facts_of(c, &f))
+        return;
+    for (size_t i = first; i < out->n; i++)
+        out->items[i].dispatch = f;
+}
+
+a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
+                           char *err, size_t errlen)
 {
     a4w4_sample s;
     a4w4_case_data d;
@@ -587,94 +714,128 @@ int a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, cJSON *entries, char
     memset(&o, 0, sizeof o);
     if (a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, r->full, &s) != A4W4_OK) {
         snprintf(err, errlen, "case %s: out of memory sampling", c->name);
-        return -1;
+        return A4W4_ST_NOMEM;
     }
     if (a4w4_case_generate(c, &s, &d) != A4W4_OK) {
         snprintf(err, errlen, "case %s: out of memory generating M=%zu N=%zu K=%zu", c->name,
                  c->M, c->N, c->K);
         a4w4_sample_free(&s);
-        return -1;
+        return A4W4_ST_NOMEM;
     }
-    int fails = -1, first = cJSON_GetArraySize(entries);
-    if (oracles_compute(&d, &s, &o) != 0) {
+    a4w4_hstatus st = A4W4_ST_NOMEM;
+    a4w4_entry_result *e = NULL;
+    if (oracles_compute(&d, &s, &o) != 0)
         snprintf(err, errlen, "case %s: out of memory for the oracles", c->name);
-        goto out;
+    else if (!(e = a4w4_entry_list_add(out)))
+        snprintf(err, errlen, "case %s: out of memory for the results", c->name);
+    else {
+        size_t first = out->n - 1;
+        oracle_entry(c, &d, &s, &o, e);
+        st = run_backends(r, c, &d, &s, &o, out);
+        annotate_entries(c, out, first);
+        if (st != A4W4_ST_OK)
+            snprintf(err, errlen, "case %s: out of memory for the results", c->name);
     }
-    fails = oracle_entry(c, &d, &s, &o, entries);
-    for (size_t i = 0; i < r->nbackends; i++) {
-        a4w4_backend *b = &r->backends[i];
-        if (b->type->run)
-            fails += run_backend(b, c, &d, &s, &o, entries);
-        else if (b->type->layouts)
-            fails += run_layout_backend(b, c, &d, &s, entries);
-        else if (b->type->quantize)
-            fails += run_quant_backend(b, c, &d, &s, entries);
-    }
-    a4w4_annotate_case(c, entries, first); /* route, policy, hazard; optional fields */
-out:
     oracles_free(&o);
     a4w4_case_data_free(&d);
     a4w4_sample_free(&s);
-    return fails;
+    return st;
 }
 
-int a4w4_run_golden(const a4w4_runner *r, const char *path, cJSON *entries, char *err,
-                    size_t errlen)
+/* The system under test whose check this is ("<name> vs y_ordered"), or NULL. */
+static const a4w4_bundle_sut *sut_of(const a4w4_check *c, const a4w4_bundle_sut *suts,
+                                     size_t nsuts)
 {
-    a4w4_check_list checks = {0};
-    double t0 = (a4w4_now() * 1e3);
-    size_t dims[3] = {0, 0, 0};
-    int rc = a4w4_verify_bundle(path, &checks, dims, err, errlen);
-    double ms = (a4w4_now() * 1e3) - t0;
+    for (size_t i = 0; i < nsuts; i++) {
+        size_t L = strlen(suts[i].name);
+        if (!strncmp(c->subject, suts[i].name, L) && c->subject[L] == ' ')
+            return &suts[i];
+    }
+    return NULL;
+}
+
+static int selected(const a4w4_runner *r, const char *name)
+{
+    for (size_t j = 0; j < r->nbackends; j++)
+        if (!strcmp(r->backends[j].name, name))
+            return 1;
+    return 0;
+}
+
+/* Identity of a golden entry: "golden/<file name without .safetensors>". */
+static void golden_identity(a4w4_entry_result *e, const char *path, const size_t dims[3],
+                            const char *backend, const char *contract, double ms)
+{
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     char name[128];
     size_t L = strlen(base);
     snprintf(name, sizeof name, "golden/%.*s", (int)(L > 12 ? L - 12 : L), base);
-    int fails = 0;
-    a4w4_check oracle;
-    memset(&oracle, 0, sizeof oracle);
-    snprintf(oracle.subject, sizeof oracle.subject, "bundle tensors");
-    oracle.verdict = rc == 2 ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
-    if (rc == 2)
-        snprintf(oracle.note, sizeof oracle.note, "bad input: %.140s", err);
+    a4w4_entry_identity(e, A4W4_ENTRY_BYTES, name, dims[0], dims[1], dims[2], "golden", 0,
+                        backend, contract);
+    e->sampled = 0;
+    e->time_ms = ms;
+}
+
+/* The oracle's golden check: every tensor check that is no system under test's, folded
+ * (first failure kept, checked summed), or the bad-input error. */
+static void golden_oracle(const a4w4_check_list *checks, const a4w4_bundle_sut *suts,
+                          size_t nsuts, a4w4_hstatus rc, const char *err, const char *path,
+                          a4w4_check *oracle)
+{
+    memset(oracle, 0, sizeof *oracle);
+    snprintf(oracle->subject, sizeof oracle->subject, "bundle tensors");
+    oracle->verdict = rc == A4W4_ST_BADINPUT ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
+    if (rc == A4W4_ST_BADINPUT)
+        snprintf(oracle->note, sizeof oracle->note, "bad input: %.140s", err);
     size_t ntensor = 0;
-    for (size_t i = 0; i < checks.n; i++) {
-        a4w4_check *c = &checks.items[i];
-        const char *bk = !strncmp(c->subject, "cpu-asm ", 8) ? "cpu-asm"
-                       : !strncmp(c->subject, "cpu-fallback ", 13) ? "cpu-fallback" : NULL;
-        if (bk) {
-            int selected = 0;
-            for (size_t j = 0; j < r->nbackends; j++)
-                selected |= !strcmp(r->backends[j].name, bk);
-            if (selected) {
-                cJSON *e = a4w4_entry_new(name, dims[0], dims[1], dims[2], "golden", 0, bk,
-                                          "ordered(1)");
-                a4w4_entry_set_check(e, c);
-                cJSON_AddBoolToObject(e, "sampled", 0);
-                cJSON_AddNumberToObject(e, "time_ms", ms);
-                cJSON_AddItemToArray(entries, e);
-                fails += c->verdict == A4W4_CHECK_FAIL;
-            }
+    for (size_t i = 0; i < checks->n; i++) {
+        const a4w4_check *c = &checks->items[i];
+        if (sut_of(c, suts, nsuts))
             continue;
-        }
         ntensor++;
-        oracle.checked += c->checked;
-        if (c->verdict == A4W4_CHECK_FAIL && oracle.verdict != A4W4_CHECK_FAIL) {
-            size_t checked = oracle.checked;
-            oracle = *c;
-            oracle.checked = checked;
+        oracle->checked += c->checked;
+        if (c->verdict == A4W4_CHECK_FAIL && oracle->verdict != A4W4_CHECK_FAIL) {
+            size_t checked = oracle->checked;
+            *oracle = *c;
+            oracle->checked = checked;
         }
     }
-    if (!oracle.note[0])
-        snprintf(oracle.note, sizeof oracle.note, "%zu tensor checks (a4w4check verify %s)",
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (!oracle->note[0])
+        snprintf(oracle->note, sizeof oracle->note, "%zu tensor checks (a4w4check verify %s)",
                  ntensor, base);
-    cJSON *e = a4w4_entry_new(name, dims[0], dims[1], dims[2], "golden", 0, "oracle",
-                              "bit-exact tensors");
-    a4w4_entry_set_check(e, &oracle);
-    cJSON_AddBoolToObject(e, "sampled", 0);
-    cJSON_AddNumberToObject(e, "time_ms", ms);
-    cJSON_AddItemToArray(entries, e);
-    fails += oracle.verdict == A4W4_CHECK_FAIL;
+}
+
+a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, size_t nsuts,
+                             const char *path, a4w4_entry_list *out, char *err, size_t errlen)
+{
+    a4w4_check_list checks = {0};
+    double t0 = (a4w4_now() * 1e3);
+    size_t dims[3] = {0, 0, 0};
+    a4w4_hstatus rc = a4w4_verify_bundle(path, suts, nsuts, &checks, dims, err, errlen);
+    double ms = (a4w4_now() * 1e3) - t0;
+    a4w4_hstatus st = rc == A4W4_ST_BADINPUT ? A4W4_ST_BADINPUT : A4W4_ST_OK;
+    a4w4_entry_result *e;
+    for (size_t i = 0; i < checks.n && st != A4W4_ST_NOMEM; i++) {
+        const a4w4_bundle_sut *sut = sut_of(&checks.items[i], suts, nsuts);
+        if (!sut || !selected(r, sut->name))
+            continue;
+        if (!(e = a4w4_entry_list_add(out))) {
+            st = A4W4_ST_NOMEM;
+            break;
+        }
+        golden_identity(e, path, dims, sut->name, "ordered(1)", ms);
+        a4w4_entry_set_check(e, &checks.items[i]);
+    }
+    if (st != A4W4_ST_NOMEM && (e = a4w4_entry_list_add(out))) {
+        a4w4_check oracle;
+        golden_oracle(&checks, suts, nsuts, rc, err, path, &oracle);
+        golden_identity(e, path, dims, "oracle", "bit-exact tensors", ms);
+        a4w4_entry_set_check(e, &oracle);
+    } else {
+        st = A4W4_ST_NOMEM;
+        snprintf(err, errlen, "%s: out of memory for the results", path);
+    }
     a4w4_check_list_free(&checks);
-    return rc == 2 ? -2 : fails;
+    return st;
 }

@@ -1,14 +1,19 @@
 /* runner.h — one case through every backend, compared per contract (contracts §4.1), with the
  * checks that make a verdict trustworthy: poisoned outputs (every output must be written), guard zones (no
  * out-of-bounds write; out-of-bounds scale reads turn into NaN), and, for backends that
- * read the ASM layouts, the pad-dependence variants of contracts §3.3. */
+ * read the ASM layouts, the pad-dependence variants of contracts §3.3.
+ *
+ * Results come back as typed entries (entry.h), one per case x backend plus the oracle's;
+ * a4w4_entry_list_json writes their results.json form. Calls into a backend whose type is not
+ * thread_safe (backend.h) are serialized; everything else may run on several threads. */
 #ifndef A4W4_RUNNER_H
 #define A4W4_RUNNER_H
 
-#include <cjson/cJSON.h>
-
 #include "backend.h"
 #include "casefile.h"
+#include "entry.h"
+#include "status.h"
+#include "verify_bundle.h"
 
 typedef struct {
     a4w4_backend *backends;
@@ -16,17 +21,21 @@ typedef struct {
     int full; /* check every output, no sampling */
 } a4w4_runner;
 
-/* Run generated case c; append one entry per backend plus one "oracle" entry to entries.
- * Returns the number of failing entries, or -1 when the case cannot be run at all (out of
- * memory: err set). */
-int a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, cJSON *entries, char *err,
-                  size_t errlen);
+/* Run generated case c: append to out one "oracle" entry (ordered(1) == exact where the
+ * prover holds; the special regime's NaN set), then one entry per backend in r's order.
+ * Returns A4W4_ST_OK (verdicts in the entries: a4w4_entry_list_failures counts the failing
+ * ones) or A4W4_ST_NOMEM when the case cannot be run at all (err set; entries appended so
+ * far stay in out). */
+a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
+                           char *err, size_t errlen);
 
-/* Verify golden bundle path (contracts §7): entries for cpu-asm / cpu-fallback (when selected)
- * against its y_ordered and one "oracle" entry for every other tensor. Returns failing
- * entries, or -2 on bad input (err set; the oracle entry records it as a failure). */
-int a4w4_run_golden(const a4w4_runner *r, const char *path, cJSON *entries, char *err,
-                    size_t errlen);
+/* Verify golden bundle path (contracts §7) with the systems under test suts[0..nsuts)
+ * (verify_bundle.h): an entry for each of them whose name is also a selected backend's,
+ * against the bundle's y_ordered, then one "oracle" entry for every other tensor check.
+ * Returns A4W4_ST_OK, A4W4_ST_BADINPUT on bad input (err set; the oracle entry records it as
+ * a failure) or A4W4_ST_NOMEM (no room for the entries; err set). */
+a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, size_t nsuts,
+                             const char *path, a4w4_entry_list *out, char *err, size_t errlen);
 
 /* The error bound of a "bounded(S)" kernel against the exact sum (see runner.c). */
 double a4w4_bounded_tolerance(double sum_abs_terms, size_t nblocks, unsigned S);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int a4w4_regime_parse(const char *text, a4w4_regime *regime, a4w4_scale_mode *mode)
+a4w4_hstatus a4w4_regime_parse(const char *text, a4w4_regime *regime, a4w4_scale_mode *mode)
 {
     *mode = A4W4_ROUND_UP;
     if (!strcmp(text, "exact"))
@@ -22,12 +22,12 @@ int a4w4_regime_parse(const char *text, a4w4_regime *regime, a4w4_scale_mode *mo
     else if (!strncmp(text, "normal:", 7)) {
         int m = a4w4_scale_mode_parse(text + 7);
         if (m < 0)
-            return -1;
+            return A4W4_ST_BADINPUT;
         *regime = A4W4_REGIME_NORMAL;
         *mode = (a4w4_scale_mode)m;
     } else
-        return -1;
-    return 0;
+        return A4W4_ST_BADINPUT;
+    return A4W4_ST_OK;
 }
 
 static char *trim(char *s)
@@ -53,152 +53,214 @@ static int parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
-int a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err, size_t errlen)
+/* Split s at commas into trimmed fields (at most 8 kept); returns the field count. */
+static int split_fields(char *s, char *field[8])
 {
-    static const char *const cols[] = {"name", "M", "N", "K", "regime", "seed", "tags"};
+    int nf = 0;
+    for (char *p = s;;) {
+        char *comma = strchr(p, ',');
+        if (nf < 8)
+            field[nf] = trim(p);
+        nf++;
+        if (!comma)
+            break;
+        *comma = 0;
+        p = comma + 1;
+    }
+    return nf;
+}
+
+static const char *const cols[] = {"name", "M", "N", "K", "regime", "seed", "tags"};
+
+/* Where a line sits, for messages "<path>:<line>: ...". */
+typedef struct {
+    const char *path;
+    size_t lineno;
+    char *err;
+    size_t errlen;
+} where;
+
+static a4w4_hstatus check_header(const where *w, char *const *field, int nf)
+{
+    if (nf != 7) {
+        snprintf(w->err, w->errlen, "%s:%zu: header must be name,M,N,K,regime,seed,tags",
+                 w->path, w->lineno);
+        return A4W4_ST_BADINPUT;
+    }
+    a4w4_hstatus rc = A4W4_ST_OK;
+    for (int i = 0; i < 7; i++)
+        if (strcmp(field[i], cols[i])) {
+            snprintf(w->err, w->errlen, "%s:%zu: column %d must be '%s', found '%s'", w->path,
+                     w->lineno, i + 1, cols[i], field[i]);
+            rc = A4W4_ST_BADINPUT;
+        }
+    return rc;
+}
+
+/* Column 1: 1..95 file-name-safe characters, not starting with '.'. */
+static a4w4_hstatus parse_name(const where *w, const char *name, a4w4_case *c)
+{
+    if (!*name || strlen(name) >= sizeof c->name) {
+        snprintf(w->err, w->errlen, "%s:%zu: column 1 (name) must be 1..%zu characters", w->path,
+                 w->lineno, sizeof c->name - 1);
+        return A4W4_ST_BADINPUT;
+    }
+    for (const char *q = name; *q; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
+              *q == '_' || *q == '-' || *q == '.') || name[0] == '.') {
+            snprintf(w->err, w->errlen, "%s:%zu: column 1 (name) '%s' may hold only letters, "
+                     "digits, '_', '-' and '.' (not first): names become file names", w->path,
+                     w->lineno, name);
+            return A4W4_ST_BADINPUT;
+        }
+    snprintf(c->name, sizeof c->name, "%s", name);
+    return A4W4_ST_OK;
+}
+
+/* Columns 2..4: M, N, K in 1..2^32, then the shape rule and K % 32 == 0. */
+static a4w4_hstatus parse_dims(const where *w, char *const *field, a4w4_case *c)
+{
+    uint64_t v[3];
+    for (int i = 0; i < 3; i++)
+        if (parse_u64(field[1 + i], &v[i]) || v[i] == 0 || v[i] > (1ull << 32)) {
+            snprintf(w->err, w->errlen, "%s:%zu: column %d (%s) must be an integer in 1..2^32, "
+                     "found '%s'", w->path, w->lineno, 2 + i, cols[1 + i], field[1 + i]);
+            return A4W4_ST_BADINPUT;
+        }
+    c->M = (size_t)v[0];
+    c->N = (size_t)v[1];
+    c->K = (size_t)v[2];
+    /* a case must be generable here: each dimension <= 2^22 and the operands
+     * (M + N) * K / 2 bytes <= 2^36 (they are allocated, if mostly untouched) */
+    if (c->M > A4W4_CASE_DIM_MAX || c->N > A4W4_CASE_DIM_MAX || c->K > A4W4_CASE_DIM_MAX ||
+        (double)(c->M + c->N) * (double)c->K / 2 > A4W4_CASE_BYTES_MAX) {
+        snprintf(w->err, w->errlen, "%s:%zu: case %s: M=%zu N=%zu K=%zu breaks the shape rule "
+                 "(each of M, N, K <= 4194304 and (M+N)*K/2 <= 64 GiB of operands)",
+                 w->path, w->lineno, c->name, c->M, c->N, c->K);
+        return A4W4_ST_BADINPUT;
+    }
+    if (c->K % 32) {
+        snprintf(w->err, w->errlen, "%s:%zu: K=%zu breaks the rule K %% 32 == 0 (one E8M0 scale "
+                 "per 32 elements)", w->path, w->lineno, c->K);
+        return A4W4_ST_BADINPUT;
+    }
+    return A4W4_ST_OK;
+}
+
+/* One case line (7 fields) into c; prior[0..nprior) are the cases before it. */
+static a4w4_hstatus parse_case(const where *w, char *const *field, const a4w4_case *prior,
+                               size_t nprior, a4w4_case *c)
+{
+    memset(c, 0, sizeof *c);
+    a4w4_hstatus rc = parse_name(w, field[0], c);
+    if (!rc)
+        rc = parse_dims(w, field, c);
+    if (rc)
+        return rc;
+    if (a4w4_regime_parse(field[4], &c->regime, &c->mode)) {
+        snprintf(w->err, w->errlen, "%s:%zu: column 5 (regime) '%s' is not exact, normal[:mode], "
+                 "wide, special or code0", w->path, w->lineno, field[4]);
+        return A4W4_ST_BADINPUT;
+    }
+    snprintf(c->regime_text, sizeof c->regime_text, "%s", field[4]);
+    if (parse_u64(field[5], &c->seed)) {
+        snprintf(w->err, w->errlen, "%s:%zu: column 6 (seed) must be a decimal integer, found "
+                 "'%s'", w->path, w->lineno, field[5]);
+        return A4W4_ST_BADINPUT;
+    }
+    snprintf(c->tags, sizeof c->tags, "%s", field[6]);
+    for (size_t j = 0; j < nprior; j++)
+        if (!strcmp(prior[j].name, c->name)) {
+            snprintf(w->err, w->errlen, "%s:%zu: case name '%s' already used", w->path,
+                     w->lineno, c->name);
+            return A4W4_ST_BADINPUT;
+        }
+    return A4W4_ST_OK;
+}
+
+/* Room for one more case in *cases. */
+static a4w4_hstatus grow(const where *w, a4w4_case **cases, size_t n, size_t *cap)
+{
+    if (n < *cap)
+        return A4W4_ST_OK;
+    size_t c2 = *cap ? *cap * 2 : 64;
+    a4w4_case *p = realloc(*cases, c2 * sizeof *p);
+    if (!p) {
+        snprintf(w->err, w->errlen, "%s: out of memory", w->path);
+        return A4W4_ST_NOMEM;
+    }
+    *cases = p;
+    *cap = c2;
+    return A4W4_ST_OK;
+}
+
+/* One line of the file (header or case; comments and blank lines skipped). */
+static a4w4_hstatus read_line(const where *w, char *line, int *header, a4w4_case **cases,
+                              size_t *n, size_t *cap)
+{
+    char *s = line;
+    if (w->lineno == 1 && (unsigned char)s[0] == 0xEF && (unsigned char)s[1] == 0xBB &&
+        (unsigned char)s[2] == 0xBF)
+        s += 3; /* a UTF-8 byte order mark */
+    s = trim(s);
+    if (!*s || *s == '#')
+        return A4W4_ST_OK;
+    char *field[8];
+    int nf = split_fields(s, field);
+    if (!*header) {
+        *header = 1;
+        return check_header(w, field, nf);
+    }
+    if (nf != 7) {
+        snprintf(w->err, w->errlen, "%s:%zu: %d columns, the header has 7", w->path, w->lineno,
+                 nf);
+        return A4W4_ST_BADINPUT;
+    }
+    a4w4_hstatus rc = grow(w, cases, *n, cap);
+    if (!rc)
+        rc = parse_case(w, field, *cases, *n, &(*cases)[*n]);
+    if (!rc)
+        (*n)++;
+    return rc;
+}
+
+static a4w4_hstatus read_lines(FILE *f, where *w, a4w4_case **cases, size_t *n)
+{
+    char line[1024];
+    size_t cap = 0;
+    int header = 0;
+    a4w4_hstatus rc = A4W4_ST_OK;
+    while (!rc && fgets(line, sizeof line, f)) {
+        w->lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(w->err, w->errlen, "%s:%zu: line longer than %zu characters", w->path,
+                     w->lineno, sizeof line - 2);
+            return A4W4_ST_BADINPUT;
+        }
+        rc = read_line(w, line, &header, cases, n, &cap);
+    }
+    if (!rc && !header) {
+        snprintf(w->err, w->errlen, "%s: no header line (name,M,N,K,regime,seed,tags)", w->path);
+        rc = A4W4_ST_BADINPUT;
+    } else if (!rc && *n == 0) {
+        snprintf(w->err, w->errlen, "%s: no cases after the header", w->path);
+        rc = A4W4_ST_BADINPUT;
+    }
+    return rc;
+}
+
+a4w4_hstatus a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err,
+                                size_t errlen)
+{
     FILE *f = fopen(path, "r");
     *cases = NULL;
     *n = 0;
     if (!f) {
         snprintf(err, errlen, "%s: cannot open case file (%s)", path, strerror(errno));
-        return 2;
+        return A4W4_ST_BADINPUT;
     }
-    char line[1024];
-    size_t lineno = 0, cap = 0;
-    int header = 0, rc = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        if (!strchr(line, '\n') && !feof(f)) {
-            snprintf(err, errlen, "%s:%zu: line longer than %zu characters", path, lineno, sizeof line - 2);
-            rc = 2;
-            break;
-        }
-        char *s = line;
-        if (lineno == 1 && (unsigned char)s[0] == 0xEF && (unsigned char)s[1] == 0xBB &&
-            (unsigned char)s[2] == 0xBF)
-            s += 3; /* a UTF-8 byte order mark */
-        s = trim(s);
-        if (!*s || *s == '#')
-            continue;
-        char *field[8];
-        int nf = 0;
-        for (char *p = s;; ) {
-            char *comma = strchr(p, ',');
-            if (nf < 8)
-                field[nf] = trim(p);
-            nf++;
-            if (!comma)
-                break;
-            *comma = 0;
-            p = comma + 1;
-        }
-        if (!header) {
-            if (nf != 7) {
-                snprintf(err, errlen, "%s:%zu: header must be name,M,N,K,regime,seed,tags", path, lineno);
-                rc = 2;
-                break;
-            }
-            for (int i = 0; i < 7; i++)
-                if (strcmp(field[i], cols[i])) {
-                    snprintf(err, errlen, "%s:%zu: column %d must be '%s', found '%s'", path, lineno, i + 1, cols[i], field[i]);
-                    rc = 2;
-                }
-            if (rc)
-                break;
-            header = 1;
-            continue;
-        }
-        if (nf != 7) {
-            snprintf(err, errlen, "%s:%zu: %d columns, the header has 7", path, lineno, nf);
-            rc = 2;
-            break;
-        }
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            a4w4_case *p = realloc(*cases, cap * sizeof *p);
-            if (!p) {
-                snprintf(err, errlen, "%s: out of memory", path);
-                rc = 2;
-                break;
-            }
-            *cases = p;
-        }
-        a4w4_case *c = &(*cases)[*n];
-        memset(c, 0, sizeof *c);
-        if (!*field[0] || strlen(field[0]) >= sizeof c->name) {
-            snprintf(err, errlen, "%s:%zu: column 1 (name) must be 1..%zu characters", path, lineno, sizeof c->name - 1);
-            rc = 2;
-            break;
-        }
-        for (const char *q = field[0]; *q; q++)
-            if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
-                  *q == '_' || *q == '-' || *q == '.') || field[0][0] == '.') {
-                snprintf(err, errlen, "%s:%zu: column 1 (name) '%s' may hold only letters, digits, "
-                         "'_', '-' and '.' (not first): names become file names", path, lineno, field[0]);
-                rc = 2;
-                break;
-            }
-        if (rc)
-            break;
-        snprintf(c->name, sizeof c->name, "%s", field[0]);
-        uint64_t v[3];
-        for (int i = 0; i < 3; i++)
-            if (parse_u64(field[1 + i], &v[i]) || v[i] == 0 || v[i] > (1ull << 32)) {
-                snprintf(err, errlen, "%s:%zu: column %d (%s) must be an integer in 1..2^32, found '%s'",
-                         path, lineno, 2 + i, cols[1 + i], field[1 + i]);
-                rc = 2;
-                break;
-            }
-        if (rc)
-            break;
-        c->M = (size_t)v[0];
-        c->N = (size_t)v[1];
-        c->K = (size_t)v[2];
-        /* a case must be generable here: each dimension <= 2^22 and the operands
-         * (M + N) * K / 2 bytes <= 2^36 (they are allocated, if mostly untouched) */
-        if (c->M > A4W4_CASE_DIM_MAX || c->N > A4W4_CASE_DIM_MAX || c->K > A4W4_CASE_DIM_MAX ||
-            (double)(c->M + c->N) * (double)c->K / 2 > A4W4_CASE_BYTES_MAX) {
-            snprintf(err, errlen, "%s:%zu: case %s: M=%zu N=%zu K=%zu breaks the shape rule "
-                     "(each of M, N, K <= 4194304 and (M+N)*K/2 <= 64 GiB of operands)",
-                     path, lineno, c->name, c->M, c->N, c->K);
-            rc = 2;
-            break;
-        }
-        if (c->K % 32) {
-            snprintf(err, errlen, "%s:%zu: K=%zu breaks the rule K %% 32 == 0 (one E8M0 scale per 32 elements)",
-                     path, lineno, c->K);
-            rc = 2;
-            break;
-        }
-        if (a4w4_regime_parse(field[4], &c->regime, &c->mode)) {
-            snprintf(err, errlen, "%s:%zu: column 5 (regime) '%s' is not exact, normal[:mode], wide, special or code0",
-                     path, lineno, field[4]);
-            rc = 2;
-            break;
-        }
-        snprintf(c->regime_text, sizeof c->regime_text, "%s", field[4]);
-        if (parse_u64(field[5], &c->seed)) {
-            snprintf(err, errlen, "%s:%zu: column 6 (seed) must be a decimal integer, found '%s'", path, lineno, field[5]);
-            rc = 2;
-            break;
-        }
-        snprintf(c->tags, sizeof c->tags, "%s", field[6]);
-        for (size_t j = 0; j < *n; j++)
-            if (!strcmp((*cases)[j].name, c->name)) {
-                snprintf(err, errlen, "%s:%zu: case name '%s' already used", path, lineno, c->name);
-                rc = 2;
-            }
-        if (rc)
-            break;
-        (*n)++;
-    }
-    if (!rc && !header) {
-        snprintf(err, errlen, "%s: no header line (name,M,N,K,regime,seed,tags)", path);
-        rc = 2;
-    } else if (!rc && *n == 0) {
-        snprintf(err, errlen, "%s: no cases after the header", path);
-        rc = 2;
-    }
+    where w = {path, 0, err, errlen};
+    a4w4_hstatus rc = read_lines(f, &w, cases, n);
     fclose(f);
     if (rc) {
         free(*cases);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "a4w4_quant.h"
+#include "status.h"
 
 typedef enum {
     A4W4_REGIME_EXACT = 0,
@@ -40,13 +41,16 @@ typedef struct {
     char tags[128];
 } a4w4_case;
 
-/* Read a case file. Returns 0 and a malloc'ed array (*cases, *n), or 2 with one line in err
- * naming the file, line and rule (unreadable file, wrong header, wrong column count, a
- * non-integer or zero M/N/K, K not a multiple of 32, a shape past the rule above, unknown
- * regime, duplicate name). */
-int a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err, size_t errlen);
+/* Read a case file. Returns A4W4_ST_OK and a malloc'ed array (*cases, *n); or
+ * A4W4_ST_BADINPUT with one line in err naming the file, line and rule (unreadable file, wrong
+ * header, wrong column count, a non-integer or zero M/N/K, K not a multiple of 32, a shape past
+ * the rule above, unknown regime, duplicate name), or A4W4_ST_NOMEM; then *cases is NULL and
+ * *n 0. */
+a4w4_hstatus a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err,
+                                size_t errlen);
 
-/* Parse a regime text ("exact", "normal", "normal:even", "wide"); -1 when unknown. */
-int a4w4_regime_parse(const char *text, a4w4_regime *regime, a4w4_scale_mode *mode);
+/* Parse a regime text ("exact", "normal", "normal:even", "wide", "special", "code0"):
+ * A4W4_ST_OK, or A4W4_ST_BADINPUT when unknown. */
+a4w4_hstatus a4w4_regime_parse(const char *text, a4w4_regime *regime, a4w4_scale_mode *mode);
 
 #endif

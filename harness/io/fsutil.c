@@ -18,20 +18,21 @@ static int fchmod_default(const char *path)
     return chmod(path, 0666 & ~mask);
 }
 
-int a4w4_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
+a4w4_hstatus a4w4_write_atomic(const char *path, const void *data, size_t len, char *err,
+                               size_t errlen)
 {
     size_t n = strlen(path);
     char *tmp = malloc(n + 16);
     if (!tmp) {
         snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
+        return A4W4_ST_NOMEM;
     }
     snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot create a temporary file beside it (%s)", path, strerror(errno));
         free(tmp);
-        return -1;
+        return A4W4_ST_IO;
     }
     const char *p = data;
     size_t left = len;
@@ -56,22 +57,22 @@ int a4w4_write_atomic(const char *path, const void *data, size_t len, char *err,
     }
     if (ok && fchmod_default(tmp) == 0 && rename(tmp, path) == 0) {
         free(tmp);
-        return 0;
+        return A4W4_ST_OK;
     }
     if (ok)
         saved = errno;
     unlink(tmp);
     snprintf(err, errlen, "%s: cannot write (%s)", path, strerror(saved));
     free(tmp);
-    return -1;
+    return A4W4_ST_IO;
 }
 
-int a4w4_mkdir_p(const char *dir, char *err, size_t errlen)
+a4w4_hstatus a4w4_mkdir_p(const char *dir, char *err, size_t errlen)
 {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
         snprintf(err, errlen, "%s: path too long", dir);
-        return -1;
+        return A4W4_ST_IO;
     }
     for (char *p = buf + 1;; p++) {
         if (*p == '/' || *p == 0) {
@@ -79,7 +80,7 @@ int a4w4_mkdir_p(const char *dir, char *err, size_t errlen)
             *p = 0;
             if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
                 snprintf(err, errlen, "%s: cannot create directory (%s)", buf, strerror(errno));
-                return -1;
+                return A4W4_ST_IO;
             }
             *p = c;
             if (!c)
@@ -89,9 +90,9 @@ int a4w4_mkdir_p(const char *dir, char *err, size_t errlen)
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "%s: not a directory", dir);
-        return -1;
+        return A4W4_ST_IO;
     }
-    return 0;
+    return A4W4_ST_OK;
 }
 
 const char *a4w4_data_path(const char *rel, char *buf, size_t len)

@@ -4,12 +4,17 @@
 
 #include <stddef.h>
 
-/* Write len bytes to path atomically: a temporary file in the same directory, fsync, rename.
- * On failure removes the temporary file, leaves path untouched, returns -1 with err set. */
-int a4w4_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+#include "status.h"
 
-/* mkdir -p; 0 or -1 with err set. */
-int a4w4_mkdir_p(const char *dir, char *err, size_t errlen);
+/* Write len bytes to path atomically: a temporary file in the same directory, fsync, rename.
+ * Returns A4W4_ST_OK; on failure removes the temporary file, leaves path untouched and returns
+ * A4W4_ST_IO (or A4W4_ST_NOMEM) with err set. */
+a4w4_hstatus a4w4_write_atomic(const char *path, const void *data, size_t len, char *err,
+                               size_t errlen);
+
+/* mkdir -p: A4W4_ST_OK, or A4W4_ST_IO with err set (cannot create, not a directory, path too
+ * long). */
+a4w4_hstatus a4w4_mkdir_p(const char *dir, char *err, size_t errlen);
 
 /* Resolve a project data path (e.g. "cases/premerge.csv"): as given when it exists relative to
  * the current directory, else under the source tree the binary was built from. Returns buf. */

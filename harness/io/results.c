@@ -15,23 +15,22 @@ char *a4w4_summary_markdown(const cJSON *doc)
     return a4w4_report_markdown(doc, NULL);
 }
 
-int a4w4_results_write(const cJSON *doc, const char *dir, char *err, size_t errlen)
+a4w4_hstatus a4w4_results_write(const cJSON *doc, const char *dir, char *err, size_t errlen)
 {
     char path[4096];
     char *json = cJSON_Print(doc);
     char *md = a4w4_summary_markdown(doc);
-    int rc = -1;
+    a4w4_hstatus rc = A4W4_ST_NOMEM;
     if (!json || !md) {
         snprintf(err, errlen, "%s: out of memory rendering results", dir);
         goto out;
     }
     snprintf(path, sizeof path, "%s/results.json", dir);
-    if (a4w4_write_atomic(path, json, strlen(json), err, errlen))
+    rc = a4w4_write_atomic(path, json, strlen(json), err, errlen);
+    if (rc)
         goto out;
     snprintf(path, sizeof path, "%s/summary.md", dir);
-    if (a4w4_write_atomic(path, md, strlen(md), err, errlen))
-        goto out;
-    rc = 0;
+    rc = a4w4_write_atomic(path, md, strlen(md), err, errlen);
 out:
     free(json);
     free(md);

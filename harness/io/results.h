@@ -11,11 +11,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "status.h"
 
 /* Render the Markdown summary of a results document (malloc'ed string). */
 char *a4w4_summary_markdown(const cJSON *doc);
 
-/* Write results.json and summary.md into dir atomically. 0 or -1 with err. */
-int a4w4_results_write(const cJSON *doc, const char *dir, char *err, size_t errlen);
+/* Write results.json and summary.md into dir atomically. A4W4_ST_OK, or A4W4_ST_IO /
+ * A4W4_ST_NOMEM with err set. */
+a4w4_hstatus a4w4_results_write(const cJSON *doc, const char *dir, char *err, size_t errlen);
 
 #endif

@@ -326,13 +326,13 @@ static int cmp_span(const void *a, const void *b)
     return x->idx < y->idx ? -1 : (x->idx > y->idx);
 }
 
-static int parse_metadata(a4w4_st_file *f, const cJSON *meta, char *err, size_t errlen)
+static a4w4_hstatus parse_metadata(a4w4_st_file *f, const cJSON *meta, char *err, size_t errlen)
 {
     const char *P = f->path;
     if (!cJSON_IsObject(meta)) {
         set_err(err, errlen, P, "__metadata__ must be an object of strings (found %s)",
                 json_kind(meta));
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
     int oom;
     const char *dup = duplicate_key(meta, &oom);
@@ -340,7 +340,7 @@ static int parse_metadata(a4w4_st_file *f, const cJSON *meta, char *err, size_t 
         goto nomem;
     if (dup) {
         set_err(err, errlen, P, "duplicate __metadata__ key '%s'", show(dup).s);
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
     size_t n = 0;
     for (const cJSON *c = meta->child; c; c = c->next) {
@@ -348,12 +348,12 @@ static int parse_metadata(a4w4_st_file *f, const cJSON *meta, char *err, size_t 
             set_err(err, errlen, P,
                     "__metadata__ must be an object of strings: value of '%s' is %s",
                     show(c->string).s, json_kind(c));
-            return -1;
+            return A4W4_ST_BADINPUT;
         }
         n++;
     }
     if (n == 0)
-        return 0;
+        return A4W4_ST_OK;
     f->meta_keys = calloc(n, sizeof *f->meta_keys);
     f->meta_vals = calloc(n, sizeof *f->meta_vals);
     if (!f->meta_keys || !f->meta_vals)
@@ -370,144 +370,170 @@ static int parse_metadata(a4w4_st_file *f, const cJSON *meta, char *err, size_t 
         f->meta_vals[f->nmeta] = v;
         f->nmeta++;
     }
-    return 0;
+    return A4W4_ST_OK;
 nomem:
     set_err(err, errlen, P, "out of memory reading __metadata__");
-    return -1;
+    return A4W4_ST_NOMEM;
 }
 
-/* One tensor entry -> f->tensors[f->ntensors] and its span. */
-static int parse_tensor(a4w4_st_file *f, const cJSON *e, span *sp, char *err, size_t errlen)
+/* A tensor entry's frame: an object, no key twice, dtype, shape and data_offsets present. */
+static a4w4_hstatus tensor_entry_keys(const char *P, const cJSON *e, const char *nm, char *err,
+                                      size_t errlen)
 {
-    const char *P = f->path;
-    shown_name nm = show(e->string);
     if (!cJSON_IsObject(e)) {
-        set_err(err, errlen, P, "tensor '%s' entry must be an object (found %s)", nm.s,
+        set_err(err, errlen, P, "tensor '%s' entry must be an object (found %s)", nm,
                 json_kind(e));
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
     int oom;
     const char *dup = duplicate_key(e, &oom);
     if (oom) {
-        set_err(err, errlen, P, "out of memory reading tensor '%s'", nm.s);
-        return -1;
+        set_err(err, errlen, P, "out of memory reading tensor '%s'", nm);
+        return A4W4_ST_NOMEM;
     }
     if (dup) {
-        set_err(err, errlen, P, "tensor '%s' has key '%s' twice", nm.s, show(dup).s);
-        return -1;
+        set_err(err, errlen, P, "tensor '%s' has key '%s' twice", nm, show(dup).s);
+        return A4W4_ST_BADINPUT;
     }
     const cJSON *jd = cJSON_GetObjectItemCaseSensitive(e, "dtype");
     const cJSON *js = cJSON_GetObjectItemCaseSensitive(e, "shape");
     const cJSON *jo = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
     if (!jd || !js || !jo) {
-        set_err(err, errlen, P, "tensor '%s' is missing %s", nm.s,
+        set_err(err, errlen, P, "tensor '%s' is missing %s", nm,
                 !jd ? "dtype" : !js ? "shape" : "data_offsets");
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
+    return A4W4_ST_OK;
+}
 
-    /* dtype */
+static a4w4_hstatus tensor_dtype(const char *P, const char *nm, const cJSON *jd,
+                                 a4w4_st_dtype *dtype, char *err, size_t errlen)
+{
     if (!cJSON_IsString(jd) || !jd->valuestring) {
-        set_err(err, errlen, P, "tensor '%s' dtype must be a string (found %s)", nm.s,
+        set_err(err, errlen, P, "tensor '%s' dtype must be a string (found %s)", nm,
                 json_kind(jd));
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
-    a4w4_st_dtype dtype;
-    if (dtype_parse(jd->valuestring, &dtype)) {
+    if (dtype_parse(jd->valuestring, dtype)) {
         set_err(err, errlen, P,
                 "tensor '%s' has unknown dtype '%s' (known: U8, BF16, F16, F32, F8_E8M0, F4)",
-                nm.s, show(jd->valuestring).s);
-        return -1;
+                nm, show(jd->valuestring).s);
+        return A4W4_ST_BADINPUT;
     }
+    return A4W4_ST_OK;
+}
 
-    /* shape */
+/* Element d of the tensor's array `what` (shape, data_offsets): an exact integer. */
+static a4w4_hstatus tensor_uint(const char *P, const char *nm, const char *what, int d,
+                                const cJSON *c, size_t *out, char *err, size_t errlen)
+{
+    const char *why;
+    double v;
+    if (!json_uint(c, out, &why, &v))
+        return A4W4_ST_OK;
+    if (cJSON_IsNumber(c))
+        set_err(err, errlen, P, "tensor '%s' %s[%d] %s (%.17g)", nm, what, d, why, v);
+    else
+        set_err(err, errlen, P, "tensor '%s' %s[%d] %s (found %s)", nm, what, d, why,
+                json_kind(c));
+    return A4W4_ST_BADINPUT;
+}
+
+/* The shape array: at most A4W4_ST_MAX_DIMS integers, the byte count within size_t. */
+static a4w4_hstatus tensor_shape(const char *P, const char *nm, const cJSON *js,
+                                 const cJSON *jd, a4w4_st_dtype dtype, int *ndim, size_t *shape,
+                                 size_t *nbytes, char *err, size_t errlen)
+{
     if (!cJSON_IsArray(js)) {
-        set_err(err, errlen, P, "tensor '%s' shape must be an array (found %s)", nm.s,
+        set_err(err, errlen, P, "tensor '%s' shape must be an array (found %s)", nm,
                 json_kind(js));
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
-    int ndim = cJSON_GetArraySize(js);
-    if (ndim > A4W4_ST_MAX_DIMS) {
-        set_err(err, errlen, P, "tensor '%s' shape has %d dims, more than %d", nm.s, ndim,
+    *ndim = cJSON_GetArraySize(js);
+    if (*ndim > A4W4_ST_MAX_DIMS) {
+        set_err(err, errlen, P, "tensor '%s' shape has %d dims, more than %d", nm, *ndim,
                 A4W4_ST_MAX_DIMS);
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
-    size_t shape[A4W4_ST_MAX_DIMS] = {0};
     int d = 0;
-    for (const cJSON *c = js->child; c; c = c->next, d++) {
-        const char *why;
-        double v;
-        if (json_uint(c, &shape[d], &why, &v)) {
-            if (cJSON_IsNumber(c))
-                set_err(err, errlen, P, "tensor '%s' shape[%d] %s (%.17g)", nm.s, d, why, v);
-            else
-                set_err(err, errlen, P, "tensor '%s' shape[%d] %s (found %s)", nm.s, d, why,
-                        json_kind(c));
-            return -1;
-        }
-    }
-    size_t esize = a4w4_st_dtype_size(dtype), nbytes = 0;
+    for (const cJSON *c = js->child; c; c = c->next, d++)
+        if (tensor_uint(P, nm, "shape", d, c, &shape[d], err, errlen))
+            return A4W4_ST_BADINPUT;
+    size_t esize = a4w4_st_dtype_size(dtype);
     int in_product = 0;
-    if (shape_bytes(ndim, shape, esize, &nbytes, &in_product)) {
-        if (in_product)
-            set_err(err, errlen, P, "tensor '%s' shape %s: element count overflows size_t",
-                    nm.s, show_shape(ndim, shape).s);
-        else
-            set_err(err, errlen, P,
-                    "tensor '%s' shape %s x %s (%zu bytes): byte count overflows size_t", nm.s,
-                    show_shape(ndim, shape).s, jd->valuestring, esize);
-        return -1;
-    }
+    if (!shape_bytes(*ndim, shape, esize, nbytes, &in_product))
+        return A4W4_ST_OK;
+    if (in_product)
+        set_err(err, errlen, P, "tensor '%s' shape %s: element count overflows size_t", nm,
+                show_shape(*ndim, shape).s);
+    else
+        set_err(err, errlen, P,
+                "tensor '%s' shape %s x %s (%zu bytes): byte count overflows size_t", nm,
+                show_shape(*ndim, shape).s, jd->valuestring, esize);
+    return A4W4_ST_BADINPUT;
+}
 
-    /* data_offsets */
+/* data_offsets [begin, end]: within the data section and spanning exactly nbytes. */
+static a4w4_hstatus tensor_offsets(const a4w4_st_file *f, const char *nm, const cJSON *jo,
+                                   const cJSON *jd, int ndim, const size_t *shape,
+                                   size_t nbytes, size_t off[2], char *err, size_t errlen)
+{
+    const char *P = f->path;
     if (!cJSON_IsArray(jo) || cJSON_GetArraySize(jo) != 2) {
         if (cJSON_IsArray(jo))
             set_err(err, errlen, P,
-                    "tensor '%s' data_offsets must be [begin, end] (found an array of %d)",
-                    nm.s, cJSON_GetArraySize(jo));
+                    "tensor '%s' data_offsets must be [begin, end] (found an array of %d)", nm,
+                    cJSON_GetArraySize(jo));
         else
             set_err(err, errlen, P, "tensor '%s' data_offsets must be [begin, end] (found %s)",
-                    nm.s, json_kind(jo));
-        return -1;
+                    nm, json_kind(jo));
+        return A4W4_ST_BADINPUT;
     }
-    size_t off[2];
-    d = 0;
-    for (const cJSON *c = jo->child; c; c = c->next, d++) {
-        const char *why;
-        double v;
-        if (json_uint(c, &off[d], &why, &v)) {
-            if (cJSON_IsNumber(c))
-                set_err(err, errlen, P, "tensor '%s' data_offsets[%d] %s (%.17g)", nm.s, d, why,
-                        v);
-            else
-                set_err(err, errlen, P, "tensor '%s' data_offsets[%d] %s (found %s)", nm.s, d,
-                        why, json_kind(c));
-            return -1;
-        }
-    }
-    if (off[0] > off[1]) {
-        set_err(err, errlen, P, "tensor '%s' data_offsets [%zu, %zu] has begin > end", nm.s,
+    int d = 0;
+    for (const cJSON *c = jo->child; c; c = c->next, d++)
+        if (tensor_uint(P, nm, "data_offsets", d, c, &off[d], err, errlen))
+            return A4W4_ST_BADINPUT;
+    if (off[0] > off[1])
+        set_err(err, errlen, P, "tensor '%s' data_offsets [%zu, %zu] has begin > end", nm,
                 off[0], off[1]);
-        return -1;
-    }
-    if (off[1] > f->data_len) {
+    else if (off[1] > f->data_len)
         set_err(err, errlen, P,
-                "tensor '%s' data_offsets [%zu, %zu] past the data section (%zu bytes)", nm.s,
+                "tensor '%s' data_offsets [%zu, %zu] past the data section (%zu bytes)", nm,
                 off[0], off[1], f->data_len);
-        return -1;
-    }
-    if (off[1] - off[0] != nbytes) {
+    else if (off[1] - off[0] != nbytes)
         set_err(err, errlen, P,
                 "tensor '%s' shape %s x %s is %zu bytes but data_offsets [%zu, %zu] span %zu bytes",
-                nm.s, show_shape(ndim, shape).s, jd->valuestring, nbytes, off[0], off[1],
+                nm, show_shape(ndim, shape).s, jd->valuestring, nbytes, off[0], off[1],
                 off[1] - off[0]);
-        return -1;
-    }
+    else
+        return A4W4_ST_OK;
+    return A4W4_ST_BADINPUT;
+}
 
+/* One tensor entry -> f->tensors[f->ntensors] and its span. */
+static a4w4_hstatus parse_tensor(a4w4_st_file *f, const cJSON *e, span *sp, char *err,
+                                 size_t errlen)
+{
+    const char *P = f->path;
+    shown_name nm = show(e->string);
+    a4w4_hstatus rc = tensor_entry_keys(P, e, nm.s, err, errlen);
+    if (rc)
+        return rc;
+    const cJSON *jd = cJSON_GetObjectItemCaseSensitive(e, "dtype");
+    const cJSON *js = cJSON_GetObjectItemCaseSensitive(e, "shape");
+    const cJSON *jo = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    a4w4_st_dtype dtype;
+    int ndim = 0;
+    size_t shape[A4W4_ST_MAX_DIMS] = {0}, nbytes = 0, off[2];
+    if ((rc = tensor_dtype(P, nm.s, jd, &dtype, err, errlen)) ||
+        (rc = tensor_shape(P, nm.s, js, jd, dtype, &ndim, shape, &nbytes, err, errlen)) ||
+        (rc = tensor_offsets(f, nm.s, jo, jd, ndim, shape, nbytes, off, err, errlen)))
+        return rc;
     a4w4_st_tensor *t = &f->tensors[f->ntensors];
     t->name = strdup(e->string ? e->string : "");
     if (!t->name) {
         set_err(err, errlen, P, "out of memory reading tensor '%s'", nm.s);
-        return -1;
+        return A4W4_ST_NOMEM;
     }
     t->dtype = dtype;
     t->ndim = ndim;
@@ -518,11 +544,11 @@ static int parse_tensor(a4w4_st_file *f, const cJSON *e, span *sp, char *err, si
     sp->end = off[1];
     sp->idx = f->ntensors;
     f->ntensors++;
-    return 0;
+    return A4W4_ST_OK;
 }
 
-/* Validate f->buf[0..size) (already in place) and fill the rest of *f. */
-static int parse_image(a4w4_st_file *f, char *err, size_t errlen)
+/* The 8-byte header length n: 1..size-8; sets data_start and data_len. No NUL in the header. */
+static a4w4_hstatus header_span(a4w4_st_file *f, size_t *n, char *err, size_t errlen)
 {
     const char *P = f->path;
     if (f->size < 8) {
@@ -530,50 +556,55 @@ static int parse_image(a4w4_st_file *f, char *err, size_t errlen)
                 "file is shorter than 8 bytes (%zu bytes); a safetensors file starts with an "
                 "8-byte header length",
                 f->size);
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
     uint64_t n64 = read_le64(f->buf);
     if (n64 == 0) {
         set_err(err, errlen, P, "header length is 0");
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
     if (n64 > f->size - 8) {
         set_err(err, errlen, P,
                 "header length %llu is past the end of the file (%zu bytes after the 8-byte "
                 "length)",
                 (unsigned long long)n64, f->size - 8);
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
-    size_t n = (size_t)n64;
-    const char *hdr = (const char *)f->buf + 8;
-    f->data_start = 8 + n;
+    *n = (size_t)n64;
+    f->data_start = 8 + *n;
     f->data_len = f->size - f->data_start;
-
-    const char *nul = memchr(hdr, '\0', n);
+    const char *hdr = (const char *)f->buf + 8;
+    const char *nul = memchr(hdr, '\0', *n);
     if (nul) {
         set_err(err, errlen, P, "header is not valid JSON: NUL byte at header offset %zu",
                 (size_t)(nul - hdr));
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
+    return A4W4_ST_OK;
+}
+
+/* The header's n bytes: one JSON object starting with '{', only whitespace after it. *root
+ * gets the parsed value (also on failure after parsing: the caller deletes it). */
+static a4w4_hstatus header_json(const char *P, const char *hdr, size_t n, cJSON **root,
+                                char *err, size_t errlen)
+{
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(hdr, n, &end, 0);
-    if (!root) {
+    *root = cJSON_ParseWithLengthOpts(hdr, n, &end, 0);
+    if (!*root) {
         size_t at = (end && end >= hdr && end <= hdr + n) ? (size_t)(end - hdr) : 0;
         set_err(err, errlen, P, "header is not valid JSON (parse error near header offset %zu)",
                 at);
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
-    int rc = -1;
-    span *spans = NULL;
-    if (!cJSON_IsObject(root)) {
-        set_err(err, errlen, P, "header is not a JSON object (found %s)", json_kind(root));
-        goto out;
+    if (!cJSON_IsObject(*root)) {
+        set_err(err, errlen, P, "header is not a JSON object (found %s)", json_kind(*root));
+        return A4W4_ST_BADINPUT;
     }
     if (hdr[0] != '{') {
         set_err(err, errlen, P,
                 "header must start with '{' (safetensors rule; found byte 0x%02x)",
                 (unsigned)(unsigned char)hdr[0]);
-        goto out;
+        return A4W4_ST_BADINPUT;
     }
     for (const char *p = end; p < hdr + n; p++)
         if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
@@ -581,100 +612,124 @@ static int parse_image(a4w4_st_file *f, char *err, size_t errlen)
                     "header is not valid JSON: trailing bytes after the object at header "
                     "offset %zu",
                     (size_t)(p - hdr));
-            goto out;
+            return A4W4_ST_BADINPUT;
         }
+    return A4W4_ST_OK;
+}
 
+/* The header's entries: no duplicate key, "__metadata__", then every tensor (spans[i] per
+ * tensor, malloc'ed into *spans; *count tensors). */
+static a4w4_hstatus header_entries(a4w4_st_file *f, const cJSON *root, span **spans,
+                                   size_t *count, char *err, size_t errlen)
+{
+    const char *P = f->path;
     /* top-level keys: duplicates first (a duplicated name is ambiguous whatever it holds) */
     int oom;
     const char *dup = duplicate_key(root, &oom);
     if (oom) {
         set_err(err, errlen, P, "out of memory reading the header");
-        goto out;
+        return A4W4_ST_NOMEM;
     }
     if (dup) {
         if (!strcmp(dup, "__metadata__"))
             set_err(err, errlen, P, "duplicate key '__metadata__' in the header");
         else
             set_err(err, errlen, P, "duplicate tensor name '%s'", show(dup).s);
-        goto out;
+        return A4W4_ST_BADINPUT;
     }
-
-    size_t count = 0;
     const cJSON *meta = NULL;
+    *count = 0;
     for (const cJSON *c = root->child; c; c = c->next) {
         if (c->string && !strcmp(c->string, "__metadata__"))
             meta = c;
         else
-            count++;
+            (*count)++;
     }
-    if (meta && parse_metadata(f, meta, err, errlen))
-        goto out;
-    if (count) {
-        f->tensors = calloc(count, sizeof *f->tensors);
-        spans = calloc(count, sizeof *spans);
-        if (!f->tensors || !spans) {
+    a4w4_hstatus rc = meta ? parse_metadata(f, meta, err, errlen) : A4W4_ST_OK;
+    if (rc)
+        return rc;
+    if (*count) {
+        f->tensors = calloc(*count, sizeof *f->tensors);
+        *spans = calloc(*count, sizeof **spans);
+        if (!f->tensors || !*spans) {
             set_err(err, errlen, P, "out of memory reading the header");
-            goto out;
+            return A4W4_ST_NOMEM;
         }
     }
-    for (const cJSON *c = root->child; c; c = c->next) {
-        if (c == meta)
-            continue;
-        if (parse_tensor(f, c, &spans[f->ntensors], err, errlen))
-            goto out;
-    }
+    for (const cJSON *c = root->child; c && !rc; c = c->next)
+        if (c != meta)
+            rc = parse_tensor(f, c, &(*spans)[f->ntensors], err, errlen);
+    return rc;
+}
 
-    /* overlap: sorted by begin, each non-empty tensor must start at or after the end of the
-     * previous non-empty one (which, with no overlap so far, is the furthest end seen) */
-    if (count > 1) {
-        qsort(spans, count, sizeof *spans, cmp_span);
-        const span *prev = NULL;
-        for (size_t i = 0; i < count; i++) {
-            const span *s = &spans[i];
-            if (s->begin == s->end)
-                continue;
-            if (prev && s->begin < prev->end) {
-                set_err(err, errlen, P, "tensors '%s' [%zu, %zu] and '%s' [%zu, %zu] overlap",
-                        show(f->tensors[prev->idx].name).s, prev->begin, prev->end,
-                        show(f->tensors[s->idx].name).s, s->begin, s->end);
-                goto out;
-            }
-            prev = s;
+/* Overlap: sorted by begin, each non-empty tensor must start at or after the end of the
+ * previous non-empty one (which, with no overlap so far, is the furthest end seen). */
+static a4w4_hstatus check_overlap(const a4w4_st_file *f, span *spans, size_t count, char *err,
+                                  size_t errlen)
+{
+    if (count < 2)
+        return A4W4_ST_OK;
+    qsort(spans, count, sizeof *spans, cmp_span);
+    const span *prev = NULL;
+    for (size_t i = 0; i < count; i++) {
+        const span *s = &spans[i];
+        if (s->begin == s->end)
+            continue;
+        if (prev && s->begin < prev->end) {
+            set_err(err, errlen, f->path, "tensors '%s' [%zu, %zu] and '%s' [%zu, %zu] overlap",
+                    show(f->tensors[prev->idx].name).s, prev->begin, prev->end,
+                    show(f->tensors[s->idx].name).s, s->begin, s->end);
+            return A4W4_ST_BADINPUT;
         }
+        prev = s;
     }
-    rc = 0;
-out:
+    return A4W4_ST_OK;
+}
+
+/* Validate f->buf[0..size) (already in place) and fill the rest of *f. */
+static a4w4_hstatus parse_image(a4w4_st_file *f, char *err, size_t errlen)
+{
+    size_t n, count = 0;
+    a4w4_hstatus rc = header_span(f, &n, err, errlen);
+    if (rc)
+        return rc;
+    cJSON *root = NULL;
+    span *spans = NULL;
+    rc = header_json(f->path, (const char *)f->buf + 8, n, &root, err, errlen);
+    if (!rc)
+        rc = header_entries(f, root, &spans, &count, err, errlen);
+    if (!rc)
+        rc = check_overlap(f, spans, count, err, errlen);
     free(spans);
     cJSON_Delete(root);
     return rc;
 }
 
-static int load_fail(a4w4_st_file *f)
+static a4w4_hstatus load_fail(a4w4_st_file *f, a4w4_hstatus rc)
 {
     a4w4_st_free(f);
-    return -1;
+    return rc;
 }
 
-int a4w4_st_load_mem(const char *name, const void *data, size_t size, a4w4_st_file *f,
-                     char *err, size_t errlen)
+a4w4_hstatus a4w4_st_load_mem(const char *name, const void *data, size_t size, a4w4_st_file *f,
+                              char *err, size_t errlen)
 {
     if (!f || !name || (!data && size)) {
         set_err(err, errlen, name, "a4w4_st_load_mem: NULL argument");
         if (f)
             memset(f, 0, sizeof *f);
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
     memset(f, 0, sizeof *f);
     f->path = strdup(name);
     if (!f->path || alloc_image(f, size, size >= 8 ? image_pad(data, size) : 0)) {
         set_err(err, errlen, name, "out of memory (%zu bytes)", size);
-        return load_fail(f);
+        return load_fail(f, A4W4_ST_NOMEM);
     }
     if (size)
         memcpy(f->buf, data, size);
-    if (parse_image(f, err, errlen))
-        return load_fail(f);
-    return 0;
+    a4w4_hstatus rc = parse_image(f, err, errlen);
+    return rc ? load_fail(f, rc) : A4W4_ST_OK;
 }
 
 /* pread exactly n bytes at off: 0, or -1 with errno (0 = file shorter than expected). */
@@ -700,37 +755,22 @@ static int pread_full(int fd, void *buf, size_t n, off_t off)
     return 0;
 }
 
-int a4w4_st_load(const char *path, a4w4_st_file *f, char *err, size_t errlen)
+/* The whole regular file fd into f's aligned image. */
+static a4w4_hstatus read_image(int fd, const char *path, a4w4_st_file *f, char *err,
+                               size_t errlen)
 {
-    if (!f || !path) {
-        set_err(err, errlen, path, "a4w4_st_load: NULL argument");
-        if (f)
-            memset(f, 0, sizeof *f);
-        return -1;
-    }
-    memset(f, 0, sizeof *f);
-    f->path = strdup(path);
-    if (!f->path) {
-        set_err(err, errlen, path, "out of memory");
-        return -1;
-    }
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        set_err(err, errlen, path, "cannot open: %s", strerror(errno));
-        return load_fail(f);
-    }
     struct stat st;
     if (fstat(fd, &st)) {
         set_err(err, errlen, path, "cannot stat: %s", strerror(errno));
-        goto fail;
+        return A4W4_ST_IO;
     }
     if (!S_ISREG(st.st_mode)) {
         set_err(err, errlen, path, "not a regular file");
-        goto fail;
+        return A4W4_ST_BADINPUT;
     }
     if (st.st_size < 0 || (uintmax_t)st.st_size > (uintmax_t)(SIZE_MAX - 2 * ST_DATA_ALIGN)) {
         set_err(err, errlen, path, "file too large to read into memory");
-        goto fail;
+        return A4W4_ST_BADINPUT;
     }
     size_t size = (size_t)st.st_size;
     uint8_t first8[8] = {0};
@@ -739,27 +779,46 @@ int a4w4_st_load(const char *path, a4w4_st_file *f, char *err, size_t errlen)
         if (pread_full(fd, first8, 8, 0)) {
             set_err(err, errlen, path, "read error: %s",
                     errno ? strerror(errno) : "file shrank while reading");
-            goto fail;
+            return A4W4_ST_IO;
         }
         pad = image_pad(first8, size);
     }
     if (alloc_image(f, size, pad)) {
         set_err(err, errlen, path, "out of memory (%zu bytes)", size);
-        goto fail;
+        return A4W4_ST_NOMEM;
     }
     if (size && pread_full(fd, f->buf, size, 0)) {
         set_err(err, errlen, path, "read error: %s",
                 errno ? strerror(errno) : "file shrank while reading");
-        goto fail;
+        return A4W4_ST_IO;
     }
+    return A4W4_ST_OK;
+}
+
+a4w4_hstatus a4w4_st_load(const char *path, a4w4_st_file *f, char *err, size_t errlen)
+{
+    if (!f || !path) {
+        set_err(err, errlen, path, "a4w4_st_load: NULL argument");
+        if (f)
+            memset(f, 0, sizeof *f);
+        return A4W4_ST_BADINPUT;
+    }
+    memset(f, 0, sizeof *f);
+    f->path = strdup(path);
+    if (!f->path) {
+        set_err(err, errlen, path, "out of memory");
+        return A4W4_ST_NOMEM;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        set_err(err, errlen, path, "cannot open: %s", strerror(errno));
+        return load_fail(f, A4W4_ST_IO);
+    }
+    a4w4_hstatus rc = read_image(fd, path, f, err, errlen);
     close(fd);
-    fd = -1;
-    if (parse_image(f, err, errlen))
-        return load_fail(f);
-    return 0;
-fail:
-    close(fd);
-    return load_fail(f);
+    if (!rc)
+        rc = parse_image(f, err, errlen);
+    return rc ? load_fail(f, rc) : A4W4_ST_OK;
 }
 
 /* ---------------------------------------------------------------- writer */
@@ -824,8 +883,8 @@ static void fsync_parent_dir(const char *path)
     }
 }
 
-static int write_atomic(const char *path, const piece *pieces, size_t np, char *err,
-                        size_t errlen)
+static a4w4_hstatus write_atomic(const char *path, const piece *pieces, size_t np, char *err,
+                                 size_t errlen)
 {
     static const char alphabet[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -834,7 +893,7 @@ static int write_atomic(const char *path, const piece *pieces, size_t np, char *
     char *tmp = malloc(plen + sizeof ".tmp.XXXXXX");
     if (!tmp) {
         set_err(err, errlen, path, "out of memory");
-        return -1;
+        return A4W4_ST_NOMEM;
     }
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
@@ -857,7 +916,7 @@ static int write_atomic(const char *path, const piece *pieces, size_t np, char *
         set_err(err, errlen, path, "cannot create temporary file %s: %s", tmp,
                 strerror(errno));
         free(tmp);
-        return -1;
+        return A4W4_ST_IO;
     }
     for (size_t i = 0; i < np; i++) {
         if (pieces[i].n && write_full(fd, pieces[i].p, pieces[i].n)) {
@@ -884,21 +943,21 @@ static int write_atomic(const char *path, const piece *pieces, size_t np, char *
     }
     free(tmp);
     fsync_parent_dir(path);
-    return 0;
+    return A4W4_ST_OK;
 fail:
     if (fd >= 0)
         close(fd);
     unlink(tmp);
     free(tmp);
-    return -1;
+    return A4W4_ST_IO;
 }
 
-int a4w4_st_write_raw(const char *path, const void *data, size_t size, char *err,
-                      size_t errlen)
+a4w4_hstatus a4w4_st_write_raw(const char *path, const void *data, size_t size, char *err,
+                               size_t errlen)
 {
     if (!path || (!data && size)) {
         set_err(err, errlen, path, "a4w4_st_write_raw: NULL argument");
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
     piece p = {data, size};
     return write_atomic(path, &p, 1, err, errlen);
@@ -912,77 +971,59 @@ static cJSON *json_size(size_t v)
     return cJSON_CreateRaw(buf);
 }
 
-static int validate_inputs(const char *path, const a4w4_st_tensor_in *t, size_t n,
-                           const char *const *meta_keys, const char *const *meta_vals,
-                           size_t nmeta, size_t *bytes, char *err, size_t errlen)
+/* One writer input: named, a known dtype, 0..8 dims, sizes consistent; *bytes its size. */
+static a4w4_hstatus validate_tensor(const char *path, const a4w4_st_tensor_in *ti, size_t i,
+                                    size_t *bytes, char *err, size_t errlen)
 {
-    if ((n && !t) || (nmeta && (!meta_keys || !meta_vals))) {
-        set_err(err, errlen, path, "a4w4_st_write: NULL tensor or metadata array");
-        return -1;
+    if (!ti->name || !ti->name[0]) {
+        set_err(err, errlen, path, "tensor #%zu has an empty name", i);
+        return A4W4_ST_BADINPUT;
     }
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-        const a4w4_st_tensor_in *ti = &t[i];
-        if (!ti->name || !ti->name[0]) {
-            set_err(err, errlen, path, "tensor #%zu has an empty name", i);
-            return -1;
-        }
-        shown_name nm = show(ti->name);
-        if (!strcmp(ti->name, "__metadata__")) {
-            set_err(err, errlen, path, "tensor #%zu may not be named '__metadata__'", i);
-            return -1;
-        }
-        if (!dtype_valid(ti->dtype)) {
-            set_err(err, errlen, path, "tensor '%s' has unknown dtype %d", nm.s,
-                    (int)ti->dtype);
-            return -1;
-        }
-        if (ti->ndim < 0 || ti->ndim > A4W4_ST_MAX_DIMS) {
-            set_err(err, errlen, path, "tensor '%s' ndim %d outside [0, %d]", nm.s, ti->ndim,
-                    A4W4_ST_MAX_DIMS);
-            return -1;
-        }
-        int in_product;
-        size_t esize = a4w4_st_dtype_size(ti->dtype);
-        if (shape_bytes(ti->ndim, ti->shape, esize, &bytes[i], &in_product)) {
-            set_err(err, errlen, path, "tensor '%s' shape %s x %s: size overflows size_t",
-                    nm.s, show_shape(ti->ndim, ti->shape).s, a4w4_st_dtype_name(ti->dtype));
-            return -1;
-        }
-        if (ti->nbytes && ti->nbytes != bytes[i]) {
-            set_err(err, errlen, path,
-                    "tensor '%s' nbytes %zu does not match shape %s x %s = %zu bytes", nm.s,
-                    ti->nbytes, show_shape(ti->ndim, ti->shape).s,
-                    a4w4_st_dtype_name(ti->dtype), bytes[i]);
-            return -1;
-        }
-        if (bytes[i] && !ti->data) {
-            set_err(err, errlen, path, "tensor '%s' has NULL data for %zu bytes", nm.s,
-                    bytes[i]);
-            return -1;
-        }
-        if (bytes[i] > SIZE_MAX - total) {
-            set_err(err, errlen, path, "total data size overflows size_t");
-            return -1;
-        }
-        total += bytes[i];
+    shown_name nm = show(ti->name);
+    if (!strcmp(ti->name, "__metadata__")) {
+        set_err(err, errlen, path, "tensor #%zu may not be named '__metadata__'", i);
+        return A4W4_ST_BADINPUT;
     }
-    for (size_t i = 0; i < nmeta; i++)
-        if (!meta_keys[i] || !meta_vals[i]) {
-            set_err(err, errlen, path, "metadata entry #%zu has a NULL key or value", i);
-            return -1;
-        }
+    if (!dtype_valid(ti->dtype)) {
+        set_err(err, errlen, path, "tensor '%s' has unknown dtype %d", nm.s, (int)ti->dtype);
+        return A4W4_ST_BADINPUT;
+    }
+    if (ti->ndim < 0 || ti->ndim > A4W4_ST_MAX_DIMS) {
+        set_err(err, errlen, path, "tensor '%s' ndim %d outside [0, %d]", nm.s, ti->ndim,
+                A4W4_ST_MAX_DIMS);
+        return A4W4_ST_BADINPUT;
+    }
+    int in_product;
+    size_t esize = a4w4_st_dtype_size(ti->dtype);
+    if (shape_bytes(ti->ndim, ti->shape, esize, bytes, &in_product))
+        set_err(err, errlen, path, "tensor '%s' shape %s x %s: size overflows size_t", nm.s,
+                show_shape(ti->ndim, ti->shape).s, a4w4_st_dtype_name(ti->dtype));
+    else if (ti->nbytes && ti->nbytes != *bytes)
+        set_err(err, errlen, path,
+                "tensor '%s' nbytes %zu does not match shape %s x %s = %zu bytes", nm.s,
+                ti->nbytes, show_shape(ti->ndim, ti->shape).s, a4w4_st_dtype_name(ti->dtype),
+                *bytes);
+    else if (*bytes && !ti->data)
+        set_err(err, errlen, path, "tensor '%s' has NULL data for %zu bytes", nm.s, *bytes);
+    else
+        return A4W4_ST_OK;
+    return A4W4_ST_BADINPUT;
+}
 
-    /* duplicates: names among tensors, keys among metadata */
+/* Duplicates: names among tensors, keys among metadata. */
+static a4w4_hstatus check_duplicates(const char *path, const a4w4_st_tensor_in *t, size_t n,
+                                     const char *const *meta_keys, size_t nmeta, char *err,
+                                     size_t errlen)
+{
     size_t m = n > nmeta ? n : nmeta;
     if (m < 2)
-        return 0;
+        return A4W4_ST_OK;
     const char **keys = malloc(m * sizeof *keys);
     if (!keys) {
         set_err(err, errlen, path, "out of memory");
-        return -1;
+        return A4W4_ST_NOMEM;
     }
-    int rc = 0;
+    a4w4_hstatus rc = A4W4_ST_OK;
     for (int pass = 0; pass < 2 && !rc; pass++) {
         size_t k = pass ? nmeta : n;
         for (size_t i = 0; i < k; i++)
@@ -993,7 +1034,7 @@ static int validate_inputs(const char *path, const a4w4_st_tensor_in *t, size_t 
                 set_err(err, errlen, path, pass ? "duplicate metadata key '%s'"
                                                 : "duplicate tensor name '%s'",
                         show(keys[i]).s);
-                rc = -1;
+                rc = A4W4_ST_BADINPUT;
                 break;
             }
     }
@@ -1001,102 +1042,141 @@ static int validate_inputs(const char *path, const a4w4_st_tensor_in *t, size_t 
     return rc;
 }
 
-int a4w4_st_write(const char *path, const a4w4_st_tensor_in *t, size_t n,
-                  const char *const *meta_keys, const char *const *meta_vals, size_t nmeta,
-                  char *err, size_t errlen)
+static a4w4_hstatus validate_inputs(const char *path, const a4w4_st_tensor_in *t, size_t n,
+                                    const char *const *meta_keys, const char *const *meta_vals,
+                                    size_t nmeta, size_t *bytes, char *err, size_t errlen)
+{
+    if ((n && !t) || (nmeta && (!meta_keys || !meta_vals))) {
+        set_err(err, errlen, path, "a4w4_st_write: NULL tensor or metadata array");
+        return A4W4_ST_BADINPUT;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        a4w4_hstatus rc = validate_tensor(path, &t[i], i, &bytes[i], err, errlen);
+        if (rc)
+            return rc;
+        if (bytes[i] > SIZE_MAX - total) {
+            set_err(err, errlen, path, "total data size overflows size_t");
+            return A4W4_ST_BADINPUT;
+        }
+        total += bytes[i];
+    }
+    for (size_t i = 0; i < nmeta; i++)
+        if (!meta_keys[i] || !meta_vals[i]) {
+            set_err(err, errlen, path, "metadata entry #%zu has a NULL key or value", i);
+            return A4W4_ST_BADINPUT;
+        }
+    return check_duplicates(path, t, n, meta_keys, nmeta, err, errlen);
+}
+
+/* Append the array of n sizes v to o under key; 0 or -1 (out of memory). */
+static int add_sizes(cJSON *o, const char *key, const size_t *v, int n)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, key);
+    if (!a)
+        return -1;
+    for (int d = 0; d < n; d++) {
+        cJSON *x = json_size(v[d]);
+        if (!x || !cJSON_AddItemToArray(a, x)) {
+            cJSON_Delete(x);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The header object: "__metadata__" (when nmeta), then the tensors in `order`, packed from
+ * offset 0; pieces[1..n] get their data. NULL when out of memory. */
+static cJSON *header_object(const a4w4_st_tensor_in *t, size_t n, const size_t *order,
+                            const size_t *bytes, const char *const *meta_keys,
+                            const char *const *meta_vals, size_t nmeta, piece *pieces)
+{
+    cJSON *root = cJSON_CreateObject(), *meta = NULL;
+    if (!root || (nmeta && !(meta = cJSON_AddObjectToObject(root, "__metadata__"))))
+        goto nomem;
+    for (size_t i = 0; i < nmeta; i++) {
+        cJSON *v = cJSON_CreateString(meta_vals[i]);
+        if (!v || !cJSON_AddItemToObject(meta, meta_keys[i], v)) {
+            cJSON_Delete(v);
+            goto nomem;
+        }
+    }
+    size_t off = 0;
+    for (size_t j = 0; j < n; j++) {
+        const a4w4_st_tensor_in *ti = &t[order[j]];
+        size_t ends[2] = {off, off + bytes[order[j]]};
+        cJSON *e = cJSON_AddObjectToObject(root, ti->name);
+        if (!e || !cJSON_AddStringToObject(e, "dtype", a4w4_st_dtype_name(ti->dtype)) ||
+            add_sizes(e, "shape", ti->shape, ti->ndim) || add_sizes(e, "data_offsets", ends, 2))
+            goto nomem;
+        pieces[j + 1].p = ti->data;
+        pieces[j + 1].n = bytes[order[j]];
+        off += bytes[order[j]];
+    }
+    return root;
+nomem:
+    cJSON_Delete(root);
+    return NULL;
+}
+
+/* The 8-byte length and the header JSON padded with spaces to a multiple of 8 bytes (so the
+ * data section is 8-byte aligned) into pieces[0]; the buffer to free, NULL when out of memory. */
+static uint8_t *header_bytes(const cJSON *root, piece *p0)
+{
+    char *json = cJSON_PrintUnformatted(root);
+    if (!json)
+        return NULL;
+    size_t jlen = strlen(json);
+    size_t hlen = (jlen + 7) / 8 * 8;
+    uint8_t *hdr = malloc(8 + hlen);
+    if (hdr) {
+        for (int i = 0; i < 8; i++)
+            hdr[i] = (uint8_t)((uint64_t)hlen >> (8 * i));
+        memcpy(hdr + 8, json, jlen);
+        memset(hdr + 8 + jlen, ' ', hlen - jlen);
+        p0->p = hdr;
+        p0->n = 8 + hlen;
+    }
+    cJSON_free(json);
+    return hdr;
+}
+
+a4w4_hstatus a4w4_st_write(const char *path, const a4w4_st_tensor_in *t, size_t n,
+                           const char *const *meta_keys, const char *const *meta_vals,
+                           size_t nmeta, char *err, size_t errlen)
 {
     if (!path) {
         set_err(err, errlen, path, "a4w4_st_write: NULL path");
-        return -1;
+        return A4W4_ST_BADINPUT;
     }
-    int rc = -1;
     size_t *bytes = calloc(n ? n : 1, sizeof *bytes);
     size_t *order = calloc(n ? n : 1, sizeof *order);
     piece *pieces = calloc(n + 1, sizeof *pieces);
     cJSON *root = NULL;
-    char *json = NULL;
     uint8_t *hdr = NULL;
-    if (!bytes || !order || !pieces) {
+    a4w4_hstatus rc = A4W4_ST_NOMEM;
+    if (!bytes || !order || !pieces)
         set_err(err, errlen, path, "out of memory");
+    else
+        rc = validate_inputs(path, t, n, meta_keys, meta_vals, nmeta, bytes, err, errlen);
+    if (rc)
         goto out;
-    }
-    if (validate_inputs(path, t, n, meta_keys, meta_vals, nmeta, bytes, err, errlen))
-        goto out;
-
     /* layout: largest dtype first so every tensor is aligned to its element size */
     size_t k = 0;
     for (size_t es = 4; es >= 1; es /= 2)
         for (size_t i = 0; i < n; i++)
             if (a4w4_st_dtype_size(t[i].dtype) == es)
                 order[k++] = i;
-
-    root = cJSON_CreateObject();
-    if (!root)
-        goto nomem;
-    if (nmeta) {
-        cJSON *meta = cJSON_AddObjectToObject(root, "__metadata__");
-        if (!meta)
-            goto nomem;
-        for (size_t i = 0; i < nmeta; i++) {
-            cJSON *v = cJSON_CreateString(meta_vals[i]);
-            if (!v || !cJSON_AddItemToObject(meta, meta_keys[i], v)) {
-                cJSON_Delete(v);
-                goto nomem;
-            }
-        }
+    root = header_object(t, n, order, bytes, meta_keys, meta_vals, nmeta, pieces);
+    hdr = root ? header_bytes(root, &pieces[0]) : NULL;
+    if (!hdr) {
+        set_err(err, errlen, path, "out of memory building the header");
+        rc = A4W4_ST_NOMEM;
+        goto out;
     }
-    size_t off = 0;
-    for (size_t j = 0; j < n; j++) {
-        const a4w4_st_tensor_in *ti = &t[order[j]];
-        cJSON *e = cJSON_AddObjectToObject(root, ti->name);
-        if (!e || !cJSON_AddStringToObject(e, "dtype", a4w4_st_dtype_name(ti->dtype)))
-            goto nomem;
-        cJSON *sh = cJSON_AddArrayToObject(e, "shape");
-        if (!sh)
-            goto nomem;
-        for (int d = 0; d < ti->ndim; d++) {
-            cJSON *v = json_size(ti->shape[d]);
-            if (!v || !cJSON_AddItemToArray(sh, v)) {
-                cJSON_Delete(v);
-                goto nomem;
-            }
-        }
-        cJSON *of = cJSON_AddArrayToObject(e, "data_offsets");
-        if (!of)
-            goto nomem;
-        size_t ends[2] = {off, off + bytes[order[j]]};
-        for (int d = 0; d < 2; d++) {
-            cJSON *v = json_size(ends[d]);
-            if (!v || !cJSON_AddItemToArray(of, v)) {
-                cJSON_Delete(v);
-                goto nomem;
-            }
-        }
-        pieces[j + 1].p = ti->data;
-        pieces[j + 1].n = bytes[order[j]];
-        off += bytes[order[j]];
-    }
-    json = cJSON_PrintUnformatted(root);
-    if (!json)
-        goto nomem;
-    size_t jlen = strlen(json);
-    size_t hlen = (jlen + 7) / 8 * 8; /* pad with spaces: data section 8-byte aligned */
-    hdr = malloc(8 + hlen);
-    if (!hdr)
-        goto nomem;
-    for (int i = 0; i < 8; i++)
-        hdr[i] = (uint8_t)((uint64_t)hlen >> (8 * i));
-    memcpy(hdr + 8, json, jlen);
-    memset(hdr + 8 + jlen, ' ', hlen - jlen);
-    pieces[0].p = hdr;
-    pieces[0].n = 8 + hlen;
     rc = write_atomic(path, pieces, n + 1, err, errlen);
-    goto out;
-nomem:
-    set_err(err, errlen, path, "out of memory building the header");
 out:
     free(hdr);
-    cJSON_free(json);
     cJSON_Delete(root);
     free(pieces);
     free(order);

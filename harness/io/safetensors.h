@@ -10,13 +10,17 @@
  * byte per element: a producer writes fp4x2 codes or E8M0 scales under these names,
  * contracts §7). bf16/f16/f32 data is little-endian raw bits.
  *
- * This module prints nothing; every failure returns -1 with one line in err of the form
- * "<path>: <rule broken>" (truncated to errlen; err may be NULL when errlen is 0). */
+ * This module prints nothing; every failure returns a status (io/status.h) with one line in err
+ * of the form "<path>: <rule broken>" (truncated to errlen; err may be NULL when errlen is 0):
+ * A4W4_ST_BADINPUT (a broken rule, a NULL argument), A4W4_ST_IO (the file system refused)
+ * or A4W4_ST_NOMEM. */
 #ifndef A4W4_SAFETENSORS_H
 #define A4W4_SAFETENSORS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "status.h"
 
 #define A4W4_ST_MAX_DIMS 8
 
@@ -64,14 +68,15 @@ typedef struct {
  *   names included); non-empty tensors do not overlap; "__metadata__" is an object whose
  *   values are all strings. Unknown keys inside a tensor entry are ignored. Gaps between
  *   tensors and unused bytes at the end of the data section are allowed.
- * On success fills *f and returns 0; on failure returns -1, leaves *f zeroed (safe to pass
+ * On success fills *f and returns A4W4_ST_OK; on failure returns A4W4_ST_BADINPUT (a rule
+ * broken), A4W4_ST_IO (cannot open or read) or A4W4_ST_NOMEM, leaves *f zeroed (safe to pass
  * to a4w4_st_free) and writes "<path>: <rule>" to err. */
-int a4w4_st_load(const char *path, a4w4_st_file *f, char *err, size_t errlen);
+a4w4_hstatus a4w4_st_load(const char *path, a4w4_st_file *f, char *err, size_t errlen);
 
 /* Same as a4w4_st_load, from size bytes at data (copied; the caller keeps data). name is
  * used in messages and stored as f->path. */
-int a4w4_st_load_mem(const char *name, const void *data, size_t size, a4w4_st_file *f,
-                     char *err, size_t errlen);
+a4w4_hstatus a4w4_st_load_mem(const char *name, const void *data, size_t size, a4w4_st_file *f,
+                              char *err, size_t errlen);
 
 /* Tensor by exact (case-sensitive) name, or NULL. */
 const a4w4_st_tensor *a4w4_st_find(const a4w4_st_file *f, const char *name);
@@ -108,14 +113,15 @@ typedef struct {
  * "__metadata__" omitted when nmeta is 0. The bytes go to path.tmp.XXXXXX in the same
  * directory (created with mode 0666 & ~umask), which is fsynced and renamed over path;
  * the directory is then fsynced (best effort). On any error the temp file is removed and
- * an existing file at path is left untouched. Returns 0, or -1 with err. */
-int a4w4_st_write(const char *path, const a4w4_st_tensor_in *t, size_t n,
-                  const char *const *meta_keys, const char *const *meta_vals, size_t nmeta,
-                  char *err, size_t errlen);
+ * an existing file at path is left untouched. Returns A4W4_ST_OK, or with err
+ * A4W4_ST_BADINPUT (invalid inputs), A4W4_ST_IO (the write failed) or A4W4_ST_NOMEM. */
+a4w4_hstatus a4w4_st_write(const char *path, const a4w4_st_tensor_in *t, size_t n,
+                           const char *const *meta_keys, const char *const *meta_vals,
+                           size_t nmeta, char *err, size_t errlen);
 
 /* Write size raw bytes to path with the same temp-file / fsync / rename / cleanup rules
- * as a4w4_st_write (no validation of the bytes). Returns 0, or -1 with err. */
-int a4w4_st_write_raw(const char *path, const void *data, size_t size, char *err,
-                      size_t errlen);
+ * as a4w4_st_write (no validation of the bytes). Same returns. */
+a4w4_hstatus a4w4_st_write_raw(const char *path, const void *data, size_t size, char *err,
+                               size_t errlen);
 
 #endif

@@ -13,6 +13,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "status.h"
+
 #define A4W4_RESULTS_SCHEMA "a4w4check-results/1"
 #define A4W4_TOOL_VERSION "0.4.0"
 
@@ -23,14 +25,15 @@ typedef struct {
 
 /* Open DIR/results.jsonl. resume = 0: start it anew with header. resume = 1: keep the finished
  * cases of an existing file whose header matches (same matrix_hash, shard, backends, version,
- * full), returning their names in *done (a cJSON array; caller frees), and append. Returns 0,
- * 2 when the existing header does not match (err says which field), 4 on I/O errors. */
-int a4w4_stream_open(a4w4_stream *st, const char *dir, const cJSON *header, int resume,
-                     cJSON **done, char *err, size_t errlen);
+ * full), returning their names in *done (a cJSON array; caller frees), and append. Returns
+ * A4W4_ST_OK; A4W4_ST_BADINPUT when the existing file is not ours or its header does not match
+ * (err says which field: the file is left untouched); A4W4_ST_IO on I/O errors (err set). */
+a4w4_hstatus a4w4_stream_open(a4w4_stream *st, const char *dir, const cJSON *header,
+                              int resume, cJSON **done, char *err, size_t errlen);
 
-/* Append one finished case and fsync. 0 or 4 (err set). */
-int a4w4_stream_case(a4w4_stream *st, const char *name, const cJSON *entries, char *err,
-                     size_t errlen);
+/* Append one finished case and fsync. A4W4_ST_OK, or A4W4_ST_IO / A4W4_ST_NOMEM (err set). */
+a4w4_hstatus a4w4_stream_case(a4w4_stream *st, const char *name, const cJSON *entries,
+                              char *err, size_t errlen);
 void a4w4_stream_close(a4w4_stream *st);
 
 /* Read DIR/results.jsonl into a results document: the header's fields plus "cases" (every

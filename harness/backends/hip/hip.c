@@ -494,7 +494,7 @@ static int no_ctx(const char *arg, void **ctx, char *contract, size_t clen, int 
 
 #define ASM_TYPE(var, nm, desc, contr, prep)                                                  \
     static const a4w4_backend_type var = {.name = nm, .what = desc, .contract = contr,        \
-                                          .asm_layout = 1, .gpu = 1,                          \
+                                          .asm_layout = 1, .gpu = 1, .thread_safe = 0,        \
                                           .available = hip_available, .prepare = prep,        \
                                           .run = asm_run, .release = asm_release,             \
                                           .bench = asm_bench}
@@ -509,22 +509,26 @@ ASM_TYPE(tatomic, "hip-asm-atomic", "HIP ASM-layout GEMM, 256x256, 4-way split-K
 static const a4w4_backend_type tany = {
     .name = "hip-asm", .what = "HIP ASM-layout GEMM on hip-asm:TILE or hip-asm:dispatch",
     .contract = "ordered(1)", .asm_layout = 1, .needs_arg = 1, .gpu = 1,
+    .thread_safe = 0, /* one device, one per-case device cache: the runner serializes */
     .available = hip_available, .prepare = prep_any, .run = asm_run, .release = asm_release,
     .bench = asm_bench};
 
 static const a4w4_backend_type tfallback = {
     .name = "hip-fallback", .what = "HIP row-major GEMM (Triton gemm_afp4wfp4's role)",
-    .contract = "ordered(1)", .gpu = 1, .available = hip_available, .prepare = no_ctx,
+    .contract = "ordered(1)", .gpu = 1, .thread_safe = 0,
+    .available = hip_available, .prepare = no_ctx,
     .run = fallback_run, .bench = fallback_bench};
 
 static const a4w4_backend_type tlayout = {
     .name = "hip-layout", .what = "HIP weight preshuffle, scale swizzle, activation-scale shuffle",
-    .contract = "bytes", .gpu = 1, .available = hip_available, .prepare = no_ctx,
+    .contract = "bytes", .gpu = 1, .thread_safe = 0,
+    .available = hip_available, .prepare = no_ctx,
     .layouts = layout_run};
 
 static const a4w4_backend_type tquant = {
     .name = "hip-quant", .what = "HIP per-1x32 quantizer (bf16 input, the case's scale mode)",
-    .contract = "bytes", .gpu = 1, .available = hip_available, .prepare = no_ctx,
+    .contract = "bytes", .gpu = 1, .thread_safe = 0,
+    .available = hip_available, .prepare = no_ctx,
     .quantize = quant_run};
 
 const a4w4_backend_type *const a4w4_backend_hip_types[] = {

@@ -6,7 +6,7 @@
 
 #include "a4w4_formats.h"
 #include "a4w4_gpu.h"
-#include "layer.h"
+#include "layer_pairs.h"
 
 static int hip_pair_available(char *why, size_t whylen)
 {

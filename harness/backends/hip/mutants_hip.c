@@ -151,10 +151,11 @@ LAYOUT_RUN(l_d1d4, A4W4_GPU_FAULT_SWIZZLE_D1D4)
 
 #define GPU_GEMM(var, nm, desc, contr, asm_, fn)                                               \
     const a4w4_backend_type var = {.name = nm, .what = desc, .contract = contr,                \
-                                   .asm_layout = asm_, .gpu = 1,                               \
+                                   .asm_layout = asm_, .gpu = 1, .thread_safe = 0,             \
                                    .available = a4w4_hip_available, .run = fn}
 #define GPU_BYTES(var, nm, desc, field, fn)                                                    \
     const a4w4_backend_type var = {.name = nm, .what = desc, .contract = "bytes", .gpu = 1,    \
+                                   .thread_safe = 0,                                           \
                                    .available = a4w4_hip_available, .field = fn}
 
 GPU_BYTES(a4w4_mut_hip_k1n1, "mut-hip-preshuffle-k1n1",
