@@ -1,4 +1,4 @@
-/* backend_bundle.h — outputs produced elsewhere, stored as safetensors (contracts §7), compared
+/* bundle.h — outputs produced elsewhere, stored as safetensors (contracts §7), compared
  * like any backend's; and the exporter that writes such output bundles.
  *
  * Output bundle directory DIR (selected as `--backend bundle:DIR`):

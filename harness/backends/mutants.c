@@ -559,7 +559,7 @@ GEMM_MUTANT(m_past, "mut-read-past-a",
             "2-row micro-tiles read activation row M when M is odd (guard zone -> NaN)",
             "ordered(1)", 0, run_past);
 
-/* The table, in the issue's order. The GPU mutants (mutants_hip.c: faults injected
+/* The table, in the order the mutation self-test reports them. The GPU mutants (mutants_hip.c: faults injected
  * in the device code through a4w4_gpu_set_fault) follow in GPU builds, as types with .gpu = 1
  * and an .available that reports "no GPU"; selftest runs them only with --gpu and exits 3
  * when one cannot be opened. */

@@ -88,8 +88,12 @@ typedef struct {
 static int plan(const export_opts *o, export_plan *p)
 {
     char err[1024];
-    if (a4w4_matrix_load(&p->m, o->set, o->cases_path, o->golden_dir, err, sizeof err)) {
-        a4w4_errorf("export: %s", err);
+    int mr = a4w4_matrix_load(&p->m, o->set, o->cases_path, o->golden_dir, err, sizeof err);
+    if (mr) {
+        if (mr == A4W4_MATRIX_ECASES)
+            a4w4_errorf("%s", err); /* the reader's line names the file */
+        else
+            a4w4_errorf("export: %s", err);
         return -1;
     }
     size_t total = p->m.ncases + p->m.nbundles;

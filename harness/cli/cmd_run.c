@@ -2,7 +2,6 @@
  * set under cases/ or any case file) through every selected backend against the oracles,
  * plus every bundle under cases/golden/; results stream to results.jsonl as each case ends,
  * and results.json + summary.md are written atomically from it. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "options.h"
 #include "progress.h"
 #include "casefile.h"
+#include "matrix.h"
 #include "cpu_sut.h"
 #include "entry.h"
 #include "results.h"
@@ -67,10 +67,8 @@ static const a4w4_command_spec run_spec = {
 /* What a run works through: the matrix items (cases, then golden bundles), the opened
  * backends, the output directory's stream. */
 typedef struct {
-    a4w4_case *cases;
-    size_t ncases;
-    char **bundles;
-    size_t nbundles, total_items, mine;
+    a4w4_matrix m;
+    size_t total_items, mine;
     a4w4_backend bk[MAX_BACKENDS];
     size_t nb;
     cJSON *header, *done, *doc;
@@ -78,77 +76,20 @@ typedef struct {
     int bad_input;
 } run_plan;
 
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every *.safetensors under dir, sorted; -1 when dir is unreadable. */
-static int list_bundles(const char *dir, char ***out, size_t *n)
-{
-    DIR *dp = opendir(dir);
-    *out = NULL;
-    *n = 0;
-    if (!dp)
-        return -1;
-    struct dirent *de;
-    size_t cap = 0;
-    while ((de = readdir(dp))) {
-        size_t L = strlen(de->d_name);
-        if (L < 13 || strcmp(de->d_name + L - 12, ".safetensors"))
-            continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **p = realloc(*out, cap * sizeof *p);
-            if (!p)
-                break;
-            *out = p;
-        }
-        size_t len = strlen(dir) + L + 2;
-        (*out)[*n] = malloc(len);
-        snprintf((*out)[*n], len, "%s/%s", dir, de->d_name);
-        (*n)++;
-    }
-    closedir(dp);
-    if (*n)
-        qsort(*out, *n, sizeof **out, name_cmp);
-    return 0;
-}
-
-/* --set or --cases into o->cases_path (cases_buf holds a set's path) and o->set. Returns
- * the exit code (PASS: resolved). */
-static int resolve_matrix(run_opts *o, char *cases_buf, size_t len)
-{
-    if (o->set && o->cases_path) {
-        a4w4_errorf("run: give --set or --cases, not both");
-        return A4W4_EXIT_BADINPUT;
-    }
-    if (o->cases_path) {
-        o->set = "custom";
-        return A4W4_EXIT_PASS;
-    }
-    char rel[512];
-    if (!o->set)
-        o->set = "premerge";
-    if (strchr(o->set, '/') || !*o->set) {
-        a4w4_errorf("run: --set '%s' must be a set name (cases/NAME.csv)", o->set);
-        return A4W4_EXIT_BADINPUT;
-    }
-    snprintf(rel, sizeof rel, "cases/%s.csv", o->set);
-    o->cases_path = a4w4_data_path(rel, cases_buf, len);
-    return A4W4_EXIT_PASS;
-}
-
 /* The items, the backends and the output directory. Returns the exit code. */
 static int plan_run(const run_opts *o, run_plan *p)
 {
     char err[1024];
-    if (a4w4_casefile_read(o->cases_path, &p->cases, &p->ncases, err, sizeof err)) {
-        a4w4_errorf("%s", err);
+    if (o->set && o->cases_path) {
+        a4w4_errorf("run: give --set or --cases, not both");
         return A4W4_EXIT_BADINPUT;
     }
-    if (o->golden_dir && list_bundles(o->golden_dir, &p->bundles, &p->nbundles)) {
-        a4w4_errorf("run: --golden %s: cannot read the directory", o->golden_dir);
+    int mr = a4w4_matrix_load(&p->m, o->set, o->cases_path, o->golden_dir, err, sizeof err);
+    if (mr) {
+        if (mr == A4W4_MATRIX_ECASES)
+            a4w4_errorf("%s", err); /* the reader's line names the file */
+        else
+            a4w4_errorf("run: %s", err);
         return A4W4_EXIT_BADINPUT;
     }
     a4w4_backend_list_opts bo = {"run", MAX_BACKENDS, 0, o->quiet};
@@ -159,7 +100,7 @@ static int plan_run(const run_opts *o, run_plan *p)
         a4w4_errorf("run: --out %s", err);
         return A4W4_EXIT_IO;
     }
-    p->total_items = p->ncases + p->nbundles;
+    p->total_items = p->m.ncases + p->m.nbundles;
     for (size_t k = 0; k < p->total_items; k++)
         p->mine += k % o->shard.n + 1 == o->shard.i;
     return A4W4_EXIT_PASS;
@@ -168,20 +109,14 @@ static int plan_run(const run_opts *o, run_plan *p)
 /* The run's identity: the header of results.jsonl. */
 static cJSON *run_header(const run_opts *o, const run_plan *p)
 {
-    int ok;
-    unsigned long long h = a4w4_hash_file(o->cases_path, 0xCBF29CE484222325ull, &ok);
-    for (size_t i = 0; i < p->nbundles; i++) {
-        const char *b = strrchr(p->bundles[i], '/');
-        h = a4w4_hash_str(b ? b + 1 : p->bundles[i], h);
-    }
     char hex[32];
-    snprintf(hex, sizeof hex, "%016llx", h);
+    snprintf(hex, sizeof hex, "%016llx", p->m.hash);
     cJSON *header = cJSON_CreateObject();
     cJSON_AddStringToObject(header, "schema", A4W4_RESULTS_SCHEMA);
     cJSON_AddStringToObject(header, "tool", "a4w4check");
     cJSON_AddStringToObject(header, "tool_version", A4W4_TOOL_VERSION);
-    cJSON_AddStringToObject(header, "set", o->set);
-    cJSON_AddStringToObject(header, "cases_file", o->cases_path);
+    cJSON_AddStringToObject(header, "set", p->m.set);
+    cJSON_AddStringToObject(header, "cases_file", p->m.cases_path);
     cJSON_AddStringToObject(header, "matrix_hash", hex);
     char shard[32];
     snprintf(shard, sizeof shard, "%u/%u", o->shard.i, o->shard.n);
@@ -203,13 +138,10 @@ static cJSON *run_header(const run_opts *o, const run_plan *p)
 /* The name item k is recorded under: the case's, or golden/<bundle without .safetensors>. */
 static void item_name(const run_plan *p, size_t k, char *name, size_t len)
 {
-    if (k < p->ncases) {
-        snprintf(name, len, "%s", p->cases[k].name);
-        return;
-    }
-    const char *b = strrchr(p->bundles[k - p->ncases], '/');
-    b = b ? b + 1 : p->bundles[k - p->ncases];
-    snprintf(name, len, "golden/%.*s", (int)(strlen(b) - 12), b);
+    if (k < p->m.ncases)
+        snprintf(name, len, "%s", p->m.cases[k].name);
+    else
+        a4w4_matrix_bundle_name(&p->m, k - p->m.ncases, name, len);
 }
 
 /* Run this shard's items not yet recorded, streaming each one's entries. Returns the exit
@@ -224,8 +156,8 @@ static int run_item(const a4w4_runner *runner, run_plan *p, size_t k, const char
     size_t nsuts;
     const a4w4_bundle_sut *suts = a4w4_cpu_bundle_suts(&nsuts);
     a4w4_entry_list el = {0};
-    a4w4_hstatus rs = k < p->ncases ? a4w4_run_case(runner, &p->cases[k], &el, err, sizeof err)
-                                    : a4w4_run_golden(runner, suts, nsuts, p->bundles[k - p->ncases],
+    a4w4_hstatus rs = k < p->m.ncases ? a4w4_run_case(runner, &p->m.cases[k], &el, err, sizeof err)
+                                    : a4w4_run_golden(runner, suts, nsuts, p->m.bundles[k - p->m.ncases],
                                                       &el, err, sizeof err);
     int f = (int)a4w4_entry_list_failures(&el);
     *entries = rs == A4W4_ST_NOMEM ? NULL : a4w4_entry_list_json(&el);
@@ -319,10 +251,7 @@ static int write_results(const run_opts *o, run_plan *p)
 static void plan_free(run_plan *p)
 {
     a4w4_backend_list_close(p->bk, p->nb);
-    for (size_t i = 0; i < p->nbundles; i++)
-        free(p->bundles[i]);
-    free(p->bundles);
-    free(p->cases);
+    a4w4_matrix_free(&p->m);
     cJSON_Delete(p->header);
     cJSON_Delete(p->done);
     cJSON_Delete(p->doc);
@@ -330,14 +259,12 @@ static void plan_free(run_plan *p)
 
 int cmd_run(int argc, char **argv)
 {
-    char golden_buf[4096], cases_buf[4096], err[1024];
+    char golden_buf[4096], err[1024];
     run_opts o = {NULL, a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
                   "build/out", NULL, {0}, {1, 1}, 0, 0, 0};
     a4w4_args args;
     int rc = a4w4_options_parse(&run_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)
-        return rc;
-    if ((rc = resolve_matrix(&o, cases_buf, sizeof cases_buf)) != A4W4_EXIT_PASS)
         return rc;
     run_plan p;
     memset(&p, 0, sizeof p);

@@ -74,12 +74,12 @@ int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
 {
     memset(m, 0, sizeof *m);
     if (resolve_cases(m, set, cases_path, err, errlen))
-        return -1;
+        return A4W4_MATRIX_EUSAGE;
     if (a4w4_casefile_read(m->cases_path, &m->cases, &m->ncases, err, errlen))
-        return -1;
+        return A4W4_MATRIX_ECASES;
     if (golden_dir && list_bundles(golden_dir, &m->bundles, &m->nbundles)) {
         snprintf(err, errlen, "--golden %s: cannot read the directory", golden_dir);
-        return -1;
+        return A4W4_MATRIX_EUSAGE;
     }
     int ok;
     m->hash = a4w4_hash_file(m->cases_path, 0xCBF29CE484222325ull, &ok);

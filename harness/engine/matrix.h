@@ -22,10 +22,14 @@ typedef struct {
 /* Item k (0-based, cases first, then bundles) belongs to shard i of n (1-based): k % n + 1 == i. */
 int a4w4_matrix_in_shard(size_t k, unsigned i, unsigned n);
 
+/* a4w4_matrix_load's failures: a usage error (bad set name, unreadable golden directory: err
+ * names the option) or the case file's own error (err names the file, line and rule). */
+enum { A4W4_MATRIX_EUSAGE = -1, A4W4_MATRIX_ECASES = -2 };
+
 /* Load the matrix: cases_path when given (set becomes "custom"), else cases/<set>.csv
  * resolved by a4w4_data_path (set NULL means "premerge"); golden_dir NULL for no bundles.
- * Returns 0, or -1 with err = one line naming the input and the rule (bad set name, unreadable
- * or malformed case file, unreadable golden directory). *m is valid for a4w4_matrix_free. */
+ * Returns 0, or A4W4_MATRIX_EUSAGE / A4W4_MATRIX_ECASES with err = one line naming the input
+ * and the rule. *m is valid for a4w4_matrix_free either way. */
 int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
                      const char *golden_dir, char *err, size_t errlen);
 

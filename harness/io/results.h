@@ -4,7 +4,7 @@
  * "backends": [...], "cases": [entry...], "totals": {...}}. One entry per (case, backend):
  * name, M, N, K, regime, seed, backend, contract, checked_outputs, sampled, verdict
  * ("pass", "fail", "skip", "n/a"), mismatches, max_ulp, first_mismatches [{row, col, got,
- * expected}] (hex strings), time_ms, exact_regime_outputs, note. Later issues add fields,
+ * expected}] (hex strings), time_ms, exact_regime_outputs, note. Later versions add fields,
  * never rename these. */
 #ifndef A4W4_RESULTS_H
 #define A4W4_RESULTS_H
