@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -108,6 +109,23 @@ static inline void tu_write_file(const char *path, const void *data, size_t n)
     cr_assert_not_null(f, "fopen %s: %s", path, strerror(errno));
     cr_assert_eq(fwrite(data, 1, n, f), n);
     cr_assert_eq(fclose(f), 0);
+}
+
+/* The whole file at path (malloc'ed, *n bytes); fails the test when it cannot be read. */
+static inline uint8_t *tu_read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "fopen %s: %s", path, strerror(errno));
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long len = ftell(f);
+    cr_assert_geq(len, 0);
+    rewind(f);
+    uint8_t *buf = malloc((size_t)len + 1);
+    cr_assert_not_null(buf);
+    cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    *n = (size_t)len;
+    return buf;
 }
 
 /* Write the text content to dir/name (dir made when missing) and return the path. Paths come

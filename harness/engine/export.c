@@ -180,8 +180,9 @@ static void add_golden_tensors(bundle_out *b, const a4w4_st_file *f, int with_ex
                                      "w_fp4_shuffled", "w_scale", "w_scale_swizzled"};
     for (size_t i = 0; i < sizeof u8 / sizeof u8[0]; i++) {
         const a4w4_st_tensor *t = a4w4_st_find(f, u8[i]);
-        if (t && t->ndim == 2 && a4w4_st_dtype_size(t->dtype) == 1)
-            add_u8(b, u8[i], t->data, t->shape[0], t->shape[1]);
+        size_t rows, cols;
+        if (t && !a4w4_st_packed_2d(t, &rows, &cols))
+            add_u8(b, u8[i], t->data, rows, cols);
         else
             add_absent(b, u8[i], "not in the golden bundle");
     }

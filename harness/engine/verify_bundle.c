@@ -74,10 +74,14 @@ static const a4w4_st_tensor *need(bundle *b, const char *name, a4w4_st_dtype dt,
             *rc = bad(b, "tensor '%s' promised by the format is missing", name);
         return NULL;
     }
-    if (t->dtype != dt || t->ndim != 2 || t->shape[0] != rows || t->shape[1] != cols) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "tensor '%s' must be %s [%zu, %zu]", name,
-                 a4w4_st_dtype_name(dt), rows, cols);
+    /* packed bytes (dt U8): U8 or F8_E8M0 [rows, cols], or F4 [rows, 2 * cols] elements */
+    size_t r = t->shape[0], c = t->shape[1];
+    int ok = dt == A4W4_ST_U8 ? !a4w4_st_packed_2d(t, &r, &c) : t->dtype == dt && t->ndim == 2;
+    if (!ok || r != rows || c != cols) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "tensor '%s' must be %s [%zu, %zu]%s", name,
+                 a4w4_st_dtype_name(dt), rows, cols,
+                 dt == A4W4_ST_U8 ? " (or F8_E8M0 of that shape, or F4 of twice the columns)" : "");
         *rc = bad(b, "%s", msg);
         return NULL;
     }

@@ -110,17 +110,37 @@ static const char *json_kind(const cJSON *j)
 
 /* ---------------------------------------------------------------- dtypes */
 
-size_t a4w4_st_dtype_size(a4w4_st_dtype dtype)
+size_t a4w4_st_dtype_bits(a4w4_st_dtype dtype)
 {
     switch (dtype) {
+    case A4W4_ST_F4:
+        return 4;
     case A4W4_ST_U8:
-        return 1;
+    case A4W4_ST_F8_E8M0:
+        return 8;
     case A4W4_ST_BF16:
     case A4W4_ST_F16:
-        return 2;
+        return 16;
     case A4W4_ST_F32:
-        return 4;
+        return 32;
     }
+    return 0;
+}
+
+size_t a4w4_st_dtype_size(a4w4_st_dtype dtype)
+{
+    return a4w4_st_dtype_bits(dtype) / 8;
+}
+
+int a4w4_st_packed_2d(const a4w4_st_tensor *t, size_t *rows, size_t *cols)
+{
+    if (t->ndim != 2 || (t->dtype != A4W4_ST_U8 && t->dtype != A4W4_ST_F8_E8M0 &&
+                         t->dtype != A4W4_ST_F4))
+        return -1;
+    if (t->dtype == A4W4_ST_F4 && t->shape[1] % 2)
+        return -1;
+    *rows = t->shape[0];
+    *cols = t->dtype == A4W4_ST_F4 ? t->shape[1] / 2 : t->shape[1];
     return 0;
 }
 
@@ -135,23 +155,27 @@ const char *a4w4_st_dtype_name(a4w4_st_dtype dtype)
         return "F16";
     case A4W4_ST_F32:
         return "F32";
+    case A4W4_ST_F8_E8M0:
+        return "F8_E8M0";
+    case A4W4_ST_F4:
+        return "F4";
     }
     return "?";
 }
 
 static int dtype_valid(a4w4_st_dtype dtype)
 {
-    return a4w4_st_dtype_size(dtype) != 0;
+    return a4w4_st_dtype_bits(dtype) != 0;
 }
 
-/* Header dtype string -> enum (contracts §7: F8_E8M0 and F4 are packed-byte aliases of U8). */
+/* Header dtype string -> enum (contracts §7). */
 static int dtype_parse(const char *s, a4w4_st_dtype *out)
 {
     static const struct {
         const char *name;
         a4w4_st_dtype dtype;
     } table[] = {{"U8", A4W4_ST_U8},    {"BF16", A4W4_ST_BF16},   {"F16", A4W4_ST_F16},
-                 {"F32", A4W4_ST_F32},  {"F8_E8M0", A4W4_ST_U8}, {"F4", A4W4_ST_U8}};
+                 {"F32", A4W4_ST_F32},  {"F8_E8M0", A4W4_ST_F8_E8M0}, {"F4", A4W4_ST_F4}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (!strcmp(s, table[i].name)) {
             *out = table[i].dtype;
@@ -160,8 +184,10 @@ static int dtype_parse(const char *s, a4w4_st_dtype *out)
     return -1;
 }
 
-/* product(shape) * elem_size into *bytes; -1 on size_t overflow (*bytes untouched). */
-static int shape_bytes(int ndim, const size_t *shape, size_t elem_size, size_t *bytes,
+/* product(shape) * elem_bits / 8 into *bytes; -1 on size_t overflow (*overflow_in_product 1
+ * when the element count overflows, 0 when the byte count does) or, with *overflow_in_product
+ * 2, when the bits do not fill whole bytes (an odd F4 element count). *bytes untouched then. */
+static int shape_bytes(int ndim, const size_t *shape, size_t elem_bits, size_t *bytes,
                        int *overflow_in_product)
 {
     size_t p = 1;
@@ -172,11 +198,15 @@ static int shape_bytes(int ndim, const size_t *shape, size_t elem_size, size_t *
         }
         p *= shape[d];
     }
-    if (elem_size != 0 && p > SIZE_MAX / elem_size) {
+    if (elem_bits != 0 && p > SIZE_MAX / elem_bits) {
         *overflow_in_product = 0;
         return -1;
     }
-    *bytes = p * elem_size;
+    if (p * elem_bits % 8) {
+        *overflow_in_product = 2;
+        return -1;
+    }
+    *bytes = p * elem_bits / 8;
     return 0;
 }
 
@@ -459,17 +489,20 @@ static a4w4_hstatus tensor_shape(const char *P, const char *nm, const cJSON *js,
     for (const cJSON *c = js->child; c; c = c->next, d++)
         if (tensor_uint(P, nm, "shape", d, c, &shape[d], err, errlen))
             return A4W4_ST_BADINPUT;
-    size_t esize = a4w4_st_dtype_size(dtype);
+    size_t ebits = a4w4_st_dtype_bits(dtype);
     int in_product = 0;
-    if (!shape_bytes(*ndim, shape, esize, nbytes, &in_product))
+    if (!shape_bytes(*ndim, shape, ebits, nbytes, &in_product))
         return A4W4_ST_OK;
-    if (in_product)
+    if (in_product == 2)
+        set_err(err, errlen, P, "tensor '%s' shape %s x F4 has an odd element count: a sub-byte "
+                "tensor must end on a byte boundary", nm, show_shape(*ndim, shape).s);
+    else if (in_product)
         set_err(err, errlen, P, "tensor '%s' shape %s: element count overflows size_t", nm,
                 show_shape(*ndim, shape).s);
     else
         set_err(err, errlen, P,
-                "tensor '%s' shape %s x %s (%zu bytes): byte count overflows size_t", nm,
-                show_shape(*ndim, shape).s, jd->valuestring, esize);
+                "tensor '%s' shape %s x %s (%zu bits): byte count overflows size_t", nm,
+                show_shape(*ndim, shape).s, jd->valuestring, ebits);
     return A4W4_ST_BADINPUT;
 }
 
@@ -994,10 +1027,11 @@ static a4w4_hstatus validate_tensor(const char *path, const a4w4_st_tensor_in *t
         return A4W4_ST_BADINPUT;
     }
     int in_product;
-    size_t esize = a4w4_st_dtype_size(ti->dtype);
-    if (shape_bytes(ti->ndim, ti->shape, esize, bytes, &in_product))
-        set_err(err, errlen, path, "tensor '%s' shape %s x %s: size overflows size_t", nm.s,
-                show_shape(ti->ndim, ti->shape).s, a4w4_st_dtype_name(ti->dtype));
+    if (shape_bytes(ti->ndim, ti->shape, a4w4_st_dtype_bits(ti->dtype), bytes, &in_product))
+        set_err(err, errlen, path, "tensor '%s' shape %s x %s: %s", nm.s,
+                show_shape(ti->ndim, ti->shape).s, a4w4_st_dtype_name(ti->dtype),
+                in_product == 2 ? "an odd F4 element count does not end on a byte boundary"
+                                : "size overflows size_t");
     else if (ti->nbytes && ti->nbytes != *bytes)
         set_err(err, errlen, path,
                 "tensor '%s' nbytes %zu does not match shape %s x %s = %zu bytes", nm.s,
@@ -1161,11 +1195,11 @@ a4w4_hstatus a4w4_st_write(const char *path, const a4w4_st_tensor_in *t, size_t 
         rc = validate_inputs(path, t, n, meta_keys, meta_vals, nmeta, bytes, err, errlen);
     if (rc)
         goto out;
-    /* layout: largest dtype first so every tensor is aligned to its element size */
+    /* layout: widest dtype first so every tensor is aligned to its element size */
     size_t k = 0;
-    for (size_t es = 4; es >= 1; es /= 2)
+    for (size_t eb = 32; eb >= 4; eb /= 2)
         for (size_t i = 0; i < n; i++)
-            if (a4w4_st_dtype_size(t[i].dtype) == es)
+            if (a4w4_st_dtype_bits(t[i].dtype) == eb)
                 order[k++] = i;
     root = header_object(t, n, order, bytes, meta_keys, meta_vals, nmeta, pieces);
     hdr = root ? header_bytes(root, &pieces[0]) : NULL;

@@ -6,9 +6,11 @@
  * [begin, end]} (byte offsets relative to the start of the data section, end exclusive),
  * plus an optional "__metadata__" object of string values.
  *
- * Dtypes: U8, BF16, F16, F32. "F8_E8M0" and "F4" are read as aliases of U8 (one packed
- * byte per element: a producer writes fp4x2 codes or E8M0 scales under these names,
- * contracts §7). bf16/f16/f32 data is little-endian raw bits.
+ * Dtypes: U8, BF16, F16, F32, F8_E8M0 (one byte per element) and F4 (4 bits per element,
+ * as the safetensors format counts them: a shape counts E2M1 elements, two per byte, so an F4
+ * tensor [R, C] holds R*C/2 bytes and its element count must be even; contracts §7).
+ * bf16/f16/f32 data is little-endian raw bits. Consumers of packed bytes read U8, F8_E8M0
+ * and F4 tensors alike through a4w4_st_packed_2d.
  *
  * This module prints nothing; every failure returns a status (io/status.h) with one line in err
  * of the form "<path>: <rule broken>" (truncated to errlen; err may be NULL when errlen is 0):
@@ -24,7 +26,14 @@
 
 #define A4W4_ST_MAX_DIMS 8
 
-typedef enum { A4W4_ST_U8, A4W4_ST_BF16, A4W4_ST_F16, A4W4_ST_F32 } a4w4_st_dtype;
+typedef enum {
+    A4W4_ST_U8,
+    A4W4_ST_BF16,
+    A4W4_ST_F16,
+    A4W4_ST_F32,
+    A4W4_ST_F8_E8M0, /* E8M0 scale codes, one byte each */
+    A4W4_ST_F4       /* E2M1 codes, 4 bits each, two per byte (fp4x2: element 2i low nibble) */
+} a4w4_st_dtype;
 
 /* One tensor of a loaded file. shape[0..ndim-1] in elements (ndim 0 = scalar, one element);
  * nbytes = product(shape) * dtype size = end - begin. data points into the file's buffer
@@ -35,7 +44,7 @@ typedef struct {
     char *name;
     a4w4_st_dtype dtype;
     int ndim;
-    size_t shape[A4W4_ST_MAX_DIMS];
+    size_t shape[A4W4_ST_MAX_DIMS]; /* in elements (F4: 4-bit elements) */
     size_t nbytes;
     const uint8_t *data;
 } a4w4_st_tensor;
@@ -87,11 +96,19 @@ const char *a4w4_st_meta(const a4w4_st_file *f, const char *key);
 /* Release everything a4w4_st_load allocated and zero *f. NULL and zeroed structs are fine. */
 void a4w4_st_free(a4w4_st_file *f);
 
-/* Bytes per element: 1 (U8), 2 (BF16, F16), 4 (F32); 0 for a value outside the enum. */
+/* Bits per element: 4 (F4), 8 (U8, F8_E8M0), 16 (BF16, F16), 32 (F32); 0 outside the enum. */
+size_t a4w4_st_dtype_bits(a4w4_st_dtype dtype);
+
+/* Bytes per element for whole-byte dtypes (bits / 8); 0 for F4 and outside the enum. */
 size_t a4w4_st_dtype_size(a4w4_st_dtype dtype);
 
-/* Canonical header name: "U8", "BF16", "F16", "F32"; "?" for a value outside the enum. */
+/* Canonical header name: "U8", "BF16", "F16", "F32", "F8_E8M0", "F4"; "?" outside the enum. */
 const char *a4w4_st_dtype_name(a4w4_st_dtype dtype);
+
+/* The packed-byte view of a 2-D tensor of U8, F8_E8M0 or F4: *rows rows of *cols bytes (an F4
+ * row of C elements is C/2 bytes). Returns 0, or -1 (other dtype, not 2-D, or an F4 row with
+ * an odd element count). */
+int a4w4_st_packed_2d(const a4w4_st_tensor *t, size_t *rows, size_t *cols);
 
 /* Writer input. shape as in a4w4_st_tensor; data holds product(shape) * dtype size bytes
  * (may be NULL only when that is 0). nbytes is an optional cross-check: 0 = not checked,
