@@ -68,7 +68,7 @@ static a4w4_entry_list run_one(const char *contract, unsigned split, int asm_lay
     snprintf(b.contract, sizeof b.contract, "%s", contract);
     b.split = split;
     b.asm_layout = asm_layout;
-    a4w4_runner r = {&b, 1, 0};
+    a4w4_runner r = {&b, 1, 0, NULL};
     a4w4_case c;
     memset(&c, 0, sizeof c);
     snprintf(c.name, sizeof c.name, "rt");
@@ -293,7 +293,7 @@ static void *case_thread(void *arg)
     snprintf(b.name, sizeof b.name, "%s", b.type->name);
     snprintf(b.contract, sizeof b.contract, "ordered(1)");
     b.split = 1;
-    a4w4_runner r = {&b, 1, 0};
+    a4w4_runner r = {&b, 1, 0, NULL};
     for (int i = 0; i < 4; i++) {
         a4w4_case c;
         memset(&c, 0, sizeof c);
@@ -444,7 +444,7 @@ Test(runner, golden_bundles_check_the_systems_under_test_the_caller_passes)
     snprintf(b[0].name, sizeof b[0].name, "good");
     snprintf(b[1].name, sizeof b[1].name, "broken");
     snprintf(b[2].name, sizeof b[2].name, "refuses");
-    a4w4_runner r = {b, 3, 0};
+    a4w4_runner r = {b, 3, 0, NULL};
     a4w4_entry_list en = {0};
     char err[512] = "";
     const char *path = A4W4_SOURCE_DIR "/cases/golden/g1_m1_n256_k512.safetensors";

@@ -9,21 +9,24 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cjson/cJSON.h>
+
 #include "a4w4_formats.h"
 #include "fsutil.h"
 #include "registry.h"
 #include "safetensors.h"
 
 #define CONTRACT_FILE "contract.txt"
-#define CONTRACT_RULE "ordered(1), ordered(S) with S in 1..65536, exact, bounded"
+#define CONTRACT_RULE "ordered(S) or bounded(S) with S in 1..65536, exact, bounded"
+#define MANIFEST_FILE "manifest.json"
 
 int a4w4_contract_valid(const char *s)
 {
     if (!strcmp(s, "exact") || !strcmp(s, "bounded"))
         return 1;
-    if (strncmp(s, "ordered(", 8))
+    const char *p = !strncmp(s, "ordered(", 8) ? s + 8 : !strncmp(s, "bounded(", 8) ? s + 8 : NULL;
+    if (!p)
         return 0;
-    const char *p = s + 8;
     if (*p < '1' || *p > '9')
         return 0;
     unsigned long v = 0;
@@ -95,7 +98,82 @@ a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, s
 typedef struct {
     char *dir;
     char contract[32];
+    char hash[40], version[40]; /* manifest.json's matrix_hash, tool_version ("" none) */
 } bundle_ctx;
+
+/* DIR/manifest.json's text (malloc'ed) or NULL: absent (*err empty) or unreadable (err). */
+static char *read_text(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    err[0] = 0;
+    if (!f) {
+        if (errno != ENOENT)
+            snprintf(err, errlen, "bundle %s: cannot read (%s)", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t got = 1; got;) {
+        if (n + 4096 + 1 > cap) {
+            char *p = realloc(buf, cap = cap ? 2 * cap : 8192);
+            if (!p || cap > (64u << 20)) {
+                snprintf(err, errlen, "bundle %s: too large or out of memory", path);
+                free(p ? p : buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = p;
+        }
+        got = fread(buf + n, 1, 4096, f);
+        n += got;
+    }
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+/* A manifest string field into out ("" when absent); -1 when present but not a short string. */
+static int manifest_str(const cJSON *m, const char *key, char *out, size_t len)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, key);
+    out[0] = 0;
+    if (!v)
+        return 0;
+    if (!cJSON_IsString(v) || strlen(v->valuestring) >= len)
+        return -1;
+    snprintf(out, len, "%s", v->valuestring);
+    return 0;
+}
+
+/* Read DIR/manifest.json when present (python -m a4w4check.external writes it): its format must
+ * be a4w4-outputs/1; contract (valid), matrix_hash and tool_version go to c. 0 (absent or
+ * read) or -1 with err naming the file and the rule. */
+static int read_manifest(const char *dir, bundle_ctx *c, char *err, size_t errlen)
+{
+    char path[4096], fmt[32], contract[32];
+    snprintf(path, sizeof path, "%s/" MANIFEST_FILE, dir);
+    char *text = read_text(path, err, errlen);
+    if (!text)
+        return err[0] ? -1 : 0;
+    cJSON *m = cJSON_Parse(text);
+    free(text);
+    int bad = !cJSON_IsObject(m) || manifest_str(m, "format", fmt, sizeof fmt) ||
+              strcmp(fmt, A4W4_BUNDLE_OUTPUTS_FORMAT) ||
+              manifest_str(m, "contract", contract, sizeof contract) ||
+              (contract[0] && !a4w4_contract_valid(contract)) ||
+              manifest_str(m, "matrix_hash", c->hash, sizeof c->hash) ||
+              manifest_str(m, "tool_version", c->version, sizeof c->version);
+    cJSON_Delete(m);
+    if (bad) {
+        snprintf(err, errlen, "bundle %s: must be a JSON object with format \"%s\", a contract "
+                 "(" CONTRACT_RULE ") and string matrix_hash and tool_version", path,
+                 A4W4_BUNDLE_OUTPUTS_FORMAT);
+        return -1;
+    }
+    if (contract[0])
+        snprintf(c->contract, sizeof c->contract, "%s", contract);
+    return 0;
+}
 
 /* Read DIR/contract.txt into contract: 0 (absent leaves contract as is) or -1 with err. */
 static int read_contract(const char *dir, char *contract, size_t contract_len, char *err,
@@ -153,18 +231,42 @@ static int bundle_prepare(const char *arg, void **ctx, char *contract, size_t co
                  "<case>.safetensors output files)", arg);
         return -1;
     }
-    snprintf(contract, contract_len, "ordered(1)");
-    if (read_contract(arg, contract, contract_len, err, errlen))
-        return -1;
     bundle_ctx *c = calloc(1, sizeof *c);
     if (!c || !(c->dir = strdup(arg))) {
         free(c);
         snprintf(err, errlen, "bundle %s: out of memory", arg);
         return -1;
     }
-    snprintf(c->contract, sizeof c->contract, "%s", contract);
+    snprintf(c->contract, sizeof c->contract, "ordered(1)");
+    if (read_contract(arg, c->contract, sizeof c->contract, err, errlen) ||
+        read_manifest(arg, c, err, errlen)) {
+        free(c->dir);
+        free(c);
+        return -1;
+    }
+    snprintf(contract, contract_len, "%s", c->contract);
     *asm_layout = 0; /* stored outputs do not change with the pad fills */
     *ctx = c;
+    return 0;
+}
+
+/* 1 when the file's metadata names another seed, matrix hash or tool version than the case
+ * and the run (why says which); absent keys are not checked. */
+static int identity_differs(const a4w4_st_file *f, const a4w4_run_args *a, const char *path)
+{
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)a->c->seed);
+    const char *keys[3] = {"seed", "matrix_hash", "tool_version"};
+    const char *want[3] = {seed, a->id ? a->id->matrix_hash : NULL,
+                           a->id ? a->id->tool_version : NULL};
+    for (int i = 0; i < 3; i++) {
+        const char *v = a4w4_st_meta(f, keys[i]);
+        if (v && want[i] && strcmp(v, want[i])) {
+            snprintf(a->why, a->whylen, "%s: metadata %s '%.40s', the run's is '%s' (outputs of "
+                     "other operands)", path, keys[i], v, want[i]);
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -181,8 +283,13 @@ static int bundle_run(void *vctx, const a4w4_run_args *a)
     }
     struct stat st;
     if (stat(path, &st) != 0 && errno == ENOENT) {
-        snprintf(a->why, a->whylen, "no bundle %s", path);
-        return A4W4_EUNSUPPORTED;
+        snprintf(a->why, a->whylen, "no output file %s", path);
+        return A4W4_RUN_SKIP;
+    }
+    if (a->id && c->hash[0] && strcmp(c->hash, a->id->matrix_hash)) {
+        snprintf(a->why, a->whylen, "%s/" MANIFEST_FILE ": matrix_hash %s, this run's matrix is "
+                 "%s (outputs of other operands)", c->dir, c->hash, a->id->matrix_hash);
+        return A4W4_RUN_REFUSED;
     }
     a4w4_st_file f;
     if (a4w4_st_load(path, &f, a->why, a->whylen))
@@ -200,6 +307,8 @@ static int bundle_run(void *vctx, const a4w4_run_args *a)
         snprintf(a->why, a->whylen, "%s: tensor y has %d dims [%zu, %zu%s], the case needs "
                  "[M, N] = [%zu, %zu]", path, t->ndim, t->ndim > 0 ? t->shape[0] : 0,
                  t->ndim > 1 ? t->shape[1] : 0, t->ndim > 2 ? ", ..." : "", d->M, d->N);
+    else if (identity_differs(&f, a, path))
+        rc = A4W4_RUN_REFUSED;
     else if (mc && strcmp(mc, c->contract))
         snprintf(a->why, a->whylen, "%s: metadata contract '%s' disagrees with the directory's "
                  "'%s' (%s/" CONTRACT_FILE ", default ordered(1))", path, mc, c->contract,
@@ -235,6 +344,7 @@ const a4w4_backend_type a4w4_backend_bundle = {
     .what = "outputs produced elsewhere, read from DIR/<case>.safetensors (tensor y, BF16 [M, N])",
     .contract = "ordered(1)",
     .needs_arg = 1,
+    .full_outputs = 1,
     .thread_safe = 1, /* each run reads its own file; the context is read-only */
     .prepare = bundle_prepare,
     .run = bundle_run,

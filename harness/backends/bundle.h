@@ -5,12 +5,20 @@
  *   DIR/<file name of case>.safetensors  one per case: a BF16 tensor "y" of shape [M, N]
  *                                        (row-major, the whole output of the case); optional
  *                                        __metadata__ "contract" (must equal the directory's),
- *                                        "format" ("a4w4-outputs/1"), "case", "M", "N".
- *   DIR/contract.txt                     optional: one line, the accumulation contract the
- *                                        producer keeps (contracts §4.1: "ordered(1)",
- *                                        "ordered(S)", "exact", "bounded"); default
- *                                        "ordered(1)". The contract is a property of the
- *                                        directory (one producer), not of each file.
+ *                                        "format" ("a4w4-output/1"), "name" (or "case"), "M",
+ *                                        "N", and the identity of the operands it was computed
+ *                                        from: "seed", "matrix_hash", "tool_version" (copied
+ *                                        from the operand bundle by the producer).
+ *   DIR/manifest.json                    optional (python -m a4w4check.external writes it):
+ *                                        {"format": "a4w4-outputs/1", "kernel", "contract",
+ *                                        "matrix_hash", "tool_version", "cases", "failed"}.
+ *   DIR/contract.txt                     optional: one line, the accumulation contract.
+ * The contract (contracts §4.1: "ordered(S)", "exact", "bounded" or "bounded(S)") is a
+ * property of the directory (one producer): manifest.json's, else contract.txt's, else
+ * "ordered(1)". Every output a file holds is checked (the runner does not sample cases a
+ * bundle backend is in). A case without a file is "skip" (the producer has no result for
+ * it); a file whose metadata, or a manifest whose fields, name another matrix hash, seed or
+ * tool version than the run's is refused: the entry fails and the run is bad input (exit 2).
  * File name of a case: its name with every '/' replaced by "__" (case "golden/g1" is stored
  * as DIR/golden__g1.safetensors), so every case of a directory lives flat in DIR.
  * Producers: any tool that writes safetensors (Python: safetensors.torch.save_file({"y":
@@ -42,8 +50,8 @@ a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, s
                                        size_t N, const uint16_t *y, char *err, size_t errlen);
 
 /* 1 when s is a contract string the harness knows (contracts §4.1): "exact", "bounded",
- * "ordered(S)" with S a decimal integer in 1..65536 without sign, spaces or leading zeros;
- * else 0. Shared by the bundle and plugin backends. */
+ * "ordered(S)" or "bounded(S)" with S a decimal integer in 1..65536 without sign, spaces or
+ * leading zeros; else 0. Shared by the bundle and plugin backends. */
 int a4w4_contract_valid(const char *s);
 
 #endif

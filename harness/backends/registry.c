@@ -40,7 +40,8 @@ static void set_contract(a4w4_backend *b, const char *contract)
 {
     snprintf(b->contract, sizeof b->contract, "%s", contract);
     unsigned s = 1;
-    if (sscanf(contract, "ordered(%u)", &s) != 1 || s < 1)
+    if ((sscanf(contract, "ordered(%u)", &s) != 1 && sscanf(contract, "bounded(%u)", &s) != 1) ||
+        s < 1)
         s = 1;
     b->split = s;
 }

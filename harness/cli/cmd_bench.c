@@ -155,7 +155,7 @@ static int run_backend(bench_shape *b, void *ctx, const void *arg, char *why, si
 {
     (void)ctx;
     const a4w4_backend *be = arg;
-    a4w4_run_args a = {&b->c, &b->d, &b->s, b->y, why, whylen};
+    a4w4_run_args a = {&b->c, &b->d, &b->s, b->y, why, whylen, NULL};
     return be->type->run(be->ctx, &a);
 }
 

@@ -183,7 +183,10 @@ static int run_item(const a4w4_runner *runner, run_plan *p, size_t k, const char
 static int run_items(const run_opts *o, run_plan *p)
 {
     char err[1024];
-    a4w4_runner runner = {p->bk, p->nb, o->full};
+    char hash[32];
+    snprintf(hash, sizeof hash, "%016llx", p->m.hash);
+    a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
+    a4w4_runner runner = {p->bk, p->nb, o->full, &id};
     a4w4_progress pg;
     a4w4_progress_start(&pg, "run", o->quiet, 0);
     int fails = 0, rc = A4W4_EXIT_PASS;

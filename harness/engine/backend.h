@@ -18,6 +18,20 @@
  * holding it after a run were never written. */
 #define A4W4_POISON_BF16 0x7FA5u
 
+/* Returns of a backend's run beyond A4W4_OK / A4W4_EUNSUPPORTED (ref's codes):
+ *   A4W4_RUN_SKIP     it has no result for this case (an output bundle directory without the
+ *                     case's file): verdict "skip", why says what is missing;
+ *   A4W4_RUN_REFUSED  its result belongs to another matrix, seed or tool version (an output
+ *                     bundle's metadata): verdict "fail", and the whole run is bad input. */
+#define A4W4_RUN_SKIP (-100)
+#define A4W4_RUN_REFUSED (-101)
+
+/* Who a run is: the matrix hash and tool version written into results.json. */
+typedef struct {
+    const char *matrix_hash;
+    const char *tool_version;
+} a4w4_run_identity;
+
 /* What one run gets. y [s->nrows, s->ncols] arrives poisoned; the backend writes every
  * element (output (s->rows[i], s->cols[j]) at y[i * s->ncols + j]; all outputs when
  * s->full). why receives the reason for A4W4_EUNSUPPORTED or an error. */
@@ -28,12 +42,13 @@ typedef struct {
     uint16_t *y;
     char *why;
     size_t whylen;
+    const a4w4_run_identity *id; /* may be NULL (tests, selftest) */
 } a4w4_run_args;
 
 typedef struct {
     const char *name;     /* "cpu-asm"; types with needs_arg are selected as "name:ARG" */
     const char *what;     /* one line: what it runs */
-    const char *contract; /* "ordered(1)", "ordered(S)", "exact", "bounded"; prepare may refine */
+    const char *contract; /* "ordered(S)", "exact", "bounded(S)"; prepare may refine */
     int asm_layout;       /* reads the contracts §3 layouts: run the pad-dependence variants */
     int needs_arg;        /* 1: selected only explicitly, as "name:ARG" */
     int gpu;              /* 1: needs a GPU (exit 3 when asked for without one) */
@@ -42,6 +57,9 @@ typedef struct {
      * runner makes every call to it under one process-wide lock shared by all such types
      * (GPU backends share one device and their per-case device caches). */
     int thread_safe;
+    /* 1: every output of a case is checked (the runner does not sample cases this backend is
+     * in): outputs computed elsewhere are all there, and all of them are judged. */
+    int full_outputs;
     /* 0 when usable here; else fills why (e.g. "no GPU") and returns nonzero. NULL: always. */
     int (*available)(char *why, size_t whylen);
     /* Set *ctx (may stay NULL) from arg (NULL without ":ARG"). contract/asm_layout may be
@@ -74,7 +92,7 @@ typedef struct {
     void *ctx;
     char name[160];    /* as selected, e.g. "plugin:libref.so" */
     char contract[32]; /* the contract in force */
-    unsigned split;    /* S of ordered(S) (1 for others) */
+    unsigned split;    /* S of ordered(S) or bounded(S) (1 for others) */
     int asm_layout;
 } a4w4_backend;
 

@@ -91,6 +91,8 @@ typedef struct {
     int ambiguous;                 /* E8M0 code 0 present (contracts §1) */
     char note[768];                /* why n/a or fail, or extra context ("" none) */
     a4w4_dispatch_facts dispatch;  /* generated cases only */
+    int refused;                   /* the backend refused its result (A4W4_RUN_REFUSED): the
+                                      run is bad input; not written to results.json */
 } a4w4_entry_result;
 
 /* The entries of one case (or of several, appended in turn). */

@@ -29,18 +29,23 @@ typedef struct {
     double bytes;
 } bundle_out;
 
+/* Add tensor t to the bundle and its name to the layouts list (every tensor present). */
+static void add_tensor(bundle_out *b, a4w4_st_tensor_in t)
+{
+    b->t[b->nt++] = t;
+    snprintf(b->layouts + strlen(b->layouts), sizeof b->layouts - strlen(b->layouts), "%s%s",
+             b->layouts[0] ? "," : "", t.name);
+    b->bytes += (double)t.nbytes;
+}
+
 static void add_u8(bundle_out *b, const char *name, const uint8_t *data, size_t rows, size_t cols)
 {
-    b->t[b->nt++] = (a4w4_st_tensor_in){name, A4W4_ST_U8, 2, {rows, cols}, data, rows * cols};
-    snprintf(b->layouts + strlen(b->layouts), sizeof b->layouts - strlen(b->layouts), "%s%s",
-             b->layouts[0] ? "," : "", name);
-    b->bytes += (double)rows * cols;
+    add_tensor(b, (a4w4_st_tensor_in){name, A4W4_ST_U8, 2, {rows, cols}, data, rows * cols});
 }
 
 static void add_bf16(bundle_out *b, const char *name, const uint16_t *data, size_t rows, size_t cols)
 {
-    b->t[b->nt++] = (a4w4_st_tensor_in){name, A4W4_ST_BF16, 2, {rows, cols}, data, rows * cols * 2};
-    b->bytes += 2.0 * rows * cols;
+    add_tensor(b, (a4w4_st_tensor_in){name, A4W4_ST_BF16, 2, {rows, cols}, data, rows * cols * 2});
 }
 
 static void add_absent(bundle_out *b, const char *name, const char *why)
@@ -237,7 +242,7 @@ int a4w4_export_manifest(const char *dir, const char *set, const char *cases_fil
     cJSON_AddStringToObject(m, "shard", shard);
     cJSON_AddBoolToObject(m, "with_expected", o->with_expected);
     cJSON_AddNumberToObject(m, "bytes", bytes);
-    cJSON *items = cJSON_AddArrayToObject(m, "items");
+    cJSON *items = cJSON_AddArrayToObject(m, "cases");
     cJSON *skipped = cJSON_AddObjectToObject(m, "not_exported");
     for (size_t i = 0; i < n; i++) {
         if (why[i])

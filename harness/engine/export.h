@@ -3,7 +3,7 @@
  *
  * One safetensors file per item, DIR/<file name of the item> (a4w4_bundle_file_name: '/'
  * becomes "__"), metadata (all strings): format "a4w4-operands/1", name, M, N, K, regime,
- * seed, matrix_hash, tool_version, layouts (comma list of the tensors present), absent
+ * seed, matrix_hash, tool_version, layouts (comma list of every tensor present), absent
  * ("tensor: reason; ..." for each layout the shape does not allow), pad ("0x7F/0x7F": the row
  * and column fills of a_scale_shuffled). Tensors, U8 unless said: a_fp4 [M, K/2] (fp4x2),
  * a_scale [M, K/32] (E8M0), a_scale_shuffled [round_up(M, 256), round_up(K/32, 8)]
@@ -44,7 +44,7 @@ int a4w4_export_golden(const char *path, const char *name, const a4w4_export_opt
                        const char *dir, double *bytes, char *err, size_t errlen);
 
 /* Write dir/manifest.json atomically: {"format", "set", "cases_file", "matrix_hash",
- * "tool_version", "shard", "with_expected", "bytes", "items": [names written],
+ * "tool_version", "shard", "with_expected", "bytes", "cases": [names written],
  * "not_exported": {name: why}}; why[i] NULL for an item written. 0 or -1 with err. */
 int a4w4_export_manifest(const char *dir, const char *set, const char *cases_file,
                          const char *shard, const a4w4_export_opts *o,

@@ -278,17 +278,12 @@ int a4w4_case_guards_intact(const a4w4_case_data *d, const char **which)
     return 1;
 }
 
+static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t *need_w);
+static void case_data_init(a4w4_case_data *d, size_t M, size_t N, size_t K);
+
 int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d)
 {
-    memset(d, 0, sizeof *d);
-    d->M = c->M;
-    d->N = c->N;
-    d->K = c->K;
-    d->row_fill = d->col_fill = A4W4_ACT_SCALE_FILL_DEFAULT;
-    d->guard_after = A4W4_GUARD_FILL;
-    static unsigned long serial;
-    d->serial = ++serial;
-    d->nan_a_row = d->nan_w_row = SIZE_MAX;
+    case_data_init(d, c->M, c->N, c->K);
     size_t nb = c->K / 32, K2 = c->K / 2;
     uint8_t *need_a = calloc(c->M, 1), *need_w = calloc(c->N, 1);
     int rc = A4W4_ENOMEM;
@@ -319,30 +314,8 @@ int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data 
     for (size_t i = 0; i < c->N * nb && !d->code0; i++)
         d->code0 = need_w[i / nb] && d->w_scale.data[i] == 0;
 
-    size_t prow = a4w4_act_scale_padded_rows(c->M), pcol = a4w4_act_scale_padded_cols(nb);
-    if (guarded_alloc(&d->a_scale_shuffled, prow * pcol))
+    if (derive_layouts(d, s, need_w))
         goto out;
-    a4w4_act_scale_shuffle(d->a_scale.data, c->M, nb, d->row_fill, d->col_fill,
-                           d->a_scale_shuffled.data);
-    if (a4w4_preshuffle_supported(c->N, c->K)) {
-        if (guarded_alloc(&d->w_fp4_shuffled, c->N * K2))
-            goto out;
-        if (s->full)
-            a4w4_preshuffle(d->w_fp4.data, c->N, c->K, d->w_fp4_shuffled.data);
-        else
-            for (size_t n0 = 0; n0 < c->N / 16; n0++) {
-                int any = 0;
-                for (size_t n = n0 * 16; n < n0 * 16 + 16; n++)
-                    any |= need_w[n];
-                if (any)
-                    preshuffle_group(d->w_fp4.data, c->N, c->K, n0, d->w_fp4_shuffled.data);
-            }
-    }
-    if (a4w4_scale_swizzle_supported(2, c->N, nb)) {
-        if (guarded_alloc(&d->w_scale_swizzled, c->N * nb))
-            goto out;
-        a4w4_scale_swizzle(d->w_scale.data, c->N, nb, d->w_scale_swizzled.data);
-    }
     rc = A4W4_OK;
 out:
     free(need_a);
@@ -350,6 +323,80 @@ out:
     if (rc != A4W4_OK)
         a4w4_case_data_free(d);
     return rc;
+}
+
+/* The ASM layouts of d's row-major operands (contracts §3): the activation-scale shuffle with
+ * d's fills, the weight preshuffle (of the 16-row groups holding a needed row when the sample
+ * s is not full) and the weight-scale swizzle, where the shape allows them. 0, or -1 when out
+ * of memory. */
+static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t *need_w)
+{
+    size_t nb = d->K / 32, K2 = d->K / 2;
+    size_t prow = a4w4_act_scale_padded_rows(d->M), pcol = a4w4_act_scale_padded_cols(nb);
+    if (guarded_alloc(&d->a_scale_shuffled, prow * pcol))
+        return -1;
+    a4w4_act_scale_shuffle(d->a_scale.data, d->M, nb, d->row_fill, d->col_fill,
+                           d->a_scale_shuffled.data);
+    if (a4w4_preshuffle_supported(d->N, d->K)) {
+        if (guarded_alloc(&d->w_fp4_shuffled, d->N * K2))
+            return -1;
+        if (s->full)
+            a4w4_preshuffle(d->w_fp4.data, d->N, d->K, d->w_fp4_shuffled.data);
+        else
+            for (size_t n0 = 0; n0 < d->N / 16; n0++) {
+                int any = 0;
+                for (size_t n = n0 * 16; n < n0 * 16 + 16; n++)
+                    any |= need_w[n];
+                if (any)
+                    preshuffle_group(d->w_fp4.data, d->N, d->K, n0, d->w_fp4_shuffled.data);
+            }
+    }
+    if (a4w4_scale_swizzle_supported(2, d->N, nb)) {
+        if (guarded_alloc(&d->w_scale_swizzled, d->N * nb))
+            return -1;
+        a4w4_scale_swizzle(d->w_scale.data, d->N, nb, d->w_scale_swizzled.data);
+    }
+    return 0;
+}
+
+/* Fields every case data starts with: shape, default fills, a fresh serial. */
+static void case_data_init(a4w4_case_data *d, size_t M, size_t N, size_t K)
+{
+    memset(d, 0, sizeof *d);
+    d->M = M;
+    d->N = N;
+    d->K = K;
+    d->row_fill = d->col_fill = A4W4_ACT_SCALE_FILL_DEFAULT;
+    d->guard_after = A4W4_GUARD_FILL;
+    static unsigned long serial;
+    d->serial = ++serial;
+    d->nan_a_row = d->nan_w_row = SIZE_MAX;
+}
+
+int a4w4_case_data_load(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                        const uint8_t *w_scale, size_t M, size_t N, size_t K, a4w4_case_data *d)
+{
+    size_t nb = K / 32, K2 = K / 2;
+    a4w4_sample full = {.full = 1};
+    case_data_init(d, M, N, K);
+    if (guarded_alloc(&d->a_fp4, M * K2) || guarded_alloc(&d->a_scale, M * nb) ||
+        guarded_alloc(&d->w_fp4, N * K2) || guarded_alloc(&d->w_scale, N * nb)) {
+        a4w4_case_data_free(d);
+        return A4W4_ENOMEM;
+    }
+    memcpy(d->a_fp4.data, a_fp4, M * K2);
+    memcpy(d->a_scale.data, a_scale, M * nb);
+    memcpy(d->w_fp4.data, w_fp4, N * K2);
+    memcpy(d->w_scale.data, w_scale, N * nb);
+    for (size_t i = 0; i < M * nb && !d->code0; i++)
+        d->code0 = a_scale[i] == 0;
+    for (size_t i = 0; i < N * nb && !d->code0; i++)
+        d->code0 = w_scale[i] == 0;
+    if (derive_layouts(d, &full, NULL)) {
+        a4w4_case_data_free(d);
+        return A4W4_ENOMEM;
+    }
+    return A4W4_OK;
 }
 
 /* ---- sampling ------------------------------------------------------------------------------ */

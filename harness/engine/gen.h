@@ -65,6 +65,13 @@ uint64_t a4w4_rng_next(a4w4_rng *r);
 int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d);
 void a4w4_case_data_free(a4w4_case_data *d);
 
+/* Case data from given row-major operands (a golden or exported bundle's): a_fp4 [M, K/2],
+ * a_scale [M, K/32], w_fp4 [N, K/2], w_scale [N, K/32] copied between guard zones, the ASM
+ * layouts derived from them as a4w4_case_generate does (contracts §3), code0 set. Returns 0
+ * or A4W4_ENOMEM. */
+int a4w4_case_data_load(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                        const uint8_t *w_scale, size_t M, size_t N, size_t K, a4w4_case_data *d);
+
 /* Rebuild a_scale_shuffled with other pad fills (contracts §3.3) and refill the guard zones after
  * every input with `guard` (0xFF default; other values for the pad-dependence variants). */
 void a4w4_case_refill(a4w4_case_data *d, uint8_t row_fill, uint8_t col_fill, uint8_t guard);

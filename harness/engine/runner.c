@@ -14,6 +14,7 @@
 #include "check.h"
 #include "fsutil.h"
 #include "gen.h"
+#include "safetensors.h"
 
 #define MAX_RECORDED A4W4_ENTRY_MAX_FIRST
 
@@ -237,9 +238,13 @@ static void compare_bounded(comparison *c, const a4w4_sample *s, const uint16_t 
     }
 }
 
+/* na: 1 not applicable, 2 skipped (the backend has no result for the case). */
 static a4w4_verdict verdict_of(int fail, int na)
 {
-    return na ? A4W4_VERDICT_NA : fail ? A4W4_VERDICT_FAIL : A4W4_VERDICT_PASS;
+    return na == 2 ? A4W4_VERDICT_SKIP
+           : na    ? A4W4_VERDICT_NA
+           : fail  ? A4W4_VERDICT_FAIL
+                   : A4W4_VERDICT_PASS;
 }
 
 /* Append printf-style text to a note buffer (truncating at its end). */
@@ -460,6 +465,16 @@ static int check_pad_variants(gemm_run *g, a4w4_entry_result *e)
 static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
 {
     int rc = run_baseline(g, e);
+    if (rc == A4W4_RUN_SKIP) {
+        *na = 2;
+        snprintf(e->note, sizeof e->note, "skipped: %s", g->why[0] ? g->why : "no result");
+        return 0;
+    }
+    if (rc == A4W4_RUN_REFUSED) {
+        e->refused = 1;
+        snprintf(e->note, sizeof e->note, "refused: %s", g->why);
+        return 1;
+    }
     if (rc == A4W4_EUNSUPPORTED) {
         *na = 1;
         snprintf(e->note, sizeof e->note, "%s",
@@ -480,7 +495,8 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
 }
 
 static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
-                       const a4w4_sample *s, oracles *o, a4w4_entry_result *e)
+                       const a4w4_sample *s, oracles *o, const a4w4_run_identity *id,
+                       a4w4_entry_result *e)
 {
     gemm_run g;
     memset(&g, 0, sizeof g);
@@ -491,7 +507,7 @@ static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
     g.n = o->count;
     g.y = malloc(g.n * 2);
     g.y2 = malloc(g.n * 2);
-    g.args = (a4w4_run_args){c, d, s, g.y, g.why, sizeof g.why};
+    g.args = (a4w4_run_args){c, d, s, g.y, g.why, sizeof g.why, id};
     case_identity(e, c, A4W4_ENTRY_OUTPUTS, b->name, b->contract);
     int fail = 1, na = 0;
     if (!g.y || !g.y2)
@@ -686,12 +702,33 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
         if (!e)
             return A4W4_ST_NOMEM;
         if (b->type->run)
-            run_backend(b, c, d, s, o, e);
+            run_backend(b, c, d, s, o, r->id, e);
         else if (b->type->layouts)
             run_layout_backend(b, c, d, s, e);
         else
             run_quant_backend(b, c, d, s, e);
     }
+    return A4W4_ST_OK;
+}
+
+/* 1 when a selected backend judges every output (a4w4_backend_type.full_outputs). */
+static int wants_full(const a4w4_runner *r)
+{
+    for (size_t i = 0; i < r->nbackends; i++)
+        if (r->backends[i].type->full_outputs)
+            return 1;
+    return 0;
+}
+
+/* A4W4_ST_BADINPUT with err = the first refusal's note when an entry of first.. refused its
+ * result (another matrix's outputs), else A4W4_ST_OK. */
+static a4w4_hstatus refusals(const a4w4_entry_list *out, size_t first, char *err, size_t errlen)
+{
+    for (size_t i = first; i < out->n; i++)
+        if (out->items[i].refused) {
+            snprintf(err, errlen, "%s: %s", out->items[i].backend, out->items[i].note);
+            return A4W4_ST_BADINPUT;
+        }
     return A4W4_ST_OK;
 }
 
@@ -712,7 +749,8 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     a4w4_case_data d;
     oracles o;
     memset(&o, 0, sizeof o);
-    if (a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, r->full, &s) != A4W4_OK) {
+    if (a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, r->full || wants_full(r), &s) !=
+        A4W4_OK) {
         snprintf(err, errlen, "case %s: out of memory sampling", c->name);
         return A4W4_ST_NOMEM;
     }
@@ -735,6 +773,8 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
         annotate_entries(c, out, first);
         if (st != A4W4_ST_OK)
             snprintf(err, errlen, "case %s: out of memory for the results", c->name);
+        else
+            st = refusals(out, first, err, errlen);
     }
     oracles_free(&o);
     a4w4_case_data_free(&d);
@@ -806,6 +846,79 @@ static void golden_oracle(const a4w4_check_list *checks, const a4w4_bundle_sut *
                  ntensor, base);
 }
 
+/* 1 when backend b is one of the systems under test bundle verification already ran. */
+static int is_sut(const a4w4_backend *b, const a4w4_bundle_sut *suts, size_t nsuts)
+{
+    for (size_t i = 0; i < nsuts; i++)
+        if (!strcmp(suts[i].name, b->name))
+            return 1;
+    return 0;
+}
+
+/* The row-major operands of a loaded case bundle, as case data. 0, or -1 (a tensor missing
+ * or of the wrong shape: bundle verification has reported it). */
+static int golden_data(const a4w4_st_file *f, const size_t dims[3], a4w4_case_data *d)
+{
+    static const char *const names[4] = {"a_fp4", "a_scale", "w_fp4", "w_scale"};
+    size_t M = dims[0], N = dims[1], K = dims[2];
+    const size_t want[4][2] = {{M, K / 2}, {M, K / 32}, {N, K / 2}, {N, K / 32}};
+    const uint8_t *t[4];
+    for (int i = 0; i < 4; i++) {
+        const a4w4_st_tensor *x = a4w4_st_find(f, names[i]);
+        size_t rows, cols;
+        if (!x || a4w4_st_packed_2d(x, &rows, &cols) || rows != want[i][0] || cols != want[i][1])
+            return -1;
+        t[i] = x->data;
+    }
+    return a4w4_case_data_load(t[0], t[1], t[2], t[3], M, N, K, d) == A4W4_OK ? 0 : -1;
+}
+
+/* Golden bundle path through every selected backend with a GEMM (plugins, bundles, HIP)
+ * other than the systems under test bundle verification ran: its operands as a case, every
+ * output compared with the oracle of the backend's contract. NOMEM, else OK. */
+static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut *suts,
+                                    size_t nsuts, const char *path, const size_t dims[3],
+                                    a4w4_entry_list *out)
+{
+    size_t want = 0;
+    for (size_t i = 0; i < r->nbackends; i++)
+        want += r->backends[i].type && r->backends[i].type->run &&
+                !is_sut(&r->backends[i], suts, nsuts);
+    a4w4_st_file f;
+    if (!want || !dims[0] || a4w4_st_load(path, &f, NULL, 0))
+        return A4W4_ST_OK;
+    a4w4_case c = {.M = dims[0], .N = dims[1], .K = dims[2], .regime = A4W4_REGIME_EXACT};
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    snprintf(c.name, sizeof c.name, "golden/%.*s", (int)(strlen(base) - 12), base);
+    snprintf(c.regime_text, sizeof c.regime_text, "golden");
+    snprintf(c.tags, sizeof c.tags, "golden");
+    a4w4_sample s = {0};
+    a4w4_case_data d;
+    oracles o;
+    memset(&o, 0, sizeof o);
+    a4w4_hstatus st = A4W4_ST_OK;
+    if (a4w4_sample_make(c.M, c.N, c.K, 0, c.name, 1, &s) != A4W4_OK)
+        st = A4W4_ST_NOMEM;
+    else if (golden_data(&f, dims, &d) == 0) {
+        st = oracles_compute(&d, &s, &o) ? A4W4_ST_NOMEM : A4W4_ST_OK;
+        for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
+            a4w4_backend *b = &r->backends[i];
+            a4w4_entry_result *e;
+            if (!b->type || !b->type->run || is_sut(b, suts, nsuts))
+                continue;
+            if (!(e = a4w4_entry_list_add(out)))
+                st = A4W4_ST_NOMEM;
+            else
+                run_backend(b, &c, &d, &s, &o, r->id, e);
+        }
+        oracles_free(&o);
+        a4w4_case_data_free(&d);
+    }
+    a4w4_sample_free(&s);
+    a4w4_st_free(&f);
+    return st;
+}
+
 a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, size_t nsuts,
                              const char *path, a4w4_entry_list *out, char *err, size_t errlen)
 {
@@ -834,8 +947,11 @@ a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, 
         a4w4_entry_set_check(e, &oracle);
     } else {
         st = A4W4_ST_NOMEM;
-        snprintf(err, errlen, "%s: out of memory for the results", path);
     }
+    if (st == A4W4_ST_OK && rc != A4W4_ST_BADINPUT)
+        st = golden_backends(r, suts, nsuts, path, dims, out);
+    if (st == A4W4_ST_NOMEM)
+        snprintf(err, errlen, "%s: out of memory for the results", path);
     a4w4_check_list_free(&checks);
     return st;
 }

@@ -19,6 +19,7 @@ typedef struct {
     a4w4_backend *backends;
     size_t nbackends;
     int full; /* check every output, no sampling */
+    const a4w4_run_identity *id; /* passed to every backend's run; may be NULL */
 } a4w4_runner;
 
 /* Run generated case c: append to out one "oracle" entry (ordered(1) == exact where the
@@ -31,8 +32,10 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
 
 /* Verify golden bundle path (contracts §7) with the systems under test suts[0..nsuts)
  * (verify_bundle.h): an entry for each of them whose name is also a selected backend's,
- * against the bundle's y_ordered, then one "oracle" entry for every other tensor check.
- * Returns A4W4_ST_OK, A4W4_ST_BADINPUT on bad input (err set; the oracle entry records it as
+ * against the bundle's y_ordered, then one "oracle" entry for every other tensor check, then
+ * the bundle's operands through every other selected backend with a GEMM (plugin, bundle,
+ * HIP), each output compared per the backend's contract like a generated case's (entries of
+ * regime and tags "golden", full outputs). Returns A4W4_ST_OK, A4W4_ST_BADINPUT on bad input (err set; the oracle entry records it as
  * a failure) or A4W4_ST_NOMEM (no room for the entries; err set). */
 a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, size_t nsuts,
                              const char *path, a4w4_entry_list *out, char *err, size_t errlen);
