@@ -22,8 +22,8 @@
 
 static const char run_usage[] =
     "usage: a4w4check run [--set NAME | --cases FILE] [--golden DIR | --no-golden]\n"
-    "                     [--backend a,b,...] [--out DIR] [--shard i/n] [--resume]\n"
-    "                     [--full] [--quiet]\n"
+    "                     [--captures DIR] [--backend a,b,...] [--out DIR] [--shard i/n]\n"
+    "                     [--resume] [--full] [--quiet]\n"
     "\n"
     "Runs each case of a matrix through the backends and compares every checked output bit\n"
     "for bit with the oracle of the backend's contract (ordered(S), exact; bounded backends\n"
@@ -33,7 +33,7 @@ static const char run_usage[] =
 #define MAX_BACKENDS 64
 
 typedef struct {
-    const char *cases_path, *golden_dir, *out_dir, *set;
+    const char *cases_path, *golden_dir, *out_dir, *set, *captures_dir;
     a4w4_opt_list backend;
     a4w4_opt_shard shard;
     int full, quiet, resume;
@@ -46,6 +46,9 @@ static const a4w4_option run_options[] = {
     OPT_STRING("golden", run_opts, golden_dir, "DIR",
                "verify every bundle under DIR (default cases/golden)"),
     OPT_CALLBACK("no-golden", run_opts, golden_dir, NULL, a4w4_opt_cb_unset, "verify no golden bundle"),
+    OPT_STRING("captures", run_opts, captures_dir, "DIR",
+               "judge every capture bundle under DIR (python a4w4check.capture's)\n"
+               "from its own operands, after the cases and golden bundles"),
     OPT_LIST("backend", run_opts, backend, "LIST",
              "comma-separated; default every backend available here. Types:\n"
              "cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README)"),
@@ -92,6 +95,10 @@ static int plan_run(const run_opts *o, run_plan *p)
             a4w4_errorf("run: %s", err);
         return A4W4_EXIT_BADINPUT;
     }
+    if (o->captures_dir && a4w4_matrix_add_captures(&p->m, o->captures_dir, err, sizeof err)) {
+        a4w4_errorf("run: %s", err);
+        return A4W4_EXIT_BADINPUT;
+    }
     a4w4_backend_list_opts bo = {"run", MAX_BACKENDS, 0, o->quiet};
     int rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);
     if (rc != A4W4_EXIT_PASS)
@@ -100,7 +107,7 @@ static int plan_run(const run_opts *o, run_plan *p)
         a4w4_errorf("run: --out %s", err);
         return A4W4_EXIT_IO;
     }
-    p->total_items = p->m.ncases + p->m.nbundles;
+    p->total_items = a4w4_matrix_items(&p->m);
     for (size_t k = 0; k < p->total_items; k++)
         p->mine += k % o->shard.n + 1 == o->shard.i;
     return A4W4_EXIT_PASS;
@@ -135,17 +142,6 @@ static cJSON *run_header(const run_opts *o, const run_plan *p)
     return header;
 }
 
-/* The name item k is recorded under: the case's, or golden/<bundle without .safetensors>. */
-static void item_name(const run_plan *p, size_t k, char *name, size_t len)
-{
-    if (k < p->m.ncases)
-        snprintf(name, len, "%s", p->m.cases[k].name);
-    else
-        a4w4_matrix_bundle_name(&p->m, k - p->m.ncases, name, len);
-}
-
-/* Run this shard's items not yet recorded, streaming each one's entries. Returns the exit
- * code (PASS: every item ran; p->bad_input when an item was bad input). */
 /* Run matrix item k into *entries (its results entries as JSON). Returns its failing
  * entries, or -1 when the run must stop (*rc set, the message printed). A golden bundle that
  * is bad input counts as one failure and marks the plan. */
@@ -156,9 +152,12 @@ static int run_item(const a4w4_runner *runner, run_plan *p, size_t k, const char
     size_t nsuts;
     const a4w4_bundle_sut *suts = a4w4_cpu_bundle_suts(&nsuts);
     a4w4_entry_list el = {0};
-    a4w4_hstatus rs = k < p->m.ncases ? a4w4_run_case(runner, &p->m.cases[k], &el, err, sizeof err)
-                                    : a4w4_run_golden(runner, suts, nsuts, p->m.bundles[k - p->m.ncases],
-                                                      &el, err, sizeof err);
+    size_t nc = p->m.ncases, ng = p->m.nbundles;
+    a4w4_hstatus rs =
+        k < nc        ? a4w4_run_case(runner, &p->m.cases[k], &el, err, sizeof err)
+        : k < nc + ng ? a4w4_run_golden(runner, suts, nsuts, p->m.bundles[k - nc], &el, err,
+                                        sizeof err)
+                      : a4w4_run_capture(p->m.captures[k - nc - ng], &el, err, sizeof err);
     int f = (int)a4w4_entry_list_failures(&el);
     *entries = rs == A4W4_ST_NOMEM ? NULL : a4w4_entry_list_json(&el);
     a4w4_entry_list_free(&el);
@@ -199,7 +198,7 @@ static int run_items(const run_opts *o, run_plan *p)
             continue;
         count++;
         char name[160];
-        item_name(p, k, name, sizeof name);
+        a4w4_matrix_item_name(&p->m, k, name, sizeof name);
         int skip = 0;
         const cJSON *dn;
         cJSON_ArrayForEach(dn, p->done) skip |= !strcmp(dn->valuestring, name);
@@ -264,7 +263,7 @@ int cmd_run(int argc, char **argv)
 {
     char golden_buf[4096], err[1024];
     run_opts o = {NULL, a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
-                  "build/out", NULL, {0}, {1, 1}, 0, 0, 0};
+                  "build/out", NULL, NULL, {0}, {1, 1}, 0, 0, 0};
     a4w4_args args;
     int rc = a4w4_options_parse(&run_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

@@ -90,11 +90,46 @@ int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
     return 0;
 }
 
+/* "<prefix>/<file name of path without .safetensors>". */
+static void stem_name(const char *prefix, const char *path, char *buf, size_t len)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    snprintf(buf, len, "%s/%.*s", prefix, (int)(strlen(b) - 12), b);
+}
+
 void a4w4_matrix_bundle_name(const a4w4_matrix *m, size_t i, char *buf, size_t len)
 {
-    const char *b = strrchr(m->bundles[i], '/');
-    b = b ? b + 1 : m->bundles[i];
-    snprintf(buf, len, "golden/%.*s", (int)(strlen(b) - 12), b);
+    stem_name("golden", m->bundles[i], buf, len);
+}
+
+int a4w4_matrix_add_captures(a4w4_matrix *m, const char *dir, char *err, size_t errlen)
+{
+    if (list_bundles(dir, &m->captures, &m->ncaptures)) {
+        snprintf(err, errlen, "--captures %s: cannot read the directory", dir);
+        return A4W4_MATRIX_EUSAGE;
+    }
+    for (size_t i = 0; i < m->ncaptures; i++) {
+        char name[512];
+        stem_name("capture", m->captures[i], name, sizeof name);
+        m->hash = a4w4_hash_str(name, m->hash);
+    }
+    return 0;
+}
+
+size_t a4w4_matrix_items(const a4w4_matrix *m)
+{
+    return m->ncases + m->nbundles + m->ncaptures;
+}
+
+void a4w4_matrix_item_name(const a4w4_matrix *m, size_t k, char *buf, size_t len)
+{
+    if (k < m->ncases)
+        snprintf(buf, len, "%s", m->cases[k].name);
+    else if (k < m->ncases + m->nbundles)
+        a4w4_matrix_bundle_name(m, k - m->ncases, buf, len);
+    else
+        stem_name("capture", m->captures[k - m->ncases - m->nbundles], buf, len);
 }
 
 void a4w4_matrix_free(a4w4_matrix *m)
@@ -102,6 +137,9 @@ void a4w4_matrix_free(a4w4_matrix *m)
     for (size_t i = 0; i < m->nbundles; i++)
         free(m->bundles[i]);
     free(m->bundles);
+    for (size_t i = 0; i < m->ncaptures; i++)
+        free(m->captures[i]);
+    free(m->captures);
     free(m->cases);
     memset(m, 0, sizeof *m);
 }

@@ -1,5 +1,6 @@
 /* matrix.h — the case matrix a command works through: the cases of a case file plus the golden
- * bundles of a directory, its identity hash and the deterministic shard split. `run` and
+ * bundles of a directory and the capture bundles of another, its identity hash and the
+ * deterministic shard split. Items: cases first, then golden bundles, then captures. `run` and
  * `export` plan from the same struct, so an exported directory and a run over it name the same
  * items and the same matrix_hash. */
 #ifndef A4W4_MATRIX_H
@@ -16,6 +17,8 @@ typedef struct {
     size_t ncases;
     char **bundles;            /* nbundles golden bundle paths (DIR/NAME.safetensors) */
     size_t nbundles;
+    char **captures;           /* ncaptures capture bundle paths (a4w4check.capture's) */
+    size_t ncaptures;
     unsigned long long hash;   /* FNV-1a 64 of the case file bytes and the bundle file names */
 } a4w4_matrix;
 
@@ -35,6 +38,14 @@ int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
 
 /* The item name of golden bundle i: "golden/<file name without .safetensors>". */
 void a4w4_matrix_bundle_name(const a4w4_matrix *m, size_t i, char *buf, size_t len);
+
+/* Add every DIR/NAME.safetensors (sorted) as a capture item "capture/NAME", folding the names
+ * into the hash. 0, or A4W4_MATRIX_EUSAGE with err when DIR cannot be read. */
+int a4w4_matrix_add_captures(a4w4_matrix *m, const char *dir, char *err, size_t errlen);
+
+/* Items in all (cases + bundles + captures), and the name of item k. */
+size_t a4w4_matrix_items(const a4w4_matrix *m);
+void a4w4_matrix_item_name(const a4w4_matrix *m, size_t k, char *buf, size_t len);
 
 void a4w4_matrix_free(a4w4_matrix *m);
 

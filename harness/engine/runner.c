@@ -15,6 +15,7 @@
 #include "fsutil.h"
 #include "gen.h"
 #include "safetensors.h"
+#include "verify_capture.h"
 
 #define MAX_RECORDED A4W4_ENTRY_MAX_FIRST
 
@@ -844,6 +845,46 @@ static void golden_oracle(const a4w4_check_list *checks, const a4w4_bundle_sut *
     if (!oracle->note[0])
         snprintf(oracle->note, sizeof oracle->note, "%zu tensor checks (a4w4check verify %s)",
                  ntensor, base);
+}
+
+a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err, size_t errlen)
+{
+    a4w4_st_file f;
+    a4w4_check_list checks = {0};
+    size_t dims[3] = {0, 0, 0};
+    double t0 = a4w4_now() * 1e3;
+    if (a4w4_st_load(path, &f, err, errlen) != A4W4_ST_OK)
+        return A4W4_ST_BADINPUT;
+    a4w4_hstatus rc = a4w4_verify_capture(&f, path, &checks, dims, err, errlen);
+    double ms = a4w4_now() * 1e3 - t0;
+    const char *op = a4w4_st_meta(&f, "op"), *contract = a4w4_st_meta(&f, "contract");
+    char backend[160], name[160];
+    snprintf(backend, sizeof backend, "capture:%s", op ? op : "?");
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    snprintf(name, sizeof name, "capture/%.*s", (int)(strlen(base) - 12), base);
+    a4w4_check bad_input;
+    if (rc == A4W4_ST_BADINPUT || rc == A4W4_ST_NOMEM) {
+        memset(&bad_input, 0, sizeof bad_input);
+        bad_input.verdict = A4W4_CHECK_FAIL;
+        snprintf(bad_input.subject, sizeof bad_input.subject, "capture bundle");
+        snprintf(bad_input.note, sizeof bad_input.note, "bad input: %s", err);
+    }
+    size_t n = rc == A4W4_ST_BADINPUT || rc == A4W4_ST_NOMEM ? 1 : checks.n;
+    for (size_t i = 0; i < n; i++) {
+        a4w4_entry_result *e = a4w4_entry_list_add(out);
+        if (!e) {
+            rc = A4W4_ST_NOMEM;
+            snprintf(err, errlen, "%s: out of memory for the results", path);
+            break;
+        }
+        a4w4_entry_identity(e, A4W4_ENTRY_BYTES, name, dims[0], dims[1], dims[2], "capture", 0,
+                            backend, contract && *contract ? contract : "n/a");
+        a4w4_entry_set_check(e, n == checks.n ? &checks.items[i] : &bad_input);
+        e->time_ms = ms;
+    }
+    a4w4_check_list_free(&checks);
+    a4w4_st_free(&f);
+    return rc == A4W4_ST_MISMATCH ? A4W4_ST_OK : rc;
 }
 
 /* 1 when backend b is one of the systems under test bundle verification already ran. */

@@ -1,5 +1,6 @@
 /* verify_bundle.c — bundle verification (see verify_bundle.h; contracts §7). */
 #include "verify_bundle.h"
+#include "verify_capture.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -465,9 +466,11 @@ a4w4_hstatus a4w4_verify_bundle(const char *path, const a4w4_bundle_sut *suts, s
         rc = verify_case_bundle(&b, suts, nsuts, out);
     else if (fmt && !strcmp(fmt, "a4w4-quant/1"))
         rc = verify_quant_bundle(&b, out);
+    else if (fmt && !strcmp(fmt, A4W4_CAPTURE_FORMAT))
+        rc = a4w4_verify_capture(&b.f, path, out, dims, err, errlen);
     else
-        rc = bad(&b, "metadata format='%s' is not a4w4-case/1 or a4w4-quant/1 (contracts §7)",
-                 fmt ? fmt : "(missing)");
+        rc = bad(&b, "metadata format='%s' is not a4w4-case/1, a4w4-quant/1 or a4w4-capture/1 "
+                 "(contracts §7)", fmt ? fmt : "(missing)");
     a4w4_st_free(&b.f);
     return rc;
 }

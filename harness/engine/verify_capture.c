@@ -1,0 +1,231 @@
+/* verify_capture.c — captured calls judged from their own operands (see verify_capture.h). */
+#include "verify_capture.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_formats.h"
+#include "a4w4_gemm.h"
+#include "a4w4_layout.h"
+#include "a4w4_quant.h"
+#include "casefile.h"
+
+typedef struct {
+    const a4w4_st_file *f;
+    const char *path;
+    char *err;
+    size_t errlen;
+    size_t M, N, K;
+} capture;
+
+static a4w4_hstatus bad(capture *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static a4w4_hstatus bad(capture *c, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(c->err, c->errlen, "%s: %s", c->path, msg);
+    return A4W4_ST_BADINPUT;
+}
+
+/* Metadata dimension: a positive decimal at most A4W4_CASE_DIM_MAX, else 0. */
+static size_t dim(const capture *c, const char *key)
+{
+    const char *v = a4w4_st_meta(c->f, key);
+    char *end;
+    if (!v || *v < '0' || *v > '9')
+        return 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    return *end || x > A4W4_CASE_DIM_MAX ? 0 : (size_t)x;
+}
+
+/* Packed bytes [rows, cols] of tensor name, or NULL (absent, or misshapen: err set, *rc). */
+static const uint8_t *packed(capture *c, const char *name, size_t rows, size_t cols,
+                             a4w4_hstatus *rc)
+{
+    const a4w4_st_tensor *t = a4w4_st_find(c->f, name);
+    size_t r, k;
+    if (!t)
+        return NULL;
+    if (a4w4_st_packed_2d(t, &r, &k) || r != rows || k != cols) {
+        *rc = bad(c, "tensor '%s' must be packed bytes [%zu, %zu] (U8, F8_E8M0, or F4 of twice "
+                  "the columns)", name, rows, cols);
+        return NULL;
+    }
+    return t->data;
+}
+
+/* One row-major operand: `plain` as stored, else `laid` through its inverse map into *buf.
+ * NULL with *rc set when neither is there (or the inverse fails). */
+static const uint8_t *operand(capture *c, const char *plain, const char *laid, size_t rows,
+                              size_t cols, size_t lrows, size_t lcols,
+                              int (*inverse)(const uint8_t *, size_t, size_t, uint8_t *),
+                              size_t inv_a, size_t inv_b, uint8_t **buf, a4w4_hstatus *rc)
+{
+    const uint8_t *p = packed(c, plain, rows, cols, rc);
+    if (p || *rc)
+        return p;
+    const uint8_t *l = packed(c, laid, lrows, lcols, rc);
+    if (*rc)
+        return NULL;
+    if (!l) {
+        *rc = bad(c, "the capture holds neither '%s' nor '%s'", plain, laid);
+        return NULL;
+    }
+    if (!(*buf = malloc(rows * cols)) || inverse(l, inv_a, inv_b, *buf) != A4W4_OK) {
+        *rc = bad(c, "'%s' cannot be read back through its layout (contracts §3)", laid);
+        return NULL;
+    }
+    return *buf;
+}
+
+static int unshuffle_act(const uint8_t *src, size_t M, size_t nb, uint8_t *dst)
+{
+    return a4w4_act_scale_unshuffle(src, M, nb, dst);
+}
+
+/* The row-major operands of a GEMM capture; buf[4] receives what must be freed. */
+static a4w4_hstatus gemm_operands(capture *c, const uint8_t *op[4], uint8_t *buf[4])
+{
+    size_t M = c->M, N = c->N, K = c->K, nb = K / 32;
+    a4w4_hstatus rc = A4W4_ST_OK;
+    op[0] = packed(c, "a_fp4", M, K / 2, &rc);
+    if (!op[0] && !rc)
+        rc = bad(c, "tensor 'a_fp4' [M, K/2] is missing");
+    if (!rc)
+        op[1] = operand(c, "a_scale", "a_scale_shuffled", M, nb, a4w4_act_scale_padded_rows(M),
+                        a4w4_act_scale_padded_cols(nb), unshuffle_act, M, nb, &buf[1], &rc);
+    if (!rc)
+        op[2] = operand(c, "w_fp4", "w_fp4_shuffled", N, K / 2, N, K / 2, a4w4_unpreshuffle, N,
+                        K, &buf[2], &rc);
+    if (!rc)
+        op[3] = operand(c, "w_scale", "w_scale_swizzled", N, nb, N, nb, a4w4_scale_unswizzle, N,
+                        nb, &buf[3], &rc);
+    return rc;
+}
+
+/* The oracle of the capture's contract into want [M, N]; exact regime count into *proven. */
+static a4w4_hstatus gemm_oracle(capture *c, const uint8_t *const op[4], uint16_t *want,
+                                size_t *proven, char *subject, size_t len)
+{
+    const char *contract = a4w4_st_meta(c->f, "contract");
+    unsigned S = 0;
+    char tail;
+    if (!contract || !*contract || !strcmp(contract, "exact")) {
+        a4w4_gemm_exact(op[0], op[1], op[2], op[3], c->M, c->N, c->K, want, NULL);
+        snprintf(subject, len, "y (exact oracle)");
+    } else if (sscanf(contract, "ordered(%u%c", &S, &tail) == 2 && tail == ')' && S >= 1) {
+        a4w4_gemm_ordered(op[0], op[1], op[2], op[3], c->M, c->N, c->K, S, want, NULL);
+        snprintf(subject, len, "y (ordered(%u) oracle)", S);
+    } else
+        return bad(c, "metadata contract '%s' is not exact or ordered(S) (a bounded capture "
+                   "has no bit-exact answer; contracts §4.1)", contract);
+    *proven = 0;
+    for (size_t m = 0; m < c->M; m++)
+        for (size_t n = 0; n < c->N; n++) {
+            size_t nb = c->K / 32;
+            a4w4_dot_operands d = {op[0] + m * c->K / 2, op[1] + m * nb, op[2] + n * c->K / 2,
+                                   op[3] + n * nb, c->K};
+            *proven += (size_t)a4w4_exact_regime(&d);
+        }
+    return A4W4_ST_OK;
+}
+
+static a4w4_hstatus verify_gemm(capture *c, a4w4_check_list *out)
+{
+    if (a4w4_st_find(c->f, "bias")) {
+        a4w4_check *k = a4w4_check_list_add(out);
+        if (!k)
+            return bad(c, "out of memory");
+        a4w4_check_na(k, "y", "the call added a bias: the epilogue is not modeled here");
+        return A4W4_ST_OK;
+    }
+    const uint8_t *op[4] = {0};
+    uint8_t *buf[4] = {0};
+    uint16_t *want = NULL;
+    a4w4_hstatus rc = gemm_operands(c, op, buf);
+    const a4w4_st_tensor *y = a4w4_st_find(c->f, "y");
+    if (!rc && (!y || y->dtype != A4W4_ST_BF16 || y->ndim != 2 || y->shape[0] != c->M ||
+                y->shape[1] != c->N))
+        rc = bad(c, "tensor 'y' (the kernel's output) must be BF16 [%zu, %zu]", c->M, c->N);
+    if (!rc && !(want = malloc(c->M * c->N * sizeof *want)))
+        rc = bad(c, "out of memory");
+    char subject[64];
+    size_t proven = 0;
+    if (!rc)
+        rc = gemm_oracle(c, op, want, &proven, subject, sizeof subject);
+    a4w4_check *k = rc ? NULL : a4w4_check_list_add(out);
+    if (!rc && !k)
+        rc = bad(c, "out of memory");
+    if (k) {
+        a4w4_check_bf16(k, subject, (const uint16_t *)y->data, want, c->M, c->N);
+        snprintf(k->note, sizeof k->note, "%zu of %zu outputs in the proven exact regime",
+                 proven, c->M * c->N);
+        rc = k->verdict == A4W4_CHECK_FAIL ? A4W4_ST_MISMATCH : A4W4_ST_OK;
+    }
+    free(want);
+    for (int i = 0; i < 4; i++)
+        free(buf[i]);
+    return rc;
+}
+
+/* The quantizer's outputs against ref's round_up quantization of x (contracts §2). */
+static a4w4_hstatus verify_quant(capture *c, a4w4_check_list *out)
+{
+    size_t M = c->M, K = c->K, nb = K / 32;
+    const a4w4_st_tensor *x = a4w4_st_find(c->f, "x");
+    a4w4_hstatus rc = A4W4_ST_OK;
+    const uint8_t *q = packed(c, "a_fp4", M, K / 2, &rc);
+    int shuf = a4w4_st_find(c->f, "a_scale_shuffled") != NULL;
+    size_t sr = shuf ? a4w4_act_scale_padded_rows(M) : M;
+    size_t sc = shuf ? a4w4_act_scale_padded_cols(nb) : nb;
+    const uint8_t *s = rc ? NULL : packed(c, shuf ? "a_scale_shuffled" : "a_scale", sr, sc, &rc);
+    if (!rc && (!x || x->dtype != A4W4_ST_BF16 || x->ndim != 2 || x->shape[0] != M ||
+                x->shape[1] != K || !q || !s))
+        rc = bad(c, "a quantizer capture holds x BF16 [%zu, %zu], a_fp4 and a_scale or "
+                 "a_scale_shuffled", M, K);
+    uint8_t *rq = rc ? NULL : malloc(M * K / 2), *rs = rc ? NULL : malloc(sr * sc);
+    if (!rc && (!rq || !rs || a4w4_quantize(x->data, A4W4_IN_BF16, M, K, A4W4_ROUND_UP, shuf,
+                                            rq, rs) != A4W4_OK))
+        rc = bad(c, "out of memory");
+    a4w4_check *k1 = rc ? NULL : a4w4_check_list_add(out);
+    a4w4_check *k2 = k1 ? a4w4_check_list_add(out) : NULL;
+    if (!rc && !k2)
+        rc = bad(c, "out of memory");
+    if (!rc) {
+        k1 = &out->items[out->n - 2];
+        a4w4_check_bytes(k1, "a_fp4 (round_up)", q, rq, M, K / 2, NULL);
+        a4w4_check_bytes(k2, shuf ? "a_scale_shuffled (round_up)" : "a_scale (round_up)", s, rs,
+                         sr, sc, NULL);
+        rc = k1->verdict == A4W4_CHECK_FAIL || k2->verdict == A4W4_CHECK_FAIL ? A4W4_ST_MISMATCH
+                                                                              : A4W4_ST_OK;
+    }
+    free(rq);
+    free(rs);
+    return rc;
+}
+
+a4w4_hstatus a4w4_verify_capture(const a4w4_st_file *f, const char *path, a4w4_check_list *out,
+                                 size_t *dims, char *err, size_t errlen)
+{
+    capture c = {f, path, err, errlen, 0, 0, 0};
+    const char *op = a4w4_st_meta(f, "op");
+    int quant = op && !strcmp(op, "aiter.per_1x32_f4_quant_hip");
+    int gemm = op && (!strcmp(op, "aiter.gemm_a4w4") || !strcmp(op, "aiter.gemm_afp4wfp4"));
+    c.M = dim(&c, "M");
+    c.N = dim(&c, "N");
+    c.K = dim(&c, "K");
+    if (dims)
+        dims[0] = c.M, dims[1] = c.N, dims[2] = c.K;
+    if (!quant && !gemm)
+        return bad(&c, "metadata op '%s' is not aiter.gemm_a4w4, aiter.gemm_afp4wfp4 or "
+                   "aiter.per_1x32_f4_quant_hip", op ? op : "(missing)");
+    if (!c.M || (gemm && !c.N) || !c.K || c.K % 32)
+        return bad(&c, "metadata M, N, K must be positive decimals (N 0 for the quantizer) "
+                   "with K %% 32 == 0 (contracts §1)");
+    return quant ? verify_quant(&c, out) : verify_gemm(&c, out);
+}
