@@ -50,6 +50,13 @@ rc=$?
 [ $rc -eq 1 ] || fail "planted wrong output: run exit $rc, expected 1"
 grep -q '`e_k96` on `bundle:' "$WORK/r-bad/summary.md" || fail "summary does not name e_k96"
 
+# parity of the two outside paths on the same operands: compare --pair finds the one case
+"$CLI" compare "$WORK/r-good/results.json" "$WORK/r-bad/results.json" \
+  --pair "bundle:$WORK/good=bundle:$WORK/bad" > "$WORK/parity.md"
+rc=$?
+[ $rc -eq 1 ] || fail "compare --pair exit $rc, expected 1 (a new failure)"
+grep -q 'e_k96' "$WORK/parity.md" || fail "the parity report does not name e_k96"
+
 # a missing output file: that entry is a skip naming the file
 rm "$WORK/good/e_m1.safetensors"
 run --backend "bundle:$WORK/good" --out "$WORK/r-miss"
