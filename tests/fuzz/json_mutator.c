@@ -79,10 +79,20 @@ static cJSON *new_value(fz_rng *r, const fz_json_dict *d, const node_list *l)
     }
 }
 
+/* Replace node (a member of parent) by with, keeping the member's key: cJSON's
+ * ReplaceItemViaPointer does not copy it, and a keyless member stops cJSON's lookups. */
 static void replace(cJSON *parent, cJSON *node, cJSON *with)
 {
     if (!with)
         abort();
+    if (node->string && !(node->type & cJSON_StringIsConst)) {
+        if (with->string && !(with->type & cJSON_StringIsConst))
+            cJSON_free(with->string);
+        with->string = strdup(node->string);
+        with->type &= ~cJSON_StringIsConst;
+        if (!with->string)
+            abort();
+    }
     if (!cJSON_ReplaceItemViaPointer(parent, node, with))
         cJSON_Delete(with);
 }

@@ -91,10 +91,18 @@ static void set_member(cJSON *obj, const char *key, cJSON *v)
 {
     if (!v)
         abort();
-    if (cJSON_GetObjectItemCaseSensitive(obj, key))
-        cJSON_ReplaceItemInObjectCaseSensitive(obj, key, v);
-    else
+    if (!cJSON_GetObjectItemCaseSensitive(obj, key))
         cJSON_AddItemToObject(obj, key, v);
+    else if (!cJSON_ReplaceItemInObjectCaseSensitive(obj, key, v))
+        cJSON_Delete(v);
+}
+
+static void array_set(cJSON *arr, size_t i, cJSON *v)
+{
+    if (!v)
+        abort();
+    if (!cJSON_ReplaceItemInArray(arr, (int)i, v))
+        cJSON_Delete(v);
 }
 
 /* ---------------------------------------------------------------- field mutations */
@@ -133,7 +141,7 @@ static void op_shape(st_state *s, cJSON *e)
         break;
     default:
         if (n)
-            cJSON_ReplaceItemInArray(sh, (int)fz_below(&s->rng, (size_t)n), small_or_raw(s));
+            array_set(sh, fz_below(&s->rng, (size_t)n), small_or_raw(s));
     }
 }
 
@@ -172,7 +180,7 @@ static void op_offsets(st_state *s, cJSON *e)
         return;
     }
     if (n)
-        cJSON_ReplaceItemInArray(oo, (int)fz_below(&s->rng, (size_t)n), offset_value(s));
+        array_set(oo, fz_below(&s->rng, (size_t)n), offset_value(s));
 }
 
 /* Give every computable tensor offsets back to back (sometimes with a gap) and size the data
@@ -256,17 +264,16 @@ static void op_meta(st_state *s)
         cJSON_AddItemToObject(s->root, "__metadata__", m);
     }
     if (!cJSON_IsObject(m) || fz_one_in(&s->rng, 16)) {
-        cJSON_ReplaceItemInObjectCaseSensitive(s->root, "__metadata__",
-                                               fz_one_in(&s->rng, 2) ? cJSON_CreateObject()
-                                                                      : small_or_raw(s));
+        set_member(s->root, "__metadata__",
+                   fz_one_in(&s->rng, 2) ? cJSON_CreateObject() : small_or_raw(s));
         return;
     }
     cJSON *v = fz_one_in(&s->rng, 8) ? small_or_raw(s) : cJSON_CreateString(PICK(&s->rng, meta_vals));
     const char *k = PICK(&s->rng, meta_keys);
-    if (fz_one_in(&s->rng, 4) || !cJSON_GetObjectItemCaseSensitive(m, k))
+    if (fz_one_in(&s->rng, 4))
         cJSON_AddItemToObject(m, k, v); /* may add a duplicate key */
     else
-        cJSON_ReplaceItemInObjectCaseSensitive(m, k, v);
+        set_member(m, k, v);
 }
 
 static void apply_one(st_state *s)
