@@ -46,8 +46,13 @@ fi
 
 run="$build/fuzz-run"
 rm -rf "$run"
-mkdir -p "$run/corpus" "$run/artifacts" "$run/tmp" "$run/logs"
-export A4W4_FUZZ_TMP="$run/tmp"
+mkdir -p "$run/corpus" "$run/artifacts" "$run/logs"
+# the path-based targets write each input to a file: keep those in memory (tmpfs), ~5x faster
+tmp_base=/dev/shm
+[ -d "$tmp_base" ] && [ -w "$tmp_base" ] || tmp_base=${TMPDIR:-/tmp}
+A4W4_FUZZ_TMP=$(mktemp -d "$tmp_base/a4w4fuzz-run.XXXXXX")
+export A4W4_FUZZ_TMP
+trap 'rm -rf "$A4W4_FUZZ_TMP"' EXIT
 # every UBSan report with its stack (the build makes each one abort: -fno-sanitize-recover)
 export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
@@ -105,7 +110,6 @@ if [ "${A4W4_FUZZ_COVERAGE:-1}" = 1 ]; then
   done
 fi
 
-rm -rf "$run/tmp"
 if ((${#failed[@]})); then
   echo "ci/fuzz.sh: FAILED: ${failed[*]} (crash files under $run/artifacts)"
   exit 1

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <dirent.h>
+#include <signal.h>
 
 void fz_rng_seed(fz_rng *r, uint64_t seed)
 {
@@ -57,6 +58,25 @@ static void tmp_cleanup(void)
     rmdir(scratch);
 }
 
+/* Remove base/a4w4fuzz.<pid>.* left by processes that are gone (libFuzzer ends with _Exit
+ * or a crash, so the atexit cleanup does not always run). */
+static void remove_stale(const char *base)
+{
+    DIR *d = opendir(base);
+    if (!d)
+        return;
+    struct dirent *e;
+    long pid;
+    while ((e = readdir(d)))
+        if (sscanf(e->d_name, "a4w4fuzz.%ld.", &pid) == 1 && pid > 0 && pid != (long)getpid() &&
+            kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+            snprintf(scratch, sizeof scratch, "%s/%s", base, e->d_name);
+            tmp_cleanup();
+        }
+    closedir(d);
+    scratch[0] = '\0';
+}
+
 void fz_tmp_init(void)
 {
     if (scratch[0])
@@ -67,6 +87,7 @@ void fz_tmp_init(void)
         base = (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0)
                    ? "/dev/shm"
                    : "/tmp";
+    remove_stale(base);
     snprintf(scratch, sizeof scratch, "%s/a4w4fuzz.%ld.XXXXXX", base, (long)getpid());
     if (!mkdtemp(scratch)) {
         fprintf(stderr, "fuzz: cannot create a scratch directory under %s (%s)\n", base,

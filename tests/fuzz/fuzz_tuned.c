@@ -79,7 +79,10 @@ static void check_row(const a4w4_tuned_table *t, size_t i)
 /* Route row r's shape: the answer is that row (or a documented refusal). */
 static void check_route(const a4w4_tuned_table *t, const a4w4_tuned_row *r)
 {
-    if (r->K % 32)
+    /* Known finding (routed anyway when strict): a split-K-capable ASM kernel run unsplit
+     * at K near A4W4_DIM_MAX overflows int in asm_launch's grid_z = (K + k_per_tg - 1) /
+     * k_per_tg (also `a4w4check route 4096 4096 1073741824`). */
+    if (r->K % 32 || (!fz_strict() && r->K > A4W4_DIM_MAX - 256))
         return;
     a4w4_heur_params p = {t->has_gfx ? r->gfx : "gfx950", r->cu_num, -1, 1};
     static a4w4_route route; /* large */

@@ -131,8 +131,8 @@ static void op_shape(st_state *s, cJSON *e)
     }
     int n = cJSON_GetArraySize(sh);
     switch (fz_below(&s->rng, 4)) {
-    case 0: /* add a dimension (up to 9: one past the limit) */
-        if (n < 9)
+    case 0: /* add one or more dimensions (up to 10: past the limit of 8) */
+        for (size_t k = 1 + (fz_one_in(&s->rng, 4) ? fz_below(&s->rng, 8) : 0); k && n < 10; k--, n++)
             cJSON_AddItemToArray(sh, small_or_raw(s));
         break;
     case 1:
