@@ -9,7 +9,8 @@
  *   A4W4_FUZZ_PLANT_CRASH  when set, fz_accepted() aborts: ci/fuzz.sh's own test that a
  *                          crash fails the run (tests/fuzz/CMakeLists.txt);
  *   A4W4_FUZZ_STRICT       when set, also check the promises the readers are known to break
- *                          today (fz_strict(); each use names its finding), so a fix can be
+ *                          today (fz_strict(); each use names its finding, and
+ *                          findings/README.md lists them with an input each), so a fix can be
  *                          verified; unset (CI), those are tolerated and new faults still fail. */
 #ifndef A4W4_FUZZ_COMMON_H
 #define A4W4_FUZZ_COMMON_H
