@@ -58,8 +58,8 @@ export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
 # One target: fuzz, then print its numbers; returns 1 on a crash (the report is printed).
 fuzz_one() {
-  local t=$1 bin="$build/fuzz/fuzz_$t" log="$run/logs/$t.log" rc=0
-  local corpus="$run/corpus/$t"
+  local t=$1
+  local bin="$build/fuzz/fuzz_$t" log="$run/logs/$t.log" corpus="$run/corpus/$t" rc=0
   [ -x "$bin" ] || { echo "ci/fuzz.sh: $bin not built"; return 1; }
   cp -r "tests/fuzz/corpus/$t" "$corpus"
   local args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
@@ -91,23 +91,32 @@ for t in "${targets[@]}"; do
   fuzz_one "$t" || failed+=("$t")
 done
 
-# Line coverage of each target's library files, from its final corpus (clang profiles).
+# Line coverage of target t's library files, from its final corpus (clang profiles); 1 when
+# it cannot be measured.
+coverage_one() {
+  local t=$1 files
+  local prof="$run/logs/$t.profraw"
+  LLVM_PROFILE_FILE="$prof" "$cov_build/fuzz/fuzz_$t" -runs=0 "$run/corpus/$t" \
+    >"$run/logs/$t.replay.log" 2>&1 || return 1
+  llvm-profdata merge -sparse "$prof" -o "$run/logs/$t.profdata" || return 1
+  # shellcheck disable=SC2086,SC2116 # the globs expand here
+  files=$(echo ${lib_files[$t]})
+  # shellcheck disable=SC2086
+  llvm-cov report "$cov_build/fuzz/fuzz_$t" -instr-profile="$run/logs/$t.profdata" $files |
+    awk -v t="$t" -v files="$files" \
+      '$1 == "TOTAL" { printf "%-12s lines %s of %s covered (%s)  [%s]\n", t, $8 - $9, $8, $10, files }'
+}
+
 if [ "${A4W4_FUZZ_COVERAGE:-1}" = 1 ]; then
   cov_build="$build-cov"
   echo "=== line coverage of the final corpora ($cov_build) ==="
-  configure_build "$cov_build" -DA4W4_FUZZ_COVERAGE=ON
-  for t in "${targets[@]}"; do
-    prof="$run/logs/$t.profraw"
-    LLVM_PROFILE_FILE="$prof" "$cov_build/fuzz/fuzz_$t" -runs=0 "$run/corpus/$t" \
-      >"$run/logs/$t.replay.log" 2>&1 || { echo "$t: replay of the final corpus failed"; continue; }
-    llvm-profdata merge -sparse "$prof" -o "$run/logs/$t.profdata"
-    # shellcheck disable=SC2086 # the globs expand here
-    files=$(ls ${lib_files[$t]} 2>/dev/null || true)
-    # shellcheck disable=SC2086
-    llvm-cov report "$cov_build/fuzz/fuzz_$t" -instr-profile="$run/logs/$t.profdata" $files |
-      awk -v t="$t" '$1 == "TOTAL" { printf "%-12s lines %s of %s covered (%s)  [%s]\n", t, $8 - $9, $8, $10, files }' \
-        files="$(echo $files)"
-  done
+  if configure_build "$cov_build" -DA4W4_FUZZ_COVERAGE=ON; then
+    for t in "${targets[@]}"; do
+      coverage_one "$t" || echo "$t: line coverage not measured (see $run/logs/$t.replay.log)"
+    done
+  else
+    echo "ci/fuzz.sh: the coverage build failed; no line coverage"
+  fi
 fi
 
 if ((${#failed[@]})); then

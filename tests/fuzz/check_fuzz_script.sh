@@ -21,7 +21,7 @@ rc=$?
 echo "$out"
 [ "$rc" = 1 ] || fail "a planted crash exited $rc, not 1"
 crash=$(sed -n 's/^FAIL casefile: .*crash file: \([^ ]*\) .*/\1/p' <<<"$out")
-[ -n "$crash" ] && [ -f "$crash" ] || fail "no crash file named for casefile"
+if [ -z "$crash" ] || [ ! -f "$crash" ]; then fail "no crash file named for casefile"; fi
 grep -q 'planted crash' <<<"$out" || fail "the crash report is not shown"
 A4W4_FUZZ_PLANT_CRASH=1 "$build/fuzz/fuzz_casefile" "$crash" >/dev/null 2>&1 &&
   fail "the crash file does not reproduce the crash"
