@@ -23,6 +23,8 @@ echo "$out"
 crash=$(sed -n 's/^FAIL casefile: .*crash file: \([^ ]*\) .*/\1/p' <<<"$out")
 if [ -z "$crash" ] || [ ! -f "$crash" ]; then fail "no crash file named for casefile"; fi
 grep -q 'planted crash' <<<"$out" || fail "the crash report is not shown"
-A4W4_FUZZ_PLANT_CRASH=1 "$build/fuzz/fuzz_casefile" "$crash" >/dev/null 2>&1 &&
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+A4W4_FUZZ_TMP=$scratch A4W4_FUZZ_PLANT_CRASH=1 "$build/fuzz/fuzz_casefile" "$crash" >/dev/null 2>&1 &&
   fail "the crash file does not reproduce the crash"
 echo "check_fuzz_script: ci/fuzz.sh passes a clean run and fails a crashing one"

@@ -8,7 +8,9 @@
 set -u
 build=${1:?usage: reproduce.sh BUILD}
 dir=$(cd "$(dirname "$0")" && pwd)
-export A4W4_FUZZ_TMP=${TMPDIR:-/tmp}
+A4W4_FUZZ_TMP=$(mktemp -d)
+export A4W4_FUZZ_TMP
+trap 'rm -rf "$A4W4_FUZZ_TMP"' EXIT
 bad=0
 
 # expect FILE PATTERN [VAR=VALUE...]: the strict run fails printing PATTERN; the plain run passes.
