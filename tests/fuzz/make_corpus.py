@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""make_corpus.py [--cli build/a4w4check] — (re)build the seed corpus of the fuzz targets,
+tests/fuzz/corpus/<target>/, from the files in cases/ and tests/data/, and the dictionary
+dict/results.dict from the results schema. Run from anywhere. With --cli, also the results
+seed of a real run (run-edge.json: `run` of the first cases of cases/edge.csv on cpu-asm and
+cpu-fallback, golden bundles included); without it the committed run-* seeds are kept.
+
+The corpus stays small (a few hundred KB): big tables are cut to their first rows and golden
+bundles are shrunk to every dimension <= 4 (same tensor names, dtypes, metadata and leading
+data bytes, offsets repacked), so libFuzzer's default input size limit stays a few KB.
+Files named regress-* are regression inputs (crashes found and fixed): kept as they are."""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus")
+DTYPE_SIZE = {"U8": 1, "F8_E8M0": 1, "F4": 1, "BF16": 2, "F16": 2, "F32": 4}
+
+
+def out(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def clean(target):
+    d = os.path.join(CORPUS, target)
+    if os.path.isdir(d):
+        for n in os.listdir(d):
+            if not n.startswith(("regress-", "run-")):
+                os.remove(os.path.join(d, n))
+
+
+def safetensors(entries, meta, pad_to=8):
+    """entries: list of (name, dtype, shape, bytes) packed in order."""
+    hdr, data, at = {}, b"", 0
+    if meta is not None:
+        hdr["__metadata__"] = meta
+    for name, dtype, shape, raw in entries:
+        hdr[name] = {"dtype": dtype, "shape": shape, "data_offsets": [at, at + len(raw)]}
+        data += raw
+        at += len(raw)
+    text = json.dumps(hdr, separators=(",", ":")).encode()
+    text += b" " * ((-(8 + len(text))) % pad_to)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def shrink_bundle(path):
+    blob = open(path, "rb").read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    hdr = json.loads(blob[8:8 + n])
+    base = 8 + n
+    entries = []
+    for name, e in hdr.items():
+        if name == "__metadata__":
+            continue
+        shape = [min(d, 4) for d in e["shape"]]
+        count = 1
+        for d in shape:
+            count *= d
+        nbytes = count * DTYPE_SIZE[e["dtype"]]
+        begin = base + e["data_offsets"][0]
+        entries.append((name, e["dtype"], shape, blob[begin:begin + nbytes]))
+    return safetensors(entries, hdr.get("__metadata__"))
+
+
+def make_safetensors():
+    clean("safetensors")
+    gdir = os.path.join(ROOT, "cases", "golden")
+    for f in sorted(os.listdir(gdir)):
+        if f.endswith(".safetensors"):
+            out("safetensors", f.replace(".safetensors", ".st"), shrink_bundle(os.path.join(gdir, f)))
+    y = bytes(range(16))
+    out("safetensors", "outputs_bundle.st", safetensors(
+        [("y", "BF16", [2, 4], y)],
+        {"format": "a4w4-outputs/1", "case": "golden/g1", "M": "2", "N": "4", "contract": "ordered(1)"}))
+    out("safetensors", "scalar_and_empty.st", safetensors(
+        [("s", "F32", [], b"\x00\x00\x80\x3f"), ("e", "U8", [0, 3], b""), ("f4", "F4", [2], b"\x12\x34")], None))
+    out("safetensors", "no_tensors.st", safetensors([], {"format": "a4w4-case/1"}))
+    out("safetensors", "empty_header.st", struct.pack("<Q", 2) + b"{}")
+
+
+def head_lines(path, rows, keep_comments=3):
+    """The first comment lines, the header and the first rows of a CSV file."""
+    lines = open(path, encoding="utf-8").read().splitlines()
+    kept, comments, data = [], 0, 0
+    header_seen = False
+    for line in lines:
+        if line.startswith("#") or not line.strip():
+            if comments < keep_comments:
+                kept.append(line)
+                comments += 1
+            continue
+        if header_seen:
+            if data >= rows:
+                break
+            data += 1
+        header_seen = True
+        kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
+def make_csvs():
+    for t in ("casefile", "tuned", "kernels"):
+        clean(t)
+    cdir = os.path.join(ROOT, "cases")
+    for f in ("premerge.csv", "edge.csv", "selftest.csv", "hazard.csv", "nightly.csv"):
+        out("casefile", f, head_lines(os.path.join(cdir, f), 12))
+    out("casefile", "report_cases.csv", head_lines(os.path.join(ROOT, "tests", "data", "report_cases.csv"), 12))
+    adir = os.path.join(cdir, "aiter")
+    tuned = head_lines(os.path.join(adir, "a4w4_blockscale_tuned_gemm.csv"), 24)
+    out("tuned", "tuned_head.csv", tuned)
+    out("tuned", "dsv3_tuned.csv", head_lines(os.path.join(adir, "dsv3_a4w4_blockscale_tuned_gemm.csv"), 40))
+    no_gfx = "\n".join(",".join(line.split(",")[1:]) for line in tuned.splitlines()[:12]) + "\n"
+    out("tuned", "tuned_no_gfx.csv", no_gfx)
+    out("tuned", "untuned_shapes.csv", head_lines(os.path.join(adir, "a4w4_blockscale_untuned_gemm.csv"), 12))
+    out("tuned", "route_shapes.csv", head_lines(os.path.join(cdir, "route_shapes.csv"), 12))
+    kern = head_lines(os.path.join(adir, "gfx950_f4gemm_bf16_per1x32Fp4.csv"), 64)
+    out("kernels", "gfx950_kernels.csv", kern)
+    out("kernels", "kernels_no_co.csv",
+        "\n".join(",".join(line.split(",")[:5]) for line in kern.splitlines()[:10]) + "\n")
+
+
+def schema_words(node, words):
+    """Property names and enum / const strings of the results schema."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "properties":
+                words.update(v.keys())
+            if k in ("enum", "required") or (k == "const" and isinstance(v, str)):
+                words.update(x for x in (v if isinstance(v, list) else [v]) if isinstance(x, str))
+            schema_words(v, words)
+    elif isinstance(node, list):
+        for v in node:
+            schema_words(v, words)
+
+
+def run_seed(cli):
+    """results.json of a small real run, compacted."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = os.path.join(tmp, "cases.csv")
+        with open(cases, "w") as f:
+            f.write(head_lines(os.path.join(ROOT, "cases", "edge.csv"), 6, keep_comments=0))
+        subprocess.run([cli, "run", "--cases", cases, "--backend", "cpu-asm,cpu-fallback",
+                        "--out", os.path.join(tmp, "out"), "--quiet"], check=True)
+        doc = json.load(open(os.path.join(tmp, "out", "results.json")))
+    return json.dumps(doc, separators=(",", ":")) + "\n"
+
+
+def make_results(cli):
+    clean("results")
+    if cli:
+        for n in os.listdir(os.path.join(CORPUS, "results")):
+            if n.startswith("run-"):
+                os.remove(os.path.join(CORPUS, "results", n))
+        out("results", "run-edge.json", run_seed(cli))
+    for f in ("report_small_results.json", "report_compare_base.json", "report_compare_cand.json"):
+        out("results", f, open(os.path.join(ROOT, "tests", "data", f), "rb").read())
+    words = set()
+    schema_words(json.load(open(os.path.join(ROOT, "reports", "schema", "results.schema.json"))), words)
+    lines = ["# libFuzzer dictionary: results documents, generated by make_corpus.py from",
+             "# reports/schema/results.schema.json (property names, enum and const values)"]
+    lines += [json.dumps(json.dumps(w)) for w in sorted(words)]
+    with open(os.path.join(ROOT, "tests", "fuzz", "dict", "results.dict"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def plugin_seed(flags, init, name, contract, msg="", abi=1, asm=0):
+    head = bytes([flags]) + struct.pack("<I", abi) + struct.pack("<i", asm) + bytes([init])
+    return head + name.encode() + b"\0" + contract.encode() + b"\0" + msg.encode()
+
+
+def make_plugin():
+    clean("plugin_info")
+    contracts = ["ordered(1)", "ordered(8)", "ordered(65536)", "exact", "bounded"]
+    for i, c in enumerate(contracts):
+        out("plugin_info", "ok_%d" % i, plugin_seed(16 | 32, 8, "aiter-gemm_a4w4", c))
+    out("plugin_info", "asm_layout", plugin_seed(0, 32, "asm", "ordered(2)"))
+    out("plugin_info", "init_fails", plugin_seed(16, 1 | 4, "x", "ordered(1)", "no device"))
+    out("plugin_info", "abi_2", plugin_seed(64, 0, "x", "ordered(1)", abi=2))
+    out("plugin_info", "bad_contract", plugin_seed(0, 0, "x", "ordered(65537)"))
+    out("plugin_info", "query_null", plugin_seed(1, 0, "", ""))
+
+
+def main():
+    cli = None
+    if len(sys.argv) == 3 and sys.argv[1] == "--cli":
+        cli = os.path.abspath(sys.argv[2])
+    elif len(sys.argv) != 1:
+        print(__doc__.splitlines()[0], file=sys.stderr)
+        return 2
+    make_safetensors()
+    make_csvs()
+    make_results(cli)
+    make_plugin()
+    total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(CORPUS) for f in fs)
+    print("corpus: %d bytes under %s" % (total, os.path.relpath(CORPUS, ROOT)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
