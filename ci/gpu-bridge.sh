@@ -38,4 +38,18 @@ step capture python3 python/tools/capture_demo.py "$w/captures" --triton
 step verify-captures bash -c "$cli verify $w/captures/*.safetensors"
 step run-captures "$cli" run --cases cases/edge.csv --no-golden --backend cpu-fallback \
   --captures "$w/captures" --out "$out/run-captures" --quiet
+# where the outside kernels fail, by regime (the verdicts are in run-*/results.json)
+python3 - "$out" <<'PY' > "$out/failures-by-regime.txt" 2>&1
+import collections, json, sys
+for s in ("premerge", "edge"):
+    doc = json.load(open(f"{sys.argv[1]}/run-{s}/results.json"))
+    c = collections.Counter((e["backend"].rsplit("/", 1)[-1], e["regime"], e["verdict"])
+                            for e in doc["cases"] if e["backend"].startswith("bundle:"))
+    for k, n in sorted(c.items()):
+        print(s, *k, n)
+    nan = [e["name"] for e in doc["cases"] if e["verdict"] == "fail" and
+           any(m["got"] in ("0x7fff", "0xffff", "0x7fc0") for m in e.get("first_mismatches", []))]
+    print(s, "failing entries whose first mismatch is a NaN:", len(nan))
+PY
+tar czf "$out/all.tgz" -C "$out" --exclude all.tgz . 2>/dev/null
 log "done"
