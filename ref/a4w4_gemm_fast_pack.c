@@ -1,0 +1,114 @@
+/* a4w4_gemm_fast_pack.c — operand scans, X-row decode and Y-panel packing shared by every
+ * path of the fast oracles (layouts in a4w4_gemm_fast_kernels.h; contracts §1, §4). */
+#include <string.h>
+
+#include "a4w4_gemm_fast_kernels.h"
+
+/* Twice the E2M1 value of each code (contracts §1: codes 8..15 are the negatives, 8 is -0);
+ * the same integers as a4w4_e2m1_to_int2x. */
+static const int8_t e2m1_2x[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+/* 1 when one of the block's 32 elements is nonzero (±0 is code 0 or 8). */
+static int block_nonzero(const uint8_t *fp4)
+{
+    uint64_t u0, u1;
+    memcpy(&u0, fp4, 8);
+    memcpy(&u1, fp4 + 8, 8);
+    return ((u0 | u1) & 0x7777777777777777ull) != 0;
+}
+
+/* a4w4_fast_scan_row with the codes written at e[b * estride]. */
+static unsigned scan_row_strided(const uint8_t *fp4, const uint8_t *scale, size_t nb,
+                                 int32_t *e, size_t estride, int32_t *lo, int32_t *hi)
+{
+    unsigned flags = 0;
+    int32_t l = 255, h = 0;
+    for (size_t b = 0; b < nb; b++) {
+        int32_t s = scale[b];
+        e[b * estride] = -1;
+        if (s == 0xFF) {
+            flags |= 2u;
+            continue;
+        }
+        if (!block_nonzero(fp4 + b * 16))
+            continue;
+        flags |= 1u;
+        e[b * estride] = s;
+        l = s < l ? s : l;
+        h = s > h ? s : h;
+    }
+    if (!(flags & 1u))
+        l = h = 0;
+    for (size_t b = 0; b < nb; b++)
+        if (e[b * estride] < 0)
+            e[b * estride] = l;
+    *lo = l;
+    *hi = h;
+    return flags;
+}
+
+unsigned a4w4_fast_scan_row(const uint8_t *fp4, const uint8_t *scale, size_t nb, int32_t *e,
+                            int32_t *lo, int32_t *hi)
+{
+    return scan_row_strided(fp4, scale, nb, e, 1, lo, hi);
+}
+
+void a4w4_fast_decode_x_portable(const uint8_t *fp4, size_t K, uint8_t *out)
+{
+    for (size_t i = 0; i < K / 2; i++) {
+        out[2 * i] = (uint8_t)(e2m1_2x[fp4[i] & 15] + A4W4_FAST_X_OFFSET);
+        out[2 * i + 1] = (uint8_t)(e2m1_2x[fp4[i] >> 4] + A4W4_FAST_X_OFFSET);
+    }
+}
+
+/* One lane of one block record: 32 decoded elements at y[(ks*16 + lane)*4 + t], returns the
+ * offset correction -12 * sum. */
+static int32_t pack_lane_block(const uint8_t *fp4, int8_t *y, unsigned lane)
+{
+    int32_t sum = 0;
+    for (unsigned ks = 0; ks < 8; ks++)
+        for (unsigned t = 0; t < 4; t += 2) {
+            uint8_t byte = fp4[ks * 2 + t / 2];
+            int8_t v0 = e2m1_2x[byte & 15], v1 = e2m1_2x[byte >> 4];
+            y[(ks * 16 + lane) * 4 + t] = v0;
+            y[(ks * 16 + lane) * 4 + t + 1] = v1;
+            sum += v0 + v1;
+        }
+    return -A4W4_FAST_X_OFFSET * sum;
+}
+
+uint32_t a4w4_fast_pack_panel(const uint8_t *fp4, const uint8_t *scale, size_t K, size_t nrows,
+                              uint8_t *panel, int32_t *lo, int32_t *hi)
+{
+    size_t nb = K / 32;
+    uint32_t mask = 0;
+    int32_t plo = 255, phi = 0;
+    memset(panel, 0, nb * A4W4_FAST_BLOCK_BYTES);
+    for (size_t l = 0; l < nrows; l++) {
+        int32_t *ey = (int32_t *)(void *)(panel + A4W4_FAST_EY_OFF) + l;
+        int32_t rlo, rhi;
+        unsigned f = scan_row_strided(fp4 + l * (K / 2), scale + l * nb, nb, ey,
+                                      A4W4_FAST_BLOCK_BYTES / sizeof(int32_t), &rlo, &rhi);
+        if (f & 1u) {
+            mask |= 1u << l;
+            plo = rlo < plo ? rlo : plo;
+            phi = rhi > phi ? rhi : phi;
+        }
+        if (f & 2u)
+            mask |= 1u << (16 + l);
+        for (size_t b = 0; b < nb; b++) {
+            uint8_t *rec = panel + b * A4W4_FAST_BLOCK_BYTES;
+            int32_t nc = pack_lane_block(fp4 + l * (K / 2) + b * 16, (int8_t *)rec, (unsigned)l);
+            memcpy(rec + A4W4_FAST_NCORR_OFF + l * sizeof nc, &nc, sizeof nc);
+        }
+    }
+    if (!(mask & 0xFFFFu))
+        plo = phi = 0;
+    for (size_t l = 0; l < A4W4_FAST_NR; l++) /* all-zero and missing lanes: the panel's low */
+        if (l >= nrows || !(mask & (1u << l)))
+            for (size_t b = 0; b < nb; b++)
+                memcpy(panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF + l * 4, &plo, 4);
+    *lo = plo;
+    *hi = phi;
+    return mask;
+}
