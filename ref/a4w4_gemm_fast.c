@@ -39,7 +39,7 @@ static int cpu_has(a4w4_fast_isa isa)
     case A4W4_FAST_AVX512VNNI:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-               __builtin_cpu_supports("avx512vnni");
+               __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vnni");
     case A4W4_FAST_AVXVNNI:
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
     case A4W4_FAST_AVX2:
@@ -113,6 +113,9 @@ typedef struct {
     uint8_t *panels;
     int32_t *p_lo, *p_hi; /* per panel: range of finite codes of nonzero blocks */
     uint32_t *p_mask;     /* per panel: a4w4_fast_pack_panel's lane masks */
+    uint8_t *x_code;      /* [nx + mr][nb] sanitized X codes (a4w4_fast_scan_row), pad rows 0 */
+    int32_t *x_lo, *x_hi; /* per X row: a4w4_fast_scan_row's range */
+    uint8_t *x_flags;     /* per X row: a4w4_fast_scan_row's flags */
     uint16_t *y_bf16;
     float *y_f32;
     size_t xs, ys;
@@ -121,7 +124,7 @@ typedef struct {
 /* Per-thread scratch: the current X tile and the kernels' outputs. */
 typedef struct {
     uint8_t *x;      /* [mr][K] */
-    int32_t *ex;     /* [mr][nb] */
+    const uint8_t *ex; /* the tile's rows of x_code */
     unsigned flags[A4W4_FAST_MAX_MR];
     int32_t xlo, xhi; /* over the tile's rows with a nonzero finite block */
     int any;          /* some row has one */
@@ -129,6 +132,8 @@ typedef struct {
     int64_t *acc;    /* [mr][16] */
     int64_t *limbs;  /* [mr][LIMBS][16] */
     float *total;    /* [mr][16] */
+    uint16_t tb[A4W4_FAST_MAX_MR * A4W4_FAST_NR]; /* the tile's rounded outputs */
+    float tf[A4W4_FAST_MAX_MR * A4W4_FAST_NR];
     a4w4_fast_stats st;
 } fast_scratch;
 
@@ -137,7 +142,6 @@ static void scratch_free(fast_scratch *s)
     if (!s)
         return;
     free(s->x);
-    free(s->ex);
     free(s->acc);
     free(s->limbs);
     free(s->total);
@@ -151,11 +155,10 @@ static fast_scratch *scratch_new(const fast_job *j)
         return NULL;
     unsigned mr = j->k->mr;
     s->x = aligned_alloc(64, (mr * j->K + 63) / 64 * 64);
-    s->ex = malloc(mr * j->nb * sizeof *s->ex);
     s->acc = aligned_alloc(64, mr * A4W4_FAST_NR * sizeof *s->acc);
     s->limbs = aligned_alloc(64, mr * A4W4_FAST_LIMBS * A4W4_FAST_NR * sizeof *s->limbs);
     s->total = aligned_alloc(64, mr * A4W4_FAST_NR * sizeof *s->total);
-    if (!s->x || !s->ex || !s->acc || !s->limbs || !s->total) {
+    if (!s->x || !s->acc || !s->limbs || !s->total) {
         scratch_free(s);
         return NULL;
     }
@@ -164,91 +167,84 @@ static fast_scratch *scratch_new(const fast_job *j)
 
 /* ---- X tiles ---------------------------------------------------------------------------- */
 
-/* Decode X rows i0 .. i0+mr-1 (missing rows as zeros) and their sanitized codes; rows with no
- * nonzero finite block take the tile's smallest code so every shift stays in range. */
+/* Decode X rows i0 .. i0+mr-1 (missing rows as zeros) and take their codes and ranges. */
 static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
 {
     unsigned mr = j->k->mr;
     s->i0 = i0;
     s->rows = j->nx - i0 < mr ? j->nx - i0 : mr;
+    s->ex = j->x_code + i0 * j->nb;
     s->any = 0;
     s->xlo = 255;
     s->xhi = 0;
     for (unsigned r = 0; r < mr; r++) {
         uint8_t *x = s->x + r * j->K;
-        int32_t *ex = s->ex + r * j->nb, lo, hi;
-        s->flags[r] = 0;
+        s->flags[r] = r < s->rows ? j->x_flags[i0 + r] : 0;
         if (r >= s->rows) {
             memset(x, A4W4_FAST_X_OFFSET, j->K);
             continue;
         }
         j->k->decode_x(j->x_fp4 + (i0 + r) * (j->K / 2), j->K, x);
-        s->flags[r] = a4w4_fast_scan_row(j->x_fp4 + (i0 + r) * (j->K / 2),
-                                         j->x_scale + (i0 + r) * j->nb, j->nb, ex, &lo, &hi);
         if (s->flags[r] & 1u) {
             s->any = 1;
-            s->xlo = lo < s->xlo ? lo : s->xlo;
-            s->xhi = hi > s->xhi ? hi : s->xhi;
+            s->xlo = j->x_lo[i0 + r] < s->xlo ? j->x_lo[i0 + r] : s->xlo;
+            s->xhi = j->x_hi[i0 + r] > s->xhi ? j->x_hi[i0 + r] : s->xhi;
         }
     }
     if (!s->any)
         s->xlo = s->xhi = 0;
-    for (unsigned r = 0; r < mr; r++)
-        if (!(s->flags[r] & 1u))
-            for (size_t b = 0; b < j->nb; b++)
-                s->ex[r * j->nb + b] = s->xlo;
 }
 
 /* ---- outputs ------------------------------------------------------------------------------ */
 
 typedef enum { OUT_TRIVIAL, OUT_WINDOW, OUT_GENERAL, OUT_ORDERED } out_kind;
 
-/* One output of the tile from the kernel's result (r, l). */
-static void tile_value(const fast_scratch *s, out_kind kind, int win_e, unsigned r,
-                       unsigned l, uint16_t *bf16, float *f32)
+/* The tile's rounded outputs [mr][16] into s->tb / s->tf. */
+static void round_tile(const fast_job *j, fast_scratch *s, out_kind kind, int32_t win_e)
 {
-    size_t o = r * A4W4_FAST_NR + l;
+    size_t n = (size_t)j->k->mr * A4W4_FAST_NR;
     switch (kind) {
-    case OUT_TRIVIAL:
-        *bf16 = 0;
-        *f32 = 0.0f;
+    case OUT_TRIVIAL: /* every term zero: the exact sum and every ordered total are +0 */
+        memset(s->tb, 0, n * sizeof *s->tb);
+        memset(s->tf, 0, n * sizeof *s->tf);
         break;
     case OUT_WINDOW:
-        a4w4_fast_round_i64(s->acc[o], win_e, bf16, f32);
+        j->k->round_window(s->acc, win_e, s->tb, s->tf);
         break;
     case OUT_GENERAL:
-        a4w4_fast_round_limbs(s->limbs + r * A4W4_FAST_LIMBS * A4W4_FAST_NR + l, A4W4_FAST_NR,
-                              bf16, f32);
+        j->k->round_general(s->limbs, s->tb, s->tf);
         break;
     case OUT_ORDERED:
-        *f32 = s->total[o];
-        *bf16 = a4w4_f32_to_bf16(*f32);
+        for (size_t i = 0; i < n; i++) {
+            s->tf[i] = s->total[i];
+            s->tb[i] = a4w4_f32_to_bf16(s->total[i]);
+        }
         break;
     }
 }
 
 /* Write the tile's valid outputs; a NaN-scale block in the X row or Y lane makes the output
  * NaN (bf16 0x7FC0, fp32 0x7FC00000) whatever the kernel computed. */
-static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind kind, int win_e)
+static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind kind,
+                       int32_t win_e)
 {
     size_t j0 = p * A4W4_FAST_NR;
     size_t lanes = j->ny - j0 < A4W4_FAST_NR ? j->ny - j0 : A4W4_FAST_NR;
     uint32_t nan_lanes = j->p_mask[p] >> 16;
-    for (unsigned r = 0; r < s->rows; r++)
+    const float qnan = a4w4_f32_from_bits(0x7FC00000u);
+    round_tile(j, s, kind, win_e);
+    for (unsigned r = 0; r < s->rows; r++) {
+        const uint16_t *tb = s->tb + r * A4W4_FAST_NR;
+        const float *tf = s->tf + r * A4W4_FAST_NR;
+        int nan_row = (s->flags[r] & 2u) != 0;
+        size_t base = (s->i0 + r) * j->xs + j0 * j->ys;
         for (unsigned l = 0; l < lanes; l++) {
-            size_t idx = (s->i0 + r) * j->xs + (j0 + l) * j->ys;
-            uint16_t bf16;
-            float f32;
-            if ((s->flags[r] & 2u) || ((nan_lanes >> l) & 1u)) {
-                bf16 = 0x7FC0;
-                f32 = a4w4_f32_from_bits(0x7FC00000u);
-            } else {
-                tile_value(s, kind, win_e, r, l, &bf16, &f32);
-            }
-            j->y_bf16[idx] = bf16;
+            int nan = nan_row || ((nan_lanes >> l) & 1u);
+            j->y_bf16[base + l * j->ys] = nan ? 0x7FC0 : tb[l];
             if (j->y_f32)
-                j->y_f32[idx] = f32;
+                j->y_f32[base + l * j->ys] = nan ? qnan : tf[l];
         }
+    }
     size_t n = s->rows * lanes;
     s->st.trivial += kind == OUT_TRIVIAL ? n : 0;
     s->st.window += kind == OUT_WINDOW ? n : 0;
@@ -259,13 +255,13 @@ static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind ki
 /* One tile: the loaded X rows against panel p. exact picks the window when the proof holds:
  * every shift (ex - xlo) + (ey - ylo) is in [0, D] with D <= 18, so each term is an integer
  * multiple of the quantum 2^(xlo + ylo - 256), `group` terms sum below 2^31 and all nb of
- * them below nb * 4608 * 2^18 < 2^62 (nb <= 2^18). */
+ * them below nb * 4608 * 2^18 < 2^49 (nb <= 2^18): exact in int64 and in double. */
 static void run_tile(const fast_job *j, fast_scratch *s, size_t p)
 {
     a4w4_fast_tile t = {s->x, j->K, s->ex, j->nb, j->panels + p * j->panel_bytes, j->nb};
     int32_t ylo = j->p_lo[p], yhi = j->p_hi[p];
     if (!s->any || !(j->p_mask[p] & 0xFFFFu)) {
-        write_tile(j, s, p, OUT_TRIVIAL, 0); /* every term is zero: +0 (or NaN) */
+        write_tile(j, s, p, OUT_TRIVIAL, 0);
         return;
     }
     if (j->ordered) {
@@ -288,33 +284,61 @@ static void run_tile(const fast_job *j, fast_scratch *s, size_t p)
 
 static void job_free(fast_job *j)
 {
+    free(j->x_code);
+    free(j->x_lo);
+    free(j->x_hi);
+    free(j->x_flags);
     free(j->panels);
     free(j->p_lo);
     free(j->p_hi);
     free(j->p_mask);
 }
 
-/* Pack every Y panel (in parallel). A4W4_ENOMEM when the buffers cannot be allocated. */
+/* Pack every Y panel and scan every X row (in parallel). A4W4_ENOMEM when the buffers
+ * cannot be allocated. */
 static int pack_all(fast_job *j, unsigned nt)
 {
+    unsigned mr = j->k->mr;
     j->npanels = (j->ny + A4W4_FAST_NR - 1) / A4W4_FAST_NR;
     j->panel_bytes = j->nb * A4W4_FAST_BLOCK_BYTES; /* a multiple of 64 */
     j->panels = aligned_alloc(64, j->npanels * j->panel_bytes);
     j->p_lo = malloc(j->npanels * sizeof *j->p_lo);
     j->p_hi = malloc(j->npanels * sizeof *j->p_hi);
     j->p_mask = malloc(j->npanels * sizeof *j->p_mask);
-    if (!j->panels || !j->p_lo || !j->p_hi || !j->p_mask)
+    j->x_code = calloc((j->nx + mr) * j->nb, 1);
+    j->x_lo = malloc(j->nx * sizeof *j->x_lo);
+    j->x_hi = malloc(j->nx * sizeof *j->x_hi);
+    j->x_flags = malloc(j->nx);
+    if (!j->panels || !j->p_lo || !j->p_hi || !j->p_mask || !j->x_code || !j->x_lo ||
+        !j->x_hi || !j->x_flags)
         return A4W4_ENOMEM;
+    int failed = 0;
     (void)nt;
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-    for (size_t p = 0; p < j->npanels; p++) {
-        size_t j0 = p * A4W4_FAST_NR;
-        size_t nrows = j->ny - j0 < A4W4_FAST_NR ? j->ny - j0 : A4W4_FAST_NR;
-        j->p_mask[p] = a4w4_fast_pack_panel(j->y_fp4 + j0 * (j->K / 2), j->y_scale + j0 * j->nb,
-                                            j->K, nrows, j->panels + p * j->panel_bytes,
-                                            &j->p_lo[p], &j->p_hi[p]);
+#pragma omp parallel num_threads(nt)
+    {
+        uint8_t *codes = malloc(j->nb);
+        if (!codes) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1) nowait
+        for (size_t p = 0; p < j->npanels; p++) {
+            size_t j0 = p * A4W4_FAST_NR;
+            size_t nrows = j->ny - j0 < A4W4_FAST_NR ? j->ny - j0 : A4W4_FAST_NR;
+            if (codes)
+                j->p_mask[p] = a4w4_fast_pack_panel(
+                    j->y_fp4 + j0 * (j->K / 2), j->y_scale + j0 * j->nb, j->K, nrows,
+                    j->panels + p * j->panel_bytes, codes, &j->p_lo[p], &j->p_hi[p]);
+        }
+#pragma omp for schedule(static)
+        for (size_t i = 0; i < j->nx; i++)
+            j->x_flags[i] = (uint8_t)a4w4_fast_scan_row(j->x_fp4 + i * (j->K / 2),
+                                                        j->x_scale + i * j->nb, j->nb,
+                                                        j->x_code + i * j->nb, &j->x_lo[i],
+                                                        &j->x_hi[i]);
+        free(codes);
     }
-    return A4W4_OK;
+    return failed ? A4W4_ENOMEM : A4W4_OK;
 }
 
 static void stats_add(a4w4_fast_stats *to, const a4w4_fast_stats *from)
@@ -332,8 +356,12 @@ static int sweep(const fast_job *j, unsigned nt, a4w4_fast_stats *st)
     unsigned mr = j->k->mr;
     size_t ntiles = (j->nx + mr - 1) / mr;
     size_t chunk = CHUNK_BYTES / j->panel_bytes ? CHUNK_BYTES / j->panel_bytes : 1;
+    /* X tiles per grab: 4 when there are plenty, so neighbouring output columns (C = y^T)
+     * are not written by two threads at once */
+    int grab = ntiles >= (size_t)16 * nt ? 4 : 1;
     int failed = 0;
     (void)nt;
+    (void)grab;
 #pragma omp parallel num_threads(nt)
     {
         fast_scratch *s = scratch_new(j);
@@ -343,7 +371,7 @@ static int sweep(const fast_job *j, unsigned nt, a4w4_fast_stats *st)
         }
         for (size_t c0 = 0; c0 < j->npanels; c0 += chunk) {
             size_t c1 = c0 + chunk < j->npanels ? c0 + chunk : j->npanels;
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(dynamic, grab)
             for (size_t xt = 0; xt < ntiles; xt++) {
                 if (!s)
                     continue;
@@ -407,7 +435,7 @@ int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S,
                       a_is_x ? a_fp4 : w_fp4, a_is_x ? a_scale : w_scale,
                       a_is_x ? w_fp4 : a_fp4, a_is_x ? w_scale : a_scale,
                       a_is_x ? M : N, a_is_x ? N : M, K, K / 32, 0, 0, NULL, NULL, NULL, NULL,
-                      y_bf16, y_f32, a_is_x ? N : 1, a_is_x ? 1 : N};
+                      NULL, NULL, NULL, NULL, y_bf16, y_f32, a_is_x ? N : 1, a_is_x ? 1 : N};
         rc = pack_all(&j, st.threads);
         if (rc == A4W4_OK)
             rc = sweep(&j, st.threads, &st);

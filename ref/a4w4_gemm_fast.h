@@ -32,7 +32,7 @@
 /* Instruction-set paths, chosen at run time from CPU features (__builtin_cpu_supports). */
 typedef enum {
     A4W4_FAST_AUTO = 0,       /* the best path this build and CPU can run */
-    A4W4_FAST_AVX512VNNI = 1, /* AVX-512 F/BW/VL/DQ + AVX512-VNNI, 512-bit vpdpbusd */
+    A4W4_FAST_AVX512VNNI = 1, /* AVX-512 F/BW/VL/DQ/CD + AVX512-VNNI, 512-bit vpdpbusd */
     A4W4_FAST_AVXVNNI = 2,    /* AVX2 + AVX-VNNI, 256-bit vpdpbusd */
     A4W4_FAST_AVX2 = 3,       /* plain AVX2, vpmaddubsw + vpmaddwd */
     A4W4_FAST_PORTABLE = 4    /* portable C */

@@ -146,3 +146,13 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
         for (int h = 0; h < 2; h++)
             _mm256_store_ps(total + r * 16 + h * 8, tot[r][h]);
 }
+
+static void round_window(const int64_t *acc, int32_t e, uint16_t *bf16, float *f32)
+{
+    a4w4_fast_round_window_tile(MR, acc, e, bf16, f32);
+}
+
+static void round_general(const int64_t *limbs, uint16_t *bf16, float *f32)
+{
+    a4w4_fast_round_general_tile(MR, limbs, bf16, f32);
+}

@@ -1,14 +1,36 @@
 /* a4w4_gemm_fast_avx512.c — the AVX512-VNNI path of the fast oracles (compiled with
- * -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni; run only where the CPU has them).
+ * -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512cd -mavx512vnni; run only where the CPU has them).
  * Kernel contracts in a4w4_gemm_fast_kernels.h; contracts §4.1. One zmm holds a panel's 16
  * lanes; MR rows of X are broadcast four bytes at a time into vpdpbusd. */
 #include "a4w4_gemm_fast_kernels.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
-    defined(__AVX512VNNI__)
+    defined(__AVX512CD__) && defined(__AVX512VNNI__)
 #include "a4w4_gemm_fast_x86.h"
 
 #define MR 8
+
+/* One X row, 64 source bytes at a time (a4w4_fast_decode_x_ssse3 for the rest): both nibbles
+ * through a vpshufb table, interleaved within 128-bit lanes, then put back in order. */
+static void decode_x(const uint8_t *fp4, size_t K, uint8_t *out)
+{
+    const __m512i lut = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+    const __m512i nib = _mm512_set1_epi8(0x0F);
+    const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    const __m512i second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    size_t i = 0;
+    for (; i + 64 <= K / 2; i += 64) {
+        __m512i v = _mm512_loadu_si512(fp4 + i);
+        __m512i lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(v, nib));
+        __m512i hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib));
+        __m512i a = _mm512_unpacklo_epi8(lo, hi), b = _mm512_unpackhi_epi8(lo, hi);
+        _mm512_storeu_si512(out + 2 * i, _mm512_permutex2var_epi64(a, first, b));
+        _mm512_storeu_si512(out + 2 * i + 64, _mm512_permutex2var_epi64(a, second, b));
+    }
+    if (i < K / 2)
+        a4w4_fast_decode_x_ssse3(fp4 + i, K - 2 * i, out + 2 * i);
+}
 
 /* Exact dots of block b for MR rows x 16 lanes (the offset correction is the start value). */
 static inline void block_dots(const a4w4_fast_tile *t, size_t b, __m512i d[MR])
@@ -65,28 +87,49 @@ static void exact_window(const a4w4_fast_tile *t, int32_t eoff, size_t group, in
     flush_window(w, acc);
 }
 
-/* Add one row's 16 terms dot << (e & 31) to limb e >> 5 of each lane: one masked add per
- * distinct limb among the lanes with a nonzero dot. */
+/* Add one row's 16 terms dot << (e & 31) to limb e >> 5 of each lane (e = ex + ey): lanes
+ * whose e lies in [32 q0, 32 q0 + 64) update limbs q0 and q0 + 1 without branches; the rest
+ * (rare when q0 follows the block's typical e) one masked add per distinct limb. */
 static inline void add_general(int64_t *L, __m512i dot, __m512i ey, const uint8_t *rec,
-                               int32_t ex)
+                               int32_t ex, int32_t eref)
 {
-    __mmask16 todo = _mm512_test_epi32_mask(dot, dot);
-    if (!todo)
-        return;
-    __m512i e = _mm512_add_epi32(ey, _mm512_set1_epi32(ex));
-    __m512i q = _mm512_srli_epi32(e, 5), r = _mm512_and_si512(e, _mm512_set1_epi32(31));
+    int32_t q0 = (ex + eref) >> 5;
+    q0 = q0 < 0 ? 0 : q0 > A4W4_FAST_LIMBS - 2 ? A4W4_FAST_LIMBS - 2 : q0;
+    __m512i rel = _mm512_sub_epi32(_mm512_add_epi32(ey, _mm512_set1_epi32(ex)),
+                                   _mm512_set1_epi32(32 * q0));
+    __mmask16 out = _mm512_cmpge_epu32_mask(rel, _mm512_set1_epi32(64));
+    __mmask16 up = _mm512_mask_cmpge_epu32_mask((__mmask16)~out, rel, _mm512_set1_epi32(32));
+    __mmask16 low = (__mmask16)(~out & ~up);
+    __m512i r = _mm512_and_si512(rel, _mm512_set1_epi32(31));
     __m512i vlo = _mm512_sllv_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(dot)),
                                     _mm512_cvtepu32_epi64(_mm512_castsi512_si256(r)));
     __m512i vhi = _mm512_sllv_epi64(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(dot, 1)),
                                     _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(r, 1)));
+    int64_t *p = L + q0 * 16;
+    __m512i l0 = _mm512_load_si512(p), h0 = _mm512_load_si512(p + 8);
+    __m512i l1 = _mm512_load_si512(p + 16), h1 = _mm512_load_si512(p + 24);
+    _mm512_store_si512(p, _mm512_mask_add_epi64(l0, (__mmask8)low, l0, vlo));
+    _mm512_store_si512(p + 8, _mm512_mask_add_epi64(h0, (__mmask8)(low >> 8), h0, vhi));
+    _mm512_store_si512(p + 16, _mm512_mask_add_epi64(l1, (__mmask8)up, l1, vlo));
+    _mm512_store_si512(p + 24, _mm512_mask_add_epi64(h1, (__mmask8)(up >> 8), h1, vhi));
+    __mmask16 todo = (__mmask16)(out & _mm512_test_epi32_mask(dot, dot));
+    if (!todo)
+        return;
+    __m512i e = _mm512_add_epi32(ey, _mm512_set1_epi32(ex));
+    __m512i q = _mm512_srli_epi32(e, 5);
+    r = _mm512_and_si512(e, _mm512_set1_epi32(31));
+    vlo = _mm512_sllv_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(dot)),
+                            _mm512_cvtepu32_epi64(_mm512_castsi512_si256(r)));
+    vhi = _mm512_sllv_epi64(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(dot, 1)),
+                            _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(r, 1)));
     do {
         unsigned lane = (unsigned)__builtin_ctz(todo);
         int32_t qq = (ex + a4w4_fast_ey_lane(rec, lane)) >> 5;
         __mmask16 k = _mm512_mask_cmpeq_epi32_mask(todo, q, _mm512_set1_epi32(qq));
-        int64_t *p = L + qq * 16;
-        __m512i lo = _mm512_load_si512(p), hi = _mm512_load_si512(p + 8);
-        _mm512_store_si512(p, _mm512_mask_add_epi64(lo, (__mmask8)k, lo, vlo));
-        _mm512_store_si512(p + 8, _mm512_mask_add_epi64(hi, (__mmask8)(k >> 8), hi, vhi));
+        int64_t *pq = L + qq * 16;
+        __m512i lo = _mm512_load_si512(pq), hi = _mm512_load_si512(pq + 8);
+        _mm512_store_si512(pq, _mm512_mask_add_epi64(lo, (__mmask8)k, lo, vlo));
+        _mm512_store_si512(pq + 8, _mm512_mask_add_epi64(hi, (__mmask8)(k >> 8), hi, vhi));
         todo = (__mmask16)(todo & ~k);
     } while (todo);
 }
@@ -99,9 +142,11 @@ static void exact_general(const a4w4_fast_tile *t, int64_t *limbs)
         const uint8_t *rec = t->panel + b * A4W4_FAST_BLOCK_BYTES;
         block_dots(t, b, d);
         __m512i ey = _mm512_load_si512(rec + A4W4_FAST_EY_OFF);
+        int32_t eref = (_mm512_reduce_add_epi32(ey) >> 4) - 16; /* the lanes' mean - 16 */
 #pragma GCC unroll 8
         for (int r = 0; r < MR; r++)
-            add_general(limbs + r * A4W4_FAST_LIMBS * 16, d[r], ey, rec, t->ex[r * t->lde + b]);
+            add_general(limbs + r * A4W4_FAST_LIMBS * 16, d[r], ey, rec, t->ex[r * t->lde + b],
+                        eref);
     }
 }
 
@@ -134,8 +179,138 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
         _mm512_store_ps(total + r * 16, tot[r]);
 }
 
+/* ---- rounding, eight outputs per vector ------------------------------------------------ */
+
+/* 2^e as a double, -1022 <= e <= 1023. */
+static double pow2d(int e)
+{
+    uint64_t bits = (uint64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+/* The window: acc * 2^e is exact in double (|acc| < 2^53), one RNE to fp32; bf16 from the
+ * fp32 bits unless the fp32 result is inexact and a bf16 midpoint (then the scalar rounding of
+ * the exact value, a4w4_fast_round_i64). */
+static void round_window(const int64_t *acc, int32_t e, uint16_t *bf16, float *f32)
+{
+    const __m512d scale = _mm512_set1_pd(pow2d(e));
+    const __m256i lo16 = _mm256_set1_epi32(0xFFFF), tie = _mm256_set1_epi32(0x8000);
+    for (int i = 0; i < MR * 16; i += 8) {
+        __m512d v = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_load_si512(acc + i)), scale);
+        __m256 f = _mm512_cvtpd_ps(v);
+        __m256i u = _mm256_castps_si256(f);
+        __mmask8 fix = _mm512_cmp_pd_mask(_mm512_cvtps_pd(f), v, _CMP_NEQ_UQ) &
+                       _mm256_cmpeq_epi32_mask(_mm256_and_si256(u, lo16), tie);
+        __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+        __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), odd));
+        _mm_storeu_si128((__m128i *)(void *)(bf16 + i), _mm256_cvtepi32_epi16(_mm256_srli_epi32(r, 16)));
+        _mm256_storeu_ps(f32 + i, f);
+        while (fix) {
+            unsigned lane = (unsigned)__builtin_ctz(fix);
+            a4w4_fast_round_i64(acc[i + lane], e, &bf16[i + lane], &f32[i + lane]);
+            fix = (__mmask8)(fix & (fix - 1));
+        }
+    }
+}
+
+#define NDIG 19 /* 16 limbs and the digits their carries reach */
+
+/* Carries through the digits of eight lanes: d[0..NDIG-2] end in [0, 2^32). */
+static inline void normalise8(__m512i d[NDIG])
+{
+    const __m512i low = _mm512_set1_epi64(0xFFFFFFFFLL);
+    for (int q = 0; q < NDIG - 1; q++) {
+        d[q + 1] = _mm512_add_epi64(d[q + 1], _mm512_srai_epi64(d[q], 32));
+        d[q] = _mm512_and_si512(d[q], low);
+    }
+}
+
+/* The top three digits of each lane (d2 != 0 unless the lane is zero), the OR of the digits
+ * below them, and the index of the top one (-1 for a zero lane). */
+static inline __m512i top_digits(const __m512i d[NDIG], __m512i *d2, __m512i *d1, __m512i *d0,
+                                 __m512i *below)
+{
+    __m512i td = _mm512_set1_epi64(-1);
+    for (int q = 0; q < NDIG; q++)
+        td = _mm512_mask_mov_epi64(td, _mm512_test_epi64_mask(d[q], d[q]), _mm512_set1_epi64(q));
+    *d2 = *d1 = *d0 = *below = _mm512_setzero_si512();
+    for (int q = 0; q < NDIG; q++) {
+        *d2 = _mm512_mask_mov_epi64(*d2, _mm512_cmpeq_epi64_mask(td, _mm512_set1_epi64(q)), d[q]);
+        *d1 = _mm512_mask_mov_epi64(*d1, _mm512_cmpeq_epi64_mask(td, _mm512_set1_epi64(q + 1)), d[q]);
+        *d0 = _mm512_mask_mov_epi64(*d0, _mm512_cmpeq_epi64_mask(td, _mm512_set1_epi64(q + 2)), d[q]);
+        __mmask8 lower = _mm512_cmpgt_epi64_mask(td, _mm512_set1_epi64(q + 2));
+        *below = _mm512_mask_or_epi64(*below, lower, *below, d[q]);
+    }
+    return td;
+}
+
+/* fp32 bits of the RNE of mag * 2^(tb - 63 - 256) to p significant bits in the fp32 exponent
+ * range (mag's bit 63 set, sticky: nonzero bits below mag), Inf on overflow; 64-bit lanes. */
+static inline __m512i round_bits(__m512i mag, __mmask8 sticky, __m512i tb, int p)
+{
+    const __m512i one = _mm512_set1_epi64(1);
+    __m512i E = _mm512_sub_epi64(tb, _mm512_set1_epi64(256));
+    __m512i Ec = _mm512_max_epi64(E, _mm512_set1_epi64(-126));
+    __m512i sh = _mm512_add_epi64(_mm512_sub_epi64(Ec, E), _mm512_set1_epi64(64 - p));
+    __m512i m = _mm512_srlv_epi64(mag, sh);
+    __m512i rem = _mm512_and_si512(mag, _mm512_sub_epi64(_mm512_sllv_epi64(one, sh), one));
+    __m512i half = _mm512_sllv_epi64(one, _mm512_sub_epi64(sh, one));
+    __mmask8 near = _mm512_cmple_epi64_mask(sh, _mm512_set1_epi64(64));
+    __mmask8 above = _mm512_cmpgt_epu64_mask(rem, half);
+    __mmask8 at = _mm512_cmpeq_epu64_mask(rem, half);
+    __mmask8 odd = _mm512_test_epi64_mask(m, one);
+    __mmask8 up = near & (above | (at & (sticky | odd)));
+    m = _mm512_mask_add_epi64(m, up, m, one);
+    __m512i bits = _mm512_add_epi64(_mm512_slli_epi64(_mm512_add_epi64(Ec, _mm512_set1_epi64(126)), 23),
+                                    _mm512_slli_epi64(m, 24 - p));
+    return _mm512_min_epi64(bits, _mm512_set1_epi64(0x7F800000));
+}
+
+/* Eight outputs of one row: their limbs at L[q * 16], q < A4W4_FAST_LIMBS. */
+static void round_limbs8(const int64_t *L, uint16_t *bf16, float *f32)
+{
+    __m512i d[NDIG];
+    for (int q = 0; q < NDIG; q++)
+        d[q] = q < A4W4_FAST_LIMBS ? _mm512_load_si512(L + q * 16) : _mm512_setzero_si512();
+    normalise8(d);
+    __mmask8 neg = _mm512_movepi64_mask(d[NDIG - 1]);
+    if (neg) {
+        for (int q = 0; q < NDIG; q++)
+            d[q] = _mm512_mask_sub_epi64(d[q], neg, _mm512_setzero_si512(), d[q]);
+        normalise8(d);
+    }
+    __m512i d2, d1, d0, below;
+    __m512i td = top_digits(d, &d2, &d1, &d0, &below);
+    __m512i b2 = _mm512_sub_epi64(_mm512_set1_epi64(63), _mm512_lzcnt_epi64(d2)); /* 0..31 */
+    __m512i tb = _mm512_add_epi64(_mm512_slli_epi64(td, 5), b2);
+    __m512i hi64 = _mm512_or_si512(_mm512_slli_epi64(d2, 32), d1);
+    __m512i b21 = _mm512_add_epi64(b2, _mm512_set1_epi64(1));
+    __m512i mag = _mm512_or_si512(_mm512_sllv_epi64(hi64, _mm512_sub_epi64(_mm512_set1_epi64(31), b2)),
+                                  _mm512_srlv_epi64(d0, b21));
+    __m512i lost = _mm512_and_si512(d0, _mm512_sub_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(1), b21),
+                                                         _mm512_set1_epi64(1)));
+    __mmask8 sticky = _mm512_test_epi64_mask(lost, lost) | _mm512_test_epi64_mask(below, below);
+    __mmask8 zero = _mm512_cmplt_epi64_mask(td, _mm512_setzero_si512());
+    __m512i sign = _mm512_maskz_mov_epi64(neg, _mm512_set1_epi64(0x80000000LL));
+    __m512i b24 = _mm512_maskz_or_epi64((__mmask8)~zero, round_bits(mag, sticky, tb, 24), sign);
+    __m512i b8 = _mm512_maskz_or_epi64((__mmask8)~zero, round_bits(mag, sticky, tb, 8), sign);
+    _mm256_storeu_si256((__m256i *)(void *)f32, _mm512_cvtepi64_epi32(b24));
+    _mm_storeu_si128((__m128i *)(void *)bf16, _mm512_cvtepi64_epi16(_mm512_srli_epi64(b8, 16)));
+}
+
+static void round_general(const int64_t *limbs, uint16_t *bf16, float *f32)
+{
+    for (int r = 0; r < MR; r++)
+        for (int h = 0; h < 2; h++)
+            round_limbs8(limbs + r * A4W4_FAST_LIMBS * 16 + h * 8, bf16 + r * 16 + h * 8,
+                         f32 + r * 16 + h * 8);
+}
+
 static const a4w4_fast_kernels table = {
-    "avx512vnni", MR, a4w4_fast_decode_x_ssse3, exact_window, exact_general, ordered,
+    "avx512vnni", MR,           decode_x, exact_window, exact_general,
+    ordered,      round_window, round_general,
 };
 
 const a4w4_fast_kernels *a4w4_fast_kernels_avx512vnni(void)

@@ -16,7 +16,9 @@
  *
  * Sanitized scale codes: a block that is all ±0 on its side, or has scale 0xFF, holds the
  * smallest code of the row's other blocks (0 when none): its dot is 0 or its output is NaN
- * anyway, and every shift stays in the tile's proven range. NaN rows are tracked apart. */
+ * anyway, and every shift of a nonzero term stays in the tile's proven range (a row with no
+ * nonzero finite block holds 0: kernels must not let its out-of-range shifts misbehave).
+ * NaN rows are tracked apart. */
 #ifndef A4W4_GEMM_FAST_KERNELS_H
 #define A4W4_GEMM_FAST_KERNELS_H
 
@@ -37,7 +39,7 @@
 typedef struct {
     const uint8_t *x;     /* [mr][ldx] decoded X rows (value * 2 + 12) */
     size_t ldx;           /* bytes between X rows (>= K) */
-    const int32_t *ex;    /* [mr][lde] sanitized X scale codes, block b of row r at r*lde + b */
+    const uint8_t *ex;    /* [mr][lde] sanitized X scale codes, block b of row r at r*lde + b */
     size_t lde;           /* >= nb */
     const uint8_t *panel; /* nb block records */
     size_t nb;            /* blocks (K / 32) */
@@ -52,7 +54,11 @@ typedef struct {
  *                 e = ex[r][b] + ey[b][l] (0..508), limbs zeroed first; any input, nb <= 2^18.
  *  ordered:       total[r][l] = ordered(S) fp32 sum (contracts §4.1): per split of
  *                 per_blocks blocks, part = +0.0 + v_b in ascending b, v_b the block value
- *                 dot * 2^(e - 256) rounded once to fp32; total = +0.0 + parts in order. */
+ *                 dot * 2^(e - 256) rounded once to fp32; total = +0.0 + parts in order.
+ *  round_window:  bf16[r][l], f32[r][l] = RNE of acc[r][l] * 2^e (|acc| < 2^53,
+ *                 -256 <= e <= 252), as a4w4_fast_round_i64.
+ *  round_general: bf16[r][l], f32[r][l] = RNE of the limbs of output (r, l) in the
+ *                 exact_general layout, as a4w4_fast_round_limbs. */
 typedef struct {
     const char *name;
     unsigned mr; /* rows of X per tile, <= A4W4_FAST_MAX_MR */
@@ -60,6 +66,8 @@ typedef struct {
     void (*exact_window)(const a4w4_fast_tile *t, int32_t eoff, size_t group, int64_t *acc);
     void (*exact_general)(const a4w4_fast_tile *t, int64_t *limbs);
     void (*ordered)(const a4w4_fast_tile *t, size_t per_blocks, float *total);
+    void (*round_window)(const int64_t *acc, int32_t e, uint16_t *bf16, float *f32);
+    void (*round_general)(const int64_t *limbs, uint16_t *bf16, float *f32);
 } a4w4_fast_kernels;
 
 /* Per-ISA tables; NULL when the build lacks the path (other compilers or architectures). */
@@ -82,24 +90,33 @@ int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S,
 
 /* ---- shared pieces (a4w4_gemm_fast_pack.c, a4w4_gemm_fast_round.c) ------------------- */
 
-/* Scan one row's scales: e[b] = sanitized code, *lo / *hi the smallest / largest code over
- * blocks with a nonzero element and a finite scale; returns bit 0 = the row has such a
- * block, bit 1 = the row has a NaN-scale block. e[b] for all-zero and NaN blocks is *lo. */
-unsigned a4w4_fast_scan_row(const uint8_t *fp4, const uint8_t *scale, size_t nb, int32_t *e,
+/* Scan one row's scales: code[b] = sanitized code, *lo / *hi the smallest / largest code
+ * over blocks with a nonzero element and a finite scale (both 0 when none); returns bit 0 =
+ * the row has such a block, bit 1 = the row has a NaN-scale block. code[b] for all-zero and
+ * NaN blocks is *lo. */
+unsigned a4w4_fast_scan_row(const uint8_t *fp4, const uint8_t *scale, size_t nb, uint8_t *code,
                             int32_t *lo, int32_t *hi);
 
 /* Portable decode of one X row (2 * e2m1 + 12 per element). */
 void a4w4_fast_decode_x_portable(const uint8_t *fp4, size_t K, uint8_t *out);
 
-/* Pack rows j0 .. j0+nrows-1 (nrows <= 16, missing lanes zero) of Y into one panel of nb
- * records; ey of all-zero lanes and blocks is set so that every finite code of the panel lies
- * in [*lo, *hi]. Returns the lane masks: bits 0..15 lanes with a nonzero finite block,
- * bits 16..31 lanes with a NaN-scale block. */
+/* Pack nrows rows of Y (nrows <= 16, missing lanes zero; fp4 [nrows, K/2], scale
+ * [nrows, K/32]) into one panel of K/32 records; codes is scratch of K/32 bytes. ey of the
+ * panel lies in [*lo, *hi] (the range over lanes' nonzero finite blocks; all-zero lanes hold
+ * *lo). Returns the lane masks: bits 0..15 lanes with a nonzero finite block, bits 16..31
+ * lanes with a NaN-scale block. */
 uint32_t a4w4_fast_pack_panel(const uint8_t *fp4, const uint8_t *scale, size_t K, size_t nrows,
-                              uint8_t *panel, int32_t *lo, int32_t *hi);
+                              uint8_t *panel, uint8_t *codes, int32_t *lo, int32_t *hi);
 
 /* RNE of T * 2^e (|T| < 2^63) to bf16 bits and fp32; an exact zero gives +0. */
 void a4w4_fast_round_i64(int64_t T, int e, uint16_t *bf16, float *f32);
+
+/* a4w4_fast_round_i64 / a4w4_fast_round_limbs over a tile of mr rows x 16 lanes (the
+ * round_window / round_general contracts above, scalar). */
+void a4w4_fast_round_window_tile(unsigned mr, const int64_t *acc, int32_t e, uint16_t *bf16,
+                                 float *f32);
+void a4w4_fast_round_general_tile(unsigned mr, const int64_t *limbs, uint16_t *bf16,
+                                  float *f32);
 
 /* RNE of sum_q limbs[q * stride] * 2^(32q - 256), q < A4W4_FAST_LIMBS (each |limb| < 2^62),
  * to bf16 bits and fp32; an exact zero gives +0. */

@@ -17,40 +17,31 @@ static int block_nonzero(const uint8_t *fp4)
     return ((u0 | u1) & 0x7777777777777777ull) != 0;
 }
 
-/* a4w4_fast_scan_row with the codes written at e[b * estride]. */
-static unsigned scan_row_strided(const uint8_t *fp4, const uint8_t *scale, size_t nb,
-                                 int32_t *e, size_t estride, int32_t *lo, int32_t *hi)
+unsigned a4w4_fast_scan_row(const uint8_t *fp4, const uint8_t *scale, size_t nb, uint8_t *code,
+                            int32_t *lo, int32_t *hi)
 {
     unsigned flags = 0;
     int32_t l = 255, h = 0;
-    for (size_t b = 0; b < nb; b++) {
-        int32_t s = scale[b];
-        e[b * estride] = -1;
+    for (size_t b = 0; b < nb; b++) { /* 0xFF marks all-zero and NaN blocks for now */
+        uint8_t s = scale[b];
+        code[b] = 0xFF;
         if (s == 0xFF) {
             flags |= 2u;
-            continue;
+        } else if (block_nonzero(fp4 + b * 16)) {
+            flags |= 1u;
+            code[b] = s;
+            l = s < l ? s : l;
+            h = s > h ? s : h;
         }
-        if (!block_nonzero(fp4 + b * 16))
-            continue;
-        flags |= 1u;
-        e[b * estride] = s;
-        l = s < l ? s : l;
-        h = s > h ? s : h;
     }
     if (!(flags & 1u))
         l = h = 0;
     for (size_t b = 0; b < nb; b++)
-        if (e[b * estride] < 0)
-            e[b * estride] = l;
+        if (code[b] == 0xFF)
+            code[b] = (uint8_t)l;
     *lo = l;
     *hi = h;
     return flags;
-}
-
-unsigned a4w4_fast_scan_row(const uint8_t *fp4, const uint8_t *scale, size_t nb, int32_t *e,
-                            int32_t *lo, int32_t *hi)
-{
-    return scan_row_strided(fp4, scale, nb, e, 1, lo, hi);
 }
 
 void a4w4_fast_decode_x_portable(const uint8_t *fp4, size_t K, uint8_t *out)
@@ -78,17 +69,15 @@ static int32_t pack_lane_block(const uint8_t *fp4, int8_t *y, unsigned lane)
 }
 
 uint32_t a4w4_fast_pack_panel(const uint8_t *fp4, const uint8_t *scale, size_t K, size_t nrows,
-                              uint8_t *panel, int32_t *lo, int32_t *hi)
+                              uint8_t *panel, uint8_t *codes, int32_t *lo, int32_t *hi)
 {
     size_t nb = K / 32;
     uint32_t mask = 0;
     int32_t plo = 255, phi = 0;
     memset(panel, 0, nb * A4W4_FAST_BLOCK_BYTES);
     for (size_t l = 0; l < nrows; l++) {
-        int32_t *ey = (int32_t *)(void *)(panel + A4W4_FAST_EY_OFF) + l;
         int32_t rlo, rhi;
-        unsigned f = scan_row_strided(fp4 + l * (K / 2), scale + l * nb, nb, ey,
-                                      A4W4_FAST_BLOCK_BYTES / sizeof(int32_t), &rlo, &rhi);
+        unsigned f = a4w4_fast_scan_row(fp4 + l * (K / 2), scale + l * nb, nb, codes, &rlo, &rhi);
         if (f & 1u) {
             mask |= 1u << l;
             plo = rlo < plo ? rlo : plo;
@@ -99,7 +88,9 @@ uint32_t a4w4_fast_pack_panel(const uint8_t *fp4, const uint8_t *scale, size_t K
         for (size_t b = 0; b < nb; b++) {
             uint8_t *rec = panel + b * A4W4_FAST_BLOCK_BYTES;
             int32_t nc = pack_lane_block(fp4 + l * (K / 2) + b * 16, (int8_t *)rec, (unsigned)l);
+            int32_t ey = codes[b];
             memcpy(rec + A4W4_FAST_NCORR_OFF + l * sizeof nc, &nc, sizeof nc);
+            memcpy(rec + A4W4_FAST_EY_OFF + l * sizeof ey, &ey, sizeof ey);
         }
     }
     if (!(mask & 0xFFFFu))

@@ -53,8 +53,10 @@ static void exact_window(const a4w4_fast_tile *t, int32_t eoff, size_t group, in
         load_i32x16(t->panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF, ey);
         for (int r = 0; r < MR; r++) {
             int32_t er = t->ex[r * t->lde + b] + eoff;
-            for (int l = 0; l < NR; l++)
-                w[r][l] += d[r][l] * ((int32_t)1 << (er + ey[l])); /* shift in [0, 18] */
+            for (int l = 0; l < NR; l++) { /* shift in [0, 18] where d != 0 */
+                int32_t sh = er + ey[l];
+                w[r][l] += d[r][l] * ((int32_t)1 << (sh < 0 ? 0 : sh > 18 ? 18 : sh));
+            }
         }
         if (--left == 0) {
             flush_window(w, acc);
@@ -118,8 +120,19 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
     }
 }
 
+static void round_window(const int64_t *acc, int32_t e, uint16_t *bf16, float *f32)
+{
+    a4w4_fast_round_window_tile(MR, acc, e, bf16, f32);
+}
+
+static void round_general(const int64_t *limbs, uint16_t *bf16, float *f32)
+{
+    a4w4_fast_round_general_tile(MR, limbs, bf16, f32);
+}
+
 static const a4w4_fast_kernels table = {
-    "portable", MR, a4w4_fast_decode_x_portable, exact_window, exact_general, ordered,
+    "portable", MR,           a4w4_fast_decode_x_portable, exact_window, exact_general,
+    ordered,    round_window, round_general,
 };
 
 const a4w4_fast_kernels *a4w4_fast_kernels_portable(void)

@@ -85,12 +85,16 @@ void a4w4_fast_round_i64(int64_t T, int e, uint16_t *bf16, float *f32)
 }
 
 /* ---- multi-limb sums ------------------------------------------------------------------
- * 32-bit digits in int64 with lazy carries, the representation of a4w4_dot_exact. */
+ * 32-bit digits in int64 with lazy carries, the representation of a4w4_dot_exact. Only the
+ * digits from the lowest nonzero limb up to three above the highest are touched: each limb is
+ * below 2^62, so the carries out of the top limb die within two digits and the third holds
+ * the sign. */
 #define DIGITS 21
 
-static void normalise(int64_t *d)
+/* Carries through d[lo .. top-1] into d[top]: digits lo..top-1 end in [0, 2^32). */
+static void normalise(int64_t *d, int lo, int top)
 {
-    for (int i = 0; i < DIGITS - 1; i++) {
+    for (int i = lo; i < top; i++) {
         int64_t low = d[i] & 0xFFFFFFFFLL;
         int64_t carry = (d[i] - low) / 4294967296LL; /* exact: a multiple of 2^32 */
         d[i] = low;
@@ -98,41 +102,72 @@ static void normalise(int64_t *d)
     }
 }
 
-/* The 64 bits of the non-negative normalised digits at positions [lo, lo + 64), with every
- * set bit below lo folded into bit 0 (a sticky bit, far below any rounding position). */
-static uint64_t window64(const int64_t *d, int lo)
+/* The 64 bits of the non-negative normalised digits at positions [pos, pos + 64), with every
+ * set bit below pos (down to digit lo) folded into bit 0 (a sticky bit, far below any
+ * rounding position). */
+static uint64_t window64(const int64_t *d, int lo, int pos)
 {
-    int w = lo / 32, sh = lo % 32;
+    int w = pos / 32, sh = pos % 32;
     uint64_t low = (uint64_t)d[w] | ((uint64_t)d[w + 1] << 32);
     uint64_t hi = w + 2 < DIGITS ? (uint64_t)d[w + 2] : 0;
     uint64_t mag = (low >> sh) | (sh ? hi << (64 - sh) : 0);
     int sticky = (d[w] & ((1LL << sh) - 1)) != 0;
-    for (int i = 0; i < w && !sticky; i++)
+    for (int i = lo; i < w && !sticky; i++)
         sticky = d[i] != 0;
     return mag | (uint64_t)sticky;
 }
 
 void a4w4_fast_round_limbs(const int64_t *limbs, size_t stride, uint16_t *bf16, float *f32)
 {
-    int64_t d[DIGITS] = {0};
-    for (int q = 0; q < A4W4_FAST_LIMBS; q++)
+    int64_t d[DIGITS + 1];
+    int lo = -1, hi = -1;
+    for (int q = 0; q < A4W4_FAST_LIMBS; q++) {
         d[q] = limbs[q * stride];
-    normalise(d);
-    int neg = d[DIGITS - 1] < 0;
-    if (neg) {
-        for (int i = 0; i < DIGITS; i++)
-            d[i] = -d[i];
-        normalise(d);
+        if (d[q]) {
+            lo = lo < 0 ? q : lo;
+            hi = q;
+        }
     }
-    int td = DIGITS - 1;
-    while (td >= 0 && d[td] == 0)
-        td--;
-    if (td < 0) {
+    if (lo < 0) {
         *f32 = 0.0f;
         *bf16 = 0;
         return;
     }
-    int top = td * 32 + (31 - __builtin_clz((unsigned)d[td]));
-    int lo = top < 63 ? 0 : top - 63;
-    round_slow(window64(d, lo), neg, lo - 256, bf16, f32);
+    int top = hi + 3;
+    for (int i = A4W4_FAST_LIMBS; i <= top; i++)
+        d[i] = 0;
+    normalise(d, lo, top);
+    int neg = d[top] < 0;
+    if (neg) {
+        for (int i = lo; i <= top; i++)
+            d[i] = -d[i];
+        normalise(d, lo, top);
+    }
+    int td = top;
+    while (td >= lo && d[td] == 0)
+        td--;
+    if (td < lo) {
+        *f32 = 0.0f;
+        *bf16 = 0;
+        return;
+    }
+    int tb = td * 32 + (31 - __builtin_clz((unsigned)d[td]));
+    int pos = tb < 63 ? 0 : tb - 63; /* digits below lo are zero limbs */
+    round_slow(window64(d, lo, pos), neg, pos - 256, bf16, f32);
+}
+
+void a4w4_fast_round_window_tile(unsigned mr, const int64_t *acc, int32_t e, uint16_t *bf16,
+                                 float *f32)
+{
+    for (unsigned i = 0; i < mr * A4W4_FAST_NR; i++)
+        a4w4_fast_round_i64(acc[i], e, &bf16[i], &f32[i]);
+}
+
+void a4w4_fast_round_general_tile(unsigned mr, const int64_t *limbs, uint16_t *bf16,
+                                  float *f32)
+{
+    for (unsigned r = 0; r < mr; r++)
+        for (unsigned l = 0; l < A4W4_FAST_NR; l++)
+            a4w4_fast_round_limbs(limbs + (r * A4W4_FAST_LIMBS) * A4W4_FAST_NR + l, A4W4_FAST_NR,
+                                  &bf16[r * A4W4_FAST_NR + l], &f32[r * A4W4_FAST_NR + l]);
 }
