@@ -424,6 +424,7 @@ int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S,
 #ifdef _OPENMP
     st.threads = threads ? threads : a4w4_fast_max_threads();
 #else
+    (void)threads;
     st.threads = 1;
 #endif
     int rc;

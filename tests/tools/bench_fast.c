@@ -2,7 +2,7 @@
  * against the plain exact oracle and OpenBLAS sgemm, in one run on the same operands, with the
  * ratios taken within the run (contracts §4.1). Not a unit test: it prints a table.
  *
- *   bench_fast [--quick] [--reps R]
+ *   bench_fast [--quick] [--reps R] [--threads T]
  *
  * Shapes: normal-regime 256x5120x5120 and 16x34816x5120 (A quantized per 1x32 round_up from
  * bf16 N(0,1), W codes with scales 123..131, as the case generator makes them) and a
@@ -12,7 +12,8 @@
  * falls on all alike. "sgemm" is cblas_sgemm on operands dequantized beforehand (dequantization not
  * timed, as `a4w4check bench` does); "sgemm oracle" is a4w4_gemm_sgemm end to end. The plain
  * exact oracle is timed on the first rows only (its rate does not depend on M), and the fast
- * oracle's outputs on those rows are compared with it bit for bit. Exit 0, or 1 when an
+ * oracle's outputs on those rows are compared with it bit for bit. The multi-threaded rows use
+ * T threads (default: all, a4w4_fast_max_threads() and OpenBLAS's own count). Exit 0, or 1 when an
  * allocation fails or the fast oracle differs from the plain one. */
 #include <cblas.h>
 #include <stdio.h>
@@ -311,17 +312,19 @@ int main(int argc, char **argv)
                                          {"wide", 256, 5120, 5120, 1}};
     size_t ndiv = 1;
     int reps = 5;
+    unsigned all = a4w4_fast_max_threads();
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             ndiv = 8;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc && atoi(argv[i + 1]) > 0)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc && atoi(argv[i + 1]) > 0)
+            all = (unsigned)atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: bench_fast [--quick] [--reps R]\n");
+            fprintf(stderr, "usage: bench_fast [--quick] [--reps R] [--threads T]\n");
             return 2;
         }
     }
-    unsigned all = a4w4_fast_max_threads();
     int openblas_default = openblas_get_num_threads(), rc = 0;
     print_machine(all);
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
