@@ -113,9 +113,6 @@ typedef struct {
     uint8_t *panels;
     int32_t *p_lo, *p_hi; /* per panel: range of finite codes of nonzero blocks */
     uint32_t *p_mask;     /* per panel: a4w4_fast_pack_panel's lane masks */
-    uint8_t *x_code;      /* [nx + mr][nb] sanitized X codes (a4w4_fast_scan_row), pad rows 0 */
-    int32_t *x_lo, *x_hi; /* per X row: a4w4_fast_scan_row's range */
-    uint8_t *x_flags;     /* per X row: a4w4_fast_scan_row's flags */
     uint16_t *y_bf16;
     float *y_f32;
     size_t xs, ys;
@@ -124,11 +121,12 @@ typedef struct {
 /* Per-thread scratch: the current X tile and the kernels' outputs. */
 typedef struct {
     uint8_t *x;      /* [mr][K] */
-    const uint8_t *ex; /* the tile's rows of x_code */
+    uint8_t *ex;     /* [mr][nb] sanitized codes (a4w4_fast_scan_row); missing rows 0 */
     unsigned flags[A4W4_FAST_MAX_MR];
     int32_t xlo, xhi; /* over the tile's rows with a nonzero finite block */
     int any;          /* some row has one */
     size_t i0, rows;
+    size_t p_first;  /* the first panel run against this X tile in this chunk */
     int64_t *acc;    /* [mr][16] */
     int64_t *limbs;  /* [mr][LIMBS][16] */
     float *total;    /* [mr][16] */
@@ -142,6 +140,7 @@ static void scratch_free(fast_scratch *s)
     if (!s)
         return;
     free(s->x);
+    free(s->ex);
     free(s->acc);
     free(s->limbs);
     free(s->total);
@@ -155,10 +154,11 @@ static fast_scratch *scratch_new(const fast_job *j)
         return NULL;
     unsigned mr = j->k->mr;
     s->x = aligned_alloc(64, (mr * j->K + 63) / 64 * 64);
+    s->ex = malloc(mr * j->nb);
     s->acc = aligned_alloc(64, mr * A4W4_FAST_NR * sizeof *s->acc);
     s->limbs = aligned_alloc(64, mr * A4W4_FAST_LIMBS * A4W4_FAST_NR * sizeof *s->limbs);
     s->total = aligned_alloc(64, mr * A4W4_FAST_NR * sizeof *s->total);
-    if (!s->x || !s->acc || !s->limbs || !s->total) {
+    if (!s->x || !s->ex || !s->acc || !s->limbs || !s->total) {
         scratch_free(s);
         return NULL;
     }
@@ -167,28 +167,30 @@ static fast_scratch *scratch_new(const fast_job *j)
 
 /* ---- X tiles ---------------------------------------------------------------------------- */
 
-/* Decode X rows i0 .. i0+mr-1 (missing rows as zeros) and take their codes and ranges. */
+/* Decode and scan X rows i0 .. i0+mr-1 (missing rows as zeros). */
 static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
 {
     unsigned mr = j->k->mr;
     s->i0 = i0;
     s->rows = j->nx - i0 < mr ? j->nx - i0 : mr;
-    s->ex = j->x_code + i0 * j->nb;
     s->any = 0;
     s->xlo = 255;
     s->xhi = 0;
     for (unsigned r = 0; r < mr; r++) {
-        uint8_t *x = s->x + r * j->K;
-        s->flags[r] = r < s->rows ? j->x_flags[i0 + r] : 0;
+        uint8_t *x = s->x + r * j->K, *ex = s->ex + r * j->nb;
+        int32_t lo, hi;
         if (r >= s->rows) {
             memset(x, A4W4_FAST_X_OFFSET, j->K);
+            memset(ex, 0, j->nb);
+            s->flags[r] = 0;
             continue;
         }
-        j->k->decode_x(j->x_fp4 + (i0 + r) * (j->K / 2), j->K, x);
+        s->flags[r] = j->k->load_x(j->x_fp4 + (i0 + r) * (j->K / 2),
+                                   j->x_scale + (i0 + r) * j->nb, j->K, x, ex, &lo, &hi);
         if (s->flags[r] & 1u) {
             s->any = 1;
-            s->xlo = j->x_lo[i0 + r] < s->xlo ? j->x_lo[i0 + r] : s->xlo;
-            s->xhi = j->x_hi[i0 + r] > s->xhi ? j->x_hi[i0 + r] : s->xhi;
+            s->xlo = lo < s->xlo ? lo : s->xlo;
+            s->xhi = hi > s->xhi ? hi : s->xhi;
         }
     }
     if (!s->any)
@@ -258,7 +260,13 @@ static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind ki
  * them below nb * 4608 * 2^18 < 2^49 (nb <= 2^18): exact in int64 and in double. */
 static void run_tile(const fast_job *j, fast_scratch *s, size_t p)
 {
-    a4w4_fast_tile t = {s->x, j->K, s->ex, j->nb, j->panels + p * j->panel_bytes, j->nb};
+    a4w4_fast_tile t = {s->x, j->K, s->ex, j->nb, j->panels + p * j->panel_bytes, j->nb,
+                        NULL, 0};
+    if (p == s->p_first && s->i0 + j->k->mr < j->nx) { /* the next X tile's rows */
+        size_t rows = j->nx - s->i0 - j->k->mr;
+        t.pf = j->x_fp4 + (s->i0 + j->k->mr) * (j->K / 2);
+        t.pf_len = (rows < j->k->mr ? rows : j->k->mr) * (j->K / 2);
+    }
     int32_t ylo = j->p_lo[p], yhi = j->p_hi[p];
     if (!s->any || !(j->p_mask[p] & 0xFFFFu)) {
         write_tile(j, s, p, OUT_TRIVIAL, 0);
@@ -284,33 +292,22 @@ static void run_tile(const fast_job *j, fast_scratch *s, size_t p)
 
 static void job_free(fast_job *j)
 {
-    free(j->x_code);
-    free(j->x_lo);
-    free(j->x_hi);
-    free(j->x_flags);
     free(j->panels);
     free(j->p_lo);
     free(j->p_hi);
     free(j->p_mask);
 }
 
-/* Pack every Y panel and scan every X row (in parallel). A4W4_ENOMEM when the buffers
- * cannot be allocated. */
+/* Pack every Y panel (in parallel). A4W4_ENOMEM when the buffers cannot be allocated. */
 static int pack_all(fast_job *j, unsigned nt)
 {
-    unsigned mr = j->k->mr;
     j->npanels = (j->ny + A4W4_FAST_NR - 1) / A4W4_FAST_NR;
     j->panel_bytes = j->nb * A4W4_FAST_BLOCK_BYTES; /* a multiple of 64 */
     j->panels = aligned_alloc(64, j->npanels * j->panel_bytes);
     j->p_lo = malloc(j->npanels * sizeof *j->p_lo);
     j->p_hi = malloc(j->npanels * sizeof *j->p_hi);
     j->p_mask = malloc(j->npanels * sizeof *j->p_mask);
-    j->x_code = calloc((j->nx + mr) * j->nb, 1);
-    j->x_lo = malloc(j->nx * sizeof *j->x_lo);
-    j->x_hi = malloc(j->nx * sizeof *j->x_hi);
-    j->x_flags = malloc(j->nx);
-    if (!j->panels || !j->p_lo || !j->p_hi || !j->p_mask || !j->x_code || !j->x_lo ||
-        !j->x_hi || !j->x_flags)
+    if (!j->panels || !j->p_lo || !j->p_hi || !j->p_mask)
         return A4W4_ENOMEM;
     int failed = 0;
     (void)nt;
@@ -321,7 +318,7 @@ static int pack_all(fast_job *j, unsigned nt)
 #pragma omp atomic write
             failed = 1;
         }
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(dynamic, 1)
         for (size_t p = 0; p < j->npanels; p++) {
             size_t j0 = p * A4W4_FAST_NR;
             size_t nrows = j->ny - j0 < A4W4_FAST_NR ? j->ny - j0 : A4W4_FAST_NR;
@@ -330,12 +327,6 @@ static int pack_all(fast_job *j, unsigned nt)
                     j->y_fp4 + j0 * (j->K / 2), j->y_scale + j0 * j->nb, j->K, nrows,
                     j->panels + p * j->panel_bytes, codes, &j->p_lo[p], &j->p_hi[p]);
         }
-#pragma omp for schedule(static)
-        for (size_t i = 0; i < j->nx; i++)
-            j->x_flags[i] = (uint8_t)a4w4_fast_scan_row(j->x_fp4 + i * (j->K / 2),
-                                                        j->x_scale + i * j->nb, j->nb,
-                                                        j->x_code + i * j->nb, &j->x_lo[i],
-                                                        &j->x_hi[i]);
         free(codes);
     }
     return failed ? A4W4_ENOMEM : A4W4_OK;
@@ -376,6 +367,7 @@ static int sweep(const fast_job *j, unsigned nt, a4w4_fast_stats *st)
                 if (!s)
                     continue;
                 load_x_tile(j, s, xt * mr);
+                s->p_first = c0;
                 for (size_t p = c0; p < c1; p++)
                     run_tile(j, s, p);
             }
@@ -436,7 +428,7 @@ int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S,
                       a_is_x ? a_fp4 : w_fp4, a_is_x ? a_scale : w_scale,
                       a_is_x ? w_fp4 : a_fp4, a_is_x ? w_scale : a_scale,
                       a_is_x ? M : N, a_is_x ? N : M, K, K / 32, 0, 0, NULL, NULL, NULL, NULL,
-                      NULL, NULL, NULL, NULL, y_bf16, y_f32, a_is_x ? N : 1, a_is_x ? 1 : N};
+                      y_bf16, y_f32, a_is_x ? N : 1, a_is_x ? 1 : N};
         rc = pack_all(&j, st.threads);
         if (rc == A4W4_OK)
             rc = sweep(&j, st.threads, &st);

@@ -10,26 +10,82 @@
 
 #define MR 8
 
-/* One X row, 64 source bytes at a time (a4w4_fast_decode_x_ssse3 for the rest): both nibbles
- * through a vpshufb table, interleaved within 128-bit lanes, then put back in order. */
-static void decode_x(const uint8_t *fp4, size_t K, uint8_t *out)
+/* 64 source bytes (four blocks) of an X row decoded to 128 bytes: both nibbles through a
+ * vpshufb table, interleaved within 128-bit lanes, then put back in order. Returns the
+ * nonzero-element bit of each of the four blocks (bit j: block j). */
+static inline unsigned decode64(const uint8_t *fp4, uint8_t *out)
 {
     const __m512i lut = _mm512_broadcast_i32x4(
         _mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
     const __m512i nib = _mm512_set1_epi8(0x0F);
-    const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
-    const __m512i second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
-    size_t i = 0;
-    for (; i + 64 <= K / 2; i += 64) {
-        __m512i v = _mm512_loadu_si512(fp4 + i);
-        __m512i lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(v, nib));
-        __m512i hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib));
-        __m512i a = _mm512_unpacklo_epi8(lo, hi), b = _mm512_unpackhi_epi8(lo, hi);
-        _mm512_storeu_si512(out + 2 * i, _mm512_permutex2var_epi64(a, first, b));
-        _mm512_storeu_si512(out + 2 * i + 64, _mm512_permutex2var_epi64(a, second, b));
+    __m512i v = _mm512_loadu_si512(fp4);
+    __m512i lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(v, nib));
+    __m512i hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib));
+    __m512i a = _mm512_unpacklo_epi8(lo, hi), b = _mm512_unpackhi_epi8(lo, hi);
+    _mm512_storeu_si512(out, _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), b));
+    _mm512_storeu_si512(out + 64, _mm512_permutex2var_epi64(a, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), b));
+    /* one bit per 8 bytes with a nonzero magnitude nibble; a block is 16 bytes */
+    __mmask8 m = _mm512_test_epi64_mask(v, _mm512_set1_epi8(0x77));
+    unsigned pairs = (unsigned)(m | (m >> 1)) & 0x55u;
+    return (pairs & 1u) | ((pairs >> 1) & 2u) | ((pairs >> 2) & 4u) | ((pairs >> 3) & 8u);
+}
+
+/* Codes of 64 blocks from their scales and nonzero bits (a4w4_fast_scan_row's rules; 0xFF
+ * marks all-zero and NaN blocks until the row's smallest code is known). */
+static inline void codes64(const uint8_t *scale, uint64_t nz, __mmask64 have, uint8_t *code,
+                           __m512i *vlo, __m512i *vhi, unsigned *flags)
+{
+    __m512i sc = _mm512_maskz_loadu_epi8(have, scale);
+    __mmask64 nan = _mm512_mask_cmpeq_epi8_mask(have, sc, _mm512_set1_epi8((char)0xFF));
+    __mmask64 valid = (__mmask64)nz & have & ~nan;
+    *vlo = _mm512_mask_min_epu8(*vlo, valid, *vlo, sc);
+    *vhi = _mm512_mask_max_epu8(*vhi, valid, *vhi, sc);
+    _mm512_mask_storeu_epi8(code, have, _mm512_mask_blend_epi8(valid, _mm512_set1_epi8((char)0xFF), sc));
+    *flags |= (valid ? 1u : 0u) | (nan ? 2u : 0u);
+}
+
+static uint8_t hmin_epu8(__m512i v)
+{
+    uint8_t b[64], m = 255;
+    _mm512_storeu_si512(b, v);
+    for (int i = 0; i < 64; i++)
+        m = b[i] < m ? b[i] : m;
+    return m;
+}
+
+/* load_x: the decode and the scan of one X row in one pass over its bytes. */
+static unsigned load_x(const uint8_t *fp4, const uint8_t *scale, size_t K, uint8_t *out,
+                       uint8_t *code, int32_t *lo, int32_t *hi)
+{
+    size_t nb = K / 32;
+    unsigned flags = 0;
+    __m512i vlo = _mm512_set1_epi8((char)0xFF), vhi = _mm512_setzero_si512();
+    for (size_t b0 = 0; b0 < nb; b0 += 64) {
+        size_t n = nb - b0 < 64 ? nb - b0 : 64, b = 0;
+        uint64_t nz = 0;
+        for (; b + 4 <= n; b += 4)
+            nz |= (uint64_t)decode64(fp4 + (b0 + b) * 16, out + (b0 + b) * 32) << b;
+        for (; b < n; b++) {
+            a4w4_fast_decode_x_ssse3(fp4 + (b0 + b) * 16, 32, out + (b0 + b) * 32);
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(fp4 + (b0 + b) * 16));
+            nz |= (uint64_t)!_mm_testz_si128(v, _mm_set1_epi8(0x77)) << b;
+        }
+        __mmask64 have = n == 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+        codes64(scale + b0, nz, have, code + b0, &vlo, &vhi, &flags);
     }
-    if (i < K / 2)
-        a4w4_fast_decode_x_ssse3(fp4 + i, K - 2 * i, out + 2 * i);
+    int32_t l = (flags & 1u) ? hmin_epu8(vlo) : 0;
+    int32_t h = (flags & 1u) ? 255 - hmin_epu8(_mm512_sub_epi8(_mm512_set1_epi8((char)0xFF), vhi)) : 0;
+    for (size_t b0 = 0; b0 < nb; b0 += 64) {
+        size_t n = nb - b0 < 64 ? nb - b0 : 64;
+        __mmask64 have = n == 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+        __m512i c = _mm512_maskz_loadu_epi8(have, code + b0);
+        c = _mm512_mask_mov_epi8(c, _mm512_cmpeq_epi8_mask(c, _mm512_set1_epi8((char)0xFF)),
+                                 _mm512_set1_epi8((char)l));
+        _mm512_mask_storeu_epi8(code + b0, have, c);
+    }
+    *lo = l;
+    *hi = h;
+    return flags;
 }
 
 /* Exact dots of block b for MR rows x 16 lanes (the offset correction is the start value). */
@@ -64,6 +120,14 @@ static inline void flush_window(__m512i w[MR], int64_t *acc)
     }
 }
 
+/* Prefetch the share of t->pf that belongs to block b (spread over the blocks). */
+static inline void prefetch_share(const a4w4_fast_tile *t, size_t b)
+{
+    size_t per = (t->pf_len / t->nb + 63) & ~(size_t)63;
+    for (size_t o = b * per; o < (b + 1) * per && o < t->pf_len; o += 64)
+        _mm_prefetch((const char *)t->pf + o, _MM_HINT_T0);
+}
+
 static void exact_window(const a4w4_fast_tile *t, int32_t eoff, size_t group, int64_t *acc)
 {
     __m512i w[MR], d[MR];
@@ -72,6 +136,7 @@ static void exact_window(const a4w4_fast_tile *t, int32_t eoff, size_t group, in
     memset(acc, 0, MR * 16 * sizeof *acc);
     size_t left = group;
     for (size_t b = 0; b < t->nb; b++) {
+        prefetch_share(t, b);
         block_dots(t, b, d);
         __m512i ey = _mm512_load_si512(t->panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF);
 #pragma GCC unroll 8
@@ -140,6 +205,7 @@ static void exact_general(const a4w4_fast_tile *t, int64_t *limbs)
     memset(limbs, 0, MR * A4W4_FAST_LIMBS * 16 * sizeof *limbs);
     for (size_t b = 0; b < t->nb; b++) {
         const uint8_t *rec = t->panel + b * A4W4_FAST_BLOCK_BYTES;
+        prefetch_share(t, b);
         block_dots(t, b, d);
         __m512i ey = _mm512_load_si512(rec + A4W4_FAST_EY_OFF);
         int32_t eref = (_mm512_reduce_add_epi32(ey) >> 4) - 16; /* the lanes' mean - 16 */
@@ -163,6 +229,7 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
         for (int r = 0; r < MR; r++)
             part[r] = _mm512_setzero_ps();
         for (size_t b = b0; b < b1; b++) {
+            prefetch_share(t, b);
             block_dots(t, b, d);
             __m512i ey = _mm512_load_si512(t->panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF);
 #pragma GCC unroll 8
@@ -309,7 +376,7 @@ static void round_general(const int64_t *limbs, uint16_t *bf16, float *f32)
 }
 
 static const a4w4_fast_kernels table = {
-    "avx512vnni", MR,           decode_x, exact_window, exact_general,
+    "avx512vnni", MR,           load_x, exact_window, exact_general,
     ordered,      round_window, round_general,
 };
 

@@ -43,10 +43,13 @@ typedef struct {
     size_t lde;           /* >= nb */
     const uint8_t *panel; /* nb block records */
     size_t nb;            /* blocks (K / 32) */
+    const uint8_t *pf;    /* bytes the kernel may prefetch while it runs (NULL: none) */
+    size_t pf_len;
 } a4w4_fast_tile;
 
 /* One instruction-set path (a BLIS-style context). Outputs of a tile are [mr][16] row-major.
- *  decode_x:      K/2 fp4x2 bytes of one row -> K bytes (2 * e2m1 + 12).
+ *  load_x:        one X row: K/2 fp4x2 bytes -> K bytes (2 * e2m1 + 12) at out, and its
+ *                 sanitized codes, range and flags exactly as a4w4_fast_scan_row.
  *  exact_window:  acc[r][l] = sum_b dot(r,l,b) * 2^(ex[r][b] + ey[b][l] + eoff), where the
  *                 caller proved every shift in [0, 18] and that `group` consecutive terms sum
  *                 below 2^31 in magnitude (int32 partial sums, flushed to int64 every group).
@@ -62,7 +65,8 @@ typedef struct {
 typedef struct {
     const char *name;
     unsigned mr; /* rows of X per tile, <= A4W4_FAST_MAX_MR */
-    void (*decode_x)(const uint8_t *fp4, size_t K, uint8_t *out);
+    unsigned (*load_x)(const uint8_t *fp4, const uint8_t *scale, size_t K, uint8_t *out,
+                       uint8_t *code, int32_t *lo, int32_t *hi);
     void (*exact_window)(const a4w4_fast_tile *t, int32_t eoff, size_t group, int64_t *acc);
     void (*exact_general)(const a4w4_fast_tile *t, int64_t *limbs);
     void (*ordered)(const a4w4_fast_tile *t, size_t per_blocks, float *total);
@@ -97,8 +101,9 @@ int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S,
 unsigned a4w4_fast_scan_row(const uint8_t *fp4, const uint8_t *scale, size_t nb, uint8_t *code,
                             int32_t *lo, int32_t *hi);
 
-/* Portable decode of one X row (2 * e2m1 + 12 per element). */
-void a4w4_fast_decode_x_portable(const uint8_t *fp4, size_t K, uint8_t *out);
+/* Portable load_x: decode one X row (2 * e2m1 + 12 per element), then a4w4_fast_scan_row. */
+unsigned a4w4_fast_load_x_portable(const uint8_t *fp4, const uint8_t *scale, size_t K,
+                                   uint8_t *out, uint8_t *code, int32_t *lo, int32_t *hi);
 
 /* Pack nrows rows of Y (nrows <= 16, missing lanes zero; fp4 [nrows, K/2], scale
  * [nrows, K/32]) into one panel of K/32 records; codes is scratch of K/32 bytes. ey of the

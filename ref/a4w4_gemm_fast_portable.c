@@ -131,7 +131,7 @@ static void round_general(const int64_t *limbs, uint16_t *bf16, float *f32)
 }
 
 static const a4w4_fast_kernels table = {
-    "portable", MR,           a4w4_fast_decode_x_portable, exact_window, exact_general,
+    "portable", MR,           a4w4_fast_load_x_portable, exact_window, exact_general,
     ordered,    round_window, round_general,
 };
 
