@@ -111,7 +111,8 @@ typedef struct {
     size_t nx, ny, K, nb;
     size_t npanels, panel_bytes;
     uint8_t *panels;
-    int32_t *p_lo, *p_hi; /* per panel: range of finite codes of nonzero blocks */
+    int32_t *lane_lo;     /* [npanels][16]: per lane, the smallest code (pack_panel) */
+    int32_t *p_spread;    /* per panel: the largest code spread of a lane */
     uint32_t *p_mask;     /* per panel: a4w4_fast_pack_panel's lane masks */
     uint16_t *y_bf16;
     float *y_f32;
@@ -123,8 +124,9 @@ typedef struct {
     uint8_t *x;      /* [mr][K] */
     uint8_t *ex;     /* [mr][nb] sanitized codes (a4w4_fast_scan_row); missing rows 0 */
     unsigned flags[A4W4_FAST_MAX_MR];
-    int32_t xlo, xhi; /* over the tile's rows with a nonzero finite block */
-    int any;          /* some row has one */
+    int32_t xlo[A4W4_FAST_MAX_MR]; /* per row: the smallest code (a4w4_fast_scan_row) */
+    int32_t spread;   /* the largest hi - lo of the tile's rows */
+    int any;          /* some row has a nonzero finite block */
     size_t i0, rows;
     size_t p_first;  /* the first panel run against this X tile in this chunk */
     int64_t *acc;    /* [mr][16] */
@@ -174,8 +176,7 @@ static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
     s->i0 = i0;
     s->rows = j->nx - i0 < mr ? j->nx - i0 : mr;
     s->any = 0;
-    s->xlo = 255;
-    s->xhi = 0;
+    s->spread = 0;
     for (unsigned r = 0; r < mr; r++) {
         uint8_t *x = s->x + r * j->K, *ex = s->ex + r * j->nb;
         int32_t lo, hi;
@@ -183,18 +184,15 @@ static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
             memset(x, A4W4_FAST_X_OFFSET, j->K);
             memset(ex, 0, j->nb);
             s->flags[r] = 0;
+            s->xlo[r] = 0;
             continue;
         }
         s->flags[r] = j->k->load_x(j->x_fp4 + (i0 + r) * (j->K / 2),
                                    j->x_scale + (i0 + r) * j->nb, j->K, x, ex, &lo, &hi);
-        if (s->flags[r] & 1u) {
-            s->any = 1;
-            s->xlo = lo < s->xlo ? lo : s->xlo;
-            s->xhi = hi > s->xhi ? hi : s->xhi;
-        }
+        s->xlo[r] = lo;
+        s->any |= (s->flags[r] & 1u) != 0;
+        s->spread = hi - lo > s->spread ? hi - lo : s->spread;
     }
-    if (!s->any)
-        s->xlo = s->xhi = 0;
 }
 
 /* ---- outputs ------------------------------------------------------------------------------ */
@@ -202,7 +200,7 @@ static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
 typedef enum { OUT_TRIVIAL, OUT_WINDOW, OUT_GENERAL, OUT_ORDERED } out_kind;
 
 /* The tile's rounded outputs [mr][16] into s->tb / s->tf. */
-static void round_tile(const fast_job *j, fast_scratch *s, out_kind kind, int32_t win_e)
+static void round_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind kind)
 {
     size_t n = (size_t)j->k->mr * A4W4_FAST_NR;
     switch (kind) {
@@ -210,9 +208,13 @@ static void round_tile(const fast_job *j, fast_scratch *s, out_kind kind, int32_
         memset(s->tb, 0, n * sizeof *s->tb);
         memset(s->tf, 0, n * sizeof *s->tf);
         break;
-    case OUT_WINDOW:
-        j->k->round_window(s->acc, win_e, s->tb, s->tf);
+    case OUT_WINDOW: {
+        int32_t xe[A4W4_FAST_MAX_MR];
+        for (unsigned r = 0; r < j->k->mr; r++)
+            xe[r] = s->xlo[r] - 256;
+        j->k->round_window(s->acc, xe, j->lane_lo + p * A4W4_FAST_NR, s->tb, s->tf);
         break;
+    }
     case OUT_GENERAL:
         j->k->round_general(s->limbs, s->tb, s->tf);
         break;
@@ -227,14 +229,13 @@ static void round_tile(const fast_job *j, fast_scratch *s, out_kind kind, int32_
 
 /* Write the tile's valid outputs; a NaN-scale block in the X row or Y lane makes the output
  * NaN (bf16 0x7FC0, fp32 0x7FC00000) whatever the kernel computed. */
-static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind kind,
-                       int32_t win_e)
+static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind kind)
 {
     size_t j0 = p * A4W4_FAST_NR;
     size_t lanes = j->ny - j0 < A4W4_FAST_NR ? j->ny - j0 : A4W4_FAST_NR;
     uint32_t nan_lanes = j->p_mask[p] >> 16;
     const float qnan = a4w4_f32_from_bits(0x7FC00000u);
-    round_tile(j, s, kind, win_e);
+    round_tile(j, s, p, kind);
     for (unsigned r = 0; r < s->rows; r++) {
         const uint16_t *tb = s->tb + r * A4W4_FAST_NR;
         const float *tf = s->tf + r * A4W4_FAST_NR;
@@ -255,9 +256,10 @@ static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind ki
 }
 
 /* One tile: the loaded X rows against panel p. exact picks the window when the proof holds:
- * every shift (ex - xlo) + (ey - ylo) is in [0, D] with D <= 18, so each term is an integer
- * multiple of the quantum 2^(xlo + ylo - 256), `group` terms sum below 2^31 and all nb of
- * them below nb * 4608 * 2^18 < 2^49 (nb <= 2^18): exact in int64 and in double. */
+ * every term of output (r, l) is an integer multiple of its quantum 2^(xlo_r + ylo_l - 256)
+ * with shift (ex - xlo_r) + (ey - ylo_l) in [0, D], D = the largest row spread plus the
+ * largest lane spread <= 18; so `group` terms sum below 2^31 and all nb of them below
+ * nb * 4608 * 2^18 < 2^49 (nb <= 2^18): exact in int64 and in double. */
 static void run_tile(const fast_job *j, fast_scratch *s, size_t p)
 {
     a4w4_fast_tile t = {s->x, j->K, s->ex, j->nb, j->panels + p * j->panel_bytes, j->nb,
@@ -267,24 +269,28 @@ static void run_tile(const fast_job *j, fast_scratch *s, size_t p)
         t.pf = j->x_fp4 + (s->i0 + j->k->mr) * (j->K / 2);
         t.pf_len = (rows < j->k->mr ? rows : j->k->mr) * (j->K / 2);
     }
-    int32_t ylo = j->p_lo[p], yhi = j->p_hi[p];
     if (!s->any || !(j->p_mask[p] & 0xFFFFu)) {
-        write_tile(j, s, p, OUT_TRIVIAL, 0);
+        write_tile(j, s, p, OUT_TRIVIAL);
         return;
     }
     if (j->ordered) {
         j->k->ordered(&t, j->per_blocks, s->total);
-        write_tile(j, s, p, OUT_ORDERED, 0);
+        write_tile(j, s, p, OUT_ORDERED);
         return;
     }
-    int32_t D = (s->xhi - s->xlo) + (yhi - ylo);
+    int32_t D = s->spread + j->p_spread[p];
     if (D <= MAX_WINDOW_SPREAD) {
+        int32_t xoff[A4W4_FAST_MAX_MR], yoff[A4W4_FAST_NR];
+        for (unsigned r = 0; r < j->k->mr; r++)
+            xoff[r] = -s->xlo[r];
+        for (unsigned l = 0; l < A4W4_FAST_NR; l++)
+            yoff[l] = -j->lane_lo[p * A4W4_FAST_NR + l];
         size_t group = (size_t)0x7FFFFFFF / ((size_t)MAX_BLOCK_DOT << D);
-        j->k->exact_window(&t, -(s->xlo + ylo), group, s->acc);
-        write_tile(j, s, p, OUT_WINDOW, s->xlo + ylo - 256);
+        j->k->exact_window(&t, xoff, yoff, group, s->acc);
+        write_tile(j, s, p, OUT_WINDOW);
     } else {
         j->k->exact_general(&t, s->limbs);
-        write_tile(j, s, p, OUT_GENERAL, 0);
+        write_tile(j, s, p, OUT_GENERAL);
     }
 }
 
@@ -293,8 +299,8 @@ static void run_tile(const fast_job *j, fast_scratch *s, size_t p)
 static void job_free(fast_job *j)
 {
     free(j->panels);
-    free(j->p_lo);
-    free(j->p_hi);
+    free(j->lane_lo);
+    free(j->p_spread);
     free(j->p_mask);
 }
 
@@ -304,10 +310,10 @@ static int pack_all(fast_job *j, unsigned nt)
     j->npanels = (j->ny + A4W4_FAST_NR - 1) / A4W4_FAST_NR;
     j->panel_bytes = j->nb * A4W4_FAST_BLOCK_BYTES; /* a multiple of 64 */
     j->panels = aligned_alloc(64, j->npanels * j->panel_bytes);
-    j->p_lo = malloc(j->npanels * sizeof *j->p_lo);
-    j->p_hi = malloc(j->npanels * sizeof *j->p_hi);
+    j->lane_lo = malloc(j->npanels * A4W4_FAST_NR * sizeof *j->lane_lo);
+    j->p_spread = malloc(j->npanels * sizeof *j->p_spread);
     j->p_mask = malloc(j->npanels * sizeof *j->p_mask);
-    if (!j->panels || !j->p_lo || !j->p_hi || !j->p_mask)
+    if (!j->panels || !j->lane_lo || !j->p_spread || !j->p_mask)
         return A4W4_ENOMEM;
     int failed = 0;
     (void)nt;
@@ -325,7 +331,8 @@ static int pack_all(fast_job *j, unsigned nt)
             if (codes)
                 j->p_mask[p] = a4w4_fast_pack_panel(
                     j->y_fp4 + j0 * (j->K / 2), j->y_scale + j0 * j->nb, j->K, nrows,
-                    j->panels + p * j->panel_bytes, codes, &j->p_lo[p], &j->p_hi[p]);
+                    j->panels + p * j->panel_bytes, codes, j->lane_lo + p * A4W4_FAST_NR,
+                    &j->p_spread[p]);
         }
         free(codes);
     }

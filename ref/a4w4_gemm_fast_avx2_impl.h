@@ -55,8 +55,11 @@ static inline void flush_window(__m256i w[MR][2], int64_t *acc)
         }
 }
 
-static void exact_window(const a4w4_fast_tile *t, int32_t eoff, size_t group, int64_t *acc)
+static void exact_window(const a4w4_fast_tile *t, const int32_t *xoff, const int32_t *yoff,
+                         size_t group, int64_t *acc)
 {
+    const __m256i yo0 = _mm256_loadu_si256((const __m256i *)(const void *)yoff);
+    const __m256i yo1 = _mm256_loadu_si256((const __m256i *)(const void *)(yoff + 8));
     __m256i w[MR][2], d[MR][2];
     for (int r = 0; r < MR; r++)
         w[r][0] = w[r][1] = _mm256_setzero_si256();
@@ -64,10 +67,11 @@ static void exact_window(const a4w4_fast_tile *t, int32_t eoff, size_t group, in
     size_t left = group;
     for (size_t b = 0; b < t->nb; b++) {
         block_dots(t, b, d);
-        __m256i ey0 = load_ey(t, b, 0), ey1 = load_ey(t, b, 1);
+        __m256i ey0 = _mm256_add_epi32(load_ey(t, b, 0), yo0);
+        __m256i ey1 = _mm256_add_epi32(load_ey(t, b, 1), yo1);
 #pragma GCC unroll 4
         for (int r = 0; r < MR; r++) {
-            __m256i er = _mm256_set1_epi32(t->ex[r * t->lde + b] + eoff);
+            __m256i er = _mm256_set1_epi32(t->ex[r * t->lde + b] + xoff[r]);
             w[r][0] = _mm256_add_epi32(w[r][0], _mm256_sllv_epi32(d[r][0], _mm256_add_epi32(ey0, er)));
             w[r][1] = _mm256_add_epi32(w[r][1], _mm256_sllv_epi32(d[r][1], _mm256_add_epi32(ey1, er)));
         }
@@ -147,9 +151,10 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
             _mm256_store_ps(total + r * 16 + h * 8, tot[r][h]);
 }
 
-static void round_window(const int64_t *acc, int32_t e, uint16_t *bf16, float *f32)
+static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye,
+                         uint16_t *bf16, float *f32)
 {
-    a4w4_fast_round_window_tile(MR, acc, e, bf16, f32);
+    a4w4_fast_round_window_tile(MR, acc, xe, ye, bf16, f32);
 }
 
 static void round_general(const int64_t *limbs, uint16_t *bf16, float *f32)

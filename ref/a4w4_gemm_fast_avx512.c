@@ -128,8 +128,10 @@ static inline void prefetch_share(const a4w4_fast_tile *t, size_t b)
         _mm_prefetch((const char *)t->pf + o, _MM_HINT_T0);
 }
 
-static void exact_window(const a4w4_fast_tile *t, int32_t eoff, size_t group, int64_t *acc)
+static void exact_window(const a4w4_fast_tile *t, const int32_t *xoff, const int32_t *yoff,
+                         size_t group, int64_t *acc)
 {
+    const __m512i yo = _mm512_loadu_si512(yoff);
     __m512i w[MR], d[MR];
     for (int r = 0; r < MR; r++)
         w[r] = _mm512_setzero_si512();
@@ -138,10 +140,11 @@ static void exact_window(const a4w4_fast_tile *t, int32_t eoff, size_t group, in
     for (size_t b = 0; b < t->nb; b++) {
         prefetch_share(t, b);
         block_dots(t, b, d);
-        __m512i ey = _mm512_load_si512(t->panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF);
+        __m512i ey = _mm512_add_epi32(
+            _mm512_load_si512(t->panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF), yo);
 #pragma GCC unroll 8
         for (int r = 0; r < MR; r++) {
-            __m512i s = _mm512_add_epi32(ey, _mm512_set1_epi32(t->ex[r * t->lde + b] + eoff));
+            __m512i s = _mm512_add_epi32(ey, _mm512_set1_epi32(t->ex[r * t->lde + b] + xoff[r]));
             w[r] = _mm512_add_epi32(w[r], _mm512_sllv_epi32(d[r], s));
         }
         if (--left == 0) {
@@ -248,23 +251,17 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
 
 /* ---- rounding, eight outputs per vector ------------------------------------------------ */
 
-/* 2^e as a double, -1022 <= e <= 1023. */
-static double pow2d(int e)
-{
-    uint64_t bits = (uint64_t)(e + 1023) << 52;
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
 /* The window: acc * 2^e is exact in double (|acc| < 2^53), one RNE to fp32; bf16 from the
  * fp32 bits unless the fp32 result is inexact and a bf16 midpoint (then the scalar rounding of
  * the exact value, a4w4_fast_round_i64). */
-static void round_window(const int64_t *acc, int32_t e, uint16_t *bf16, float *f32)
+static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye,
+                         uint16_t *bf16, float *f32)
 {
-    const __m512d scale = _mm512_set1_pd(pow2d(e));
     const __m256i lo16 = _mm256_set1_epi32(0xFFFF), tie = _mm256_set1_epi32(0x8000);
     for (int i = 0; i < MR * 16; i += 8) {
+        __m512i e = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(ye + i % 16))),
+                                     _mm512_set1_epi64(xe[i / 16] + 1023));
+        __m512d scale = _mm512_castsi512_pd(_mm512_slli_epi64(e, 52)); /* 2^(xe + ye) */
         __m512d v = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_load_si512(acc + i)), scale);
         __m256 f = _mm512_cvtpd_ps(v);
         __m256i u = _mm256_castps_si256(f);
@@ -276,7 +273,8 @@ static void round_window(const int64_t *acc, int32_t e, uint16_t *bf16, float *f
         _mm256_storeu_ps(f32 + i, f);
         while (fix) {
             unsigned lane = (unsigned)__builtin_ctz(fix);
-            a4w4_fast_round_i64(acc[i + lane], e, &bf16[i + lane], &f32[i + lane]);
+            a4w4_fast_round_i64(acc[i + lane], xe[i / 16] + ye[i % 16 + lane], &bf16[i + lane],
+                                &f32[i + lane]);
             fix = (__mmask8)(fix & (fix - 1));
         }
     }

@@ -50,16 +50,17 @@ typedef struct {
 /* One instruction-set path (a BLIS-style context). Outputs of a tile are [mr][16] row-major.
  *  load_x:        one X row: K/2 fp4x2 bytes -> K bytes (2 * e2m1 + 12) at out, and its
  *                 sanitized codes, range and flags exactly as a4w4_fast_scan_row.
- *  exact_window:  acc[r][l] = sum_b dot(r,l,b) * 2^(ex[r][b] + ey[b][l] + eoff), where the
- *                 caller proved every shift in [0, 18] and that `group` consecutive terms sum
- *                 below 2^31 in magnitude (int32 partial sums, flushed to int64 every group).
+ *  exact_window:  acc[r][l] = sum_b dot(r,l,b) * 2^(ex[r][b] + xoff[r] + ey[b][l] + yoff[l]),
+ *                 where the caller proved every shift of a nonzero term in [0, 18] and that
+ *                 `group` consecutive terms sum below 2^31 in magnitude (int32 partial sums,
+ *                 flushed to int64 every group); shifts of zero terms may be out of range.
  *  exact_general: limbs[r][q][l] += dot(r,l,b) * 2^((e & 31)) for q = e >> 5,
  *                 e = ex[r][b] + ey[b][l] (0..508), limbs zeroed first; any input, nb <= 2^18.
  *  ordered:       total[r][l] = ordered(S) fp32 sum (contracts §4.1): per split of
  *                 per_blocks blocks, part = +0.0 + v_b in ascending b, v_b the block value
  *                 dot * 2^(e - 256) rounded once to fp32; total = +0.0 + parts in order.
- *  round_window:  bf16[r][l], f32[r][l] = RNE of acc[r][l] * 2^e (|acc| < 2^53,
- *                 -256 <= e <= 252), as a4w4_fast_round_i64.
+ *  round_window:  bf16[r][l], f32[r][l] = RNE of acc[r][l] * 2^(xe[r] + ye[l]) (|acc| <
+ *                 2^53, -256 <= xe[r] + ye[l] <= 252), as a4w4_fast_round_i64.
  *  round_general: bf16[r][l], f32[r][l] = RNE of the limbs of output (r, l) in the
  *                 exact_general layout, as a4w4_fast_round_limbs. */
 typedef struct {
@@ -67,10 +68,12 @@ typedef struct {
     unsigned mr; /* rows of X per tile, <= A4W4_FAST_MAX_MR */
     unsigned (*load_x)(const uint8_t *fp4, const uint8_t *scale, size_t K, uint8_t *out,
                        uint8_t *code, int32_t *lo, int32_t *hi);
-    void (*exact_window)(const a4w4_fast_tile *t, int32_t eoff, size_t group, int64_t *acc);
+    void (*exact_window)(const a4w4_fast_tile *t, const int32_t *xoff, const int32_t *yoff,
+                         size_t group, int64_t *acc);
     void (*exact_general)(const a4w4_fast_tile *t, int64_t *limbs);
     void (*ordered)(const a4w4_fast_tile *t, size_t per_blocks, float *total);
-    void (*round_window)(const int64_t *acc, int32_t e, uint16_t *bf16, float *f32);
+    void (*round_window)(const int64_t *acc, const int32_t *xe, const int32_t *ye,
+                         uint16_t *bf16, float *f32);
     void (*round_general)(const int64_t *limbs, uint16_t *bf16, float *f32);
 } a4w4_fast_kernels;
 
@@ -106,20 +109,21 @@ unsigned a4w4_fast_load_x_portable(const uint8_t *fp4, const uint8_t *scale, siz
                                    uint8_t *out, uint8_t *code, int32_t *lo, int32_t *hi);
 
 /* Pack nrows rows of Y (nrows <= 16, missing lanes zero; fp4 [nrows, K/2], scale
- * [nrows, K/32]) into one panel of K/32 records; codes is scratch of K/32 bytes. ey of the
- * panel lies in [*lo, *hi] (the range over lanes' nonzero finite blocks; all-zero lanes hold
- * *lo). Returns the lane masks: bits 0..15 lanes with a nonzero finite block, bits 16..31
- * lanes with a NaN-scale block. */
+ * [nrows, K/32]) into one panel of K/32 records; codes is scratch of K/32 bytes. lane_lo[l]
+ * is lane l's smallest code (a4w4_fast_scan_row's *lo), *spread the largest hi - lo over the
+ * lanes; lanes without a nonzero finite block (and missing ones) hold the smallest lane_lo of
+ * the others in ey and lane_lo. Returns the lane masks: bits 0..15 lanes with a nonzero finite
+ * block, bits 16..31 lanes with a NaN-scale block. */
 uint32_t a4w4_fast_pack_panel(const uint8_t *fp4, const uint8_t *scale, size_t K, size_t nrows,
-                              uint8_t *panel, uint8_t *codes, int32_t *lo, int32_t *hi);
+                              uint8_t *panel, uint8_t *codes, int32_t *lane_lo, int32_t *spread);
 
 /* RNE of T * 2^e (|T| < 2^63) to bf16 bits and fp32; an exact zero gives +0. */
 void a4w4_fast_round_i64(int64_t T, int e, uint16_t *bf16, float *f32);
 
 /* a4w4_fast_round_i64 / a4w4_fast_round_limbs over a tile of mr rows x 16 lanes (the
  * round_window / round_general contracts above, scalar). */
-void a4w4_fast_round_window_tile(unsigned mr, const int64_t *acc, int32_t e, uint16_t *bf16,
-                                 float *f32);
+void a4w4_fast_round_window_tile(unsigned mr, const int64_t *acc, const int32_t *xe,
+                                 const int32_t *ye, uint16_t *bf16, float *f32);
 void a4w4_fast_round_general_tile(unsigned mr, const int64_t *limbs, uint16_t *bf16,
                                   float *f32);
 

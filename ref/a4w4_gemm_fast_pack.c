@@ -71,22 +71,20 @@ static int32_t pack_lane_block(const uint8_t *fp4, int8_t *y, unsigned lane)
 }
 
 uint32_t a4w4_fast_pack_panel(const uint8_t *fp4, const uint8_t *scale, size_t K, size_t nrows,
-                              uint8_t *panel, uint8_t *codes, int32_t *lo, int32_t *hi)
+                              uint8_t *panel, uint8_t *codes, int32_t *lane_lo, int32_t *spread)
 {
     size_t nb = K / 32;
     uint32_t mask = 0;
-    int32_t plo = 255, phi = 0;
+    int32_t plo = 255;
+    *spread = 0;
     memset(panel, 0, nb * A4W4_FAST_BLOCK_BYTES);
     for (size_t l = 0; l < nrows; l++) {
         int32_t rlo, rhi;
         unsigned f = a4w4_fast_scan_row(fp4 + l * (K / 2), scale + l * nb, nb, codes, &rlo, &rhi);
-        if (f & 1u) {
-            mask |= 1u << l;
-            plo = rlo < plo ? rlo : plo;
-            phi = rhi > phi ? rhi : phi;
-        }
-        if (f & 2u)
-            mask |= 1u << (16 + l);
+        mask |= (f & 1u) << l | (f & 2u) << (15 + l);
+        lane_lo[l] = rlo;
+        plo = (f & 1u) && rlo < plo ? rlo : plo;
+        *spread = (f & 1u) && rhi - rlo > *spread ? rhi - rlo : *spread;
         for (size_t b = 0; b < nb; b++) {
             uint8_t *rec = panel + b * A4W4_FAST_BLOCK_BYTES;
             int32_t nc = pack_lane_block(fp4 + l * (K / 2) + b * 16, (int8_t *)rec, (unsigned)l);
@@ -95,13 +93,12 @@ uint32_t a4w4_fast_pack_panel(const uint8_t *fp4, const uint8_t *scale, size_t K
             memcpy(rec + A4W4_FAST_EY_OFF + l * sizeof ey, &ey, sizeof ey);
         }
     }
-    if (!(mask & 0xFFFFu))
-        plo = phi = 0;
-    for (size_t l = 0; l < A4W4_FAST_NR; l++) /* all-zero and missing lanes: the panel's low */
-        if (l >= nrows || !(mask & (1u << l)))
+    plo = mask & 0xFFFFu ? plo : 0;
+    for (size_t l = 0; l < A4W4_FAST_NR; l++) /* all-zero and missing lanes */
+        if (l >= nrows || !(mask & (1u << l))) {
+            lane_lo[l] = plo;
             for (size_t b = 0; b < nb; b++)
                 memcpy(panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF + l * 4, &plo, 4);
-    *lo = plo;
-    *hi = phi;
+        }
     return mask;
 }

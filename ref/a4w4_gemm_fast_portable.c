@@ -42,7 +42,8 @@ static void flush_window(int32_t w[MR][NR], int64_t *acc)
         }
 }
 
-static void exact_window(const a4w4_fast_tile *t, int32_t eoff, size_t group, int64_t *acc)
+static void exact_window(const a4w4_fast_tile *t, const int32_t *xoff, const int32_t *yoff,
+                         size_t group, int64_t *acc)
 {
     int32_t w[MR][NR], d[MR][NR], ey[NR];
     memset(w, 0, sizeof w);
@@ -52,9 +53,9 @@ static void exact_window(const a4w4_fast_tile *t, int32_t eoff, size_t group, in
         block_dots(t, b, d);
         load_i32x16(t->panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF, ey);
         for (int r = 0; r < MR; r++) {
-            int32_t er = t->ex[r * t->lde + b] + eoff;
+            int32_t er = t->ex[r * t->lde + b] + xoff[r];
             for (int l = 0; l < NR; l++) { /* shift in [0, 18] where d != 0 */
-                int32_t sh = er + ey[l];
+                int32_t sh = er + ey[l] + yoff[l];
                 w[r][l] += d[r][l] * ((int32_t)1 << (sh < 0 ? 0 : sh > 18 ? 18 : sh));
             }
         }
@@ -120,9 +121,10 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
     }
 }
 
-static void round_window(const int64_t *acc, int32_t e, uint16_t *bf16, float *f32)
+static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye,
+                         uint16_t *bf16, float *f32)
 {
-    a4w4_fast_round_window_tile(MR, acc, e, bf16, f32);
+    a4w4_fast_round_window_tile(MR, acc, xe, ye, bf16, f32);
 }
 
 static void round_general(const int64_t *limbs, uint16_t *bf16, float *f32)

@@ -156,11 +156,14 @@ void a4w4_fast_round_limbs(const int64_t *limbs, size_t stride, uint16_t *bf16, 
     round_slow(window64(d, lo, pos), neg, pos - 256, bf16, f32);
 }
 
-void a4w4_fast_round_window_tile(unsigned mr, const int64_t *acc, int32_t e, uint16_t *bf16,
-                                 float *f32)
+void a4w4_fast_round_window_tile(unsigned mr, const int64_t *acc, const int32_t *xe,
+                                 const int32_t *ye, uint16_t *bf16, float *f32)
 {
-    for (unsigned i = 0; i < mr * A4W4_FAST_NR; i++)
-        a4w4_fast_round_i64(acc[i], e, &bf16[i], &f32[i]);
+    for (unsigned r = 0; r < mr; r++)
+        for (unsigned l = 0; l < A4W4_FAST_NR; l++) {
+            unsigned i = r * A4W4_FAST_NR + l;
+            a4w4_fast_round_i64(acc[i], xe[r] + ye[l], &bf16[i], &f32[i]);
+        }
 }
 
 void a4w4_fast_round_general_tile(unsigned mr, const int64_t *limbs, uint16_t *bf16,

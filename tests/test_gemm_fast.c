@@ -472,10 +472,11 @@ static a4w4_fast_tile without_last_block(const a4w4_fast_tile *t)
     return u;
 }
 
-static void mutant_window(const a4w4_fast_tile *t, int32_t eoff, size_t group, int64_t *acc)
+static void mutant_window(const a4w4_fast_tile *t, const int32_t *xoff, const int32_t *yoff,
+                          size_t group, int64_t *acc)
 {
     a4w4_fast_tile u = without_last_block(t);
-    mutant_of->exact_window(&u, eoff, group, acc);
+    mutant_of->exact_window(&u, xoff, yoff, group, acc);
 }
 
 static void mutant_general(const a4w4_fast_tile *t, int64_t *limbs)
@@ -575,4 +576,60 @@ Test(fast_api, errors_as_the_plain_oracles)
             cr_assert_eq(a4w4_gemm_exact_fast_ex(a, s, a, s, 1, 1, 32, y, NULL, 1,
                                                  (a4w4_fast_isa)isa, NULL),
                          A4W4_EUNSUPPORTED);
+}
+
+/* ---- the window path at both ends of the exponent range ---------------------------------- */
+
+/* Narrow spreads (so the int64 window is proven) with scales near 254 (sums overflow to Inf)
+ * and near 0 (sums underflow to ±0 and fp32/bf16 subnormals). */
+Test(fast_window, overflow_and_underflow_with_narrow_spreads)
+{
+    static const unsigned lo[3] = {250, 0, 63};
+    for (int c = 0; c < 3; c++) {
+        operands o = ops_new(17, 40, 288);
+        fill_codes(o.a, o.M * o.K / 2, 7);
+        fill_codes(o.w, o.N * o.K / 2, 7);
+        fill_scales(o.as, o.M * o.K / 32, lo[c], lo[c] + 4);
+        fill_scales(o.ws, o.N * o.K / 32, lo[c], lo[c] + 4);
+        check_exact_and_every_split(&o, "narrow extreme scales");
+        a4w4_fast_stats st;
+        result f = result_new(o.M * o.N);
+        cr_assert_eq(a4w4_gemm_exact_fast_ex(o.a, o.as, o.w, o.ws, o.M, o.N, o.K, f.bf16, f.f32,
+                                             1, A4W4_FAST_AUTO, &st), 0);
+        cr_assert_eq(st.window, o.M * o.N, "spreads of 4 per side take the window");
+        result_free(&f);
+        ops_free(&o);
+    }
+}
+
+/* Which exact path each regime takes (the window proof holds for exact-regime and normal
+ * data; wide scales need the limbs). Logged, and the expected path asserted. */
+Test(fast_window, paths_taken_per_regime)
+{
+    for (int regime = 0; regime < 5; regime++) {
+        static const char *const names[5] = {"exact", "normal", "wide", "special", "code0"};
+        operands o = ops_new(64, 96, 2304);
+        if (regime == 0)
+            fill_exact(&o);
+        else if (regime == 1)
+            fill_normal(&o, A4W4_ROUND_UP);
+        else if (regime == 2)
+            fill_wide(&o, 1, 1);
+        else if (regime == 3)
+            fill_special(&o);
+        else
+            fill_code0(&o);
+        a4w4_fast_stats st;
+        result f = result_new(o.M * o.N);
+        cr_assert_eq(a4w4_gemm_exact_fast_ex(o.a, o.as, o.w, o.ws, o.M, o.N, o.K, f.bf16, NULL,
+                                             1, A4W4_FAST_AUTO, &st), 0);
+        cr_log_info("%s: window %zu, general %zu, trivial %zu of %zu outputs", names[regime],
+                    st.window, st.general, st.trivial, o.M * o.N);
+        if (regime <= 1 || regime == 3)
+            cr_assert_eq(st.general, 0, "%s data fits the window", names[regime]);
+        else
+            cr_assert_eq(st.window, 0, "%s data needs the limbs", names[regime]);
+        result_free(&f);
+        ops_free(&o);
+    }
 }
