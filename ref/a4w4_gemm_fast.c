@@ -22,8 +22,8 @@
 
 /* ---- paths ------------------------------------------------------------------------------ */
 
-static const char *const isa_names[A4W4_FAST_ISA_COUNT] = {"auto", "avx512vnni", "avxvnni",
-                                                           "avx2", "portable"};
+static const char *const isa_names[A4W4_FAST_ISA_COUNT] = {"auto",    "amx",  "avx512vnni",
+                                                           "avxvnni", "avx2", "portable"};
 
 const char *a4w4_fast_isa_name(a4w4_fast_isa isa)
 {
@@ -36,6 +36,9 @@ static int cpu_has(a4w4_fast_isa isa)
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
     switch (isa) {
+    case A4W4_FAST_AMX:
+        return cpu_has(A4W4_FAST_AVX512VNNI) && __builtin_cpu_supports("amx-tile") &&
+               __builtin_cpu_supports("amx-int8") && a4w4_fast_amx_permitted();
     case A4W4_FAST_AVX512VNNI:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
@@ -59,6 +62,8 @@ static const a4w4_fast_kernels *table_if_runnable(a4w4_fast_isa isa)
     switch (isa) {
     case A4W4_FAST_PORTABLE:
         return a4w4_fast_kernels_portable();
+    case A4W4_FAST_AMX:
+        return a4w4_fast_kernels_amx() && cpu_has(isa) ? a4w4_fast_kernels_amx() : NULL;
     case A4W4_FAST_AVX512VNNI:
         return cpu_has(isa) ? a4w4_fast_kernels_avx512vnni() : NULL;
     case A4W4_FAST_AVXVNNI:
@@ -74,7 +79,7 @@ a4w4_fast_isa a4w4_fast_isa_resolve(a4w4_fast_isa isa)
 {
     if (isa != A4W4_FAST_AUTO)
         return isa;
-    for (int i = A4W4_FAST_AVX512VNNI; i < A4W4_FAST_PORTABLE; i++)
+    for (int i = A4W4_FAST_AUTO + 1; i < A4W4_FAST_PORTABLE; i++)
         if (table_if_runnable((a4w4_fast_isa)i))
             return (a4w4_fast_isa)i;
     return A4W4_FAST_PORTABLE;
@@ -156,7 +161,7 @@ static fast_scratch *scratch_new(const fast_job *j)
         return NULL;
     unsigned mr = j->k->mr;
     s->x = aligned_alloc(64, (mr * j->K + 63) / 64 * 64);
-    s->ex = malloc(mr * j->nb);
+    s->ex = malloc(mr * j->nb + 4); /* kernels may read 4 bytes at the last code */
     s->acc = aligned_alloc(64, mr * A4W4_FAST_NR * sizeof *s->acc);
     s->limbs = aligned_alloc(64, mr * A4W4_FAST_LIMBS * A4W4_FAST_NR * sizeof *s->limbs);
     s->total = aligned_alloc(64, mr * A4W4_FAST_NR * sizeof *s->total);
@@ -181,7 +186,7 @@ static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
         uint8_t *x = s->x + r * j->K, *ex = s->ex + r * j->nb;
         int32_t lo, hi;
         if (r >= s->rows) {
-            memset(x, A4W4_FAST_X_OFFSET, j->K);
+            memset(x, j->k->x_zero, j->K);
             memset(ex, 0, j->nb);
             s->flags[r] = 0;
             s->xlo[r] = 0;

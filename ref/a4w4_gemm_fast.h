@@ -11,7 +11,7 @@
  *
  * Method (contracts §4): twice an E2M1 value is an integer in {0, ±1, ±2, ±3, ±4, ±6, ±8,
  * ±12}, so a 32-block dot of doubled codes is an exact integer (|dot| <= 4608), computed with
- * integer SIMD (vpdpbusd on AVX512-VNNI / AVX-VNNI, vpmaddubsw on AVX2, plain C otherwise).
+ * integer SIMD (AMX tiles, vpdpbusd on AVX512-VNNI / AVX-VNNI, vpmaddubsw on AVX2, plain C).
  * exact: the sum over blocks of dot_b * 2^(sa_b + sb_b - 256) is accumulated in an int64
  * window when a per-tile proof shows every term is an integer multiple of the smallest quantum
  * and the total stays below 2^62 of it, else in 32-bit digits held in int64 limbs (any input);
@@ -32,23 +32,26 @@
 /* Instruction-set paths, chosen at run time from CPU features (__builtin_cpu_supports). */
 typedef enum {
     A4W4_FAST_AUTO = 0,       /* the best path this build and CPU can run */
-    A4W4_FAST_AVX512VNNI = 1, /* AVX-512 F/BW/VL/DQ/CD + AVX512-VNNI, 512-bit vpdpbusd */
-    A4W4_FAST_AVXVNNI = 2,    /* AVX2 + AVX-VNNI, 256-bit vpdpbusd */
-    A4W4_FAST_AVX2 = 3,       /* plain AVX2, vpmaddubsw + vpmaddwd */
-    A4W4_FAST_PORTABLE = 4    /* portable C */
+    A4W4_FAST_AMX = 1,        /* AMX-INT8 tiles (tdpbssd) + the AVX-512 set below (Linux) */
+    A4W4_FAST_AVX512VNNI = 2, /* AVX-512 F/BW/VL/DQ/CD + AVX512-VNNI, 512-bit vpdpbusd */
+    A4W4_FAST_AVXVNNI = 3,    /* AVX2 + AVX-VNNI, 256-bit vpdpbusd */
+    A4W4_FAST_AVX2 = 4,       /* plain AVX2, vpmaddubsw + vpmaddwd */
+    A4W4_FAST_PORTABLE = 5    /* portable C */
 } a4w4_fast_isa;
 
-#define A4W4_FAST_ISA_COUNT 5
+#define A4W4_FAST_ISA_COUNT 6
 
-/* "auto", "avx512vnni", "avxvnni", "avx2", "portable"; NULL for an unknown value. */
+/* "auto", "amx", "avx512vnni", "avxvnni", "avx2", "portable"; NULL for an unknown value. */
 const char *a4w4_fast_isa_name(a4w4_fast_isa isa);
 
 /* 1 when this build was compiled with the path and the CPU (and OS) can run it; AUTO and
  * PORTABLE are always 1; 0 otherwise. */
 int a4w4_fast_isa_supported(a4w4_fast_isa isa);
 
-/* The concrete path AUTO stands for (the first supported of AVX512VNNI, AVXVNNI, AVX2,
- * PORTABLE); any other value is returned unchanged. */
+/* The concrete path AUTO stands for (the first supported of AMX, AVX512VNNI, AVXVNNI, AVX2,
+ * PORTABLE); any other value is returned unchanged. AMX is supported where the CPU has
+ * AMX-TILE and AMX-INT8 and Linux grants the process the tile data state (arch_prctl
+ * ARCH_REQ_XCOMP_PERM, requested once by the first check). */
 a4w4_fast_isa a4w4_fast_isa_resolve(a4w4_fast_isa isa);
 
 /* Threads a call with threads == 0 uses: omp_get_max_threads(), or 1 without OpenMP. */

@@ -16,7 +16,7 @@ static inline __m256i dot4_avx2(__m256i acc, __m256i x, __m256i y)
 #include "a4w4_gemm_fast_avx2_impl.h"
 
 static const a4w4_fast_kernels table = {
-    "avx2", MR,           a4w4_fast_load_x_ssse3, exact_window, exact_general,
+    "avx2", MR, A4W4_FAST_X_OFFSET,           a4w4_fast_load_x_ssse3, exact_window, exact_general,
     ordered, round_window, round_general,
 };
 

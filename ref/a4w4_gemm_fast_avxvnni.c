@@ -10,7 +10,7 @@
 #include "a4w4_gemm_fast_avx2_impl.h"
 
 static const a4w4_fast_kernels table = {
-    "avxvnni", MR,           a4w4_fast_load_x_ssse3, exact_window, exact_general,
+    "avxvnni", MR, A4W4_FAST_X_OFFSET,           a4w4_fast_load_x_ssse3, exact_window, exact_general,
     ordered, round_window, round_general,
 };
 

@@ -12,7 +12,8 @@
  *   bytes [576, 640)  int32 ey[lane]    = the lane's scale code (sanitized, see below)
  * X rows are decoded to u8 x[k] = 2 * e2m1(X[k]) + 12 in [0, 24], so that
  * sum_k x[k] * y[k] + ncorr = sum_k 2X * 2Y, the block's exact dot in units of 2^(ex+ey-256)
- * (vpdpbusd multiplies unsigned by signed bytes).
+ * (vpdpbusd multiplies unsigned by signed bytes); the AMX path decodes X to signed bytes
+ * 2 * e2m1 and multiplies signed by signed (tdpbssd), without the correction.
  *
  * Sanitized scale codes: a block that is all ±0 on its side, or has scale 0xFF, holds the
  * smallest code of the row's other blocks (0 when none): its dot is 0 or its output is NaN
@@ -33,13 +34,14 @@
 #define A4W4_FAST_EY_OFF 576
 #define A4W4_FAST_X_OFFSET 12   /* added to each decoded X element */
 #define A4W4_FAST_LIMBS 16      /* general path: limb q holds terms with (ex + ey) >> 5 == q */
-#define A4W4_FAST_MAX_MR 8
+#define A4W4_FAST_MAX_MR 16
 
 /* One tile: mr rows of X (decoded) against one Y panel, over all nb blocks. */
 typedef struct {
     const uint8_t *x;     /* [mr][ldx] decoded X rows (value * 2 + 12) */
     size_t ldx;           /* bytes between X rows (>= K) */
-    const uint8_t *ex;    /* [mr][lde] sanitized X scale codes, block b of row r at r*lde + b */
+    const uint8_t *ex;    /* [mr][lde] sanitized X scale codes, block b of row r at r*lde + b,
+                           * readable 3 bytes past the last */
     size_t lde;           /* >= nb */
     const uint8_t *panel; /* nb block records */
     size_t nb;            /* blocks (K / 32) */
@@ -48,8 +50,9 @@ typedef struct {
 } a4w4_fast_tile;
 
 /* One instruction-set path (a BLIS-style context). Outputs of a tile are [mr][16] row-major.
- *  load_x:        one X row: K/2 fp4x2 bytes -> K bytes (2 * e2m1 + 12) at out, and its
- *                 sanitized codes, range and flags exactly as a4w4_fast_scan_row.
+ *  load_x:        one X row: K/2 fp4x2 bytes -> K bytes (2 * e2m1 + 12, or 2 * e2m1 for
+ *                 AMX) at out, and its sanitized codes, range and flags exactly as
+ *                 a4w4_fast_scan_row. x_zero is the byte of a zero element (padding rows).
  *  exact_window:  acc[r][l] = sum_b dot(r,l,b) * 2^(ex[r][b] + xoff[r] + ey[b][l] + yoff[l]),
  *                 where the caller proved every shift of a nonzero term in [0, 18] and that
  *                 `group` consecutive terms sum below 2^31 in magnitude (int32 partial sums,
@@ -66,6 +69,7 @@ typedef struct {
 typedef struct {
     const char *name;
     unsigned mr; /* rows of X per tile, <= A4W4_FAST_MAX_MR */
+    uint8_t x_zero;
     unsigned (*load_x)(const uint8_t *fp4, const uint8_t *scale, size_t K, uint8_t *out,
                        uint8_t *code, int32_t *lo, int32_t *hi);
     void (*exact_window)(const a4w4_fast_tile *t, const int32_t *xoff, const int32_t *yoff,
@@ -78,10 +82,16 @@ typedef struct {
 } a4w4_fast_kernels;
 
 /* Per-ISA tables; NULL when the build lacks the path (other compilers or architectures). */
+const a4w4_fast_kernels *a4w4_fast_kernels_amx(void);
 const a4w4_fast_kernels *a4w4_fast_kernels_avx512vnni(void);
 const a4w4_fast_kernels *a4w4_fast_kernels_avxvnni(void);
 const a4w4_fast_kernels *a4w4_fast_kernels_avx2(void);
 const a4w4_fast_kernels *a4w4_fast_kernels_portable(void);
+
+/* 1 when Linux lets this process use the AMX tile data state (arch_prctl
+ * ARCH_REQ_XCOMP_PERM for XTILEDATA, requested on the first call), 0 otherwise or where the
+ * build has no AMX path. */
+int a4w4_fast_amx_permitted(void);
 
 /* The table for a path (AUTO resolved first), or NULL when a4w4_fast_isa_supported(isa)
  * is 0. */

@@ -133,7 +133,7 @@ static void round_general(const int64_t *limbs, uint16_t *bf16, float *f32)
 }
 
 static const a4w4_fast_kernels table = {
-    "portable", MR,           a4w4_fast_load_x_portable, exact_window, exact_general,
+    "portable", MR, A4W4_FAST_X_OFFSET,           a4w4_fast_load_x_portable, exact_window, exact_general,
     ordered,    round_window, round_general,
 };
 
