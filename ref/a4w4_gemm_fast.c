@@ -116,9 +116,9 @@ typedef struct {
     size_t nx, ny, K, nb;
     size_t npanels, panel_bytes;
     uint8_t *panels;
-    int32_t *lane_lo;     /* [npanels][16]: per lane, the smallest code (pack_panel) */
-    int32_t *p_spread;    /* per panel: the largest code spread of a lane */
-    uint32_t *p_mask;     /* per panel: a4w4_fast_pack_panel's lane masks */
+    int32_t *lane_lo;  /* [npanels][16]: per lane, the smallest code (pack_panel) */
+    int32_t *p_spread; /* per panel: the largest code spread of a lane */
+    uint32_t *p_mask;  /* per panel: a4w4_fast_pack_panel's lane masks */
     uint16_t *y_bf16;
     float *y_f32;
     size_t xs, ys;
@@ -126,17 +126,17 @@ typedef struct {
 
 /* Per-thread scratch: the current X tile and the kernels' outputs. */
 typedef struct {
-    uint8_t *x;      /* [mr][K] */
-    uint8_t *ex;     /* [mr][nb] sanitized codes (a4w4_fast_scan_row); missing rows 0 */
+    uint8_t *x;  /* [mr][K] */
+    uint8_t *ex; /* [mr][nb] sanitized codes (a4w4_fast_scan_row); missing rows 0 */
     unsigned flags[A4W4_FAST_MAX_MR];
     int32_t xlo[A4W4_FAST_MAX_MR]; /* per row: the smallest code (a4w4_fast_scan_row) */
-    int32_t spread;   /* the largest hi - lo of the tile's rows */
-    int any;          /* some row has a nonzero finite block */
+    int32_t spread;                /* the largest hi - lo of the tile's rows */
+    int any;                       /* some row has a nonzero finite block */
     size_t i0, rows;
-    size_t p_first;  /* the first panel run against this X tile in this chunk */
-    int64_t *acc;    /* [mr][16] */
-    int64_t *limbs;  /* [mr][LIMBS][16] */
-    float *total;    /* [mr][16] */
+    size_t p_first; /* the first panel run against this X tile in this chunk */
+    int64_t *acc;   /* [mr][16] */
+    int64_t *limbs; /* [mr][LIMBS][16] */
+    float *total;   /* [mr][16] */
     uint16_t tb[A4W4_FAST_MAX_MR * A4W4_FAST_NR]; /* the tile's rounded outputs */
     float tf[A4W4_FAST_MAX_MR * A4W4_FAST_NR];
     a4w4_fast_stats st;
@@ -192,8 +192,8 @@ static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
             s->xlo[r] = 0;
             continue;
         }
-        s->flags[r] = j->k->load_x(j->x_fp4 + (i0 + r) * (j->K / 2),
-                                   j->x_scale + (i0 + r) * j->nb, j->K, x, ex, &lo, &hi);
+        s->flags[r] = j->k->load_x(j->x_fp4 + (i0 + r) * (j->K / 2), j->x_scale + (i0 + r) * j->nb,
+                                   j->K, x, ex, &lo, &hi);
         s->xlo[r] = lo;
         s->any |= (s->flags[r] & 1u) != 0;
         s->spread = hi - lo > s->spread ? hi - lo : s->spread;
@@ -232,25 +232,47 @@ static void round_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind ki
     }
 }
 
-/* Write the tile's valid outputs; a NaN-scale block in the X row or Y lane makes the output
- * NaN (bf16 0x7FC0, fp32 0x7FC00000) whatever the kernel computed. */
+/* NaN over the tile's outputs whose X row or Y lane has a NaN-scale block (bf16 0x7FC0, fp32
+ * 0x7FC00000), whatever the kernel computed. */
+static void nan_overrides(fast_scratch *s, uint32_t nan_lanes)
+{
+    const float qnan = a4w4_f32_from_bits(0x7FC00000u);
+    unsigned nan_rows = 0;
+    for (unsigned r = 0; r < s->rows; r++)
+        nan_rows |= s->flags[r] & 2u;
+    if (!nan_rows && !nan_lanes)
+        return;
+    for (unsigned r = 0; r < s->rows; r++)
+        for (unsigned l = 0; l < A4W4_FAST_NR; l++)
+            if ((s->flags[r] & 2u) || ((nan_lanes >> l) & 1u)) {
+                s->tb[r * A4W4_FAST_NR + l] = 0x7FC0;
+                s->tf[r * A4W4_FAST_NR + l] = qnan;
+            }
+}
+
+/* Write the tile's valid outputs: rows of 16 lanes when the lanes are output columns (C = y),
+ * else columns of the tile, one output row per lane (C = y^T). */
 static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind kind)
 {
     size_t j0 = p * A4W4_FAST_NR;
     size_t lanes = j->ny - j0 < A4W4_FAST_NR ? j->ny - j0 : A4W4_FAST_NR;
-    uint32_t nan_lanes = j->p_mask[p] >> 16;
-    const float qnan = a4w4_f32_from_bits(0x7FC00000u);
     round_tile(j, s, p, kind);
-    for (unsigned r = 0; r < s->rows; r++) {
-        const uint16_t *tb = s->tb + r * A4W4_FAST_NR;
-        const float *tf = s->tf + r * A4W4_FAST_NR;
-        int nan_row = (s->flags[r] & 2u) != 0;
-        size_t base = (s->i0 + r) * j->xs + j0 * j->ys;
-        for (unsigned l = 0; l < lanes; l++) {
-            int nan = nan_row || ((nan_lanes >> l) & 1u);
-            j->y_bf16[base + l * j->ys] = nan ? 0x7FC0 : tb[l];
+    nan_overrides(s, j->p_mask[p] >> 16);
+    if (j->ys == 1) {
+        for (unsigned r = 0; r < s->rows; r++) {
+            size_t base = (s->i0 + r) * j->xs + j0;
+            memcpy(j->y_bf16 + base, s->tb + r * A4W4_FAST_NR, lanes * sizeof *s->tb);
             if (j->y_f32)
-                j->y_f32[base + l * j->ys] = nan ? qnan : tf[l];
+                memcpy(j->y_f32 + base, s->tf + r * A4W4_FAST_NR, lanes * sizeof *s->tf);
+        }
+    } else {
+        for (unsigned l = 0; l < lanes; l++) {
+            uint16_t *yb = j->y_bf16 + (j0 + l) * j->ys + s->i0;
+            float *yf = j->y_f32 ? j->y_f32 + (j0 + l) * j->ys + s->i0 : NULL;
+            for (unsigned r = 0; r < s->rows; r++)
+                yb[r] = s->tb[r * A4W4_FAST_NR + l];
+            for (unsigned r = 0; yf && r < s->rows; r++)
+                yf[r] = s->tf[r * A4W4_FAST_NR + l];
         }
     }
     size_t n = s->rows * lanes;
@@ -267,8 +289,7 @@ static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind ki
  * nb * 4608 * 2^18 < 2^49 (nb <= 2^18): exact in int64 and in double. */
 static void run_tile(const fast_job *j, fast_scratch *s, size_t p)
 {
-    a4w4_fast_tile t = {s->x, j->K, s->ex, j->nb, j->panels + p * j->panel_bytes, j->nb,
-                        NULL, 0};
+    a4w4_fast_tile t = {s->x, j->K, s->ex, j->nb, j->panels + p * j->panel_bytes, j->nb, NULL, 0};
     if (p == s->p_first && s->i0 + j->k->mr < j->nx) { /* the next X tile's rows */
         size_t rows = j->nx - s->i0 - j->k->mr;
         t.pf = j->x_fp4 + (s->i0 + j->k->mr) * (j->K / 2);
@@ -334,10 +355,10 @@ static int pack_all(fast_job *j, unsigned nt)
             size_t j0 = p * A4W4_FAST_NR;
             size_t nrows = j->ny - j0 < A4W4_FAST_NR ? j->ny - j0 : A4W4_FAST_NR;
             if (codes)
-                j->p_mask[p] = a4w4_fast_pack_panel(
-                    j->y_fp4 + j0 * (j->K / 2), j->y_scale + j0 * j->nb, j->K, nrows,
-                    j->panels + p * j->panel_bytes, codes, j->lane_lo + p * A4W4_FAST_NR,
-                    &j->p_spread[p]);
+                j->p_mask[p] =
+                    a4w4_fast_pack_panel(j->y_fp4 + j0 * (j->K / 2), j->y_scale + j0 * j->nb, j->K,
+                                         nrows, j->panels + p * j->panel_bytes, codes,
+                                         j->lane_lo + p * A4W4_FAST_NR, &j->p_spread[p]);
         }
         free(codes);
     }
@@ -395,8 +416,8 @@ static int sweep(const fast_job *j, unsigned nt, a4w4_fast_stats *st)
 
 /* ---- entry points ------------------------------------------------------------------------ */
 
-static int args_ok(const void *a, const void *as, const void *w, const void *ws, size_t M,
-                   size_t N, size_t K, const void *y)
+static int args_ok(const void *a, const void *as, const void *w, const void *ws, size_t M, size_t N,
+                   size_t K, const void *y)
 {
     return a && as && w && ws && y && M && N && K && K % 32 == 0;
 }
@@ -412,10 +433,10 @@ static int run_plain(int ordered, unsigned S, const uint8_t *a_fp4, const uint8_
     return a4w4_gemm_exact(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32);
 }
 
-int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S,
-                       const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
-                       const uint8_t *w_scale, size_t M, size_t N, size_t K, uint16_t *y_bf16,
-                       float *y_f32, unsigned threads, a4w4_fast_stats *stats)
+int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S, const uint8_t *a_fp4,
+                       const uint8_t *a_scale, const uint8_t *w_fp4, const uint8_t *w_scale,
+                       size_t M, size_t N, size_t K, uint16_t *y_bf16, float *y_f32,
+                       unsigned threads, a4w4_fast_stats *stats)
 {
     if (!args_ok(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16) || (ordered && S < 1))
         return A4W4_EINVAL;
@@ -436,11 +457,27 @@ int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S,
         rc = run_plain(ordered, S, a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32, &st);
     } else {
         int a_is_x = M >= N; /* broadcast the operand with more rows */
-        fast_job j = {k, ordered, ordered ? a4w4_split_k_per_split(K, S) / 32 : 0,
-                      a_is_x ? a_fp4 : w_fp4, a_is_x ? a_scale : w_scale,
-                      a_is_x ? w_fp4 : a_fp4, a_is_x ? w_scale : a_scale,
-                      a_is_x ? M : N, a_is_x ? N : M, K, K / 32, 0, 0, NULL, NULL, NULL, NULL,
-                      y_bf16, y_f32, a_is_x ? N : 1, a_is_x ? 1 : N};
+        fast_job j = {k,
+                      ordered,
+                      ordered ? a4w4_split_k_per_split(K, S) / 32 : 0,
+                      a_is_x ? a_fp4 : w_fp4,
+                      a_is_x ? a_scale : w_scale,
+                      a_is_x ? w_fp4 : a_fp4,
+                      a_is_x ? w_scale : a_scale,
+                      a_is_x ? M : N,
+                      a_is_x ? N : M,
+                      K,
+                      K / 32,
+                      0,
+                      0,
+                      NULL,
+                      NULL,
+                      NULL,
+                      NULL,
+                      y_bf16,
+                      y_f32,
+                      a_is_x ? N : 1,
+                      a_is_x ? 1 : N};
         rc = pack_all(&j, st.threads);
         if (rc == A4W4_OK)
             rc = sweep(&j, st.threads, &st);
@@ -452,24 +489,24 @@ int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S,
 }
 
 int a4w4_gemm_exact_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
-                            const uint8_t *w_scale, size_t M, size_t N, size_t K,
-                            uint16_t *y_bf16, float *y_f32, unsigned threads, a4w4_fast_isa isa,
+                            const uint8_t *w_scale, size_t M, size_t N, size_t K, uint16_t *y_bf16,
+                            float *y_f32, unsigned threads, a4w4_fast_isa isa,
                             a4w4_fast_stats *stats)
 {
-    int rc = a4w4_gemm_fast_run(a4w4_fast_kernels_for(isa), 0, 1, a_fp4, a_scale, w_fp4,
-                                w_scale, M, N, K, y_bf16, y_f32, threads, stats);
+    int rc = a4w4_gemm_fast_run(a4w4_fast_kernels_for(isa), 0, 1, a_fp4, a_scale, w_fp4, w_scale, M,
+                                N, K, y_bf16, y_f32, threads, stats);
     if (stats)
         stats->isa = a4w4_fast_isa_resolve(isa);
     return rc;
 }
 
-int a4w4_gemm_ordered_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale,
-                              const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
-                              size_t K, unsigned S, uint16_t *y_bf16, float *y_f32,
-                              unsigned threads, a4w4_fast_isa isa, a4w4_fast_stats *stats)
+int a4w4_gemm_ordered_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                              const uint8_t *w_scale, size_t M, size_t N, size_t K, unsigned S,
+                              uint16_t *y_bf16, float *y_f32, unsigned threads, a4w4_fast_isa isa,
+                              a4w4_fast_stats *stats)
 {
-    int rc = a4w4_gemm_fast_run(a4w4_fast_kernels_for(isa), 1, S, a_fp4, a_scale, w_fp4,
-                                w_scale, M, N, K, y_bf16, y_f32, threads, stats);
+    int rc = a4w4_gemm_fast_run(a4w4_fast_kernels_for(isa), 1, S, a_fp4, a_scale, w_fp4, w_scale, M,
+                                N, K, y_bf16, y_f32, threads, stats);
     if (stats)
         stats->isa = a4w4_fast_isa_resolve(isa);
     return rc;
@@ -487,6 +524,6 @@ int a4w4_gemm_ordered_fast(const uint8_t *a_fp4, const uint8_t *a_scale, const u
                            const uint8_t *w_scale, size_t M, size_t N, size_t K, unsigned S,
                            uint16_t *y_bf16, float *y_f32)
 {
-    return a4w4_gemm_ordered_fast_ex(a_fp4, a_scale, w_fp4, w_scale, M, N, K, S, y_bf16, y_f32,
-                                     0, A4W4_FAST_AUTO, NULL);
+    return a4w4_gemm_ordered_fast_ex(a_fp4, a_scale, w_fp4, w_scale, M, N, K, S, y_bf16, y_f32, 0,
+                                     A4W4_FAST_AUTO, NULL);
 }

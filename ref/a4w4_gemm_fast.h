@@ -13,9 +13,11 @@
  * ±12}, so a 32-block dot of doubled codes is an exact integer (|dot| <= 4608), computed with
  * integer SIMD (AMX tiles, vpdpbusd on AVX512-VNNI / AVX-VNNI, vpmaddubsw on AVX2, plain C).
  * exact: the sum over blocks of dot_b * 2^(sa_b + sb_b - 256) is accumulated in an int64
- * window when a per-tile proof shows every term is an integer multiple of the smallest quantum
- * and the total stays below 2^62 of it, else in 32-bit digits held in int64 limbs (any input);
- * the bf16 and fp32 outputs are the RNE of that exact integer sum.
+ * window when a proof per tile of outputs shows every term of output (m, n) is an integer
+ * multiple of 2^(min_b sa_b + min_b sb_b - 256) (the row's and the column's smallest codes
+ * over their nonzero blocks) with a shift of at most 18 (so the total stays below 2^49 of that
+ * quantum), else in 32-bit digits held in int64 limbs (any input); the bf16 and fp32 outputs
+ * are the RNE of that exact integer sum. a4w4_fast_stats says how many outputs took which.
  * ordered(S): each block value rounded once to fp32, added in ascending K per split from +0.0,
  * split totals added in split order, vectorized across outputs only.
  *
@@ -59,13 +61,13 @@ unsigned a4w4_fast_max_threads(void);
 
 /* What one call did, per output (all counts of outputs unless said). */
 typedef struct {
-    size_t window;    /* exact: summed in the int64 window (proof held for its tile) */
-    size_t general;   /* exact: summed in the multi-limb accumulator */
-    size_t trivial;   /* every term zero or a NaN row/column: written directly */
-    size_t ordered;   /* ordered(S): computed by the ordered kernel */
-    size_t plain;     /* handed to the plain oracle (K beyond the fast path's limit) */
-    a4w4_fast_isa isa;/* the path that ran */
-    unsigned threads; /* the thread count that ran */
+    size_t window;     /* exact: summed in the int64 window (proof held for its tile) */
+    size_t general;    /* exact: summed in the multi-limb accumulator */
+    size_t trivial;    /* every term zero or a NaN row/column: written directly */
+    size_t ordered;    /* ordered(S): computed by the ordered kernel */
+    size_t plain;      /* handed to the plain oracle (K beyond the fast path's limit) */
+    a4w4_fast_isa isa; /* the path that ran */
+    unsigned threads;  /* the thread count that ran */
 } a4w4_fast_stats;
 
 /* exact, same contract, arguments and errors as a4w4_gemm_exact: A4W4_EINVAL on K % 32 != 0,
@@ -84,12 +86,12 @@ int a4w4_gemm_ordered_fast(const uint8_t *a_fp4, const uint8_t *a_scale, const u
 /* The same with a thread count (0: a4w4_fast_max_threads()) and a path; stats optional
  * (NULL). A4W4_EUNSUPPORTED when isa is not supported here (a4w4_fast_isa_supported). */
 int a4w4_gemm_exact_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
-                            const uint8_t *w_scale, size_t M, size_t N, size_t K,
-                            uint16_t *y_bf16, float *y_f32, unsigned threads, a4w4_fast_isa isa,
+                            const uint8_t *w_scale, size_t M, size_t N, size_t K, uint16_t *y_bf16,
+                            float *y_f32, unsigned threads, a4w4_fast_isa isa,
                             a4w4_fast_stats *stats);
-int a4w4_gemm_ordered_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale,
-                              const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
-                              size_t K, unsigned S, uint16_t *y_bf16, float *y_f32,
-                              unsigned threads, a4w4_fast_isa isa, a4w4_fast_stats *stats);
+int a4w4_gemm_ordered_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                              const uint8_t *w_scale, size_t M, size_t N, size_t K, unsigned S,
+                              uint16_t *y_bf16, float *y_f32, unsigned threads, a4w4_fast_isa isa,
+                              a4w4_fast_stats *stats);
 
 #endif

@@ -13,7 +13,7 @@
 #define _DEFAULT_SOURCE /* syscall() */
 #include "a4w4_gemm_fast_kernels.h"
 
-#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AVX512F__) && \
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AVX512F__) &&                      \
     defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512CD__) && defined(__linux__)
 #include <sys/syscall.h>
 #include <threads.h>
@@ -62,12 +62,12 @@ static void tiles_on(void)
 
 /* The exact dots of block b into dot tile (b & 3), from operand tiles 4/5 or 6/7
  * (alternating), so that consecutive blocks overlap. Tile numbers are immediates. */
-#define DOTS(C, A, B)                                                                           \
-    do {                                                                                        \
-        _tile_zero(C);                                                                          \
-        _tile_loadd(A, x, (long)t->ldx);                                                        \
-        _tile_loadd(B, rec, 64);                                                                \
-        _tile_dpbssd(C, A, B);                                                                  \
+#define DOTS(C, A, B)                                                                              \
+    do {                                                                                           \
+        _tile_zero(C);                                                                             \
+        _tile_loadd(A, x, (long)t->ldx);                                                           \
+        _tile_loadd(B, rec, 64);                                                                   \
+        _tile_dpbssd(C, A, B);                                                                     \
     } while (0)
 
 static inline void dots_compute(const a4w4_fast_tile *t, size_t b)
@@ -125,8 +125,7 @@ static inline void ring_start(const a4w4_fast_tile *t, dot_ring *ring, size_t b0
         dots_store(b, ring->c[b & 3]);
 }
 
-static inline const int32_t *ring_next(const a4w4_fast_tile *t, dot_ring *ring, size_t b,
-                                       size_t b1)
+static inline const int32_t *ring_next(const a4w4_fast_tile *t, dot_ring *ring, size_t b, size_t b1)
 {
     if (b + 3 < b1)
         dots_compute(t, b + 3);
@@ -151,13 +150,13 @@ static unsigned load_x(const uint8_t *fp4, const uint8_t *scale, size_t K, uint8
 
 static inline void row_codes(const a4w4_fast_tile *t, size_t b, __m512i off, int32_t (*e)[MR])
 {
-    const __m512i rows = _mm512_mullo_epi32(
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-        _mm512_set1_epi32((int)t->lde));
+    const __m512i rows =
+        _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                           _mm512_set1_epi32((int)t->lde));
     for (size_t i = 0; i < CODES && b + i < t->nb; i++) { /* 4-byte reads: ex is padded */
         __m512i at = _mm512_add_epi32(rows, _mm512_set1_epi32((int)(b + i)));
-        __m512i codes = _mm512_and_si512(_mm512_i32gather_epi32(at, t->ex, 1),
-                                         _mm512_set1_epi32(0xFF));
+        __m512i codes =
+            _mm512_and_si512(_mm512_i32gather_epi32(at, t->ex, 1), _mm512_set1_epi32(0xFF));
         _mm512_store_si512(e[i], _mm512_add_epi32(codes, off));
     }
 }
@@ -221,8 +220,8 @@ static void exact_general(const a4w4_fast_tile *t, int64_t *limbs)
         if (b % CODES == 0)
             row_codes(t, b, _mm512_setzero_si512(), xs);
         for (int r = 0; r < MR; r++)
-            add_general(limbs + r * A4W4_FAST_LIMBS * 16, _mm512_load_si512(c + r * 16), ey,
-                        rec, xs[b % CODES][r], eref);
+            add_general(limbs + r * A4W4_FAST_LIMBS * 16, _mm512_load_si512(c + r * 16), ey, rec,
+                        xs[b % CODES][r], eref);
     }
     _tile_release();
 }
@@ -267,8 +266,8 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
     _tile_release();
 }
 
-static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye,
-                         uint16_t *bf16, float *f32)
+static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye, uint16_t *bf16,
+                         float *f32)
 {
     round_window_rows(MR, acc, xe, ye, bf16, f32);
 }
@@ -279,8 +278,15 @@ static void round_general(const int64_t *limbs, uint16_t *bf16, float *f32)
 }
 
 static const a4w4_fast_kernels table = {
-    "amx",        MR,           0,       load_x, exact_window, exact_general, ordered,
-    round_window, round_general,
+    .name = "amx",
+    .mr = MR,
+    .x_zero = 0,
+    .load_x = load_x,
+    .exact_window = exact_window,
+    .exact_general = exact_general,
+    .ordered = ordered,
+    .round_window = round_window,
+    .round_general = round_general,
 };
 
 const a4w4_fast_kernels *a4w4_fast_kernels_amx(void)

@@ -16,8 +16,15 @@ static inline __m256i dot4_avx2(__m256i acc, __m256i x, __m256i y)
 #include "a4w4_gemm_fast_avx2_impl.h"
 
 static const a4w4_fast_kernels table = {
-    "avx2", MR, A4W4_FAST_X_OFFSET,           a4w4_fast_load_x_ssse3, exact_window, exact_general,
-    ordered, round_window, round_general,
+    .name = "avx2",
+    .mr = MR,
+    .x_zero = A4W4_FAST_X_OFFSET,
+    .load_x = a4w4_fast_load_x_ssse3,
+    .exact_window = exact_window,
+    .exact_general = exact_general,
+    .ordered = ordered,
+    .round_window = round_window,
+    .round_general = round_general,
 };
 
 const a4w4_fast_kernels *a4w4_fast_kernels_avx2(void)

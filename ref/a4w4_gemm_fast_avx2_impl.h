@@ -72,8 +72,10 @@ static void exact_window(const a4w4_fast_tile *t, const int32_t *xoff, const int
 #pragma GCC unroll 4
         for (int r = 0; r < MR; r++) {
             __m256i er = _mm256_set1_epi32(t->ex[r * t->lde + b] + xoff[r]);
-            w[r][0] = _mm256_add_epi32(w[r][0], _mm256_sllv_epi32(d[r][0], _mm256_add_epi32(ey0, er)));
-            w[r][1] = _mm256_add_epi32(w[r][1], _mm256_sllv_epi32(d[r][1], _mm256_add_epi32(ey1, er)));
+            w[r][0] =
+                _mm256_add_epi32(w[r][0], _mm256_sllv_epi32(d[r][0], _mm256_add_epi32(ey0, er)));
+            w[r][1] =
+                _mm256_add_epi32(w[r][1], _mm256_sllv_epi32(d[r][1], _mm256_add_epi32(ey1, er)));
         }
         if (--left == 0) {
             flush_window(w, acc);
@@ -138,8 +140,10 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
 #pragma GCC unroll 4
             for (int r = 0; r < MR; r++) {
                 __m256i er = _mm256_set1_epi32(t->ex[r * t->lde + b]);
-                part[r][0] = _mm256_add_ps(part[r][0], block_values8(d[r][0], _mm256_add_epi32(ey0, er)));
-                part[r][1] = _mm256_add_ps(part[r][1], block_values8(d[r][1], _mm256_add_epi32(ey1, er)));
+                part[r][0] =
+                    _mm256_add_ps(part[r][0], block_values8(d[r][0], _mm256_add_epi32(ey0, er)));
+                part[r][1] =
+                    _mm256_add_ps(part[r][1], block_values8(d[r][1], _mm256_add_epi32(ey1, er)));
             }
         }
         for (int r = 0; r < MR; r++)
@@ -151,8 +155,8 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
             _mm256_store_ps(total + r * 16 + h * 8, tot[r][h]);
 }
 
-static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye,
-                         uint16_t *bf16, float *f32)
+static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye, uint16_t *bf16,
+                         float *f32)
 {
     a4w4_fast_round_window_tile(MR, acc, xe, ye, bf16, f32);
 }

@@ -1,10 +1,10 @@
 /* a4w4_gemm_fast_avx512.c — the AVX512-VNNI path of the fast oracles (compiled with
- * -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512cd -mavx512vnni; run only where the CPU has them).
- * Kernel contracts in a4w4_gemm_fast_kernels.h; contracts §4.1. One zmm holds a panel's 16
+ * -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512cd -mavx512vnni; run only where the CPU has
+ * them). Kernel contracts in a4w4_gemm_fast_kernels.h; contracts §4.1. One zmm holds a panel's 16
  * lanes; MR rows of X are broadcast four bytes at a time into vpdpbusd. */
 #include "a4w4_gemm_fast_kernels.h"
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) &&                      \
     defined(__AVX512CD__) && defined(__AVX512VNNI__)
 #include "a4w4_gemm_fast_avx512_impl.h"
 
@@ -33,8 +33,8 @@ static inline void block_dots(const a4w4_fast_tile *t, size_t b, __m512i d[MR])
         __m512i yv = _mm512_load_si512(rec + ks * 64);
 #pragma GCC unroll 8
         for (int r = 0; r < MR; r++)
-            d[r] = _mm512_dpbusd_epi32(d[r], _mm512_set1_epi32(a4w4_fast_x4(x + r * t->ldx + ks * 4)),
-                                       yv);
+            d[r] = _mm512_dpbusd_epi32(
+                d[r], _mm512_set1_epi32(a4w4_fast_x4(x + r * t->ldx + ks * 4)), yv);
     }
 }
 
@@ -119,8 +119,8 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
         _mm512_store_ps(total + r * 16, tot[r]);
 }
 
-static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye,
-                         uint16_t *bf16, float *f32)
+static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye, uint16_t *bf16,
+                         float *f32)
 {
     round_window_rows(MR, acc, xe, ye, bf16, f32);
 }
@@ -131,8 +131,15 @@ static void round_general(const int64_t *limbs, uint16_t *bf16, float *f32)
 }
 
 static const a4w4_fast_kernels table = {
-    "avx512vnni", MR, A4W4_FAST_X_OFFSET,           load_x, exact_window, exact_general,
-    ordered,      round_window, round_general,
+    .name = "avx512vnni",
+    .mr = MR,
+    .x_zero = A4W4_FAST_X_OFFSET,
+    .load_x = load_x,
+    .exact_window = exact_window,
+    .exact_general = exact_general,
+    .ordered = ordered,
+    .round_window = round_window,
+    .round_general = round_general,
 };
 
 const a4w4_fast_kernels *a4w4_fast_kernels_avx512vnni(void)

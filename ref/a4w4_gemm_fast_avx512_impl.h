@@ -9,8 +9,8 @@
 #include "a4w4_gemm_fast_x86.h"
 
 /* 64 source bytes (four blocks) of an X row decoded to 128 bytes: both nibbles through the
- * vpshufb table lut (code -> byte), interleaved within 128-bit lanes, then put back in order. Returns the
- * nonzero-element bit of each of the four blocks (bit j: block j). */
+ * vpshufb table lut (code -> byte), interleaved within 128-bit lanes, then put back in order.
+ * Returns the nonzero-element bit of each of the four blocks (bit j: block j). */
 static inline unsigned decode64(const uint8_t *fp4, uint8_t *out, __m512i lut)
 {
     const __m512i nib = _mm512_set1_epi8(0x0F);
@@ -18,8 +18,10 @@ static inline unsigned decode64(const uint8_t *fp4, uint8_t *out, __m512i lut)
     __m512i lo = _mm512_shuffle_epi8(lut, _mm512_and_si512(v, nib));
     __m512i hi = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), nib));
     __m512i a = _mm512_unpacklo_epi8(lo, hi), b = _mm512_unpackhi_epi8(lo, hi);
-    _mm512_storeu_si512(out, _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), b));
-    _mm512_storeu_si512(out + 64, _mm512_permutex2var_epi64(a, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), b));
+    _mm512_storeu_si512(
+        out, _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), b));
+    _mm512_storeu_si512(
+        out + 64, _mm512_permutex2var_epi64(a, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), b));
     /* one bit per 8 bytes with a nonzero magnitude nibble; a block is 16 bytes */
     __mmask8 m = _mm512_test_epi64_mask(v, _mm512_set1_epi8(0x77));
     unsigned pairs = (unsigned)(m | (m >> 1)) & 0x55u;
@@ -36,7 +38,8 @@ static inline void codes64(const uint8_t *scale, uint64_t nz, __mmask64 have, ui
     __mmask64 valid = (__mmask64)nz & have & ~nan;
     *vlo = _mm512_mask_min_epu8(*vlo, valid, *vlo, sc);
     *vhi = _mm512_mask_max_epu8(*vhi, valid, *vhi, sc);
-    _mm512_mask_storeu_epi8(code, have, _mm512_mask_blend_epi8(valid, _mm512_set1_epi8((char)0xFF), sc));
+    _mm512_mask_storeu_epi8(code, have,
+                            _mm512_mask_blend_epi8(valid, _mm512_set1_epi8((char)0xFF), sc));
     *flags |= (valid ? 1u : 0u) | (nan ? 2u : 0u);
 }
 
@@ -51,9 +54,8 @@ static inline uint8_t hmin_epu8(__m512i v)
 
 /* load_x with the element table lut: the decode and the scan of one X row in one pass over
  * its bytes; tail blocks (fewer than four) through the 128-bit form of the same table. */
-static inline unsigned load_x_lut(const uint8_t *fp4, const uint8_t *scale, size_t K,
-                                  uint8_t *out, uint8_t *code, int32_t *lo, int32_t *hi,
-                                  __m512i lut)
+static inline unsigned load_x_lut(const uint8_t *fp4, const uint8_t *scale, size_t K, uint8_t *out,
+                                  uint8_t *code, int32_t *lo, int32_t *hi, __m512i lut)
 {
     size_t nb = K / 32;
     unsigned flags = 0;
@@ -69,14 +71,16 @@ static inline unsigned load_x_lut(const uint8_t *fp4, const uint8_t *scale, size
             __m128i el = _mm_shuffle_epi8(l4, _mm_and_si128(v, nib));
             __m128i eh = _mm_shuffle_epi8(l4, _mm_and_si128(_mm_srli_epi16(v, 4), nib));
             _mm_storeu_si128((__m128i *)(void *)(out + (b0 + b) * 32), _mm_unpacklo_epi8(el, eh));
-            _mm_storeu_si128((__m128i *)(void *)(out + (b0 + b) * 32 + 16), _mm_unpackhi_epi8(el, eh));
+            _mm_storeu_si128((__m128i *)(void *)(out + (b0 + b) * 32 + 16),
+                             _mm_unpackhi_epi8(el, eh));
             nz |= (uint64_t)!_mm_testz_si128(v, _mm_set1_epi8(0x77)) << b;
         }
         __mmask64 have = n == 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
         codes64(scale + b0, nz, have, code + b0, &vlo, &vhi, &flags);
     }
     int32_t l = (flags & 1u) ? hmin_epu8(vlo) : 0;
-    int32_t h = (flags & 1u) ? 255 - hmin_epu8(_mm512_sub_epi8(_mm512_set1_epi8((char)0xFF), vhi)) : 0;
+    int32_t h =
+        (flags & 1u) ? 255 - hmin_epu8(_mm512_sub_epi8(_mm512_set1_epi8((char)0xFF), vhi)) : 0;
     for (size_t b0 = 0; b0 < nb; b0 += 64) {
         size_t n = nb - b0 < 64 ? nb - b0 : 64;
         __mmask64 have = n == 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
@@ -111,13 +115,13 @@ static inline void prefetch_share(const a4w4_fast_tile *t, size_t b)
 /* Add one row's 16 terms dot << (e & 31) to limb e >> 5 of each lane (e = ex + ey): lanes
  * whose e lies in [32 q0, 32 q0 + 64) update limbs q0 and q0 + 1 without branches; the rest
  * (rare when q0 follows the block's typical e) one masked add per distinct limb. */
-static inline void add_general(int64_t *L, __m512i dot, __m512i ey, const uint8_t *rec,
-                               int32_t ex, int32_t eref)
+static inline void add_general(int64_t *L, __m512i dot, __m512i ey, const uint8_t *rec, int32_t ex,
+                               int32_t eref)
 {
     int32_t q0 = (ex + eref) >> 5;
     q0 = q0 < 0 ? 0 : q0 > A4W4_FAST_LIMBS - 2 ? A4W4_FAST_LIMBS - 2 : q0;
-    __m512i rel = _mm512_sub_epi32(_mm512_add_epi32(ey, _mm512_set1_epi32(ex)),
-                                   _mm512_set1_epi32(32 * q0));
+    __m512i rel =
+        _mm512_sub_epi32(_mm512_add_epi32(ey, _mm512_set1_epi32(ex)), _mm512_set1_epi32(32 * q0));
     __mmask16 out = _mm512_cmpge_epu32_mask(rel, _mm512_set1_epi32(64));
     __mmask16 up = _mm512_mask_cmpge_epu32_mask((__mmask16)~out, rel, _mm512_set1_epi32(32));
     __mmask16 low = (__mmask16)(~out & ~up);
@@ -165,8 +169,9 @@ static inline void round_window_rows(unsigned mr, const int64_t *acc, const int3
 {
     const __m256i lo16 = _mm256_set1_epi32(0xFFFF), tie = _mm256_set1_epi32(0x8000);
     for (unsigned i = 0; i < mr * 16; i += 8) {
-        __m512i e = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(ye + i % 16))),
-                                     _mm512_set1_epi64(xe[i / 16] + 1023));
+        __m512i e = _mm512_add_epi64(
+            _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(ye + i % 16))),
+            _mm512_set1_epi64(xe[i / 16] + 1023));
         __m512d scale = _mm512_castsi512_pd(_mm512_slli_epi64(e, 52)); /* 2^(xe + ye) */
         __m512d v = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_load_si512(acc + i)), scale);
         __m256 f = _mm512_cvtpd_ps(v);
@@ -175,7 +180,8 @@ static inline void round_window_rows(unsigned mr, const int64_t *acc, const int3
                        _mm256_cmpeq_epi32_mask(_mm256_and_si256(u, lo16), tie);
         __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
         __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), odd));
-        _mm_storeu_si128((__m128i *)(void *)(bf16 + i), _mm256_cvtepi32_epi16(_mm256_srli_epi32(r, 16)));
+        _mm_storeu_si128((__m128i *)(void *)(bf16 + i),
+                         _mm256_cvtepi32_epi16(_mm256_srli_epi32(r, 16)));
         _mm256_storeu_ps(f32 + i, f);
         while (fix) {
             unsigned lane = (unsigned)__builtin_ctz(fix);
@@ -209,8 +215,10 @@ static inline __m512i top_digits(const __m512i d[NDIG], __m512i *d2, __m512i *d1
     *d2 = *d1 = *d0 = *below = _mm512_setzero_si512();
     for (int q = 0; q < NDIG; q++) {
         *d2 = _mm512_mask_mov_epi64(*d2, _mm512_cmpeq_epi64_mask(td, _mm512_set1_epi64(q)), d[q]);
-        *d1 = _mm512_mask_mov_epi64(*d1, _mm512_cmpeq_epi64_mask(td, _mm512_set1_epi64(q + 1)), d[q]);
-        *d0 = _mm512_mask_mov_epi64(*d0, _mm512_cmpeq_epi64_mask(td, _mm512_set1_epi64(q + 2)), d[q]);
+        *d1 =
+            _mm512_mask_mov_epi64(*d1, _mm512_cmpeq_epi64_mask(td, _mm512_set1_epi64(q + 1)), d[q]);
+        *d0 =
+            _mm512_mask_mov_epi64(*d0, _mm512_cmpeq_epi64_mask(td, _mm512_set1_epi64(q + 2)), d[q]);
         __mmask8 lower = _mm512_cmpgt_epi64_mask(td, _mm512_set1_epi64(q + 2));
         *below = _mm512_mask_or_epi64(*below, lower, *below, d[q]);
     }
@@ -234,8 +242,9 @@ static inline __m512i round_bits(__m512i mag, __mmask8 sticky, __m512i tb, int p
     __mmask8 odd = _mm512_test_epi64_mask(m, one);
     __mmask8 up = near & (above | (at & (sticky | odd)));
     m = _mm512_mask_add_epi64(m, up, m, one);
-    __m512i bits = _mm512_add_epi64(_mm512_slli_epi64(_mm512_add_epi64(Ec, _mm512_set1_epi64(126)), 23),
-                                    _mm512_slli_epi64(m, 24 - p));
+    __m512i bits =
+        _mm512_add_epi64(_mm512_slli_epi64(_mm512_add_epi64(Ec, _mm512_set1_epi64(126)), 23),
+                         _mm512_slli_epi64(m, 24 - p));
     return _mm512_min_epi64(bits, _mm512_set1_epi64(0x7F800000));
 }
 
@@ -258,10 +267,11 @@ static inline void round_limbs8(const int64_t *L, uint16_t *bf16, float *f32)
     __m512i tb = _mm512_add_epi64(_mm512_slli_epi64(td, 5), b2);
     __m512i hi64 = _mm512_or_si512(_mm512_slli_epi64(d2, 32), d1);
     __m512i b21 = _mm512_add_epi64(b2, _mm512_set1_epi64(1));
-    __m512i mag = _mm512_or_si512(_mm512_sllv_epi64(hi64, _mm512_sub_epi64(_mm512_set1_epi64(31), b2)),
-                                  _mm512_srlv_epi64(d0, b21));
-    __m512i lost = _mm512_and_si512(d0, _mm512_sub_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(1), b21),
-                                                         _mm512_set1_epi64(1)));
+    __m512i mag =
+        _mm512_or_si512(_mm512_sllv_epi64(hi64, _mm512_sub_epi64(_mm512_set1_epi64(31), b2)),
+                        _mm512_srlv_epi64(d0, b21));
+    __m512i lost = _mm512_and_si512(
+        d0, _mm512_sub_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(1), b21), _mm512_set1_epi64(1)));
     __mmask8 sticky = _mm512_test_epi64_mask(lost, lost) | _mm512_test_epi64_mask(below, below);
     __mmask8 zero = _mm512_cmplt_epi64_mask(td, _mm512_setzero_si512());
     __m512i sign = _mm512_maskz_mov_epi64(neg, _mm512_set1_epi64(0x80000000LL));
@@ -271,8 +281,7 @@ static inline void round_limbs8(const int64_t *L, uint16_t *bf16, float *f32)
     _mm_storeu_si128((__m128i *)(void *)bf16, _mm512_cvtepi64_epi16(_mm512_srli_epi64(b8, 16)));
 }
 
-static inline void round_general_rows(unsigned mr, const int64_t *limbs, uint16_t *bf16,
-                                      float *f32)
+static inline void round_general_rows(unsigned mr, const int64_t *limbs, uint16_t *bf16, float *f32)
 {
     for (unsigned r = 0; r < mr; r++)
         for (int h = 0; h < 2; h++)

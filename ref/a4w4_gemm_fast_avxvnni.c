@@ -10,8 +10,15 @@
 #include "a4w4_gemm_fast_avx2_impl.h"
 
 static const a4w4_fast_kernels table = {
-    "avxvnni", MR, A4W4_FAST_X_OFFSET,           a4w4_fast_load_x_ssse3, exact_window, exact_general,
-    ordered, round_window, round_general,
+    .name = "avxvnni",
+    .mr = MR,
+    .x_zero = A4W4_FAST_X_OFFSET,
+    .load_x = a4w4_fast_load_x_ssse3,
+    .exact_window = exact_window,
+    .exact_general = exact_general,
+    .ordered = ordered,
+    .round_window = round_window,
+    .round_general = round_general,
 };
 
 const a4w4_fast_kernels *a4w4_fast_kernels_avxvnni(void)

@@ -16,10 +16,9 @@
  * 2 * e2m1 and multiplies signed by signed (tdpbssd), without the correction.
  *
  * Sanitized scale codes: a block that is all ±0 on its side, or has scale 0xFF, holds the
- * smallest code of the row's other blocks (0 when none): its dot is 0 or its output is NaN
- * anyway, and every shift of a nonzero term stays in the tile's proven range (a row with no
- * nonzero finite block holds 0: kernels must not let its out-of-range shifts misbehave).
- * NaN rows are tracked apart. */
+ * smallest code of the row's other blocks: its dot is 0 or its output is NaN anyway, and every
+ * shift stays in the tile's proven range. An X row with no nonzero finite block holds 0, a Y
+ * lane without one the panel's smallest lane code. NaN rows and lanes are tracked apart. */
 #ifndef A4W4_GEMM_FAST_KERNELS_H
 #define A4W4_GEMM_FAST_KERNELS_H
 
@@ -32,13 +31,13 @@
 #define A4W4_FAST_BLOCK_BYTES 640
 #define A4W4_FAST_NCORR_OFF 512
 #define A4W4_FAST_EY_OFF 576
-#define A4W4_FAST_X_OFFSET 12   /* added to each decoded X element */
-#define A4W4_FAST_LIMBS 16      /* general path: limb q holds terms with (ex + ey) >> 5 == q */
+#define A4W4_FAST_X_OFFSET 12 /* added to each decoded X element */
+#define A4W4_FAST_LIMBS 16    /* general path: limb q holds terms with (ex + ey) >> 5 == q */
 #define A4W4_FAST_MAX_MR 16
 
 /* One tile: mr rows of X (decoded) against one Y panel, over all nb blocks. */
 typedef struct {
-    const uint8_t *x;     /* [mr][ldx] decoded X rows (value * 2 + 12) */
+    const uint8_t *x;     /* [mr][ldx] decoded X rows (load_x) */
     size_t ldx;           /* bytes between X rows (>= K) */
     const uint8_t *ex;    /* [mr][lde] sanitized X scale codes, block b of row r at r*lde + b,
                            * readable 3 bytes past the last */
@@ -76,8 +75,8 @@ typedef struct {
                          size_t group, int64_t *acc);
     void (*exact_general)(const a4w4_fast_tile *t, int64_t *limbs);
     void (*ordered)(const a4w4_fast_tile *t, size_t per_blocks, float *total);
-    void (*round_window)(const int64_t *acc, const int32_t *xe, const int32_t *ye,
-                         uint16_t *bf16, float *f32);
+    void (*round_window)(const int64_t *acc, const int32_t *xe, const int32_t *ye, uint16_t *bf16,
+                         float *f32);
     void (*round_general)(const int64_t *limbs, uint16_t *bf16, float *f32);
 } a4w4_fast_kernels;
 
@@ -100,10 +99,10 @@ const a4w4_fast_kernels *a4w4_fast_kernels_for(a4w4_fast_isa isa);
 /* The fast driver with an explicit table (tests hand it wrapped tables, e.g. a mutant).
  * ordered == 0: exact; else ordered(S). Arguments, outputs and errors as
  * a4w4_gemm_exact_fast_ex / a4w4_gemm_ordered_fast_ex; stats may be NULL. */
-int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S,
-                       const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
-                       const uint8_t *w_scale, size_t M, size_t N, size_t K, uint16_t *y_bf16,
-                       float *y_f32, unsigned threads, a4w4_fast_stats *stats);
+int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S, const uint8_t *a_fp4,
+                       const uint8_t *a_scale, const uint8_t *w_fp4, const uint8_t *w_scale,
+                       size_t M, size_t N, size_t K, uint16_t *y_bf16, float *y_f32,
+                       unsigned threads, a4w4_fast_stats *stats);
 
 /* ---- shared pieces (a4w4_gemm_fast_pack.c, a4w4_gemm_fast_round.c) ------------------- */
 
@@ -115,8 +114,8 @@ unsigned a4w4_fast_scan_row(const uint8_t *fp4, const uint8_t *scale, size_t nb,
                             int32_t *lo, int32_t *hi);
 
 /* Portable load_x: decode one X row (2 * e2m1 + 12 per element), then a4w4_fast_scan_row. */
-unsigned a4w4_fast_load_x_portable(const uint8_t *fp4, const uint8_t *scale, size_t K,
-                                   uint8_t *out, uint8_t *code, int32_t *lo, int32_t *hi);
+unsigned a4w4_fast_load_x_portable(const uint8_t *fp4, const uint8_t *scale, size_t K, uint8_t *out,
+                                   uint8_t *code, int32_t *lo, int32_t *hi);
 
 /* Pack nrows rows of Y (nrows <= 16, missing lanes zero; fp4 [nrows, K/2], scale
  * [nrows, K/32]) into one panel of K/32 records; codes is scratch of K/32 bytes. lane_lo[l]
@@ -134,8 +133,7 @@ void a4w4_fast_round_i64(int64_t T, int e, uint16_t *bf16, float *f32);
  * round_window / round_general contracts above, scalar). */
 void a4w4_fast_round_window_tile(unsigned mr, const int64_t *acc, const int32_t *xe,
                                  const int32_t *ye, uint16_t *bf16, float *f32);
-void a4w4_fast_round_general_tile(unsigned mr, const int64_t *limbs, uint16_t *bf16,
-                                  float *f32);
+void a4w4_fast_round_general_tile(unsigned mr, const int64_t *limbs, uint16_t *bf16, float *f32);
 
 /* RNE of sum_q limbs[q * stride] * 2^(32q - 256), q < A4W4_FAST_LIMBS (each |limb| < 2^62),
  * to bf16 bits and fp32; an exact zero gives +0. */

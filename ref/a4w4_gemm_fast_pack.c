@@ -44,8 +44,8 @@ unsigned a4w4_fast_scan_row(const uint8_t *fp4, const uint8_t *scale, size_t nb,
     return flags;
 }
 
-unsigned a4w4_fast_load_x_portable(const uint8_t *fp4, const uint8_t *scale, size_t K,
-                                   uint8_t *out, uint8_t *code, int32_t *lo, int32_t *hi)
+unsigned a4w4_fast_load_x_portable(const uint8_t *fp4, const uint8_t *scale, size_t K, uint8_t *out,
+                                   uint8_t *code, int32_t *lo, int32_t *hi)
 {
     for (size_t i = 0; i < K / 2; i++) {
         out[2 * i] = (uint8_t)(e2m1_2x[fp4[i] & 15] + A4W4_FAST_X_OFFSET);

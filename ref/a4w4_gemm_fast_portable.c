@@ -121,8 +121,8 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
     }
 }
 
-static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye,
-                         uint16_t *bf16, float *f32)
+static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye, uint16_t *bf16,
+                         float *f32)
 {
     a4w4_fast_round_window_tile(MR, acc, xe, ye, bf16, f32);
 }
@@ -133,8 +133,15 @@ static void round_general(const int64_t *limbs, uint16_t *bf16, float *f32)
 }
 
 static const a4w4_fast_kernels table = {
-    "portable", MR, A4W4_FAST_X_OFFSET,           a4w4_fast_load_x_portable, exact_window, exact_general,
-    ordered,    round_window, round_general,
+    .name = "portable",
+    .mr = MR,
+    .x_zero = A4W4_FAST_X_OFFSET,
+    .load_x = a4w4_fast_load_x_portable,
+    .exact_window = exact_window,
+    .exact_general = exact_general,
+    .ordered = ordered,
+    .round_window = round_window,
+    .round_general = round_general,
 };
 
 const a4w4_fast_kernels *a4w4_fast_kernels_portable(void)

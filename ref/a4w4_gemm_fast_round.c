@@ -166,8 +166,7 @@ void a4w4_fast_round_window_tile(unsigned mr, const int64_t *acc, const int32_t 
         }
 }
 
-void a4w4_fast_round_general_tile(unsigned mr, const int64_t *limbs, uint16_t *bf16,
-                                  float *f32)
+void a4w4_fast_round_general_tile(unsigned mr, const int64_t *limbs, uint16_t *bf16, float *f32)
 {
     for (unsigned r = 0; r < mr; r++)
         for (unsigned l = 0; l < A4W4_FAST_NR; l++)

@@ -25,8 +25,7 @@ static inline void a4w4_fast_decode_x_ssse3(const uint8_t *fp4, size_t K, uint8_
 
 /* load_x for the 256-bit paths: the vpshufb decode, then the portable scan. */
 static inline unsigned a4w4_fast_load_x_ssse3(const uint8_t *fp4, const uint8_t *scale, size_t K,
-                                              uint8_t *out, uint8_t *code, int32_t *lo,
-                                              int32_t *hi)
+                                              uint8_t *out, uint8_t *code, int32_t *lo, int32_t *hi)
 {
     a4w4_fast_decode_x_ssse3(fp4, K, out);
     return a4w4_fast_scan_row(fp4, scale, K / 32, code, lo, hi);

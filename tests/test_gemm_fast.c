@@ -56,8 +56,8 @@ static void *xmalloc(size_t n)
 
 static operands ops_new(size_t M, size_t N, size_t K)
 {
-    operands o = {M, N, K, xmalloc(M * K / 2), xmalloc(M * K / 32), xmalloc(N * K / 2),
-                  xmalloc(N * K / 32)};
+    operands o = {
+        M, N, K, xmalloc(M * K / 2), xmalloc(M * K / 32), xmalloc(N * K / 2), xmalloc(N * K / 32)};
     return o;
 }
 
@@ -95,8 +95,7 @@ static void fill_exact(operands *o)
 
 /* Both operands quantized per 1x32 (contracts §2) from bf16 values ~ N(0, 1) * 2^(row's
  * exponent in -4..4), in one scale mode. */
-static void quantize_rows(uint8_t *fp4, uint8_t *scale, size_t rows, size_t K,
-                          a4w4_scale_mode mode)
+static void quantize_rows(uint8_t *fp4, uint8_t *scale, size_t rows, size_t K, a4w4_scale_mode mode)
 {
     uint16_t *x = xmalloc(rows * K * sizeof *x);
     for (size_t r = 0; r < rows; r++) {
@@ -216,9 +215,9 @@ static void result_free(result *r)
 static result plain_result(const operands *o, int ordered, unsigned S)
 {
     result r = result_new(o->M * o->N);
-    int rc = ordered ? a4w4_gemm_ordered(o->a, o->as, o->w, o->ws, o->M, o->N, o->K, S, r.bf16,
-                                         r.f32)
-                     : a4w4_gemm_exact(o->a, o->as, o->w, o->ws, o->M, o->N, o->K, r.bf16, r.f32);
+    int rc = ordered
+                 ? a4w4_gemm_ordered(o->a, o->as, o->w, o->ws, o->M, o->N, o->K, S, r.bf16, r.f32)
+                 : a4w4_gemm_exact(o->a, o->as, o->w, o->ws, o->M, o->N, o->K, r.bf16, r.f32);
     cr_assert_eq(rc, A4W4_OK);
     return r;
 }
@@ -230,8 +229,8 @@ static size_t mismatches(const operands *o, const a4w4_fast_kernels *k, int orde
 {
     size_t n = o->M * o->N, bad = 0;
     result f = result_new(n);
-    int rc = a4w4_gemm_fast_run(k, ordered, S, o->a, o->as, o->w, o->ws, o->M, o->N, o->K,
-                                f.bf16, f.f32, threads, NULL);
+    int rc = a4w4_gemm_fast_run(k, ordered, S, o->a, o->as, o->w, o->ws, o->M, o->N, o->K, f.bf16,
+                                f.f32, threads, NULL);
     cr_assert_eq(rc, A4W4_OK, "fast oracle (%s) returned %d", k->name, rc);
     for (size_t i = 0; i < n; i++)
         if (f.bf16[i] != plain->bf16[i] || memcmp(&f.f32[i], &plain->f32[i], sizeof(float))) {
@@ -258,8 +257,8 @@ static int check_all_paths(const operands *o, int ordered, unsigned S, const cha
             cr_assert_eq(bad, 0,
                          "%s %s(S=%u) %zux%zux%zu on %s, %u thread(s): %zu outputs differ, first "
                          "at (%zu, %zu)",
-                         what, ordered ? "ordered" : "exact", S, o->M, o->N, o->K, k->name,
-                         threads, bad, first / o->N, first % o->N);
+                         what, ordered ? "ordered" : "exact", S, o->M, o->N, o->K, k->name, threads,
+                         bad, first / o->N, first % o->N);
         }
     }
     result_free(&plain);
@@ -368,9 +367,9 @@ Test(fast_regimes, rows_of_negative_zero_terms_give_plus_zero)
 {
     operands o = ops_new(17, 17, 96);
     fill_exact(&o);
-    memset(o.a, 0x88, o.K / 2);                        /* A row 0: all -0 */
-    memset(o.w + 2 * (o.K / 2), 0x88, o.K / 2);        /* W row 2: all -0 */
-    memset(o.a + 5 * (o.K / 2), 0x80, o.K / 2);        /* A row 5: +0 and -0 */
+    memset(o.a, 0x88, o.K / 2);                 /* A row 0: all -0 */
+    memset(o.w + 2 * (o.K / 2), 0x88, o.K / 2); /* W row 2: all -0 */
+    memset(o.a + 5 * (o.K / 2), 0x80, o.K / 2); /* A row 5: +0 and -0 */
     check_exact_and_every_split(&o, "-0 rows");
     result r = plain_result(&o, 0, 1);
     for (size_t n = 0; n < o.N; n++)
@@ -517,8 +516,8 @@ Test(fast_mutant, dropping_the_last_block_is_caught_on_every_path)
                 cr_assert_eq(mismatches(&o, k, ordered, 2, 2, &plain, &first), 0);
                 size_t bad = mismatches(&o, &mutant, ordered, 2, 2, &plain, &first);
                 cr_assert_gt(bad, o.M * o.N / 2, "mutant of %s (%s, %s) caught on %zu outputs",
-                             k->name, wide ? "wide" : "exact-regime",
-                             ordered ? "ordered" : "exact", bad);
+                             k->name, wide ? "wide" : "exact-regime", ordered ? "ordered" : "exact",
+                             bad);
             }
             result_free(&plain);
         }
@@ -545,7 +544,8 @@ Test(fast_api, default_entry_points_and_stats)
     a4w4_fast_stats st;
     memset(fe.bf16, 0, 40 * 70 * sizeof(uint16_t));
     cr_assert_eq(a4w4_gemm_exact_fast_ex(o.a, o.as, o.w, o.ws, 40, 70, 512, fe.bf16, NULL, 3,
-                                         A4W4_FAST_PORTABLE, &st), 0);
+                                         A4W4_FAST_PORTABLE, &st),
+                 0);
     cr_assert_arr_eq(fe.bf16, pe.bf16, 40 * 70 * sizeof(uint16_t));
     cr_assert_eq(st.window + st.general + st.trivial, 40 * 70);
     cr_assert_gt(st.window, 0);
@@ -575,9 +575,9 @@ Test(fast_api, errors_as_the_plain_oracles)
     cr_assert_eq(y[0], 0);
     for (int isa = 0; isa < A4W4_FAST_ISA_COUNT; isa++)
         if (!a4w4_fast_isa_supported((a4w4_fast_isa)isa))
-            cr_assert_eq(a4w4_gemm_exact_fast_ex(a, s, a, s, 1, 1, 32, y, NULL, 1,
-                                                 (a4w4_fast_isa)isa, NULL),
-                         A4W4_EUNSUPPORTED);
+            cr_assert_eq(
+                a4w4_gemm_exact_fast_ex(a, s, a, s, 1, 1, 32, y, NULL, 1, (a4w4_fast_isa)isa, NULL),
+                A4W4_EUNSUPPORTED);
 }
 
 /* ---- the window path at both ends of the exponent range ---------------------------------- */
@@ -596,8 +596,9 @@ Test(fast_window, overflow_and_underflow_with_narrow_spreads)
         check_exact_and_every_split(&o, "narrow extreme scales");
         a4w4_fast_stats st;
         result f = result_new(o.M * o.N);
-        cr_assert_eq(a4w4_gemm_exact_fast_ex(o.a, o.as, o.w, o.ws, o.M, o.N, o.K, f.bf16, f.f32,
-                                             1, A4W4_FAST_AUTO, &st), 0);
+        cr_assert_eq(a4w4_gemm_exact_fast_ex(o.a, o.as, o.w, o.ws, o.M, o.N, o.K, f.bf16, f.f32, 1,
+                                             A4W4_FAST_AUTO, &st),
+                     0);
         cr_assert_eq(st.window, o.M * o.N, "spreads of 4 per side take the window");
         result_free(&f);
         ops_free(&o);
@@ -623,8 +624,9 @@ Test(fast_window, paths_taken_per_regime)
             fill_code0(&o);
         a4w4_fast_stats st;
         result f = result_new(o.M * o.N);
-        cr_assert_eq(a4w4_gemm_exact_fast_ex(o.a, o.as, o.w, o.ws, o.M, o.N, o.K, f.bf16, NULL,
-                                             1, A4W4_FAST_AUTO, &st), 0);
+        cr_assert_eq(a4w4_gemm_exact_fast_ex(o.a, o.as, o.w, o.ws, o.M, o.N, o.K, f.bf16, NULL, 1,
+                                             A4W4_FAST_AUTO, &st),
+                     0);
         cr_log_info("%s: window %zu, general %zu, trivial %zu of %zu outputs", names[regime],
                     st.window, st.general, st.trivial, o.M * o.N);
         if (regime <= 1 || regime == 3)

@@ -9,12 +9,13 @@
  * wide-regime 256x5120x5120 (scales spread over 1..254 per block column, sums finite);
  * --quick divides N by 8. Rates are G-MAC/s (M*N*K / seconds), best of R repetitions
  * (default 5) taken in turn with every other configuration, so that load from other jobs
- * falls on all alike. "sgemm" is cblas_sgemm on operands dequantized beforehand (dequantization not
- * timed, as `a4w4check bench` does); "sgemm oracle" is a4w4_gemm_sgemm end to end. The plain
- * exact oracle is timed on the first rows only (its rate does not depend on M), and the fast
- * oracle's outputs on those rows are compared with it bit for bit. The multi-threaded rows use
- * T threads (default: all, a4w4_fast_max_threads() and OpenBLAS's own count). Exit 0, or 1 when an
- * allocation fails or the fast oracle differs from the plain one. */
+ * falls on all alike. "fast exact" is the AUTO path (named on the first line); the AVX512-VNNI
+ * path is also timed alone where AUTO picks another. "sgemm" is cblas_sgemm on operands dequantized
+ * beforehand (dequantization not timed, as `a4w4check bench` does); "sgemm oracle" is
+ * a4w4_gemm_sgemm end to end. The plain exact oracle is timed on the first rows only (its rate does
+ * not depend on M), and the fast oracle's outputs on those rows are compared with it bit for bit.
+ * The multi-threaded rows use T threads (default: all, a4w4_fast_max_threads() and OpenBLAS's own
+ * count). Exit 0, or 1 when an allocation fails or the fast oracle differs from the plain one. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,7 +148,7 @@ static int data_make(const bench_shape *s, size_t ndiv, bench_data *d)
 
 /* ---- timing -------------------------------------------------------------------------------- */
 
-typedef enum { PLAIN, FAST_EXACT, FAST_ORDERED, SGEMM, SGEMM_ORACLE } method;
+typedef enum { PLAIN, FAST_EXACT, FAST_EXACT_VNNI, FAST_ORDERED, SGEMM, SGEMM_ORACLE } method;
 
 /* One run of a method on the first `rows` rows of A (all rows except for PLAIN). */
 static int run_once(bench_data *d, method m, unsigned threads, size_t rows, a4w4_fast_stats *st)
@@ -158,13 +159,18 @@ static int run_once(bench_data *d, method m, unsigned threads, size_t rows, a4w4
     case FAST_EXACT:
         return a4w4_gemm_exact_fast_ex(d->a, d->as, d->w, d->ws, d->M, d->N, d->K, d->y, NULL,
                                        threads, A4W4_FAST_AUTO, st);
+    case FAST_EXACT_VNNI:
+        if (!a4w4_fast_isa_supported(A4W4_FAST_AVX512VNNI))
+            return 0; /* reported as not run */
+        return a4w4_gemm_exact_fast_ex(d->a, d->as, d->w, d->ws, d->M, d->N, d->K, d->y, NULL,
+                                       threads, A4W4_FAST_AVX512VNNI, st);
     case FAST_ORDERED:
-        return a4w4_gemm_ordered_fast_ex(d->a, d->as, d->w, d->ws, d->M, d->N, d->K, 1, d->y,
-                                         NULL, threads, A4W4_FAST_AUTO, st);
+        return a4w4_gemm_ordered_fast_ex(d->a, d->as, d->w, d->ws, d->M, d->N, d->K, 1, d->y, NULL,
+                                         threads, A4W4_FAST_AUTO, st);
     case SGEMM:
         openblas_set_num_threads((int)threads);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)d->M, (int)d->N, (int)d->K,
-                    1.0f, d->A, (int)d->K, d->W, (int)d->K, 0.0f, d->C, (int)d->N);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)d->M, (int)d->N, (int)d->K, 1.0f,
+                    d->A, (int)d->K, d->W, (int)d->K, 0.0f, d->C, (int)d->N);
         return 0;
     case SGEMM_ORACLE:
         openblas_set_num_threads((int)threads);
@@ -182,7 +188,7 @@ typedef struct {
     double best;
 } timing;
 
-enum { T_PLAIN, T_FE1, T_FEA, T_FO1, T_FOA, T_SG1, T_SGA, T_SO1, T_COUNT };
+enum { T_PLAIN, T_FE1, T_FEA, T_FV1, T_FO1, T_FOA, T_SG1, T_SGA, T_SO1, T_COUNT };
 
 /* Rows the plain oracle is timed on: about 3e8 MACs' worth, at least one. */
 static size_t plain_rows(const bench_data *d)
@@ -231,13 +237,20 @@ static int fast_equals_plain(bench_data *d, size_t rows)
 
 static void print_table(const bench_data *d, const timing *t, const a4w4_fast_stats *st)
 {
-    static const char *const notes[T_COUNT] = {
-        NULL, NULL, NULL, NULL, NULL, "(cblas_sgemm on dequantized fp32)", NULL,
-        "(a4w4_gemm_sgemm: dequantize + sgemm + bf16)"};
+    static const char *const notes[T_COUNT] = {NULL,
+                                               NULL,
+                                               NULL,
+                                               "(the AVX512-VNNI path forced)",
+                                               NULL,
+                                               NULL,
+                                               "(cblas_sgemm on dequantized fp32)",
+                                               NULL,
+                                               "(a4w4_gemm_sgemm: dequantize + sgemm + bf16)"};
     double n = (double)d->M * (double)d->N;
     for (int i = 0; i < T_COUNT; i++) {
         char label[64];
-        snprintf(label, sizeof label, t[i].label, i == T_PLAIN ? t[i].rows - 1 : (size_t)t[i].threads);
+        snprintf(label, sizeof label, t[i].label,
+                 i == T_PLAIN ? t[i].rows - 1 : (size_t)t[i].threads);
         printf("  %-34s %8.2f G-MAC/s", label, gmacs(d, &t[i]));
         if (i == T_FE1)
             printf("  window %.1f%%, general %.1f%%, trivial %.1f%% of outputs",
@@ -245,13 +258,14 @@ static void print_table(const bench_data *d, const timing *t, const a4w4_fast_st
                    100.0 * (double)st->trivial / n);
         printf("%s%s\n", notes[i] ? "  " : "", notes[i] ? notes[i] : "");
     }
-    printf("  ratios: fast exact / sgemm (1 thread each) x%.2f | fast exact %u / 1 threads "
-           "x%.2f | sgemm %u / 1 threads x%.2f | fast exact / sgemm oracle (1 thread) x%.2f | "
-           "fast / plain exact x%.1f\n",
-           gmacs(d, &t[T_FE1]) / gmacs(d, &t[T_SG1]), t[T_FEA].threads,
-           gmacs(d, &t[T_FEA]) / gmacs(d, &t[T_FE1]), t[T_SGA].threads,
-           gmacs(d, &t[T_SGA]) / gmacs(d, &t[T_SG1]), gmacs(d, &t[T_FE1]) / gmacs(d, &t[T_SO1]),
-           gmacs(d, &t[T_FE1]) / gmacs(d, &t[T_PLAIN]));
+    printf(
+        "  ratios: fast exact / sgemm (1 thread each) x%.2f (avx512vnni x%.2f) | fast exact %u / "
+        "1 threads x%.2f | sgemm %u / 1 threads x%.2f | fast exact / sgemm oracle (1 thread) "
+        "x%.2f | fast / plain exact x%.1f\n",
+        gmacs(d, &t[T_FE1]) / gmacs(d, &t[T_SG1]), gmacs(d, &t[T_FV1]) / gmacs(d, &t[T_SG1]),
+        t[T_FEA].threads, gmacs(d, &t[T_FEA]) / gmacs(d, &t[T_FE1]), t[T_SGA].threads,
+        gmacs(d, &t[T_SGA]) / gmacs(d, &t[T_SG1]), gmacs(d, &t[T_FE1]) / gmacs(d, &t[T_SO1]),
+        gmacs(d, &t[T_FE1]) / gmacs(d, &t[T_PLAIN]));
 }
 
 /* The table of one shape and its ratios. Returns 0, or 1 on a failure or a mismatch. */
@@ -267,6 +281,7 @@ static int bench_one(const bench_shape *s, size_t ndiv, int reps, unsigned all)
         {"plain exact (rows 0..%zu)", PLAIN, 1, plain_rows(&d), 0},
         {"fast exact, %zu thread", FAST_EXACT, 1, d.M, 0},
         {"fast exact, %zu threads", FAST_EXACT, all, d.M, 0},
+        {"fast exact avx512vnni, %zu thread", FAST_EXACT_VNNI, 1, d.M, 0},
         {"fast ordered(1), %zu thread", FAST_ORDERED, 1, d.M, 0},
         {"fast ordered(1), %zu threads", FAST_ORDERED, all, d.M, 0},
         {"sgemm, %zu thread", SGEMM, 1, d.M, 0},
@@ -301,8 +316,7 @@ static void print_machine(unsigned all)
     if (f)
         fclose(f);
     printf("machine: %s; fast path %s; %u threads (OpenMP); OpenBLAS %s\n\n", model,
-           a4w4_fast_isa_name(a4w4_fast_isa_resolve(A4W4_FAST_AUTO)), all,
-           openblas_get_config());
+           a4w4_fast_isa_name(a4w4_fast_isa_resolve(A4W4_FAST_AUTO)), all, openblas_get_config());
 }
 
 int main(int argc, char **argv)
