@@ -384,7 +384,8 @@ Test(fast_regimes, rows_of_negative_zero_terms_give_plus_zero)
  * (dot 16). W row n has the same codes with block scales (100, 100 + d, 100 + d) and block 0
  * kept or zeroed, so the exact sum is 2^(12+d) + 2^(4+d) [+ 1] units of 2^(227-256): a bf16
  * midpoint, plus a sticky 1 when block 0 is kept. d = 18 is the widest window the fast oracle
- * takes; d = 40 needs its multi-limb path. With the sticky unit fp32 rounds the value onto
+ * takes; d = 40 needs its multi-limb path; d = 100 puts the sticky unit more than 64 bits below
+ * the top bit. With the sticky unit fp32 rounds the value onto
  * the midpoint, so bf16 must be rounded from the exact sum, not from fp32. */
 static void tie_row(uint8_t *fp4, size_t K, int keep_sticky, int neg)
 {
@@ -400,25 +401,35 @@ static void tie_row(uint8_t *fp4, size_t K, int keep_sticky, int neg)
 
 Test(fast_hand, bf16_midpoints_with_and_without_sticky_in_window_and_limbs)
 {
-    operands o = ops_new(2, 4, 96);
-    tie_row(o.a, o.K, 1, 0);
-    tie_row(o.a + o.K / 2, o.K, 1, 1); /* row 1: the negatives */
-    memset(o.as, 127, 2 * 3);
-    for (size_t n = 0; n < 4; n++) {
-        int d = n < 2 ? 18 : 40;
-        tie_row(o.w + n * (o.K / 2), o.K, n % 2 == 0, 0);
-        uint8_t sc[3] = {100, (uint8_t)(100 + d), (uint8_t)(100 + d)};
-        memcpy(o.ws + n * 3, sc, 3);
+    static const int spread[3] = {18, 40, 100}; /* window; limbs; sticky beyond 64 bits */
+    for (int c = 0; c < 3; c++) {
+        operands o = ops_new(2, 2, 96);
+        tie_row(o.a, o.K, 1, 0);
+        tie_row(o.a + o.K / 2, o.K, 1, 1); /* row 1: the negatives */
+        memset(o.as, 127, 2 * 3);
+        for (size_t n = 0; n < 2; n++) { /* column 0 with the sticky unit, column 1 without */
+            uint8_t sc[3] = {100, (uint8_t)(100 + spread[c]), (uint8_t)(100 + spread[c])};
+            tie_row(o.w + n * (o.K / 2), o.K, n == 0, 0);
+            memcpy(o.ws + n * 3, sc, 3);
+        }
+        check_exact_and_every_split(&o, "ties");
+        result r = plain_result(&o, 0, 1);
+        cr_assert_eq(r.bf16[0], r.bf16[1] + 1, "spread %d: sticky rounds up", spread[c]);
+        cr_assert_eq(r.bf16[2], r.bf16[3] + 1, "spread %d: negative", spread[c]);
+        if (c == 0) {
+            /* 2 + 2^-7 + 2^-29 -> bf16 2 + 2^-6 (0x4001) though fp32 rounds it to the
+             * midpoint 2 + 2^-7; the exact tie 2 + 2^-7 -> even 0x4000 */
+            cr_assert_eq(r.bf16[0], 0x4001);
+            cr_assert_eq(r.bf16[1], 0x4000);
+            cr_assert_eq(r.bf16[2], 0xC001);
+            a4w4_fast_stats st;
+            cr_assert_eq(a4w4_gemm_exact_fast_ex(o.a, o.as, o.w, o.ws, 2, 2, 96, r.bf16, r.f32,
+                                                 1, A4W4_FAST_AUTO, &st), 0);
+            cr_assert_eq(st.window, 4, "a spread of 18 takes the window");
+        }
+        result_free(&r);
+        ops_free(&o);
     }
-    check_exact_and_every_split(&o, "ties");
-    result r = plain_result(&o, 0, 1);
-    /* n = 0: 2 + 2^-7 + 2^-29 -> bf16 up to 2 + 2^-6 (0x4001), fp32 2 + 2^-7 (0x40008000) */
-    cr_assert_eq(r.bf16[0], 0x4001);
-    cr_assert_eq(r.bf16[4], 0xC001);
-    /* n = 1: exactly 2 + 2^-7, a tie -> even 0x4000 */
-    cr_assert_eq(r.bf16[1], 0x4000);
-    result_free(&r);
-    ops_free(&o);
 }
 
 /* ---- shapes ------------------------------------------------------------------------------ */
