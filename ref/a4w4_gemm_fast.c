@@ -1,0 +1,529 @@
+/* a4w4_gemm_fast.c — the driver of the fast exact and ordered(S) oracles: path choice, operand
+ * packing, tiling and threads, the per-tile window proof, rounding and output (contracts §4,
+ * §4.1; layouts and kernel contracts in a4w4_gemm_fast_kernels.h). */
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "a4w4_gemm.h"
+#include "a4w4_gemm_fast.h"
+#include "a4w4_gemm_fast_kernels.h"
+
+/* Packed Y panels handled by one sweep over X (kept in L2 while X tiles stream past). */
+#define CHUNK_BYTES (1u << 20)
+/* The general path's lazy carries hold for up to 2^18 blocks (a4w4_fast_kernels contract). */
+#define MAX_FAST_BLOCKS ((size_t)1 << 18)
+/* Largest |dot| of one 32-block in units of its quantum: 32 * 12 * 12 (contracts §4). */
+#define MAX_BLOCK_DOT 4608
+/* Largest window spread: MAX_BLOCK_DOT << 18 < 2^31 (int32 partial sums). */
+#define MAX_WINDOW_SPREAD 18
+
+/* ---- paths ------------------------------------------------------------------------------ */
+
+static const char *const isa_names[A4W4_FAST_ISA_COUNT] = {"auto",    "amx",  "avx512vnni",
+                                                           "avxvnni", "avx2", "portable"};
+
+const char *a4w4_fast_isa_name(a4w4_fast_isa isa)
+{
+    return (unsigned)isa < A4W4_FAST_ISA_COUNT ? isa_names[isa] : NULL;
+}
+
+/* 1 when the CPU and OS can run the path's instructions. */
+static int cpu_has(a4w4_fast_isa isa)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    switch (isa) {
+    case A4W4_FAST_AMX:
+        return cpu_has(A4W4_FAST_AVX512VNNI) && __builtin_cpu_supports("amx-tile") &&
+               __builtin_cpu_supports("amx-int8") && a4w4_fast_amx_permitted();
+    case A4W4_FAST_AVX512VNNI:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vnni");
+    case A4W4_FAST_AVXVNNI:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+    case A4W4_FAST_AVX2:
+        return __builtin_cpu_supports("avx2");
+    default:
+        return 0;
+    }
+#else
+    (void)isa;
+    return 0;
+#endif
+}
+
+/* The path's table when both the build and the CPU have it, else NULL (AUTO: NULL). */
+static const a4w4_fast_kernels *table_if_runnable(a4w4_fast_isa isa)
+{
+    switch (isa) {
+    case A4W4_FAST_PORTABLE:
+        return a4w4_fast_kernels_portable();
+    case A4W4_FAST_AMX:
+        return a4w4_fast_kernels_amx() && cpu_has(isa) ? a4w4_fast_kernels_amx() : NULL;
+    case A4W4_FAST_AVX512VNNI:
+        return cpu_has(isa) ? a4w4_fast_kernels_avx512vnni() : NULL;
+    case A4W4_FAST_AVXVNNI:
+        return cpu_has(isa) ? a4w4_fast_kernels_avxvnni() : NULL;
+    case A4W4_FAST_AVX2:
+        return cpu_has(isa) ? a4w4_fast_kernels_avx2() : NULL;
+    default:
+        return NULL;
+    }
+}
+
+a4w4_fast_isa a4w4_fast_isa_resolve(a4w4_fast_isa isa)
+{
+    if (isa != A4W4_FAST_AUTO)
+        return isa;
+    for (int i = A4W4_FAST_AUTO + 1; i < A4W4_FAST_PORTABLE; i++)
+        if (table_if_runnable((a4w4_fast_isa)i))
+            return (a4w4_fast_isa)i;
+    return A4W4_FAST_PORTABLE;
+}
+
+const a4w4_fast_kernels *a4w4_fast_kernels_for(a4w4_fast_isa isa)
+{
+    return table_if_runnable(a4w4_fast_isa_resolve(isa));
+}
+
+int a4w4_fast_isa_supported(a4w4_fast_isa isa)
+{
+    return isa == A4W4_FAST_AUTO || a4w4_fast_kernels_for(isa) != NULL;
+}
+
+unsigned a4w4_fast_max_threads(void)
+{
+#ifdef _OPENMP
+    int n = omp_get_max_threads();
+    return n > 0 ? (unsigned)n : 1u;
+#else
+    return 1u;
+#endif
+}
+
+/* ---- one call's state --------------------------------------------------------------------
+ * X (the operand with more rows) is broadcast, Y packed; output (i, j) of C = X Y^T lands at
+ * y[i * xs + j * ys]. */
+typedef struct {
+    const a4w4_fast_kernels *k;
+    int ordered;
+    size_t per_blocks; /* ordered(S): blocks per split */
+    const uint8_t *x_fp4, *x_scale, *y_fp4, *y_scale;
+    size_t nx, ny, K, nb;
+    size_t npanels, panel_bytes;
+    uint8_t *panels;
+    int32_t *lane_lo;  /* [npanels][16]: per lane, the smallest code (pack_panel) */
+    int32_t *p_spread; /* per panel: the largest code spread of a lane */
+    uint32_t *p_mask;  /* per panel: a4w4_fast_pack_panel's lane masks */
+    uint16_t *y_bf16;
+    float *y_f32;
+    size_t xs, ys;
+} fast_job;
+
+/* Per-thread scratch: the current X tile and the kernels' outputs. */
+typedef struct {
+    uint8_t *x;  /* [mr][K] */
+    uint8_t *ex; /* [mr][nb] sanitized codes (a4w4_fast_scan_row); missing rows 0 */
+    unsigned flags[A4W4_FAST_MAX_MR];
+    int32_t xlo[A4W4_FAST_MAX_MR]; /* per row: the smallest code (a4w4_fast_scan_row) */
+    int32_t spread;                /* the largest hi - lo of the tile's rows */
+    int any;                       /* some row has a nonzero finite block */
+    size_t i0, rows;
+    size_t p_first; /* the first panel run against this X tile in this chunk */
+    int64_t *acc;   /* [mr][16] */
+    int64_t *limbs; /* [mr][LIMBS][16] */
+    float *total;   /* [mr][16] */
+    uint16_t tb[A4W4_FAST_MAX_MR * A4W4_FAST_NR]; /* the tile's rounded outputs */
+    float tf[A4W4_FAST_MAX_MR * A4W4_FAST_NR];
+    a4w4_fast_stats st;
+} fast_scratch;
+
+static void scratch_free(fast_scratch *s)
+{
+    if (!s)
+        return;
+    free(s->x);
+    free(s->ex);
+    free(s->acc);
+    free(s->limbs);
+    free(s->total);
+    free(s);
+}
+
+static fast_scratch *scratch_new(const fast_job *j)
+{
+    fast_scratch *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    unsigned mr = j->k->mr;
+    s->x = aligned_alloc(64, (mr * j->K + 63) / 64 * 64);
+    s->ex = malloc(mr * j->nb + 4); /* kernels may read 4 bytes at the last code */
+    s->acc = aligned_alloc(64, mr * A4W4_FAST_NR * sizeof *s->acc);
+    s->limbs = aligned_alloc(64, mr * A4W4_FAST_LIMBS * A4W4_FAST_NR * sizeof *s->limbs);
+    s->total = aligned_alloc(64, mr * A4W4_FAST_NR * sizeof *s->total);
+    if (!s->x || !s->ex || !s->acc || !s->limbs || !s->total) {
+        scratch_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* ---- X tiles ---------------------------------------------------------------------------- */
+
+/* Decode and scan X rows i0 .. i0+mr-1 (missing rows as zeros). */
+static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
+{
+    unsigned mr = j->k->mr;
+    s->i0 = i0;
+    s->rows = j->nx - i0 < mr ? j->nx - i0 : mr;
+    s->any = 0;
+    s->spread = 0;
+    for (unsigned r = 0; r < mr; r++) {
+        uint8_t *x = s->x + r * j->K, *ex = s->ex + r * j->nb;
+        int32_t lo, hi;
+        if (r >= s->rows) {
+            memset(x, j->k->x_zero, j->K);
+            memset(ex, 0, j->nb);
+            s->flags[r] = 0;
+            s->xlo[r] = 0;
+            continue;
+        }
+        s->flags[r] = j->k->load_x(j->x_fp4 + (i0 + r) * (j->K / 2), j->x_scale + (i0 + r) * j->nb,
+                                   j->K, x, ex, &lo, &hi);
+        s->xlo[r] = lo;
+        s->any |= (s->flags[r] & 1u) != 0;
+        s->spread = hi - lo > s->spread ? hi - lo : s->spread;
+    }
+}
+
+/* ---- outputs ------------------------------------------------------------------------------ */
+
+typedef enum { OUT_TRIVIAL, OUT_WINDOW, OUT_GENERAL, OUT_ORDERED } out_kind;
+
+/* The tile's rounded outputs [mr][16] into s->tb / s->tf. */
+static void round_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind kind)
+{
+    size_t n = (size_t)j->k->mr * A4W4_FAST_NR;
+    switch (kind) {
+    case OUT_TRIVIAL: /* every term zero: the exact sum and every ordered total are +0 */
+        memset(s->tb, 0, n * sizeof *s->tb);
+        memset(s->tf, 0, n * sizeof *s->tf);
+        break;
+    case OUT_WINDOW: {
+        int32_t xe[A4W4_FAST_MAX_MR];
+        for (unsigned r = 0; r < j->k->mr; r++)
+            xe[r] = s->xlo[r] - 256;
+        j->k->round_window(s->acc, xe, j->lane_lo + p * A4W4_FAST_NR, s->tb, s->tf);
+        break;
+    }
+    case OUT_GENERAL:
+        j->k->round_general(s->limbs, s->tb, s->tf);
+        break;
+    case OUT_ORDERED:
+        for (size_t i = 0; i < n; i++) {
+            s->tf[i] = s->total[i];
+            s->tb[i] = a4w4_f32_to_bf16(s->total[i]);
+        }
+        break;
+    }
+}
+
+/* NaN over the tile's outputs whose X row or Y lane has a NaN-scale block (bf16 0x7FC0, fp32
+ * 0x7FC00000), whatever the kernel computed. */
+static void nan_overrides(fast_scratch *s, uint32_t nan_lanes)
+{
+    const float qnan = a4w4_f32_from_bits(0x7FC00000u);
+    unsigned nan_rows = 0;
+    for (unsigned r = 0; r < s->rows; r++)
+        nan_rows |= s->flags[r] & 2u;
+    if (!nan_rows && !nan_lanes)
+        return;
+    for (unsigned r = 0; r < s->rows; r++)
+        for (unsigned l = 0; l < A4W4_FAST_NR; l++)
+            if ((s->flags[r] & 2u) || ((nan_lanes >> l) & 1u)) {
+                s->tb[r * A4W4_FAST_NR + l] = 0x7FC0;
+                s->tf[r * A4W4_FAST_NR + l] = qnan;
+            }
+}
+
+/* Write the tile's valid outputs: rows of 16 lanes when the lanes are output columns (C = y),
+ * else columns of the tile, one output row per lane (C = y^T). */
+static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind kind)
+{
+    size_t j0 = p * A4W4_FAST_NR;
+    size_t lanes = j->ny - j0 < A4W4_FAST_NR ? j->ny - j0 : A4W4_FAST_NR;
+    round_tile(j, s, p, kind);
+    nan_overrides(s, j->p_mask[p] >> 16);
+    if (j->ys == 1) {
+        for (unsigned r = 0; r < s->rows; r++) {
+            size_t base = (s->i0 + r) * j->xs + j0;
+            memcpy(j->y_bf16 + base, s->tb + r * A4W4_FAST_NR, lanes * sizeof *s->tb);
+            if (j->y_f32)
+                memcpy(j->y_f32 + base, s->tf + r * A4W4_FAST_NR, lanes * sizeof *s->tf);
+        }
+    } else {
+        for (unsigned l = 0; l < lanes; l++) {
+            uint16_t *yb = j->y_bf16 + (j0 + l) * j->ys + s->i0;
+            float *yf = j->y_f32 ? j->y_f32 + (j0 + l) * j->ys + s->i0 : NULL;
+            for (unsigned r = 0; r < s->rows; r++)
+                yb[r] = s->tb[r * A4W4_FAST_NR + l];
+            for (unsigned r = 0; yf && r < s->rows; r++)
+                yf[r] = s->tf[r * A4W4_FAST_NR + l];
+        }
+    }
+    size_t n = s->rows * lanes;
+    s->st.trivial += kind == OUT_TRIVIAL ? n : 0;
+    s->st.window += kind == OUT_WINDOW ? n : 0;
+    s->st.general += kind == OUT_GENERAL ? n : 0;
+    s->st.ordered += kind == OUT_ORDERED ? n : 0;
+}
+
+/* One tile: the loaded X rows against panel p. exact picks the window when the proof holds:
+ * every term of output (r, l) is an integer multiple of its quantum 2^(xlo_r + ylo_l - 256)
+ * with shift (ex - xlo_r) + (ey - ylo_l) in [0, D], D = the largest row spread plus the
+ * largest lane spread <= 18; so `group` terms sum below 2^31 and all nb of them below
+ * nb * 4608 * 2^18 < 2^49 (nb <= 2^18): exact in int64 and in double. */
+static void run_tile(const fast_job *j, fast_scratch *s, size_t p)
+{
+    a4w4_fast_tile t = {s->x, j->K, s->ex, j->nb, j->panels + p * j->panel_bytes, j->nb, NULL, 0};
+    if (p == s->p_first && s->i0 + j->k->mr < j->nx) { /* the next X tile's rows */
+        size_t rows = j->nx - s->i0 - j->k->mr;
+        t.pf = j->x_fp4 + (s->i0 + j->k->mr) * (j->K / 2);
+        t.pf_len = (rows < j->k->mr ? rows : j->k->mr) * (j->K / 2);
+    }
+    if (!s->any || !(j->p_mask[p] & 0xFFFFu)) {
+        write_tile(j, s, p, OUT_TRIVIAL);
+        return;
+    }
+    if (j->ordered) {
+        j->k->ordered(&t, j->per_blocks, s->total);
+        write_tile(j, s, p, OUT_ORDERED);
+        return;
+    }
+    int32_t D = s->spread + j->p_spread[p];
+    if (D <= MAX_WINDOW_SPREAD) {
+        int32_t xoff[A4W4_FAST_MAX_MR], yoff[A4W4_FAST_NR];
+        for (unsigned r = 0; r < j->k->mr; r++)
+            xoff[r] = -s->xlo[r];
+        for (unsigned l = 0; l < A4W4_FAST_NR; l++)
+            yoff[l] = -j->lane_lo[p * A4W4_FAST_NR + l];
+        size_t group = (size_t)0x7FFFFFFF / ((size_t)MAX_BLOCK_DOT << D);
+        j->k->exact_window(&t, xoff, yoff, group, s->acc);
+        write_tile(j, s, p, OUT_WINDOW);
+    } else {
+        j->k->exact_general(&t, s->limbs);
+        write_tile(j, s, p, OUT_GENERAL);
+    }
+}
+
+/* ---- packing and the sweep ------------------------------------------------------------- */
+
+static void job_free(fast_job *j)
+{
+    free(j->panels);
+    free(j->lane_lo);
+    free(j->p_spread);
+    free(j->p_mask);
+}
+
+/* Pack every Y panel (in parallel). A4W4_ENOMEM when the buffers cannot be allocated. */
+static int pack_all(fast_job *j, unsigned nt)
+{
+    j->npanels = (j->ny + A4W4_FAST_NR - 1) / A4W4_FAST_NR;
+    j->panel_bytes = j->nb * A4W4_FAST_BLOCK_BYTES; /* a multiple of 64 */
+    j->panels = aligned_alloc(64, j->npanels * j->panel_bytes);
+    j->lane_lo = malloc(j->npanels * A4W4_FAST_NR * sizeof *j->lane_lo);
+    j->p_spread = malloc(j->npanels * sizeof *j->p_spread);
+    j->p_mask = malloc(j->npanels * sizeof *j->p_mask);
+    if (!j->panels || !j->lane_lo || !j->p_spread || !j->p_mask)
+        return A4W4_ENOMEM;
+    int failed = 0;
+    (void)nt;
+#pragma omp parallel num_threads(nt)
+    {
+        uint8_t *codes = malloc(j->nb);
+        if (!codes) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (size_t p = 0; p < j->npanels; p++) {
+            size_t j0 = p * A4W4_FAST_NR;
+            size_t nrows = j->ny - j0 < A4W4_FAST_NR ? j->ny - j0 : A4W4_FAST_NR;
+            if (codes)
+                j->p_mask[p] =
+                    a4w4_fast_pack_panel(j->y_fp4 + j0 * (j->K / 2), j->y_scale + j0 * j->nb, j->K,
+                                         nrows, j->panels + p * j->panel_bytes, codes,
+                                         j->lane_lo + p * A4W4_FAST_NR, &j->p_spread[p]);
+        }
+        free(codes);
+    }
+    return failed ? A4W4_ENOMEM : A4W4_OK;
+}
+
+static void stats_add(a4w4_fast_stats *to, const a4w4_fast_stats *from)
+{
+    to->window += from->window;
+    to->general += from->general;
+    to->trivial += from->trivial;
+    to->ordered += from->ordered;
+}
+
+/* Every X tile against every panel: panels in chunks that stay in L2, X tiles shared among the
+ * threads within a chunk. A4W4_ENOMEM when a thread's scratch cannot be allocated. */
+static int sweep(const fast_job *j, unsigned nt, a4w4_fast_stats *st)
+{
+    unsigned mr = j->k->mr;
+    size_t ntiles = (j->nx + mr - 1) / mr;
+    size_t chunk = CHUNK_BYTES / j->panel_bytes ? CHUNK_BYTES / j->panel_bytes : 1;
+    /* X tiles per grab: 4 when there are plenty, so neighbouring output columns (C = y^T)
+     * are not written by two threads at once */
+    int grab = ntiles >= (size_t)16 * nt ? 4 : 1;
+    int failed = 0;
+    (void)nt;
+    (void)grab;
+#pragma omp parallel num_threads(nt)
+    {
+        fast_scratch *s = scratch_new(j);
+        if (!s) {
+#pragma omp atomic write
+            failed = 1;
+        }
+        for (size_t c0 = 0; c0 < j->npanels; c0 += chunk) {
+            size_t c1 = c0 + chunk < j->npanels ? c0 + chunk : j->npanels;
+#pragma omp for schedule(dynamic, grab)
+            for (size_t xt = 0; xt < ntiles; xt++) {
+                if (!s)
+                    continue;
+                load_x_tile(j, s, xt * mr);
+                s->p_first = c0;
+                for (size_t p = c0; p < c1; p++)
+                    run_tile(j, s, p);
+            }
+        }
+        if (s) {
+#pragma omp critical(a4w4_fast_stats)
+            stats_add(st, &s->st);
+        }
+        scratch_free(s);
+    }
+    return failed ? A4W4_ENOMEM : A4W4_OK;
+}
+
+/* ---- entry points ------------------------------------------------------------------------ */
+
+static int args_ok(const void *a, const void *as, const void *w, const void *ws, size_t M, size_t N,
+                   size_t K, const void *y)
+{
+    return a && as && w && ws && y && M && N && K && K % 32 == 0;
+}
+
+/* K beyond the fast path's limit: the plain oracle, row by row. */
+static int run_plain(int ordered, unsigned S, const uint8_t *a_fp4, const uint8_t *a_scale,
+                     const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N, size_t K,
+                     uint16_t *y_bf16, float *y_f32, a4w4_fast_stats *st)
+{
+    st->plain = M * N;
+    if (ordered)
+        return a4w4_gemm_ordered(a_fp4, a_scale, w_fp4, w_scale, M, N, K, S, y_bf16, y_f32);
+    return a4w4_gemm_exact(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32);
+}
+
+int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S, const uint8_t *a_fp4,
+                       const uint8_t *a_scale, const uint8_t *w_fp4, const uint8_t *w_scale,
+                       size_t M, size_t N, size_t K, uint16_t *y_bf16, float *y_f32,
+                       unsigned threads, a4w4_fast_stats *stats)
+{
+    if (!args_ok(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16) || (ordered && S < 1))
+        return A4W4_EINVAL;
+    if (!k)
+        return A4W4_EUNSUPPORTED;
+    if (k->mr < 1 || k->mr > A4W4_FAST_MAX_MR)
+        return A4W4_EINVAL;
+    a4w4_fast_stats st;
+    memset(&st, 0, sizeof st);
+#ifdef _OPENMP
+    st.threads = threads ? threads : a4w4_fast_max_threads();
+#else
+    (void)threads;
+    st.threads = 1;
+#endif
+    int rc;
+    if (K / 32 > MAX_FAST_BLOCKS) {
+        rc = run_plain(ordered, S, a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32, &st);
+    } else {
+        int a_is_x = M >= N; /* broadcast the operand with more rows */
+        fast_job j = {k,
+                      ordered,
+                      ordered ? a4w4_split_k_per_split(K, S) / 32 : 0,
+                      a_is_x ? a_fp4 : w_fp4,
+                      a_is_x ? a_scale : w_scale,
+                      a_is_x ? w_fp4 : a_fp4,
+                      a_is_x ? w_scale : a_scale,
+                      a_is_x ? M : N,
+                      a_is_x ? N : M,
+                      K,
+                      K / 32,
+                      0,
+                      0,
+                      NULL,
+                      NULL,
+                      NULL,
+                      NULL,
+                      y_bf16,
+                      y_f32,
+                      a_is_x ? N : 1,
+                      a_is_x ? 1 : N};
+        rc = pack_all(&j, st.threads);
+        if (rc == A4W4_OK)
+            rc = sweep(&j, st.threads, &st);
+        job_free(&j);
+    }
+    if (stats)
+        *stats = st;
+    return rc;
+}
+
+int a4w4_gemm_exact_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                            const uint8_t *w_scale, size_t M, size_t N, size_t K, uint16_t *y_bf16,
+                            float *y_f32, unsigned threads, a4w4_fast_isa isa,
+                            a4w4_fast_stats *stats)
+{
+    int rc = a4w4_gemm_fast_run(a4w4_fast_kernels_for(isa), 0, 1, a_fp4, a_scale, w_fp4, w_scale, M,
+                                N, K, y_bf16, y_f32, threads, stats);
+    if (stats)
+        stats->isa = a4w4_fast_isa_resolve(isa);
+    return rc;
+}
+
+int a4w4_gemm_ordered_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                              const uint8_t *w_scale, size_t M, size_t N, size_t K, unsigned S,
+                              uint16_t *y_bf16, float *y_f32, unsigned threads, a4w4_fast_isa isa,
+                              a4w4_fast_stats *stats)
+{
+    int rc = a4w4_gemm_fast_run(a4w4_fast_kernels_for(isa), 1, S, a_fp4, a_scale, w_fp4, w_scale, M,
+                                N, K, y_bf16, y_f32, threads, stats);
+    if (stats)
+        stats->isa = a4w4_fast_isa_resolve(isa);
+    return rc;
+}
+
+int a4w4_gemm_exact_fast(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                         const uint8_t *w_scale, size_t M, size_t N, size_t K, uint16_t *y_bf16,
+                         float *y_f32)
+{
+    return a4w4_gemm_exact_fast_ex(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32, 0,
+                                   A4W4_FAST_AUTO, NULL);
+}
+
+int a4w4_gemm_ordered_fast(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                           const uint8_t *w_scale, size_t M, size_t N, size_t K, unsigned S,
+                           uint16_t *y_bf16, float *y_f32)
+{
+    return a4w4_gemm_ordered_fast_ex(a_fp4, a_scale, w_fp4, w_scale, M, N, K, S, y_bf16, y_f32, 0,
+                                     A4W4_FAST_AUTO, NULL);
+}
