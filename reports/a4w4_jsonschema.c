@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <regex.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,185 +291,277 @@ static void show(const cJSON *v, char *buf, size_t len)
     free(s);
 }
 
-static int validate_node(vctx *c, const cJSON *s, const cJSON *v, char *path, size_t plen,
-                         char *err, size_t errlen);
+/* One validation step: the context, the instance path (grown and restored in place) and the
+ * error buffer. */
+typedef struct {
+    vctx *c;
+    char *path;
+    size_t plen;
+    char *err;
+    size_t errlen;
+} vnode;
 
-static int validate_child(vctx *c, const cJSON *s, const cJSON *v, char *path, size_t plen,
-                          const char *seg, int idx, char *err, size_t errlen)
+static int validate_node(vnode *n, const cJSON *s, const cJSON *v);
+
+/* Validate v against s with err redirected to a scratch buffer (for anyOf/oneOf/not). */
+static int validate_quiet(vnode *n, const cJSON *s, const cJSON *v)
 {
-    size_t L = strlen(path);
+    char scratch[8];
+    vnode q = {n->c, n->path, n->plen, scratch, sizeof scratch};
+    return validate_node(&q, s, v);
+}
+
+static int validate_child(vnode *n, const cJSON *s, const cJSON *v, const char *seg, int idx)
+{
+    size_t L = strlen(n->path);
     if (seg)
-        snprintf(path + L, plen - L, "/%s", seg);
+        snprintf(n->path + L, n->plen - L, "/%s", seg);
     else
-        snprintf(path + L, plen - L, "/%d", idx);
-    int rc = validate_node(c, s, v, path, plen, err, errlen);
-    path[L] = 0;
+        snprintf(n->path + L, n->plen - L, "/%d", idx);
+    int rc = validate_node(n, s, v);
+    n->path[L] = 0;
     return rc;
 }
 
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        char what_[512];                                                                           \
-        snprintf(what_, sizeof what_, __VA_ARGS__);                                                \
-        snprintf(err, errlen, "%s: %s", path[0] ? path : "/", what_);                              \
-        return -1;                                                                                 \
-    } while (0)
-
-static int validate_node(vctx *c, const cJSON *s, const cJSON *v, char *path, size_t plen,
-                         char *err, size_t errlen)
+/* Record "<path>: <what>" and return -1. */
+static int fail(vnode *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(vnode *n, const char *fmt, ...)
 {
-    char shown[96];
-    if (cJSON_IsBool(s)) {
-        if (cJSON_IsFalse(s))
-            FAIL("not allowed here (schema false)");
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(n->err, n->errlen, "%s: %s", n->path[0] ? n->path : "/", what);
+    return -1;
+}
+
+/* One handler per keyword: k is the keyword's value, s the schema object, v the instance. */
+typedef int (*kw_fn)(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v);
+
+static int kw_ref(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    const cJSON *t = resolve_ref(n->c->root, k->valuestring);
+    if (!t)
+        return fail(n, "schema $ref '%s' does not resolve", k->valuestring);
+    return validate_node(n, t, v);
+}
+
+static int kw_type(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    int ok = 0;
+    char names[128] = "", shown[96];
+    if (cJSON_IsString(k)) {
+        ok = type_matches(v, k->valuestring);
+        snprintf(names, sizeof names, "%s", k->valuestring);
+    } else {
+        const cJSON *t;
+        cJSON_ArrayForEach(t, k) {
+            ok |= type_matches(v, t->valuestring);
+            size_t L = strlen(names);
+            snprintf(names + L, sizeof names - L, "%s%s", L ? " or " : "", t->valuestring);
+        }
+    }
+    if (ok)
         return 0;
+    show(v, shown, sizeof shown);
+    return fail(n, "%s is a %s, the schema wants %s", shown, type_of(v), names);
+}
+
+static int kw_enum(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    const cJSON *e;
+    int ok = 0;
+    char names[256] = "", shown[96];
+    cJSON_ArrayForEach(e, k) {
+        ok |= cJSON_Compare(e, v, 1);
+        char one[64];
+        show(e, one, sizeof one);
+        size_t L = strlen(names);
+        snprintf(names + L, sizeof names - L, "%s%s", L ? ", " : "", one);
     }
-    if (++c->depth > 64) {
-        c->depth--;
-        FAIL("schema recursion deeper than 64 levels");
+    if (ok)
+        return 0;
+    show(v, shown, sizeof shown);
+    return fail(n, "%s is not one of %s", shown, names);
+}
+
+static int kw_const(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    char want[96], shown[96];
+    if (cJSON_Compare(k, v, 1))
+        return 0;
+    show(v, shown, sizeof shown);
+    show(k, want, sizeof want);
+    return fail(n, "%s must be %s", shown, want);
+}
+
+static int kw_required(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    const cJSON *r;
+    if (!cJSON_IsObject(v))
+        return 0;
+    cJSON_ArrayForEach(r, k) if (!cJSON_GetObjectItemCaseSensitive(v, r->valuestring))
+        return fail(n, "required field '%s' is missing", r->valuestring);
+    return 0;
+}
+
+static int kw_properties(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    const cJSON *p;
+    if (!cJSON_IsObject(v))
+        return 0;
+    cJSON_ArrayForEach(p, k) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(v, p->string);
+        if (x && validate_child(n, p, x, p->string, 0))
+            return -1;
     }
+    return 0;
+}
+
+static int kw_additional(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    const cJSON *props = cJSON_GetObjectItemCaseSensitive(s, "properties"), *x;
+    if (!cJSON_IsObject(v))
+        return 0;
+    cJSON_ArrayForEach(x, v) {
+        if (props && cJSON_GetObjectItemCaseSensitive(props, x->string))
+            continue;
+        if (cJSON_IsFalse(k))
+            return fail(n, "field '%s' is not allowed (additionalProperties false)", x->string);
+        if (validate_child(n, k, x, x->string, 0))
+            return -1;
+    }
+    return 0;
+}
+
+static int kw_items(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    const cJSON *x;
+    int i = 0;
+    if (!cJSON_IsArray(v))
+        return 0;
+    cJSON_ArrayForEach(x, v) if (validate_child(n, k, x, NULL, i++)) return -1;
+    return 0;
+}
+
+/* minItems / maxItems (which: 'i' for min, 'a' for max, key[1]). */
+static int kw_items_count(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    if (!cJSON_IsArray(v))
+        return 0;
+    int cnt = cJSON_GetArraySize(v), lim = (int)k->valuedouble, min = k->string[1] == 'i';
+    if (min ? cnt >= lim : cnt <= lim)
+        return 0;
+    return fail(n, "array has %d items, the schema allows %s %d", cnt, min ? "at least" : "at most",
+                lim);
+}
+
+static int kw_bound(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    if (!cJSON_IsNumber(v))
+        return 0;
+    double x = v->valuedouble, lim = k->valuedouble;
+    int min = k->string[1] == 'i';
+    if (min ? x >= lim : x <= lim)
+        return 0;
+    return fail(n, "%.17g is %s than the %s %.17g", x, min ? "less" : "greater", k->string, lim);
+}
+
+static int kw_length(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    if (!cJSON_IsString(v))
+        return 0;
+    size_t len = utf8_len(v->valuestring), lim = (size_t)k->valuedouble;
+    int min = k->string[1] == 'i';
+    if (min ? len >= lim : len <= lim)
+        return 0;
+    return fail(n, "string of %zu characters, the schema allows %s %zu", len,
+                min ? "at least" : "at most", lim);
+}
+
+static int kw_pattern(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    char shown[96];
+    if (!cJSON_IsString(v) || pattern_match(n->c, k->valuestring, v->valuestring) == 1)
+        return 0;
+    show(v, shown, sizeof shown);
+    return fail(n, "%s does not match the pattern %s", shown, k->valuestring);
+}
+
+static int kw_all_of(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    const cJSON *a;
+    cJSON_ArrayForEach(a, k) if (validate_node(n, a, v)) return -1;
+    return 0;
+}
+
+/* anyOf (at least one alternative) and oneOf (exactly one). */
+static int kw_any_one_of(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    const cJSON *a;
+    int cnt = 0;
+    char shown[96];
+    cJSON_ArrayForEach(a, k) cnt += validate_quiet(n, a, v) == 0;
+    if (cnt != 0 && !(k->string[0] == 'o' && cnt > 1))
+        return 0;
+    show(v, shown, sizeof shown);
+    return fail(n, "%s matches %d of the %s alternatives", shown, cnt, k->string);
+}
+
+static int kw_not(vnode *n, const cJSON *k, const cJSON *s, const cJSON *v)
+{
+    (void)s;
+    char shown[96];
+    if (validate_quiet(n, k, v) != 0)
+        return 0;
+    show(v, shown, sizeof shown);
+    return fail(n, "%s matches a schema it must not match", shown);
+}
+
+static const struct {
+    const char *name;
+    kw_fn fn;
+} keyword_fns[] = {
+    {"$ref", kw_ref},           {"type", kw_type},         {"enum", kw_enum},
+    {"const", kw_const},        {"required", kw_required}, {"properties", kw_properties},
+    {"additionalProperties", kw_additional},               {"items", kw_items},
+    {"minItems", kw_items_count}, {"maxItems", kw_items_count},
+    {"minimum", kw_bound},      {"maximum", kw_bound},     {"minLength", kw_length},
+    {"maxLength", kw_length},   {"pattern", kw_pattern},   {"allOf", kw_all_of},
+    {"anyOf", kw_any_one_of},   {"oneOf", kw_any_one_of},  {"not", kw_not},
+};
+
+static int validate_node(vnode *n, const cJSON *s, const cJSON *v)
+{
+    if (cJSON_IsBool(s))
+        return cJSON_IsFalse(s) ? fail(n, "not allowed here (schema false)") : 0;
+    if (n->c->depth >= 64)
+        return fail(n, "schema recursion deeper than 64 levels");
+    n->c->depth++;
     int rc = 0;
     const cJSON *k;
     cJSON_ArrayForEach(k, s) {
-        const char *key = k->string;
+        for (size_t i = 0; i < sizeof keyword_fns / sizeof keyword_fns[0] && !rc; i++)
+            if (!strcmp(k->string, keyword_fns[i].name))
+                rc = keyword_fns[i].fn(n, k, s, v);
         if (rc)
             break;
-        if (!strcmp(key, "$ref")) {
-            const cJSON *t = resolve_ref(c->root, k->valuestring);
-            if (!t) {
-                c->depth--;
-                FAIL("schema $ref '%s' does not resolve", k->valuestring);
-            }
-            rc = validate_node(c, t, v, path, plen, err, errlen);
-        } else if (!strcmp(key, "type")) {
-            int ok = 0;
-            char names[128] = "";
-            if (cJSON_IsString(k)) {
-                ok = type_matches(v, k->valuestring);
-                snprintf(names, sizeof names, "%s", k->valuestring);
-            } else {
-                const cJSON *t;
-                cJSON_ArrayForEach(t, k) {
-                    ok |= type_matches(v, t->valuestring);
-                    size_t L = strlen(names);
-                    snprintf(names + L, sizeof names - L, "%s%s", L ? " or " : "", t->valuestring);
-                }
-            }
-            if (!ok) {
-                c->depth--;
-                show(v, shown, sizeof shown);
-                FAIL("%s is a %s, the schema wants %s", shown, type_of(v), names);
-            }
-        } else if (!strcmp(key, "enum")) {
-            const cJSON *e;
-            int ok = 0;
-            char names[256] = "";
-            cJSON_ArrayForEach(e, k) {
-                ok |= cJSON_Compare(e, v, 1);
-                char one[64];
-                show(e, one, sizeof one);
-                size_t L = strlen(names);
-                snprintf(names + L, sizeof names - L, "%s%s", L ? ", " : "", one);
-            }
-            if (!ok) {
-                c->depth--;
-                show(v, shown, sizeof shown);
-                FAIL("%s is not one of %s", shown, names);
-            }
-        } else if (!strcmp(key, "const")) {
-            if (!cJSON_Compare(k, v, 1)) {
-                char want[96];
-                c->depth--;
-                show(v, shown, sizeof shown);
-                show(k, want, sizeof want);
-                FAIL("%s must be %s", shown, want);
-            }
-        } else if (!strcmp(key, "required") && cJSON_IsObject(v)) {
-            const cJSON *r;
-            cJSON_ArrayForEach(r, k)
-                if (!cJSON_GetObjectItemCaseSensitive(v, r->valuestring)) {
-                    c->depth--;
-                    FAIL("required field '%s' is missing", r->valuestring);
-                }
-        } else if (!strcmp(key, "properties") && cJSON_IsObject(v)) {
-            const cJSON *p;
-            cJSON_ArrayForEach(p, k) {
-                const cJSON *x = cJSON_GetObjectItemCaseSensitive(v, p->string);
-                if (x && (rc = validate_child(c, p, x, path, plen, p->string, 0, err, errlen)))
-                    break;
-            }
-        } else if (!strcmp(key, "additionalProperties") && cJSON_IsObject(v)) {
-            const cJSON *props = cJSON_GetObjectItemCaseSensitive(s, "properties");
-            const cJSON *x;
-            cJSON_ArrayForEach(x, v) {
-                if (props && cJSON_GetObjectItemCaseSensitive(props, x->string))
-                    continue;
-                if (cJSON_IsFalse(k)) {
-                    c->depth--;
-                    FAIL("field '%s' is not allowed (additionalProperties false)", x->string);
-                }
-                if ((rc = validate_child(c, k, x, path, plen, x->string, 0, err, errlen)))
-                    break;
-            }
-        } else if (!strcmp(key, "items") && cJSON_IsArray(v)) {
-            const cJSON *x;
-            int i = 0;
-            cJSON_ArrayForEach(x, v)
-                if ((rc = validate_child(c, k, x, path, plen, NULL, i++, err, errlen)))
-                    break;
-        } else if ((!strcmp(key, "minItems") || !strcmp(key, "maxItems")) && cJSON_IsArray(v)) {
-            int n = cJSON_GetArraySize(v), lim = (int)k->valuedouble;
-            if (key[1] == 'i' ? n < lim : n > lim) {
-                c->depth--;
-                FAIL("array has %d items, the schema allows %s %d", n,
-                     key[1] == 'i' ? "at least" : "at most", lim);
-            }
-        } else if ((!strcmp(key, "minimum") || !strcmp(key, "maximum")) && cJSON_IsNumber(v)) {
-            double x = v->valuedouble, lim = k->valuedouble;
-            if (key[1] == 'i' ? x < lim : x > lim) {
-                c->depth--;
-                FAIL("%.17g is %s than the %s %.17g", x, key[1] == 'i' ? "less" : "greater", key,
-                     lim);
-            }
-        } else if ((!strcmp(key, "minLength") || !strcmp(key, "maxLength")) && cJSON_IsString(v)) {
-            size_t n = utf8_len(v->valuestring), lim = (size_t)k->valuedouble;
-            if (key[1] == 'i' ? n < lim : n > lim) {
-                c->depth--;
-                FAIL("string of %zu characters, the schema allows %s %zu", n,
-                     key[1] == 'i' ? "at least" : "at most", lim);
-            }
-        } else if (!strcmp(key, "pattern") && cJSON_IsString(v)) {
-            if (pattern_match(c, k->valuestring, v->valuestring) != 1) {
-                c->depth--;
-                show(v, shown, sizeof shown);
-                FAIL("%s does not match the pattern %s", shown, k->valuestring);
-            }
-        } else if (!strcmp(key, "allOf")) {
-            const cJSON *a;
-            cJSON_ArrayForEach(a, k)
-                if ((rc = validate_node(c, a, v, path, plen, err, errlen)))
-                    break;
-        } else if (!strcmp(key, "anyOf") || !strcmp(key, "oneOf")) {
-            const cJSON *a;
-            int n = 0;
-            char scratch[8];
-            cJSON_ArrayForEach(a, k)
-                n += validate_node(c, a, v, path, plen, scratch, sizeof scratch) == 0;
-            if (n == 0 || (key[0] == 'o' && n > 1)) {
-                c->depth--;
-                show(v, shown, sizeof shown);
-                FAIL("%s matches %d of the %s alternatives", shown, n, key);
-            }
-        } else if (!strcmp(key, "not")) {
-            char scratch[8];
-            if (validate_node(c, k, v, path, plen, scratch, sizeof scratch) == 0) {
-                c->depth--;
-                show(v, shown, sizeof shown);
-                FAIL("%s matches a schema it must not match", shown);
-            }
-        }
     }
-    c->depth--;
+    n->c->depth--;
     return rc;
 }
 
@@ -478,7 +571,8 @@ int a4w4_jsonschema_validate(const cJSON *schema, const cJSON *instance, char *e
     memset(&c, 0, sizeof c);
     c.root = schema;
     char path[1024] = "";
-    int rc = validate_node(&c, schema, instance, path, sizeof path, err, errlen);
+    vnode n = {&c, path, sizeof path, err, errlen};
+    int rc = validate_node(&n, schema, instance);
     for (size_t i = 0; i < c.ncache; i++)
         regfree(&c.cache[i].re);
     return rc;
