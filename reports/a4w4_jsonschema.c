@@ -83,6 +83,109 @@ static int check_child(const cJSON *root, const cJSON *s, char *path, size_t ple
     return rc;
 }
 
+/* type, enum, required: their own shape. */
+static int check_shape_kw(const cJSON *root, const char *key, const cJSON *k, char *path,
+                         size_t plen, char *err, size_t errlen)
+{
+    (void)root, (void)plen;
+    if (!strcmp(key, "type")) {
+        int ok = cJSON_IsString(k) && IN(k->valuestring, type_names);
+        if (cJSON_IsArray(k)) {
+            const cJSON *t;
+            ok = cJSON_GetArraySize(k) > 0;
+            cJSON_ArrayForEach(t, k)
+                ok &= cJSON_IsString(t) && IN(t->valuestring, type_names);
+        }
+        if (!ok) {
+            snprintf(err, errlen, "schema #%s/type: not a type name or a list of them", path);
+            return -1;
+        }
+    } else if (!strcmp(key, "enum") && !cJSON_IsArray(k)) {
+        snprintf(err, errlen, "schema #%s/enum: must be an array", path);
+        return -1;
+    } else if (!strcmp(key, "required")) {
+        const cJSON *r;
+        int ok = cJSON_IsArray(k);
+        cJSON_ArrayForEach(r, k)
+            ok &= cJSON_IsString(r);
+        if (!ok) {
+            snprintf(err, errlen, "schema #%s/required: must be an array of strings", path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Keywords holding subschemas: each checked in turn. */
+static int check_sub_kw(const cJSON *root, const char *key, const cJSON *k, char *path,
+                       size_t plen, char *err, size_t errlen)
+{
+    if (!strcmp(key, "properties")) {
+        if (!cJSON_IsObject(k)) {
+            snprintf(err, errlen, "schema #%s/properties: must be an object", path);
+            return -1;
+        }
+        const cJSON *p;
+        char seg[300];
+        cJSON_ArrayForEach(p, k) {
+            snprintf(seg, sizeof seg, "properties/%s", p->string);
+            if (check_child(root, p, path, plen, seg, err, errlen))
+                return -1;
+        }
+    } else if (!strcmp(key, "additionalProperties") || !strcmp(key, "items") ||
+               !strcmp(key, "not")) {
+        if (check_child(root, k, path, plen, key, err, errlen))
+            return -1;
+    } else if (!strcmp(key, "allOf") || !strcmp(key, "anyOf") || !strcmp(key, "oneOf")) {
+        if (!cJSON_IsArray(k) || !cJSON_GetArraySize(k)) {
+            snprintf(err, errlen, "schema #%s/%s: must be a non-empty array", path, key);
+            return -1;
+        }
+        const cJSON *a;
+        int i = 0;
+        char seg[64];
+        cJSON_ArrayForEach(a, k) {
+            snprintf(seg, sizeof seg, "%s/%d", key, i++);
+            if (check_child(root, a, path, plen, seg, err, errlen))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Numeric bounds, pattern, $ref. */
+static int check_value_kw(const cJSON *root, const char *key, const cJSON *k, char *path,
+                         size_t plen, char *err, size_t errlen)
+{
+    (void)plen;
+    if (!strcmp(key, "minItems") || !strcmp(key, "maxItems") ||
+               !strcmp(key, "minLength") || !strcmp(key, "maxLength")) {
+        if (!cJSON_IsNumber(k) || k->valuedouble < 0 ||
+            floor(k->valuedouble) != k->valuedouble) {
+            snprintf(err, errlen, "schema #%s/%s: must be a non-negative integer", path, key);
+            return -1;
+        }
+    } else if ((!strcmp(key, "minimum") || !strcmp(key, "maximum")) && !cJSON_IsNumber(k)) {
+        snprintf(err, errlen, "schema #%s/%s: must be a number", path, key);
+        return -1;
+    } else if (!strcmp(key, "pattern")) {
+        regex_t re;
+        if (!cJSON_IsString(k) || regcomp(&re, k->valuestring, REG_EXTENDED | REG_NOSUB)) {
+            snprintf(err, errlen, "schema #%s/pattern: not a POSIX extended regular expression",
+                     path);
+            return -1;
+        }
+        regfree(&re);
+    } else if (!strcmp(key, "$ref")) {
+        if (!cJSON_IsString(k) || !resolve_ref(root, k->valuestring)) {
+            snprintf(err, errlen, "schema #%s/$ref: '%s' does not resolve inside this schema",
+                     path, cJSON_IsString(k) ? k->valuestring : "?");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int check_node(const cJSON *root, const cJSON *s, char *path, size_t plen, char *err,
                       size_t errlen)
 {
@@ -118,84 +221,10 @@ static int check_node(const cJSON *root, const cJSON *s, char *path, size_t plen
                      path, key);
             return -1;
         }
-        if (!strcmp(key, "type")) {
-            int ok = cJSON_IsString(k) && IN(k->valuestring, type_names);
-            if (cJSON_IsArray(k)) {
-                const cJSON *t;
-                ok = cJSON_GetArraySize(k) > 0;
-                cJSON_ArrayForEach(t, k)
-                    ok &= cJSON_IsString(t) && IN(t->valuestring, type_names);
-            }
-            if (!ok) {
-                snprintf(err, errlen, "schema #%s/type: not a type name or a list of them", path);
-                return -1;
-            }
-        } else if (!strcmp(key, "enum") && !cJSON_IsArray(k)) {
-            snprintf(err, errlen, "schema #%s/enum: must be an array", path);
+        if (check_shape_kw(root, key, k, path, plen, err, errlen) ||
+            check_sub_kw(root, key, k, path, plen, err, errlen) ||
+            check_value_kw(root, key, k, path, plen, err, errlen))
             return -1;
-        } else if (!strcmp(key, "required")) {
-            const cJSON *r;
-            int ok = cJSON_IsArray(k);
-            cJSON_ArrayForEach(r, k)
-                ok &= cJSON_IsString(r);
-            if (!ok) {
-                snprintf(err, errlen, "schema #%s/required: must be an array of strings", path);
-                return -1;
-            }
-        } else if (!strcmp(key, "properties")) {
-            if (!cJSON_IsObject(k)) {
-                snprintf(err, errlen, "schema #%s/properties: must be an object", path);
-                return -1;
-            }
-            const cJSON *p;
-            char seg[300];
-            cJSON_ArrayForEach(p, k) {
-                snprintf(seg, sizeof seg, "properties/%s", p->string);
-                if (check_child(root, p, path, plen, seg, err, errlen))
-                    return -1;
-            }
-        } else if (!strcmp(key, "additionalProperties") || !strcmp(key, "items") ||
-                   !strcmp(key, "not")) {
-            if (check_child(root, k, path, plen, key, err, errlen))
-                return -1;
-        } else if (!strcmp(key, "allOf") || !strcmp(key, "anyOf") || !strcmp(key, "oneOf")) {
-            if (!cJSON_IsArray(k) || !cJSON_GetArraySize(k)) {
-                snprintf(err, errlen, "schema #%s/%s: must be a non-empty array", path, key);
-                return -1;
-            }
-            const cJSON *a;
-            int i = 0;
-            char seg[64];
-            cJSON_ArrayForEach(a, k) {
-                snprintf(seg, sizeof seg, "%s/%d", key, i++);
-                if (check_child(root, a, path, plen, seg, err, errlen))
-                    return -1;
-            }
-        } else if (!strcmp(key, "minItems") || !strcmp(key, "maxItems") ||
-                   !strcmp(key, "minLength") || !strcmp(key, "maxLength")) {
-            if (!cJSON_IsNumber(k) || k->valuedouble < 0 ||
-                floor(k->valuedouble) != k->valuedouble) {
-                snprintf(err, errlen, "schema #%s/%s: must be a non-negative integer", path, key);
-                return -1;
-            }
-        } else if ((!strcmp(key, "minimum") || !strcmp(key, "maximum")) && !cJSON_IsNumber(k)) {
-            snprintf(err, errlen, "schema #%s/%s: must be a number", path, key);
-            return -1;
-        } else if (!strcmp(key, "pattern")) {
-            regex_t re;
-            if (!cJSON_IsString(k) || regcomp(&re, k->valuestring, REG_EXTENDED | REG_NOSUB)) {
-                snprintf(err, errlen, "schema #%s/pattern: not a POSIX extended regular expression",
-                         path);
-                return -1;
-            }
-            regfree(&re);
-        } else if (!strcmp(key, "$ref")) {
-            if (!cJSON_IsString(k) || !resolve_ref(root, k->valuestring)) {
-                snprintf(err, errlen, "schema #%s/$ref: '%s' does not resolve inside this schema",
-                         path, cJSON_IsString(k) ? k->valuestring : "?");
-                return -1;
-            }
-        }
     }
     return 0;
 }
