@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "a4w4_reports.h"
+#include "doc_verdict.h"
 #include "html_common.h"
 
 #define COMPARE_SCHEMA "a4w4check-compare/1"
@@ -163,6 +164,13 @@ static cJSON *run_info(const cJSON *doc)
     cJSON_AddStringToObject(r, "matrix_hash", jstr(doc, "matrix_hash"));
     cJSON_AddNumberToObject(r, "entries", cJSON_GetArraySize(cases));
     cJSON_AddNumberToObject(r, "failing", n[1]);
+    doc_verdict v; /* as the document records it: never recomputed here */
+    char comp[1200];
+    doc_verdict_read(doc, &v);
+    cJSON_AddStringToObject(r, "verdict", doc_verdict_word(&v));
+    cJSON_AddStringToObject(r, "completeness", doc_completeness_text(&v, comp, sizeof comp));
+    if (*v.reason)
+        cJSON_AddStringToObject(r, "verdict_reason", v.reason);
     const cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
     if (*jstr(env, "git_commit"))
         cJSON_AddStringToObject(r, "git_commit", jstr(env, "git_commit"));
@@ -326,6 +334,24 @@ int a4w4_compare_new_failures(const cJSON *cmp)
 
 static const a4w4_report_opts default_opts = {0, NULL};
 
+/* A run's recorded verdict and completeness, escaped by esc (rb_md, rb_html): "verdict
+ * PASS, 84 of 84 expected items recorded, ..." or "verdict not recorded". */
+static void run_verdict(rbuf *b, const cJSON *r, void (*esc)(rbuf *, const char *))
+{
+    const char *v = jstr(r, "verdict");
+    int recorded = strncmp(v, "verdict ", 8) != 0;
+    rb_puts(b, recorded ? "verdict " : "");
+    esc(b, v);
+    if (recorded) {
+        rb_puts(b, ", ");
+        esc(b, jstr(r, "completeness"));
+    }
+    if (*jstr(r, "verdict_reason") && strcmp(v, "PASS")) {
+        rb_puts(b, ": ");
+        esc(b, jstr(r, "verdict_reason"));
+    }
+}
+
 static void md_run(rbuf *b, const char *label, const cJSON *r)
 {
     rb_printf(b, "%s: ", label);
@@ -338,6 +364,8 @@ static void md_run(rbuf *b, const char *label, const cJSON *r)
               jstr(r, "tool_version"), jnum(r, "entries", 0), jnum(r, "failing", 0));
     if (*jstr(r, "git_commit"))
         rb_printf(b, ", commit %.12s", jstr(r, "git_commit"));
+    rb_puts(b, "; ");
+    run_verdict(b, r, rb_md);
     rb_puts(b, ")");
 }
 
@@ -406,9 +434,12 @@ char *a4w4_compare_markdown(const cJSON *cmp, const a4w4_report_opts *o)
     int nf = (int)jnum(t, "new_failures", 0);
     rb_printf(&b, "# a4w4check compare: %s vs %s\n\n", jstr(base, "set"), jstr(cand, "set"));
     if (nf)
-        rb_printf(&b, "**Verdict: REGRESSION** (%d new failure%s).\n\n", nf, nf == 1 ? "" : "s");
+        rb_printf(&b, "**Verdict: REGRESSION** (%d new failure%s)", nf, nf == 1 ? "" : "s");
     else
-        rb_puts(&b, "**Verdict: NO NEW FAILURE**.\n\n");
+        rb_puts(&b, "**Verdict: NO NEW FAILURE**");
+    if (!strcmp(jstr(cand, "verdict"), "INCOMPLETE"))
+        rb_puts(&b, "; **the candidate run is INCOMPLETE** (its recorded verdict)");
+    rb_puts(&b, ".\n\n");
     md_run(&b, "Base", base);
     rb_puts(&b, "; ");
     md_run(&b, "candidate", cand);
@@ -583,6 +614,9 @@ char *a4w4_compare_html(const cJSON *cmp, const a4w4_report_opts *o)
               nf ? "fail" : "pass", nf ? "&#10008;" : "&#10004;",
               nf ? "REGRESSION" : "NO NEW FAILURE", nf, nf == 1 ? "" : "s", jnum(t, "fixed", 0),
               jnum(t, "bits_changed", 0));
+    if (!strcmp(jstr(cJSON_GetObjectItemCaseSensitive(cmp, "cand"), "verdict"), "INCOMPLETE"))
+        rb_puts(&b, "<p class=\"banner incomplete\">&#9888; The candidate run is INCOMPLETE (its "
+                    "recorded verdict): see below.</p>\n");
     static const struct {
         const char *key, *label;
     } rows[] = {{"matched", "matched"},
@@ -624,6 +658,8 @@ char *a4w4_compare_html(const cJSON *cmp, const a4w4_report_opts *o)
             rb_puts(&b, ", commit ");
             rb_html(&b, jstr(r, "git_commit"));
         }
+        rb_puts(&b, "; ");
+        run_verdict(&b, r, rb_html);
         rb_puts(&b, ")</p>\n");
     }
     html_items(&b, cmp, "new_failures", "New failures", 1, 1);
