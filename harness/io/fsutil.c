@@ -134,7 +134,9 @@ FILE *a4w4_fopen_regular(const char *path, int *not_regular, char *err, size_t e
         return NULL;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0)
+        st.st_mode = 0; /* unknown: refused as not a plain file */
+    if (!S_ISREG(st.st_mode)) {
         *not_regular = 1;
         snprintf(err, errlen, "%s: not a regular file (%s); give a file", path,
                  file_kind(st.st_mode));
@@ -144,8 +146,10 @@ FILE *a4w4_fopen_regular(const char *path, int *not_regular, char *err, size_t e
     int fl = fcntl(fd, F_GETFL);
     FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "rb");
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open (%s)", path, strerror(errno));
+        int saved = errno;
+        snprintf(err, errlen, "%s: cannot open (%s)", path, strerror(saved));
         close(fd);
+        errno = saved;
     }
     return f;
 }
