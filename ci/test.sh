@@ -32,8 +32,14 @@ gcovr -r . --gcov-ignore-parse-errors --object-directory build-cov --filter 'ref
 step "sanitizer build + tests (build-asan/)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DA4W4_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs"
+# A sanitizer report must never pass for a test's expected exit code: UBSan exits 86, ASan
+# and LeakSanitizer 87 (not 1, "mismatch", which many CLI tests expect; not abort_on_error's
+# 134 either), and every CLI test checks the exact code it expects
+# (tests/cli/sanitizer_exit_codes.sh holds these options to that).
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86
+export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:exitcode=87
+ctest --test-dir build-asan --output-on-failure -j"$jobs"
+unset UBSAN_OPTIONS ASAN_OPTIONS
 
 if [ "${A4W4_SKIP_GPU_BUILD:-0}" != 1 ]; then
   step "GPU code, NVIDIA platform: nvcc build + CPU-side GPU tests (build-gpu-nvidia/)"
