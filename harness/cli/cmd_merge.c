@@ -181,9 +181,9 @@ static int write_merged(merge_state *m, const char *out)
         snprintf(shards, sizeof shards, "%u of %u shards", nseen, m->n_expected);
     else
         snprintf(shards, sizeof shards, "%u shards", nseen);
-    fprintf(stderr, "a4w4check merge: %s, %.0f entries, %.0f failing; %s/results.json written\n",
-            shards, cJSON_GetObjectItemCaseSensitive(counts, "entries")->valuedouble,
-            cJSON_GetObjectItemCaseSensitive(counts, "fail")->valuedouble, out);
+    fprintf(stderr, "a4w4check merge: %s, %d entries, %d failing; %s/results.json written\n",
+            shards, cJSON_GetObjectItemCaseSensitive(counts, "entries")->valueint,
+            cJSON_GetObjectItemCaseSensitive(counts, "fail")->valueint, out);
     if (v == A4W4_DOC_INCOMPLETE)
         a4w4_errorf("merge: verdict INCOMPLETE: %s",
                     cJSON_GetObjectItemCaseSensitive(m->merged, "verdict_reason")->valuestring);

@@ -263,19 +263,20 @@ static int write_results(const run_opts *o, run_plan *p)
         return A4W4_EXIT_IO;
     }
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(p->doc, "counts");
-    const char *why = cJSON_GetObjectItemCaseSensitive(p->doc, "verdict_reason")->valuestring;
-    if (v == A4W4_DOC_INCOMPLETE)
-        a4w4_errorf("run: verdict INCOMPLETE: %s", why); /* even with --quiet: exit 5 says why */
-    else if (!o->quiet)
-        fprintf(stderr, "a4w4check run: %.0f failing entries of %.0f; %s/results.json and "
+    if (!o->quiet)
+        fprintf(stderr, "a4w4check run: %d failing entries of %d; %s/results.json and "
                 "%s/summary.md written\n",
-                cJSON_GetObjectItemCaseSensitive(counts, "fail")->valuedouble,
-                cJSON_GetObjectItemCaseSensitive(counts, "entries")->valuedouble, o->out_dir,
+                cJSON_GetObjectItemCaseSensitive(counts, "fail")->valueint,
+                cJSON_GetObjectItemCaseSensitive(counts, "entries")->valueint, o->out_dir,
                 o->out_dir);
-    return p->bad_input                    ? A4W4_EXIT_BADINPUT
-           : v == A4W4_DOC_FAIL       ? A4W4_EXIT_MISMATCH
+    if (v == A4W4_DOC_INCOMPLETE) /* even with --quiet: exit 5 says why */
+        a4w4_errorf("run: verdict INCOMPLETE: %s",
+                    cJSON_GetObjectItemCaseSensitive(p->doc, "verdict_reason")->valuestring);
+    if (p->bad_input)
+        return A4W4_EXIT_BADINPUT;
+    return v == A4W4_DOC_FAIL ? A4W4_EXIT_MISMATCH
            : v == A4W4_DOC_INCOMPLETE ? A4W4_EXIT_INCOMPLETE
-                                          : A4W4_EXIT_PASS;
+                                      : A4W4_EXIT_PASS;
 }
 
 static void plan_free(run_plan *p)
