@@ -5,9 +5,12 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "a4w4_dispatch_internal.h"
 
@@ -145,9 +148,23 @@ static int feed(const char *path, FILE *fp, struct csv_parser *p, csv_state *st,
 int a4w4_csv_read(const char *path, a4w4_csv_doc *doc, char *err, size_t errlen)
 {
     memset(doc, 0, sizeof *doc);
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
+    /* opened non-blocking and checked before reading: a FIFO without a writer never blocks */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return errf(err, errlen, A4W4_EINVAL, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    int fl = fcntl(fd, F_GETFL);
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || fl < 0 ||
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        close(fd);
+        return errf(err, errlen, A4W4_EINVAL, "%s: not a regular file (a FIFO, a device or a "
+                    "directory); give a file", path);
+    }
+    FILE *fp = fdopen(fd, "rb");
+    if (!fp) {
+        close(fd);
+        return errf(err, errlen, A4W4_ENOMEM, "%s: cannot open: %s", path, strerror(errno));
+    }
     struct csv_parser p;
     if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
         fclose(fp);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "a4w4_reports.h"
+#include "doc_verdict.h"
 #include "html_common.h"
 
 #define COMPARE_SCHEMA "a4w4check-compare/1"
@@ -163,6 +164,13 @@ static cJSON *run_info(const cJSON *doc)
     cJSON_AddStringToObject(r, "matrix_hash", jstr(doc, "matrix_hash"));
     cJSON_AddNumberToObject(r, "entries", cJSON_GetArraySize(cases));
     cJSON_AddNumberToObject(r, "failing", n[1]);
+    doc_verdict v; /* as the document records it: never recomputed here */
+    char comp[1200];
+    doc_verdict_read(doc, &v);
+    cJSON_AddStringToObject(r, "verdict", doc_verdict_word(&v));
+    cJSON_AddStringToObject(r, "completeness", doc_completeness_text(&v, comp, sizeof comp));
+    if (*v.reason)
+        cJSON_AddStringToObject(r, "verdict_reason", v.reason);
     const cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
     if (*jstr(env, "git_commit"))
         cJSON_AddStringToObject(r, "git_commit", jstr(env, "git_commit"));
@@ -326,6 +334,24 @@ int a4w4_compare_new_failures(const cJSON *cmp)
 
 static const a4w4_report_opts default_opts = {0, NULL};
 
+/* A run's recorded verdict and completeness, escaped by esc (rb_md, rb_html): "verdict
+ * PASS, 84 of 84 expected items recorded, ..." or "verdict not recorded". */
+static void run_verdict(rbuf *b, const cJSON *r, void (*esc)(rbuf *, const char *))
+{
+    const char *v = jstr(r, "verdict");
+    int recorded = strncmp(v, "verdict ", 8) != 0;
+    rb_puts(b, recorded ? "verdict " : "");
+    esc(b, v);
+    if (recorded) {
+        rb_puts(b, ", ");
+        esc(b, jstr(r, "completeness"));
+    }
+    if (*jstr(r, "verdict_reason") && strcmp(v, "PASS")) {
+        rb_puts(b, ": ");
+        esc(b, jstr(r, "verdict_reason"));
+    }
+}
+
 static void md_run(rbuf *b, const char *label, const cJSON *r)
 {
     rb_printf(b, "%s: ", label);
@@ -338,6 +364,8 @@ static void md_run(rbuf *b, const char *label, const cJSON *r)
               jstr(r, "tool_version"), jnum(r, "entries", 0), jnum(r, "failing", 0));
     if (*jstr(r, "git_commit"))
         rb_printf(b, ", commit %.12s", jstr(r, "git_commit"));
+    rb_puts(b, "; ");
+    run_verdict(b, r, rb_md);
     rb_puts(b, ")");
 }
 
@@ -394,6 +422,33 @@ static void md_list(rbuf *b, const cJSON *cmp, const char *key, const char *titl
     rb_puts(b, "\n");
 }
 
+/* Title, verdict (with the candidate's recorded INCOMPLETE), both runs, the pairs. */
+static void md_head(rbuf *b, const cJSON *cmp, int nf, const cJSON *base, const cJSON *cand)
+{
+    rb_printf(b, "# a4w4check compare: %s vs %s\n\n", jstr(base, "set"), jstr(cand, "set"));
+    if (nf)
+        rb_printf(b, "**Verdict: REGRESSION** (%d new failure%s)", nf, nf == 1 ? "" : "s");
+    else
+        rb_puts(b, "**Verdict: NO NEW FAILURE**");
+    if (!strcmp(jstr(cand, "verdict"), "INCOMPLETE"))
+        rb_puts(b, "; **the candidate run is INCOMPLETE** (its recorded verdict)");
+    rb_puts(b, ".\n\n");
+    md_run(b, "Base", base);
+    rb_puts(b, "; ");
+    md_run(b, "candidate", cand);
+    rb_puts(b, ".");
+    const cJSON *p;
+    int k = 0;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(cmp, "pairs")) {
+        rb_puts(b, k++ ? ", `" : " Compared as one path: `");
+        rb_md(b, jstr(p, "base"));
+        rb_puts(b, "` (base) with `");
+        rb_md(b, jstr(p, "cand"));
+        rb_puts(b, "` (candidate)");
+    }
+    rb_puts(b, k ? ".\n\n" : "\n\n");
+}
+
 char *a4w4_compare_markdown(const cJSON *cmp, const a4w4_report_opts *o)
 {
     if (!o)
@@ -403,26 +458,8 @@ char *a4w4_compare_markdown(const cJSON *cmp, const a4w4_report_opts *o)
     const cJSON *base = cJSON_GetObjectItemCaseSensitive(cmp, "base");
     const cJSON *cand = cJSON_GetObjectItemCaseSensitive(cmp, "cand");
     const cJSON *tm = cJSON_GetObjectItemCaseSensitive(cmp, "timing");
-    int nf = (int)jnum(t, "new_failures", 0);
-    rb_printf(&b, "# a4w4check compare: %s vs %s\n\n", jstr(base, "set"), jstr(cand, "set"));
-    if (nf)
-        rb_printf(&b, "**Verdict: REGRESSION** (%d new failure%s).\n\n", nf, nf == 1 ? "" : "s");
-    else
-        rb_puts(&b, "**Verdict: NO NEW FAILURE**.\n\n");
-    md_run(&b, "Base", base);
-    rb_puts(&b, "; ");
-    md_run(&b, "candidate", cand);
-    rb_puts(&b, ".");
-    const cJSON *p;
-    int k = 0;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(cmp, "pairs")) {
-        rb_puts(&b, k++ ? ", `" : " Compared as one path: `");
-        rb_md(&b, jstr(p, "base"));
-        rb_puts(&b, "` (base) with `");
-        rb_md(&b, jstr(p, "cand"));
-        rb_puts(&b, "` (candidate)");
-    }
-    rb_puts(&b, k ? ".\n\n" : "\n\n");
+    md_head(&b, cmp, (int)jnum(t, "new_failures", 0), base, cand);
+    int k;
     rb_printf(&b,
               "| | entries |\n|---|---:|\n| matched | %.0f |\n| new failures | %.0f |\n"
               "| fixed (newly passing) | %.0f |\n| still failing | %.0f |\n"
@@ -560,6 +597,57 @@ static void html_items(rbuf *b, const cJSON *cmp, const char *key, const char *t
     rb_puts(b, "</tbody></table></details>\n");
 }
 
+/* The totals table (and the timing geomean unless reproducible). */
+static void html_totals(rbuf *b, const cJSON *t, const cJSON *tm, const a4w4_report_opts *o)
+{
+    static const struct {
+        const char *key, *label;
+    } rows[] = {{"matched", "matched"},
+                {"new_failures", "new failures"},
+                {"fixed", "fixed (newly passing)"},
+                {"still_failing", "still failing"},
+                {"verdict_changes", "other verdict changes"},
+                {"bits_changed", "outputs whose bits changed"},
+                {"bits_same", "bits unchanged (proven)"},
+                {"bits_unknown", "bits unknown (no y_hash)"},
+                {"inputs_differ", "inputs differ (not comparable)"},
+                {"only_base", "only in base"},
+                {"only_cand", "only in candidate"}};
+    rb_puts(b, "<table><tbody>\n");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        rb_printf(b, "<tr><th>%s</th><td class=\"n\">%.0f</td></tr>\n", rows[i].label,
+                  jnum(t, rows[i].key, 0));
+    if (!o->reproducible && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(tm, "geomean_ratio")))
+        rb_printf(b,
+                  "<tr><th>timing: geometric mean of candidate/base</th><td class=\"n\">%.3fx "
+                  "over %.0f</td></tr>\n",
+                  jnum(tm, "geomean_ratio", 0), jnum(tm, "timed", 0));
+    rb_puts(b, "</tbody></table>\n");
+}
+
+/* One run's paragraph: source, set, version, entries, commit, recorded verdict. */
+static void html_run(rbuf *b, const cJSON *r, const char *label)
+{
+    rb_printf(b, "<p class=\"meta\">%s: ", label);
+    if (*jstr(r, "source")) {
+        rb_puts(b, "<code>");
+        rb_html(b, jstr(r, "source"));
+        rb_puts(b, "</code> ");
+    }
+    rb_puts(b, "(set ");
+    rb_html(b, jstr(r, "set"));
+    rb_puts(b, ", a4w4check ");
+    rb_html(b, jstr(r, "tool_version"));
+    rb_printf(b, ", %.0f entries, %.0f failing", jnum(r, "entries", 0), jnum(r, "failing", 0));
+    if (*jstr(r, "git_commit")) {
+        rb_puts(b, ", commit ");
+        rb_html(b, jstr(r, "git_commit"));
+    }
+    rb_puts(b, "; ");
+    run_verdict(b, r, rb_html);
+    rb_puts(b, ")</p>\n");
+}
+
 char *a4w4_compare_html(const cJSON *cmp, const a4w4_report_opts *o)
 {
     if (!o)
@@ -583,49 +671,12 @@ char *a4w4_compare_html(const cJSON *cmp, const a4w4_report_opts *o)
               nf ? "fail" : "pass", nf ? "&#10008;" : "&#10004;",
               nf ? "REGRESSION" : "NO NEW FAILURE", nf, nf == 1 ? "" : "s", jnum(t, "fixed", 0),
               jnum(t, "bits_changed", 0));
-    static const struct {
-        const char *key, *label;
-    } rows[] = {{"matched", "matched"},
-                {"new_failures", "new failures"},
-                {"fixed", "fixed (newly passing)"},
-                {"still_failing", "still failing"},
-                {"verdict_changes", "other verdict changes"},
-                {"bits_changed", "outputs whose bits changed"},
-                {"bits_same", "bits unchanged (proven)"},
-                {"bits_unknown", "bits unknown (no y_hash)"},
-                {"inputs_differ", "inputs differ (not comparable)"},
-                {"only_base", "only in base"},
-                {"only_cand", "only in candidate"}};
-    rb_puts(&b, "<table><tbody>\n");
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        rb_printf(&b, "<tr><th>%s</th><td class=\"n\">%.0f</td></tr>\n", rows[i].label,
-                  jnum(t, rows[i].key, 0));
-    if (!o->reproducible && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(tm, "geomean_ratio")))
-        rb_printf(&b,
-                  "<tr><th>timing: geometric mean of candidate/base</th><td class=\"n\">%.3fx "
-                  "over %.0f</td></tr>\n",
-                  jnum(tm, "geomean_ratio", 0), jnum(tm, "timed", 0));
-    rb_puts(&b, "</tbody></table>\n");
-    static const char *const which[2] = {"base", "cand"};
-    for (int i = 0; i < 2; i++) {
-        const cJSON *r = cJSON_GetObjectItemCaseSensitive(cmp, which[i]);
-        rb_printf(&b, "<p class=\"meta\">%s: ", i ? "Candidate" : "Base");
-        if (*jstr(r, "source")) {
-            rb_puts(&b, "<code>");
-            rb_html(&b, jstr(r, "source"));
-            rb_puts(&b, "</code> ");
-        }
-        rb_puts(&b, "(set ");
-        rb_html(&b, jstr(r, "set"));
-        rb_puts(&b, ", a4w4check ");
-        rb_html(&b, jstr(r, "tool_version"));
-        rb_printf(&b, ", %.0f entries, %.0f failing", jnum(r, "entries", 0), jnum(r, "failing", 0));
-        if (*jstr(r, "git_commit")) {
-            rb_puts(&b, ", commit ");
-            rb_html(&b, jstr(r, "git_commit"));
-        }
-        rb_puts(&b, ")</p>\n");
-    }
+    if (!strcmp(jstr(cJSON_GetObjectItemCaseSensitive(cmp, "cand"), "verdict"), "INCOMPLETE"))
+        rb_puts(&b, "<p class=\"banner incomplete\">&#9888; The candidate run is INCOMPLETE (its "
+                    "recorded verdict): see below.</p>\n");
+    html_totals(&b, t, tm, o);
+    html_run(&b, cJSON_GetObjectItemCaseSensitive(cmp, "base"), "Base");
+    html_run(&b, cJSON_GetObjectItemCaseSensitive(cmp, "cand"), "Candidate");
     html_items(&b, cmp, "new_failures", "New failures", 1, 1);
     html_items(&b, cmp, "fixed", "Fixed (newly passing)", 1, 0);
     html_items(&b, cmp, "still_failing", "Still failing", 0, 0);

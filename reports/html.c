@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "a4w4_reports.h"
+#include "doc_verdict.h"
 #include "entry_dispatch.h"
 #include "html_common.h"
 
@@ -339,6 +340,31 @@ static void hazard_map(rbuf *b, const cJSON *cases, const char *backend, const c
 
 /* ---- sections ------------------------------------------------------------------------- */
 
+/* The verdict banner and the completeness line, as the document records them (never
+ * recomputed; an older document says "verdict not recorded"). */
+static void banner(rbuf *b, const cJSON *doc, const cJSON *cases, const int n[4])
+{
+    static const char *const cls[4] = {"pass", "fail", "incomplete", "unknown"};
+    static const char *const glyph[4] = {"&#10004;", "&#10008;", "&#9888;", "?"};
+    doc_verdict v;
+    doc_verdict_read(doc, &v);
+    int k = doc_verdict_index(&v);
+    rb_printf(b,
+              "<p class=\"banner %s\" id=\"verdict\">%s %s%s &#8212; %d failing entr%s of %d "
+              "(%d pass, %d n/a, %d skip; %zu cases)</p>\n",
+              cls[k], glyph[k], v.verdict ? "Verdict: " : "", doc_verdict_word(&v), n[1],
+              n[1] == 1 ? "y" : "ies", cJSON_GetArraySize(cases), n[0], n[2], n[3],
+              distinct_cases(cases));
+    char comp[1200];
+    rb_puts(b, "<p id=\"completeness\">Completeness: ");
+    rb_html(b, doc_completeness_text(&v, comp, sizeof comp));
+    if (*v.reason) {
+        rb_puts(b, ". Verdict reason: ");
+        rb_html(b, v.reason);
+    }
+    rb_puts(b, ".</p>\n");
+}
+
 static void section_summary(rbuf *b, const cJSON *doc, const cJSON *cases,
                             const a4w4_report_opts *o)
 {
@@ -347,13 +373,7 @@ static void section_summary(rbuf *b, const cJSON *doc, const cJSON *cases,
     rb_printf(b, "<h1>a4w4check report: ");
     rb_html(b, jstr(doc, "set"));
     rb_puts(b, "</h1>\n");
-    rb_printf(
-        b,
-        "<p class=\"banner %s\" id=\"verdict\">%s Verdict: %s &#8212; %d failing entr%s of %d "
-        "(%d pass, %d n/a, %d skip; %zu cases)</p>\n",
-        n[1] ? "fail" : "pass", n[1] ? "&#10008;" : "&#10004;", n[1] ? "FAIL" : "PASS", n[1],
-        n[1] == 1 ? "y" : "ies", cJSON_GetArraySize(cases), n[0], n[2], n[3],
-        distinct_cases(cases));
+    banner(b, doc, cases, n);
     rb_puts(b, "<p class=\"meta\">Results schema <code>");
     rb_html(b, jstr(doc, "schema"));
     rb_puts(b, "</code>, a4w4check ");
@@ -902,11 +922,11 @@ char *a4w4_report_html(const cJSON *doc, const a4w4_report_opts *o)
         o = &default_opts;
     rbuf b = {0};
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
-    int n[4];
-    verdict_counts(cases, n);
     char title[256];
+    doc_verdict v;
+    doc_verdict_read(doc, &v);
     snprintf(title, sizeof title, "a4w4check report: %.120s - %s", jstr(doc, "set"),
-             n[1] ? "FAIL" : "PASS");
+             doc_verdict_word(&v));
     html_begin(&b, title);
     svg_defs(&b);
     section_summary(&b, doc, cases, o);

@@ -1,12 +1,16 @@
 /* junit.c — a4w4_report_junit: the Ant/Jenkins JUnit XML format, so CI systems (Jenkins,
  * GitLab, GitHub test reporters) show the results natively. One <testsuite> per (backend,
  * contract), one <testcase> per case x backend; fail -> <failure>, n/a and skip -> <skipped>.
+ * The document's recorded verdict and completeness are properties of every suite; an
+ * INCOMPLETE verdict adds a suite "completeness" whose one testcase is an <error> with the
+ * reason, so a dashboard never shows green over missing data.
  * tests/data/report_junit.xsd is the schema the tests validate it against. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "a4w4_reports.h"
+#include "doc_verdict.h"
 #include "report_common.h"
 
 static const a4w4_report_opts default_opts = {0, NULL};
@@ -99,6 +103,31 @@ static void testcase(rbuf *b, const cJSON *e, int timings)
     rb_puts(b, "    </testcase>\n");
 }
 
+/* The recorded verdict and completeness as two properties. */
+static void verdict_properties(rbuf *b, const doc_verdict *v)
+{
+    char comp[1200];
+    rb_puts(b, "      <property name=\"verdict\" value=\"");
+    rb_xml(b, doc_verdict_word(v));
+    rb_puts(b, "\"/>\n      <property name=\"completeness\" value=\"");
+    rb_xml(b, doc_completeness_text(v, comp, sizeof comp));
+    rb_puts(b, "\"/>\n");
+}
+
+/* An INCOMPLETE verdict as a suite of its own: one testcase in error with the reason. */
+static void completeness_suite(rbuf *b, const doc_verdict *v)
+{
+    char comp[1200];
+    rb_puts(b, "  <testsuite name=\"completeness\" tests=\"1\" failures=\"0\" errors=\"1\" "
+               "skipped=\"0\" time=\"0.000000\">\n"
+               "    <testcase name=\"verdict\" classname=\"a4w4check.completeness\" "
+               "time=\"0.000000\">\n      <error type=\"incomplete\" message=\"INCOMPLETE: ");
+    rb_xml(b, v->reason);
+    rb_puts(b, "\">");
+    rb_xml(b, doc_completeness_text(v, comp, sizeof comp));
+    rb_puts(b, "</error>\n    </testcase>\n  </testsuite>\n");
+}
+
 char *a4w4_report_junit(const cJSON *doc, const a4w4_report_opts *o)
 {
     if (!o)
@@ -112,10 +141,16 @@ char *a4w4_report_junit(const cJSON *doc, const a4w4_report_opts *o)
     double total_ms = 0;
     for (size_t i = 0; i < nt; i++)
         total_ms += t[i].time_ms;
+    doc_verdict v;
+    doc_verdict_read(doc, &v);
+    int incomplete = doc_verdict_index(&v) == 2;
     rb_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"a4w4check ");
     rb_xml(&b, jstr(doc, "set"));
-    rb_printf(&b, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\" time=\"%.6f\">\n",
-              n[0] + n[1] + n[2] + n[3], n[1], n[2] + n[3], o->reproducible ? 0.0 : total_ms / 1e3);
+    rb_printf(&b, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.6f\">\n",
+              n[0] + n[1] + n[2] + n[3] + incomplete, n[1], incomplete, n[2] + n[3],
+              o->reproducible ? 0.0 : total_ms / 1e3);
+    if (incomplete)
+        completeness_suite(&b, &v);
     for (size_t i = 0; i < nt; i++) {
         rb_puts(&b, "  <testsuite name=\"");
         rb_xml(&b, t[i].backend);
@@ -134,6 +169,7 @@ char *a4w4_report_junit(const cJSON *doc, const a4w4_report_opts *o)
         rb_puts(&b, "\"/>\n      <property name=\"set\" value=\"");
         rb_xml(&b, jstr(doc, "set"));
         rb_puts(&b, "\"/>\n");
+        verdict_properties(&b, &v);
         const cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
         if (!o->reproducible && *jstr(env, "git_commit")) {
             rb_puts(&b, "      <property name=\"git_commit\" value=\"");

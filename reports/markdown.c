@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "a4w4_reports.h"
+#include "doc_verdict.h"
 #include "report_common.h"
 
 static const a4w4_report_opts default_opts = {0, NULL};
@@ -80,6 +81,29 @@ static void case_table(rbuf *b, const group *g, int timings)
     }
 }
 
+/* The verdict and completeness as the document records them (never recomputed; an older
+ * document says "verdict not recorded"), with the entry counts. */
+static void verdict_lines(rbuf *b, const cJSON *doc, const int n[4], int total, size_t ncases)
+{
+    doc_verdict v;
+    doc_verdict_read(doc, &v);
+    if (v.verdict)
+        rb_printf(b, "**Verdict: %s** (%d failing entries of %d: ", v.verdict, n[1], total);
+    else
+        rb_printf(b, "**Verdict not recorded** (an older results document; %d failing entries "
+                  "of %d: ", n[1], total);
+    counts_text(b, n);
+    rb_printf(b, "; %zu cases).\n\n", ncases);
+    char comp[1200];
+    rb_puts(b, "Completeness: ");
+    rb_md(b, doc_completeness_text(&v, comp, sizeof comp));
+    if (*v.reason) {
+        rb_puts(b, ". Verdict reason: ");
+        rb_md(b, v.reason);
+    }
+    rb_puts(b, ".\n\n");
+}
+
 char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
 {
     if (!o)
@@ -91,10 +115,7 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
     int total = cJSON_GetArraySize(cases);
 
     rb_printf(&b, "# a4w4check run: %s\n\n", jstr(doc, "set"));
-    rb_printf(&b, "**Verdict: %s** (%d failing entries of %d: ", n[1] ? "FAIL" : "PASS", n[1],
-              total);
-    counts_text(&b, n);
-    rb_printf(&b, "; %zu cases).\n\n", distinct_cases(cases));
+    verdict_lines(&b, doc, n, total, distinct_cases(cases));
     rb_printf(&b, "Results schema `%s`, a4w4check %s", jstr(doc, "schema"),
               jstr(doc, "tool_version"));
     if (*jstr(doc, "cases_file"))

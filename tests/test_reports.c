@@ -109,6 +109,27 @@ static void fail_at(cJSON *e, int mism, int row, int col, const char *got, const
     cJSON_AddItemToArray(cJSON_GetObjectItem(e, "first_mismatches"), m);
 }
 
+/* The verdict, reason and counts the harness records (harness/io/results.h), as stated by
+ * the caller: renderers show them as given and never recompute them. */
+static void record_verdict(cJSON *d, const char *verdict, const char *reason, int expected,
+                           int recorded, double outputs, const char *unchecked)
+{
+    cJSON *cases = cJSON_DetachItemFromObject(d, "cases");
+    cJSON_AddStringToObject(d, "verdict", verdict);
+    cJSON_AddStringToObject(d, "verdict_reason", reason);
+    cJSON *c = cJSON_AddObjectToObject(d, "counts");
+    static const char *const keys[5] = {"entries", "pass", "fail", "n/a", "skip"};
+    for (int i = 0; i < 5; i++)
+        cJSON_AddNumberToObject(c, keys[i], 0); /* not read by the renderers */
+    cJSON_AddNumberToObject(c, "expected_items", expected);
+    cJSON_AddNumberToObject(c, "recorded_items", recorded);
+    cJSON_AddNumberToObject(c, "outputs_checked", outputs);
+    cJSON *u = cJSON_AddArrayToObject(c, "backends_unchecked");
+    if (unchecked)
+        cJSON_AddItemToArray(u, cJSON_CreateString(unchecked));
+    cJSON_AddItemToObject(d, "cases", cases);
+}
+
 static int contains(const char *hay, const char *needle)
 {
     return hay && strstr(hay, needle) != NULL;
@@ -327,6 +348,7 @@ static cJSON *small_run(void)
     cJSON *e = add(d, "e_n48", 4, 48, 256, "cpu-asm", "ordered(1)", "n/a", 0);
     set_str(e, "tags", "edge;no-swizzle");
     set_str(e, "note", "ASM layouts need N % 32 == 0");
+    record_verdict(d, "FAIL", "1 failing entry", 3, 3, 71680, NULL);
     return d;
 }
 
@@ -336,6 +358,9 @@ Test(markdown, verdict_failures_with_hex_and_groups)
     char *md = a4w4_report_markdown(d, NULL);
     cr_assert_not_null(md);
     cr_expect(contains(md, "**Verdict: FAIL** (1 failing entries of 5"), "%s", md);
+    cr_expect(contains(md, "Completeness: 3 of 3 expected items recorded, 71680 outputs checked. "
+                           "Verdict reason: 1 failing entry.\n"),
+              "%s", md);
     cr_expect(contains(md, "| FAIL | cpu-asm | ordered(1) | 1 | 1 | 1 | 0 | 1 |"), "%s", md);
     cr_expect(
         contains(md, "| PASS (bit-exact) | oracle | ordered(1) == exact | 2 | 0 | 0 | 0 | 0 |"));
@@ -378,6 +403,45 @@ Test(markdown, reproducible_leaves_out_timings_and_environment)
     cJSON_Delete(d);
 }
 
+Test(markdown, the_recorded_verdict_is_shown_never_recomputed)
+{
+    cJSON *d = small_run(); /* one failing entry; the document says otherwise */
+    cJSON_ReplaceItemInObject(d, "verdict", cJSON_CreateString("INCOMPLETE"));
+    char *md = a4w4_report_markdown(d, NULL);
+    cr_expect(contains(md, "**Verdict: INCOMPLETE** (1 failing entries of 5"), "%s", md);
+    cr_expect(!contains(md, "Verdict: FAIL"));
+    free(md);
+    /* an older document without them: said so, and no verdict made up from the entries */
+    cJSON_DeleteItemFromObject(d, "verdict");
+    cJSON_DeleteItemFromObject(d, "verdict_reason");
+    cJSON_DeleteItemFromObject(d, "counts");
+    md = a4w4_report_markdown(d, NULL);
+    cr_expect(contains(md, "**Verdict not recorded** (an older results document; 1 failing "
+                           "entries of 5"),
+              "%s", md);
+    cr_expect(contains(md, "Completeness: not recorded in this document.\n"), "%s", md);
+    cr_expect(!contains(md, "Verdict: FAIL") && !contains(md, "Verdict: PASS"));
+    free(md);
+    cJSON_Delete(d);
+}
+
+Test(markdown, an_incomplete_run_names_the_backend_that_compared_nothing)
+{
+    cJSON *d = doc_new("premerge");
+    add(d, "m1", 1, 256, 512, "oracle", "ordered(1) == exact", "pass", 0);
+    add(d, "m1", 1, 256, 512, "bundle:empty", "ordered(1)", "n/a", 0);
+    record_verdict(d, "INCOMPLETE", "backend bundle:empty made no comparison (every entry n/a "
+                   "or skip)", 1, 1, 256, "bundle:empty");
+    char *md = a4w4_report_markdown(d, NULL);
+    cr_expect(contains(md, "**Verdict: INCOMPLETE** (0 failing entries of 2"), "%s", md);
+    cr_expect(contains(md, "Completeness: 1 of 1 expected items recorded, 256 outputs checked, "
+                           "no comparison by bundle:empty. Verdict reason: backend bundle:empty "
+                           "made no comparison (every entry n/a or skip).\n"),
+              "%s", md);
+    free(md);
+    cJSON_Delete(d);
+}
+
 Test(markdown, bounded_backends_are_not_called_bit_exact)
 {
     cJSON *d = doc_new("nightly");
@@ -412,11 +476,15 @@ Test(html, self_contained_with_hazard_map_fence_and_picks)
                 dispatch(e, "256x128", 256, 128, Ns[j] == 256, 33, Ns[j] == 256 ? 17 : 33, "asm",
                          "asm_quantize", "exposed");
         }
+    record_verdict(d, "FAIL", "1 failing entry", 8, 8, 1136, NULL);
     a4w4_report_opts o = {0, "x/results.json"};
     char *h = a4w4_report_html(d, &o);
     cr_assert_not_null(h);
     cr_expect(contains(h, "<title>a4w4check report: hazard - FAIL</title>"));
-    cr_expect(contains(h, "Verdict: FAIL"));
+    cr_expect(contains(h, "<p class=\"banner fail\" id=\"verdict\">&#10008; Verdict: FAIL"));
+    cr_expect(contains(h, "Completeness: 8 of 8 expected items recorded, 1136 outputs checked. "
+                          "Verdict reason: 1 failing entry.</p>"),
+              "%s", h);
     cr_expect(!contains(h, "src=\"http") && !contains(h, "href=\"http") && !contains(h, "@import"));
     /* one map (no oracle entries to leave out), eight cells, one failing */
     cr_expect_eq(count_of(h, "role=\"img\" aria-label=\"hazard map of cpu-asm"), 1);
@@ -464,6 +532,27 @@ Test(html, escapes_text_and_handles_no_fields_and_all_n_above_the_fence)
     h = a4w4_report_html(d, NULL);
     cr_expect(contains(h, "every N here is &gt; 128"), "every entry's layer is on the ASM path");
     cr_expect(contains(h, "\n  dispatch: heuristic -&gt; ASM 96x640 (tile does not fit N)"));
+    free(h);
+    cJSON_Delete(d);
+}
+
+Test(html, the_banner_is_the_recorded_verdict_or_says_it_is_not_recorded)
+{
+    cJSON *d = doc_new("edge");
+    add(d, "m1", 1, 256, 512, "cpu-asm", "ordered(1)", "pass", 1);
+    char *h = a4w4_report_html(d, NULL);
+    cr_expect(contains(h, "<title>a4w4check report: edge - verdict not recorded</title>"));
+    cr_expect(contains(h, "<p class=\"banner unknown\" id=\"verdict\">? verdict not recorded "
+                          "&#8212; 0 failing entries of 1"),
+              "%s", h);
+    cr_expect(!contains(h, "Verdict: PASS"));
+    free(h);
+    record_verdict(d, "INCOMPLETE", "1 of 2 expected items recorded", 2, 1, 256, NULL);
+    h = a4w4_report_html(d, NULL);
+    cr_expect(contains(h, "<title>a4w4check report: edge - INCOMPLETE</title>"));
+    cr_expect(contains(h, "<p class=\"banner incomplete\" id=\"verdict\">&#9888; Verdict: "
+                          "INCOMPLETE &#8212; 0 failing entries of 1"));
+    cr_expect(contains(h, "Verdict reason: 1 of 2 expected items recorded.</p>"));
     free(h);
     cJSON_Delete(d);
 }
@@ -519,6 +608,37 @@ Test(junit, one_testcase_per_entry_failures_and_skips)
               "NaN has no ULP distance");
     cr_expect(contains(x, "<skipped message=\"n/a: ASM layouts need N % 32 == 0\"/>"));
     cr_expect(contains(x, "classname=\"a4w4check.cpu-asm\" time=\"0.001250\""));
+    cr_expect_eq(count_of(x, "<property name=\"verdict\" value=\"FAIL\"/>"), 2);
+    cr_expect(contains(x, "<property name=\"completeness\" value=\"3 of 3 expected items "
+                          "recorded, 71680 outputs checked\"/>"));
+    free(x);
+    cJSON_Delete(d);
+}
+
+Test(junit, an_incomplete_verdict_is_an_error_a_dashboard_cannot_show_green)
+{
+    cJSON *d = doc_new("edge");
+    add(d, "m1", 1, 256, 512, "oracle", "ordered(1) == exact", "pass", 0);
+    add(d, "m1", 1, 256, 512, "bundle:empty", "ordered(1)", "n/a", 0);
+    record_verdict(d, "INCOMPLETE", "backend bundle:empty made no comparison", 1, 1, 256,
+                   "bundle:empty");
+    char *x = a4w4_report_junit(d, NULL);
+    cr_expect(contains(x, "<testsuites name=\"a4w4check edge\" tests=\"3\" failures=\"0\" "
+                          "errors=\"1\" skipped=\"1\""),
+              "%s", x);
+    cr_expect(contains(x, "<testsuite name=\"completeness\" tests=\"1\" failures=\"0\" "
+                          "errors=\"1\""));
+    cr_expect(contains(x, "<error type=\"incomplete\" message=\"INCOMPLETE: backend "
+                          "bundle:empty made no comparison\">1 of 1 expected items recorded, "
+                          "256 outputs checked, no comparison by bundle:empty</error>"),
+              "%s", x);
+    cr_expect_eq(count_of(x, "<failure "), 0);
+    free(x);
+    /* an older document: a property says so; no error suite */
+    cJSON_DeleteItemFromObject(d, "verdict");
+    x = a4w4_report_junit(d, NULL);
+    cr_expect(contains(x, "<property name=\"verdict\" value=\"verdict not recorded\"/>"));
+    cr_expect(!contains(x, "<error "));
     free(x);
     cJSON_Delete(d);
 }
@@ -626,6 +746,35 @@ Test(compare, pairs_match_two_paths_and_absent_cases_are_listed)
     /* without the pair nothing matches */
     cmp = a4w4_compare(b, c, NULL);
     cr_expect_eq(total(cmp, "matched"), 0);
+    cJSON_Delete(cmp);
+    cJSON_Delete(b);
+    cJSON_Delete(c);
+}
+
+Test(compare, each_run_shows_its_recorded_verdict_and_completeness)
+{
+    cJSON *b = doc_new("nightly"), *c = doc_new("nightly");
+    add(b, "m1", 4, 256, 512, "cpu-asm", "ordered(1)", "pass", 2);
+    add(c, "m1", 4, 256, 512, "cpu-asm", "ordered(1)", "pass", 2);
+    record_verdict(c, "INCOMPLETE", "5 of 9 expected items recorded", 9, 5, 1024, NULL);
+    cJSON *cmp = a4w4_compare(b, c, NULL);
+    cr_expect_str_eq(jstr(cJSON_GetObjectItem(cmp, "base"), "verdict"), "verdict not recorded");
+    cr_expect_str_eq(jstr(cJSON_GetObjectItem(cmp, "cand"), "verdict"), "INCOMPLETE");
+    cr_expect_str_eq(jstr(cJSON_GetObjectItem(cmp, "cand"), "completeness"),
+                     "5 of 9 expected items recorded, 1024 outputs checked");
+    char *md = a4w4_compare_markdown(cmp, NULL);
+    cr_expect(contains(md, "**Verdict: NO NEW FAILURE**; **the candidate run is INCOMPLETE** "
+                           "(its recorded verdict)."),
+              "%s", md);
+    cr_expect(contains(md, "1 entries, 0 failing; verdict not recorded)"), "%s", md);
+    cr_expect(contains(md, "verdict INCOMPLETE, 5 of 9 expected items recorded, 1024 outputs "
+                           "checked: 5 of 9 expected items recorded)"),
+              "%s", md);
+    free(md);
+    char *h = a4w4_compare_html(cmp, NULL);
+    cr_expect(contains(h, "<p class=\"banner incomplete\">&#9888; The candidate run is "
+                          "INCOMPLETE"));
+    free(h);
     cJSON_Delete(cmp);
     cJSON_Delete(b);
     cJSON_Delete(c);

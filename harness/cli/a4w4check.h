@@ -15,7 +15,9 @@ enum {
     A4W4_EXIT_MISMATCH = 1, /* at least one check failed (bits differ) */
     A4W4_EXIT_BADINPUT = 2, /* malformed input, impossible shape, bad usage */
     A4W4_EXIT_NOGPU = 3,    /* a GPU backend was asked for and no GPU is usable */
-    A4W4_EXIT_IO = 4        /* an output could not be written */
+    A4W4_EXIT_IO = 4,       /* an output could not be written */
+    A4W4_EXIT_INCOMPLETE = 5 /* no check failed, but not everything was checked (results.json
+                              * verdict INCOMPLETE: items missing, a backend compared nothing) */
 };
 
 /* The exit code of a library status (io/status.h), the one place statuses become exit codes:

@@ -87,7 +87,8 @@ typedef struct {
  * run is one repetition (0 ok; A4W4_EUNSUPPORTED: n/a with why; else an error with why);
  * release (optional) undoes prepare. */
 typedef struct {
-    char name[96];
+    char name[sizeof "backend  []" + sizeof ((a4w4_backend *)0)->name +
+              sizeof ((a4w4_backend *)0)->contract]; /* "backend NAME [CONTRACT]" whole */
     int (*prepare)(bench_shape *b, void **ctx, const void *arg, char *why, size_t whylen);
     int (*run)(bench_shape *b, void *ctx, const void *arg, char *why, size_t whylen);
     void (*release)(void *ctx);

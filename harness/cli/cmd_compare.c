@@ -24,7 +24,8 @@ static const char compare_usage[] =
     "                   else a differing mismatch record; unknown otherwise\n"
     "  timing           CAND/BASE time per entry, the geometric mean, entries slower by RATIO\n"
     "Two paths in one comparison: --pair cpu-fallback=cpu-asm matches BASE's cpu-fallback\n"
-    "entries with CAND's cpu-asm entries (repeatable).\n"
+    "entries with CAND's cpu-asm entries (repeatable); a name without an entry in its\n"
+    "document is refused (exit 2).\n"
     "\n";
 
 enum { FMT_MD, FMT_HTML, FMT_JSON, FMT_ALL };
@@ -129,6 +130,38 @@ static int check_args(compare_opts *o, const a4w4_args *args)
     return -1;
 }
 
+/* 1 when some entry of doc has backend name. */
+static int has_backend(const cJSON *doc, const char *name)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "cases")) {
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(e, "backend");
+        if (cJSON_IsString(b) && !strcmp(b->valuestring, name))
+            return 1;
+    }
+    return 0;
+}
+
+/* Every --pair B=C names a backend of BASE's entries (B) and of CAND's (C): a pair that
+ * matches nothing would silently compare nothing. Returns the exit code. */
+static int check_pairs(const compare_opts *o, const a4w4_args *in, cJSON *const doc[2])
+{
+    for (size_t i = 0; i < o->pairs.np; i++) {
+        const char *name[2] = {o->pairs.pb[i], o->pairs.pc[i]};
+        for (int k = 0; k < 2; k++) {
+            if (has_backend(doc[k], name[k]))
+                continue;
+            a4w4_errorf("compare: --pair %s=%s: backend '%s' has no entry in %s %s%s", name[0],
+                        name[1], name[k], k ? "CAND" : "BASE", in->v[k],
+                        has_backend(doc[1 - k], name[k]) ? " (it is in the other document: "
+                                                           "swap the pair?)"
+                                                         : " nor in the other document");
+            return A4W4_EXIT_BADINPUT;
+        }
+    }
+    return A4W4_EXIT_PASS;
+}
+
 /* Both documents compared; the sources recorded. NULL after the error (*rc: exit code). */
 static cJSON *compare_docs(const compare_opts *o, const a4w4_args *in, int *rc)
 {
@@ -143,9 +176,12 @@ static cJSON *compare_docs(const compare_opts *o, const a4w4_args *in, int *rc)
             return NULL;
         }
     }
-    cJSON *cmp = a4w4_compare(doc[0], doc[1], &o->co);
+    *rc = check_pairs(o, in, doc);
+    cJSON *cmp = *rc == A4W4_EXIT_PASS ? a4w4_compare(doc[0], doc[1], &o->co) : NULL;
     cJSON_Delete(doc[0]);
     cJSON_Delete(doc[1]);
+    if (*rc != A4W4_EXIT_PASS)
+        return NULL;
     if (!cmp) {
         a4w4_errorf("compare: out of memory comparing %s and %s", in->v[0], in->v[1]);
         *rc = A4W4_EXIT_IO;

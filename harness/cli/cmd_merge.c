@@ -1,7 +1,9 @@
 /* cmd_merge.c — `a4w4check merge --out DIR SHARD_DIR...`: combine the results of `run
  * --shard i/n` runs into one results.json + summary.md. Refuses shards of different
  * matrices, seeds (the matrix hash covers the case file, seeds included), backends, tool
- * versions or shard counts, and duplicate or missing shards. */
+ * versions or shard counts, duplicate shards, and (unless --allow-partial, which makes the
+ * verdict INCOMPLETE) missing shards and shards that recorded fewer or more items than their
+ * header's shard_items (a shard killed mid-way). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,31 +18,40 @@ static const char merge_usage[] =
     "\n"
     "Reads SHARD_DIR/results.jsonl of each `a4w4check run --shard i/n` and writes the combined\n"
     "DIR/results.json and DIR/summary.md (atomically). Every shard must come from the same\n"
-    "matrix (case file and seeds), backends, tool version and n; each i exactly once.\n"
+    "matrix (case file and seeds), backends, tool version and n; each i exactly once, each\n"
+    "with every item its header promises (shard_items) recorded. --allow-partial merges\n"
+    "what is there instead: the verdict is then INCOMPLETE, never PASS.\n"
     "\n";
 
 typedef struct {
     const char *out;
+    int allow_partial;
 } merge_opts;
 
 static const a4w4_option merge_options[] = {
     OPT_STRING("out", merge_opts, out, "DIR", "where results.json and summary.md go"),
+    OPT_FLAG("allow-partial", merge_opts, allow_partial,
+             "merge shards cut short and missing shards too (verdict INCOMPLETE)"),
     OPT_END(),
 };
 
 static const a4w4_command_spec merge_spec = {
     "merge", merge_usage, merge_options, "SHARD_DIR...",
-    "exit: 0 merged and all pass, 1 merged with failures, 2 shards refused, 4 not written\n"};
+    "exit: 0 merged and all pass, 1 merged with failures, 2 shards refused, 4 not written,\n"
+    "      5 merged with --allow-partial and incomplete (verdict INCOMPLETE)\n"};
 
 /* The header fields every shard must share. */
 static const char *const same[] = {"schema", "tool_version", "matrix_hash", "backends",
                                     "full", "set", "matrix_items"};
 
-/* The shards read so far: the first header, the merged document, which i were seen. */
+/* The shards read so far: the first header, the merged document, which i were seen, the
+ * items they recorded. */
 typedef struct {
     cJSON *ref, *merged;
     unsigned n_expected;
     unsigned char *seen;
+    size_t recorded;
+    int allow_partial;
 } merge_state;
 
 static const char *hstr(const cJSON *h, const char *k)
@@ -86,19 +97,49 @@ static int admit_header(merge_state *m, const cJSON *h, const char *path, const 
     return A4W4_EXIT_PASS;
 }
 
-/* Read every shard into m. Returns the exit code (PASS: all shards, each once). */
+/* The shard at path recorded items of the shard_items its header h promises; refused
+ * unless they agree or m allows partial shards. Returns the exit code (PASS: accepted). */
+static int admit_items(const merge_state *m, const cJSON *h, const char *path, size_t items)
+{
+    const cJSON *si = cJSON_GetObjectItemCaseSensitive(h, "shard_items");
+    if (cJSON_IsNumber(si) && si->valuedouble == (double)items)
+        return A4W4_EXIT_PASS;
+    if (m->allow_partial) {
+        char of[48] = "an unknown number";
+        if (cJSON_IsNumber(si))
+            snprintf(of, sizeof of, "%.0f", si->valuedouble);
+        fprintf(stderr, "a4w4check merge: %s: merging the %zu items recorded of %s "
+                "(--allow-partial)\n", path, items, of);
+        return A4W4_EXIT_PASS;
+    }
+    if (!cJSON_IsNumber(si))
+        a4w4_errorf("merge: %s: header records no shard_items, so its completeness is unknown; "
+                    "merge with --allow-partial (verdict INCOMPLETE)", path);
+    else
+        a4w4_errorf("merge: %s: %zu of %.0f items recorded (header shard_items %.0f): the shard "
+                    "was cut short; finish it with run --resume, or merge with --allow-partial "
+                    "(verdict INCOMPLETE)", path, items, si->valuedouble, si->valuedouble);
+    return A4W4_EXIT_BADINPUT;
+}
+
+/* Read every shard into m. Returns the exit code (PASS: all shards, each once, complete;
+ * with allow_partial, whatever there is). */
 static int read_shards(merge_state *m, const a4w4_args *shards)
 {
     char err[1024];
     for (int i = 0; i < shards->n; i++) {
         cJSON *h = NULL;
-        cJSON *doc = a4w4_stream_load(shards->v[i], &h, err, sizeof err);
+        size_t items = 0;
+        cJSON *doc = a4w4_stream_load_items(shards->v[i], &h, &items, err, sizeof err);
         if (!doc) {
             a4w4_errorf("merge: %s", err);
             return A4W4_EXIT_BADINPUT;
         }
         int rc = admit_header(m, h, shards->v[i], shards->v[0]);
+        if (rc == A4W4_EXIT_PASS)
+            rc = admit_items(m, h, shards->v[i], items);
         if (rc == A4W4_EXIT_PASS) {
+            m->recorded += items;
             cJSON *e, *cases = cJSON_GetObjectItemCaseSensitive(m->merged, "cases");
             cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "cases"))
                 cJSON_AddItemToArray(cases, cJSON_Duplicate(e, 1));
@@ -109,36 +150,51 @@ static int read_shards(merge_state *m, const a4w4_args *shards)
             return rc;
     }
     for (unsigned s = 1; s <= m->n_expected; s++)
-        if (!m->seen[s]) {
+        if (!m->seen[s] && !m->allow_partial) {
             a4w4_errorf("merge: shard %u/%u is missing", s, m->n_expected);
             return A4W4_EXIT_BADINPUT;
+        } else if (!m->seen[s]) {
+            fprintf(stderr, "a4w4check merge: shard %u/%u is missing (--allow-partial)\n", s,
+                    m->n_expected);
         }
     return A4W4_EXIT_PASS;
 }
 
-/* Write out/results.json + summary.md and say so. Returns the exit code. */
-static int write_merged(const merge_state *m, const char *out)
+/* Judge the merged document (every item of the matrix expected), write out/results.json +
+ * summary.md and say so. Returns the exit code. */
+static int write_merged(merge_state *m, const char *out)
 {
     char err[1024];
+    const cJSON *mi = cJSON_GetObjectItemCaseSensitive(m->ref, "matrix_items");
+    a4w4_completeness c = {cJSON_IsNumber(mi) ? (size_t)mi->valuedouble : 0, m->recorded};
+    a4w4_doc_verdict v = a4w4_results_judge(m->merged, &c);
     if (a4w4_mkdir_p(out, err, sizeof err) || a4w4_results_write(m->merged, out, err, sizeof err)) {
         a4w4_errorf("merge: %s", err);
         return A4W4_EXIT_IO;
     }
-    int fails = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(m->merged, "cases")) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
-        fails += cJSON_IsString(v) && !strcmp(v->valuestring, "fail");
-    }
-    fprintf(stderr, "a4w4check merge: %u shards, %d entries, %d failing; %s/results.json written\n",
-            m->n_expected, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(m->merged, "cases")),
-            fails, out);
-    return fails ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
+    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(m->merged, "counts");
+    unsigned nseen = 0;
+    for (unsigned s = 1; s <= m->n_expected; s++)
+        nseen += m->seen[s];
+    char shards[48];
+    if (nseen < m->n_expected)
+        snprintf(shards, sizeof shards, "%u of %u shards", nseen, m->n_expected);
+    else
+        snprintf(shards, sizeof shards, "%u shards", nseen);
+    fprintf(stderr, "a4w4check merge: %s, %d entries, %d failing; %s/results.json written\n",
+            shards, cJSON_GetObjectItemCaseSensitive(counts, "entries")->valueint,
+            cJSON_GetObjectItemCaseSensitive(counts, "fail")->valueint, out);
+    if (v == A4W4_DOC_INCOMPLETE)
+        a4w4_errorf("merge: verdict INCOMPLETE: %s",
+                    cJSON_GetObjectItemCaseSensitive(m->merged, "verdict_reason")->valuestring);
+    return v == A4W4_DOC_FAIL         ? A4W4_EXIT_MISMATCH
+           : v == A4W4_DOC_INCOMPLETE ? A4W4_EXIT_INCOMPLETE
+                                      : A4W4_EXIT_PASS;
 }
 
 int cmd_merge(int argc, char **argv)
 {
-    merge_opts o = {NULL};
+    merge_opts o = {NULL, 0};
     a4w4_args shards;
     int rc = a4w4_options_parse(&merge_spec, &o, argc, argv, &shards);
     if (rc != A4W4_OPTS_CONTINUE)
@@ -147,7 +203,7 @@ int cmd_merge(int argc, char **argv)
         a4w4_errorf("merge: need --out DIR and at least one SHARD_DIR");
         return A4W4_EXIT_BADINPUT;
     }
-    merge_state m = {NULL, NULL, 0, NULL};
+    merge_state m = {NULL, NULL, 0, NULL, 0, o.allow_partial};
     rc = read_shards(&m, &shards);
     if (rc == A4W4_EXIT_PASS)
         rc = write_merged(&m, o.out);

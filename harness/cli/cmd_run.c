@@ -64,8 +64,9 @@ static const a4w4_option run_options[] = {
 
 static const a4w4_command_spec run_spec = {
     "run", run_usage, run_options, NULL,
-    "exit: 0 all pass, 1 any mismatch, 2 bad input, 3 a GPU backend without a GPU,\n"
-    "      4 results not written\n"};
+    "exit: 0 all pass, 1 any mismatch, 2 bad input (or --out in use by another run),\n"
+    "      3 a GPU backend without a GPU, 4 results not written, 5 incomplete (an item\n"
+    "      not recorded, or a backend that compared nothing: every entry n/a or skip)\n"};
 
 /* What a run works through: the matrix items (cases, then golden bundles), the opened
  * backends, the output directory's stream. */
@@ -77,6 +78,7 @@ typedef struct {
     cJSON *header, *done, *doc;
     a4w4_stream st;
     int bad_input;
+    int lock_fd; /* the --out directory's lock (fsutil.h), -1 when not held */
 } run_plan;
 
 /* The items, the backends and the output directory. Returns the exit code. */
@@ -110,6 +112,27 @@ static int plan_run(const run_opts *o, run_plan *p)
     p->total_items = a4w4_matrix_items(&p->m);
     for (size_t k = 0; k < p->total_items; k++)
         p->mine += k % o->shard.n + 1 == o->shard.i;
+    return A4W4_EXIT_PASS;
+}
+
+/* Take --out's lock (a second run into the same directory would interleave its cases with
+ * ours) and remove the temporary files a killed writer left there. Returns the exit code. */
+static int claim_out_dir(const run_opts *o, run_plan *p, int argc, char **argv)
+{
+    char holder[1024], err[1400];
+    size_t k = (size_t)snprintf(holder, sizeof holder, "a4w4check");
+    for (int i = 0; i < argc && k < sizeof holder; i++)
+        k += (size_t)snprintf(holder + k, sizeof holder - k, " %s", argv[i]);
+    a4w4_hstatus st = a4w4_dir_lock(o->out_dir, holder, &p->lock_fd, err, sizeof err);
+    if (st != A4W4_ST_OK) {
+        a4w4_errorf("run: --out %s", err);
+        return a4w4_exit_code(st);
+    }
+    static const char *const ours[] = {"results.jsonl", "results.json", "summary.md"};
+    size_t removed = a4w4_remove_stale_temps(o->out_dir, ours, 3);
+    if (removed && !o->quiet)
+        fprintf(stderr, "a4w4check run: removed %zu temporary file%s a killed run left in %s\n",
+                removed, removed == 1 ? "" : "s", o->out_dir);
     return A4W4_EXIT_PASS;
 }
 
@@ -167,8 +190,8 @@ static int run_item(const a4w4_runner *runner, run_plan *p, size_t k, const char
     }
     if (rs != A4W4_ST_OK)
         a4w4_errorf("run: %s", err);
-    if (rs == A4W4_ST_BADINPUT) {
-        p->bad_input = 1;
+    if (rs == A4W4_ST_BADINPUT && *entries && cJSON_GetArraySize(*entries) > 0) {
+        p->bad_input = 1; /* recorded: its failing entry says why */
         return 1;
     }
     if (rs != A4W4_ST_OK) {
@@ -227,31 +250,38 @@ static int write_results(const run_opts *o, run_plan *p)
 {
     char err[1024];
     cJSON *hdr2 = NULL;
-    p->doc = a4w4_stream_load(o->out_dir, &hdr2, err, sizeof err);
+    a4w4_completeness c = {p->mine, 0};
+    p->doc = a4w4_stream_load_items(o->out_dir, &hdr2, &c.recorded_items, err, sizeof err);
     cJSON_Delete(hdr2);
     if (!p->doc) {
         a4w4_errorf("run: %s", err);
         return A4W4_EXIT_IO;
     }
-    int total_fail = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(p->doc, "cases")) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
-        total_fail += cJSON_IsString(v) && !strcmp(v->valuestring, "fail");
-    }
+    a4w4_doc_verdict v = a4w4_results_judge(p->doc, &c);
     if (a4w4_results_write(p->doc, o->out_dir, err, sizeof err)) {
         a4w4_errorf("run: %s", err);
         return A4W4_EXIT_IO;
     }
+    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(p->doc, "counts");
     if (!o->quiet)
-        fprintf(stderr, "a4w4check run: %d failing entries of %d; %s/results.json and %s/summary.md written\n",
-                total_fail, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p->doc, "cases")),
-                o->out_dir, o->out_dir);
-    return p->bad_input ? A4W4_EXIT_BADINPUT : total_fail ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
+        fprintf(stderr, "a4w4check run: %d failing entries of %d; %s/results.json and "
+                "%s/summary.md written\n",
+                cJSON_GetObjectItemCaseSensitive(counts, "fail")->valueint,
+                cJSON_GetObjectItemCaseSensitive(counts, "entries")->valueint, o->out_dir,
+                o->out_dir);
+    if (v == A4W4_DOC_INCOMPLETE) /* even with --quiet: exit 5 says why */
+        a4w4_errorf("run: verdict INCOMPLETE: %s",
+                    cJSON_GetObjectItemCaseSensitive(p->doc, "verdict_reason")->valuestring);
+    if (p->bad_input)
+        return A4W4_EXIT_BADINPUT;
+    return v == A4W4_DOC_FAIL ? A4W4_EXIT_MISMATCH
+           : v == A4W4_DOC_INCOMPLETE ? A4W4_EXIT_INCOMPLETE
+                                      : A4W4_EXIT_PASS;
 }
 
 static void plan_free(run_plan *p)
 {
+    a4w4_dir_unlock(p->lock_fd);
     a4w4_backend_list_close(p->bk, p->nb);
     a4w4_matrix_free(&p->m);
     cJSON_Delete(p->header);
@@ -271,7 +301,10 @@ int cmd_run(int argc, char **argv)
     run_plan p;
     memset(&p, 0, sizeof p);
     p.st.fd = -1;
+    p.lock_fd = -1;
     rc = plan_run(&o, &p);
+    if (rc == A4W4_EXIT_PASS)
+        rc = claim_out_dir(&o, &p, argc, argv);
     if (rc == A4W4_EXIT_PASS) {
         p.header = run_header(&o, &p);
         rc = a4w4_exit_code(

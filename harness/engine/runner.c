@@ -743,6 +743,20 @@ static void annotate_entries(const a4w4_case *c, a4w4_entry_list *out, size_t fi
         out->items[i].dispatch = f;
 }
 
+/* Bytes a4w4_case_generate allocates for c: the operands, their scales, the ASM layouts the
+ * shape allows and, in the normal regime, the bf16 activations. */
+static double case_bytes(const a4w4_case *c)
+{
+    double M = (double)c->M, N = (double)c->N, K = (double)c->K, nb = K / 32;
+    double b = (M + N) * (K / 2 + nb) + (double)a4w4_act_scale_padded_rows(c->M) *
+                                             (double)a4w4_act_scale_padded_cols(c->K / 32);
+    if (a4w4_preshuffle_supported(c->N, c->K))
+        b += N * K / 2;
+    if (a4w4_scale_swizzle_supported(2, c->N, c->K / 32))
+        b += N * nb;
+    return c->regime == A4W4_REGIME_NORMAL ? b + 2 * M * K : b;
+}
+
 a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
                            char *err, size_t errlen)
 {
@@ -756,10 +770,11 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
         return A4W4_ST_NOMEM;
     }
     if (a4w4_case_generate(c, &s, &d) != A4W4_OK) {
-        snprintf(err, errlen, "case %s: out of memory generating M=%zu N=%zu K=%zu", c->name,
-                 c->M, c->N, c->K);
+        snprintf(err, errlen, "case %s: M=%zu N=%zu K=%zu is too large for this machine: needs "
+                 "%.1f GB for its operands and their layouts (cannot allocate them)", c->name,
+                 c->M, c->N, c->K, case_bytes(c) / 1e9);
         a4w4_sample_free(&s);
-        return A4W4_ST_NOMEM;
+        return A4W4_ST_BADINPUT;
     }
     a4w4_hstatus st = A4W4_ST_NOMEM;
     a4w4_entry_result *e = NULL;

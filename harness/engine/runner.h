@@ -25,8 +25,10 @@ typedef struct {
 /* Run generated case c: append to out one "oracle" entry (ordered(1) == exact where the
  * prover holds; the special regime's NaN set), then one entry per backend in r's order.
  * Returns A4W4_ST_OK (verdicts in the entries: a4w4_entry_list_failures counts the failing
- * ones) or A4W4_ST_NOMEM when the case cannot be run at all (err set; entries appended so
- * far stay in out). */
+ * ones); A4W4_ST_BADINPUT when a backend refused its result (err: the refusal) or when the
+ * case's operands cannot be allocated here (err: "too large for this machine: needs N GB";
+ * nothing appended); A4W4_ST_NOMEM when the case cannot be run at all (err set; entries
+ * appended so far stay in out). */
 a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
                            char *err, size_t errlen);
 

@@ -2,6 +2,7 @@
 #include "verify_bundle.h"
 #include "verify_capture.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,15 +54,17 @@ static a4w4_hstatus bad(bundle *b, const char *fmt, ...)
     return A4W4_ST_BADINPUT;
 }
 
-/* Parse a metadata integer; 0 when absent or not a positive integer. */
+/* Parse a metadata integer, strict decimal (digits only: no sign, no space); 0 when absent
+ * or not a positive integer. */
 static size_t meta_size(const bundle *b, const char *key)
 {
     const char *v = a4w4_st_meta(&b->f, key);
-    if (!v || !*v)
+    if (!v || *v < '0' || *v > '9')
         return 0;
     char *end;
+    errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
-    return (*end || v[0] == '-') ? 0 : (size_t)x;
+    return (*end || errno) ? 0 : (size_t)x;
 }
 
 /* The tensor `name` with dtype and 2-D shape [rows, cols]; NULL and err set otherwise.

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsutil.h"
+
 a4w4_hstatus a4w4_regime_parse(const char *text, a4w4_regime *regime, a4w4_scale_mode *mode)
 {
     *mode = A4W4_ROUND_UP;
@@ -224,14 +226,36 @@ static a4w4_hstatus read_line(const where *w, char *line, int *header, a4w4_case
     return rc;
 }
 
+/* fgets that sees NUL bytes: one line (through its newline, at most len - 1 bytes) into
+ * line. Returns 0 at the end of the file; *nul = the 1-based column of the line's first NUL
+ * byte, 0 when it has none. */
+static int get_line(FILE *f, char *line, size_t len, size_t *nul)
+{
+    size_t k = 0;
+    int c = 0;
+    *nul = 0;
+    while (k + 1 < len && c != '\n' && (c = getc(f)) != EOF) {
+        if (!c && !*nul)
+            *nul = k + 1;
+        line[k++] = (char)c;
+    }
+    line[k] = 0;
+    return k > 0;
+}
+
 static a4w4_hstatus read_lines(FILE *f, where *w, a4w4_case **cases, size_t *n)
 {
     char line[1024];
-    size_t cap = 0;
+    size_t cap = 0, nul;
     int header = 0;
     a4w4_hstatus rc = A4W4_ST_OK;
-    while (!rc && fgets(line, sizeof line, f)) {
+    while (!rc && get_line(f, line, sizeof line, &nul)) {
         w->lineno++;
+        if (nul) {
+            snprintf(w->err, w->errlen, "%s:%zu: NUL byte at column %zu (a case file is text)",
+                     w->path, w->lineno, nul);
+            return A4W4_ST_BADINPUT;
+        }
         if (!strchr(line, '\n') && !feof(f)) {
             snprintf(w->err, w->errlen, "%s:%zu: line longer than %zu characters", w->path,
                      w->lineno, sizeof line - 2);
@@ -252,11 +276,13 @@ static a4w4_hstatus read_lines(FILE *f, where *w, a4w4_case **cases, size_t *n)
 a4w4_hstatus a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err,
                                 size_t errlen)
 {
-    FILE *f = fopen(path, "r");
+    int not_regular = 0;
+    FILE *f = a4w4_fopen_regular(path, &not_regular, err, errlen); /* a FIFO never blocks */
     *cases = NULL;
     *n = 0;
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open case file (%s)", path, strerror(errno));
+        if (!not_regular)
+            snprintf(err, errlen, "%s: cannot open case file (%s)", path, strerror(errno));
         return A4W4_ST_BADINPUT;
     }
     where w = {path, 0, err, errlen};

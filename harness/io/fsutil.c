@@ -1,9 +1,12 @@
 /* fsutil.c — file helpers: atomic writes, mkdir -p, project data paths, a monotonic clock. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,4 +112,135 @@ double a4w4_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* What a non-regular file is, for messages. */
+static const char *file_kind(mode_t m)
+{
+    return S_ISFIFO(m)   ? "a FIFO"
+           : S_ISDIR(m)  ? "a directory"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "not a plain file";
+}
+
+FILE *a4w4_fopen_regular(const char *path, int *not_regular, char *err, size_t errlen)
+{
+    *not_regular = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open (%s)", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        st.st_mode = 0; /* unknown: refused as not a plain file */
+    if (!S_ISREG(st.st_mode)) {
+        *not_regular = 1;
+        snprintf(err, errlen, "%s: not a regular file (%s); give a file", path,
+                 file_kind(st.st_mode));
+        close(fd);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        int saved = errno;
+        snprintf(err, errlen, "%s: cannot open (%s)", path, strerror(saved));
+        close(fd);
+        errno = saved;
+    }
+    return f;
+}
+
+/* The holder text a lock file records ("pid N: ..."), trimmed to one line. */
+static void read_holder(int fd, char *buf, size_t len)
+{
+    ssize_t r = pread(fd, buf, len - 1, 0);
+    buf[r > 0 ? r : 0] = 0;
+    buf[strcspn(buf, "\n")] = 0;
+    if (!*buf)
+        snprintf(buf, len, "pid unknown (it has not written its name yet)");
+}
+
+a4w4_hstatus a4w4_dir_lock(const char *dir, const char *holder, int *fd, char *err,
+                           size_t errlen)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, A4W4_DIR_LOCK_NAME);
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (*fd < 0) {
+        snprintf(err, errlen, "%s: cannot create the lock file (%s)", path, strerror(errno));
+        return A4W4_ST_IO;
+    }
+    if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK;
+        char who[1024];
+        if (busy)
+            read_holder(*fd, who, sizeof who);
+        else
+            snprintf(err, errlen, "%s: cannot lock (%s)", path, strerror(errno));
+        if (busy)
+            snprintf(err, errlen, "%s is in use by %s (lock %s); wait for it to end or use "
+                     "another directory", dir, who, A4W4_DIR_LOCK_NAME);
+        close(*fd);
+        *fd = -1;
+        return busy ? A4W4_ST_BADINPUT : A4W4_ST_IO;
+    }
+    char line[1200];
+    int n = snprintf(line, sizeof line, "pid %ld: %.1100s\n", (long)getpid(), holder);
+    if (ftruncate(*fd, 0) != 0 || pwrite(*fd, line, (size_t)n, 0) != n) {
+        snprintf(err, errlen, "%s: cannot write (%s)", path, strerror(errno));
+        a4w4_dir_unlock(*fd);
+        *fd = -1;
+        return A4W4_ST_IO;
+    }
+    return A4W4_ST_OK;
+}
+
+void a4w4_dir_unlock(int fd)
+{
+    if (fd >= 0)
+        close(fd); /* the lock goes with the descriptor; the file stays (see fsutil.h) */
+}
+
+/* 1 when name is base + ".tmp", or base + ".tmp" + six characters of [A-Za-z0-9]. */
+static int is_stale_temp(const char *name, const char *base)
+{
+    size_t L = strlen(base);
+    if (strncmp(name, base, L) || strncmp(name + L, ".tmp", 4))
+        return 0;
+    const char *x = name + L + 4;
+    if (!*x)
+        return 1;
+    size_t k = 0;
+    for (; x[k]; k++)
+        if (!((x[k] >= 'a' && x[k] <= 'z') || (x[k] >= 'A' && x[k] <= 'Z') ||
+              (x[k] >= '0' && x[k] <= '9')))
+            return 0;
+    return k == 6;
+}
+
+size_t a4w4_remove_stale_temps(const char *dir, const char *const *bases, size_t n)
+{
+    DIR *d = opendir(dir);
+    size_t removed = 0;
+    if (!d)
+        return 0;
+    const struct dirent *de;
+    while ((de = readdir(d))) {
+        for (size_t i = 0; i < n; i++) {
+            if (!is_stale_temp(de->d_name, bases[i]))
+                continue;
+            char path[4400];
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            struct stat st;
+            if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) == 0)
+                removed++;
+            break;
+        }
+    }
+    closedir(d);
+    return removed;
 }

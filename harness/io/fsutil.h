@@ -3,6 +3,7 @@
 #define A4W4_FSUTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "status.h"
 
@@ -22,5 +23,28 @@ const char *a4w4_data_path(const char *rel, char *buf, size_t len);
 
 /* Monotonic seconds. */
 double a4w4_now(void);
+
+/* Open path for reading only when it is a regular file: a FIFO, a device or a directory is
+ * refused at once (opened non-blocking, so a FIFO without a writer cannot block). Returns
+ * the stream, or NULL with one line in err ("<path>: not a regular file (a FIFO)", or
+ * "<path>: cannot open (<errno text>)"); *not_regular is set to 1 for the former. */
+FILE *a4w4_fopen_regular(const char *path, int *not_regular, char *err, size_t errlen);
+
+/* Take the exclusive lock of an output directory: flock(LOCK_EX | LOCK_NB) on dir/LOCK_NAME
+ * (created 0666 & ~umask; kept after the run: flock locks die with their holder, so a
+ * killed run never leaves a stale lock), then write "pid <pid>: <holder>\n" into it.
+ * Returns A4W4_ST_OK with *fd the lock (release: a4w4_dir_unlock); A4W4_ST_BADINPUT when
+ * another process holds it (err: "<dir> is in use by pid <pid>: <its holder text>");
+ * A4W4_ST_IO when the lock file cannot be created or locked (err set). */
+#define A4W4_DIR_LOCK_NAME ".a4w4check.lock"
+a4w4_hstatus a4w4_dir_lock(const char *dir, const char *holder, int *fd, char *err,
+                           size_t errlen);
+void a4w4_dir_unlock(int fd);
+
+/* Remove from dir the temporary files a killed writer left: for each base in bases[0..n),
+ * "<base>.tmp" (stream.c's resume rewrite) and "<base>.tmpXXXXXX" (a4w4_write_atomic's
+ * mkstemp names: exactly six characters of [A-Za-z0-9]); nothing else is touched. Call it
+ * only while holding the directory's lock. Returns the number of files removed. */
+size_t a4w4_remove_stale_temps(const char *dir, const char *const *bases, size_t n);
 
 #endif

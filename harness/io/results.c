@@ -1,4 +1,5 @@
-/* results.c — results document helpers and the Markdown summary (see results.h). */
+/* results.c — the results document's verdict and counts, its Markdown summary, and the
+ * atomic write of both (see results.h). */
 #include "results.h"
 
 #include <stdio.h>
@@ -8,6 +9,140 @@
 #include "a4w4_reports.h"
 #include "fsutil.h"
 
+static const char *const verdict_text[3] = {"PASS", "FAIL", "INCOMPLETE"};
+
+/* Entries by verdict (pass, fail, n/a, skip; anything else counts as skip) and the outputs
+ * checked by pass and fail entries. */
+static void tally_entries(const cJSON *cases, double n[4], double *outputs)
+{
+    static const char *const names[3] = {"pass", "fail", "n/a"};
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cases) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
+        int k = 0;
+        while (k < 3 && !(cJSON_IsString(v) && !strcmp(v->valuestring, names[k])))
+            k++;
+        n[k]++;
+        const cJSON *co = cJSON_GetObjectItemCaseSensitive(e, "checked_outputs");
+        if (k < 2 && cJSON_IsNumber(co))
+            *outputs += co->valuedouble;
+    }
+}
+
+/* 1 when some entry of backend b compared outputs: verdict pass or fail, checked_outputs
+ * > 0. */
+static int backend_compared(const cJSON *cases, const char *b)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cases) {
+        const cJSON *be = cJSON_GetObjectItemCaseSensitive(e, "backend");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
+        const cJSON *co = cJSON_GetObjectItemCaseSensitive(e, "checked_outputs");
+        if (cJSON_IsString(be) && !strcmp(be->valuestring, b) && cJSON_IsString(v) &&
+            (!strcmp(v->valuestring, "pass") || !strcmp(v->valuestring, "fail")) &&
+            cJSON_IsNumber(co) && co->valuedouble > 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The selected backends (doc's "backends" but "oracle") without a comparison, as a new
+ * array; their names joined by ", " into list (truncated to len). */
+static cJSON *unchecked_backends(const cJSON *doc, const cJSON *cases, char *list, size_t len)
+{
+    cJSON *u = cJSON_CreateArray();
+    size_t k = 0;
+    list[0] = 0;
+    const cJSON *b;
+    cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(doc, "backends")) {
+        if (!cJSON_IsString(b) || !strcmp(b->valuestring, "oracle") ||
+            backend_compared(cases, b->valuestring))
+            continue;
+        cJSON_AddItemToArray(u, cJSON_CreateString(b->valuestring));
+        if (k < len)
+            k += (size_t)snprintf(list + k, len - k, "%s%s", k ? ", " : "", b->valuestring);
+    }
+    return u;
+}
+
+/* The one-line reason for verdict v. */
+static void reason_text(char *r, size_t len, a4w4_doc_verdict v, double fails,
+                        const a4w4_completeness *c, int nunchecked, const char *unchecked,
+                        double outputs)
+{
+    char inc[1400] = "";
+    size_t k = 0;
+    if (c->recorded_items != c->expected_items)
+        k += (size_t)snprintf(inc, sizeof inc, "%zu of %zu expected items recorded",
+                              c->recorded_items, c->expected_items);
+    if (nunchecked && k < sizeof inc)
+        snprintf(inc + k, sizeof inc - k, "%sbackend%s %s made no comparison (every entry n/a "
+                 "or skip)", k ? "; " : "", nunchecked > 1 ? "s" : "", unchecked);
+    if (v == A4W4_DOC_FAIL)
+        snprintf(r, len, "%.0f failing entr%s%s%s", fails, fails == 1 ? "y" : "ies",
+                 *inc ? "; also incomplete: " : "", inc);
+    else if (v == A4W4_DOC_INCOMPLETE)
+        snprintf(r, len, "%s", inc);
+    else
+        snprintf(r, len, "every expected item recorded (%zu of %zu), every backend compared "
+                 "outputs (%.0f outputs checked), no failure", c->recorded_items,
+                 c->expected_items, outputs);
+}
+
+a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c)
+{
+    cJSON *cases = cJSON_DetachItemFromObjectCaseSensitive(doc, "cases");
+    double n[4] = {0, 0, 0, 0}, outputs = 0;
+    tally_entries(cases, n, &outputs);
+    char unchecked[1024], reason[2600];
+    cJSON *u = unchecked_backends(doc, cases, unchecked, sizeof unchecked);
+    int nu = cJSON_GetArraySize(u);
+    int complete = !nu && c->recorded_items == c->expected_items;
+    a4w4_doc_verdict v = n[1] > 0 ? A4W4_DOC_FAIL : complete ? A4W4_DOC_PASS : A4W4_DOC_INCOMPLETE;
+    reason_text(reason, sizeof reason, v, n[1], c, nu, unchecked, outputs);
+    static const char *const keys[3] = {"verdict", "verdict_reason", "counts"};
+    for (int i = 0; i < 3; i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(doc, keys[i]);
+    cJSON_AddStringToObject(doc, "verdict", verdict_text[v]);
+    cJSON_AddStringToObject(doc, "verdict_reason", reason);
+    cJSON *ct = cJSON_AddObjectToObject(doc, "counts");
+    cJSON_AddNumberToObject(ct, "entries", n[0] + n[1] + n[2] + n[3]);
+    static const char *const names[4] = {"pass", "fail", "n/a", "skip"};
+    for (int i = 0; i < 4; i++)
+        cJSON_AddNumberToObject(ct, names[i], n[i]);
+    cJSON_AddNumberToObject(ct, "expected_items", (double)c->expected_items);
+    cJSON_AddNumberToObject(ct, "recorded_items", (double)c->recorded_items);
+    cJSON_AddNumberToObject(ct, "outputs_checked", outputs);
+    cJSON_AddItemToObject(ct, "backends_unchecked", u);
+    cJSON_AddItemToObject(doc, "cases", cases ? cases : cJSON_CreateArray());
+    return v;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Distinct case names among the entries (0 when out of memory). */
+static size_t distinct_names(const cJSON *cases)
+{
+    size_t n = (size_t)cJSON_GetArraySize(cases), k = 0, d = 0;
+    const char **v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cases) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (cJSON_IsString(nm))
+            v[k++] = nm->valuestring;
+    }
+    qsort(v, k, sizeof *v, cmp_str);
+    for (size_t i = 0; i < k; i++)
+        d += !i || strcmp(v[i], v[i - 1]);
+    free(v);
+    return d;
+}
+
 /* The Markdown summary is the report renderer's (reports/markdown.c), so `run` and `report
  * --format md` print the same thing. */
 char *a4w4_summary_markdown(const cJSON *doc)
@@ -15,8 +150,13 @@ char *a4w4_summary_markdown(const cJSON *doc)
     return a4w4_report_markdown(doc, NULL);
 }
 
-a4w4_hstatus a4w4_results_write(const cJSON *doc, const char *dir, char *err, size_t errlen)
+a4w4_hstatus a4w4_results_write(cJSON *doc, const char *dir, char *err, size_t errlen)
 {
+    if (!cJSON_GetObjectItemCaseSensitive(doc, "verdict")) {
+        size_t items = distinct_names(cJSON_GetObjectItemCaseSensitive(doc, "cases"));
+        a4w4_completeness c = {items, items};
+        a4w4_results_judge(doc, &c);
+    }
     char path[4096];
     char *json = cJSON_Print(doc);
     char *md = a4w4_summary_markdown(doc);

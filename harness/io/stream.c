@@ -246,11 +246,19 @@ void a4w4_stream_close(a4w4_stream *st)
 
 cJSON *a4w4_stream_load(const char *dir, cJSON **header, char *err, size_t errlen)
 {
+    size_t items;
+    return a4w4_stream_load_items(dir, header, &items, err, errlen);
+}
+
+cJSON *a4w4_stream_load_items(const char *dir, cJSON **header, size_t *items, char *err,
+                              size_t errlen)
+{
     char path[4200];
     snprintf(path, sizeof path, "%s/results.jsonl", dir);
     size_t len;
     char *buf = read_all(path, &len);
     *header = NULL;
+    *items = 0;
     if (!buf) {
         snprintf(err, errlen, "%s: cannot read (%s)", path, strerror(errno));
         return NULL;
@@ -276,6 +284,7 @@ cJSON *a4w4_stream_load(const char *dir, cJSON **header, char *err, size_t errle
             cJSON *ents = cJSON_GetObjectItemCaseSensitive(j, "entries");
             cJSON *e;
             cJSON_ArrayForEach(e, ents) cJSON_AddItemToArray(cases, cJSON_Duplicate(e, 1));
+            *items += cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "case"));
         }
         cJSON_Delete(j);
     }

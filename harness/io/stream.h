@@ -41,6 +41,11 @@ void a4w4_stream_close(a4w4_stream *st);
  * NULL with err set when the file is missing or its header unreadable. */
 cJSON *a4w4_stream_load(const char *dir, cJSON **header, char *err, size_t errlen);
 
+/* a4w4_stream_load, and *items = the number of complete case lines read (the items the file
+ * records, each with its entries; a torn last line does not count). */
+cJSON *a4w4_stream_load_items(const char *dir, cJSON **header, size_t *items, char *err,
+                              size_t errlen);
+
 /* FNV-1a 64 of a file's bytes folded into h (returns h unchanged if unreadable: *ok = 0). */
 unsigned long long a4w4_hash_file(const char *path, unsigned long long h, int *ok);
 unsigned long long a4w4_hash_str(const char *s, unsigned long long h);

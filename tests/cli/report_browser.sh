@@ -10,7 +10,11 @@ rm -rf "$WORK"; mkdir -p "$WORK"
 cd "$SRC"
 PLUGIN="$TOOLS/../plugins/liba4w4_bad_plugin.so"
 
-browser() { command -v chromium || command -v chromium-browser || true; }
+browser() { # the browser's path, or nothing (exit 0 either way)
+  local b
+  for b in chromium chromium-browser; do command -v "$b" && return 0; done
+  return 0
+}
 B=$(browser)
 if [ -z "$B" ]; then
   if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
@@ -19,7 +23,8 @@ if [ -z "$B" ]; then
   echo "installing Debian's chromium (apt-get install -y chromium)"
   export DEBIAN_FRONTEND=noninteractive
   if ! apt-get install -y -qq chromium > "$WORK/apt.log" 2>&1; then
-    apt-get update -qq >> "$WORK/apt.log" 2>&1 || true
+    apt-get update -qq >> "$WORK/apt.log" 2>&1 ||   # no network: the install below says so
+      echo "apt-get update: exit $?" >> "$WORK/apt.log"
     apt-get install -y -qq chromium >> "$WORK/apt.log" 2>&1 ||
       { tail -n 5 "$WORK/apt.log"; echo "SKIP: chromium could not be installed"; exit 77; }
   fi

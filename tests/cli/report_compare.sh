@@ -25,9 +25,12 @@ grep -q '"geomean_ratio":[[:space:]]*1.080059' "$WORK/c/compare.json" ||   # 2^(
 grep -q 'y_hash 00000000000000aa -> 00000000000000bb' "$WORK/c/compare.md"
 grep -q '<title>a4w4check compare: crafted vs crafted - REGRESSION</title>' "$WORK/c/compare.html"
 if [ "${A4W4_UPDATE_GOLDEN:-0}" = 1 ]; then
-  "$CLI" compare "$B" "$C" > tests/data/report_compare_golden.md || true
+  rc=$(code "$CLI" compare "$B" "$C" --out "$WORK/golden" --format md --quiet)
+  [ "$rc" -eq 1 ] || { echo "compare for the golden: exit $rc, expected 1"; exit 1; }
+  cp "$WORK/golden/compare.md" tests/data/report_compare_golden.md
 fi
-"$CLI" compare "$B" "$C" > "$WORK/stdout.md" 2> /dev/null || true
+set +e; "$CLI" compare "$B" "$C" > "$WORK/stdout.md" 2> /dev/null; rc=$?; set -e
+[ "$rc" -eq 1 ] || { echo "compare to standard output: exit $rc, expected 1"; exit 1; }
 diff -u tests/data/report_compare_golden.md "$WORK/stdout.md" ||
   { echo "compare Markdown changed: review, then A4W4_UPDATE_GOLDEN=1 ctest -R report_compare"; exit 1; }
 cmp "$WORK/stdout.md" "$WORK/c/compare.md"
@@ -42,6 +45,12 @@ set +e; "$CLI" compare "$B" 2> "$WORK/err"; rc=$?; set -e
 [ "$rc" -eq 2 ] && grep -q 'need BASE.json and CAND.json' "$WORK/err"
 set +e; "$CLI" compare "$B" "$C" --pair nonsense 2> "$WORK/err"; rc=$?; set -e
 [ "$rc" -eq 2 ] && grep -q "must be BASE_BACKEND=CAND_BACKEND" "$WORK/err"
+# a pair naming a backend with no entry compares nothing: exit 2, one line, nothing written
+set +e; "$CLI" compare "$B" "$C" --pair no-such=cpu-asm --out "$WORK/np" 2> "$WORK/err"; rc=$?; set -e
+[ "$rc" -eq 2 ] || { echo "compare --pair no-such=cpu-asm: exit $rc, expected 2"; exit 1; }
+[ "$(wc -l < "$WORK/err")" -eq 1 ] && grep -q "backend 'no-such' has no entry in BASE" "$WORK/err" ||
+  { echo "compare --pair no-such: $(cat "$WORK/err")"; exit 1; }
+[ ! -e "$WORK/np" ] || { echo "compare --pair no-such wrote $WORK/np"; exit 1; }
 
 # the planted regression: two real runs, two paths paired
 REF="plugin:$TOOLS/../plugins/liba4w4_ref_plugin.so" BAD="plugin:$TOOLS/../plugins/liba4w4_bad_plugin.so"

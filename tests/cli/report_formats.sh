@@ -51,9 +51,23 @@ done
 [ "$(ls "$WORK/pre/rep" | wc -l)" -eq 3 ] || { echo "extra files: $(ls "$WORK/pre/rep")"; exit 1; }
 junit_ok "$WORK/pre/rep/junit.xml"
 grep -q 'Verdict: PASS' "$WORK/pre/rep/summary.md"
+grep -qE '^	"verdict":	"PASS",$' "$WORK/pre/results.json"
+grep -q '^Completeness: 84 of 84 expected items recorded, [0-9]* outputs checked' "$WORK/pre/rep/summary.md"
+grep -q '<property name="verdict" value="PASS"/>' "$WORK/pre/rep/junit.xml"
+# a document written before the verdict was recorded still validates, and no renderer makes
+# one up from its entries
+grep -vE '^	"(verdict|verdict_reason)":' "$WORK/pre/results.json" |
+  sed '/^	"counts":	{$/,/^	},$/d' > "$WORK/old.json"
+! grep -q '"recorded_items"' "$WORK/old.json" || { echo "old.json still has counts"; exit 1; }
+validate "$WORK/old.json"
+"$CLI" report "$WORK/old.json" --format all --out "$WORK/old" --quiet
+grep -q '^\*\*Verdict not recorded\*\*' "$WORK/old/summary.md"
+grep -q '<title>a4w4check report: premerge - verdict not recorded</title>' "$WORK/old/report.html"
+grep -q '<property name="verdict" value="verdict not recorded"/>' "$WORK/old/junit.xml"
+! grep -q 'Verdict: PASS' "$WORK/old/summary.md" "$WORK/old/report.html"
 grep -q '<title>a4w4check report: premerge - PASS</title>' "$WORK/pre/rep/report.html"
 grep -q 'failures="0"' "$WORK/pre/rep/junit.xml"
-entries=$(grep -c '"verdict":' "$WORK/pre/results.json")
+entries=$(grep -cE '"verdict":[[:space:]]*"(pass|fail|n/a|skip)"' "$WORK/pre/results.json")
 testcases=$(grep -c '<testcase ' "$WORK/pre/rep/junit.xml")
 [ "$entries" -eq "$testcases" ] || { echo "$entries entries but $testcases testcases"; exit 1; }
 cmp "$WORK/pre/summary.md" "$WORK/pre/rep/summary.md"   # run and report: one renderer
@@ -87,6 +101,18 @@ for i in 1 2; do "$CLI" run --set edge --shard $i/2 --out "$WORK/s$i" --quiet; d
 validate "$WORK/merged/results.json"
 "$CLI" report "$WORK/merged/results.json" --format md --out - > "$WORK/merged.md"
 grep -q 'Verdict: PASS' "$WORK/merged.md"
+# a shard cut short, merged with --allow-partial: INCOMPLETE in every format, never PASS
+head -n 4 "$WORK/s2/results.jsonl" > "$WORK/cut.jsonl"; mkdir -p "$WORK/s2cut"
+mv "$WORK/cut.jsonl" "$WORK/s2cut/results.jsonl"
+set +e; "$CLI" merge --allow-partial --out "$WORK/partial" "$WORK/s1" "$WORK/s2cut" 2> "$WORK/err"; rc=$?; set -e
+[ "$rc" -eq 5 ] || { echo "merge --allow-partial of a cut shard: exit $rc, expected 5"; cat "$WORK/err"; exit 1; }
+validate "$WORK/partial/results.json"
+"$CLI" report "$WORK/partial" --format all --out "$WORK/partial/rep" --quiet
+grep -q '^\*\*Verdict: INCOMPLETE\*\*' "$WORK/partial/rep/summary.md"
+grep -q 'Verdict reason: [0-9]* of [0-9]* expected items recorded' "$WORK/partial/rep/summary.md"
+grep -q '<title>a4w4check report: edge - INCOMPLETE</title>' "$WORK/partial/rep/report.html"
+grep -q '<error type="incomplete"' "$WORK/partial/rep/junit.xml"
+junit_ok "$WORK/partial/rep/junit.xml"
 
 # 4. bad input: one line, exit 2, nothing written
 expect2() { # expect2 PATTERN ARGS...

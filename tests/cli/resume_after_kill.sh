@@ -17,7 +17,9 @@ for _ in $(seq 1 6000); do   # wait until at least 12 cases are recorded
   kill -0 "$pid" 2>/dev/null || { echo "run ended before it could be killed"; exit 1; }
   sleep 0.05
 done
-kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+kill -9 "$pid"
+set +e; wait "$pid" 2>/dev/null; rc=$?; set -e
+[ "$rc" -eq 137 ] || { echo "the killed run ended with exit $rc, expected 137 (SIGKILL)"; exit 1; }
 recorded=$(($(wc -l < "$WORK/killed/results.jsonl") - 1))
 echo "killed after $recorded recorded cases"
 [ ! -e "$WORK/killed/results.json" ] || { echo "results.json must not exist after a kill"; exit 1; }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The Debug flags (-O0, as the coverage and sanitizer builds of ci/test.sh use) are warning
+# clean too: some warnings (-Wformat-truncation in cmd_bench.c was one) show only without
+# optimization, where the default RelWithDebInfo build never sees them. Compiles every
+# source of ref/, reports/ and harness/ (the CPU rooms) at -O0 with the project's warning
+# flags and -Werror.
+set -euo pipefail
+CLI=$1 SRC=$2 WORK=$3
+rm -rf "$WORK"; mkdir -p "$WORK"
+cd "$SRC"
+: "$CLI"
+cc=${CC:-cc}
+command -v "$cc" >/dev/null || { echo "debug_warnings: no C compiler ($cc)"; exit 1; }
+flags=(-std=c11 -O0 -Wall -Wextra -ffp-contract=off -Werror -D_POSIX_C_SOURCE=200809L
+       -DA4W4_SOURCE_DIR="\"$SRC\"" -Iref -Ireports -Iharness/io -Iharness/engine
+       -Iharness/backends -Iharness/cli)
+read -r -a pc <<< "$(pkg-config --cflags libcjson openblas)"
+fails=0
+for f in ref/*.c reports/*.c harness/io/*.c harness/engine/*.c harness/backends/*.c \
+         harness/cli/*.c; do
+  if ! "$cc" "${flags[@]}" "${pc[@]}" -c "$f" -o "$WORK/obj.o" 2> "$WORK/err"; then
+    echo "$f:"; head -n 20 "$WORK/err"; fails=$((fails + 1))
+  fi
+done
+[ "$fails" -eq 0 ] || { echo "debug_warnings: $fails sources warn at -O0"; exit 1; }
+echo "debug_warnings: every CPU source is warning clean at -O0"

@@ -1,0 +1,119 @@
+/* test_fsutil.c — file helpers (harness/io/fsutil.c): the output directory's lock, the
+ * removal of a killed writer's temporary files (only its own names), and the refusal of
+ * files that are not regular (a FIFO would block a reader forever). */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+
+/* A scratch directory under the build tree, emptied. */
+static void scratch(char *dir, size_t len, const char *name)
+{
+    snprintf(dir, len, "%s/test-scratch/%s", A4W4_BINARY_DIR, name);
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static void touch(const char *dir, const char *name)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s", path);
+    fputs("x", f);
+    fclose(f);
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+Test(dir_lock, a_second_holder_is_refused_naming_the_first)
+{
+    char dir[4096], err[2048];
+    scratch(dir, sizeof dir, "lock");
+    int a = -1, b = -1;
+    cr_assert_eq(a4w4_dir_lock(dir, "a4w4check run --out x", &a, err, sizeof err), A4W4_ST_OK,
+                 "%s", err);
+    /* flock locks belong to the open file: a second open conflicts even in this process */
+    cr_expect_eq(a4w4_dir_lock(dir, "a4w4check run --set edge", &b, err, sizeof err),
+                 A4W4_ST_BADINPUT);
+    cr_expect_eq(b, -1);
+    char want[256];
+    snprintf(want, sizeof want, "is in use by pid %ld: a4w4check run --out x (lock %s)",
+             (long)getpid(), A4W4_DIR_LOCK_NAME);
+    cr_expect(strstr(err, want) != NULL, "%s", err);
+    a4w4_dir_unlock(a);
+    cr_expect_eq(a4w4_dir_lock(dir, "second", &b, err, sizeof err), A4W4_ST_OK, "%s", err);
+    a4w4_dir_unlock(b);
+}
+
+Test(dir_lock, a_directory_that_cannot_hold_the_lock_file_is_an_io_error)
+{
+    char dir[4096], err[2048];
+    scratch(dir, sizeof dir, "lock_missing");
+    strcat(dir, "/not-there");
+    int fd = 0;
+    cr_expect_eq(a4w4_dir_lock(dir, "x", &fd, err, sizeof err), A4W4_ST_IO);
+    cr_expect(strstr(err, "cannot create the lock file") != NULL, "%s", err);
+}
+
+Test(stale_temps, only_the_writers_own_names_are_removed)
+{
+    char dir[4096], sub[4200];
+    scratch(dir, sizeof dir, "temps");
+    static const char *const stale[] = {"results.json.tmpAb12Cd", "summary.md.tmp000000",
+                                        "results.jsonl.tmp"};
+    static const char *const keep[] = {"results.json.tmpAb12C",   "results.json.tmpAb12Cde",
+                                       "results.json.tmp-b12Cd",  "other.json.tmpAb12Cd",
+                                       "results.json",            "summary.md",
+                                       "results.jsonl.tmp.other", "xresults.json.tmpAb12Cd"};
+    for (size_t i = 0; i < 3; i++)
+        touch(dir, stale[i]);
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        touch(dir, keep[i]);
+    snprintf(sub, sizeof sub, "%s/summary.md.tmpDIRDIR", dir);
+    cr_assert_eq(mkdir(sub, 0777), 0); /* only regular files go */
+    static const char *const bases[] = {"results.jsonl", "results.json", "summary.md"};
+    cr_expect_eq(a4w4_remove_stale_temps(dir, bases, 3), 3);
+    for (size_t i = 0; i < 3; i++)
+        cr_expect(!exists(dir, stale[i]), "%s left", stale[i]);
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        cr_expect(exists(dir, keep[i]), "%s removed", keep[i]);
+    cr_expect(exists(dir, "summary.md.tmpDIRDIR"));
+    cr_expect_eq(a4w4_remove_stale_temps(dir, bases, 3), 0);
+}
+
+Test(fopen_regular, a_fifo_or_a_directory_is_refused_at_once)
+{
+    char dir[4096], path[4200], err[512];
+    scratch(dir, sizeof dir, "fifo");
+    snprintf(path, sizeof path, "%s/cases.csv", dir);
+    cr_assert_eq(mkfifo(path, 0666), 0);
+    int nr = 0;
+    cr_expect_null(a4w4_fopen_regular(path, &nr, err, sizeof err)); /* returns: never blocks */
+    cr_expect_eq(nr, 1);
+    cr_expect(strstr(err, "cases.csv: not a regular file (a FIFO)") != NULL, "%s", err);
+    cr_expect_null(a4w4_fopen_regular(dir, &nr, err, sizeof err));
+    cr_expect(strstr(err, "not a regular file (a directory)") != NULL, "%s", err);
+    snprintf(path, sizeof path, "%s/missing.csv", dir);
+    cr_expect_null(a4w4_fopen_regular(path, &nr, err, sizeof err));
+    cr_expect_eq(nr, 0);
+    cr_expect(strstr(err, "missing.csv: cannot open (No such file or directory)") != NULL, "%s",
+              err);
+    touch(dir, "plain.csv");
+    snprintf(path, sizeof path, "%s/plain.csv", dir);
+    FILE *f = a4w4_fopen_regular(path, &nr, err, sizeof err);
+    cr_assert_not_null(f, "%s", err);
+    cr_expect_eq(fgetc(f), 'x');
+    fclose(f);
+}

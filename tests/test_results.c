@@ -1,0 +1,205 @@
+/* test_results.c — the results document's verdict and counts (harness/io/results.c,
+ * contracts §4.1: PASS only over complete data) and the stream's item count
+ * (harness/io/stream.c). Documents are built here entry by entry. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "results.h"
+#include "stream.h"
+
+static cJSON *doc_with(const char *const *backends, size_t nb)
+{
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "schema", A4W4_RESULTS_SCHEMA);
+    cJSON *b = cJSON_AddArrayToObject(d, "backends");
+    for (size_t i = 0; i < nb; i++)
+        cJSON_AddItemToArray(b, cJSON_CreateString(backends[i]));
+    cJSON_AddArrayToObject(d, "cases");
+    return d;
+}
+
+static void entry(cJSON *d, const char *name, const char *backend, const char *verdict,
+                  double checked)
+{
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "name", name);
+    cJSON_AddStringToObject(e, "backend", backend);
+    cJSON_AddStringToObject(e, "verdict", verdict);
+    cJSON_AddNumberToObject(e, "checked_outputs", checked);
+    cJSON_AddItemToArray(cJSON_GetObjectItem(d, "cases"), e);
+}
+
+static const char *str(const cJSON *d, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItem(d, k);
+    return cJSON_IsString(v) ? v->valuestring : "(absent)";
+}
+
+static double count(const cJSON *d, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(d, "counts"), k);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+static const char *const two[] = {"oracle", "cpu-asm"};
+
+Test(judge, complete_and_compared_is_pass_with_its_counts)
+{
+    cJSON *d = doc_with(two, 2);
+    entry(d, "a", "oracle", "n/a", 64); /* the oracle's self-checks are not required */
+    entry(d, "a", "cpu-asm", "pass", 64);
+    entry(d, "b", "oracle", "pass", 32);
+    entry(d, "b", "cpu-asm", "n/a", 0);
+    a4w4_completeness c = {2, 2};
+    cr_expect_eq(a4w4_results_judge(d, &c), A4W4_DOC_PASS);
+    cr_expect_str_eq(str(d, "verdict"), "PASS");
+    cr_expect_str_eq(str(d, "verdict_reason"), "every expected item recorded (2 of 2), every "
+                                                "backend compared outputs (96 outputs checked), "
+                                                "no failure");
+    cr_expect_eq(count(d, "entries"), 4);
+    cr_expect_eq(count(d, "pass"), 2);
+    cr_expect_eq(count(d, "n/a"), 2);
+    cr_expect_eq(count(d, "outputs_checked"), 96, "pass and fail entries only");
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "counts"),
+                                                        "backends_unchecked")),
+                 0);
+    /* recorded before the entries, so a reader sees it first */
+    const cJSON *last = d->child;
+    while (last->next)
+        last = last->next;
+    cr_expect_str_eq(last->string, "cases");
+    cJSON_Delete(d);
+}
+
+Test(judge, a_backend_with_every_entry_na_or_skip_is_incomplete)
+{
+    static const char *const three[] = {"oracle", "cpu-fallback", "bundle:empty"};
+    cJSON *d = doc_with(three, 3);
+    entry(d, "a", "oracle", "pass", 64);
+    entry(d, "a", "cpu-fallback", "pass", 64);
+    entry(d, "a", "bundle:empty", "n/a", 0);
+    entry(d, "b", "bundle:empty", "skip", 0);
+    entry(d, "c", "bundle:empty", "pass", 0); /* a pass that checked nothing compared nothing */
+    a4w4_completeness c = {3, 3};
+    cr_expect_eq(a4w4_results_judge(d, &c), A4W4_DOC_INCOMPLETE);
+    cr_expect_str_eq(str(d, "verdict"), "INCOMPLETE");
+    cr_expect_str_eq(str(d, "verdict_reason"),
+                     "backend bundle:empty made no comparison (every entry n/a or skip)");
+    const cJSON *u = cJSON_GetObjectItem(cJSON_GetObjectItem(d, "counts"), "backends_unchecked");
+    cr_expect_eq(cJSON_GetArraySize(u), 1);
+    cr_expect_str_eq(cJSON_GetArrayItem(u, 0)->valuestring, "bundle:empty");
+    cJSON_Delete(d);
+}
+
+Test(judge, a_selected_backend_without_any_entry_is_incomplete)
+{
+    static const char *const three[] = {"oracle", "cpu-asm", "cpu-fallback"};
+    cJSON *d = doc_with(three, 3);
+    entry(d, "a", "cpu-asm", "pass", 8);
+    a4w4_completeness c = {1, 1};
+    cr_expect_eq(a4w4_results_judge(d, &c), A4W4_DOC_INCOMPLETE);
+    cr_expect_str_eq(str(d, "verdict_reason"),
+                     "backend cpu-fallback made no comparison (every entry n/a or skip)");
+    cJSON_Delete(d);
+}
+
+Test(judge, missing_items_are_incomplete_never_pass)
+{
+    cJSON *d = doc_with(two, 2);
+    entry(d, "a", "cpu-asm", "pass", 64);
+    a4w4_completeness c = {7, 3};
+    cr_expect_eq(a4w4_results_judge(d, &c), A4W4_DOC_INCOMPLETE);
+    cr_expect_str_eq(str(d, "verdict_reason"), "3 of 7 expected items recorded");
+    cr_expect_eq(count(d, "expected_items"), 7);
+    cr_expect_eq(count(d, "recorded_items"), 3);
+    /* more recorded than expected is not complete either */
+    a4w4_completeness more = {3, 4};
+    cr_expect_eq(a4w4_results_judge(d, &more), A4W4_DOC_INCOMPLETE);
+    cr_expect_str_eq(str(d, "verdict_reason"), "4 of 3 expected items recorded");
+    cJSON_Delete(d);
+}
+
+Test(judge, a_failure_is_fail_and_says_what_else_is_missing)
+{
+    cJSON *d = doc_with(two, 2);
+    entry(d, "a", "cpu-asm", "fail", 64);
+    entry(d, "b", "cpu-asm", "fail", 64);
+    a4w4_completeness c = {2, 2};
+    cr_expect_eq(a4w4_results_judge(d, &c), A4W4_DOC_FAIL);
+    cr_expect_str_eq(str(d, "verdict_reason"), "2 failing entries");
+    a4w4_completeness short_by_one = {3, 2};
+    cr_expect_eq(a4w4_results_judge(d, &short_by_one), A4W4_DOC_FAIL);
+    cr_expect_str_eq(str(d, "verdict_reason"),
+                     "2 failing entries; also incomplete: 2 of 3 expected items recorded");
+    /* judged again: one verdict, one reason, one counts */
+    int n = 0;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, d) n += !strcmp(f->string, "verdict") || !strcmp(f->string, "counts");
+    cr_expect_eq(n, 2);
+    cJSON_Delete(d);
+}
+
+/* A scratch directory under the build tree, emptied. */
+static void scratch(char *dir, size_t len, const char *name)
+{
+    snprintf(dir, len, "%s/test-scratch/%s", A4W4_BINARY_DIR, name);
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+Test(judge, results_write_judges_a_document_without_a_verdict_over_its_own_items)
+{
+    char dir[4096], err[512], path[4200];
+    scratch(dir, sizeof dir, "judge_write");
+    cJSON *d = doc_with(two, 2);
+    entry(d, "a", "oracle", "pass", 8);
+    entry(d, "a", "cpu-asm", "pass", 8);
+    entry(d, "b", "cpu-asm", "pass", 8);
+    cr_assert_eq(a4w4_results_write(d, dir, err, sizeof err), A4W4_ST_OK, "%s", err);
+    cr_expect_str_eq(str(d, "verdict"), "PASS");
+    cr_expect_eq(count(d, "expected_items"), 2, "distinct case names");
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    cr_expect(strstr(slurp(path), "\"verdict\":\t\"PASS\"") != NULL);
+    snprintf(path, sizeof path, "%s/summary.md", dir);
+    cr_expect(strstr(slurp(path), "**Verdict: PASS**") != NULL);
+    cJSON_Delete(d);
+}
+
+Test(stream, load_counts_the_complete_case_lines)
+{
+    char dir[4096], err[512], path[4200];
+    scratch(dir, sizeof dir, "stream_items");
+    snprintf(path, sizeof path, "%s/results.jsonl", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fputs("{\"a4w4check_header\":{\"schema\":\"a4w4check-results/1\",\"shard_items\":5}}\n"
+          "{\"case\":\"a\",\"entries\":[{\"name\":\"a\"},{\"name\":\"a\"}]}\n"
+          "{\"case\":\"b\",\"entries\":[]}\n"
+          "{\"case\":\"c\",\"entr", /* torn by a kill */
+          f);
+    fclose(f);
+    cJSON *h = NULL;
+    size_t items = 99;
+    cJSON *doc = a4w4_stream_load_items(dir, &h, &items, err, sizeof err);
+    cr_assert_not_null(doc, "%s", err);
+    cr_expect_eq(items, 2, "a and b; the torn line does not count");
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "cases")), 2);
+    cJSON_Delete(doc);
+    cJSON_Delete(h);
+}
