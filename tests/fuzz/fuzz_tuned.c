@@ -1,6 +1,7 @@
-/* fuzz_tuned.c — libFuzzer target for AITER's tuned-table reader (a4w4_tuned_load) and the
- * shape-list reader (a4w4_shapes_load), ref/a4w4_dispatch.h; contracts §5.1. Path based: each
- * input is written to <scratch>/a4w4_blockscale_tuned_gemm.csv first.
+/* fuzz_tuned.c — libFuzzer target for AITER's tuned-table reader (a4w4_tuned_load,
+ * ref/a4w4_dispatch.h) and the shape-list reader (a4w4_shapelist_load, harness/io/shapelist.h);
+ * contracts §5.1. Path based: each input is written to <scratch>/a4w4_blockscale_tuned_gemm.csv
+ * first.
  *
  * The custom mutator (csv_mutator.h) keeps a tuned-table header and mutates rows (cu_num, M,
  * N, K at their limits, splitK 0..31, ASM and CK kernel names, duplicate and conflicting
@@ -16,6 +17,7 @@
 #include "a4w4_dispatch.h"
 #include "csv_mutator.h"
 #include "fuzz_common.h"
+#include "shapelist.h"
 
 #define TARGET "tuned"
 #define FILE_NAME "a4w4_blockscale_tuned_gemm.csv"
@@ -109,7 +111,7 @@ static void check_shapes(const char *path)
     int *shapes = NULL;
     size_t n = 0;
     char err[512] = "";
-    int st = a4w4_shapes_load(path, &shapes, &n, err, sizeof err);
+    int st = a4w4_shapelist_load(path, &shapes, &n, err, sizeof err);
     if (st) {
         fz_check(!shapes && !n && (st == A4W4_EINVAL || st == A4W4_ENOMEM), TARGET,
                  "shape list refusal %d left shapes", st);
