@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "a4w4_dispatch_internal.h"
+#include "a4w4_quote.h"
 
 typedef struct {
     a4w4_csv_doc *doc;
@@ -275,6 +276,7 @@ int a4w4_csv_field_int(const char *path, const a4w4_csv_record *r, int col, cons
     if (int_syntax(f->text))
         return errf(err, errlen, A4W4_EINVAL, "%s:%d:%d: %s is %s, outside %ld..%ld", path,
                     f->line, f->col, name, f->text, lo, hi);
+    char shown[256]; /* a quoted field may hold line breaks: the message stays one line */
     return errf(err, errlen, A4W4_EINVAL, "%s:%d:%d: %s is '%s', not an integer", path,
-                f->line, f->col, name, f->text);
+                f->line, f->col, name, a4w4_quote(f->text, shown, sizeof shown));
 }
