@@ -18,6 +18,7 @@ typedef struct {
     int line, col;          /* position of the byte being fed */
     int at_field_start, at_record_start;
     int fline, fcol;        /* first non-blank byte of the field being read */
+    int after_cr;           /* the byte before was a carriage return */
     int oom;
 } csv_state;
 
@@ -133,12 +134,14 @@ static int feed(const char *path, FILE *fp, struct csv_parser *p, csv_state *st,
                         path, st->line, st->col);
         if (st->oom)
             return A4W4_OK;
-        if (b == '\n') {
+        /* a line ends at LF, CR LF or a lone CR (where libcsv ends a record too) */
+        if (b == '\r' || (b == '\n' && !st->after_cr)) {
             st->line++;
             st->col = 1;
-        } else {
+        } else if (b != '\n') {
             st->col++;
         }
+        st->after_cr = b == '\r';
     }
     return A4W4_OK;
 }

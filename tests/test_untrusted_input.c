@@ -3,7 +3,8 @@
  *   - the ASM heuristic's ratio for tiles up to 65536 and the launch numbers at K = 2^30 are
  *     right (no int overflow; contracts §5.3), and a shape whose tile count leaves AITER's
  *     uint32 is refused by the file-order walk, the any-order set and the route alike;
- *   - a refused tuned table leaves the table as it was (nothing allocated);
+ *   - a refused tuned table leaves the table as it was (nothing allocated); a lone CR ends a
+ *     line of a CSV table as it ends a record;
  *   - every error that quotes input text stays one line (a4w4_quote, the CSV readers, case
  *     files, the results loader);
  *   - the renderers take numbers past INT_MAX without undefined behaviour, and the results
@@ -173,6 +174,25 @@ Test(tuned, errors_quoting_fields_stay_one_line)
     assert_one_line(err);
     cr_assert(strstr(err, "conflicting rows"), "%s", err);
     a4w4_tuned_free(&t);
+}
+
+/* libcsv ends a record at a lone CR too: the next record is on the next line (a data row is
+ * never reported on the header's line); CR LF stays one line end. */
+Test(tuned, lone_carriage_return_ends_a_line)
+{
+    a4w4_tuned_table t;
+    memset(&t, 0, sizeof t);
+    static const char *const ends[] = {"\r", "\r\n", "\n"};
+    for (int i = 0; i < 3; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "gfx,cu_num,M,N,K,kernelId,splitK,us,kernelName,tflops,bw,errRatio%s"
+                 "gfx950,256,x,1024,512,0,0,1,k,1,1,0%s",
+                 ends[i], ends[i]);
+        const char *path = tu_scratch_file(SCRATCH, "tuned_cr.csv", text);
+        cr_assert_eq(a4w4_tuned_load(&t, path, err, sizeof err), A4W4_EINVAL);
+        cr_assert(strstr(err, "tuned_cr.csv:2:12: M is 'x', not an integer"), "%d: %s", i, err);
+    }
 }
 
 Test(kernels, duplicate_name_error_stays_one_line)
