@@ -56,7 +56,10 @@ int a4w4_results_validate(const cJSON *doc, const char *name, char *err, size_t 
                          quote_text(*jstr(e, "backend") ? jstr(e, "backend") : "?", backend,
                                     sizeof backend));
         }
-        snprintf(err, errlen, "%s: %s%s (schema %s)", nm, why, where, A4W4_REPORT_SCHEMA);
+        /* the violation's path holds the document's keys as they are (e.g. a contracts key) */
+        char shown[sizeof why];
+        snprintf(err, errlen, "%s: %s%s (schema %s)", nm, quote_text(why, shown, sizeof shown),
+                 where, A4W4_REPORT_SCHEMA);
         goto out;
     }
     rc = 0;

@@ -260,6 +260,16 @@ Test(results, schema_string_and_case_names_are_quoted_one_line)
     assert_one_line(err);
     cr_assert(strstr(err, "[case a?b on "), "%s", err);
     free(printed);
+    /* a document key in the violation's path ("contracts" takes any backend name) */
+    cJSON_ReplaceItemInObjectCaseSensitive(e, "verdict", cJSON_CreateString("pass"));
+    cJSON *contracts = cJSON_GetObjectItemCaseSensitive(doc, "contracts");
+    cr_assert_not_null(contracts);
+    cJSON_AddItemToObject(contracts, "x\ny", cJSON_CreateString(""));
+    printed = cJSON_PrintUnformatted(doc);
+    cr_assert_null(a4w4_results_parse(printed, strlen(printed), "doc.json", err, sizeof err));
+    assert_one_line(err);
+    cr_assert(strstr(err, "/contracts/x?y"), "%s", err);
+    free(printed);
     cJSON_Delete(doc);
 }
 
