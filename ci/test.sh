@@ -3,6 +3,10 @@
 #   build/       optimized (the CLI other tools call stays at build/a4w4check),
 #   build-cov/   with gcov instrumentation, then gcovr line coverage of ref/, harness/, reports/,
 #   build-asan/  with -fsanitize=address,undefined;
+# then fuzz the readers of untrusted input (A4W4_SKIP_FUZZ=1 skips it):
+#   build-fuzz/  clang + libFuzzer: ci/fuzz.sh 45 (the six targets of tests/fuzz, 45 s each),
+#                then its CTest checks (label fuzz: corpus replays, the script's crash test);
+#                under 7 minutes with the build on 2 cores;
 # then compile the GPU code for both platforms (no GPU needed) and run its CPU-side tests:
 #   build-gpu-nvidia/  nvcc (CUDA 13), sm_90, through gpu/a4w4_hip_port.h,
 #   build-gpu-amd/     Debian's hipcc for gfx90a;gfx940 (its clang 15 knows no gfx942/gfx950).
@@ -40,6 +44,18 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:exitcode=87
 ctest --test-dir build-asan --output-on-failure -j"$jobs"
 unset UBSAN_OPTIONS ASAN_OPTIONS
+
+if [ "${A4W4_SKIP_FUZZ:-0}" != 1 ]; then
+  step "fuzzing, 45 s per target (build-fuzz/, ci/fuzz.sh)"
+  ci/setup.sh clang libclang-rt-14-dev llvm
+  A4W4_FUZZ_COVERAGE=0 ci/fuzz.sh 45 || {
+    echo "ci/test.sh: FUZZING FAILED: a target crashed, leaked, hung or broke an invariant;" \
+      "the crash file and the sanitizer report are above (reproduce:" \
+      "build-fuzz/fuzz/fuzz_<target> <crash file>; tests/fuzz/README.md)"
+    exit 1
+  }
+  ctest --test-dir build-fuzz --output-on-failure -L fuzz -j"$jobs"
+fi
 
 if [ "${A4W4_SKIP_GPU_BUILD:-0}" != 1 ]; then
   step "GPU code, NVIDIA platform: nvcc build + CPU-side GPU tests (build-gpu-nvidia/)"

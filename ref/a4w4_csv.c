@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "a4w4_dispatch_internal.h"
+#include "a4w4_quote.h"
 
 typedef struct {
     a4w4_csv_doc *doc;
@@ -20,6 +21,7 @@ typedef struct {
     int line, col;          /* position of the byte being fed */
     int at_field_start, at_record_start;
     int fline, fcol;        /* first non-blank byte of the field being read */
+    int after_cr;           /* the byte before was a carriage return */
     int oom;
 } csv_state;
 
@@ -135,12 +137,14 @@ static int feed(const char *path, FILE *fp, struct csv_parser *p, csv_state *st,
                         path, st->line, st->col);
         if (st->oom)
             return A4W4_OK;
-        if (b == '\n') {
+        /* a line ends at LF, CR LF or a lone CR (where libcsv ends a record too) */
+        if (b == '\r' || (b == '\n' && !st->after_cr)) {
             st->line++;
             st->col = 1;
-        } else {
+        } else if (b != '\n') {
             st->col++;
         }
+        st->after_cr = b == '\r';
     }
     return A4W4_OK;
 }
@@ -292,6 +296,7 @@ int a4w4_csv_field_int(const char *path, const a4w4_csv_record *r, int col, cons
     if (int_syntax(f->text))
         return errf(err, errlen, A4W4_EINVAL, "%s:%d:%d: %s is %s, outside %ld..%ld", path,
                     f->line, f->col, name, f->text, lo, hi);
+    char shown[256]; /* a quoted field may hold line breaks: the message stays one line */
     return errf(err, errlen, A4W4_EINVAL, "%s:%d:%d: %s is '%s', not an integer", path,
-                f->line, f->col, name, f->text);
+                f->line, f->col, name, a4w4_quote(f->text, shown, sizeof shown));
 }

@@ -158,8 +158,10 @@ typedef struct {
  * then updated (start: rounds = UINT_MAX, empty = num_cu, ratio = 1.0). The ratio update is
  * what AITER's current asm_gemm_a4w4.cu does; contracts §5.3 names only the empty-CU update, and
  * an older revision left the ratio at 1.0 (then every minimal-round kernel could win).
- * Errors: A4W4_EINVAL (bad arguments), A4W4_EUNSUPPORTED ("cannot get heuristic kernel":
- * no eligible kernel). contracts §5.3; AITER csrc/py_itfs_cu/asm_gemm_a4w4.cu. */
+ * Errors: A4W4_EINVAL (bad arguments; a shape where an eligible kernel needs more than
+ * 2^32 - 1 tiles, where AITER's uint32 tile count wraps), A4W4_EUNSUPPORTED ("cannot get
+ * heuristic kernel": no eligible kernel). contracts §5.3; AITER
+ * csrc/py_itfs_cu/asm_gemm_a4w4.cu. */
 int a4w4_heuristic(const a4w4_kernel_table *kt, const a4w4_heur_params *p, int M, int N,
                    const size_t *order, size_t norder, a4w4_heur_choice *out, char *err,
                    size_t errlen);

@@ -90,7 +90,9 @@ static a4w4_heur_choice candidate(const a4w4_asm_kernel *k, int idx, int split, 
     c.tiles = tgm * tgn * (unsigned)split;
     c.rounds = (c.tiles + (unsigned)num_cu - 1) / (unsigned)num_cu;
     c.empty_cu = c.rounds * (unsigned)num_cu - c.tiles;
-    c.ratio = k->tile_m * k->tile_n / (k->tile_m + k->tile_n);
+    /* in 64 bits: tiles reach 65536 (a4w4_kernels_load), their product not an int; the ratio
+     * itself is at most 32768 */
+    c.ratio = (int)((long long)k->tile_m * k->tile_n / ((long long)k->tile_m + k->tile_n));
     return c;
 }
 
@@ -110,6 +112,31 @@ static a4w4_heur_choice last_minimal_round(const a4w4_kernel_table *kt, int ki,
             best = c;
     }
     return best;
+}
+
+/* AITER counts tiles in uint32 (tg_num = tg_num_M * tg_num_N * splitK): a shape where an
+ * eligible candidate needs more tiles wraps there, so its answer is not AITER's; refused with
+ * A4W4_EINVAL naming the limit, by both walks alike. The caller has checked p, M and N. */
+static int check_tile_count(const a4w4_kernel_table *kt, const a4w4_heur_params *p, int M,
+                            int N, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < kt->n; i++) {
+        if (!eligible(kt, i, p, N))
+            continue;
+        const a4w4_asm_kernel *k = &kt->rows[i];
+        int splits[4];
+        int split = splits[split_list(k, p->log2_k_split, splits) - 1]; /* the largest */
+        /* unsplit: at most 2^30 x 2^30 tiles, exact in 64 bits; the split by division */
+        unsigned long long tiles = candidate(k, (int)i, 1, M, N, p->num_cu).tiles;
+        if (tiles > UINT32_MAX / (unsigned)split)
+            return errf(err, errlen, A4W4_EINVAL,
+                        "heuristic: M %d N %d: the %dx%d kernel of %s line %d needs %llu tiles "
+                        "times split %d, past AITER's uint32 tile count limit 4294967295 (its "
+                        "arithmetic would wrap)",
+                        M, N, k->tile_m, k->tile_n, kt->file ? kt->file : "the kernel table",
+                        k->line, tiles, split);
+    }
+    return A4W4_OK;
 }
 
 int a4w4_heur_winning_split(const a4w4_kernel_table *kt, int ki, const a4w4_heur_params *p,
@@ -135,6 +162,8 @@ int a4w4_heuristic(const a4w4_kernel_table *kt, const a4w4_heur_params *p, int M
                    size_t errlen)
 {
     int st = check_params(kt, p, M, N, err, errlen);
+    if (!st)
+        st = check_tile_count(kt, p, M, N, err, errlen);
     if (st)
         return st;
     if (!out || (order && norder != kt->n))
@@ -248,6 +277,8 @@ int a4w4_heuristic_winners_any_order(const a4w4_kernel_table *kt, const a4w4_heu
                                      size_t errlen)
 {
     int st = check_params(kt, p, M, N, err, errlen);
+    if (!st)
+        st = check_tile_count(kt, p, M, N, err, errlen);
     if (st)
         return st;
     if (!winners)

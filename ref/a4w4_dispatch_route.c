@@ -140,9 +140,10 @@ static int asm_launch(const a4w4_kernel_table *kt, int idx, int log2, a4w4_route
                         r->M, r->N, r->K, log2);
         r->log2_k_split = log2;
         r->split = k_num;
-        int k_per_tg = r->K / k_num;
-        r->k_per_tg = (k_per_tg + 255) / 256 * 256;
-        r->grid_z = (r->K + r->k_per_tg - 1) / r->k_per_tg;
+        /* in 64 bits: K + k_per_tg passes INT_MAX when K is near A4W4_DIM_MAX */
+        long long k_per_tg = ((long long)r->K / k_num + 255) / 256 * 256;
+        r->k_per_tg = (int)k_per_tg;
+        r->grid_z = (int)(((long long)r->K + k_per_tg - 1) / k_per_tg);
     }
     r->fit = a4w4_tile_fit(k->tile_m, k->tile_n, r->split, r->M, r->N);
     return A4W4_OK;

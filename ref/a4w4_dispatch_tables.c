@@ -10,6 +10,7 @@
 #include "a4w4_csv.h"
 #include "a4w4_dispatch.h"
 #include "a4w4_dispatch_internal.h"
+#include "a4w4_quote.h"
 
 static char *dupstr(const char *s)
 {
@@ -190,11 +191,13 @@ static int tuned_sort_check(a4w4_tuned_row *all, size_t total, char *err, size_t
         const a4w4_tuned_row *a = &all[i - 1], *b = &all[i];
         if (tuned_key_cmp(a, b) || tuned_rows_equal(a, b))
             continue;
+        char gfx[64], kb[256], ka[256]; /* quoted fields: the message stays one line */
         return errf(err, errlen, A4W4_EINVAL,
                     "%s:%d:1: conflicting rows for key (gfx '%s', cu_num %d, M %d, N %d, "
                     "K %d): this row (%s, splitK %d) and %s:%d (%s, splitK %d)",
-                    b->file, b->line, b->gfx, b->cu_num, b->M, b->N, b->K, b->kernel_name,
-                    b->split_k, a->file, a->line, a->kernel_name, a->split_k);
+                    b->file, b->line, a4w4_quote(b->gfx, gfx, sizeof gfx), b->cu_num, b->M,
+                    b->N, b->K, a4w4_quote(b->kernel_name, kb, sizeof kb), b->split_k, a->file,
+                    a->line, a4w4_quote(a->kernel_name, ka, sizeof ka), a->split_k);
     }
     return A4W4_OK;
 }
@@ -218,22 +221,30 @@ static size_t tuned_drop_duplicates(a4w4_tuned_row *all, size_t total, const cha
     return w;
 }
 
-/* Room for one more file name in t->files and t->rows plus nnew rows copied into a fresh
- * array *all; A4W4_ENOMEM naming path otherwise (t keeps its rows). */
-static int tuned_grow(a4w4_tuned_table *t, const char *path, size_t nnew, char **file,
+/* A copy of path (*file) and t->rows plus room for nnew rows in a fresh array *all;
+ * A4W4_ENOMEM naming path otherwise (t untouched). */
+static int tuned_grow(const a4w4_tuned_table *t, const char *path, size_t nnew, char **file,
                       a4w4_tuned_row **all, char *err, size_t errlen)
 {
     *file = dupstr(path);
-    char **files = realloc(t->files, (size_t)(t->loaded + 1) * sizeof *files);
-    if (files)
-        t->files = files;
-    *all = *file && files ? malloc((t->n + nnew) * sizeof **all) : NULL;
+    *all = *file ? malloc((t->n + nnew) * sizeof **all) : NULL;
     if (!*all) {
         free(*file);
         return errf(err, errlen, A4W4_ENOMEM, "%s: out of memory", path);
     }
     if (t->n)
         memcpy(*all, t->rows, t->n * sizeof **all);
+    return A4W4_OK;
+}
+
+/* Room for one more name in t->files, made only once the file's rows are accepted (a refused
+ * load keeps t as it was); A4W4_ENOMEM naming path otherwise. */
+static int tuned_files_grow(a4w4_tuned_table *t, const char *path, char *err, size_t errlen)
+{
+    char **files = realloc(t->files, (size_t)(t->loaded + 1) * sizeof *files);
+    if (!files)
+        return errf(err, errlen, A4W4_ENOMEM, "%s: out of memory", path);
+    t->files = files;
     return A4W4_OK;
 }
 
@@ -266,6 +277,8 @@ int a4w4_tuned_load(a4w4_tuned_table *t, const char *path, char *err, size_t err
     size_t total = t->n + made;
     if (st == A4W4_OK)
         st = tuned_sort_check(all, total, err, errlen);
+    if (st == A4W4_OK)
+        st = tuned_files_grow(t, path, err, errlen);
     if (st != A4W4_OK) {
         for (size_t i = 0; i < total; i++)
             if (all[i].file == file)
@@ -403,10 +416,11 @@ static int kernels_add_row(a4w4_kernel_table *kt, const char *path, const a4w4_c
         if (o->tile_m == k.tile_m && o->tile_n == k.tile_n && o->split_k == k.split_k &&
             o->bpreshuffle == k.bpreshuffle && !strcmp(o->co_name, co))
             return A4W4_OK; /* exact duplicate: dropped */
+        char shown[256]; /* a quoted field may hold line breaks: the message stays one line */
         return errf(err, errlen, A4W4_EINVAL,
                     "%s:%d:%d: kernel %s is listed again with different contents (first at "
                     "line %d)",
-                    path, nf->line, nf->col, nf->text, o->line);
+                    path, nf->line, nf->col, a4w4_quote(nf->text, shown, sizeof shown), o->line);
     }
     k.name = dupstr(nf->text);
     k.co_name = dupstr(co);

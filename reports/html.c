@@ -34,7 +34,7 @@ static int *distinct_ints(const cJSON *cases, const char *k, const char *skip, s
     const cJSON *e;
     cJSON_ArrayForEach(e, cases)
         if (!skip || strcmp(jstr(e, "backend"), skip))
-            v[m++] = (int)jnum(e, k, 0);
+            v[m++] = jint(e, k, 0);
     qsort(v, m, sizeof *v, cmp_int);
     for (size_t i = 0; i < m; i++)
         if (!*n || v[*n - 1] != v[i])
@@ -116,7 +116,7 @@ static void cell_title(rbuf *b, const cJSON *const *ent, const int *next, const 
             rb_printf(b, "\n... and %d more (see Every case)", c->count - shown);
             break;
         }
-        int K = (int)jnum(e, "K", 0);
+        int K = jint(e, "K", 0);
         rb_puts(b, "\n");
         rb_html(b, jstr(e, "name"));
         rb_printf(b, " K=%d ", K);
@@ -288,7 +288,7 @@ static void hazard_map(rbuf *b, const cJSON *cases, const char *backend, const c
         next[idx] = -1;
         ent[idx] = e;
         if (!strcmp(jstr(e, "backend"), backend) && !strcmp(jstr(e, "contract"), contract)) {
-            int M = (int)jnum(e, "M", 0), N = (int)jnum(e, "N", 0);
+            int M = jint(e, "M", 0), N = jint(e, "N", 0);
             long mi = index_of(Ms, nM, M), ni = index_of(Ns, nN, N);
             if (mi >= 0 && ni >= 0) {
                 size_t c = (size_t)mi * nN + (size_t)ni;
@@ -731,7 +731,7 @@ static void section_ulp(rbuf *b, const cJSON *cases)
             }
             double mu = jnum(e, "max_ulp", -1);
             if (mu >= 0 && strcmp(jstr(e, "verdict"), "n/a") && strcmp(jstr(e, "verdict"), "skip"))
-                case_bins[ulp_bin((long)mu)] += 1;
+                case_bins[ulp_bin(jint(e, "max_ulp", -1))] += 1;
         }
         rb_puts(b, "<figure><figcaption><code>");
         rb_html(b, t[i].backend);

@@ -1,6 +1,7 @@
 /* report_common.c — see report_common.h. */
 #include "report_common.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +148,25 @@ char *rb_take(rbuf *b)
     return s;
 }
 
+/* ---- quoting ------------------------------------------------------------------------- */
+
+const char *quote_text(const char *s, char *buf, size_t len)
+{
+    if (!len)
+        return buf;
+    if (!s)
+        s = "(null)";
+    size_t i = 0;
+    for (; s[i] && i < len - 1; i++) {
+        unsigned char c = (unsigned char)s[i];
+        buf[i] = (c < 0x20 || c == 0x7F) ? '?' : (char)c;
+    }
+    if (s[i] && len >= 4)
+        memcpy(buf + len - 4, "...", 3);
+    buf[i] = '\0';
+    return buf;
+}
+
 /* ---- entry fields --------------------------------------------------------------------- */
 
 const char *jstr(const cJSON *o, const char *k)
@@ -159,6 +179,14 @@ double jnum(const cJSON *o, const char *k, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+int jint(const cJSON *o, const char *k, int dflt)
+{
+    double v = jnum(o, k, dflt);
+    if (v != v)
+        return dflt;
+    return v >= (double)INT_MAX ? INT_MAX : v <= (double)INT_MIN ? INT_MIN : (int)v;
 }
 
 int jtrue(const cJSON *o, const char *k)
@@ -221,7 +249,7 @@ tally *tally_build(const cJSON *cases, size_t *n)
             (*n)++;
         }
         t[i].n[verdict_index(jstr(e, "verdict"))]++;
-        int u = (int)jnum(e, "max_ulp", -1);
+        int u = jint(e, "max_ulp", -1);
         if (u > t[i].max_ulp)
             t[i].max_ulp = u;
         double ms = jnum(e, "time_ms", 0);

@@ -34,10 +34,22 @@ void rb_md(rbuf *b, const char *s);
 /* The string (caller frees), or NULL if any allocation failed (the buffer is freed). */
 char *rb_take(rbuf *b);
 
+/* ---- quoting ------------------------------------------------------------------------- */
+
+/* Copy s into buf[len] byte for byte with every control byte (0x01..0x1F, 0x7F) shown as '?',
+ * NUL-terminated; cut to len - 1 bytes ending in "..." when longer (len >= 4). s NULL shows
+ * "(null)". Returns buf. Keeps an error message that quotes document text one line; the
+ * same rule as ref/a4w4_quote.h's a4w4_quote (reports/ includes only its own headers). */
+const char *quote_text(const char *s, char *buf, size_t len);
+
 /* ---- entry fields --------------------------------------------------------------------- */
 
 const char *jstr(const cJSON *o, const char *k);         /* "" when absent or not a string */
 double jnum(const cJSON *o, const char *k, double dflt); /* dflt when absent */
+/* A number field read as an int: jnum truncated toward zero like an (int) cast, clamped to
+ * INT_MIN..INT_MAX (a schema-valid document may hold 1e308 where no maximum applies); dflt
+ * when absent. */
+int jint(const cJSON *o, const char *k, int dflt);
 int jtrue(const cJSON *o, const char *k);
 int jhas(const cJSON *o, const char *k);
 

@@ -27,8 +27,9 @@ int a4w4_results_validate(const cJSON *doc, const char *name, char *err, size_t 
     }
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(doc, "schema");
     if (cJSON_IsString(ver) && strcmp(ver->valuestring, A4W4_REPORT_SCHEMA)) {
+        char shown[84]; /* cut at 80 bytes as before, one line */
         snprintf(err, errlen, "%s: schema '%.80s' is not supported (this a4w4check reads %s)", nm,
-                 ver->valuestring, A4W4_REPORT_SCHEMA);
+                 quote_text(ver->valuestring, shown, sizeof shown), A4W4_REPORT_SCHEMA);
         return -1;
     }
     cJSON *schema = cJSON_Parse(a4w4_results_schema_blob);
@@ -48,11 +49,17 @@ int a4w4_results_validate(const cJSON *doc, const char *name, char *err, size_t 
         int i;
         if (sscanf(why, "/cases/%d", &i) == 1) {
             const cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "cases"), i);
+            char name[104], backend[104]; /* cut at 100 bytes as before, one line */
             if (*jstr(e, "name"))
-                snprintf(where, sizeof where, " [case %.100s on %.100s]", jstr(e, "name"),
-                         *jstr(e, "backend") ? jstr(e, "backend") : "?");
+                snprintf(where, sizeof where, " [case %.100s on %.100s]",
+                         quote_text(jstr(e, "name"), name, sizeof name),
+                         quote_text(*jstr(e, "backend") ? jstr(e, "backend") : "?", backend,
+                                    sizeof backend));
         }
-        snprintf(err, errlen, "%s: %s%s (schema %s)", nm, why, where, A4W4_REPORT_SCHEMA);
+        /* the violation's path holds the document's keys as they are (e.g. a contracts key) */
+        char shown[sizeof why];
+        snprintf(err, errlen, "%s: %s%s (schema %s)", nm, quote_text(why, shown, sizeof shown),
+                 where, A4W4_REPORT_SCHEMA);
         goto out;
     }
     rc = 0;

@@ -12,6 +12,7 @@
 #include "a4w4_formats.h"
 #include "a4w4_layout.h"
 #include "a4w4_plugin.h"
+#include "a4w4_quote.h"
 #include "registry.h"
 #include "bundle.h"
 
@@ -83,8 +84,10 @@ static const char *info_problem(const a4w4_plugin_info *info, size_t contract_le
     }
     if (!info->contract || !a4w4_contract_valid(info->contract) ||
         strlen(info->contract) >= contract_len) {
-        snprintf(why, whylen, "contract '%.40s' is not one of ordered(1), ordered(S) with S "
-                 "in 1..65536, exact, bounded", info->contract ? info->contract : "(null)");
+        char shown[44]; /* the declared text, cut at 40 bytes as before, one line */
+        snprintf(why, whylen, "contract '%.40s' is not one of ordered(1), ordered(S) or "
+                 "bounded(S) with S in 1..65536, exact, bounded",
+                 a4w4_quote(info->contract, shown, sizeof shown));
         return why;
     }
     if (!info->gemm)
@@ -114,11 +117,12 @@ static plugin_ctx *plugin_instance(const char *arg, void *h, const a4w4_plugin_i
     snprintf(c->name, sizeof c->name, "%s", info->name && *info->name ? info->name
                                                                       : base ? base + 1 : arg);
     if (info->init) {
-        char msg[256] = "";
+        char msg[256] = "", shown[256];
         int rc = info->init(&c->state, msg, sizeof msg);
+        msg[sizeof msg - 1] = '\0'; /* a plugin that breaks the ABI's message rule */
         if (rc != 0) {
             snprintf(err, errlen, "plugin %s: init failed (%d): %s", arg, rc,
-                     *msg ? msg : "no message");
+                     *msg ? a4w4_quote(msg, shown, sizeof shown) : "no message");
             pthread_mutex_destroy(&c->lock);
             free(c);
             dlclose(h);

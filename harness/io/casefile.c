@@ -7,6 +7,20 @@
 #include <string.h>
 
 #include "fsutil.h"
+#include "a4w4_quote.h"
+
+/* A field quoted in a message: a line holds at most 1022 characters (read_lines), so a field
+ * fits whole; control bytes show as '?' (a4w4_quote.h). */
+typedef struct {
+    char s[1024];
+} shown_field;
+
+static shown_field show(const char *field)
+{
+    shown_field out;
+    a4w4_quote(field, out.s, sizeof out.s);
+    return out;
+}
 
 a4w4_hstatus a4w4_regime_parse(const char *text, a4w4_regime *regime, a4w4_scale_mode *mode)
 {
@@ -93,7 +107,7 @@ static a4w4_hstatus check_header(const where *w, char *const *field, int nf)
     for (int i = 0; i < 7; i++)
         if (strcmp(field[i], cols[i])) {
             snprintf(w->err, w->errlen, "%s:%zu: column %d must be '%s', found '%s'", w->path,
-                     w->lineno, i + 1, cols[i], field[i]);
+                     w->lineno, i + 1, cols[i], show(field[i]).s);
             rc = A4W4_ST_BADINPUT;
         }
     return rc;
@@ -112,7 +126,7 @@ static a4w4_hstatus parse_name(const where *w, const char *name, a4w4_case *c)
               *q == '_' || *q == '-' || *q == '.') || name[0] == '.') {
             snprintf(w->err, w->errlen, "%s:%zu: column 1 (name) '%s' may hold only letters, "
                      "digits, '_', '-' and '.' (not first): names become file names", w->path,
-                     w->lineno, name);
+                     w->lineno, show(name).s);
             return A4W4_ST_BADINPUT;
         }
     snprintf(c->name, sizeof c->name, "%s", name);
@@ -126,7 +140,7 @@ static a4w4_hstatus parse_dims(const where *w, char *const *field, a4w4_case *c)
     for (int i = 0; i < 3; i++)
         if (parse_u64(field[1 + i], &v[i]) || v[i] == 0 || v[i] > (1ull << 32)) {
             snprintf(w->err, w->errlen, "%s:%zu: column %d (%s) must be an integer in 1..2^32, "
-                     "found '%s'", w->path, w->lineno, 2 + i, cols[1 + i], field[1 + i]);
+                     "found '%s'", w->path, w->lineno, 2 + i, cols[1 + i], show(field[1 + i]).s);
             return A4W4_ST_BADINPUT;
         }
     c->M = (size_t)v[0];
@@ -161,13 +175,13 @@ static a4w4_hstatus parse_case(const where *w, char *const *field, const a4w4_ca
         return rc;
     if (a4w4_regime_parse(field[4], &c->regime, &c->mode)) {
         snprintf(w->err, w->errlen, "%s:%zu: column 5 (regime) '%s' is not exact, normal[:mode], "
-                 "wide, special or code0", w->path, w->lineno, field[4]);
+                 "wide, special or code0", w->path, w->lineno, show(field[4]).s);
         return A4W4_ST_BADINPUT;
     }
     snprintf(c->regime_text, sizeof c->regime_text, "%s", field[4]);
     if (parse_u64(field[5], &c->seed)) {
         snprintf(w->err, w->errlen, "%s:%zu: column 6 (seed) must be a decimal integer, found "
-                 "'%s'", w->path, w->lineno, field[5]);
+                 "'%s'", w->path, w->lineno, show(field[5]).s);
         return A4W4_ST_BADINPUT;
     }
     snprintf(c->tags, sizeof c->tags, "%s", field[6]);

@@ -54,10 +54,8 @@ void fz_check(int cond, const char *target, const char *fmt, ...)
 /* 1 when A4W4_FUZZ_STRICT is set. */
 int fz_strict(void);
 
-/* A library error message must be non-empty and start with prefix; when strict, also be one
- * line. Known finding (why one line is checked only when strict): readers quote input text
- * into their messages as it is, line breaks included — the case-file reader a field ("found
- * '256 \r'"), the plugin backend a declared contract, the results loader a schema string. */
+/* A library error message must be non-empty, one line (no '\n' or '\r': input text quoted
+ * into it shows control bytes as '?', ref/a4w4_quote.h) and start with prefix. */
 void fz_check_err_line(const char *err, const char *prefix, const char *target);
 
 /* Called by a target when the library accepted the input (planted-crash hook, see above). */

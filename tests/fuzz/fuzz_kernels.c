@@ -8,9 +8,10 @@
  * table: 1..A4W4_MAX_KERNELS rows, each in range and found by name, arch "gfx950"; then for a
  * few shapes chosen by the input the heuristic's file-order winner and every sampled winner
  * belong to the exact any-order winner set (a4w4_heuristic_winners_any_order's promise), and
- * routing an untuned shape answers a kernel of that set. A refused table: A4W4_EINVAL /
- * A4W4_ENOMEM, one error line naming the file, the table zeroed. */
-#include <limits.h>
+ * routing an untuned shape answers a kernel of that set; a shape where an eligible kernel
+ * needs more than 2^32 - 1 tiles (AITER's uint32 count wraps) is refused by the walk, the
+ * any-order set and the route alike, the message naming the limit. A refused table:
+ * A4W4_EINVAL / A4W4_ENOMEM, one error line naming the file, the table zeroed. */
 #include <string.h>
 
 #include "a4w4_dispatch.h"
@@ -48,26 +49,67 @@ static void check_table(const a4w4_kernel_table *kt)
     }
 }
 
-/* Sampled and file-order winners are any-order winners; an untuned route picks one. */
+/* Whether an eligible candidate needs more than 2^32 - 1 tiles (AITER's uint32 tile count
+ * wraps: the heuristic refuses the shape), from the documented rules (a4w4_dispatch.h: arch
+ * gfx950 on a gfx950 table, bpreshuffle matches, split-K kernels only for log2_k_split > 0,
+ * 128x512 only when N % 512 == 0; splits 2^log2_k_split, else up to 16), independently of
+ * ref/. Tiles ceil(M/tile_M) * ceil(N/tile_N) * split; exact in double near 2^32. */
+static int past_tile_limit(const a4w4_kernel_table *kt, const a4w4_heur_params *p, int M, int N)
+{
+    for (size_t i = 0; i < kt->n; i++) {
+        const a4w4_asm_kernel *k = &kt->rows[i];
+        if (k->bpreshuffle != p->bpreshuffle || (p->log2_k_split > 0 && !k->split_k) ||
+            (k->tile_m == 128 && k->tile_n == 512 && N % 512))
+            continue;
+        int split = !k->split_k ? 1 : p->log2_k_split >= 0 ? 1 << p->log2_k_split : 16;
+        double tiles = (double)((M + k->tile_m - 1) / k->tile_m) *
+                       (double)((N + (long long)k->tile_n - 1) / k->tile_n) * split;
+        if (tiles > 4294967295.0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A shape past the tile limit: every entry point refuses it alike, naming the limit. */
+static void check_refused(const a4w4_kernel_table *kt, const a4w4_heur_params *p, int M, int N,
+                          int st_any, const char *err_any)
+{
+    fz_check(st_any == A4W4_EINVAL && strstr(err_any, "4294967295"), TARGET,
+             "M %d N %d: past the uint32 tile count, any-order gave %d: %s", M, N, st_any,
+             err_any);
+    fz_check_err_line(err_any, "heuristic: ", TARGET);
+    char err[512] = "";
+    a4w4_heur_choice c;
+    int st = a4w4_heuristic(kt, p, M, N, NULL, 0, &c, err, sizeof err);
+    fz_check(st == A4W4_EINVAL && !strcmp(err, err_any), TARGET,
+             "M %d N %d: the walk gave %d (%s), the any-order set EINVAL", M, N, st, err);
+    static a4w4_route r; /* large */
+    st = a4w4_route_shape(NULL, kt, p, M, N, 1024, &r, err, sizeof err);
+    fz_check(st == A4W4_EINVAL, TARGET, "M %d N %d: route past the tile limit gave %d", M, N, st);
+}
+
+/* Sampled and file-order winners are any-order winners; an untuned route picks one; a shape
+ * past AITER's uint32 tile count is refused by all of them. */
 static void check_heuristic(const a4w4_kernel_table *kt, const a4w4_heur_params *p, int M, int N)
 {
     unsigned char any[A4W4_MAX_KERNELS], sampled[A4W4_MAX_KERNELS];
     char err[512] = "";
     int st = a4w4_heuristic_winners_any_order(kt, p, M, N, any, err, sizeof err);
-    if (st) {
-        fz_check(st == A4W4_EUNSUPPORTED, TARGET, "any-order heuristic: %d %s", st, err);
+    if (past_tile_limit(kt, p, M, N)) {
+        check_refused(kt, p, M, N, st, err);
         return;
     }
     a4w4_heur_choice c = {.kernel = -1};
-    st = a4w4_heuristic(kt, p, M, N, NULL, 0, &c, err, sizeof err);
-    /* Known finding (checked when strict): with 2^32 or more tiles per CU round the walk
-     * starts from rounds = UINT_MAX, finds no kernel ("cannot get heuristic kernel") while
-     * the any-order set is not empty. Only possible when M * N * 16 >= 2^32. */
-    if (st == A4W4_EUNSUPPORTED && !fz_strict() && (double)M * N * 16 >= 4294967295.0)
+    char err1[512] = "";
+    int st1 = a4w4_heuristic(kt, p, M, N, NULL, 0, &c, err1, sizeof err1);
+    if (st) {
+        fz_check(st == A4W4_EUNSUPPORTED && st1 == st, TARGET,
+                 "any-order heuristic: %d %s; file-order walk %d", st, err, st1);
         return;
-    fz_check(st == A4W4_OK && c.kernel >= 0 && any[c.kernel], TARGET,
+    }
+    fz_check(st1 == A4W4_OK && c.kernel >= 0 && any[c.kernel], TARGET,
              "M %d N %d: the file-order winner %d is not an any-order winner (%d: %s)", M, N,
-             c.kernel, st, err);
+             c.kernel, st1, err1);
     st = a4w4_heuristic_winners_sampled(kt, p, M, N, 8, sampled, err, sizeof err);
     fz_check(st == A4W4_OK, TARGET, "sampled heuristic: %d %s", st, err);
     for (size_t i = 0; i < kt->n; i++)
@@ -80,21 +122,8 @@ static void check_heuristic(const a4w4_kernel_table *kt, const a4w4_heur_params 
         fz_check(r.kernel_index >= 0 && any[r.kernel_index], TARGET, "route picked a non-winner");
 }
 
-/* Known finding (run anyway when strict): the reader accepts tiles up to 65536 but the
- * heuristic's candidate() computes tile_M * tile_N in int: overflow (undefined) from
- * 46341 x 46341 up. */
-static int tiles_fit_int(const a4w4_kernel_table *kt)
-{
-    for (size_t i = 0; i < kt->n; i++)
-        if ((long long)kt->rows[i].tile_m * kt->rows[i].tile_n > INT_MAX)
-            return 0;
-    return 1;
-}
-
 static void run_heuristics(const a4w4_kernel_table *kt, const uint8_t *data, size_t size)
 {
-    if (!fz_strict() && !tiles_fit_int(kt))
-        return;
     static const int ms[] = {1, 16, 33, 256, 4096, 1 << 20};
     static const int ns[] = {128, 512, 1024, 7168, 106496, 1 << 30};
     static const int cus[] = {256, 80, 1, 304};

@@ -10,18 +10,19 @@
  *               128 asm_layout from bytes 5..8 (else byte 9 bit 5)
  *   bytes 1..8  abi_version, asm_layout (little-endian)
  *   byte 9      init: bits 0-1 return 0 / -1 / 1 / INT_MIN, bit 2 writes its message,
- *               bit 3 sets a state
+ *               bit 3 sets a state, bit 4 breaks the message rule (below); bit 5 asm_layout
  *   then        name, contract and init message, separated by NUL bytes
  * Checked against an independent reading of the ABI (a4w4_plugin.h), which the shared contract
- * validator (a4w4_contract_valid, bundle.h) must also agree with: the backend opens iff
- * the query gives a struct with abi_version 1, a contract that is "exact", "bounded" or
- * "ordered(S)" with S in 1..65536 without sign or leading zeros, a gemm, asm_layout 0 or 1
- * and init (if any) returning 0; then the instance carries the declared contract, split and
- * asm_layout, init ran once, and closing runs fini once; a refusal returns 2 with an error
- * naming the plugin and runs neither init (unless it was init that failed) nor fini.
- * The init message follows the ABI (one line, NUL-terminated) unless
- * A4W4_FUZZ_PLUGIN_ABI_VIOLATIONS is set: then bit 4 of byte 9 makes init break it (no NUL
- * in the whole buffer, or a newline), to probe how the harness copes with such a plugin. */
+ * validator (a4w4_contract_valid, bundle.h) must also agree with: the backend opens iff the
+ * query gives a struct with abi_version 1, a contract that is "exact", "bounded",
+ * "ordered(S)" or "bounded(S)" with S in 1..65536 without sign or leading zeros, a gemm,
+ * asm_layout 0 or 1 and init (if any) returning 0; then the instance carries the declared
+ * contract, split and asm_layout, init ran once, and closing runs fini once; a refusal
+ * returns A4W4_ST_BADINPUT with one error line naming the plugin and runs neither init
+ * (unless it was init that failed) nor fini.
+ * The init message follows the ABI (one line, NUL-terminated) unless bit 4 of byte 9 makes
+ * init break it (no NUL in the whole buffer, or a newline): the harness must still read only
+ * its buffer and report the failure in one line. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -38,7 +39,6 @@
 typedef void (*set_fn)(const a4w4_plugin_info *);
 
 static set_fn plugin_set;
-static int violations; /* A4W4_FUZZ_PLUGIN_ABI_VIOLATIONS */
 
 /* What init does this time, and what the harness did. */
 static struct {
@@ -80,14 +80,16 @@ static void fake_fini(void *state)
     ctl.state_seen = state;
 }
 
-/* "exact", "bounded" or "ordered(S)", S in 1..65536 without sign or leading zeros. */
+/* "exact", "bounded", "ordered(S)" or "bounded(S)", S in 1..65536 without sign or leading
+ * zeros. */
 static int contract_ok(const char *s, unsigned *split)
 {
     *split = 1;
     if (!strcmp(s, "exact") || !strcmp(s, "bounded"))
         return 1;
     size_t n = strlen(s);
-    if (n < 10 || n > 14 || strncmp(s, "ordered(", 8) || s[n - 1] != ')' || s[8] == '0')
+    if (n < 10 || n > 14 || (strncmp(s, "ordered(", 8) && strncmp(s, "bounded(", 8)) ||
+        s[n - 1] != ')' || s[8] == '0')
         return 0;
     unsigned v = 0;
     for (size_t i = 8; i < n - 1; i++) {
@@ -118,7 +120,7 @@ static int decode(const uint8_t *data, size_t size, char *text, a4w4_plugin_info
     ctl.rc = rcs[h[9] & 3];
     ctl.write_msg = (h[9] >> 2) & 1;
     ctl.set_state = (h[9] >> 3) & 1;
-    ctl.violate = violations && ((h[9] >> 4) & 1);
+    ctl.violate = (h[9] >> 4) & 1;
     info->abi_version = (h[0] & 64) ? le32(h + 1) : A4W4_PLUGIN_ABI_VERSION;
     info->name = (h[0] & 2) ? NULL : name;
     info->contract = (h[0] & 4) ? NULL : contract;
@@ -157,7 +159,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    violations = getenv("A4W4_FUZZ_PLUGIN_ABI_VIOLATIONS") != NULL;
     void *h = dlopen(A4W4_FUZZ_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
     fz_check(h != NULL, TARGET, "cannot load %s: %s", A4W4_FUZZ_PLUGIN_PATH, dlerror());
     void *sym = dlsym(h, "a4w4_fuzz_plugin_set");
@@ -183,19 +184,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int ok = info_ok(&info, returned, &split), want = ok && (!info.init || ctl.rc == 0);
     a4w4_backend b;
     char err[1024] = "";
-    int rc = a4w4_backend_open_type(&a4w4_backend_plugin, A4W4_FUZZ_PLUGIN_PATH, &b, err, sizeof err);
-    fz_check((rc == 0) == want, TARGET, "open returned %d, the ABI says it should %s (%s)", rc,
-             want ? "open" : "be refused", err);
+    a4w4_hstatus rc =
+        a4w4_backend_open_type(&a4w4_backend_plugin, A4W4_FUZZ_PLUGIN_PATH, &b, err, sizeof err);
+    fz_check((rc == A4W4_ST_OK) == want, TARGET, "open returned %d, the ABI says it should %s (%s)",
+             (int)rc, want ? "open" : "be refused", err);
     fz_check(ctl.init_calls == (ok && info.init), TARGET, "init ran %d times (checks %s)",
              ctl.init_calls, ok ? "passed" : "failed");
-    if (rc == 0) {
+    if (rc == A4W4_ST_OK) {
         check_opened(&b, &info, split);
         fz_accepted();
     } else {
-        fz_check(rc == 2 && ctl.fini_calls == 0, TARGET, "refusal %d ran fini %d times", rc,
-                 ctl.fini_calls);
-        if (!ctl.violate)
-            fz_check_err_line(err, "plugin " A4W4_FUZZ_PLUGIN_PATH ": ", TARGET);
+        fz_check(rc == A4W4_ST_BADINPUT && ctl.fini_calls == 0, TARGET,
+                 "refusal %d ran fini %d times", (int)rc, ctl.fini_calls);
+        fz_check_err_line(err, "plugin " A4W4_FUZZ_PLUGIN_PATH ": ", TARGET);
     }
     plugin_set(NULL);
     free(text);

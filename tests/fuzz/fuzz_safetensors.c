@@ -6,10 +6,12 @@
  * __metadata__, tensor names, unknown keys; st_mutator.c), so most inputs reach the
  * tensor-entry checks instead of dying at the length or the JSON syntax.
  *
- * Checked on every input: an accepted file keeps every promise of safetensors.h (sizes,
- * offsets inside the data section, no overlap, unique names, lookups, the buffer an exact
- * copy) and writes back (a4w4_st_write) to a file the reader accepts with the same tensors
- * and metadata; a refused one leaves the struct zeroed and one error line naming the input. */
+ * Checked on every input: an accepted file keeps every promise of safetensors.h (sizes, F4
+ * counting 4-bit elements with an even count, the packed-byte view of 2-D U8 / F8_E8M0 / F4
+ * tensors, offsets inside the data section, no overlap, unique names, lookups, the buffer an
+ * exact copy) and writes back (a4w4_st_write) to a file the reader accepts with the same
+ * tensors and metadata; a refused one returns A4W4_ST_BADINPUT (or A4W4_ST_NOMEM), leaves the
+ * struct zeroed and one error line naming the input. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,19 +31,46 @@ static uint64_t le64(const uint8_t *p)
     return v;
 }
 
+/* The packed-byte view (a4w4_st_packed_2d) of tensor t: offered exactly for 2-D U8, F8_E8M0
+ * and F4 tensors (F4: an even row length) and covering the tensor's bytes. */
+static void check_packed(const a4w4_st_tensor *t)
+{
+    size_t rows = 0, cols = 0;
+    int bytes = t->dtype == A4W4_ST_U8 || t->dtype == A4W4_ST_F8_E8M0 || t->dtype == A4W4_ST_F4;
+    int want = t->ndim == 2 && bytes && (t->dtype != A4W4_ST_F4 || t->shape[1] % 2 == 0);
+    int rc = a4w4_st_packed_2d(t, &rows, &cols);
+    fz_check((rc == 0) == want, TARGET, "tensor '%s': packed view %d, expected %s", t->name, rc,
+             want ? "one" : "a refusal");
+    if (want)
+        fz_check(rows == t->shape[0] &&
+                     cols == (t->dtype == A4W4_ST_F4 ? t->shape[1] / 2 : t->shape[1]) &&
+                     rows * cols == t->nbytes,
+                 TARGET, "tensor '%s': packed view %zu x %zu of %zu bytes", t->name, rows, cols,
+                 t->nbytes);
+}
+
+/* Tensor i keeps the reader's promises: size from shape and dtype (F4: 4 bits per element, an
+ * even count), data inside the data section, found by name, no overlap with earlier ones. */
 static void check_tensor(const a4w4_st_file *f, size_t i)
 {
     const a4w4_st_tensor *t = &f->tensors[i];
-    size_t esize = a4w4_st_dtype_size(t->dtype), count = 1;
-    fz_check(t->name && esize && t->ndim >= 0 && t->ndim <= A4W4_ST_MAX_DIMS, TARGET,
+    size_t bits = a4w4_st_dtype_bits(t->dtype), count = 1;
+    fz_check(t->name && bits && t->ndim >= 0 && t->ndim <= A4W4_ST_MAX_DIMS, TARGET,
              "tensor %zu: bad name, dtype or ndim %d", i, t->ndim);
+    fz_check(a4w4_st_dtype_size(t->dtype) == (bits == 4 ? 0 : bits / 8), TARGET,
+             "tensor %zu: dtype size disagrees with its bits", i);
     for (int d = 0; d < t->ndim; d++) {
         fz_check(t->shape[d] <= ((size_t)1 << 53), TARGET, "tensor %zu: dim above 2^53", i);
-        fz_check(!t->shape[d] || count <= SIZE_MAX / t->shape[d], TARGET, "tensor %zu: count overflow", i);
+        fz_check(!t->shape[d] || count <= SIZE_MAX / t->shape[d], TARGET,
+                 "tensor %zu: count overflow", i);
         count *= t->shape[d];
     }
-    fz_check(count <= SIZE_MAX / esize && count * esize == t->nbytes, TARGET,
-             "tensor '%s': nbytes %zu is not product(shape) * %zu", t->name, t->nbytes, esize);
+    fz_check(bits % 8 == 0 || count % 2 == 0, TARGET, "tensor '%s': odd F4 count %zu accepted",
+             t->name, count);
+    fz_check(count <= SIZE_MAX / bits && count * bits / 8 == t->nbytes, TARGET,
+             "tensor '%s': nbytes %zu is not product(shape) * %zu bits", t->name, t->nbytes,
+             bits);
+    check_packed(t);
     const uint8_t *data0 = f->buf + f->data_start, *end = f->buf + f->size;
     fz_check(t->data >= data0 && t->data <= end && t->nbytes <= (size_t)(end - t->data), TARGET,
              "tensor '%s': data outside the data section", t->name);
@@ -101,8 +130,8 @@ static void check_round_trip(const a4w4_st_file *f)
                       (const char *const *)f->meta_vals, f->nmeta, err, sizeof err))
         return;
     a4w4_st_file g;
-    int rc = a4w4_st_load(path, &g, err, sizeof err);
-    fz_check(rc == 0, TARGET, "the writer's file is refused: %s", err);
+    a4w4_hstatus rc = a4w4_st_load(path, &g, err, sizeof err);
+    fz_check(rc == A4W4_ST_OK, TARGET, "the writer's file is refused: %s", err);
     fz_check(g.ntensors == f->ntensors && g.nmeta == f->nmeta, TARGET, "round trip changed counts");
     for (size_t i = 0; i < f->ntensors; i++) {
         const a4w4_st_tensor *t = a4w4_st_find(&g, f->tensors[i].name);
@@ -129,7 +158,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     a4w4_st_file f;
     char err[512] = "";
-    if (a4w4_st_load_mem(NAME, data, size, &f, err, sizeof err)) {
+    a4w4_hstatus rc = a4w4_st_load_mem(NAME, data, size, &f, err, sizeof err);
+    if (rc) {
+        fz_check(rc == A4W4_ST_BADINPUT || rc == A4W4_ST_NOMEM, TARGET, "status %d", (int)rc);
         fz_check_err_line(err, NAME ": ", TARGET);
         fz_check(!f.buf && !f.tensors && !f.ntensors && !f.nmeta && !f.path, TARGET,
                  "a refused file left the struct filled");

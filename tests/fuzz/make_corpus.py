@@ -18,7 +18,8 @@ import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus")
-DTYPE_SIZE = {"U8": 1, "F8_E8M0": 1, "F4": 1, "BF16": 2, "F16": 2, "F32": 4}
+# bits per element (harness/io/safetensors.h: an F4 shape counts 4-bit elements, two per byte)
+DTYPE_BITS = {"U8": 8, "F8_E8M0": 8, "F4": 4, "BF16": 16, "F16": 16, "F32": 32}
 
 
 def out(target, name, data):
@@ -60,10 +61,12 @@ def shrink_bundle(path):
         if name == "__metadata__":
             continue
         shape = [min(d, 4) for d in e["shape"]]
+        if e["dtype"] == "F4" and shape and shape[-1] % 2:
+            shape[-1] += 1  # an F4 tensor holds an even element count
         count = 1
         for d in shape:
             count *= d
-        nbytes = count * DTYPE_SIZE[e["dtype"]]
+        nbytes = count * DTYPE_BITS[e["dtype"]] // 8
         begin = base + e["data_offsets"][0]
         entries.append((name, e["dtype"], shape, blob[begin:begin + nbytes]))
     return safetensors(entries, hdr.get("__metadata__"))
@@ -80,7 +83,13 @@ def make_safetensors():
         [("y", "BF16", [2, 4], y)],
         {"format": "a4w4-outputs/1", "case": "golden/g1", "M": "2", "N": "4", "contract": "ordered(1)"}))
     out("safetensors", "scalar_and_empty.st", safetensors(
-        [("s", "F32", [], b"\x00\x00\x80\x3f"), ("e", "U8", [0, 3], b""), ("f4", "F4", [2], b"\x12\x34")], None))
+        [("s", "F32", [], b"\x00\x00\x80\x3f"), ("e", "U8", [0, 3], b""), ("f4", "F4", [2, 4], b"\x12\x34\x56\x78"),
+         ("sc", "F8_E8M0", [2, 1], b"\x7f\x80")], None))
+    # files the real safetensors library wrote (F4 and F8_E8M0 tensors among them)
+    rdir = os.path.join(ROOT, "tests", "data", "st_real")
+    for f in sorted(os.listdir(rdir)):
+        if f.endswith(".safetensors"):
+            out("safetensors", "real_" + f.replace(".safetensors", ".st"), open(os.path.join(rdir, f), "rb").read())
     out("safetensors", "no_tensors.st", safetensors([], {"format": "a4w4-case/1"}))
     out("safetensors", "empty_header.st", struct.pack("<Q", 2) + b"{}")
 
@@ -177,7 +186,7 @@ def plugin_seed(flags, init, name, contract, msg="", abi=1, asm=0):
 
 def make_plugin():
     clean("plugin_info")
-    contracts = ["ordered(1)", "ordered(8)", "ordered(65536)", "exact", "bounded"]
+    contracts = ["ordered(1)", "ordered(8)", "ordered(65536)", "exact", "bounded", "bounded(4)"]
     for i, c in enumerate(contracts):
         out("plugin_info", "ok_%d" % i, plugin_seed(16 | 32, 8, "aiter-gemm_a4w4", c))
     out("plugin_info", "asm_layout", plugin_seed(0, 32, "asm", "ordered(2)"))

@@ -51,31 +51,42 @@ static cJSON *pick_tensor(st_state *s)
     return n ? cand[fz_below(&s->rng, n)] : NULL;
 }
 
-static size_t dtype_size(const cJSON *dt)
+/* Bits per element of the dtype string (4 for F4, safetensors.h), 0 when unknown. */
+static size_t dtype_bits(const cJSON *dt)
 {
     if (!cJSON_IsString(dt))
         return 0;
     const char *d = dt->valuestring;
-    if (!strcmp(d, "U8") || !strcmp(d, "F8_E8M0") || !strcmp(d, "F4"))
-        return 1;
+    if (!strcmp(d, "F4"))
+        return 4;
+    if (!strcmp(d, "U8") || !strcmp(d, "F8_E8M0"))
+        return 8;
     if (!strcmp(d, "BF16") || !strcmp(d, "F16"))
-        return 2;
-    return !strcmp(d, "F32") ? 4 : 0;
+        return 16;
+    return !strcmp(d, "F32") ? 32 : 0;
+}
+
+/* Bytes of count elements of bits each, rounded up: an odd F4 count gets its half byte (the
+ * reader refuses those, and the repacked offsets then reach that check). */
+static double elem_bytes(double count, size_t bits)
+{
+    return ceil(count * (double)bits / 8);
 }
 
 /* Bytes of entry e per its dtype and shape, or (size_t)-1 when not computable / too big. */
 static size_t entry_bytes(const cJSON *e)
 {
-    size_t es = dtype_size(cJSON_GetObjectItemCaseSensitive(e, "dtype"));
+    size_t bits = dtype_bits(cJSON_GetObjectItemCaseSensitive(e, "dtype"));
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(e, "shape");
-    if (!es || !cJSON_IsArray(sh))
+    if (!bits || !cJSON_IsArray(sh))
         return (size_t)-1;
-    double p = (double)es;
+    double p = 1;
     for (const cJSON *d = sh->child; d; d = d->next) {
         if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble != floor(d->valuedouble))
             return (size_t)-1;
         p *= d->valuedouble;
     }
+    p = elem_bytes(p, bits);
     return p <= MAX_REPACK ? (size_t)p : (size_t)-1;
 }
 
@@ -214,8 +225,8 @@ static void op_new_tensor(st_state *s)
         cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)v));
         count *= v;
     }
-    size_t es = dtype_size(cJSON_GetObjectItemCaseSensitive(e, "dtype"));
-    size_t nb = count * (es ? es : 1);
+    size_t bits = dtype_bits(cJSON_GetObjectItemCaseSensitive(e, "dtype"));
+    size_t nb = (size_t)elem_bytes((double)count, bits ? bits : 8);
     cJSON_AddItemToObject(e, "data_offsets", offsets(s->data_len, s->data_len + nb));
     s->data_len += nb;
     char name[32];
