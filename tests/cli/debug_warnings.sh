@@ -11,7 +11,7 @@ cd "$SRC"
 : "$CLI"
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || { echo "debug_warnings: no C compiler ($cc)"; exit 1; }
-flags=(-std=c11 -O0 -Wall -Wextra -ffp-contract=off -Werror -D_POSIX_C_SOURCE=200809L
+flags=(-std=c11 -O0 -Wall -Wextra -ffp-contract=off -Werror -fopenmp -D_POSIX_C_SOURCE=200809L
        -DA4W4_SOURCE_DIR="\"$SRC\"" -Iref -Ireports -Iharness/io -Iharness/engine
        -Iharness/backends -Iharness/cli)
 read -r -a pc <<< "$(pkg-config --cflags libcjson openblas)"
