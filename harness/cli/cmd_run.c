@@ -55,7 +55,8 @@ static const a4w4_option run_options[] = {
     OPT_STRING("out", run_opts, out_dir, "DIR",
                "results.jsonl, results.json, summary.md (default build/out)"),
     OPT_CALLBACK("shard", run_opts, shard, "i/n", a4w4_opt_cb_shard,
-                 "run the deterministic i-th of n parts (item k goes to part k % n + 1)"),
+                 "run the deterministic i-th of n parts: items balanced by estimated\n"
+                 "cost (M*N*K), disjoint and complete; merge joins them"),
     OPT_FLAG("resume", run_opts, resume, "keep the cases already in DIR/results.jsonl and run the rest"),
     OPT_FLAG("full", run_opts, full, "check every output (default: tile-aware sample above 2^26 MACs)"),
     OPT_FLAG("quiet", run_opts, quiet, "no progress output"),
@@ -108,8 +109,14 @@ static int plan_run(const run_opts *o, run_plan *p)
         return A4W4_EXIT_IO;
     }
     p->total_items = a4w4_matrix_items(&p->m);
-    for (size_t k = 0; k < p->total_items; k++)
-        p->mine += k % o->shard.n + 1 == o->shard.i;
+    for (size_t k = 0; k < p->total_items; k++) {
+        int in = a4w4_matrix_in_shard(&p->m, k, o->shard.i, o->shard.n);
+        if (in < 0) {
+            a4w4_errorf("run: out of memory planning the shards");
+            return A4W4_EXIT_IO;
+        }
+        p->mine += (size_t)in;
+    }
     return A4W4_EXIT_PASS;
 }
 
@@ -194,7 +201,7 @@ static int run_items(const run_opts *o, run_plan *p)
         fprintf(stderr, "a4w4check run: resuming: %zu cases already recorded in %s\n", ndone,
                 p->st.path);
     for (size_t k = 0; k < p->total_items && rc == A4W4_EXIT_PASS; k++) {
-        if (k % o->shard.n + 1 != o->shard.i)
+        if (a4w4_matrix_in_shard(&p->m, k, o->shard.i, o->shard.n) != 1)
             continue;
         count++;
         char name[160];
