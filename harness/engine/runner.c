@@ -621,6 +621,41 @@ static int wants_full(const a4w4_runner *r)
     return 0;
 }
 
+double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c)
+{
+    double macs = (double)c->M * (double)c->N * (double)c->K;
+    double per_mac = A4W4_COST_ORACLE_S_PER_MAC;
+    for (size_t i = 0; i < r->nbackends; i++) {
+        const a4w4_backend *b = &r->backends[i];
+        if (!b->type || !b->type->run)
+            continue;
+        double runs = 1 + (b->asm_layout ? (c->K % 256 ? 5 : 2) : 0);
+        per_mac += runs * (b->type->gpu ? A4W4_COST_GPU_RUN_S_PER_MAC
+                                        : A4W4_COST_CPU_RUN_S_PER_MAC);
+    }
+    return macs * per_mac + ((double)c->M + (double)c->N) * (double)c->K *
+                                A4W4_COST_GEN_S_PER_ELEMENT;
+}
+
+/* 1 when every output of c is to be checked: --full, a backend that judges every output
+ * (a4w4_backend_type.full_outputs), or a full check within the budget. */
+static int check_all(const a4w4_runner *r, const a4w4_case *c)
+{
+    return r->full || wants_full(r) ||
+           (r->budget_s > 0 && a4w4_full_check_seconds(r, c) <= r->budget_s);
+}
+
+/* The oracle entry's note on a case sampled under a budget. */
+static void note_sampled(const a4w4_runner *r, const a4w4_case *c, const a4w4_sample *s,
+                         a4w4_entry_result *e)
+{
+    if (s->full || r->budget_s <= 0)
+        return;
+    note_add(e->note, sizeof e->note, "%ssampled: %zu of %zu outputs checked (a full check "
+             "is estimated at %.1f s, above the budget of %g s)", e->note[0] ? "; " : "",
+             s->nrows * s->ncols, c->M * c->N, a4w4_full_check_seconds(r, c), r->budget_s);
+}
+
 /* A4W4_ST_BADINPUT with err = the first refusal's note when an entry of first.. refused its
  * result (another matrix's outputs), else A4W4_ST_OK. */
 static a4w4_hstatus refusals(const a4w4_entry_list *out, size_t first, char *err, size_t errlen)
@@ -650,8 +685,7 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     a4w4_case_data d;
     a4w4_oracles o;
     memset(&o, 0, sizeof o);
-    if (a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, r->full || wants_full(r), &s) !=
-        A4W4_OK) {
+    if (a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, check_all(r, c), &s) != A4W4_OK) {
         snprintf(err, errlen, "case %s: out of memory sampling", c->name);
         return A4W4_ST_NOMEM;
     }
@@ -670,6 +704,7 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     else {
         size_t first = out->n - 1;
         oracle_entry(c, &d, &s, &o, e);
+        note_sampled(r, c, &s, e);
         st = run_backends(r, c, &d, &s, &o, out);
         annotate_entries(c, out, first);
         if (st != A4W4_ST_OK)
