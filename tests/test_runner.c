@@ -68,7 +68,7 @@ static a4w4_entry_list run_one(const char *contract, unsigned split, int asm_lay
     snprintf(b.contract, sizeof b.contract, "%s", contract);
     b.split = split;
     b.asm_layout = asm_layout;
-    a4w4_runner r = {&b, 1, 0, NULL};
+    a4w4_runner r = {&b, 1, 0, NULL, 0};
     a4w4_case c;
     memset(&c, 0, sizeof c);
     snprintf(c.name, sizeof c.name, "rt");
@@ -293,7 +293,7 @@ static void *case_thread(void *arg)
     snprintf(b.name, sizeof b.name, "%s", b.type->name);
     snprintf(b.contract, sizeof b.contract, "ordered(1)");
     b.split = 1;
-    a4w4_runner r = {&b, 1, 0, NULL};
+    a4w4_runner r = {&b, 1, 0, NULL, 0};
     for (int i = 0; i < 4; i++) {
         a4w4_case c;
         memset(&c, 0, sizeof c);
@@ -444,7 +444,7 @@ Test(runner, golden_bundles_check_the_systems_under_test_the_caller_passes)
     snprintf(b[0].name, sizeof b[0].name, "good");
     snprintf(b[1].name, sizeof b[1].name, "broken");
     snprintf(b[2].name, sizeof b[2].name, "refuses");
-    a4w4_runner r = {b, 3, 0, NULL};
+    a4w4_runner r = {b, 3, 0, NULL, 0};
     a4w4_entry_list en = {0};
     char err[512] = "";
     const char *path = A4W4_SOURCE_DIR "/cases/golden/g1_m1_n256_k512.safetensors";
@@ -485,4 +485,95 @@ Test(runner, an_asm_layout_sut_is_not_applicable_without_the_layouts)
     cr_expect_eq(last->verdict, A4W4_CHECK_NA);
     cr_expect(strstr(last->note, "ASM layouts not applicable"), "%s", last->note);
     a4w4_check_list_free(&checks);
+}
+
+/* ---- the budget: full outputs where a full check is estimated to fit ------------------- */
+
+static a4w4_backend_type gpu_cost_type = {
+    .name = "gpu-cost", .what = "GPU-rated test backend", .contract = "ordered(1)", .gpu = 1,
+    .run = run_fault};
+
+Test(runner, the_full_check_estimate_follows_its_cost_model)
+{
+    a4w4_backend b[2];
+    memset(b, 0, sizeof b);
+    b[0].type = &fault_type; /* a CPU backend reading the ASM layouts */
+    b[0].asm_layout = 1;
+    b[1].type = &gpu_cost_type;
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    c.M = 16;
+    c.N = 1024;
+    c.K = 5120;
+    double macs = 16.0 * 1024 * 5120, gen = (16.0 + 1024) * 5120 * A4W4_COST_GEN_S_PER_ELEMENT;
+    a4w4_runner none = {b, 0, 0, NULL, 0}, cpu = {b, 1, 0, NULL, 0}, both = {b, 2, 0, NULL, 0};
+    cr_expect_float_eq(a4w4_full_check_seconds(&none, &c), macs * A4W4_COST_ORACLE_S_PER_MAC + gen,
+                       1e-12);
+    /* K % 256 == 0: the baseline and 2 pad variants */
+    cr_expect_float_eq(a4w4_full_check_seconds(&cpu, &c),
+                       macs * (A4W4_COST_ORACLE_S_PER_MAC + 3 * A4W4_COST_CPU_RUN_S_PER_MAC) + gen,
+                       1e-12);
+    cr_expect_float_eq(a4w4_full_check_seconds(&both, &c) - a4w4_full_check_seconds(&cpu, &c),
+                       macs * A4W4_COST_GPU_RUN_S_PER_MAC, 1e-12);
+    c.K = 5120 + 32; /* column pads: 5 variants */
+    double macs2 = 16.0 * 1024 * 5152, gen2 = (16.0 + 1024) * 5152 * A4W4_COST_GEN_S_PER_ELEMENT;
+    cr_expect_float_eq(a4w4_full_check_seconds(&cpu, &c),
+                       macs2 * (A4W4_COST_ORACLE_S_PER_MAC + 6 * A4W4_COST_CPU_RUN_S_PER_MAC) +
+                           gen2,
+                       1e-12);
+}
+
+/* The fault backend on a case above A4W4_FULL_CHECK_MACS with budget_s. */
+static a4w4_entry_list run_budget(double budget_s, int full)
+{
+    g_fault = F_NONE;
+    a4w4_backend b;
+    memset(&b, 0, sizeof b);
+    b.type = &fault_type;
+    snprintf(b.name, sizeof b.name, "fault");
+    snprintf(b.contract, sizeof b.contract, "ordered(1)");
+    b.split = 1;
+    a4w4_runner r = {&b, 1, full, NULL, budget_s};
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "budget");
+    c.M = 40;
+    c.N = 1700;
+    c.K = 1024; /* 69.6M MACs > 2^26; about 0.2 s estimated */
+    c.regime = A4W4_REGIME_NORMAL;
+    c.seed = 5;
+    cr_assert_gt((double)c.M * c.N * c.K, (double)A4W4_FULL_CHECK_MACS);
+    a4w4_entry_list en = {0};
+    char err[256];
+    cr_assert_eq(a4w4_run_case(&r, &c, &en, err, sizeof err), A4W4_ST_OK, "%s", err);
+    return en;
+}
+
+Test(runner, a_case_within_the_budget_is_checked_in_full_and_beyond_it_sampled_with_a_note)
+{
+    a4w4_entry_list fits = run_budget(1.0, 0), over = run_budget(0.01, 0),
+                    none = run_budget(0, 0), forced = run_budget(0.01, 1);
+    const a4w4_entry_result *f = entry_of(&fits, "fault"), *o = entry_of(&over, "fault"),
+                            *n = entry_of(&none, "fault"), *x = entry_of(&forced, "fault");
+    cr_expect_eq(f->checked, 40 * 1700);
+    cr_expect_eq(f->sampled, 0);
+    cr_expect_eq(entry_of(&fits, "oracle")->checked, 40 * 1700);
+    cr_expect_eq(strstr(note(entry_of(&fits, "oracle")), "sampled"), NULL);
+    cr_expect_eq(o->sampled, 1);
+    cr_expect_lt(o->checked, 40 * 1700);
+    char want[128];
+    snprintf(want, sizeof want, "sampled: %zu of 68000 outputs checked", o->checked);
+    const char *on = note(entry_of(&over, "oracle"));
+    cr_expect(strstr(on, want) && strstr(on, "above the budget of 0.01 s"), "%s", on);
+    /* budget 0: the fixed rule (a sample above 2^26 MACs), no note; --full wins */
+    cr_expect_eq(n->sampled, 1);
+    cr_expect_eq(n->checked, o->checked);
+    cr_expect_eq(strstr(note(entry_of(&none, "oracle")), "sampled"), NULL);
+    cr_expect_eq(x->sampled, 0);
+    cr_expect_str_eq(verdict(f), "pass");
+    cr_expect_str_eq(verdict(o), "pass");
+    a4w4_entry_list_free(&fits);
+    a4w4_entry_list_free(&over);
+    a4w4_entry_list_free(&none);
+    a4w4_entry_list_free(&forced);
 }

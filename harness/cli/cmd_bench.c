@@ -1,14 +1,18 @@
-/* cmd_bench.c — `a4w4check bench`: throughput of the GEMM oracles (exact, ordered(1); contracts §4.1)
- * beside OpenBLAS sgemm on the same dequantized operands, and optionally of any backend of the
- * table, in one run on one machine. A benchmark, not a test: it checks nothing.
+/* cmd_bench.c — `a4w4check bench`: throughput of the GEMM oracles (exact, ordered(1); contracts
+ * §4.1), plain and fast, beside OpenBLAS sgemm on the same dequantized operands and the CPU
+ * systems under test (or any backends of the table), in one run on one machine. A benchmark,
+ * not a test: it checks nothing.
  *
  * Structure: a shape's operands are generated once (bench_shape); every method is a
  * bench_method {prepare, run, release} timed by the same loop (time_method: one warm-up, then
- * R timed repetitions, median and minimum of the wall clock). The fixed methods are the two
- * oracles and sgemm on OpenBLAS's default thread count and on one thread; `--backend LIST`
- * adds one method per backend instance (a4w4_backend_open), timed on the full output, so a GPU
- * backend type registered in registry.c is benchmarked the same way without touching this file.
- * A backend that wants device-only timing can add its own bench_method here. */
+ * R timed repetitions, median and minimum of the wall clock). The fixed methods are the plain
+ * exact oracle, the fast exact oracle on one thread and on all, the fast ordered(1) oracle on
+ * one thread, and sgemm on OpenBLAS's default thread count and on one thread; then one method
+ * per backend instance (a4w4_backend_open; default cpu-asm and cpu-fallback), so a GPU backend
+ * type registered in registry.c is benchmarked the same way without touching this file. The
+ * slow methods (the plain oracle, CPU backends) run on the first rows only when the shape is
+ * large (rate from those rows, times scaled to the whole shape, marked). A line of ratios per
+ * shape ends it. A backend that wants device-only timing provides the type's bench hook. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT: the CPU count nproc reports */
 #include <cblas.h>
 #include <sched.h>
@@ -19,6 +23,7 @@
 #include <unistd.h>
 
 #include "a4w4_gemm.h"
+#include "a4w4_gemm_fast.h"
 #include "a4w4_quant.h"
 #include "a4w4check.h"
 #include "backend_list.h"
@@ -27,23 +32,33 @@
 #include "casefile.h"
 #include "gen.h"
 
-#define DEFAULT_SHAPES "16,1024,5120;64,2048,2048;256,512,4096"
+#define DEFAULT_SHAPES "256,5120,5120;16,34816,5120;256,5120,5120:wide"
+#define DEFAULT_BACKENDS "cpu-asm,cpu-fallback"
 #define DEFAULT_REPS 3
 #define MAX_SHAPES 64
 #define MAX_BACKENDS 16
 #define BENCH_SEED 1
+/* The slow methods run on the first rows of A only when the shape has more MACs than this
+ * (about 0.3 s of the plain oracle on one core). */
+#define SLOW_MACS (1ull << 29)
 
 static const char bench_usage[] =
-    "usage: a4w4check bench [--shapes M,N,K;M,N,K...] [--reps R] [--regime REGIME]\n"
+    "usage: a4w4check bench [--shapes M,N,K[:REGIME];...] [--reps R] [--regime REGIME]\n"
     "                       [--backend NAME[,NAME...]] [--backends-only]\n"
     "\n"
-    "Throughput of the GEMM oracles beside OpenBLAS, per shape, in one run: the exact oracle\n"
-    "(wide integer accumulator) and the ordered(1) oracle (contracts §4.1), both on one thread,\n"
-    "and cblas_sgemm on the same operands dequantized to fp32 (dequantization not timed), on\n"
-    "OpenBLAS's default thread count and on one thread. Each method: one warm-up run, then R\n"
-    "timed repetitions; the wall clock (CLOCK_MONOTONIC) median and minimum are printed with\n"
-    "G-MAC/s = M*N*K / median / 1e9. A machine line (CPUs, CPU model, OpenBLAS build and\n"
-    "threads) comes first. Operands: a generated case per shape (seed 1).\n"
+    "Throughput of the GEMM oracles beside OpenBLAS and the CPU systems under test, per shape,\n"
+    "in one run on the same operands: the plain exact oracle (wide integer accumulator, one\n"
+    "thread), the fast exact oracle (ref/a4w4_gemm_fast.h) on one thread and on all, the fast\n"
+    "ordered(1) oracle on one thread (contracts §4.1), cblas_sgemm on the operands dequantized\n"
+    "to fp32 (dequantization not timed) on OpenBLAS's default thread count and on one thread,\n"
+    "then each backend (default cpu-asm and cpu-fallback) on the full output. Shapes above\n"
+    "2^29 MACs time the plain oracle and CPU backends on their first rows only (marked '*':\n"
+    "the rate is theirs, the times are scaled to the whole shape). Each method: one warm-up\n"
+    "run, then R timed repetitions; the wall clock (CLOCK_MONOTONIC) median and minimum are\n"
+    "printed with G-MAC/s = M*N*K / median / 1e9, then a line of ratios (fast exact / sgemm\n"
+    "on one thread each, fast exact all threads / one) and the instruction-set path. A machine\n"
+    "line (CPUs, CPU model, OpenBLAS build and threads) comes first. Operands: a generated\n"
+    "case per shape (seed 1).\n"
     "\n"
     "options:\n";
 
@@ -55,19 +70,20 @@ typedef struct {
 
 static const a4w4_option bench_options[] = {
     OPT_STRING("shapes", bench_opts, shapes, "LIST",
-               "';'-separated M,N,K triples, K a multiple of 32\n"
-               "(default " DEFAULT_SHAPES ")"),
+               "';'-separated M,N,K triples, K a multiple of 32, each with an optional\n"
+               ":REGIME (default " DEFAULT_SHAPES ")"),
     OPT_INT("reps", bench_opts, reps, "R", 1, 1000,
             "timed repetitions per method, 1..1000 (default 3)"),
     OPT_STRING("regime", bench_opts, regime, "REGIME",
-               "input regime of the generated operands: exact, normal[:mode], wide\n"
+               "input regime of shapes without their own: exact, normal[:mode], wide\n"
                "(default normal)"),
     OPT_FLAG("backends-only", bench_opts, backends_only,
              "time only the --backend methods (no oracles, no sgemm): for large\n"
              "GPU shapes"),
     OPT_LIST("backend", bench_opts, backend, "LIST",
-             "also time these backends (as in run --backend, e.g. cpu-asm,\n"
-             "cpu-fallback, plugin:./libmy.so) on the full output of each shape"),
+             "time these backends (as in run --backend, e.g. cpu-asm,\n"
+             "cpu-fallback, plugin:./libmy.so) on the full output of each shape\n"
+             "(default " DEFAULT_BACKENDS ")"),
     OPT_END(),
 };
 
@@ -75,17 +91,28 @@ static const a4w4_command_spec bench_spec = {
     "bench", bench_usage, bench_options, NULL,
     "exit: 0 done, 2 bad usage or a shape that cannot be generated, 3 a GPU backend without GPU\n"};
 
+/* One shape of the run: its size and its operands' regime. */
+typedef struct {
+    size_t mnk[3];
+    a4w4_regime regime;
+    a4w4_scale_mode mode;
+    char regime_text[32];
+} shape_spec;
+
 typedef struct {
     a4w4_case c;
-    a4w4_sample s;
+    a4w4_sample s;    /* every output */
+    a4w4_sample sub;  /* the first sub_rows rows, every column (the slow methods') */
+    size_t sub_rows;
     a4w4_case_data d;
     float *A, *W, *C; /* dequantized [M, K], [N, K]; sgemm output [M, N] */
     uint16_t *y;      /* [M, N] bf16 output of the oracles and backends */
+    a4w4_fast_stats st; /* of the last fast-oracle run */
 } bench_shape;
 
 /* One timed thing. prepare (optional) runs once before the warm-up and may set *ctx;
  * run is one repetition (0 ok; A4W4_EUNSUPPORTED: n/a with why; else an error with why);
- * release (optional) undoes prepare. */
+ * release (optional) undoes prepare. slow: on a large shape, timed on the first rows. */
 typedef struct {
     char name[sizeof "backend  []" + sizeof ((a4w4_backend *)0)->name +
               sizeof ((a4w4_backend *)0)->contract]; /* "backend NAME [CONTRACT]" whole */
@@ -93,6 +120,7 @@ typedef struct {
     int (*run)(bench_shape *b, void *ctx, const void *arg, char *why, size_t whylen);
     void (*release)(void *ctx);
     const void *arg;
+    int slow;
 } bench_method;
 
 typedef struct {
@@ -103,20 +131,34 @@ typedef struct {
 
 /* ---- the fixed methods ---------------------------------------------------------------- */
 
+enum { M_PLAIN, M_FAST1, M_FASTN, M_ORDERED1, M_SGEMMN, M_SGEMM1, NFIXED };
+
 static int run_exact(bench_shape *b, void *ctx, const void *arg, char *why, size_t whylen)
 {
     (void)ctx, (void)arg, (void)why, (void)whylen;
     const a4w4_case_data *d = &b->d;
     return a4w4_gemm_exact(d->a_fp4.data, d->a_scale.data, d->w_fp4.data, d->w_scale.data,
-                           d->M, d->N, d->K, b->y, NULL);
+                           b->sub_rows, d->N, d->K, b->y, NULL);
 }
 
-static int run_ordered1(bench_shape *b, void *ctx, const void *arg, char *why, size_t whylen)
+/* A fast oracle: arg points at {ordered, threads} (threads 0: all). */
+typedef struct {
+    int ordered;
+    unsigned threads;
+} fast_arg;
+
+static int run_fast(bench_shape *b, void *ctx, const void *arg, char *why, size_t whylen)
 {
-    (void)ctx, (void)arg, (void)why, (void)whylen;
+    (void)ctx, (void)why, (void)whylen;
+    const fast_arg *f = arg;
     const a4w4_case_data *d = &b->d;
-    return a4w4_gemm_ordered(d->a_fp4.data, d->a_scale.data, d->w_fp4.data, d->w_scale.data,
-                             d->M, d->N, d->K, 1, b->y, NULL);
+    if (f->ordered)
+        return a4w4_gemm_ordered_fast_ex(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
+                                         d->w_scale.data, d->M, d->N, d->K, 1, b->y, NULL,
+                                         f->threads, A4W4_FAST_AUTO, &b->st);
+    return a4w4_gemm_exact_fast_ex(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
+                                   d->w_scale.data, d->M, d->N, d->K, b->y, NULL, f->threads,
+                                   A4W4_FAST_AUTO, &b->st);
 }
 
 /* sgemm with a thread count: arg points at an int (0 = OpenBLAS's default). */
@@ -156,8 +198,21 @@ static int run_backend(bench_shape *b, void *ctx, const void *arg, char *why, si
 {
     (void)ctx;
     const a4w4_backend *be = arg;
-    a4w4_run_args a = {&b->c, &b->d, &b->s, b->y, why, whylen, NULL};
+    if (!be->type->run) {
+        snprintf(why, whylen, "no GEMM to time (a %s backend)",
+                 be->type->layouts ? "layout" : "quantizer");
+        return A4W4_EUNSUPPORTED;
+    }
+    const a4w4_sample *s = b->sub_rows < b->d.M && !be->type->gpu ? &b->sub : &b->s;
+    a4w4_run_args a = {&b->c, &b->d, s, b->y, why, whylen, NULL};
     return be->type->run(be->ctx, &a);
+}
+
+/* Methods that run on the first rows of a large shape: the plain oracle, CPU backends. */
+static int runs_on_rows(const bench_method *m)
+{
+    const a4w4_backend *be = m->run == run_backend ? m->arg : NULL;
+    return m->slow || (be && !be->type->gpu);
 }
 
 /* ---- timing ----------------------------------------------------------------------------- */
@@ -201,6 +256,7 @@ static void shape_free(bench_shape *b)
 {
     a4w4_case_data_free(&b->d);
     a4w4_sample_free(&b->s);
+    a4w4_sample_free(&b->sub);
     free(b->A);
     free(b->W);
     free(b->C);
@@ -208,21 +264,43 @@ static void shape_free(bench_shape *b)
     memset(b, 0, sizeof *b);
 }
 
-static int shape_make(bench_shape *b, const size_t mnk[3], a4w4_regime regime,
-                      a4w4_scale_mode mode, const char *regime_text, int operands_only)
+/* The first sub_rows rows (at least 1, all when the shape is at most SLOW_MACS), every
+ * column, as an explicit sample. 0 or -1 (out of memory). */
+static int sub_sample(bench_shape *b)
+{
+    size_t M = b->c.M, N = b->c.N, K = b->c.K;
+    double nk = (double)N * (double)K;
+    b->sub_rows = (double)M * nk <= (double)SLOW_MACS ? M : (size_t)((double)SLOW_MACS / nk);
+    if (b->sub_rows < 1)
+        b->sub_rows = 1;
+    b->sub.rows = malloc(b->sub_rows * sizeof *b->sub.rows);
+    b->sub.cols = malloc(N * sizeof *b->sub.cols);
+    if (!b->sub.rows || !b->sub.cols)
+        return -1;
+    for (size_t i = 0; i < b->sub_rows; i++)
+        b->sub.rows[i] = i;
+    for (size_t j = 0; j < N; j++)
+        b->sub.cols[j] = j;
+    b->sub.nrows = b->sub_rows;
+    b->sub.ncols = N;
+    b->sub.full = b->sub_rows == M;
+    return 0;
+}
+
+static int shape_make(bench_shape *b, const shape_spec *sp, int operands_only)
 {
     memset(b, 0, sizeof *b);
-    size_t M = mnk[0], N = mnk[1], K = mnk[2];
+    size_t M = sp->mnk[0], N = sp->mnk[1], K = sp->mnk[2];
     snprintf(b->c.name, sizeof b->c.name, "bench_m%zu_n%zu_k%zu", M, N, K);
     b->c.M = M;
     b->c.N = N;
     b->c.K = K;
-    b->c.regime = regime;
-    b->c.mode = mode;
-    snprintf(b->c.regime_text, sizeof b->c.regime_text, "%s", regime_text);
+    b->c.regime = sp->regime;
+    b->c.mode = sp->mode;
+    snprintf(b->c.regime_text, sizeof b->c.regime_text, "%s", sp->regime_text);
     b->c.seed = BENCH_SEED;
     if (a4w4_sample_make(M, N, K, BENCH_SEED, b->c.name, 1, &b->s) ||
-        a4w4_case_generate(&b->c, &b->s, &b->d))
+        a4w4_case_generate(&b->c, &b->s, &b->d) || sub_sample(b))
         return -1;
     b->y = malloc(M * N * sizeof *b->y);
     if (operands_only)
@@ -238,8 +316,49 @@ static int shape_make(bench_shape *b, const size_t mnk[3], a4w4_regime regime,
     return 0;
 }
 
-/* Parse "M,N,K;M,N,K..." into shapes (3 per shape). 0, or -1 with err. */
-static int parse_shapes(const char *text, size_t (*shapes)[3], size_t *n, char *err, size_t errlen)
+/* Parse one "M,N,K[:REGIME]" into sp (REGIME default: dflt). 0, or -1 with err. */
+static int parse_shape(const char *text, size_t idx, const char *item, const char *dflt,
+                       shape_spec *sp, char *err, size_t errlen)
+{
+    const char *q = item;
+    for (int i = 0; i < 3; i++) {
+        char *end = NULL;
+        unsigned long long x = *q >= '0' && *q <= '9' ? strtoull(q, &end, 10) : 0;
+        if (x == 0 || x > (1ull << 24) || *end != (i < 2 ? ',' : *end == ':' ? ':' : '\0')) {
+            snprintf(err, errlen, "bench: --shapes '%s': shape %zu '%s' is not M,N,K[:REGIME] "
+                     "(three integers in 1..16777216)", text, idx, item);
+            return -1;
+        }
+        sp->mnk[i] = (size_t)x;
+        q = end + (*end != '\0');
+    }
+    const char *regime = q[-1] == ':' ? q : dflt;
+    snprintf(sp->regime_text, sizeof sp->regime_text, "%s", regime);
+    sp->mode = A4W4_ROUND_UP;
+    if (a4w4_regime_parse(regime, &sp->regime, &sp->mode) || sp->regime == A4W4_REGIME_SPECIAL ||
+        sp->regime == A4W4_REGIME_CODE0) {
+        snprintf(err, errlen, "bench: regime '%s' is not exact, normal, normal:<mode> or wide",
+                 regime);
+        return -1;
+    }
+    if (sp->mnk[2] % 32) {
+        snprintf(err, errlen, "bench: --shapes '%s': shape %zu '%s': K %zu is not a multiple "
+                 "of 32", text, idx, item, sp->mnk[2]);
+        return -1;
+    }
+    /* every operand and output in fp32 stays below 2^34 bytes (16 GiB) */
+    const size_t *v = sp->mnk;
+    if ((double)v[0] * v[2] + (double)v[1] * v[2] + 2.0 * v[0] * v[1] > (double)(1ull << 32)) {
+        snprintf(err, errlen, "bench: --shapes '%s': shape %zu '%s' is too large (M*K + N*K "
+                 "+ 2*M*N must stay below 2^32 elements)", text, idx, item);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parse "M,N,K[:REGIME];..." into shapes. 0, or -1 with err. */
+static int parse_shapes(const char *text, const char *dflt, shape_spec *shapes, size_t *n,
+                        char *err, size_t errlen)
 {
     *n = 0;
     const char *p = text;
@@ -254,38 +373,9 @@ static int parse_shapes(const char *text, size_t (*shapes)[3], size_t *n, char *
         }
         memcpy(item, p, len);
         item[len] = '\0';
-        size_t v[3];
-        const char *q = item;
-        int ok = 1;
-        for (int i = 0; i < 3 && ok; i++) {
-            char *end = NULL;
-            if (*q < '0' || *q > '9')
-                ok = 0;
-            unsigned long long x = ok ? strtoull(q, &end, 10) : 0;
-            if (!ok || x == 0 || x > (1ull << 24) || *end != (i < 2 ? ',' : '\0'))
-                ok = 0;
-            else {
-                v[i] = (size_t)x;
-                q = end + 1;
-            }
-        }
-        if (!ok) {
-            snprintf(err, errlen, "bench: --shapes '%s': shape %zu '%s' is not M,N,K (three "
-                     "integers in 1..16777216)", text, idx, item);
+        if (parse_shape(text, idx, item, dflt, &shapes[*n], err, errlen))
             return -1;
-        }
-        if (v[2] % 32) {
-            snprintf(err, errlen, "bench: --shapes '%s': shape %zu '%s': K %zu is not a multiple "
-                     "of 32", text, idx, item, v[2]);
-            return -1;
-        }
-        /* every operand and output in fp32 stays below 2^34 bytes (16 GiB) */
-        if ((double)v[0] * v[2] + (double)v[1] * v[2] + 2.0 * v[0] * v[1] > (double)(1ull << 32)) {
-            snprintf(err, errlen, "bench: --shapes '%s': shape %zu '%s' is too large (M*K + N*K "
-                     "+ 2*M*N must stay below 2^32 elements)", text, idx, item);
-            return -1;
-        }
-        memcpy(shapes[(*n)++], v, sizeof v);
+        (*n)++;
         p += len;
         if (!*p)
             return 0;
@@ -333,53 +423,66 @@ static void machine_line(void)
 
 /* ---- the command ------------------------------------------------------------------------ */
 
-/* What a bench run times: the shapes, the operands' regime, the methods (the four fixed
- * ones, then one per --backend instance). */
+/* What a bench run times: the shapes, the methods (the fixed ones, then one per backend
+ * instance). */
 typedef struct {
-    size_t shapes[MAX_SHAPES][3];
+    shape_spec shapes[MAX_SHAPES];
     size_t nshapes;
-    a4w4_regime regime;
-    a4w4_scale_mode mode;
-    bench_method methods[4 + MAX_BACKENDS];
+    bench_method methods[NFIXED + MAX_BACKENDS];
     size_t nmethods;
     a4w4_backend be[MAX_BACKENDS];
     size_t nbe;
     double copy_gbs;
 } bench_plan;
 
-/* Shapes, regime, the fixed methods, the backends and their methods. Returns the exit code. */
-static int plan_bench(const bench_opts *o, bench_plan *p)
+/* The fixed methods into p->methods[0..NFIXED). */
+static void fixed_methods(bench_plan *p)
 {
     static const int default_threads = 0, one_thread = 1;
+    static const fast_arg exact1 = {0, 1}, exactn = {0, 0}, ordered1 = {1, 1};
+    const bench_method fixed[NFIXED] = {
+        {"plain exact oracle (1 thread)", NULL, run_exact, NULL, NULL, 1},
+        {"fast exact oracle (1 thread)", NULL, run_fast, NULL, &exact1, 0},
+        {"", NULL, run_fast, NULL, &exactn, 0},
+        {"fast ordered(1) oracle (1 thread)", NULL, run_fast, NULL, &ordered1, 0},
+        {"", prep_sgemm, run_sgemm, release_sgemm, &default_threads, 0},
+        {"OpenBLAS sgemm (1 thread)", prep_sgemm, run_sgemm, release_sgemm, &one_thread, 0},
+    };
+    memcpy(p->methods, fixed, sizeof fixed);
+    snprintf(p->methods[M_FASTN].name, sizeof p->methods[M_FASTN].name,
+             "fast exact oracle (%u threads)", a4w4_fast_max_threads());
+    snprintf(p->methods[M_SGEMMN].name, sizeof p->methods[M_SGEMMN].name,
+             "OpenBLAS sgemm (%d threads)", openblas_get_num_threads());
+    p->nmethods = NFIXED;
+}
+
+/* Shapes, the fixed methods, the backends and their methods. Returns the exit code. */
+static int plan_bench(const bench_opts *o, bench_plan *p)
+{
     char err[512];
-    if (parse_shapes(o->shapes, p->shapes, &p->nshapes, err, sizeof err)) {
-        a4w4_errorf("%s", err);
-        return A4W4_EXIT_BADINPUT;
-    }
-    p->mode = A4W4_ROUND_UP;
-    if (a4w4_regime_parse(o->regime, &p->regime, &p->mode) || p->regime == A4W4_REGIME_SPECIAL ||
-        p->regime == A4W4_REGIME_CODE0) {
+    a4w4_regime r;
+    a4w4_scale_mode mode;
+    if (a4w4_regime_parse(o->regime, &r, &mode) || r == A4W4_REGIME_SPECIAL ||
+        r == A4W4_REGIME_CODE0) {
         a4w4_errorf("bench: --regime '%s' is not exact, normal, normal:<mode> or wide", o->regime);
         return A4W4_EXIT_BADINPUT;
     }
-    const bench_method fixed[4] = {
-        {"exact oracle (1 thread)", NULL, run_exact, NULL, NULL},
-        {"ordered(1) oracle (1 thread)", NULL, run_ordered1, NULL, NULL},
-        {"", prep_sgemm, run_sgemm, release_sgemm, &default_threads},
-        {"OpenBLAS sgemm (1 thread)", prep_sgemm, run_sgemm, release_sgemm, &one_thread},
-    };
-    memcpy(p->methods, fixed, sizeof fixed);
-    snprintf(p->methods[2].name, sizeof p->methods[2].name, "OpenBLAS sgemm (%d threads)",
-             openblas_get_num_threads());
-    p->nmethods = 4;
+    if (parse_shapes(o->shapes, o->regime, p->shapes, &p->nshapes, err, sizeof err)) {
+        a4w4_errorf("%s", err);
+        return A4W4_EXIT_BADINPUT;
+    }
+    fixed_methods(p);
     if (o->backends_only && !o->backend.text) {
         a4w4_errorf("bench: --backends-only needs --backend LIST");
         return A4W4_EXIT_BADINPUT;
     }
-    if (!o->backend.text)
-        return A4W4_EXIT_PASS;
+    a4w4_opt_list dflt = {0};
+    if (!o->backend.text && a4w4_opt_list_split(DEFAULT_BACKENDS, &dflt, err, sizeof err)) {
+        a4w4_errorf("bench: %s", err);
+        return A4W4_EXIT_BADINPUT;
+    }
     a4w4_backend_list_opts bo = {"bench", MAX_BACKENDS, 0, 0};
-    int rc = a4w4_backend_list_open(&bo, &o->backend, p->be, &p->nbe);
+    int rc = a4w4_backend_list_open(&bo, o->backend.text ? &o->backend : &dflt, p->be, &p->nbe);
     for (size_t i = 0; i < p->nbe; i++) {
         bench_method *m = &p->methods[p->nmethods++];
         memset(m, 0, sizeof *m);
@@ -399,14 +502,19 @@ static void print_preamble(const bench_opts *o, bench_plan *p)
             p->copy_gbs = a4w4_hip_copy_bandwidth_gbs(o->reps < 5 ? 5 : o->reps);
 #endif
     machine_line();
+    if (!o->backends_only)
+        printf("fast oracles: path %s (the best this build and CPU run), %u threads at most\n",
+               a4w4_fast_isa_name(a4w4_fast_isa_resolve(A4W4_FAST_AUTO)),
+               a4w4_fast_max_threads());
     if (p->copy_gbs > 0)
         printf("device copy bandwidth (d2d, 1 GiB, read + write, median): %.1f GB/s; GPU "
                "backends are timed with device events around each launch, operands "
                "resident\n", p->copy_gbs);
     printf("timing: median (and min) wall clock, CLOCK_MONOTONIC, of %d timed repetitions "
-           "after 1 warm-up, every method in this run on the same operands (regime %s, seed "
-           "%d); G-MAC/s = M*N*K / median / 1e9\n\n",
-           o->reps, o->regime, BENCH_SEED);
+           "after 1 warm-up, every method in this run on the same operands (regime per shape, "
+           "seed %d); G-MAC/s = M*N*K / median / 1e9; '*': timed on the first rows only (rate "
+           "from those rows, times scaled to the whole shape)\n\n",
+           o->reps, BENCH_SEED);
     printf("%-20s %-44s %12s %12s %10s\n", "shape MxNxK", "method", "median ms", "min ms",
            "G-MAC/s");
     fflush(stdout);
@@ -434,39 +542,92 @@ static void print_device_bench(const bench_plan *p, const bench_method *m, bench
     fflush(stdout);
 }
 
-/* Time every method on shape si, one line each. Returns the exit code. */
+/* "  [path, window W% general G%]" of a fast-oracle run (the exact one's accumulators). */
+static void print_fast_path(const a4w4_fast_stats *st, int ordered)
+{
+    size_t n = st->window + st->general + st->trivial + st->ordered + st->plain;
+    printf("  [%s", a4w4_fast_isa_name(st->isa));
+    if (!ordered && n)
+        printf(", window %.0f%% general %.0f%%", 100.0 * (double)st->window / (double)n,
+               100.0 * (double)st->general / (double)n);
+    printf("]");
+}
+
+/* Time method m on shape b and print its line; returns its rate in G-MAC/s (0 when it did
+ * not run). */
+static double time_and_print(const bench_method *m, bench_shape *b, int reps, const char *label)
+{
+    bench_result r;
+    time_method(m, b, reps, &r);
+    if (r.status != A4W4_OK) {
+        printf("%-20s %-44s %s: %s\n", label, m->name,
+               r.status == A4W4_EUNSUPPORTED ? "n/a" : "error",
+               *r.why ? r.why : a4w4_status_str(r.status));
+        return 0;
+    }
+    size_t rows = runs_on_rows(m) ? b->sub_rows : b->c.M;
+    double scale = (double)b->c.M / (double)rows;
+    double rate = (double)rows * (double)b->c.N * (double)b->c.K / r.median_s / 1e9;
+    char name[128];
+    snprintf(name, sizeof name, "%s%s", m->name, rows < b->c.M ? " *" : "");
+    printf("%-20s %-44s %12.3f %12.3f %10.3f", label, name, r.median_s * scale * 1e3,
+           r.min_s * scale * 1e3, rate);
+    if (rows < b->c.M)
+        printf("  (rows 0..%zu of %zu)", rows - 1, b->c.M);
+    if (m->run == run_fast)
+        print_fast_path(&b->st, ((const fast_arg *)m->arg)->ordered);
+    printf("\n");
+    return rate;
+}
+
+/* The line of ratios of one shape from the rates of its methods (0: did not run). */
+static void print_ratios(const double *rate)
+{
+    printf("%-20s ratios:", "");
+    if (rate[M_FAST1] > 0 && rate[M_SGEMM1] > 0)
+        printf(" fast exact / sgemm (1 thread each) x%.2f;", rate[M_FAST1] / rate[M_SGEMM1]);
+    if (rate[M_FAST1] > 0 && rate[M_FASTN] > 0)
+        printf(" fast exact %u / 1 threads x%.2f;", a4w4_fast_max_threads(),
+               rate[M_FASTN] / rate[M_FAST1]);
+    if (rate[M_SGEMM1] > 0 && rate[M_SGEMMN] > 0)
+        printf(" sgemm %d / 1 threads x%.2f;", openblas_get_num_threads(),
+               rate[M_SGEMMN] / rate[M_SGEMM1]);
+    if (rate[M_FAST1] > 0 && rate[M_PLAIN] > 0)
+        printf(" fast / plain exact (1 thread each) x%.1f", rate[M_FAST1] / rate[M_PLAIN]);
+    printf("\n");
+}
+
+/* Time every method on shape si, one line each, then the ratios. Returns the exit code. */
 static int bench_shape_rows(const bench_opts *o, const bench_plan *p, size_t si)
 {
     bench_shape b;
     char shape[64];
-    const size_t *mnk = p->shapes[si];
+    const size_t *mnk = p->shapes[si].mnk;
     snprintf(shape, sizeof shape, "%zux%zux%zu", mnk[0], mnk[1], mnk[2]);
-    if (shape_make(&b, mnk, p->regime, p->mode, o->regime, o->backends_only)) {
+    if (shape_make(&b, &p->shapes[si], o->backends_only)) {
         a4w4_errorf("bench: shape %s: cannot generate the operands (out of memory)", shape);
         shape_free(&b);
         return A4W4_EXIT_BADINPUT;
     }
-    double macs = (double)mnk[0] * mnk[1] * mnk[2];
-    size_t first = o->backends_only ? 4 : 0;
+    double macs = (double)mnk[0] * mnk[1] * mnk[2], rate[NFIXED] = {0};
+    size_t first = o->backends_only ? NFIXED : 0;
+    char regime[48];
+    snprintf(regime, sizeof regime, "(%s)", p->shapes[si].regime_text);
     for (size_t mi = first; mi < p->nmethods; mi++) {
         const bench_method *m = &p->methods[mi];
-        const a4w4_backend *bk = mi >= 4 ? m->arg : NULL;
-        const char *label = mi == first ? shape : "";
-        if (bk && bk->type->bench) { /* device-event timing, operands resident */
+        const a4w4_backend *bk = mi >= NFIXED ? m->arg : NULL;
+        const char *label = mi == first ? shape : mi == first + 1 ? regime : "";
+        if (bk && bk->type->bench) /* device-event timing, operands resident */
             print_device_bench(p, m, &b, o->reps, label, macs);
-            continue;
-        }
-        bench_result r;
-        time_method(m, &b, o->reps, &r);
-        if (r.status == A4W4_OK)
-            printf("%-20s %-44s %12.3f %12.3f %10.3f\n", label, m->name, r.median_s * 1e3,
-                   r.min_s * 1e3, macs / r.median_s / 1e9);
+        else if (mi < NFIXED)
+            rate[mi] = time_and_print(m, &b, o->reps, label);
         else
-            printf("%-20s %-44s %s: %s\n", label, m->name,
-                   r.status == A4W4_EUNSUPPORTED ? "n/a" : "error",
-                   *r.why ? r.why : a4w4_status_str(r.status));
+            time_and_print(m, &b, o->reps, label);
         fflush(stdout);
     }
+    if (!o->backends_only)
+        print_ratios(rate);
+    fflush(stdout);
     shape_free(&b);
     return A4W4_EXIT_PASS;
 }

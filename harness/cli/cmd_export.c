@@ -61,7 +61,8 @@ static const a4w4_option export_options[] = {
     OPT_CALLBACK("no-golden", export_opts, golden_dir, NULL, a4w4_opt_cb_unset,
                  "no golden bundles"),
     OPT_CALLBACK("shard", export_opts, shard, "i/n", a4w4_opt_cb_shard,
-                 "only the i-th of n parts (item k goes to part k % n + 1, as run)"),
+                 "only the i-th of n parts (the split run makes: items balanced by\n"
+                 "estimated cost, deterministic, disjoint and complete)"),
     OPT_STRING("out", export_opts, out_dir, "DIR", "where the bundles go (default build/operands)"),
     OPT_FLAG("with-expected", export_opts, with_expected,
              "add y_exact (BF16 [M, N]); left out by default: a system under\n"
@@ -103,7 +104,12 @@ static int plan(const export_opts *o, export_plan *p)
         return -1;
     }
     for (size_t k = 0; k < total; k++) {
-        if (!a4w4_matrix_in_shard(k, o->shard.i, o->shard.n))
+        int in = a4w4_matrix_in_shard(&p->m, k, o->shard.i, o->shard.n);
+        if (in < 0) {
+            a4w4_errorf("export: out of memory");
+            return -1;
+        }
+        if (!in)
             continue;
         char name[512];
         if (k < p->m.ncases)
@@ -142,7 +148,7 @@ static int run(const export_opts *o, export_plan *p)
         return A4W4_EXIT_IO;
     }
     for (size_t k = 0; k < total; k++) {
-        if (!a4w4_matrix_in_shard(k, o->shard.i, o->shard.n))
+        if (a4w4_matrix_in_shard(&p->m, k, o->shard.i, o->shard.n) != 1)
             continue;
         double b = 0;
         int rc = k < p->m.ncases

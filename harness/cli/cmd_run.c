@@ -23,7 +23,7 @@
 static const char run_usage[] =
     "usage: a4w4check run [--set NAME | --cases FILE] [--golden DIR | --no-golden]\n"
     "                     [--captures DIR] [--backend a,b,...] [--out DIR] [--shard i/n]\n"
-    "                     [--resume] [--full] [--quiet]\n"
+    "                     [--resume] [--full | --budget-seconds S] [--quiet]\n"
     "\n"
     "Runs each case of a matrix through the backends and compares every checked output bit\n"
     "for bit with the oracle of the backend's contract (ordered(S), exact; bounded backends\n"
@@ -37,6 +37,7 @@ typedef struct {
     a4w4_opt_list backend;
     a4w4_opt_shard shard;
     int full, quiet, resume;
+    int budget_s;
 } run_opts;
 
 static const a4w4_option run_options[] = {
@@ -55,9 +56,14 @@ static const a4w4_option run_options[] = {
     OPT_STRING("out", run_opts, out_dir, "DIR",
                "results.jsonl, results.json, summary.md (default build/out)"),
     OPT_CALLBACK("shard", run_opts, shard, "i/n", a4w4_opt_cb_shard,
-                 "run the deterministic i-th of n parts (item k goes to part k % n + 1)"),
+                 "run the deterministic i-th of n parts: items balanced by estimated\n"
+                 "cost (M*N*K), disjoint and complete; merge joins them"),
     OPT_FLAG("resume", run_opts, resume, "keep the cases already in DIR/results.jsonl and run the rest"),
-    OPT_FLAG("full", run_opts, full, "check every output (default: tile-aware sample above 2^26 MACs)"),
+    OPT_FLAG("full", run_opts, full, "check every output of every case"),
+    OPT_INT("budget-seconds", run_opts, budget_s, "S", 0, 86400,
+            "check every output of a case whose full check is estimated at\n"
+            "most S seconds, a tile-aware sample of the others (their oracle\n"
+            "entry notes it); 0: sample above 2^26 MACs (default 3)"),
     OPT_FLAG("quiet", run_opts, quiet, "no progress output"),
     OPT_END(),
 };
@@ -110,8 +116,14 @@ static int plan_run(const run_opts *o, run_plan *p)
         return A4W4_EXIT_IO;
     }
     p->total_items = a4w4_matrix_items(&p->m);
-    for (size_t k = 0; k < p->total_items; k++)
-        p->mine += k % o->shard.n + 1 == o->shard.i;
+    for (size_t k = 0; k < p->total_items; k++) {
+        int in = a4w4_matrix_in_shard(&p->m, k, o->shard.i, o->shard.n);
+        if (in < 0) {
+            a4w4_errorf("run: out of memory planning the shards");
+            return A4W4_EXIT_IO;
+        }
+        p->mine += (size_t)in;
+    }
     return A4W4_EXIT_PASS;
 }
 
@@ -208,7 +220,7 @@ static int run_items(const run_opts *o, run_plan *p)
     char hash[32];
     snprintf(hash, sizeof hash, "%016llx", p->m.hash);
     a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
-    a4w4_runner runner = {p->bk, p->nb, o->full, &id};
+    a4w4_runner runner = {p->bk, p->nb, o->full, &id, o->budget_s};
     a4w4_progress pg;
     a4w4_progress_start(&pg, "run", o->quiet, 0);
     int fails = 0, rc = A4W4_EXIT_PASS;
@@ -217,7 +229,7 @@ static int run_items(const run_opts *o, run_plan *p)
         fprintf(stderr, "a4w4check run: resuming: %zu cases already recorded in %s\n", ndone,
                 p->st.path);
     for (size_t k = 0; k < p->total_items && rc == A4W4_EXIT_PASS; k++) {
-        if (k % o->shard.n + 1 != o->shard.i)
+        if (a4w4_matrix_in_shard(&p->m, k, o->shard.i, o->shard.n) != 1)
             continue;
         count++;
         char name[160];
@@ -293,7 +305,7 @@ int cmd_run(int argc, char **argv)
 {
     char golden_buf[4096], err[1024];
     run_opts o = {NULL, a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
-                  "build/out", NULL, NULL, {0}, {1, 1}, 0, 0, 0};
+                  "build/out", NULL, NULL, {0}, {1, 1}, 0, 0, 0, 3};
     a4w4_args args;
     int rc = a4w4_options_parse(&run_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

@@ -9,10 +9,124 @@
 #include "fsutil.h"
 #include "stream.h"
 
-int a4w4_matrix_in_shard(size_t k, unsigned i, unsigned n)
+/* ---- shards balanced by cost ------------------------------------------------------------ */
+
+static unsigned long long sat_mul(unsigned long long a, unsigned long long b)
 {
-    return n == 0 || k % n + 1 == i;
+    unsigned long long r;
+    return __builtin_mul_overflow(a, b, &r) ? ~0ull : r;
 }
+
+static unsigned long long sat_add(unsigned long long a, unsigned long long b)
+{
+    return a + b < a ? ~0ull : a + b;
+}
+
+unsigned long long a4w4_matrix_item_cost(const a4w4_matrix *m, size_t k)
+{
+    if (k >= m->ncases)
+        return A4W4_COST_PER_BUNDLE;
+    const a4w4_case *c = &m->cases[k];
+    unsigned long long macs = sat_mul(sat_mul(c->M, c->N), c->K);
+    unsigned long long operands =
+        sat_mul(sat_mul(sat_add(c->M, c->N), c->K), A4W4_COST_PER_OPERAND);
+    return sat_add(sat_add(macs, operands), A4W4_COST_PER_ITEM);
+}
+
+/* A shard's running cost; the heap orders by (cost, shard). */
+typedef struct {
+    unsigned long long cost;
+    unsigned shard;
+} bin;
+
+static int bin_less(const bin *a, const bin *b)
+{
+    return a->cost < b->cost || (a->cost == b->cost && a->shard < b->shard);
+}
+
+/* Restore the min-heap below position i of h[0..n). */
+static void sift_down(bin *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, s = i;
+        if (l < n && bin_less(&h[l], &h[s]))
+            s = l;
+        if (r < n && bin_less(&h[r], &h[s]))
+            s = r;
+        if (s == i)
+            return;
+        bin t = h[i];
+        h[i] = h[s];
+        h[s] = t;
+        i = s;
+    }
+}
+
+/* Items by decreasing cost, ties by index (qsort_r is not C11: costs ride along). */
+typedef struct {
+    unsigned long long cost;
+    size_t k;
+} item_cost;
+
+static int cmp_item(const void *x, const void *y)
+{
+    const item_cost *a = x, *b = y;
+    if (a->cost != b->cost)
+        return a->cost > b->cost ? -1 : 1;
+    return (a->k > b->k) - (a->k < b->k);
+}
+
+/* Greedy longest-processing-time: m->shard_of for n shards. 0 or -1 (out of memory). */
+static int plan_shards(a4w4_matrix *m, unsigned n)
+{
+    size_t items = a4w4_matrix_items(m);
+    unsigned *of = malloc((items ? items : 1) * sizeof *of);
+    item_cost *order = malloc((items ? items : 1) * sizeof *order);
+    bin *h = malloc((size_t)n * sizeof *h); /* shard s at h[s-1]: already a heap */
+    if (!of || !order || !h) {
+        free(of);
+        free(order);
+        free(h);
+        return -1;
+    }
+    for (size_t k = 0; k < items; k++)
+        order[k] = (item_cost){a4w4_matrix_item_cost(m, k), k};
+    qsort(order, items, sizeof *order, cmp_item);
+    for (unsigned s = 0; s < n; s++)
+        h[s] = (bin){0, s + 1};
+    for (size_t j = 0; j < items; j++) {
+        of[order[j].k] = h[0].shard;
+        h[0].cost = sat_add(h[0].cost, order[j].cost);
+        sift_down(h, n, 0);
+    }
+    free(order);
+    free(h);
+    free(m->shard_of);
+    m->shard_of = of;
+    m->shard_n = n;
+    return 0;
+}
+
+int a4w4_matrix_in_shard(a4w4_matrix *m, size_t k, unsigned i, unsigned n)
+{
+    if (n == 0)
+        return 1;
+    if (m->shard_n != n && plan_shards(m, n))
+        return -1;
+    return k < a4w4_matrix_items(m) && m->shard_of[k] == i;
+}
+
+unsigned long long a4w4_matrix_shard_cost(a4w4_matrix *m, unsigned i, unsigned n)
+{
+    unsigned long long cost = 0;
+    size_t items = a4w4_matrix_items(m);
+    for (size_t k = 0; k < items; k++)
+        if (a4w4_matrix_in_shard(m, k, i, n) == 1)
+            cost = sat_add(cost, a4w4_matrix_item_cost(m, k));
+    return cost;
+}
+
+/* ---- loading ------------------------------------------------------------------------------ */
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -109,6 +223,7 @@ int a4w4_matrix_add_captures(a4w4_matrix *m, const char *dir, char *err, size_t 
         snprintf(err, errlen, "--captures %s: cannot read the directory", dir);
         return A4W4_MATRIX_EUSAGE;
     }
+    m->shard_n = 0; /* more items: a shard plan made before is stale */
     for (size_t i = 0; i < m->ncaptures; i++) {
         char name[512];
         stem_name("capture", m->captures[i], name, sizeof name);
@@ -141,5 +256,6 @@ void a4w4_matrix_free(a4w4_matrix *m)
         free(m->captures[i]);
     free(m->captures);
     free(m->cases);
+    free(m->shard_of);
     memset(m, 0, sizeof *m);
 }

@@ -1,7 +1,7 @@
 /* matrix.h — the case matrix a command works through: the cases of a case file plus the golden
  * bundles of a directory and the capture bundles of another, its identity hash and the
- * deterministic shard split. Items: cases first, then golden bundles, then captures. `run` and
- * `export` plan from the same struct, so an exported directory and a run over it name the same
+ * deterministic shard split, balanced by estimated cost. Items: cases first, then golden
+ * bundles, then captures. `run` and `export` plan from the same struct, so an exported directory and a run over it name the same
  * items and the same matrix_hash. */
 #ifndef A4W4_MATRIX_H
 #define A4W4_MATRIX_H
@@ -20,10 +20,32 @@ typedef struct {
     char **captures;           /* ncaptures capture bundle paths (a4w4check.capture's) */
     size_t ncaptures;
     unsigned long long hash;   /* FNV-1a 64 of the case file bytes and the bundle file names */
+    unsigned shard_n;          /* the shard count shard_of holds (0: not planned yet) */
+    unsigned *shard_of;        /* per item, its shard 1..shard_n (a4w4_matrix_in_shard) */
 } a4w4_matrix;
 
-/* Item k (0-based, cases first, then bundles) belongs to shard i of n (1-based): k % n + 1 == i. */
-int a4w4_matrix_in_shard(size_t k, unsigned i, unsigned n);
+/* Estimated cost of checking item k in full, in MAC-equivalents (a function of the item alone,
+ * so every process computes the same): a case M*N*K (the oracles and every system under test
+ * scale with it) + A4W4_COST_PER_OPERAND * (M + N) * K (generation, layouts) +
+ * A4W4_COST_PER_ITEM; a golden or capture bundle A4W4_COST_PER_BUNDLE. Saturates at
+ * UINT64_MAX. */
+#define A4W4_COST_PER_OPERAND 16ull
+#define A4W4_COST_PER_ITEM (1ull << 24)
+#define A4W4_COST_PER_BUNDLE (1ull << 28)
+unsigned long long a4w4_matrix_item_cost(const a4w4_matrix *m, size_t k);
+
+/* 1 when item k (0-based: cases, then golden bundles, then captures) belongs to shard i of n
+ * (1-based), else 0; n == 0: every item. Items go to shards by their estimated cost
+ * (a4w4_matrix_item_cost): greedy longest-processing-time, items in decreasing cost (ties:
+ * lower index first), each to the shard with the least cost so far (ties: lower shard), so the
+ * split is deterministic, disjoint and complete, and shard costs come out nearly equal. The
+ * assignment is computed on the first call for n and kept in m. -1 when it cannot be (out of
+ * memory). */
+int a4w4_matrix_in_shard(a4w4_matrix *m, size_t k, unsigned i, unsigned n);
+
+/* The summed estimated cost of shard i of n (a4w4_matrix_in_shard's split); 0 when out of
+ * memory or i is not in 1..n. */
+unsigned long long a4w4_matrix_shard_cost(a4w4_matrix *m, unsigned i, unsigned n);
 
 /* a4w4_matrix_load's failures: a usage error (bad set name, unreadable golden directory: err
  * names the option) or the case file's own error (err names the file, line and rule). */

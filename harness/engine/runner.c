@@ -15,6 +15,7 @@
 #include "fsutil.h"
 #include "gen.h"
 #include "safetensors.h"
+#include "sample_oracles.h"
 #include "verify_capture.h"
 
 #define MAX_RECORDED A4W4_ENTRY_MAX_FIRST
@@ -44,109 +45,8 @@ static int call_run(const a4w4_backend *b, const a4w4_run_args *a)
     return rc;
 }
 
-/* Oracle values over the sample. */
-typedef struct {
-    size_t count;
-    uint16_t *ordered1, *exact;
-    float *exact_f32;
-    double *sum_abs; /* sum |terms| per output (for bounded backends), NULL until needed */
-    size_t proven;
-    struct {
-        unsigned S;
-        uint16_t *y;
-    } split[8];
-    size_t nsplit;
-} oracles;
-
-static a4w4_dot_operands op_at(const a4w4_case_data *d, size_t m, size_t n)
-{
-    size_t nb = d->K / 32;
-    a4w4_dot_operands op = {d->a_fp4.data + m * (d->K / 2), d->a_scale.data + m * nb,
-                            d->w_fp4.data + n * (d->K / 2), d->w_scale.data + n * nb, d->K};
-    return op;
-}
-
 static size_t row_at(const a4w4_sample *s, size_t i) { return s->full ? i : s->rows[i]; }
 static size_t col_at(const a4w4_sample *s, size_t j) { return s->full ? j : s->cols[j]; }
-
-static int oracles_compute(const a4w4_case_data *d, const a4w4_sample *s, oracles *o)
-{
-    memset(o, 0, sizeof *o);
-    o->count = s->nrows * s->ncols;
-    o->ordered1 = malloc(o->count * 2);
-    o->exact = malloc(o->count * 2);
-    o->exact_f32 = malloc(o->count * 4);
-    if (!o->ordered1 || !o->exact || !o->exact_f32)
-        return -1;
-    for (size_t i = 0; i < s->nrows; i++)
-        for (size_t j = 0; j < s->ncols; j++) {
-            a4w4_dot_operands op = op_at(d, row_at(s, i), col_at(s, j));
-            size_t k = i * s->ncols + j;
-            o->ordered1[k] = a4w4_f32_to_bf16(a4w4_dot_ordered(&op, 1));
-            a4w4_dot_exact(&op, &o->exact[k], &o->exact_f32[k]);
-            o->proven += (size_t)a4w4_exact_regime(&op);
-        }
-    return 0;
-}
-
-/* ordered(S) over the sample, computed once per S. */
-static const uint16_t *oracles_ordered(const a4w4_case_data *d, const a4w4_sample *s,
-                                       oracles *o, unsigned S)
-{
-    if (S <= 1)
-        return o->ordered1;
-    for (size_t i = 0; i < o->nsplit; i++)
-        if (o->split[i].S == S)
-            return o->split[i].y;
-    if (o->nsplit == 8)
-        return NULL;
-    uint16_t *y = malloc(o->count * 2);
-    if (!y)
-        return NULL;
-    for (size_t i = 0; i < s->nrows; i++)
-        for (size_t j = 0; j < s->ncols; j++) {
-            a4w4_dot_operands op = op_at(d, row_at(s, i), col_at(s, j));
-            y[i * s->ncols + j] = a4w4_f32_to_bf16(a4w4_dot_ordered(&op, S));
-        }
-    o->split[o->nsplit].S = S;
-    o->split[o->nsplit++].y = y;
-    return y;
-}
-
-/* sum over blocks of |isum| * 2^(sa+sb-256): the T of the bounded contract. */
-static const double *oracles_sum_abs(const a4w4_case_data *d, const a4w4_sample *s, oracles *o)
-{
-    if (o->sum_abs)
-        return o->sum_abs;
-    o->sum_abs = malloc(o->count * sizeof *o->sum_abs);
-    if (!o->sum_abs)
-        return NULL;
-    size_t nb = d->K / 32;
-    for (size_t i = 0; i < s->nrows; i++)
-        for (size_t j = 0; j < s->ncols; j++) {
-            a4w4_dot_operands op = op_at(d, row_at(s, i), col_at(s, j));
-            double t = 0;
-            for (size_t b = 0; b < nb; b++) {
-                double e = ldexp(1.0, (int)op.a_scale[b] + (int)op.w_scale[b] - 256);
-                for (size_t k = 0; k < 32; k++)
-                    t += fabs((double)a4w4_e2m1_to_int2x(a4w4_fp4_get(op.a_fp4, b * 32 + k)) *
-                              a4w4_e2m1_to_int2x(a4w4_fp4_get(op.w_fp4, b * 32 + k))) * e;
-            }
-            o->sum_abs[i * s->ncols + j] = t;
-        }
-    return o->sum_abs;
-}
-
-static void oracles_free(oracles *o)
-{
-    free(o->ordered1);
-    free(o->exact);
-    free(o->exact_f32);
-    free(o->sum_abs);
-    for (size_t i = 0; i < o->nsplit; i++)
-        free(o->split[i].y);
-    memset(o, 0, sizeof *o);
-}
 
 /* Bounded contract (AITER's bf16-atomic split-K, contracts §4.1/§5). With S splits, each split
  * sums its blocks in fp32 (each block value rounded once: relative error <= u32 = 2^-24;
@@ -295,7 +195,7 @@ static void put_comparison(a4w4_entry_result *e, const comparison *cmp, const a4
 /* The oracle's own entry: ordered(1) == exact wherever the prover holds for the whole
  * sample, and in the special regime NaN exactly in the outputs reading a NaN block. */
 static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_sample *s,
-                        const oracles *o, a4w4_entry_result *e)
+                        const a4w4_oracles *o, a4w4_entry_result *e)
 {
     comparison cmp;
     int na = o->proven != o->count;
@@ -341,7 +241,7 @@ typedef struct {
     a4w4_backend *b;
     a4w4_case_data *d;
     const a4w4_sample *s;
-    oracles *o;
+    a4w4_oracles *o;
     uint16_t *y, *y2;  /* the baseline outputs and a variant's */
     size_t n;          /* outputs in the sample */
     a4w4_run_args args;
@@ -386,7 +286,7 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
                  "changed; ", which);
     }
     if (is_bounded(g->b)) {
-        const double *T = oracles_sum_abs(d, g->s, g->o);
+        const double *T = a4w4_oracles_sum_abs(g->o);
         if (!T)
             return -1;
         compare_bounded(&g->cmp, g->s, g->y, g->o->exact, g->o->exact_f32, T, d->K / 32,
@@ -394,7 +294,7 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
     } else if (!strcmp(g->b->contract, "exact")) {
         compare_exact(&g->cmp, g->s, g->y, g->o->exact, g->n);
     } else {
-        const uint16_t *exp = oracles_ordered(d, g->s, g->o, g->b->split);
+        const uint16_t *exp = a4w4_oracles_ordered(g->o, g->b->split);
         if (!exp)
             return -1;
         compare_exact(&g->cmp, g->s, g->y, exp, g->n);
@@ -496,7 +396,7 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
 }
 
 static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
-                       const a4w4_sample *s, oracles *o, const a4w4_run_identity *id,
+                       const a4w4_sample *s, a4w4_oracles *o, const a4w4_run_identity *id,
                        a4w4_entry_result *e)
 {
     gemm_run g;
@@ -693,7 +593,7 @@ static int run_quant_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_cas
 
 /* Entries for every backend of r on case c (after the oracle's). */
 static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_case_data *d,
-                                 const a4w4_sample *s, oracles *o, a4w4_entry_list *out)
+                                 const a4w4_sample *s, a4w4_oracles *o, a4w4_entry_list *out)
 {
     for (size_t i = 0; i < r->nbackends; i++) {
         a4w4_backend *b = &r->backends[i];
@@ -719,6 +619,41 @@ static int wants_full(const a4w4_runner *r)
         if (r->backends[i].type->full_outputs)
             return 1;
     return 0;
+}
+
+double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c)
+{
+    double macs = (double)c->M * (double)c->N * (double)c->K;
+    double per_mac = A4W4_COST_ORACLE_S_PER_MAC;
+    for (size_t i = 0; i < r->nbackends; i++) {
+        const a4w4_backend *b = &r->backends[i];
+        if (!b->type || !b->type->run)
+            continue;
+        double runs = 1 + (b->asm_layout ? (c->K % 256 ? 5 : 2) : 0);
+        per_mac += runs * (b->type->gpu ? A4W4_COST_GPU_RUN_S_PER_MAC
+                                        : A4W4_COST_CPU_RUN_S_PER_MAC);
+    }
+    return macs * per_mac + ((double)c->M + (double)c->N) * (double)c->K *
+                                A4W4_COST_GEN_S_PER_ELEMENT;
+}
+
+/* 1 when every output of c is to be checked: --full, a backend that judges every output
+ * (a4w4_backend_type.full_outputs), or a full check within the budget. */
+static int check_all(const a4w4_runner *r, const a4w4_case *c)
+{
+    return r->full || wants_full(r) ||
+           (r->budget_s > 0 && a4w4_full_check_seconds(r, c) <= r->budget_s);
+}
+
+/* The oracle entry's note on a case sampled under a budget. */
+static void note_sampled(const a4w4_runner *r, const a4w4_case *c, const a4w4_sample *s,
+                         a4w4_entry_result *e)
+{
+    if (s->full || r->budget_s <= 0)
+        return;
+    note_add(e->note, sizeof e->note, "%ssampled: %zu of %zu outputs checked (a full check "
+             "is estimated at %.1f s, above the budget of %g s)", e->note[0] ? "; " : "",
+             s->nrows * s->ncols, c->M * c->N, a4w4_full_check_seconds(r, c), r->budget_s);
 }
 
 /* A4W4_ST_BADINPUT with err = the first refusal's note when an entry of first.. refused its
@@ -762,10 +697,9 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
 {
     a4w4_sample s;
     a4w4_case_data d;
-    oracles o;
+    a4w4_oracles o;
     memset(&o, 0, sizeof o);
-    if (a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, r->full || wants_full(r), &s) !=
-        A4W4_OK) {
+    if (a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, check_all(r, c), &s) != A4W4_OK) {
         snprintf(err, errlen, "case %s: out of memory sampling", c->name);
         return A4W4_ST_NOMEM;
     }
@@ -778,13 +712,14 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     }
     a4w4_hstatus st = A4W4_ST_NOMEM;
     a4w4_entry_result *e = NULL;
-    if (oracles_compute(&d, &s, &o) != 0)
+    if (a4w4_oracles_compute(&d, &s, &o) != 0)
         snprintf(err, errlen, "case %s: out of memory for the oracles", c->name);
     else if (!(e = a4w4_entry_list_add(out)))
         snprintf(err, errlen, "case %s: out of memory for the results", c->name);
     else {
         size_t first = out->n - 1;
         oracle_entry(c, &d, &s, &o, e);
+        note_sampled(r, c, &s, e);
         st = run_backends(r, c, &d, &s, &o, out);
         annotate_entries(c, out, first);
         if (st != A4W4_ST_OK)
@@ -792,7 +727,7 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
         else
             st = refusals(out, first, err, errlen);
     }
-    oracles_free(&o);
+    a4w4_oracles_free(&o);
     a4w4_case_data_free(&d);
     a4w4_sample_free(&s);
     return st;
@@ -950,13 +885,13 @@ static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut 
     snprintf(c.tags, sizeof c.tags, "golden");
     a4w4_sample s = {0};
     a4w4_case_data d;
-    oracles o;
+    a4w4_oracles o;
     memset(&o, 0, sizeof o);
     a4w4_hstatus st = A4W4_ST_OK;
     if (a4w4_sample_make(c.M, c.N, c.K, 0, c.name, 1, &s) != A4W4_OK)
         st = A4W4_ST_NOMEM;
     else if (golden_data(&f, dims, &d) == 0) {
-        st = oracles_compute(&d, &s, &o) ? A4W4_ST_NOMEM : A4W4_ST_OK;
+        st = a4w4_oracles_compute(&d, &s, &o) ? A4W4_ST_NOMEM : A4W4_ST_OK;
         for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
             a4w4_backend *b = &r->backends[i];
             a4w4_entry_result *e;
@@ -967,7 +902,7 @@ static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut 
             else
                 run_backend(b, &c, &d, &s, &o, r->id, e);
         }
-        oracles_free(&o);
+        a4w4_oracles_free(&o);
         a4w4_case_data_free(&d);
     }
     a4w4_sample_free(&s);

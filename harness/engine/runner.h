@@ -20,7 +20,26 @@ typedef struct {
     size_t nbackends;
     int full; /* check every output, no sampling */
     const a4w4_run_identity *id; /* passed to every backend's run; may be NULL */
+    /* > 0: check every output of a case whose a4w4_full_check_seconds is at most this, sample
+     * the others (the oracle entry's note says so); 0: sample above A4W4_FULL_CHECK_MACS */
+    double budget_s;
 } a4w4_runner;
+
+/* The cost model of a4w4_full_check_seconds (this machine's rates: 2 vCPUs, one core each):
+ * seconds per MAC of the oracles (ordered(1), exact, the exact-regime sum: fast, threaded),
+ * of one run of a CPU backend (cpu-asm 0.38, cpu-fallback 0.56 G-MAC/s measured), of one run
+ * of a GPU backend (the host's share), and seconds per generated operand element. */
+#define A4W4_COST_ORACLE_S_PER_MAC 1e-10
+#define A4W4_COST_CPU_RUN_S_PER_MAC 2.5e-9
+#define A4W4_COST_GPU_RUN_S_PER_MAC 1e-11
+#define A4W4_COST_GEN_S_PER_ELEMENT 8e-9
+
+/* Estimated seconds to check every output of case c with r's backends: M*N*K times the
+ * oracles' rate plus, per GEMM backend, its runs (the baseline, and for one that reads the
+ * ASM layouts its 2 or 5 pad variants, contracts §3.3) at the CPU or GPU rate, plus
+ * (M + N) * K generated elements. A constant model (no timing), so the choice between a full
+ * check and a sample is the same on every machine and in every shard. */
+double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c);
 
 /* Run generated case c: append to out one "oracle" entry (ordered(1) == exact where the
  * prover holds; the special regime's NaN set), then one entry per backend in r's order.

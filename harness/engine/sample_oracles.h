@@ -1,0 +1,67 @@
+/* sample_oracles.h — the oracle outputs a run compares against, over the outputs of a sample
+ * (contracts §4.1): ordered(1), exact (bf16 and fp32), ordered(S) on demand, the sum of the
+ * terms' magnitudes for bounded backends, and the count of outputs the exact-regime prover
+ * holds for.
+ *
+ * The sampled rows of A and of W (with their scales) are gathered into one contiguous
+ * sub-problem [nrows x K] x [ncols x K] (a full sample uses the case's own buffers), and the
+ * fast whole-matrix oracles of ref/a4w4_gemm_fast.h run on it, threaded; they equal the plain
+ * per-output oracles bit for bit. Outputs are [nrows, ncols] row-major: index i * ncols + j is
+ * output (row_at(i), col_at(j)) of the case. Nothing here prints. */
+#ifndef A4W4_SAMPLE_ORACLES_H
+#define A4W4_SAMPLE_ORACLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gen.h"
+
+/* The sub-problem of a sample: row-major operands a [M, K/2], as [M, K/32], w [N, K/2],
+ * ws [N, K/32] with M = nrows and N = ncols. */
+typedef struct {
+    const uint8_t *a, *as, *w, *ws;
+    size_t M, N, K;
+    uint8_t *copy; /* the gathered rows (one allocation); NULL for a full sample */
+} a4w4_sub_problem;
+
+/* Oracle values over the sample. */
+typedef struct {
+    a4w4_sub_problem p;
+    size_t count;        /* outputs: nrows * ncols */
+    uint16_t *ordered1;  /* ordered(1), bf16 bits [count] */
+    uint16_t *exact;     /* exact, bf16 bits [count] */
+    float *exact_f32;    /* exact, fp32 [count] */
+    double *sum_abs;     /* sum |block terms| per output (bounded backends), NULL until asked */
+    size_t proven;       /* outputs for which a4w4_exact_regime() returns 1 */
+    struct {
+        unsigned S;
+        uint16_t *y;
+    } split[8];
+    size_t nsplit;
+} a4w4_oracles;
+
+/* Gather the sub-problem of sample s of case data d into *p. 0, or A4W4_ENOMEM. */
+int a4w4_sub_problem_make(const a4w4_case_data *d, const a4w4_sample *s, a4w4_sub_problem *p);
+void a4w4_sub_problem_free(a4w4_sub_problem *p);
+
+/* The number of outputs of p for which a4w4_exact_regime() (contracts §4.1) returns 1, the
+ * same count the per-output prover gives, computed from row and column summaries and the
+ * exact sum of |terms| (the fast exact oracle on the operands with their sign bits cleared).
+ * 0 with *proven set, or A4W4_ENOMEM. */
+int a4w4_exact_regime_count(const a4w4_sub_problem *p, size_t *proven);
+
+/* ordered1, exact, exact_f32 and proven over sample s of d. 0, or A4W4_ENOMEM (*o is valid
+ * for a4w4_oracles_free either way). */
+int a4w4_oracles_compute(const a4w4_case_data *d, const a4w4_sample *s, a4w4_oracles *o);
+
+/* ordered(S) over the sample, computed once per S (S <= 1: ordered1). NULL when out of memory
+ * or when 8 other splits are held already. */
+const uint16_t *a4w4_oracles_ordered(a4w4_oracles *o, unsigned S);
+
+/* Per output: sum over blocks of |isum| * 2^(sa+sb-256), the T of the bounded contract
+ * (runner.h a4w4_bounded_tolerance), computed once. NULL when out of memory. */
+const double *a4w4_oracles_sum_abs(a4w4_oracles *o);
+
+void a4w4_oracles_free(a4w4_oracles *o);
+
+#endif

@@ -1,0 +1,25 @@
+# bench: in one run per shape the plain and fast oracles, sgemm on one thread and on all, the
+# CPU systems under test, then the ratios and the instruction-set path; per-shape regimes.
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
+expect_run(r 0 ${CLI} bench --shapes "16,256,512\;8,64,256:wide" --reps 1)
+foreach(re "fast oracles: path [a-z0-9]+"
+           "16x256x512 +plain exact oracle \\(1 thread\\) +[0-9.]+ +[0-9.]+ +[0-9.]+\n"
+           "\\(normal\\) +fast exact oracle \\(1 thread\\) .*\\[[a-z0-9]+, window"
+           "fast exact oracle \\([0-9]+ threads\\)" "fast ordered\\(1\\) oracle \\(1 thread\\)"
+           "OpenBLAS sgemm \\([0-9]+ threads\\)" "OpenBLAS sgemm \\(1 thread\\)"
+           "backend cpu-asm \\[ordered\\(1\\)\\]" "backend cpu-fallback \\[ordered\\(1\\)\\]"
+           "ratios: fast exact / sgemm \\(1 thread each\\) x[0-9.]+; fast exact [0-9]+ / 1 threads x"
+           "8x64x256 .*\n\\(wide\\) ")
+  expect_match(bench "${r_out}" "${re}")
+endforeach()
+# the default shapes are the ones quoted in the README; --backends-only times only backends
+expect_run(r 0 ${CLI} bench --help)
+expect_match(help "${r_out}" "256,5120,5120\;16,34816,5120\;256,5120,5120:wide")
+expect_run(r 0 ${CLI} bench --shapes 4,64,256 --reps 1 --backends-only --backend cpu-fallback)
+expect_no_match(only "${r_out}" "oracle \\(|sgemm \\(|ratios:|fast oracles")
+expect_match(only "${r_out}" "4x64x256 +backend cpu-fallback")
+# a regime bench cannot generate, a bad shape: exit 2 with one line
+expect_run(r 2 ${CLI} bench --shapes "16,256,512:special")
+expect_match(special "${r_err}" "regime 'special'")
+expect_run(r 2 ${CLI} bench --shapes "16,256")
+expect_match(shape "${r_err}" "not M,N,K")
