@@ -568,8 +568,8 @@ static double time_and_print(const bench_method *m, bench_shape *b, int reps, co
     size_t rows = runs_on_rows(m) ? b->sub_rows : b->c.M;
     double scale = (double)b->c.M / (double)rows;
     double rate = (double)rows * (double)b->c.N * (double)b->c.K / r.median_s / 1e9;
-    char name[128];
-    snprintf(name, sizeof name, "%s%s", m->name, rows < b->c.M ? " *" : "");
+    char name[256];
+    snprintf(name, sizeof name, "%.200s%s", m->name, rows < b->c.M ? " *" : "");
     printf("%-20s %-44s %12.3f %12.3f %10.3f", label, name, r.median_s * scale * 1e3,
            r.min_s * scale * 1e3, rate);
     if (rows < b->c.M)
