@@ -24,8 +24,8 @@ jobs=$(nproc)
 declare -A lib_files=(
   [safetensors]="harness/io/safetensors.c"
   [casefile]="harness/io/casefile.c"
-  [tuned]="ref/a4w4_dispatch*.c"
-  [kernels]="ref/a4w4_dispatch*.c"
+  [tuned]="ref/a4w4_csv.c ref/a4w4_dispatch*.c harness/io/shapelist.c"
+  [kernels]="ref/a4w4_csv.c ref/a4w4_dispatch*.c"
   [results]="reports/results_schema.c reports/a4w4_jsonschema.c reports/markdown.c reports/html.c reports/junit.c reports/compare.c reports/report_common.c"
   [plugin_info]="harness/backends/plugin.c harness/backends/registry.c"
 )
