@@ -63,7 +63,8 @@ static const a4w4_option run_options[] = {
     OPT_INT("budget-seconds", run_opts, budget_s, "S", 0, 86400,
             "check every output of a case whose full check is estimated at\n"
             "most S seconds, a tile-aware sample of the others (their oracle\n"
-            "entry notes it); 0: sample above 2^26 MACs (default 3)"),
+            "entry notes it); 0 (the default): sample above 2^26 MACs;\n"
+            "3 checks 2.3x the premerge outputs in about 30 s here"),
     OPT_FLAG("quiet", run_opts, quiet, "no progress output"),
     OPT_END(),
 };
@@ -305,7 +306,7 @@ int cmd_run(int argc, char **argv)
 {
     char golden_buf[4096], err[1024];
     run_opts o = {NULL, a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
-                  "build/out", NULL, NULL, {0}, {1, 1}, 0, 0, 0, 3};
+                  "build/out", NULL, NULL, {0}, {1, 1}, 0, 0, 0, 0};
     a4w4_args args;
     int rc = a4w4_options_parse(&run_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)
