@@ -177,102 +177,69 @@ static cJSON *run_info(const cJSON *doc)
     return r;
 }
 
-cJSON *a4w4_compare(const cJSON *base, const cJSON *cand, const a4w4_compare_opts *co)
+/* The comparison's lists and counters, filled entry by entry. */
+typedef struct {
+    cJSON *newf, *fixed, *still, *vchg, *bchg, *indiff, *only_b, *only_c;
+    int matched, same, unknown;
+} cmp_lists;
+
+static void lists_make(cJSON *out, cmp_lists *L)
 {
-    double slower = co && co->slower_ratio > 0 ? co->slower_ratio : 1.25;
-    double min_ms = co && co->min_ms > 0 ? co->min_ms : 0.05;
-    const cJSON *bc = cJSON_GetObjectItemCaseSensitive(base, "cases");
-    const cJSON *cc = cJSON_GetObjectItemCaseSensitive(cand, "cases");
-    size_t ncand = 0;
-    keyed *ck = index_entries(cc, &ncand);
-    cJSON *out = cJSON_CreateObject();
-    ratio_item *ratios = malloc(((size_t)cJSON_GetArraySize(bc) + 1) * sizeof *ratios);
-    if (!ck || !out || !ratios) {
-        free(ck);
-        free(ratios);
-        cJSON_Delete(out);
-        return NULL;
+    memset(L, 0, sizeof *L);
+    L->newf = cJSON_AddArrayToObject(out, "new_failures");
+    L->fixed = cJSON_AddArrayToObject(out, "fixed");
+    L->still = cJSON_AddArrayToObject(out, "still_failing");
+    L->vchg = cJSON_AddArrayToObject(out, "verdict_changes");
+    L->bchg = cJSON_AddArrayToObject(out, "bits_changed");
+    L->indiff = cJSON_AddArrayToObject(out, "inputs_differ");
+    L->only_b = cJSON_AddArrayToObject(out, "only_base");
+    L->only_c = cJSON_AddArrayToObject(out, "only_cand");
+}
+
+/* Base entry e matched with candidate entry c: verdict change, inputs, output bits. */
+static void classify_pair(const cJSON *e, const cJSON *c, cmp_lists *L)
+{
+    int vb = verdict_index(jstr(e, "verdict")), vc = verdict_index(jstr(c, "verdict"));
+    char why[300];
+    L->matched++;
+    if (vc == 1 && vb != 1)
+        cJSON_AddItemToArray(L->newf, item_new(e, c, NULL));
+    else if (vb == 1 && vc == 0)
+        cJSON_AddItemToArray(L->fixed, item_new(e, c, NULL));
+    else if (vb == 1 && vc == 1)
+        cJSON_AddItemToArray(L->still, item_new(e, c, NULL));
+    else if (vb != vc)
+        cJSON_AddItemToArray(L->vchg, item_new(e, c, NULL));
+    if (!same_inputs(e, c, why, sizeof why))
+        cJSON_AddItemToArray(L->indiff, item_new(e, c, why));
+    else if (vb != 2 && vc != 2 && vb != 3 && vc != 3) {
+        int ch = bits_changed(e, c, why, sizeof why);
+        if (ch == 1)
+            cJSON_AddItemToArray(L->bchg, item_new(e, c, why));
+        L->same += ch == 0;
+        L->unknown += ch < 0;
     }
-    cJSON_AddStringToObject(out, "schema", COMPARE_SCHEMA);
-    cJSON_AddItemToObject(out, "base", run_info(base));
-    cJSON_AddItemToObject(out, "cand", run_info(cand));
-    cJSON *pairs = cJSON_AddArrayToObject(out, "pairs");
-    for (size_t i = 0; co && i < co->npairs; i++) {
-        cJSON *p = cJSON_CreateObject();
-        cJSON_AddStringToObject(p, "base", co->pair_base[i]);
-        cJSON_AddStringToObject(p, "cand", co->pair_cand[i]);
-        cJSON_AddItemToArray(pairs, p);
-    }
-    cJSON *totals = cJSON_AddObjectToObject(out, "totals");
-    cJSON *newf = cJSON_AddArrayToObject(out, "new_failures");
-    cJSON *fixed = cJSON_AddArrayToObject(out, "fixed");
-    cJSON *still = cJSON_AddArrayToObject(out, "still_failing");
-    cJSON *vchg = cJSON_AddArrayToObject(out, "verdict_changes");
-    cJSON *bchg = cJSON_AddArrayToObject(out, "bits_changed");
-    cJSON *indiff = cJSON_AddArrayToObject(out, "inputs_differ");
-    cJSON *only_b = cJSON_AddArrayToObject(out, "only_base");
-    cJSON *only_c = cJSON_AddArrayToObject(out, "only_cand");
-    int matched = 0, same = 0, unknown = 0;
-    size_t nr = 0;
-    double logsum = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, bc) {
-        keyed key = {jstr(e, "name"), mapped_backend(jstr(e, "backend"), co), NULL, 0};
-        keyed *hit = ncand ? bsearch(&key, ck, ncand, sizeof *ck, cmp_keyed) : NULL;
-        if (!hit) {
-            cJSON_AddItemToArray(only_b, item_new(e, NULL, "not in the candidate run"));
-            continue;
-        }
-        hit->used = 1;
-        matched++;
-        const cJSON *c = hit->e;
-        int vb = verdict_index(jstr(e, "verdict")), vc = verdict_index(jstr(c, "verdict"));
-        char why[300];
-        if (vc == 1 && vb != 1)
-            cJSON_AddItemToArray(newf, item_new(e, c, NULL));
-        else if (vb == 1 && vc == 0)
-            cJSON_AddItemToArray(fixed, item_new(e, c, NULL));
-        else if (vb == 1 && vc == 1)
-            cJSON_AddItemToArray(still, item_new(e, c, NULL));
-        else if (vb != vc)
-            cJSON_AddItemToArray(vchg, item_new(e, c, NULL));
-        if (!same_inputs(e, c, why, sizeof why))
-            cJSON_AddItemToArray(indiff, item_new(e, c, why));
-        else if (vb != 2 && vc != 2 && vb != 3 && vc != 3) {
-            int ch = bits_changed(e, c, why, sizeof why);
-            if (ch == 1)
-                cJSON_AddItemToArray(bchg, item_new(e, c, why));
-            same += ch == 0;
-            unknown += ch < 0;
-        }
-        double tb = jnum(e, "time_ms", 0), tc = jnum(c, "time_ms", 0);
-        if (tb >= min_ms && tc >= min_ms) {
-            cJSON *it = item_new(e, c, NULL);
-            cJSON_AddNumberToObject(it, "base_ms", tb);
-            cJSON_AddNumberToObject(it, "cand_ms", tc);
-            cJSON_AddNumberToObject(it, "ratio", tc / tb);
-            ratios[nr].r = tc / tb;
-            ratios[nr++].item = it;
-            logsum += log(tc / tb);
-        }
-    }
-    for (size_t i = 0; i < ncand; i++) {
-        if (ck[i].used)
-            continue;
-        if (!strcmp(jstr(ck[i].e, "verdict"), "fail"))
-            cJSON_AddItemToArray(newf, item_new(NULL, ck[i].e, "not in the base run"));
-        else
-            cJSON_AddItemToArray(only_c, item_new(NULL, ck[i].e, "not in the base run"));
-    }
-    /* timing */
-    cJSON *timing = cJSON_AddObjectToObject(out, "timing");
-    cJSON_AddNumberToObject(timing, "timed", (double)nr);
-    if (nr)
-        cJSON_AddNumberToObject(timing, "geomean_ratio", exp(logsum / (double)nr));
-    else
-        cJSON_AddNullToObject(timing, "geomean_ratio");
-    cJSON_AddNumberToObject(timing, "slower_ratio", slower);
-    cJSON_AddNumberToObject(timing, "min_ms", min_ms);
+}
+
+/* The timing ratio of a matched pair, when both times reach min_ms: appended to ratios. */
+static void add_ratio(const cJSON *e, const cJSON *c, double min_ms, ratio_item *ratios,
+                      size_t *nr, double *logsum)
+{
+    double tb = jnum(e, "time_ms", 0), tc = jnum(c, "time_ms", 0);
+    if (tb < min_ms || tc < min_ms)
+        return;
+    cJSON *it = item_new(e, c, NULL);
+    cJSON_AddNumberToObject(it, "base_ms", tb);
+    cJSON_AddNumberToObject(it, "cand_ms", tc);
+    cJSON_AddNumberToObject(it, "ratio", tc / tb);
+    ratios[*nr].r = tc / tb;
+    ratios[(*nr)++].item = it;
+    *logsum += log(tc / tb);
+}
+
+/* The geometric mean of the ratios per backend, in first-seen order. */
+static void add_per_backend(cJSON *timing, const ratio_item *ratios, size_t nr)
+{
     cJSON *perb = cJSON_AddArrayToObject(timing, "per_backend");
     for (size_t i = 0; i < nr; i++) {
         const char *bk = jstr(ratios[i].item, "backend");
@@ -294,34 +261,114 @@ cJSON *a4w4_compare(const cJSON *base, const cJSON *cand, const a4w4_compare_opt
         cJSON_AddNumberToObject(pb, "geomean_ratio", exp(ls / (double)cnt));
         cJSON_AddItemToArray(perb, pb);
     }
+}
+
+/* "timing": counts, geometric means, the entries slower by the ratio (the items of ratios are
+ * moved into it or freed). Returns the number slower; *nfast the number faster. */
+static int add_timing(cJSON *out, ratio_item *ratios, size_t nr, double logsum, double slower,
+                      double min_ms, int *nfast)
+{
+    cJSON *timing = cJSON_AddObjectToObject(out, "timing");
+    cJSON_AddNumberToObject(timing, "timed", (double)nr);
+    if (nr)
+        cJSON_AddNumberToObject(timing, "geomean_ratio", exp(logsum / (double)nr));
+    else
+        cJSON_AddNullToObject(timing, "geomean_ratio");
+    cJSON_AddNumberToObject(timing, "slower_ratio", slower);
+    cJSON_AddNumberToObject(timing, "min_ms", min_ms);
+    add_per_backend(timing, ratios, nr);
     qsort(ratios, nr, sizeof *ratios, cmp_ratio_desc);
     cJSON *slow = cJSON_AddArrayToObject(timing, "slower");
-    int nslow = 0, nfast = 0;
+    int nslow = 0;
+    *nfast = 0;
     for (size_t i = 0; i < nr; i++) {
         if (ratios[i].r >= slower) {
             cJSON_AddItemToArray(slow, ratios[i].item);
             nslow++;
         } else {
-            nfast += ratios[i].r <= 1.0 / slower;
+            *nfast += ratios[i].r <= 1.0 / slower;
             cJSON_Delete(ratios[i].item);
         }
     }
-    cJSON_AddNumberToObject(timing, "faster", nfast);
-    free(ratios);
-    free(ck);
-    cJSON_AddNumberToObject(totals, "matched", matched);
-    cJSON_AddNumberToObject(totals, "new_failures", cJSON_GetArraySize(newf));
-    cJSON_AddNumberToObject(totals, "fixed", cJSON_GetArraySize(fixed));
-    cJSON_AddNumberToObject(totals, "still_failing", cJSON_GetArraySize(still));
-    cJSON_AddNumberToObject(totals, "verdict_changes", cJSON_GetArraySize(vchg));
-    cJSON_AddNumberToObject(totals, "bits_changed", cJSON_GetArraySize(bchg));
-    cJSON_AddNumberToObject(totals, "bits_same", same);
-    cJSON_AddNumberToObject(totals, "bits_unknown", unknown);
-    cJSON_AddNumberToObject(totals, "inputs_differ", cJSON_GetArraySize(indiff));
-    cJSON_AddNumberToObject(totals, "only_base", cJSON_GetArraySize(only_b));
-    cJSON_AddNumberToObject(totals, "only_cand", cJSON_GetArraySize(only_c));
+    cJSON_AddNumberToObject(timing, "faster", *nfast);
+    return nslow;
+}
+
+static void add_totals(cJSON *totals, const cmp_lists *L, int nslow, int nfast)
+{
+    cJSON_AddNumberToObject(totals, "matched", L->matched);
+    cJSON_AddNumberToObject(totals, "new_failures", cJSON_GetArraySize(L->newf));
+    cJSON_AddNumberToObject(totals, "fixed", cJSON_GetArraySize(L->fixed));
+    cJSON_AddNumberToObject(totals, "still_failing", cJSON_GetArraySize(L->still));
+    cJSON_AddNumberToObject(totals, "verdict_changes", cJSON_GetArraySize(L->vchg));
+    cJSON_AddNumberToObject(totals, "bits_changed", cJSON_GetArraySize(L->bchg));
+    cJSON_AddNumberToObject(totals, "bits_same", L->same);
+    cJSON_AddNumberToObject(totals, "bits_unknown", L->unknown);
+    cJSON_AddNumberToObject(totals, "inputs_differ", cJSON_GetArraySize(L->indiff));
+    cJSON_AddNumberToObject(totals, "only_base", cJSON_GetArraySize(L->only_b));
+    cJSON_AddNumberToObject(totals, "only_cand", cJSON_GetArraySize(L->only_c));
     cJSON_AddNumberToObject(totals, "slower", nslow);
     cJSON_AddNumberToObject(totals, "faster", nfast);
+}
+
+static cJSON *compare_header(const cJSON *base, const cJSON *cand, const a4w4_compare_opts *co)
+{
+    cJSON *out = cJSON_CreateObject();
+    if (!out)
+        return NULL;
+    cJSON_AddStringToObject(out, "schema", COMPARE_SCHEMA);
+    cJSON_AddItemToObject(out, "base", run_info(base));
+    cJSON_AddItemToObject(out, "cand", run_info(cand));
+    cJSON *pairs = cJSON_AddArrayToObject(out, "pairs");
+    for (size_t i = 0; co && i < co->npairs; i++) {
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "base", co->pair_base[i]);
+        cJSON_AddStringToObject(p, "cand", co->pair_cand[i]);
+        cJSON_AddItemToArray(pairs, p);
+    }
+    return out;
+}
+
+cJSON *a4w4_compare(const cJSON *base, const cJSON *cand, const a4w4_compare_opts *co)
+{
+    double slower = co && co->slower_ratio > 0 ? co->slower_ratio : 1.25;
+    double min_ms = co && co->min_ms > 0 ? co->min_ms : 0.05;
+    const cJSON *bc = cJSON_GetObjectItemCaseSensitive(base, "cases");
+    const cJSON *cc = cJSON_GetObjectItemCaseSensitive(cand, "cases");
+    size_t ncand = 0, nr = 0;
+    keyed *ck = index_entries(cc, &ncand);
+    cJSON *out = compare_header(base, cand, co);
+    ratio_item *ratios = malloc(((size_t)cJSON_GetArraySize(bc) + 1) * sizeof *ratios);
+    if (!ck || !out || !ratios) {
+        free(ck);
+        free(ratios);
+        cJSON_Delete(out);
+        return NULL;
+    }
+    cJSON *totals = cJSON_AddObjectToObject(out, "totals");
+    cmp_lists L;
+    lists_make(out, &L);
+    double logsum = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, bc) {
+        keyed key = {jstr(e, "name"), mapped_backend(jstr(e, "backend"), co), NULL, 0};
+        keyed *hit = ncand ? bsearch(&key, ck, ncand, sizeof *ck, cmp_keyed) : NULL;
+        if (!hit) {
+            cJSON_AddItemToArray(L.only_b, item_new(e, NULL, "not in the candidate run"));
+            continue;
+        }
+        hit->used = 1;
+        classify_pair(e, hit->e, &L);
+        add_ratio(e, hit->e, min_ms, ratios, &nr, &logsum);
+    }
+    for (size_t i = 0; i < ncand; i++)
+        if (!ck[i].used)
+            cJSON_AddItemToArray(!strcmp(jstr(ck[i].e, "verdict"), "fail") ? L.newf : L.only_c,
+                                 item_new(NULL, ck[i].e, "not in the base run"));
+    int nfast, nslow = add_timing(out, ratios, nr, logsum, slower, min_ms, &nfast);
+    free(ratios);
+    free(ck);
+    add_totals(totals, &L, nslow, nfast);
     return out;
 }
 
