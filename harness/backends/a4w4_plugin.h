@@ -99,8 +99,9 @@
  *                 the same per split of round_up(ceil(K/S), 256) elements, split totals
  *                 added in split order;
  *   "exact"       the correctly rounded bf16 of the exact sum;
- *   "bounded"     reduction order not fixed (bf16-atomic split-K): checked within a bound,
- *                 never reported bit-exact.
+ *   "bounded", "bounded(S)"  reduction order not fixed (bf16-atomic split-K over S
+ *                 splits; "bounded" means S = 1): checked within the bound for S, never
+ *                 reported bit-exact.
  * asm_layout = 1 declares that the kernel reads the ASM layouts (a_scale_shuffled,
  * w_fp4_shuffled, w_scale_swizzled): the harness then reruns it with different pad fills and
  * checks that the valid outputs do not change (contracts §3.3).  0: row-major operands only. */
@@ -155,7 +156,7 @@ typedef struct {
 typedef struct {
     uint32_t abi_version;  /* A4W4_PLUGIN_ABI_VERSION; always the first member */
     const char *name;      /* short display name, e.g. "aiter-gemm_a4w4" (NULL: file name) */
-    const char *contract;  /* "ordered(1)", "ordered(S)", "exact" or "bounded" */
+    const char *contract;  /* "ordered(S)", "exact", "bounded" or "bounded(S)" */
     int asm_layout;        /* 1: the kernel consumes the ASM layouts (pad variants are run) */
     /* Optional (NULL): called once per instance before any gemm. Set *state (may stay NULL);
      * return 0, or < 0 with msg (the backend fails to open). */
