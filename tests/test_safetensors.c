@@ -45,22 +45,6 @@ static size_t dir_entries(const char *dir, int *has_tmp)
     return n;
 }
 
-static uint8_t *read_bytes(const char *path, size_t *n)
-{
-    FILE *fp = fopen(path, "rb");
-    cr_assert_not_null(fp, "fopen %s: %s", path, strerror(errno));
-    cr_assert_eq(fseek(fp, 0, SEEK_END), 0);
-    long sz = ftell(fp);
-    cr_assert_geq(sz, 0);
-    rewind(fp);
-    uint8_t *b = malloc((size_t)sz + 1);
-    cr_assert_not_null(b);
-    cr_assert_eq(fread(b, 1, (size_t)sz, fp), (size_t)sz);
-    fclose(fp);
-    *n = (size_t)sz;
-    return b;
-}
-
 static int file_exists(const char *path)
 {
     struct stat st;
@@ -130,7 +114,7 @@ static void expect_fail_words(const char *path, const char *const *words, size_t
 
     if (is_regular(path)) {
         size_t n;
-        uint8_t *b = read_bytes(path, &n);
+        uint8_t *b = tu_read_file(path, &n);
         char err2[512] = "";
         memset(&f, 0x5A, sizeof f);
         cr_assert_eq(a4w4_st_load_mem(path, b, n, &f, err2, sizeof err2), A4W4_ST_BADINPUT);
@@ -472,7 +456,7 @@ Test(roundtrip, write_then_load_is_identity)
 
     /* framing, read independently of the loader */
     size_t fsz;
-    uint8_t *raw = read_bytes(path, &fsz);
+    uint8_t *raw = tu_read_file(path, &fsz);
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--)
         hlen = (hlen << 8) | raw[i];
@@ -538,7 +522,7 @@ Test(roundtrip, writer_bytes_exact)
     want[8 + hl] = 1;
     want[8 + hl + 1] = 2;
     size_t n;
-    uint8_t *got = read_bytes(path, &n);
+    uint8_t *got = tu_read_file(path, &n);
     cr_assert_eq(n, 8 + hl + 2, "size %zu", n);
     cr_assert_eq(memcmp(got, want, n), 0, "bytes differ: %.*s", (int)(n - 8), got + 8);
     free(got);
@@ -935,7 +919,7 @@ Test(load_rules, names_in_messages_stay_one_line)
 Test(load_rules, truncations_and_header_flips)
 {
     size_t n;
-    uint8_t *b = read_bytes(GOLDEN_DIR "/g5_m8_n48_k320.safetensors", &n);
+    uint8_t *b = tu_read_file(GOLDEN_DIR "/g5_m8_n48_k320.safetensors", &n);
     char err[512];
     a4w4_st_file f;
     for (size_t len = 0; len < n; len += (len < 1200 ? 1 : 997)) {
@@ -979,7 +963,7 @@ static void expect_untouched(const char *dir, const char *path)
     cr_assert_eq(dir_entries(dir, &has_tmp), 1, "stray files left in %s", dir);
     cr_assert_eq(has_tmp, 0, "temp file left in %s", dir);
     size_t n;
-    uint8_t *b = read_bytes(path, &n);
+    uint8_t *b = tu_read_file(path, &n);
     cr_assert_eq(n, strlen(OLD));
     cr_assert_eq(memcmp(b, OLD, n), 0, "existing file was modified");
     free(b);
@@ -1149,7 +1133,7 @@ Test(mutate_bundle, all_verbs)
     snprintf(cmd, sizeof cmd, "%s truncate %s %s 1000", TOOL, g1, o);
     cr_assert_eq(run_cmd(cmd, out, sizeof out), 0, "%s", out);
     size_t n;
-    uint8_t *t = read_bytes(o, &n);
+    uint8_t *t = tu_read_file(o, &n);
     cr_assert_eq(n, 1000);
     cr_assert_eq(memcmp(t, a.buf, 1000), 0);
     free(t);
