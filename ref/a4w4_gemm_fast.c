@@ -3,6 +3,9 @@
  * §4.1; layouts and kernel contracts in a4w4_gemm_fast_kernels.h). */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -30,6 +33,19 @@ const char *a4w4_fast_isa_name(a4w4_fast_isa isa)
     return (unsigned)isa < A4W4_FAST_ISA_COUNT ? isa_names[isa] : NULL;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* Bit `bit` of register reg (0 eax, 1 ebx, 2 ecx, 3 edx) of CPUID leaf/sub; 0 when the leaf is
+ * absent. Used for the features older compilers' __builtin_cpu_supports does not name (AMX,
+ * AVX-VNNI; clang 14 refuses those strings). */
+static int cpuid_bit(unsigned leaf, unsigned sub, int reg, unsigned bit)
+{
+    unsigned r[4] = {0, 0, 0, 0};
+    if (!__get_cpuid_count(leaf, sub, &r[0], &r[1], &r[2], &r[3]))
+        return 0;
+    return (int)((r[reg] >> bit) & 1u);
+}
+#endif
+
 /* 1 when the CPU and OS can run the path's instructions. */
 static int cpu_has(a4w4_fast_isa isa)
 {
@@ -37,14 +53,16 @@ static int cpu_has(a4w4_fast_isa isa)
     __builtin_cpu_init();
     switch (isa) {
     case A4W4_FAST_AMX:
-        return cpu_has(A4W4_FAST_AVX512VNNI) && __builtin_cpu_supports("amx-tile") &&
-               __builtin_cpu_supports("amx-int8") && a4w4_fast_amx_permitted();
+        /* CPUID.(7,0):EDX bit 24 AMX-TILE, bit 25 AMX-INT8; the OS grant is asked for */
+        return cpu_has(A4W4_FAST_AVX512VNNI) && cpuid_bit(7, 0, 3, 24) &&
+               cpuid_bit(7, 0, 3, 25) && a4w4_fast_amx_permitted();
     case A4W4_FAST_AVX512VNNI:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vnni");
     case A4W4_FAST_AVXVNNI:
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+        /* CPUID.(7,1):EAX bit 4 AVX-VNNI (VEX-encoded vpdpbusd) */
+        return __builtin_cpu_supports("avx2") && cpuid_bit(7, 1, 0, 4);
     case A4W4_FAST_AVX2:
         return __builtin_cpu_supports("avx2");
     default:
