@@ -45,8 +45,8 @@ const a4w4_backend_type a4w4_backend_cpu_fallback = {
     .thread_safe = 1,
     .run = run_cpu_fallback};
 
-/* Whole-output forms for golden bundles (engine/verify_bundle.h). */
-static int bundle_cpu_asm(void *ctx, const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
+/* Whole-output forms (golden bundles, the CPU layer pair; see cpu_sut.h). */
+int a4w4_cpu_asm_whole(void *ctx, const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
                           const uint8_t *w_fp4_shuffled, const uint8_t *w_scale_swizzled,
                           size_t M, size_t N, size_t K, uint16_t *y)
 {
@@ -55,7 +55,7 @@ static int bundle_cpu_asm(void *ctx, const uint8_t *a_fp4, const uint8_t *a_scal
                              K, NULL, 0, NULL, 0, y);
 }
 
-static int bundle_cpu_fallback(void *ctx, const uint8_t *a_fp4, const uint8_t *a_scale,
+int a4w4_cpu_fallback_whole(void *ctx, const uint8_t *a_fp4, const uint8_t *a_scale,
                                const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
                                size_t K, uint16_t *y)
 {
@@ -67,8 +67,8 @@ static int bundle_cpu_fallback(void *ctx, const uint8_t *a_fp4, const uint8_t *a
 const a4w4_bundle_sut *a4w4_cpu_bundle_suts(size_t *n)
 {
     static const a4w4_bundle_sut suts[] = {
-        {"cpu-asm", 1, bundle_cpu_asm, NULL},
-        {"cpu-fallback", 0, bundle_cpu_fallback, NULL},
+        {"cpu-asm", 1, a4w4_cpu_asm_whole, NULL},
+        {"cpu-fallback", 0, a4w4_cpu_fallback_whole, NULL},
     };
     *n = sizeof suts / sizeof suts[0];
     return suts;

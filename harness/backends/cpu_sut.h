@@ -32,6 +32,17 @@ int a4w4_cpu_fallback_gemm(const uint8_t *a_fp4, const uint8_t *a_scale, const u
                            const size_t *rows, size_t nrows, const size_t *cols, size_t ncols,
                            uint16_t *y);
 
+/* The two GEMMs on every output (y [M, N], no sample), in the form the bundle checks and the
+ * layer pair take; ctx unused. cpu-asm reads the contracts §3 layouts (a_scale_shuffled,
+ * w_fp4_shuffled, w_scale_swizzled), cpu-fallback the row-major operands. A4W4_OK or
+ * A4W4_EINVAL (a4w4_cpu_asm_gemm / a4w4_cpu_fallback_gemm). */
+int a4w4_cpu_asm_whole(void *ctx, const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
+                       const uint8_t *w_fp4_shuffled, const uint8_t *w_scale_swizzled, size_t M,
+                       size_t N, size_t K, uint16_t *y);
+int a4w4_cpu_fallback_whole(void *ctx, const uint8_t *a_fp4, const uint8_t *a_scale,
+                            const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
+                            size_t K, uint16_t *y);
+
 /* The two as the systems under test a case bundle's y_ordered is checked against (contracts
  * §7, engine/verify_bundle.h): cpu-asm (asm_layout 1) then cpu-fallback; *n = 2. Static
  * storage. */

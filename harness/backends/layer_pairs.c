@@ -35,24 +35,6 @@ static int cpu_swizzle(void *ctx, const uint8_t *s, size_t rows, size_t cols, ui
     return a4w4_scale_swizzle(s, rows, cols, dst);
 }
 
-static int cpu_gemm_asm(void *ctx, const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
-                        const uint8_t *w_fp4_shuffled, const uint8_t *w_scale_swizzled,
-                        size_t M, size_t N, size_t K, uint16_t *y)
-{
-    (void)ctx;
-    return a4w4_cpu_asm_gemm(a_fp4, a_scale_shuffled, w_fp4_shuffled, w_scale_swizzled, M, N,
-                             K, NULL, 0, NULL, 0, y);
-}
-
-static int cpu_gemm_fallback(void *ctx, const uint8_t *a_fp4, const uint8_t *a_scale,
-                             const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
-                             size_t K, uint16_t *y)
-{
-    (void)ctx;
-    return a4w4_cpu_fallback_gemm(a_fp4, a_scale, w_fp4, w_scale, M, N, K, NULL, 0, NULL, 0,
-                                  y);
-}
-
 const a4w4_layer_ops a4w4_layer_ops_cpu = {
     "cpu",
     "ref quantizer and layouts; cpu-asm GEMM on the ASM path, cpu-fallback GEMM otherwise",
@@ -63,8 +45,8 @@ const a4w4_layer_ops a4w4_layer_ops_cpu = {
     cpu_relayout,
     cpu_preshuffle,
     cpu_swizzle,
-    cpu_gemm_asm,
-    cpu_gemm_fallback};
+    a4w4_cpu_asm_whole,
+    a4w4_cpu_fallback_whole};
 
 #ifdef A4W4_HAVE_GPU
 extern const a4w4_layer_ops a4w4_layer_ops_hip; /* layer_hip.c */
