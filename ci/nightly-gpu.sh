@@ -50,7 +50,7 @@ plat=${A4W4_GPU:-}
 if [ -z "$plat" ]; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
     plat=nvidia
-  elif command -v rocminfo >/dev/null 2>&1 && rocminfo 2>/dev/null | grep -q 'gfx[0-9]'; then
+  elif command -v rocminfo >/dev/null 2>&1 && rocminfo 2>/dev/null | grep -c 'gfx[0-9]' >/dev/null; then
     plat=amd
   else
     log "SKIP: no NVIDIA or AMD GPU found"
