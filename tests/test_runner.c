@@ -253,9 +253,19 @@ Test(runner, bounded_contract_accepts_atomic_ulps_and_exact_contract_does_not)
     const a4w4_entry_result *e = entry_of(&en, "fault");
     cr_expect_str_eq(verdict(e), "pass", "%s", note(e));
     cr_expect_geq(e->max_ulp, 1);
+    cJSON *j = a4w4_entry_json(e); /* the one writer carries the bound fields */
+    cr_assert_not_null(j);
+    cr_expect(cJSON_IsNumber(cJSON_GetObjectItem(j, "bound_use")) &&
+              cJSON_GetObjectItem(j, "bound_use")->valuedouble == e->bound_use);
+    cr_expect(cJSON_IsNumber(cJSON_GetObjectItem(j, "bound_ulp_median")));
+    cr_expect(cJSON_IsNumber(cJSON_GetObjectItem(j, "bound_ulp_max")));
+    cJSON_Delete(j);
     a4w4_entry_list_free(&en);
     en = run_one("exact", 1, 0, A4W4_REGIME_NORMAL, 4, 32, 2048, &fails);
     cr_expect_str_eq(verdict(entry_of(&en, "fault")), "fail");
+    j = a4w4_entry_json(entry_of(&en, "fault"));
+    cr_expect_null(cJSON_GetObjectItem(j, "bound_use"), "only bounded entries have a bound");
+    cJSON_Delete(j);
     a4w4_entry_list_free(&en);
     g_fault = F_BF16_NEIGHBOUR;
     en = run_one("bounded(2)", 2, 0, A4W4_REGIME_NORMAL, 4, 32, 2048, &fails);

@@ -103,7 +103,8 @@ static const a4w4_option compare_options[] = {
 static const a4w4_command_spec compare_spec = {
     "compare", compare_usage, compare_options, "BASE.json CAND.json",
     "exit: 0 no new failure, 1 at least one new failure, 2 bad input (unreadable, malformed\n"
-    "      JSON, schema violation, usage), 4 an output could not be written\n"};
+    "      JSON, schema violation, usage), 4 an output could not be written, 5 no new failure\n"
+    "      but CAND's verdict is INCOMPLETE\n"};
 
 /* Two inputs; the format (default: all with --out, else md) and only one without --out.
  * Returns -1 when valid, else the exit code. */
