@@ -423,10 +423,7 @@ static void section_summary(rbuf *b, const cJSON *doc, const cJSON *cases,
                   "</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td class=\"n\">%d</td>"
                   "<td class=\"n\">%d</td><td class=\"n\">",
                   t[i].n[0], t[i].n[1], t[i].n[2], t[i].n[3]);
-        if (t[i].max_ulp >= 0)
-            rb_printf(b, "%d", t[i].max_ulp);
-        else
-            rb_puts(b, "&#8211;");
+        ulp_cell(b, t[i].max_ulp, t[i].nan_ulp, "&#8211;");
         rb_puts(b, "</td><td>");
         if (t[i].n[1])
             rb_printf(b, "%d entr%s differ from the contract", t[i].n[1],
@@ -570,10 +567,10 @@ static void section_mismatches(rbuf *b, const cJSON *cases)
                   "<td class=\"n\">%.0f</td><td class=\"n\">%.0f</td><td class=\"n\">",
                   jnum(e, "M", 0), jnum(e, "N", 0), jnum(e, "K", 0), jnum(e, "mismatches", 0),
                   jnum(e, "checked_outputs", 0));
-        if (jnum(e, "max_ulp", -1) >= 0)
-            rb_printf(b, "%.0f", jnum(e, "max_ulp", -1));
-        else
-            rb_puts(b, "&#8211;");
+        int nan, mu = entry_max_ulp(e, &nan);
+        ulp_cell(b, mu, nan, "&#8211;");
+        if (jhas(e, "bound_use"))
+            rb_printf(b, " (%.3g of the bound)", jnum(e, "bound_use", 0));
         rb_puts(b, "</td><td class=\"mono\">");
         const cJSON *m =
             cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "first_mismatches"), 0);

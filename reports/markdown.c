@@ -40,6 +40,10 @@ static void failure_line(rbuf *b, const cJSON *e)
     double mu = jnum(e, "max_ulp", -1);
     if (mism > 0 && mu > 0)
         rb_printf(b, ", max %.0f ULP", mu);
+    else if (mism > 0 && mu < 0)
+        rb_puts(b, ", ULP distance n/a (NaN against a number)");
+    if (jhas(e, "bound_use"))
+        rb_printf(b, ", largest distance %.3g times the bound", jnum(e, "bound_use", 0));
     const cJSON *m;
     int k = 0;
     cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(e, "first_mismatches")) {
@@ -79,6 +83,36 @@ static void case_table(rbuf *b, const group *g, int timings)
         rb_md(b, jstr(e, "note"));
         rb_puts(b, " |\n");
     }
+}
+
+/* Per bounded entry (contracts §4.1 "bounded"): the bound it was held to, in bf16 ULPs of each
+ * output's exact value (median, largest), and the largest distance as a fraction of it. */
+static void bounded_section(rbuf *b, const cJSON *cases)
+{
+    const cJSON *e;
+    int any = 0;
+    cJSON_ArrayForEach(e, cases) {
+        if (!jhas(e, "bound_use"))
+            continue;
+        if (!any++)
+            rb_puts(b, "## Bounded entries\n\nEach output is held to its own bound, derived from "
+                       "its exact split partials for the entry's S (contracts §4.1). Bound in "
+                       "bf16 ULPs of the exact value; use = largest |got - exact| / bound "
+                       "(above 1 fails).\n\n| case | backend | contract | verdict | bound "
+                       "ULPs (median) | bound ULPs (largest) | use |\n"
+                       "|---|---|---|---|---:|---:|---:|\n");
+        rb_puts(b, "| ");
+        rb_md(b, jstr(e, "name"));
+        rb_puts(b, " | ");
+        rb_md(b, jstr(e, "backend"));
+        rb_puts(b, " | ");
+        rb_md(b, jstr(e, "contract"));
+        rb_printf(b, " | %s | %.3g | %.3g | %.3g |\n", jstr(e, "verdict"),
+                  jnum(e, "bound_ulp_median", 0), jnum(e, "bound_ulp_max", 0),
+                  jnum(e, "bound_use", 0));
+    }
+    if (any)
+        rb_puts(b, "\n");
 }
 
 /* The verdict and completeness as the document records them (never recomputed; an older
@@ -146,13 +180,12 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         rb_puts(&b, " | ");
         rb_md(&b, t[i].contract);
         rb_printf(&b, " | %d | %d | %d | %d | ", t[i].n[0], t[i].n[1], t[i].n[2], t[i].n[3]);
-        if (t[i].max_ulp >= 0)
-            rb_printf(&b, "%d |\n", t[i].max_ulp);
-        else
-            rb_puts(&b, "- |\n");
+        ulp_cell(&b, t[i].max_ulp, t[i].nan_ulp, "-");
+        rb_puts(&b, " |\n");
     }
     free(t);
     rb_puts(&b, "\n");
+    bounded_section(&b, cases);
 
     if (n[1]) {
         rb_printf(&b, "## Failures (%d)\n\n", n[1]);

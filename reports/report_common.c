@@ -249,7 +249,9 @@ tally *tally_build(const cJSON *cases, size_t *n)
             (*n)++;
         }
         t[i].n[verdict_index(jstr(e, "verdict"))]++;
-        int u = jint(e, "max_ulp", -1);
+        int nan;
+        int u = entry_max_ulp(e, &nan);
+        t[i].nan_ulp += nan;
         if (u > t[i].max_ulp)
             t[i].max_ulp = u;
         double ms = jnum(e, "time_ms", 0);
@@ -257,6 +259,25 @@ tally *tally_build(const cJSON *cases, size_t *n)
         t[i].timed += ms > 0;
     }
     return t;
+}
+
+int entry_max_ulp(const cJSON *e, int *nan)
+{
+    int u = jint(e, "max_ulp", -1);
+    *nan = u < 0 && jnum(e, "mismatches", 0) > 0;
+    return u;
+}
+
+void ulp_cell(rbuf *b, int max_ulp, int nan, const char *dash)
+{
+    if (max_ulp > 0 && nan)
+        rb_printf(b, "%d; NaN vs number", max_ulp);
+    else if (nan)
+        rb_puts(b, "NaN vs number");
+    else if (max_ulp >= 0)
+        rb_printf(b, "%d", max_ulp);
+    else
+        rb_puts(b, nan ? "NaN vs number" : dash);
 }
 
 void verdict_counts(const cJSON *cases, int n[4])

@@ -68,9 +68,18 @@ typedef struct {
     const char *backend, *contract; /* borrowed from the document */
     int n[4];                       /* by verdict_index */
     int max_ulp;                    /* largest max_ulp over its entries (-1 if none) */
+    int nan_ulp;                    /* entries with a NaN-against-a-number mismatch (their
+                                       max_ulp is -1: no distance exists) */
     double time_ms;                 /* sum of time_ms */
     int timed;                      /* entries with time_ms > 0 */
 } tally;
+
+/* The max-ULP cell of a tally or an entry: the distance, "NaN vs number" when nan (a
+ * mismatch with no ULP distance; with a nonzero distance too, both), dash when neither. */
+void ulp_cell(rbuf *b, int max_ulp, int nan, const char *dash);
+
+/* An entry's max ULP as ulp_cell takes it: *nan set when max_ulp is -1 with mismatches. */
+int entry_max_ulp(const cJSON *e, int *nan);
 
 /* Tallies of doc's cases (malloc'ed, *n set); NULL when there are none or out of memory. */
 tally *tally_build(const cJSON *cases, size_t *n);

@@ -441,7 +441,9 @@ Test(bundle, directory_contract)
     a4w4_backend_close(&b);
     tu_write_file(path, "  bounded  \r\n", 13);
     open_ok(spec, &b);
-    cr_assert_str_eq(b.contract, "bounded");
+    /* recorded with its S (contracts §4.1: plain "bounded" is bounded(1)) */
+    cr_assert_str_eq(b.contract, "bounded(1)");
+    cr_assert_eq(b.split, 1);
     a4w4_backend_close(&b);
     tu_write_file(path, "ordered(0)\n", 11);
     open_fails(spec, "contract.txt", "is not one contract line");

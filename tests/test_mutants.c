@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_bound.h"
 #include "a4w4_gemm.h"
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
@@ -151,6 +152,60 @@ Test(gemm_mutants, splitk_bf16_differs_from_ordered2)
     /* one split (K = 256): nothing to add in bf16 but the rounding of the only partial */
     gemm_diff("mut-splitk-bf16", 33, 64, 256, "exact", 7, 2, 0, 33, &a, &t);
     cr_expect_eq(t, 0, "K=256 has one split: must equal ordered(2) (%zu differ)", t);
+}
+
+/* The bound the bounded contract used before the per-output bound (T = sum |terms| of the
+ * output, nb = K/32): kept here only to show what it let through. */
+static double old_bounded_tolerance(double T, size_t nb, unsigned S)
+{
+    return (2.0 * (double)nb * 0x1p-24 + (2.0 * S + 1.0) * 0x1p-8) * T * (1.0 + 0x1p-6) +
+           (S + 2.0) * 0x1p-133;
+}
+
+static double sum_abs_terms(const a4w4_dot_operands *op)
+{
+    double t = 0;
+    for (size_t k = 0; k < op->K; k++)
+        t += fabs((double)a4w4_e2m1_to_int2x(a4w4_fp4_get(op->a_fp4, k)) *
+                  a4w4_e2m1_to_int2x(a4w4_fp4_get(op->w_fp4, k))) *
+             ldexp(1.0, (int)op->a_scale[k / 32] + (int)op->w_scale[k / 32] - 256);
+    return t;
+}
+
+Test(gemm_mutants, bounded_drop_block_outside_the_per_output_bound_at_k16384)
+{
+    size_t M = 4, N = 32, K = 16384, nb = K / 32, beyond = 0, beyond_old = 0, even_bad = 0;
+    gcase g;
+    gen(&g, M, N, K, "normal", 41);
+    uint16_t y[4 * 32];
+    cr_assert_eq(run_gemm(mut("mut-bounded-drop-block"), &g, y), A4W4_OK);
+    const a4w4_case_data *d = &g.d;
+    for (size_t m = 0; m < M; m++)
+        for (size_t n = 0; n < N; n++) {
+            a4w4_dot_operands op = {d->a_fp4.data + m * K / 2, d->a_scale.data + m * nb,
+                                    d->w_fp4.data + n * K / 2, d->w_scale.data + n * nb, K};
+            float e;
+            a4w4_dot_exact(&op, NULL, &e);
+            double dist = fabs((double)a4w4_bf16_to_f32(y[m * N + n]) - e);
+            double tol = a4w4_dot_bounded_bound(&op, 4) + 0x1p-24 * fabs(e) + 0x1p-149;
+            if (getenv("A4W4_TEST_VERBOSE"))
+                fprintf(stderr, "bdrop (%zu,%zu) dist/bound %.3f old %.5f\n", m, n, dist / tol,
+                        dist / (old_bounded_tolerance(sum_abs_terms(&op), nb, 4) +
+                                0x1p-24 * fabs(e)));
+            if ((n / 16) % 2) {
+                beyond += dist > tol;
+                beyond_old += dist > old_bounded_tolerance(sum_abs_terms(&op), nb, 4) +
+                                         0x1p-24 * fabs(e);
+            } else
+                even_bad += dist > tol;
+        }
+    cr_expect_eq(even_bad, 0, "even sub-tiles keep every block: within the bound");
+    /* a block is a small share of a 512-block sum: it shows where its value is large
+     * against the output's own partials (on this seed 10 of the 64) */
+    cr_expect_geq(beyond, 4, "the missing block must leave the bound on some odd sub-tile "
+                  "output (%zu of %zu)", beyond, M * 16);
+    cr_expect_eq(beyond_old, 0, "the old bound let the dropped block through (%zu)", beyond_old);
+    gfree(&g);
 }
 
 Test(gemm_mutants, tail_unwritten_leaves_the_partial_tile)
@@ -384,7 +439,8 @@ Test(table, every_mutant_is_tested_here_and_none_is_a_default_backend)
         "mut-preshuffle-k1n1", "mut-swizzle-d1d4", "mut-pad-ff", "mut-pad-00",
         "mut-nibble-swap", "mut-e8m0-code0", "mut-mode-round_up", "mut-mode-round_down",
         "mut-mode-ceil", "mut-mode-even", "mut-e2m1-trunc", "mut-drop-kblock",
-        "mut-rows-small-n", "mut-splitk-bf16", "mut-tail-unwritten", "mut-read-past-a"};
+        "mut-rows-small-n", "mut-splitk-bf16", "mut-tail-unwritten", "mut-read-past-a",
+        "mut-bounded-drop-block"};
     size_t n, nb;
     const a4w4_backend_type *const *t = a4w4_mutant_types(&n);
     const a4w4_backend_type *const *b = a4w4_backend_types(&nb);

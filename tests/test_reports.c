@@ -455,6 +455,43 @@ Test(markdown, bounded_backends_are_not_called_bit_exact)
     cJSON_Delete(d);
 }
 
+/* A NaN-against-a-number mismatch has no ULP distance (max_ulp -1): the verdict table and the
+ * failure line say so instead of the 0 of the backend's passing entries. */
+Test(markdown, nan_mismatch_max_ulp_is_not_shown_as_zero)
+{
+    cJSON *d = doc_new("nightly");
+    add(d, "ok", 1, 256, 512, "gpu", "ordered(1)", "pass", 1);
+    cJSON *e = add(d, "nan", 1, 256, 512, "gpu", "ordered(1)", "fail", 1);
+    set_num(e, "mismatches", 2);
+    set_num(e, "max_ulp", -1);
+    char *md = a4w4_report_markdown(d, NULL);
+    cr_expect(contains(md, "| FAIL | gpu | ordered(1) | 1 | 1 | 0 | 0 | NaN vs number |"), "%s",
+              md);
+    cr_expect(contains(md, "ULP distance n/a (NaN against a number)"), "%s", md);
+    free(md);
+    char *h = a4w4_report_html(d, NULL);
+    cr_expect(contains(h, "NaN vs number"));
+    free(h);
+    cJSON_Delete(d);
+}
+
+/* Bounded entries carry the bound they were held to; the report lists them as recorded. */
+Test(markdown, bounded_entries_show_their_bound_and_its_use)
+{
+    cJSON *d = doc_new("nightly");
+    cJSON *e = add(d, "m1", 1, 256, 16384, "gpu-splitk", "bounded(4)", "fail", 1);
+    set_num(e, "mismatches", 3);
+    cJSON_AddNumberToObject(e, "bound_use", 19.9);
+    cJSON_AddNumberToObject(e, "bound_ulp_median", 1.5);
+    cJSON_AddNumberToObject(e, "bound_ulp_max", 42);
+    char *md = a4w4_report_markdown(d, NULL);
+    cr_expect(contains(md, "## Bounded entries"), "%s", md);
+    cr_expect(contains(md, "| m1 | gpu-splitk | bounded(4) | fail | 1.5 | 42 | 19.9 |"), "%s", md);
+    cr_expect(contains(md, "largest distance 19.9 times the bound"), "%s", md);
+    free(md);
+    cJSON_Delete(d);
+}
+
 /* ---------------------------------------------------------------- html */
 
 Test(html, self_contained_with_hazard_map_fence_and_picks)

@@ -100,8 +100,12 @@
  *                 added in split order;
  *   "exact"       the correctly rounded bf16 of the exact sum;
  *   "bounded", "bounded(S)"  reduction order not fixed (bf16-atomic split-K over S
- *                 splits; "bounded" means S = 1): checked within the bound for S, never
- *                 reported bit-exact.
+ *                 splits of round_up(ceil(K/S), 256) elements, each summed in fp32 in any
+ *                 order, rounded to bf16 and added with bf16 atomics in any order;
+ *                 "bounded" means S = 1 and is recorded as bounded(1)): each output is held
+ *                 to a bound derived from its own exact split partials for that S
+ *                 (contracts §4.1), so declare the S the kernel really uses; never reported
+ *                 bit-exact.
  * asm_layout = 1 declares that the kernel reads the ASM layouts (a_scale_shuffled,
  * w_fp4_shuffled, w_scale_swizzled): the harness then reruns it with different pad fills and
  * checks that the valid outputs do not change (contracts §3.3).  0: row-major operands only. */

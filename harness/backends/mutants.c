@@ -559,6 +559,39 @@ GEMM_MUTANT(m_past, "mut-read-past-a",
             "2-row micro-tiles read activation row M when M is odd (guard zone -> NaN)",
             "ordered(1)", 0, run_past);
 
+/* ---- bounded(4) split-K that drops one whole K block -------------------------------------------
+ * Row-major base, AITER's bf16-atomic split-K done right (contracts §4.1 "bounded", §5.3):
+ * ordered(4)'s split ranges, each split summed in fp32 in ascending K, rounded to bf16 and
+ * added into a bf16 output that starts at +0. The fault: the last split's K loop counts its
+ * blocks per 16-column sub-tile and runs one short on odd sub-tiles, so outputs with
+ * (n / 16) odd miss the last 32-block of K. Declared bounded(4). The per-output bound of
+ * contracts §4.1 catches it at K = 16384 (512 blocks); the old bound (relative to the whole
+ * sum of |terms|) let it pass once K/32 was above a few hundred. */
+static uint16_t out_bdrop(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    size_t nb = nblk(d), per = a4w4_split_k_per_split(d->K, 4) / 32;
+    size_t end = (n / 16) % 2 ? nb - 1 : nb; /* the fault: one block short */
+    uint16_t y = 0x0000;
+    int nan = 0;
+    for (size_t b0 = 0; b0 < nb; b0 += per) {
+        size_t b1 = b0 + per < end ? b0 + per : end;
+        float part = b0 < b1 ? dot_range(d, 0, m, n, b0, b1, &nan) : 0.0f;
+        y = a4w4_f32_to_bf16(a4w4_bf16_to_f32(y) + a4w4_bf16_to_f32(a4w4_f32_to_bf16(part)));
+    }
+    return nan ? NAN_BF16 : y;
+}
+
+static int run_bdrop(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    return each_output(a, out_bdrop, NULL);
+}
+
+GEMM_MUTANT(m_bdrop, "mut-bounded-drop-block",
+            "bounded(4) bf16-atomic split-K missing the last K block on odd 16-column "
+            "sub-tiles (per-output bound)", "bounded(4)", 0, run_bdrop);
+
 /* The table, in the order the mutation self-test reports them. The GPU mutants (mutants_hip.c: faults injected
  * in the device code through a4w4_gpu_set_fault) follow in GPU builds, as types with .gpu = 1
  * and an .available that reports "no GPU"; selftest runs them only with --gpu and exits 3
@@ -566,6 +599,7 @@ GEMM_MUTANT(m_past, "mut-read-past-a",
 static const a4w4_backend_type *const mutants[] = {
     &m_k1n1, &m_d1d4, &m_pad_ff, &m_pad_00, &m_nibble, &m_e8m0, &m_mode_ru, &m_mode_rd,
     &m_mode_ce, &m_mode_ev, &m_trunc, &m_drop, &m_rows, &m_splitk, &m_tail, &m_past,
+    &m_bdrop,
 #ifdef A4W4_HAVE_GPU
     A4W4_HIP_MUTANTS,
 #endif

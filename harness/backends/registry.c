@@ -36,9 +36,12 @@ const a4w4_backend_type *const *a4w4_backend_types(size_t *count)
     return table;
 }
 
+/* The contract with its S: plain "bounded" means bounded(1) (contracts §4.1), and is
+ * recorded so, so that every entry names the S its bound was derived for. */
 static void set_contract(a4w4_backend *b, const char *contract)
 {
-    snprintf(b->contract, sizeof b->contract, "%s", contract);
+    snprintf(b->contract, sizeof b->contract, "%s",
+             !strcmp(contract, "bounded") ? "bounded(1)" : contract);
     unsigned s = 1;
     if ((sscanf(contract, "ordered(%u)", &s) != 1 && sscanf(contract, "bounded(%u)", &s) != 1) ||
         s < 1)

@@ -1,6 +1,7 @@
 /* cmd_compare.c — `a4w4check compare`: the parity report between two runs or two paths:
  * cases newly failing, newly passing, outputs whose bits changed, timing ratios with their
- * geometric mean (reports/compare.c). Exit 1 on any new failure. */
+ * geometric mean (reports/compare.c). Exit 1 on any new failure, else 5 when CAND's verdict
+ * is INCOMPLETE. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,8 @@ static const a4w4_option compare_options[] = {
 static const a4w4_command_spec compare_spec = {
     "compare", compare_usage, compare_options, "BASE.json CAND.json",
     "exit: 0 no new failure, 1 at least one new failure, 2 bad input (unreadable, malformed\n"
-    "      JSON, schema violation, usage), 4 an output could not be written\n"};
+    "      JSON, schema violation, usage), 4 an output could not be written, 5 no new failure\n"
+    "      but CAND's verdict is INCOMPLETE\n"};
 
 /* Two inputs; the format (default: all with --out, else md) and only one without --out.
  * Returns -1 when valid, else the exit code. */
@@ -162,8 +164,22 @@ static int check_pairs(const compare_opts *o, const a4w4_args *in, cJSON *const 
     return A4W4_EXIT_PASS;
 }
 
-/* Both documents compared; the sources recorded. NULL after the error (*rc: exit code). */
-static cJSON *compare_docs(const compare_opts *o, const a4w4_args *in, int *rc)
+/* 1 when doc records the verdict INCOMPLETE (something expected was not checked); its
+ * reason into why. */
+static int doc_incomplete(const cJSON *doc, char *why, size_t len)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "verdict");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(doc, "verdict_reason");
+    if (!cJSON_IsString(v) || strcmp(v->valuestring, "INCOMPLETE"))
+        return 0;
+    snprintf(why, len, "%s", cJSON_IsString(r) ? r->valuestring : "no reason recorded");
+    return 1;
+}
+
+/* Both documents compared; the sources recorded; *incomplete set when CAND's verdict is
+ * INCOMPLETE (its reason in why). NULL after the error (*rc: exit code). */
+static cJSON *compare_docs(const compare_opts *o, const a4w4_args *in, int *rc,
+                           int *incomplete, char *why, size_t whylen)
 {
     char err[1024];
     cJSON *doc[2] = {NULL, NULL};
@@ -176,6 +192,7 @@ static cJSON *compare_docs(const compare_opts *o, const a4w4_args *in, int *rc)
             return NULL;
         }
     }
+    *incomplete = doc_incomplete(doc[1], why, whylen);
     *rc = check_pairs(o, in, doc);
     cJSON *cmp = *rc == A4W4_EXIT_PASS ? a4w4_compare(doc[0], doc[1], &o->co) : NULL;
     cJSON_Delete(doc[0]);
@@ -259,7 +276,9 @@ int cmd_compare(int argc, char **argv)
         rc = check_args(&o, &in);
     if (rc != -1)
         return rc;
-    cJSON *cmp = compare_docs(&o, &in, &rc);
+    int incomplete;
+    char why[1024];
+    cJSON *cmp = compare_docs(&o, &in, &rc, &incomplete, why, sizeof why);
     if (!cmp)
         return rc;
     char err[1024];
@@ -277,5 +296,12 @@ int cmd_compare(int argc, char **argv)
     cJSON_Delete(cmp);
     if (rc != A4W4_EXIT_PASS)
         return rc;
-    return nf ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
+    if (nf)
+        return A4W4_EXIT_MISMATCH;
+    if (incomplete) { /* no new failure is no pass over what was never checked */
+        a4w4_errorf("compare: %s has verdict INCOMPLETE (%s): not everything was checked",
+                    in.v[1], why);
+        return A4W4_EXIT_INCOMPLETE;
+    }
+    return A4W4_EXIT_PASS;
 }

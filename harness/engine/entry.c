@@ -148,6 +148,11 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
     cJSON_AddNumberToObject(o, "mismatches", (double)e->mismatches);
     cJSON_AddNumberToObject(o, "unwritten", (double)e->unwritten);
     cJSON_AddNumberToObject(o, "max_ulp", ulp_json(e->max_ulp));
+    if (e->has_bound) {
+        cJSON_AddNumberToObject(o, "bound_use", e->bound_use);
+        cJSON_AddNumberToObject(o, "bound_ulp_median", e->bound_ulp_median);
+        cJSON_AddNumberToObject(o, "bound_ulp_max", e->bound_ulp_max);
+    }
     add_first_mismatches(o, e);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
     cJSON_AddNumberToObject(o, "exact_regime_outputs", (double)e->exact_regime_outputs);

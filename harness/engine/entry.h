@@ -54,7 +54,7 @@ typedef struct {
  *   OUTPUTS  GEMM outputs against the contract's oracle (backends with run, and the oracle's
  *            own cross-check): identity, tags, [run_ms, y_hash, pad_variants, pad_dependent],
  *            checked_outputs, sampled, verdict, mismatches, unwritten, max_ulp,
- *            first_mismatches, time_ms, exact_regime_outputs, [ambiguous], [note];
+ *            [bound_use, bound_ulp_median, bound_ulp_max], first_mismatches, time_ms, exact_regime_outputs, [ambiguous], [note];
  *   BYTES    byte or bit checks (layout and quantizer backends, golden bundles): identity,
  *            [tags], checked_outputs, verdict, mismatches, max_ulp, first_mismatches, [note],
  *            sampled, time_ms. */
@@ -84,6 +84,11 @@ typedef struct {
     int sampled;                   /* 1: a sample of the outputs, not all */
     size_t mismatches, unwritten;  /* unwritten: outputs still holding the poison */
     unsigned max_ulp;              /* largest bf16 ULP distance; UINT_MAX: NaN vs a number */
+    int has_bound;                 /* bounded(S) entries (contracts §4.1 "bounded"): */
+    double bound_use;              /*   largest |got - exact| / bound over the outputs; > 1
+                                        fails */
+    double bound_ulp_median;       /*   the bound in bf16 ULPs of each output's exact value: */
+    double bound_ulp_max;          /*   median and largest over the outputs */
     size_t nfirst;                 /* first mismatches recorded (<= A4W4_ENTRY_MAX_FIRST) */
     a4w4_mismatch first[A4W4_ENTRY_MAX_FIRST];
     double time_ms;                /* NaN when the backend never ran (written null) */

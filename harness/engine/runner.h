@@ -68,7 +68,5 @@ a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err,
 a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, size_t nsuts,
                              const char *path, a4w4_entry_list *out, char *err, size_t errlen);
 
-/* The error bound of a "bounded(S)" kernel against the exact sum (see runner.c). */
-double a4w4_bounded_tolerance(double sum_abs_terms, size_t nblocks, unsigned S);
 
 #endif

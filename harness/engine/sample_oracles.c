@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_bound.h"
 #include "a4w4_formats.h"
 #include "a4w4_gemm.h"
 #include "a4w4_gemm_fast.h"
@@ -322,6 +323,29 @@ const double *a4w4_oracles_sum_abs(a4w4_oracles *o)
     return o->sum_abs;
 }
 
+const double *a4w4_oracles_bound(a4w4_oracles *o, unsigned S)
+{
+    for (size_t i = 0; i < o->nbound; i++)
+        if (o->bound[i].S == S)
+            return o->bound[i].b;
+    if (o->nbound == 8)
+        return NULL;
+    double *b = malloc((o->count ? o->count : 1) * sizeof *b);
+    if (!b)
+        return NULL;
+    const a4w4_sub_problem *p = &o->p;
+    size_t nb = p->K / 32, rb = p->K / 2;
+    for (size_t i = 0; i < p->M; i++)
+        for (size_t j = 0; j < p->N; j++) {
+            a4w4_dot_operands op = {p->a + i * rb, p->as + i * nb, p->w + j * rb,
+                                    p->ws + j * nb, p->K};
+            b[i * p->N + j] = a4w4_dot_bounded_bound(&op, S);
+        }
+    o->bound[o->nbound].S = S;
+    o->bound[o->nbound++].b = b;
+    return b;
+}
+
 void a4w4_oracles_free(a4w4_oracles *o)
 {
     a4w4_sub_problem_free(&o->p);
@@ -331,5 +355,7 @@ void a4w4_oracles_free(a4w4_oracles *o)
     free(o->sum_abs);
     for (size_t i = 0; i < o->nsplit; i++)
         free(o->split[i].y);
+    for (size_t i = 0; i < o->nbound; i++)
+        free(o->bound[i].b);
     memset(o, 0, sizeof *o);
 }

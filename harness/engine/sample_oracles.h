@@ -38,6 +38,11 @@ typedef struct {
         uint16_t *y;
     } split[8];
     size_t nsplit;
+    struct {
+        unsigned S;
+        double *b;
+    } bound[8];          /* bounded(S) bounds per output (a4w4_oracles_bound) */
+    size_t nbound;
 } a4w4_oracles;
 
 /* Gather the sub-problem of sample s of case data d into *p. 0, or A4W4_ENOMEM. */
@@ -58,9 +63,16 @@ int a4w4_oracles_compute(const a4w4_case_data *d, const a4w4_sample *s, a4w4_ora
  * or when 8 other splits are held already. */
 const uint16_t *a4w4_oracles_ordered(a4w4_oracles *o, unsigned S);
 
-/* Per output: sum over blocks of |isum| * 2^(sa+sb-256), the T of the bounded contract
- * (runner.h a4w4_bounded_tolerance), computed once. NULL when out of memory. */
+/* Per output: sum over blocks of |isum| * 2^(sa+sb-256), the sum of |terms| (contracts §4.1),
+ * computed once. NULL when out of memory. */
 const double *a4w4_oracles_sum_abs(a4w4_oracles *o);
+
+/* Per output: the bounded(S) bound B of contracts §4.1 (ref/a4w4_bound.h
+ * a4w4_dot_bounded_bound: |y - exact| <= B for every bf16-atomic split-K result over S
+ * splits), from the output's own exact split partials and per-split sums of |terms|; NaN for
+ * an output reading a 0xFF scale. Computed once per S. NULL when out of memory or when 8
+ * other S are held already. */
+const double *a4w4_oracles_bound(a4w4_oracles *o, unsigned S);
 
 void a4w4_oracles_free(a4w4_oracles *o);
 

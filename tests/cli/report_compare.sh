@@ -69,4 +69,19 @@ rc=$(code "$CLI" compare "$WORK/ref" "$WORK/bad" --format json --out "$WORK/nopa
 rc=$(code "$CLI" compare "$WORK/bad" "$WORK/ref" --pair "$BAD=$REF" --format json --out "$WORK/fix" --quiet)
 [ "$rc" -eq 0 ] || { echo "fixed direction: exit $rc, expected 0"; exit 1; }
 grep -qE "\"fixed\":[[:space:]]*$nbad," "$WORK/fix/compare.json"
+# a candidate whose verdict is INCOMPLETE is no pass, even with no new failure: exit 5, one line
+python3 - "$WORK/ref/results.json" "$WORK/inc.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["verdict"] = "INCOMPLETE"
+d["verdict_reason"] = "3 of 4 expected items recorded"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+set +e; "$CLI" compare "$WORK/ref" "$WORK/inc.json" --format json --out "$WORK/inc" --quiet 2> "$WORK/err"; rc=$?; set -e
+[ "$rc" -eq 5 ] || { echo "compare against an INCOMPLETE candidate: exit $rc, expected 5"; exit 1; }
+[ "$(wc -l < "$WORK/err")" -eq 1 ] && grep -q "verdict INCOMPLETE (3 of 4 expected items recorded)" "$WORK/err" ||
+  { echo "compare INCOMPLETE: $(cat "$WORK/err")"; exit 1; }
+# new failures still come first: exit 1
+rc=$(code "$CLI" compare "$WORK/ref" "$WORK/bad" --pair "$REF=$BAD" --format json --out "$WORK/reg2" --quiet)
+[ "$rc" -eq 1 ]
 echo "compare ok"

@@ -4,12 +4,12 @@
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
 
 expect_run(s 0 ${CLI} selftest)
-expect_match(s "${s_out}" "kill rate: 16/16 \\(100%\\); correct backends passing: 4/4")
+expect_match(s "${s_out}" "kill rate: 17/17 \\(100%\\); correct backends passing: 4/4")
 expect_no_match(s "${s_out}" "SURVIVED")
 foreach(m mut-preshuffle-k1n1 mut-swizzle-d1d4 mut-pad-ff mut-pad-00 mut-nibble-swap
           mut-e8m0-code0 mut-mode-round_up mut-mode-round_down mut-mode-ceil mut-mode-even
           mut-e2m1-trunc mut-drop-kblock mut-rows-small-n mut-splitk-bf16 mut-tail-unwritten
-          mut-read-past-a)
+          mut-read-past-a mut-bounded-drop-block)
   expect_match(s "${s_out}" "KILLED +${m} +by st_")
 endforeach()
 # each mutant dies of the check it was built for
@@ -30,7 +30,14 @@ expect_run(w 1 ${CLI} selftest --cases ${WORK}/weak.csv)
 expect_match(w "${w_out}" "SURVIVED mut-drop-kblock")
 expect_match(w "${w_out}" "SURVIVED mut-read-past-a")
 expect_match(w "${w_out}" "KILLED +mut-mode-ceil")
-expect_match(w "${w_out}" "kill rate: [0-9]+/16 ")
+expect_match(w "${w_out}" "kill rate: [0-9]+/17 ")
+
+# the per-output bound of bounded(S) (contracts §4.1) kills a bf16-atomic split-K that drops
+# one whole 32-block of K, at K = 16384 (512 blocks, where the old bound let it pass)
+expect_match(s "${s_out}" "mut-bounded-drop-block +by [^\n]*outside the bounded\\(4\\) bound")
+file(WRITE ${WORK}/k16384.csv "name,M,N,K,regime,seed,tags\nbd_m4_n32_k16384,4,32,16384,normal,41,x\n")
+expect_run(k 0 ${CLI} selftest --cases ${WORK}/k16384.csv --only mut-bounded-drop-block)
+expect_match(k "${k_out}" "KILLED +mut-bounded-drop-block +by bd_m4_n32_k16384: [^\n]*outside the bounded\\(4\\) bound")
 
 # --only, --list, bad usage
 expect_run(o 0 ${CLI} selftest --only mut-drop-kblock,mut-e2m1-trunc)
