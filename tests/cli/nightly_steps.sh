@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The nightly's steps as the GitHub workflow and ci/nightly-gpu.sh run them: ci/nightly-shard.sh
+# for G=3 groups as 3 concurrent processes (CPU backends, premerge set without the golden
+# bundles), then ci/nightly-merge.sh: verdict PASS over every item of the matrix, each group
+# used; and without one group's directory the merge refuses, naming the missing shard.
+set -euo pipefail
+CLI=$1 SRC=$2 WORK=$3
+rm -rf "$WORK"; mkdir -p "$WORK"
+cd "$SRC"
+export A4W4CHECK=$CLI
+G=3
+pids=()
+for g in $(seq 1 $G); do
+  bash ci/nightly-shard.sh --group "$g/$G" --out "$WORK/g$g" --set premerge \
+    --backends cpu-fallback,cpu-asm -- --no-golden > "$WORK/g$g.out" 2>&1 &
+  pids+=($!)
+done
+for g in $(seq 1 $G); do
+  wait "${pids[$((g - 1))]}" || { cat "$WORK/g$g.out"; echo "group $g/$G failed"; exit 1; }
+  grep -q "group $g/$G: shard verdict PASS, exit 0" "$WORK/g$g.out"
+done
+bash ci/nightly-merge.sh "$WORK/merged" "$WORK/g1" "$WORK/g2" "$WORK/g3"
+doc=$WORK/merged/results.json
+grep -q '"verdict":[[:space:]]*"PASS"' "$doc"
+# every item of the matrix, counted from the case file itself (data rows but the header)
+items=$(grep -v '^[[:space:]]*#' cases/premerge.csv | grep -c '[^[:space:]]')
+items=$((items - 1))
+[ "$items" -gt 3 ]
+count() { grep -o "\"$1\":[[:space:]]*[0-9]*" "$2" | tail -n 1 | grep -o '[0-9]*$'; }
+[ "$(count expected_items "$doc")" -eq "$items" ] || { echo "expected_items != $items"; exit 1; }
+[ "$(count recorded_items "$doc")" -eq "$items" ] || { echo "recorded_items != $items"; exit 1; }
+# one entry per item and backend: the oracle, cpu-fallback and cpu-asm
+[ "$(count entries "$doc")" -eq $((3 * items)) ] || { echo "entries != 3 x $items"; exit 1; }
+[ "$(grep -c '<testcase ' "$WORK/merged/junit.xml")" -eq $((3 * items)) ]
+[ -s "$WORK/merged/summary.md" ] && [ -s "$WORK/merged/report.html" ]
+# every group ran its own part of the matrix, and the groups' items add up
+sum=0
+for g in $(seq 1 $G); do
+  n=$(count shard_items "$WORK/g$g/results.json")
+  [ "$n" -gt 0 ] || { echo "group $g/$G ran no item"; exit 1; }
+  sum=$((sum + n))
+  grep -q "^| $g/$G | 0 | " "$WORK/merged/groups.md"
+done
+[ "$sum" -eq "$items" ]
+
+# a group's directory lost (a job that never uploaded): refused, one line names the shard
+set +e
+bash ci/nightly-merge.sh "$WORK/partial" "$WORK/g1" "$WORK/g3" 2> "$WORK/err"
+rc=$?
+set -e
+cat "$WORK/err"
+[ $rc -eq 2 ] || { echo "merge without group 2: exit $rc, expected 2"; exit 1; }
+[ "$(grep -c 'shard 2/3 is missing' "$WORK/err")" -eq 1 ]
+[ ! -e "$WORK/partial/results.json" ] && [ ! -e "$WORK/partial/junit.xml" ]
+echo "nightly steps ok"
