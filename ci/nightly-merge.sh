@@ -28,8 +28,9 @@ rm -f "$out/results.json" "$out/summary.md" "$out/junit.xml" "$out/report.html"
     f=$d/group.txt
     get() { sed -n "s/^$1=//p" "$f" 2>/dev/null | head -n 1; }
     if [ -f "$f" ]; then
-      echo "| $(get group) | $(get exit) | $(get wall_s) | $(get host) |" \
-        "$(get cuda_visible_devices)$(get hip_visible_devices) | $d |"
+      dev=$(get cuda_visible_devices); dev=${dev:+CUDA $dev}
+      hip=$(get hip_visible_devices); dev="$dev${dev:+${hip:+, }}${hip:+HIP $hip}"
+      echo "| $(get group) | $(get exit) | $(get wall_s) | $(get host) | ${dev:-(all)} | $d |"
     else
       echo "| ? | ? | ? | ? | ? | $d (no group.txt) |"
     fi

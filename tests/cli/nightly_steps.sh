@@ -52,4 +52,21 @@ cat "$WORK/err"
 [ $rc -eq 2 ] || { echo "merge without group 2: exit $rc, expected 2"; exit 1; }
 [ "$(grep -c 'shard 2/3 is missing' "$WORK/err")" -eq 1 ]
 [ ! -e "$WORK/partial/results.json" ] && [ ! -e "$WORK/partial/junit.xml" ]
+
+# the host script: GPUS=2 x GROUPS_PER_GPU=2 groups, each pinned to its GPU, with stand-ins for
+# the GPU check programs (no GPU here) and the CPU backends
+mkdir -p "$WORK/bin"
+ln -s "$CLI" "$WORK/bin/a4w4check"
+for p in a4w4_gpu_emu a4w4_gpu_check; do
+  printf '#!/bin/sh\necho "RESULT: stand-in %s"\n' "$p" > "$WORK/bin/$p"; chmod +x "$WORK/bin/$p"
+done
+env -u CUDA_VISIBLE_DEVICES A4W4_GPU=nvidia GPUS=2 GROUPS_PER_GPU=2 SET=edge \
+  BACKENDS=cpu-fallback,cpu-asm REPORT_DIR="$WORK/host" bash ci/nightly-gpu.sh --prebuilt "$WORK/bin"
+for g in 1 2 3 4; do
+  grep -q "group $g/4: shard verdict PASS, exit 0, wall [0-9]* s, CUDA_VISIBLE_DEVICES=$(( (g - 1) % 2 ))" \
+    "$WORK/host/nightly.log"
+done
+grep -q '"verdict":[[:space:]]*"PASS"' "$WORK/host/run/merged/results.json"
+grep -q "^| 2/4 | 0 | [0-9]* | [^|]* | CUDA 1 |" "$WORK/host/run/merged/groups.md"
+grep -q "nightly-gpu: PASS" "$WORK/host/nightly.log"
 echo "nightly steps ok"
