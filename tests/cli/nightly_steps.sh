@@ -53,6 +53,40 @@ cat "$WORK/err"
 [ "$(grep -c 'shard 2/3 is missing' "$WORK/err")" -eq 1 ]
 [ ! -e "$WORK/partial/results.json" ] && [ ! -e "$WORK/partial/junit.xml" ]
 
+# the workflow's merge step itself (.github/workflows/nightly-gpu.yml, job merge), on the
+# groups laid out as download-artifact lays them out, once complete and once without group 2
+wf_step() { # the `run:` of the merge job's step whose name starts with "merge"
+  /usr/bin/python3 -c 'import sys, yaml
+job = yaml.safe_load(open(sys.argv[1]))["jobs"]["merge"]
+print(next(s["run"] for s in job["steps"] if s.get("name", "").startswith("merge")))' \
+    .github/workflows/nightly-gpu.yml
+}
+wf_step > "$WORK/merge-step.sh"
+for case in all partial; do
+  w=$WORK/wf-$case
+  mkdir -p "$w/groups"
+  ln -s "$SRC/ci" "$w/ci"
+  for g in 1 2 3; do
+    [ "$case" = partial ] && [ $g = 2 ] && continue
+    ln -s "$WORK/g$g" "$w/groups/nightly-group-$g"
+  done
+  set +e
+  (cd "$w" && TOTAL=3 GITHUB_STEP_SUMMARY=$w/step-summary.md bash -e "$WORK/merge-step.sh") \
+    > "$w/out" 2>&1
+  rc=$?
+  set -e
+  echo "workflow merge step ($case): exit $rc"
+  if [ $case = all ]; then
+    [ $rc -eq 0 ] && grep -q '^\*\*Verdict: PASS\*\*' "$w/step-summary.md" &&
+      grep -q '^| 3/3 | 0 |' "$w/step-summary.md" && [ -s "$w/merged/junit.xml" ] ||
+      { cat "$w/out"; echo "workflow merge step failed on complete groups"; exit 1; }
+  else
+    [ $rc -eq 2 ] && grep -q 'group 2/3: no results uploaded' "$w/out" &&
+      grep -q 'shard 2/3 is missing' "$w/step-summary.md" && [ ! -e "$w/merged/results.json" ] ||
+      { cat "$w/out"; echo "workflow merge step did not refuse a missing group"; exit 1; }
+  fi
+done
+
 # the host script: GPUS=2 x GROUPS_PER_GPU=2 groups, each pinned to its GPU, with stand-ins for
 # the GPU check programs (no GPU here) and the CPU backends
 mkdir -p "$WORK/bin"
