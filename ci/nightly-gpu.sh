@@ -38,7 +38,7 @@
 # Exit: 0 every check passed; 1 a check failed; 2 missing library or build failure; 77 no GPU.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "$root" || exit 2
 quick=()
 set_name=${SET:-nightly}
 sanitize=0

@@ -43,7 +43,7 @@ if ! [[ "$group" =~ ^([0-9]+)/([0-9]+)$ ]] || [ "${BASH_REMATCH[1]}" -lt 1 ] ||
 fi
 [ -x "$cli" ] || { echo "nightly-shard: --cli $cli: not an executable a4w4check" >&2; exit 2; }
 mkdir -p "$out" || exit 2
-cd "$root"
+cd "$root" || exit 2
 t0=$(date +%s)
 "$cli" run --set "$set_name" --backend "$backends" --shard "$group" --out "$out" --quiet "$@" \
   >"$out/run.log" 2>&1

@@ -4,7 +4,7 @@
 # packages (A4W4_DEPS_PREFIX) is searched; and a -DBUILD_TESTING=OFF configure needs no
 # Criterion (configure only, with Criterion's .pc hidden), while a testing one names it.
 set -euo pipefail
-CLI=$1 SRC=$2 WORK=$3
+SRC=$2 WORK=$3   # $1 (the CLI) is not needed
 rm -rf "$WORK"; mkdir -p "$WORK/empty" "$WORK/bin"
 cd "$SRC"
 command -v pkg-config >/dev/null || { echo "no pkg-config here"; exit 77; }
@@ -17,7 +17,7 @@ CC
 chmod +x "$WORK/bin/cc-no-csv"
 
 set +e
-PKG_CONFIG_LIBDIR=$WORK/empty PKG_CONFIG_PATH= CC=$WORK/bin/cc-no-csv A4W4_DEPS_PREFIX= \
+PKG_CONFIG_LIBDIR=$WORK/empty PKG_CONFIG_PATH='' CC=$WORK/bin/cc-no-csv A4W4_DEPS_PREFIX='' \
   bash ci/find-deps.sh > "$WORK/out" 2> "$WORK/err"
 rc=$?
 set -e
@@ -29,13 +29,24 @@ grep -q "missing cJSON.*libcjson-dev.*A4W4_DEPS_PREFIX" "$WORK/err"
 grep -q "missing OpenBLAS.*libopenblas-dev.*ci/unpack-debs.sh" "$WORK/err"
 grep -q "missing libcsv.*libcsv-dev" "$WORK/err"
 
+# the nightly host script stops there too: exit 2 before any build, the same lines
+set +e
+PKG_CONFIG_LIBDIR=$WORK/empty PKG_CONFIG_PATH='' CC=$WORK/bin/cc-no-csv A4W4_DEPS_PREFIX='' \
+  A4W4_GPU=nvidia REPORT_DIR=$WORK/nightly BUILD_DIR=$WORK/nightly-build \
+  bash ci/nightly-gpu.sh > "$WORK/nightly.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 2 ] || { cat "$WORK/nightly.out"; echo "nightly-gpu.sh: exit $rc, expected 2"; exit 1; }
+for lib in cJSON OpenBLAS libcsv; do grep -q "^find-deps: missing $lib" "$WORK/nightly.out"; done
+[ ! -e "$WORK/nightly-build" ]
+
 # the same libraries in a prefix: found there, and the exports point at it
 pcdir=$(pkg-config --variable pcfiledir libcjson)
 obdir=$(pkg-config --variable pcfiledir openblas)
 ma=$(uname -m)-linux-gnu
 mkdir -p "$WORK/pfx/usr/lib/$ma/pkgconfig"
 cp "$pcdir/libcjson.pc" "$obdir/openblas.pc" "$WORK/pfx/usr/lib/$ma/pkgconfig/"
-PKG_CONFIG_LIBDIR=$WORK/empty PKG_CONFIG_PATH= A4W4_DEPS_PREFIX=$WORK/pfx \
+PKG_CONFIG_LIBDIR=$WORK/empty PKG_CONFIG_PATH='' A4W4_DEPS_PREFIX=$WORK/pfx \
   bash ci/find-deps.sh > "$WORK/out"
 grep -q "^export PKG_CONFIG_PATH=$WORK/pfx/usr/lib/$ma/pkgconfig" "$WORK/out"
 grep -q "^export CMAKE_PREFIX_PATH=$WORK/pfx" "$WORK/out"
@@ -48,10 +59,10 @@ set -e
 # configure without Criterion: BUILD_TESTING=OFF succeeds, ON says what is missing
 mkdir -p "$WORK/pc"
 ln -s "$pcdir/libcjson.pc" "$obdir/openblas.pc" "$WORK/pc/"
-PKG_CONFIG_LIBDIR=$WORK/pc PKG_CONFIG_PATH= cmake -S "$SRC" -B "$WORK/off" -DBUILD_TESTING=OFF \
+PKG_CONFIG_LIBDIR=$WORK/pc PKG_CONFIG_PATH='' cmake -S "$SRC" -B "$WORK/off" -DBUILD_TESTING=OFF \
   > "$WORK/off.log" 2>&1 || { tail -n 20 "$WORK/off.log"; echo "BUILD_TESTING=OFF needs Criterion"; exit 1; }
 set +e
-PKG_CONFIG_LIBDIR=$WORK/pc PKG_CONFIG_PATH= cmake -S "$SRC" -B "$WORK/on" > "$WORK/on.log" 2>&1
+PKG_CONFIG_LIBDIR=$WORK/pc PKG_CONFIG_PATH='' cmake -S "$SRC" -B "$WORK/on" > "$WORK/on.log" 2>&1
 rc=$?
 set -e
 [ $rc -ne 0 ] && grep -q "Criterion (pkg-config module criterion) not found" "$WORK/on.log"
