@@ -1,31 +1,44 @@
 #!/usr/bin/env bash
-# ci/nightly-gpu.sh — nightly GPU check, first version: find the GPU, build for
-# it, run the GPU check programs, keep the logs; exit non-zero on any mismatch.
+# ci/nightly-gpu.sh — the nightly GPU check on one host: find the GPUs, build for them, run
+# the GPU check programs, then the harness in shard groups, one or more per GPU, merged into
+# one verdict; keep the logs; exit non-zero on any mismatch. Across hosts the GitHub workflow
+# .github/workflows/nightly-gpu.yml runs the same two steps (ci/nightly-shard.sh per job,
+# ci/nightly-merge.sh once).
 #
 #   1. GPU: $A4W4_GPU (nvidia|amd) or detected (nvidia-smi, then rocminfo). None -> exit 77.
 #      NVIDIA architecture from nvidia-smi's compute capability unless $CUDA_ARCH is set;
 #      AMD targets from rocminfo unless $GPU_TARGETS is set.
-#   2. Build: the project's CMake (-DA4W4_GPU=...) for a4w4_gpu_check and a4w4_gpu_emu; when
-#      that cannot configure or build (the GPU machine image lacks cJSON, OpenBLAS and
-#      Criterion), tests/gpu/build-standalone.sh instead.
+#   2. Build: ci/find-deps.sh first (cJSON, OpenBLAS, libcsv; $A4W4_DEPS_PREFIX: a prefix of
+#      unpacked packages): a missing library stops the nightly with exit 2 and one line per
+#      library saying how to provide it. Then the project's CMake with -DBUILD_TESTING=OFF (no
+#      Criterion needed) and -DA4W4_GPU=... for a4w4_gpu_check, a4w4_gpu_emu and a4w4check;
+#      when that fails, tests/gpu/build-standalone.sh builds the GPU check programs alone
+#      (no harness: the nightly then FAILs).
 #   3. Run: a4w4_gpu_emu (CPU run of the kernels' arithmetic), a4w4_gpu_check on the full
-#      matrix and the golden bundles, then the harness: `a4w4check run --set nightly` (golden
-#      bundles included) on every backend — every hip-* one and the CPU ones — in $SHARDS
-#      parallel shards, merged into one results.json + summary.md; with --sanitize also
-#      a4w4_gpu_check --quick and `a4w4check run --set edge` on the hip backends under
+#      matrix and the golden bundles; with --sanitize also a4w4_gpu_check --quick under
 #      compute-sanitizer memcheck (NVIDIA).
+#   4. The harness: `a4w4check run --set nightly` (golden bundles included) on every backend
+#      — every hip-* one and the CPU ones — in G = GPUs x GROUPS_PER_GPU shard groups, group g
+#      (ci/nightly-shard.sh --group g/G) pinned to one GPU with CUDA_VISIBLE_DEVICES /
+#      HIP_VISIBLE_DEVICES, all at once; then ci/nightly-merge.sh: one results.json,
+#      summary.md, junit.xml, report.html, groups.md. Prints each group's wall time (the
+#      balance) and the merged verdict. With --sanitize also `a4w4check run --set edge` on the
+#      hip backends under compute-sanitizer memcheck.
 #
 # Usage: ci/nightly-gpu.sh [--quick] [--sanitize] [--prebuilt DIR]
 #   --quick       the small case matrix only (a4w4_gpu_check --quick, the edge set)
 #   --sanitize    add the compute-sanitizer memcheck runs (NVIDIA)
 #   --prebuilt D  skip the build; use D/a4w4_gpu_check, D/a4w4_gpu_emu and D/a4w4check
 # Env: BUILD_DIR (default build-gpu-nightly), REPORT_DIR (default reports/gpu-nightly),
-#      SHARDS (default nproc, at most 8), SET (default nightly; edge with --quick),
-#      BACKENDS (default: every hip-* backend plus cpu-asm and cpu-fallback).
-# Exit: 0 every check passed; 1 a check failed; 2 build failure; 77 no GPU found.
+#      GPUS (default: nvidia-smi -L / rocminfo's count, or the entries of an inherited
+#      CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), GROUPS_PER_GPU (default: min(8, nproc)
+#      / GPUS rounded up: the CPU backends and oracle use the cores; SHARDS is its old name),
+#      SET (default nightly; edge with --quick), BACKENDS (default: every hip-* backend plus
+#      cpu-asm and cpu-fallback), A4W4_DEPS_PREFIX (see ci/find-deps.sh).
+# Exit: 0 every check passed; 1 a check failed; 2 missing library or build failure; 77 no GPU.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "$root" || exit 2
 quick=()
 set_name=${SET:-nightly}
 sanitize=0
@@ -85,17 +98,25 @@ case "$plat" in
 esac
 
 # ---- 2. build -------------------------------------------------------------------------------
+# the libraries (and a prefix's environment, also for running a prebuilt CLI)
+if deps=$(bash "$root/ci/find-deps.sh" 2>"$reports/find-deps.log"); then
+  eval "$deps"
+elif [ -z "$prebuilt" ]; then
+  log "missing libraries: the nightly cannot build a4w4check here"
+  tee -a "$reports/nightly.log" <"$reports/find-deps.log" >&2
+  exit 2
+fi
 if [ -n "$prebuilt" ]; then
   bindir=$prebuilt
   log "using prebuilt programs in $bindir"
-elif cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_gpu[@]}" \
-       >"$reports/cmake-configure.log" 2>&1 &&
+elif cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF \
+       "${cmake_gpu[@]}" >"$reports/cmake-configure.log" 2>&1 &&
      cmake --build "$build" -j "$(nproc)" --target a4w4_gpu_check a4w4_gpu_emu a4w4check \
        >"$reports/cmake-build.log" 2>&1; then
   bindir=$build
   log "built with CMake in $build"
 else
-  log "CMake build unavailable here (see cmake-*.log); building standalone"
+  log "CMake build failed (see cmake-*.log); building the GPU check programs standalone"
   if ! bash "$root/tests/gpu/build-standalone.sh" "$plat" "$build-standalone" \
        >"$reports/standalone-build.log" 2>&1; then
     log "BUILD FAILED (standalone-build.log)"
@@ -130,25 +151,58 @@ if [ "$sanitize" = 1 ]; then
   fi
 fi
 
-# ---- 4. the harness: the nightly set on every backend ------------------------------------
+# ---- 4. the harness: the nightly set on every backend, shard groups per GPU ---------------
+# the GPUs' ids as the runtime numbers them (an inherited *_VISIBLE_DEVICES list is kept)
+gpu_ids() {
+  local vis=${CUDA_VISIBLE_DEVICES:-}
+  [ "$plat" = amd ] && vis=${HIP_VISIBLE_DEVICES:-${ROCR_VISIBLE_DEVICES:-}}
+  if [ -n "${GPUS:-}" ]; then
+    if [ -n "$vis" ]; then echo "$vis" | tr ',' '\n' | head -n "$GPUS"; else seq 0 $((GPUS - 1)); fi
+  elif [ -n "$vis" ]; then
+    echo "$vis" | tr ',' '\n'
+  elif [ "$plat" = nvidia ]; then
+    seq 0 $(( $(nvidia-smi -L 2>/dev/null | grep -c '^GPU') - 1 ))
+  else
+    seq 0 $(( $(rocminfo 2>/dev/null | grep -cE '^[[:space:]]*Name:[[:space:]]*gfx') - 1 ))
+  fi
+}
+run_groups() { # cli backends: G groups at once, each pinned to one GPU; sets G, dirs
+  local cli=$1 backends=$2 ids ngpu per g dev pids=() pin=CUDA_VISIBLE_DEVICES
+  [ "$plat" = amd ] && pin=HIP_VISIBLE_DEVICES
+  mapfile -t ids < <(gpu_ids)
+  ngpu=${#ids[@]}
+  [ "$ngpu" -ge 1 ] || { ids=(0); ngpu=1; }
+  per=${GROUPS_PER_GPU:-${SHARDS:-}}
+  if [ -z "$per" ]; then
+    local cores; cores=$(nproc); [ "$cores" -gt 8 ] && cores=8
+    per=$(( (cores + ngpu - 1) / ngpu ))
+  fi
+  G=$(( ngpu * per ))
+  dirs=()
+  log "harness: $G shard groups ($ngpu GPU(s) x $per), set $set_name, backends $backends"
+  for g in $(seq 1 "$G"); do
+    dev=${ids[$(( (g - 1) % ngpu ))]}
+    dirs+=("$reports/run/g$g")
+    env "$pin=$dev" A4W4CHECK="$cli" bash "$root/ci/nightly-shard.sh" --group "$g/$G" --out "$reports/run/g$g" \
+      --set "$set_name" --backends "$backends" >"$reports/group-$g.log" 2>&1 &
+    pids+=($!)
+  done
+  for g in $(seq 1 "$G"); do
+    wait "${pids[$((g - 1))]}"
+    log "$(cat "$reports/group-$g.log")"
+  done
+}
 cli=$bindir/a4w4check
 if [ -x "$cli" ]; then
   backends=${BACKENDS:-hip-asm-32x128,hip-asm-64x256,hip-asm-128x128,hip-asm-256x256,hip-asm:dispatch,hip-asm-splitk,hip-asm-atomic,hip-fallback,hip-layout,hip-quant,cpu-asm,cpu-fallback}
-  shards=${SHARDS:-$(nproc)}
-  [ "$shards" -gt 8 ] && shards=8
   t0=$SECONDS
-  pids=()
-  for i in $(seq 1 "$shards"); do
-    "$cli" run --set "$set_name" --backend "$backends" --shard "$i/$shards" \
-      --out "$reports/run/s$i" --quiet >"$reports/run-s$i.log" 2>&1 &
-    pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p"; done
-  "$cli" merge --out "$reports/run/merged" $(for i in $(seq 1 "$shards"); do echo "$reports/run/s$i"; done) \
+  rm -rf "$reports/run"
+  run_groups "$cli" "$backends"
+  A4W4CHECK=$cli bash "$root/ci/nightly-merge.sh" "$reports/run/merged" "${dirs[@]}" \
     >"$reports/merge.log" 2>&1
   rc=$?
-  log "harness run --set $set_name on $backends in $shards shards: merge exit $rc ($((SECONDS - t0)) s) — $(tail -n1 "$reports/merge.log")"
-  [ $rc -ne 0 ] && status=1 && grep -A3 '^## Failures' "$reports/run/merged/summary.md" | head -n 20
+  log "harness: $G groups merged, exit $rc ($((SECONDS - t0)) s) — $(tail -n 1 "$reports/merge.log")"
+  [ $rc -ne 0 ] && status=1 && grep -A3 '^## Failures' "$reports/run/merged/summary.md" 2>/dev/null | head -n 20
   if [ "$sanitize" = 1 ] && [ "$plat" = nvidia ] && command -v compute-sanitizer >/dev/null 2>&1; then
     run_step memcheck_harness compute-sanitizer --tool memcheck --error-exitcode 9 \
       "$cli" run --set edge --no-golden --backend "${backends//,cpu-asm,cpu-fallback/}" \

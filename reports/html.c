@@ -395,6 +395,9 @@ static void section_summary(rbuf *b, const cJSON *doc, const cJSON *cases,
     if (jhas(doc, "full"))
         rb_puts(b, jtrue(doc, "full") ? ", every output checked"
                                       : ", outputs sampled above 2^26 MACs");
+    if (jnum(doc, "budget_seconds", 0) > 0)
+        rb_printf(b, " unless a full check is estimated within the budget of %g s per case",
+                  jnum(doc, "budget_seconds", 0));
     if (o->source && !o->reproducible) {
         rb_puts(b, "; from <code>");
         rb_html(b, o->source);

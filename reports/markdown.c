@@ -161,6 +161,9 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
     if (jhas(doc, "full"))
         rb_puts(&b, jtrue(doc, "full") ? ", every output checked"
                                        : ", outputs sampled above 2^26 MACs");
+    if (jnum(doc, "budget_seconds", 0) > 0)
+        rb_printf(&b, " unless a full check is estimated within the budget of %g s per case",
+                  jnum(doc, "budget_seconds", 0));
     rb_puts(&b, ". Contracts: contracts §4.1 (bit-exact against ordered(S) or exact; bounded "
                 "backends within the derived bound, never called bit-exact).\n\n");
 

@@ -191,6 +191,7 @@ static cJSON *layers_header(size_t qwen_n, size_t ngroups, const a4w4_layer_ops 
     cJSON_AddStringToObject(header, "matrix_hash", hex);
     cJSON_AddStringToObject(header, "shard", shard);
     cJSON_AddBoolToObject(header, "full", 1);
+    cJSON_AddNumberToObject(header, "budget_seconds", 0);
     cJSON *bl = cJSON_AddArrayToObject(header, "backends");
     cJSON *bc = cJSON_AddObjectToObject(header, "contracts");
     for (size_t i = 0; i < npairs; i++) {

@@ -1,7 +1,7 @@
 /* cmd_merge.c — `a4w4check merge --out DIR SHARD_DIR...`: combine the results of `run
  * --shard i/n` runs into one results.json + summary.md. Refuses shards of different
  * matrices, seeds (the matrix hash covers the case file, seeds included), backends, tool
- * versions or shard counts, duplicate shards, and (unless --allow-partial, which makes the
+ * versions, --full or --budget-seconds, or shard counts, duplicate shards, and (unless --allow-partial, which makes the
  * verdict INCOMPLETE) missing shards and shards that recorded fewer or more items than their
  * header's shard_items (a shard killed mid-way). */
 #include <stdio.h>
@@ -18,8 +18,9 @@ static const char merge_usage[] =
     "\n"
     "Reads SHARD_DIR/results.jsonl of each `a4w4check run --shard i/n` and writes the combined\n"
     "DIR/results.json and DIR/summary.md (atomically). Every shard must come from the same\n"
-    "matrix (case file and seeds), backends, tool version and n; each i exactly once, each\n"
-    "with every item its header promises (shard_items) recorded. --allow-partial merges\n"
+    "matrix (case file and seeds), backends, --full and --budget-seconds, tool version and\n"
+    "n; each i exactly once, each with every item its header promises (shard_items)\n"
+    "recorded. --allow-partial merges\n"
     "what is there instead: the verdict is then INCOMPLETE, never PASS.\n"
     "\n";
 
@@ -42,7 +43,7 @@ static const a4w4_command_spec merge_spec = {
 
 /* The header fields every shard must share. */
 static const char *const same[] = {"schema", "tool_version", "matrix_hash", "backends",
-                                    "full", "set", "matrix_items"};
+                                    "full", "budget_seconds", "set", "matrix_items"};
 
 /* The shards read so far: the first header, the merged document, which i were seen, the
  * items they recorded. */
@@ -84,7 +85,8 @@ static int admit_header(merge_state *m, const cJSON *h, const char *path, const 
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(m->ref, same[k]);
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(h, same[k]);
         if (!a || !b || !cJSON_Compare(a, b, 1)) {
-            a4w4_errorf("merge: %s differs from %s in '%s' (different matrix, seeds, backends or version)",
+            a4w4_errorf("merge: %s differs from %s in '%s' (different matrix, seeds, backends, "
+                        "--full/--budget-seconds or version)",
                         path, first, same[k]);
             return A4W4_EXIT_BADINPUT;
         }

@@ -165,6 +165,8 @@ static cJSON *run_header(const run_opts *o, const run_plan *p)
     snprintf(shard, sizeof shard, "%u/%u", o->shard.i, o->shard.n);
     cJSON_AddStringToObject(header, "shard", shard);
     cJSON_AddBoolToObject(header, "full", o->full);
+    /* 0: no budget (sampled above 2^26 MACs, or every output with --full); contracts §4.1 */
+    cJSON_AddNumberToObject(header, "budget_seconds", o->budget_s);
     cJSON *bl = cJSON_AddArrayToObject(header, "backends");
     cJSON_AddItemToArray(bl, cJSON_CreateString("oracle"));
     cJSON *bc = cJSON_AddObjectToObject(header, "contracts");

@@ -1,5 +1,6 @@
 /* environment.c — a4w4_environment_json: where a run happened, recorded in its header so
  * every report rendered later from results.json can show it. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,26 +73,53 @@ static int first_line_file(const char *path, char *buf, size_t len)
     return L ? 0 : -1;
 }
 
+/* Whether the real paths of a and b are the same directory (1), not (0). */
+static int same_dir(const char *a, const char *b)
+{
+    char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
+    int same = ra && rb && !strcmp(ra, rb);
+    free(ra);
+    free(rb);
+    return same;
+}
+
+int a4w4_env_git_commit(const char *src, char *out, size_t outlen, int *dirty)
+{
+    char cmd[4400], line[4200];
+    snprintf(out, outlen, "unknown");
+    if (dirty)
+        *dirty = 0;
+    if (!src || strchr(src, '\'') || strlen(src) > 4096)
+        return 0;
+    /* src must be the top level of its own checkout: inside another repository (a source
+     * tarball unpacked in someone's tree), HEAD would be that repository's commit */
+    snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse --show-toplevel 2>/dev/null", src);
+    if (first_line_of(cmd, line, sizeof line) != 0 || !same_dir(line, src))
+        return 0;
+    snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse HEAD 2>/dev/null", src);
+    if (first_line_of(cmd, line, sizeof line) != 0 || strlen(line) < 7 || strlen(line) > 64 ||
+        strspn(line, "0123456789abcdef") != strlen(line) || strlen(line) >= outlen)
+        return 0;
+    snprintf(out, outlen, "%s", line);
+    if (dirty) {
+        char d[256] = "";
+        snprintf(cmd, sizeof cmd,
+                 "git -C '%s' status --porcelain --untracked-files=no 2>/dev/null | head -n 1", src);
+        *dirty = first_line_of(cmd, d, sizeof d) == 0;
+    }
+    return 1;
+}
+
 static void git_info(cJSON *env)
 {
-    char cmd[4400], line[128];
-    const char *src = A4W4_SOURCE_DIR;
-    int quotable = !strchr(src, '\'');
-    if (quotable) {
-        snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse HEAD 2>/dev/null", src);
-        if (first_line_of(cmd, line, sizeof line) == 0 &&
-            strspn(line, "0123456789abcdef") == strlen(line) && strlen(line) >= 7) {
-            cJSON_AddStringToObject(env, "git_commit", line);
-            snprintf(cmd, sizeof cmd,
-                     "git -C '%s' status --porcelain --untracked-files=no 2>/dev/null | head -n 1",
-                     src);
-            char dirty[256] = "";
-            int d = first_line_of(cmd, dirty, sizeof dirty) == 0;
-            cJSON_AddBoolToObject(env, "git_dirty", d);
-            return;
-        }
+    char commit[72];
+    int dirty = 0;
+    if (a4w4_env_git_commit(A4W4_SOURCE_DIR, commit, sizeof commit, &dirty)) {
+        cJSON_AddStringToObject(env, "git_commit", commit);
+        cJSON_AddBoolToObject(env, "git_dirty", dirty);
+    } else {
+        cJSON_AddStringToObject(env, "git_commit", "unknown");
     }
-    cJSON_AddStringToObject(env, "git_commit", "unknown");
 }
 
 static void gpu_info(cJSON *env)

@@ -3,12 +3,21 @@
 #define A4W4_ENVIRONMENT_H
 
 #include <cjson/cJSON.h>
+#include <stddef.h>
 
-/* Add "environment" to a run's header: compiler (__VERSION__ of this build), git_commit
- * (`git rev-parse HEAD` in the source tree, "unknown" outside a repository) and git_dirty,
- * host, os (uname), date (UTC, ISO 8601), gpu and driver when the kernel exposes them
+/* Add "environment" to a run's header: compiler (__VERSION__ of this build), git_commit and
+ * git_dirty (a4w4_env_git_commit of the source tree: "unknown" unless it is a checkout's top
+ * level), host, os (uname), date (UTC, ISO 8601), gpu and driver when the kernel exposes them
  * (amdgpu, nvidia), and tables: the AITER tuned and kernel tables the dispatch oracle reads
  * by default, with their FNV-1a 64 hashes. Replaces an existing "environment". */
 void a4w4_environment_json(cJSON *header);
+
+/* The commit of the checkout whose top level is the directory src (real paths compared):
+ * writes its HEAD (7..64 lowercase hex digits) into out (outlen bytes, at least 65 for a
+ * SHA-256 repository) and sets *dirty (when not NULL) to whether tracked files differ from
+ * it; returns 1. Returns 0 with out = "unknown" and *dirty = 0 when src is no checkout, is a
+ * subdirectory of another repository (whose commit says nothing about this tree), or git is
+ * missing. Runs git (a child process); the results header's environment.git_commit. */
+int a4w4_env_git_commit(const char *src, char *out, size_t outlen, int *dirty);
 
 #endif

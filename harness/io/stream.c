@@ -59,7 +59,7 @@ static char *read_all(const char *path, size_t *len)
 
 /* Fields of the header that must agree for a resume or a merge. */
 static const char *const identity_fields[] = {"schema", "tool_version", "matrix_hash",
-                                              "backends", "full", "set"};
+                                              "backends", "full", "budget_seconds", "set"};
 
 static int write_line(int fd, const char *s, size_t n)
 {

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# ci/nightly-shard.sh — one shard group of the nightly: the step every place runs the nightly
+# from (ci/nightly-gpu.sh per GPU, the GitHub workflow per job, tests/cli/nightly_steps.sh per
+# process). Group g of G is `a4w4check run --shard g/G` (harness/engine/matrix.c splits the
+# matrix by cost; deterministic: the same g/G always owns the same items), so G groups merge
+# into one verdict with ci/nightly-merge.sh and a missing group makes that merge refuse.
+#
+# Usage: ci/nightly-shard.sh --group g/G --out DIR [--set S] [--backends B] [--cli PATH]
+#                            [-- RUN_ARGS...]
+#   --group g/G   this group's index and the group count (1 <= g <= G)
+#   --out DIR     the shard's results (results.jsonl, results.json, summary.md), run.log and
+#                 group.txt (group, set, backends, host, visible devices, exit, wall seconds)
+#   --set S       case set (default nightly); --backends B: a4w4check --backend list (default
+#                 every hip-* backend plus cpu-asm and cpu-fallback); --cli: the a4w4check
+#                 binary (default $A4W4CHECK, else build/a4w4check)
+#   RUN_ARGS      passed to `a4w4check run` as is (e.g. --no-golden, --budget-seconds S)
+# The device is whatever CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES leave visible: the caller
+# pins it. Prints one line: group, exit code, wall time.
+# Exit: the run's exit code (0 pass, 1 mismatch, ...; see `a4w4check run --help`); 2 bad usage.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+group="" out="" set_name=nightly
+backends=hip-asm-32x128,hip-asm-64x256,hip-asm-128x128,hip-asm-256x256,hip-asm:dispatch,hip-asm-splitk,hip-asm-atomic,hip-fallback,hip-layout,hip-quant,cpu-asm,cpu-fallback
+cli=${A4W4CHECK:-$root/build/a4w4check}
+usage() { echo "usage: ci/nightly-shard.sh --group g/G --out DIR [--set S] [--backends B] [--cli PATH] [-- RUN_ARGS...]" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --group) group=${2:-}; shift ;;
+    --out) out=${2:-}; shift ;;
+    --set) set_name=${2:-}; shift ;;
+    --backends) backends=${2:-}; shift ;;
+    --cli) cli=${2:-}; shift ;;
+    --) shift; break ;;
+    *) usage ;;
+  esac
+  shift || usage
+done
+[ -n "$out" ] || usage
+if ! [[ "$group" =~ ^([0-9]+)/([0-9]+)$ ]] || [ "${BASH_REMATCH[1]}" -lt 1 ] ||
+   [ "${BASH_REMATCH[1]}" -gt "${BASH_REMATCH[2]}" ]; then
+  echo "nightly-shard: --group '$group': must be g/G with 1 <= g <= G" >&2
+  exit 2
+fi
+[ -x "$cli" ] || { echo "nightly-shard: --cli $cli: not an executable a4w4check" >&2; exit 2; }
+mkdir -p "$out" || exit 2
+cd "$root" || exit 2
+t0=$(date +%s)
+"$cli" run --set "$set_name" --backend "$backends" --shard "$group" --out "$out" --quiet "$@" \
+  >"$out/run.log" 2>&1
+rc=$?
+wall=$(( $(date +%s) - t0 ))
+cat >"$out/group.txt" <<INFO
+group=$group
+set=$set_name
+backends=$backends
+run_args=$*
+host=$(hostname 2>/dev/null || echo unknown)
+cuda_visible_devices=${CUDA_VISIBLE_DEVICES:-}
+hip_visible_devices=${HIP_VISIBLE_DEVICES:-}
+exit=$rc
+wall_s=$wall
+INFO
+verdict=$(grep -o '"verdict":[[:space:]]*"[A-Z]*"' "$out/results.json" 2>/dev/null | tail -n 1 |
+          grep -o '[A-Z]*')
+echo "nightly-shard: group $group: shard verdict ${verdict:-none (see $out/run.log)}, exit $rc," \
+  "wall $wall s${CUDA_VISIBLE_DEVICES:+, CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES}${HIP_VISIBLE_DEVICES:+, HIP_VISIBLE_DEVICES=$HIP_VISIBLE_DEVICES}"
+exit $rc
