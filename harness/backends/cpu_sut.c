@@ -41,11 +41,13 @@ static size_t pick(const size_t *list, size_t i)
 /* Decoded operands of one call. a2 [nrows, K] twice-E2M1 values; sa [nrows, nb] scales;
  * row_nan[i] when row i has a 0xFF scale; acc [nrows, SUT_TILE] the fp32 totals of the
  * current tile. The current 32-block of the W tile: w2 [32, SUT_TILE] (k-major, columns
- * innermost), sb [SUT_TILE]; col_nan[SUT_TILE]. pair[byte] holds the byte's two twice-values. */
+ * innermost), pw [SUT_TILE] its W scales as 2^(sb-129); col_nan[SUT_TILE]. pair[byte] holds
+ * the byte's two twice-values. */
 typedef struct {
     size_t K, nb, nrows;
     int16_t *a2, w2[32 * SUT_TILE], pair[256][2];
-    uint8_t *sa, *row_nan, sb[SUT_TILE], col_nan[SUT_TILE];
+    uint8_t *sa, *row_nan, col_nan[SUT_TILE];
+    double pw[SUT_TILE];
     float *acc;
 } sut_ops;
 
@@ -87,10 +89,11 @@ static void decode_block(const sut_ops *o, const uint8_t *src, int16_t *dst, siz
     }
 }
 
-/* 2^(e - 256) as a double (exact: e - 256 lies in [-256, 254], inside double's normal range). */
-static double pow2_biased(unsigned e)
+/* 2^(e - bias) as a double, exact for the E8M0 codes (e - bias stays inside double's normal
+ * range for bias 127 and 129). */
+static double pow2_double(unsigned e, unsigned bias)
 {
-    uint64_t bits = (uint64_t)(e + 767u) << 52;
+    uint64_t bits = (uint64_t)(e + 1023u - bias) << 52;
     double p;
     memcpy(&p, &bits, 8);
     return p;
@@ -104,23 +107,25 @@ static double pow2_biased(unsigned e)
 
 /* The kernel: block b of every asked-for row against the SUT_TILE columns of the current W
  * block. Per row i: isum[l] = the exact integer dot of 32 twice-values (|isum| <= 32*144, fits
- * int16), then the block value isum * 2^(sa+sb-256) rounded once to fp32 (the product is exact
- * in double; the conversion to float is the one rounding, as contracts §4.1 ordered(1) asks),
- * added to the lane's fp32 total acc[i][l]. The caller walks b in ascending order. */
+ * int16), then the block value isum * 2^(sa-127) * 2^(sb-129) = isum * 2^(sa+sb-256), every
+ * product exact in double, rounded once to fp32 by the conversion (as contracts §4.1
+ * ordered(1) asks) and added to the lane's fp32 total acc[i][l]. The caller walks b in
+ * ascending order. */
 SUT_CLONES static void block_rows(sut_ops *o, size_t b)
 {
     for (size_t i = 0; i < o->nrows; i++) {
         const int16_t *a2 = o->a2 + i * o->K + b * 32;
-        unsigned sa = o->sa[i * o->nb + b];
+        double pa = pow2_double(o->sa[i * o->nb + b], 127);
         float *acc = o->acc + i * SUT_TILE;
         int16_t isum[SUT_TILE] = {0};
+#pragma GCC unroll 8
         for (size_t k = 0; k < 32; k++) {
             int16_t av = a2[k];
             for (size_t l = 0; l < SUT_TILE; l++)
                 isum[l] = (int16_t)(isum[l] + av * o->w2[k * SUT_TILE + l]);
         }
         for (size_t l = 0; l < SUT_TILE; l++)
-            acc[l] += (float)((double)isum[l] * pow2_biased(sa + o->sb[l]));
+            acc[l] += (float)((double)isum[l] * (pa * o->pw[l]));
     }
 }
 
@@ -170,7 +175,7 @@ static void load_a(const sut_src *s, sut_ops *o, const size_t *rows)
     }
 }
 
-/* Decode 32-block b of the tile's columns j0 .. j0+cnt-1 into w2 and sb (lanes beyond cnt
+/* Decode 32-block b of the tile's columns j0 .. j0+cnt-1 into w2 and pw (lanes beyond cnt
  * hold zeros). In the preshuffled layout the 16 bytes of one 32-block of row n are
  * contiguous: k2 = kb % 16 is the innermost index of contracts §3.1, so the map gives the
  * block's first byte. */
@@ -184,7 +189,7 @@ static void load_w_block(const sut_src *s, sut_ops *o, const size_t *cols, size_
                                    : n * (s->K / 2) + b * 16;
         decode_block(o, s->w_fp4 + wat, o->w2 + l, SUT_TILE);
         size_t at = s->asm_layout ? a4w4_scale_swizzle_index(s->N, nb, n, b) : n * nb + b;
-        o->sb[l] = s->w_scale[at];
+        o->pw[l] = pow2_double(s->w_scale[at], 129);
         o->col_nan[l] |= s->w_scale[at] == 0xFF;
     }
 }
@@ -211,7 +216,8 @@ static int sut_run(const sut_src *s, const size_t *rows, size_t nrows, const siz
     for (size_t j0 = 0; j0 < ncols; j0 += SUT_TILE) {
         size_t cnt = ncols - j0 < SUT_TILE ? ncols - j0 : SUT_TILE;
         memset(o->w2, 0, sizeof o->w2);
-        memset(o->sb, 0, sizeof o->sb);
+        for (size_t l = 0; l < SUT_TILE; l++)
+            o->pw[l] = 0.0;
         memset(o->col_nan, 0, sizeof o->col_nan);
         for (size_t x = 0; x < nrows * SUT_TILE; x++)
             o->acc[x] = 0.0f;
