@@ -273,15 +273,19 @@ void a4w4_case_data_free(a4w4_case_data *d)
     memset(d, 0, sizeof *d);
 }
 
-/* Preshuffle one 16-row group n0 of w into dst (contracts §3.1 is tile-local in 16 rows).
- * The map moves 16-byte runs whole (k2 = kb % 16 is its innermost index), so each run is one
- * copy to where the map sends its first byte; test_gen holds the result equal to
- * a4w4_preshuffle's byte-by-byte form. */
-static void preshuffle_group(const uint8_t *w, size_t N, size_t K, size_t n0, uint8_t *dst)
+/* Preshuffle the rows of 16-row group n0 of w marked in need (every row when need is NULL)
+ * into dst (contracts §3.1 is tile-local in 16 rows). The map moves 16-byte runs whole
+ * (k2 = kb % 16 is its innermost index), so each run is one copy to where the map sends its
+ * first byte. Unmarked rows were never generated (zero in w, calloc'ed zero in dst), so
+ * skipping them leaves the same bytes; test_gen holds the result equal to a4w4_preshuffle's
+ * byte-by-byte form. */
+static void preshuffle_group(const uint8_t *w, size_t N, size_t K, size_t n0,
+                             const uint8_t *need, uint8_t *dst)
 {
     for (size_t n = n0 * 16; n < n0 * 16 + 16; n++)
-        for (size_t kb = 0; kb < K / 2; kb += 16)
-            memcpy(dst + a4w4_preshuffle_index(N, K, n, kb), w + n * (K / 2) + kb, 16);
+        if (!need || need[n])
+            for (size_t kb = 0; kb < K / 2; kb += 16)
+                memcpy(dst + a4w4_preshuffle_index(N, K, n, kb), w + n * (K / 2) + kb, 16);
 }
 
 void a4w4_case_refill(a4w4_case_data *d, uint8_t row_fill, uint8_t col_fill, uint8_t guard)
@@ -363,9 +367,8 @@ out:
 }
 
 /* The ASM layouts of d's row-major operands (contracts §3): the activation-scale shuffle with
- * d's fills, the weight preshuffle (of the 16-row groups holding a needed row when the sample
- * s is not full) and the weight-scale swizzle, where the shape allows them. 0, or -1 when out
- * of memory. */
+ * d's fills, the weight preshuffle (of the needed rows only when the sample s is not full)
+ * and the weight-scale swizzle, where the shape allows them. 0, or -1 when out of memory. */
 static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t *need_w)
 {
     size_t nb = d->K / 32, K2 = d->K / 2;
@@ -377,13 +380,9 @@ static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t
     if (a4w4_preshuffle_supported(d->N, d->K)) {
         if (guarded_alloc(&d->w_fp4_shuffled, d->N * K2))
             return -1;
-        for (size_t n0 = 0; n0 < d->N / 16; n0++) {
-            int any = s->full;
-            for (size_t n = n0 * 16; n < n0 * 16 + 16 && !any; n++)
-                any |= need_w[n];
-            if (any)
-                preshuffle_group(d->w_fp4.data, d->N, d->K, n0, d->w_fp4_shuffled.data);
-        }
+        for (size_t n0 = 0; n0 < d->N / 16; n0++)
+            preshuffle_group(d->w_fp4.data, d->N, d->K, n0, s->full ? NULL : need_w,
+                             d->w_fp4_shuffled.data);
     }
     if (a4w4_scale_swizzle_supported(2, d->N, nb)) {
         if (guarded_alloc(&d->w_scale_swizzled, d->N * nb))
