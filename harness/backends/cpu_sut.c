@@ -20,6 +20,8 @@
 
 /* Outputs computed side by side: 32 int16 lanes (one AVX-512 register, two AVX2 ones). */
 #define SUT_TILE 32
+/* Rows decoded at a time (bounds the decoded A: SUT_ROWS * K * 2 bytes). */
+#define SUT_ROWS 256
 
 /* Twice the E2M1 value of each code (contracts §1 table), signed. */
 static const int16_t e2m1_twice[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
@@ -129,7 +131,7 @@ SUT_CLONES static void block_rows(sut_ops *o, size_t b)
     }
 }
 
-/* Write the tile's outputs y[i * ncols + j0 + l] as bf16 (NaN 0x7FC0 when the row or the
+/* Write the tile's outputs y[i * ncols + j0 + l] (y already offset to the row chunk) as bf16 (NaN 0x7FC0 when the row or the
  * column reads a 0xFF scale). */
 static void tile_store(const sut_ops *o, size_t j0, size_t cnt, size_t ncols, uint16_t *y)
 {
@@ -160,12 +162,13 @@ typedef struct {
     int asm_layout;
 } sut_src;
 
-/* Decode the asked-for rows of A (a_fp4 is row-major in both systems). */
-static void load_a(const sut_src *s, sut_ops *o, const size_t *rows)
+/* Decode the asked-for rows r0 .. r0+o->nrows-1 of A (a_fp4 is row-major in both systems). */
+static void load_a(const sut_src *s, sut_ops *o, const size_t *rows, size_t r0)
 {
     size_t nb = o->nb;
+    memset(o->row_nan, 0, o->nrows);
     for (size_t i = 0; i < o->nrows; i++) {
-        size_t m = pick(rows, i);
+        size_t m = pick(rows, r0 + i);
         for (size_t b = 0; b < nb; b++) {
             decode_block(o, s->a_fp4 + m * (s->K / 2) + b * 16, o->a2 + i * s->K + b * 32, 1);
             size_t at = s->asm_layout ? a4w4_act_scale_shuffle_index(s->M, nb, m, b) : m * nb + b;
@@ -208,24 +211,28 @@ static int sut_run(const sut_src *s, const size_t *rows, size_t nrows, const siz
     if (!nrows || !ncols)
         return A4W4_OK;
     sut_ops *o = malloc(sizeof *o);
-    if (!o || ops_alloc(o, nrows, s->K)) {
+    size_t chunk = nrows < SUT_ROWS ? nrows : SUT_ROWS;
+    if (!o || ops_alloc(o, chunk, s->K)) {
         free(o);
         return A4W4_ENOMEM;
     }
-    load_a(s, o, rows);
-    for (size_t j0 = 0; j0 < ncols; j0 += SUT_TILE) {
-        size_t cnt = ncols - j0 < SUT_TILE ? ncols - j0 : SUT_TILE;
-        memset(o->w2, 0, sizeof o->w2);
-        for (size_t l = 0; l < SUT_TILE; l++)
-            o->pw[l] = 0.0;
-        memset(o->col_nan, 0, sizeof o->col_nan);
-        for (size_t x = 0; x < nrows * SUT_TILE; x++)
-            o->acc[x] = 0.0f;
-        for (size_t b = 0; b < o->nb; b++) { /* ascending K: the order of contracts §4.1 */
-            load_w_block(s, o, cols, j0, cnt, b);
-            block_rows(o, b);
+    for (size_t r0 = 0; r0 < nrows; r0 += chunk) {
+        o->nrows = nrows - r0 < chunk ? nrows - r0 : chunk;
+        load_a(s, o, rows, r0);
+        for (size_t j0 = 0; j0 < ncols; j0 += SUT_TILE) {
+            size_t cnt = ncols - j0 < SUT_TILE ? ncols - j0 : SUT_TILE;
+            memset(o->w2, 0, sizeof o->w2);
+            for (size_t l = 0; l < SUT_TILE; l++)
+                o->pw[l] = 0.0;
+            memset(o->col_nan, 0, sizeof o->col_nan);
+            for (size_t x = 0; x < o->nrows * SUT_TILE; x++)
+                o->acc[x] = 0.0f;
+            for (size_t b = 0; b < o->nb; b++) { /* ascending K: the order of contracts §4.1 */
+                load_w_block(s, o, cols, j0, cnt, b);
+                block_rows(o, b);
+            }
+            tile_store(o, j0, cnt, ncols, y + r0 * ncols);
         }
-        tile_store(o, j0, cnt, ncols, y);
     }
     ops_free(o);
     free(o);

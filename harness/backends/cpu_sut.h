@@ -5,7 +5,7 @@
  * they share only the layout index maps of ref/a4w4_layout.h, as the ASM kernel shares
  * AITER's layouts. Each computes 32 outputs side by side (lanes across columns; every
  * output's blocks still added in ascending K order) and allocates its decoded operands per
- * call: about (nrows + 32) * K * 2 bytes.
+ * call: about min(nrows, 256) * K * 2 bytes (A decoded 256 rows at a time).
  *
  * Output subsets: rows[nrows] and cols[ncols] select the outputs to compute (y is then
  * [nrows, ncols] row-major); rows == NULL means every row 0..M-1 (nrows ignored), likewise
