@@ -64,7 +64,7 @@ static const a4w4_option run_options[] = {
             "check every output of a case whose full check is estimated at\n"
             "most S seconds, a tile-aware sample of the others (their oracle\n"
             "entry notes it); 0 (the default): sample above 2^26 MACs;\n"
-            "3 checks 2.3x the premerge outputs in about 30 s here"),
+            "3 checks 2.3x the premerge outputs for about 1.6x its CPU time"),
     OPT_FLAG("quiet", run_opts, quiet, "no progress output"),
     OPT_END(),
 };

@@ -81,13 +81,47 @@ static int guard_ok(const a4w4_guarded *g, uint8_t fill_after)
 
 /* ---- per-row generators ------------------------------------------------------------------ */
 
-/* Codes drawn from a symmetric set of E2M1 magnitudes {0..maxcode} with random sign. */
+/* The common case of fill_codes, maxcode 7: the remainder by 8 is the low 3 bits, so a
+ * byte is bits 0-2 and 11 of its draw v (low nibble) and bits 16-18 and 27 (high). The draws
+ * are a4w4_rng_next's, written out (state + (j+1) * step, mixed) so that 16 of them are
+ * independent and vectorize. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+static void fill_codes7(a4w4_rng *r, uint8_t *fp4, size_t bytes)
+{
+    uint64_t s0 = r->s;
+    size_t i = 0;
+    for (; i + 16 <= bytes; i += 16)
+        for (size_t j = 0; j < 16; j++) {
+            uint64_t v = mix(s0 + (uint64_t)(i + j + 1) * 0x9E3779B97F4A7C15ull);
+            fp4[i + j] = (uint8_t)((v & 7) | ((v >> 8) & 8) | ((v >> 12) & 0x70) |
+                                   ((v >> 20) & 0x80));
+        }
+    for (; i < bytes; i++) {
+        uint64_t v = mix(s0 + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull);
+        fp4[i] = (uint8_t)((v & 7) | ((v >> 8) & 8) | ((v >> 12) & 0x70) | ((v >> 20) & 0x80));
+    }
+    r->s = s0 + (uint64_t)bytes * 0x9E3779B97F4A7C15ull;
+}
+
+/* Codes drawn from a symmetric set of E2M1 magnitudes {0..maxcode} with random sign: per
+ * byte one draw v, magnitudes (v & 0xFF) % (maxcode + 1) and ((v >> 16) & 0xFF) % (maxcode + 1),
+ * signs bit 11 and bit 27. The remainders come from a 256-entry table (no division per
+ * element); tests/plain/gen_plain.h keeps the per-element form and test_gen holds them equal. */
 static void fill_codes(a4w4_rng *r, uint8_t *fp4, size_t bytes, unsigned maxcode)
 {
+    if (maxcode == 7) {
+        fill_codes7(r, fp4, bytes);
+        return;
+    }
+    uint8_t mag[256];
+    for (unsigned v = 0; v < 256; v++)
+        mag[v] = (uint8_t)(v % (maxcode + 1));
     for (size_t i = 0; i < bytes; i++) {
         uint64_t v = a4w4_rng_next(r);
-        uint8_t lo = (uint8_t)((v & 0xFF) % (maxcode + 1)) | (uint8_t)((v >> 8) & 8);
-        uint8_t hi = (uint8_t)(((v >> 16) & 0xFF) % (maxcode + 1)) | (uint8_t)((v >> 24) & 8);
+        uint8_t lo = (uint8_t)(mag[v & 0xFF] | ((v >> 8) & 8));
+        uint8_t hi = (uint8_t)(mag[(v >> 16) & 0xFF] | ((v >> 24) & 8));
         fp4[i] = (uint8_t)(lo | (hi << 4));
     }
 }
@@ -239,12 +273,19 @@ void a4w4_case_data_free(a4w4_case_data *d)
     memset(d, 0, sizeof *d);
 }
 
-/* Preshuffle one 16-row group n0 of w into dst (contracts §3.1 is tile-local in 16 rows). */
-static void preshuffle_group(const uint8_t *w, size_t N, size_t K, size_t n0, uint8_t *dst)
+/* Preshuffle the rows of 16-row group n0 of w marked in need (every row when need is NULL)
+ * into dst (contracts §3.1 is tile-local in 16 rows). The map moves 16-byte runs whole
+ * (k2 = kb % 16 is its innermost index), so each run is one copy to where the map sends its
+ * first byte. Unmarked rows were never generated (zero in w, calloc'ed zero in dst), so
+ * skipping them leaves the same bytes; test_gen holds the result equal to a4w4_preshuffle's
+ * byte-by-byte form. */
+static void preshuffle_group(const uint8_t *w, size_t N, size_t K, size_t n0,
+                             const uint8_t *need, uint8_t *dst)
 {
     for (size_t n = n0 * 16; n < n0 * 16 + 16; n++)
-        for (size_t kb = 0; kb < K / 2; kb++)
-            dst[a4w4_preshuffle_index(N, K, n, kb)] = w[n * (K / 2) + kb];
+        if (!need || need[n])
+            for (size_t kb = 0; kb < K / 2; kb += 16)
+                memcpy(dst + a4w4_preshuffle_index(N, K, n, kb), w + n * (K / 2) + kb, 16);
 }
 
 void a4w4_case_refill(a4w4_case_data *d, uint8_t row_fill, uint8_t col_fill, uint8_t guard)
@@ -326,9 +367,8 @@ out:
 }
 
 /* The ASM layouts of d's row-major operands (contracts §3): the activation-scale shuffle with
- * d's fills, the weight preshuffle (of the 16-row groups holding a needed row when the sample
- * s is not full) and the weight-scale swizzle, where the shape allows them. 0, or -1 when out
- * of memory. */
+ * d's fills, the weight preshuffle (of the needed rows only when the sample s is not full)
+ * and the weight-scale swizzle, where the shape allows them. 0, or -1 when out of memory. */
 static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t *need_w)
 {
     size_t nb = d->K / 32, K2 = d->K / 2;
@@ -340,16 +380,9 @@ static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t
     if (a4w4_preshuffle_supported(d->N, d->K)) {
         if (guarded_alloc(&d->w_fp4_shuffled, d->N * K2))
             return -1;
-        if (s->full)
-            a4w4_preshuffle(d->w_fp4.data, d->N, d->K, d->w_fp4_shuffled.data);
-        else
-            for (size_t n0 = 0; n0 < d->N / 16; n0++) {
-                int any = 0;
-                for (size_t n = n0 * 16; n < n0 * 16 + 16; n++)
-                    any |= need_w[n];
-                if (any)
-                    preshuffle_group(d->w_fp4.data, d->N, d->K, n0, d->w_fp4_shuffled.data);
-            }
+        for (size_t n0 = 0; n0 < d->N / 16; n0++)
+            preshuffle_group(d->w_fp4.data, d->N, d->K, n0, s->full ? NULL : need_w,
+                             d->w_fp4_shuffled.data);
     }
     if (a4w4_scale_swizzle_supported(2, d->N, nb)) {
         if (guarded_alloc(&d->w_scale_swizzled, d->N * nb))
