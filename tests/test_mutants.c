@@ -188,6 +188,32 @@ Test(gemm_mutants, e8m0_code0_wrong_only_where_code0)
     cr_expect_eq(t, 0, "wide scales (codes >= 1): must be right, %zu differ", t);
 }
 
+Test(gemm_mutants, flush_subnormal_wrong_only_in_the_subnormal_range)
+{
+    size_t a, t;
+    gemm_diff("mut-flush-subnormal", 9, 64, 512, "tiny", 7010, 1, 0, 9, &a, &t);
+    cr_expect_gt(t, 9 * 64 / 4, "tiny regime: flushing must change many outputs (%zu)", t);
+    gemm_diff("mut-flush-subnormal", 9, 64, 512, "wide", 7010, 1, 0, 9, &a, &t);
+    cr_expect_eq(t, 0, "wide scales (no subnormal block or total): must be right, %zu differ", t);
+}
+
+Test(gemm_mutants, zero_sign_wrong_only_on_the_all_minus_zero_output)
+{
+    /* tiny and special data: A row M-1 all -0 against W row 0 without negative values is the
+     * one output summing only -0 terms; the mutant gives -0 (0x8000) there, +0 is due */
+    static const char *const regimes[] = {"tiny", "special"};
+    for (int r = 0; r < 2; r++) {
+        size_t last, t;
+        gemm_diff("mut-zero-sign", 9, 64, 512, regimes[r], 7010, 1, 8, 9, &last, &t);
+        cr_expect_eq(last, 1, "%s: output (8, 0) must be -0 (%zu differ in row 8)", regimes[r],
+                     last);
+        cr_expect_eq(t, 1, "%s: nothing else may differ (%zu)", regimes[r], t);
+    }
+    size_t a, t;
+    gemm_diff("mut-zero-sign", 9, 64, 512, "wide", 7010, 1, 0, 9, &a, &t);
+    cr_expect_eq(t, 0, "wide data (no all -0 output): must be right, %zu differ", t);
+}
+
 /* Pad mutants: right with the default pad 0x7F, wrong once the harness refills the pad rows
  * with the value the mutant is named after, right again on whole tiles. */
 static void pad_case(const char *name, uint8_t fill, size_t M, size_t *at_default,
@@ -384,7 +410,8 @@ Test(table, every_mutant_is_tested_here_and_none_is_a_default_backend)
         "mut-preshuffle-k1n1", "mut-swizzle-d1d4", "mut-pad-ff", "mut-pad-00",
         "mut-nibble-swap", "mut-e8m0-code0", "mut-mode-round_up", "mut-mode-round_down",
         "mut-mode-ceil", "mut-mode-even", "mut-e2m1-trunc", "mut-drop-kblock",
-        "mut-rows-small-n", "mut-splitk-bf16", "mut-tail-unwritten", "mut-read-past-a"};
+        "mut-rows-small-n", "mut-splitk-bf16", "mut-tail-unwritten", "mut-read-past-a",
+        "mut-flush-subnormal", "mut-zero-sign"};
     size_t n, nb;
     const a4w4_backend_type *const *t = a4w4_mutant_types(&n);
     const a4w4_backend_type *const *b = a4w4_backend_types(&nb);
