@@ -13,7 +13,8 @@
  * lowered by ta in [A4W4_TINY_SHIFT_LO, A4W4_TINY_SHIFT_HI], a row of W by tw in the same
  * range, so an output's block exponents sa + sb sit at 254 + spread - ta - tw: 2^(sa+sb-256)
  * from 2^-148 (the smallest product quantum, still >= 2^-149: exact in fp32) up to about
- * 2^-124. Block values then fall around 2^-140..2^-115 and outputs on both sides of 2^-126. */
+ * 2^-124. Nonzero block values then lie in 2^-148..2^-111 (most subnormal) and outputs on
+ * both sides of 2^-126. */
 #define A4W4_TINY_SHIFT_LO 64
 #define A4W4_TINY_SHIFT_HI 73
 
