@@ -419,6 +419,44 @@ static int run_zsign(void *ctx, const a4w4_run_args *a)
     return each_output(a, out_zsign, NULL);
 }
 
+/* ---- activation-scale shuffle with the unpadded column stride (the AITER PR #2900 class) -------
+ * Layout bytes. The quantizer fills the padded [rows256(M), cols8(K/32)] tensor's pad cells in
+ * the right places (contracts §3.3), but writes the valid scales with the row-group stride of
+ * the unpadded column count, floor((K/32) / 8) groups of 8 columns instead of ceil: right when
+ * (K/32) % 8 == 0, and right for the first 32-row group always (its stride term is 0); every
+ * later group lands 256 bytes per group too early, over its neighbour's cells. Caught by the
+ * layout bytes on a case with (K/32) % 8 != 0 and M > 32. */
+static size_t act_index_unpadded(size_t nb, size_t r, size_t c)
+{
+    size_t d0 = r / 32, d1 = (r % 32) / 16, d2 = r % 16, d3 = c / 8, d4 = (c % 8) / 4, d5 = c % 4;
+    return ((((d0 * (nb / 8) + d3) * 4 + d5) * 16 + d2) * 2 + d4) * 2 + d1; /* nb / 8: the fault */
+}
+
+static int layouts_stride(void *ctx, const a4w4_case_data *d, uint8_t *wsh, uint8_t *wsw,
+                          uint8_t *ash, char *why, size_t whylen)
+{
+    (void)ctx;
+    (void)why;
+    (void)whylen;
+    size_t nb = nblk(d), M = d->M;
+    int rc = A4W4_OK;
+    if (wsh)
+        rc = a4w4_preshuffle(d->w_fp4.data, d->N, d->K, wsh);
+    if (rc == A4W4_OK && wsw)
+        rc = a4w4_scale_swizzle(d->w_scale.data, d->N, nb, wsw);
+    if (rc != A4W4_OK || !ash)
+        return rc;
+    size_t prow = a4w4_act_scale_padded_rows(M), pcol = a4w4_act_scale_padded_cols(nb);
+    for (size_t r = 0; r < prow; r++) /* the pad cells, where they belong */
+        for (size_t c = 0; c < pcol; c++)
+            if (r >= M || c >= nb)
+                ash[a4w4_act_scale_shuffle_index(M, nb, r, c)] = c >= nb ? d->col_fill : d->row_fill;
+    for (size_t r = 0; r < M; r++)
+        for (size_t c = 0; c < nb; c++)
+            ash[act_index_unpadded(nb, r, c)] = d->a_scale.data[r * nb + c];
+    return A4W4_OK;
+}
+
 /* ---- quantizer mutants ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -637,6 +675,9 @@ GEMM_MUTANT(m_ftz, "mut-flush-subnormal",
 GEMM_MUTANT(m_zsign, "mut-zero-sign",
             "total seeded with block 0, not +0.0: an all -0 output comes out -0 (zero-sign rows)",
             "ordered(1)", 0, run_zsign);
+BYTES_MUTANT(m_stride, "mut-act-scale-stride",
+             "activation-scale shuffle written with the unpadded column stride (layout bytes, "
+             "(K/32) % 8 != 0 and M > 32)", layouts, layouts_stride);
 
 /* The table, in the order the mutation self-test reports them. The GPU mutants (mutants_hip.c: faults injected
  * in the device code through a4w4_gpu_set_fault) follow in GPU builds, as types with .gpu = 1
@@ -645,7 +686,7 @@ GEMM_MUTANT(m_zsign, "mut-zero-sign",
 static const a4w4_backend_type *const mutants[] = {
     &m_k1n1, &m_d1d4, &m_pad_ff, &m_pad_00, &m_nibble, &m_e8m0, &m_mode_ru, &m_mode_rd,
     &m_mode_ce, &m_mode_ev, &m_trunc, &m_drop, &m_rows, &m_splitk, &m_tail, &m_past,
-    &m_ftz, &m_zsign,
+    &m_ftz, &m_zsign, &m_stride,
 #ifdef A4W4_HAVE_GPU
     A4W4_HIP_MUTANTS,
 #endif

@@ -4,12 +4,13 @@
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
 
 expect_run(s 0 ${CLI} selftest)
-expect_match(s "${s_out}" "kill rate: 18/18 \\(100%\\); correct backends passing: 4/4")
+expect_match(s "${s_out}" "kill rate: 19/19 \\(100%\\); correct backends passing: 4/4")
 expect_no_match(s "${s_out}" "SURVIVED")
 foreach(m mut-preshuffle-k1n1 mut-swizzle-d1d4 mut-pad-ff mut-pad-00 mut-nibble-swap
           mut-e8m0-code0 mut-mode-round_up mut-mode-round_down mut-mode-ceil mut-mode-even
           mut-e2m1-trunc mut-drop-kblock mut-rows-small-n mut-splitk-bf16 mut-tail-unwritten
-          mut-read-past-a mut-flush-subnormal mut-zero-sign)
+          mut-read-past-a mut-flush-subnormal mut-zero-sign
+          mut-act-scale-stride)
   expect_match(s "${s_out}" "KILLED +${m} +by st_")
 endforeach()
 # each mutant dies of the check it was built for
@@ -19,6 +20,7 @@ expect_match(s "${s_out}" "mut-tail-unwritten +by [^\n]*never written")
 expect_match(s "${s_out}" "mut-read-past-a +by [^\n]*got 0x7fc0")
 expect_match(s "${s_out}" "mut-flush-subnormal +by st_m9_n64_k512_tiny: [^\n]*got 0x0000")
 expect_match(s "${s_out}" "mut-zero-sign +by [^\n]*got 0x8000 expected 0x0000")
+expect_match(s "${s_out}" "mut-act-scale-stride +by st_m40_n48_k288: [^\n]*first in a_scale_shuffled")
 expect_match(s "${s_out}" "mut-e8m0-code0 +by st_m16_n64_k256[^\n]*E8M0 code 0 present")
 expect_match(s "${s_out}" "mut-preshuffle-k1n1 +by [^\n]*bytes differ, first in w_fp4_shuffled")
 expect_match(s "${s_out}" "mut-swizzle-d1d4 +by [^\n]*bytes differ, first in (w_scale_swizzled|a_scale_shuffled)")
@@ -32,7 +34,7 @@ expect_run(w 1 ${CLI} selftest --cases ${WORK}/weak.csv)
 expect_match(w "${w_out}" "SURVIVED mut-drop-kblock")
 expect_match(w "${w_out}" "SURVIVED mut-read-past-a")
 expect_match(w "${w_out}" "KILLED +mut-mode-ceil")
-expect_match(w "${w_out}" "kill rate: [0-9]+/18 ")
+expect_match(w "${w_out}" "kill rate: [0-9]+/19 ")
 
 # --only, --list, bad usage
 expect_run(o 0 ${CLI} selftest --only mut-drop-kblock,mut-e2m1-trunc)
