@@ -243,6 +243,32 @@ Test(gemm_mutants, e8m0_code0_wrong_only_where_code0)
     cr_expect_eq(t, 0, "wide scales (codes >= 1): must be right, %zu differ", t);
 }
 
+Test(gemm_mutants, flush_subnormal_wrong_only_in_the_subnormal_range)
+{
+    size_t a, t;
+    gemm_diff("mut-flush-subnormal", 9, 64, 512, "tiny", 7010, 1, 0, 9, &a, &t);
+    cr_expect_gt(t, 9 * 64 / 4, "tiny regime: flushing must change many outputs (%zu)", t);
+    gemm_diff("mut-flush-subnormal", 9, 64, 512, "wide", 7010, 1, 0, 9, &a, &t);
+    cr_expect_eq(t, 0, "wide scales (no subnormal block or total): must be right, %zu differ", t);
+}
+
+Test(gemm_mutants, zero_sign_wrong_only_on_the_all_minus_zero_output)
+{
+    /* tiny and special data: A row M-1 all -0 against W row 0 without negative values is the
+     * one output summing only -0 terms; the mutant gives -0 (0x8000) there, +0 is due */
+    static const char *const regimes[] = {"tiny", "special"};
+    for (int r = 0; r < 2; r++) {
+        size_t last, t;
+        gemm_diff("mut-zero-sign", 9, 64, 512, regimes[r], 7010, 1, 8, 9, &last, &t);
+        cr_expect_eq(last, 1, "%s: output (8, 0) must be -0 (%zu differ in row 8)", regimes[r],
+                     last);
+        cr_expect_eq(t, 1, "%s: nothing else may differ (%zu)", regimes[r], t);
+    }
+    size_t a, t;
+    gemm_diff("mut-zero-sign", 9, 64, 512, "wide", 7010, 1, 0, 9, &a, &t);
+    cr_expect_eq(t, 0, "wide data (no all -0 output): must be right, %zu differ", t);
+}
+
 /* Pad mutants: right with the default pad 0x7F, wrong once the harness refills the pad rows
  * with the value the mutant is named after, right again on whole tiles. */
 static void pad_case(const char *name, uint8_t fill, size_t M, size_t *at_default,
@@ -420,6 +446,38 @@ Test(layout_mutants, swizzle_d1d4_both_scale_layouts)
     cr_expect_gt(d[2], 0, "a_scale_shuffled must differ");
 }
 
+/* Bytes of the activation-scale shuffle that type t gets wrong on (M, 48, K). */
+static size_t act_shuffle_diff(const a4w4_backend_type *t, size_t M, size_t K)
+{
+    gcase g;
+    gen(&g, M, 48, K, "exact", 23);
+    const a4w4_guarded *ref = &g.d.a_scale_shuffled;
+    uint8_t *got = malloc(ref->len), *wsh = NULL;
+    cr_assert_not_null(got);
+    if (g.d.w_fp4_shuffled.data)
+        cr_assert_not_null(wsh = malloc(g.d.w_fp4_shuffled.len));
+    char why[256] = "";
+    cr_assert_eq(t->layouts(NULL, &g.d, wsh, NULL, got, why, sizeof why), A4W4_OK, "%s", why);
+    size_t diff = 0;
+    for (size_t k = 0; k < ref->len; k++)
+        diff += got[k] != ref->data[k];
+    free(got);
+    free(wsh);
+    gfree(&g);
+    return diff;
+}
+
+Test(layout_mutants, act_scale_stride_wrong_past_the_first_row_group_when_cols_are_padded)
+{
+    const a4w4_backend_type *t = mut("mut-act-scale-stride");
+    cr_expect_gt(act_shuffle_diff(t, 40, 288), 0, "(K/32) % 8 = 1, M = 40: group 1 misplaced");
+    cr_expect_gt(act_shuffle_diff(t, 200, 1344), 0, "(K/32) % 8 = 2, M = 200");
+    size_t d = act_shuffle_diff(t, 32, 288);
+    cr_expect_eq(d, 0, "M = 32 has one row group: must be right (%zu differ)", d);
+    d = act_shuffle_diff(t, 200, 512);
+    cr_expect_eq(d, 0, "(K/32) % 8 == 0: nothing padded, must be right (%zu differ)", d);
+}
+
 Test(layout_mutants, ref_layout_equals_closed_forms)
 {
     size_t d[3];
@@ -440,7 +498,8 @@ Test(table, every_mutant_is_tested_here_and_none_is_a_default_backend)
         "mut-nibble-swap", "mut-e8m0-code0", "mut-mode-round_up", "mut-mode-round_down",
         "mut-mode-ceil", "mut-mode-even", "mut-e2m1-trunc", "mut-drop-kblock",
         "mut-rows-small-n", "mut-splitk-bf16", "mut-tail-unwritten", "mut-read-past-a",
-        "mut-bounded-drop-block"};
+        "mut-bounded-drop-block", "mut-flush-subnormal", "mut-zero-sign",
+        "mut-act-scale-stride"};
     size_t n, nb;
     const a4w4_backend_type *const *t = a4w4_mutant_types(&n);
     const a4w4_backend_type *const *b = a4w4_backend_types(&nb);

@@ -15,6 +15,7 @@
  * Both keep ordered(1) (contracts §4.1) except where the fault is the accumulation. */
 #include "mutants.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,6 +347,116 @@ static int run_past(void *ctx, const a4w4_run_args *a)
     return each_output(a, out_past, NULL);
 }
 
+/* ---- fp32 subnormals flushed to zero (FTZ/DAZ) -----------------------------------------------
+ * Row-major base. The kernel runs with the fp32 denormal mode off (flush to zero, as a
+ * "denormals are zero" compile or mode setting does): every block value below 2^-126 in
+ * magnitude becomes a zero of its sign, and so does the running fp32 total after each add.
+ * Right wherever block values and outputs stay normal; contracts §4.1 keeps fp32 subnormals.
+ * Caught by the tiny regime (block values and outputs in the fp32 subnormal range). */
+static float ftz(float x) { return fabsf(x) < FLT_MIN ? copysignf(0.0f, x) : x; }
+
+static uint16_t out_ftz(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    float acc = 0.0f;
+    int nan = 0;
+    for (size_t b = 0; b < nblk(d); b++) {
+        unsigned sa = a_sc(d, 0, m, b), sb = w_sc(d, 0, n, b);
+        nan |= sa == 0xFF || sb == 0xFF;
+        float v = ftz(block_f32(block_isum(d, 0, m, n, b), (int)sa - 127, (int)sb - 127));
+        acc = ftz(acc + v); /* the fault: both flushes */
+    }
+    return finish(acc, nan);
+}
+
+static int run_ftz(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    return each_output(a, out_ftz, NULL);
+}
+
+/* ---- the sign of a zero output ------------------------------------------------------------
+ * Row-major base. Each block is summed in fp32 from its first product (signed zeros kept, as
+ * an FMA chain does), and the output total is seeded with the first block's value instead of
+ * +0.0. Every nonzero result is the same as ordered(1) (block sums are exact integers); an
+ * output whose every product is -0 comes out -0 where contracts §4.1's +0.0 start gives +0.
+ * Caught by the zero-sign rows of the special and tiny regimes (an all -0 row of A facing a
+ * row of W without negative values). */
+static float signed_e2m1x2(uint8_t code) /* twice the E2M1 value, -0 for code 8 */
+{
+    return copysignf((float)abs(twice[code & 15]), (code & 8) ? -1.0f : 1.0f);
+}
+
+static float block_chain(const a4w4_case_data *d, size_t m, size_t n, size_t b)
+{
+    const uint8_t *ar = d->a_fp4.data + m * (d->K / 2) + b * 16;
+    const uint8_t *wr = d->w_fp4.data + n * (d->K / 2) + b * 16;
+    float s = signed_e2m1x2(ar[0] & 15) * signed_e2m1x2(wr[0] & 15);
+    for (size_t k = 1; k < 32; k++) {
+        uint8_t av = (uint8_t)(ar[k / 2] >> (4 * (k & 1))), wv = (uint8_t)(wr[k / 2] >> (4 * (k & 1)));
+        s += signed_e2m1x2(av & 15) * signed_e2m1x2(wv & 15);
+    }
+    unsigned sa = a_sc(d, 0, m, b), sb = w_sc(d, 0, n, b);
+    return ldexpf(s, (int)sa + (int)sb - 256);
+}
+
+static uint16_t out_zsign(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    float acc = 0.0f;
+    int nan = 0;
+    for (size_t b = 0; b < nblk(d); b++) {
+        nan |= a_sc(d, 0, m, b) == 0xFF || w_sc(d, 0, n, b) == 0xFF;
+        float v = block_chain(d, m, n, b);
+        acc = b == 0 ? v : acc + v; /* the fault: seeded with block 0, not +0.0 */
+    }
+    return finish(acc, nan);
+}
+
+static int run_zsign(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    return each_output(a, out_zsign, NULL);
+}
+
+/* ---- activation-scale shuffle with the unpadded column stride (the AITER PR #2900 class) -------
+ * Layout bytes. The quantizer fills the padded [rows256(M), cols8(K/32)] tensor's pad cells in
+ * the right places (contracts §3.3), but writes the valid scales with the row-group stride of
+ * the unpadded column count, floor((K/32) / 8) groups of 8 columns instead of ceil: right when
+ * (K/32) % 8 == 0, and right for the first 32-row group always (its stride term is 0); every
+ * later group lands 256 bytes per group too early, over its neighbour's cells. Caught by the
+ * layout bytes on a case with (K/32) % 8 != 0 and M > 32. */
+static size_t act_index_unpadded(size_t nb, size_t r, size_t c)
+{
+    size_t d0 = r / 32, d1 = (r % 32) / 16, d2 = r % 16, d3 = c / 8, d4 = (c % 8) / 4, d5 = c % 4;
+    return ((((d0 * (nb / 8) + d3) * 4 + d5) * 16 + d2) * 2 + d4) * 2 + d1; /* nb / 8: the fault */
+}
+
+static int layouts_stride(void *ctx, const a4w4_case_data *d, uint8_t *wsh, uint8_t *wsw,
+                          uint8_t *ash, char *why, size_t whylen)
+{
+    (void)ctx;
+    (void)why;
+    (void)whylen;
+    size_t nb = nblk(d), M = d->M;
+    int rc = A4W4_OK;
+    if (wsh)
+        rc = a4w4_preshuffle(d->w_fp4.data, d->N, d->K, wsh);
+    if (rc == A4W4_OK && wsw)
+        rc = a4w4_scale_swizzle(d->w_scale.data, d->N, nb, wsw);
+    if (rc != A4W4_OK || !ash)
+        return rc;
+    size_t prow = a4w4_act_scale_padded_rows(M), pcol = a4w4_act_scale_padded_cols(nb);
+    for (size_t r = 0; r < prow; r++) /* the pad cells, where they belong */
+        for (size_t c = 0; c < pcol; c++)
+            if (r >= M || c >= nb)
+                ash[a4w4_act_scale_shuffle_index(M, nb, r, c)] = c >= nb ? d->col_fill : d->row_fill;
+    for (size_t r = 0; r < M; r++)
+        for (size_t c = 0; c < nb; c++)
+            ash[act_index_unpadded(nb, r, c)] = d->a_scale.data[r * nb + c];
+    return A4W4_OK;
+}
+
 /* ---- quantizer mutants ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -558,6 +669,15 @@ GEMM_MUTANT(m_tail, "mut-tail-unwritten",
 GEMM_MUTANT(m_past, "mut-read-past-a",
             "2-row micro-tiles read activation row M when M is odd (guard zone -> NaN)",
             "ordered(1)", 0, run_past);
+GEMM_MUTANT(m_ftz, "mut-flush-subnormal",
+            "fp32 subnormal block values and totals flushed to zero (tiny regime)",
+            "ordered(1)", 0, run_ftz);
+GEMM_MUTANT(m_zsign, "mut-zero-sign",
+            "total seeded with block 0, not +0.0: an all -0 output comes out -0 (zero-sign rows)",
+            "ordered(1)", 0, run_zsign);
+BYTES_MUTANT(m_stride, "mut-act-scale-stride",
+             "activation-scale shuffle written with the unpadded column stride (layout bytes, "
+             "(K/32) % 8 != 0 and M > 32)", layouts, layouts_stride);
 
 /* ---- bounded(4) split-K that drops one whole K block -------------------------------------------
  * Row-major base, AITER's bf16-atomic split-K done right (contracts §4.1 "bounded", §5.3):
@@ -599,7 +719,7 @@ GEMM_MUTANT(m_bdrop, "mut-bounded-drop-block",
 static const a4w4_backend_type *const mutants[] = {
     &m_k1n1, &m_d1d4, &m_pad_ff, &m_pad_00, &m_nibble, &m_e8m0, &m_mode_ru, &m_mode_rd,
     &m_mode_ce, &m_mode_ev, &m_trunc, &m_drop, &m_rows, &m_splitk, &m_tail, &m_past,
-    &m_bdrop,
+    &m_bdrop, &m_ftz, &m_zsign, &m_stride,
 #ifdef A4W4_HAVE_GPU
     A4W4_HIP_MUTANTS,
 #endif

@@ -15,7 +15,7 @@
  *   "routing": {"gfx": "gfx950", "cu_num": 256, "log2_k_split": 0, "bpreshuffle": 1,
  *               "tuned": "<path>", "kernels": "<path>"},
  *   "policy": {"flag": "SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM", "flag_on": true, "input": "2d"},
- *   "axes": {"M": [1, 2, ...], "N": [16, 32, ...], "K": [256, 2048]},   // sorted, distinct
+ *   "axes": {"M": [1, 2, ...], "N": [16, 32, ...], "K": [256, 512, 1312, 2048]},   // sorted, distinct
  *   "classes": {"fail": "...", "exposed": "...", "order_dependent": "...", "fenced": "...",
  *               "ok": "..."},                         // one-line meaning of each class
  *   "cells": [                                         // one per case, sorted by K, N, M
@@ -37,7 +37,7 @@
  *      "policy": {"decision": "asm" | "triton", "reason": "asm_quantize" | "small_n" |
  *                 "scale_unsupported" | ..., "fenced": false}}
  *   ],
- *   "totals": {"cells": 2048, "classes": {"fail": 0, "exposed": 128, ...},
+ *   "totals": {"cells": 4096, "classes": {"fail": 0, "exposed": 768, ...},
  *              "backends": {"cpu-asm": {"pass": 1024, "fail": 0, "n/a": 1024, "skip": 0}},
  *              "oracle_fail": 0, "seconds": 70.1}
  * }
@@ -78,7 +78,7 @@ static const char hazards_usage[] =
     "                         [--json] [--out DIR] [--jobs N] [--quiet]\n"
     "\n"
     "The hazard map: every (M, N, K) cell of the hazard set (M 1..64, N 16..256 step 16,\n"
-    "K 256 and 2048) through every available backend with the runner, joined with the static\n"
+    "K 256, 512, 1312, 2048) through every available backend with the runner, joined with the static\n"
     "dispatch scan (the kernel AITER's untuned heuristic picks, how many kernels could win\n"
     "under another walk order of its table, whether their tiles fit N) and SGLang's layer\n"
     "policy (is the cell fenced onto Triton). Routing as `route --scan`: gfx950, 256 CUs,\n"

@@ -1,5 +1,6 @@
 /* gen.c — case data generation and output sampling (see gen.h). */
 #include "gen.h"
+#include "gen_special.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -189,9 +190,12 @@ static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uin
     switch (c->regime) {
     case A4W4_REGIME_EXACT:
     case A4W4_REGIME_SPECIAL:
+    case A4W4_REGIME_TINY:
         exact_params(K, &maxcode, &spread);
         fill_codes(&r, fp4, K / 2, maxcode);
         fill_scales(&r, scale, nb, 127, 127 + spread);
+        if (c->regime == A4W4_REGIME_TINY) /* fp32 subnormal range (gen_special.h) */
+            a4w4_tiny_shift(c, tensor == STREAM_W, row, scale, nb);
         break;
     case A4W4_REGIME_NORMAL:
         if (tensor == STREAM_A) {
@@ -350,6 +354,8 @@ int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data 
             goto out;
     if (c->regime == A4W4_REGIME_SPECIAL)
         special_blocks(c, d, need_a, need_w);
+    if (c->regime == A4W4_REGIME_SPECIAL || c->regime == A4W4_REGIME_TINY)
+        a4w4_zero_sign_rows(c, d, need_a, need_w);
     for (size_t i = 0; i < c->M * nb && !d->code0; i++)
         d->code0 = need_a[i / nb] && d->a_scale.data[i] == 0;
     for (size_t i = 0; i < c->N * nb && !d->code0; i++)

@@ -6,8 +6,10 @@
  * `wide` (scale codes spread over 1..254 on both sides with sa + sb near 254 so sums stay
  * finite, and outliers), `special` (exact-regime
  * data with special blocks: all zero, all -0, saturating, and one NaN-scale block in A and in
- * W whose dependent outputs must be NaN and no others), or `code0` (wide data where E8M0 code
- * 0 appears on both sides: reported as ambiguous, contracts §1). seed is a decimal
+ * W whose dependent outputs must be NaN and no others), `code0` (wide data where E8M0 code
+ * 0 appears on both sides: reported as ambiguous, contracts §1), or `tiny` (exact-regime data
+ * with scales lowered so block values and outputs fall in the fp32 subnormal range, plus
+ * zero-sign rows: contracts §4.1). seed is a decimal
  * uint64. tags are ';'-separated words. */
 #ifndef A4W4_CASEFILE_H
 #define A4W4_CASEFILE_H
@@ -23,7 +25,8 @@ typedef enum {
     A4W4_REGIME_NORMAL = 1,
     A4W4_REGIME_WIDE = 2,
     A4W4_REGIME_SPECIAL = 3,
-    A4W4_REGIME_CODE0 = 4
+    A4W4_REGIME_CODE0 = 4,
+    A4W4_REGIME_TINY = 5
 } a4w4_regime;
 
 /* Shape rule of a case (what this machine can generate): each dimension at most 2^22 and
@@ -49,7 +52,7 @@ typedef struct {
 a4w4_hstatus a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err,
                                 size_t errlen);
 
-/* Parse a regime text ("exact", "normal", "normal:even", "wide", "special", "code0"):
+/* Parse a regime text ("exact", "normal", "normal:even", "wide", "special", "code0", "tiny"):
  * A4W4_ST_OK, or A4W4_ST_BADINPUT when unknown. */
 a4w4_hstatus a4w4_regime_parse(const char *text, a4w4_regime *regime, a4w4_scale_mode *mode);
 

@@ -52,7 +52,7 @@ done
 junit_ok "$WORK/pre/rep/junit.xml"
 grep -q 'Verdict: PASS' "$WORK/pre/rep/summary.md"
 grep -qE '^	"verdict":	"PASS",$' "$WORK/pre/results.json"
-grep -q '^Completeness: 84 of 84 expected items recorded, [0-9]* outputs checked' "$WORK/pre/rep/summary.md"
+grep -q '^Completeness: 125 of 125 expected items recorded, [0-9]* outputs checked' "$WORK/pre/rep/summary.md"
 grep -q '<property name="verdict" value="PASS"/>' "$WORK/pre/rep/junit.xml"
 # a document written before the verdict was recorded still validates, and no renderer makes
 # one up from its entries

@@ -4,12 +4,13 @@
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
 
 expect_run(s 0 ${CLI} selftest)
-expect_match(s "${s_out}" "kill rate: 17/17 \\(100%\\); correct backends passing: 4/4")
+expect_match(s "${s_out}" "kill rate: 20/20 \\(100%\\); correct backends passing: 4/4")
 expect_no_match(s "${s_out}" "SURVIVED")
 foreach(m mut-preshuffle-k1n1 mut-swizzle-d1d4 mut-pad-ff mut-pad-00 mut-nibble-swap
           mut-e8m0-code0 mut-mode-round_up mut-mode-round_down mut-mode-ceil mut-mode-even
           mut-e2m1-trunc mut-drop-kblock mut-rows-small-n mut-splitk-bf16 mut-tail-unwritten
-          mut-read-past-a mut-bounded-drop-block)
+          mut-read-past-a mut-bounded-drop-block mut-flush-subnormal mut-zero-sign
+          mut-act-scale-stride)
   expect_match(s "${s_out}" "KILLED +${m} +by st_")
 endforeach()
 # each mutant dies of the check it was built for
@@ -17,6 +18,9 @@ expect_match(s "${s_out}" "mut-pad-ff +by st_m33_n64_k512: pad-dependent: valid 
 expect_match(s "${s_out}" "mut-pad-00 +by st_m33_n64_k512: pad-dependent: valid outputs change with row pad 0x00")
 expect_match(s "${s_out}" "mut-tail-unwritten +by [^\n]*never written")
 expect_match(s "${s_out}" "mut-read-past-a +by [^\n]*got 0x7fc0")
+expect_match(s "${s_out}" "mut-flush-subnormal +by st_m9_n64_k512_tiny: [^\n]*got 0x0000")
+expect_match(s "${s_out}" "mut-zero-sign +by [^\n]*got 0x8000 expected 0x0000")
+expect_match(s "${s_out}" "mut-act-scale-stride +by st_m40_n48_k288: [^\n]*first in a_scale_shuffled")
 expect_match(s "${s_out}" "mut-e8m0-code0 +by st_m16_n64_k256[^\n]*E8M0 code 0 present")
 expect_match(s "${s_out}" "mut-preshuffle-k1n1 +by [^\n]*bytes differ, first in w_fp4_shuffled")
 expect_match(s "${s_out}" "mut-swizzle-d1d4 +by [^\n]*bytes differ, first in (w_scale_swizzled|a_scale_shuffled)")
@@ -30,7 +34,7 @@ expect_run(w 1 ${CLI} selftest --cases ${WORK}/weak.csv)
 expect_match(w "${w_out}" "SURVIVED mut-drop-kblock")
 expect_match(w "${w_out}" "SURVIVED mut-read-past-a")
 expect_match(w "${w_out}" "KILLED +mut-mode-ceil")
-expect_match(w "${w_out}" "kill rate: [0-9]+/17 ")
+expect_match(w "${w_out}" "kill rate: [0-9]+/20 ")
 
 # the per-output bound of bounded(S) (contracts §4.1) kills a bf16-atomic split-K that drops
 # one whole 32-block of K, at K = 16384 (512 blocks, where the old bound let it pass)
