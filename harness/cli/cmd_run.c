@@ -63,8 +63,8 @@ static const a4w4_option run_options[] = {
     OPT_INT("budget-seconds", run_opts, budget_s, "S", 0, 86400,
             "check every output of a case whose full check is estimated at\n"
             "most S seconds, a tile-aware sample of the others (their oracle\n"
-            "entry notes it); 0 (the default): sample above 2^26 MACs;\n"
-            "3 checks 2.3x the premerge outputs for about 1.6x its CPU time"),
+            "entry notes it; default 10: every output of the premerge set, a\n"
+            "sample of the nightly's large cases); 0: sample above 2^26 MACs"),
     OPT_FLAG("quiet", run_opts, quiet, "no progress output"),
     OPT_END(),
 };
@@ -308,7 +308,8 @@ int cmd_run(int argc, char **argv)
 {
     char golden_buf[4096], err[1024];
     run_opts o = {NULL, a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
-                  "build/out", NULL, NULL, {0}, {1, 1}, 0, 0, 0, 0};
+                  "build/out", NULL, NULL, {0}, {1, 1}, 0, 0, 0,
+                  A4W4_DEFAULT_BUDGET_S};
     a4w4_args args;
     int rc = a4w4_options_parse(&run_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

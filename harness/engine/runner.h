@@ -25,12 +25,17 @@ typedef struct {
     double budget_s;
 } a4w4_runner;
 
+/* `run`'s default --budget-seconds: every output of each premerge case is checked (the whole set
+ * in full is about 8 s here), the nightly's large cases are sampled. */
+#define A4W4_DEFAULT_BUDGET_S 10
+
 /* The cost model of a4w4_full_check_seconds (this machine's rates: 2 vCPUs, one core each):
  * seconds per MAC of the oracles (ordered(1), exact, the exact-regime sum: fast, threaded),
- * of one run of a CPU backend (cpu-asm 0.38, cpu-fallback 0.56 G-MAC/s measured), of one run
- * of a GPU backend (the host's share), and seconds per generated operand element. */
+ * of one run of a CPU backend (cpu-asm and cpu-fallback 2-46 G-MAC/s measured by `bench`, slowest at
+ * M = 1; 10 G-MAC/s taken), of one run of a GPU backend (the host's share), and seconds per
+ * generated operand element. */
 #define A4W4_COST_ORACLE_S_PER_MAC 1e-10
-#define A4W4_COST_CPU_RUN_S_PER_MAC 2.5e-9
+#define A4W4_COST_CPU_RUN_S_PER_MAC 1e-10
 #define A4W4_COST_GPU_RUN_S_PER_MAC 1e-11
 #define A4W4_COST_GEN_S_PER_ELEMENT 8e-9
 

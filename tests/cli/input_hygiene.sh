@@ -41,7 +41,7 @@ printf 'name,M,N,K,regime,seed,tags\nsmall,16,256,512,exact,1,\nhuge,4194304,419
   > "$WORK/huge.csv"
 # (ldd's output is read whole: `ldd | grep -q` under pipefail fails when grep exits first and
 #  ldd dies of SIGPIPE, which took the plain branch on an ASan build in CI)
-libs=$(ldd "$CLI" 2>/dev/null || true)
+libs=$(ldd "$CLI" 2>/dev/null) || libs=""
 if [[ "$libs" == *libasan* ]] || nm "$CLI" 2>/dev/null | grep -c __asan_init >/dev/null; then
   export ASAN_OPTIONS="${ASAN_OPTIONS:-}:allocator_may_return_null=1:max_allocation_size_mb=4096"
   limit=unlimited

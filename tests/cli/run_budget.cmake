@@ -1,5 +1,6 @@
-# run --budget-seconds S: a case above 2^26 MACs whose full check is estimated within S is
-# checked in full; beyond S it is sampled and its oracle entry says so; 0 keeps the fixed rule.
+# run --budget-seconds S (default 10): a case above 2^26 MACs whose full check is estimated
+# within S is checked in full; beyond S it is sampled and its oracle entry says so; 0 keeps the
+# fixed rule.
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
 file(WRITE ${WORK}/b.csv "name,M,N,K,regime,seed,tags\nbud,40,1700,1024,normal,3,x\n")
 function(entry_of dir backend outvar)
@@ -22,24 +23,25 @@ expect_run(r 0 ${run} --budget-seconds 3 --out ${WORK}/three)
 entry_of(${WORK}/three cpu-fallback e)
 expect_match(three "${e}" "\"checked_outputs\" *: *68000")
 expect_match(three "${e}" "\"sampled\" *: *false")
-# the default (0) keeps the fixed rule: sampled above 2^26 MACs
+# the default (10 s) checks it in full too
 expect_run(r 0 ${run} --out ${WORK}/default)
 entry_of(${WORK}/default cpu-fallback e)
-expect_match(default "${e}" "\"sampled\" *: *true")
-# a budget below the estimate: sampled, and the oracle entry notes it
+expect_match(default "${e}" "\"checked_outputs\" *: *68000")
+expect_match(default "${e}" "\"sampled\" *: *false")
+# 0 keeps the fixed rule: sampled above 2^26 MACs, no note
 expect_run(r 0 ${run} --budget-seconds 0 --out ${WORK}/zero)
 entry_of(${WORK}/zero cpu-fallback e)
 expect_match(zero "${e}" "\"sampled\" *: *true")
 entry_of(${WORK}/zero oracle e)
 expect_no_match(zero "${e}" "sampled:")
-# beyond the budget: sampled, and the oracle entry says so (300x2048x1024: about 1.6 s)
-file(WRITE ${WORK}/c.csv "name,M,N,K,regime,seed,tags\nbig,300,2048,1024,normal,3,x\n")
+# beyond the budget: sampled, and the oracle entry says so (1024x4096x4096: about 3.6 s)
+file(WRITE ${WORK}/c.csv "name,M,N,K,regime,seed,tags\nbig,1024,4096,4096,normal,3,x\n")
 expect_run(r 0 ${CLI} run --cases ${WORK}/c.csv --no-golden --backend cpu-fallback --quiet
            --budget-seconds 1 --out ${WORK}/one)
 entry_of(${WORK}/one cpu-fallback e)
 expect_match(one "${e}" "\"sampled\" *: *true")
 entry_of(${WORK}/one oracle e)
-expect_match(one "${e}" "sampled: [0-9]+ of 614400 outputs checked \\(a full check is estimated at 1.[0-9] s, above the budget of 1 s\\)")
+expect_match(one "${e}" "sampled: [0-9]+ of 4194304 outputs checked \\(a full check is estimated at 3.[0-9] s, above the budget of 1 s\\)")
 # --budget-seconds must be an integer in 0..86400
 expect_run(r 2 ${CLI} run --cases ${WORK}/b.csv --budget-seconds -1 --out ${WORK}/bad --quiet)
 expect_run(r 2 ${CLI} run --cases ${WORK}/b.csv --budget-seconds x --out ${WORK}/bad --quiet)
