@@ -202,7 +202,10 @@ static int asm_run(void *ctx, const a4w4_run_args *a)
             return A4W4_EUNSUPPORTED;
         }
         splits = (unsigned)r.split;
-        mode = A4W4_GPU_SPLIT_ATOMIC; /* AITER's split-K kernels add partials atomically */
+        /* AITER zeroes the output and adds partials atomically only when log2_k_split > 0
+         * (contracts §5.3); with one split the kernel stores its bf16 result, so an output
+         * that rounds to -0 stays -0 (an atomic add onto the zeroed +0 would make it +0). */
+        mode = splits > 1 ? A4W4_GPU_SPLIT_ATOMIC : A4W4_GPU_SPLIT_ORDERED;
         if (splits > 1) {
             snprintf(a->why, a->whylen, "dispatch picks split-K (%u splits): only bounded; run "
                      "hip-asm-atomic for that contract", splits);
