@@ -137,6 +137,8 @@ a4w4_iso_status a4w4_isolate_run(int (*fn)(void *), void *arg, double timeout_s,
     int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     if (code == 0)
         return A4W4_ISO_OK;
-    snprintf(why, whylen, "exited %d%s", code, code == 87 ? " (sanitizer report?)" : "");
+    /* 86 and 87: the exit codes ci/test.sh gives UBSan and ASan after their report */
+    snprintf(why, whylen, "exited %d%s", code,
+             code == 86 || code == 87 ? " (sanitizer report?)" : "");
     return A4W4_ISO_EXITED;
 }

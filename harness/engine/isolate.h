@@ -31,7 +31,7 @@ void a4w4_shared_free(void *p, size_t bytes);
  * most timeout_s seconds of CLOCK_MONOTONIC (<= 0: no deadline), then SIGKILLs and reaps the
  * child. Returns the outcome; why (always written, "" for OK) says it in one line:
  * "SIGSEGV (signal 11)", "timed out after 2 s", "exited 3", "exited 87 (sanitizer
- * report?)", or the failed call. Thread-safe (several threads may each run a child). */
+ * report?)" (86 too), or the failed call. Thread-safe (several threads may each run a child). */
 a4w4_iso_status a4w4_isolate_run(int (*fn)(void *), void *arg, double timeout_s, char *why,
                                  size_t whylen);
 

@@ -5,8 +5,8 @@
 # of that directory neither crashes nor re-runs the recorded entry, and continues past it; a
 # plugin that hangs is killed after --timeout and its entry fails "timed out after 2 s"; a
 # plugin whose query crashes is refused with one line (exit 2); a good plugin still passes
-# bit-exact. Sanitizer builds (ASan's SEGV handler exits 87 with its report instead of dying
-# of the signal) are accepted.
+# bit-exact. Sanitizer builds (UBSan's null check exits 86, ASan's SEGV handler 87, each with
+# its report, instead of dying of the signal) are accepted.
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK"; mkdir -p "$WORK"
@@ -15,10 +15,10 @@ P=$(dirname "$CLI")/plugins
 fail() { echo "plugin_isolation: $*"; exit 1; }
 for v in ref crash hang qcrash; do [ -f "$P/liba4w4_${v}_plugin.so" ] || fail "no $P/liba4w4_${v}_plugin.so"; done
 
-libs=$(ldd "$CLI" 2>&1 || true) # read whole (no ldd | grep -q: pipefail race)
+libs=$(ldd "$CLI" 2>&1) || fail "ldd $CLI: exit $?" # read whole (no ldd | grep -q: pipefail race)
 case $libs in
-  *libasan*|*libubsan*) crash_re='SIGSEGV \(signal 11\)|exited 87 \(sanitizer report\?\)' ;;
-  *) crash_re='SIGSEGV \(signal 11\)' ;;
+  *libasan*|*libubsan*) sanitized=1 crash_re='SIGSEGV \(signal 11\)|exited 8[67] \(sanitizer report\?\)' ;;
+  *) sanitized=0 crash_re='SIGSEGV \(signal 11\)' ;;
 esac
 
 cat > c.csv <<'CSV'
@@ -69,6 +69,8 @@ PY
 run crash crash
 [ "$rc" = 1 ] || { cat crash.log; fail "crash plugin: exit $rc, expected 1"; }
 check crash crash crashed "$crash_re"
+grep -Eq "Verdict reason: .*1 entry crashed or timed out \(first: m2 on .*($crash_re)" crash/summary.md ||
+  fail "summary.md's verdict reason does not name the crash"
 echo "crash: entry failed, signal named, the rest recorded"
 
 # 2. --resume of the finished directory: no crash, nothing re-run
@@ -95,8 +97,10 @@ echo "hang: entry failed after 2 s, the rest recorded"
 # 4. a query that crashes: the backend is refused, the harness lives
 run qcrash qcrash
 [ "$rc" = 2 ] || { cat qcrash.log; fail "qcrash plugin: exit $rc, expected 2"; }
-[ "$(wc -l < qcrash.log)" = 1 ] || { cat qcrash.log; fail "qcrash: not one line"; }
-grep -Eq "loading crashed: ($crash_re)" qcrash.log || { cat qcrash.log; fail "qcrash: line names no crash"; }
+# (a sanitizer's report of the child's crash comes first on the shared stderr)
+[ "$sanitized" = 1 ] || [ "$(wc -l < qcrash.log)" = 1 ] || { cat qcrash.log; fail "qcrash: not one line"; }
+tail -n 1 qcrash.log | grep -Eq "^a4w4check: run: plugin .*liba4w4_qcrash_plugin.so: loading crashed: ($crash_re)$" ||
+  { cat qcrash.log; fail "qcrash: the last line names no crash"; }
 [ ! -e qcrash/results.json ] || fail "qcrash: results.json written"
 echo "qcrash: refused with one line"
 
