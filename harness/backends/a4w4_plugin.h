@@ -14,6 +14,15 @@
  * calls init (if any), then gemm once per case and output sample (more than once per case
  * for ASM-layout plugins, see asm_layout), then fini (if any), then dlclose()s it.
  *
+ * Isolation (the default; `--no-isolate` turns it off): the harness runs the plugin's code in
+ * forked child processes.  One child first loads it, queries, inits and finis it; the harness
+ * process then loads it and calls only a4w4_plugin_query (never init, gemm or fini); and
+ * every gemm call runs in a fresh child as a whole instance: init, that one gemm, fini.  y is
+ * then shared memory the harness reads after the child exits.  A crash (signal), a nonzero
+ * exit or a call past the deadline (`--timeout`) fails that case only.  So init runs once per
+ * call: keep it cheap, or expect its cost per call (a GPU plugin gets a fresh device context
+ * in each child; state kept in globals does not carry from one call to the next).
+ *
  * Minimal plugin:
  *
  *     #include "a4w4_plugin.h"

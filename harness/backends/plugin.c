@@ -1,6 +1,14 @@
 /* plugin.c — the "plugin" backend type (`--backend plugin:/path/libmy.so`): a shared
  * library exporting the a4w4 plugin ABI (a4w4_plugin.h), so a real kernel (AITER's gemm_a4w4
- * on an MI355X) runs under the harness without changing it. */
+ * on an MI355X) runs under the harness without changing it.
+ *
+ * Isolation (on unless a4w4_plugin_isolation(0, ...)): the plugin's code runs in children
+ * (engine/isolate.h) so a crash or hang fails that entry and the run goes on. At open, a
+ * probe child loads, queries, inits and finis it (a crash there refuses the backend); the
+ * parent then only dlopens and queries it for its metadata and never calls init. Each gemm
+ * call forks a child that is one instance (init, gemm, fini) writing into shared memory;
+ * it returns A4W4_RUN_CRASHED (signal or nonzero exit) or A4W4_RUN_TIMEOUT past the
+ * deadline (a4w4_plugin_timeout). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -15,6 +23,7 @@
 #include "a4w4_quote.h"
 #include "registry.h"
 #include "bundle.h"
+#include "isolate.h"
 
 typedef struct {
     void *handle;
@@ -22,6 +31,8 @@ typedef struct {
     void *state;
     char name[128]; /* the plugin's display name */
     pthread_mutex_t lock; /* serializes gemm calls into this instance (ABI "Threading") */
+    int isolated;         /* 1: init / gemm / fini run in a child per call (engine/isolate.h) */
+    char msg[512];        /* the last gemm's message (under lock) */
 } plugin_ctx;
 
 /* ISO C forbids converting an object pointer to a function pointer; dlsym returns one. */
@@ -99,10 +110,10 @@ static const char *info_problem(const a4w4_plugin_info *info, size_t contract_le
     return NULL;
 }
 
-/* A context for the opened plugin h, its init called: the context, or NULL with err set (h
- * is then closed). */
+/* A context for the opened plugin h, its init called unless isolated (then every call's
+ * child makes its own instance): the context, or NULL with err set (h is then closed). */
 static plugin_ctx *plugin_instance(const char *arg, void *h, const a4w4_plugin_info *info,
-                                   char *err, size_t errlen)
+                                   int isolated, char *err, size_t errlen)
 {
     plugin_ctx *c = calloc(1, sizeof *c);
     if (!c || pthread_mutex_init(&c->lock, NULL)) {
@@ -113,10 +124,11 @@ static plugin_ctx *plugin_instance(const char *arg, void *h, const a4w4_plugin_i
     }
     c->handle = h;
     c->info = info;
+    c->isolated = isolated;
     const char *base = strrchr(arg, '/');
     snprintf(c->name, sizeof c->name, "%s", info->name && *info->name ? info->name
                                                                       : base ? base + 1 : arg);
-    if (info->init) {
+    if (info->init && !isolated) {
         char msg[256] = "", shown[256];
         int rc = info->init(&c->state, msg, sizeof msg);
         msg[sizeof msg - 1] = '\0'; /* a plugin that breaks the ABI's message rule */
@@ -132,9 +144,106 @@ static plugin_ctx *plugin_instance(const char *arg, void *h, const a4w4_plugin_i
     return c;
 }
 
+/* Isolation settings (a4w4_plugin_isolation): on by default, automatic deadline. */
+static int iso_on = 1;
+static double iso_timeout = -1;
+
+void a4w4_plugin_isolation(int on, double timeout_s)
+{
+    iso_on = on;
+    iso_timeout = timeout_s;
+}
+
+double a4w4_plugin_timeout(size_t nrows, size_t ncols, size_t K)
+{
+    if (iso_timeout >= 0)
+        return iso_timeout;
+    return A4W4_PLUGIN_TIMEOUT_BASE_S + (double)nrows * (double)ncols * (double)K / 1e9;
+}
+
+/* What an isolated child hands back through shared memory (its outputs follow it). */
+typedef struct {
+    int rc;      /* gemm's return, or the probe's 0 / -1 */
+    int stage;   /* where it stopped: 0 query/open, 1 init, 2 gemm done */
+    char msg[512];
+} iso_reply;
+
+#define ISO_HDR ((sizeof(iso_reply) + 63) / 64 * 64)
+
+/* The probe child: open, query, validate, init and fini the plugin named arg, so that a
+ * plugin whose loading crashes or hangs is refused instead of killing the harness. */
+typedef struct {
+    const char *arg;
+    size_t contract_len;
+    iso_reply *r;
+} probe_job;
+
+static int probe_child(void *v)
+{
+    probe_job *j = v;
+    void *sym = NULL, *state = NULL;
+    j->r->rc = -1;
+    void *h = plugin_open(j->arg, &sym, j->r->msg, sizeof j->r->msg);
+    if (!h)
+        return 0;
+    const a4w4_plugin_info *info = sym_to_fn(sym)();
+    char why[256] = "";
+    const char *bad = info_problem(info, j->contract_len, why, sizeof why);
+    if (bad) {
+        snprintf(j->r->msg, sizeof j->r->msg, "plugin %s: %s", j->arg, bad);
+        return 0;
+    }
+    j->r->stage = 1;
+    if (info->init) {
+        char m[256] = "";
+        int rc = info->init(&state, m, sizeof m);
+        if (rc != 0) {
+            m[sizeof m - 1] = '\0';
+            snprintf(j->r->msg, sizeof j->r->msg, "plugin %s: init failed (%d): %s", j->arg, rc,
+                     *m ? m : "no message");
+            return 0;
+        }
+        if (info->fini)
+            info->fini(state);
+    }
+    j->r->rc = 0;
+    return 0;
+}
+
+/* Run probe_child for arg in a child: 0, or -1 with err (a crash, hang or exit names the
+ * stage: "loading" or "init"). */
+static int probe_isolated(const char *arg, size_t contract_len, char *err, size_t errlen)
+{
+    iso_reply *r = a4w4_shared_alloc(sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "plugin %s: out of memory (shared memory for the probe)", arg);
+        return -1;
+    }
+    probe_job j = {arg, contract_len, r};
+    char why[160];
+    double t = iso_timeout >= 0 ? iso_timeout : A4W4_PLUGIN_TIMEOUT_BASE_S;
+    a4w4_iso_status st = a4w4_isolate_run(probe_child, &j, t, why, sizeof why);
+    int rc = 0;
+    if (st != A4W4_ISO_OK) {
+        snprintf(err, errlen, "plugin %s: %s %s: %s", arg, r->stage ? "init" : "loading",
+                 st == A4W4_ISO_TIMEOUT ? "hung" : st == A4W4_ISO_ERROR ? "not isolated"
+                                                                        : "crashed", why);
+        rc = -1;
+    } else if (r->rc != 0) {
+        r->msg[sizeof r->msg - 1] = '\0';
+        snprintf(err, errlen, "%s", r->msg);
+        rc = -1;
+    }
+    a4w4_shared_free(r, sizeof *r);
+    return rc;
+}
+
 static int plugin_prepare(const char *arg, void **vctx, char *contract, size_t contract_len,
                           int *asm_layout, char *err, size_t errlen)
 {
+    int isolated = iso_on;
+    if (isolated && probe_isolated(arg, contract_len, err, errlen))
+        return -1;
     void *sym = NULL;
     void *h = plugin_open(arg, &sym, err, errlen);
     if (!h)
@@ -147,13 +256,86 @@ static int plugin_prepare(const char *arg, void **vctx, char *contract, size_t c
         dlclose(h);
         return -1;
     }
-    plugin_ctx *c = plugin_instance(arg, h, info, err, errlen);
+    plugin_ctx *c = plugin_instance(arg, h, info, isolated, err, errlen);
     if (!c)
         return -1;
     snprintf(contract, contract_len, "%s", info->contract);
     *asm_layout = info->asm_layout;
     *vctx = c;
     return 0;
+}
+
+/* One gemm in a child: its own instance (init, gemm, fini), outputs into shared memory. */
+typedef struct {
+    const a4w4_plugin_info *info;
+    a4w4_plugin_gemm_args *g;
+    iso_reply *r;
+} gemm_job;
+
+static int gemm_child(void *v)
+{
+    gemm_job *j = v;
+    void *state = NULL;
+    if (j->info->init) {
+        int rc = j->info->init(&state, j->r->msg, sizeof j->r->msg);
+        if (rc != 0) {
+            j->r->rc = rc;
+            return 0;
+        }
+    }
+    j->r->stage = 1;
+    j->r->rc = j->info->gemm(state, j->g);
+    j->r->stage = 2;
+    if (j->info->fini)
+        j->info->fini(state);
+    return 0;
+}
+
+/* g's gemm in a child with the deadline of the case; y (n outputs) poisoned on entry. Returns
+ * the plugin's code in *prc, or a harness status (A4W4_RUN_CRASHED, _TIMEOUT, an error)
+ * with a->why set. */
+static int gemm_isolated(plugin_ctx *c, a4w4_plugin_gemm_args *g, const a4w4_run_args *a,
+                         int *prc)
+{
+    size_t n = g->nrows * g->ncols, bytes = ISO_HDR + n * sizeof(uint16_t);
+    unsigned char *shm = a4w4_shared_alloc(bytes);
+    if (!shm) {
+        snprintf(a->why, a->whylen, "plugin %s: no shared memory for %zu outputs", c->name, n);
+        return A4W4_ENOMEM;
+    }
+    iso_reply *r = (iso_reply *)shm;
+    uint16_t *y = (uint16_t *)(shm + ISO_HDR);
+    memcpy(y, g->y, n * sizeof *y);
+    g->y = y;
+    g->msg = r->msg;
+    g->msglen = sizeof r->msg;
+    gemm_job j = {c->info, g, r};
+    char why[160];
+    double t = a4w4_plugin_timeout(g->nrows, g->ncols, g->K);
+    a4w4_iso_status st = a4w4_isolate_run(gemm_child, &j, t, why, sizeof why);
+    int rc = A4W4_OK;
+    r->msg[sizeof r->msg - 1] = '\0';
+    if (st == A4W4_ISO_OK && r->stage == 0) {
+        snprintf(a->why, a->whylen, "plugin %s: init failed (%d) in the case's child: %s",
+                 c->name, r->rc, *r->msg ? r->msg : "no message");
+        rc = A4W4_EINVAL;
+    } else if (st == A4W4_ISO_OK && r->stage == 1) {
+        snprintf(a->why, a->whylen, "plugin %s crashed: its child exited 0 inside gemm "
+                 "(exit() in the plugin)", c->name);
+        rc = A4W4_RUN_CRASHED;
+    } else if (st == A4W4_ISO_OK) {
+        memcpy(a->y, y, n * sizeof *y);
+        snprintf(c->msg, sizeof c->msg, "%s", r->msg);
+        *prc = r->rc;
+    } else {
+        snprintf(a->why, a->whylen, "plugin %s %s: %s%s", c->name,
+                 st == A4W4_ISO_TIMEOUT ? "hung" : st == A4W4_ISO_ERROR ? "not run" : "crashed",
+                 why, r->stage == 0 ? " (in init)" : r->stage == 2 ? " (in fini)" : "");
+        rc = st == A4W4_ISO_TIMEOUT ? A4W4_RUN_TIMEOUT
+             : st == A4W4_ISO_ERROR ? A4W4_EINVAL : A4W4_RUN_CRASHED;
+    }
+    a4w4_shared_free(shm, bytes);
+    return rc;
 }
 
 static int plugin_run(void *vctx, const a4w4_run_args *a)
@@ -177,15 +359,22 @@ static int plugin_run(void *vctx, const a4w4_run_args *a)
         g.a_scale_rows_padded = a4w4_act_scale_padded_rows(d->M);
         g.a_scale_cols_padded = a4w4_act_scale_padded_cols(d->K / 32);
     }
-    char msg[512] = "";
-    g.msg = msg;
-    g.msglen = sizeof msg;
     pthread_mutex_lock(&c->lock);
-    int rc = c->info->gemm(c->state, &g);
+    int rc = 0, st = A4W4_OK;
+    c->msg[0] = '\0';
+    if (c->isolated) {
+        st = gemm_isolated(c, &g, a, &rc);
+    } else {
+        g.msg = c->msg;
+        g.msglen = sizeof c->msg;
+        rc = c->info->gemm(c->state, &g);
+    }
+    char msg[512];
+    c->msg[sizeof c->msg - 1] = '\0';
+    snprintf(msg, sizeof msg, "%s", c->msg);
     pthread_mutex_unlock(&c->lock);
-    msg[sizeof msg - 1] = '\0';
-    if (rc == A4W4_PLUGIN_OK)
-        return A4W4_OK;
+    if (st != A4W4_OK || rc == A4W4_PLUGIN_OK)
+        return st;
     if (rc == A4W4_PLUGIN_NOT_APPLICABLE) {
         snprintf(a->why, a->whylen, "%s", *msg ? msg : "the plugin says not applicable (no reason given)");
         return A4W4_EUNSUPPORTED;
@@ -201,7 +390,7 @@ static void plugin_release(void *vctx)
     plugin_ctx *c = vctx;
     if (!c)
         return;
-    if (c->info->fini)
+    if (!c->isolated && c->info->fini)
         c->info->fini(c->state);
     pthread_mutex_destroy(&c->lock);
     dlclose(c->handle);

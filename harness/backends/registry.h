@@ -29,6 +29,19 @@ size_t a4w4_backend_defaults(a4w4_backend *out, size_t max, char *skipped, size_
 extern const a4w4_backend_type a4w4_backend_cpu_asm, a4w4_backend_cpu_fallback,
     a4w4_backend_bundle, a4w4_backend_plugin;
 
+/* Plugin isolation (plugin.c, engine/isolate.h): with on = 1 (the default) every call into a
+ * plugin's code runs in a child process; a crash fails that entry (A4W4_RUN_CRASHED) and a
+ * call past its deadline is killed (A4W4_RUN_TIMEOUT). timeout_s: seconds per call, 0 none,
+ * < 0 automatic (a4w4_plugin_timeout). on = 0: the plugin runs in this process (the old path:
+ * a crash ends the harness). Set before opening plugin backends; not thread-safe. */
+void a4w4_plugin_isolation(int on, double timeout_s);
+
+/* The deadline of one gemm call computing nrows x ncols outputs over K, in seconds: the set
+ * timeout, or automatically A4W4_PLUGIN_TIMEOUT_BASE_S plus 1 s per 1e9 multiply-adds (a
+ * scalar CPU kernel's pace: a full M=4096 N=4096 K=16384 case gets 335 s). */
+#define A4W4_PLUGIN_TIMEOUT_BASE_S 60.0
+double a4w4_plugin_timeout(size_t nrows, size_t ncols, size_t K);
+
 #ifdef A4W4_HAVE_GPU
 /* The HIP backends (hip.c), built when A4W4_GPU != off; null-terminated list. */
 extern const a4w4_backend_type *const a4w4_backend_hip_types[];

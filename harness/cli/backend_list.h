@@ -30,6 +30,17 @@ int a4w4_backend_list_check(const a4w4_backend_list_opts *o, const a4w4_opt_list
 int a4w4_backend_list_open(const a4w4_backend_list_opts *o, const a4w4_opt_list *list,
                            a4w4_backend *bk, size_t *n);
 
+/* The help of the plugin isolation options (--timeout, --no-isolate) of the commands that
+ * run plugins (run, hazards); their values go to a4w4_plugin_isolation (registry.h) before
+ * a4w4_backend_list_open. */
+#define A4W4_TIMEOUT_HELP                                                                   \
+    "seconds one plugin call may run before it is killed and its entry\n"                \
+    "fails \"timed out after S s\"; 0: no limit; default: 60 s plus 1 s per\n"          \
+    "1e9 multiply-adds of the call (a full 4096x4096x16384 case: 335 s)"
+#define A4W4_NO_ISOLATE_HELP                                                                \
+    "run plugins in this process (no fork per call, no --timeout): a crash\n"            \
+    "or hang of the plugin then ends or stalls the whole run"
+
 /* Close bk[0..n). */
 void a4w4_backend_list_close(a4w4_backend *bk, size_t n);
 

@@ -482,6 +482,7 @@ static int plan_bench(const bench_opts *o, bench_plan *p)
         return A4W4_EXIT_BADINPUT;
     }
     a4w4_backend_list_opts bo = {"bench", MAX_BACKENDS, 0, 0};
+    a4w4_plugin_isolation(0, 0); /* bench times the kernel, not a fork per call; judging is run's */
     int rc = a4w4_backend_list_open(&bo, o->backend.text ? &o->backend : &dflt, p->be, &p->nbe);
     for (size_t i = 0; i < p->nbe; i++) {
         bench_method *m = &p->methods[p->nmethods++];

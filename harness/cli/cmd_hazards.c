@@ -75,7 +75,8 @@
 
 static const char hazards_usage[] =
     "usage: a4w4check hazards [--k K,K,...] [--quick] [--cases FILE] [--backend a,b,...]\n"
-    "                         [--json] [--out DIR] [--jobs N] [--quiet]\n"
+    "                         [--json] [--out DIR] [--jobs N] [--timeout S] [--no-isolate]\n"
+    "                         [--quiet]\n"
     "\n"
     "The hazard map: every (M, N, K) cell of the hazard set (M 1..64, N 16..256 step 16,\n"
     "K 256, 512, 1312, 2048) through every available backend with the runner, joined with the static\n"
@@ -89,6 +90,7 @@ typedef struct {
     const char *cases_arg, *klist, *out_dir;
     a4w4_opt_list backend;
     int quick, json, quiet, jobs;
+    int timeout_s, no_isolate; /* timeout_s -1: automatic (registry.h) */
 } hazards_opts;
 
 static const a4w4_option hazards_options[] = {
@@ -105,6 +107,8 @@ static const a4w4_option hazards_options[] = {
     OPT_INT("jobs", hazards_opts, jobs, "N", 1, 256,
             "cases run in parallel (default: the CPU count when every backend is\n"
             "thread-safe (the CPU ones, mutants, plugins, bundles), else 1)"),
+    OPT_INT("timeout", hazards_opts, timeout_s, "S", 0, 86400, A4W4_TIMEOUT_HELP),
+    OPT_FLAG("no-isolate", hazards_opts, no_isolate, A4W4_NO_ISOLATE_HELP),
     OPT_FLAG("quiet", hazards_opts, quiet, "no progress lines"),
     OPT_END(),
 };
@@ -511,6 +515,7 @@ static int plan_hazards(const hazards_opts *o, hazards_plan *p)
     if (rc != A4W4_EXIT_PASS)
         return rc;
     a4w4_backend_list_opts bo = {"hazards", MAX_BACKENDS, 1, o->quiet};
+    a4w4_plugin_isolation(!o->no_isolate, o->timeout_s);
     if ((rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nbk)) != A4W4_EXIT_PASS)
         return rc;
     if (!p->nbk) {
@@ -808,7 +813,7 @@ static void plan_free(hazards_plan *p)
 
 int cmd_hazards(int argc, char **argv)
 {
-    hazards_opts o = {NULL, NULL, "build/out", {0}, 0, 0, 0, 0};
+    hazards_opts o = {NULL, NULL, "build/out", {0}, 0, 0, 0, 0, -1, 0};
     a4w4_args args;
     int rc = a4w4_options_parse(&hazards_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

@@ -16,6 +16,7 @@
 #include "matrix.h"
 #include "cpu_sut.h"
 #include "entry.h"
+#include "registry.h"
 #include "results.h"
 #include "runner.h"
 #include "stream.h"
@@ -23,7 +24,8 @@
 static const char run_usage[] =
     "usage: a4w4check run [--set NAME | --cases FILE] [--golden DIR | --no-golden]\n"
     "                     [--captures DIR] [--backend a,b,...] [--out DIR] [--shard i/n]\n"
-    "                     [--resume] [--full | --budget-seconds S] [--quiet]\n"
+    "                     [--resume] [--full | --budget-seconds S] [--timeout S]\n"
+    "                     [--no-isolate] [--quiet]\n"
     "\n"
     "Runs each case of a matrix through the backends and compares every checked output bit\n"
     "for bit with the oracle of the backend's contract (ordered(S), exact; bounded backends\n"
@@ -38,6 +40,7 @@ typedef struct {
     a4w4_opt_shard shard;
     int full, quiet, resume;
     int budget_s;
+    int timeout_s, no_isolate; /* timeout_s -1: automatic (registry.h) */
 } run_opts;
 
 static const a4w4_option run_options[] = {
@@ -65,6 +68,8 @@ static const a4w4_option run_options[] = {
             "most S seconds, a tile-aware sample of the others (their oracle\n"
             "entry notes it; default 10: every output of the premerge set, a\n"
             "sample of the nightly's large cases); 0: sample above 2^26 MACs"),
+    OPT_INT("timeout", run_opts, timeout_s, "S", 0, 86400, A4W4_TIMEOUT_HELP),
+    OPT_FLAG("no-isolate", run_opts, no_isolate, A4W4_NO_ISOLATE_HELP),
     OPT_FLAG("quiet", run_opts, quiet, "no progress output"),
     OPT_END(),
 };
@@ -109,6 +114,7 @@ static int plan_run(const run_opts *o, run_plan *p)
         return A4W4_EXIT_BADINPUT;
     }
     a4w4_backend_list_opts bo = {"run", MAX_BACKENDS, 0, o->quiet};
+    a4w4_plugin_isolation(!o->no_isolate, o->timeout_s);
     int rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);
     if (rc != A4W4_EXIT_PASS)
         return rc;
@@ -309,7 +315,7 @@ int cmd_run(int argc, char **argv)
     char golden_buf[4096], err[1024];
     run_opts o = {NULL, a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
                   "build/out", NULL, NULL, {0}, {1, 1}, 0, 0, 0,
-                  A4W4_DEFAULT_BUDGET_S};
+                  A4W4_DEFAULT_BUDGET_S, -1, 0};
     a4w4_args args;
     int rc = a4w4_options_parse(&run_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

@@ -25,6 +25,13 @@
  *                     bundle's metadata): verdict "fail", and the whole run is bad input. */
 #define A4W4_RUN_SKIP (-100)
 #define A4W4_RUN_REFUSED (-101)
+/*   A4W4_RUN_CRASHED  the backend's code died while computing this case (an isolated plugin
+ *                     child killed by a signal or exiting nonzero, engine/isolate.h): verdict
+ *                     "fail", why names the signal or exit status, the run goes on;
+ *   A4W4_RUN_TIMEOUT  it ran past its per-case deadline (`--timeout`) and was killed:
+ *                     verdict "fail", why says "timed out after N s", the run goes on. */
+#define A4W4_RUN_CRASHED (-102)
+#define A4W4_RUN_TIMEOUT (-103)
 
 /* Who a run is: the matrix hash and tool version written into results.json. */
 typedef struct {

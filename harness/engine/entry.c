@@ -160,6 +160,8 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddBoolToObject(o, "ambiguous", 1);
     if (e->note[0])
         cJSON_AddStringToObject(o, "note", e->note);
+    if (e->aborted[0])
+        cJSON_AddStringToObject(o, "aborted", e->aborted);
 }
 
 /* The fields of a BYTES entry after its identity. */

@@ -54,7 +54,8 @@ typedef struct {
  *   OUTPUTS  GEMM outputs against the contract's oracle (backends with run, and the oracle's
  *            own cross-check): identity, tags, [run_ms, y_hash, pad_variants, pad_dependent],
  *            checked_outputs, sampled, verdict, mismatches, unwritten, max_ulp,
- *            [bound_use, bound_ulp_median, bound_ulp_max], first_mismatches, time_ms, exact_regime_outputs, [ambiguous], [note];
+ *            [bound_use, bound_ulp_median, bound_ulp_max], first_mismatches, time_ms,
+ *            exact_regime_outputs, [ambiguous], [note], [aborted];
  *   BYTES    byte or bit checks (layout and quantizer backends, golden bundles): identity,
  *            [tags], checked_outputs, verdict, mismatches, max_ulp, first_mismatches, [note],
  *            sampled, time_ms. */
@@ -96,6 +97,9 @@ typedef struct {
     int ambiguous;                 /* E8M0 code 0 present (contracts §1) */
     char note[768];                /* why n/a or fail, or extra context ("" none) */
     a4w4_dispatch_facts dispatch;  /* generated cases only */
+    char aborted[16];              /* "crashed" or "timed out" when the backend's code died or
+                                      hung on this case (A4W4_RUN_CRASHED / _TIMEOUT; note
+                                      says how); "" otherwise. Written as "aborted". */
     int refused;                   /* the backend refused its result (A4W4_RUN_REFUSED): the
                                       run is bad input; not written to results.json */
 } a4w4_entry_result;

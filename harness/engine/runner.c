@@ -340,8 +340,9 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
     return fail;
 }
 
-/* Outputs of variant v that change against the baseline (all when the run fails). */
-static size_t variant_changes(gemm_run *g, const variant *v)
+/* Outputs of variant v that change against the baseline (all when the run fails; a crash or
+ * a timeout is also named in e's note and aborted). */
+static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *e)
 {
     a4w4_case_refill(g->d, v->row_fill, v->col_fill, v->guard);
     for (size_t k = 0; k < g->n; k++)
@@ -349,6 +350,11 @@ static size_t variant_changes(gemm_run *g, const variant *v)
     g->args.y = g->y2;
     int rc2 = call_run(g->b, &g->args);
     g->args.y = g->y;
+    if (rc2 == A4W4_RUN_CRASHED || rc2 == A4W4_RUN_TIMEOUT) {
+        snprintf(e->aborted, sizeof e->aborted, "%s",
+                 rc2 == A4W4_RUN_CRASHED ? "crashed" : "timed out");
+        note_add(e->note, sizeof e->note, "%s (variant %s); ", g->why, v->what);
+    }
     if (rc2 != A4W4_OK)
         return g->n;
     size_t diff = 0;
@@ -381,7 +387,7 @@ static int check_pad_variants(gemm_run *g, a4w4_entry_result *e)
     size_t nv = (colpad || g->d->K % 256) ? 5 : 2;
     char *dep = e->pad_dependent;
     for (size_t v = 0; v < nv; v++) {
-        size_t diff = variant_changes(g, &vs[v]);
+        size_t diff = variant_changes(g, &vs[v], e);
         if (diff)
             note_add(dep, sizeof e->pad_dependent, "%s%s (%zu outputs change)",
                      dep[0] ? ", " : "", vs[v].what, diff);
@@ -415,6 +421,12 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
         snprintf(e->note, sizeof e->note, "%s",
                  g->why[0] ? g->why : "not applicable to this shape");
         return 0;
+    }
+    if (rc == A4W4_RUN_CRASHED || rc == A4W4_RUN_TIMEOUT) {
+        snprintf(e->aborted, sizeof e->aborted, "%s",
+                 rc == A4W4_RUN_CRASHED ? "crashed" : "timed out");
+        snprintf(e->note, sizeof e->note, "%s", g->why);
+        return 1;
     }
     if (rc != A4W4_OK) {
         snprintf(e->note, sizeof e->note, "backend error: %s",

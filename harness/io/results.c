@@ -89,6 +89,30 @@ static void reason_text(char *r, size_t len, a4w4_doc_verdict v, double fails,
                  c->expected_items, outputs);
 }
 
+/* Append to reason (of len bytes) how many entries were aborted (an entry's "aborted":
+ * the backend's code crashed or hung on it) and the first one's case, backend and note, so
+ * the verdict line says it and not only a row. */
+static void add_aborted(const cJSON *cases, char *reason, size_t len)
+{
+    size_t n = 0, k = strlen(reason);
+    const cJSON *e, *first = NULL;
+    cJSON_ArrayForEach(e, cases) {
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "aborted"))) {
+            n++;
+            first = first ? first : e;
+        }
+    }
+    if (!n || k >= len)
+        return;
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(first, "name");
+    const cJSON *be = cJSON_GetObjectItemCaseSensitive(first, "backend");
+    const cJSON *no = cJSON_GetObjectItemCaseSensitive(first, "note");
+    snprintf(reason + k, len - k, "; %zu entr%s crashed or timed out (first: %s on %s: %.300s)",
+             n, n == 1 ? "y" : "ies", cJSON_IsString(nm) ? nm->valuestring : "?",
+             cJSON_IsString(be) ? be->valuestring : "?",
+             cJSON_IsString(no) ? no->valuestring : "no note");
+}
+
 a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c)
 {
     cJSON *cases = cJSON_DetachItemFromObjectCaseSensitive(doc, "cases");
@@ -100,6 +124,7 @@ a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c)
     int complete = !nu && c->recorded_items == c->expected_items;
     a4w4_doc_verdict v = n[1] > 0 ? A4W4_DOC_FAIL : complete ? A4W4_DOC_PASS : A4W4_DOC_INCOMPLETE;
     reason_text(reason, sizeof reason, v, n[1], c, nu, unchecked, outputs);
+    add_aborted(cases, reason, sizeof reason);
     static const char *const keys[3] = {"verdict", "verdict_reason", "counts"};
     for (int i = 0; i < 3; i++)
         cJSON_DeleteItemFromObjectCaseSensitive(doc, keys[i]);

@@ -11,13 +11,25 @@
  *   BREAK_ROW0       every output of row 0 is one bf16 ULP off (bits + 1): a broken kernel
  *                    the harness must catch;
  *   PLUGIN_ABI=n     reports abi_version n instead of A4W4_PLUGIN_ABI_VERSION (old ABI);
- *   NO_QUERY         exports no a4w4_plugin_query (not a plugin). */
+ *   NO_QUERY         exports no a4w4_plugin_query (not a plugin);
+ *   CRASH_M2         gemm writes through NULL on every case with M > 1 (SIGSEGV), computes
+ *                    the others: an isolated crash must fail only those entries;
+ *   HANG_M2          gemm sleeps forever on every case with M > 1 (--timeout must end it);
+ *   CRASH_QUERY      a4w4_plugin_query itself writes through NULL (loading must not kill
+ *                    the harness). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "a4w4_plugin.h"
+
+#if defined(CRASH_M2) || defined(CRASH_QUERY)
+/* volatile: the compiler cannot see the store goes to NULL, so it is a real store (SIGSEGV),
+ * not a trap instruction it chose. */
+static int *volatile crash_target = NULL;
+#endif
 
 #ifndef PLUGIN_ABI
 #define PLUGIN_ABI A4W4_PLUGIN_ABI_VERSION
@@ -27,6 +39,10 @@
 #define PLUGIN_NAME "bad-plugin (row 0 one ULP off)"
 #elif defined(NO_QUERY)
 #define PLUGIN_NAME "noquery-plugin"
+#elif defined(CRASH_M2)
+#define PLUGIN_NAME "crash-plugin (SIGSEGV when M > 1)"
+#elif defined(HANG_M2)
+#define PLUGIN_NAME "hang-plugin (sleeps forever when M > 1)"
 #else
 #define PLUGIN_NAME "ref-plugin"
 #endif
@@ -104,6 +120,14 @@ static int ref_gemm(void *state, const a4w4_plugin_gemm_args *a)
                  a->M, a->N, a->K);
         return -1;
     }
+#ifdef CRASH_M2
+    if (a->M > 1)
+        *crash_target = 1;
+#endif
+#ifdef HANG_M2
+    while (a->M > 1)
+        sleep(1);
+#endif
     if (!a->a_fp4 || !a->a_scale || !a->w_fp4 || !a->w_scale || !a->y) {
         snprintf(a->msg, a->msglen, "a row-major operand or y is NULL");
         return -1;
@@ -160,5 +184,8 @@ A4W4_PLUGIN_EXPORT const a4w4_plugin_info *not_the_query(void)
 A4W4_PLUGIN_EXPORT const a4w4_plugin_info *a4w4_plugin_query(void)
 #endif
 {
+#ifdef CRASH_QUERY
+    *crash_target = 1;
+#endif
     return &info;
 }
