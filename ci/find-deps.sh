@@ -22,7 +22,7 @@ addpath() { # VAR DIR: prepend DIR to VAR here and in the printed exports
   local var=$1 dir=$2
   [ -d "$dir" ] || return 0
   export "$var=$dir${!var:+:${!var}}"
-  exports+=("export $var=$dir\${$var:+:\$$var}")
+  exports+=("export $var=$(printf %q "$dir")\${$var:+:\$$var}")  # quoted: the line is eval'd
 }
 if [ -n "$P" ]; then
   if [ ! -d "$P" ]; then

@@ -18,8 +18,24 @@ cli=${A4W4CHECK:-$root/build/a4w4check}
 out=$1; shift
 [ -x "$cli" ] || { echo "nightly-merge: A4W4CHECK=$cli: not an executable a4w4check" >&2; exit 2; }
 mkdir -p "$out" || exit 4
+for d in "$@"; do  # OUT must not be a group's own directory (its documents would be replaced)
+  if [ "$(cd "$d" 2>/dev/null && pwd)" = "$(cd "$out" && pwd)" ]; then
+    echo "nightly-merge: OUT $out is the group directory $d: merge into another directory" >&2
+    exit 2
+  fi
+done
 # no stale verdict survives a refused merge
 rm -f "$out/results.json" "$out/summary.md" "$out/junit.xml" "$out/report.html"
+# refuse before merging: every group's run must have ended with a verdict (group.txt exit 0, 1 or 5): a run that stopped on bad usage, a
+# missing GPU or an unwritten result (2, 3, 4) left nothing current to merge
+for d in "$@"; do
+  e=$(sed -n 's/^exit=//p' "$d/group.txt" 2>/dev/null | head -n 1)
+  case "$e" in
+    0|1|5|"") ;;
+    *) echo "nightly-merge: group $d: its run exited $e (see $d/run.log): nothing merged" >&2
+       exit 2 ;;
+  esac
+done
 # the groups' balance, also when merge refuses them
 {
   echo "| group | exit | wall s | host | devices | dir |"

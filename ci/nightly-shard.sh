@@ -36,13 +36,20 @@ while [ $# -gt 0 ]; do
   shift || usage
 done
 [ -n "$out" ] || usage
-if ! [[ "$group" =~ ^([0-9]+)/([0-9]+)$ ]] || [ "${BASH_REMATCH[1]}" -lt 1 ] ||
+# the same rule as run --shard: decimal without sign or leading zeros (kept short enough for
+# the shell's arithmetic), 1 <= g <= G
+if ! [[ "$group" =~ ^([1-9][0-9]{0,8})/([1-9][0-9]{0,8})$ ]] ||
    [ "${BASH_REMATCH[1]}" -gt "${BASH_REMATCH[2]}" ]; then
   echo "nightly-shard: --group '$group': must be g/G with 1 <= g <= G" >&2
   exit 2
 fi
 [ -x "$cli" ] || { echo "nightly-shard: --cli $cli: not an executable a4w4check" >&2; exit 2; }
 mkdir -p "$out" || exit 2
+out=$(cd "$out" && pwd) || exit 2   # absolute before the cd below
+# no stale verdict: the documents of an earlier run in DIR go (and its results.jsonl, unless
+# the caller resumes it), so a run that stops early leaves nothing a merge could take as done
+rm -f "$out/results.json" "$out/summary.md" "$out/group.txt"
+case " $* " in *" --resume "*) ;; *) rm -f "$out/results.jsonl" ;; esac
 cd "$root" || exit 2
 t0=$(date +%s)
 "$cli" run --set "$set_name" --backend "$backends" --shard "$group" --out "$out" --quiet "$@" \

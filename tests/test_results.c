@@ -88,7 +88,8 @@ Test(judge, a_backend_with_every_entry_na_or_skip_is_incomplete)
     cr_expect_eq(a4w4_results_judge(d, &c), A4W4_DOC_INCOMPLETE);
     cr_expect_str_eq(str(d, "verdict"), "INCOMPLETE");
     cr_expect_str_eq(str(d, "verdict_reason"),
-                     "backend bundle:empty made no comparison (every entry n/a or skip)");
+                     "backend bundle:empty made no comparison (every entry n/a or skip); "
+                     "1 entry skipped (first: b on bundle:empty: no note)");
     const cJSON *u = cJSON_GetObjectItem(cJSON_GetObjectItem(d, "counts"), "backends_unchecked");
     cr_expect_eq(cJSON_GetArraySize(u), 1);
     cr_expect_str_eq(cJSON_GetArrayItem(u, 0)->valuestring, "bundle:empty");
@@ -202,4 +203,20 @@ Test(stream, load_counts_the_complete_case_lines)
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "cases")), 2);
     cJSON_Delete(doc);
     cJSON_Delete(h);
+}
+
+/* One skipped entry among comparisons (a bundle with no output file for one case) is an
+ * expected comparison not made: INCOMPLETE, and the reason names it. */
+Test(judge, one_skipped_entry_among_passes_is_incomplete)
+{
+    static const char *const two[] = {"oracle", "bundle:x"};
+    cJSON *d = doc_with(two, 2);
+    entry(d, "a", "oracle", "pass", 64);
+    entry(d, "a", "bundle:x", "pass", 64);
+    entry(d, "b", "oracle", "pass", 64);
+    entry(d, "b", "bundle:x", "skip", 0);
+    a4w4_completeness c = {2, 2};
+    cr_expect_eq(a4w4_results_judge(d, &c), A4W4_DOC_INCOMPLETE);
+    cr_expect_str_eq(str(d, "verdict_reason"), "1 entry skipped (first: b on bundle:x: no note)");
+    cJSON_Delete(d);
 }

@@ -70,3 +70,14 @@ int a4w4_backend_list_open(const a4w4_backend_list_opts *o, const a4w4_opt_list 
         *n = 0;
     return rc;
 }
+
+int a4w4_isolation_options(const char *cmd, int no_isolate, int timeout_s)
+{
+    if (no_isolate && timeout_s >= 0) {
+        a4w4_errorf("%s: --timeout %d with --no-isolate: a plugin running in this process "
+                    "cannot be stopped, so no timeout would be enforced", cmd, timeout_s);
+        return A4W4_EXIT_BADINPUT;
+    }
+    a4w4_plugin_isolation(!no_isolate, timeout_s);
+    return A4W4_EXIT_PASS;
+}

@@ -41,6 +41,11 @@ int a4w4_backend_list_open(const a4w4_backend_list_opts *o, const a4w4_opt_list 
     "run plugins in this process (no fork per call, no --timeout): a crash\n"            \
     "or hang of the plugin then ends or stalls the whole run"
 
+/* The isolation options of command cmd: --timeout (timeout_s, -1 when not given) is enforced
+ * only on isolated plugins, so with --no-isolate it is refused (one line, A4W4_EXIT_BADINPUT);
+ * else they are handed to a4w4_plugin_isolation and A4W4_EXIT_PASS is returned. */
+int a4w4_isolation_options(const char *cmd, int no_isolate, int timeout_s);
+
 /* Close bk[0..n). */
 void a4w4_backend_list_close(a4w4_backend *bk, size_t n);
 

@@ -515,8 +515,8 @@ static int plan_hazards(const hazards_opts *o, hazards_plan *p)
     if (rc != A4W4_EXIT_PASS)
         return rc;
     a4w4_backend_list_opts bo = {"hazards", MAX_BACKENDS, 1, o->quiet};
-    a4w4_plugin_isolation(!o->no_isolate, o->timeout_s);
-    if ((rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nbk)) != A4W4_EXIT_PASS)
+    if ((rc = a4w4_isolation_options("hazards", o->no_isolate, o->timeout_s)) != A4W4_EXIT_PASS ||
+        (rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nbk)) != A4W4_EXIT_PASS)
         return rc;
     if (!p->nbk) {
         a4w4_errorf("hazards: no backend to run");

@@ -114,8 +114,9 @@ static int plan_run(const run_opts *o, run_plan *p)
         return A4W4_EXIT_BADINPUT;
     }
     a4w4_backend_list_opts bo = {"run", MAX_BACKENDS, 0, o->quiet};
-    a4w4_plugin_isolation(!o->no_isolate, o->timeout_s);
-    int rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);
+    int rc = a4w4_isolation_options("run", o->no_isolate, o->timeout_s);
+    if (rc == A4W4_EXIT_PASS)
+        rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);
     if (rc != A4W4_EXIT_PASS)
         return rc;
     if (a4w4_mkdir_p(o->out_dir, err, sizeof err)) {
@@ -320,6 +321,8 @@ int cmd_run(int argc, char **argv)
     int rc = a4w4_options_parse(&run_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)
         return rc;
+    if (o.full) /* every output anyway: no budget in the run's identity (merge, --resume) */
+        o.budget_s = 0;
     run_plan p;
     memset(&p, 0, sizeof p);
     p.st.fd = -1;

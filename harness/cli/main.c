@@ -25,7 +25,8 @@ static void usage(FILE *out)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\n'a4w4check <command> --help' describes one command.\n"
-                 "exit codes: 0 pass, 1 mismatch, 2 bad input or usage, 3 no GPU, 4 output not written\n");
+                 "exit codes: 0 pass, 1 mismatch, 2 bad input or usage, 3 no GPU, 4 output not written,\n"
+                 "            5 incomplete (not everything expected was checked)\n");
 }
 
 int main(int argc, char **argv)

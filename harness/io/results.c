@@ -113,6 +113,31 @@ static void add_aborted(const cJSON *cases, char *reason, size_t len)
              cJSON_IsString(no) ? no->valuestring : "no note");
 }
 
+/* Append to reason (of len bytes) how many entries were skipped and the first one's case,
+ * backend and note, so the verdict line says it and not only a row. */
+static void add_skipped(const cJSON *cases, double nskip, char *reason, size_t len)
+{
+    size_t k = strlen(reason);
+    if (nskip <= 0 || k >= len)
+        return;
+    const cJSON *e, *first = NULL;
+    cJSON_ArrayForEach(e, cases) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
+        if (cJSON_IsString(v) && !strcmp(v->valuestring, "skip")) {
+            first = e;
+            break;
+        }
+    }
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(first, "name");
+    const cJSON *be = cJSON_GetObjectItemCaseSensitive(first, "backend");
+    const cJSON *no = cJSON_GetObjectItemCaseSensitive(first, "note");
+    snprintf(reason + k, len - k, "%s%.0f entr%s skipped (first: %s on %s: %.300s)",
+             k ? "; " : "", nskip,
+             nskip == 1 ? "y" : "ies", cJSON_IsString(nm) ? nm->valuestring : "?",
+             cJSON_IsString(be) ? be->valuestring : "?",
+             cJSON_IsString(no) ? no->valuestring : "no note");
+}
+
 a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c)
 {
     cJSON *cases = cJSON_DetachItemFromObjectCaseSensitive(doc, "cases");
@@ -121,9 +146,12 @@ a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c)
     char unchecked[1024], reason[2600];
     cJSON *u = unchecked_backends(doc, cases, unchecked, sizeof unchecked);
     int nu = cJSON_GetArraySize(u);
-    int complete = !nu && c->recorded_items == c->expected_items;
+    /* a skipped entry (e.g. a bundle with no output file for a case) is an expected
+     * comparison not made: the verdict cannot be PASS over it */
+    int complete = !nu && !n[3] && c->recorded_items == c->expected_items;
     a4w4_doc_verdict v = n[1] > 0 ? A4W4_DOC_FAIL : complete ? A4W4_DOC_PASS : A4W4_DOC_INCOMPLETE;
     reason_text(reason, sizeof reason, v, n[1], c, nu, unchecked, outputs);
+    add_skipped(cases, n[3], reason, sizeof reason);
     add_aborted(cases, reason, sizeof reason);
     static const char *const keys[3] = {"verdict", "verdict_reason", "counts"};
     for (int i = 0; i < 3; i++)

@@ -58,13 +58,18 @@ rc=$?
 grep -q 'e_k96' "$WORK/parity.md" || fail "the parity report does not name e_k96"
 
 # a missing output file: that entry is a skip naming the file
+# and the verdict is INCOMPLETE (exit 5), never PASS over the comparison not made
 rm "$WORK/good/e_m1.safetensors"
-run --backend "bundle:$WORK/good" --out "$WORK/r-miss"
+run --backend "bundle:$WORK/good" --out "$WORK/r-miss" 2> "$WORK/miss.err"
+rc=$?
+[ $rc -eq 5 ] || fail "a bundle missing one output: exit $rc, expected 5 (INCOMPLETE)"
 "$PY" - "$WORK/r-miss/results.json" <<'PY' || fail "missing output not a skip"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 e = [e for e in doc["cases"] if e["name"] == "e_m1" and e["backend"].startswith("bundle:")][0]
 assert e["verdict"] == "skip" and "no output file" in e["note"], e
+assert doc["verdict"] == "INCOMPLETE", doc["verdict"]
+assert "1 entry skipped (first: e_m1 on bundle:" in doc["verdict_reason"], doc["verdict_reason"]
 PY
 
 # outputs of other operands: refused, exit 2, one line naming the file and the rule

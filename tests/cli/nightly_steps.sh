@@ -53,6 +53,41 @@ cat "$WORK/err"
 [ "$(grep -c 'shard 2/3 is missing' "$WORK/err")" -eq 1 ]
 [ ! -e "$WORK/partial/results.json" ] && [ ! -e "$WORK/partial/junit.xml" ]
 
+# a group rerun into its old directory that stops before a verdict (an unknown set: exit 2)
+# leaves no stale PASS there, and the merge refuses that group by its group.txt
+cp -r "$WORK/g2" "$WORK/g2-rerun"
+set +e
+bash ci/nightly-shard.sh --group 2/3 --out "$WORK/g2-rerun" --set nosuchset \
+  --backends cpu-fallback,cpu-asm -- --no-golden > "$WORK/rerun.out" 2>&1
+rc=$?
+bash ci/nightly-merge.sh "$WORK/stale" "$WORK/g1" "$WORK/g2-rerun" "$WORK/g3" 2> "$WORK/err"
+mrc=$?
+set -e
+[ $rc -eq 2 ] || { cat "$WORK/rerun.out"; echo "shard on an unknown set: exit $rc, expected 2"; exit 1; }
+grep -q "shard verdict none" "$WORK/rerun.out" || { cat "$WORK/rerun.out"; echo "stale verdict shown"; exit 1; }
+[ ! -e "$WORK/g2-rerun/results.json" ] && [ ! -e "$WORK/g2-rerun/results.jsonl" ] ||
+  { echo "the rerun left the earlier run's results"; exit 1; }
+[ $mrc -eq 2 ] && grep -q "g2-rerun: its run exited 2" "$WORK/err" && [ ! -e "$WORK/stale/results.json" ] ||
+  { cat "$WORK/err"; echo "merge took a group whose run exited 2: exit $mrc"; exit 1; }
+# OUT is one of the groups' directories: refused, that group's documents untouched
+set +e
+bash ci/nightly-merge.sh "$WORK/g1" "$WORK/g1" "$WORK/g2" "$WORK/g3" 2> "$WORK/err"
+mrc=$?
+set -e
+[ $mrc -eq 2 ] && grep -q "is the group directory" "$WORK/err" && [ -s "$WORK/g1/results.json" ] ||
+  { cat "$WORK/err"; echo "merge into a group's own directory: exit $mrc"; exit 1; }
+# a relative --out is the caller's, not the repository's; a group with a leading zero is refused
+mkdir -p "$WORK/rel"
+(cd "$WORK/rel" && bash "$SRC/ci/nightly-shard.sh" --group 1/40 --out here --set edge \
+  --backends cpu-fallback -- --no-golden > "$WORK/rel.out" 2>&1) ||
+  { cat "$WORK/rel.out"; echo "relative --out failed"; exit 1; }
+[ -s "$WORK/rel/here/group.txt" ] && [ ! -e "$SRC/here" ] || { echo "relative --out misplaced"; exit 1; }
+set +e
+bash ci/nightly-shard.sh --group 01/2 --out "$WORK/z" 2> "$WORK/err"
+rc=$?
+set -e
+[ $rc -eq 2 ] && [ "$(wc -l < "$WORK/err")" -eq 1 ] || { cat "$WORK/err"; echo "--group 01/2: exit $rc"; exit 1; }
+
 # the workflow's merge step itself (.github/workflows/nightly-gpu.yml, job merge), on the
 # groups laid out as download-artifact lays them out, once complete and once without group 2
 wf_step() { # the `run:` of the merge job's step whose name starts with "merge"

@@ -124,4 +124,10 @@ set +e
 set -e
 [ "$r1" = 2 ] && [ "$r2" = 2 ] || fail "--timeout -1 / soon: exit $r1 / $r2, expected 2"
 grep -q -- "--timeout" neg.log || { cat neg.log; fail "--timeout -1: the line names no option"; }
+# --timeout is enforced only on isolated plugins: with --no-isolate it is refused, one line
+set +e
+"$CLI" run --cases c.csv --no-isolate --timeout 2 > ni.log 2>&1; r3=$?
+set -e
+[ "$r3" = 2 ] && [ "$(wc -l < ni.log)" -eq 1 ] && grep -q -- "--timeout 2 with --no-isolate" ni.log ||
+  { cat ni.log; fail "--no-isolate --timeout 2: exit $r3, expected 2 and one line"; }
 echo "plugin isolation ok"

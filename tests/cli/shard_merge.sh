@@ -36,4 +36,11 @@ grep -q "within the budget of 5 s per case" "$WORK/b2html/report.html"
 expect2 "$CLI" merge --out "$WORK/m5" "$WORK/s1" "$WORK/b2" "$WORK/s3"        # another budget
 grep -q "in 'budget_seconds'" "$WORK/err"
 [ ! -e "$WORK/m5/results.json" ]
+# with --full every output is checked whatever the budget: the budget is not part of the
+# identity then (recorded 0), so --full shards run under different budgets merge
+"$CLI" run --set edge --shard 1/2 --full --out "$WORK/f1" --quiet
+"$CLI" run --set edge --shard 2/2 --full --budget-seconds 3 --out "$WORK/f2" --quiet
+head -n 1 "$WORK/f2/results.jsonl" | grep -q '"budget_seconds":[[:space:]]*0[,}]'
+"$CLI" merge --out "$WORK/fm" "$WORK/f1" "$WORK/f2" 2> "$WORK/err" ||
+  { cat "$WORK/err"; echo "--full shards under two budgets refused"; exit 1; }
 echo "shard + merge ok"
