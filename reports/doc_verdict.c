@@ -11,6 +11,26 @@ static double num(const cJSON *o, const char *k, int *ok)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+/* A recorded PASS that the document's own counts do not bear out (no counts, fewer items
+ * recorded than expected, a backend without a comparison, a failing or skipped entry
+ * counted) is shown as INCOMPLETE with a reason saying so: the header contradicts itself
+ * (an edited or truncated document), and a renderer must not print PASS over it. This reads
+ * the recorded counts only; nothing is recomputed from the entries. */
+static void contradicted_pass(const cJSON *counts, doc_verdict *v)
+{
+    if (!v->verdict || strcmp(v->verdict, "PASS"))
+        return;
+    int ok = 1;
+    double fail = num(counts, "fail", &ok), skip = num(counts, "skip", &ok);
+    if (v->has_counts && ok && v->recorded_items == v->expected_items && !fail && !skip &&
+        cJSON_GetArraySize(v->unchecked) == 0)
+        return;
+    v->verdict = "INCOMPLETE";
+    v->reason = v->has_counts && ok
+                    ? "the document records PASS, but its own counts do not bear it out"
+                    : "the document records PASS without the counts that would bear it out";
+}
+
 void doc_verdict_read(const cJSON *doc, doc_verdict *v)
 {
     static const char *const known[3] = {"PASS", "FAIL", "INCOMPLETE"};
@@ -29,6 +49,7 @@ void doc_verdict_read(const cJSON *doc, doc_verdict *v)
     v->has_counts = ok;
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(c, "backends_unchecked");
     v->unchecked = cJSON_IsArray(u) ? u : NULL;
+    contradicted_pass(c, v);
 }
 
 const char *doc_verdict_word(const doc_verdict *v)

@@ -424,6 +424,23 @@ Test(bundle, malformed_files_are_errors)
     const char *k[] = {"contract"}, *v[] = {"exact"};
     cr_assert_eq(a4w4_st_write(path, &ty, 1, k, v, 1, err, sizeof err), 0, "%s", err);
     bundle_run_fails(dir, &f, "metadata contract 'exact'");
+
+    /* ... but plain "bounded" in the metadata is the directory's bounded(1) (contracts §4.1) */
+    dir = tu_scratch_dir(TMP_DIR, "bundle-meta-bounded");
+    snprintf(path, sizeof path, "%s/contract.txt", dir);
+    tu_write_file(path, "bounded(1)\n", 11);
+    snprintf(path, sizeof path, "%s/t.safetensors", dir);
+    const char *vb[] = {"bounded"};
+    cr_assert_eq(a4w4_st_write(path, &ty, 1, k, vb, 1, err, sizeof err), 0, "%s", err);
+    char spec[4200], why[512];
+    snprintf(spec, sizeof spec, "bundle:%s", dir);
+    a4w4_backend b;
+    open_ok(spec, &b);
+    uint16_t *y = poisoned(f.c.M * f.c.N);
+    int rc = run_on(&b, &f, &f.s, y, why, sizeof why);
+    cr_expect_eq(rc, A4W4_OK, "metadata 'bounded' against bounded(1): %d %s", rc, why);
+    a4w4_backend_close(&b);
+    free(y);
     fixture_free(&f);
 }
 

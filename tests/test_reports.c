@@ -425,6 +425,35 @@ Test(markdown, the_recorded_verdict_is_shown_never_recomputed)
     cJSON_Delete(d);
 }
 
+/* A recorded PASS that the document's own counts contradict (an edited or truncated header)
+ * is never printed as PASS: 18 of 36 items, a counted skip, no counts at all. */
+Test(markdown, a_pass_its_own_counts_contradict_is_shown_incomplete)
+{
+    cJSON *d = doc_new("premerge");
+    add(d, "m1", 1, 256, 512, "oracle", "ordered(1) == exact", "pass", 0);
+    record_verdict(d, "PASS", "edited", 36, 18, 256, NULL);
+    char *md = a4w4_report_markdown(d, NULL);
+    cr_expect(contains(md, "**Verdict: INCOMPLETE**"), "%s", md);
+    cr_expect(contains(md, "the document records PASS, but its own counts do not bear it out"),
+              "%s", md);
+    cr_expect(!contains(md, "Verdict: PASS"), "%s", md);
+    free(md);
+    cJSON_Delete(d);
+    d = doc_new("premerge");
+    add(d, "m1", 1, 256, 512, "oracle", "ordered(1) == exact", "pass", 0);
+    record_verdict(d, "PASS", "edited", 1, 1, 256, NULL);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(d, "counts"), "skip", cJSON_CreateNumber(1));
+    md = a4w4_report_markdown(d, NULL);
+    cr_expect(contains(md, "**Verdict: INCOMPLETE**") && !contains(md, "Verdict: PASS"), "%s", md);
+    free(md);
+    cJSON_DeleteItemFromObject(d, "counts");
+    md = a4w4_report_markdown(d, NULL);
+    cr_expect(contains(md, "the document records PASS without the counts"), "%s", md);
+    cr_expect(!contains(md, "Verdict: PASS"), "%s", md);
+    free(md);
+    cJSON_Delete(d);
+}
+
 Test(markdown, an_incomplete_run_names_the_backend_that_compared_nothing)
 {
     cJSON *d = doc_new("premerge");

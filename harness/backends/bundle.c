@@ -38,6 +38,15 @@ int a4w4_contract_valid(const char *s)
     return p[0] == ')' && p[1] == '\0';
 }
 
+/* 1 when contracts a and b name the same contract: plain "bounded" is "bounded(1)"
+ * (contracts §4.1); otherwise the spelling is the contract (a4w4_contract_valid's forms). */
+static int same_contract(const char *a, const char *b)
+{
+    const char *ca = strcmp(a, "bounded") ? a : "bounded(1)";
+    const char *cb = strcmp(b, "bounded") ? b : "bounded(1)";
+    return !strcmp(ca, cb);
+}
+
 int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len)
 {
     if (!case_name || !*case_name || !len)
@@ -309,7 +318,7 @@ static int bundle_run(void *vctx, const a4w4_run_args *a)
                  t->ndim > 1 ? t->shape[1] : 0, t->ndim > 2 ? ", ..." : "", d->M, d->N);
     else if (identity_differs(&f, a, path))
         rc = A4W4_RUN_REFUSED;
-    else if (mc && strcmp(mc, c->contract))
+    else if (mc && !same_contract(mc, c->contract))
         snprintf(a->why, a->whylen, "%s: metadata contract '%s' disagrees with the directory's "
                  "'%s' (%s/" CONTRACT_FILE ", default ordered(1))", path, mc, c->contract,
                  c->dir);

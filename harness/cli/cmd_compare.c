@@ -8,6 +8,7 @@
 
 #include "a4w4_reports.h"
 #include "a4w4check.h"
+#include "doc_verdict.h"
 #include "options.h"
 
 #define MAX_PAIRS 32
@@ -168,11 +169,11 @@ static int check_pairs(const compare_opts *o, const a4w4_args *in, cJSON *const 
  * reason into why. */
 static int doc_incomplete(const cJSON *doc, char *why, size_t len)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "verdict");
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(doc, "verdict_reason");
-    if (!cJSON_IsString(v) || strcmp(v->valuestring, "INCOMPLETE"))
+    doc_verdict v; /* a PASS its own counts contradict reads as INCOMPLETE (doc_verdict.h) */
+    doc_verdict_read(doc, &v);
+    if (doc_verdict_index(&v) != 2)
         return 0;
-    snprintf(why, len, "%s", cJSON_IsString(r) ? r->valuestring : "no reason recorded");
+    snprintf(why, len, "%s", *v.reason ? v.reason : "no reason recorded");
     return 1;
 }
 

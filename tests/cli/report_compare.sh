@@ -81,6 +81,17 @@ set +e; "$CLI" compare "$WORK/ref" "$WORK/inc.json" --format json --out "$WORK/i
 [ "$rc" -eq 5 ] || { echo "compare against an INCOMPLETE candidate: exit $rc, expected 5"; exit 1; }
 [ "$(wc -l < "$WORK/err")" -eq 1 ] && grep -q "verdict INCOMPLETE (3 of 4 expected items recorded)" "$WORK/err" ||
   { echo "compare INCOMPLETE: $(cat "$WORK/err")"; exit 1; }
+# a candidate that says PASS over counts that contradict it (half its items) is no pass either
+python3 - "$WORK/ref/results.json" "$WORK/half.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict"] == "PASS", d["verdict"]
+d["counts"]["recorded_items"] = d["counts"]["expected_items"] // 2
+json.dump(d, open(sys.argv[2], "w"))
+PY
+set +e; "$CLI" compare "$WORK/ref" "$WORK/half.json" --format json --out "$WORK/half" --quiet 2> "$WORK/err"; rc=$?; set -e
+[ "$rc" -eq 5 ] && grep -q "its own counts do not bear it out" "$WORK/err" ||
+  { echo "compare against a contradicted PASS: exit $rc: $(cat "$WORK/err")"; exit 1; }
 # new failures still come first: exit 1
 rc=$(code "$CLI" compare "$WORK/ref" "$WORK/bad" --pair "$REF=$BAD" --format json --out "$WORK/reg2" --quiet)
 [ "$rc" -eq 1 ]
