@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# ci/fuzz.sh [SECONDS] — the libFuzzer targets of tests/fuzz, each run for SECONDS (default 60):
+# ci/fuzz.sh [SECONDS] — the libFuzzer targets of tests/fuzz, each run for SECONDS (default 60),
+#   as many at once as there are cores:
 #   configure + build build-fuzz/ with clang (-DA4W4_FUZZ=ON: ASan + UBSan + libFuzzer),
 #   run every target on a scratch copy of its seed corpus (tests/fuzz/corpus/<target>) with
 #   -max_total_time=SECONDS -timeout=10 -rss_limit_mb=2048 and its dictionary,
@@ -85,10 +86,21 @@ fuzz_one() {
     "$cov" "$ft" "$corp"
 }
 
+# Targets run $jobs at a time (each for a fixed wall time, so the stage takes about
+# ceil(targets / jobs) * SECONDS); their lines are printed in the targets' order.
 failed=()
-printf '=== fuzzing %s target(s), %s s each (build: %s) ===\n' "${#targets[@]}" "$secs" "$build"
-for t in "${targets[@]}"; do
-  fuzz_one "$t" || failed+=("$t")
+printf '=== fuzzing %s target(s), %s s each, %s at a time (build: %s) ===\n' "${#targets[@]}" \
+  "$secs" "$jobs" "$build"
+for ((i = 0; i < ${#targets[@]}; i += jobs)); do
+  batch=("${targets[@]:i:jobs}")
+  for t in "${batch[@]}"; do
+    (fuzz_one "$t" >"$run/logs/$t.summary" 2>&1; echo $? >"$run/logs/$t.rc") &
+  done
+  wait
+  for t in "${batch[@]}"; do
+    cat "$run/logs/$t.summary"
+    [ "$(cat "$run/logs/$t.rc" 2>/dev/null)" = 0 ] || failed+=("$t")
+  done
 done
 
 # Line coverage of target t's library files, from its final corpus (clang profiles); 1 when

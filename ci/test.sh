@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
-# Every test: set up, then build and run the whole CTest suite three ways —
-#   build/       optimized (the CLI other tools call stays at build/a4w4check),
-#   build-cov/   with gcov instrumentation, then gcovr line coverage of ref/, harness/, reports/,
-#   build-asan/  with -fsanitize=address,undefined;
-# then fuzz the readers of untrusted input (A4W4_SKIP_FUZZ=1 skips it):
-#   build-fuzz/  clang + libFuzzer: ci/fuzz.sh 45 (the six targets of tests/fuzz, 45 s each),
-#                then its CTest checks (label fuzz: corpus replays, the script's crash test);
-#                under 7 minutes with the build on 2 cores;
-# then compile the GPU code for both platforms (no GPU needed) and run its CPU-side tests:
+# Every test: set up, then build and run the CTest suite three ways —
+#   build/       optimized (the CLI other tools call stays at build/a4w4check): every test,
+#                the heavy ones (label heavy: whole-set runs) included,
+#   build-cov/   with gcov instrumentation (-O0), `ctest -LE heavy`, then gcovr line coverage
+#                of ref/, harness/, reports/,
+#   build-asan/  with -fsanitize=address,undefined (-O1), `ctest -LE heavy`;
+# in those two builds the unit tests' long sweeps take every 4th point (A4W4_TEST_REDUCED,
+# tests/test_util.h); then fuzz the readers of untrusted input (A4W4_SKIP_FUZZ=1 skips it):
+#   build-fuzz/  clang + libFuzzer: ci/fuzz.sh 45 (every target of tests/fuzz, 45 s each, as
+#                many at once as there are cores), then its CTest checks (label fuzz: corpus
+#                replays, the script's crash test);
+# then compile the GPU code for both platforms (no GPU needed: the CLI and the GPU programs
+# only, target a4w4_gpu_tests) and run its CPU-side tests:
 #   build-gpu-nvidia/  nvcc (CUDA 13), sm_90, through gpu/a4w4_hip_port.h,
 #   build-gpu-amd/     Debian's hipcc for gfx90a;gfx940 (its clang 15 knows no gfx942/gfx950).
-# Fails loudly on the first failing step. A4W4_SKIP_GPU_BUILD=1 skips the GPU stages.
+# Prints each stage's wall time at the end. Fails loudly on the first failing step.
+# A4W4_SKIP_GPU_BUILD=1 skips the GPU stages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/setup.sh
 jobs=$(nproc)
 
-step() { printf '\n=== %s ===\n' "$*"; }
+t_all=$SECONDS t_step=$SECONDS name_step="" times=""
+step() { # close the previous stage's clock, open the next
+  [ -n "$name_step" ] && times+=$(printf '%6d s  %s' $((SECONDS - t_step)) "$name_step")$'\n'
+  name_step=$*
+  t_step=$SECONDS
+  printf '\n=== %s ===\n' "$*"
+}
 
 step "optimized build + tests (build/)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -27,7 +38,7 @@ step "coverage build + tests (build-cov/)"
 cmake -S . -B build-cov -DCMAKE_BUILD_TYPE=Debug -DA4W4_COVERAGE=ON >/dev/null
 find build-cov -name '*.gcda' -delete
 cmake --build build-cov -j"$jobs"
-ctest --test-dir build-cov --output-on-failure -j"$jobs"
+ctest --test-dir build-cov --output-on-failure -j"$jobs" -LE heavy
 step "line coverage (gcovr)"
 gcovr -r . --gcov-ignore-parse-errors --object-directory build-cov --filter 'ref/' --filter 'harness/' --filter 'reports/' \
   --print-summary \
@@ -42,7 +53,7 @@ cmake --build build-asan -j"$jobs"
 # (tests/cli/sanitizer_exit_codes.sh holds these options to that).
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:exitcode=87
-ctest --test-dir build-asan --output-on-failure -j"$jobs"
+ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE heavy
 unset UBSAN_OPTIONS ASAN_OPTIONS
 
 if [ "${A4W4_SKIP_FUZZ:-0}" != 1 ]; then
@@ -63,7 +74,7 @@ if [ "${A4W4_SKIP_GPU_BUILD:-0}" != 1 ]; then
   [ -x "$nvcc" ] || { echo "ci/test.sh: nvcc not found (expected on PATH or /usr/local/cuda/bin)"; exit 1; }
   cmake -S . -B build-gpu-nvidia -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA4W4_GPU=nvidia \
     -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
-  cmake --build build-gpu-nvidia -j"$jobs"
+  cmake --build build-gpu-nvidia -j"$jobs" --target a4w4check a4w4_gpu_tests
   # no GPU here: the gpu-labelled test skips (exit 77); the emulation tests run
   ctest --test-dir build-gpu-nvidia --output-on-failure -L gpu
   # asking for a hip backend without a GPU must exit 3 with one line; that line carries the
@@ -86,8 +97,9 @@ if [ "${A4W4_SKIP_GPU_BUILD:-0}" != 1 ]; then
   export HCC_AMDGPU_TARGET="gfx90a,gfx940"
   CXX=hipcc cmake -S . -B build-gpu-amd -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA4W4_GPU=amd \
     -DGPU_TARGETS="gfx90a;gfx940" -DAMDGPU_TARGETS="gfx90a;gfx940" >/dev/null
-  cmake --build build-gpu-amd -j"$jobs"
+  cmake --build build-gpu-amd -j"$jobs" --target a4w4check a4w4_gpu_tests
   ctest --test-dir build-gpu-amd --output-on-failure -L gpu
 fi
 
 step "all test stages passed"
+printf '%s%6d s  in all\n' "$times" $((SECONDS - t_all))

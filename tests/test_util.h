@@ -17,6 +17,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* ---- sweep weight ---------------------------------------------------------------------- */
+
+/* The -O0 coverage and sanitizer builds (A4W4_TEST_REDUCED, set by tests/CMakeLists.txt) run
+ * the long shape sweeps on every A4W4_SWEEP_STRIDE-th point, rotating which point of each
+ * group is kept so every axis value is still visited; the optimized build runs every point.
+ * tu_sweep_skip(i): 1 when sweep point i is left out in this build. */
+#ifdef A4W4_TEST_REDUCED
+#define A4W4_SWEEP_STRIDE 4u
+#else
+#define A4W4_SWEEP_STRIDE 1u
+#endif
+static inline int tu_sweep_skip(size_t i)
+{
+    return i % A4W4_SWEEP_STRIDE != 0;
+}
+
 /* ---- RNGs ------------------------------------------------------------------------------ */
 
 /* State of one generator; each test file keeps its own, seeded with its constant, so the
