@@ -93,6 +93,31 @@ typedef struct {
     int lock_fd; /* the --out directory's lock (fsutil.h), -1 when not held */
 } run_plan;
 
+/* Backends holding results made before the run (bundle:DIR) checked against the whole
+ * matrix: its hash and every item's name. Returns the exit code. */
+static int check_stored_results(run_plan *p)
+{
+    size_t n = a4w4_matrix_items(&p->m);
+    char hash[32];
+    snprintf(hash, sizeof hash, "%016llx", p->m.hash);
+    a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
+    char (*names)[160] = malloc((n ? n : 1) * sizeof *names);
+    const char **v = malloc((n ? n : 1) * sizeof *v);
+    int rc = A4W4_EXIT_IO;
+    if (!names || !v)
+        a4w4_errorf("run: out of memory listing the items");
+    else {
+        for (size_t k = 0; k < n; k++) {
+            a4w4_matrix_item_name(&p->m, k, names[k], sizeof names[k]);
+            v[k] = names[k];
+        }
+        rc = a4w4_backend_list_check_items("run", p->bk, p->nb, &id, v, n);
+    }
+    free(names);
+    free(v);
+    return rc;
+}
+
 /* The items, the backends and the output directory. Returns the exit code. */
 static int plan_run(const run_opts *o, run_plan *p)
 {
@@ -117,6 +142,8 @@ static int plan_run(const run_opts *o, run_plan *p)
     int rc = a4w4_isolation_options("run", o->no_isolate, o->timeout_s);
     if (rc == A4W4_EXIT_PASS)
         rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);
+    if (rc == A4W4_EXIT_PASS)
+        rc = check_stored_results(p);
     if (rc != A4W4_EXIT_PASS)
         return rc;
     if (a4w4_mkdir_p(o->out_dir, err, sizeof err)) {
