@@ -51,8 +51,9 @@ static const a4w4_option run_options[] = {
                "verify every bundle under DIR (default cases/golden)"),
     OPT_CALLBACK("no-golden", run_opts, golden_dir, NULL, a4w4_opt_cb_unset, "verify no golden bundle"),
     OPT_STRING("captures", run_opts, captures_dir, "DIR",
-               "judge every capture bundle under DIR (python a4w4check.capture's)\n"
-               "from its own operands, after the cases and golden bundles"),
+               "judge every capture bundle under DIR, subdirectories included\n"
+               "(python a4w4check.capture's) from its own operands, after the cases\n"
+               "and golden bundles; none there: INCOMPLETE (contracts §7.1)"),
     OPT_LIST("backend", run_opts, backend, "LIST",
              "comma-separated; default every backend available here. Types:\n"
              "cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README)"),
@@ -226,10 +227,12 @@ static int run_item(const a4w4_runner *runner, run_plan *p, size_t k, const char
     a4w4_entry_list el = {0};
     size_t nc = p->m.ncases, ng = p->m.nbundles;
     a4w4_hstatus rs =
-        k < nc        ? a4w4_run_case(runner, &p->m.cases[k], &el, err, sizeof err)
-        : k < nc + ng ? a4w4_run_golden(runner, suts, nsuts, p->m.bundles[k - nc], &el, err,
-                                        sizeof err)
-                      : a4w4_run_capture(p->m.captures[k - nc - ng], &el, err, sizeof err);
+        k < nc           ? a4w4_run_case(runner, &p->m.cases[k], &el, err, sizeof err)
+        : k < nc + ng    ? a4w4_run_golden(runner, suts, nsuts, p->m.bundles[k - nc], &el, err,
+                                           sizeof err)
+        : p->m.ncaptures ? a4w4_run_capture(p->m.captures[k - nc - ng], name, &el, err,
+                                            sizeof err)
+                         : a4w4_run_captures_none(p->m.captures_dir, &el, err, sizeof err);
     int f = (int)a4w4_entry_list_failures(&el);
     *entries = rs == A4W4_ST_NOMEM ? NULL : a4w4_entry_list_json(&el);
     a4w4_entry_list_free(&el);
