@@ -51,14 +51,18 @@ static char *read_small_file(const char *path, size_t max, size_t *n, char *err,
         snprintf(err, errlen, "bundle %s", ferr);
         return NULL;
     }
-    char *buf = malloc(max + 1);
-    *n = buf ? fread(buf, 1, max + 1, f) : 0;
-    int bad = !buf || ferror(f) || *n > max;
+    struct stat fst;
+    size_t want = fstat(fileno(f), &fst) == 0 && (size_t)fst.st_size <= max
+                      ? (size_t)fst.st_size
+                      : max; /* read one byte past it: a file that grew is caught */
+    char *buf = malloc(want + 2);
+    *n = buf ? fread(buf, 1, want + 1, f) : 0;
+    int bad = !buf || ferror(f) || *n > max || *n > want;
     fclose(f);
     if (bad) {
         free(buf);
-        refuse(err, errlen, path, "%s", !buf ? "out of memory" : *n > max ? "too large"
-                                                                           : "read error");
+        refuse(err, errlen, path, "%s", !buf ? "out of memory" : *n > want ? "too large, or "
+               "growing while read" : "read error");
         return NULL;
     }
     buf[*n] = 0;

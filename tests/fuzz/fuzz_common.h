@@ -44,6 +44,10 @@ void fz_tmp_init(void);
 void fz_write_input(const char *name, const uint8_t *data, size_t size, char *path,
                     size_t pathlen);
 
+/* Empty the scratch directory (made when missing) and return its path: a target that reads
+ * a whole directory (bundle_dir) writes its input there as files. */
+const char *fz_scratch_clear(void);
+
 /* <scratch>/<name> into path[pathlen] (nothing written). Aborts when it does not fit. */
 void fz_scratch_path(const char *name, char *path, size_t pathlen);
 
