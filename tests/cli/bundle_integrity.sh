@@ -91,42 +91,33 @@ rc=$(run "$WORK/unlisted" unlisted)
 grep -q '1 entry skipped (first: bi_b on bundle:.*manifest.json does not list this case' \
   "$WORK/r-unlisted/results.json" || fail "unlisted case: $(grep verdict_reason "$WORK/r-unlisted/results.json")"
 
+# refused NAME PATTERN SETUP...: a copy of the correct directory, changed by SETUP (a command
+# run inside it), is refused: exit 2, every stderr line matching PATTERN (one per refused file)
+refused() {
+  local name=$1 pattern=$2
+  shift 2
+  fresh "$name"
+  (cd "$WORK/$name" && "$@") || fail "$name: the setup failed"
+  rc=$(run "$WORK/$name" "$name")
+  [ "$rc" -eq 2 ] || fail "$name: exit $rc, expected 2"
+  [ -s "$WORK/$name.err" ] && ! grep -vqF -- "$pattern" "$WORK/$name.err" ||
+    fail "$name: stderr is not lines of '$pattern': $(cat "$WORK/$name.err")"
+}
 # 4. another tool version
-fresh version
-manifest "$WORK/version" 'm["tool_version"] = "0.0.1"'
-rc=$(run "$WORK/version" version)
-[ "$rc" -eq 2 ] || fail "tool_version 0.0.1: exit $rc, expected 2"
-one_line version "bundle $WORK/version/manifest.json: tool_version '0.0.1', this a4w4check is"
-
+refused version "bundle $WORK/version/manifest.json: tool_version '0.0.1', this a4w4check is" \
+  manifest . 'm["tool_version"] = "0.0.1"'
 # 5. contract.txt against the manifest's contract
-fresh contract
-echo exact > "$WORK/contract/contract.txt"
-rc=$(run "$WORK/contract" contract)
-[ "$rc" -eq 2 ] || fail "contract.txt exact, manifest bounded(1): exit $rc, expected 2"
-one_line contract "manifest.json names contract 'bounded(1)' and contract.txt 'exact'"
-
+exact_txt() { echo exact > contract.txt; }
+refused contract "manifest.json names contract 'bounded(1)' and contract.txt 'exact'" exact_txt
 # 6. a file the manifest does not list
-fresh extra
-manifest "$WORK/extra" 'm["cases"].remove("bi_c")'
-rc=$(run "$WORK/extra" extra)
-[ "$rc" -eq 2 ] || fail "an unlisted file: exit $rc, expected 2"
-one_line extra "bi_c.safetensors is not among the cases manifest.json lists as written (kernel torch-dequant)"
-
+refused extra "bi_c.safetensors is not among the cases manifest.json lists as written (kernel torch-dequant)" \
+  manifest . 'm["cases"].remove("bi_c")'
 # 7. a manifest case that is no item of the run
-fresh foreign
-cp "$WORK/foreign/bi_c.safetensors" "$WORK/foreign/bi_z.safetensors"
-manifest "$WORK/foreign" 'm["cases"].append("bi_z")'
-rc=$(run "$WORK/foreign" foreign)
-[ "$rc" -eq 2 ] || fail "a manifest case of another matrix: exit $rc, expected 2"
-one_line foreign "manifest.json: case 'bi_z' is no item of this run"
-
-# 8. a file of another kernel than the manifest's
-fresh kernel
-manifest "$WORK/kernel" 'm["kernel"] = "aiter-asm"'
-rc=$(run "$WORK/kernel" kernel)
-[ "$rc" -eq 2 ] || fail "a file of another kernel: exit $rc, expected 2"
-grep -q "metadata kernel 'torch-dequant', the manifest's is 'aiter-asm'" "$WORK/kernel.err" ||
-  fail "another kernel: $(cat "$WORK/kernel.err")"
+add_bi_z() { cp bi_c.safetensors bi_z.safetensors && manifest . 'm["cases"].append("bi_z")'; }
+refused foreign "manifest.json: case 'bi_z' is no item of this run" add_bi_z
+# 8. files of another kernel than the manifest's
+refused kernel "metadata kernel 'torch-dequant', the manifest's is 'aiter-asm' (the output of another kernel" \
+  manifest . 'm["kernel"] = "aiter-asm"'
 
 # 9. no manifest: contract.txt alone works; a file no item reads is refused
 fresh plain
