@@ -183,14 +183,6 @@ static void run_items(a4w4_backend *b, const char *dir, const cJSON *m,
     }
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fz_tmp_init();
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const uint8_t *p[MAX_PARTS];

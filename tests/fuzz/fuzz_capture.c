@@ -106,14 +106,6 @@ static void check_run(const uint8_t *data, size_t size, a4w4_hstatus want)
     a4w4_entry_list_free(&el);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fz_tmp_init();
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     a4w4_st_file f;

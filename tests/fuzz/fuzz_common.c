@@ -64,6 +64,15 @@ static void tmp_cleanup(void)
     rmdir(scratch);
 }
 
+/* The default initialization: the scratch directory (a target defining its own overrides it). */
+__attribute__((weak)) int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fz_tmp_init();
+    return 0;
+}
+
 const char *fz_scratch_clear(void)
 {
     fz_tmp_init();

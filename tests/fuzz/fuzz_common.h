@@ -22,6 +22,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+/* fuzz_common.c defines a weak LLVMFuzzerInitialize that makes the scratch directory
+ * (fz_tmp_init); a target needing more defines its own. */
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 /* xorshift64* state; never 0. */
