@@ -4,7 +4,7 @@
 #   build-cov/   with gcov instrumentation, then gcovr line coverage of ref/, harness/, reports/,
 #   build-asan/  with -fsanitize=address,undefined;
 # then fuzz the readers of untrusted input (A4W4_SKIP_FUZZ=1 skips it):
-#   build-fuzz/  clang + libFuzzer: ci/fuzz.sh 45 (the eight targets of tests/fuzz, 45 s each),
+#   build-fuzz/  clang + libFuzzer: ci/fuzz.sh 45 (the six targets of tests/fuzz, 45 s each),
 #                then its CTest checks (label fuzz: corpus replays, the script's crash test);
 #                under 7 minutes with the build on 2 cores;
 # then compile the GPU code for both platforms (no GPU needed) and run its CPU-side tests:
