@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 [[ "$secs" =~ ^[1-9][0-9]*$ ]] || { echo "usage: ci/fuzz.sh [SECONDS]" >&2; exit 2; }
 build=${A4W4_FUZZ_BUILD_DIR:-build-fuzz}
-read -r -a targets <<<"${A4W4_FUZZ_TARGETS:-safetensors casefile tuned kernels results plugin_info}"
+read -r -a targets <<<"${A4W4_FUZZ_TARGETS:-safetensors casefile tuned kernels results plugin_info capture bundle_dir}"
 jobs=$(nproc)
 
 # Library files each target exercises (globs; line coverage is reported over these).
@@ -29,9 +29,11 @@ declare -A lib_files=(
   [kernels]="ref/a4w4_csv.c ref/a4w4_dispatch*.c"
   [results]="reports/results_schema.c reports/a4w4_jsonschema.c reports/markdown.c reports/html.c reports/junit.c reports/compare.c reports/report_common.c"
   [plugin_info]="harness/backends/plugin.c harness/backends/registry.c"
+  [capture]="harness/engine/verify_capture.c harness/engine/check.c"
+  [bundle_dir]="harness/backends/bundle_dir.c harness/backends/bundle.c"
 )
 # Largest input per target (libFuzzer's default is the largest seed, at least 4096).
-declare -A max_len=([safetensors]=16384 [results]=32768)
+declare -A max_len=([safetensors]=16384 [results]=32768 [capture]=8192 [bundle_dir]=4096)
 
 configure_build() { # DIR [extra cmake args...]
   local dir=$1

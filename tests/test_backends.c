@@ -26,6 +26,7 @@
 #include "mutants.h"
 #include "quantizers.h"
 #include "safetensors.h"
+#include "stream.h"
 #include "test_util.h"
 
 #define PLUGIN_DIR A4W4_BINARY_DIR "/plugins"
@@ -470,6 +471,94 @@ Test(bundle, directory_contract)
     open_fails("bundle:" TMP_DIR "/no-such-bundle-dir", "no-such-bundle-dir", "no such directory");
     snprintf(spec, sizeof spec, "bundle:%s", path);
     open_fails(spec, path, "not a directory");
+}
+
+/* Write dir/manifest.json (an a4w4-outputs/1 manifest with the given extra JSON members). */
+static void write_manifest(const char *dir, const char *members)
+{
+    char path[4200], text[1024];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    snprintf(text, sizeof text, "{\"format\": \"a4w4-outputs/1\"%s%s}", *members ? ", " : "",
+             members);
+    tu_write_file(path, text, strlen(text));
+}
+
+/* A bundle directory is one run of one kernel: a manifest that contradicts itself, the
+ * directory's contract.txt, this tool's version or the files present is refused at open, one
+ * line naming the file (reproducer: each manifest below opened as bundle:DIR was accepted). */
+Test(bundle, manifest_conflicts_are_refused_at_open)
+{
+    const char *dir = tu_scratch_dir(TMP_DIR, "bundle-manifest");
+    char spec[4200], mpath[4200], cpath[4200];
+    snprintf(spec, sizeof spec, "bundle:%s", dir);
+    snprintf(mpath, sizeof mpath, "%s/manifest.json", dir);
+    snprintf(cpath, sizeof cpath, "%s/contract.txt", dir);
+    write_manifest(dir, "\"cases\": \"t\"");
+    open_fails(spec, mpath, "\"cases\" must be an array of case names");
+    write_manifest(dir, "\"failed\": {}");
+    open_fails(spec, mpath, "\"cases\" must be an array of case names");
+    write_manifest(dir, "\"cases\": [\"t\", \"u\", \"t\"]");
+    open_fails(spec, mpath, "\"cases\" names case 't' twice");
+    write_manifest(dir, "\"cases\": [\"t\"], \"failed\": {\"t\": \"oops\"}");
+    open_fails(spec, mpath, "case 't' is both in \"cases\" (written) and in \"failed\"");
+    write_manifest(dir, "\"cases\": [\"t\"], \"failed\": {\"u\": 3}");
+    open_fails(spec, mpath, "\"failed\": 'u' must map a case name to a string");
+    write_manifest(dir, "\"cases\": [\"a\\nb\\u001b[31m\"], \"failed\": {\"a\\nb\\u001b[31m\": \"x\"}");
+    open_fails(spec, mpath, "case 'a?b?[31m' is both"); /* control bytes quoted */
+    write_manifest(dir, "\"cases\": [], \"tool_version\": \"0.0.1\"");
+    open_fails(spec, mpath, "tool_version '0.0.1', this a4w4check is " A4W4_TOOL_VERSION);
+    write_manifest(dir, "\"cases\": [], \"contract\": \"bounded\"");
+    tu_write_file(cpath, "exact\n", 6);
+    open_fails(spec, dir, "manifest.json names contract 'bounded' and contract.txt 'exact'");
+    tu_write_file(cpath, "bounded(1)\n", 11); /* the same contract, spelt another way */
+    a4w4_backend b;
+    open_ok(spec, &b);
+    cr_assert_str_eq(b.contract, "bounded(1)");
+    a4w4_backend_close(&b);
+    /* a file the manifest does not list as written */
+    char fpath[4200];
+    snprintf(fpath, sizeof fpath, "%s/t.safetensors", dir);
+    tu_write_file(fpath, "x", 1);
+    write_manifest(dir, "\"cases\": [], \"failed\": {\"t\": \"boom\"}");
+    open_fails(spec, dir, "t.safetensors is not among the cases manifest.json lists as written "
+               "(it lists that case as failed)");
+}
+
+/* Against the run's items (reproducer: a manifest of another matrix, a case no item names,
+ * a foreign file: all judged as if they belonged to the run). */
+Test(bundle, check_items_refuses_what_no_item_reads)
+{
+    const char *dir = tu_scratch_dir(TMP_DIR, "bundle-items");
+    char spec[4200], fpath[4200], err[512];
+    snprintf(spec, sizeof spec, "bundle:%s", dir);
+    const char *items[] = {"golden/g1", "t"};
+    a4w4_run_identity id = {"00000000000000aa", A4W4_TOOL_VERSION};
+    a4w4_backend b;
+
+    write_manifest(dir, "\"cases\": [\"golden/g1\"], \"matrix_hash\": \"00000000000000aa\"");
+    snprintf(fpath, sizeof fpath, "%s/golden__g1.safetensors", dir);
+    tu_write_file(fpath, "x", 1);
+    open_ok(spec, &b);
+    cr_assert_not_null(b.type->check_items);
+    cr_assert_eq(b.type->check_items(b.ctx, &id, items, 2, err, sizeof err), 0, "%s", err);
+    a4w4_run_identity other = {"00000000000000bb", A4W4_TOOL_VERSION};
+    cr_assert_neq(b.type->check_items(b.ctx, &other, items, 2, err, sizeof err), 0);
+    cr_assert(strstr(err, "manifest.json: matrix_hash 00000000000000aa, this run's matrix is "
+                          "00000000000000bb"), "%s", err);
+    cr_assert_neq(b.type->check_items(b.ctx, &id, items + 1, 1, err, sizeof err), 0);
+    cr_assert(strstr(err, "case 'golden/g1' is no item of this run"), "%s", err);
+    a4w4_backend_close(&b);
+
+    remove(fpath); /* no manifest: every file must be some item's */
+    snprintf(fpath, sizeof fpath, "%s/manifest.json", dir);
+    remove(fpath);
+    snprintf(fpath, sizeof fpath, "%s/old.safetensors", dir);
+    tu_write_file(fpath, "x", 1);
+    open_ok(spec, &b);
+    cr_assert_neq(b.type->check_items(b.ctx, &id, items, 2, err, sizeof err), 0);
+    cr_assert(strstr(err, "old.safetensors is the output of no item of this run"), "%s", err);
+    cr_assert_null(strchr(err, '\n'));
+    a4w4_backend_close(&b);
 }
 
 Test(bundle, exporter_rejects_bad_input)

@@ -1,12 +1,16 @@
 /* test_matrix.c — the shard split of a matrix (harness/engine/matrix.h): deterministic,
  * disjoint and complete for any n, balanced by estimated cost (greedy longest-processing-time),
- * so the nightly's M = 4096 cases and its regimes spread over the shards. */
+ * so the nightly's M = 4096 cases and its regimes spread over the shards; the capture items of
+ * --captures DIR (subdirectories included, an empty DIR one never-passing item). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "matrix.h"
+#include "test_util.h"
+
+#define TMP_DIR A4W4_BINARY_DIR "/matrix-test-tmp"
 
 static void load(a4w4_matrix *m, const char *set)
 {
@@ -133,4 +137,58 @@ Test(matrix, a_case_costs_its_macs_plus_operands_and_saturates)
     cr_expect_eq(a4w4_matrix_in_shard(&m, 1, 1, 2), 1);
     cr_expect_eq(a4w4_matrix_in_shard(&m, 0, 2, 2), 1);
     free(m.shard_of);
+}
+
+/* --captures DIR: every *.safetensors under DIR is an item named by its path under DIR,
+ * subdirectories included (reproducer: captures one level down were no items, and the run
+ * passed over none). */
+Test(matrix, captures_in_subdirectories_are_items_named_by_their_path)
+{
+    const char *dir = tu_scratch_dir(TMP_DIR, "matrix-captures");
+    char path[4400], err[512], name[256];
+    snprintf(path, sizeof path, "%s/sub/deeper", dir);
+    tu_mkdir_p(path);
+    const char *files[] = {"a.safetensors", "sub/b.safetensors", "sub/deeper/c.safetensors",
+                           "sub/notes.txt"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        tu_write_file(path, "x", 1);
+    }
+    a4w4_matrix m;
+    load(&m, "edge");
+    size_t before = a4w4_matrix_items(&m);
+    unsigned long long hash = m.hash;
+    cr_assert_eq(a4w4_matrix_add_captures(&m, dir, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(a4w4_matrix_items(&m), before + 3);
+    const char *want[] = {"capture/a", "capture/sub/b", "capture/sub/deeper/c"};
+    for (size_t i = 0; i < 3; i++) {
+        a4w4_matrix_item_name(&m, before + i, name, sizeof name);
+        cr_assert_str_eq(name, want[i]);
+    }
+    cr_assert_neq(m.hash, hash, "the captures are part of the matrix's identity");
+    a4w4_matrix_free(&m);
+}
+
+/* An empty --captures DIR is one item, A4W4_CAPTURES_NONE, which the run records as a skip
+ * (reproducer: run --captures EMPTY passed); a name with a control byte is refused. */
+Test(matrix, an_empty_captures_directory_is_one_item_and_control_bytes_are_refused)
+{
+    const char *dir = tu_scratch_dir(TMP_DIR, "matrix-captures-empty");
+    char err[512] = "", name[256], path[4400];
+    a4w4_matrix m;
+    load(&m, "edge");
+    size_t before = a4w4_matrix_items(&m);
+    cr_assert_eq(a4w4_matrix_add_captures(&m, dir, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(a4w4_matrix_items(&m), before + 1);
+    a4w4_matrix_item_name(&m, before, name, sizeof name);
+    cr_assert_str_eq(name, A4W4_CAPTURES_NONE);
+    a4w4_matrix_free(&m);
+
+    snprintf(path, sizeof path, "%s/x\ny.safetensors", dir);
+    tu_write_file(path, "x", 1);
+    load(&m, "edge");
+    cr_assert_eq(a4w4_matrix_add_captures(&m, dir, err, sizeof err), A4W4_MATRIX_EUSAGE);
+    cr_assert(strstr(err, "x?y.safetensors: a name holding a control byte"), "%s", err);
+    cr_assert_null(strchr(err, '\n'));
+    a4w4_matrix_free(&m);
 }

@@ -1,6 +1,6 @@
 /* bundle.c — the "bundle" backend type (`--backend bundle:DIR`): outputs produced
  * elsewhere (another machine, another tool) and stored one safetensors file per case, compared
- * like any backend's. Directory layout, file names and the contract rule: backend_bundle.h. */
+ * like any backend's. Directory layout, file names and the contract rule: bundle.h. */
 #include "bundle.h"
 
 #include <errno.h>
@@ -9,15 +9,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <cjson/cJSON.h>
-
 #include "a4w4_formats.h"
+#include "a4w4_quote.h"
+#include "bundle_dir.h"
 #include "fsutil.h"
 #include "registry.h"
 #include "safetensors.h"
 
 #define CONTRACT_FILE "contract.txt"
-#define CONTRACT_RULE "ordered(S) or bounded(S) with S in 1..65536, exact, bounded"
 #define MANIFEST_FILE "manifest.json"
 
 int a4w4_contract_valid(const char *s)
@@ -38,9 +37,7 @@ int a4w4_contract_valid(const char *s)
     return p[0] == ')' && p[1] == '\0';
 }
 
-/* 1 when contracts a and b name the same contract: plain "bounded" is "bounded(1)"
- * (contracts §4.1); otherwise the spelling is the contract (a4w4_contract_valid's forms). */
-static int same_contract(const char *a, const char *b)
+int a4w4_contract_same(const char *a, const char *b)
 {
     const char *ca = strcmp(a, "bounded") ? a : "bounded(1)";
     const char *cb = strcmp(b, "bounded") ? b : "bounded(1)";
@@ -104,129 +101,6 @@ a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, s
     return a4w4_st_write(path, &t, 1, keys, vals, 4, err, errlen);
 }
 
-typedef struct {
-    char *dir;
-    char contract[32];
-    char hash[40], version[40]; /* manifest.json's matrix_hash, tool_version ("" none) */
-} bundle_ctx;
-
-/* DIR/manifest.json's text (malloc'ed) or NULL: absent (*err empty) or unreadable (err). */
-static char *read_text(const char *path, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    err[0] = 0;
-    if (!f) {
-        if (errno != ENOENT)
-            snprintf(err, errlen, "bundle %s: cannot read (%s)", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (size_t got = 1; got;) {
-        if (n + 4096 + 1 > cap) {
-            char *p = realloc(buf, cap = cap ? 2 * cap : 8192);
-            if (!p || cap > (64u << 20)) {
-                snprintf(err, errlen, "bundle %s: too large or out of memory", path);
-                free(p ? p : buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = p;
-        }
-        got = fread(buf + n, 1, 4096, f);
-        n += got;
-    }
-    fclose(f);
-    buf[n] = 0;
-    return buf;
-}
-
-/* A manifest string field into out ("" when absent); -1 when present but not a short string. */
-static int manifest_str(const cJSON *m, const char *key, char *out, size_t len)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, key);
-    out[0] = 0;
-    if (!v)
-        return 0;
-    if (!cJSON_IsString(v) || strlen(v->valuestring) >= len)
-        return -1;
-    snprintf(out, len, "%s", v->valuestring);
-    return 0;
-}
-
-/* Read DIR/manifest.json when present (python -m a4w4check.external writes it): its format must
- * be a4w4-outputs/1; contract (valid), matrix_hash and tool_version go to c. 0 (absent or
- * read) or -1 with err naming the file and the rule. */
-static int read_manifest(const char *dir, bundle_ctx *c, char *err, size_t errlen)
-{
-    char path[4096], fmt[32], contract[32];
-    snprintf(path, sizeof path, "%s/" MANIFEST_FILE, dir);
-    char *text = read_text(path, err, errlen);
-    if (!text)
-        return err[0] ? -1 : 0;
-    cJSON *m = cJSON_Parse(text);
-    free(text);
-    int bad = !cJSON_IsObject(m) || manifest_str(m, "format", fmt, sizeof fmt) ||
-              strcmp(fmt, A4W4_BUNDLE_OUTPUTS_FORMAT) ||
-              manifest_str(m, "contract", contract, sizeof contract) ||
-              (contract[0] && !a4w4_contract_valid(contract)) ||
-              manifest_str(m, "matrix_hash", c->hash, sizeof c->hash) ||
-              manifest_str(m, "tool_version", c->version, sizeof c->version);
-    cJSON_Delete(m);
-    if (bad) {
-        snprintf(err, errlen, "bundle %s: must be a JSON object with format \"%s\", a contract "
-                 "(" CONTRACT_RULE ") and string matrix_hash and tool_version", path,
-                 A4W4_BUNDLE_OUTPUTS_FORMAT);
-        return -1;
-    }
-    if (contract[0])
-        snprintf(c->contract, sizeof c->contract, "%s", contract);
-    return 0;
-}
-
-/* Read DIR/contract.txt into contract: 0 (absent leaves contract as is) or -1 with err. */
-static int read_contract(const char *dir, char *contract, size_t contract_len, char *err,
-                         size_t errlen)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/" CONTRACT_FILE, dir);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT)
-            return 0;
-        snprintf(err, errlen, "bundle %s: cannot read (%s)", path, strerror(errno));
-        return -1;
-    }
-    char buf[128];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    int more = !feof(f) && fgetc(f) != EOF;
-    fclose(f);
-    buf[n] = '\0';
-    size_t b = 0, e = n;
-    while (b < e && strchr(" \t\r\n", buf[b]))
-        b++;
-    while (e > b && strchr(" \t\r\n", buf[e - 1]))
-        e--;
-    buf[e] = '\0';
-    const char *s = buf + b;
-    if (more || strlen(s) != e - b || strpbrk(s, "\r\n") || !a4w4_contract_valid(s) ||
-        strlen(s) >= contract_len) {
-        char shown[48];
-        snprintf(shown, sizeof shown, "%.40s", s);
-        size_t cut = strcspn(shown, "\r\n"); /* the message stays one line */
-        int lines = shown[cut] != '\0' || more;
-        shown[cut] = '\0';
-        for (char *p = shown; *p; p++)
-            if ((unsigned char)*p < 0x20 || *p == 0x7F)
-                *p = '?';
-        snprintf(err, errlen, "bundle %s: '%s'%s is not one contract line (" CONTRACT_RULE ")",
-                 path, shown, lines ? " (and more lines)" : "");
-        return -1;
-    }
-    snprintf(contract, contract_len, "%s", s);
-    return 0;
-}
-
 static int bundle_prepare(const char *arg, void **ctx, char *contract, size_t contract_len,
                           int *asm_layout, char *err, size_t errlen)
 {
@@ -240,72 +114,93 @@ static int bundle_prepare(const char *arg, void **ctx, char *contract, size_t co
                  "<case>.safetensors output files)", arg);
         return -1;
     }
-    bundle_ctx *c = calloc(1, sizeof *c);
-    if (!c || !(c->dir = strdup(arg))) {
-        free(c);
+    a4w4_bundle_dir *d = calloc(1, sizeof *d);
+    if (!d) {
         snprintf(err, errlen, "bundle %s: out of memory", arg);
         return -1;
     }
-    snprintf(c->contract, sizeof c->contract, "ordered(1)");
-    if (read_contract(arg, c->contract, sizeof c->contract, err, errlen) ||
-        read_manifest(arg, c, err, errlen)) {
-        free(c->dir);
-        free(c);
+    if (a4w4_bundle_dir_read(arg, d, err, errlen)) {
+        a4w4_bundle_dir_free(d);
+        free(d);
         return -1;
     }
-    snprintf(contract, contract_len, "%s", c->contract);
+    snprintf(contract, contract_len, "%s", d->contract);
     *asm_layout = 0; /* stored outputs do not change with the pad fills */
-    *ctx = c;
+    *ctx = d;
     return 0;
 }
 
-/* 1 when the file's metadata names another seed, matrix hash or tool version than the case
- * and the run (why says which); absent keys are not checked. */
-static int identity_differs(const a4w4_st_file *f, const a4w4_run_args *a, const char *path)
+static int bundle_check_items(void *vctx, const a4w4_run_identity *id,
+                              const char *const *items, size_t n, char *err, size_t errlen)
 {
-    char seed[32];
+    return a4w4_bundle_dir_check_items(vctx, id ? id->matrix_hash : NULL, items, n, err,
+                                       errlen);
+}
+
+/* 1 when the file's metadata names another seed, matrix hash, tool version, kernel (the
+ * manifest's) or case than the case and the run (why says which); absent keys are not
+ * checked. */
+static int identity_differs(const a4w4_bundle_dir *c, const a4w4_st_file *f,
+                            const a4w4_run_args *a, const char *path)
+{
+    char seed[32], shown[64];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)a->c->seed);
-    const char *keys[3] = {"seed", "matrix_hash", "tool_version"};
-    const char *want[3] = {seed, a->id ? a->id->matrix_hash : NULL,
-                           a->id ? a->id->tool_version : NULL};
-    for (int i = 0; i < 3; i++) {
+    const char *keys[6] = {"seed", "matrix_hash", "tool_version", "kernel", "name", "case"};
+    const char *want[6] = {seed, a->id ? a->id->matrix_hash : NULL,
+                           a->id ? a->id->tool_version : NULL, c->kernel[0] ? c->kernel : NULL,
+                           a->c->name, a->c->name};
+    for (int i = 0; i < 6; i++) {
         const char *v = a4w4_st_meta(f, keys[i]);
         if (v && want[i] && strcmp(v, want[i])) {
-            snprintf(a->why, a->whylen, "%s: metadata %s '%.40s', the run's is '%s' (outputs of "
-                     "other operands)", path, keys[i], v, want[i]);
+            snprintf(a->why, a->whylen, "%s: metadata %s '%s', the %s is '%s' (%s)", path,
+                     keys[i], a4w4_quote(v, shown, sizeof shown),
+                     i == 3 ? "manifest's" : i > 3 ? "case's name" : "run's", want[i],
+                     i == 3 ? "the output of another kernel: a stale file"
+                            : i > 3 ? "the output of another case" : "outputs of other operands");
             return 1;
         }
     }
     return 0;
 }
 
-static int bundle_run(void *vctx, const a4w4_run_args *a)
+/* What the manifest says of the case before its file is read: A4W4_OK (written: read it),
+ * A4W4_RUN_SKIP (not listed, or listed and its file missing) or an error (the kernel failed
+ * on it: the entry fails). why says which. */
+static int manifest_standing(const a4w4_bundle_dir *c, const a4w4_run_args *a,
+                             const char *path)
 {
-    const bundle_ctx *c = vctx;
-    const a4w4_case_data *d = a->d;
-    char fname[512], path[4096];
-    if (a4w4_bundle_file_name(a->c->name, fname, sizeof fname) ||
-        snprintf(path, sizeof path, "%s/%s", c->dir, fname) >= (int)sizeof path) {
-        snprintf(a->why, a->whylen, "bundle %s: case name '%s' gives no usable file name",
-                 c->dir, a->c->name);
+    char shown[400], kern[140];
+    a4w4_quote(c->kernel[0] ? c->kernel : "not named", kern, sizeof kern);
+    const a4w4_bundle_case *fc = a4w4_bundle_dir_failed(c, a->c->name);
+    if (fc) {
+        snprintf(a->why, a->whylen, "the kernel (%s) failed on this case, %s/" MANIFEST_FILE
+                 " says: %s", kern, c->dir, a4w4_quote(fc->why, shown, sizeof shown));
         return A4W4_EINVAL;
+    }
+    int listed = a4w4_bundle_dir_listed(c, a->c->name) != NULL;
+    if (c->has_manifest && !listed) {
+        snprintf(a->why, a->whylen, "no output: %s/" MANIFEST_FILE " does not list this case "
+                 "(kernel %s)", c->dir, kern);
+        return A4W4_RUN_SKIP;
     }
     struct stat st;
     if (stat(path, &st) != 0 && errno == ENOENT) {
-        snprintf(a->why, a->whylen, "no output file %s", path);
+        snprintf(a->why, a->whylen, "no output file %s%s", path,
+                 listed ? " (" MANIFEST_FILE " lists the case as written)" : "");
         return A4W4_RUN_SKIP;
     }
-    if (a->id && c->hash[0] && strcmp(c->hash, a->id->matrix_hash)) {
-        snprintf(a->why, a->whylen, "%s/" MANIFEST_FILE ": matrix_hash %s, this run's matrix is "
-                 "%s (outputs of other operands)", c->dir, c->hash, a->id->matrix_hash);
-        return A4W4_RUN_REFUSED;
-    }
-    a4w4_st_file f;
-    if (a4w4_st_load(path, &f, a->why, a->whylen))
-        return A4W4_EINVAL; /* why: "<path>: <rule>" */
-    int rc = A4W4_EINVAL;
-    const a4w4_st_tensor *t = a4w4_st_find(&f, "y");
-    const char *mc = a4w4_st_meta(&f, "contract");
+    return A4W4_OK;
+}
+
+/* Tensor y of loaded file f checked against the case (dtype, shape, identity, contract):
+ * A4W4_OK, A4W4_RUN_REFUSED or A4W4_EINVAL with why. */
+static int check_file(const a4w4_bundle_dir *c, const a4w4_st_file *f, const a4w4_run_args *a,
+                      const char *path)
+{
+    const a4w4_case_data *d = a->d;
+    const a4w4_st_tensor *t = a4w4_st_find(f, "y");
+    const char *mc = a4w4_st_meta(f, "contract");
+    char shown[64];
     if (!t)
         snprintf(a->why, a->whylen, "%s: no tensor 'y' (an output bundle holds y, BF16 [M, N])",
                  path);
@@ -316,36 +211,66 @@ static int bundle_run(void *vctx, const a4w4_run_args *a)
         snprintf(a->why, a->whylen, "%s: tensor y has %d dims [%zu, %zu%s], the case needs "
                  "[M, N] = [%zu, %zu]", path, t->ndim, t->ndim > 0 ? t->shape[0] : 0,
                  t->ndim > 1 ? t->shape[1] : 0, t->ndim > 2 ? ", ..." : "", d->M, d->N);
-    else if (identity_differs(&f, a, path))
-        rc = A4W4_RUN_REFUSED;
-    else if (mc && !same_contract(mc, c->contract))
+    else if (identity_differs(c, f, a, path))
+        return A4W4_RUN_REFUSED;
+    else if (mc && !a4w4_contract_same(mc, c->contract))
         snprintf(a->why, a->whylen, "%s: metadata contract '%s' disagrees with the directory's "
-                 "'%s' (%s/" CONTRACT_FILE ", default ordered(1))", path, mc, c->contract,
-                 c->dir);
-    else {
-        const a4w4_sample *s = a->s;
-        int all_r = s->full || !s->rows, all_c = s->full || !s->cols;
-        size_t nr = all_r ? d->M : s->nrows, nc = all_c ? d->N : s->ncols;
-        for (size_t i = 0; i < nr; i++) {
-            size_t r = all_r ? i : s->rows[i];
-            const uint8_t *row = t->data + r * d->N * 2;
-            for (size_t j = 0; j < nc; j++) {
-                const uint8_t *p = row + (all_c ? j : s->cols[j]) * 2;
-                a->y[i * nc + j] = (uint16_t)(p[0] | (p[1] << 8));
-            }
+                 "'%s' (%s/" CONTRACT_FILE ", default ordered(1))", path,
+                 a4w4_quote(mc, shown, sizeof shown), c->contract, c->dir);
+    else
+        return A4W4_OK;
+    return A4W4_EINVAL;
+}
+
+/* The sampled outputs of y (bf16 little-endian bytes [M, N], any alignment) into a->y. */
+static void copy_outputs(const uint8_t *y, const a4w4_run_args *a)
+{
+    const a4w4_sample *s = a->s;
+    size_t M = a->d->M, N = a->d->N;
+    int all_r = s->full || !s->rows, all_c = s->full || !s->cols;
+    size_t nr = all_r ? M : s->nrows, nc = all_c ? N : s->ncols;
+    for (size_t i = 0; i < nr; i++) {
+        const uint8_t *row = y + (all_r ? i : s->rows[i]) * N * 2;
+        for (size_t j = 0; j < nc; j++) {
+            const uint8_t *p = row + (all_c ? j : s->cols[j]) * 2;
+            a->y[i * nc + j] = (uint16_t)(p[0] | (p[1] << 8));
         }
-        rc = A4W4_OK;
     }
+}
+
+static int bundle_run(void *vctx, const a4w4_run_args *a)
+{
+    const a4w4_bundle_dir *c = vctx;
+    char fname[512], path[4200], shown[64];
+    if (a4w4_bundle_file_name(a->c->name, fname, sizeof fname) ||
+        snprintf(path, sizeof path, "%s/%s", c->dir, fname) >= (int)sizeof path) {
+        snprintf(a->why, a->whylen, "bundle %s: case name '%s' gives no usable file name",
+                 c->dir, a4w4_quote(a->c->name, shown, sizeof shown));
+        return A4W4_EINVAL;
+    }
+    int rc = manifest_standing(c, a, path);
+    if (rc != A4W4_OK)
+        return rc;
+    if (a->id && c->hash[0] && strcmp(c->hash, a->id->matrix_hash)) {
+        snprintf(a->why, a->whylen, "%s/" MANIFEST_FILE ": matrix_hash %s, this run's matrix is "
+                 "%s (outputs of other operands)", c->dir, a4w4_quote(c->hash, shown,
+                 sizeof shown), a->id->matrix_hash);
+        return A4W4_RUN_REFUSED;
+    }
+    a4w4_st_file f;
+    if (a4w4_st_load(path, &f, a->why, a->whylen))
+        return A4W4_EINVAL; /* why: "<path>: <rule>" */
+    rc = check_file(c, &f, a, path);
+    if (rc == A4W4_OK)
+        copy_outputs(a4w4_st_find(&f, "y")->data, a);
     a4w4_st_free(&f);
     return rc;
 }
 
 static void bundle_release(void *vctx)
 {
-    bundle_ctx *c = vctx;
-    if (c)
-        free(c->dir);
-    free(c);
+    a4w4_bundle_dir_free(vctx);
+    free(vctx);
 }
 
 const a4w4_backend_type a4w4_backend_bundle = {
@@ -357,4 +282,5 @@ const a4w4_backend_type a4w4_backend_bundle = {
     .thread_safe = 1, /* each run reads its own file; the context is read-only */
     .prepare = bundle_prepare,
     .run = bundle_run,
+    .check_items = bundle_check_items,
     .release = bundle_release};

@@ -11,14 +11,21 @@
  *                                        from the operand bundle by the producer).
  *   DIR/manifest.json                    optional (python -m a4w4check.external writes it):
  *                                        {"format": "a4w4-outputs/1", "kernel", "contract",
- *                                        "matrix_hash", "tool_version", "cases", "failed"}.
+ *                                        "matrix_hash", "tool_version", "cases" (written),
+ *                                        "failed" ({case: why})}.
  *   DIR/contract.txt                     optional: one line, the accumulation contract.
- * The contract (contracts §4.1: "ordered(S)", "exact", "bounded" or "bounded(S)") is a
- * property of the directory (one producer): manifest.json's, else contract.txt's, else
- * "ordered(1)". Every output a file holds is checked (the runner does not sample cases a
- * bundle backend is in). A case without a file is "skip" (the producer has no result for
- * it); a file whose metadata, or a manifest whose fields, name another matrix hash, seed or
- * tool version than the run's is refused: the entry fails and the run is bad input (exit 2).
+ * A directory is one run of one kernel over one matrix (backends/bundle_dir.h reads it and
+ * refuses every conflict with one line, exit 2: a manifest and contract.txt naming different
+ * contracts, a manifest of another tool version or matrix, a file the manifest does not list
+ * as written, a file or manifest case that is no item of the run). The contract (contracts
+ * §4.1: "ordered(S)", "exact", "bounded" or "bounded(S)") is the directory's: manifest.json's
+ * or contract.txt's, else "ordered(1)". Every output a file holds is checked (the runner does
+ * not sample cases a bundle backend is in). With a manifest exactly the cases it lists are
+ * read: a case it lists as failed is a failing entry (the kernel failed on it), a case it
+ * does not list, or lists but whose file is missing, is "skip" (no result: the verdict is
+ * INCOMPLETE). Without a manifest a case without a file is "skip". A file whose metadata names
+ * another matrix hash, seed, tool version, kernel (the manifest's) or case than the run's is
+ * refused: the entry fails and the run is bad input (exit 2).
  * File name of a case: its name with every '/' replaced by "__" (case "golden/g1" is stored
  * as DIR/golden__g1.safetensors), so every case of a directory lives flat in DIR.
  * Producers: any tool that writes safetensors (Python: safetensors.torch.save_file({"y":
@@ -48,6 +55,10 @@ int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len);
  * A4W4_ST_NOMEM. */
 a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, size_t M,
                                        size_t N, const uint16_t *y, char *err, size_t errlen);
+
+/* 1 when contracts a and b (a4w4_contract_valid's forms) name the same contract: plain
+ * "bounded" is "bounded(1)" (contracts §4.1); otherwise the spelling is the contract. */
+int a4w4_contract_same(const char *a, const char *b);
 
 /* 1 when s is a contract string the harness knows (contracts §4.1): "exact", "bounded",
  * "ordered(S)" or "bounded(S)" with S a decimal integer in 1..65536 without sign, spaces or

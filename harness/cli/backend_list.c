@@ -71,6 +71,21 @@ int a4w4_backend_list_open(const a4w4_backend_list_opts *o, const a4w4_opt_list 
     return rc;
 }
 
+int a4w4_backend_list_check_items(const char *cmd, a4w4_backend *bk, size_t n,
+                                  const a4w4_run_identity *id, const char *const *items,
+                                  size_t nitems)
+{
+    for (size_t i = 0; i < n; i++) {
+        char err[1024];
+        if (bk[i].type->check_items &&
+            bk[i].type->check_items(bk[i].ctx, id, items, nitems, err, sizeof err)) {
+            a4w4_errorf("%s: %s", cmd, err);
+            return A4W4_EXIT_BADINPUT;
+        }
+    }
+    return A4W4_EXIT_PASS;
+}
+
 int a4w4_isolation_options(const char *cmd, int no_isolate, int timeout_s)
 {
     if (no_isolate && timeout_s >= 0) {

@@ -46,6 +46,13 @@ int a4w4_backend_list_open(const a4w4_backend_list_opts *o, const a4w4_opt_list 
  * else they are handed to a4w4_plugin_isolation and A4W4_EXIT_PASS is returned. */
 int a4w4_isolation_options(const char *cmd, int no_isolate, int timeout_s);
 
+/* Hand every opened backend with a check_items (backend.h) the run's identity and the names
+ * of all its matrix items. Returns A4W4_EXIT_PASS, or A4W4_EXIT_BADINPUT after one line on
+ * stderr ("<cmd>: <the backend's reason>") for the first backend that refuses. */
+int a4w4_backend_list_check_items(const char *cmd, a4w4_backend *bk, size_t n,
+                                  const a4w4_run_identity *id, const char *const *items,
+                                  size_t nitems);
+
 /* Close bk[0..n). */
 void a4w4_backend_list_close(a4w4_backend *bk, size_t n);
 

@@ -51,8 +51,9 @@ static const a4w4_option run_options[] = {
                "verify every bundle under DIR (default cases/golden)"),
     OPT_CALLBACK("no-golden", run_opts, golden_dir, NULL, a4w4_opt_cb_unset, "verify no golden bundle"),
     OPT_STRING("captures", run_opts, captures_dir, "DIR",
-               "judge every capture bundle under DIR (python a4w4check.capture's)\n"
-               "from its own operands, after the cases and golden bundles"),
+               "judge every capture bundle under DIR, subdirectories included\n"
+               "(python a4w4check.capture's) from its own operands, after the cases\n"
+               "and golden bundles; none there: INCOMPLETE (contracts §7.1)"),
     OPT_LIST("backend", run_opts, backend, "LIST",
              "comma-separated; default every backend available here. Types:\n"
              "cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README)"),
@@ -93,6 +94,31 @@ typedef struct {
     int lock_fd; /* the --out directory's lock (fsutil.h), -1 when not held */
 } run_plan;
 
+/* Backends holding results made before the run (bundle:DIR) checked against the whole
+ * matrix: its hash and every item's name. Returns the exit code. */
+static int check_stored_results(run_plan *p)
+{
+    size_t n = a4w4_matrix_items(&p->m);
+    char hash[32];
+    snprintf(hash, sizeof hash, "%016llx", p->m.hash);
+    a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
+    char (*names)[160] = malloc((n ? n : 1) * sizeof *names);
+    const char **v = malloc((n ? n : 1) * sizeof *v);
+    int rc = A4W4_EXIT_IO;
+    if (!names || !v)
+        a4w4_errorf("run: out of memory listing the items");
+    else {
+        for (size_t k = 0; k < n; k++) {
+            a4w4_matrix_item_name(&p->m, k, names[k], sizeof names[k]);
+            v[k] = names[k];
+        }
+        rc = a4w4_backend_list_check_items("run", p->bk, p->nb, &id, v, n);
+    }
+    free(names);
+    free(v);
+    return rc;
+}
+
 /* The items, the backends and the output directory. Returns the exit code. */
 static int plan_run(const run_opts *o, run_plan *p)
 {
@@ -117,6 +143,8 @@ static int plan_run(const run_opts *o, run_plan *p)
     int rc = a4w4_isolation_options("run", o->no_isolate, o->timeout_s);
     if (rc == A4W4_EXIT_PASS)
         rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);
+    if (rc == A4W4_EXIT_PASS)
+        rc = check_stored_results(p);
     if (rc != A4W4_EXIT_PASS)
         return rc;
     if (a4w4_mkdir_p(o->out_dir, err, sizeof err)) {
@@ -199,10 +227,12 @@ static int run_item(const a4w4_runner *runner, run_plan *p, size_t k, const char
     a4w4_entry_list el = {0};
     size_t nc = p->m.ncases, ng = p->m.nbundles;
     a4w4_hstatus rs =
-        k < nc        ? a4w4_run_case(runner, &p->m.cases[k], &el, err, sizeof err)
-        : k < nc + ng ? a4w4_run_golden(runner, suts, nsuts, p->m.bundles[k - nc], &el, err,
-                                        sizeof err)
-                      : a4w4_run_capture(p->m.captures[k - nc - ng], &el, err, sizeof err);
+        k < nc           ? a4w4_run_case(runner, &p->m.cases[k], &el, err, sizeof err)
+        : k < nc + ng    ? a4w4_run_golden(runner, suts, nsuts, p->m.bundles[k - nc], &el, err,
+                                           sizeof err)
+        : p->m.ncaptures ? a4w4_run_capture(p->m.captures[k - nc - ng], name, &el, err,
+                                            sizeof err)
+                         : a4w4_run_captures_none(p->m.captures_dir, &el, err, sizeof err);
     int f = (int)a4w4_entry_list_failures(&el);
     *entries = rs == A4W4_ST_NOMEM ? NULL : a4w4_entry_list_json(&el);
     a4w4_entry_list_free(&el);

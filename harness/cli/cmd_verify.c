@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "a4w4_quote.h"
 #include "a4w4check.h"
 #include "cpu_sut.h"
 #include "options.h"
@@ -22,33 +23,43 @@ static const a4w4_option verify_options[] = {OPT_END()};
 
 static const a4w4_command_spec verify_spec = {
     "verify", verify_usage, verify_options, "BUNDLE...",
-    "exit: 0 all pass, 1 any mismatch, 2 bad input (malformed file, missing tensor, bad shape)\n"};
+    "exit: 0 all pass, 1 any mismatch, 2 bad input (malformed file, missing tensor, bad shape,\n"
+    "      a capture whose call the oracles do not model), 5 a bundle with no check made\n"};
 
 typedef struct {
     size_t npass, nfail, nna;
 } verify_counts;
 
-/* Verify one bundle and print its check lines. Returns the bundle's worst exit code. */
+/* Verify one bundle and print its check lines (text from the file quoted: control bytes as
+ * '?', a4w4_quote.h). Returns the bundle's worst exit code: a bundle none of whose checks
+ * passed or failed (every one N/A) is incomplete, never a pass. */
 static int verify_one(const char *path, verify_counts *n)
 {
     a4w4_check_list checks = {0};
-    char err[512] = "";
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    size_t nsuts;
+    char err[512] = "", shown[512], base[256];
+    const char *b = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t nsuts, judged = 0;
+    a4w4_quote(b, base, sizeof base);
     const a4w4_bundle_sut *suts = a4w4_cpu_bundle_suts(&nsuts);
     a4w4_hstatus rc = a4w4_verify_bundle(path, suts, nsuts, &checks, NULL, err, sizeof err);
     for (size_t j = 0; j < checks.n; j++) {
         char line[512];
         a4w4_check_format(&checks.items[j], base, line, sizeof line);
-        puts(line);
+        puts(a4w4_quote(line, shown, sizeof shown));
         n->npass += checks.items[j].verdict == A4W4_CHECK_PASS;
         n->nfail += checks.items[j].verdict == A4W4_CHECK_FAIL;
         n->nna += checks.items[j].verdict == A4W4_CHECK_NA;
+        judged += checks.items[j].verdict != A4W4_CHECK_NA;
     }
     a4w4_check_list_free(&checks);
     if (rc == A4W4_ST_BADINPUT) {
         fflush(stdout);
-        a4w4_errorf("%s", err);
+        a4w4_errorf("%s", a4w4_quote(err, shown, sizeof shown));
+    }
+    if (rc == A4W4_ST_OK && !judged) {
+        fflush(stdout);
+        a4w4_errorf("verify: %s: INCOMPLETE: no check could be made (every one N/A)", base);
+        return A4W4_EXIT_INCOMPLETE;
     }
     return a4w4_exit_code(rc);
 }
@@ -67,7 +78,8 @@ int cmd_verify(int argc, char **argv)
     verify_counts n = {0, 0, 0};
     for (int i = 0; i < args.n; i++) {
         int r = verify_one(args.v[i], &n);
-        if (r == A4W4_EXIT_BADINPUT || (r == A4W4_EXIT_MISMATCH && worst == A4W4_EXIT_PASS))
+        if (r == A4W4_EXIT_BADINPUT || (r == A4W4_EXIT_MISMATCH && worst != A4W4_EXIT_BADINPUT) ||
+            (r == A4W4_EXIT_INCOMPLETE && worst == A4W4_EXIT_PASS))
             worst = r;
     }
     printf("verify: %zu passed, %zu failed, %zu n/a\n", n.npass, n.nfail, n.nna);

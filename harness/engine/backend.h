@@ -75,6 +75,13 @@ typedef struct {
                    int *asm_layout, char *err, size_t errlen);
     /* A4W4_OK, A4W4_EUNSUPPORTED (verdict n/a, why says the rule) or another status. */
     int (*run)(void *ctx, const a4w4_run_args *a);
+    /* Optional, for backends whose results were made before the run (bundle:DIR): called
+     * once by `run` after prepare, with the run's identity and the names of every item of
+     * its matrix (all shards). Nonzero with one line in err when the stored results cannot
+     * belong to this run (another matrix, a file no item reads): the run is refused as bad
+     * input before any item runs. NULL: nothing to check. */
+    int (*check_items)(void *ctx, const a4w4_run_identity *id, const char *const *items,
+                       size_t n, char *err, size_t errlen);
     void (*release)(void *ctx);
     /* Layout backends (run == NULL): build the contracts §3 layouts of case d from its row-major
      * tensors into the given buffers (sizes as in a4w4_case_data; a NULL buffer is a layout

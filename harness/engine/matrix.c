@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "a4w4_quote.h"
 #include "fsutil.h"
 #include "stream.h"
 
@@ -217,16 +219,76 @@ void a4w4_matrix_bundle_name(const a4w4_matrix *m, size_t i, char *buf, size_t l
     stem_name("golden", m->bundles[i], buf, len);
 }
 
+/* Append path to (*out)[*n] (capacity *cap). 0 or -1 (out of memory). */
+static int push_path(char ***out, size_t *n, size_t *cap, const char *dir, const char *name)
+{
+    if (*n == *cap) {
+        char **p = realloc(*out, (*cap = *cap ? *cap * 2 : 16) * sizeof *p);
+        if (!p)
+            return -1;
+        *out = p;
+    }
+    size_t len = strlen(dir) + strlen(name) + 2;
+    if (!((*out)[*n] = malloc(len)))
+        return -1;
+    snprintf((*out)[*n], len, "%s/%s", dir, name);
+    (*n)++;
+    return 0;
+}
+
+/* Every *.safetensors under dir, subdirectories included (not followed through symbolic
+ * links, at most depth levels), appended to m->captures. 0, or -1 with err (a directory that
+ * cannot be read, a name holding a control byte, out of memory). */
+static int list_captures(a4w4_matrix *m, const char *dir, int depth, size_t *cap, char *err,
+                         size_t errlen)
+{
+    DIR *dp = opendir(dir);
+    int rc = 0;
+    if (!dp) {
+        snprintf(err, errlen, "--captures %s: cannot read the directory", dir);
+        return -1;
+    }
+    for (struct dirent *de; !rc && (de = readdir(dp));) {
+        const char *nm = de->d_name;
+        size_t L = strlen(nm);
+        char path[4096], shown[300];
+        struct stat st;
+        if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+            continue;
+        if (snprintf(path, sizeof path, "%s/%s", dir, nm) >= (int)sizeof path ||
+            lstat(path, &st) != 0)
+            continue;
+        int bundle = L > 12 && !strcmp(nm + L - 12, ".safetensors");
+        if ((bundle || S_ISDIR(st.st_mode)) && strcmp(a4w4_quote(nm, shown, sizeof shown), nm)) {
+            snprintf(err, errlen, "--captures: %s/%s: a name holding a control byte (rename it: "
+                     "it would reach the reports)", dir, shown);
+            rc = -1;
+        } else if (S_ISDIR(st.st_mode) && depth > 0)
+            rc = list_captures(m, path, depth - 1, cap, err, errlen);
+        else if (bundle && push_path(&m->captures, &m->ncaptures, cap, dir, nm)) {
+            snprintf(err, errlen, "--captures %s: out of memory", dir);
+            rc = -1;
+        }
+    }
+    closedir(dp);
+    return rc;
+}
+
 int a4w4_matrix_add_captures(a4w4_matrix *m, const char *dir, char *err, size_t errlen)
 {
-    if (list_bundles(dir, &m->captures, &m->ncaptures)) {
-        snprintf(err, errlen, "--captures %s: cannot read the directory", dir);
+    size_t cap = 0;
+    if (!(m->captures_dir = strdup(dir)) || list_captures(m, dir, 16, &cap, err, errlen)) {
+        if (!m->captures_dir)
+            snprintf(err, errlen, "--captures %s: out of memory", dir);
         return A4W4_MATRIX_EUSAGE;
     }
+    if (m->ncaptures)
+        qsort(m->captures, m->ncaptures, sizeof *m->captures, cmp_str);
     m->shard_n = 0; /* more items: a shard plan made before is stale */
-    for (size_t i = 0; i < m->ncaptures; i++) {
+    size_t k0 = m->ncases + m->nbundles, n = a4w4_matrix_items(m) - k0;
+    for (size_t i = 0; i < n; i++) {
         char name[512];
-        stem_name("capture", m->captures[i], name, sizeof name);
+        a4w4_matrix_item_name(m, k0 + i, name, sizeof name);
         m->hash = a4w4_hash_str(name, m->hash);
     }
     return 0;
@@ -234,7 +296,8 @@ int a4w4_matrix_add_captures(a4w4_matrix *m, const char *dir, char *err, size_t 
 
 size_t a4w4_matrix_items(const a4w4_matrix *m)
 {
-    return m->ncases + m->nbundles + m->ncaptures;
+    size_t captures = m->ncaptures ? m->ncaptures : m->captures_dir ? 1 : 0;
+    return m->ncases + m->nbundles + captures;
 }
 
 void a4w4_matrix_item_name(const a4w4_matrix *m, size_t k, char *buf, size_t len)
@@ -243,8 +306,12 @@ void a4w4_matrix_item_name(const a4w4_matrix *m, size_t k, char *buf, size_t len
         snprintf(buf, len, "%s", m->cases[k].name);
     else if (k < m->ncases + m->nbundles)
         a4w4_matrix_bundle_name(m, k - m->ncases, buf, len);
-    else
-        stem_name("capture", m->captures[k - m->ncases - m->nbundles], buf, len);
+    else if (!m->ncaptures)
+        snprintf(buf, len, "%s", A4W4_CAPTURES_NONE);
+    else { /* "capture/<path under DIR without .safetensors>" */
+        const char *p = m->captures[k - m->ncases - m->nbundles] + strlen(m->captures_dir) + 1;
+        snprintf(buf, len, "capture/%.*s", (int)(strlen(p) - 12), p);
+    }
 }
 
 void a4w4_matrix_free(a4w4_matrix *m)
@@ -255,6 +322,7 @@ void a4w4_matrix_free(a4w4_matrix *m)
     for (size_t i = 0; i < m->ncaptures; i++)
         free(m->captures[i]);
     free(m->captures);
+    free(m->captures_dir);
     free(m->cases);
     free(m->shard_of);
     memset(m, 0, sizeof *m);

@@ -19,6 +19,7 @@ typedef struct {
     size_t nbundles;
     char **captures;           /* ncaptures capture bundle paths (a4w4check.capture's) */
     size_t ncaptures;
+    char *captures_dir;        /* --captures DIR (NULL: none asked for) */
     unsigned long long hash;   /* FNV-1a 64 of the case file bytes and the bundle file names */
     unsigned shard_n;          /* the shard count shard_of holds (0: not planned yet) */
     unsigned *shard_of;        /* per item, its shard 1..shard_n (a4w4_matrix_in_shard) */
@@ -61,8 +62,13 @@ int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
 /* The item name of golden bundle i: "golden/<file name without .safetensors>". */
 void a4w4_matrix_bundle_name(const a4w4_matrix *m, size_t i, char *buf, size_t len);
 
-/* Add every DIR/NAME.safetensors (sorted) as a capture item "capture/NAME", folding the names
- * into the hash. 0, or A4W4_MATRIX_EUSAGE with err when DIR cannot be read. */
+/* Add every *.safetensors under DIR, subdirectories included (sorted by path; symbolic links
+ * to directories not followed; 16 levels at most), as capture items "capture/<path under DIR
+ * without .safetensors>", folding the names into the hash. A DIR holding none is one item
+ * A4W4_CAPTURES_NONE (the run records it as a skip: captures were asked for and none was
+ * judged, so the verdict is never PASS). 0, or A4W4_MATRIX_EUSAGE with err when a directory
+ * cannot be read or a name holds a control byte. */
+#define A4W4_CAPTURES_NONE "capture/(none)"
 int a4w4_matrix_add_captures(a4w4_matrix *m, const char *dir, char *err, size_t errlen);
 
 /* Items in all (cases + bundles + captures), and the name of item k. */

@@ -10,10 +10,12 @@
 
 #include "a4w4_gemm.h"
 #include "a4w4_layout.h"
+#include "a4w4_quote.h"
 #include "annotate.h"
 #include "check.h"
 #include "fsutil.h"
 #include "gen.h"
+#include "matrix.h"
 #include "safetensors.h"
 #include "sample_oracles.h"
 #include "verify_capture.h"
@@ -843,7 +845,8 @@ static void golden_oracle(const a4w4_check_list *checks, const a4w4_bundle_sut *
                  ntensor, base);
 }
 
-a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err, size_t errlen)
+a4w4_hstatus a4w4_run_capture(const char *path, const char *name, a4w4_entry_list *out,
+                              char *err, size_t errlen)
 {
     a4w4_st_file f;
     a4w4_check_list checks = {0};
@@ -854,10 +857,10 @@ a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err,
     a4w4_hstatus rc = a4w4_verify_capture(&f, path, &checks, dims, err, errlen);
     double ms = a4w4_now() * 1e3 - t0;
     const char *op = a4w4_st_meta(&f, "op"), *contract = a4w4_st_meta(&f, "contract");
-    char backend[160], name[160];
-    snprintf(backend, sizeof backend, "capture:%s", op ? op : "?");
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    snprintf(name, sizeof name, "capture/%.*s", (int)(strlen(base) - 12), base);
+    char backend[160], shown[140], cshown[32];
+    snprintf(backend, sizeof backend, "capture:%s", a4w4_quote(op ? op : "?", shown,
+                                                               sizeof shown));
+    a4w4_quote(contract && *contract ? contract : "n/a", cshown, sizeof cshown);
     a4w4_check bad_input;
     if (rc == A4W4_ST_BADINPUT || rc == A4W4_ST_NOMEM) {
         memset(&bad_input, 0, sizeof bad_input);
@@ -874,13 +877,32 @@ a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err,
             break;
         }
         a4w4_entry_identity(e, A4W4_ENTRY_BYTES, name, dims[0], dims[1], dims[2], "capture", 0,
-                            backend, contract && *contract ? contract : "n/a");
+                            backend, cshown);
         a4w4_entry_set_check(e, n == checks.n ? &checks.items[i] : &bad_input);
+        if (e->verdict == A4W4_VERDICT_NA) /* not judged: never a pass over it */
+            e->verdict = A4W4_VERDICT_SKIP;
         e->time_ms = ms;
     }
     a4w4_check_list_free(&checks);
     a4w4_st_free(&f);
     return rc == A4W4_ST_MISMATCH ? A4W4_ST_OK : rc;
+}
+
+a4w4_hstatus a4w4_run_captures_none(const char *dir, a4w4_entry_list *out, char *err,
+                                    size_t errlen)
+{
+    a4w4_entry_result *e = a4w4_entry_list_add(out);
+    if (!e) {
+        snprintf(err, errlen, "--captures %s: out of memory for the results", dir);
+        return A4W4_ST_NOMEM;
+    }
+    a4w4_entry_identity(e, A4W4_ENTRY_BYTES, A4W4_CAPTURES_NONE, 0, 0, 0, "capture", 0,
+                        "capture", "n/a");
+    e->verdict = A4W4_VERDICT_SKIP;
+    e->time_ms = 0;
+    snprintf(e->note, sizeof e->note, "--captures %s holds no capture bundle (*.safetensors, "
+             "subdirectories included): nothing was judged", dir);
+    return A4W4_ST_OK;
 }
 
 /* 1 when backend b is one of the systems under test bundle verification already ran. */

@@ -66,11 +66,19 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
  * regime and tags "golden", full outputs). Returns A4W4_ST_OK, A4W4_ST_BADINPUT on bad input (err set; the oracle entry records it as
  * a failure) or A4W4_ST_NOMEM (no room for the entries; err set). */
 /* Judge capture bundle path (engine/verify_capture.h) into one entry per recomputed tensor:
- * name "capture/<file stem>", backend "capture:<op>", the capture's contract, regime
- * "capture". A malformed capture is one failing entry noting the rule. Returns A4W4_ST_OK
- * (also when the capture mismatches: the entries say so), A4W4_ST_BADINPUT (err: "<path>:
- * <rule>") or A4W4_ST_NOMEM. */
-a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err, size_t errlen);
+ * name `name` (the matrix item's, "capture/<path under DIR>"), backend "capture:<op>" (op
+ * quoted: control bytes as '?'), the capture's contract, regime "capture". A check the
+ * capture cannot be judged by (N/A) is a "skip" entry: a capture is a comparison asked for,
+ * so one not made keeps the verdict from PASS. A malformed or refused capture is one failing
+ * entry noting the rule. Returns A4W4_ST_OK (also when the capture mismatches: the entries say
+ * so), A4W4_ST_BADINPUT (err: "<path>: <rule>") or A4W4_ST_NOMEM. */
+a4w4_hstatus a4w4_run_capture(const char *path, const char *name, a4w4_entry_list *out,
+                              char *err, size_t errlen);
+
+/* The one entry of a --captures DIR that holds no capture bundle (matrix.h's
+ * A4W4_CAPTURES_NONE): verdict "skip", the note naming dir. A4W4_ST_OK or A4W4_ST_NOMEM. */
+a4w4_hstatus a4w4_run_captures_none(const char *dir, a4w4_entry_list *out, char *err,
+                                    size_t errlen);
 
 a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, size_t nsuts,
                              const char *path, a4w4_entry_list *out, char *err, size_t errlen);

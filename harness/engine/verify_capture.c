@@ -10,6 +10,7 @@
 #include "a4w4_gemm.h"
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
+#include "a4w4_quote.h"
 #include "casefile.h"
 
 typedef struct {
@@ -123,7 +124,8 @@ static a4w4_hstatus gemm_oracle(capture *c, const uint8_t *const op[4], uint16_t
         snprintf(subject, len, "y (ordered(%u) oracle)", S);
     } else
         return bad(c, "metadata contract '%s' is not exact or ordered(S) (a bounded capture "
-                   "has no bit-exact answer; contracts §4.1)", contract);
+                   "has no bit-exact answer; contracts §4.1)",
+                   a4w4_quote(contract, subject, len));
     *proven = 0;
     for (size_t m = 0; m < c->M; m++)
         for (size_t n = 0; n < c->N; n++) {
@@ -135,25 +137,88 @@ static a4w4_hstatus gemm_oracle(capture *c, const uint8_t *const op[4], uint16_t
     return A4W4_ST_OK;
 }
 
-static a4w4_hstatus verify_gemm(capture *c, a4w4_check_list *out)
+/* 1 when metadata key is absent or reads as exactly the number want. */
+static int meta_number_is(const capture *c, const char *key, double want)
 {
-    if (a4w4_st_find(c->f, "bias")) {
-        a4w4_check *k = a4w4_check_list_add(out);
-        if (!k)
-            return bad(c, "out of memory");
-        a4w4_check_na(k, "y", "the call added a bias: the epilogue is not modeled here");
-        return A4W4_ST_OK;
-    }
+    const char *v = a4w4_st_meta(c->f, key);
+    char *end;
+    if (!v)
+        return 1;
+    double x = strtod(v, &end);
+    return end != v && !*end && x == want;
+}
+
+/* 1 when metadata key is absent or is want ("True" / "False", as Python writes a bool). */
+static int meta_flag_is(const capture *c, const char *key, const char *want)
+{
+    const char *v = a4w4_st_meta(c->f, key);
+    return !v || !strcmp(v, want);
+}
+
+/* Refuse a gemm_a4w4 call whose result depends on more than the GEMM (contracts §7.1): a
+ * bias, alpha != 1, beta != 0, or a bpreshuffle flag the recorded weight contradicts. */
+static a4w4_hstatus refuse_a4w4_epilogue(capture *c)
+{
+    char sa[32], sb[32], sp[32];
+    const char *alpha = a4w4_st_meta(c->f, "alpha"), *beta = a4w4_st_meta(c->f, "beta");
+    const char *pre = a4w4_st_meta(c->f, "bpreshuffle");
+    int plain = a4w4_st_find(c->f, "w_fp4") != NULL;
+    int shuffled = a4w4_st_find(c->f, "w_fp4_shuffled") != NULL;
+    if (a4w4_st_find(c->f, "bias"))
+        return bad(c, "the call passed a bias, which gemm_a4w4 applies inside the kernel "
+                   "(alpha*A*B + beta*bias on its ASM route, ignored on its CK route): no "
+                   "contract states that epilogue, so the capture is not judged (contracts "
+                   "§7.1)");
+    if (!meta_number_is(c, "alpha", 1.0) || !meta_number_is(c, "beta", 0.0))
+        return bad(c, "metadata alpha '%s', beta '%s': the kernel returns alpha*A*B + "
+                   "beta*bias, and only alpha = 1, beta = 0 (the GEMM alone) is judged "
+                   "(contracts §7.1)", a4w4_quote(alpha ? alpha : "1", sa, sizeof sa),
+                   a4w4_quote(beta ? beta : "0", sb, sizeof sb));
+    if (pre && !(!strcmp(pre, "True") ? shuffled && !plain : !strcmp(pre, "False") && plain))
+        return bad(c, "metadata bpreshuffle '%s' but the capture holds %s: the weight the "
+                   "kernel read is not the one judged (contracts §7.1)",
+                   a4w4_quote(pre, sp, sizeof sp),
+                   plain && shuffled ? "both w_fp4 and w_fp4_shuffled"
+                   : plain           ? "w_fp4 (row-major)"
+                   : shuffled        ? "w_fp4_shuffled"
+                                     : "no weight");
+    return A4W4_ST_OK;
+}
+
+/* Refuse a gemm_afp4wfp4 call that returns something other than y bf16 [M, N] reduced
+ * (contracts §7.1): another output dtype, or skip_reduce (split-K partials). */
+static a4w4_hstatus refuse_afp4wfp4_output(capture *c)
+{
+    char shown[64];
+    const char *dtype = a4w4_st_meta(c->f, "dtype"), *skip = a4w4_st_meta(c->f, "skip_reduce");
+    if (!meta_flag_is(c, "dtype", "torch.bfloat16"))
+        return bad(c, "metadata dtype '%s': only a torch.bfloat16 output is judged (contracts "
+                   "§7.1)", a4w4_quote(dtype, shown, sizeof shown));
+    if (!meta_flag_is(c, "skip_reduce", "False"))
+        return bad(c, "metadata skip_reduce '%s': the call returned split-K partials, not y; "
+                   "only skip_reduce False is judged (contracts §7.1)",
+                   a4w4_quote(skip, shown, sizeof shown));
+    return A4W4_ST_OK;
+}
+
+static a4w4_hstatus verify_gemm(capture *c, int a4w4, a4w4_check_list *out)
+{
+    a4w4_hstatus refused = a4w4 ? refuse_a4w4_epilogue(c) : refuse_afp4wfp4_output(c);
+    if (refused)
+        return refused;
     const uint8_t *op[4] = {0};
     uint8_t *buf[4] = {0};
-    uint16_t *want = NULL;
+    uint16_t *want = NULL, *got = NULL;
     a4w4_hstatus rc = gemm_operands(c, op, buf);
     const a4w4_st_tensor *y = a4w4_st_find(c->f, "y");
     if (!rc && (!y || y->dtype != A4W4_ST_BF16 || y->ndim != 2 || y->shape[0] != c->M ||
                 y->shape[1] != c->N))
         rc = bad(c, "tensor 'y' (the kernel's output) must be BF16 [%zu, %zu]", c->M, c->N);
-    if (!rc && !(want = malloc(c->M * c->N * sizeof *want)))
+    if (!rc && (!(want = malloc(c->M * c->N * sizeof *want)) ||
+                !(got = malloc(c->M * c->N * sizeof *got))))
         rc = bad(c, "out of memory");
+    if (!rc) /* the file's data need not be 2-byte aligned: copy, never cast */
+        memcpy(got, y->data, c->M * c->N * sizeof *got);
     char subject[64];
     size_t proven = 0;
     if (!rc)
@@ -162,12 +227,13 @@ static a4w4_hstatus verify_gemm(capture *c, a4w4_check_list *out)
     if (!rc && !k)
         rc = bad(c, "out of memory");
     if (k) {
-        a4w4_check_bf16(k, subject, (const uint16_t *)y->data, want, c->M, c->N);
+        a4w4_check_bf16(k, subject, got, want, c->M, c->N);
         snprintf(k->note, sizeof k->note, "%zu of %zu outputs in the proven exact regime",
                  proven, c->M * c->N);
         rc = k->verdict == A4W4_CHECK_FAIL ? A4W4_ST_MISMATCH : A4W4_ST_OK;
     }
     free(want);
+    free(got);
     for (int i = 0; i < 4; i++)
         free(buf[i]);
     return rc;
@@ -184,13 +250,22 @@ static a4w4_hstatus verify_quant(capture *c, a4w4_check_list *out)
     size_t sr = shuf ? a4w4_act_scale_padded_rows(M) : M;
     size_t sc = shuf ? a4w4_act_scale_padded_cols(nb) : nb;
     const uint8_t *s = rc ? NULL : packed(c, shuf ? "a_scale_shuffled" : "a_scale", sr, sc, &rc);
+    const char *flag = a4w4_st_meta(c->f, "shuffle");
+    char shown[32];
     if (!rc && (!x || x->dtype != A4W4_ST_BF16 || x->ndim != 2 || x->shape[0] != M ||
                 x->shape[1] != K || !q || !s))
         rc = bad(c, "a quantizer capture holds x BF16 [%zu, %zu], a_fp4 and a_scale or "
                  "a_scale_shuffled", M, K);
+    if (!rc && !meta_flag_is(c, "shuffle", shuf ? "True" : "False"))
+        rc = bad(c, "metadata shuffle '%s' but the capture holds %s: the scale the call "
+                 "returned is not the one recorded (contracts §7.1)",
+                 a4w4_quote(flag, shown, sizeof shown), shuf ? "a_scale_shuffled" : "a_scale");
     uint8_t *rq = rc ? NULL : malloc(M * K / 2), *rs = rc ? NULL : malloc(sr * sc);
-    if (!rc && (!rq || !rs || a4w4_quantize(x->data, A4W4_IN_BF16, M, K, A4W4_ROUND_UP, shuf,
-                                            rq, rs) != A4W4_OK))
+    uint16_t *xc = rc ? NULL : malloc(M * K * sizeof *xc);
+    if (xc) /* the file's data need not be 2-byte aligned: copy, never cast */
+        memcpy(xc, x->data, M * K * sizeof *xc);
+    if (!rc && (!rq || !rs || !xc || a4w4_quantize(xc, A4W4_IN_BF16, M, K, A4W4_ROUND_UP, shuf,
+                                                   rq, rs) != A4W4_OK))
         rc = bad(c, "out of memory");
     a4w4_check *k1 = rc ? NULL : a4w4_check_list_add(out);
     a4w4_check *k2 = k1 ? a4w4_check_list_add(out) : NULL;
@@ -206,6 +281,7 @@ static a4w4_hstatus verify_quant(capture *c, a4w4_check_list *out)
     }
     free(rq);
     free(rs);
+    free(xc);
     return rc;
 }
 
@@ -221,11 +297,13 @@ a4w4_hstatus a4w4_verify_capture(const a4w4_st_file *f, const char *path, a4w4_c
     c.K = dim(&c, "K");
     if (dims)
         dims[0] = c.M, dims[1] = c.N, dims[2] = c.K;
+    char shown[64];
     if (!quant && !gemm)
         return bad(&c, "metadata op '%s' is not aiter.gemm_a4w4, aiter.gemm_afp4wfp4 or "
-                   "aiter.per_1x32_f4_quant_hip", op ? op : "(missing)");
+                   "aiter.per_1x32_f4_quant_hip", a4w4_quote(op ? op : "(missing)", shown,
+                                                             sizeof shown));
     if (!c.M || (gemm && !c.N) || !c.K || c.K % 32)
         return bad(&c, "metadata M, N, K must be positive decimals (N 0 for the quantizer) "
                    "with K %% 32 == 0 (contracts §1)");
-    return quant ? verify_quant(&c, out) : verify_gemm(&c, out);
+    return quant ? verify_quant(&c, out) : verify_gemm(&c, !strcmp(op, "aiter.gemm_a4w4"), out);
 }

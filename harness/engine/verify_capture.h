@@ -17,13 +17,18 @@
 
 #define A4W4_CAPTURE_FORMAT "a4w4-capture/1"
 
-/* Recompute the captured call of loaded file f (path for messages): a GEMM's y through the
- * layout maps' inverses and the oracle of its contract (exact: every output against the
+/* Recompute the captured call of loaded file f (path for messages), as contracts §7.1 says:
+ * a call whose result depends on more than the modeled op (gemm_a4w4 with a bias, alpha != 1,
+ * beta != 0 or a bpreshuffle flag its weight contradicts; gemm_afp4wfp4 with another output
+ * dtype or skip_reduce; a quantizer whose shuffle flag its scale contradicts) is refused
+ * (A4W4_ST_BADINPUT). Otherwise a GEMM's y through the layout maps' inverses and the oracle
+ * of its contract (exact: every output against the
  * correctly rounded sum, the note says how many lie in the proven exact regime; ordered(S):
  * bit for bit), a quantizer's outputs with ref's round_up quantizer. One check per recomputed
  * tensor goes to out (first mismatching (row, col), both values, count). Returns A4W4_ST_OK,
  * A4W4_ST_MISMATCH, or A4W4_ST_BADINPUT with err = "<path>: <rule>" (unknown op or contract,
- * missing or misshapen tensor, impossible M, N, K), A4W4_ST_NOMEM. dims (3) gets M, N, K. */
+ * missing or misshapen tensor, impossible M, N, K, a refused call; metadata text quoted:
+ * control bytes as '?'), A4W4_ST_NOMEM. dims (3) gets M, N, K. */
 a4w4_hstatus a4w4_verify_capture(const a4w4_st_file *f, const char *path, a4w4_check_list *out,
                                  size_t *dims, char *err, size_t errlen);
 

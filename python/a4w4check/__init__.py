@@ -13,4 +13,10 @@ import os
 __version__ = "0.1.0"
 
 if os.environ.get("A4W4CHECK_CAPTURE"):
-    from . import capture  # noqa: F401  (starts the capture the environment asks for)
+    try:
+        from . import capture  # noqa: F401  (starts the capture the environment asks for)
+    except ImportError as _missing:  # numpy: a capture never raises into the model
+        import logging
+        logging.getLogger("a4w4check.capture").warning(
+            "a4w4check.capture: not started: the Python package %r is not importable (%s)",
+            _missing.name or "numpy", " ".join(str(_missing).split()))

@@ -8,18 +8,26 @@ OUT/contract.txt. The C harness judges them: `a4w4check run --backend bundle:OUT
 
 Exit: 0 every case written; 1 some case's kernel failed (named in the manifest's "failed");
 2 bad input (an operand bundle or manifest breaks a rule, unknown kernel, no or bad contract,
-unusable output directory); 3 the kernel's Python package is not importable. Failures are
-one line on stderr starting "a4w4check.external: ".
+unusable output directory); 3 the kernel's Python package, or numpy, is not importable.
+Failures are one line on stderr starting "a4w4check.external: ".
 """
 import argparse
 import os
 import re
 import sys
 
-from . import bundle, kernels, st
-from .errors import BundleError
-
 PROG = "a4w4check.external"
+
+try:
+    from . import bundle, kernels, st
+    from .errors import BundleError
+except ImportError as _missing:  # numpy: every bundle is numpy arrays
+    if __name__ != "__main__":
+        raise
+    print(f"{PROG}: needs the Python package {_missing.name or 'numpy'!r} (not importable: "
+          f"{' '.join(str(_missing).split())}); install it, e.g. pip install numpy",
+          file=sys.stderr)
+    sys.exit(3)
 CONTRACT = re.compile(r"(exact|ordered\([1-9][0-9]*\)|bounded(\([1-9][0-9]*\))?)\Z")
 
 

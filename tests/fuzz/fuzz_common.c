@@ -41,8 +41,8 @@ int fz_one_in(fz_rng *r, size_t n)
 
 static char scratch[512];
 
-/* Remove the scratch directory and the files in it (no subdirectories are made). */
-static void tmp_cleanup(void)
+/* Remove the files of the scratch directory (no subdirectories are made). */
+static void clear_files(void)
 {
     DIR *d = opendir(scratch);
     if (d) {
@@ -55,7 +55,29 @@ static void tmp_cleanup(void)
             }
         closedir(d);
     }
+}
+
+/* Remove the scratch directory and the files in it. */
+static void tmp_cleanup(void)
+{
+    clear_files();
     rmdir(scratch);
+}
+
+/* The default initialization: the scratch directory (a target defining its own overrides it). */
+__attribute__((weak)) int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fz_tmp_init();
+    return 0;
+}
+
+const char *fz_scratch_clear(void)
+{
+    fz_tmp_init();
+    clear_files();
+    return scratch;
 }
 
 /* Remove base/a4w4fuzz.<pid>.* left by processes that are gone (libFuzzer ends with _Exit

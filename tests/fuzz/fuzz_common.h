@@ -22,6 +22,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+/* fuzz_common.c defines a weak LLVMFuzzerInitialize that makes the scratch directory
+ * (fz_tmp_init); a target needing more defines its own. */
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 /* xorshift64* state; never 0. */
@@ -43,6 +45,10 @@ void fz_tmp_init(void);
  * Aborts on I/O errors or a path that does not fit. */
 void fz_write_input(const char *name, const uint8_t *data, size_t size, char *path,
                     size_t pathlen);
+
+/* Empty the scratch directory (made when missing) and return its path: a target that reads
+ * a whole directory (bundle_dir) writes its input there as files. */
+const char *fz_scratch_clear(void);
 
 /* <scratch>/<name> into path[pathlen] (nothing written). Aborts when it does not fit. */
 void fz_scratch_path(const char *name, char *path, size_t pathlen);

@@ -8,7 +8,9 @@ cpu-fallback, golden bundles included); without it the committed run-* seeds are
 The corpus stays small (a few hundred KB): big tables are cut to their first rows and golden
 bundles are shrunk to every dimension <= 4 (same tensor names, dtypes, metadata and leading
 data bytes, offsets repacked), so libFuzzer's default input size limit stays a few KB.
-Files named regress-* are regression inputs (crashes found and fixed): kept as they are."""
+Files named regress-* are regression inputs (crashes found and fixed): kept as they are.
+Capture seeds use operands whose every output is exact and known (E2M1 code 2 = 1.0, scale
+127: y = K), so the accept path is reached without an oracle here."""
 import json
 import os
 import struct
@@ -196,6 +198,78 @@ def make_plugin():
     out("plugin_info", "query_null", plugin_seed(1, 0, "", ""))
 
 
+def capture(op, dims, entries, extra=None):
+    """A capture bundle (a4w4-capture/1) image: entries (name, dtype, shape, bytes) in order."""
+    M, N, K = dims
+    meta = {"format": "a4w4-capture/1", "op": op, "M": str(M), "N": str(N), "K": str(K),
+            "call_site": "model.py:1", "layer": "l0", "contract": "exact", "layouts": ""}
+    meta.update(extra or {})
+    return safetensors(entries, meta)
+
+
+def gemm_entries(M, N, K, y_bits, a=b"\x22", w=b"\x22", w_name="w_fp4"):
+    """Operands of E2M1 code 2 (1.0) and scale 127 (2^0): every output is K exactly."""
+    return [("a_fp4", "U8", [M, K // 2], a * (M * K // 2)), ("a_scale", "U8", [M, K // 32], b"\x7f" * (M * K // 32)),
+            (w_name, "U8", [N, K // 2], w * (N * K // 2)), ("w_scale", "U8", [N, K // 32], b"\x7f" * (N * K // 32)),
+            ("y", "BF16", [M, N], struct.pack("<H", y_bits) * (M * N))]
+
+
+def make_capture():
+    clean("capture")
+    a4w4 = {"bpreshuffle": "False", "alpha": "1.0", "beta": "0.0"}
+    y64 = 0x4280  # 64.0: K = 64 terms of 1.0 x 1.0
+    out("capture", "gemm_a4w4.st", capture("aiter.gemm_a4w4", (2, 16, 64), gemm_entries(2, 16, 64, y64), a4w4))
+    bad = gemm_entries(2, 16, 64, y64)
+    bad[4] = ("y", "BF16", [2, 16], struct.pack("<H", y64) * 31 + struct.pack("<H", y64 + 1))
+    out("capture", "gemm_a4w4_wrong_y.st", capture("aiter.gemm_a4w4", (2, 16, 64), bad, a4w4))
+    out("capture", "gemm_a4w4_bias.st", capture("aiter.gemm_a4w4", (2, 16, 64), gemm_entries(2, 16, 64, 0x7FC0)
+                                                + [("bias", "F32", [2, 16], b"\0" * 128)], a4w4))
+    out("capture", "gemm_a4w4_alpha.st", capture("aiter.gemm_a4w4", (2, 16, 64), gemm_entries(2, 16, 64, y64),
+                                                 dict(a4w4, alpha="0.5", beta="None")))
+    out("capture", "gemm_a4w4_preshuffled.st", capture(
+        "aiter.gemm_a4w4", (2, 16, 64), gemm_entries(2, 16, 64, y64, w_name="w_fp4_shuffled"),
+        dict(a4w4, bpreshuffle="True")))
+    shuffled = gemm_entries(2, 16, 64, y64)
+    shuffled[1] = ("a_scale_shuffled", "U8", [256, 8], b"\x7f" * 2048)
+    out("capture", "gemm_a4w4_act_shuffled.st", capture("aiter.gemm_a4w4", (2, 16, 64), shuffled, a4w4))
+    out("capture", "gemm_afp4wfp4.st", capture("aiter.gemm_afp4wfp4", (2, 16, 64), gemm_entries(2, 16, 64, y64),
+                                               {"dtype": "torch.bfloat16", "skip_reduce": "False",
+                                                "contract": "ordered(1)"}))
+    # y at an odd offset of the data section: a_scale [3, 1] (3 bytes) first; 32 terms -> 32.0
+    e = gemm_entries(3, 16, 32, 0x4200)
+    out("capture", "gemm_odd_offset.st", capture("aiter.gemm_a4w4", (3, 16, 32), [e[1], e[4], e[0], e[2], e[3]], a4w4))
+    # the quantizer: x = 1.0 -> amax 1, t = 1/6, s = 125 (round_up), q = 4.0 = code 6
+    q = [("a_scale", "U8", [2, 1], b"\x7d" * 2), ("x", "BF16", [2, 32], struct.pack("<H", 0x3F80) * 64),
+         ("a_fp4", "U8", [2, 16], b"\x66" * 32)]
+    out("capture", "quant_odd_offset.st", capture("aiter.per_1x32_f4_quant_hip", (2, 0, 32), q,
+                                                  {"shuffle": "False", "contract": ""}))
+    out("capture", "op_control_bytes.st", capture("aiter.gemm_a4w4\n\x1b[2J", (2, 16, 64), gemm_entries(2, 16, 64, y64)))
+
+
+def bundle_dir_seed(manifest, contract, files):
+    """A bundle_dir input: manifest text, contract text, files [(name, content)]."""
+    parts = [manifest, contract] + ["%s\n%s" % f for f in files]
+    return "\n--8<--\n".join(parts)
+
+
+def make_bundle_dir():
+    clean("bundle_dir")
+    m = {"format": "a4w4-outputs/1", "kernel": "k", "contract": "ordered(1)", "matrix_hash": "00000000000000aa",
+         "tool_version": "0.4.0", "cases": ["c1", "golden/g1"], "failed": {"c2": "RuntimeError: boom"}}
+    good = [("c1.safetensors", "st:2,4;name=c1;kernel=k;seed=0;contract=ordered(1)"),
+            ("golden__g1.safetensors", "st:2,4;name=golden/g1;matrix_hash=00000000000000aa")]
+    js = json.dumps(m)
+    out("bundle_dir", "manifest.txt", bundle_dir_seed(js, "ordered(1)\n", good))
+    out("bundle_dir", "stale.txt", bundle_dir_seed(js, "", good + [("c2.safetensors", "st:1,8;name=c2")]))
+    out("bundle_dir", "no_manifest.txt", bundle_dir_seed("", "bounded\n", good + [("old.safetensors", "st:1,1")]))
+    out("bundle_dir", "raw_file.txt", bundle_dir_seed("", "", [("c2.safetensors", "garbage")]))
+    out("bundle_dir", "contract_conflict.txt", bundle_dir_seed(js, "exact\n", good))
+    out("bundle_dir", "tool_version.txt", bundle_dir_seed(json.dumps(dict(m, tool_version="0.0.1")), "", good))
+    out("bundle_dir", "unlisted.txt", bundle_dir_seed(json.dumps(dict(m, cases=["c1"], failed={})), "", good[:1]))
+    out("bundle_dir", "other_kernel.txt", bundle_dir_seed(json.dumps(dict(m, kernel="other")), "", good))
+    out("bundle_dir", "other_matrix.txt", bundle_dir_seed(json.dumps(dict(m, matrix_hash="00000000000000bb")), "", good))
+
+
 def main():
     cli = None
     if len(sys.argv) == 3 and sys.argv[1] == "--cli":
@@ -207,6 +281,8 @@ def main():
     make_csvs()
     make_results(cli)
     make_plugin()
+    make_capture()
+    make_bundle_dir()
     total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(CORPUS) for f in fs)
     print("corpus: %d bytes under %s" % (total, os.path.relpath(CORPUS, ROOT)))
     return 0
