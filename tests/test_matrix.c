@@ -145,7 +145,7 @@ Test(matrix, a_case_costs_its_macs_plus_operands_and_saturates)
 Test(matrix, captures_in_subdirectories_are_items_named_by_their_path)
 {
     const char *dir = tu_scratch_dir(TMP_DIR, "matrix-captures");
-    char path[4400], err[512], name[256];
+    char path[4096], err[512], name[256];
     snprintf(path, sizeof path, "%s/sub/deeper", dir);
     tu_mkdir_p(path);
     const char *files[] = {"a.safetensors", "sub/b.safetensors", "sub/deeper/c.safetensors",
