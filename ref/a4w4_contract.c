@@ -1,5 +1,6 @@
 /* a4w4_contract.c — the text forms of accumulation contracts (contracts §4.1, §4.2): the one
- * strict parser, the canonical printer, and contract sets (the file form). Numbers are read
+ * strict parser, the canonical printer, the check of a tree's fields against a K, and
+ * contract sets (the file form). Numbers are read
  * with strtoull and end-pointer checks after a digits-only scan, so a sign, a space, a
  * leading zero, trailing text or an overflow is refused with a line naming the key. */
 #include <errno.h>
@@ -32,6 +33,39 @@ static const char *shown(const char *text, char buf[96])
     char q[64];
     snprintf(buf, 96, "contract '%s'", a4w4_quote(text, q, sizeof q));
     return buf;
+}
+
+/* ---- a tree against a K ---------------------------------------------------------------- */
+
+int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen)
+{
+    if (!t)
+        return failf(err, errlen, "no tree");
+    unsigned G = t->leaf;
+    if (G != 1 && G != 2 && G != 4 && G != 8 && G != 16 && G != 32)
+        return failf(err, errlen, "leaf=%u: leaf is one of 1, 2, 4, 8, 16, 32", G);
+    if (t->fuse < 1)
+        return failf(err, errlen, "fuse=0: fuse is at least 1");
+    if (t->prec != 0 && (t->prec < 8 || t->prec > 64))
+        return failf(err, errlen, "prec=%u: prec is 0 or 8..64", t->prec);
+    if ((unsigned)t->order > 1 || (unsigned)t->reduce > 1 || (unsigned)t->round > 1 ||
+        (unsigned)t->acc > 1 || (unsigned)t->combine > 1 || (unsigned)t->final > 1)
+        return failf(err, errlen, "a key holds a value outside its set");
+    if (t->nbounds == 0 && (t->split < 1 || t->split > A4W4_SPLIT_MAX))
+        return failf(err, errlen, "split=%u: split is 1..%u or boundaries", t->split,
+                    A4W4_SPLIT_MAX);
+    if (t->nbounds > A4W4_TREE_MAX_BOUNDS)
+        return failf(err, errlen, "split: at most %u boundaries", A4W4_TREE_MAX_BOUNDS);
+    for (size_t i = 0; i < t->nbounds; i++)
+        if (t->bounds[i] == 0 || t->bounds[i] % 32 || (i && t->bounds[i] <= t->bounds[i - 1]))
+            return failf(err, errlen, "split boundary %u: boundaries are strictly increasing "
+                        "positive multiples of 32", (unsigned)t->bounds[i]);
+    if (K == 0 || K % 32)
+        return failf(err, errlen, "K=%zu: K is a positive multiple of 32", K);
+    if (t->nbounds && t->bounds[t->nbounds - 1] >= K)
+        return failf(err, errlen, "split boundary %u is not below K=%zu",
+                    (unsigned)t->bounds[t->nbounds - 1], K);
+    return A4W4_OK;
 }
 
 /* ---- numbers ---------------------------------------------------------------------------- */

@@ -69,8 +69,8 @@ typedef struct {
     size_t plain;      /* handed to the plain oracle (K beyond the fast path's limit, or a
                           tree the fast path does not take) */
     size_t tree;       /* tree: computed by the tree reducer */
-    size_t tree_redone; /* tree: of those, recomputed by the plain oracle (a fused or RZ node
-                           whose sum two doubles could not hold exactly) */
+    size_t tree_redone; /* tree: of those, recomputed by the plain oracle (a fused node whose
+                           rounding the doubles could not decide, a4w4_tree_fast.c) */
     a4w4_fast_isa isa; /* the path that ran */
     unsigned threads;  /* the thread count that ran */
 } a4w4_fast_stats;
@@ -99,8 +99,8 @@ int a4w4_gemm_ordered_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, cons
                               uint16_t *y_bf16, float *y_f32, unsigned threads, a4w4_fast_isa isa,
                               a4w4_fast_stats *stats);
 
-/* Tree contracts (contracts §4.2): 1 when the fast path computes t itself (leaf=32, prec=0,
- * acc=fp32; any order, fuse, reduce, split, combine, round and final), else 0. */
+/* Tree contracts (contracts §4.2): 1 when the fast path computes t itself (prec=0, acc=fp32;
+ * any leaf, order, fuse, reduce, split, combine, round and final), else 0. */
 int a4w4_tree_fast_eligible(const a4w4_tree *t);
 
 /* A tree contract over every output, same arguments, outputs and errors as a4w4_gemm_tree

@@ -1,12 +1,11 @@
 /* a4w4_tree.c — the plain oracle of tree contracts (contracts §4.2): one output at a time,
  * every node's inputs summed exactly in a wide fixed-point integer and rounded once, exactly as
  * §4.2 states. Written to be checked line by line against that section; the fast path
- * (a4w4_tree_fast.c) is held bit-equal to it. Text forms are in a4w4_contract.c. */
+ * (a4w4_tree_fast.c) is held bit-equal to it. Text forms and a4w4_tree_check are in
+ * a4w4_contract.c. */
 #include "a4w4_tree.h"
 
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,50 +261,6 @@ void a4w4_tree_defaults(a4w4_tree *t)
     t->nbounds = 0;
     t->combine = A4W4_REDUCE_CHAIN;
     t->final = A4W4_ROUND_RNE;
-}
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return A4W4_EINVAL;
-}
-
-int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen)
-{
-    if (!t)
-        return fail(err, errlen, "no tree");
-    unsigned G = t->leaf;
-    if (G != 1 && G != 2 && G != 4 && G != 8 && G != 16 && G != 32)
-        return fail(err, errlen, "leaf=%u: leaf is one of 1, 2, 4, 8, 16, 32", G);
-    if (t->fuse < 1)
-        return fail(err, errlen, "fuse=0: fuse is at least 1");
-    if (t->prec != 0 && (t->prec < 8 || t->prec > 64))
-        return fail(err, errlen, "prec=%u: prec is 0 or 8..64", t->prec);
-    if ((unsigned)t->order > 1 || (unsigned)t->reduce > 1 || (unsigned)t->round > 1 ||
-        (unsigned)t->acc > 1 || (unsigned)t->combine > 1 || (unsigned)t->final > 1)
-        return fail(err, errlen, "a key holds a value outside its set");
-    if (t->nbounds == 0 && (t->split < 1 || t->split > A4W4_SPLIT_MAX))
-        return fail(err, errlen, "split=%u: split is 1..%u or boundaries", t->split,
-                    A4W4_SPLIT_MAX);
-    if (t->nbounds > A4W4_TREE_MAX_BOUNDS)
-        return fail(err, errlen, "split: at most %u boundaries", A4W4_TREE_MAX_BOUNDS);
-    for (size_t i = 0; i < t->nbounds; i++)
-        if (t->bounds[i] == 0 || t->bounds[i] % 32 || (i && t->bounds[i] <= t->bounds[i - 1]))
-            return fail(err, errlen, "split boundary %u: boundaries are strictly increasing "
-                        "positive multiples of 32", (unsigned)t->bounds[i]);
-    if (K == 0 || K % 32)
-        return fail(err, errlen, "K=%zu: K is a positive multiple of 32", K);
-    if (t->nbounds && t->bounds[t->nbounds - 1] >= K)
-        return fail(err, errlen, "split boundary %u is not below K=%zu",
-                    (unsigned)t->bounds[t->nbounds - 1], K);
-    return A4W4_OK;
 }
 
 size_t a4w4_tree_splits(const a4w4_tree *t, size_t K, size_t *starts, size_t max)

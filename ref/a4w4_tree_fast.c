@@ -1,19 +1,19 @@
-/* a4w4_tree_fast.c — the fast path of tree contracts with leaf=32, prec=0, acc=fp32 (contracts
- * §4.2 "The fast path"): one tile of outputs (mr rows x 16 lanes) at a time, its block values
- * from the kernel table's blocks(), reduced by the tree with every output of the tile in step
+/* a4w4_tree_fast.c — the fast path of tree contracts with prec=0, acc=fp32 (contracts §4.2 "The
+ * fast path"): one tile of outputs (mr rows x 16 lanes) at a time, its leaf values from the
+ * kernel table's blocks() (leaf=32) or from the tile's decoded operands (smaller leaves),
+ * reduced by the tree with every output of the tile in step
  * (the tree's shape depends only on K). Held bit-equal to the plain oracle (a4w4_tree.c) by
  * tests/test_tree.c.
  *
- * Nodes: a 2-input RNE node is the fp32 addition itself. Any other node (a fused group, or RZ)
- * sums its fp32 inputs in double with TwoSum, keeping the errors in a second double, also by
- * TwoSum; when every error of that second sum is zero the pair (s, c) holds the exact sum, and
- * one TwoSum renormalizes it so that |c| <= ulp(s)/2. The exact sum rounded once to fp32 is
- * then RNE or RZ of round-to-odd(s + c) at 53 bits (round-to-odd then rounding to p <= 51
- * bits equals rounding directly). An output where a second-level error is nonzero is flagged
- * for the caller to recompute with the plain oracle. The sum starts at -0.0, so a node of
- * all -0 inputs gives -0 and an exact cancellation +0 (IEEE 754 addition); infinities and
- * NaN propagate through the double sum as contracts §4.2 rule 4 says. */
-#include <float.h>
+ * Nodes: a 2-input RNE node is the fp32 addition itself, a 2-input RZ node the fp32 addition
+ * corrected by its exact error (node2). A fused node sums its fp32 inputs in double with
+ * TwoSum, keeping the errors in a second double, also by TwoSum, and a bound of that second
+ * sum's own errors; the sum rounded once to fp32 is then RNE or RZ of round-to-odd at 53 bits
+ * of the renormalized pair (round_sum says when that is the exact sum's rounding). An output
+ * where it cannot be shown is flagged for the caller to recompute with the plain oracle. The
+ * sum starts at -0.0, so a node of all -0 inputs gives -0 and an exact cancellation +0 (IEEE
+ * 754 addition); infinities and NaN propagate through the double sum as contracts §4.2 rule 4
+ * says. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +49,7 @@ struct a4w4_fast_tree_scratch {
     float *total;      /* [n] the combine chain's total */
     float *tmp;        /* [n] a node result */
     double *s, *c;     /* [n] the open node's sum and error sum */
-    uint8_t *bad;      /* [n] the open node's error sum was inexact */
+    double *eb;        /* [n] a bound of how far c is from the exact sum of the errors */
     pw_stack reduce, combine;
 };
 
@@ -64,7 +64,7 @@ void a4w4_fast_tree_scratch_free(a4w4_fast_tree_scratch *s)
     free(s->tmp);
     free(s->s);
     free(s->c);
-    free(s->bad);
+    free(s->eb);
     free(s->reduce.val);
     free(s->combine.val);
     free(s);
@@ -83,10 +83,10 @@ a4w4_fast_tree_scratch *a4w4_fast_tree_scratch_new(unsigned mr)
     s->tmp = malloc(n * sizeof *s->tmp);
     s->s = malloc(n * sizeof *s->s);
     s->c = malloc(n * sizeof *s->c);
-    s->bad = malloc(n);
+    s->eb = malloc(n * sizeof *s->eb);
     s->reduce.val = malloc(STACK * n * sizeof(float));
     s->combine.val = malloc(STACK * n * sizeof(float));
-    if (!s->v || !s->acc || !s->split || !s->total || !s->tmp || !s->s || !s->c || !s->bad ||
+    if (!s->v || !s->acc || !s->split || !s->total || !s->tmp || !s->s || !s->c || !s->eb ||
         !s->reduce.val || !s->combine.val) {
         a4w4_fast_tree_scratch_free(s);
         return NULL;
@@ -96,29 +96,28 @@ a4w4_fast_tree_scratch *a4w4_fast_tree_scratch_new(unsigned mr)
 
 int a4w4_tree_fast_eligible(const a4w4_tree *t)
 {
-    return t && t->leaf == 32 && t->prec == 0 && t->acc == A4W4_ACC_FP32;
+    return t && t->prec == 0 && t->acc == A4W4_ACC_FP32;
 }
 
 /* ---- one node over every output of the tile -------------------------------------------- */
 
 NODE_LOOP static void node_begin(a4w4_fast_tree_scratch *sc)
 {
-    double *restrict s = sc->s, *restrict c = sc->c;
-    uint8_t *restrict bad = sc->bad;
+    double *restrict s = sc->s, *restrict c = sc->c, *restrict eb = sc->eb;
 #pragma omp simd
     for (size_t i = 0; i < sc->n; i++) {
         s[i] = -0.0; /* IEEE: -0 + x = x, -0 + -0 = -0 */
         c[i] = 0.0;
-        bad[i] = 0;
+        eb[i] = 0.0;
     }
 }
 
-/* One input per output: s += x exactly as s + e (TwoSum), c += e, flagged when c's own
- * rounding error is nonzero. */
+/* One input per output: s += x exactly as s + e (TwoSum), c += e with its own rounding error
+ * e2 (TwoSum again) added in magnitude to eb: the exact sum of the inputs is s + c + d with
+ * |d| <= sum |e2| (eb up to its own roundings). */
 NODE_LOOP static void node_add(a4w4_fast_tree_scratch *sc, const float *x)
 {
-    double *restrict s = sc->s, *restrict c = sc->c;
-    uint8_t *restrict bad = sc->bad;
+    double *restrict s = sc->s, *restrict c = sc->c, *restrict eb = sc->eb;
 #pragma omp simd
     for (size_t i = 0; i < sc->n; i++) {
         double a = s[i], b = x[i];
@@ -126,7 +125,7 @@ NODE_LOOP static void node_add(a4w4_fast_tree_scratch *sc, const float *x)
         double c0 = c[i], c1 = c0 + e, cb = c1 - c0, e2 = (c0 - (c1 - cb)) + (e - cb);
         s[i] = sum;
         c[i] = c1;
-        bad[i] |= e2 != 0.0;
+        eb[i] += fabs(e2);
     }
 }
 
@@ -158,14 +157,17 @@ static float ffrom(uint32_t u)
     return f;
 }
 
-/* The exact sum s + c (s finite, |c| arbitrary) rounded once to fp32 with rz (0: RNE, 1: RZ),
- * without branches: (s2, c2) = TwoSum(s, c) is exact with |c2| <= ulp(s2)/2; round to odd at
- * 53 bits (truncate toward zero: one step down when c2 has the other sign; then set the last
- * bit when c2 is nonzero); then RNE to fp32, or RZ (RNE, then one step toward zero when that
- * went away from zero; inf from a finite value becomes the largest finite). c = 0 keeps s as
- * it is (a -0 sum stays -0). Tests on bits, not floating-point compares, so that the loop
- * has no branch (a compare may trap and cannot be if-converted). */
-static inline __attribute__((always_inline)) float round_pair(double s, double c, uint32_t rz)
+/* The node's sum V = s + c + d (s finite, |d| <= eb) rounded once to fp32 with rz (0: RNE,
+ * 1: RZ), without branches. (s2, c2) = TwoSum(s, c), so V = s2 + c2 + d with |c2| <= ulp(s2)/2.
+ * Round to odd at 53 bits (truncate toward zero: one step down when c2 has the other sign;
+ * then set the last bit when c2 is nonzero), then RNE to fp32, or RZ (RNE, then one step
+ * toward zero when that went away from zero; inf from a finite value becomes the largest
+ * finite). When |d| < |c2| the exact V lies strictly between the same two doubles as
+ * s2 + c2 and on the same side of s2, so its round-to-odd is the same: the result is V's.
+ * *undecided is set when that cannot be shown (eb nonzero and not below |c2|, with room for
+ * eb's own roundings). c = 0 keeps s as it is (a -0 sum stays -0). */
+static inline __attribute__((always_inline)) float round_sum(double s, double c, double eb,
+                                                             uint32_t rz, uint32_t *undecided)
 {
     double s2 = s + c, bb = s2 - s, c2 = (s - (s2 - bb)) + (c - bb);
     uint64_t u = dbits(s2), inexact = (dbits(c2) << 1) != 0;
@@ -175,24 +177,26 @@ static inline __attribute__((always_inline)) float round_pair(double s, double c
     float r = (float)d; /* RNE, gradual underflow, overflow to ±inf */
     uint64_t mag = ~(uint64_t)0 >> 1;
     uint32_t away = rz & ((dbits((double)r) & mag) > (dbits(d) & mag));
+    *undecided = eb != 0.0 && !(eb * (1.0 + 0x1p-16) < fabs(c2));
     return ffrom(fbits(r) - away);
 }
 
-/* Close the node into out[]; outputs whose error sum was inexact are marked in redo. */
+/* Close the node into out[]; outputs whose sum could not be decided are marked in redo. */
 NODE_LOOP static void node_end(a4w4_fast_tree_scratch *sc, a4w4_tree_round mode,
                                float *restrict out, uint8_t *restrict redo)
 {
-    const double *restrict s = sc->s, *restrict c = sc->c;
-    const uint8_t *restrict bad = sc->bad;
+    const double *restrict s = sc->s, *restrict c = sc->c, *restrict eb = sc->eb;
     uint32_t rz = mode == A4W4_ROUND_RZ;
     const uint64_t exp_mask = 0x7FF0000000000000ull;
 #pragma omp simd
     for (size_t i = 0; i < sc->n; i++) {
         uint64_t finite = (dbits(s[i]) & exp_mask) != exp_mask, keep = 0 - finite;
-        float r = round_pair(dfrom(dbits(s[i]) & keep), dfrom(dbits(c[i]) & keep), rz);
+        uint32_t undecided;
+        float r = round_sum(dfrom(dbits(s[i]) & keep), dfrom(dbits(c[i]) & keep),
+                            dfrom(dbits(eb[i]) & keep), rz, &undecided);
         float special = (float)s[i]; /* an inf input, or +inf with -inf: NaN */
         out[i] = ffrom(finite ? fbits(r) : fbits(special));
-        redo[i] |= (uint8_t)(bad[i] & finite);
+        redo[i] |= (uint8_t)(undecided & finite);
     }
 }
 
@@ -302,12 +306,52 @@ static void leaf(leaf_sink *k, const float *x)
         group_end(k);
 }
 
-/* The value of the split over blocks [b0, b1) into sc->split. */
+/* 2^e as a double, -1022 <= e <= 1023. */
+static double pow2d(int e)
+{
+    return dfrom((uint64_t)(e + 1023) << 52);
+}
+
+/* Leaves [l0, l0 + m) of G < 32 elements (contracts §4.2 rule 2) from the tile's decoded X rows
+ * and packed Y panel (layouts of a4w4_gemm_fast_kernels.h: X holds 2 * e2m1 + x_zero, or the
+ * signed 2 * e2m1 when x_zero is 0; Y element k of a block at byte ((k / 4) * 16 + lane) * 4
+ * + k % 4): the exact integer sum of the G products times 2^(ex + ey - 256), rounded once to
+ * fp32 (exact in double: |sum| <= 12 * 12 * 16). v[i * n + r * 16 + l] as blocks() lays it. */
+NODE_LOOP static void sub_leaves(const a4w4_fast_kernels *kt, const a4w4_fast_tile *t,
+                                 unsigned G, size_t l0, size_t m, size_t n, float *v)
+{
+    for (size_t i = 0; i < m; i++) {
+        size_t k0 = (l0 + i) * G, b = k0 / 32;
+        const uint8_t *rec = t->panel + b * A4W4_FAST_BLOCK_BYTES;
+        const int8_t *y = (const int8_t *)rec;
+        int32_t ey[A4W4_FAST_NR];
+        memcpy(ey, rec + A4W4_FAST_EY_OFF, sizeof ey);
+        for (size_t r = 0; r < n / A4W4_FAST_NR; r++) {
+            const uint8_t *x = t->x + r * t->ldx + b * 32;
+            int32_t isum[A4W4_FAST_NR] = {0}, er = t->ex[r * t->lde + b] - 256;
+            for (size_t k = k0 % 32; k < k0 % 32 + G; k++) {
+                int32_t xv = kt->x_zero ? (int32_t)x[k] - kt->x_zero : (int32_t)(int8_t)x[k];
+                /* the 16 lanes' bytes of elements k - k % 4 .. +3, one int32 per lane: byte
+                 * k % 4 of lane l, sign-extended by shifting it to the top and back */
+                uint32_t w[A4W4_FAST_NR];
+                memcpy(w, y + (k / 4) * 4 * A4W4_FAST_NR, sizeof w);
+                unsigned up = 24 - 8 * (unsigned)(k % 4);
+#pragma omp simd
+                for (int l = 0; l < A4W4_FAST_NR; l++)
+                    isum[l] += xv * ((int32_t)(w[l] << up) >> 24);
+            }
+            for (int l = 0; l < A4W4_FAST_NR; l++)
+                v[i * n + r * A4W4_FAST_NR + l] = (float)((double)isum[l] * pow2d(er + ey[l]));
+        }
+    }
+}
+
+/* The value of the split over leaves [l0, l1) into sc->split. */
 static void split_value(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
-                        const a4w4_tree *t, size_t b0, size_t b1, a4w4_fast_tree_scratch *sc,
+                        const a4w4_tree *t, size_t l0, size_t l1, a4w4_fast_tree_scratch *sc,
                         uint8_t *redo)
 {
-    size_t n = sc->n, nl = b1 - b0;
+    size_t n = sc->n, nl = l1 - l0;
     int asc = t->order == A4W4_ORDER_ASC;
     leaf_sink k = {t, sc, redo, 0};
     for (size_t i = 0; i < n; i++)
@@ -315,8 +359,11 @@ static void split_value(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
     sc->reduce.depth = 0;
     for (size_t done = 0; done < nl;) {
         size_t m = nl - done < CHUNK ? nl - done : CHUNK;
-        size_t c0 = asc ? b0 + done : b1 - done - m;
-        kt->blocks(tile, c0, c0 + m, sc->v);
+        size_t c0 = asc ? l0 + done : l1 - done - m;
+        if (t->leaf == 32)
+            kt->blocks(tile, c0, c0 + m, sc->v);
+        else
+            sub_leaves(kt, tile, t->leaf, c0, m, n, sc->v);
         for (size_t i = 0; i < m; i++)
             leaf(&k, sc->v + (asc ? i : m - 1 - i) * n);
         done += m;
@@ -340,7 +387,8 @@ void a4w4_fast_tree_tile(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile
         sc->total[i] = 0.0f;
     sc->combine.depth = 0;
     for (size_t j = 0; j < plan->nsplits; j++) {
-        split_value(kt, tile, t, plan->starts[j] / 32, plan->starts[j + 1] / 32, sc, redo);
+        split_value(kt, tile, t, plan->starts[j] / t->leaf, plan->starts[j + 1] / t->leaf, sc,
+                    redo);
         if (t->combine == A4W4_REDUCE_CHAIN)
             node2(sc, sc->total, sc->split, t->round, sc->total);
         else

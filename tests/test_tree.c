@@ -658,8 +658,8 @@ Test(tree_ordered, tree_split_s_is_bit_identical_to_ordered_s_on_every_regime)
 
 /* ---- the fast path equals the plain oracle ----------------------------------------------- */
 
-/* Eligible trees (leaf=32, prec=0, acc=fp32) exercising every key, and two the fast path hands
- * to the threaded plain oracle. */
+/* Eligible trees (prec=0, acc=fp32) exercising every key, and two the fast path hands to the
+ * threaded plain oracle. */
 static const char *const fast_trees[] = {
     "tree()",
     "tree(order=desc)",
@@ -675,7 +675,11 @@ static const char *const fast_trees[] = {
     "tree(split=8,reduce=pairwise,order=desc,round=rz)",
     "tree(fuse=7,round=rz,split=4,combine=pairwise,order=desc)",
     "tree(leaf=16,fuse=3)",
+    "tree(leaf=1,order=desc,reduce=pairwise,round=rz)",
+    "tree(leaf=8,split=0/96/160,combine=pairwise,fuse=5)",
+    "tree(leaf=2,split=3,final=rz)",
     "tree(acc=bf16,prec=30,reduce=pairwise)",
+    "tree(leaf=16,prec=27,fuse=4)",
 };
 
 /* Outputs of the fast path (path isa, threads) that differ from the plain oracle's bits
@@ -766,9 +770,10 @@ Test(tree_fast, a_node_sum_two_doubles_cannot_hold_is_recomputed_exactly)
 {
     /* one fused node of +0, 2^24, 1, 2^-40, 2^-100, -2^-40 (fuse=5, one leaf per block). In
      * double: s = 2^24 + 1 exactly; the errors 2^-40 and 2^-100 do not fit one double (c keeps
-     * 2^-40, loses 2^-100), and -2^-40 cancels c to 0: the two doubles say 2^24 + 1, a tie that
-     * RNE takes to 2^24. The exact sum 2^24 + 1 + 2^-100 is above the tie: 2^24 + 2
-     * (0x4B800001). The fast path flags the output and recomputes it with the plain oracle. */
+     * 2^-40, loses 2^-100 into its error bound), and -2^-40 cancels c to 0: the two doubles say
+     * 2^24 + 1, a tie that RNE takes to 2^24. The exact sum 2^24 + 1 + 2^-100 is above the tie:
+     * 2^24 + 2 (0x4B800001). The bound 2^-100 is not below |c2| = 0, so the fast path flags the
+     * output and recomputes it with the plain oracle. */
     one_output *o = out_new(160);
     block_pow2(o, 0, 24);
     block_pow2(o, 1, 0);

@@ -715,7 +715,7 @@ double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c)
         const a4w4_contract *k = case_contract(b, c, &own, NULL, 0);
         if (k && k->kind == A4W4_CONTRACT_TREE)
             per_mac += a4w4_tree_fast_eligible(&k->tree)
-                           ? A4W4_COST_TREE_FAST_S_PER_MAC
+                           ? A4W4_COST_TREE_FAST_S_PER_MAC * 32.0 / (double)k->tree.leaf
                            : A4W4_COST_TREE_PLAIN_S_PER_LEAF / (double)k->tree.leaf;
     }
     return macs * per_mac + ((double)c->M + (double)c->N) * (double)c->K *
@@ -830,11 +830,14 @@ static const a4w4_bundle_sut *sut_of(const a4w4_check *c, const a4w4_bundle_sut 
     return NULL;
 }
 
+/* 1 when backend name is selected and keeps its declared contract: a system under test judged
+ * by another contract (`run --contract`) is not checked against the bundle's y_ordered but
+ * through golden_backends, by the oracle of its contract. */
 static int selected(const a4w4_runner *r, const char *name)
 {
     for (size_t j = 0; j < r->nbackends; j++)
         if (!strcmp(r->backends[j].name, name))
-            return 1;
+            return !r->backends[j].declared[0];
     return 0;
 }
 
@@ -922,9 +925,12 @@ a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err,
     return rc == A4W4_ST_MISMATCH ? A4W4_ST_OK : rc;
 }
 
-/* 1 when backend b is one of the systems under test bundle verification already ran. */
+/* 1 when backend b is one of the systems under test bundle verification already ran (with
+ * its declared contract, ordered(1): y_ordered). */
 static int is_sut(const a4w4_backend *b, const a4w4_bundle_sut *suts, size_t nsuts)
 {
+    if (b->declared[0])
+        return 0;
     for (size_t i = 0; i < nsuts; i++)
         if (!strcmp(suts[i].name, b->name))
             return 1;

@@ -41,7 +41,8 @@ typedef struct {
 #define A4W4_COST_GPU_RUN_S_PER_MAC 1e-11
 #define A4W4_COST_GEN_S_PER_ELEMENT 8e-9
 /* A backend held to a tree contract (contracts §4.2) adds its oracle: the fast path's rate
- * per MAC (up to 2.5 times ordered(1)'s, fused nodes the slowest), or, for a tree the fast
+ * per MAC at leaf=32 (up to 2.5 times ordered(1)'s, fused nodes the slowest), times 32/leaf
+ * for smaller leaves (summed outside the instruction-set kernels); or, for a tree the fast
  * path does not take, the plain oracle's seconds per leaf of each output (about 1 us a leaf,
  * measured from leaf=1 to leaf=32 on one core; two cores taken). */
 #define A4W4_COST_TREE_FAST_S_PER_MAC 5e-11
