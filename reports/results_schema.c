@@ -45,6 +45,13 @@ int a4w4_results_validate(const cJSON *doc, const char *name, char *err, size_t 
         snprintf(err, errlen, "built-in results schema: %s", why);
         goto out;
     }
+    if (cJSON_IsString(ver) && !strcmp(ver->valuestring, A4W4_REPORT_SCHEMA_V1)) {
+        /* version 1: the same fields (version 2 widened what a contract may say) */
+        cJSON *props = cJSON_GetObjectItemCaseSensitive(schema, "properties");
+        cJSON *sv = cJSON_GetObjectItemCaseSensitive(props, "schema");
+        cJSON_ReplaceItemInObjectCaseSensitive(sv, "const",
+                                               cJSON_CreateString(A4W4_REPORT_SCHEMA_V1));
+    }
     if (a4w4_jsonschema_validate(schema, doc, why, sizeof why)) {
         /* name the entry when the violation is inside cases[i] */
         char where[300] = "";
