@@ -21,8 +21,13 @@ file(READ ${WORK}/t/summary.md md)
 expect_match(t "${md}" "## Contract overrides \\(run --contract\\)")
 expect_match(t "${md}" "\\| cpu-fallback \\| tree\\(leaf=32,[^|]*\\) \\| text \\| ordered\\(1\\) \\|")
 
-# another order: the kernel keeps ordered(1), so a final rounding toward zero fails
-expect_run(r 1 ${run} --contract "cpu-fallback=tree(final=rz)" --out ${WORK}/rz)
+# another order: the kernel keeps ordered(1), so a final rounding toward zero fails, golden
+# bundles included (a system under test judged by another contract than y_ordered's goes
+# through the contract's oracle)
+expect_run(r 1 ${CLI} run --cases ${WORK}/c.csv --golden ${SRC}/cases/golden --quiet
+           --backend cpu-fallback --contract "cpu-fallback=tree(final=rz)" --out ${WORK}/rz)
+file(READ ${WORK}/rz/results.json js)
+expect_match(rz "${js}" "\"name\":[ \t]*\"golden/g1_m1_n256_k512\",[^}]*\"backend\":[ \t]*\"cpu-fallback\",[^}]*\"contract\":[ \t]*\"tree\\(leaf=32,[^}]*final=rz\\)\",[^}]*\"verdict\":[ \t]*\"fail\"")
 
 # a contract file: rules per shape; K = 512 has no rule (n/a, never a pass)
 file(WRITE ${WORK}/rules.txt "# cpu-fallback by shape\nwhen K>=1024: tree(split=1)\n"
