@@ -114,7 +114,15 @@
  *                 "bounded" means S = 1 and is recorded as bounded(1)): each output is held
  *                 to a bound derived from its own exact split partials for that S
  *                 (contracts §4.1), so declare the S the kernel really uses; never reported
- *                 bit-exact.
+ *                 bit-exact;
+ *   "tree(key=value,...)"  any other fixed order of the K reduction (contracts §4.2): leaf
+ *                 size, K order, fused nodes, pairwise reduction, the internal precision and
+ *                 rounding of a node, the accumulator format, split ranges and how they are
+ *                 combined, the final rounding; e.g. "tree(reduce=pairwise,fuse=2)". Every
+ *                 output is compared bit for bit with the tree oracle. The string may be of
+ *                 any length (the harness records it in its canonical spelling). A kernel whose
+ *                 order depends on the shape is judged with `run --contract B=FILE` (a file of
+ *                 rules per shape) instead.
  * asm_layout = 1 declares that the kernel reads the ASM layouts (a_scale_shuffled,
  * w_fp4_shuffled, w_scale_swizzled): the harness then reruns it with different pad fills and
  * checks that the valid outputs do not change (contracts §3.3).  0: row-major operands only. */
@@ -169,7 +177,7 @@ typedef struct {
 typedef struct {
     uint32_t abi_version;  /* A4W4_PLUGIN_ABI_VERSION; always the first member */
     const char *name;      /* short display name, e.g. "aiter-gemm_a4w4" (NULL: file name) */
-    const char *contract;  /* "ordered(S)", "exact", "bounded" or "bounded(S)" */
+    const char *contract;  /* "ordered(S)", "exact", "bounded", "bounded(S)" or "tree(...)" */
     int asm_layout;        /* 1: the kernel consumes the ASM layouts (pad variants are run) */
     /* Optional (NULL): called once per instance before any gemm. Set *state (may stay NULL);
      * return 0, or < 0 with msg (the backend fails to open). */

@@ -12,6 +12,7 @@
 #include "a4w4_formats.h"
 #include "a4w4_quote.h"
 #include "bundle_dir.h"
+#include "a4w4_tree.h"
 #include "fsutil.h"
 #include "registry.h"
 #include "safetensors.h"
@@ -21,27 +22,17 @@
 
 int a4w4_contract_valid(const char *s)
 {
-    if (!strcmp(s, "exact") || !strcmp(s, "bounded"))
-        return 1;
-    const char *p = !strncmp(s, "ordered(", 8) ? s + 8 : !strncmp(s, "bounded(", 8) ? s + 8 : NULL;
-    if (!p)
-        return 0;
-    if (*p < '1' || *p > '9')
-        return 0;
-    unsigned long v = 0;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        v = v * 10 + (unsigned long)(*p - '0');
-        if (v > 65536)
-            return 0;
-    }
-    return p[0] == ')' && p[1] == '\0';
+    a4w4_contract c;
+    return s && a4w4_contract_parse(s, &c, NULL, 0) == A4W4_OK;
 }
 
-int a4w4_contract_same(const char *a, const char *b)
+/* 1 when contract texts a and b name the same contract: the same canonical form (plain
+ * "bounded" is "bounded(1)", contracts §4.1; a tree's keys in any order, contracts §4.2). */
+int a4w4_contract_text_same(const char *a, const char *b)
 {
-    const char *ca = strcmp(a, "bounded") ? a : "bounded(1)";
-    const char *cb = strcmp(b, "bounded") ? b : "bounded(1)";
-    return !strcmp(ca, cb);
+    a4w4_contract ca, cb;
+    return !a4w4_contract_parse(a, &ca, NULL, 0) && !a4w4_contract_parse(b, &cb, NULL, 0) &&
+           a4w4_contract_same(&ca, &cb);
 }
 
 int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len)
@@ -213,7 +204,7 @@ static int check_file(const a4w4_bundle_dir *c, const a4w4_st_file *f, const a4w
                  t->ndim > 1 ? t->shape[1] : 0, t->ndim > 2 ? ", ..." : "", d->M, d->N);
     else if (identity_differs(c, f, a, path))
         return A4W4_RUN_REFUSED;
-    else if (mc && !a4w4_contract_same(mc, c->contract))
+    else if (mc && !a4w4_contract_text_same(mc, c->contract))
         snprintf(a->why, a->whylen, "%s: metadata contract '%s' disagrees with the directory's "
                  "'%s' (%s/" CONTRACT_FILE ", default ordered(1))", path,
                  a4w4_quote(mc, shown, sizeof shown), c->contract, c->dir);

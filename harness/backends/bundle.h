@@ -18,7 +18,8 @@
  * refuses every conflict with one line, exit 2: a manifest and contract.txt naming different
  * contracts, a manifest of another tool version or matrix, a file the manifest does not list
  * as written, a file or manifest case that is no item of the run). The contract (contracts
- * §4.1: "ordered(S)", "exact", "bounded" or "bounded(S)") is the directory's: manifest.json's
+ * §4.1, §4.2: "ordered(S)", "exact", "bounded", "bounded(S)" or "tree(key=value,...)"; a
+ * shape-dependent rule file is given with `run --contract`) is the directory's: manifest.json's
  * or contract.txt's, else "ordered(1)". Every output a file holds is checked (the runner does
  * not sample cases a bundle backend is in). With a manifest exactly the cases it lists are
  * read: a case it lists as failed is a failing entry (the kernel failed on it), a case it
@@ -56,13 +57,15 @@ int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len);
 a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, size_t M,
                                        size_t N, const uint16_t *y, char *err, size_t errlen);
 
-/* 1 when contracts a and b (a4w4_contract_valid's forms) name the same contract: plain
- * "bounded" is "bounded(1)" (contracts §4.1); otherwise the spelling is the contract. */
-int a4w4_contract_same(const char *a, const char *b);
+/* 1 when contract texts a and b (a4w4_contract_valid's forms) name the same contract: the same
+ * canonical form (plain "bounded" is "bounded(1)", contracts §4.1; a tree's keys in any order,
+ * contracts §4.2). */
+int a4w4_contract_text_same(const char *a, const char *b);
 
-/* 1 when s is a contract string the harness knows (contracts §4.1): "exact", "bounded",
- * "ordered(S)" or "bounded(S)" with S a decimal integer in 1..65536 without sign, spaces or
- * leading zeros; else 0. Shared by the bundle and plugin backends. */
+/* 1 when s is a contract string the harness knows (contracts §4.1, §4.2): "exact",
+ * "bounded", "ordered(S)" or "bounded(S)" with S a decimal integer in 1..65536 without sign,
+ * spaces or leading zeros, or "tree(key=value,...)" (ref/a4w4_tree.h a4w4_contract_parse);
+ * else 0. Shared by the bundle and plugin backends. */
 int a4w4_contract_valid(const char *s);
 
 #endif

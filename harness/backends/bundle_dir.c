@@ -18,7 +18,9 @@
 #include "stream.h"
 
 #define CONTRACT_FILE "contract.txt"
-#define CONTRACT_RULE "ordered(S) or bounded(S) with S in 1..65536, exact, bounded"
+#define CONTRACT_RULE                                                                        \
+    "ordered(S) or bounded(S) with S in 1..65536, exact, bounded, or tree(key=value,...) "   \
+    "(contracts §4.2)"
 #define MANIFEST_FILE "manifest.json"
 #define MANIFEST_MAX (64u << 20)
 
@@ -76,7 +78,7 @@ static int read_contract(const char *dir, char *contract, size_t len, char *err,
     size_t n = 0;
     snprintf(path, sizeof path, "%s/" CONTRACT_FILE, dir);
     contract[0] = 0;
-    char *buf = read_small_file(path, 127, &n, err, errlen);
+    char *buf = read_small_file(path, A4W4_CONTRACT_MAX + 64, &n, err, errlen);
     if (!buf)
         return err[0] ? -1 : 0;
     size_t b = 0, e = n;
@@ -322,14 +324,14 @@ static int check_stale(const a4w4_bundle_dir *d, char *err, size_t errlen)
 
 int a4w4_bundle_dir_read(const char *dir, a4w4_bundle_dir *d, char *err, size_t errlen)
 {
-    char txt[32], mc[32], shown[64];
+    char txt[A4W4_CONTRACT_MAX], mc[A4W4_CONTRACT_MAX], shown[64];
     memset(d, 0, sizeof *d);
     if (!(d->dir = strdup(dir)))
         return refuse(err, errlen, dir, "out of memory");
     if (read_contract(dir, txt, sizeof txt, err, errlen) ||
         read_manifest(dir, d, mc, sizeof mc, err, errlen))
         return -1;
-    if (txt[0] && mc[0] && !a4w4_contract_same(txt, mc))
+    if (txt[0] && mc[0] && !a4w4_contract_text_same(txt, mc))
         return refuse(err, errlen, dir, MANIFEST_FILE " names contract '%s' and " CONTRACT_FILE
                       " '%s': one directory, one contract (contracts §4.1); make them agree",
                       a4w4_quote(mc, shown, sizeof shown), txt);

@@ -23,6 +23,8 @@
 
 #include <stddef.h>
 
+#include "a4w4_tree.h"
+
 typedef struct {
     char *name; /* case name */
     char *why;  /* manifest's failure text (failed cases), else NULL */
@@ -30,7 +32,7 @@ typedef struct {
 
 typedef struct {
     char *dir;
-    char contract[32];         /* the directory's contract; "ordered(1)" when none is named */
+    char contract[A4W4_CONTRACT_MAX]; /* the directory's contract; "ordered(1)" when none is named */
     int has_manifest;          /* DIR/manifest.json was read */
     char kernel[128];          /* manifest's kernel ("" none) */
     char hash[40], version[40]; /* manifest's matrix_hash, tool_version ("" none) */

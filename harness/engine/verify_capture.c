@@ -8,6 +8,7 @@
 
 #include "a4w4_formats.h"
 #include "a4w4_gemm.h"
+#include "a4w4_gemm_fast.h"
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
 #include "a4w4_quote.h"
@@ -114,18 +115,27 @@ static a4w4_hstatus gemm_oracle(capture *c, const uint8_t *const op[4], uint16_t
                                 size_t *proven, char *subject, size_t len)
 {
     const char *contract = a4w4_st_meta(c->f, "contract");
-    unsigned S = 0;
-    char tail;
-    if (!contract || !*contract || !strcmp(contract, "exact")) {
-        a4w4_gemm_exact(op[0], op[1], op[2], op[3], c->M, c->N, c->K, want, NULL);
+    a4w4_contract k = {A4W4_CONTRACT_EXACT, 1, {0}};
+    char why[512], shown[512];
+    if (contract && *contract && a4w4_contract_parse(contract, &k, why, sizeof why))
+        return bad(c, "metadata %s", a4w4_quote(why, shown, sizeof shown));
+    if (k.kind == A4W4_CONTRACT_BOUNDED)
+        return bad(c, "metadata contract '%s' is not exact, ordered(S) or a tree (a bounded "
+                   "capture has no bit-exact answer; contracts §4.1)",
+                   a4w4_quote(contract, shown, sizeof shown));
+    if (k.kind == A4W4_CONTRACT_TREE && a4w4_tree_check(&k.tree, c->K, why, sizeof why))
+        return bad(c, "metadata contract does not apply to K=%zu: %s (contracts §4.2)", c->K,
+                   why);
+    int rc = a4w4_gemm_contract_fast(&k, op[0], op[1], op[2], op[3], c->M, c->N, c->K, want,
+                                     NULL, 0);
+    if (rc)
+        return bad(c, "oracle: %s", a4w4_status_str(rc));
+    if (k.kind == A4W4_CONTRACT_EXACT)
         snprintf(subject, len, "y (exact oracle)");
-    } else if (sscanf(contract, "ordered(%u%c", &S, &tail) == 2 && tail == ')' && S >= 1) {
-        a4w4_gemm_ordered(op[0], op[1], op[2], op[3], c->M, c->N, c->K, S, want, NULL);
-        snprintf(subject, len, "y (ordered(%u) oracle)", S);
-    } else
-        return bad(c, "metadata contract '%s' is not exact or ordered(S) (a bounded capture "
-                   "has no bit-exact answer; contracts §4.1)",
-                   a4w4_quote(contract, subject, len));
+    else if (k.kind == A4W4_CONTRACT_ORDERED)
+        snprintf(subject, len, "y (ordered(%u) oracle)", k.split);
+    else
+        snprintf(subject, len, "y (tree oracle)");
     *proven = 0;
     for (size_t m = 0; m < c->M; m++)
         for (size_t n = 0; n < c->N; n++) {

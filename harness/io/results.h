@@ -1,6 +1,6 @@
 /* results.h — the results document (results.json), its verdict, and its Markdown summary.
  *
- * results.json (schema "a4w4check-results/1"): {"schema", "tool", "set", "cases_file",
+ * results.json (schema "a4w4check-results/2"): {"schema", "tool", "set", "cases_file",
  * "backends": [...], ..., "verdict", "verdict_reason", "counts", "cases": [entry...]}. One
  * entry per (case, backend): name, M, N, K, regime, seed, backend, contract,
  * checked_outputs, sampled, verdict ("pass", "fail", "skip", "n/a"), mismatches, max_ulp,

@@ -15,7 +15,8 @@
  * Checked against an independent reading of the ABI (a4w4_plugin.h), which the shared contract
  * validator (a4w4_contract_valid, bundle.h) must also agree with: the backend opens iff the
  * query gives a struct with abi_version 1, a contract that is "exact", "bounded",
- * "ordered(S)" or "bounded(S)" with S in 1..65536 without sign or leading zeros, a gemm,
+ * "ordered(S)" or "bounded(S)" with S in 1..65536 without sign or leading zeros, or a tree
+ * contract the parser takes (contracts §4.2; recorded in its canonical text), a gemm,
  * asm_layout 0 or 1 and init (if any) returning 0; then the instance carries the declared
  * contract, split and asm_layout, init ran once, and closing runs fini once; a refusal
  * returns A4W4_ST_BADINPUT with one error line naming the plugin and runs neither init
@@ -87,6 +88,10 @@ static int contract_ok(const char *s, unsigned *split)
     *split = 1;
     if (!strcmp(s, "exact") || !strcmp(s, "bounded"))
         return 1;
+    if (!strncmp(s, "tree(", 5)) {
+        a4w4_contract c;
+        return a4w4_contract_parse(s, &c, NULL, 0) == A4W4_OK;
+    }
     size_t n = strlen(s);
     if (n < 10 || n > 14 || (strncmp(s, "ordered(", 8) && strncmp(s, "bounded(", 8)) ||
         s[n - 1] != ')' || s[8] == '0')
@@ -144,6 +149,12 @@ static void check_opened(a4w4_backend *b, const a4w4_plugin_info *info, unsigned
 {
     /* recorded with its S: a declared plain "bounded" is bounded(1) (contracts §4.1) */
     const char *want = strcmp(info->contract, "bounded") ? info->contract : "bounded(1)";
+    char canonical[A4W4_CONTRACT_MAX];
+    a4w4_contract tree;
+    if (!strncmp(info->contract, "tree(", 5) &&
+        a4w4_contract_parse(info->contract, &tree, NULL, 0) == A4W4_OK &&
+        a4w4_contract_format(&tree, canonical, sizeof canonical) >= 0)
+        want = canonical;
     fz_check(!strcmp(b->contract, want) && b->split == split &&
                  b->asm_layout == info->asm_layout,
              TARGET, "opened with contract '%s' split %u asm_layout %d, declared '%s' %u %d",

@@ -1,0 +1,642 @@
+/* a4w4_contract.c — the text forms of accumulation contracts (contracts §4.1, §4.2): the one
+ * strict parser, the canonical printer, the check of a tree's fields against a K, and
+ * contract sets (the file form). Numbers are read
+ * with strtoull and end-pointer checks after a digits-only scan, so a sign, a space, a
+ * leading zero, trailing text or an overflow is refused with a line naming the key. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_quote.h"
+#include "a4w4_tree.h"
+
+/* ---- errors ----------------------------------------------------------------------------- */
+
+static int failf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int failf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return A4W4_EINVAL;
+}
+
+/* "contract 'TEXT'" with TEXT quoted (one line, at most 60 bytes shown). */
+static const char *shown(const char *text, char buf[96])
+{
+    char q[64];
+    snprintf(buf, 96, "contract '%s'", a4w4_quote(text, q, sizeof q));
+    return buf;
+}
+
+/* ---- a tree against a K ---------------------------------------------------------------- */
+
+int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen)
+{
+    if (!t)
+        return failf(err, errlen, "no tree");
+    unsigned G = t->leaf;
+    if (G != 1 && G != 2 && G != 4 && G != 8 && G != 16 && G != 32)
+        return failf(err, errlen, "leaf=%u: leaf is one of 1, 2, 4, 8, 16, 32", G);
+    if (t->fuse < 1)
+        return failf(err, errlen, "fuse=0: fuse is at least 1");
+    if (t->prec != 0 && (t->prec < 8 || t->prec > 64))
+        return failf(err, errlen, "prec=%u: prec is 0 or 8..64", t->prec);
+    if ((unsigned)t->order > 1 || (unsigned)t->reduce > 1 || (unsigned)t->round > 1 ||
+        (unsigned)t->acc > 1 || (unsigned)t->combine > 1 || (unsigned)t->final > 1)
+        return failf(err, errlen, "a key holds a value outside its set");
+    if (t->nbounds == 0 && (t->split < 1 || t->split > A4W4_SPLIT_MAX))
+        return failf(err, errlen, "split=%u: split is 1..%u or boundaries", t->split,
+                    A4W4_SPLIT_MAX);
+    if (t->nbounds > A4W4_TREE_MAX_BOUNDS)
+        return failf(err, errlen, "split: at most %u boundaries", A4W4_TREE_MAX_BOUNDS);
+    for (size_t i = 0; i < t->nbounds; i++)
+        if (t->bounds[i] == 0 || t->bounds[i] % 32 || (i && t->bounds[i] <= t->bounds[i - 1]))
+            return failf(err, errlen, "split boundary %u: boundaries are strictly increasing "
+                        "positive multiples of 32", (unsigned)t->bounds[i]);
+    if (K == 0 || K % 32)
+        return failf(err, errlen, "K=%zu: K is a positive multiple of 32", K);
+    if (t->nbounds && t->bounds[t->nbounds - 1] >= K)
+        return failf(err, errlen, "split boundary %u is not below K=%zu",
+                    (unsigned)t->bounds[t->nbounds - 1], K);
+    return A4W4_OK;
+}
+
+/* ---- numbers ---------------------------------------------------------------------------- */
+
+/* s[0..len) as a decimal in [lo, hi]: digits only, no leading zero (but "0" itself), no
+ * overflow. 0 with *out, or -1. */
+static int parse_uint(const char *s, size_t len, unsigned long long lo, unsigned long long hi,
+                      unsigned long long *out)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof buf || (s[0] == '0' && len > 1))
+        return -1;
+    for (size_t i = 0; i < len; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (errno || end != buf + len || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* ---- tree(key=value,...) -------------------------------------------------------------- */
+
+static const char *const key_names[] = {"leaf",  "order", "fuse",    "reduce", "prec",
+                                        "round", "acc",   "split",   "combine", "final"};
+#define NKEYS (sizeof key_names / sizeof key_names[0])
+#define KEY_LIST "leaf, order, fuse, reduce, prec, round, acc, split, combine, final"
+
+/* v[0..len) equals word. */
+static int is(const char *v, size_t len, const char *word)
+{
+    return strlen(word) == len && !memcmp(v, word, len);
+}
+
+/* Either of two words into *out (0 for a, 1 for b); 0, or -1. */
+static int parse_word(const char *v, size_t len, const char *a, const char *b, int *out)
+{
+    if (is(v, len, a) || is(v, len, b)) {
+        *out = is(v, len, b);
+        return 0;
+    }
+    return -1;
+}
+
+/* split=S, or split=[0/]b1/b2/...: the first element of each split after the first (a list
+ * holds a '/'; its leading 0, the first split's start, may be written). 0, or -1 with why. */
+static int parse_split(const char *v, size_t len, a4w4_tree *t, const char **why)
+{
+    unsigned long long x;
+    if (!memchr(v, '/', len)) {
+        *why = "split is S in 1..65536, or split starts 0/b1/b2/... (multiples of 32)";
+        if (parse_uint(v, len, 1, A4W4_SPLIT_MAX, &x))
+            return -1;
+        t->split = (unsigned)x;
+        t->nbounds = 0;
+        return 0;
+    }
+    *why = "split boundaries are '/'-separated, strictly increasing positive multiples of 32 "
+           "up to 4294967264, at most 63";
+    size_t nb = 0, i = 0;
+    int first = 1;
+    while (i <= len) {
+        size_t j = i;
+        while (j < len && v[j] != '/')
+            j++;
+        if (parse_uint(v + i, j - i, 0, A4W4_TREE_BOUND_MAX, &x) || x % 32)
+            return -1;
+        if (!(first && x == 0)) {
+            if (x == 0 || nb == A4W4_TREE_MAX_BOUNDS || (nb && x <= t->bounds[nb - 1]))
+                return -1;
+            t->bounds[nb++] = (uint32_t)x;
+        }
+        first = 0;
+        i = j + 1;
+    }
+    if (nb == 0)
+        return -1;
+    t->nbounds = nb;
+    t->split = 1;
+    return 0;
+}
+
+/* One key=value into t. 0, or -1 with *why the rule. */
+static int set_key(a4w4_tree *t, size_t key, const char *v, size_t len, const char **why)
+{
+    unsigned long long x;
+    int w;
+    switch (key) {
+    case 0:
+        *why = "leaf is one of 1, 2, 4, 8, 16, 32";
+        if (parse_uint(v, len, 1, 32, &x) || (x & (x - 1)))
+            return -1;
+        t->leaf = (unsigned)x;
+        return 0;
+    case 1:
+        *why = "order is asc or desc";
+        if (parse_word(v, len, "asc", "desc", &w))
+            return -1;
+        t->order = w ? A4W4_ORDER_DESC : A4W4_ORDER_ASC;
+        return 0;
+    case 2:
+        *why = "fuse is a decimal 1..4294967295";
+        if (parse_uint(v, len, 1, A4W4_TREE_FUSE_MAX, &x))
+            return -1;
+        t->fuse = (unsigned)x;
+        return 0;
+    case 3:
+    case 8:
+        *why = key == 3 ? "reduce is chain or pairwise" : "combine is chain or pairwise";
+        if (parse_word(v, len, "chain", "pairwise", &w))
+            return -1;
+        *(key == 3 ? &t->reduce : &t->combine) = w ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
+        return 0;
+    case 4:
+        *why = "prec is 0 or 8..64";
+        if (parse_uint(v, len, 0, 64, &x) || (x && x < 8))
+            return -1;
+        t->prec = (unsigned)x;
+        return 0;
+    case 5:
+    case 9:
+        *why = key == 5 ? "round is rne or rz" : "final is rne or rz";
+        if (parse_word(v, len, "rne", "rz", &w))
+            return -1;
+        *(key == 5 ? &t->round : &t->final) = w ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;
+        return 0;
+    case 6:
+        *why = "acc is fp32 or bf16";
+        if (parse_word(v, len, "fp32", "bf16", &w))
+            return -1;
+        t->acc = w ? A4W4_ACC_BF16 : A4W4_ACC_FP32;
+        return 0;
+    default:
+        return parse_split(v, len, t, why);
+    }
+}
+
+/* One "key=value" item s[0..len) into t, seen[] marking keys given. 0 or EINVAL with err. */
+static int tree_item(const char *text, const char *s, size_t len, a4w4_tree *t, int *seen,
+                     char *err, size_t errlen)
+{
+    char c[96];
+    const char *eq = memchr(s, '=', len);
+    if (len == 0)
+        return failf(err, errlen, "%s: an empty item (items are key=value, ','-separated)",
+                     shown(text, c));
+    size_t klen = eq ? (size_t)(eq - s) : len;
+    size_t key = NKEYS;
+    for (size_t k = 0; k < NKEYS; k++)
+        if (is(s, klen, key_names[k]))
+            key = k;
+    if (key == NKEYS)
+        return failf(err, errlen, "%s: unknown key '%.*s' (keys: " KEY_LIST ")", shown(text, c),
+                     (int)(klen > 32 ? 32 : klen), s);
+    if (!eq)
+        return failf(err, errlen, "%s: key %s has no '=value'", shown(text, c), key_names[key]);
+    if (seen[key])
+        return failf(err, errlen, "%s: key %s given twice (each key at most once)",
+                     shown(text, c), key_names[key]);
+    seen[key] = 1;
+    const char *why = "";
+    if (set_key(t, key, eq + 1, len - klen - 1, &why))
+        return failf(err, errlen, "%s: %.*s%s: %s", shown(text, c), (int)(len > 40 ? 37 : len),
+                     s, len > 40 ? "..." : "", why);
+    return A4W4_OK;
+}
+
+static int parse_tree(const char *text, a4w4_contract *c, char *err, size_t errlen)
+{
+    char q[96];
+    size_t L = strlen(text);
+    if (L < 6 || text[L - 1] != ')' || strpbrk(text + 5, "()") != text + L - 1)
+        return failf(err, errlen, "%s: a tree is tree(key=value,...) with nothing after ')'",
+                     shown(text, q));
+    const char *ws = strpbrk(text, " \t\r\n\v\f");
+    if (ws)
+        return failf(err, errlen, "%s: whitespace at offset %zu (contract text has none)",
+                     shown(text, q), (size_t)(ws - text));
+    a4w4_tree t;
+    a4w4_tree_defaults(&t);
+    int seen[NKEYS] = {0};
+    const char *s = text + 5, *end = text + L - 1;
+    if (s < end)
+        for (;;) {
+            const char *comma = memchr(s, ',', (size_t)(end - s));
+            const char *stop = comma ? comma : end;
+            if (tree_item(text, s, (size_t)(stop - s), &t, seen, err, errlen))
+                return A4W4_EINVAL;
+            if (!comma)
+                break;
+            s = comma + 1;
+        }
+    c->kind = A4W4_CONTRACT_TREE;
+    c->split = 1;
+    c->tree = t;
+    return A4W4_OK;
+}
+
+/* ---- the named contracts -------------------------------------------------------------- */
+
+int a4w4_contract_parse(const char *text, a4w4_contract *c, char *err, size_t errlen)
+{
+    char q[96];
+    if (!text || !c)
+        return failf(err, errlen, "contract: none given");
+    for (const char *p = text; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7F)
+            return failf(err, errlen, "%s: a control byte at offset %zu", shown(text, q),
+                         (size_t)(p - text));
+    a4w4_contract r;
+    memset(&r, 0, sizeof r);
+    r.split = 1;
+    if (!strcmp(text, "exact") || !strcmp(text, "bounded")) {
+        r.kind = text[0] == 'e' ? A4W4_CONTRACT_EXACT : A4W4_CONTRACT_BOUNDED;
+    } else if (!strncmp(text, "ordered(", 8) || !strncmp(text, "bounded(", 8)) {
+        const char *close = strchr(text + 8, ')');
+        unsigned long long S;
+        if (!close || close[1] || parse_uint(text + 8, (size_t)(close - text - 8), 1,
+                                             A4W4_SPLIT_MAX, &S))
+            return failf(err, errlen, "%s: S of %.7s(S) is a decimal 1..65536 (no sign, space or "
+                         "leading zero) and ')' ends the text", shown(text, q), text);
+        r.kind = text[0] == 'o' ? A4W4_CONTRACT_ORDERED : A4W4_CONTRACT_BOUNDED;
+        r.split = (unsigned)S;
+    } else if (!strncmp(text, "tree(", 5)) {
+        if (parse_tree(text, &r, err, errlen))
+            return A4W4_EINVAL;
+    } else {
+        return failf(err, errlen, "%s: not one of exact, ordered(S), bounded, bounded(S), "
+                     "tree(key=value,...)", shown(text, q));
+    }
+    *c = r;
+    return A4W4_OK;
+}
+
+/* Append printf-style text at *o of buf[len]; -1 once it no longer fits. */
+static int put(char *buf, size_t len, size_t *o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int put(char *buf, size_t len, size_t *o, const char *fmt, ...)
+{
+    if (*o >= len)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *o, len - *o, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= len - *o)
+        return -1;
+    *o += (size_t)n;
+    return 0;
+}
+
+static int format_tree(const a4w4_tree *t, char *buf, size_t len, size_t *o)
+{
+    static const char *const red[2] = {"chain", "pairwise"}, *const rnd[2] = {"rne", "rz"};
+    int bad = put(buf, len, o, "tree(leaf=%u,order=%s,fuse=%u,reduce=%s,prec=%u,round=%s,"
+                  "acc=%s,split=", t->leaf, t->order ? "desc" : "asc", t->fuse, red[t->reduce],
+                  t->prec, rnd[t->round], t->acc ? "bf16" : "fp32");
+    if (t->nbounds == 0)
+        bad |= put(buf, len, o, "%u", t->split);
+    else
+        bad |= put(buf, len, o, "0");
+    for (size_t i = 0; i < t->nbounds; i++)
+        bad |= put(buf, len, o, "/%u", (unsigned)t->bounds[i]);
+    bad |= put(buf, len, o, ",combine=%s,final=%s)", red[t->combine], rnd[t->final]);
+    return bad;
+}
+
+/* 1 when c holds a contract the parser could have produced. */
+static int contract_ok(const a4w4_contract *c)
+{
+    switch (c->kind) {
+    case A4W4_CONTRACT_EXACT:
+        return 1;
+    case A4W4_CONTRACT_ORDERED:
+    case A4W4_CONTRACT_BOUNDED:
+        return c->split >= 1 && c->split <= A4W4_SPLIT_MAX;
+    case A4W4_CONTRACT_TREE: {
+        /* every field in range; K = the largest bound + 32 applies any boundaries */
+        size_t K = c->tree.nbounds && c->tree.nbounds <= A4W4_TREE_MAX_BOUNDS
+                       ? (size_t)c->tree.bounds[c->tree.nbounds - 1] + 32
+                       : 32;
+        return a4w4_tree_check(&c->tree, K, NULL, 0) == A4W4_OK;
+    }
+    default:
+        return 0;
+    }
+}
+
+int a4w4_contract_format(const a4w4_contract *c, char *buf, size_t len)
+{
+    size_t o = 0;
+    int bad = !c || !buf || !len || !contract_ok(c);
+    if (!bad) {
+        if (c->kind == A4W4_CONTRACT_EXACT)
+            bad = put(buf, len, &o, "exact");
+        else if (c->kind == A4W4_CONTRACT_TREE)
+            bad = format_tree(&c->tree, buf, len, &o);
+        else
+            bad = put(buf, len, &o, "%s(%u)",
+                      c->kind == A4W4_CONTRACT_ORDERED ? "ordered" : "bounded", c->split);
+    }
+    if (bad) {
+        if (buf && len)
+            buf[0] = 0;
+        return -1;
+    }
+    return (int)o;
+}
+
+int a4w4_contract_same(const a4w4_contract *a, const a4w4_contract *b)
+{
+    char x[A4W4_CONTRACT_MAX], y[A4W4_CONTRACT_MAX];
+    return a4w4_contract_format(a, x, sizeof x) >= 0 && a4w4_contract_format(b, y, sizeof y) >= 0 &&
+           !strcmp(x, y);
+}
+
+/* ---- contract sets ------------------------------------------------------------------------ */
+
+static const char *const op_names[] = {"==", "!=", "<", "<=", ">", ">="};
+
+/* s[0..len) trimmed of spaces and tabs at both ends. */
+static void trim(const char **s, size_t *len)
+{
+    while (*len && (**s == ' ' || **s == '\t'))
+        (*s)++, (*len)--;
+    while (*len && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t'))
+        (*len)--;
+}
+
+/* One predicate s[0..len): M|N|K then an operator and a decimal, or X%D==R. 0 or -1. */
+static int parse_pred(const char *s, size_t len, a4w4_shape_pred *p)
+{
+    if (len < 3 || (s[0] != 'M' && s[0] != 'N' && s[0] != 'K'))
+        return -1;
+    p->dim = s[0];
+    p->mod = 0;
+    unsigned long long v;
+    if (s[1] == '%') {
+        const char *eq = NULL;
+        for (size_t i = 2; i + 1 < len; i++)
+            if (s[i] == '=' && s[i + 1] == '=') {
+                eq = s + i;
+                break;
+            }
+        unsigned long long D;
+        if (!eq || parse_uint(s + 2, (size_t)(eq - s - 2), 1, UINT64_MAX, &D) ||
+            parse_uint(eq + 2, (size_t)(s + len - eq - 2), 0, D - 1, &v))
+            return -1;
+        p->op = A4W4_PRED_MOD;
+        p->mod = D;
+        p->value = v;
+        return 0;
+    }
+    static const a4w4_pred_op tried[] = {A4W4_PRED_EQ, A4W4_PRED_NE, A4W4_PRED_LE,
+                                         A4W4_PRED_GE, A4W4_PRED_LT, A4W4_PRED_GT};
+    for (size_t i = 0; i < sizeof tried / sizeof tried[0]; i++) { /* "<=" before "<" */
+        const char *name = op_names[tried[i]];
+        size_t ol = strlen(name);
+        if (len > 1 + ol && !memcmp(s + 1, name, ol)) {
+            if (parse_uint(s + 1 + ol, len - 1 - ol, 0, UINT64_MAX, &v))
+                return -1;
+            p->op = tried[i];
+            p->value = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* "when PRED[,PRED...]" s[0..len) (after "when") into r. 0, or -1 with *bad the predicate. */
+static int parse_preds(const char *s, size_t len, a4w4_contract_rule *r, const char **bad,
+                       size_t *badlen)
+{
+    r->npreds = 0;
+    for (;;) {
+        const char *comma = memchr(s, ',', len);
+        size_t pl = comma ? (size_t)(comma - s) : len;
+        const char *p = s;
+        size_t plen = pl;
+        trim(&p, &plen);
+        *bad = p;
+        *badlen = plen;
+        if (r->npreds == A4W4_RULE_MAX_PREDS || parse_pred(p, plen, &r->preds[r->npreds]))
+            return -1;
+        r->npreds++;
+        if (!comma)
+            return 0;
+        s = comma + 1;
+        len -= pl + 1;
+    }
+}
+
+/* One non-blank line s[0..len) (comment removed, trimmed) into r. 0 or EINVAL with err. */
+static int parse_rule(const char *s, size_t len, unsigned line, a4w4_contract_rule *r, char *err,
+                      size_t errlen)
+{
+    memset(r, 0, sizeof r[0]);
+    r->line = line;
+    if (len >= 5 && !memcmp(s, "when", 4) && (s[4] == ' ' || s[4] == '\t')) {
+        const char *colon = memchr(s, ':', len);
+        if (!colon)
+            return failf(err, errlen, "line %u: a 'when' rule is `when PRED[,PRED...]: "
+                         "CONTRACT` (no ':' found)", line);
+        const char *bad;
+        size_t badlen;
+        if (parse_preds(s + 5, (size_t)(colon - s - 5), r, &bad, &badlen)) {
+            char q[64], raw[64];
+            snprintf(raw, sizeof raw, "%.*s", (int)(badlen > 60 ? 60 : badlen), bad);
+            return failf(err, errlen, "line %u: predicate '%s' is not M|N|K followed by ==, "
+                         "!=, <, <=, >, >= and a decimal, or X%%D==R with 0 <= R < D (at most "
+                         "%d per rule)", line, a4w4_quote(raw, q, sizeof q), A4W4_RULE_MAX_PREDS);
+        }
+        len -= (size_t)(colon + 1 - s);
+        s = colon + 1;
+        trim(&s, &len);
+    }
+    char text[A4W4_CONTRACT_MAX * 2], e[512];
+    if (len >= sizeof text)
+        return failf(err, errlen, "line %u: the contract text is longer than %zu bytes", line,
+                     sizeof text - 1);
+    memcpy(text, s, len);
+    text[len] = 0;
+    if (a4w4_contract_parse(text, &r->contract, e, sizeof e))
+        return failf(err, errlen, "line %u: %s", line, e);
+    return A4W4_OK;
+}
+
+/* Append rule r to set (growing its array). A4W4_OK or A4W4_ENOMEM. */
+static int set_append(a4w4_contract_set *set, const a4w4_contract_rule *r, size_t *cap)
+{
+    if (set->n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 4;
+        a4w4_contract_rule *p = realloc(set->rules, nc * sizeof *p);
+        if (!p)
+            return A4W4_ENOMEM;
+        set->rules = p;
+        *cap = nc;
+    }
+    set->rules[set->n++] = *r;
+    return A4W4_OK;
+}
+
+int a4w4_contract_set_parse(const char *text, a4w4_contract_set *set, char *err, size_t errlen)
+{
+    memset(set, 0, sizeof *set);
+    if (!text)
+        return failf(err, errlen, "contract set: no text");
+    size_t cap = 0;
+    unsigned line = 0;
+    for (const char *s = text; *s;) {
+        const char *nl = strchr(s, '\n');
+        size_t len = nl ? (size_t)(nl - s) : strlen(s);
+        const char *next = nl ? nl + 1 : s + len;
+        line++;
+        const char *hash = memchr(s, '#', len);
+        if (hash)
+            len = (size_t)(hash - s);
+        if (len && s[len - 1] == '\r')
+            len--;
+        trim(&s, &len);
+        if (len) {
+            a4w4_contract_rule r;
+            int rc = parse_rule(s, len, line, &r, err, errlen);
+            if (rc == A4W4_OK && set_append(set, &r, &cap)) {
+                failf(err, errlen, "line %u: out of memory", line);
+                rc = A4W4_ENOMEM;
+            }
+            if (rc) {
+                a4w4_contract_set_free(set);
+                return rc;
+            }
+        }
+        s = next;
+    }
+    if (set->n == 0)
+        return failf(err, errlen, "no rule: the text has no contract line");
+    return A4W4_OK;
+}
+
+static int pred_holds(const a4w4_shape_pred *p, size_t M, size_t N, size_t K)
+{
+    uint64_t x = p->dim == 'M' ? M : p->dim == 'N' ? N : K;
+    switch (p->op) {
+    case A4W4_PRED_EQ: return x == p->value;
+    case A4W4_PRED_NE: return x != p->value;
+    case A4W4_PRED_LT: return x < p->value;
+    case A4W4_PRED_LE: return x <= p->value;
+    case A4W4_PRED_GT: return x > p->value;
+    case A4W4_PRED_GE: return x >= p->value;
+    case A4W4_PRED_MOD: return x % p->mod == p->value;
+    }
+    return 0;
+}
+
+const a4w4_contract *a4w4_contract_set_find(const a4w4_contract_set *set, size_t M, size_t N,
+                                            size_t K)
+{
+    for (size_t i = 0; set && i < set->n; i++) {
+        const a4w4_contract_rule *r = &set->rules[i];
+        size_t k = 0;
+        while (k < r->npreds && pred_holds(&r->preds[k], M, N, K))
+            k++;
+        if (k == r->npreds)
+            return &r->contract;
+    }
+    return NULL;
+}
+
+int a4w4_contract_set_format(const a4w4_contract_set *set, char *buf, size_t len)
+{
+    size_t o = 0;
+    int bad = !set || !buf || !len;
+    for (size_t i = 0; !bad && i < set->n; i++) {
+        const a4w4_contract_rule *r = &set->rules[i];
+        char c[A4W4_CONTRACT_MAX];
+        bad |= i ? put(buf, len, &o, "\n") : 0;
+        for (size_t k = 0; k < r->npreds && !bad; k++) {
+            const a4w4_shape_pred *p = &r->preds[k];
+            bad |= put(buf, len, &o, "%s", k ? "," : "when ");
+            if (p->op == A4W4_PRED_MOD)
+                bad |= put(buf, len, &o, "%c%%%llu==%llu", p->dim, (unsigned long long)p->mod,
+                           (unsigned long long)p->value);
+            else
+                bad |= put(buf, len, &o, "%c%s%llu", p->dim, op_names[p->op],
+                           (unsigned long long)p->value);
+        }
+        bad |= r->npreds ? put(buf, len, &o, ": ") : 0;
+        bad |= a4w4_contract_format(&r->contract, c, sizeof c) < 0 || put(buf, len, &o, "%s", c);
+    }
+    if (bad) {
+        if (buf && len)
+            buf[0] = 0;
+        return -1;
+    }
+    return (int)o;
+}
+
+int a4w4_contract_set_single(const a4w4_contract *c, a4w4_contract_set *set)
+{
+    memset(set, 0, sizeof *set);
+    set->rules = calloc(1, sizeof *set->rules);
+    if (!set->rules)
+        return A4W4_ENOMEM;
+    set->rules[0].line = 1;
+    set->rules[0].contract = *c;
+    set->n = 1;
+    return A4W4_OK;
+}
+
+int a4w4_contract_set_copy(const a4w4_contract_set *src, a4w4_contract_set *dst)
+{
+    memset(dst, 0, sizeof *dst);
+    if (!src->n)
+        return A4W4_OK;
+    dst->rules = malloc(src->n * sizeof *dst->rules);
+    if (!dst->rules)
+        return A4W4_ENOMEM;
+    memcpy(dst->rules, src->rules, src->n * sizeof *dst->rules);
+    dst->n = src->n;
+    return A4W4_OK;
+}
+
+void a4w4_contract_set_free(a4w4_contract_set *set)
+{
+    if (!set)
+        return;
+    free(set->rules);
+    memset(set, 0, sizeof *set);
+}

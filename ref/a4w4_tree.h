@@ -1,0 +1,190 @@
+/* a4w4_tree.h — accumulation contracts as values, and the plain oracle of tree contracts
+ * (contracts §4.1, §4.2).
+ *
+ * A contract is one of exact, ordered(S), bounded(S) (contracts §4.1) or tree(key=value,...)
+ * (contracts §4.2: any fixed accumulation order of the K reduction of one output). This
+ * header gives the one struct for all four, the one strict parser of their text, the one
+ * canonical printer, contract sets (the file form: rules chosen by the case shape), and the
+ * plain tree oracle: per output, exact node sums in a wide fixed-point integer, each rounded
+ * once as §4.2 says. The fast path of a4w4_tree_fast.h is held bit-equal to it.
+ *
+ * Operands are those of a4w4_gemm.h: a_fp4 [M, K/2], a_scale [M, K/32], w_fp4 [N, K/2],
+ * w_scale [N, K/32] row-major, K a multiple of 32; outputs bf16 bits [M, N].
+ *
+ * Errors: functions return A4W4_OK or a negative a4w4_status and, where they take one, write
+ * one line into err (errlen bytes; err may be NULL) naming the offending input and the rule.
+ * Nothing here prints. */
+#ifndef A4W4_TREE_H
+#define A4W4_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "a4w4_gemm.h"
+
+/* The longest contract text, its terminating NUL included. The canonical text of every
+ * contract the parser accepts fits (the limits below keep it under 900 bytes). */
+#define A4W4_CONTRACT_MAX 1024
+/* Explicit split boundaries of a tree: at most 63 (64 splits); each a multiple of 32 in
+ * 32 .. A4W4_TREE_BOUND_MAX. */
+#define A4W4_TREE_MAX_BOUNDS 63
+#define A4W4_TREE_BOUND_MAX 4294967264u
+/* S of ordered(S), bounded(S) and tree(split=S): 1 .. 65536. fuse: 1 .. 2^32 - 1. */
+#define A4W4_SPLIT_MAX 65536u
+#define A4W4_TREE_FUSE_MAX 4294967295u
+
+typedef enum { A4W4_ORDER_ASC = 0, A4W4_ORDER_DESC = 1 } a4w4_tree_order;
+/* How a list of values is reduced (the tree's reduce and combine keys): chain from +0, or
+ * pairwise level by level (contracts §4.2). */
+typedef enum { A4W4_REDUCE_CHAIN = 0, A4W4_REDUCE_PAIRWISE = 1 } a4w4_tree_reduce;
+/* Rounding of a node result and of the final bf16: to nearest even, or toward zero. */
+typedef enum { A4W4_ROUND_RNE = 0, A4W4_ROUND_RZ = 1 } a4w4_tree_round;
+/* The accumulator format node results are rounded to: fp32, or bf16 (8 significand bits,
+ * the fp32 exponent range, subnormals down to 2^-133). */
+typedef enum { A4W4_ACC_FP32 = 0, A4W4_ACC_BF16 = 1 } a4w4_tree_acc;
+
+/* A tree contract (contracts §4.2). a4w4_tree_defaults gives ordered(1)'s values. */
+typedef struct {
+    unsigned leaf;            /* G in {1, 2, 4, 8, 16, 32}: elements per leaf */
+    a4w4_tree_order order;    /* leaf consumption order inside a split */
+    unsigned fuse;            /* F >= 1: leaves per group (one node) */
+    a4w4_tree_reduce reduce;  /* how a split's groups are reduced */
+    unsigned prec;            /* P: 0 (exact node sums) or 8..64 (aligned, truncated) */
+    a4w4_tree_round round;    /* rounding of every node result */
+    a4w4_tree_acc acc;        /* format of every node result */
+    unsigned split;           /* S (1..65536) when nbounds == 0: contracts §4.1 k_per_split */
+    size_t nbounds;           /* explicit boundaries in elements (0: use split) */
+    uint32_t bounds[A4W4_TREE_MAX_BOUNDS]; /* strictly increasing multiples of 32 */
+    a4w4_tree_reduce combine; /* how split values are reduced */
+    a4w4_tree_round final;    /* rounding of the accumulator value to bf16 */
+} a4w4_tree;
+
+typedef enum {
+    A4W4_CONTRACT_EXACT = 0,
+    A4W4_CONTRACT_ORDERED = 1,
+    A4W4_CONTRACT_BOUNDED = 2,
+    A4W4_CONTRACT_TREE = 3
+} a4w4_contract_kind;
+
+/* One accumulation contract. split is S of ordered(S) and bounded(S) (plain "bounded" is
+ * bounded(1)), 1 for exact and tree; tree is set for kind TREE only. */
+typedef struct {
+    a4w4_contract_kind kind;
+    unsigned split;
+    a4w4_tree tree;
+} a4w4_contract;
+
+/* ordered(1)'s values: leaf=32, order=asc, fuse=1, reduce=chain, prec=0, round=rne,
+ * acc=fp32, split=1, combine=chain, final=rne. contracts §4.2. */
+void a4w4_tree_defaults(a4w4_tree *t);
+
+/* Parse one contract text, strictly: "exact", "ordered(S)", "bounded", "bounded(S)" (S a
+ * decimal 1..65536, no sign, no leading zero, no spaces), or "tree(key=value,...)" with the
+ * keys of contracts §4.2 in any order, each at most once (omitted keys take ordered(1)'s
+ * values). No whitespace anywhere. A4W4_OK with *c set, or A4W4_EINVAL with err = one line
+ * naming the text, the key and the rule (e.g. "contract 'tree(leaf=3)': leaf=3: leaf is one of
+ * 1, 2, 4, 8, 16, 32"); *c is then untouched. */
+int a4w4_contract_parse(const char *text, a4w4_contract *c, char *err, size_t errlen);
+
+/* The canonical text of c into buf (len bytes): "exact", "ordered(S)", "bounded(S)", or
+ * "tree(leaf=..,order=..,fuse=..,reduce=..,prec=..,round=..,acc=..,split=..,combine=..,
+ * final=..)" with every key, in that order. Returns the text's length, or -1 when it does not
+ * fit in len (buf then holds "") or c is not a valid contract. Parsing the text gives c back. */
+int a4w4_contract_format(const a4w4_contract *c, char *buf, size_t len);
+
+/* 1 when a and b have the same canonical text, else 0. */
+int a4w4_contract_same(const a4w4_contract *a, const a4w4_contract *b);
+
+/* A4W4_OK when t is a valid tree (every field in its range) and applies to K (K a positive
+ * multiple of 32; every explicit boundary below K); else A4W4_EINVAL with err, e.g. "split
+ * boundary 4096 is not below K=4096". */
+int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen);
+
+/* The splits of t over K (t checked for K): their count n, and when starts is not NULL the
+ * first element of each split in starts[0..n) plus starts[n] = K (max >= n + 1 entries;
+ * max too small: returns 0). Split S: contracts §4.1 (a4w4_split_k_per_split); explicit
+ * boundaries b1 < b2 < ...: [0, b1), [b1, b2), ..., [b_last, K). */
+size_t a4w4_tree_splits(const a4w4_tree *t, size_t K, size_t *starts, size_t max);
+
+/* One output of tree contract t (contracts §4.2), plain oracle. *bf16 (may be NULL) receives
+ * the output's bf16 bits (0x7FC0 when a scale of the output's row of A or W is 0xFF, or a
+ * node meets +inf and -inf), *acc (may be NULL) the accumulator value before the final
+ * rounding (an fp32 or bf16 value as float; NaN as above). A4W4_OK; A4W4_EINVAL when op or t
+ * is NULL or a4w4_tree_check(t, op->K) fails; A4W4_ENOMEM when scratch (K/leaf floats)
+ * cannot be allocated. */
+int a4w4_dot_tree(const a4w4_dot_operands *op, const a4w4_tree *t, uint16_t *bf16, float *acc);
+
+/* a4w4_dot_tree over every output; arguments in a4w4_gemm_ordered's order with t for S.
+ * y_bf16 [M, N] required, y_f32 [M, N] optional (the accumulator values). A4W4_EINVAL on
+ * K % 32 != 0, M or N or K == 0, NULL pointers, or t not applying to K (a4w4_tree_check);
+ * A4W4_ENOMEM. */
+int a4w4_gemm_tree(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                   const uint8_t *w_scale, size_t M, size_t N, size_t K, const a4w4_tree *t,
+                   uint16_t *y_bf16, float *y_f32);
+
+/* The bit-exact oracle of contract c over every output, plain: exact -> a4w4_gemm_exact,
+ * ordered(S) -> a4w4_gemm_ordered, tree -> a4w4_gemm_tree (arguments and errors theirs);
+ * A4W4_EUNSUPPORTED for bounded(S), which has no bit-exact answer (contracts §4.1). y_f32
+ * (optional) receives the fp32 or accumulator values. */
+int a4w4_gemm_contract(const a4w4_contract *c, const uint8_t *a_fp4, const uint8_t *a_scale,
+                       const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
+                       size_t K, uint16_t *y_bf16, float *y_f32);
+
+/* ---- contract sets: the file form (contracts §4.2 "The file form") --------------------
+ * Text, one rule per line: `[when PRED[,PRED...]:] CONTRACT`; '#' starts a comment; blank
+ * lines are skipped; spaces and tabs around the words, the ':' and the ','s are allowed. PRED
+ * is `M|N|K` then `==`, `!=`, `<`, `<=`, `>` or `>=` then a decimal, or `X%D==R` (D >= 1,
+ * R < D). The first rule whose predicates all hold for a shape is its contract. */
+#define A4W4_RULE_MAX_PREDS 8
+
+typedef enum {
+    A4W4_PRED_EQ = 0,
+    A4W4_PRED_NE,
+    A4W4_PRED_LT,
+    A4W4_PRED_LE,
+    A4W4_PRED_GT,
+    A4W4_PRED_GE,
+    A4W4_PRED_MOD /* X % mod == value */
+} a4w4_pred_op;
+
+typedef struct {
+    char dim; /* 'M', 'N' or 'K' */
+    a4w4_pred_op op;
+    uint64_t value;
+    uint64_t mod; /* A4W4_PRED_MOD only */
+} a4w4_shape_pred;
+
+typedef struct {
+    unsigned line; /* 1-based line of the text it came from */
+    size_t npreds;
+    a4w4_shape_pred preds[A4W4_RULE_MAX_PREDS];
+    a4w4_contract contract;
+} a4w4_contract_rule;
+
+typedef struct {
+    size_t n;
+    a4w4_contract_rule *rules; /* malloc'ed; a4w4_contract_set_free */
+} a4w4_contract_set;
+
+/* Parse the file form (a single contract text is a set of one rule). A4W4_OK with *set
+ * (free with a4w4_contract_set_free); A4W4_EINVAL with err = "line L: <rule>" (a bad
+ * predicate or contract, text with no rule) and *set empty; A4W4_ENOMEM. */
+int a4w4_contract_set_parse(const char *text, a4w4_contract_set *set, char *err, size_t errlen);
+
+/* The contract of the first rule matching shape (M, N, K), or NULL when none does. */
+const a4w4_contract *a4w4_contract_set_find(const a4w4_contract_set *set, size_t M, size_t N,
+                                            size_t K);
+
+/* The canonical text of a set: one rule per line ("when K>=4096,N%512==0: tree(...)"),
+ * '\n'-separated, no trailing newline. Length, or -1 when it does not fit in len. */
+int a4w4_contract_set_format(const a4w4_contract_set *set, char *buf, size_t len);
+
+/* A set of one unconditional rule holding c. A4W4_OK or A4W4_ENOMEM. */
+int a4w4_contract_set_single(const a4w4_contract *c, a4w4_contract_set *set);
+
+/* A copy of src into dst (dst's old rules are not freed). A4W4_OK or A4W4_ENOMEM. */
+int a4w4_contract_set_copy(const a4w4_contract_set *src, a4w4_contract_set *dst);
+
+void a4w4_contract_set_free(a4w4_contract_set *set);
+
+#endif
