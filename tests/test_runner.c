@@ -518,9 +518,12 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
         "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags", "run_ms",
         "y_hash", "pad_variants", "checked_outputs", "sampled", "verdict", "mismatches",
         "unwritten", "max_ulp", "first_mismatches", "time_ms", "exact_regime_outputs",
-        "route", "policy", "hazard"};
+        "judged_bit_exact", "judged_in_bound", "not_judged", "route", "policy", "hazard"};
     const cJSON *e = cJSON_GetArrayItem(a, 1);
     expect_keys(e, fault_keys, sizeof fault_keys / sizeof fault_keys[0]);
+    cr_expect_eq(cJSON_GetObjectItem(e, "judged_bit_exact")->valuedouble, 3 * 32,
+                 "ordered(1): every output judged bit for bit");
+    cr_expect_eq(cJSON_GetObjectItem(e, "not_judged")->valuedouble, 0);
     cr_expect_str_eq(cJSON_GetObjectItem(e, "verdict")->valuestring, "fail");
     cr_expect_str_eq(cJSON_GetObjectItem(e, "seed")->valuestring, "17");
     const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "first_mismatches"), 0);

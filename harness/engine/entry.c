@@ -128,6 +128,16 @@ static void add_first_mismatches(cJSON *o, const a4w4_entry_result *e)
     }
 }
 
+/* judged_bit_exact, judged_in_bound, not_judged (GEMM output entries only). */
+static void add_judged_fields(cJSON *o, const a4w4_entry_result *e)
+{
+    if (!e->has_judged)
+        return;
+    cJSON_AddNumberToObject(o, "judged_bit_exact", (double)e->judged_bit_exact);
+    cJSON_AddNumberToObject(o, "judged_in_bound", (double)e->judged_in_bound);
+    cJSON_AddNumberToObject(o, "not_judged", (double)e->not_judged);
+}
+
 /* The fields of an OUTPUTS entry after its identity. */
 static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
 {
@@ -156,6 +166,7 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
     add_first_mismatches(o, e);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
     cJSON_AddNumberToObject(o, "exact_regime_outputs", (double)e->exact_regime_outputs);
+    add_judged_fields(o, e);
     if (e->ambiguous)
         cJSON_AddBoolToObject(o, "ambiguous", 1);
     if (e->note[0])
@@ -176,6 +187,7 @@ static void add_bytes_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddStringToObject(o, "note", e->note);
     cJSON_AddBoolToObject(o, "sampled", e->sampled);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
+    add_judged_fields(o, e);
 }
 
 /* "route", "policy", "hazard" of a generated case (engine/annotate.h). */

@@ -55,10 +55,11 @@ typedef struct {
  *            own cross-check): identity, tags, [run_ms, y_hash, pad_variants, pad_dependent],
  *            checked_outputs, sampled, verdict, mismatches, unwritten, max_ulp,
  *            [bound_use, bound_ulp_median, bound_ulp_max], first_mismatches, time_ms,
- *            exact_regime_outputs, [ambiguous], [note], [aborted];
+ *            exact_regime_outputs, judged_bit_exact, judged_in_bound, not_judged,
+ *            [ambiguous], [note], [aborted];
  *   BYTES    byte or bit checks (layout and quantizer backends, golden bundles): identity,
  *            [tags], checked_outputs, verdict, mismatches, max_ulp, first_mismatches, [note],
- *            sampled, time_ms. */
+ *            sampled, time_ms, [judged_bit_exact, judged_in_bound, not_judged]. */
 typedef enum { A4W4_ENTRY_OUTPUTS = 0, A4W4_ENTRY_BYTES = 1 } a4w4_entry_kind;
 
 typedef struct {
@@ -94,6 +95,16 @@ typedef struct {
     a4w4_mismatch first[A4W4_ENTRY_MAX_FIRST];
     double time_ms;                /* NaN when the backend never ran (written null) */
     size_t exact_regime_outputs;   /* OUTPUTS: outputs the exact-regime prover covers */
+    /* What the entry's GEMM outputs were judged by (OUTPUTS entries, and BYTES entries that
+     * compare GEMM outputs: golden systems under test, captures); the three add up to the
+     * outputs the entry covers. has_judged 0: not GEMM outputs (layouts, quantizers, the
+     * oracle's own checks), not written. */
+    int has_judged;
+    size_t judged_bit_exact;       /* compared bit for bit with the contract's oracle */
+    size_t judged_in_bound;        /* compared within a bounded(S) bound (contracts §4.1) */
+    size_t not_judged;             /* no comparison covered them: the entry is n/a, skipped
+                                      or aborted, or (exact, or no contract declared) the
+                                      output lies outside the exact regime */
     int ambiguous;                 /* E8M0 code 0 present (contracts §1) */
     char note[768];                /* why n/a or fail, or extra context ("" none) */
     a4w4_dispatch_facts dispatch;  /* generated cases only */

@@ -52,6 +52,7 @@ static int bf16_nan(uint16_t h) { return (h & 0x7FFF) > 0x7F80; }
 
 typedef struct {
     size_t checked, mismatches, unwritten;
+    size_t not_judged; /* outputs left out: outside the exact regime under exact */
     unsigned max_ulp;
     /* bounded(S) only: the largest |got - exact| / bound, and the bound in bf16 ULPs of
      * the exact value (median, largest) over the outputs compared within a bound */
@@ -94,6 +95,30 @@ static void compare_exact(comparison *c, const a4w4_sample *s, const uint16_t *g
         if (got[k] == exp[k] || (bf16_nan(got[k]) && bf16_nan(exp[k])))
             continue;
         record(c, s, k, got[k], exp[k]);
+    }
+}
+
+/* exact (contracts §4.1): bit for bit where the exact regime is proven, and where the output
+ * reads a NaN scale (NaN under every contract, contracts §2); the other outputs are not judged
+ * (exact is a reference there, not a verdict), only required to be written. */
+static void compare_exact_regime(comparison *c, const a4w4_sample *s, const uint16_t *got,
+                                 const a4w4_oracles *o, size_t n)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t k = 0; k < n; k++) {
+        if (got[k] == A4W4_POISON_BF16) {
+            c->checked++;
+            c->unwritten++;
+            record(c, s, k, got[k], o->exact[k]);
+            continue;
+        }
+        if (!o->in_regime[k] && !isnan(o->exact_f32[k])) {
+            c->not_judged++;
+            continue;
+        }
+        c->checked++;
+        if (got[k] != o->exact[k] && !(bf16_nan(got[k]) && bf16_nan(o->exact[k])))
+            record(c, s, k, got[k], o->exact[k]);
     }
 }
 
@@ -197,6 +222,16 @@ static void case_identity(a4w4_entry_result *e, const a4w4_case *c, a4w4_entry_k
     snprintf(e->tags, sizeof e->tags, "%s", c->tags);
 }
 
+/* What the n outputs of an entry were judged by: the compared ones bit for bit or within the
+ * bound, the rest not judged (an entry that compared nothing: all of them). */
+static void put_judged(a4w4_entry_result *e, const comparison *cmp, size_t n)
+{
+    e->has_judged = 1;
+    e->judged_bit_exact = cmp->has_bound ? 0 : cmp->checked;
+    e->judged_in_bound = cmp->has_bound ? cmp->checked : 0;
+    e->not_judged = n - cmp->checked;
+}
+
 static void put_comparison(a4w4_entry_result *e, const comparison *cmp, const a4w4_sample *s,
                            double ms, size_t proven, a4w4_verdict verdict)
 {
@@ -283,6 +318,13 @@ typedef struct {
 
 static int is_bounded(const a4w4_backend *b) { return !strncmp(b->contract, "bounded", 7); }
 
+/* Judged against exact inside the exact regime only: the exact contract, and a capture whose
+ * kernel declared no contract (A4W4_CONTRACT_UNDECLARED). */
+static int is_exact_regime_only(const a4w4_backend *b)
+{
+    return !strcmp(b->contract, "exact") || !strcmp(b->contract, A4W4_CONTRACT_UNDECLARED);
+}
+
 /* Poison y, run the backend once and record run_ms, and the outputs' hash when it ran. */
 static int run_baseline(gemm_run *g, a4w4_entry_result *e)
 {
@@ -302,6 +344,19 @@ static int run_baseline(gemm_run *g, a4w4_entry_result *e)
         e->y_hash = h;
     }
     return rc;
+}
+
+/* The note of an entry judged inside the exact regime only: what was left out, and why. */
+static void note_not_judged(const gemm_run *g, a4w4_entry_result *e)
+{
+    size_t left = g->cmp.not_judged;
+    if (strcmp(g->b->contract, "exact"))
+        note_add(e->note, sizeof e->note, "no contract declared: judged against exact where "
+                 "the exact regime is proven (contracts §4.1), %zu of %zu outputs outside it "
+                 "not judged; ", left, g->n);
+    else if (left)
+        note_add(e->note, sizeof e->note, "%zu of %zu outputs outside the exact regime: not "
+                 "judged (exact is a reference there, contracts §4.1); ", left, g->n);
 }
 
 /* The guard zones, then the baseline against the oracle of the backend's contract into
@@ -325,8 +380,9 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
         if (g->cmp.mismatches)
             note_add(e->note, sizeof e->note, "outside the %s bound: largest distance %.3g "
                      "times the bound; ", g->b->contract, g->cmp.bound_use);
-    } else if (!strcmp(g->b->contract, "exact")) {
-        compare_exact(&g->cmp, g->s, g->y, g->o->exact, g->n);
+    } else if (is_exact_regime_only(g->b)) {
+        compare_exact_regime(&g->cmp, g->s, g->y, g->o, g->n);
+        note_not_judged(g, e);
     } else {
         const uint16_t *exp = a4w4_oracles_ordered(g->o, g->b->split);
         if (!exp)
@@ -438,6 +494,8 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
         return 1;
     if (g->b->asm_layout && g->d->a_scale_shuffled.data)
         fail |= check_pad_variants(g, e);
+    if (!fail && !g->cmp.checked) /* every output outside the exact regime: nothing judged */
+        *na = 1;
     return fail;
 }
 
@@ -462,6 +520,7 @@ static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
     else
         fail = gemm_checks(&g, e, &na);
     put_comparison(e, &g.cmp, s, e->has_run ? e->run_ms : NAN, o->proven, verdict_of(fail, na));
+    put_judged(e, &g.cmp, g.n);
     if (d->code0) {
         e->ambiguous = 1;
         note_add(e->note, sizeof e->note, "E8M0 code 0 present: read as 2^-127 (OCP, AITER "
@@ -976,6 +1035,9 @@ a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, 
         }
         golden_identity(e, path, dims, sut->name, "ordered(1)", ms);
         a4w4_entry_set_check(e, &checks.items[i]);
+        e->has_judged = 1; /* the system under test's y against y_ordered, bit for bit */
+        e->judged_bit_exact = e->verdict == A4W4_VERDICT_NA ? 0 : e->checked;
+        e->not_judged = dims[0] * dims[1] - e->judged_bit_exact;
     }
     if (st != A4W4_ST_NOMEM && (e = a4w4_entry_list_add(out))) {
         a4w4_check oracle;
