@@ -215,6 +215,17 @@ Test(runner, exact_judges_the_exact_regime_only_and_counts_the_rest_not_judged)
     cr_expect_eq(e->verdict, e->judged_bit_exact ? A4W4_VERDICT_PASS : A4W4_VERDICT_NA);
     cr_expect(strstr(note(e), "outside the exact regime: not judged"), "%s", note(e));
     a4w4_entry_list_free(&en);
+    /* NaN where every order of the terms gives a finite sum is wrong under any contract:
+     * outside the regime too (a kernel once returned NaN on wide scales this way) */
+    g_fault = F_NAN_EVERYWHERE;
+    en = run_one("exact", 1, 0, A4W4_REGIME_WIDE, 16, 192, 1024, &fails);
+    e = entry_of(&en, "fault");
+    cr_expect_str_eq(verdict(e), "fail");
+    cr_expect_eq(e->mismatches, 16 * 192, "every output NaN, every one wrong");
+    cr_expect_eq(e->judged_bit_exact + e->not_judged, 16 * 192);
+    cr_expect(strstr(note(e), "NaN or Inf where every summation order gives a finite value"),
+              "%s", note(e));
+    a4w4_entry_list_free(&en);
     g_fault = F_FLIP_ONE; /* output 1 of an exact-regime case is in the regime */
     en = run_one("exact", 1, 0, A4W4_REGIME_EXACT, 3, 32, 256, &fails);
     e = entry_of(&en, "fault");

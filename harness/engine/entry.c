@@ -88,6 +88,27 @@ void a4w4_entry_set_check(a4w4_entry_result *e, const a4w4_check *c)
     snprintf(e->note, sizeof e->note, "%s", c->note);
 }
 
+void a4w4_entry_format(const a4w4_entry_result *e, const char *prefix, char *buf, size_t len)
+{
+    static const char *const word[4] = {"PASS", "FAIL", "N/A", "SKIP"};
+    size_t k = (size_t)snprintf(buf, len, "%s %s: %s, %zu checked", word[e->verdict & 3], prefix,
+                                e->contract, e->checked);
+    if (k < len && e->nfirst) {
+        const a4w4_mismatch *m = &e->first[0];
+        char got[16], exp[16];
+        a4w4_mismatch_hex(m->got, m->elem_bytes, got);
+        a4w4_mismatch_hex(m->expected, m->elem_bytes, exp);
+        k += (size_t)snprintf(buf + k, len - k, ", first mismatch %s (%zu, %zu): got %s "
+                              "expected %s, %zu mismatch%s", m->tensor, m->row, m->col, got, exp,
+                              e->mismatches, e->mismatches == 1 ? "" : "es");
+    }
+    if (k < len && e->has_judged)
+        k += (size_t)snprintf(buf + k, len - k, " (%zu bit-exact, %zu within bound, %zu not "
+                              "judged)", e->judged_bit_exact, e->judged_in_bound, e->not_judged);
+    if (k < len && e->note[0])
+        snprintf(buf + k, len - k, "; %s", e->note);
+}
+
 cJSON *a4w4_entry_new(const char *name, size_t M, size_t N, size_t K, const char *regime,
                       unsigned long long seed, const char *backend, const char *contract)
 {
