@@ -224,6 +224,8 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
     tally *t = tally_build(cases, &nt);
     const cJSON *judged = cJSON_GetObjectItemCaseSensitive(doc, "judged");
     rb_puts(&b, "## Verdict per backend and contract\n\n"
+                "The last three columns count the backend's GEMM outputs over all its contracts "
+                "(\"What was judged\" below).\n\n"
                 "| verdict | backend | contract | pass | fail | n/a | skip | max ULP | "
                 "outputs bit-exact | in bound | not judged |\n"
                 "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
