@@ -333,12 +333,7 @@ typedef struct {
 
 static int is_bounded(const a4w4_backend *b) { return !strncmp(b->contract, "bounded", 7); }
 
-/* Judged against exact inside the exact regime only: the exact contract, and a capture whose
- * kernel declared no contract (A4W4_CONTRACT_UNDECLARED). */
-static int is_exact_regime_only(const a4w4_backend *b)
-{
-    return !strcmp(b->contract, "exact") || !strcmp(b->contract, A4W4_CONTRACT_UNDECLARED);
-}
+
 
 /* Poison y, run the backend once and record run_ms, and the outputs' hash when it ran. */
 static int run_baseline(gemm_run *g, a4w4_entry_result *e)
@@ -364,17 +359,13 @@ static int run_baseline(gemm_run *g, a4w4_entry_result *e)
 /* The note of an entry judged inside the exact regime only: what was left out, and why. */
 static void note_not_judged(const gemm_run *g, a4w4_entry_result *e)
 {
-    size_t left = g->cmp.not_judged;
     if (g->cmp.not_finite)
         note_add(e->note, sizeof e->note, "%zu outputs NaN or Inf where every summation order "
                  "gives a finite value (wrong under any contract); ", g->cmp.not_finite);
-    if (strcmp(g->b->contract, "exact"))
-        note_add(e->note, sizeof e->note, "no contract declared: judged against exact where "
-                 "the exact regime is proven (contracts §4.1), %zu of %zu outputs outside it "
-                 "not judged; ", left, g->n);
-    else if (left)
+    if (g->cmp.not_judged)
         note_add(e->note, sizeof e->note, "%zu of %zu outputs outside the exact regime: not "
-                 "judged (exact is a reference there, contracts §4.1); ", left, g->n);
+                 "judged (exact is a reference there, contracts §4.1); ", g->cmp.not_judged,
+                 g->n);
 }
 
 /* The guard zones, then the baseline against the oracle of the backend's contract into
@@ -398,7 +389,7 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
         if (g->cmp.mismatches)
             note_add(e->note, sizeof e->note, "outside the %s bound: largest distance %.3g "
                      "times the bound; ", g->b->contract, g->cmp.bound_use);
-    } else if (is_exact_regime_only(g->b)) {
+    } else if (!strcmp(g->b->contract, "exact")) {
         compare_exact_regime(&g->cmp, g->s, g->y, g->o, g->n);
         note_not_judged(g, e);
     } else {
@@ -882,6 +873,16 @@ static unsigned split_of(const char *contract)
     return S;
 }
 
+/* An entry judged as exact because its kernel declared no contract says so. */
+static void label_undeclared(a4w4_entry_result *e)
+{
+    char note[sizeof e->note];
+    snprintf(e->contract, sizeof e->contract, "%s", A4W4_CONTRACT_UNDECLARED);
+    snprintf(note, sizeof note, "no contract declared: judged as exact, inside the exact regime "
+             "only (contracts §4.1)%s%.640s", e->note[0] ? "; " : "", e->note);
+    memcpy(e->note, note, sizeof note);
+}
+
 a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e)
 {
     a4w4_case c;
@@ -895,7 +896,9 @@ a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e
     b.ctx = (void *)in->y;
     snprintf(b.name, sizeof b.name, "%s", in->backend);
     snprintf(b.contract, sizeof b.contract, "%s",
-             strcmp(in->contract, "bounded") ? in->contract : "bounded(1)");
+             !in->contract                   ? "exact" /* none declared: judged as exact */
+             : strcmp(in->contract, "bounded") ? in->contract
+                                             : "bounded(1)");
     b.split = split_of(b.contract);
     a4w4_sample s = {0};
     a4w4_case_data d;
@@ -909,6 +912,8 @@ a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e
         if (a4w4_oracles_compute(&d, &s, &o) == 0) {
             run_backend(&b, &c, &d, &s, &o, NULL, e);
             e->has_tags = 0;
+            if (!in->contract)
+                label_undeclared(e);
             st = A4W4_ST_OK;
         }
         a4w4_oracles_free(&o);

@@ -126,14 +126,14 @@ static int split_form(const char *s, const char *prefix)
     return v <= 65536 && p[0] == ')' && !p[1];
 }
 
-/* The contract the capture is judged by: the one its kernel declared, or
- * A4W4_CONTRACT_UNDECLARED when it records none; NULL (bad input, *rc set) when the text is no
- * contract judged here. */
-static const char *capture_contract(capture *c, a4w4_hstatus *rc)
+/* The contract the capture is judged by: the one its kernel declared, NULL when it records
+ * none (*declared 0). Bad input (*rc set, NULL) when the text is no contract judged here. */
+static const char *capture_contract(capture *c, int *declared, a4w4_hstatus *rc)
 {
     const char *t = a4w4_st_meta(c->f, "contract");
-    if (!t || !*t)
-        return A4W4_CONTRACT_UNDECLARED;
+    *declared = t && *t;
+    if (!*declared)
+        return NULL;
     if (!strcmp(t, "exact") || !strcmp(t, "bounded") || split_form(t, "ordered(") ||
         split_form(t, "bounded("))
         return t;
@@ -169,11 +169,13 @@ static const uint16_t *captured_y(capture *c, a4w4_hstatus *rc)
 static a4w4_hstatus verify_gemm(capture *c, a4w4_entry_list *out)
 {
     a4w4_hstatus rc = A4W4_ST_OK;
-    const char *contract = capture_contract(c, &rc);
-    if (!contract)
+    int declared;
+    const char *contract = capture_contract(c, &declared, &rc);
+    if (rc)
         return rc;
+    const char *label = declared ? contract : A4W4_CONTRACT_UNDECLARED;
     if (a4w4_st_find(c->f, "bias")) {
-        a4w4_entry_result *e = capture_entry(c, out, A4W4_ENTRY_OUTPUTS, contract, &rc);
+        a4w4_entry_result *e = capture_entry(c, out, A4W4_ENTRY_OUTPUTS, label, &rc);
         if (e) {
             e->verdict = A4W4_VERDICT_NA;
             e->has_judged = 1;
@@ -187,7 +189,7 @@ static a4w4_hstatus verify_gemm(capture *c, a4w4_entry_list *out)
     uint8_t *buf[4] = {0};
     rc = gemm_operands(c, op, buf);
     const uint16_t *y = rc ? NULL : captured_y(c, &rc);
-    a4w4_entry_result *e = rc ? NULL : capture_entry(c, out, A4W4_ENTRY_OUTPUTS, contract, &rc);
+    a4w4_entry_result *e = rc ? NULL : capture_entry(c, out, A4W4_ENTRY_OUTPUTS, label, &rc);
     if (e) {
         a4w4_judge_input in = {c->name, "capture", c->backend, contract, op[0], op[1], op[2],
                                op[3], c->M, c->N, c->K, y};

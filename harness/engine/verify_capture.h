@@ -26,9 +26,9 @@ int a4w4_is_capture(const char *path);
 /* Judge capture bundle path into entries appended to out, named "capture/<file stem>", backend
  * "capture:<op>", regime "capture". A GEMM: one entry, y through the layout maps' inverses
  * judged by a4w4_judge_outputs (runner.h) against the contract the capture records, or, when
- * it records none, as A4W4_CONTRACT_UNDECLARED ("no contract declared": bit for bit where the
- * exact regime is proven, the rest counted not judged; never against a contract the kernel
- * did not declare); a call that added a bias is n/a. A quantizer: one entry per output
+ * it records none, recorded as A4W4_CONTRACT_UNDECLARED ("no contract declared": judged as
+ * exact, bit for bit where the exact regime is proven, the rest counted not judged; never
+ * against a contract the kernel did not declare); a call that added a bias is n/a. A quantizer: one entry per output
  * tensor, byte for byte against ref's round_up quantization (contracts §2). A malformed
  * capture is one failing entry noting the rule. Returns A4W4_ST_OK (also when the capture
  * mismatches: the entries say so), A4W4_ST_BADINPUT (err: "<path>: <rule>": unknown op or

@@ -3,8 +3,10 @@
  * empty; an empty range's total is +0.0). Inside each range the 32-block values (exact dot
  * times scales, rounded once to fp32) are added in ascending K into an fp32 total from +0.0;
  * the three totals are then added in range order into an fp32 sum from +0.0 (RNE adds), and
- * that is rounded to bf16 by RNE. Contract tree(split=160/1056) (docs/contracts.md §4.2): the
- * boundaries do not depend on K, so one text covers every shape. */
+ * that is rounded to bf16 by RNE. It declares tree(split=160/1056) (docs/contracts.md §4.2),
+ * its contract for K > 1056: the text form wants every split boundary below K, so no single
+ * text covers every K, and the plugin ABI takes one text. Its contract for every K is the
+ * file gt_splits.contract (per-K rules), given with `run --contract`. */
 #define GT_NAME "gt-splits"
 #define GT_CONTRACT "tree(split=160/1056)"
 #include "gt_kernel.h"
