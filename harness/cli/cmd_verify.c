@@ -32,6 +32,24 @@ typedef struct {
     size_t npass, nfail, nna;
 } verify_counts;
 
+/* Print one line and count its verdict (0 pass, 1 fail, 2 n/a). */
+static void say(verify_counts *n, const char *line, int verdict)
+{
+    puts(line);
+    n->npass += verdict == 0;
+    n->nfail += verdict == 1;
+    n->nna += verdict == 2;
+}
+
+/* The bundle's bad-input line, after its check lines. */
+static void say_bad_input(a4w4_hstatus rc, const char *err)
+{
+    if (rc != A4W4_ST_BADINPUT)
+        return;
+    fflush(stdout);
+    a4w4_errorf("%s", err);
+}
+
 /* Judge one capture bundle (a4w4_run_capture, the reading `run --captures` makes too) and
  * print one line per entry. Returns the bundle's worst exit code. */
 static int verify_capture_one(const char *path, const char *base, verify_counts *n)
@@ -39,22 +57,15 @@ static int verify_capture_one(const char *path, const char *base, verify_counts 
     a4w4_entry_list el = {0};
     char err[512] = "";
     a4w4_hstatus rc = a4w4_run_capture(path, &el, err, sizeof err);
-    int fail = 0;
+    size_t fails = a4w4_entry_list_failures(&el);
     for (size_t j = 0; j < el.n; j++) {
         char line[1400];
         a4w4_entry_format(&el.items[j], base, line, sizeof line);
-        puts(line);
-        n->npass += el.items[j].verdict == A4W4_VERDICT_PASS;
-        n->nfail += el.items[j].verdict == A4W4_VERDICT_FAIL;
-        n->nna += el.items[j].verdict == A4W4_VERDICT_NA;
-        fail |= el.items[j].verdict == A4W4_VERDICT_FAIL;
+        say(n, line, (int)el.items[j].verdict);
     }
     a4w4_entry_list_free(&el);
-    if (rc == A4W4_ST_BADINPUT) {
-        fflush(stdout);
-        a4w4_errorf("%s", err);
-    }
-    return rc != A4W4_ST_OK ? a4w4_exit_code(rc) : fail ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
+    say_bad_input(rc, err);
+    return rc != A4W4_ST_OK ? a4w4_exit_code(rc) : fails ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
 }
 
 /* Verify one bundle and print its check lines. Returns the bundle's worst exit code. */
@@ -71,16 +82,10 @@ static int verify_one(const char *path, verify_counts *n)
     for (size_t j = 0; j < checks.n; j++) {
         char line[512];
         a4w4_check_format(&checks.items[j], base, line, sizeof line);
-        puts(line);
-        n->npass += checks.items[j].verdict == A4W4_CHECK_PASS;
-        n->nfail += checks.items[j].verdict == A4W4_CHECK_FAIL;
-        n->nna += checks.items[j].verdict == A4W4_CHECK_NA;
+        say(n, line, (int)checks.items[j].verdict);
     }
     a4w4_check_list_free(&checks);
-    if (rc == A4W4_ST_BADINPUT) {
-        fflush(stdout);
-        a4w4_errorf("%s", err);
-    }
+    say_bad_input(rc, err);
     return a4w4_exit_code(rc);
 }
 

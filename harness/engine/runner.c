@@ -847,6 +847,37 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     return st;
 }
 
+/* ---- cases made of given operands (golden bundles, captures) -------------------------- */
+
+/* A case whose row-major operands are given rather than generated: every output in the
+ * sample, the operands loaded as case data, the oracles over them. */
+typedef struct {
+    a4w4_sample s;
+    a4w4_case_data d;
+    a4w4_oracles o;
+    int loaded; /* d holds data */
+} given_case;
+
+/* Open g for case c (M, N, K, name) on operands op = {a_fp4, a_scale, w_fp4, w_scale}. 0, or
+ * -1 when out of memory; g is valid for given_case_close either way. */
+static int given_case_open(given_case *g, const a4w4_case *c, const uint8_t *const op[4])
+{
+    memset(g, 0, sizeof *g);
+    if (a4w4_sample_make(c->M, c->N, c->K, 0, c->name, 1, &g->s) != A4W4_OK ||
+        a4w4_case_data_load(op[0], op[1], op[2], op[3], c->M, c->N, c->K, &g->d) != A4W4_OK)
+        return -1;
+    g->loaded = 1;
+    return a4w4_oracles_compute(&g->d, &g->s, &g->o) ? -1 : 0;
+}
+
+static void given_case_close(given_case *g)
+{
+    a4w4_oracles_free(&g->o);
+    if (g->loaded)
+        a4w4_case_data_free(&g->d);
+    a4w4_sample_free(&g->s);
+}
+
 /* ---- outputs computed elsewhere (captures) ------------------------------------------ */
 
 /* The "backend" of a4w4_judge_outputs: hands back the outputs it was given. */
@@ -900,26 +931,17 @@ a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e
              : strcmp(in->contract, "bounded") ? in->contract
                                              : "bounded(1)");
     b.split = split_of(b.contract);
-    a4w4_sample s = {0};
-    a4w4_case_data d;
-    a4w4_oracles o;
-    memset(&o, 0, sizeof o);
+    const uint8_t *op[4] = {in->a_fp4, in->a_scale, in->w_fp4, in->w_scale};
+    given_case g;
     a4w4_hstatus st = A4W4_ST_NOMEM;
-    if (a4w4_sample_make(c.M, c.N, c.K, 0, c.name, 1, &s) != A4W4_OK)
-        return st;
-    if (a4w4_case_data_load(in->a_fp4, in->a_scale, in->w_fp4, in->w_scale, c.M, c.N, c.K,
-                            &d) == A4W4_OK) {
-        if (a4w4_oracles_compute(&d, &s, &o) == 0) {
-            run_backend(&b, &c, &d, &s, &o, NULL, e);
-            e->has_tags = 0;
-            if (!in->contract)
-                label_undeclared(e);
-            st = A4W4_ST_OK;
-        }
-        a4w4_oracles_free(&o);
-        a4w4_case_data_free(&d);
+    if (given_case_open(&g, &c, op) == 0) {
+        run_backend(&b, &c, &g.d, &g.s, &g.o, NULL, e);
+        e->has_tags = 0;
+        if (!in->contract)
+            label_undeclared(e);
+        st = A4W4_ST_OK;
     }
-    a4w4_sample_free(&s);
+    given_case_close(&g);
     return st;
 }
 
@@ -996,22 +1018,21 @@ static int is_sut(const a4w4_backend *b, const a4w4_bundle_sut *suts, size_t nsu
     return 0;
 }
 
-/* The row-major operands of a loaded case bundle, as case data. 0, or -1 (a tensor missing
- * or of the wrong shape: bundle verification has reported it). */
-static int golden_data(const a4w4_st_file *f, const size_t dims[3], a4w4_case_data *d)
+/* The row-major operands of a loaded case bundle into op. 0, or -1 (a tensor missing or of
+ * the wrong shape: bundle verification has reported it). */
+static int golden_operands(const a4w4_st_file *f, const size_t dims[3], const uint8_t *op[4])
 {
     static const char *const names[4] = {"a_fp4", "a_scale", "w_fp4", "w_scale"};
     size_t M = dims[0], N = dims[1], K = dims[2];
     const size_t want[4][2] = {{M, K / 2}, {M, K / 32}, {N, K / 2}, {N, K / 32}};
-    const uint8_t *t[4];
     for (int i = 0; i < 4; i++) {
         const a4w4_st_tensor *x = a4w4_st_find(f, names[i]);
         size_t rows, cols;
         if (!x || a4w4_st_packed_2d(x, &rows, &cols) || rows != want[i][0] || cols != want[i][1])
             return -1;
-        t[i] = x->data;
+        op[i] = x->data;
     }
-    return a4w4_case_data_load(t[0], t[1], t[2], t[3], M, N, K, d) == A4W4_OK ? 0 : -1;
+    return 0;
 }
 
 /* Golden bundle path through every selected backend with a GEMM (plugins, bundles, HIP)
@@ -1033,15 +1054,11 @@ static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut 
     snprintf(c.name, sizeof c.name, "golden/%.*s", (int)(strlen(base) - 12), base);
     snprintf(c.regime_text, sizeof c.regime_text, "golden");
     snprintf(c.tags, sizeof c.tags, "golden");
-    a4w4_sample s = {0};
-    a4w4_case_data d;
-    a4w4_oracles o;
-    memset(&o, 0, sizeof o);
+    const uint8_t *op[4];
     a4w4_hstatus st = A4W4_ST_OK;
-    if (a4w4_sample_make(c.M, c.N, c.K, 0, c.name, 1, &s) != A4W4_OK)
-        st = A4W4_ST_NOMEM;
-    else if (golden_data(&f, dims, &d) == 0) {
-        st = a4w4_oracles_compute(&d, &s, &o) ? A4W4_ST_NOMEM : A4W4_ST_OK;
+    if (golden_operands(&f, dims, op) == 0) {
+        given_case g;
+        st = given_case_open(&g, &c, op) ? A4W4_ST_NOMEM : A4W4_ST_OK;
         for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
             a4w4_backend *b = &r->backends[i];
             a4w4_entry_result *e;
@@ -1050,12 +1067,10 @@ static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut 
             if (!(e = a4w4_entry_list_add(out)))
                 st = A4W4_ST_NOMEM;
             else
-                run_backend(b, &c, &d, &s, &o, r->id, e);
+                run_backend(b, &c, &g.d, &g.s, &g.o, r->id, e);
         }
-        a4w4_oracles_free(&o);
-        a4w4_case_data_free(&d);
+        given_case_close(&g);
     }
-    a4w4_sample_free(&s);
     a4w4_st_free(&f);
     return st;
 }

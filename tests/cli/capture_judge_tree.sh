@@ -11,8 +11,7 @@ CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK"
 fail() { echo "capture_judge_tree: $*"; exit 1; }
 . "$SRC/tests/cli/gt/gt_common.sh"
-set +e; gt_tree_known; known=$?; set -e
-[ $known -eq 0 ] || exit $known
+gt_need_tree
 export PYTHONPATH="$SRC/python:$SRC/python/tests/fake_aiter:$SRC/python/tests" PYTHONDONTWRITEBYTECODE=1
 { echo "name,M,N,K,regime,seed,tags"
   grep '^m16_n192_k1024,' "$SRC/cases/premerge.csv" | sed 's/^m16_n192_k1024,/wide,/'

@@ -57,6 +57,14 @@ gt_tree_known() {
   return 1
 }
 
+# gt_need_tree: end the calling test with gt_tree_known's skip (77) or failure (1) unless this
+# CLI knows tree contracts.
+gt_need_tree() {
+  local known
+  set +e; gt_tree_known; known=$?; set -e
+  [ $known -eq 0 ] || exit $known
+}
+
 # gt_judge DIR MODE: what results.json in DIR must say. MODE "mis": verdict FAIL, every
 # mis-declared kernel has a failing entry, every failing entry is a mis-declared kernel's;
 # prints, per kernel, the cases that caught it. MODE "true": verdict PASS, every kernel's
@@ -65,7 +73,10 @@ gt_judge() {
   /usr/bin/python3 - "$1" "$2" "$GT_KERNELS" <<'PY'
 import collections, json, re, sys
 d, mode, kernels = sys.argv[1], sys.argv[2], sys.argv[3].split()
-doc = json.load(open(d + "/results.json"))
+try:
+    doc = json.load(open(d + "/results.json"))
+except (OSError, ValueError) as e:
+    sys.exit("gt: no results to judge: %s" % e)
 kern = lambda b: (re.search(r"liba4w4_gt_([a-z0-9]+?)(_mis)?_plugin\.so$", b) or [None, None])[1]
 bad, caught = [], collections.defaultdict(list)
 oracle_outputs = sum(e["checked_outputs"] for e in doc["cases"]
@@ -99,4 +110,27 @@ for b in bad:
     print("gt: " + b)
 sys.exit(1 if bad else 0)
 PY
+}
+
+# gt_run MODE RUN_ARGS...: `a4w4check run RUN_ARGS` into $WORK/out with every kernel, then its
+# results judged by gt_judge MODE. MODE "mis": the ordered(1) builds beside the reference
+# plugin, exit 1 expected; "true": the true declarations (gt_contract_args), exit 0 expected.
+gt_run() {
+  local mode=$1 want=0 backends rc; shift
+  if [ "$mode" = mis ]; then
+    want=1 backends="$(gt_backends _mis),plugin:$GT_PLUGINS/liba4w4_ref_plugin.so"
+    set -- "$@" --backend "$backends"
+  else
+    set -- "$@" --backend "$(gt_backends "")" $(gt_contract_args)
+  fi
+  set +e
+  "$CLI" run "$@" --quiet --out "$WORK/out" > "$WORK/log" 2>&1
+  rc=$?
+  set -e
+  if [ $rc -ne $want ]; then
+    echo "gt: run $*: exit $rc, expected $want: $(cat "$WORK/log")"
+    gt_judge "$WORK/out" "$mode"
+    return 1
+  fi
+  gt_judge "$WORK/out" "$mode"
 }
