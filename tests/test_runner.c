@@ -166,13 +166,14 @@ Test(runner, a_correct_ordered_backend_passes_bit_exact)
     a4w4_entry_list_free(&en);
 }
 
-/* Outputs of run_one's case (M, N, K, regime, g_seed, name "rt") where ordered(1) and exact
- * differ: each oracle over the case's whole operands. */
-static size_t ordered1_not_exact(a4w4_regime regime, size_t M, size_t N, size_t K)
+/* Outputs of the case (name, M, N, K, regime, g_seed; run_one's name is "rt") where ordered(1)
+ * and exact differ: each oracle over the case's whole operands. */
+static size_t ordered1_not_exact(const char *name, a4w4_regime regime, size_t M, size_t N,
+                                 size_t K)
 {
     a4w4_case c;
     memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "rt");
+    snprintf(c.name, sizeof c.name, "%s", name);
     c.M = M, c.N = N, c.K = K, c.regime = regime, c.seed = g_seed;
     a4w4_sample s;
     a4w4_case_data d;
@@ -202,7 +203,7 @@ static size_t ordered1_not_exact(a4w4_regime regime, size_t M, size_t N, size_t 
 Test(runner, exact_judges_the_exact_regime_only_and_counts_the_rest_not_judged)
 {
     g_fault = F_NONE;
-    cr_assert_gt(ordered1_not_exact(A4W4_REGIME_WIDE, 16, 192, 1024), 0,
+    cr_assert_gt(ordered1_not_exact("rt", A4W4_REGIME_WIDE, 16, 192, 1024), 0,
                  "the case must tell ordered(1) from exact");
     int fails;
     a4w4_entry_list en = run_one("exact", 1, 0, A4W4_REGIME_WIDE, 16, 192, 1024, &fails);
@@ -802,4 +803,67 @@ Test(runner, a_case_within_the_budget_is_checked_in_full_and_beyond_it_sampled_w
     a4w4_entry_list_free(&over);
     a4w4_entry_list_free(&none);
     a4w4_entry_list_free(&forced);
+}
+
+/* ---- outputs computed elsewhere (a4w4_judge_outputs, the judgement of captures) ---- */
+
+/* Judge y over the operands of a generated case (M, N, K, regime, seed g_seed) against
+ * contract (NULL: none declared); y is that case's ordered(1) result when flip < 0, else with
+ * output flip one ULP off. */
+static a4w4_entry_result judge_given(const char *contract, a4w4_regime regime, size_t M,
+                                     size_t N, size_t K, long flip)
+{
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "given");
+    c.M = M, c.N = N, c.K = K, c.regime = regime, c.seed = g_seed;
+    a4w4_sample s;
+    a4w4_case_data d;
+    cr_assert_eq(a4w4_sample_make(M, N, K, c.seed, c.name, 1, &s), A4W4_OK);
+    cr_assert_eq(a4w4_case_generate(&c, &s, &d), A4W4_OK);
+    uint16_t *y = malloc(M * N * 2);
+    cr_assert(y);
+    a4w4_gemm_ordered(d.a_fp4.data, d.a_scale.data, d.w_fp4.data, d.w_scale.data, M, N, K, 1, y,
+                      NULL);
+    if (flip >= 0)
+        y[flip] ^= 1;
+    a4w4_judge_input in = {"capture/given", "capture", "capture:op", contract, d.a_fp4.data,
+                           d.a_scale.data, d.w_fp4.data, d.w_scale.data, M, N, K, y};
+    a4w4_entry_result e;
+    memset(&e, 0, sizeof e);
+    cr_assert_eq(a4w4_judge_outputs(&in, &e), A4W4_ST_OK);
+    free(y);
+    a4w4_case_data_free(&d);
+    a4w4_sample_free(&s);
+    return e;
+}
+
+/* Outputs computed elsewhere are judged as a backend's are: by their declared contract on
+ * every output; with none declared, recorded "undeclared" and judged as exact inside the
+ * exact regime only (a correct ordered(1) result on wide operands where ordered(1) and exact
+ * differ is no failure, just not judged); one bit off inside the regime fails. */
+Test(runner, outputs_computed_elsewhere_are_judged_by_their_declared_contract_or_none)
+{
+    g_seed = 17;
+    cr_assert_gt(ordered1_not_exact("given", A4W4_REGIME_WIDE, 16, 192, 1024), 0,
+                 "the operands must tell ordered(1) from exact");
+    a4w4_entry_result e = judge_given("ordered(1)", A4W4_REGIME_WIDE, 16, 192, 1024, -1);
+    cr_expect_str_eq(verdict(&e), "pass", "%s", note(&e));
+    cr_expect_str_eq(e.contract, "ordered(1)");
+    cr_expect_eq(e.judged_bit_exact, 16 * 192);
+    cr_expect_str_eq(e.name, "capture/given");
+    cr_expect_str_eq(e.backend, "capture:op");
+    e = judge_given(NULL, A4W4_REGIME_WIDE, 16, 192, 1024, -1);
+    cr_expect_neq(e.verdict, A4W4_VERDICT_FAIL, "%s", note(&e));
+    cr_expect_str_eq(e.contract, A4W4_CONTRACT_UNDECLARED);
+    cr_expect_eq(e.judged_bit_exact, e.exact_regime_outputs);
+    cr_expect_eq(e.judged_bit_exact + e.not_judged, 16 * 192);
+    cr_expect(!strncmp(note(&e), "no contract declared", 20), "%s", note(&e));
+    e = judge_given(NULL, A4W4_REGIME_EXACT, 3, 32, 256, 5);
+    cr_expect_str_eq(verdict(&e), "fail", "%s", note(&e));
+    cr_expect_eq(e.mismatches, 1);
+    cr_expect_eq(e.first[0].row * 32 + e.first[0].col, 5);
+    e = judge_given("bounded(1)", A4W4_REGIME_NORMAL, 4, 32, 2048, -1);
+    cr_expect_str_eq(verdict(&e), "pass", "%s", note(&e));
+    cr_expect_eq(e.judged_in_bound, 4 * 32);
 }
