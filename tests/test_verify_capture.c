@@ -1,7 +1,8 @@
 /* test_verify_capture.c — a captured GEMM judged by the contract its metadata records
  * (harness/engine/verify_capture.h, contracts §4.1, §4.2): a tree contract is bit-exact against
  * the tree oracle, a capture whose kernel kept another order fails, and a tree that does not
- * apply to the capture's K or a malformed contract is bad input naming the rule. */
+ * apply to the capture's K or a malformed contract is bad input naming the rule (one failing
+ * entry, status A4W4_ST_BADINPUT). */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -56,32 +57,30 @@ static const char *write_capture(const char *kept, const char *declared, size_t 
     return path;
 }
 
-/* Verify the capture at path: its status, the first check's verdict into *v, err. */
-static a4w4_hstatus verify(const char *path, a4w4_check_verdict *v, char *err, size_t errlen)
+/* Judge the capture at path (a4w4_run_capture, the one reading of a capture): its status, the
+ * GEMM entry's verdict into *v (SKIP when it made none), err. */
+static a4w4_hstatus verify(const char *path, a4w4_verdict *v, char *err, size_t errlen)
 {
-    a4w4_st_file f;
-    cr_assert_eq(a4w4_st_load(path, &f, err, errlen), A4W4_ST_OK, "%s", err);
-    a4w4_check_list checks = {0};
-    a4w4_hstatus rc = a4w4_verify_capture(&f, path, &checks, NULL, err, errlen);
-    *v = checks.n ? checks.items[0].verdict : A4W4_CHECK_NA;
-    a4w4_check_list_free(&checks);
-    a4w4_st_free(&f);
+    a4w4_entry_list el = {0};
+    a4w4_hstatus rc = a4w4_run_capture(path, NULL, &el, err, errlen);
+    *v = el.n ? el.items[0].verdict : A4W4_VERDICT_SKIP;
+    a4w4_entry_list_free(&el);
     return rc;
 }
 
 Test(verify_capture, a_tree_contract_is_judged_bit_for_bit_by_the_tree_oracle)
 {
     char err[512] = "";
-    a4w4_check_verdict v;
+    a4w4_verdict v;
     const char *tree = "tree(reduce=pairwise,fuse=2,round=rz)";
     /* the kernel kept the declared tree (keys in another order): pass */
     const char *p = write_capture(tree, "tree(round=rz,reduce=pairwise,fuse=2)", 9, 40, 2048);
     cr_expect_eq(verify(p, &v, err, sizeof err), A4W4_ST_OK, "%s", err);
-    cr_expect_eq(v, A4W4_CHECK_PASS);
+    cr_expect_eq(v, A4W4_VERDICT_PASS);
     /* ... declared as ordered(1): the RZ accumulation is caught */
     p = write_capture(tree, "ordered(1)", 9, 40, 2048);
-    cr_expect_eq(verify(p, &v, err, sizeof err), A4W4_ST_MISMATCH);
-    cr_expect_eq(v, A4W4_CHECK_FAIL);
+    cr_expect_eq(verify(p, &v, err, sizeof err), A4W4_ST_OK); /* the entry says it */
+    cr_expect_eq(v, A4W4_VERDICT_FAIL);
     /* a tree whose split boundary is not below K, and a malformed tree: bad input */
     p = write_capture("tree()", "tree(split=0/2048)", 3, 16, 2048);
     cr_expect_eq(verify(p, &v, err, sizeof err), A4W4_ST_BADINPUT);

@@ -7,6 +7,7 @@
 #include "cpu_sut.h"
 #include "options.h"
 #include "verify_bundle.h"
+#include "verify_capture.h"
 
 static const char verify_usage[] =
     "usage: a4w4check verify BUNDLE.safetensors [BUNDLE...]\n"
@@ -14,7 +15,10 @@ static const char verify_usage[] =
     "Reads each case (a4w4-case/1) or quantization (a4w4-quant/1) bundle (contracts §7) and\n"
     "recomputes every tensor the oracles can produce: quantization per scale mode (from x_f32,\n"
     "x_bf16, or x in the bundle's round_mode), the three ASM layouts, y_exact, y_ordered, and\n"
-    "both CPU systems under test (cpu-asm, cpu-fallback) against y_ordered.\n"
+    "both CPU systems under test (cpu-asm, cpu-fallback) against y_ordered. A capture bundle\n"
+    "(a4w4-capture/1) is judged as `run --captures` judges it: its y against the contract its\n"
+    "kernel declared (none declared: bit for bit inside the exact regime, the rest counted\n"
+    "not judged), its quantizer outputs byte for byte.\n"
     "One line per check: PASS, FAIL (tensor, first mismatching (row, col), got/expected in hex,\n"
     "mismatch count) or N/A with the reason.\n"
     "\n";
@@ -30,38 +34,78 @@ typedef struct {
     size_t npass, nfail, nna;
 } verify_counts;
 
-/* Verify one bundle and print its check lines (text from the file quoted: control bytes as
- * '?', a4w4_quote.h). Returns the bundle's worst exit code: a bundle none of whose checks
- * passed or failed (every one N/A) is incomplete, never a pass. */
+/* Print one line (text from the file quoted: control bytes as '?', a4w4_quote.h) and count its
+ * verdict (0 pass, 1 fail, 2 n/a, 3 skip: counted n/a). */
+static void say(verify_counts *n, const char *line, int verdict)
+{
+    char shown[1400];
+    puts(a4w4_quote(line, shown, sizeof shown));
+    n->npass += verdict == 0;
+    n->nfail += verdict == 1;
+    n->nna += verdict >= 2;
+}
+
+/* The bundle's bad-input line, after its check lines; then, when nothing was judged (no check
+ * passed or failed), the INCOMPLETE line. Returns the bundle's exit code from rc and counts. */
+static int say_end(a4w4_hstatus rc, const char *err, const char *base, size_t judged,
+                   size_t fails)
+{
+    char shown[600];
+    fflush(stdout);
+    if (rc == A4W4_ST_BADINPUT)
+        a4w4_errorf("%s", a4w4_quote(err, shown, sizeof shown));
+    if (rc != A4W4_ST_OK)
+        return a4w4_exit_code(rc);
+    if (fails)
+        return A4W4_EXIT_MISMATCH;
+    if (!judged) {
+        a4w4_errorf("verify: %s: INCOMPLETE: no check could be made (every one N/A)", base);
+        return A4W4_EXIT_INCOMPLETE;
+    }
+    return A4W4_EXIT_PASS;
+}
+
+/* Judge one capture bundle (a4w4_run_capture, the reading `run --captures` makes too) and
+ * print one line per entry. Returns the bundle's worst exit code. */
+static int verify_capture_one(const char *path, const char *base, verify_counts *n)
+{
+    a4w4_entry_list el = {0};
+    char err[512] = "";
+    a4w4_hstatus rc = a4w4_run_capture(path, NULL, &el, err, sizeof err);
+    size_t fails = a4w4_entry_list_failures(&el), judged = 0;
+    for (size_t j = 0; j < el.n; j++) {
+        char line[1400];
+        a4w4_entry_format(&el.items[j], base, line, sizeof line);
+        say(n, line, (int)el.items[j].verdict);
+        judged += el.items[j].verdict == A4W4_VERDICT_PASS ||
+                  el.items[j].verdict == A4W4_VERDICT_FAIL;
+    }
+    a4w4_entry_list_free(&el);
+    return say_end(rc, err, base, judged, fails);
+}
+
+/* Verify one bundle and print its check lines. Returns the bundle's worst exit code: a bundle
+ * none of whose checks passed or failed (every one N/A) is incomplete, never a pass. */
 static int verify_one(const char *path, verify_counts *n)
 {
     a4w4_check_list checks = {0};
-    char err[512] = "", shown[512], base[256];
+    char err[512] = "", base[256];
     const char *b = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    size_t nsuts, judged = 0;
     a4w4_quote(b, base, sizeof base);
+    if (a4w4_is_capture(path))
+        return verify_capture_one(path, base, n);
+    size_t nsuts, judged = 0, fails = 0;
     const a4w4_bundle_sut *suts = a4w4_cpu_bundle_suts(&nsuts);
     a4w4_hstatus rc = a4w4_verify_bundle(path, suts, nsuts, &checks, NULL, err, sizeof err);
     for (size_t j = 0; j < checks.n; j++) {
         char line[512];
         a4w4_check_format(&checks.items[j], base, line, sizeof line);
-        puts(a4w4_quote(line, shown, sizeof shown));
-        n->npass += checks.items[j].verdict == A4W4_CHECK_PASS;
-        n->nfail += checks.items[j].verdict == A4W4_CHECK_FAIL;
-        n->nna += checks.items[j].verdict == A4W4_CHECK_NA;
+        say(n, line, (int)checks.items[j].verdict);
         judged += checks.items[j].verdict != A4W4_CHECK_NA;
+        fails += checks.items[j].verdict == A4W4_CHECK_FAIL;
     }
     a4w4_check_list_free(&checks);
-    if (rc == A4W4_ST_BADINPUT) {
-        fflush(stdout);
-        a4w4_errorf("%s", a4w4_quote(err, shown, sizeof shown));
-    }
-    if (rc == A4W4_ST_OK && !judged) {
-        fflush(stdout);
-        a4w4_errorf("verify: %s: INCOMPLETE: no check could be made (every one N/A)", base);
-        return A4W4_EXIT_INCOMPLETE;
-    }
-    return a4w4_exit_code(rc);
+    return say_end(rc, err, base, judged, fails);
 }
 
 int cmd_verify(int argc, char **argv)

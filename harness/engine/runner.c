@@ -19,7 +19,6 @@
 #include "matrix.h"
 #include "safetensors.h"
 #include "sample_oracles.h"
-#include "verify_capture.h"
 
 #define MAX_RECORDED A4W4_ENTRY_MAX_FIRST
 
@@ -55,6 +54,9 @@ static int bf16_nan(uint16_t h) { return (h & 0x7FFF) > 0x7F80; }
 
 typedef struct {
     size_t checked, mismatches, unwritten;
+    size_t not_judged; /* outputs left out: outside the exact regime under exact */
+    size_t not_finite; /* of those, NaN or Inf where every order gives a finite sum (also in
+                          checked: compared, though not bit for bit) */
     unsigned max_ulp;
     /* bounded(S) only: the largest |got - exact| / bound, and the bound in bf16 ULPs of
      * the exact value (median, largest) over the outputs compared within a bound */
@@ -97,6 +99,44 @@ static void compare_exact(comparison *c, const a4w4_sample *s, const uint16_t *g
         if (got[k] == exp[k] || (bf16_nan(got[k]) && bf16_nan(exp[k])))
             continue;
         record(c, s, k, got[k], exp[k]);
+    }
+}
+
+/* 1 when no summation order of output k's terms, in any rounding, can leave fp32's finite
+ * range: no NaN scale is read and the sum of |terms| is below 2^126. */
+static int finite_in_any_order(const a4w4_oracles *o, size_t k)
+{
+    return o->abs_sum[k] < 0x1p126f;
+}
+
+/* exact (contracts §4.1): bit for bit where the exact regime is proven, and where the output
+ * reads a NaN scale (NaN under every contract, contracts §2); the other outputs are not judged
+ * (exact is a reference there, not a verdict), only required to be written and, where every
+ * order gives a finite sum, finite (a NaN or Inf there is wrong under any order: a checked
+ * mismatch, counted in not_finite, the output still not judged bit for bit). */
+static void compare_exact_regime(comparison *c, const a4w4_sample *s, const uint16_t *got,
+                                 const a4w4_oracles *o, size_t n)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t k = 0; k < n; k++) {
+        if (got[k] == A4W4_POISON_BF16) {
+            c->checked++;
+            c->unwritten++;
+            record(c, s, k, got[k], o->exact[k]);
+            continue;
+        }
+        if (!o->in_regime[k] && !isnan(o->exact_f32[k])) {
+            c->not_judged++;
+            if ((got[k] & 0x7F80) == 0x7F80 && finite_in_any_order(o, k)) {
+                c->not_finite++;
+                c->checked++;
+                record(c, s, k, got[k], o->exact[k]);
+            }
+            continue;
+        }
+        c->checked++;
+        if (got[k] != o->exact[k] && !(bf16_nan(got[k]) && bf16_nan(o->exact[k])))
+            record(c, s, k, got[k], o->exact[k]);
     }
 }
 
@@ -198,6 +238,16 @@ static void case_identity(a4w4_entry_result *e, const a4w4_case *c, a4w4_entry_k
                         (unsigned long long)c->seed, backend, contract);
     e->has_tags = 1;
     snprintf(e->tags, sizeof e->tags, "%s", c->tags);
+}
+
+/* What the n outputs of an entry were judged by: the compared ones bit for bit or within the
+ * bound, the rest not judged (an entry that compared nothing: all of them). */
+static void put_judged(a4w4_entry_result *e, const comparison *cmp, size_t n)
+{
+    e->has_judged = 1;
+    e->judged_bit_exact = cmp->has_bound ? 0 : cmp->checked - cmp->not_finite;
+    e->judged_in_bound = cmp->has_bound ? cmp->checked : 0;
+    e->not_judged = n - e->judged_bit_exact - e->judged_in_bound;
 }
 
 static void put_comparison(a4w4_entry_result *e, const comparison *cmp, const a4w4_sample *s,
@@ -302,6 +352,8 @@ static const a4w4_contract *case_contract(const a4w4_backend *b, const a4w4_case
     return k;
 }
 
+
+
 /* Poison y, run the backend once and record run_ms, and the outputs' hash when it ran. */
 static int run_baseline(gemm_run *g, a4w4_entry_result *e)
 {
@@ -321,6 +373,18 @@ static int run_baseline(gemm_run *g, a4w4_entry_result *e)
         e->y_hash = h;
     }
     return rc;
+}
+
+/* The note of an entry judged inside the exact regime only: what was left out, and why. */
+static void note_not_judged(const gemm_run *g, a4w4_entry_result *e)
+{
+    if (g->cmp.not_finite)
+        note_add(e->note, sizeof e->note, "%zu outputs NaN or Inf where every summation order "
+                 "gives a finite value (wrong under any contract); ", g->cmp.not_finite);
+    if (g->cmp.not_judged)
+        note_add(e->note, sizeof e->note, "%zu of %zu outputs outside the exact regime: not "
+                 "judged (exact is a reference there, contracts §4.1); ", g->cmp.not_judged,
+                 g->n);
 }
 
 /* The guard zones, then the baseline against the oracle of the backend's contract into
@@ -345,7 +409,8 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
             note_add(e->note, sizeof e->note, "outside the %s bound: largest distance %.3g "
                      "times the bound; ", e->contract, g->cmp.bound_use);
     } else if (g->k->kind == A4W4_CONTRACT_EXACT) {
-        compare_exact(&g->cmp, g->s, g->y, g->o->exact, g->n);
+        compare_exact_regime(&g->cmp, g->s, g->y, g->o, g->n);
+        note_not_judged(g, e);
     } else {
         const uint16_t *exp = g->k->kind == A4W4_CONTRACT_TREE
                                   ? a4w4_oracles_tree(g->o, &g->k->tree)
@@ -459,6 +524,8 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
         return 1;
     if (g->b->asm_layout && g->d->a_scale_shuffled.data)
         fail |= check_pad_variants(g, e);
+    if (!fail && !g->cmp.checked) /* every output outside the exact regime: nothing judged */
+        *na = 1;
     return fail;
 }
 
@@ -497,6 +564,7 @@ static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
         fail = gemm_checks(&g, e, &na);
     }
     put_comparison(e, &g.cmp, s, e->has_run ? e->run_ms : NAN, o->proven, verdict_of(fail, na));
+    put_judged(e, &g.cmp, g.n);
     if (d->code0) {
         e->ambiguous = 1;
         note_add(e->note, sizeof e->note, "E8M0 code 0 present: read as 2^-127 (OCP, AITER "
@@ -820,6 +888,104 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     return st;
 }
 
+/* ---- cases made of given operands (golden bundles, captures) -------------------------- */
+
+/* A case whose row-major operands are given rather than generated: every output in the
+ * sample, the operands loaded as case data, the oracles over them. */
+typedef struct {
+    a4w4_sample s;
+    a4w4_case_data d;
+    a4w4_oracles o;
+    int loaded; /* d holds data */
+} given_case;
+
+/* Open g for case c (M, N, K, name) on operands op = {a_fp4, a_scale, w_fp4, w_scale}. 0, or
+ * -1 when out of memory; g is valid for given_case_close either way. */
+static int given_case_open(given_case *g, const a4w4_case *c, const uint8_t *const op[4])
+{
+    memset(g, 0, sizeof *g);
+    if (a4w4_sample_make(c->M, c->N, c->K, 0, c->name, 1, &g->s) != A4W4_OK ||
+        a4w4_case_data_load(op[0], op[1], op[2], op[3], c->M, c->N, c->K, &g->d) != A4W4_OK)
+        return -1;
+    g->loaded = 1;
+    return a4w4_oracles_compute(&g->d, &g->s, &g->o) ? -1 : 0;
+}
+
+static void given_case_close(given_case *g)
+{
+    a4w4_oracles_free(&g->o);
+    if (g->loaded)
+        a4w4_case_data_free(&g->d);
+    a4w4_sample_free(&g->s);
+}
+
+/* ---- outputs computed elsewhere (captures) ------------------------------------------ */
+
+/* The "backend" of a4w4_judge_outputs: hands back the outputs it was given. */
+static int run_given(void *ctx, const a4w4_run_args *a)
+{
+    const uint16_t *y = ctx;
+    memcpy(a->y, y, a->s->nrows * a->s->ncols * sizeof *y); /* a full sample: y as given */
+    return A4W4_OK;
+}
+
+static const a4w4_backend_type given_type = {.name = "given",
+                                             .what = "outputs computed elsewhere",
+                                             .contract = "exact",
+                                             .thread_safe = 1,
+                                             .full_outputs = 1,
+                                             .run = run_given};
+
+/* S of "ordered(S)" or "bounded(S)" (plain "bounded": 1); 1 for the others. */
+static unsigned split_of(const char *contract)
+{
+    unsigned S = 1;
+    if (sscanf(contract, "ordered(%u)", &S) != 1 && sscanf(contract, "bounded(%u)", &S) != 1)
+        S = 1;
+    return S;
+}
+
+/* An entry judged as exact because its kernel declared no contract says so. */
+static void label_undeclared(a4w4_entry_result *e)
+{
+    char note[sizeof e->note];
+    snprintf(e->contract, sizeof e->contract, "%s", A4W4_CONTRACT_UNDECLARED);
+    snprintf(note, sizeof note, "no contract declared: judged as exact, inside the exact regime "
+             "only (contracts §4.1)%s%.640s", e->note[0] ? "; " : "", e->note);
+    memcpy(e->note, note, sizeof note);
+}
+
+a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e)
+{
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "%s", in->name);
+    snprintf(c.regime_text, sizeof c.regime_text, "%s", in->regime);
+    c.M = in->M, c.N = in->N, c.K = in->K;
+    a4w4_backend b;
+    memset(&b, 0, sizeof b);
+    b.type = &given_type;
+    b.ctx = (void *)in->y;
+    snprintf(b.name, sizeof b.name, "%s", in->backend);
+    snprintf(b.contract, sizeof b.contract, "%s",
+             !in->contract                   ? "exact" /* none declared: judged as exact */
+             : strcmp(in->contract, "bounded") ? in->contract
+                                             : "bounded(1)");
+    b.split = split_of(b.contract);
+    const uint8_t *op[4] = {in->a_fp4, in->a_scale, in->w_fp4, in->w_scale};
+    given_case g;
+    a4w4_hstatus st = A4W4_ST_NOMEM;
+    if (given_case_open(&g, &c, op) == 0) {
+        run_backend(&b, &c, &g.d, &g.s, &g.o, NULL, e);
+        e->has_tags = 0;
+        if (!in->contract)
+            label_undeclared(e);
+        st = A4W4_ST_OK;
+    }
+    given_case_close(&g);
+    return st;
+}
+
 /* The system under test whose check this is ("<name> vs y_ordered"), or NULL. */
 static const a4w4_bundle_sut *sut_of(const a4w4_check *c, const a4w4_bundle_sut *suts,
                                      size_t nsuts)
@@ -887,49 +1053,6 @@ static void golden_oracle(const a4w4_check_list *checks, const a4w4_bundle_sut *
                  ntensor, base);
 }
 
-a4w4_hstatus a4w4_run_capture(const char *path, const char *name, a4w4_entry_list *out,
-                              char *err, size_t errlen)
-{
-    a4w4_st_file f;
-    a4w4_check_list checks = {0};
-    size_t dims[3] = {0, 0, 0};
-    double t0 = a4w4_now() * 1e3;
-    if (a4w4_st_load(path, &f, err, errlen) != A4W4_ST_OK)
-        return A4W4_ST_BADINPUT;
-    a4w4_hstatus rc = a4w4_verify_capture(&f, path, &checks, dims, err, errlen);
-    double ms = a4w4_now() * 1e3 - t0;
-    const char *op = a4w4_st_meta(&f, "op"), *contract = a4w4_st_meta(&f, "contract");
-    char backend[160], shown[140], cshown[32];
-    snprintf(backend, sizeof backend, "capture:%s", a4w4_quote(op ? op : "?", shown,
-                                                               sizeof shown));
-    a4w4_quote(contract && *contract ? contract : "n/a", cshown, sizeof cshown);
-    a4w4_check bad_input;
-    if (rc == A4W4_ST_BADINPUT || rc == A4W4_ST_NOMEM) {
-        memset(&bad_input, 0, sizeof bad_input);
-        bad_input.verdict = A4W4_CHECK_FAIL;
-        snprintf(bad_input.subject, sizeof bad_input.subject, "capture bundle");
-        snprintf(bad_input.note, sizeof bad_input.note, "bad input: %s", err);
-    }
-    size_t n = rc == A4W4_ST_BADINPUT || rc == A4W4_ST_NOMEM ? 1 : checks.n;
-    for (size_t i = 0; i < n; i++) {
-        a4w4_entry_result *e = a4w4_entry_list_add(out);
-        if (!e) {
-            rc = A4W4_ST_NOMEM;
-            snprintf(err, errlen, "%s: out of memory for the results", path);
-            break;
-        }
-        a4w4_entry_identity(e, A4W4_ENTRY_BYTES, name, dims[0], dims[1], dims[2], "capture", 0,
-                            backend, cshown);
-        a4w4_entry_set_check(e, n == checks.n ? &checks.items[i] : &bad_input);
-        if (e->verdict == A4W4_VERDICT_NA) /* not judged: never a pass over it */
-            e->verdict = A4W4_VERDICT_SKIP;
-        e->time_ms = ms;
-    }
-    a4w4_check_list_free(&checks);
-    a4w4_st_free(&f);
-    return rc == A4W4_ST_MISMATCH ? A4W4_ST_OK : rc;
-}
-
 a4w4_hstatus a4w4_run_captures_none(const char *dir, a4w4_entry_list *out, char *err,
                                     size_t errlen)
 {
@@ -959,22 +1082,21 @@ static int is_sut(const a4w4_backend *b, const a4w4_bundle_sut *suts, size_t nsu
     return 0;
 }
 
-/* The row-major operands of a loaded case bundle, as case data. 0, or -1 (a tensor missing
- * or of the wrong shape: bundle verification has reported it). */
-static int golden_data(const a4w4_st_file *f, const size_t dims[3], a4w4_case_data *d)
+/* The row-major operands of a loaded case bundle into op. 0, or -1 (a tensor missing or of
+ * the wrong shape: bundle verification has reported it). */
+static int golden_operands(const a4w4_st_file *f, const size_t dims[3], const uint8_t *op[4])
 {
     static const char *const names[4] = {"a_fp4", "a_scale", "w_fp4", "w_scale"};
     size_t M = dims[0], N = dims[1], K = dims[2];
     const size_t want[4][2] = {{M, K / 2}, {M, K / 32}, {N, K / 2}, {N, K / 32}};
-    const uint8_t *t[4];
     for (int i = 0; i < 4; i++) {
         const a4w4_st_tensor *x = a4w4_st_find(f, names[i]);
         size_t rows, cols;
         if (!x || a4w4_st_packed_2d(x, &rows, &cols) || rows != want[i][0] || cols != want[i][1])
             return -1;
-        t[i] = x->data;
+        op[i] = x->data;
     }
-    return a4w4_case_data_load(t[0], t[1], t[2], t[3], M, N, K, d) == A4W4_OK ? 0 : -1;
+    return 0;
 }
 
 /* Golden bundle path through every selected backend with a GEMM (plugins, bundles, HIP)
@@ -996,15 +1118,11 @@ static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut 
     snprintf(c.name, sizeof c.name, "golden/%.*s", (int)(strlen(base) - 12), base);
     snprintf(c.regime_text, sizeof c.regime_text, "golden");
     snprintf(c.tags, sizeof c.tags, "golden");
-    a4w4_sample s = {0};
-    a4w4_case_data d;
-    a4w4_oracles o;
-    memset(&o, 0, sizeof o);
+    const uint8_t *op[4];
     a4w4_hstatus st = A4W4_ST_OK;
-    if (a4w4_sample_make(c.M, c.N, c.K, 0, c.name, 1, &s) != A4W4_OK)
-        st = A4W4_ST_NOMEM;
-    else if (golden_data(&f, dims, &d) == 0) {
-        st = a4w4_oracles_compute(&d, &s, &o) ? A4W4_ST_NOMEM : A4W4_ST_OK;
+    if (golden_operands(&f, dims, op) == 0) {
+        given_case g;
+        st = given_case_open(&g, &c, op) ? A4W4_ST_NOMEM : A4W4_ST_OK;
         for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
             a4w4_backend *b = &r->backends[i];
             a4w4_entry_result *e;
@@ -1013,12 +1131,10 @@ static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut 
             if (!(e = a4w4_entry_list_add(out)))
                 st = A4W4_ST_NOMEM;
             else
-                run_backend(b, &c, &d, &s, &o, r->id, e);
+                run_backend(b, &c, &g.d, &g.s, &g.o, r->id, e);
         }
-        a4w4_oracles_free(&o);
-        a4w4_case_data_free(&d);
+        given_case_close(&g);
     }
-    a4w4_sample_free(&s);
     a4w4_st_free(&f);
     return st;
 }
@@ -1043,6 +1159,9 @@ a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, 
         }
         golden_identity(e, path, dims, sut->name, "ordered(1)", ms);
         a4w4_entry_set_check(e, &checks.items[i]);
+        e->has_judged = 1; /* the system under test's y against y_ordered, bit for bit */
+        e->judged_bit_exact = e->verdict == A4W4_VERDICT_NA ? 0 : e->checked;
+        e->not_judged = dims[0] * dims[1] - e->judged_bit_exact;
     }
     if (st != A4W4_ST_NOMEM && (e = a4w4_entry_list_add(out))) {
         a4w4_check oracle;

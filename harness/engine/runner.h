@@ -65,6 +65,29 @@ double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c);
 a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
                            char *err, size_t errlen);
 
+/* The contract an entry records when its kernel declared none (a4w4_judge_outputs with
+ * contract NULL): it is judged as exact, inside the exact regime only (contracts §4.1). */
+#define A4W4_CONTRACT_UNDECLARED "undeclared"
+
+/* GEMM outputs computed elsewhere (a capture), to be judged from their own operands. */
+typedef struct {
+    const char *name, *regime, *backend; /* the entry's identity */
+    const char *contract; /* exact, ordered(S), bounded, bounded(S); NULL: none declared */
+    const uint8_t *a_fp4, *a_scale, *w_fp4, *w_scale; /* row-major [M, K/2], [M, K/32],
+                                                         [N, K/2], [N, K/32] */
+    size_t M, N, K;    /* K % 32 == 0 */
+    const uint16_t *y; /* [M, N] bf16 bits, the kernel's outputs */
+} a4w4_judge_input;
+
+/* Judge in->y against in->contract exactly as a backend's outputs on a generated case are
+ * judged (every output; contracts §4.1: ordered(S) bit for bit; exact bit for bit inside the
+ * exact regime and on NaN-reading outputs, the rest counted not judged; bounded(S) within its
+ * per-output bound) into *e: identity, verdict, counts, judged counts, first mismatches, note.
+ * A NULL contract (none declared) is judged as exact and recorded as A4W4_CONTRACT_UNDECLARED,
+ * the note starting "no contract declared". The one judgement of captures, for `verify` and
+ * `run --captures` alike. A4W4_ST_OK (the verdict is in *e), or A4W4_ST_NOMEM. */
+a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e);
+
 /* Verify golden bundle path (contracts §7) with the systems under test suts[0..nsuts)
  * (verify_bundle.h): an entry for each of them whose name is also a selected backend's,
  * against the bundle's y_ordered, then one "oracle" entry for every other tensor check, then
@@ -72,23 +95,11 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
  * HIP), each output compared per the backend's contract like a generated case's (entries of
  * regime and tags "golden", full outputs). Returns A4W4_ST_OK, A4W4_ST_BADINPUT on bad input (err set; the oracle entry records it as
  * a failure) or A4W4_ST_NOMEM (no room for the entries; err set). */
-/* Judge capture bundle path (engine/verify_capture.h) into one entry per recomputed tensor:
- * name `name` (the matrix item's, "capture/<path under DIR>"), backend "capture:<op>" (op
- * quoted: control bytes as '?'), the capture's contract, regime "capture". A check the
- * capture cannot be judged by (N/A) is a "skip" entry: a capture is a comparison asked for,
- * so one not made keeps the verdict from PASS. A malformed or refused capture is one failing
- * entry noting the rule. Returns A4W4_ST_OK (also when the capture mismatches: the entries say
- * so), A4W4_ST_BADINPUT (err: "<path>: <rule>") or A4W4_ST_NOMEM. */
-a4w4_hstatus a4w4_run_capture(const char *path, const char *name, a4w4_entry_list *out,
-                              char *err, size_t errlen);
-
 /* The one entry of a --captures DIR that holds no capture bundle (matrix.h's
  * A4W4_CAPTURES_NONE): verdict "skip", the note naming dir. A4W4_ST_OK or A4W4_ST_NOMEM. */
 a4w4_hstatus a4w4_run_captures_none(const char *dir, a4w4_entry_list *out, char *err,
                                     size_t errlen);
-
 a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, size_t nsuts,
                              const char *path, a4w4_entry_list *out, char *err, size_t errlen);
-
 
 #endif

@@ -1,4 +1,4 @@
-"""python -m a4w4check.external --ops DIR --out DIR --kernel NAME [--contract C]
+"""python -m a4w4check.external --ops DIR --out DIR --kernel NAME [--contract C|FILE]
 [--device cuda|cpu]
 
 Runs a GEMM kernel (a4w4check.kernels) on every case of an operand directory (DIR/manifest.json,
@@ -13,13 +13,12 @@ Failures are one line on stderr starting "a4w4check.external: ".
 """
 import argparse
 import os
-import re
 import sys
 
 PROG = "a4w4check.external"
 
 try:
-    from . import bundle, kernels, st
+    from . import bundle, contract, kernels, st
     from .errors import BundleError
 except ImportError as _missing:  # numpy: every bundle is numpy arrays
     if __name__ != "__main__":
@@ -28,11 +27,6 @@ except ImportError as _missing:  # numpy: every bundle is numpy arrays
           f"{' '.join(str(_missing).split())}); install it, e.g. pip install numpy",
           file=sys.stderr)
     sys.exit(3)
-# The form of a contract (contracts §4.1, §4.2); the C harness parses it strictly when it reads
-# the bundle (key ranges, duplicates, split boundaries), so only the shape is checked here.
-_TREE_KEY = r"(leaf|order|fuse|reduce|prec|round|acc|split|combine|final)=[0-9a-z/]+"
-CONTRACT = re.compile(r"(exact|ordered\([1-9][0-9]*\)|bounded(\([1-9][0-9]*\))?"
-                      rf"|tree\(({_TREE_KEY}(,{_TREE_KEY})*)?\))\Z")
 
 
 class Usage(Exception):
@@ -50,8 +44,8 @@ def _parse(argv):
     p.add_argument("--out", required=True, help="output bundle directory (created)")
     p.add_argument("--kernel", required=True, help=f"{', '.join(kernels.BUILTIN)} or "
                    "module:function")
-    p.add_argument("--contract", help="exact, ordered(S), bounded(S) or tree(key=value,...) "
-                   "(default: the kernel's)")
+    p.add_argument("--contract", help="exact, ordered(S), bounded(S), tree(...), or a file "
+                   "holding one (`a4w4check discover --out FILE`; default: the kernel's)")
     p.add_argument("--device", choices=("cuda", "cpu"), help="default: the kernel's")
     return p.parse_args(argv)
 
@@ -61,9 +55,10 @@ def _contract(args, kern):
     if not c:
         raise Usage(f"kernel {kern.name} declares no contract: pass --contract or give the "
                     "function an a4w4_contract attribute")
-    if not CONTRACT.match(c):
-        raise Usage(f"contract {c!r} is not exact, ordered(S), bounded(S) or tree(key=value,...)")
-    return c
+    try:
+        return contract.resolve(c)
+    except ValueError as e:
+        raise Usage(str(e)) from None
 
 
 def _cuda():
