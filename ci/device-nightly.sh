@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# ci/device-nightly.sh OUT [DEBDIR] — the nightly host script on this workplace's GPU machine
-# (NVIDIA H200, no Debian -dev packages, a few device minutes): unpack DEBDIR's Debian packages
-# (default .devcarry/debs: cJSON, libcsv, OpenBLAS, pkgconf, libgfortran5; README: Nightly)
+# ci/device-nightly.sh OUT [DEBDIR] — the nightly in one step on a single-GPU NVIDIA host without
+# Debian's -dev packages (docs/nightly.md): unpack DEBDIR's Debian packages (cJSON, libcsv,
+# OpenBLAS, pkgconf, libgfortran5; without DEBDIR the host's own libraries are used)
 # into /tmp/a4w4-prefix with ci/unpack-debs.sh, then ci/nightly-gpu.sh --quick with
 # GROUPS_PER_GPU=2 SET=premerge (its build: BUILD_TESTING=OFF, -DA4W4_GPU=nvidia, only the
 # a4w4check, a4w4_gpu_check and a4w4_gpu_emu targets). Writes OUT/nightly.tar.gz (the reports:
@@ -14,14 +14,14 @@
 set -uo pipefail
 out=${1:?usage: ci/device-nightly.sh OUT [DEBDIR]}
 root=$(cd "$(dirname "$0")/.." && pwd)
-deb=${2:-$root/.devcarry/debs}
+deb=${2:-}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 t0=$SECONDS
 stamp() { printf '%4d s  %s\n' $((SECONDS - t0)) "$*" | tee -a "$out/summary.txt"; }
 : >"$out/summary.txt"
 prefix=/tmp/a4w4-prefix
-if [ -d "$deb" ]; then
+if [ -n "$deb" ] && [ -d "$deb" ]; then
   # the environment unpack-debs prints covers what A4W4_DEPS_PREFIX alone would not (a
   # libgfortran5 unpacked by an older unpack-debs.sh beside the prefix)
   if env_lines=$(bash "$root/ci/unpack-debs.sh" "$deb" "$prefix" 2>"$out/unpack.log"); then
@@ -32,7 +32,7 @@ if [ -d "$deb" ]; then
     stamp "unpacking $deb failed: $(tail -n 1 "$out/unpack.log")"
   fi
 else
-  stamp "no $deb: using the machine's libraries"
+  stamp "no DEBDIR${deb:+ at $deb}: using the host's libraries"
 fi
 command -v nvcc >/dev/null 2>&1 || export PATH=$PATH:/usr/local/cuda/bin
 report=/tmp/a4w4-device-nightly

@@ -48,7 +48,7 @@ fi
 how() { # DEV_PKG DEBS...
   local dev=$1; shift
   echo "install Debian's $dev, or unpack Debian 12's .debs into a prefix (apt-get download $*;" \
-       "bash ci/unpack-debs.sh DEBDIR PREFIX) and set A4W4_DEPS_PREFIX=PREFIX (README: Nightly)"
+       "bash ci/unpack-debs.sh DEBDIR PREFIX) and set A4W4_DEPS_PREFIX=PREFIX (docs/nightly.md)"
 }
 missing=0
 miss() { echo "find-deps: missing $1: $2" >&2; missing=$((missing + 1)); }

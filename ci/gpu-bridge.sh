@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ci/gpu-bridge.sh OUTDIR [DEBDIR] — the Python bridge on an NVIDIA GPU machine (the device run
-# of the README's "Checking AITER ..." section): build the CLI (BUILD_TESTING off; cJSON, libcsv
+# ci/gpu-bridge.sh OUTDIR [DEBDIR] — the Python bridge on an NVIDIA GPU host (docs/bridge.md,
+# "The same chain on an NVIDIA GPU"): build the CLI (BUILD_TESTING off; cJSON, libcsv
 # and OpenBLAS from DEBDIR's unpacked Debian packages when the machine has no -dev packages),
 # export the premerge and edge sets with the golden bundles, run triton-dot-scaled (GPU) and
 # torch-dequant (GPU) through python -m a4w4check.external, judge both with
