@@ -89,7 +89,7 @@ static void legend(rbuf *b)
         "<svg width=\"18\" height=\"18\" aria-hidden=\"true\"><rect x=\"1\" y=\"1\" width=\"16\" "
         "height=\"16\" fill=\"#fff\" stroke=\"#555\"/><path d=\"M9 1H17V9Z\" fill=\"#000\"/>"
         "</svg> black corner: untuned shape on the ASM path where a tile that does not fit N "
-        "can win (README finding 3) &nbsp; "
+        "can win (docs/findings.md, finding 3) &nbsp; "
         "<svg width=\"30\" height=\"18\" aria-hidden=\"true\"><path d=\"M15 0V18\" "
         "stroke=\"#000\" stroke-width=\"3\" stroke-dasharray=\"5 3\"/></svg> the layer "
         "policy's N &#8804; 128 fence (left of it SGLang keeps the layer on Triton)</p>\n");

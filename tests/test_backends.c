@@ -1,5 +1,5 @@
-/* test_backends.c — the plugin and bundle backend types (harness/plugin.c,
- * harness/bundle.c, ABI harness/backends/a4w4_plugin.h).
+/* test_backends.c — the plugin and bundle backend types (harness/backends/plugin.c,
+ * harness/backends/bundle.c, ABI harness/backends/a4w4_plugin.h).
  *
  * Plugins come from tests/plugins (built into A4W4_BINARY_DIR/plugins): the reference plugin
  * must match the ordered(1) oracle (ref/a4w4_gemm.h) bit for bit on generated cases, the bad

@@ -402,7 +402,7 @@ Test(heuristic, tile_128x512_only_when_n_is_a_multiple_of_512, .init = load_real
 
 Test(winners, small_m_and_n_have_one_winner_256x256, .init = load_real, .fini = free_real)
 {
-    /* The claim (README, Findings): M <= 16 and N <= 128 -> exactly one possible winner, 256x256. It
+    /* The claim (docs/findings.md, finding 1): M <= 16 and N <= 128 -> exactly one possible winner, 256x256. It
      * holds up to M = 32 (every tile has tile_M >= 32 and tile_N >= 128: one tile each). */
     unsigned char w[A4W4_MAX_KERNELS], s[A4W4_MAX_KERNELS];
     int k = kidx(K256);

@@ -179,7 +179,7 @@ Test(scale_code, even_top_of_range_follows_the_spec_formula)
      * (0x7F7FFFFF) + 0x00200000 = 0x7F9FFFFF, masked 0x7F800000 = +Inf, Inf/4 = Inf, field
      * 0xFF. The same for every amax >= 0x7F600000 (1.75*2^127). AITER's Triton fused
      * quantizer computes floor(log2(u)) - 2 clamped to 127 instead and stores 254 there: the
-     * two AITER paths disagree at this edge (README, "Findings"). The oracle
+     * two AITER paths disagree at this edge (docs/findings.md, "The contracts, the public code and the golden data"). The oracle
      * keeps the formula the golden bundles were made with; just below the edge both agree. */
     cr_expect_eq(a4w4_scale_code(FLT_MAX, A4W4_EVEN), 0xFF);
     cr_expect_eq(a4w4_scale_code(F(0x7F600000u), A4W4_EVEN), 0xFF);

@@ -58,7 +58,7 @@ static const a4w4_option run_options[] = {
                "and golden bundles; none there: INCOMPLETE (contracts §7.1)"),
     OPT_LIST("backend", run_opts, backend, "LIST",
              "comma-separated; default every backend available here. Types:\n"
-             "cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README)"),
+             "cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (docs/backends.md)"),
     OPT_STRINGS("contract", run_opts, contract, "B=FILE|TEXT", A4W4_CONTRACT_HELP),
     OPT_STRING("out", run_opts, out_dir, "DIR",
                "results.jsonl, results.json, summary.md (default build/out)"),

@@ -1,4 +1,4 @@
-/* casefile.h — case matrices: CSV files under cases/ (README "Case files").
+/* casefile.h — case matrices: CSV files under cases/ (docs/cases.md).
  *
  * Format: a header line `name,M,N,K,regime,seed,tags`, one case per line; lines starting
  * with '#' are comments. regime is `exact` (exact-regime codes), `normal` or

@@ -4,7 +4,7 @@ PYTHONPATH whose import raises ModuleNotFoundError, as a missing one does.
 
 Reproducer (before the fix): PYTHONPATH=<that dir>:python python3 -m a4w4check.external --ops
 o --out x --kernel torch-dequant printed a traceback ending "ModuleNotFoundError: No module
-named 'numpy'" and exited 1; README promises one line and exit 3."""
+named 'numpy'" and exited 1; docs/bridge.md promises one line and exit 3."""
 import os
 import subprocess
 import sys

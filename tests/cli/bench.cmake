@@ -12,7 +12,7 @@ foreach(re "fast oracles: path [a-z0-9]+"
            "8x64x256 .*\n\\(wide\\) ")
   expect_match(bench "${r_out}" "${re}")
 endforeach()
-# the default shapes are the ones quoted in the README; --backends-only times only backends
+# the default shapes are the ones quoted in docs/benchmarks.md; --backends-only times only backends
 expect_run(r 0 ${CLI} bench --help)
 expect_match(help "${r_out}" "256,5120,5120\;16,34816,5120\;256,5120,5120:wide")
 expect_run(r 0 ${CLI} bench --shapes 4,64,256 --reps 1 --backends-only --backend cpu-fallback)

@@ -43,7 +43,7 @@ endforeach()
 string(JSON fits160 GET "${j}" cells 15 route kernel_fits_N)
 string(JSON nofit160 GET "${j}" cells 15 route possible_winners_not_fitting_N)
 if(fits160 OR nofit160 LESS 1)
-  message(FATAL_ERROR "N=160 M=1: AITER's file-order pick must not fit N (README finding 3)")
+  message(FATAL_ERROR "N=160 M=1: AITER's file-order pick must not fit N (docs/findings.md, finding 3)")
 endif()
 
 # a failing backend shows on the map: the mutant that is wrong in rows 1..M-1 for N <= 128 and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Inputs that used to block, mislead or leak, each held to its right behaviour (one line on
-# stderr, the exit code of README's table):
+# stderr, the exit code of README.md's "Exit codes" table):
 #   - a FIFO as --cases (run, route) or --tuned (route): refused at once, exit 2;
 #   - a NUL byte in a case file: reported as a NUL byte at its line and column, exit 2;
 #   - an allowed shape too large for this machine: exit 2 "too large for this machine: needs

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# What README.md states about the tool, held to the tool:
-#   - the exit-code table lists every code of harness/cli/a4w4check.h, each once;
-#   - the pre-merge row gives the case count of cases/premerge.csv and the golden bundles
-#     under cases/golden/, and their sum is the item count `run` prints;
-#   - a console transcript shows standard output only: no line of standard error
-#     ("a4w4check: ..." or "a4w4check <command>: ...") among the lines of a command's output.
+# What README.md and docs/ state about the tool, held to the tool:
+#   - README.md's exit-code table lists every code of harness/cli/a4w4check.h, each once;
+#   - the pre-merge row of docs/cases.md gives the case count of cases/premerge.csv and the
+#     golden bundles under cases/golden/, and their sum is the item count `run` prints;
+#   - a console transcript (README.md, docs/) shows standard output only: no line of standard
+#     error ("a4w4check: ..." or "a4w4check <command>: ...") among a command's output lines.
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK"; mkdir -p "$WORK"
@@ -20,7 +20,7 @@ table=$(sed -n '/^| exit code | meaning |$/,/^$/s/^| \([0-9]*\) | .*/\1/p' READM
 # the pre-merge row
 cases=$(($(grep -c '^[A-Za-z0-9]' cases/premerge.csv) - 1))   # minus the header
 bundles=$(find cases/golden -maxdepth 1 -name '*.safetensors' | wc -l)
-row=$(grep '^| `premerge` (default) |' README.md) || fail "no premerge row"
+row=$(grep '^| `premerge` (default) |' docs/cases.md) || fail "no premerge row in docs/cases.md"
 [[ "$row" == "| \`premerge\` (default) | $cases (+ $bundles golden bundles: \`run\` reports $((cases + bundles)) items) |"* ]] ||
   fail "premerge row: '$row'; the files give $cases cases + $bundles golden bundles"
 # the items run prints: the progress line's total (a shard of one item is enough to see it)
@@ -35,6 +35,6 @@ grep -q "\"matrix_items\":	$((cases + bundles))," "$WORK/o/results.json" ||
 # console transcripts: no standard-error line among standard-output lines
 awk '/^```console/ {inblock = 1; next} /^```/ {inblock = 0}
      inblock && /^a4w4check( [a-z]+)?: / {print FILENAME ":" FNR ": " $0; bad = 1}
-     END {exit bad}' README.md ||
-  fail "a console block in README.md shows a standard-error line among the output"
+     END {exit bad}' README.md $(find docs -name '*.md') ||
+  fail "a console block shows a standard-error line among the output"
 echo "README facts ok"

@@ -1,6 +1,6 @@
-# route --scan: the static hazard scan behind the README's "Findings". Its summary is pinned
+# route --scan: the static hazard scan behind docs/findings.md. Its summary is pinned
 # here (tests/data/route_scan_summary.json), so a change to the tables or the rules that moves
-# the finding fails this test instead of silently changing the README's numbers.
+# the finding fails this test instead of silently changing the numbers of docs/findings.md.
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
 expect_run(j 0 ${CLI} route --scan --json)
 string(REGEX MATCH "{\"type\":\"summary\"[^\n]*" summary "${j_out}")

@@ -62,7 +62,7 @@ def to_bf16(y64):
 
 def e2m1_codes(q):
     """fp32 values already divided by their scale -> E2M1 codes, RNE with ties to the even
-    code, saturating at 6, sign kept (contracts §2.3)."""
+    code, saturating at 6, sign kept (contracts §2, step 3)."""
     a = q.abs()
     code = torch.zeros_like(a, dtype=torch.uint8)
     for bound, strict, c in ((0.25, True, 1), (0.75, False, 2), (1.25, True, 3),
