@@ -1,5 +1,6 @@
 /* gen.c — case data generation and output sampling (see gen.h). */
 #include "gen.h"
+#include "gen_range.h"
 #include "gen_special.h"
 
 #include <math.h>
@@ -232,6 +233,9 @@ static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uin
          * as 2^-126 instead of 2^-127 changes the outputs (contracts §1's ambiguity made visible) */
         scale[c->seed % nb] = tensor == STREAM_A ? 0 : 254;
         break;
+    case A4W4_REGIME_RANGE: /* the edges of fp32 and bf16 (gen_range.h) */
+        a4w4_range_row(c, tensor == STREAM_W, row, fp4, scale);
+        break;
     }
     return A4W4_OK;
 }
@@ -354,6 +358,8 @@ int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data 
             goto out;
     if (c->regime == A4W4_REGIME_SPECIAL)
         special_blocks(c, d, need_a, need_w);
+    if (c->regime == A4W4_REGIME_RANGE)
+        a4w4_range_nan_blocks(c, d, need_a, need_w);
     if (c->regime == A4W4_REGIME_SPECIAL || c->regime == A4W4_REGIME_TINY)
         a4w4_zero_sign_rows(c, d, need_a, need_w);
     for (size_t i = 0; i < c->M * nb && !d->code0; i++)

@@ -42,7 +42,8 @@ typedef struct {
     /* normal regime: the bf16 activations A was quantized from ([M, K], only generated
      * rows filled; NULL in other regimes), for quantizer backends */
     uint16_t *x;
-    /* special regime: the NaN blocks (row of A / row of W with scale 0xFF), or SIZE_MAX */
+    /* special and range regimes: the NaN blocks (row of A / row of W with scale 0xFF), or
+     * SIZE_MAX */
     size_t nan_a_row, nan_w_row;
 } a4w4_case_data;
 
