@@ -9,6 +9,7 @@
 
 #include "a4w4_bound.h"
 #include "a4w4_gemm.h"
+#include "test_util.h"
 
 /* One output of K = 1024 (32 blocks), every scale 127 and every code 0 to start with. */
 typedef struct {
@@ -22,21 +23,10 @@ static void init(row *r)
     memset(r->ws, 127, sizeof r->ws);
 }
 
-/* Block b gets `units` (0..384) units of 2^(sa+sw-256) with sign neg: A elements 0.5 (code 1,
- * twice 1) against W elements whose twice-values sum to units (12s, then the rest). */
+/* Block b gets `units` (0..384) units of 2^(sa+sw-256) with sign neg (tu_units_block). */
 static void block(row *r, size_t b, unsigned units, int neg, uint8_t sa, uint8_t sw)
 {
-    static const uint8_t code_of[13] = {0, 1, 2, 3, 4, 0, 5, 0, 6, 0, 0, 0, 7};
-    for (size_t e = 0; e < 32; e++) {
-        unsigned v = units >= 12 ? 12 : units;
-        while (v && !code_of[v])
-            v--;
-        units -= v;
-        uint8_t ca = 1, cw = (uint8_t)(code_of[v] | (neg && v ? 8 : 0));
-        size_t k = b * 32 + e;
-        r->a[k / 2] = (uint8_t)(k % 2 ? (r->a[k / 2] & 0x0F) | (ca << 4) : (r->a[k / 2] & 0xF0) | ca);
-        r->w[k / 2] = (uint8_t)(k % 2 ? (r->w[k / 2] & 0x0F) | (cw << 4) : (r->w[k / 2] & 0xF0) | cw);
-    }
+    tu_units_block(r->a + b * 16, r->w + b * 16, units, neg);
     r->as[b] = sa;
     r->ws[b] = sw;
 }

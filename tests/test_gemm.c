@@ -980,6 +980,14 @@ Test(ordered, fp32_absorption_and_block_rounding)
 
 /* ---- the edges of the fp32 and bf16 ranges (contracts §4.3) --------------------------------- */
 
+/* Block b of r: `units` (0..384) units of 2^(sa+sw-256), sign neg (tu_units_block). */
+static void r_units(row1 *r, size_t b, unsigned units, int neg, uint8_t sa, uint8_t sw)
+{
+    tu_units_block(r->a + b * 16, r->w + b * 16, units, neg);
+    r->as[b] = sa;
+    r->ws[b] = sw;
+}
+
 /* ordered(1) of r: fp32 bits and bf16 bits. */
 static void expect_ordered(const row1 *r, uint32_t want_f32, uint16_t want_bf16, const char *what)
 {
@@ -1000,19 +1008,17 @@ Test(range_edges, bf16_boundary_where_exact_and_ordered_part)
      * 0x7F7F8000. ordered: 255 * 2^120 + 2^119 = 0x7F7F8000 exactly, then -2^102 (a quarter
      * of fp32's 2^104 ulp) leaves 0x7F7F8000, whose bf16 is the tie -> even -> Inf 0x7F80. */
     r_init(&r, 96);
-    for (size_t k = 0; k < 21; k++)
-        r_term(&r, k, 1, 7, 254, 122);
-    r_term(&r, 21, 1, 3, 254, 122);
-    r_term(&r, 32, 1, 1, 254, 121);
-    r_term(&r, 64, 1, 9, 254, 104);
+    r_units(&r, 0, 255, 0, 254, 122);
+    r_units(&r, 1, 1, 0, 254, 121);
+    r_units(&r, 2, 1, 1, 254, 104);
     expect_exact(&r, 0x7F7F, 0x7F7F8000u, "511*2^119-2^102");
     expect_ordered(&r, 0x7F7F8000u, 0x7F80, "511*2^119-2^102");
     /* - 2^104 instead (-1 unit at 360): fp32 0x7F7F7FFF, below the tie in both: 0x7F7F */
-    r_term(&r, 64, 1, 9, 254, 106);
+    r_units(&r, 2, 1, 1, 254, 106);
     expect_exact(&r, 0x7F7F, 0x7F7F7FFFu, "511*2^119-2^104");
     expect_ordered(&r, 0x7F7F7FFFu, 0x7F7F, "511*2^119-2^104");
     /* + 2^104: above the tie, Inf in bf16 while fp32 is finite (0x7F7F8001) */
-    r_term(&r, 64, 1, 1, 254, 106);
+    r_units(&r, 2, 1, 0, 254, 106);
     expect_exact(&r, 0x7F80, 0x7F7F8001u, "511*2^119+2^104");
     expect_ordered(&r, 0x7F7F8001u, 0x7F80, "511*2^119+2^104");
 }
@@ -1020,13 +1026,13 @@ Test(range_edges, bf16_boundary_where_exact_and_ordered_part)
 Test(range_edges, combined_scale_past_fp32_with_finite_block_values)
 {
     row1 r;
-    /* 2^127 (1 unit at e = 383: 2^(sa+sb-254) = 2^129 is beyond fp32), 1.5 * 2^127 - 2^127...
-     * b0 +2^127 at (254, 129); b1 -3 * 2^126 at (254, 128); b2 a zero dot at (254, 254) from
-     * the pairs (+0.5 x +6, +0.5 x -6): every product 3 * 2^254 in magnitude, the dot 0.
+    /* b0 +2^127: 1 unit at e = 383, where 2^(sa+sb-254) = 2^129 is beyond fp32; b1 -3 * 2^126:
+     * 3 units at e = 382; b2 a zero dot at (254, 254) from the pairs (+0.5 x +6, +0.5 x -6):
+     * every product 3 * 2^254 in magnitude, the dot 0.
      * exact = ordered = 2^127 - 3 * 2^126 = -2^126: 0xFE800000 / 0xFE80 */
     r_init(&r, 96);
-    r_term(&r, 0, 1, 1, 254, 129);
-    r_term(&r, 32, 1, 11, 254, 128);
+    r_units(&r, 0, 1, 0, 254, 129);
+    r_units(&r, 1, 3, 1, 254, 128);
     for (size_t k = 64; k < 96; k++)
         r_term(&r, k, 1, (uint8_t)(k % 2 ? 15 : 7), 254, 254);
     expect_exact(&r, 0xFE80, 0xFE800000u, "2^127-3*2^126+0*2^254");
@@ -1069,11 +1075,8 @@ Test(range_edges, exact_sum_rounded_to_double)
     row1 r;
     /* 510 * 2^120 (two blocks of 255 units at e = 376): past fp32, exact in double */
     r_init(&r, 64);
-    for (size_t b = 0; b < 2; b++) {
-        for (size_t k = 0; k < 21; k++)
-            r_term(&r, b * 32 + k, 1, 7, 254, 122);
-        r_term(&r, b * 32 + 21, 1, 3, 254, 122);
-    }
+    r_units(&r, 0, 255, 0, 254, 122);
+    r_units(&r, 1, 255, 0, 254, 122);
     a4w4_dot_operands op = r_op(&r);
     cr_expect_eq(a4w4_dot_exact_f64(&op), ldexp(510.0, 120));
     /* the largest block, 4608 * 2^252, and its negation */

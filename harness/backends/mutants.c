@@ -462,17 +462,40 @@ static int run_sat(void *ctx, const a4w4_run_args *a)
  * sa + sb = 382 on (so a block value that is finite, or a zero dot, gives Inf or NaN) and 0 at
  * sa + sb <= 104 (a representable block value is lost). contracts §4.3: the block value is
  * d * 2^(sa+sb-256) rounded once. Caught by the range regime (kinds 0, 1 and 3). */
+/* A block's value from its dot and scales. */
+typedef float (*block_value_fn)(int isum, unsigned sa, unsigned sb);
+
+/* ordered(1) of output (m, n) with the codes of activation row m, the scales of activation row
+ * sm (m itself in a right kernel) and each block's value from value(); *nan set for a block
+ * with scale 0xFF. */
+static float dot_with(const a4w4_case_data *d, int asm_, size_t m, size_t sm, size_t n,
+                      block_value_fn value, int *nan)
+{
+    float acc = 0.0f;
+    for (size_t b = 0; b < nblk(d); b++) {
+        unsigned sa = a_sc(d, asm_, sm, b), sb = w_sc(d, asm_, n, b);
+        *nan |= sa == 0xFF || sb == 0xFF;
+        acc += value(block_isum(d, asm_, m, n, b), sa, sb);
+    }
+    return acc;
+}
+
+static float value_right(int isum, unsigned sa, unsigned sb)
+{
+    return block_f32(isum, (int)sa - 127, (int)sb - 127);
+}
+
+static float value_scale32(int isum, unsigned sa, unsigned sb)
+{
+    float s = a4w4_e8m0_to_f32((uint8_t)sa) * a4w4_e8m0_to_f32((uint8_t)sb); /* the fault */
+    return (float)isum * 0.25f * s;
+}
+
 static uint16_t out_scale32(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
 {
     (void)aux;
-    float acc = 0.0f;
     int nan = 0;
-    for (size_t b = 0; b < nblk(d); b++) {
-        unsigned sa = a_sc(d, 0, m, b), sb = w_sc(d, 0, n, b);
-        nan |= sa == 0xFF || sb == 0xFF;
-        float s = a4w4_e8m0_to_f32((uint8_t)sa) * a4w4_e8m0_to_f32((uint8_t)sb); /* the fault */
-        acc += (float)block_isum(d, 0, m, n, b) * 0.25f * s;
-    }
+    float acc = dot_with(d, 0, m, m, n, value_scale32, &nan);
     return finish(acc, nan);
 }
 
@@ -512,13 +535,8 @@ static uint16_t out_bucket(const a4w4_case_data *d, size_t m, size_t n, const vo
     (void)aux;
     int fault = d->M > 64 && d->M <= 128 && m >= 64;
     size_t sm = fault ? m - 64 : m; /* the fault: the scale row */
-    float acc = 0.0f;
     int nan = 0;
-    for (size_t b = 0; b < nblk(d); b++) {
-        unsigned sa = a_sc(d, 1, sm, b), sb = w_sc(d, 1, n, b);
-        nan |= sa == 0xFF || sb == 0xFF;
-        acc += block_f32(block_isum(d, 1, m, n, b), (int)sa - 127, (int)sb - 127);
-    }
+    float acc = dot_with(d, 1, m, sm, n, value_right, &nan);
     return finish(acc, nan);
 }
 

@@ -256,16 +256,7 @@ static void special_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t 
         for (size_t i = 0; i < 16; i++)
             d->w_fp4.data[(nb - 1) * 16 + i] = (i & 1) ? 0xF7 : 0x7F; /* +-6 pairs */
     }
-    d->nan_a_row = c->M > 3 ? 3 : c->M - 1;
-    d->nan_w_row = c->N > 5 ? 5 : c->N - 1;
-    if (need_a[d->nan_a_row])
-        d->a_scale.data[d->nan_a_row * nb + nb / 2] = 0xFF;
-    else
-        d->nan_a_row = SIZE_MAX;
-    if (need_w[d->nan_w_row])
-        d->w_scale.data[d->nan_w_row * nb + (nb - 1) / 3] = 0xFF;
-    else
-        d->nan_w_row = SIZE_MAX;
+    a4w4_nan_blocks(c, d, need_a, need_w, 3, 5);
 }
 
 void a4w4_case_data_free(a4w4_case_data *d)
@@ -370,8 +361,8 @@ int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data 
             goto out;
     if (c->regime == A4W4_REGIME_SPECIAL)
         special_blocks(c, d, need_a, need_w);
-    if (c->regime == A4W4_REGIME_RANGE)
-        a4w4_range_nan_blocks(c, d, need_a, need_w);
+    if (c->regime == A4W4_REGIME_RANGE) /* rows 8: past the first kinds and variants */
+        a4w4_nan_blocks(c, d, need_a, need_w, 8, 8);
     if (c->regime == A4W4_REGIME_SPECIAL || c->regime == A4W4_REGIME_TINY)
         a4w4_zero_sign_rows(c, d, need_a, need_w);
     for (size_t i = 0; i < c->M * nb && !d->code0; i++)

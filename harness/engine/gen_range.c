@@ -192,19 +192,3 @@ void a4w4_range_row(const a4w4_case *c, int w_side, size_t row, uint8_t *fp4, ui
         }
     }
 }
-
-void a4w4_range_nan_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_a,
-                           const uint8_t *need_w)
-{
-    size_t nb = c->K / 32;
-    d->nan_a_row = c->M > 8 ? 8 : c->M - 1;
-    d->nan_w_row = c->N > 8 ? 8 : c->N - 1;
-    if (need_a[d->nan_a_row])
-        d->a_scale.data[d->nan_a_row * nb + nb / 2] = 0xFF;
-    else
-        d->nan_a_row = SIZE_MAX;
-    if (need_w[d->nan_w_row])
-        d->w_scale.data[d->nan_w_row * nb + (nb - 1) / 3] = 0xFF;
-    else
-        d->nan_w_row = SIZE_MAX;
-}

@@ -34,7 +34,7 @@
  *     where they give 0x0000.
  *
  * Blocks of a W row outside the four segments (and a K tail) hold seeded codes and scales against
- * A's zeros. A row 8 and W row 8 (a4w4_range_nan_blocks; the last row when there are fewer)
+ * A's zeros. A row 8 and W row 8 (gen_special.h a4w4_nan_blocks; the last row when fewer)
  * carry E8M0 255 in one block: their outputs must be NaN. A case needs M >= 9, N >= 9 and
  * K >= 1024 to hold every kind, variant and sign; smaller cases hold the first ones. */
 #ifndef A4W4_GEN_RANGE_H
@@ -52,11 +52,5 @@
 /* Row `row` of A (w_side 0) or of W (w_side 1) of range case c: K/2 code bytes and K/32
  * scales, as laid out above (seeded by c->seed, c->name, side and row). */
 void a4w4_range_row(const a4w4_case *c, int w_side, size_t row, uint8_t *fp4, uint8_t *scale);
-
-/* The NaN blocks (E8M0 255) of a range case on generated rows (need_a [M], need_w [N]): A row
- * min(8, M-1) and W row min(8, N-1) get scale 255 in one block; d->nan_a_row and
- * d->nan_w_row name them (SIZE_MAX when that row is not generated). */
-void a4w4_range_nan_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_a,
-                           const uint8_t *need_w);
 
 #endif
