@@ -29,7 +29,7 @@ typedef struct {
  * case and its rates are an optimized build's: an unoptimized one (CI's coverage and
  * sanitizer builds) runs a full pre-merge check some 50x slower, so a full default would not
  * fit a test run there. `--budget-seconds 10` checks every pre-merge output but those of the
- * bucket and grid cases past M = 8192, which stay sampled. */
+ * bucket cases from M = 1024 on and of the grids, which stay sampled. */
 #define A4W4_DEFAULT_BUDGET_S 0
 
 /* The cost model of a4w4_full_check_seconds (this machine's rates: 2 vCPUs, one core each):
