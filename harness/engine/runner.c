@@ -164,12 +164,28 @@ static void bound_stats(comparison *c, double *ulps, size_t k)
     c->bound_ulp_median = k % 2 ? ulps[k / 2] : 0.5 * (ulps[k / 2 - 1] + ulps[k / 2]);
 }
 
-/* bounded(S) (contracts §4.1 "bounded"): output k passes when |got - e| <= B[k] + 2^-24 |e|
- * + 2^-149, with e = RNE_fp32(exact) (|exact - e| <= 2^-24 |e| + 2^-150) and B the
- * per-output bound of a4w4_oracles_bound. NaN must meet NaN, Inf the same Inf. */
+/* bounded(S) (contracts §4.1 "bounded", §4.3): output k passes when |got - e| <= B + 2^-24 |e|
+ * + 2^-149, with e the exact value (rounded once to double) and B the per-output bound of
+ * a4w4_oracles_bound; +-Inf when the model can overflow that way, NaN when it can both ways or
+ * when a scale is 0xFF (then NaN is due). */
+static int bounded_ok(const a4w4_bounded_limits *L, uint16_t got, double *use, double *ulps)
+{
+    *use = *ulps = -1;
+    if (isnan(L->bound))
+        return bf16_nan(got);
+    double g = a4w4_bf16_to_f32(got), e = L->exact;
+    if (bf16_nan(got))
+        return L->inf_pos && L->inf_neg;
+    if (isinf(g))
+        return g > 0 ? L->inf_pos : L->inf_neg;
+    double tol = L->bound + 0x1p-24 * fabs(e) + 0x1p-149;
+    *use = fabs(g - e) / tol;
+    *ulps = tol / bf16_ulp_at(e);
+    return *use <= 1.0;
+}
+
 static void compare_bounded(comparison *c, const a4w4_sample *s, const uint16_t *got,
-                            const uint16_t *exact, const float *exact_f32, const double *B,
-                            size_t n)
+                            const uint16_t *exact, const a4w4_bounded_limits *L, size_t n)
 {
     memset(c, 0, sizeof *c);
     double *ulps = malloc((n ? n : 1) * sizeof *ulps);
@@ -181,26 +197,15 @@ static void compare_bounded(comparison *c, const a4w4_sample *s, const uint16_t 
             record(c, s, k, got[k], exact[k]);
             continue;
         }
-        int gn = bf16_nan(got[k]), en = isnan(exact_f32[k]);
-        if (gn || en) {
-            if (!(gn && en))
-                record(c, s, k, got[k], exact[k]);
-            continue;
-        }
-        double g = a4w4_bf16_to_f32(got[k]), e = exact_f32[k];
-        if (isinf(e) || isinf(g) || isnan(B[k])) {
-            if (g != e)
-                record(c, s, k, got[k], exact[k]);
-            continue;
-        }
-        double tol = B[k] + 0x1p-24 * fabs(e) + 0x1p-149, use = fabs(g - e) / tol;
+        double use, ulp;
+        int ok = bounded_ok(&L[k], got[k], &use, &ulp);
         if (use > c->bound_use)
             c->bound_use = use;
-        if (ulps)
-            ulps[k_ulps++] = tol / bf16_ulp_at(e);
-        if (use > 1.0)
+        if (ulps && ulp >= 0)
+            ulps[k_ulps++] = ulp;
+        if (!ok)
             record(c, s, k, got[k], exact[k]);
-        else if (got[k] != exact[k]) { /* within the bound: report the distance only */
+        else if (got[k] != exact[k] && !bf16_nan(got[k])) { /* within: the distance only */
             unsigned d = a4w4_bf16_ulp_distance(got[k], exact[k]);
             if (d > c->max_ulp)
                 c->max_ulp = d;
@@ -277,8 +282,28 @@ static void put_comparison(a4w4_entry_result *e, const comparison *cmp, const a4
     e->exact_regime_outputs = proven;
 }
 
+/* The NaN set of a special or range case: exact is NaN exactly in the outputs reading a NaN
+ * block, and ordered(1) there too; ordered(1) may be NaN elsewhere only in the range regime
+ * (+Inf + -Inf of two block values past fp32, contracts §4.3). Counts the NaN outputs and the
+ * outputs breaking that rule. */
+static void nan_set(const a4w4_case *c, const a4w4_case_data *d, const a4w4_sample *s,
+                    const a4w4_oracles *o, size_t *nans, size_t *wrong)
+{
+    *nans = *wrong = 0;
+    for (size_t i = 0; i < s->nrows; i++)
+        for (size_t j = 0; j < s->ncols; j++) {
+            int dep = row_at(s, i) == d->nan_a_row || col_at(s, j) == d->nan_w_row;
+            int en = bf16_nan(o->exact[i * s->ncols + j]);
+            int on = bf16_nan(o->ordered1[i * s->ncols + j]);
+            int extra = c->regime == A4W4_REGIME_RANGE ? 0 : on;
+            *nans += (size_t)(en && on);
+            *wrong += (size_t)(dep ? !(en && on) : en || extra);
+        }
+}
+
 /* The oracle's own entry: ordered(1) == exact wherever the prover holds for the whole
- * sample, and in the special regime NaN exactly in the outputs reading a NaN block. */
+ * sample, and in the special and range regimes NaN exactly in the outputs reading a NaN
+ * block (nan_set). */
 static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_sample *s,
                         const a4w4_oracles *o, a4w4_entry_result *e)
 {
@@ -294,16 +319,9 @@ static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_
                  "reference there, not a verdict", o->count - o->proven, o->count);
     }
     int fail = cmp.mismatches != 0;
-    if (c->regime == A4W4_REGIME_SPECIAL) {
-        size_t wrong = 0, nans = 0;
-        for (size_t i = 0; i < s->nrows; i++)
-            for (size_t j = 0; j < s->ncols; j++) {
-                int dep = row_at(s, i) == d->nan_a_row || col_at(s, j) == d->nan_w_row;
-                int isnan_ = bf16_nan(o->ordered1[i * s->ncols + j]) &&
-                             bf16_nan(o->exact[i * s->ncols + j]);
-                nans += (size_t)isnan_;
-                wrong += (size_t)(dep != isnan_);
-            }
+    if (c->regime == A4W4_REGIME_SPECIAL || c->regime == A4W4_REGIME_RANGE) {
+        size_t wrong, nans;
+        nan_set(c, d, s, o, &nans, &wrong);
         note_add(note, sizeof note, "%sspecial blocks: %zu NaN outputs, %zu outside the "
                  "dependent set", note[0] ? "; " : "", nans, wrong);
         fail |= wrong != 0;
@@ -401,10 +419,10 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
                  "changed; ", which);
     }
     if (is_bounded(g)) {
-        const double *B = a4w4_oracles_bound(g->o, g->k->split);
-        if (!B)
+        const a4w4_bounded_limits *L = a4w4_oracles_bound(g->o, g->k->split);
+        if (!L)
             return -1;
-        compare_bounded(&g->cmp, g->s, g->y, g->o->exact, g->o->exact_f32, B, g->n);
+        compare_bounded(&g->cmp, g->s, g->y, g->o->exact, L, g->n);
         if (g->cmp.mismatches)
             note_add(e->note, sizeof e->note, "outside the %s bound: largest distance %.3g "
                      "times the bound; ", e->contract, g->cmp.bound_use);
@@ -448,8 +466,8 @@ static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *
         /* the reduction order of a bounded kernel varies run to run: a variant only
          * counts when it leaves the bound the baseline kept */
         comparison c2;
-        compare_bounded(&c2, g->s, g->y2, g->o->exact, g->o->exact_f32,
-                        a4w4_oracles_bound(g->o, g->k->split), g->n);
+        compare_bounded(&c2, g->s, g->y2, g->o->exact, a4w4_oracles_bound(g->o, g->k->split),
+                        g->n);
         diff = c2.mismatches > g->cmp.mismatches ? c2.mismatches - g->cmp.mismatches : 0;
     } else {
         for (size_t k = 0; k < g->n; k++)
