@@ -110,34 +110,16 @@ typedef struct {
     char hash[40], version[40]; /* manifest.json's matrix_hash, tool_version ("" none) */
 } bundle_ctx;
 
-/* DIR/manifest.json's text (malloc'ed) or NULL: absent (*err empty) or unreadable (err). */
-static char *read_text(const char *path, char *err, size_t errlen)
+/* A bundle file's text (malloc'ed; at most max bytes) or NULL: absent (*err empty) or
+ * unreadable, too large or not a regular file (err; a FIFO never blocks: a4w4_read_regular). */
+static char *read_text(const char *path, size_t max, size_t *len, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
+    char why[600];
+    int missing;
+    char *buf = a4w4_read_regular(path, max, len, &missing, why, sizeof why);
     err[0] = 0;
-    if (!f) {
-        if (errno != ENOENT)
-            snprintf(err, errlen, "bundle %s: cannot read (%s)", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (size_t got = 1; got;) {
-        if (n + 4096 + 1 > cap) {
-            char *p = realloc(buf, cap = cap ? 2 * cap : 8192);
-            if (!p || cap > (64u << 20)) {
-                snprintf(err, errlen, "bundle %s: too large or out of memory", path);
-                free(p ? p : buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = p;
-        }
-        got = fread(buf + n, 1, 4096, f);
-        n += got;
-    }
-    fclose(f);
-    buf[n] = 0;
+    if (!buf && !missing)
+        snprintf(err, errlen, "bundle %s", why);
     return buf;
 }
 
@@ -161,7 +143,8 @@ static int read_manifest(const char *dir, bundle_ctx *c, char *err, size_t errle
 {
     char path[4096], fmt[32], contract[32];
     snprintf(path, sizeof path, "%s/" MANIFEST_FILE, dir);
-    char *text = read_text(path, err, errlen);
+    size_t len;
+    char *text = read_text(path, 64u << 20, &len, err, errlen);
     if (!text)
         return err[0] ? -1 : 0;
     cJSON *m = cJSON_Parse(text);
@@ -190,17 +173,15 @@ static int read_contract(const char *dir, char *contract, size_t contract_len, c
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/" CONTRACT_FILE, dir);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT)
-            return 0;
-        snprintf(err, errlen, "bundle %s: cannot read (%s)", path, strerror(errno));
-        return -1;
-    }
+    size_t len;
+    char *text = read_text(path, 4096, &len, err, errlen);
+    if (!text)
+        return err[0] ? -1 : 0;
     char buf[128];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    int more = !feof(f) && fgetc(f) != EOF;
-    fclose(f);
+    size_t n = len < sizeof buf - 1 ? len : sizeof buf - 1;
+    int more = len > n;
+    memcpy(buf, text, n);
+    free(text);
     buf[n] = '\0';
     size_t b = 0, e = n;
     while (b < e && strchr(" \t\r\n", buf[b]))
