@@ -65,7 +65,7 @@ static int run_gemm(const a4w4_backend_type *t, gcase *g, uint16_t *y)
     char why[256] = "";
     for (size_t k = 0; k < g->c.M * g->c.N; k++)
         y[k] = A4W4_POISON_BF16;
-    a4w4_run_args a = {&g->c, &g->d, &g->s, y, why, sizeof why, NULL};
+    a4w4_run_args a = {.c = &g->c, .d = &g->d, .s = &g->s, .y = y, .why = why, .whylen = sizeof why};
     return t->run(NULL, &a);
 }
 

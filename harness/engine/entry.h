@@ -13,16 +13,19 @@
 
 #include "check.h"
 
-/* A verdict, in this order ("pass", "fail", "n/a", "skip"). skip: the entry was never run
- * (commands use it for cells a backend has no entry for; the runner never writes it). */
+/* A verdict, in this order ("pass", "fail", "n/a", "skip", "ambiguous"). skip: the entry
+ * was never run (a bundle without the case's file; commands use it for cells a backend has
+ * no entry for). ambiguous: the outputs match one reading of E8M0 code 0 and not the other
+ * (contracts §1): never a pass, not judged. */
 typedef enum {
     A4W4_VERDICT_PASS = 0,
     A4W4_VERDICT_FAIL = 1,
     A4W4_VERDICT_NA = 2,
-    A4W4_VERDICT_SKIP = 3
+    A4W4_VERDICT_SKIP = 3,
+    A4W4_VERDICT_AMBIGUOUS = 4
 } a4w4_verdict;
 
-/* "pass", "fail", "n/a", "skip" (static storage; "skip" for any other value). */
+/* "pass", "fail", "n/a", "skip", "ambiguous" (static storage; "skip" for any other value). */
 const char *a4w4_verdict_name(a4w4_verdict v);
 
 /* One recorded mismatch: the element at (row, col) of tensor (the output "y", or the tensor or
@@ -94,7 +97,8 @@ typedef struct {
     a4w4_mismatch first[A4W4_ENTRY_MAX_FIRST];
     double time_ms;                /* NaN when the backend never ran (written null) */
     size_t exact_regime_outputs;   /* OUTPUTS: outputs the exact-regime prover covers */
-    int ambiguous;                 /* E8M0 code 0 present (contracts §1) */
+    int ambiguous;                 /* verdict ambiguous: the outputs match one reading of E8M0
+                                      code 0 only (contracts §1) */
     char note[768];                /* why n/a or fail, or extra context ("" none) */
     a4w4_dispatch_facts dispatch;  /* generated cases only */
     char aborted[16];              /* "crashed" or "timed out" when the backend's code died or
