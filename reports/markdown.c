@@ -164,6 +164,12 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
     if (jnum(doc, "budget_seconds", 0) > 0)
         rb_printf(&b, " unless a full check is estimated within the budget of %g s per case",
                   jnum(doc, "budget_seconds", 0));
+    if (*jstr(doc, "e8m0_code0"))
+        rb_printf(&b, ", E8M0 code 0 %s (contracts §1)",
+                  !strcmp(jstr(doc, "e8m0_code0"), "both")
+                      ? "judged under both readings, 2^-127 and 2^-126"
+                      : !strcmp(jstr(doc, "e8m0_code0"), "2^-127") ? "read as 2^-127, as the run states"
+                                                                    : "read as 2^-126, as the run states");
     rb_puts(&b, ". Contracts: contracts §4.1 (bit-exact against ordered(S) or exact; bounded "
                 "backends within the derived bound, never called bit-exact).\n\n");
 
