@@ -87,7 +87,8 @@ static int golden_needs(const cJSON *header, const char *b, int case_bundle)
 }
 
 /* Each entry of the line of item nm names nm and one of the header's backends (a capture's:
- * "capture:<op>"), none twice (a capture has one entry per tensor), counted into count[].
+ * "capture:<op>", or "capture" for an empty --captures directory), none twice (a capture
+ * has one entry per tensor), counted into count[].
  * *case_bundle: the oracle entry is of a GEMM (N > 0) and did not fail on bad input. 0, or
  * -1 with why. */
 static int entries_known(const cJSON *header, const char *nm, const cJSON *entries, int capture,
@@ -102,7 +103,7 @@ static int entries_known(const cJSON *header, const char *nm, const cJSON *entri
             snprintf(why, len, "entry %d names case '%.80s', not the line's", k, en ? en : "?");
             return -1;
         }
-        if (capture ? strncmp(b, "capture:", 8) != 0 : i < 0) {
+        if (capture ? strcmp(b, "capture") && strncmp(b, "capture:", 8) : i < 0) {
             snprintf(why, len, "entry %d is of backend '%.80s', not one of the run's", k, b);
             return -1;
         }
