@@ -35,7 +35,10 @@ done
 
 # the harness killed mid-run while its helpers live: --resume goes on
 "$CLI" run --cases c.csv --no-golden --quiet --backend "plugin:$P/liba4w4_helper_plugin.so" --out k --no-isolate & pid=$!
-for _ in $(seq 100); do [ "$(grep -c '"case"' k/results.jsonl 2>/dev/null)" -ge 2 ] && break; sleep 0.1; done
+for _ in $(seq 100); do
+  if [ -f k/results.jsonl ] && [ "$(grep -c '"case"' k/results.jsonl)" -ge 2 ]; then break; fi
+  sleep 0.1
+done
 kill -9 "$pid"; set +e; wait "$pid" 2>/dev/null; set -e
 set +e; run --out k --no-isolate --resume 2> err.txt; rc=$?; set -e
 [ "$rc" = 0 ] || { cat err.txt; fail "--resume after kill -9: exit $rc, expected 0"; }
