@@ -6,12 +6,7 @@
 #   --pair with base and candidate swapped -> the unpaired entries counted as new failures
 #   and as fixed at once (28 and 28); now left out, counted as unpaired.
 . "$(dirname "$0")/common.sh.inc"
-cat > c.csv <<'CSV'
-name,M,N,K,regime,seed,tags
-a,4,32,256,normal,1,
-b,8,64,256,normal,2,
-c,2,32,256,normal,3,
-CSV
+small_cases 3 > c.csv
 cat > other.csv <<'CSV'
 name,M,N,K,regime,seed,tags
 x,4,32,256,normal,11,

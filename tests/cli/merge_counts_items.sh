@@ -5,15 +5,7 @@
 # to 1 of its 3 entries, merged as PASS ("36 of 36 items", 35 case names in the document);
 # an item recorded by two shards merged twice.
 . "$(dirname "$0")/common.sh.inc"
-cat > c.csv <<'CSV'
-name,M,N,K,regime,seed,tags
-a,4,32,256,normal,1,
-b,8,64,256,normal,2,
-c,2,32,256,normal,3,
-d,16,64,256,normal,4,
-e,3,32,256,normal,5,
-f,5,64,256,normal,6,
-CSV
+small_cases 6 > c.csv
 run() { "$CLI" run --cases c.csv --no-golden --backend cpu-asm,cpu-fallback --quiet "$@"; }
 run --shard 1/2 --out s1 || fail "shard 1: exit $?"
 run --shard 2/2 --out s2 || fail "shard 2: exit $?"

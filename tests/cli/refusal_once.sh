@@ -7,13 +7,7 @@
 # it; refused outputs of a golden bundle gave exit 1, not 2.
 . "$(dirname "$0")/common.sh.inc"
 export PYTHONPATH="$SRC/python" PYTHONDONTWRITEBYTECODE=1
-cat > c.csv <<'CSV'
-name,M,N,K,regime,seed,tags
-t1,4,32,256,normal,1,
-t2,8,64,256,normal,2,
-t3,2,32,256,normal,3,
-t4,6,64,1024,code0,3034,
-CSV
+{ small_cases 3; echo "d,6,64,1024,code0,3034,"; } > c.csv
 mkdir golden && cp "$SRC/cases/golden/g1_m1_n256_k512.safetensors" golden/
 
 # outputs DIR NAME:M:N...: output bundles of those items, y all zero, another matrix_hash
@@ -35,7 +29,7 @@ PY
 }
 
 # every case refused: one line, naming the first and how many more
-outputs all t1:4:32 t2:8:64 t3:2:32 t4:6:64
+outputs all a:4:32 b:8:64 c:2:32 d:6:64
 code "$CLI" run --cases c.csv --no-golden --backend cpu-fallback,bundle:all --out r-all --quiet
 [ "$rc" = 2 ] || { cat err.txt; fail "refused cases: exit $rc, expected 2"; }
 [ "$(wc -l < err.txt)" = 1 ] || { cat err.txt; fail "refused cases: $(wc -l < err.txt) lines, expected 1"; }
