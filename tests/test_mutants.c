@@ -65,7 +65,7 @@ static int run_gemm(const a4w4_backend_type *t, gcase *g, uint16_t *y)
     char why[256] = "";
     for (size_t k = 0; k < g->c.M * g->c.N; k++)
         y[k] = A4W4_POISON_BF16;
-    a4w4_run_args a = {&g->c, &g->d, &g->s, y, why, sizeof why, NULL};
+    a4w4_run_args a = {.c = &g->c, .d = &g->d, .s = &g->s, .y = y, .why = why, .whylen = sizeof why};
     return t->run(NULL, &a);
 }
 
@@ -348,7 +348,7 @@ static size_t persist_diff(size_t M, size_t N)
     cr_assert_eq(a4w4_case_generate(&c, &s, &d), A4W4_OK);
     uint16_t y[4] = {A4W4_POISON_BF16, A4W4_POISON_BF16, A4W4_POISON_BF16, A4W4_POISON_BF16};
     char why[256] = "";
-    a4w4_run_args a = {&c, &d, &s, y, why, sizeof why, NULL};
+    a4w4_run_args a = {.c = &c, .d = &d, .s = &s, .y = y, .why = why, .whylen = sizeof why};
     cr_assert_eq(mut("mut-persistent-skip")->run(NULL, &a), A4W4_OK, "%s", why);
     size_t diff = 0, nb = c.K / 32;
     for (int i = 0; i < 2; i++)
