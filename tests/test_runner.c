@@ -1072,9 +1072,10 @@ Test(runner, a_tree_backend_passes_its_tree_and_fails_a_wrong_declaration)
                                "K=4096"), "%s", note(&e));
 }
 
-/* A rule set picks the rule of each case's shape; a shape no rule matches is n/a (not judged)
- * with the reason, never a pass. */
-Test(runner, a_contract_set_picks_the_rule_per_shape_and_an_unmatched_shape_is_na)
+/* A rule set picks the rule of each case's shape; a shape no rule matches is skipped (its
+ * outputs unjudged: the run is INCOMPLETE) with the reason, never a pass and never n/a. A rule
+ * file without a rule for 1,024 of a run's shapes once gave PASS with 0 % judged. */
+Test(runner, a_contract_set_picks_the_rule_per_shape_and_an_unmatched_shape_is_skipped)
 {
     a4w4_backend b;
     memset(&b, 0, sizeof b);
@@ -1092,7 +1093,7 @@ Test(runner, a_contract_set_picks_the_rule_per_shape_and_an_unmatched_shape_is_n
     g_fault = F_TREE;
     a4w4_runner r = {.backends = &b, .nbackends = 1};
     static const size_t Ks[] = {2048, 512, 256};
-    static const char *const want[] = {"pass", "fail", "n/a"};
+    static const char *const want[] = {"pass", "fail", "skip"};
     for (int i = 0; i < 3; i++) {
         a4w4_case c;
         memset(&c, 0, sizeof c);

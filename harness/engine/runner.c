@@ -792,9 +792,10 @@ static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
         snprintf(ktext, sizeof ktext, "%s", b->contract);
     case_identity(e, c, A4W4_ENTRY_OUTPUTS, b->name, ktext);
     int fail = 1, na = 0;
-    if (!g.k) { /* not judged: no contract applies to this shape */
+    if (!g.k) { /* no contract applies to this shape: its outputs are unjudged, so the entry is
+                 * skipped (the run INCOMPLETE), never n/a (contracts §4.2) */
         fail = 0;
-        na = 1;
+        na = 2;
         snprintf(e->note, sizeof e->note, "%s", kwhy);
     } else if (g.k->kind == A4W4_CONTRACT_TREE &&
                a4w4_tree_check(&g.k->tree, c->K, kwhy, sizeof kwhy)) {

@@ -29,10 +29,10 @@ expect_run(r 1 ${CLI} run --cases ${WORK}/c.csv --golden ${SRC}/cases/golden --q
 file(READ ${WORK}/rz/results.json js)
 expect_match(rz "${js}" "\"name\":[ \t]*\"golden/g1_m1_n256_k512\",[^}]*\"backend\":[ \t]*\"cpu-fallback\",[^}]*\"contract\":[ \t]*\"tree\\(leaf=32,[^}]*final=rz\\)\",[^}]*\"verdict\":[ \t]*\"fail\"")
 
-# a contract file: rules per shape; K = 512 has no rule (n/a, never a pass)
+# a contract file: rules per shape; K = 512 has no rule (skipped: INCOMPLETE, exit 5, never a pass)
 file(WRITE ${WORK}/rules.txt "# cpu-fallback by shape\nwhen K>=1024: tree(split=1)\n"
   "when K%1024==32, M<=4 : ordered(1)   # t1\n")
-expect_run(r 0 ${run} --contract "cpu-fallback=${WORK}/rules.txt" --out ${WORK}/f)
+expect_run(r 5 ${run} --contract "cpu-fallback=${WORK}/rules.txt" --out ${WORK}/f)
 file(READ ${WORK}/f/results.json js)
 expect_match(f "${js}" "contract ${WORK}/rules.txt has no rule for M=5 N=48 K=512")
 string(JSON src GET "${js}" contract_overrides cpu-fallback source)
