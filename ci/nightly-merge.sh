@@ -18,8 +18,9 @@ cli=${A4W4CHECK:-$root/build/a4w4check}
 out=$1; shift
 [ -x "$cli" ] || { echo "nightly-merge: A4W4CHECK=$cli: not an executable a4w4check" >&2; exit 2; }
 mkdir -p "$out" || exit 4
-for d in "$@"; do  # OUT must not be a group's own directory (its documents would be replaced)
-  if [ "$(cd "$d" 2>/dev/null && pwd)" = "$(cd "$out" && pwd)" ]; then
+for d in "$@"; do  # OUT must not be a group's own directory (its documents would be replaced),
+  # under any name: -ef compares the directories themselves, symlinks resolved
+  if [ "$d" -ef "$out" ]; then
     echo "nightly-merge: OUT $out is the group directory $d: merge into another directory" >&2
     exit 2
   fi

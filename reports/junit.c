@@ -93,7 +93,7 @@ static void testcase(rbuf *b, const cJSON *e, int timings)
         rb_puts(b, "</failure>\n");
     } else {
         rb_puts(b, "      <skipped message=\"");
-        rb_puts(b, verdict_names[v]);
+        rb_puts(b, !strcmp(jstr(e, "verdict"), "ambiguous") ? "ambiguous" : verdict_names[v]);
         if (*jstr(e, "note")) {
             rb_puts(b, ": ");
             rb_xml(b, jstr(e, "note"));

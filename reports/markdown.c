@@ -118,8 +118,9 @@ static void judged_section(rbuf *b, const cJSON *judged)
         return;
     rb_puts(b, "## What was judged\n\nPer backend and regime, the GEMM outputs its entries "
                "covered: judged bit for bit against the contract's oracle, within the bounded(S) "
-               "bound, or not judged (an n/a, skipped or aborted entry, or an output outside the "
-               "exact regime under `exact` or under no declared contract; contracts §4.1).\n\n"
+               "bound, or not judged (an n/a, skipped, aborted or ambiguous entry, or an output "
+               "outside the exact regime under `exact` or under no declared contract; contracts "
+               "§4.1).\n\n"
                "| backend | regime | outputs | bit-exact | in bound | not judged |\n"
                "|---|---|---:|---:|---:|---:|\n");
     const cJSON *pb, *row;
@@ -247,6 +248,12 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
     if (jnum(doc, "budget_seconds", 0) > 0)
         rb_printf(&b, " unless a full check is estimated within the budget of %g s per case",
                   jnum(doc, "budget_seconds", 0));
+    if (*jstr(doc, "e8m0_code0"))
+        rb_printf(&b, ", E8M0 code 0 %s (contracts §1)",
+                  !strcmp(jstr(doc, "e8m0_code0"), "both")
+                      ? "judged under both readings, 2^-127 and 2^-126"
+                      : !strcmp(jstr(doc, "e8m0_code0"), "2^-127") ? "read as 2^-127, as the run states"
+                                                                    : "read as 2^-126, as the run states");
     rb_puts(&b, ". Contracts: contracts §4.1 (bit-exact against ordered(S) or exact; bounded "
                 "backends within the derived bound, never called bit-exact).\n\n");
     contract_section(&b, doc, cases);
@@ -264,7 +271,9 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
     for (size_t i = 0; i < nt; i++) {
         const cJSON *all = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(judged, t[i].backend), "all");
+        /* a skipped or ambiguous entry is a comparison not made: no PASS over it */
         const char *v = t[i].n[1]   ? "FAIL"
+                        : t[i].n[3] ? "INCOMPLETE (entries not judged)"
                         : t[i].n[0] ? (contract_bounded(t[i].contract) ? "PASS (within bound)"
                                        : jnum(all, "not_judged", 0) > 0
                                            ? "PASS (bit-exact where judged)"

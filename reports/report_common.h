@@ -53,7 +53,9 @@ int jint(const cJSON *o, const char *k, int dflt);
 int jtrue(const cJSON *o, const char *k);
 int jhas(const cJSON *o, const char *k);
 
-/* Verdict index: 0 pass, 1 fail, 2 n/a, 3 skip (anything else counts as skip). */
+/* Verdict index: 0 pass, 1 fail, 2 n/a, 3 skip (anything else counts as skip, among them
+ * "ambiguous": like a skip, a comparison not judged, contracts §1; rows that print the
+ * entry's own verdict say "ambiguous"). */
 int verdict_index(const char *v);
 extern const char *const verdict_names[4]; /* "pass", "fail", "n/a", "skip" */
 /* Severity for aggregating cells: fail 3 > pass 2 > n/a 1 > skip 0. */

@@ -38,6 +38,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_route(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
+int cmd_coverage(int argc, char **argv);
 int cmd_fingerprint(int argc, char **argv);
 int cmd_hazards(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -10,6 +10,7 @@
 #include "a4w4check.h"
 #include "doc_verdict.h"
 #include "options.h"
+#include "results.h"
 
 #define MAX_PAIRS 32
 
@@ -77,7 +78,7 @@ static int parse_positive(const a4w4_option *opt, void *field, const char *s, ch
 {
     char *end = NULL;
     double v = strtod(s, &end);
-    if (!*s || *end || !(v > 0) || v > 1e9) {
+    if (!(*s == '.' || (*s >= '0' && *s <= '9')) || *end || !(v > 0) || v > 1e9) {
         snprintf(err, errlen, "--%s '%s' must be a positive number", opt->name, s);
         return -1;
     }
@@ -104,8 +105,9 @@ static const a4w4_option compare_options[] = {
 static const a4w4_command_spec compare_spec = {
     "compare", compare_usage, compare_options, "BASE.json CAND.json",
     "exit: 0 no new failure, 1 at least one new failure, 2 bad input (unreadable, malformed\n"
-    "      JSON, schema violation, usage), 4 an output could not be written, 5 no new failure\n"
-    "      but CAND's verdict is INCOMPLETE\n"};
+    "      JSON, schema violation, a document that contradicts itself, usage), 4 an output\n"
+    "      could not be written, 5 no new failure but CAND lacks entries BASE has (a lost\n"
+    "      backend, case, every entry, another matrix) or CAND's verdict is INCOMPLETE\n"};
 
 /* Two inputs; the format (default: all with --out, else md) and only one without --out.
  * Returns -1 when valid, else the exit code. */
@@ -185,7 +187,7 @@ static cJSON *compare_docs(const compare_opts *o, const a4w4_args *in, int *rc,
     char err[1024];
     cJSON *doc[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
-        doc[k] = a4w4_results_load(in->v[k], err, sizeof err);
+        doc[k] = a4w4_results_read(in->v[k], err, sizeof err);
         if (!doc[k]) {
             a4w4_errorf("compare: %s", err);
             cJSON_Delete(doc[0]);
@@ -291,14 +293,26 @@ int cmd_compare(int argc, char **argv)
     for (int f = FMT_MD; f <= FMT_JSON && rc == A4W4_EXIT_PASS; f++)
         if (o.format == FMT_ALL || o.format == f)
             rc = render_one(&o, cmp, f);
-    int nf = a4w4_compare_new_failures(cmp);
+    int nf = a4w4_compare_new_failures(cmp), lost = a4w4_compare_losses(cmp);
     if (rc == A4W4_EXIT_PASS && !o.quiet)
         print_totals(&o, cmp, nf);
+    char first_lost[400] = "";
+    const cJSON *fl = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cmp, "only_base"), 0);
+    if (fl)
+        snprintf(first_lost, sizeof first_lost, "%s on %s",
+                 cJSON_GetObjectItemCaseSensitive(fl, "name")->valuestring,
+                 cJSON_GetObjectItemCaseSensitive(fl, "backend")->valuestring);
     cJSON_Delete(cmp);
     if (rc != A4W4_EXIT_PASS)
         return rc;
     if (nf)
         return A4W4_EXIT_MISMATCH;
+    if (lost) { /* what the candidate no longer checks is no pass either */
+        a4w4_errorf("compare: %s lacks %d entr%s of %s (first: %s): a lost backend, case or "
+                    "matrix is not a pass", in.v[1], lost, lost == 1 ? "y" : "ies", in.v[0],
+                    first_lost);
+        return A4W4_EXIT_INCOMPLETE;
+    }
     if (incomplete) { /* no new failure is no pass over what was never checked */
         a4w4_errorf("compare: %s has verdict INCOMPLETE (%s): not everything was checked",
                     in.v[1], why);

@@ -164,17 +164,7 @@ typedef struct {
 
 static int parse_klist(const char *s, int *k, int *nk)
 {
-    *nk = 0;
-    for (const char *p = s; *p;) {
-        char *end = NULL;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 32 || v % 32 || v > A4W4_DIM_MAX || *nk >= MAX_K ||
-            (*end && *end != ','))
-            return 0;
-        k[(*nk)++] = (int)v;
-        p = *end ? end + 1 : end;
-    }
-    return *nk > 0;
+    return a4w4_parse_int_list(s, 32, A4W4_DIM_MAX, 32, k, MAX_K, nk) == 0;
 }
 
 static int in_ints(const int *v, int n, long x)

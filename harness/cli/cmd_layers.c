@@ -314,7 +314,7 @@ int cmd_layers(int argc, char **argv)
     }
     cJSON *header = layers_header(o.qwen_n, ngroups, pairs, npairs), *done = NULL;
     a4w4_stream st = {-1, ""};
-    rc = a4w4_exit_code(a4w4_stream_open(&st, o.out_dir, header, 0, &done, err, sizeof err));
+    rc = a4w4_exit_code(a4w4_stream_open(&st, o.out_dir, header, 0, &done, NULL, err, sizeof err));
     if (rc) {
         a4w4_errorf("layers: %s", err);
     } else {

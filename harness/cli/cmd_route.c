@@ -89,9 +89,8 @@ static const a4w4_command_spec route_spec = {
 
 static int parse_int_arg(const char *opt, const char *s, long lo, long hi, int *out)
 {
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi) {
+    long long v;
+    if (a4w4_parse_int(s, strlen(s), lo, hi, &v)) {
         a4w4_errorf("route: %s '%s' is not an integer in %ld..%ld", opt, s, lo, hi);
         return 0;
     }
@@ -101,23 +100,10 @@ static int parse_int_arg(const char *opt, const char *s, long lo, long hi, int *
 
 static int parse_k_list(const char *s, route_opts *o)
 {
-    o->nscan_k = 0;
-    const char *p = s;
-    while (*p) {
-        char *end = NULL;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 32 || v > A4W4_DIM_MAX || v % 32 != 0 || o->nscan_k >= MAX_SCAN_K ||
-            (*end && *end != ',')) {
-            a4w4_errorf("route: --k '%s': K values must be positive multiples of 32, "
-                        "comma-separated, at most %d",
-                        s, MAX_SCAN_K);
-            return 0;
-        }
-        o->scan_k[o->nscan_k++] = (int)v;
-        p = *end ? end + 1 : end;
-    }
-    if (!o->nscan_k) {
-        a4w4_errorf("route: --k is empty");
+    if (a4w4_parse_int_list(s, 32, A4W4_DIM_MAX, 32, o->scan_k, MAX_SCAN_K, &o->nscan_k)) {
+        a4w4_errorf("route: --k '%s': K values must be positive multiples of 32, "
+                    "comma-separated, at most %d",
+                    s, MAX_SCAN_K);
         return 0;
     }
     return 1;

@@ -26,7 +26,8 @@ static const char run_usage[] =
     "usage: a4w4check run [--set NAME | --cases FILE] [--golden DIR | --no-golden]\n"
     "                     [--captures DIR] [--backend a,b,...] [--out DIR] [--shard i/n]\n"
     "                     [--resume] [--full | --budget-seconds S] [--timeout S]\n"
-    "                     [--contract B=FILE|TEXT]... [--no-isolate] [--quiet]\n"
+    "                     [--contract B=FILE|TEXT]... [--max-timeouts N] [--no-isolate]\n"
+    "                     [--e8m0-code0 R] [--quiet]\n"
     "\n"
     "Runs each case of a matrix through the backends and compares every checked output bit\n"
     "for bit with the oracle of the backend's contract (ordered(S), exact, tree(...); bounded\n"
@@ -43,7 +44,12 @@ typedef struct {
     int full, quiet, resume;
     int budget_s;
     int timeout_s, no_isolate; /* timeout_s -1: automatic (registry.h) */
+    int max_timeouts;
+    int code0; /* index into code0_names: A4W4_CODE0_BOTH, _OCP, _DRIVER */
 } run_opts;
+
+/* --e8m0-code0's values, in A4W4_CODE0_* order (runner.h), as the header records them. */
+static const char *const code0_names[] = {"both", "2^-127", "2^-126", NULL};
 
 static const a4w4_option run_options[] = {
     OPT_STRING("set", run_opts, set, "NAME",
@@ -71,9 +77,19 @@ static const a4w4_option run_options[] = {
             "check every output of a case whose full check is estimated at\n"
             "most S seconds, a tile-aware sample of the others (their oracle\n"
             "entry notes it); 0 (the default): sample above 2^26 MACs; 10 checks\n"
-            "every output of the premerge set (26.2 M) in about 8.5 s here"),
+            "every output of the premerge set but its bucket cases from M = 1024\n"
+            "on and its grids (sampled: every 256-tile index checked)"),
     OPT_INT("timeout", run_opts, timeout_s, "S", 0, 86400, A4W4_TIMEOUT_HELP),
+    OPT_INT("max-timeouts", run_opts, max_timeouts, "N", 1, 1000000,
+            "after N calls of a backend in a row time out, do not call it\n"
+            "again: its remaining entries fail \"not run: backend hung N\n"
+            "times in a row\" (default 2)"),
     OPT_FLAG("no-isolate", run_opts, no_isolate, A4W4_NO_ISOLATE_HELP),
+    OPT_CHOICE("e8m0-code0", run_opts, code0, "R", code0_names,
+               "how E8M0 scale code 0 is read (contracts §1): both (default)\n"
+               "judges under 2^-127 and 2^-126, an entry matching only one is\n"
+               "ambiguous, never a pass (verdict INCOMPLETE); 2^-127 (OCP,\n"
+               "the oracles) or 2^-126 (one host driver) states the reading"),
     OPT_FLAG("quiet", run_opts, quiet, "no progress output"),
     OPT_END(),
 };
@@ -94,6 +110,8 @@ typedef struct {
     cJSON *header, *done, *doc;
     a4w4_stream st;
     int bad_input;
+    size_t nbad;          /* items recorded with a refusal or bad input (run_item) */
+    char first_bad[1024]; /* the first one's message, printed once at the end */
     int lock_fd; /* the --out directory's lock (fsutil.h), -1 when not held */
 } run_plan;
 
@@ -207,6 +225,8 @@ static cJSON *run_header(const run_opts *o, const run_plan *p)
     cJSON_AddBoolToObject(header, "full", o->full);
     /* 0: no budget (sampled above 2^26 MACs, or every output with --full); contracts §4.1 */
     cJSON_AddNumberToObject(header, "budget_seconds", o->budget_s);
+    /* contracts §1: the reading of E8M0 code 0 the GEMM entries are judged under */
+    cJSON_AddStringToObject(header, "e8m0_code0", code0_names[o->code0]);
     cJSON *bl = cJSON_AddArrayToObject(header, "backends");
     cJSON_AddItemToArray(bl, cJSON_CreateString("oracle"));
     a4w4_backends_contracts_json(header, p->bk, p->nb);
@@ -233,8 +253,8 @@ static int run_item(const a4w4_runner *runner, run_plan *p, size_t k, const char
         k < nc           ? a4w4_run_case(runner, &p->m.cases[k], &el, err, sizeof err)
         : k < nc + ng    ? a4w4_run_golden(runner, suts, nsuts, p->m.bundles[k - nc], &el, err,
                                            sizeof err)
-        : p->m.ncaptures ? a4w4_run_capture(p->m.captures[k - nc - ng], name, &el, err,
-                                            sizeof err)
+        : p->m.ncaptures ? a4w4_run_capture(p->m.captures[k - nc - ng], name,
+                                            runner->code0_reading, &el, err, sizeof err)
                          : a4w4_run_captures_none(p->m.captures_dir, &el, err, sizeof err);
     int f = (int)a4w4_entry_list_failures(&el);
     *entries = rs == A4W4_ST_NOMEM ? NULL : a4w4_entry_list_json(&el);
@@ -243,12 +263,14 @@ static int run_item(const a4w4_runner *runner, run_plan *p, size_t k, const char
         rs = A4W4_ST_NOMEM;
         snprintf(err, sizeof err, "case %s: out of memory for the results", name);
     }
-    if (rs != A4W4_ST_OK)
-        a4w4_errorf("run: %s", err);
     if (rs == A4W4_ST_BADINPUT && *entries && cJSON_GetArraySize(*entries) > 0) {
-        p->bad_input = 1; /* recorded: its failing entry says why */
+        p->bad_input = 1; /* recorded: its failing entry says why; said once at the end */
+        if (!p->nbad++)
+            snprintf(p->first_bad, sizeof p->first_bad, "%s", err);
         return 1;
     }
+    if (rs != A4W4_ST_OK)
+        a4w4_errorf("run: %s", err);
     if (rs != A4W4_ST_OK) {
         *rc = a4w4_exit_code(rs);
         cJSON_Delete(*entries);
@@ -263,7 +285,7 @@ static int run_items(const run_opts *o, run_plan *p)
     char hash[32];
     snprintf(hash, sizeof hash, "%016llx", p->m.hash);
     a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
-    a4w4_runner runner = {p->bk, p->nb, o->full, &id, o->budget_s};
+    a4w4_runner runner = {p->bk, p->nb, o->full, &id, o->budget_s, o->code0, o->max_timeouts};
     a4w4_progress pg;
     a4w4_progress_start(&pg, "run", o->quiet, 0);
     int fails = 0, rc = A4W4_EXIT_PASS;
@@ -305,8 +327,9 @@ static int write_results(const run_opts *o, run_plan *p)
 {
     char err[1024];
     cJSON *hdr2 = NULL;
-    a4w4_completeness c = {p->mine, 0};
-    p->doc = a4w4_stream_load_items(o->out_dir, &hdr2, &c.recorded_items, err, sizeof err);
+    a4w4_stream_tally t;
+    p->doc = a4w4_stream_load_items(o->out_dir, &hdr2, &t, err, sizeof err);
+    a4w4_completeness c = {p->mine, t.items}; /* distinct items, each with all its entries */
     cJSON_Delete(hdr2);
     if (!p->doc) {
         a4w4_errorf("run: %s", err);
@@ -327,8 +350,14 @@ static int write_results(const run_opts *o, run_plan *p)
     if (v == A4W4_DOC_INCOMPLETE) /* even with --quiet: exit 5 says why */
         a4w4_errorf("run: verdict INCOMPLETE: %s",
                     cJSON_GetObjectItemCaseSensitive(p->doc, "verdict_reason")->valuestring);
-    if (p->bad_input)
+    if (p->bad_input) { /* one line, however many items the same refusal hit */
+        if (p->nbad > 1)
+            a4w4_errorf("run: %s (and %zu more items refused or bad input: results.json "
+                        "names each)", p->first_bad, p->nbad - 1);
+        else
+            a4w4_errorf("run: %s", p->first_bad);
         return A4W4_EXIT_BADINPUT;
+    }
     return v == A4W4_DOC_FAIL ? A4W4_EXIT_MISMATCH
            : v == A4W4_DOC_INCOMPLETE ? A4W4_EXIT_INCOMPLETE
                                       : A4W4_EXIT_PASS;
@@ -348,9 +377,14 @@ int cmd_run(int argc, char **argv)
 {
     char golden_buf[4096], err[1024];
     const char *contract_v[MAX_BACKENDS];
-    run_opts o = {NULL, a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
-                  "build/out", NULL, NULL, {0}, {contract_v, 0, MAX_BACKENDS}, {1, 1}, 0, 0, 0,
-                  A4W4_DEFAULT_BUDGET_S, -1, 0};
+    run_opts o = {.golden_dir = a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
+                  .out_dir = "build/out",
+                  .contract = {contract_v, 0, MAX_BACKENDS},
+                  .shard = {1, 1},
+                  .budget_s = A4W4_DEFAULT_BUDGET_S,
+                  .timeout_s = -1,
+                  .max_timeouts = A4W4_MAX_TIMEOUTS_DEFAULT,
+                  .code0 = A4W4_CODE0_BOTH};
     a4w4_args args;
     int rc = a4w4_options_parse(&run_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)
@@ -366,10 +400,15 @@ int cmd_run(int argc, char **argv)
         rc = claim_out_dir(&o, &p, argc, argv);
     if (rc == A4W4_EXIT_PASS) {
         p.header = run_header(&o, &p);
+        a4w4_stream_tally t;
         rc = a4w4_exit_code(
-            a4w4_stream_open(&p.st, o.out_dir, p.header, o.resume, &p.done, err, sizeof err));
+            a4w4_stream_open(&p.st, o.out_dir, p.header, o.resume, &p.done, &t, err, sizeof err));
         if (rc)
             a4w4_errorf("run: %s", err);
+        else if (t.dropped && !o.quiet)
+            fprintf(stderr, "a4w4check run: resuming: %zu recorded line%s dropped and run again "
+                    "(incomplete or repeated; first: %s)\n", t.dropped, t.dropped == 1 ? "" : "s",
+                    t.first_dropped);
     }
     if (rc == A4W4_EXIT_PASS)
         rc = run_items(&o, &p);

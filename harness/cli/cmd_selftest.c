@@ -247,7 +247,9 @@ static int run_one_case(const selftest_opts *o, selftest_plan *p, const a4w4_cas
     for (size_t i = 0; i < p->nm; i++)
         if (!p->ms[i].killed)
             run[nr++] = p->ms[i].b;
-    a4w4_runner runner = {run, nr, 0, NULL, 0};
+    /* the mutants are judged by the project's contract, E8M0 code 0 read as 2^-127 (contracts §1):
+     * mut-e8m0-code0 reads 2^-126 and must die */
+    a4w4_runner runner = {.backends = run, .nbackends = nr, .code0_reading = A4W4_CODE0_OCP};
     a4w4_entry_list el = {0};
     if (a4w4_run_case(&runner, c, &el, err, sizeof err) != A4W4_ST_OK) {
         a4w4_errorf("selftest: %s", err);

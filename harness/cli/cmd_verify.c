@@ -71,7 +71,7 @@ static int verify_capture_one(const char *path, const char *base, verify_counts 
 {
     a4w4_entry_list el = {0};
     char err[512] = "";
-    a4w4_hstatus rc = a4w4_run_capture(path, NULL, &el, err, sizeof err);
+    a4w4_hstatus rc = a4w4_run_capture(path, NULL, A4W4_CODE0_BOTH, &el, err, sizeof err);
     size_t fails = a4w4_entry_list_failures(&el), judged = 0;
     for (size_t j = 0; j < el.n; j++) {
         char line[1400];

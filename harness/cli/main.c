@@ -12,6 +12,7 @@ static const a4w4_cmd commands[] = {
     {"layers", cmd_layers, "the SGLang layer path end to end (contracts §6) on each backend pair vs the oracles"},
     {"bench", cmd_bench, "throughput of the exact and ordered oracles beside OpenBLAS sgemm (G-MAC/s)"},
     {"selftest", cmd_selftest, "mutation self-test: every deliberately wrong backend must fail, every correct one pass"},
+    {"coverage", cmd_coverage, "which cases exercise each padded-M bucket, kernel tile, regime edge and fault class"},
     {"fingerprint", cmd_fingerprint, "which scale mode and E2M1 rounding a quantizer actually implements"},
     {"hazards", cmd_hazards, "the small-N/M hazard map: backend verdicts joined with dispatch and layer policy"},
     {"report", cmd_report, "render results.json as Markdown, self-contained HTML and JUnit XML"},

@@ -11,6 +11,7 @@ const char *a4w4_verdict_name(a4w4_verdict v)
     case A4W4_VERDICT_PASS: return "pass";
     case A4W4_VERDICT_FAIL: return "fail";
     case A4W4_VERDICT_NA: return "n/a";
+    case A4W4_VERDICT_AMBIGUOUS: return "ambiguous";
     default: return "skip";
     }
 }

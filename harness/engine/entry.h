@@ -14,16 +14,19 @@
 #include "a4w4_tree.h"
 #include "check.h"
 
-/* A verdict, in this order ("pass", "fail", "n/a", "skip"). skip: the entry was never run
- * (commands use it for cells a backend has no entry for; the runner never writes it). */
+/* A verdict, in this order ("pass", "fail", "n/a", "skip", "ambiguous"). skip: the entry
+ * was never run (a bundle without the case's file; commands use it for cells a backend has
+ * no entry for). ambiguous: the outputs match one reading of E8M0 code 0 and not the other
+ * (contracts §1): never a pass, not judged. */
 typedef enum {
     A4W4_VERDICT_PASS = 0,
     A4W4_VERDICT_FAIL = 1,
     A4W4_VERDICT_NA = 2,
-    A4W4_VERDICT_SKIP = 3
+    A4W4_VERDICT_SKIP = 3,
+    A4W4_VERDICT_AMBIGUOUS = 4
 } a4w4_verdict;
 
-/* "pass", "fail", "n/a", "skip" (static storage; "skip" for any other value). */
+/* "pass", "fail", "n/a", "skip", "ambiguous" (static storage; "skip" for any other value). */
 const char *a4w4_verdict_name(a4w4_verdict v);
 
 /* One recorded mismatch: the element at (row, col) of tensor (the output "y", or the tensor or
@@ -103,10 +106,11 @@ typedef struct {
     int has_judged;
     size_t judged_bit_exact;       /* compared bit for bit with the contract's oracle */
     size_t judged_in_bound;        /* compared within a bounded(S) bound (contracts §4.1) */
-    size_t not_judged;             /* no comparison covered them: the entry is n/a, skipped
-                                      or aborted, or (exact, or no contract declared) the
-                                      output lies outside the exact regime */
-    int ambiguous;                 /* E8M0 code 0 present (contracts §1) */
+    size_t not_judged;             /* no comparison covered them: the entry is n/a, skipped,
+                                      aborted or ambiguous, or (exact, or no contract
+                                      declared) the output lies outside the exact regime */
+    int ambiguous;                 /* verdict ambiguous: the outputs match one reading of E8M0
+                                      code 0 only (contracts §1) */
     char note[768];                /* why n/a or fail, or extra context ("" none) */
     a4w4_dispatch_facts dispatch;  /* generated cases only */
     char aborted[16];              /* "crashed" or "timed out" when the backend's code died or

@@ -98,7 +98,11 @@ static int finish(bundle_out *b, const char *name, size_t M, size_t N, size_t K,
 double a4w4_export_case_bytes(const a4w4_case *c, int with_expected)
 {
     double K2 = c->K / 2.0, nb = c->K / 32.0, M = (double)c->M, N = (double)c->N;
-    double b = (M + 2 * N) * K2 + (M + 2 * N) * nb;
+    double b = (M + N) * K2 + (M + N) * nb; /* the row-major operands and scales */
+    if (a4w4_preshuffle_supported(c->N, c->K))
+        b += N * K2;
+    if (a4w4_scale_swizzle_supported(2, c->N, c->K / 32))
+        b += N * nb;
     b += (double)a4w4_act_scale_padded_rows(c->M) * a4w4_act_scale_padded_cols(c->K / 32);
     if (c->regime == A4W4_REGIME_NORMAL)
         b += 2 * M * c->K;
@@ -225,6 +229,24 @@ int a4w4_export_golden(const char *path, const char *name, const a4w4_export_opt
     free(b);
     a4w4_st_free(&f);
     return rc;
+}
+
+double a4w4_export_golden_bytes(const char *path, int with_expected)
+{
+    a4w4_st_file f;
+    char err[256];
+    if (a4w4_st_load(path, &f, err, sizeof err))
+        return 0;
+    const char *format = a4w4_st_meta(&f, "format");
+    bundle_out *b = format && strcmp(format, "a4w4-case/1") ? NULL : calloc(1, sizeof *b);
+    double bytes = 0;
+    if (b) {
+        add_golden_tensors(b, &f, with_expected);
+        bytes = b->bytes;
+    }
+    free(b);
+    a4w4_st_free(&f);
+    return bytes;
 }
 
 int a4w4_export_manifest(const char *dir, const char *set, const char *cases_file,

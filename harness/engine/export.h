@@ -43,6 +43,11 @@ int a4w4_export_case(const a4w4_case *c, const a4w4_export_opts *o, const char *
 int a4w4_export_golden(const char *path, const char *name, const a4w4_export_opts *o,
                        const char *dir, double *bytes, char *err, size_t errlen);
 
+/* Bytes the operand bundle of golden bundle `path` takes (the tensors a4w4_export_golden
+ * copies: the operands and layouts present, x, y_exact when with_expected); 0 for a bundle
+ * with no GEMM operands or one that cannot be read (a4w4_export_golden then says why). */
+double a4w4_export_golden_bytes(const char *path, int with_expected);
+
 /* Write dir/manifest.json atomically: {"format", "set", "cases_file", "matrix_hash",
  * "tool_version", "shard", "with_expected", "bytes", "cases": [names written],
  * "not_exported": {name: why}}; why[i] NULL for an item written. 0 or -1 with err. */

@@ -1,7 +1,9 @@
 /* runner.h — one case through every backend, compared per contract (contracts §4.1), with the
  * checks that make a verdict trustworthy: poisoned outputs (every output must be written), guard zones (no
- * out-of-bounds write; out-of-bounds scale reads turn into NaN), and, for backends that
- * read the ASM layouts, the pad-dependence variants of contracts §3.3.
+ * out-of-bounds write; out-of-bounds scale reads turn into NaN), guarded outputs and operand
+ * digests around every call (engine/integrity.h: no write outside y or into an operand),
+ * both readings of E8M0 code 0 (contracts §1), a backend that keeps timing out stopped, and,
+ * for backends that read the ASM layouts, the pad-dependence variants of contracts §3.3.
  *
  * Results come back as typed entries (entry.h), one per case x backend plus the oracle's;
  * a4w4_entry_list_json writes their results.json form. Calls into a backend whose type is not
@@ -23,12 +25,34 @@ typedef struct {
     /* > 0: check every output of a case whose a4w4_full_check_seconds is at most this, sample
      * the others (the oracle entry's note says so); 0: sample above A4W4_FULL_CHECK_MACS */
     double budget_s;
+    /* E8M0 code 0 (contracts §1): which reading the GEMM entries of a case holding code 0
+     * are judged under (A4W4_CODE0_*; 0, the default, judges under both). */
+    int code0_reading;
+    /* A backend whose calls time out this many times in a row (A4W4_RUN_TIMEOUT: an isolated
+     * plugin past --timeout) is not called again: its remaining entries fail "not run:
+     * backend hung N times in a row" at once. 0: A4W4_MAX_TIMEOUTS_DEFAULT. */
+    int max_timeouts;
 } a4w4_runner;
+
+#define A4W4_MAX_TIMEOUTS_DEFAULT 2
+
+/* How E8M0 code 0 is read where it occurs (contracts §1: 2^-127 per OCP and AITER's torch
+ * reference, the oracles' reading; 2^-126 per one host driver).
+ *   BOTH     the entry is judged under both readings (the other one's oracle is the same
+ *            oracle on the operands with every scale byte 0x00 read as 0x01, i.e. 2^-126):
+ *            where the two expect the same bits on every checked output the entry is judged
+ *            as usual; where they differ it passes only if it passes under both, fails if it
+ *            fails under both, and is "ambiguous" (never a pass; not judged, so the run is
+ *            INCOMPLETE) when it matches exactly one reading;
+ *   2^-127   the run states the oracles' reading: judged under it alone, the note says so;
+ *   2^-126   the run states the other reading: judged under it alone. */
+enum { A4W4_CODE0_BOTH = 0, A4W4_CODE0_OCP = 1, A4W4_CODE0_DRIVER = 2 };
 
 /* `run`'s default --budget-seconds: 0, the fixed 2^26-MAC sampling rule. The budget is per
  * case and its rates are an optimized build's: an unoptimized one (CI's coverage and
  * sanitizer builds) runs a full pre-merge check some 50x slower, so a full default would not
- * fit a test run there. `--budget-seconds 10` checks every pre-merge output (~8.5 s here). */
+ * fit a test run there. `--budget-seconds 10` checks every pre-merge output but those of the
+ * bucket cases from M = 1024 on and of the grids, which stay sampled. */
 #define A4W4_DEFAULT_BUDGET_S 0
 
 /* The cost model of a4w4_full_check_seconds (this machine's rates: 2 vCPUs, one core each):
@@ -77,6 +101,7 @@ typedef struct {
                                                          [N, K/2], [N, K/32] */
     size_t M, N, K;    /* K % 32 == 0 */
     const uint16_t *y; /* [M, N] bf16 bits, the kernel's outputs */
+    int code0_reading; /* E8M0 code 0 (contracts §1): A4W4_CODE0_*; 0 judges under both */
 } a4w4_judge_input;
 
 /* Judge in->y against in->contract exactly as a backend's outputs on a generated case are

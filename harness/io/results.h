@@ -47,6 +47,12 @@ a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c);
 /* Render the Markdown summary of a results document (malloc'ed string). */
 char *a4w4_summary_markdown(const cJSON *doc);
 
+/* Read a results document from path (a directory means DIR/results.json): a regular file
+ * only (a4w4_read_regular: a FIFO is refused at once), parsed, validated against the schema
+ * and checked for contradictions (a4w4_results_parse). Returns the document (caller frees),
+ * or NULL with one line in err (the CLI exits 2). */
+cJSON *a4w4_results_read(const char *path, char *err, size_t errlen);
+
 /* Write results.json and summary.md into dir atomically. A document without a "verdict" is
  * judged first as complete over the items it holds (a4w4_results_judge with expected =
  * recorded = its distinct case names: layers, hazards). A4W4_ST_OK, or A4W4_ST_IO /
