@@ -56,6 +56,16 @@ static void failure_line(rbuf *b, const cJSON *e)
         rb_puts(b, ". ");
         rb_md(b, jstr(e, "note"));
     }
+    if (*jstr(e, "repro")) {
+        rb_puts(b, ". Repro: `");
+        rb_md(b, jstr(e, "repro"));
+        rb_puts(b, "`");
+    }
+    if (*jstr(e, "saved")) {
+        rb_puts(b, "; operands saved as `");
+        rb_md(b, jstr(e, "saved"));
+        rb_puts(b, ".safetensors`");
+    }
     rb_puts(b, "\n");
 }
 

@@ -247,7 +247,7 @@ static int run_one_case(const selftest_opts *o, selftest_plan *p, const a4w4_cas
     for (size_t i = 0; i < p->nm; i++)
         if (!p->ms[i].killed)
             run[nr++] = p->ms[i].b;
-    a4w4_runner runner = {run, nr, 0, NULL, 0};
+    a4w4_runner runner = {.backends = run, .nbackends = nr};
     a4w4_entry_list el = {0};
     if (a4w4_run_case(&runner, c, &el, err, sizeof err) != A4W4_ST_OK) {
         a4w4_errorf("selftest: %s", err);

@@ -162,6 +162,10 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddStringToObject(o, "note", e->note);
     if (e->aborted[0])
         cJSON_AddStringToObject(o, "aborted", e->aborted);
+    if (e->repro[0])
+        cJSON_AddStringToObject(o, "repro", e->repro);
+    if (e->saved[0])
+        cJSON_AddStringToObject(o, "saved", e->saved);
 }
 
 /* The fields of a BYTES entry after its identity. */

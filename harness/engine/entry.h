@@ -55,7 +55,7 @@ typedef struct {
  *            own cross-check): identity, tags, [run_ms, y_hash, pad_variants, pad_dependent],
  *            checked_outputs, sampled, verdict, mismatches, unwritten, max_ulp,
  *            [bound_use, bound_ulp_median, bound_ulp_max], first_mismatches, time_ms,
- *            exact_regime_outputs, [ambiguous], [note], [aborted];
+ *            exact_regime_outputs, [ambiguous], [note], [aborted], [repro], [saved];
  *   BYTES    byte or bit checks (layout and quantizer backends, golden bundles): identity,
  *            [tags], checked_outputs, verdict, mismatches, max_ulp, first_mismatches, [note],
  *            sampled, time_ms. */
@@ -102,6 +102,11 @@ typedef struct {
                                       says how); "" otherwise. Written as "aborted". */
     int refused;                   /* the backend refused its result (A4W4_RUN_REFUSED): the
                                       run is bad input; not written to results.json */
+    char repro[768];               /* failing entries: the command that reruns exactly this
+                                      case on this backend ("" none). Written as "repro". */
+    char saved[512];               /* run --save-failing: the item name of the bundle saved
+                                      for it (engine/failing.h; "" none). Written as "saved". */
+    int save_failed;               /* --save-failing could not write it (note says why) */
 } a4w4_entry_result;
 
 /* The entries of one case (or of several, appended in turn). */

@@ -15,6 +15,12 @@
 #include "status.h"
 #include "verify_bundle.h"
 
+/* The command that reruns item `item` (a case name, or "golden/<stem>" for a bundle) on
+ * backend `backend` exactly as this run did: one line into buf (cli/ builds it from its own
+ * options; engine code never prints it). */
+typedef void (*a4w4_repro_fn)(const void *ctx, const char *item, const char *backend,
+                              char *buf, size_t len);
+
 typedef struct {
     a4w4_backend *backends;
     size_t nbackends;
@@ -23,6 +29,13 @@ typedef struct {
     /* > 0: check every output of a case whose a4w4_full_check_seconds is at most this, sample
      * the others (the oracle entry's note says so); 0: sample above A4W4_FULL_CHECK_MACS */
     double budget_s;
+    /* optional: every failing GEMM entry gets repro(repro_ctx, ...) as its "repro" */
+    a4w4_repro_fn repro;
+    const void *repro_ctx;
+    /* optional: every failing GEMM entry is saved with its operands into this directory
+     * (engine/failing.h; the entry's "saved" names the item, a write error goes to its
+     * note and save_failed) */
+    const char *save_dir;
 } a4w4_runner;
 
 /* `run`'s default --budget-seconds: 0, the fixed 2^26-MAC sampling rule. The budget is per

@@ -16,7 +16,11 @@
  *                    the others: an isolated crash must fail only those entries;
  *   HANG_M2          gemm sleeps forever on every case with M > 1 (--timeout must end it);
  *   CRASH_QUERY      a4w4_plugin_query itself writes through NULL (loading must not kill
- *                    the harness). */
+ *                    the harness);
+ *   DROP_KTAIL       the selftest mutant mut-drop-kblock as a plugin: the K loop, unrolled
+ *                    by 8 blocks (256 elements), has a tail loop one block short, so the last
+ *                    32-block of K is dropped whenever K % 256 != 0 (docs/forensics.md walks
+ *                    it from the red line to its minimal case). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +47,8 @@ static int *volatile crash_target = NULL;
 #define PLUGIN_NAME "crash-plugin (SIGSEGV when M > 1)"
 #elif defined(HANG_M2)
 #define PLUGIN_NAME "hang-plugin (sleeps forever when M > 1)"
+#elif defined(DROP_KTAIL)
+#define PLUGIN_NAME "droptail-plugin (drops the last K block when K % 256 != 0)"
 #else
 #define PLUGIN_NAME "ref-plugin"
 #endif
@@ -73,6 +79,10 @@ static uint16_t dot_ordered1(const a4w4_plugin_gemm_args *a, int (*dec)[256][2],
     const uint8_t *xa = a->a_fp4 + m * half, *xw = a->w_fp4 + n * half;
     const uint8_t *sa = a->a_scale + m * nb, *sw = a->w_scale + n * nb;
     float total = 0.0f;
+#ifdef DROP_KTAIL
+    if (nb % 8) /* the fault: the tail loop runs to nb - 1 */
+        nb--;
+#endif
     for (size_t b = 0; b < nb; b++) {
         if (sa[b] == 0xFF || sw[b] == 0xFF)
             return 0x7FC0; /* a NaN block makes the output NaN */
