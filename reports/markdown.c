@@ -56,6 +56,10 @@ static void failure_line(rbuf *b, const cJSON *e)
         rb_puts(b, ". ");
         rb_md(b, jstr(e, "note"));
     }
+    if (*jstr(e, "signature")) {
+        rb_puts(b, ". Signature: ");
+        rb_md(b, jstr(e, "signature"));
+    }
     if (*jstr(e, "repro")) {
         rb_puts(b, ". Repro: `");
         rb_md(b, jstr(e, "repro"));

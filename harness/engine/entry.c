@@ -128,6 +128,66 @@ static void add_first_mismatches(cJSON *o, const a4w4_entry_result *e)
     }
 }
 
+/* [[first, last, mismatches], ...] of map runs. */
+static cJSON *ranges_json(const a4w4_map_range *r, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        double v[3] = {(double)r[i].first, (double)r[i].last, (double)r[i].count};
+        cJSON_AddItemToArray(a, cJSON_CreateDoubleArray(v, 3));
+    }
+    return a;
+}
+
+/* "mismatch_map" (engine/signature.h): the counts the signature rests on. */
+static void add_map(cJSON *o, const a4w4_mismatch_map *m)
+{
+    cJSON *j = cJSON_AddObjectToObject(o, "mismatch_map");
+    cJSON_AddNumberToObject(j, "rows_checked", (double)m->nrows);
+    cJSON_AddNumberToObject(j, "cols_checked", (double)m->ncols);
+    cJSON_AddNumberToObject(j, "rows_hit", (double)m->rows_hit);
+    cJSON_AddNumberToObject(j, "cols_hit", (double)m->cols_hit);
+    cJSON_AddNumberToObject(j, "rows_whole", (double)m->rows_whole);
+    cJSON_AddNumberToObject(j, "cols_whole", (double)m->cols_whole);
+    cJSON_AddItemToObject(j, "rows", ranges_json(m->rows, m->nrow_ranges));
+    cJSON_AddBoolToObject(j, "rows_more", m->rows_more);
+    cJSON_AddItemToObject(j, "cols", ranges_json(m->cols, m->ncol_ranges));
+    cJSON_AddBoolToObject(j, "cols_more", m->cols_more);
+    cJSON *k = cJSON_AddObjectToObject(j, "kinds");
+    for (int i = 0; i < A4W4_MK_COUNT; i++)
+        if (m->kinds[i])
+            cJSON_AddNumberToObject(k, a4w4_mismatch_kind_name((a4w4_mismatch_kind)i),
+                                    (double)m->kinds[i]);
+    cJSON_AddNumberToObject(j, "tiny_expected", (double)m->tiny_expected);
+    if (m->row_tile)
+        cJSON_AddNumberToObject(j, "row_tile", m->row_tile);
+    if (m->col_tile)
+        cJSON_AddNumberToObject(j, "col_tile", m->col_tile);
+    if (m->row_partial_tile)
+        cJSON_AddNumberToObject(j, "row_partial_tile", m->row_partial_tile);
+    cJSON *kb = cJSON_AddObjectToObject(j, "k_block");
+    cJSON_AddNumberToObject(kb, "tested", (double)m->k_tested);
+    cJSON_AddNumberToObject(kb, "explained", (double)m->k_hits);
+    if (m->k_block >= 0) {
+        cJSON_AddNumberToObject(kb, "index", (double)m->k_block);
+        cJSON_AddStringToObject(kb, "how", m->k_doubled ? "counted twice" : "missing");
+    }
+    cJSON_AddNumberToObject(kb, "code0", (double)m->code0);
+    if (m->variant[0])
+        cJSON_AddStringToObject(j, "variant", m->variant);
+}
+
+/* "signature", "signature_class" and the map of a failing entry. */
+static void add_signature(cJSON *o, const a4w4_entry_result *e)
+{
+    if (!e->signature[0])
+        return;
+    cJSON_AddStringToObject(o, "signature", e->signature);
+    cJSON_AddStringToObject(o, "signature_class", e->signature_class);
+    if (e->map.has)
+        add_map(o, &e->map);
+}
+
 /* The fields of an OUTPUTS entry after its identity. */
 static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
 {
@@ -162,6 +222,7 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddStringToObject(o, "note", e->note);
     if (e->aborted[0])
         cJSON_AddStringToObject(o, "aborted", e->aborted);
+    add_signature(o, e);
     if (e->repro[0])
         cJSON_AddStringToObject(o, "repro", e->repro);
     if (e->saved[0])
@@ -180,6 +241,9 @@ static void add_bytes_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddStringToObject(o, "note", e->note);
     cJSON_AddBoolToObject(o, "sampled", e->sampled);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
+    add_signature(o, e);
+    if (e->repro[0])
+        cJSON_AddStringToObject(o, "repro", e->repro);
 }
 
 /* "route", "policy", "hazard" of a generated case (engine/annotate.h). */

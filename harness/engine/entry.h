@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
+#include "signature.h"
 
 /* A verdict, in this order ("pass", "fail", "n/a", "skip"). skip: the entry was never run
  * (commands use it for cells a backend has no entry for; the runner never writes it). */
@@ -55,10 +56,11 @@ typedef struct {
  *            own cross-check): identity, tags, [run_ms, y_hash, pad_variants, pad_dependent],
  *            checked_outputs, sampled, verdict, mismatches, unwritten, max_ulp,
  *            [bound_use, bound_ulp_median, bound_ulp_max], first_mismatches, time_ms,
- *            exact_regime_outputs, [ambiguous], [note], [aborted], [repro], [saved];
+ *            exact_regime_outputs, [ambiguous], [note], [aborted], [signature,
+ *            signature_class, mismatch_map], [repro], [saved];
  *   BYTES    byte or bit checks (layout and quantizer backends, golden bundles): identity,
  *            [tags], checked_outputs, verdict, mismatches, max_ulp, first_mismatches, [note],
- *            sampled, time_ms. */
+ *            sampled, time_ms, [signature, signature_class], [repro]. */
 typedef enum { A4W4_ENTRY_OUTPUTS = 0, A4W4_ENTRY_BYTES = 1 } a4w4_entry_kind;
 
 typedef struct {
@@ -102,6 +104,12 @@ typedef struct {
                                       says how); "" otherwise. Written as "aborted". */
     int refused;                   /* the backend refused its result (A4W4_RUN_REFUSED): the
                                       run is bad input; not written to results.json */
+    /* failing entries: the one-line hypothesis of the mismatch map and its class (the
+     * dominant kind, "mixed", "crashed", a byte check's class, ...: engine/signature.h);
+     * written as "signature", "signature_class" and, when built, "mismatch_map" */
+    char signature[384];
+    char signature_class[24];
+    a4w4_mismatch_map map;
     char repro[768];               /* failing entries: the command that reruns exactly this
                                       case on this backend ("" none). Written as "repro". */
     char saved[512];               /* run --save-failing: the item name of the bundle saved

@@ -17,6 +17,7 @@
 #include "gen.h"
 #include "safetensors.h"
 #include "sample_oracles.h"
+#include "signature.h"
 #include "verify_capture.h"
 
 #define MAX_RECORDED A4W4_ENTRY_MAX_FIRST
@@ -63,6 +64,7 @@ typedef struct {
         size_t row, col;
         uint16_t got, expected;
     } rec[MAX_RECORDED];
+    uint8_t *mism; /* optional [n]: 1 where output k mismatched (the map's input) */
 } comparison;
 
 static void record(comparison *c, const a4w4_sample *s, size_t k, uint16_t got, uint16_t exp)
@@ -77,14 +79,25 @@ static void record(comparison *c, const a4w4_sample *s, size_t k, uint16_t got, 
         c->rec[c->nrec].expected = exp;
         c->nrec++;
     }
+    if (c->mism)
+        c->mism[k] = 1;
     c->mismatches++;
+}
+
+/* Start comparison c of n outputs, marking mismatches in mism (NULL: not marked). */
+static void start_comparison(comparison *c, uint8_t *mism, size_t n)
+{
+    memset(c, 0, sizeof *c);
+    c->mism = mism;
+    if (mism)
+        memset(mism, 0, n);
 }
 
 /* Bit-exact comparison (NaN == NaN; the poison counts as unwritten, not as NaN). */
 static void compare_exact(comparison *c, const a4w4_sample *s, const uint16_t *got,
-                          const uint16_t *exp, size_t n)
+                          const uint16_t *exp, size_t n, uint8_t *mism)
 {
-    memset(c, 0, sizeof *c);
+    start_comparison(c, mism, n);
     for (size_t k = 0; k < n; k++) {
         c->checked++;
         if (got[k] == A4W4_POISON_BF16) {
@@ -127,9 +140,9 @@ static void bound_stats(comparison *c, double *ulps, size_t k)
  * per-output bound of a4w4_oracles_bound. NaN must meet NaN, Inf the same Inf. */
 static void compare_bounded(comparison *c, const a4w4_sample *s, const uint16_t *got,
                             const uint16_t *exact, const float *exact_f32, const double *B,
-                            size_t n)
+                            size_t n, uint8_t *mism)
 {
-    memset(c, 0, sizeof *c);
+    start_comparison(c, mism, n);
     double *ulps = malloc((n ? n : 1) * sizeof *ulps);
     size_t k_ulps = 0;
     for (size_t k = 0; k < n; k++) {
@@ -227,7 +240,7 @@ static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_
     int na = o->proven != o->count;
     char note[256] = "";
     if (!na)
-        compare_exact(&cmp, s, o->ordered1, o->exact, o->count);
+        compare_exact(&cmp, s, o->ordered1, o->exact, o->count, NULL);
     else {
         memset(&cmp, 0, sizeof cmp);
         cmp.checked = o->count;
@@ -273,6 +286,10 @@ typedef struct {
     a4w4_run_args args;
     char why[512];
     comparison cmp;    /* the baseline against the contract's oracle */
+    uint8_t *mism;     /* [n] the mismatches of the mapped comparison */
+    uint16_t *yfail;   /* the outputs the map is of: y, or a variant's copy (vfail) */
+    uint16_t *vfail;   /* the first changing pad variant's outputs when the baseline passed */
+    const char *variant; /* which variant vfail holds ("" none) */
 } gemm_run;
 
 static int is_bounded(const a4w4_backend *b) { return !strncmp(b->contract, "bounded", 7); }
@@ -298,6 +315,26 @@ static int run_baseline(gemm_run *g, a4w4_entry_result *e)
     return rc;
 }
 
+static const uint16_t *expected_of(gemm_run *g);
+
+/* got against the oracle of g's contract into *c (mismatches marked in mism, may be NULL).
+ * 0, or -1 when the oracle's outputs could not be computed (out of memory). */
+static int compare_contract(gemm_run *g, const uint16_t *got, comparison *c, uint8_t *mism)
+{
+    if (is_bounded(g->b)) {
+        const double *B = a4w4_oracles_bound(g->o, g->b->split);
+        if (!B)
+            return -1;
+        compare_bounded(c, g->s, got, g->o->exact, g->o->exact_f32, B, g->n, mism);
+        return 0;
+    }
+    const uint16_t *exp = expected_of(g);
+    if (!exp)
+        return -1;
+    compare_exact(c, g->s, got, exp, g->n, mism);
+    return 0;
+}
+
 /* The guard zones, then the baseline against the oracle of the backend's contract into
  * g->cmp. Returns 1 when the entry fails, 0 when it passes so far, -1 when the oracle's
  * outputs could not be computed (out of memory: the entry fails, nothing more is checked). */
@@ -310,23 +347,15 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
         fail = 1;
         snprintf(e->note, sizeof e->note, "wrote out of bounds: the guard zone after %s "
                  "changed; ", which);
+        snprintf(e->signature, sizeof e->signature, "wrote out of bounds: the guard zone "
+                 "after %s changed", which);
+        snprintf(e->signature_class, sizeof e->signature_class, "out-of-bounds-write");
     }
-    if (is_bounded(g->b)) {
-        const double *B = a4w4_oracles_bound(g->o, g->b->split);
-        if (!B)
-            return -1;
-        compare_bounded(&g->cmp, g->s, g->y, g->o->exact, g->o->exact_f32, B, g->n);
-        if (g->cmp.mismatches)
-            note_add(e->note, sizeof e->note, "outside the %s bound: largest distance %.3g "
-                     "times the bound; ", g->b->contract, g->cmp.bound_use);
-    } else if (!strcmp(g->b->contract, "exact")) {
-        compare_exact(&g->cmp, g->s, g->y, g->o->exact, g->n);
-    } else {
-        const uint16_t *exp = a4w4_oracles_ordered(g->o, g->b->split);
-        if (!exp)
-            return -1;
-        compare_exact(&g->cmp, g->s, g->y, exp, g->n);
-    }
+    if (compare_contract(g, g->y, &g->cmp, g->mism))
+        return -1;
+    if (is_bounded(g->b) && g->cmp.mismatches)
+        note_add(e->note, sizeof e->note, "outside the %s bound: largest distance %.3g "
+                 "times the bound; ", g->b->contract, g->cmp.bound_use);
     fail |= g->cmp.mismatches != 0;
     if (g->cmp.unwritten)
         note_add(e->note, sizeof e->note, "%zu outputs never written (poison 0x%04x left); ",
@@ -352,12 +381,16 @@ static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *
     if (rc2 != A4W4_OK)
         return g->n;
     size_t diff = 0;
+    if (!g->cmp.mismatches && !g->vfail && (g->vfail = malloc(g->n * 2 + 2))) {
+        memcpy(g->vfail, g->y2, g->n * 2); /* kept when this variant proves to change outputs */
+        g->variant = v->what;
+    }
     if (is_bounded(g->b)) {
         /* the reduction order of a bounded kernel varies run to run: a variant only
          * counts when it leaves the bound the baseline kept */
         comparison c2;
         compare_bounded(&c2, g->s, g->y2, g->o->exact, g->o->exact_f32,
-                        a4w4_oracles_bound(g->o, g->b->split), g->n);
+                        a4w4_oracles_bound(g->o, g->b->split), g->n, NULL);
         diff = c2.mismatches > g->cmp.mismatches ? c2.mismatches - g->cmp.mismatches : 0;
     } else {
         for (size_t k = 0; k < g->n; k++)
@@ -382,6 +415,11 @@ static int check_pad_variants(gemm_run *g, a4w4_entry_result *e)
     char *dep = e->pad_dependent;
     for (size_t v = 0; v < nv; v++) {
         size_t diff = variant_changes(g, &vs[v], e);
+        if (g->vfail && !diff && g->variant == vs[v].what) { /* not this one */
+            free(g->vfail);
+            g->vfail = NULL;
+            g->variant = NULL;
+        }
         if (diff)
             note_add(dep, sizeof e->pad_dependent, "%s%s (%zu outputs change)",
                      dep[0] ? ", " : "", vs[v].what, diff);
@@ -444,6 +482,42 @@ static const uint16_t *expected_of(gemm_run *g)
     return a4w4_oracles_ordered(g->o, g->b->split);
 }
 
+/* The mismatch map and signature of a failing entry (engine/signature.h): of its outputs, or,
+ * when only a pad variant changed them, of the first such variant's outputs. */
+static void map_failure(gemm_run *g, a4w4_entry_result *e)
+{
+    const a4w4_case_data *d = g->d;
+    g->yfail = g->y;
+    if (e->aborted[0]) {
+        snprintf(e->signature, sizeof e->signature, "%s: %.360s", e->aborted, e->note);
+        snprintf(e->signature_class, sizeof e->signature_class, "%s",
+                 e->aborted[0] == 'c' ? "crashed" : "timed-out");
+        return;
+    }
+    if (!g->mism || !e->has_y_hash)
+        goto other;
+    comparison cv;
+    if (!g->cmp.mismatches && g->vfail) {
+        if (compare_contract(g, g->vfail, &cv, g->mism))
+            goto other;
+        g->yfail = g->vfail;
+    } else if (!g->cmp.mismatches)
+        goto other;
+    a4w4_map_input in = {g->s, d->M, d->N, d, g->yfail, expected_of(g), g->o->exact_f32, g->mism};
+    if (!in.expected || a4w4_map_build(&in, &e->map))
+        goto other;
+    if (g->yfail == g->vfail)
+        snprintf(e->map.variant, sizeof e->map.variant, "%s", g->variant);
+    a4w4_map_signature(&e->map, d->M, d->N, d->K, e->signature, sizeof e->signature,
+                       e->signature_class, sizeof e->signature_class);
+    return;
+other: /* a backend error, a guard zone, out of memory: the note says what */
+    if (!e->signature[0]) {
+        snprintf(e->signature, sizeof e->signature, "%.380s", e->note);
+        snprintf(e->signature_class, sizeof e->signature_class, "error");
+    }
+}
+
 /* A failing entry's repro command and, with --save-failing, its bundle (engine/failing.h). */
 static void record_failing(const a4w4_runner *r, gemm_run *g, const a4w4_case *c,
                            a4w4_entry_result *e)
@@ -455,8 +529,9 @@ static void record_failing(const a4w4_runner *r, gemm_run *g, const a4w4_case *c
     const uint16_t *exp = r->save_dir && g->y ? expected_of(g) : NULL;
     if (!exp)
         return;
-    a4w4_failing f = {c, g->d, g->s, g->y, exp, g->b->name, g->b->contract, e->mismatches,
-                      "", "", e->repro, r->id};
+    a4w4_failing f = {c, g->d, g->s, g->yfail ? g->yfail : g->y, exp, g->b->name,
+                      g->b->contract, e->mismatches, g->variant ? g->variant : "",
+                      e->signature, e->repro, r->id};
     char err[512];
     if (a4w4_failing_save(&f, r->save_dir, e->saved, sizeof e->saved, err, sizeof err)) {
         e->saved[0] = 0;
@@ -479,14 +554,17 @@ static int run_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c
     g.n = o->count;
     g.y = malloc(g.n * 2);
     g.y2 = malloc(g.n * 2);
+    g.mism = malloc(g.n + 1);
     g.args = (a4w4_run_args){c, d, s, g.y, g.why, sizeof g.why, id};
     case_identity(e, c, A4W4_ENTRY_OUTPUTS, b->name, b->contract);
     int fail = 1, na = 0;
-    if (!g.y || !g.y2)
+    if (!g.y || !g.y2 || !g.mism)
         snprintf(e->note, sizeof e->note, "out of memory for %zu outputs", g.n);
     else
         fail = gemm_checks(&g, e, &na);
     put_comparison(e, &g.cmp, s, e->has_run ? e->run_ms : NAN, o->proven, verdict_of(fail, na));
+    if (fail)
+        map_failure(&g, e);
     if (d->code0) {
         e->ambiguous = 1;
         note_add(e->note, sizeof e->note, "E8M0 code 0 present: read as 2^-127 (OCP, AITER "
@@ -498,6 +576,8 @@ static int run_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c
     record_failing(r, &g, c, e);
     free(g.y);
     free(g.y2);
+    free(g.mism);
+    free(g.vfail);
     return fail;
 }
 
@@ -562,6 +642,12 @@ static int run_layout_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_ca
         chk[n++].verdict = A4W4_CHECK_FAIL;
     }
     fail = byte_entry(c, b, s, chk, n, ms, rc == A4W4_EUNSUPPORTED ? why : NULL, e);
+    size_t pcol = a4w4_act_scale_padded_cols(d->K / 32);
+    for (int i = 0; i < 3 && rc == A4W4_OK && !e->signature[0]; i++)
+        if (got[i])
+            a4w4_bytes_signature(names[i], got[i], ref[i]->data, ref[i]->len,
+                                 i == 2 ? 32 * pcol : 0, e->signature, sizeof e->signature,
+                                 e->signature_class, sizeof e->signature_class);
     for (int i = 0; i < 3; i++)
         free(got[i]);
     return fail;
@@ -612,9 +698,11 @@ static void quant_inputs(quant_bufs *qb, const a4w4_case_data *d, const a4w4_sam
     memset(qb->sc, 0xA5, rows * nb);
 }
 
-/* Quantize through the backend and compare; fills chk, returns their count. */
+/* Quantize through the backend and compare; fills chk, returns their count; the signature
+ * of a mismatch (the scales', else the codes') goes to e. */
 static int quant_compare(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d,
-                         const a4w4_sample *s, quant_bufs *qb, a4w4_check *chk, double *ms)
+                         const a4w4_sample *s, quant_bufs *qb, a4w4_check *chk, double *ms,
+                         a4w4_entry_result *e)
 {
     size_t K = d->K, nb = K / 32, rows = s->nrows;
     char why[512] = "";
@@ -633,6 +721,14 @@ static int quant_compare(a4w4_backend *b, const a4w4_case *c, const a4w4_case_da
     }
     a4w4_check_bytes(&chk[n++], "a_fp4", qb->q, qb->rq, rows, K / 2, qb->skip);
     a4w4_check_bytes(&chk[n++], "a_scale", qb->sc, qb->rs, rows, nb, NULL);
+    for (size_t k = 0; k < rows * K / 2; k++) /* NaN blocks' codes are unspecified */
+        if (qb->skip[k])
+            qb->q[k] = qb->rq[k];
+    if (!a4w4_bytes_signature("a_scale", qb->sc, qb->rs, rows * nb, 0, e->signature,
+                              sizeof e->signature, e->signature_class,
+                              sizeof e->signature_class))
+        a4w4_bytes_signature("a_fp4", qb->q, qb->rq, rows * K / 2, 0, e->signature,
+                             sizeof e->signature, e->signature_class, sizeof e->signature_class);
     if (!s->full) /* report real row numbers */
         for (int i = 0; i < n; i++)
             if (chk[i].mismatches)
@@ -656,7 +752,7 @@ static int run_quant_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_cas
         a4w4_check_na(&chk[n], "quantize", "out of memory");
         chk[n++].verdict = A4W4_CHECK_FAIL;
     } else {
-        n = quant_compare(b, c, d, s, &qb, chk, &ms);
+        n = quant_compare(b, c, d, s, &qb, chk, &ms, e);
     }
     int fail = byte_entry(c, b, s, chk, n, ms, NULL, e);
     quant_bufs_free(&qb);
