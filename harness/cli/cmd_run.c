@@ -69,7 +69,8 @@ static const a4w4_option run_options[] = {
                "from its own operands, after the cases and golden bundles"),
     OPT_LIST("backend", run_opts, backend, "LIST",
              "comma-separated; default every backend available here. Types:\n"
-             "cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README)"),
+             "cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README);\n"
+             "a selftest mutant (selftest --list) only by its name"),
     OPT_STRING("out", run_opts, out_dir, "DIR",
                "results.jsonl, results.json, summary.md (default build/out)"),
     OPT_CALLBACK("shard", run_opts, shard, "i/n", a4w4_opt_cb_shard,
@@ -140,7 +141,7 @@ static int plan_run(const run_opts *o, run_plan *p)
         a4w4_errorf("run: %s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    a4w4_backend_list_opts bo = {"run", MAX_BACKENDS, 0, o->quiet};
+    a4w4_backend_list_opts bo = {"run", MAX_BACKENDS, 1, o->quiet}; /* a mutant by name: repros */
     int rc = a4w4_isolation_options("run", o->no_isolate, o->timeout_s);
     if (rc == A4W4_EXIT_PASS)
         rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);

@@ -17,6 +17,7 @@ static const a4w4_cmd commands[] = {
     {"report", cmd_report, "render results.json as Markdown, self-contained HTML and JUnit XML"},
     {"export", cmd_export, "operand bundles of a case matrix for kernels outside this process"},
     {"compare", cmd_compare, "parity between two runs: new failures, fixed cases, changed bits, timing"},
+    {"shrink", cmd_shrink, "reduce a failing case to a minimal one that fails the same way"},
 };
 
 static void usage(FILE *out)

@@ -1036,6 +1036,46 @@ static int golden_data(const a4w4_st_file *f, const size_t dims[3], a4w4_case_da
 /* Golden bundle path through every selected backend with a GEMM (plugins, bundles, HIP)
  * other than the systems under test bundle verification ran: its operands as a case, every
  * output compared with the oracle of the backend's contract. NOMEM, else OK. */
+/* Every output of case data d through each backend of r with a GEMM but the systems under
+ * test suts[0..nsuts) (entries appended to out). NOMEM, else OK. */
+static a4w4_hstatus data_backends(const a4w4_runner *r, const a4w4_bundle_sut *suts,
+                                  size_t nsuts, const a4w4_case *c, a4w4_case_data *d,
+                                  a4w4_entry_list *out)
+{
+    a4w4_sample s = {0};
+    a4w4_oracles o;
+    memset(&o, 0, sizeof o);
+    a4w4_hstatus st = A4W4_ST_OK;
+    if (a4w4_sample_make(c->M, c->N, c->K, 0, c->name, 1, &s) != A4W4_OK ||
+        a4w4_oracles_compute(d, &s, &o))
+        st = A4W4_ST_NOMEM;
+    for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
+        a4w4_backend *b = &r->backends[i];
+        a4w4_entry_result *e;
+        if (!b->type || !b->type->run || is_sut(b, suts, nsuts))
+            continue;
+        if (!(e = a4w4_entry_list_add(out)))
+            st = A4W4_ST_NOMEM;
+        else
+            run_backend(r, b, c, d, &s, &o, e);
+    }
+    a4w4_oracles_free(&o);
+    a4w4_sample_free(&s);
+    return st;
+}
+
+a4w4_hstatus a4w4_run_data(const a4w4_runner *r, const a4w4_case *c, a4w4_case_data *d,
+                           a4w4_entry_list *out, char *err, size_t errlen)
+{
+    a4w4_hstatus st = data_backends(r, NULL, 0, c, d, out);
+    if (st != A4W4_ST_OK)
+        snprintf(err, errlen, "case %s: out of memory", c->name);
+    return st;
+}
+
+/* Golden bundle path through every selected backend with a GEMM (plugins, bundles, HIP)
+ * other than the systems under test bundle verification ran: its operands as a case, every
+ * output compared with the oracle of the backend's contract. NOMEM, else OK. */
 static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut *suts,
                                     size_t nsuts, const char *path, const size_t dims[3],
                                     a4w4_entry_list *out)
@@ -1052,29 +1092,12 @@ static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut 
     snprintf(c.name, sizeof c.name, "golden/%.*s", (int)(strlen(base) - 12), base);
     snprintf(c.regime_text, sizeof c.regime_text, "golden");
     snprintf(c.tags, sizeof c.tags, "golden");
-    a4w4_sample s = {0};
     a4w4_case_data d;
-    a4w4_oracles o;
-    memset(&o, 0, sizeof o);
     a4w4_hstatus st = A4W4_ST_OK;
-    if (a4w4_sample_make(c.M, c.N, c.K, 0, c.name, 1, &s) != A4W4_OK)
-        st = A4W4_ST_NOMEM;
-    else if (golden_data(&f, dims, &d) == 0) {
-        st = a4w4_oracles_compute(&d, &s, &o) ? A4W4_ST_NOMEM : A4W4_ST_OK;
-        for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
-            a4w4_backend *b = &r->backends[i];
-            a4w4_entry_result *e;
-            if (!b->type || !b->type->run || is_sut(b, suts, nsuts))
-                continue;
-            if (!(e = a4w4_entry_list_add(out)))
-                st = A4W4_ST_NOMEM;
-            else
-                run_backend(r, b, &c, &d, &s, &o, e);
-        }
-        a4w4_oracles_free(&o);
+    if (golden_data(&f, dims, &d) == 0) {
+        st = data_backends(r, suts, nsuts, &c, &d, out);
         a4w4_case_data_free(&d);
     }
-    a4w4_sample_free(&s);
     a4w4_st_free(&f);
     return st;
 }

@@ -85,6 +85,13 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
  * <rule>") or A4W4_ST_NOMEM. */
 a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err, size_t errlen);
 
+/* Every output of case data d (row-major operands and their layouts, a4w4_case_data_load)
+ * through each backend of r with a GEMM, compared per contract like a generated case (pad
+ * variants, guards, signatures; c names it: its name, M, N, K, regime text, tags); one entry
+ * per backend appended to out, no oracle entry. A4W4_ST_OK or A4W4_ST_NOMEM (err set). */
+a4w4_hstatus a4w4_run_data(const a4w4_runner *r, const a4w4_case *c, a4w4_case_data *d,
+                           a4w4_entry_list *out, char *err, size_t errlen);
+
 a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, size_t nsuts,
                              const char *path, a4w4_entry_list *out, char *err, size_t errlen);
 

@@ -151,58 +151,84 @@ static double ulp_of(double x)
     return x < 0x1p-126 ? 0x1p-133 : ldexp(1.0, ilogb(x) - 7);
 }
 
-/* The one block whose omission (dir 0) or repetition (dir 1) explains got for output (m, n),
- * or -1; code0 set when a scale of the output is E8M0 code 0. */
-static long explain_block(const a4w4_case_data *d, size_t m, size_t n, uint16_t got,
-                          uint16_t exp, int *dir, int *code0)
+/* ordered(1) of output (m, n) (contracts §4.1) with block skip left out (dir 0) or added
+ * twice (dir 1), as bf16 bits. */
+static uint16_t ordered_without(const a4w4_case_data *d, size_t m, size_t n, size_t skip,
+                                int dir)
 {
-    size_t nb = d->K / 32;
-    double g = a4w4_bf16_to_f32(got), x = a4w4_bf16_to_f32(exp), diff = g - x;
-    double tol = 2 * (ulp_of(g) > ulp_of(x) ? ulp_of(g) : ulp_of(x));
-    long found = -1;
-    int nan = 0, many = 0;
-    for (size_t b = 0; b < nb; b++) {
-        *code0 |= !d->a_scale.data[m * nb + b] || !d->w_scale.data[n * nb + b];
-        double v = block_value(d, m, n, b, &nan);
-        if (v == 0 || fabs(v) <= tol)
-            continue;
-        int hit = fabs(diff + v) <= tol ? 0 : fabs(diff - v) <= tol ? 1 : -1;
-        if (hit < 0)
-            continue;
-        many |= found >= 0;
-        found = (long)b;
-        *dir = hit;
+    float acc = 0.0f;
+    int nan = 0;
+    for (size_t b = 0; b < d->K / 32; b++) {
+        float v = (float)block_value(d, m, n, b, &nan);
+        if (b != skip)
+            acc += v;
+        else if (dir)
+            acc = acc + v + v;
     }
-    return nan || many || isnan(diff) ? -1 : found;
+    return a4w4_f32_to_bf16(acc);
 }
 
-/* K-block attribution over the first K_TESTED_MAX finite mismatches. */
+/* Votes of output (m, n) for the blocks whose omission (votes[b]) or repetition
+ * (votes[nb + b]) explains got: among the blocks whose value lies within two ULPs of the
+ * difference, those whose ordered(1) recomputation gives got exactly, or, when none does (an
+ * exact or bounded contract), all of them. code0 set when a scale of the output is E8M0
+ * code 0. */
+static void vote_blocks(const a4w4_case_data *d, size_t m, size_t n, uint16_t got,
+                        uint16_t exp, size_t *votes, uint8_t *near, int *code0)
+{
+    size_t nb = d->K / 32, nexact = 0;
+    double g = a4w4_bf16_to_f32(got), x = a4w4_bf16_to_f32(exp), diff = g - x;
+    double tol = 2 * (ulp_of(g) > ulp_of(x) ? ulp_of(g) : ulp_of(x));
+    int nan = 0;
+    for (size_t b = 0; b < nb; b++)
+        *code0 |= !d->a_scale.data[m * nb + b] || !d->w_scale.data[n * nb + b];
+    memset(near, 0, 2 * nb);
+    for (size_t b = 0; b < nb; b++) {
+        double v = block_value(d, m, n, b, &nan);
+        int hit = v == 0 ? -1 : fabs(diff + v) <= tol ? 0 : fabs(diff - v) <= tol ? 1 : -1;
+        if (hit < 0)
+            continue;
+        size_t slot = (size_t)hit * nb + b;
+        near[slot] = 1 + (ordered_without(d, m, n, b, hit) == got);
+        nexact += near[slot] == 2;
+    }
+    if (nan || isnan(diff))
+        return;
+    for (size_t i = 0; i < 2 * nb; i++)
+        votes[i] += near[i] == 2 || (!nexact && near[i] == 1);
+}
+
+/* K-block attribution over the first K_TESTED_MAX finite mismatches: the block with the
+ * most votes (vote_blocks). */
 static int attribute_blocks(const a4w4_map_input *in, a4w4_mismatch_map *m)
 {
     const a4w4_case_data *d = in->d;
     const a4w4_sample *s = in->s;
     size_t nb = d->K / 32, n = s->nrows * s->ncols;
-    size_t *hits = calloc(2 * nb, sizeof *hits);
-    if (!hits)
+    size_t *votes = calloc(2 * nb, sizeof *votes);
+    uint8_t *near = malloc(2 * nb);
+    if (!votes || !near) {
+        free(votes);
+        free(near);
         return -1;
+    }
     for (size_t k = 0; k < n && m->k_tested < K_TESTED_MAX; k++) {
         if (!in->mism[k] || in->got[k] == POISON || is_nan(in->got[k]) || is_nan(in->expected[k]))
             continue;
         size_t r = at(s->rows, s->full, k / s->ncols), c = at(s->cols, s->full, k % s->ncols);
-        int dir = 0, c0 = 0;
-        long b = explain_block(d, r, c, in->got[k], in->expected[k], &dir, &c0);
+        int c0 = 0;
+        vote_blocks(d, r, c, in->got[k], in->expected[k], votes, near, &c0);
         m->k_tested++;
         m->code0 += (size_t)c0;
-        if (b >= 0)
-            hits[(size_t)dir * nb + (size_t)b]++;
     }
     for (size_t i = 0; i < 2 * nb; i++)
-        if (hits[i] > m->k_hits) {
-            m->k_hits = hits[i];
+        if (votes[i] > m->k_hits) {
+            m->k_hits = votes[i];
             m->k_block = (long)(i % nb);
             m->k_doubled = i >= nb;
         }
-    free(hits);
+    free(votes);
+    free(near);
     return 0;
 }
 
