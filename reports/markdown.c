@@ -12,10 +12,10 @@
 static const a4w4_report_opts default_opts = {0, NULL};
 
 /* "75 pass, 8 n/a" (zero counts left out; "no entries" when all are zero). */
-static void counts_text(rbuf *b, const int n[4])
+static void counts_text(rbuf *b, const int n[NVERDICTS])
 {
     int first = 1;
-    for (int v = 0; v < 4; v++)
+    for (int v = 0; v < NVERDICTS; v++)
         if (n[v]) {
             rb_printf(b, "%s%d %s", first ? "" : ", ", n[v], verdict_names[v]);
             first = 0;
@@ -129,9 +129,60 @@ static void bounded_section(rbuf *b, const cJSON *cases)
         rb_puts(b, "\n");
 }
 
+/* The known-failures ledger as the document records it (run, merge, compare annotate it,
+ * io/known.h): the known failures (XFAIL), the entries that passed although the ledger
+ * expects them to fail (XPASS), the stale ledger entries. */
+static void known_section(rbuf *b, const cJSON *doc, const cJSON *cases, int nxfail)
+{
+    const cJSON *kf = cJSON_GetObjectItemCaseSensitive(doc, "known_failures"), *e;
+    int nxpass = 0, nstale = 0;
+    cJSON_ArrayForEach(e, cases)
+        nxpass += !strcmp(jstr(cJSON_GetObjectItemCaseSensitive(e, "known_failure"), "status"),
+                          "xpass");
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(kf, "entries"))
+        nstale += jtrue(e, "stale");
+    if (!nxfail && !nxpass && !nstale)
+        return;
+    rb_printf(b, "## Known failures (ledger `");
+    rb_md(b, jstr(kf, "ledger"));
+    rb_printf(b, "`): %d XFAIL, %d XPASS, %d stale\n\n", nxfail, nxpass, nstale);
+    cJSON_ArrayForEach(e, cases) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "known_failure");
+        int xf = entry_verdict_index(e) == VERDICT_XFAIL, xp = !strcmp(jstr(k, "status"), "xpass");
+        if (!xf && !xp)
+            continue;
+        rb_puts(b, xf ? "- XFAIL `" : "- **XPASS** `");
+        rb_md(b, jstr(e, "name"));
+        rb_puts(b, "` on `");
+        rb_md(b, jstr(e, "backend"));
+        rb_puts(b, "`: known failure ");
+        rb_md(b, jstr(k, "id"));
+        rb_puts(b, " (");
+        rb_md(b, jstr(k, "upstream"));
+        rb_puts(b, xp ? "): it passes: fixed upstream? remove the entry\n" : ")");
+        if (xf && *jstr(e, "signature")) {
+            rb_puts(b, "; signature: ");
+            rb_md(b, jstr(e, "signature"));
+        }
+        if (xf)
+            rb_puts(b, "\n");
+    }
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(kf, "entries"))
+        if (jtrue(e, "stale")) {
+            rb_puts(b, "- **stale** ledger entry ");
+            rb_md(b, jstr(e, "id"));
+            rb_puts(b, " (");
+            rb_md(b, jstr(e, "upstream"));
+            rb_puts(b, "): matched nothing for more than 30 days (last ");
+            rb_md(b, jstr(e, "last_matched"));
+            rb_puts(b, "): fixed? remove it\n");
+        }
+    rb_puts(b, "\n");
+}
+
 /* The verdict and completeness as the document records them (never recomputed; an older
  * document says "verdict not recorded"), with the entry counts. */
-static void verdict_lines(rbuf *b, const cJSON *doc, const int n[4], int total, size_t ncases)
+static void verdict_lines(rbuf *b, const cJSON *doc, const int n[NVERDICTS], int total, size_t ncases)
 {
     doc_verdict v;
     doc_verdict_read(doc, &v);
@@ -158,7 +209,7 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         o = &default_opts;
     rbuf b = {0};
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
-    int n[4];
+    int n[NVERDICTS];
     verdict_counts(cases, n);
     int total = cJSON_GetArraySize(cases);
 
@@ -192,7 +243,10 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
                         : t[i].n[0] ? (contract_bounded(t[i].contract) ? "PASS (within bound)"
                                                                        : "PASS (bit-exact)")
                                     : "n/a";
-        rb_printf(&b, "| %s | ", v);
+        rb_printf(&b, "| %s", v);
+        if (t[i].n[VERDICT_XFAIL])
+            rb_printf(&b, ", %d XFAIL", t[i].n[VERDICT_XFAIL]);
+        rb_puts(&b, " | ");
         rb_md(&b, t[i].backend);
         rb_puts(&b, " | ");
         rb_md(&b, t[i].contract);
@@ -208,10 +262,11 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         rb_printf(&b, "## Failures (%d)\n\n", n[1]);
         const cJSON *e;
         cJSON_ArrayForEach(e, cases)
-            if (!strcmp(jstr(e, "verdict"), "fail"))
+            if (entry_verdict_index(e) == 1)
                 failure_line(&b, e);
         rb_puts(&b, "\n");
     }
+    known_section(&b, doc, cases, n[VERDICT_XFAIL]);
 
     if (!o->reproducible) {
         const char *labels[16], *values[16];

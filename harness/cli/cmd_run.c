@@ -17,6 +17,7 @@
 #include "cpu_sut.h"
 #include "entry.h"
 #include "export.h"
+#include "ledger.h"
 #include "registry.h"
 #include "repro.h"
 #include "results.h"
@@ -42,6 +43,7 @@ static const char run_usage[] =
 
 typedef struct {
     const char *cases_path, *golden_dir, *out_dir, *set, *captures_dir, *save_dir;
+    const char *known, *upstream_version;
     const char *case_v[MAX_SELECT], *bundle_v[MAX_SELECT];
     a4w4_opt_strings cases_sel, bundles;
     a4w4_opt_list backend;
@@ -89,6 +91,10 @@ static const a4w4_option run_options[] = {
                "write each failing GEMM entry's operands with its outputs and the\n"
                "oracle's as DIR/<case>@<backend>.safetensors (+ manifest.json):\n"
                "verify, run --bundle and python -m a4w4check.external take them"),
+    OPT_STRING("known", run_opts, known, "FILE", A4W4_KNOWN_HELP),
+    OPT_STRING("upstream-version", run_opts, upstream_version, "V",
+               "the version of the code under test (AITER's), for the ledger's\n"
+               "since/until; recorded as upstream_version"),
     OPT_FLAG("quiet", run_opts, quiet, "no progress output"),
     OPT_END(),
 };
@@ -209,6 +215,8 @@ static cJSON *run_header(const run_opts *o, const run_plan *p)
         cJSON_AddItemToArray(bl, cJSON_CreateString(p->bk[i].name));
         cJSON_AddStringToObject(bc, p->bk[i].name, p->bk[i].contract);
     }
+    if (o->upstream_version)
+        cJSON_AddStringToObject(header, "upstream_version", o->upstream_version);
     cJSON_AddNumberToObject(header, "matrix_items", (double)p->total_items);
     cJSON_AddNumberToObject(header, "shard_items", (double)p->mine);
     a4w4_environment_json(header); /* compiler, commit, host, date, GPU, tables used */
@@ -358,6 +366,9 @@ static int write_results(const run_opts *o, run_plan *p)
         a4w4_errorf("run: %s", err);
         return A4W4_EXIT_IO;
     }
+    int krc = a4w4_apply_ledger("run", o->known, p->doc);
+    if (krc)
+        return krc;
     a4w4_doc_verdict v = a4w4_results_judge(p->doc, &c);
     if (a4w4_results_write(p->doc, o->out_dir, err, sizeof err)) {
         a4w4_errorf("run: %s", err);
@@ -372,6 +383,7 @@ static int write_results(const run_opts *o, run_plan *p)
                 o->out_dir);
     /* even with --quiet: the failures (with their repro commands) and why it is incomplete */
     a4w4_print_failures("run", p->doc, FAILURES_SHOWN);
+    a4w4_print_known("run", p->doc, FAILURES_SHOWN);
     if (v == A4W4_DOC_INCOMPLETE)
         a4w4_errorf("run: verdict INCOMPLETE: %s",
                     cJSON_GetObjectItemCaseSensitive(p->doc, "verdict_reason")->valuestring);
