@@ -634,6 +634,14 @@ static void section_mismatches(rbuf *b, const cJSON *cases)
             rb_html(b, pick);
             rb_puts(b, ".");
         }
+        static const char *const forensic[3][2] = {
+            {"signature", "Signature"}, {"repro", "Repro"}, {"saved", "Operands saved as"}};
+        for (int i = 0; i < 3; i++)
+            if (*jstr(e, forensic[i][0])) {
+                rb_printf(b, " <b>%s:</b> <code>", forensic[i][1]);
+                rb_html(b, jstr(e, forensic[i][0]));
+                rb_puts(b, "</code>");
+            }
         rb_puts(b, "</p>\n");
         mismatch_table(b, e);
         rb_puts(b, "</details>\n");
@@ -893,6 +901,13 @@ static void section_cases(rbuf *b, const cJSON *cases, const a4w4_report_opts *o
             const cJSON *e = g[i].e[j];
             rb_puts(b, "<tr><td><code>");
             rb_html(b, jstr(e, "name"));
+            if (*jstr(e, "layer") || *jstr(e, "call_site")) { /* a capture's layer and line */
+                rb_puts(b, "</code> <small>layer ");
+                rb_html(b, jstr(e, "layer"));
+                rb_puts(b, " at ");
+                rb_html(b, jstr(e, "call_site"));
+                rb_puts(b, "</small><code>");
+            }
             rb_printf(b,
                       "</code></td><td class=\"n\">%.0f</td><td class=\"n\">%.0f</td>"
                       "<td class=\"n\">%.0f</td><td>",

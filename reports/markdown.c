@@ -24,12 +24,32 @@ static void counts_text(rbuf *b, const int n[NVERDICTS])
         rb_puts(b, "no entries");
 }
 
+/* A capture's layer and the line that called it: " (layer L at SITE)"; nothing for other
+ * entries. */
+static void layer_text(rbuf *b, const cJSON *e)
+{
+    if (!*jstr(e, "layer") && !*jstr(e, "call_site"))
+        return;
+    rb_puts(b, " (");
+    if (*jstr(e, "layer")) {
+        rb_puts(b, "layer ");
+        rb_md(b, jstr(e, "layer"));
+    }
+    if (*jstr(e, "call_site")) {
+        rb_puts(b, *jstr(e, "layer") ? " at " : "called at ");
+        rb_md(b, jstr(e, "call_site"));
+    }
+    rb_puts(b, ")");
+}
+
 /* One failure, one line: where, how many, every recorded mismatch in hex. */
 static void failure_line(rbuf *b, const cJSON *e)
 {
     rb_puts(b, "- `");
     rb_puts(b, jstr(e, "name"));
-    rb_puts(b, "` on `");
+    rb_puts(b, "`");
+    layer_text(b, e);
+    rb_puts(b, " on `");
     rb_puts(b, jstr(e, "backend"));
     rb_printf(b, "` (%s), M=%.0f N=%.0f K=%.0f, %s: ", jstr(e, "contract"), jnum(e, "M", 0),
               jnum(e, "N", 0), jnum(e, "K", 0), jstr(e, "regime"));
@@ -83,6 +103,7 @@ static void case_table(rbuf *b, const group *g, int timings)
         const cJSON *e = g->e[i];
         rb_puts(b, "| ");
         rb_md(b, jstr(e, "name"));
+        layer_text(b, e);
         rb_printf(b, " | %.0f | %.0f | %.0f | ", jnum(e, "M", 0), jnum(e, "N", 0), jnum(e, "K", 0));
         rb_md(b, jstr(e, "regime"));
         rb_puts(b, " | ");

@@ -37,9 +37,12 @@ static int verify_one(const char *path, verify_counts *n)
     size_t nsuts;
     const a4w4_bundle_sut *suts = a4w4_cpu_bundle_suts(&nsuts);
     a4w4_hstatus rc = a4w4_verify_bundle(path, suts, nsuts, &checks, NULL, err, sizeof err);
+    char prefix[1024]; /* a capture names its layer and call site on every line */
+    snprintf(prefix, sizeof prefix, "%s%s%s%s", base, checks.where[0] ? " [" : "", checks.where,
+             checks.where[0] ? "]" : "");
     for (size_t j = 0; j < checks.n; j++) {
-        char line[512];
-        a4w4_check_format(&checks.items[j], base, line, sizeof line);
+        char line[1600];
+        a4w4_check_format(&checks.items[j], prefix, line, sizeof line);
         puts(line);
         n->npass += checks.items[j].verdict == A4W4_CHECK_PASS;
         n->nfail += checks.items[j].verdict == A4W4_CHECK_FAIL;

@@ -107,12 +107,15 @@ static int unexpected_failure(const cJSON *e)
 
 static void print_one(const char *cmd, const cJSON *e)
 {
-    fprintf(stderr, "a4w4check %s: FAIL %s on %s (%s): %.0f of %.0f checked differ", cmd,
-            str_of(e, "name"), str_of(e, "backend"), str_of(e, "contract"),
-            num_of(e, "mismatches"), num_of(e, "checked_outputs"));
+    const char *layer = str_of(e, "layer"), *site = str_of(e, "call_site");
+    fprintf(stderr, "a4w4check %s: FAIL %s%s%s%s%s%s on %s (%s): %.0f of %.0f checked differ",
+            cmd, str_of(e, "name"), *layer || *site ? " [" : "", *layer ? "layer " : "", layer,
+            *site ? (*layer ? " at " : "called at ") : "", *layer || *site ? "]" : "",
+            str_of(e, "backend"), str_of(e, "contract"), num_of(e, "mismatches"),
+            num_of(e, "checked_outputs"));
     const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "first_mismatches"), 0);
     if (m)
-        fprintf(stderr, ", first %s(%.0f, %.0f) got %s expected %s",
+        fprintf(stderr, ", first %s (%.0f, %.0f) got %s expected %s",
                 *str_of(m, "tensor") ? str_of(m, "tensor") : "y", num_of(m, "row"),
                 num_of(m, "col"), str_of(m, "got"), str_of(m, "expected"));
     else if (*str_of(e, "note"))

@@ -244,6 +244,10 @@ static void add_bytes_fields(cJSON *o, const a4w4_entry_result *e)
     add_signature(o, e);
     if (e->repro[0])
         cJSON_AddStringToObject(o, "repro", e->repro);
+    if (e->layer[0])
+        cJSON_AddStringToObject(o, "layer", e->layer);
+    if (e->call_site[0])
+        cJSON_AddStringToObject(o, "call_site", e->call_site);
 }
 
 /* "route", "policy", "hazard" of a generated case (engine/annotate.h). */

@@ -60,7 +60,7 @@ typedef struct {
  *            signature_class, mismatch_map], [repro], [saved];
  *   BYTES    byte or bit checks (layout and quantizer backends, golden bundles): identity,
  *            [tags], checked_outputs, verdict, mismatches, max_ulp, first_mismatches, [note],
- *            sampled, time_ms, [signature, signature_class], [repro]. */
+ *            sampled, time_ms, [signature, signature_class], [repro], [layer, call_site]. */
 typedef enum { A4W4_ENTRY_OUTPUTS = 0, A4W4_ENTRY_BYTES = 1 } a4w4_entry_kind;
 
 typedef struct {
@@ -112,6 +112,9 @@ typedef struct {
     a4w4_mismatch_map map;
     char repro[768];               /* failing entries: the command that reruns exactly this
                                       case on this backend ("" none). Written as "repro". */
+    char layer[160];               /* captures: the module path of the call and the line */
+    char call_site[320];           /* that called it (a4w4_capture_layer); written as
+                                      "layer", "call_site" when set */
     char saved[512];               /* run --save-failing: the item name of the bundle saved
                                       for it (engine/failing.h; "" none). Written as "saved". */
     int save_failed;               /* --save-failing could not write it (note says why) */

@@ -999,6 +999,7 @@ a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err,
         a4w4_entry_identity(e, A4W4_ENTRY_BYTES, name, dims[0], dims[1], dims[2], "capture", 0,
                             backend, contract && *contract ? contract : "n/a");
         a4w4_entry_set_check(e, n == checks.n ? &checks.items[i] : &bad_input);
+        a4w4_capture_layer(&f, e->layer, sizeof e->layer, e->call_site, sizeof e->call_site);
         e->time_ms = ms;
     }
     a4w4_check_list_free(&checks);

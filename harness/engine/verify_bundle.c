@@ -475,6 +475,24 @@ static a4w4_hstatus verify_case_bundle(bundle *b, const a4w4_bundle_sut *suts, s
     return fails ? A4W4_ST_MISMATCH : A4W4_ST_OK;
 }
 
+void a4w4_capture_layer(const a4w4_st_file *f, char *layer, size_t llen, char *site,
+                        size_t slen)
+{
+    const char *l = a4w4_st_meta(f, "layer"), *ls = a4w4_st_meta(f, "layer_call_site");
+    const char *cs = a4w4_st_meta(f, "call_site");
+    snprintf(layer, llen, "%s", l ? l : "");
+    snprintf(site, slen, "%s", ls && *ls ? ls : cs ? cs : "");
+}
+
+/* out->where of a capture: "layer L at SITE" (or what of it the capture records). */
+static void capture_where(const a4w4_st_file *f, a4w4_check_list *out)
+{
+    char layer[160], site[320];
+    a4w4_capture_layer(f, layer, sizeof layer, site, sizeof site);
+    snprintf(out->where, sizeof out->where, "%s%s%s%s", *layer ? "layer " : "", layer,
+             *site ? (*layer ? " at " : "called at ") : "", site);
+}
+
 a4w4_hstatus a4w4_verify_bundle(const char *path, const a4w4_bundle_sut *suts, size_t nsuts,
                                 a4w4_check_list *out, size_t *dims, char *err, size_t errlen)
 {
@@ -498,8 +516,10 @@ a4w4_hstatus a4w4_verify_bundle(const char *path, const a4w4_bundle_sut *suts, s
         rc = verify_case_bundle(&b, suts, nsuts, 1, out);
     else if (fmt && !strcmp(fmt, "a4w4-quant/1"))
         rc = verify_quant_bundle(&b, out);
-    else if (fmt && !strcmp(fmt, A4W4_CAPTURE_FORMAT))
+    else if (fmt && !strcmp(fmt, A4W4_CAPTURE_FORMAT)) {
         rc = a4w4_verify_capture(&b.f, path, out, dims, err, errlen);
+        capture_where(&b.f, out);
+    }
     else
         rc = bad(&b, "metadata format='%s' is not a4w4-case/1, a4w4-operands/1, a4w4-quant/1 "
                  "or a4w4-capture/1 (contracts §7)", fmt ? fmt : "(missing)");

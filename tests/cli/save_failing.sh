@@ -29,7 +29,7 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || { cat run.err; fail "run exit $rc, expected 1"; }
-grep -q "^a4w4check run: FAIL k288 on $DROP (ordered(1)): 94 of 96 checked differ, first y(0, 0)" run.err ||
+grep -q "^a4w4check run: FAIL k288 on $DROP (ordered(1)): 94 of 96 checked differ, first y (0, 0)" run.err ||
   { cat run.err; fail "stderr lacks the failing entry's line"; }
 want="a4w4check run --cases c.csv --no-golden --case k288 --backend $DROP --out build/repro"
 grep -qF "  repro: $want" run.err || { cat run.err; fail "stderr lacks the repro line"; }
