@@ -518,7 +518,8 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
         "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags", "run_ms",
         "y_hash", "pad_variants", "checked_outputs", "sampled", "verdict", "mismatches",
         "unwritten", "max_ulp", "first_mismatches", "time_ms", "exact_regime_outputs",
-        "signature", "signature_class", "mismatch_map", "route", "policy", "hazard"};
+        "signature", "signature_class", "mismatch_map", "route", "policy", "hazard",
+        "field_bugs"};
     const cJSON *e = cJSON_GetArrayItem(a, 1);
     expect_keys(e, fault_keys, sizeof fault_keys / sizeof fault_keys[0]);
     cr_expect_str_eq(cJSON_GetObjectItem(e, "verdict")->valuestring, "fail");
@@ -533,7 +534,8 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
     static const char *const oracle_keys[] = {
         "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags",
         "checked_outputs", "sampled", "verdict", "mismatches", "unwritten", "max_ulp",
-        "first_mismatches", "time_ms", "exact_regime_outputs", "route", "policy", "hazard"};
+        "first_mismatches", "time_ms", "exact_regime_outputs", "route", "policy", "hazard",
+        "field_bugs"};
     expect_keys(cJSON_GetArrayItem(a, 0), oracle_keys, sizeof oracle_keys / sizeof oracle_keys[0]);
     cJSON_Delete(a);
     a4w4_entry_list_free(&en);

@@ -1,6 +1,8 @@
 /* entry.c — results entries as C values and their JSON form (see entry.h). */
 #include "entry.h"
 
+#include "a4w4_hazard.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +276,12 @@ static void add_dispatch_fields(cJSON *o, const a4w4_dispatch_facts *f)
     cJSON_AddStringToObject(p, "decision", f->decision);
     cJSON_AddStringToObject(p, "reason", f->reason);
     cJSON_AddStringToObject(o, "hazard", f->hazard);
+    cJSON *fb = cJSON_AddArrayToObject(o, "field_bugs");
+    size_t nr;
+    const a4w4_bug_rule *br = a4w4_bug_rules(&nr);
+    for (size_t i = 0; i < nr; i++)
+        if (f->bugs & (1u << i))
+            cJSON_AddItemToArray(fb, cJSON_CreateString(br[i].id));
 }
 
 cJSON *a4w4_entry_json(const a4w4_entry_result *e)

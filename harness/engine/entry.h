@@ -49,6 +49,7 @@ typedef struct {
     int tile_m, tile_n, split; /* tile_m 0: no tile (CK) */
     int has_label, kernel_fits_n, winners, winners_nofit;
     char decision[16], reason[32], hazard[24];
+    unsigned bugs; /* bit i: the field bug rule i flags the shape (ref/a4w4_hazard.h) */
 } a4w4_dispatch_facts;
 
 /* Which fields an entry has, in results.json's order (a4w4_entry_json):

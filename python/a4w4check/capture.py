@@ -44,7 +44,7 @@ import sys
 import threading
 
 from . import bundle, st
-from .capture_ops import CONTRACTS, SITES, bind, describe, outputs, to_numpy
+from .capture_ops import CONTRACTS, SITES, bind, describe, outputs, signature_mismatch, to_numpy
 
 log = logging.getLogger("a4w4check.capture")
 
@@ -202,6 +202,8 @@ class Capture:
         orig = next((getattr(m, attr) for m in mods if m is not None and hasattr(m, attr)), None)
         if orig is None or getattr(orig, "_a4w4_capture", None) is not None:
             return
+        if op == "aiter.gemm_a4w4" and signature_mismatch(op, orig):
+            log.warning("a4w4check.capture: %s", signature_mismatch(op, orig))
         wrapper = self._wrapper(op, orig)
         for mod in list(sys.modules.values()):
             if _holds(mod, attr, orig):

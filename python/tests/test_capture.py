@@ -211,3 +211,30 @@ def test_the_environment_starts_a_capture_when_the_package_is_imported(tmp_path)
                                        f"aiter.gemm_afp4wfp4 down {down}",
                                        f"aiter.per_1x32_f4_quant_hip up {up}",
                                        f"aiter.per_1x32_f4_quant_hip down {down}"])
+
+
+def test_a_gemm_a4w4_whose_parameters_moved_is_named_with_the_bug_it_causes():
+    """vllm-project/vllm#40754: an AITER signature change bound `out` as `bias` in positional
+    calls. The capture warns and the external adapter refuses such an installed AITER."""
+    from a4w4check import capture_ops, kernels
+
+    def moved(A, B, A_scale, B_scale, bias=None, out=None, bpreshuffle=True):
+        return out
+
+    def right(A, B, A_scale, B_scale, out, bias=None, alpha=1.0, beta=0.0, bpreshuffle=True):
+        return out
+    msg = capture_ops.signature_mismatch("aiter.gemm_a4w4", moved)
+    assert msg and "vllm-project/vllm#40754" in msg and "(A, B, A_scale, B_scale, bias" in msg
+    assert capture_ops.signature_mismatch("aiter.gemm_a4w4", right) is None
+
+    class FakeAiter:
+        gemm_a4w4 = staticmethod(moved)
+    sys.modules["aiter"], old = FakeAiter, sys.modules.get("aiter")
+    try:
+        with pytest.raises(ValueError, match="vllm-project/vllm#40754"):
+            kernels.load("aiter-asm")
+    finally:
+        if old is None:
+            sys.modules.pop("aiter", None)
+        else:
+            sys.modules["aiter"] = old
