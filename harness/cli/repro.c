@@ -108,9 +108,9 @@ static int unexpected_failure(const cJSON *e)
 static void print_one(const char *cmd, const cJSON *e)
 {
     const char *layer = str_of(e, "layer"), *site = str_of(e, "call_site");
-    fprintf(stderr, "a4w4check %s: FAIL %s%s%s%s%s%s on %s (%s): %.0f of %.0f checked differ",
+    fprintf(stderr, "a4w4check %s: FAIL %s%s%s%s%s%s%s on %s (%s): %.0f of %.0f checked differ",
             cmd, str_of(e, "name"), *layer || *site ? " [" : "", *layer ? "layer " : "", layer,
-            *site ? (*layer ? " at " : "called at ") : "", *layer || *site ? "]" : "",
+            *site ? (*layer ? " at " : "called at ") : "", site, *layer || *site ? "]" : "",
             str_of(e, "backend"), str_of(e, "contract"), num_of(e, "mismatches"),
             num_of(e, "checked_outputs"));
     const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "first_mismatches"), 0);

@@ -46,6 +46,13 @@ grep -qF "\`capture/aiter.gemm_a4w4_33x64x256_0\` ($where) on \`capture:aiter.ge
 grep -qF "| capture/aiter.gemm_a4w4_5x64x256_0 ($where) |" "$WORK/run/summary.md" ||
   fail "the summary's rows do not name the capture's layer"
 
+# quant-parity on the captures: each captured quantizer call of a layer against the GEMM
+# captured for that layer (the ASM layer's weights through the layout inverses)
+"$CLI" quant-parity --captures "$WORK/good" > "$WORK/qp.txt" || fail "quant-parity exit $?"
+[ "$(grep -c '^up M=\(5\|33\) N=64 K=256: scale code differs in [0-9]* of [0-9]* blocks' "$WORK/qp.txt")" -eq 2 ] &&
+  [ "$(grep -c '^down M=\(5\|33\) N=32 K=64: scale code differs' "$WORK/qp.txt")" -eq 2 ] ||
+  fail "quant-parity does not report each captured layer: $(cat "$WORK/qp.txt")"
+
 # a truncated capture: bad input, one line naming the file, exit 2
 head -c 100 "$WORK/good/aiter.gemm_a4w4_5x64x256_0.safetensors" > "$WORK/trunc.safetensors"
 "$CLI" verify "$WORK/trunc.safetensors" 2> "$WORK/trunc.err"
