@@ -336,6 +336,13 @@ static void value_part(const a4w4_mismatch_map *m, sbuf *b, char *cls, size_t cl
         snprintf(cls, clen, "%s", kind_names[k]);
         return;
     }
+    if (!m->kinds[A4W4_MK_UNWRITTEN] && !m->kinds[A4W4_MK_NAN] && !m->kinds[A4W4_MK_INF] &&
+        !m->kinds[A4W4_MK_NAN_MISSING]) { /* finite, wrong by various amounts */
+        put(b, "wrong values (%zu of %zu one bf16 ULP off, %zu zero, %zu sign only)", ulp1,
+            m->mismatches, m->kinds[A4W4_MK_ZERO], m->kinds[A4W4_MK_SIGN]);
+        snprintf(cls, clen, "values");
+        return;
+    }
     put(b, "mixed:");
     int first = 1;
     for (int j = 0; j < A4W4_MK_COUNT; j++)
