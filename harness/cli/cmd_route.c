@@ -737,28 +737,32 @@ static void print_scan_summary(const route_opts *o, const scan_totals *t)
                t->nofit_asm, t->file_nofit_asm, t->all_nofit_asm);
 }
 
-/* The cells on the ASM path where a tile that does not fit N can win, runs over M, per N. */
-static void print_uncovered(const route_opts *o, const scan_cell *cells)
+/* A per-cell set of K bits (bit i: scan_k[i]) the runs below print. */
+typedef unsigned long long (*cell_mask)(const scan_cell *c, int which);
+
+static unsigned long long exposed_of(const scan_cell *c, int which)
 {
-    printf("uncovered (ASM layer and a possible winner that does not fit N), runs over M:\n");
+    (void)which;
+    return c->exposed_k;
+}
+
+static unsigned long long bug_of(const scan_cell *c, int which) { return c->bug_k[which]; }
+
+/* "  N=160: M=1..256 (all K), ..." per N: runs over M of equal nonzero masks. */
+static void print_runs(const route_opts *o, const scan_cell *cells, cell_mask mask, int which)
+{
     for (int ni = 0; ni < SCAN_NN; ni++) {
-        int N = SCAN_N_MIN + ni * SCAN_N_STEP;
-        int M = 1, printed = 0;
-        while (M <= SCAN_M_MAX) {
-            const scan_cell *c = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)M];
-            unsigned long long bad = c->exposed_k;
+        int N = SCAN_N_MIN + ni * SCAN_N_STEP, printed = 0;
+        const scan_cell *row = &cells[(size_t)ni * (SCAN_M_MAX + 1)];
+        for (int M = 1; M <= SCAN_M_MAX;) {
+            unsigned long long ks = mask(&row[M], which);
             int m1 = M;
-            while (m1 + 1 <= SCAN_M_MAX) {
-                const scan_cell *d = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)m1 + 1];
-                unsigned long long bad1 = d->exposed_k;
-                if (bad1 != bad)
-                    break;
+            while (m1 + 1 <= SCAN_M_MAX && mask(&row[m1 + 1], which) == ks)
                 m1++;
-            }
-            if (bad) {
+            if (ks) {
                 char mr[32], kset[512];
                 m_range(M, m1, mr, sizeof mr);
-                k_set_text(o, bad, kset, sizeof kset);
+                k_set_text(o, ks, kset, sizeof kset);
                 if (!printed)
                     printf("  N=%d:", N);
                 printf("%s %s (%s)", printed ? "," : "", mr, kset);
@@ -769,6 +773,13 @@ static void print_uncovered(const route_opts *o, const scan_cell *cells)
         if (printed)
             printf("\n");
     }
+}
+
+/* The cells on the ASM path where a tile that does not fit N can win, runs over M, per N. */
+static void print_uncovered(const route_opts *o, const scan_cell *cells)
+{
+    printf("uncovered (ASM layer and a possible winner that does not fit N), runs over M:\n");
+    print_runs(o, cells, exposed_of, 0);
 }
 
 /* The field bugs (ref/a4w4_hazard.h) of cell (M, N) at every K: an untuned shape gets the
@@ -825,28 +836,8 @@ static void print_bugs(const route_opts *o, const scan_cell *cells)
         }
         printf("%s (%s): %s; %s: %zu shape%s\n", br[b].id, br[b].citation, br[b].what,
                br[b].rule, count, count == 1 ? "" : "s");
-        for (int ni = 0; ni < SCAN_NN && count; ni++) {
-            int N = SCAN_N_MIN + ni * SCAN_N_STEP, printed = 0;
-            for (int M = 1; M <= SCAN_M_MAX;) {
-                unsigned long long ks = cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)M].bug_k[b];
-                int m1 = M;
-                while (m1 + 1 <= SCAN_M_MAX &&
-                       cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)m1 + 1].bug_k[b] == ks)
-                    m1++;
-                if (ks) {
-                    char mr[32], kset[512];
-                    m_range(M, m1, mr, sizeof mr);
-                    k_set_text(o, ks, kset, sizeof kset);
-                    if (!printed)
-                        printf("  N=%d:", N);
-                    printf("%s %s (%s)", printed ? "," : "", mr, kset);
-                    printed = 1;
-                }
-                M = m1 + 1;
-            }
-            if (printed)
-                printf("\n");
-        }
+        if (count)
+            print_runs(o, cells, bug_of, (int)b);
     }
 }
 

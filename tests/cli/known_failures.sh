@@ -14,11 +14,8 @@ cd "$WORK"
 P=$(dirname "$CLI")/plugins
 DROP=plugin:$P/liba4w4_droptail_plugin.so
 fail() { echo "known_failures: $*"; exit 1; }
-expect() {
-  local want=$1; shift
-  set +e; "$@" > out.txt 2>&1; local rc=$?; set -e
-  [ "$rc" -eq "$want" ] || { cat out.txt; fail "exit $rc, expected $want: $*"; }
-}
+# shellcheck source=lib/expect.sh
+. "$SRC/tests/cli/lib/expect.sh"
 doc() { python3 -c "import json,sys; d=json.load(open('$1/results.json')); print($2)"; }
 
 cat > c.csv <<'CSV'

@@ -13,12 +13,8 @@ cd "$WORK"
 P=$(dirname "$CLI")/plugins
 DROP=plugin:$P/liba4w4_droptail_plugin.so
 fail() { echo "shrink: $*"; exit 1; }
-# expect CODE CMD...: run, output in out.txt, exit code must be CODE
-expect() {
-  local want=$1; shift
-  set +e; "$@" > out.txt 2>&1; local rc=$?; set -e
-  [ "$rc" -eq "$want" ] || { cat out.txt; fail "exit $rc, expected $want: $*"; }
-}
+# shellcheck source=lib/expect.sh
+. "$SRC/tests/cli/lib/expect.sh"
 
 cat > c.csv <<'CSV'
 name,M,N,K,regime,seed,tags
