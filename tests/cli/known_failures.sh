@@ -9,10 +9,6 @@
 # selftest mutant mut-drop-kblock as the droptail plugin.
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
-rm -rf "$WORK"; mkdir -p "$WORK"
-cd "$WORK"
-P=$(dirname "$CLI")/plugins
-DROP=plugin:$P/liba4w4_droptail_plugin.so
 fail() { echo "known_failures: $*"; exit 1; }
 # shellcheck source=lib/expect.sh
 . "$SRC/tests/cli/lib/expect.sh"

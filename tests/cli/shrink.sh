@@ -8,10 +8,6 @@
 # smallest that shows "rows repeat row 0"); bundle: and bad usage exit 2.
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
-rm -rf "$WORK"; mkdir -p "$WORK"
-cd "$WORK"
-P=$(dirname "$CLI")/plugins
-DROP=plugin:$P/liba4w4_droptail_plugin.so
 fail() { echo "shrink: $*"; exit 1; }
 # shellcheck source=lib/expect.sh
 . "$SRC/tests/cli/lib/expect.sh"
