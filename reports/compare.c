@@ -171,7 +171,7 @@ static int cmp_ratio_desc(const void *a, const void *b)
 static cJSON *run_info(const cJSON *doc)
 {
     cJSON *r = cJSON_CreateObject();
-    int n[4];
+    int n[NVERDICTS];
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
     verdict_counts(cases, n);
     cJSON_AddStringToObject(r, "set", jstr(doc, "set"));
@@ -179,6 +179,7 @@ static cJSON *run_info(const cJSON *doc)
     cJSON_AddStringToObject(r, "matrix_hash", jstr(doc, "matrix_hash"));
     cJSON_AddNumberToObject(r, "entries", cJSON_GetArraySize(cases));
     cJSON_AddNumberToObject(r, "failing", n[1]);
+    cJSON_AddNumberToObject(r, "xfail", n[VERDICT_XFAIL]);
     doc_verdict v; /* as the document records it: never recomputed here */
     char comp[1200];
     doc_verdict_read(doc, &v);
@@ -214,7 +215,9 @@ static void lists_make(cJSON *out, cmp_lists *L)
 /* Base entry e matched with candidate entry c: verdict change, inputs, output bits. */
 static void classify_pair(const cJSON *e, const cJSON *c, cmp_lists *L)
 {
-    int vb = verdict_index(jstr(e, "verdict")), vc = verdict_index(jstr(c, "verdict"));
+    /* a known failure (XFAIL, as run, merge or compare --known recorded it) is neither a new
+     * failure nor a still failing one */
+    int vb = entry_verdict_index(e), vc = entry_verdict_index(c);
     char why[300];
     L->matched++;
     if (vc == 1 && vb != 1)
@@ -227,7 +230,8 @@ static void classify_pair(const cJSON *e, const cJSON *c, cmp_lists *L)
         cJSON_AddItemToArray(L->vchg, item_new(e, c, NULL));
     if (!same_inputs(e, c, why, sizeof why))
         cJSON_AddItemToArray(L->indiff, item_new(e, c, why));
-    else if (vb != 2 && vc != 2 && vb != 3 && vc != 3) {
+    else if (vb != 2 && vc != 2 && vb != 3 && vc != 3 && vb != VERDICT_AMBIGUOUS &&
+             vc != VERDICT_AMBIGUOUS) {
         int ch = bits_changed(e, c, why, sizeof why);
         if (ch == 1)
             cJSON_AddItemToArray(L->bchg, item_new(e, c, why));
@@ -385,7 +389,7 @@ cJSON *a4w4_compare(const cJSON *base, const cJSON *cand, const a4w4_compare_opt
         if (!ck[i].used && !on_side(ck[i].backend, co, 1))
             L.unpaired++;
         else if (!ck[i].used)
-            cJSON_AddItemToArray(!strcmp(jstr(ck[i].e, "verdict"), "fail") ? L.newf : L.only_c,
+            cJSON_AddItemToArray(entry_verdict_index(ck[i].e) == 1 ? L.newf : L.only_c,
                                  item_new(NULL, ck[i].e, "not in the base run"));
     int nfast, nslow = add_timing(out, ratios, nr, logsum, slower, min_ms, &nfast);
     free(ratios);

@@ -783,7 +783,8 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
         "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags", "run_ms",
         "y_hash", "pad_variants", "checked_outputs", "sampled", "verdict", "mismatches",
         "unwritten", "max_ulp", "first_mismatches", "time_ms", "exact_regime_outputs",
-        "judged_bit_exact", "judged_in_bound", "not_judged", "route", "policy", "hazard"};
+        "judged_bit_exact", "judged_in_bound", "not_judged", "signature", "signature_class",
+        "mismatch_map", "route", "policy", "hazard", "field_bugs"};
     const cJSON *e = cJSON_GetArrayItem(a, 1);
     expect_keys(e, fault_keys, sizeof fault_keys / sizeof fault_keys[0]);
     cr_expect_eq(cJSON_GetObjectItem(e, "judged_bit_exact")->valuedouble, 3 * 32,
@@ -801,7 +802,8 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
     static const char *const oracle_keys[] = {
         "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags",
         "checked_outputs", "sampled", "verdict", "mismatches", "unwritten", "max_ulp",
-        "first_mismatches", "time_ms", "exact_regime_outputs", "route", "policy", "hazard"};
+        "first_mismatches", "time_ms", "exact_regime_outputs", "route", "policy", "hazard",
+        "field_bugs"};
     expect_keys(cJSON_GetArrayItem(a, 0), oracle_keys, sizeof oracle_keys / sizeof oracle_keys[0]);
     cJSON_Delete(a);
     a4w4_entry_list_free(&en);
@@ -1182,4 +1184,18 @@ Test(runner, outputs_computed_elsewhere_are_judged_by_their_declared_contract_or
     e = judge_given("bounded(1)", A4W4_REGIME_NORMAL, 4, 32, 2048, -1);
     cr_expect_str_eq(verdict(&e), "pass", "%s", note(&e));
     cr_expect_eq(e.judged_in_bound, 4 * 32);
+}
+
+/* The one-line form of an entry (verify's lines) names an ambiguous verdict as such: it once
+ * printed word[verdict & 3], so an ambiguous capture (verdict 4, contracts §1: never a pass)
+ * read "PASS" in `a4w4check verify`. */
+Test(runner, an_ambiguous_entry_is_never_printed_as_a_pass)
+{
+    a4w4_entry_result e;
+    memset(&e, 0, sizeof e);
+    e.verdict = A4W4_VERDICT_AMBIGUOUS;
+    snprintf(e.contract, sizeof e.contract, "ordered(1)");
+    char line[512];
+    a4w4_entry_format(&e, "c.safetensors", line, sizeof line);
+    cr_assert(!strncmp(line, "AMBIGUOUS c.safetensors: ordered(1)", 35), "%s", line);
 }

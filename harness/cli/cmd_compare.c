@@ -9,6 +9,7 @@
 #include "a4w4_reports.h"
 #include "a4w4check.h"
 #include "doc_verdict.h"
+#include "ledger.h"
 #include "options.h"
 #include "results.h"
 
@@ -42,7 +43,7 @@ typedef struct {
 } compare_pairs;
 
 typedef struct {
-    const char *out;
+    const char *out, *known;
     int format, quiet; /* format: -1 until given */
     compare_pairs pairs;
     a4w4_compare_opts co;
@@ -98,6 +99,10 @@ static const a4w4_option compare_options[] = {
     OPT_CALLBACK("min-ms", compare_opts, co.min_ms, "MS", parse_positive,
                  "time only entries of at least MS in both runs (default 0.05)"),
     OPT_FLAG("reproducible", compare_opts, ro.reproducible, "leave out timings"),
+    OPT_STRING("known", compare_opts, known, "FILE",
+               "known-failures ledger applied to both documents (default\n"
+               "cases/known-failures.csv when it exists; 'none': the annotations\n"
+               "the documents hold): a known failure (XFAIL) is no new failure"),
     OPT_FLAG("quiet", compare_opts, quiet, "do not list the files written"),
     OPT_END(),
 };
@@ -188,9 +193,11 @@ static cJSON *compare_docs(const compare_opts *o, const a4w4_args *in, int *rc,
     cJSON *doc[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
         doc[k] = a4w4_results_read(in->v[k], err, sizeof err);
-        if (!doc[k]) {
-            a4w4_errorf("compare: %s", err);
+        if (!doc[k] || (*rc = a4w4_apply_ledger("compare", o->known, doc[k]))) {
+            if (!doc[k])
+                a4w4_errorf("compare: %s", err);
             cJSON_Delete(doc[0]);
+            cJSON_Delete(doc[1]);
             *rc = A4W4_EXIT_BADINPUT;
             return NULL;
         }

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "a4w4check.h"
+#include "ledger.h"
+#include "repro.h"
 #include "options.h"
 #include "results.h"
 #include "stream.h"
@@ -25,7 +27,7 @@ static const char merge_usage[] =
     "\n";
 
 typedef struct {
-    const char *out;
+    const char *out, *known;
     int allow_partial;
 } merge_opts;
 
@@ -33,6 +35,7 @@ static const a4w4_option merge_options[] = {
     OPT_STRING("out", merge_opts, out, "DIR", "where results.json and summary.md go"),
     OPT_FLAG("allow-partial", merge_opts, allow_partial,
              "merge shards cut short and missing shards too (verdict INCOMPLETE)"),
+    OPT_STRING("known", merge_opts, known, "FILE", A4W4_KNOWN_HELP),
     OPT_END(),
 };
 
@@ -204,11 +207,14 @@ static int read_shards(merge_state *m, const a4w4_args *shards)
 
 /* Judge the merged document (every item of the matrix expected), write out/results.json +
  * summary.md and say so. Returns the exit code. */
-static int write_merged(merge_state *m, const char *out)
+static int write_merged(merge_state *m, const char *out, const char *known)
 {
     char err[1024];
     const cJSON *mi = cJSON_GetObjectItemCaseSensitive(m->ref, "matrix_items");
     a4w4_completeness c = {cJSON_IsNumber(mi) ? (size_t)mi->valuedouble : 0, m->recorded};
+    int krc = a4w4_apply_ledger("merge", known, m->merged);
+    if (krc)
+        return krc;
     a4w4_doc_verdict v = a4w4_results_judge(m->merged, &c);
     if (a4w4_mkdir_p(out, err, sizeof err) || a4w4_results_write(m->merged, out, err, sizeof err)) {
         a4w4_errorf("merge: %s", err);
@@ -226,6 +232,8 @@ static int write_merged(merge_state *m, const char *out)
     fprintf(stderr, "a4w4check merge: %s, %d entries, %d failing; %s/results.json written\n",
             shards, cJSON_GetObjectItemCaseSensitive(counts, "entries")->valueint,
             cJSON_GetObjectItemCaseSensitive(counts, "fail")->valueint, out);
+    a4w4_print_failures("merge", m->merged, 5);
+    a4w4_print_known("merge", m->merged, 5);
     if (v == A4W4_DOC_INCOMPLETE)
         a4w4_errorf("merge: verdict INCOMPLETE: %s",
                     cJSON_GetObjectItemCaseSensitive(m->merged, "verdict_reason")->valuestring);
@@ -236,7 +244,7 @@ static int write_merged(merge_state *m, const char *out)
 
 int cmd_merge(int argc, char **argv)
 {
-    merge_opts o = {NULL, 0};
+    merge_opts o = {NULL, NULL, 0};
     a4w4_args shards;
     int rc = a4w4_options_parse(&merge_spec, &o, argc, argv, &shards);
     if (rc != A4W4_OPTS_CONTINUE)
@@ -248,7 +256,7 @@ int cmd_merge(int argc, char **argv)
     merge_state m = {NULL, NULL, cJSON_CreateObject(), 0, NULL, 0, o.allow_partial};
     rc = read_shards(&m, &shards);
     if (rc == A4W4_EXIT_PASS)
-        rc = write_merged(&m, o.out);
+        rc = write_merged(&m, o.out, o.known);
     free(m.seen);
     cJSON_Delete(m.ref);
     cJSON_Delete(m.merged);

@@ -54,6 +54,7 @@ typedef struct {
     int killed;
     char kcase[96];
     char reason[640];
+    char signature[384]; /* the killing entry's (engine/signature.h) */
 } mutant_state;
 
 typedef struct {
@@ -221,6 +222,7 @@ static void tally_entry(const selftest_opts *o, selftest_plan *p, const a4w4_cas
             p->ms[i].killed = 1;
             snprintf(p->ms[i].kcase, sizeof p->ms[i].kcase, "%s", c->name);
             snprintf(p->ms[i].reason, sizeof p->ms[i].reason, "%s", why);
+            snprintf(p->ms[i].signature, sizeof p->ms[i].signature, "%s", e->signature);
         }
     for (size_t i = 0; i < p->nc; i++)
         if (!strcmp(p->cs[i].b.name, bn)) {
@@ -273,9 +275,11 @@ static int print_report(const selftest_plan *p, size_t ncases, const char *cases
     for (size_t i = 0; i < p->nm; i++) {
         const mutant_state *m = &p->ms[i];
         killed += (size_t)m->killed;
-        if (m->killed)
+        if (m->killed) {
             printf("  KILLED   %-22s by %s: %s\n", m->b.name, m->kcase, m->reason);
-        else
+            if (m->signature[0])
+                printf("           signature: %s\n", m->signature);
+        } else
             printf("  SURVIVED %-22s (%s): no case of the matrix failed it\n", m->b.name,
                    m->b.type->what);
     }

@@ -18,6 +18,9 @@ static const a4w4_cmd commands[] = {
     {"report", cmd_report, "render results.json as Markdown, self-contained HTML and JUnit XML"},
     {"export", cmd_export, "operand bundles of a case matrix for kernels outside this process"},
     {"compare", cmd_compare, "parity between two runs: new failures, fixed cases, changed bits, timing"},
+    {"shrink", cmd_shrink, "reduce a failing case to a minimal one that fails the same way"},
+    {"quant-parity", cmd_quant_parity, "per layer: what the Triton (even) and HIP (round_up) activation quantizers change"},
+    {"known", cmd_known, "the known-failures ledger: check it, list it, update its dates from a run"},
 };
 
 static void usage(FILE *out)

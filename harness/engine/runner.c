@@ -15,12 +15,14 @@
 #include "a4w4_quote.h"
 #include "annotate.h"
 #include "check.h"
+#include "failing.h"
 #include "fsutil.h"
 #include "gen.h"
 #include "integrity.h"
 #include "matrix.h"
 #include "safetensors.h"
 #include "sample_oracles.h"
+#include "signature.h"
 
 #define MAX_RECORDED A4W4_ENTRY_MAX_FIRST
 
@@ -69,6 +71,7 @@ typedef struct {
         size_t row, col;
         uint16_t got, expected;
     } rec[MAX_RECORDED];
+    uint8_t *mism; /* optional [n]: 1 where output k mismatched (the map's input) */
 } comparison;
 
 static void record(comparison *c, const a4w4_sample *s, size_t k, uint16_t got, uint16_t exp)
@@ -83,14 +86,25 @@ static void record(comparison *c, const a4w4_sample *s, size_t k, uint16_t got, 
         c->rec[c->nrec].expected = exp;
         c->nrec++;
     }
+    if (c->mism)
+        c->mism[k] = 1;
     c->mismatches++;
+}
+
+/* Start comparison c of n outputs, marking mismatches in mism (NULL: not marked). */
+static void start_comparison(comparison *c, uint8_t *mism, size_t n)
+{
+    memset(c, 0, sizeof *c);
+    c->mism = mism;
+    if (mism)
+        memset(mism, 0, n);
 }
 
 /* Bit-exact comparison (NaN == NaN; the poison counts as unwritten, not as NaN). */
 static void compare_exact(comparison *c, const a4w4_sample *s, const uint16_t *got,
-                          const uint16_t *exp, size_t n)
+                          const uint16_t *exp, size_t n, uint8_t *mism)
 {
-    memset(c, 0, sizeof *c);
+    start_comparison(c, mism, n);
     for (size_t k = 0; k < n; k++) {
         c->checked++;
         if (got[k] == A4W4_POISON_BF16) {
@@ -117,9 +131,9 @@ static int finite_in_any_order(const a4w4_oracles *o, size_t k)
  * order gives a finite sum, finite (a NaN or Inf there is wrong under any order: a checked
  * mismatch, counted in not_finite, the output still not judged bit for bit). */
 static void compare_exact_regime(comparison *c, const a4w4_sample *s, const uint16_t *got,
-                                 const a4w4_oracles *o, size_t n)
+                                 const a4w4_oracles *o, size_t n, uint8_t *mism)
 {
-    memset(c, 0, sizeof *c);
+    start_comparison(c, mism, n);
     for (size_t k = 0; k < n; k++) {
         if (got[k] == A4W4_POISON_BF16) {
             c->checked++;
@@ -187,9 +201,10 @@ static int bounded_ok(const a4w4_bounded_limits *L, uint16_t got, double *use, d
 }
 
 static void compare_bounded(comparison *c, const a4w4_sample *s, const uint16_t *got,
-                            const uint16_t *exact, const a4w4_bounded_limits *L, size_t n)
+                            const uint16_t *exact, const a4w4_bounded_limits *L, size_t n,
+                            uint8_t *mism)
 {
-    memset(c, 0, sizeof *c);
+    start_comparison(c, mism, n);
     double *ulps = malloc((n ? n : 1) * sizeof *ulps);
     size_t k_ulps = 0;
     for (size_t k = 0; k < n; k++) {
@@ -319,7 +334,7 @@ static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_
     int na = o->proven != o->count;
     char note[256] = "";
     if (!na)
-        compare_exact(&cmp, s, o->ordered1, o->exact, o->count);
+        compare_exact(&cmp, s, o->ordered1, o->exact, o->count, NULL);
     else {
         memset(&cmp, 0, sizeof cmp);
         cmp.checked = o->count;
@@ -380,6 +395,12 @@ typedef struct {
     char stale_of[160]; /* the case whose outputs the baseline repeated bit for bit ("" none) */
     comparison cmp;     /* the baseline against the contract's oracle */
     int ambiguous;      /* the baseline matches one reading of E8M0 code 0 only */
+    uint8_t *mism;      /* [n] the mismatches of the mapped comparison (a failing entry) */
+    const uint16_t *yfail; /* the outputs the map is of: y's, or a variant's copy (vfail) */
+    uint16_t *vfail;    /* the first changing pad variant's outputs when the baseline passed */
+    const char *variant; /* which variant vfail holds (NULL none) */
+    a4w4_oracles *judged_by; /* the oracles g->cmp was judged against (o, or alt under a stated
+                                2^-126 reading) */
 } gemm_run;
 
 static int is_bounded(const gemm_run *g) { return g->k->kind == A4W4_CONTRACT_BOUNDED; }
@@ -452,11 +473,15 @@ static void restore_operands(a4w4_case_data *d, const case_source *src)
     a4w4_case_data_free(&fresh);
 }
 
-/* A breach found by a call: into e's note once (the pad variants repeat the calls), and
- * *breached set. */
+/* A breach found by a call: into e's note once (the pad variants repeat the calls), the
+ * first one as e's signature (class out-of-bounds-write), and *breached set. */
 static void note_once(a4w4_entry_result *e, const char *what, int *breached)
 {
     *breached = 1;
+    if (!e->signature[0]) { /* the first breach is the failure's signature */
+        snprintf(e->signature, sizeof e->signature, "%.380s", what);
+        snprintf(e->signature_class, sizeof e->signature_class, "out-of-bounds-write");
+    }
     if (!strstr(e->note, what))
         note_add(e->note, sizeof e->note, "%s; ", what);
 }
@@ -535,24 +560,24 @@ static const uint16_t *expected_of(const gemm_run *g, a4w4_oracles *o)
     }
 }
 
-/* got (the baseline) against oracles o per contract g->k into cmp (exact: inside the exact
- * regime, compare_exact_regime). 0, or -1 when the oracle's outputs could not be computed
- * (out of memory). */
+/* got against oracles o per contract g->k into cmp (exact: inside the exact regime,
+ * compare_exact_regime), mismatches marked in mism ([n], NULL: not marked). 0, or -1 when the
+ * oracle's outputs could not be computed (out of memory). */
 static int compare_with(const gemm_run *g, a4w4_oracles *o, const uint16_t *got,
-                        comparison *cmp)
+                        comparison *cmp, uint8_t *mism)
 {
     if (is_bounded(g)) {
         const a4w4_bounded_limits *L = a4w4_oracles_bound(o, g->k->split);
         if (!L)
             return -1;
-        compare_bounded(cmp, g->s, got, o->exact, L, g->n);
+        compare_bounded(cmp, g->s, got, o->exact, L, g->n, mism);
     } else if (g->k->kind == A4W4_CONTRACT_EXACT) {
-        compare_exact_regime(cmp, g->s, got, o, g->n);
+        compare_exact_regime(cmp, g->s, got, o, g->n, mism);
     } else {
         const uint16_t *exp = expected_of(g, o);
         if (!exp)
             return -1;
-        compare_exact(cmp, g->s, got, exp, g->n);
+        compare_exact(cmp, g->s, got, exp, g->n, mism);
     }
     return 0;
 }
@@ -592,7 +617,7 @@ static int judge_code0(gemm_run *g, a4w4_entry_result *e)
 {
     size_t differ = readings_differ(g);
     comparison alt;
-    if (differ == SIZE_MAX || compare_with(g, g->j->alt, g->y.y, &alt))
+    if (differ == SIZE_MAX || compare_with(g, g->j->alt, g->y.y, &alt, NULL))
         return -1;
     if (!differ) {
         note_add(e->note, sizeof e->note, "E8M0 code 0 present: both readings (2^-127, "
@@ -602,8 +627,10 @@ static int judge_code0(gemm_run *g, a4w4_entry_result *e)
     int pa = !g->cmp.mismatches, pb = !alt.mismatches;
     static const char *const stated[3] = {"", "2^-127", "2^-126"};
     if (g->j->policy == A4W4_CODE0_OCP || g->j->policy == A4W4_CODE0_DRIVER) {
-        if (g->j->policy == A4W4_CODE0_DRIVER)
+        if (g->j->policy == A4W4_CODE0_DRIVER) {
             g->cmp = alt;
+            g->judged_by = g->j->alt;
+        }
         note_add(e->note, sizeof e->note, "E8M0 code 0 present: judged as %s, the reading this "
                  "run states (--e8m0-code0); the two readings expect other bits on %zu of %zu "
                  "outputs (contracts §1); ", stated[g->j->policy], differ, g->n);
@@ -640,7 +667,8 @@ static void note_not_judged(const gemm_run *g, a4w4_entry_result *e)
  * oracle's outputs could not be computed (out of memory: the entry fails). */
 static int check_baseline(gemm_run *g, a4w4_entry_result *e)
 {
-    if (compare_with(g, g->j->o, g->y.y, &g->cmp))
+    g->judged_by = g->j->o;
+    if (compare_with(g, g->j->o, g->y.y, &g->cmp, NULL))
         return -1;
     if (g->j->alt && judge_code0(g, e))
         return -1;
@@ -676,12 +704,16 @@ static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *
     if (rc2 != A4W4_OK)
         return g->n;
     size_t diff = 0;
+    if (!g->cmp.mismatches && !g->vfail && (g->vfail = malloc(g->n * 2 + 2))) {
+        memcpy(g->vfail, g->y2.y, g->n * 2); /* kept when this variant proves to change outputs */
+        g->variant = v->what;
+    }
     if (is_bounded(g)) {
         /* the reduction order of a bounded kernel varies run to run: a variant only
          * counts when it leaves the bound the baseline kept */
         comparison c2;
         compare_bounded(&c2, g->s, g->y2.y, g->j->o->exact,
-                        a4w4_oracles_bound(g->j->o, g->k->split), g->n);
+                        a4w4_oracles_bound(g->j->o, g->k->split), g->n, NULL);
         diff = c2.mismatches > g->cmp.mismatches ? c2.mismatches - g->cmp.mismatches : 0;
     } else {
         for (size_t k = 0; k < g->n; k++)
@@ -706,6 +738,11 @@ static int check_pad_variants(gemm_run *g, a4w4_entry_result *e)
     char *dep = e->pad_dependent;
     for (size_t v = 0; v < nv; v++) {
         size_t diff = variant_changes(g, &vs[v], e, &breached);
+        if (g->vfail && !diff && g->variant == vs[v].what) { /* not this one */
+            free(g->vfail);
+            g->vfail = NULL;
+            g->variant = NULL;
+        }
         if (diff)
             note_add(dep, sizeof e->pad_dependent, "%s%s (%zu outputs change)",
                      dep[0] ? ", " : "", vs[v].what, diff);
@@ -770,10 +807,68 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
     return fail | breached;
 }
 
-static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
-                       const a4w4_sample *s, const judging *j, const case_source *src,
-                       const a4w4_run_identity *id, a4w4_entry_result *e)
+/* The mismatch map and signature of a failing entry (engine/signature.h): of its outputs, or,
+ * when only a pad variant changed them, of the first such variant's outputs. */
+static void map_failure(gemm_run *g, a4w4_entry_result *e)
 {
+    const a4w4_case_data *d = g->d;
+    if (e->refused) /* bad input, not a failure of the kernel's: no signature */
+        return;
+    if (e->aborted[0]) {
+        snprintf(e->signature, sizeof e->signature, "%s: %.360s", e->aborted, e->note);
+        snprintf(e->signature_class, sizeof e->signature_class, "%s",
+                 e->aborted[0] == 'c' ? "crashed" : "timed-out");
+        return;
+    }
+    if (!g->mism || !e->has_y_hash || !g->judged_by || (!g->cmp.mismatches && !g->vfail))
+        goto other;
+    comparison cv; /* again, marking the mismatches, against the oracles that judged it */
+    g->yfail = g->cmp.mismatches ? g->y.y : g->vfail;
+    if (compare_with(g, g->judged_by, g->yfail, &cv, g->mism) || !cv.mismatches)
+        goto other;
+    a4w4_map_input in = {g->s, d->M, d->N, d, g->yfail, expected_of(g, g->judged_by),
+                         g->judged_by->exact_f32, g->mism};
+    if (!in.expected || a4w4_map_build(&in, &e->map))
+        goto other;
+    if (g->yfail == g->vfail)
+        snprintf(e->map.variant, sizeof e->map.variant, "%s", g->variant);
+    a4w4_map_signature(&e->map, d->M, d->N, d->K, e->signature, sizeof e->signature,
+                       e->signature_class, sizeof e->signature_class);
+    return;
+other: /* a backend error, a guard zone, out of memory: the note says what */
+    if (!e->signature[0]) {
+        snprintf(e->signature, sizeof e->signature, "%.380s", e->note);
+        snprintf(e->signature_class, sizeof e->signature_class, "error");
+    }
+}
+
+/* A failing entry's repro command and, with --save-failing, its bundle (engine/failing.h). */
+static void record_failing(const a4w4_runner *r, gemm_run *g, const a4w4_case *c,
+                           a4w4_entry_result *e)
+{
+    if (!r || e->verdict != A4W4_VERDICT_FAIL || e->refused)
+        return;
+    if (r->repro)
+        r->repro(r->repro_ctx, c->name, g->b->name, e->repro, sizeof e->repro);
+    const uint16_t *exp = r->save_dir && g->judged_by ? expected_of(g, g->judged_by) : NULL;
+    if (!exp)
+        return;
+    a4w4_failing f = {c, g->d, g->s, g->yfail ? g->yfail : g->y.y, exp, g->b->name,
+                      e->contract, e->mismatches, g->yfail == g->vfail ? g->variant : "",
+                      e->signature, e->repro, r->id};
+    char err[512];
+    if (a4w4_failing_save(&f, r->save_dir, e->saved, sizeof e->saved, err, sizeof err)) {
+        e->saved[0] = 0;
+        e->save_failed = 1;
+        note_add(e->note, sizeof e->note, "%s--save-failing: %s", e->note[0] ? "; " : "", err);
+    }
+}
+
+static int run_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c,
+                       a4w4_case_data *d, const a4w4_sample *s, const judging *j,
+                       const case_source *src, a4w4_entry_result *e)
+{
+    const a4w4_run_identity *id = r ? r->id : NULL;
     gemm_run g;
     memset(&g, 0, sizeof g);
     g.b = b;
@@ -783,7 +878,8 @@ static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
     g.src = src;
     g.n = j->o->count;
     int oom = a4w4_out_alloc(&g.y, s->full ? c->M : s->nrows, s->full ? c->N : s->ncols) |
-              a4w4_out_alloc(&g.y2, s->full ? c->M : s->nrows, s->full ? c->N : s->ncols);
+              a4w4_out_alloc(&g.y2, s->full ? c->M : s->nrows, s->full ? c->N : s->ncols) |
+              !(g.mism = malloc(g.n + 1));
     g.args = (a4w4_run_args){c, d, s, g.y.y, g.why, sizeof g.why, id, 0, 0, NULL, NULL, 0};
     a4w4_contract own;
     char ktext[A4W4_CONTRACT_MAX], kwhy[512] = "";
@@ -810,11 +906,16 @@ static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
                    !fail && !na && g.ambiguous ? A4W4_VERDICT_AMBIGUOUS : verdict_of(fail, na));
     e->ambiguous = e->verdict == A4W4_VERDICT_AMBIGUOUS;
     put_judged(e, &g.cmp, g.n);
+    if (fail)
+        map_failure(&g, e);
     size_t L = strlen(e->note);
     while (L && (e->note[L - 1] == ' ' || e->note[L - 1] == ';'))
         e->note[--L] = 0;
+    record_failing(r, &g, c, e);
     a4w4_out_free(&g.y);
     a4w4_out_free(&g.y2);
+    free(g.mism);
+    free(g.vfail);
     return fail;
 }
 
@@ -879,6 +980,12 @@ static int run_layout_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_ca
         chk[n++].verdict = A4W4_CHECK_FAIL;
     }
     fail = byte_entry(c, b, s, chk, n, ms, rc == A4W4_EUNSUPPORTED ? why : NULL, e);
+    size_t pcol = a4w4_act_scale_padded_cols(d->K / 32);
+    for (int i = 0; i < 3 && rc == A4W4_OK && !e->signature[0]; i++)
+        if (got[i])
+            a4w4_bytes_signature(names[i], got[i], ref[i]->data, ref[i]->len,
+                                 i == 2 ? 32 * pcol : 0, e->signature, sizeof e->signature,
+                                 e->signature_class, sizeof e->signature_class);
     for (int i = 0; i < 3; i++)
         free(got[i]);
     return fail;
@@ -929,9 +1036,11 @@ static void quant_inputs(quant_bufs *qb, const a4w4_case_data *d, const a4w4_sam
     memset(qb->sc, 0xA5, rows * nb);
 }
 
-/* Quantize through the backend and compare; fills chk, returns their count. */
+/* Quantize through the backend and compare; fills chk, returns their count; the signature
+ * of a mismatch (the scales', else the codes') goes to e. */
 static int quant_compare(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d,
-                         const a4w4_sample *s, quant_bufs *qb, a4w4_check *chk, double *ms)
+                         const a4w4_sample *s, quant_bufs *qb, a4w4_check *chk, double *ms,
+                         a4w4_entry_result *e)
 {
     size_t K = d->K, nb = K / 32, rows = s->nrows;
     char why[512] = "";
@@ -950,6 +1059,14 @@ static int quant_compare(a4w4_backend *b, const a4w4_case *c, const a4w4_case_da
     }
     a4w4_check_bytes(&chk[n++], "a_fp4", qb->q, qb->rq, rows, K / 2, qb->skip);
     a4w4_check_bytes(&chk[n++], "a_scale", qb->sc, qb->rs, rows, nb, NULL);
+    for (size_t k = 0; k < rows * K / 2; k++) /* NaN blocks' codes are unspecified */
+        if (qb->skip[k])
+            qb->q[k] = qb->rq[k];
+    if (!a4w4_bytes_signature("a_scale", qb->sc, qb->rs, rows * nb, 0, e->signature,
+                              sizeof e->signature, e->signature_class,
+                              sizeof e->signature_class))
+        a4w4_bytes_signature("a_fp4", qb->q, qb->rq, rows * K / 2, 0, e->signature,
+                             sizeof e->signature, e->signature_class, sizeof e->signature_class);
     if (!s->full) /* report real row numbers */
         for (int i = 0; i < n; i++)
             if (chk[i].mismatches)
@@ -973,7 +1090,7 @@ static int run_quant_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_cas
         a4w4_check_na(&chk[n], "quantize", "out of memory");
         chk[n++].verdict = A4W4_CHECK_FAIL;
     } else {
-        n = quant_compare(b, c, d, s, &qb, chk, &ms);
+        n = quant_compare(b, c, d, s, &qb, chk, &ms, e);
     }
     int fail = byte_entry(c, b, s, chk, n, ms, NULL, e);
     quant_bufs_free(&qb);
@@ -1047,7 +1164,7 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
         if (!e)
             return A4W4_ST_NOMEM;
         if (b->type->run)
-            run_backend(b, c, d, s, j, src, r->id, e);
+            run_backend(r, b, c, d, s, j, src, e);
         else if (b->type->layouts)
             run_layout_backend(b, c, d, s, e);
         else
@@ -1276,7 +1393,7 @@ a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e
     given_case g;
     a4w4_hstatus st = A4W4_ST_NOMEM;
     if (given_case_open(&g, &c, op, in->code0_reading, 0) == 0) {
-        run_backend(&b, &c, &g.d, &g.s, &g.co.j, &g.src, NULL, e);
+        run_backend(NULL, &b, &c, &g.d, &g.s, &g.co.j, &g.src, e);
         e->has_tags = 0;
         if (!in->contract)
             label_undeclared(e);
@@ -1337,8 +1454,9 @@ static void golden_oracle(const a4w4_check_list *checks, const a4w4_bundle_sut *
     size_t ntensor = 0;
     for (size_t i = 0; i < checks->n; i++) {
         const a4w4_check *c = &checks->items[i];
-        if (sut_of(c, suts, nsuts))
-            continue;
+        if (sut_of(c, suts, nsuts) ||
+            !strncmp(c->subject, A4W4_RECORDED_SUBJECT, strlen(A4W4_RECORDED_SUBJECT)))
+            continue; /* a system under test's, or outputs recorded by another run */
         ntensor++;
         oracle->checked += c->checked;
         if (c->verdict == A4W4_CHECK_FAIL && oracle->verdict != A4W4_CHECK_FAIL) {
@@ -1399,6 +1517,42 @@ static int golden_operands(const a4w4_st_file *f, const size_t dims[3], const ui
     return 0;
 }
 
+/* Every output of case c on row-major operands op = {a_fp4, a_scale, w_fp4, w_scale} through
+ * each backend of r with a GEMM but the systems under test suts[0..nsuts) (entries appended
+ * to out), judged as a given case (both readings of E8M0 code 0 where it occurs). NOMEM,
+ * else OK. */
+static a4w4_hstatus data_backends(const a4w4_runner *r, const a4w4_bundle_sut *suts,
+                                  size_t nsuts, const a4w4_case *c, const uint8_t *const op[4],
+                                  a4w4_entry_list *out)
+{
+    given_case g;
+    a4w4_hstatus st = given_case_open(&g, c, op, r->code0_reading, r->max_timeouts)
+                          ? A4W4_ST_NOMEM
+                          : A4W4_ST_OK;
+    for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
+        a4w4_backend *b = &r->backends[i];
+        a4w4_entry_result *e;
+        if (!b->type || !b->type->run || is_sut(b, suts, nsuts))
+            continue;
+        if (!(e = a4w4_entry_list_add(out)))
+            st = A4W4_ST_NOMEM;
+        else
+            run_backend(r, b, c, &g.d, &g.s, &g.co.j, &g.src, e);
+    }
+    given_case_close(&g);
+    return st;
+}
+
+a4w4_hstatus a4w4_run_data(const a4w4_runner *r, const a4w4_case *c, a4w4_case_data *d,
+                           a4w4_entry_list *out, char *err, size_t errlen)
+{
+    const uint8_t *op[4] = {d->a_fp4.data, d->a_scale.data, d->w_fp4.data, d->w_scale.data};
+    a4w4_hstatus st = data_backends(r, NULL, 0, c, op, out);
+    if (st != A4W4_ST_OK)
+        snprintf(err, errlen, "case %s: out of memory", c->name);
+    return st;
+}
+
 /* Golden bundle path through every selected backend with a GEMM (plugins, bundles, HIP)
  * other than the systems under test bundle verification ran: its operands as a case, every
  * output compared with the oracle of the backend's contract. NOMEM, else OK. */
@@ -1420,22 +1574,8 @@ static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut 
     snprintf(c.tags, sizeof c.tags, "golden");
     const uint8_t *op[4];
     a4w4_hstatus st = A4W4_ST_OK;
-    if (golden_operands(&f, dims, op) == 0) {
-        given_case g;
-        st = given_case_open(&g, &c, op, r->code0_reading, r->max_timeouts) ? A4W4_ST_NOMEM
-                                                                            : A4W4_ST_OK;
-        for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
-            a4w4_backend *b = &r->backends[i];
-            a4w4_entry_result *e;
-            if (!b->type || !b->type->run || is_sut(b, suts, nsuts))
-                continue;
-            if (!(e = a4w4_entry_list_add(out)))
-                st = A4W4_ST_NOMEM;
-            else
-                run_backend(b, &c, &g.d, &g.s, &g.co.j, &g.src, r->id, e);
-        }
-        given_case_close(&g);
-    }
+    if (golden_operands(&f, dims, op) == 0)
+        st = data_backends(r, suts, nsuts, &c, op, out);
     a4w4_st_free(&f);
     return st;
 }

@@ -17,6 +17,12 @@
 #include "status.h"
 #include "verify_bundle.h"
 
+/* The command that reruns item `item` (a case name, or "golden/<stem>" for a bundle) on
+ * backend `backend` exactly as this run did: one line into buf (cli/ builds it from its own
+ * options; engine code never prints it). */
+typedef void (*a4w4_repro_fn)(const void *ctx, const char *item, const char *backend,
+                              char *buf, size_t len);
+
 typedef struct {
     a4w4_backend *backends;
     size_t nbackends;
@@ -32,6 +38,13 @@ typedef struct {
      * plugin past --timeout) is not called again: its remaining entries fail "not run:
      * backend hung N times in a row" at once. 0: A4W4_MAX_TIMEOUTS_DEFAULT. */
     int max_timeouts;
+    /* optional: every failing GEMM entry gets repro(repro_ctx, ...) as its "repro" */
+    a4w4_repro_fn repro;
+    const void *repro_ctx;
+    /* optional: every failing GEMM entry is saved with its operands into this directory
+     * (engine/failing.h; the entry's "saved" names the item, a write error goes to its
+     * note and save_failed) */
+    const char *save_dir;
 } a4w4_runner;
 
 #define A4W4_MAX_TIMEOUTS_DEFAULT 2
@@ -113,6 +126,18 @@ typedef struct {
  * `run --captures` alike. A4W4_ST_OK (the verdict is in *e), or A4W4_ST_NOMEM. */
 a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e);
 
+/* The one entry of a --captures DIR that holds no capture bundle (matrix.h's
+ * A4W4_CAPTURES_NONE): verdict "skip", the note naming dir. A4W4_ST_OK or A4W4_ST_NOMEM. */
+a4w4_hstatus a4w4_run_captures_none(const char *dir, a4w4_entry_list *out, char *err,
+                                    size_t errlen);
+
+/* Every output of case data d (row-major operands and their layouts, a4w4_case_data_load)
+ * through each backend of r with a GEMM, compared per contract like a generated case (pad
+ * variants, guards, signatures; c names it: its name, M, N, K, regime text, tags); one entry
+ * per backend appended to out, no oracle entry. A4W4_ST_OK or A4W4_ST_NOMEM (err set). */
+a4w4_hstatus a4w4_run_data(const a4w4_runner *r, const a4w4_case *c, a4w4_case_data *d,
+                           a4w4_entry_list *out, char *err, size_t errlen);
+
 /* Verify golden bundle path (contracts §7) with the systems under test suts[0..nsuts)
  * (verify_bundle.h): an entry for each of them whose name is also a selected backend's,
  * against the bundle's y_ordered, then one "oracle" entry for every other tensor check, then
@@ -120,10 +145,6 @@ a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e
  * HIP), each output compared per the backend's contract like a generated case's (entries of
  * regime and tags "golden", full outputs). Returns A4W4_ST_OK, A4W4_ST_BADINPUT on bad input (err set; the oracle entry records it as
  * a failure) or A4W4_ST_NOMEM (no room for the entries; err set). */
-/* The one entry of a --captures DIR that holds no capture bundle (matrix.h's
- * A4W4_CAPTURES_NONE): verdict "skip", the note naming dir. A4W4_ST_OK or A4W4_ST_NOMEM. */
-a4w4_hstatus a4w4_run_captures_none(const char *dir, a4w4_entry_list *out, char *err,
-                                    size_t errlen);
 a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, size_t nsuts,
                              const char *path, a4w4_entry_list *out, char *err, size_t errlen);
 

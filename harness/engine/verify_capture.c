@@ -17,6 +17,7 @@
 #include "fsutil.h"
 #include "runner.h"
 #include "safetensors.h"
+#include "verify_bundle.h"
 
 typedef struct {
     const a4w4_st_file *f;
@@ -388,6 +389,9 @@ a4w4_hstatus a4w4_run_capture(const char *path, const char *name, int code0_read
     double ms = a4w4_now() * 1e3 - t0;
     for (size_t i = first; i < out->n; i++) {
         out->items[i].time_ms = ms;
+        /* the layer the call came from and the line that called it (entry.h) */
+        a4w4_capture_layer(&f, out->items[i].layer, sizeof out->items[i].layer,
+                           out->items[i].call_site, sizeof out->items[i].call_site);
         /* a capture is a comparison asked for: one that judged nothing is not made (skip),
          * which keeps the verdict from PASS */
         if (out->items[i].verdict == A4W4_VERDICT_NA)

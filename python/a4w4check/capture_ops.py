@@ -2,6 +2,8 @@
 function lives (SITES), its parameters in order (PARAMS), the contract the op itself declares
 (CONTRACTS: "" for none), and describe(op, bound args) -> ((M, N, K), {parameter: tensor
 name}, {metadata}), outputs()."""
+import inspect
+
 import numpy as np
 
 from .layouts import round_up, swizzle_supported
@@ -25,6 +27,26 @@ PARAMS = {
 # gives one (capture(contracts=...), e.g. what `a4w4check discover` found), and the harness
 # never judges a capture against a contract its kernel did not declare (contracts §4.1).
 CONTRACTS = {"aiter.gemm_a4w4": "", "aiter.gemm_afp4wfp4": "", "aiter.per_1x32_f4_quant_hip": ""}
+
+
+def signature_mismatch(op, fn):
+    """One line when the installed fn's leading parameters are not PARAMS[op] in that order
+    (the order positional callers such as SGLang and vLLM, the capture's bind and
+    a4w4check.external pass them), else None: with another order an argument lands in the
+    wrong parameter, as when an AITER signature change bound `out` as `bias`
+    (vllm-project/vllm#40754)."""
+    try:
+        got = [n for n, p in inspect.signature(fn).parameters.items()
+               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):  # a builtin without a signature: nothing to check
+        return None
+    want = list(PARAMS[op])
+    n = min(len(got), len(want))
+    if got[:n] == want[:n] and len(got) >= 5:
+        return None
+    return (f"{op}: the installed function takes ({', '.join(got)}), positional callers pass "
+            f"({', '.join(want[:5])}, ...): an argument lands in the wrong parameter "
+            "(vllm-project/vllm#40754: out bound as bias)")
 
 
 def bind(op, args, kwargs):

@@ -25,6 +25,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from . import capture_ops
 from .layouts import round_up
 from .numerics import E2M1, E8M0, f64_to_bf16
 
@@ -136,6 +137,9 @@ def load(name):
         aiter, torch = _need(name, "aiter"), _need(name, "torch")
         if not hasattr(aiter, "gemm_a4w4"):
             raise KernelUnavailable(name, "aiter", "it has no gemm_a4w4")
+        wrong = capture_ops.signature_mismatch("aiter.gemm_a4w4", aiter.gemm_a4w4)
+        if wrong:  # the positional call below would bind out as another parameter
+            raise ValueError(f"kernel {name}: {wrong}")
         return Kernel(name, "exact", "cuda", partial(_aiter_asm, torch, aiter))
     if name == "aiter-triton":
         try:

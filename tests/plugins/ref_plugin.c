@@ -31,7 +31,11 @@
  *                    exit code, never 1);
  *   HELPER           forks a helper process that outlives the call by 60 s (its pid goes to
  *                    $A4W4_TEST_HELPER_PIDFILE), then takes 0.3 s: the helper must hold
- *                    neither the --out lock nor the results descriptor. */
+ *                    neither the --out lock nor the results descriptor;
+ *   DROP_KTAIL       the selftest mutant mut-drop-kblock as a plugin: the K loop, unrolled
+ *                    by 8 blocks (256 elements), has a tail loop one block short, so the last
+ *                    32-block of K is dropped whenever K % 256 != 0 (docs/forensics.md walks
+ *                    it from the red line to its minimal case). */
 #define _DEFAULT_SOURCE /* usleep, MAP_ANONYMOUS (the adversarial variants) */
 #include <math.h>
 #include <pthread.h>
@@ -87,6 +91,8 @@ static a4w4_plugin_gemm_args side_args;
 #define PLUGIN_NAME "double-free-plugin"
 #elif defined(HELPER)
 #define PLUGIN_NAME "helper-plugin (leaves a helper process running)"
+#elif defined(DROP_KTAIL)
+#define PLUGIN_NAME "droptail-plugin (drops the last K block when K % 256 != 0)"
 #else
 #define PLUGIN_NAME "ref-plugin"
 #endif
@@ -125,6 +131,10 @@ static uint16_t dot_ordered1(const a4w4_plugin_gemm_args *a, int (*dec)[256][2],
     const uint8_t *xa = a->a_fp4 + m * half, *xw = a->w_fp4 + n * half;
     const uint8_t *sa = a->a_scale + m * nb, *sw = a->w_scale + n * nb;
     float total = 0.0f;
+#ifdef DROP_KTAIL
+    if (nb % 8) /* the fault: the tail loop runs to nb - 1 */
+        nb--;
+#endif
     for (size_t b = 0; b < nb; b++) {
         if (sa[b] == 0xFF || sw[b] == 0xFF)
             return 0x7FC0; /* a NaN block makes the output NaN */
