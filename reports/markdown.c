@@ -117,6 +117,26 @@ static void bounded_section(rbuf *b, const cJSON *cases)
 
 /* The verdict and completeness as the document records them (never recomputed; an older
  * document says "verdict not recorded"), with the entry counts. */
+/* Where the run's time went (the "stages" object), when recorded. */
+static void stages_section(rbuf *b, const cJSON *doc)
+{
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "stages");
+    if (!cJSON_IsObject(st))
+        return;
+    rb_puts(b, "## Stages\n\n| stage | wall s |\n|---|---:|\n");
+    static const char *const rows[][2] = {{"generate_s", "generate operands"},
+                                          {"judge_s", "judge (device passes, upload, re-check)"},
+                                          {"kernels_s", "backends under test"},
+                                          {"host_oracle_s", "host oracles (samples)"},
+                                          {"write_s", "write results"},
+                                          {"wall_s", "whole run"}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, rows[i][0])))
+            rb_printf(b, "| %s | %.1f |\n", rows[i][1], jnum(st, rows[i][0], 0));
+    rb_printf(b, "\nOutputs compared: %.0f on the device, %.0f on the host.\n\n",
+              jnum(st, "outputs_device", 0), jnum(st, "outputs_host", 0));
+}
+
 static void verdict_lines(rbuf *b, const cJSON *doc, const int n[4], int total, size_t ncases)
 {
     doc_verdict v;
@@ -162,10 +182,14 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         rb_puts(&b, jtrue(doc, "full") ? ", every output checked"
                                        : ", outputs sampled above 2^26 MACs");
     if (jnum(doc, "budget_seconds", 0) > 0)
-        rb_printf(&b, " unless a full check is estimated within the budget of %g s per case",
-                  jnum(doc, "budget_seconds", 0));
+        rb_printf(&b, " unless the run's budget of %g s of host checking (at its own measured "
+                  "rates) covers the case", jnum(doc, "budget_seconds", 0));
+    if (*jstr(doc, "judge") && strcmp(jstr(doc, "judge"), "host"))
+        rb_printf(&b, "; GPU judge: %s", jstr(doc, "judge"));
     rb_puts(&b, ". Contracts: contracts §4.1 (bit-exact against ordered(S) or exact; bounded "
                 "backends within the derived bound, never called bit-exact).\n\n");
+
+    stages_section(&b, doc);
 
     /* one verdict line per (backend, contract) */
     size_t nt = 0;

@@ -125,7 +125,7 @@ static a4w4_entry_list run_one(const char *contract, unsigned split, int asm_lay
     snprintf(b.contract, sizeof b.contract, "%s", contract);
     b.split = split;
     b.asm_layout = asm_layout;
-    a4w4_runner r = {&b, 1, 0, NULL, 0};
+    a4w4_runner r = {.backends = &b, .nbackends = 1};
     a4w4_case c;
     memset(&c, 0, sizeof c);
     snprintf(c.name, sizeof c.name, "rt");
@@ -446,7 +446,7 @@ static void *case_thread(void *arg)
     snprintf(b.name, sizeof b.name, "%s", b.type->name);
     snprintf(b.contract, sizeof b.contract, "ordered(1)");
     b.split = 1;
-    a4w4_runner r = {&b, 1, 0, NULL, 0};
+    a4w4_runner r = {.backends = &b, .nbackends = 1};
     for (int i = 0; i < 4; i++) {
         a4w4_case c;
         memset(&c, 0, sizeof c);
@@ -597,7 +597,7 @@ Test(runner, golden_bundles_check_the_systems_under_test_the_caller_passes)
     snprintf(b[0].name, sizeof b[0].name, "good");
     snprintf(b[1].name, sizeof b[1].name, "broken");
     snprintf(b[2].name, sizeof b[2].name, "refuses");
-    a4w4_runner r = {b, 3, 0, NULL, 0};
+    a4w4_runner r = {.backends = b, .nbackends = 3};
     a4w4_entry_list en = {0};
     char err[512] = "";
     const char *path = A4W4_SOURCE_DIR "/cases/golden/g1_m1_n256_k512.safetensors";
@@ -659,7 +659,8 @@ Test(runner, the_full_check_estimate_follows_its_cost_model)
     c.N = 1024;
     c.K = 5120;
     double macs = 16.0 * 1024 * 5120, gen = (16.0 + 1024) * 5120 * A4W4_COST_GEN_S_PER_ELEMENT;
-    a4w4_runner none = {b, 0, 0, NULL, 0}, cpu = {b, 1, 0, NULL, 0}, both = {b, 2, 0, NULL, 0};
+    a4w4_runner none = {.backends = b, .nbackends = 0}, cpu = {.backends = b, .nbackends = 1},
+                both = {.backends = b, .nbackends = 2};
     cr_expect_float_eq(a4w4_full_check_seconds(&none, &c), macs * A4W4_COST_ORACLE_S_PER_MAC + gen,
                        1e-12);
     /* K % 256 == 0: the baseline and 2 pad variants */
@@ -686,7 +687,7 @@ static a4w4_entry_list run_budget(double budget_s, int full)
     snprintf(b.name, sizeof b.name, "fault");
     snprintf(b.contract, sizeof b.contract, "ordered(1)");
     b.split = 1;
-    a4w4_runner r = {&b, 1, full, NULL, budget_s};
+    a4w4_runner r = {.backends = &b, .nbackends = 1, .full = full, .budget_s = budget_s};
     a4w4_case c;
     memset(&c, 0, sizeof c);
     snprintf(c.name, sizeof c.name, "budget");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_reports.h"
 #include "a4w4check.h"
 #include "options.h"
 #include "results.h"
@@ -124,6 +125,34 @@ static int admit_items(const merge_state *m, const cJSON *h, const char *path, s
     return A4W4_EXIT_BADINPUT;
 }
 
+/* Add the stages of shard dir's results.json (when it has them) into the merged document's:
+ * seconds and outputs summed, wall_s the largest (shards run side by side). */
+static void add_stages(merge_state *m, const char *dir)
+{
+    char path[4096], err[256];
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    cJSON *doc = a4w4_results_load(path, err, sizeof err);
+    const cJSON *st = doc ? cJSON_GetObjectItemCaseSensitive(doc, "stages") : NULL;
+    if (cJSON_IsObject(st)) {
+        cJSON *to = cJSON_GetObjectItemCaseSensitive(m->merged, "stages");
+        if (!to)
+            to = cJSON_AddObjectToObject(m->merged, "stages");
+        const cJSON *x;
+        cJSON_ArrayForEach(x, st) {
+            if (!cJSON_IsNumber(x))
+                continue;
+            cJSON *have = cJSON_GetObjectItemCaseSensitive(to, x->string);
+            if (!have)
+                cJSON_AddNumberToObject(to, x->string, x->valuedouble);
+            else if (strcmp(x->string, "wall_s"))
+                cJSON_SetNumberValue(have, have->valuedouble + x->valuedouble);
+            else if (x->valuedouble > have->valuedouble)
+                cJSON_SetNumberValue(have, x->valuedouble);
+        }
+    }
+    cJSON_Delete(doc);
+}
+
 /* Read every shard into m. Returns the exit code (PASS: all shards, each once, complete;
  * with allow_partial, whatever there is). */
 static int read_shards(merge_state *m, const a4w4_args *shards)
@@ -142,6 +171,7 @@ static int read_shards(merge_state *m, const a4w4_args *shards)
             rc = admit_items(m, h, shards->v[i], items);
         if (rc == A4W4_EXIT_PASS) {
             m->recorded += items;
+            add_stages(m, shards->v[i]);
             cJSON *e, *cases = cJSON_GetObjectItemCaseSensitive(m->merged, "cases");
             cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "cases"))
                 cJSON_AddItemToArray(cases, cJSON_Duplicate(e, 1));

@@ -12,6 +12,7 @@
 #include "a4w4_layout.h"
 #include "annotate.h"
 #include "check.h"
+#include "devjudge.h"
 #include "fsutil.h"
 #include "gen.h"
 #include "safetensors.h"
@@ -279,13 +280,59 @@ typedef struct {
     a4w4_run_args args;
     char why[512];
     comparison cmp;    /* the baseline against the contract's oracle */
+    /* device path (engine/devjudge.h): every output judged on the device; y holds the
+     * backend's outputs at the sample, re-judged against the C oracles into host_cmp */
+    const a4w4_devjudge *dev;
+    comparison host_cmp;
 } gemm_run;
 
 static int is_bounded(const a4w4_backend *b) { return !strncmp(b->contract, "bounded", 7); }
 
+/* The device's comparison over every output as the runner's. */
+static void from_devcmp(comparison *c, const a4w4_devcmp *d)
+{
+    memset(c, 0, sizeof *c);
+    c->checked = d->checked;
+    c->mismatches = d->mismatches;
+    c->unwritten = d->unwritten;
+    c->max_ulp = d->max_ulp;
+    c->has_bound = d->has_bound;
+    c->bound_use = d->bound_use;
+    c->bound_ulp_max = d->bound_ulp_max;
+    c->nrec = d->nrec < MAX_RECORDED ? d->nrec : MAX_RECORDED;
+    for (size_t i = 0; i < c->nrec; i++) {
+        c->rec[i].row = d->rec[i].row;
+        c->rec[i].col = d->rec[i].col;
+        c->rec[i].got = d->rec[i].got;
+        c->rec[i].expected = d->rec[i].expected;
+    }
+}
+
+/* The device path's baseline: the backend on every output, compared on the device; its
+ * outputs at the sample come back in g->y. */
+static int run_baseline_dev(gemm_run *g, a4w4_entry_result *e)
+{
+    a4w4_devcmp dc;
+    int brc = A4W4_OK;
+    for (size_t k = 0; k < g->n; k++)
+        g->y[k] = A4W4_POISON_BF16;
+    if (g->dev->run(g->dev->self, g->b, &g->args, 0, &brc, &dc, g->why, sizeof g->why))
+        return brc == A4W4_OK ? A4W4_EINVAL : brc;
+    e->run_ms = dc.run_ms;
+    e->has_run = 1;
+    if (brc == A4W4_OK) {
+        from_devcmp(&g->cmp, &dc);
+        e->has_y_hash = dc.has_y_hash;
+        e->y_hash = dc.y_hash;
+    }
+    return brc;
+}
+
 /* Poison y, run the backend once and record run_ms, and the outputs' hash when it ran. */
 static int run_baseline(gemm_run *g, a4w4_entry_result *e)
 {
+    if (g->dev)
+        return run_baseline_dev(g, e);
     for (size_t k = 0; k < g->n; k++)
         g->y[k] = A4W4_POISON_BF16;
     double t0 = (a4w4_now() * 1e3);
@@ -317,6 +364,7 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
         snprintf(e->note, sizeof e->note, "wrote out of bounds: the guard zone after %s "
                  "changed; ", which);
     }
+    comparison devc = g->cmp; /* device path: the device's comparison over every output */
     if (is_bounded(g->b)) {
         const double *B = a4w4_oracles_bound(g->o, g->b->split);
         if (!B)
@@ -333,6 +381,17 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
             return -1;
         compare_exact(&g->cmp, g->s, g->y, exp, g->n);
     }
+    if (g->dev) { /* the sample, re-judged by the C oracles, must agree with the device */
+        g->host_cmp = g->cmp;
+        g->cmp = devc;
+        if (g->host_cmp.mismatches > g->cmp.mismatches) {
+            fail = 1;
+            note_add(e->note, sizeof e->note, "the device judge counted %zu mismatches, the C "
+                     "oracles %zu on the %zu sampled outputs alone; ", g->cmp.mismatches,
+                     g->host_cmp.mismatches, g->n);
+        }
+        g->cmp.bound_ulp_median = g->host_cmp.bound_ulp_median; /* over the sample */
+    }
     fail |= g->cmp.mismatches != 0;
     if (g->cmp.unwritten)
         note_add(e->note, sizeof e->note, "%zu outputs never written (poison 0x%04x left); ",
@@ -348,6 +407,14 @@ static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *
     for (size_t k = 0; k < g->n; k++)
         g->y2[k] = A4W4_POISON_BF16;
     g->args.y = g->y2;
+    if (g->dev) { /* every output, compared with the baseline on the device */
+        a4w4_devcmp dc;
+        int brc = A4W4_OK;
+        int bad = g->dev->run(g->dev->self, g->b, &g->args, 1, &brc, &dc, g->why,
+                              sizeof g->why);
+        g->args.y = g->y;
+        return bad || brc != A4W4_OK ? g->d->M * g->d->N : dc.mismatches;
+    }
     int rc2 = call_run(g->b, &g->args);
     g->args.y = g->y;
     if (rc2 == A4W4_RUN_CRASHED || rc2 == A4W4_RUN_TIMEOUT) {
@@ -443,10 +510,12 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
 
 static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
                        const a4w4_sample *s, a4w4_oracles *o, const a4w4_run_identity *id,
+                       const a4w4_devjudge *dev, const a4w4_devoracle *dor,
                        a4w4_entry_result *e)
 {
     gemm_run g;
     memset(&g, 0, sizeof g);
+    g.dev = dev && b->type->run_device ? dev : NULL;
     g.b = b;
     g.d = d;
     g.s = s;
@@ -461,7 +530,10 @@ static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
         snprintf(e->note, sizeof e->note, "out of memory for %zu outputs", g.n);
     else
         fail = gemm_checks(&g, e, &na);
-    put_comparison(e, &g.cmp, s, e->has_run ? e->run_ms : NAN, o->proven, verdict_of(fail, na));
+    static const a4w4_sample all = {.full = 1};
+    put_comparison(e, &g.cmp, g.dev ? &all : s, e->has_run ? e->run_ms : NAN,
+                   g.dev && dor ? dor->proven : o->proven,
+                   verdict_of(fail, na));
     if (d->code0) {
         e->ambiguous = 1;
         note_add(e->note, sizeof e->note, "E8M0 code 0 present: read as 2^-127 (OCP, AITER "
@@ -637,9 +709,47 @@ static int run_quant_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_cas
     return fail;
 }
 
-/* Entries for every backend of r on case c (after the oracle's). */
+/* A layout or quantizer backend judged on the device: its bytes over the whole case. */
+static int run_bytes_dev(const a4w4_devjudge *dev, a4w4_backend *b, const a4w4_case *c,
+                         const a4w4_case_data *d, a4w4_entry_result *e)
+{
+    static const char *const lay[3] = {"w_fp4_shuffled", "w_scale_swizzled", "a_scale_shuffled"};
+    static const char *const qnt[2] = {"a_fp4", "a_scale"};
+    static const a4w4_sample all = {.full = 1};
+    a4w4_devcmp dc;
+    char why[512] = "";
+    int brc = A4W4_OK, quant = b->type->quantize_device != NULL;
+    double t0 = a4w4_now() * 1e3;
+    int bad = quant ? dev->quantize(dev->self, b, c, d, &brc, &dc, why, sizeof why)
+                    : dev->layouts(dev->self, b, d, &brc, &dc, why, sizeof why);
+    double ms = a4w4_now() * 1e3 - t0;
+    a4w4_check chk;
+    memset(&chk, 0, sizeof chk);
+    chk.elem_bytes = 1;
+    if (brc == A4W4_EUNSUPPORTED)
+        return byte_entry(c, b, &all, NULL, 0, ms, why[0] ? why : "not applicable", e);
+    if (bad || brc != A4W4_OK) {
+        a4w4_check_na(&chk, quant ? "quantize" : "layouts", why[0] ? why : a4w4_status_str(brc));
+        chk.verdict = A4W4_CHECK_FAIL;
+    } else {
+        const size_t which = dc.nrec ? dc.rec[0].col : 0;
+        snprintf(chk.subject, sizeof chk.subject, "%s", quant ? qnt[which % 2] : lay[which % 3]);
+        chk.checked = dc.checked;
+        chk.mismatches = dc.mismatches;
+        chk.verdict = dc.mismatches ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
+        chk.first_row = dc.nrec ? dc.rec[0].row : 0;
+        chk.got = dc.nrec ? dc.rec[0].got : 0;
+        chk.expected = dc.nrec ? dc.rec[0].expected : 0;
+    }
+    return byte_entry(c, b, &all, &chk, 1, ms, NULL, e);
+}
+
+/* Entries for every backend of r on case c (after the oracle's). dev: the device judge of
+ * this case (NULL: everything on the host sample), dor: its oracle facts. */
 static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_case_data *d,
-                                 const a4w4_sample *s, a4w4_oracles *o, a4w4_entry_list *out)
+                                 const a4w4_sample *s, a4w4_oracles *o,
+                                 const a4w4_devjudge *dev, const a4w4_devoracle *dor,
+                                 a4w4_entry_list *out)
 {
     for (size_t i = 0; i < r->nbackends; i++) {
         a4w4_backend *b = &r->backends[i];
@@ -648,14 +758,154 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
         a4w4_entry_result *e = a4w4_entry_list_add(out);
         if (!e)
             return A4W4_ST_NOMEM;
+        int on_dev = dev && b->type->run_device;
         if (b->type->run)
-            run_backend(b, c, d, s, o, r->id, e);
+            run_backend(b, c, d, s, o, r->id, dev, dor, e);
+        else if (dev && ((b->type->layouts && b->type->layouts_device) ||
+                         (b->type->quantize && b->type->quantize_device && d->x)))
+            run_bytes_dev(dev, b, c, d, e), on_dev = 1;
         else if (b->type->layouts)
             run_layout_backend(b, c, d, s, e);
         else
             run_quant_backend(b, c, d, s, e);
+        if (r->stages && e->verdict != A4W4_VERDICT_NA && e->verdict != A4W4_VERDICT_SKIP) {
+            if (on_dev)
+                r->stages->outputs_device += (double)e->checked;
+            else
+                r->stages->outputs_host += (double)e->checked;
+        }
     }
     return A4W4_ST_OK;
+}
+
+/* ---- the device judge's case ------------------------------------------------------------- */
+
+/* 1 when some selected backend has a device form. */
+static int wants_device(const a4w4_runner *r)
+{
+    for (size_t i = 0; r->dev && i < r->nbackends; i++) {
+        const a4w4_backend_type *t = r->backends[i].type;
+        if (t->run_device || t->layouts_device || t->quantize_device)
+            return 1;
+    }
+    return 0;
+}
+
+/* What the case's device backends need of the judge. */
+static a4w4_devneeds needs_of(const a4w4_runner *r)
+{
+    a4w4_devneeds n = {0, 0};
+    for (size_t i = 0; i < r->nbackends; i++) {
+        const a4w4_backend *b = &r->backends[i];
+        if (!b->type->run_device)
+            continue;
+        if (is_bounded(b))
+            n.bounded_s = b->split;
+        else if (b->split > 1)
+            n.ordered_s = b->split;
+    }
+    return n;
+}
+
+/* Values of the judge at the sample against the C oracles, bit for bit: the judge judged.
+ * Appends to note; returns the mismatches. */
+static size_t recheck(const a4w4_devjudge *dev, const a4w4_devneeds *need, const a4w4_sample *s,
+                      a4w4_oracles *o, char *note, size_t notelen)
+{
+    const size_t n = o->count;
+    a4w4_devsample js = {malloc(n * 2), malloc(n * 2), need->ordered_s ? malloc(n * 2) : NULL,
+                         malloc(n * 4), need->bounded_s ? malloc(n * 8) : NULL};
+    const uint16_t *cs = need->ordered_s ? a4w4_oracles_ordered(o, need->ordered_s) : NULL;
+    const double *cb = need->bounded_s ? a4w4_oracles_bound(o, need->bounded_s) : NULL;
+    char why[256] = "";
+    size_t bad = 0, first = SIZE_MAX;
+    const char *what = "";
+    if (!js.ordered1 || !js.exact || !js.exact_f32 || (need->ordered_s && (!js.ordered_s || !cs)) ||
+        (need->bounded_s && (!js.bound || !cb)) || dev->sample(dev->self, s, &js, why, sizeof why)) {
+        note_add(note, notelen, "%sthe C oracles' re-check of the GPU judge failed to run: %s",
+                 note[0] ? "; " : "", why[0] ? why : "out of memory");
+        bad = 1;
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            uint32_t jf, cf;
+            memcpy(&jf, &js.exact_f32[k], 4);
+            memcpy(&cf, &o->exact_f32[k], 4);
+            const char *w = !(js.ordered1[k] == o->ordered1[k] ||
+                              (bf16_nan(js.ordered1[k]) && bf16_nan(o->ordered1[k])))
+                                ? "ordered(1)"
+                            : !(js.exact[k] == o->exact[k] ||
+                                (bf16_nan(js.exact[k]) && bf16_nan(o->exact[k])))
+                                ? "exact"
+                            : !(jf == cf || (isnan(js.exact_f32[k]) && isnan(o->exact_f32[k])))
+                                ? "exact fp32"
+                            : cs && !(js.ordered_s[k] == cs[k] ||
+                                      (bf16_nan(js.ordered_s[k]) && bf16_nan(cs[k])))
+                                ? "ordered(S)"
+                            : cb && memcmp(&js.bound[k], &cb[k], 8) &&
+                                      !(isnan(js.bound[k]) && isnan(cb[k]))
+                                ? "the bounded bound"
+                                : NULL;
+            if (w && first == SIZE_MAX) {
+                first = k;
+                what = w;
+            }
+            bad += w != NULL;
+        }
+        if (bad)
+            note_add(note, notelen, "%sTHE GPU JUDGE DISAGREES WITH THE C ORACLES on %zu of %zu "
+                     "sampled outputs (first: %s at (%zu, %zu))", note[0] ? "; " : "", bad, n,
+                     what, row_at(s, first / s->ncols), col_at(s, first % s->ncols));
+    }
+    free(js.ordered1);
+    free(js.exact);
+    free(js.ordered_s);
+    free(js.exact_f32);
+    free(js.bound);
+    return bad;
+}
+
+/* The oracle's entry on the device: ordered(1) == exact on every output the prover holds for,
+ * the special regime's NaN set over every output, and the C oracles' re-check of the judge on
+ * the sample. *dor receives the judge's facts. Returns 1 when it fails. */
+static int oracle_entry_dev(const a4w4_devjudge *dev, const a4w4_devneeds *need,
+                            const a4w4_case *c, const a4w4_case_data *d, const a4w4_sample *s,
+                            a4w4_oracles *o, a4w4_devoracle *dor, a4w4_entry_result *e)
+{
+    static const a4w4_sample all = {.full = 1};
+    char note[512] = "", why[256] = "";
+    comparison cmp;
+    memset(&cmp, 0, sizeof cmp);
+    int fail = 0, na = 0;
+    if (dev->oracle(dev->self, d, c->regime == A4W4_REGIME_SPECIAL, dor, why, sizeof why)) {
+        snprintf(note, sizeof note, "the GPU judge failed: %s", why);
+        fail = 1;
+    } else {
+        from_devcmp(&cmp, &dor->ord_vs_exact);
+        cmp.checked = dor->outputs;
+        fail = cmp.mismatches != 0;
+        na = dor->proven != dor->outputs;
+        if (na)
+            snprintf(note, sizeof note, "%zu of %zu outputs outside the exact regime: exact is a "
+                     "reference there, not a verdict", dor->outputs - dor->proven, dor->outputs);
+        if (c->regime == A4W4_REGIME_SPECIAL) {
+            note_add(note, sizeof note, "%sspecial blocks: %zu NaN outputs, %zu outside the "
+                     "dependent set", note[0] ? "; " : "", dor->nans, dor->nan_wrong);
+            fail |= dor->nan_wrong != 0;
+            na = 0;
+        }
+        note_add(note, sizeof note, "%sGPU judge: every output; %zu sampled outputs re-checked "
+                 "by the C oracles%s", note[0] ? "; " : "", o->count,
+                 dor->uncertain ? "" : "");
+        if (dor->uncertain)
+            note_add(note, sizeof note, "; %zu outputs rounded by the plain C oracle",
+                     dor->uncertain);
+        if (recheck(dev, need, s, o, note, sizeof note))
+            fail = 1, na = 0;
+    }
+    case_identity(e, c, A4W4_ENTRY_OUTPUTS, "oracle", "ordered(1) == exact");
+    put_comparison(e, &cmp, &all, dor->judge_ms, dor->proven, verdict_of(fail, na && !fail));
+    snprintf(e->note, sizeof e->note, "%s", note);
+    return fail;
 }
 
 /* 1 when a selected backend judges every output (a4w4_backend_type.full_outputs). */
@@ -669,37 +919,57 @@ static int wants_full(const a4w4_runner *r)
 
 double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c)
 {
+    const a4w4_rates *rt = r->rates;
     double macs = (double)c->M * (double)c->N * (double)c->K;
-    double per_mac = A4W4_COST_ORACLE_S_PER_MAC;
+    double per_mac = rt ? rt->oracle_s_per_mac : A4W4_COST_ORACLE_S_PER_MAC;
     for (size_t i = 0; i < r->nbackends; i++) {
         const a4w4_backend *b = &r->backends[i];
-        if (!b->type || !b->type->run)
-            continue;
+        if (!b->type || !b->type->run || (r->dev && b->type->run_device))
+            continue; /* judged on the device: no host work beyond the sample */
         double runs = 1 + (b->asm_layout ? (c->K % 256 ? 5 : 2) : 0);
-        per_mac += runs * (b->type->gpu ? A4W4_COST_GPU_RUN_S_PER_MAC
-                                        : A4W4_COST_CPU_RUN_S_PER_MAC);
+        per_mac += runs * (rt && i < 64 ? rt->run_s_per_mac[i]
+                           : b->type->gpu ? A4W4_COST_GPU_RUN_S_PER_MAC
+                                          : A4W4_COST_CPU_RUN_S_PER_MAC);
     }
     return macs * per_mac + ((double)c->M + (double)c->N) * (double)c->K *
-                                A4W4_COST_GEN_S_PER_ELEMENT;
+                                (rt ? rt->gen_s_per_element : A4W4_COST_GEN_S_PER_ELEMENT);
 }
 
-/* 1 when every output of c is to be checked: --full, a backend that judges every output
- * (a4w4_backend_type.full_outputs), or a full check within the budget. */
+/* The plan's index of case c, or -1 (not one of its cases). */
+static long plan_index(const a4w4_budget_plan *p, const a4w4_case *c)
+{
+    return p && c >= p->cases && c < p->cases + p->ncases ? (long)(c - p->cases) : -1;
+}
+
+/* 1 when every output of c is to be checked on the host: --full, a backend that judges every
+ * output (a4w4_backend_type.full_outputs), or a full check the budget buys. */
 static int check_all(const a4w4_runner *r, const a4w4_case *c)
 {
-    return r->full || wants_full(r) ||
-           (r->budget_s > 0 && a4w4_full_check_seconds(r, c) <= r->budget_s);
+    if (r->full || wants_full(r))
+        return 1;
+    long k = plan_index(r->plan, c);
+    if (k >= 0)
+        return r->plan->full[k];
+    return r->budget_s > 0 && a4w4_full_check_seconds(r, c) <= r->budget_s;
 }
 
-/* The oracle entry's note on a case sampled under a budget. */
+/* The oracle entry's note on a case sampled under a budget: what was sampled and why. */
 static void note_sampled(const a4w4_runner *r, const a4w4_case *c, const a4w4_sample *s,
                          a4w4_entry_result *e)
 {
-    if (s->full || r->budget_s <= 0)
+    long k = plan_index(r->plan, c);
+    if (s->full || (k < 0 && r->budget_s <= 0))
         return;
-    note_add(e->note, sizeof e->note, "%ssampled: %zu of %zu outputs checked (a full check "
-             "is estimated at %.1f s, above the budget of %g s)", e->note[0] ? "; " : "",
-             s->nrows * s->ncols, c->M * c->N, a4w4_full_check_seconds(r, c), r->budget_s);
+    if (k >= 0)
+        note_add(e->note, sizeof e->note, "%ssampled on the host: %zu of %zu outputs (a full "
+                 "host check is estimated at %.1f s at this run's measured rates; the run's "
+                 "budget of %g s went to the %zu cheaper cases checked in full)",
+                 e->note[0] ? "; " : "", s->nrows * s->ncols, c->M * c->N, r->plan->est_s[k],
+                 r->plan->budget_s, r->plan->nfull);
+    else
+        note_add(e->note, sizeof e->note, "%ssampled: %zu of %zu outputs checked (a full check "
+                 "is estimated at %.1f s, above the budget of %g s)", e->note[0] ? "; " : "",
+                 s->nrows * s->ncols, c->M * c->N, a4w4_full_check_seconds(r, c), r->budget_s);
 }
 
 /* A4W4_ST_BADINPUT with err = the first refusal's note when an entry of first.. refused its
@@ -749,7 +1019,14 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
         snprintf(err, errlen, "case %s: out of memory sampling", c->name);
         return A4W4_ST_NOMEM;
     }
-    if (a4w4_case_generate(c, &s, &d) != A4W4_OK) {
+    /* a device judge checks every output: every row exists on the host too */
+    const int use_dev = wants_device(r);
+    a4w4_stage_times *T = r->stages;
+    double t0 = a4w4_now();
+    int grc = use_dev ? a4w4_case_generate_all(c, &s, &d) : a4w4_case_generate(c, &s, &d);
+    if (T)
+        T->generate_s += a4w4_now() - t0;
+    if (grc != A4W4_OK) {
         snprintf(err, errlen, "case %s: M=%zu N=%zu K=%zu is too large for this machine: needs "
                  "%.1f GB for its operands and their layouts (cannot allocate them)", c->name,
                  c->M, c->N, c->K, case_bytes(c) / 1e9);
@@ -758,21 +1035,49 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     }
     a4w4_hstatus st = A4W4_ST_NOMEM;
     a4w4_entry_result *e = NULL;
-    if (a4w4_oracles_compute(&d, &s, &o) != 0)
+    const a4w4_devjudge *dev = NULL;
+    a4w4_devneeds need = needs_of(r);
+    a4w4_devoracle dor;
+    char dwhy[256] = "";
+    memset(&dor, 0, sizeof dor);
+    t0 = a4w4_now();
+    if (use_dev && !r->dev->open(r->dev->self, c, &d, &need, dwhy, sizeof dwhy))
+        dev = r->dev;
+    double t1 = a4w4_now();
+    int orc = a4w4_oracles_compute(&d, &s, &o);
+    if (T) {
+        T->judge_s += t1 - t0;
+        T->host_oracle_s += a4w4_now() - t1;
+    }
+    if (orc != 0)
         snprintf(err, errlen, "case %s: out of memory for the oracles", c->name);
     else if (!(e = a4w4_entry_list_add(out)))
         snprintf(err, errlen, "case %s: out of memory for the results", c->name);
     else {
         size_t first = out->n - 1;
-        oracle_entry(c, &d, &s, &o, e);
+        t0 = a4w4_now();
+        if (dev)
+            oracle_entry_dev(dev, &need, c, &d, &s, &o, &dor, e);
+        else
+            oracle_entry(c, &d, &s, &o, e);
+        if (T)
+            T->judge_s += a4w4_now() - t0;
+        if (use_dev && !dev) /* the GPU judge could not take the case: all on the host */
+            note_add(e->note, sizeof e->note, "%sjudged on the host: %s", e->note[0] ? "; " : "",
+                     dwhy);
         note_sampled(r, c, &s, e);
-        st = run_backends(r, c, &d, &s, &o, out);
+        t0 = a4w4_now();
+        st = run_backends(r, c, &d, &s, &o, dev, dev ? &dor : NULL, out);
+        if (T)
+            T->kernels_s += a4w4_now() - t0;
         annotate_entries(c, out, first);
         if (st != A4W4_ST_OK)
             snprintf(err, errlen, "case %s: out of memory for the results", c->name);
         else
             st = refusals(out, first, err, errlen);
     }
+    if (dev)
+        dev->close(dev->self);
     a4w4_oracles_free(&o);
     a4w4_case_data_free(&d);
     a4w4_sample_free(&s);
@@ -946,7 +1251,7 @@ static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut 
             if (!(e = a4w4_entry_list_add(out)))
                 st = A4W4_ST_NOMEM;
             else
-                run_backend(b, &c, &d, &s, &o, r->id, e);
+                run_backend(b, &c, &d, &s, &o, r->id, NULL, NULL, e);
         }
         a4w4_oracles_free(&o);
         a4w4_case_data_free(&d);
