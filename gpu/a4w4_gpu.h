@@ -160,7 +160,9 @@ int a4w4_gpu_gemm_asm_dev(int tile, unsigned splits, int split_mode, const uint8
 
 /* The same GEMMs on a chosen kernel: engine A4W4_GPU_ENGINE_PORTABLE (what the forms above
  * run) or A4W4_GPU_ENGINE_MMA (the matrix units; no test-only faults); any other engine is
- * A4W4_GPU_EARG. Arguments, contracts and errors as above. */
+ * A4W4_GPU_EARG. Arguments, contracts and errors as above, except that the matrix-unit
+ * kernel's deterministic split-K needs a workspace of only M*N*4 bytes (one fp32 accumulator
+ * the splits are added into in split order; a4w4_gpu_gemm_workspace_bytes is enough). */
 enum { A4W4_GPU_ENGINE_PORTABLE = 0, A4W4_GPU_ENGINE_MMA = 1 };
 int a4w4_gpu_gemm_asm_engine(int engine, int tile, unsigned splits, int split_mode,
                              const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,

@@ -53,12 +53,12 @@ extern const a4w4_backend_type *const a4w4_backend_hip_types[];
 /* Device-to-device copy bandwidth in GB/s (bytes read + written per second), median of reps
  * timed copies of a 1 GiB buffer; 0 when it cannot be measured. */
 double a4w4_hip_copy_bandwidth_gbs(int reps);
-/* bench's GPU rows (backends/hip/bench_hip.c): the GPU judge's passes on case d (ordered(1)
- * alone, then everything a case with ordered(S) and bounded(S) backends needs), and cuBLAS's
- * bf16 GEMM of shape M x N x K (NVIDIA builds with cuBLAS); medians in ms. 0, or nonzero with
- * why. */
+/* bench's GPU rows (backends/hip/bench_hip.c): the GPU judge's passes on case d (the ordered
+ * pass for ordered(1) and ordered(S); ordered(1) with the exact pass and the prover;
+ * everything a case with ordered(S) and bounded(S) backends needs), and cuBLAS's bf16 GEMM of
+ * shape M x N x K (NVIDIA builds with cuBLAS); medians in ms. 0, or nonzero with why. */
 int a4w4_hip_bench_judge(const a4w4_case_data *d, unsigned S, int reps, double *ordered_ms,
-                         double *all_ms, char *why, size_t whylen);
+                         double *exact_ms, double *all_ms, char *why, size_t whylen);
 int a4w4_hip_bench_cublas(size_t M, size_t N, size_t K, int reps, double *ms, char *why,
                           size_t whylen);
 /* The GPU judge of backends/hip/devjudge_hip.c, or NULL with why (no device, no judge). */

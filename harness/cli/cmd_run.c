@@ -340,6 +340,14 @@ static int run_items(const run_opts *o, run_plan *p)
         }
         cJSON_Delete(entries);
         a4w4_progress_item(&pg, count, p->mine, fails, name, 0);
+        if (!o->quiet && count % 100 == 0) { /* where the time goes, also for a cut run */
+            const a4w4_stage_times *t = &p->stages;
+            fprintf(stderr, "a4w4check run: stages after %zu items: generate %.1f s, judge "
+                    "%.1f s, backends %.1f s, host oracles %.1f s, write %.1f s; %.3g outputs "
+                    "on the device, %.3g on the host\n", count, t->generate_s, t->judge_s,
+                    t->kernels_s, t->host_oracle_s, t->write_s, t->outputs_device,
+                    t->outputs_host);
+        }
     }
     a4w4_stream_close(&p->st);
     a4w4_progress_item(&pg, count, p->mine, fails, "done", 1);

@@ -808,27 +808,33 @@ static a4w4_devneeds needs_of(const a4w4_runner *r)
     return n;
 }
 
-/* Sampled outputs whose bounded(S) bound the C oracle recomputes per case (the plain bound
- * costs some 10 ns per element: the whole sample of a large case would take seconds). */
+/* Sampled outputs whose bounded(S) bound the C oracle recomputes per case: at most
+ * RECHECK_BOUNDS, and no more than RECHECK_BOUND_ELEMS elements of K in all (the plain bound
+ * costs some 10 ns per element: the whole sample of a large case would take seconds), at
+ * least 4; on all cores. */
 #define RECHECK_BOUNDS 256
+#define RECHECK_BOUND_ELEMS ((size_t)1 << 21)
 
 /* The first index in 0..n where the judge's bound and the C bound (recomputed for every
  * (n / RECHECK_BOUNDS)-th output of the sample) differ as doubles; n when none. */
 static size_t recheck_bounds(const a4w4_oracles *o, unsigned S, const double *jb, size_t *checked)
 {
     const a4w4_sub_problem *p = &o->p;
-    const size_t n = o->count, step = n > RECHECK_BOUNDS ? n / RECHECK_BOUNDS : 1;
+    size_t want = RECHECK_BOUND_ELEMS / p->K;
+    want = want < 4 ? 4 : want > RECHECK_BOUNDS ? RECHECK_BOUNDS : want;
+    const size_t n = o->count, step = n > want ? n / want : 1;
     const size_t nb = p->K / 32, rb = p->K / 2;
-    *checked = 0;
-    for (size_t k = 0; k < n; k += step) {
-        const size_t i = k / p->N, j = k % p->N;
+    size_t first = n, count = (n + step - 1) / step;
+#pragma omp parallel for schedule(dynamic, 1) reduction(min : first)
+    for (size_t t = 0; t < count; t++) {
+        const size_t k = t * step, i = k / p->N, j = k % p->N;
         a4w4_dot_operands op = {p->a + i * rb, p->as + i * nb, p->w + j * rb, p->ws + j * nb, p->K};
         const double b = a4w4_dot_bounded_bound(&op, S);
-        ++*checked;
-        if (memcmp(&b, &jb[k], sizeof b) && !(isnan(b) && isnan(jb[k])))
-            return k;
+        if (memcmp(&b, &jb[k], sizeof b) && !(isnan(b) && isnan(jb[k])) && k < first)
+            first = k;
     }
-    return n;
+    *checked = count;
+    return first;
 }
 
 /* Values of the judge at the sample against the C oracles, bit for bit: the judge judged.

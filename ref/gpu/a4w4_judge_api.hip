@@ -328,26 +328,37 @@ typedef struct {
     size_t chunks;
 } cmp_bufs;
 
+/* The counters are kept from one comparison to the next (grown when a larger one comes):
+ * allocating and freeing device memory per comparison costs more than many comparisons.
+ * The judge is used from one thread at a time (the runner serializes GPU work). */
+static cmp_bufs g_bufs;
+
 static int bufs_open(cmp_bufs *b, size_t n)
 {
-    memset(b, 0, sizeof *b);
-    b->chunks = (n + A4W4J_CHUNK - 1) / A4W4J_CHUNK;
-    int rc = dalloc((void **)&b->miss, b->chunks * sizeof *b->miss);
-    if (!rc)
-        rc = dalloc((void **)&b->unw, b->chunks * sizeof *b->unw);
-    if (!rc)
-        rc = dalloc((void **)&b->glob, sizeof *b->glob);
+    const size_t chunks = (n + A4W4J_CHUNK - 1) / A4W4J_CHUNK;
+    int rc = A4W4J_OK;
+    if (chunks > g_bufs.chunks || !g_bufs.glob) {
+        (void)hipFree(g_bufs.miss);
+        (void)hipFree(g_bufs.unw);
+        (void)hipFree(g_bufs.glob);
+        memset(&g_bufs, 0, sizeof g_bufs);
+        const size_t cap = chunks < 64 ? 64 : chunks;
+        rc = dalloc((void **)&g_bufs.miss, cap * sizeof *g_bufs.miss);
+        if (!rc)
+            rc = dalloc((void **)&g_bufs.unw, cap * sizeof *g_bufs.unw);
+        if (!rc)
+            rc = dalloc((void **)&g_bufs.glob, sizeof *g_bufs.glob);
+        if (!rc)
+            g_bufs.chunks = cap;
+    }
+    *b = g_bufs;
+    b->chunks = chunks;
     if (!rc)
         rc = chk(hipMemset(b->glob, 0, sizeof *b->glob), "memset");
     return rc;
 }
 
-static void bufs_close(cmp_bufs *b)
-{
-    (void)hipFree(b->miss);
-    (void)hipFree(b->unw);
-    (void)hipFree(b->glob);
-}
+static void bufs_close(cmp_bufs *b) { (void)b; /* kept for the next comparison */ }
 
 /* Reads the counters into out; the first mismatches of the first chunks that have any are
  * found on the host: scan(ctx, k0, k1, out) copies outputs [k0, k1) back and records them. */
@@ -532,7 +543,6 @@ extern "C" int a4w4j_count_diff(const uint16_t *a, const uint16_t *b_, size_t n,
         rc = chk(a4w4j_launch_diff(a, b_, (long long)n, b.miss), "diff");
     if (!rc)
         rc = chk(hipDeviceSynchronize(), "diff");
-    (void)hipFree(b.unw);
     b.unw = NULL;
     if (!rc)
         rc = bufs_read(&b, n, 0, &out, NULL, NULL);
@@ -586,7 +596,6 @@ extern "C" int a4w4j_compare_bytes(const uint8_t *got, const uint8_t *expected, 
                  "compare");
     if (!rc)
         rc = chk(hipDeviceSynchronize(), "compare");
-    (void)hipFree(b.unw);
     b.unw = NULL;
     bytes_ctx ctx = {got, expected, scale, row_bytes};
     if (!rc)
@@ -637,7 +646,6 @@ extern "C" int a4w4j_count_flags(const uint8_t *flags, size_t n, size_t *count)
         rc = chk(a4w4j_launch_count(flags, (long long)n, b.miss), "count");
     if (!rc)
         rc = chk(hipDeviceSynchronize(), "count");
-    (void)hipFree(b.unw);
     b.unw = NULL;
     if (!rc)
         rc = bufs_read(&b, n, 0, &out, NULL, NULL);
@@ -646,27 +654,41 @@ extern "C" int a4w4j_count_flags(const uint8_t *flags, size_t n, size_t *count)
     return rc;
 }
 
+/* Index lists of the last gather, kept on the device (reused while they fit). */
+static unsigned long long *g_gidx;
+static size_t g_gidx_cap;
+
 extern "C" int a4w4j_gather(const void *dev, size_t elem, size_t N, const size_t *rows,
                             size_t nrows, const size_t *cols, size_t ncols, void *host)
 {
     if (!dev || !host || (elem != 1 && elem != 2 && elem != 4 && elem != 8))
         return A4W4J_EARG;
-    /* one row at a time: contiguous from the first to the last sampled column */
-    const size_t c0 = cols ? cols[0] : 0, c1 = cols ? cols[ncols - 1] + 1 : ncols;
-    uint8_t *row = (uint8_t *)malloc((c1 - c0) * elem);
-    if (!row)
+    const size_t n = nrows * ncols;
+    if (!n)
+        return A4W4J_OK;
+    unsigned long long *idx = (unsigned long long *)malloc(n * sizeof *idx);
+    if (!idx)
         return A4W4J_ENOMEM;
+    for (size_t i = 0; i < nrows; i++)
+        for (size_t j = 0; j < ncols; j++)
+            idx[i * ncols + j] = (rows ? rows[i] : i) * N + (cols ? cols[j] : j);
     int rc = A4W4J_OK;
-    for (size_t i = 0; i < nrows && !rc; i++) {
-        const size_t r = rows ? rows[i] : i;
-        rc = chk(hipMemcpy(row, (const uint8_t *)dev + (r * N + c0) * elem, (c1 - c0) * elem,
-                           hipMemcpyDeviceToHost),
-                 "gather");
-        for (size_t j = 0; j < ncols && !rc; j++)
-            memcpy((uint8_t *)host + (i * ncols + j) * elem,
-                   row + ((cols ? cols[j] : j) - c0) * elem, elem);
+    if (n > g_gidx_cap) {
+        (void)hipFree(g_gidx);
+        g_gidx = NULL;
+        g_gidx_cap = 0;
+        rc = dalloc((void **)&g_gidx, n * sizeof *g_gidx + n * 8); /* indices, then values */
+        if (!rc)
+            g_gidx_cap = n;
     }
-    free(row);
+    uint8_t *vals = (uint8_t *)(g_gidx + g_gidx_cap);
+    if (!rc)
+        rc = chk(hipMemcpy(g_gidx, idx, n * sizeof *idx, hipMemcpyHostToDevice), "gather");
+    if (!rc)
+        rc = chk(a4w4j_launch_gather(dev, elem, g_gidx, (long long)n, vals), "gather");
+    if (!rc)
+        rc = chk(hipMemcpy(host, vals, n * elem, hipMemcpyDeviceToHost), "gather");
+    free(idx);
     return rc;
 }
 

@@ -329,3 +329,20 @@ hipError_t a4w4j_launch_preshuffle(const uint8_t *w, long long N, long long K, u
                        dst);
     return hipGetLastError();
 }
+
+__global__ void j_gather(const uint8_t *src, int elem, const unsigned long long *idx, long long n,
+                         uint8_t *out)
+{
+    for (long long k = (long long)blockIdx.x * CT + threadIdx.x; k < n;
+         k += (long long)gridDim.x * CT)
+        for (int b = 0; b < elem; b++)
+            out[k * elem + b] = src[idx[k] * elem + b];
+}
+
+hipError_t a4w4j_launch_gather(const void *src, size_t elem, const unsigned long long *idx,
+                               long long n, void *out)
+{
+    hipLaunchKernelGGL(j_gather, dim3(j_grid(n)), dim3(CT), 0, 0, (const uint8_t *)src,
+                       (int)elem, idx, n, (uint8_t *)out);
+    return hipGetLastError();
+}

@@ -167,6 +167,7 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_ordered_kernel(a4w4j_pass p)
             for (int k = 0; k < 4; k++)
                 t1[i][j][k] = ts[i][j][k] = to[i][j][k] = 0.0f; /* +0.0 */
 
+    long long in_split = 0; /* blocks of the current ordered(S) split so far */
     for (long long gb0 = 0; gb0 < nb; gb0 += JKB) {
         const int nblk = nb - gb0 < JKB ? (int)(nb - gb0) : JKB;
         __syncthreads();
@@ -174,8 +175,9 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_ordered_kernel(a4w4j_pass p)
         j_load(p.w_fp4, p.w_scale, n0, OJN, p.N, p.K, gb0, nblk, sw, NULL, ssw, OJN);
         __syncthreads();
         for (int b = 0; b < nblk; b++) {
-            const long long gb = gb0 + b;
-            const bool split_end = p.ordS && ((gb + 1) % p.ordS_blocks == 0);
+            const bool split_end = p.ordS && ++in_split == p.ordS_blocks;
+            if (split_end)
+                in_split = 0;
 #pragma unroll
             for (int mi = 0; mi < OMI; mi++)
 #pragma unroll
@@ -286,6 +288,7 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_exact_kernel(a4w4j_pass p)
 #pragma unroll
     for (int i = 0; i < 4; i++)
         j_exact_init(&st[i]);
+    long long in_split = 0; /* blocks of the current bound split so far */
 
     for (long long gb0 = 0; gb0 < nb; gb0 += JKB) {
         const int nblk = nb - gb0 < JKB ? (int)(nb - gb0) : JKB;
@@ -294,10 +297,11 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_exact_kernel(a4w4j_pass p)
         j_load(p.w_fp4, p.w_scale, n0, EJN, p.N, p.K, gb0, nblk, sw, swa, ssw, EJN);
         __syncthreads();
         for (int b = 0; b < nblk; b++) {
-            const long long gb = gb0 + b;
             int d[4], da[4];
             j_dot(sa + pr * JROW + b * 32, sw + pc * JROW + b * 32, lane, d);
             j_dot(saa + pr * JROW + b * 32, swa + pc * JROW + b * 32, lane, da);
+            /* the bound's split ends here: a full split, or the last (shorter) one */
+            const bool close = BOUND && (++in_split == p.bound_blocks || gb0 + b + 1 == nb);
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const unsigned s_a = ssa[b * EJM + pr + j_row(lane, i)];
@@ -306,18 +310,17 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_exact_kernel(a4w4j_pass p)
                 a4w4j_prove_add(&st[i].prove, da[i], s_a, s_w);
                 if (BOUND) {
                     a4w4j_win_add(&st[i].split, d[i], s_a, s_w);
-                    if (s_a != 0xFFu && s_w != 0xFFu)
+                    if (s_a != 0xFFu && s_w != 0xFFu && da[i])
                         st[i].tsum = J_DADD(st[i].tsum,
                                             (double)da[i] * a4w4j_pow2d((int)(s_a + s_w) - 256));
-                    if ((gb + 1) % p.bound_blocks == 0 || gb + 1 == nb)
-                        j_split_close(&st[i], gb + 1 == nb && (gb + 1) % p.bound_blocks
-                                                  ? (gb + 1) % p.bound_blocks
-                                                  : p.bound_blocks);
+                    if (close)
+                        j_split_close(&st[i], in_split);
                 }
             }
+            if (close)
+                in_split = 0;
         }
     }
-#pragma unroll
     for (int i = 0; i < 4; i++) {
         const long long m = m0 + pr + j_row(lane, i), n = n0 + pc + j_col(lane, i);
         if (m >= p.M || n >= p.N)

@@ -51,6 +51,9 @@ hipError_t a4w4j_launch_cmp_bytes(const uint8_t *got, const uint8_t *exp, long l
 hipError_t a4w4j_launch_nan_set(const uint16_t *y, const uint16_t *y2, long long M, long long N,
                                 long long ra, long long cw, unsigned *wrong, unsigned *nans);
 hipError_t a4w4j_launch_fill16(uint16_t *dev, long long n, uint16_t value);
+/* out[k] = the elem-byte element idx[k] of src, k < n. */
+hipError_t a4w4j_launch_gather(const void *src, size_t elem, const unsigned long long *idx,
+                               long long n, void *out);
 hipError_t a4w4j_launch_count(const uint8_t *flags, long long n, unsigned *count);
 hipError_t a4w4j_launch_uncertain_list(const uint8_t *flags, long long n, unsigned long long *list,
                                        unsigned *count, unsigned cap);

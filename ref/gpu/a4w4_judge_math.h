@@ -97,8 +97,8 @@ A4W4J_HD double a4w4j_dsub_rd(double a, double b) { return -a4w4j_dadd_ru(-a, b)
  * twice the value is m, else (2 + m) << (x - 1): 0 1 2 3 4 6 8 12. */
 A4W4J_HD uint32_t a4w4j_twice(uint32_t c)
 {
-    const int x = (int)((c >> 1) & 3u), m = (int)(c & 1u);
-    const int v = x == 0 ? m : (2 + m) << (x - 1);
+    /* the 8 magnitudes of that rule, one byte each: 0 1 2 3 4 6 8 12 */
+    const int v = (int)((0x0C08060403020100ull >> ((c & 7u) * 8u)) & 0xFFu);
     return (uint32_t)(uint8_t)(int8_t)((c & 8u) ? -v : v);
 }
 
@@ -208,8 +208,8 @@ A4W4J_HD void a4w4j_win_add(a4w4j_win *w, int d, unsigned sa, unsigned sb)
         w->top = e;
     }
     const int s = e - (w->top - A4W4J_WIN);
-    if (s >= 0)
-        w->acc += (__int128)d * ((__int128)1 << s); /* s <= 96 */
+    if (s >= 0) /* d * 2^s, s <= 96: a shift of the two's complement bits */
+        w->acc += (__int128)((unsigned __int128)(__int128)d << s);
     else
         w->tail = a4w4j_dadd_ru(w->tail, (double)(d < 0 ? -d : d) * a4w4j_pow2d(e - 256));
 }

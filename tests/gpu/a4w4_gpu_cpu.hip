@@ -337,9 +337,15 @@ extern "C" int a4w4_gpu_gemm_asm_engine_dev(int engine, int tile, unsigned split
                                             size_t K, uint16_t *y, void *workspace,
                                             size_t workspace_bytes, void *stream)
 {
+    /* the matrix-unit kernel's split-K needs only an fp32 [M, N] accumulator (a4w4_gpu.h) */
+    if (engine == A4W4_GPU_ENGINE_MMA && workspace &&
+        (workspace_bytes < M * N * 4 || ((unsigned long long)workspace & 3ULL)))
+        return A4W4_GPU_EARG;
     return engine_ok(engine)
                ? a4w4_gpu_gemm_asm_dev(tile, splits, split_mode, a_fp4, a_scale_shuffled, w_fp4,
-                                       w_scale_swizzled, M, N, K, y, workspace, workspace_bytes,
+                                       w_scale_swizzled, M, N, K, y,
+                                       engine == A4W4_GPU_ENGINE_MMA ? NULL : workspace,
+                                       engine == A4W4_GPU_ENGINE_MMA ? 0 : workspace_bytes,
                                        stream)
                : A4W4_GPU_EARG;
 }

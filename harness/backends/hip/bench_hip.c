@@ -48,24 +48,24 @@ static double median_ms(int (*f)(void *), void *arg, int reps, int *rc)
 
 typedef struct {
     a4w4j_operands op;
-    unsigned S;
+    unsigned S, Sb;
+    int exact;
 } judge_job;
 
-/* One judge pass set: ordered(1) and ordered(S), exact, the prover and the bound, as a case
- * with both split contracts needs them. */
+/* One set of judge passes, as a4w4j_prepare(S, exact, Sb) makes them. */
 static int judge_once(void *arg)
 {
     judge_job *j = arg;
     a4w4j_case *c = NULL;
     int rc = a4w4j_open(&j->op, &c);
     if (!rc)
-        rc = a4w4j_prepare(c, j->S, 1, j->S);
+        rc = a4w4j_prepare(c, j->S, j->exact, j->Sb);
     a4w4j_close(c);
     return rc;
 }
 
 int a4w4_hip_bench_judge(const a4w4_case_data *d, unsigned S, int reps, double *ordered_ms,
-                         double *all_ms, char *why, size_t whylen)
+                         double *exact_ms, double *all_ms, char *why, size_t whylen)
 {
     void *dev[4] = {NULL, NULL, NULL, NULL};
     const void *src[4] = {d->a_fp4.data, d->a_scale.data, d->w_fp4.data, d->w_scale.data};
@@ -75,11 +75,16 @@ int a4w4_hip_bench_judge(const a4w4_case_data *d, unsigned S, int reps, double *
         rc = a4w4j_alloc(&dev[i], len[i]) || a4w4j_upload(dev[i], src[i], len[i]);
     judge_job j = {{dev[0], dev[1], dev[2], dev[3], src[0], src[1], src[2], src[3], d->M, d->N,
                     d->K},
-                   1};
-    if (!rc) /* ordered(1) alone first: the pass a ordered(1) kernel needs */
+                   S, 0, 0};
+    if (!rc) /* the ordered pass: ordered(1) and ordered(S) together */
         *ordered_ms = median_ms(judge_once, &j, reps, &rc);
+    j.S = 1;
+    j.exact = 1;
+    if (!rc) /* the ordered(1) pass and the exact pass with the prover */
+        *exact_ms = median_ms(judge_once, &j, reps, &rc);
     j.S = S;
-    if (!rc)
+    j.Sb = S;
+    if (!rc) /* everything: ordered(1) and (S), exact, prover, bounded(S) bound */
         *all_ms = median_ms(judge_once, &j, reps, &rc);
     if (rc)
         snprintf(why, whylen, "GPU judge: %s", a4w4j_last_error());

@@ -250,10 +250,15 @@ static int asm_run_device(void *ctx, const a4w4_run_args *a, const a4w4_dev_tens
     int rc = asm_pick(c, a, &tile, &splits, &mode);
     if (rc != A4W4_OK)
         return rc;
+    /* the judge's workspace when it is large enough for this kernel, else the library's */
+    const size_t need = a4w4_gpu_gemm_workspace_bytes(d->M, d->N, d->K, splits, mode);
+    const int mine = c->engine == A4W4_GPU_ENGINE_MMA ? t->workspace_bytes >= d->M * d->N * 4
+                                                      : t->workspace_bytes >= need;
     int g = a4w4_gpu_gemm_asm_engine_dev(c->engine, tile, splits, mode, t->a_fp4,
                                          t->a_scale_shuffled, t->w_fp4_shuffled,
-                                         t->w_scale_swizzled, d->M, d->N, d->K, t->y, NULL, 0,
-                                         NULL);
+                                         t->w_scale_swizzled, d->M, d->N, d->K, t->y,
+                                         mine ? t->workspace : NULL,
+                                         mine ? t->workspace_bytes : 0, NULL);
     if (g == A4W4_GPU_OK)
         g = a4w4_gpu_synchronize();
     return status_of(g, a->why, a->whylen);
