@@ -19,11 +19,11 @@
  * top grows by k the acc is shifted right by k and the dropped remainder (when nonzero) adds
  * 2^(quantum + k) to tail. So exact = acc * 2^(top - W - 256) + delta, |delta| <= tail; tail
  * is 0 whenever every block lies within W bits of the largest one (every regime but the wide
- * ones), and then the window is the exact sum. Rounding (a4w4j_win_round): the exact value
- * lies in [lo, hi] = [RD(acc) - tail, RU(acc) + tail] in double; RNE is monotonic, so when
- * lo and hi round to the same fp32 and the same bf16, that is the rounding of the exact sum
- * (a zero sum gives +0: an exact zero has lo = hi = +0). Otherwise the output is handed to
- * the plain C oracle (a4w4_dot_exact): "uncertain". NaN: any block with scale 0xFF. */
+ * ones), and then the window is the exact sum, rounded exactly from the integer. With a tail
+ * (a4w4j_win_round) the exact value lies within acc +- ceil(tail / quantum) quanta; RNE is
+ * monotonic, so when both ends round to the same fp32 and the same bf16, that is the
+ * rounding of the exact sum (a zero sum gives +0). Otherwise the output is handed to the
+ * plain C oracle (a4w4_dot_exact): "uncertain". NaN: any block with scale 0xFF. */
 #ifndef A4W4_JUDGE_MATH_H
 #define A4W4_JUDGE_MATH_H
 
@@ -139,31 +139,6 @@ A4W4J_HD uint32_t a4w4j_bf16_of_f32(float f)
     return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
 }
 
-/* RNE of a double to bf16 bits in one rounding (8 significant bits, fp32 exponent range with
- * subnormals down to 2^-133, overflow to Inf), the sign kept on a result that rounds to 0. */
-A4W4J_HD uint32_t a4w4j_bf16_of_double(double x)
-{
-    const uint64_t u = a4w4j_du(x);
-    const uint32_t sign = (uint32_t)(u >> 48) & 0x8000u;
-    const int be = (int)((u >> 52) & 0x7FF);
-    if (be == 0x7FF)
-        return (u & 0xFFFFFFFFFFFFFull) ? 0x7FC0u : sign | 0x7F80u;
-    if (be == 0)
-        return sign; /* 0 or a double subnormal: far below half of 2^-133 */
-    const int E = be - 1023; /* 2^E <= |x| < 2^(E+1) */
-    const int q = (E < -126 ? -126 : E) - 7; /* exponent of the bf16 quantum */
-    if (q - E > 60)
-        return sign; /* |x| < 2^(q-1): rounds to 0 */
-    const double t = a4w4j_d(u & 0x7FFFFFFFFFFFFFFFull) * a4w4j_pow2d(-q); /* exact scaling */
-    const uint64_t ti = (uint64_t)t; /* t < 2^9: floor */
-    const double rem = t - (double)ti;
-    uint64_t r = ti + ((rem > 0.5 || (rem == 0.5 && (ti & 1))) ? 1 : 0);
-    const double v = (double)r * a4w4j_pow2d(q);
-    if (v >= a4w4j_pow2d(128))
-        return sign | 0x7F80u;
-    return sign | (a4w4j_u((float)v) >> 16); /* v is an exact bf16 value */
-}
-
 /* ---- the exact window ----------------------------------------------------------------------- */
 typedef struct {
     __int128 acc;
@@ -225,22 +200,40 @@ A4W4J_HD int a4w4j_bits128(unsigned __int128 v)
 #endif
 }
 
-/* The value acc * 2^x rounded down (rd = 1) or up (rd = 0) to a double. */
-A4W4J_HD double a4w4j_i128_dir(__int128 acc, int x, int rd)
+/* RNE of v = acc * 2^x to p significant bits in fp32's exponent range (subnormals down to
+ * 2^-149 for p = 24, 2^-133 for p = 8; 2^128 and beyond overflow to Inf), exactly, from the
+ * integer: the rounded value as a float (exactly representable), the sign of v kept on a
+ * result that rounds to zero, +0 for v = 0. |acc| < 2^127, -352 <= x <= 156. */
+A4W4J_HD float a4w4j_round_i128(__int128 acc, int x, int p)
 {
-    const unsigned __int128 mag = acc < 0 ? (unsigned __int128)(-acc) : (unsigned __int128)acc;
-    const int bits = a4w4j_bits128(mag);
-    if (bits <= 53)
-        return (double)(int64_t)acc * a4w4j_pow2d(x);
-    const int sh = bits - 53;
-    __int128 m = acc >> sh; /* floor: rounds down whatever the sign */
-    if (!rd && (m << sh) != acc)
-        m += 1;
-    return (double)(int64_t)m * a4w4j_pow2d(x + sh);
+    if (acc == 0)
+        return 0.0f;
+    const int neg = acc < 0;
+    const unsigned __int128 mag = neg ? (unsigned __int128)0 - (unsigned __int128)acc
+                                      : (unsigned __int128)acc;
+    const int E = a4w4j_bits128(mag) - 1 + x; /* 2^E <= |v| < 2^(E+1) */
+    const int q = (E < -126 ? -126 : E) - (p - 1); /* exponent of the quantum */
+    const int sh = q - x;                          /* bits of mag below the quantum */
+    unsigned long long m;
+    if (sh <= 0) {
+        m = (unsigned long long)(mag << -sh); /* exact, < 2^p */
+    } else if (sh >= 128) {
+        m = 0; /* |v| < 2^127 quanta... below half a quantum */
+    } else {
+        const unsigned __int128 hi = mag >> sh, rem = mag - (hi << sh);
+        const unsigned __int128 half = (unsigned __int128)1 << (sh - 1);
+        m = (unsigned long long)hi + ((rem > half || (rem == half && (hi & 1u))) ? 1u : 0u);
+    }
+    const double v = (double)m * a4w4j_pow2d(q); /* exact: m <= 2^p, -149 <= q <= 281 */
+    const float f = v >= a4w4j_pow2d(128) ? a4w4j_f(0x7F800000u) : (float)v;
+    return neg ? -f : f;
 }
 
 /* Round the window: 1 with *bf16 / *f32 set when the rounding is certain, 0 when it is not
- * (the caller asks the plain oracle). NaN gives bf16 0x7FC0 and fp32 0x7FC00000. */
+ * (the caller asks the plain oracle). Without a tail the window is the exact sum: rounded from
+ * the integer, always certain. With a tail t the exact sum lies in acc +- T quanta, T =
+ * ceil(t / quantum): certain when both ends round to the same fp32 and bf16 (RNE is
+ * monotonic). NaN gives bf16 0x7FC0 and fp32 0x7FC00000. */
 A4W4J_HD int a4w4j_win_round(const a4w4j_win *w, uint32_t *bf16, float *f32)
 {
     if (w->nan) {
@@ -248,20 +241,31 @@ A4W4J_HD int a4w4j_win_round(const a4w4j_win *w, uint32_t *bf16, float *f32)
         *f32 = a4w4j_f(0x7FC00000u);
         return 1;
     }
-    if (w->top < 0 || (w->acc == 0 && w->tail == 0.0)) {
+    if (w->top < 0) {
         *bf16 = 0;
         *f32 = 0.0f;
         return 1;
     }
-    const int x = w->top - A4W4J_WIN - 256;
-    const double lo = a4w4j_dsub_rd(a4w4j_i128_dir(w->acc, x, 1), w->tail);
-    const double hi = a4w4j_dadd_ru(a4w4j_i128_dir(w->acc, x, 0), w->tail);
-    const float flo = J_D2F(lo), fhi = J_D2F(hi);
-    const uint32_t blo = a4w4j_bf16_of_double(lo), bhi = a4w4j_bf16_of_double(hi);
-    if (a4w4j_u(flo) != a4w4j_u(fhi) || blo != bhi)
+    const int x = w->top - A4W4J_WIN - 256; /* the quantum's exponent */
+    __int128 lo = w->acc, hi = w->acc;
+    if (w->tail > 0.0) {
+        const double tq = w->tail * a4w4j_pow2d(-x); /* exact scaling: the tail in quanta */
+        if (!(tq < 0x1p100))
+            return 0;
+        const unsigned long long top = (unsigned long long)(tq * 0x1p-50);
+        const double low = tq - (double)top * 0x1p50; /* exact split of tq */
+        __int128 T = ((__int128)top << 50) + (__int128)(unsigned long long)low;
+        if ((double)(unsigned long long)low != low)
+            T += 1; /* ceil */
+        lo -= T;
+        hi += T;
+    }
+    const float flo = a4w4j_round_i128(lo, x, 24), fhi = a4w4j_round_i128(hi, x, 24);
+    const float blo = a4w4j_round_i128(lo, x, 8), bhi = a4w4j_round_i128(hi, x, 8);
+    if (a4w4j_u(flo) != a4w4j_u(fhi) || a4w4j_u(blo) != a4w4j_u(bhi))
         return 0;
     *f32 = flo;
-    *bf16 = blo;
+    *bf16 = a4w4j_u(blo) >> 16;
     return 1;
 }
 

@@ -3,7 +3,8 @@
  * runs wherever the GPU code compiles (CI included).
  *
  *   decode       twice-E2M1 of all 16 codes vs a4w4_e2m1_to_int2x
- *   rounding     a4w4j_bf16_of_double vs fp32 round-to-odd then RNE (edges and random);
+ *   rounding     a4w4j_round_i128 (an int128 times a power of two to fp32 and to bf16) vs
+ *                round to odd through long double (ties, near ties, subnormals, overflow);
  *                the directed adds vs fesetround
  *   per output   the judge's loops (block dots from the decoded codes, blocks in ascending K)
  *                on random cases of six scale regimes (narrow, exact-like, tiny, wide, full
@@ -15,6 +16,7 @@
  *   preshuffle   the judge's index map vs a4w4_preshuffle
  * Exit 0 when everything matches, 1 otherwise. */
 #include <fenv.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,20 +54,41 @@ static unsigned long long rnd(void)
 }
 
 /* ---- decode and rounding ------------------------------------------------------------------- */
-static uint32_t ref_bf16_of_double(double x)
+/* acc * 2^x rounded to p bits in fp32's range, by round to odd into long double (64 bits,
+ * enough for any later rounding of 24 or 8) and then into fp32 / bf16. */
+static float ref_round(__int128 acc, int x, int p)
 {
-    /* round to odd into fp32 (exact enough: 24 > 8 + 2 bits), then RNE to bf16 */
+    if (acc == 0)
+        return 0.0f;
+    const int neg = acc < 0;
+    unsigned __int128 mag = neg ? (unsigned __int128)0 - (unsigned __int128)acc : (unsigned __int128)acc;
+    int sh = 0;
+    while ((mag >> sh) >> 64)
+        sh++;
+    unsigned long long m = (unsigned long long)(mag >> sh);
+    if (sh && (mag & (((unsigned __int128)1 << sh) - 1)))
+        m |= 1; /* sticky: round to odd */
+    volatile long double v = ldexpl((long double)m, x + sh);
+    volatile float rn = (float)v; /* before the rounding mode changes (no FENV_ACCESS) */
     const int old = fegetround();
     fesetround(FE_TOWARDZERO);
-    volatile float f = (float)x;
+    volatile float f = (float)v;
     fesetround(old);
     uint32_t u;
-    memcpy(&u, (const void *)&f, 4);
-    if ((double)f != x && !isinf(f))
-        u |= 1u;
-    float g;
-    memcpy(&g, &u, 4);
-    return a4w4_f32_to_bf16(g);
+    float ff = f;
+    memcpy(&u, &ff, 4);
+    if ((long double)ff != v && !isinf(ff))
+        u |= 1u; /* round to odd into fp32 */
+    memcpy(&ff, &u, 4);
+    float out;
+    if (p == 24) {
+        out = rn; /* one RNE from the long double (64 bits hold the odd-rounded value) */
+    } else {
+        const uint32_t b = a4w4_f32_to_bf16(ff);
+        const uint32_t bb = b << 16;
+        memcpy(&out, &bb, 4);
+    }
+    return neg ? -fabsf(out) : out;
 }
 
 static void test_basics(void)
@@ -77,15 +100,27 @@ static void test_basics(void)
 
     long n = 0;
     bad = 0;
-    for (int e = -160; e <= 130; e++)
-        for (int k = 0; k < 300; k++, n++) {
-            double m = 1.0 + (double)(rnd() >> 11) * 0x1p-53;
-            if (k < 8) /* ties and near ties of the 8-bit significand */
-                m = 1.0 + (double)(k & 3) * 0x1p-8 + 0x1p-9 + (k & 4 ? 0x1p-40 : 0.0);
-            const double x = ldexp(k & 1 ? -m : m, e);
-            bad += a4w4j_bf16_of_double(x) != ref_bf16_of_double(x);
+    for (int k = 0; k < 400000; k++, n++) {
+        const int bits = 1 + (int)(rnd() % 126), x = -352 + (int)(rnd() % 509);
+        unsigned __int128 m = ((unsigned __int128)rnd() << 64) | rnd();
+        m >>= 128 - bits;
+        m |= (unsigned __int128)1 << (bits - 1);
+        if (k % 4 == 1) { /* a tie of 24 bits, or of 8, exactly or plus a far bit */
+            const int keep = k % 8 == 1 ? 25 : 9;
+            if (bits > keep + 2) {
+                m = (m >> (bits - keep)) | 1;
+                m <<= bits - keep;
+                if (k % 16 == 5)
+                    m |= 1;
+            }
         }
-    check(bad == 0, "bf16 of double, every exponent -160..130 (ties, subnormals, overflow)", bad, n);
+        const __int128 acc = k % 2 ? -(__int128)m : (__int128)m;
+        for (int p = 8; p <= 24; p += 16) {
+            const float got = a4w4j_round_i128(acc, x, p), want = ref_round(acc, x, p);
+            bad += memcmp(&got, &want, 4) != 0;
+        }
+    }
+    check(bad == 0, "int128 x 2^x rounded to fp32 and bf16 (ties, subnormals, overflow)", bad, 2 * n);
 
     bad = n = 0;
     for (int k = 0; k < 200000; k++, n++) {
