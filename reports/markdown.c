@@ -118,10 +118,10 @@ static void bounded_section(rbuf *b, const cJSON *cases)
 /* The verdict and completeness as the document records them (never recomputed; an older
  * document says "verdict not recorded"), with the entry counts. */
 /* Where the run's time went (the "stages" object), when recorded. */
-static void stages_section(rbuf *b, const cJSON *doc)
+static void stages_section(rbuf *b, const cJSON *doc, const a4w4_report_opts *o)
 {
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "stages");
-    if (!cJSON_IsObject(st))
+    if (!cJSON_IsObject(st) || o->reproducible) /* wall times differ run to run */
         return;
     rb_puts(b, "## Stages\n\n| stage | wall s |\n|---|---:|\n");
     static const char *const rows[][2] = {{"generate_s", "generate operands"},
@@ -189,7 +189,7 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
     rb_puts(&b, ". Contracts: contracts §4.1 (bit-exact against ordered(S) or exact; bounded "
                 "backends within the derived bound, never called bit-exact).\n\n");
 
-    stages_section(&b, doc);
+    stages_section(&b, doc, o);
 
     /* one verdict line per (backend, contract) */
     size_t nt = 0;

@@ -220,8 +220,7 @@ static void run_header_budget(cJSON *header, const run_opts *o, const run_plan *
                                    : o->budget_s <= 0 ? "sampled above 2^26 MACs"
                                    : p->have_rates ? "whole-run budget at measured rates"
                                                    : "whole-run budget at built-in rates");
-    cJSON_AddStringToObject(header, "judge", p->dev ? p->dev->describe(p->dev->self)
-                                    : p->dev_why[0] ? p->dev_why : "host");
+    cJSON_AddStringToObject(header, "judge", p->dev ? p->dev->describe(p->dev->self) : "host");
 }
 
 /* The run's identity: the header of results.jsonl. */

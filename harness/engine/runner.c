@@ -825,7 +825,8 @@ static size_t recheck_bounds(const a4w4_oracles *o, unsigned S, const double *jb
     const size_t n = o->count, step = n > want ? n / want : 1;
     const size_t nb = p->K / 32, rb = p->K / 2;
     size_t first = n, count = (n + step - 1) / step;
-#pragma omp parallel for schedule(dynamic, 1) reduction(min : first)
+#pragma omp parallel for schedule(dynamic, 1) reduction(min : first) \
+    if ((double)count * (double)p->K >= 0x1p22)
     for (size_t t = 0; t < count; t++) {
         const size_t k = t * step, i = k / p->N, j = k % p->N;
         a4w4_dot_operands op = {p->a + i * rb, p->as + i * nb, p->w + j * rb, p->ws + j * nb, p->K};

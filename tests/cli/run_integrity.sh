@@ -30,7 +30,7 @@ done
 rc=$(rc_of "$CLI" run --set edge --no-golden --out "$WORK/one" --quiet)
 [ "$rc" -eq 2 ] || fail "second run into a busy --out: exit $rc, expected 2"
 one_line
-grep -q "run: --out $WORK/one is in use by pid $first: a4w4check run --set premerge --no-golden --out $WORK/one --quiet" "$WORK/err" ||
+grep -q "run: --out $WORK/one is in use by pid $first: a4w4check run --set premerge --no-golden --budget-seconds 0 --out $WORK/one --quiet" "$WORK/err" ||
   fail "the refusal does not name the holder: $(cat "$WORK/err")"
 echo "concurrent run: $(cat "$WORK/err")"
 set +e; wait "$first"; rc=$?; set -e
