@@ -227,8 +227,7 @@ static int sut_run(const sut_src *s, const size_t *rows, size_t nrows, const siz
         /* column tiles on all cores: each thread its own W tile and totals; every output's
          * blocks still go in ascending K (contracts §4.1). One thread below 2^26 MACs, where
          * starting a team costs more than it saves. */
-        const double work = (double)a->nrows * (double)ncols * (double)s->K;
-#pragma omp parallel if (work >= 0x1p26)
+#pragma omp parallel if ((double)a->nrows * (double)ncols * (double)s->K >= 0x1p26)
         {
             sut_ops *o = malloc(sizeof *o);
             float *acc = o ? malloc(a->nrows * SUT_TILE * sizeof *acc) : NULL;

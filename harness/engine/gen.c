@@ -333,8 +333,8 @@ static int gen_rows(const a4w4_case *c, int tensor, size_t rows, const uint8_t *
 {
     size_t nb = c->K / 32, K2 = c->K / 2;
     int rc = A4W4_OK;
-    const int many = (double)rows * (double)c->K >= 0x1p22; /* else one thread: cheaper */
-#pragma omp parallel for schedule(dynamic, 8) if (many)
+    /* one thread below 2^22 elements: cheaper than a team */
+#pragma omp parallel for schedule(dynamic, 8) if ((double)rows * (double)c->K >= 0x1p22)
     for (size_t m = 0; m < rows; m++)
         if ((!need || need[m]) &&
             gen_row(c, tensor, m, fp4->data + m * K2, scale->data + m * nb,
