@@ -77,9 +77,15 @@ typedef struct {
 #define A4W4_COST_GPU_RUN_S_PER_MAC 1e-11
 #define A4W4_COST_GEN_S_PER_ELEMENT 8e-9
 
+/* The pad-dependence variants of contracts §3.3 an ASM-layout backend runs on an M x K
+ * activation: 5 when the scale has pad columns or K % 256 != 0 (row and column fills and
+ * garbage past the buffers), else 2 when it has pad rows (M % 256 != 0: the row fills), else
+ * 0 (no pad exists: every fill gives byte-identical inputs). */
+size_t a4w4_pad_variant_count(size_t M, size_t K);
+
 /* Estimated host seconds to check every output of case c with r's backends: M*N*K times the
  * oracles' rate plus, per GEMM backend judged on the host, its runs (the baseline, and for one
- * that reads the ASM layouts its 2 or 5 pad variants, contracts §3.3) at its rate, plus
+ * that reads the ASM layouts its pad variants, a4w4_pad_variant_count) at its rate, plus
  * (M + N) * K generated elements. The rates are r->rates when measured, else the constants. */
 double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c);
 
