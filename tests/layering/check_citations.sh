@@ -105,6 +105,9 @@ if [ -d docs ]; then
       for f in $b$p; do [ -e "$f" ] && return 0; done
     done
     if [[ "$p" != */* && "$p" != *'*'* ]]; then [ -n "${base[$p]:-}" ] && return 0; fi
+    if [[ "$p" != */* ]]; then  # a file-name pattern: any file of the tree
+      for f in "${!base[@]}"; do [[ "$f" == $p ]] && return 0; done
+    fi
     return 1
   }
   is_path() { # NAME: a file name with an extension of the tree, or a path from one of its folders
