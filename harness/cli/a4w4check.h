@@ -44,6 +44,7 @@ int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_layers(int argc, char **argv);
+int cmd_discover(int argc, char **argv);
 
 /* Print "a4w4check: <fmt>\n" on stderr: one line naming the input and the rule. */
 void a4w4_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -139,31 +139,41 @@ static void add_case_tensors(bundle_out *b, const a4w4_case_data *d)
         add_bf16(b, "x", d->x, M, K);
 }
 
+int a4w4_export_data(const a4w4_case *c, const a4w4_case_data *d, const a4w4_export_opts *o,
+                     const char *dir, double *bytes, char *err, size_t errlen)
+{
+    bundle_out *b = calloc(1, sizeof *b);
+    uint16_t *y = NULL;
+    int rc = -1;
+    if (!b) {
+        snprintf(err, errlen, "%s: out of memory", c->name);
+        return -1;
+    }
+    add_case_tensors(b, d);
+    if (o->with_expected && !(y = expected_of(d)))
+        snprintf(err, errlen, "%s: out of memory computing y_exact", c->name);
+    else {
+        if (y)
+            add_bf16(b, "y_exact", y, d->M, d->N);
+        rc = finish(b, c->name, c->M, c->N, c->K, c->regime_text, (unsigned long long)c->seed,
+                    o, dir, bytes, err, errlen);
+    }
+    free(y);
+    free(b);
+    return rc;
+}
+
 int a4w4_export_case(const a4w4_case *c, const a4w4_export_opts *o, const char *dir,
                      double *bytes, char *err, size_t errlen)
 {
     a4w4_sample s = {.full = 1};
     a4w4_case_data d;
-    bundle_out *b = calloc(1, sizeof *b);
-    uint16_t *y = NULL;
-    int rc = -1;
-    if (!b || a4w4_case_generate(c, &s, &d) != A4W4_OK) {
+    if (a4w4_case_generate(c, &s, &d) != A4W4_OK) {
         snprintf(err, errlen, "%s: out of memory generating the operands", c->name);
-        free(b);
         return -1;
     }
-    add_case_tensors(b, &d);
-    if (o->with_expected && !(y = expected_of(&d)))
-        snprintf(err, errlen, "%s: out of memory computing y_exact", c->name);
-    else {
-        if (y)
-            add_bf16(b, "y_exact", y, d.M, d.N);
-        rc = finish(b, c->name, c->M, c->N, c->K, c->regime_text, (unsigned long long)c->seed,
-                    o, dir, bytes, err, errlen);
-    }
-    free(y);
+    int rc = a4w4_export_data(c, &d, o, dir, bytes, err, errlen);
     a4w4_case_data_free(&d);
-    free(b);
     return rc;
 }
 

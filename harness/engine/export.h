@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "casefile.h"
+#include "gen.h"
 
 #define A4W4_OPERANDS_FORMAT "a4w4-operands/1"
 
@@ -35,6 +36,11 @@ double a4w4_export_case_bytes(const a4w4_case *c, int with_expected);
  * data size. Returns 0, or -1 with err ("<path>: <rule>", out of memory, I/O). */
 int a4w4_export_case(const a4w4_case *c, const a4w4_export_opts *o, const char *dir,
                      double *bytes, char *err, size_t errlen);
+
+/* Write the operand bundle of case c from operands already built in d (a probe of `discover`,
+ * or a generated case): the same tensors and metadata as a4w4_export_case. 0, or -1 with err. */
+int a4w4_export_data(const a4w4_case *c, const a4w4_case_data *d, const a4w4_export_opts *o,
+                     const char *dir, double *bytes, char *err, size_t errlen);
 
 /* Write the operand bundle of golden bundle `path` (item name `name`, "golden/<stem>") into
  * dir from the tensors it holds. Returns 0; 1 when the bundle holds no GEMM operands (a

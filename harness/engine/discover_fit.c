@@ -1,0 +1,452 @@
+/* discover_fit.c — the candidate contracts consistent with `discover`'s probes, and their
+ * validation on fresh random cases of every regime (contracts §4.3 step 7): a contract is
+ * accepted only when the tree oracle (ref/a4w4_tree.h) predicts every checked output of every
+ * validation case bit for bit (bounded(S): every output within its bound, contracts §4.1). */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_bound.h"
+#include "a4w4_formats.h"
+#include "a4w4_gemm.h"
+#include "discover_internal.h"
+
+#define MAX_CANDIDATES 512
+
+/* ---- candidates --------------------------------------------------------------------------- */
+
+typedef struct {
+    a4w4_contract c[MAX_CANDIDATES];
+    size_t n;
+} cand_list;
+
+static void push(cand_list *L, const a4w4_contract *c)
+{
+    char a[A4W4_CONTRACT_MAX], b[A4W4_CONTRACT_MAX];
+    if (L->n >= MAX_CANDIDATES || a4w4_contract_format(c, a, sizeof a) < 0)
+        return;
+    for (size_t i = 0; i < L->n; i++)
+        if (a4w4_contract_format(&L->c[i], b, sizeof b) >= 0 && !strcmp(a, b))
+            return;
+    L->c[L->n++] = *c;
+}
+
+/* The splits of f as a tree's split key: split=S when a contracts §4.1 split rule gives the
+ * same starts at this K (smallest S), else explicit boundaries. 0, or -1 (too many). */
+static int set_splits(a4w4_tree *t, const dc_family *f, size_t K)
+{
+    size_t starts[A4W4_TREE_MAX_BOUNDS + 2];
+    t->nbounds = 0;
+    t->split = 1;
+    for (unsigned S = 1; S <= 64; S++) {
+        a4w4_tree probe = *t;
+        probe.split = S;
+        size_t n = a4w4_tree_splits(&probe, K, starts, sizeof starts / sizeof starts[0]);
+        if (n != f->nsplits)
+            continue;
+        int same = 1;
+        for (size_t j = 0; j < n && same; j++)
+            same = starts[j] == (size_t)f->start[j] * 32;
+        if (same) {
+            t->split = S;
+            return 0;
+        }
+    }
+    if (f->nsplits - 1 > A4W4_TREE_MAX_BOUNDS)
+        return -1;
+    for (size_t j = 1; j < f->nsplits; j++)
+        t->bounds[j - 1] = f->start[j] * 32;
+    t->nbounds = f->nsplits - 1;
+    return 0;
+}
+
+/* A tree contract from a structure and numeric choices; ordered(S) when it is that tree. */
+static a4w4_contract contract_of(const a4w4_tree *t)
+{
+    a4w4_contract c = {A4W4_CONTRACT_TREE, 1, *t};
+    a4w4_tree d;
+    a4w4_tree_defaults(&d);
+    d.split = t->split;
+    if (t->nbounds == 0 && !memcmp(&d, t, sizeof d)) {
+        c.kind = A4W4_CONTRACT_ORDERED;
+        c.split = t->split;
+    }
+    return c;
+}
+
+/* Leaf width G and leaves per node F for elements-per-node E and precision P. */
+static void leaf_fuse(const dc_shape *s, const dc_family *f, unsigned P, unsigned *G,
+                      unsigned *F)
+{
+    unsigned long long E = s->num.elem_span > 0 && s->num.elem_span < 32 && f->fuse == 1
+                               ? (unsigned long long)s->num.elem_span
+                               : 32ull * f->fuse;
+    unsigned g = E < 32 ? (unsigned)E : 32;
+    if (P > 0 && s->num.leaf > 0 && (unsigned)s->num.leaf <= g)
+        g = (unsigned)s->num.leaf;
+    unsigned long long fuse = E / g;
+    *G = g;
+    *F = fuse > A4W4_TREE_FUSE_MAX ? A4W4_TREE_FUSE_MAX : (unsigned)fuse;
+}
+
+/* Every contract the probes leave open, best first. */
+static void candidates(const dc_shape *s, cand_list *L)
+{
+    const dc_numeric *m = &s->num;
+    int precs[70], np = 0;
+    if (m->prec_lo == m->prec_hi && m->prec_lo >= 0)
+        precs[np++] = m->prec_lo;
+    else {
+        if (m->prec_hi >= 65)
+            precs[np++] = 0;
+        for (int p = m->prec_lo < 8 ? 8 : m->prec_lo; p <= 64 && p <= m->prec_hi; p++)
+            precs[np++] = p;
+    }
+    int rounds[2] = {A4W4_ROUND_RNE, A4W4_ROUND_RZ}, nr = 2, r0 = 0;
+    if (m->round >= 0)
+        r0 = m->round == A4W4_ROUND_RZ, nr = 1;
+    for (int fi = 0; fi < s->nfam; fi++) {
+        const dc_family *f = &s->fam[fi];
+        if (f->fuse >= s->n && fi == 0 && m->prec_lo == 0) {
+            a4w4_contract ex = {A4W4_CONTRACT_EXACT, 1, {0}};
+            push(L, &ex);
+        }
+        for (int pi = 0; pi < np; pi++)
+            for (int ai = 0; ai < 2; ai++) {
+                int acc = m->acc >= 0 ? m->acc : ai;
+                if (m->acc >= 0 && ai)
+                    break;
+                for (int ri = 0; ri < nr; ri++)
+                    for (int fr = 0; fr < 2; fr++) {
+                        a4w4_tree t;
+                        a4w4_tree_defaults(&t);
+                        t.order = f->order;
+                        t.reduce = f->reduce;
+                        t.combine = f->combine;
+                        t.prec = (unsigned)precs[pi];
+                        t.round = (a4w4_tree_round)rounds[r0 + ri];
+                        t.acc = (a4w4_tree_acc)acc;
+                        if (acc == A4W4_ACC_BF16)
+                            t.final = A4W4_ROUND_RNE; /* a bf16 value: final is exact */
+                        else if (m->round1 >= 0)
+                            t.final = (a4w4_tree_round)m->round1;
+                        else
+                            t.final = fr ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;
+                        if ((acc == A4W4_ACC_BF16 || m->round1 >= 0) && fr)
+                            continue;
+                        leaf_fuse(s, f, t.prec, &t.leaf, &t.fuse);
+                        if (set_splits(&t, f, s->sh.K))
+                            continue;
+                        a4w4_contract c = contract_of(&t);
+                        push(L, &c);
+                    }
+            }
+    }
+}
+
+/* ---- validation --------------------------------------------------------------------------- */
+
+typedef struct {
+    size_t *rows, nrows, *cols, ncols;
+} grid;
+
+/* The outputs checked per validation case: every one when max is 0 or M * N <= max; else a
+ * grid of rows 0..3, 5, M-2, M-1 and columns 0, 1, 5, N-1 (the generator's special and
+ * zero-sign rows, contracts §4.1) filled up with seeded random ones, about max outputs. */
+static void pick(size_t len, size_t want, const size_t *fixed, size_t nfixed, a4w4_rng *r,
+                 size_t *out, size_t *n, uint8_t *used)
+{
+    for (size_t i = 0; i < nfixed && *n < want; i++)
+        if (fixed[i] < len && !used[fixed[i]])
+            used[out[(*n)++] = fixed[i]] = 1;
+    for (size_t k = 0; *n < want && k < 64 * len; k++) {
+        size_t x = (size_t)(a4w4_rng_next(r) % len);
+        if (!used[x])
+            used[out[(*n)++] = x] = 1;
+    }
+    for (size_t x = 0; *n < want && x < len; x++)
+        if (!used[x])
+            used[out[(*n)++] = x] = 1;
+}
+
+static int make_grid(size_t M, size_t N, size_t max, uint64_t seed, grid *g)
+{
+    memset(g, 0, sizeof *g);
+    size_t nr = M, nc = N;
+    if (max && M * N > max) {
+        size_t side = 1;
+        while ((side + 1) * (side + 1) <= max)
+            side++;
+        nr = M < side ? M : side;
+        nc = max / nr < N ? max / nr : N;
+    }
+    g->rows = malloc(nr * sizeof *g->rows);
+    g->cols = malloc(nc * sizeof *g->cols);
+    uint8_t *used_r = calloc(M, 1), *used_c = calloc(N, 1);
+    int rc = -1;
+    if (g->rows && g->cols && used_r && used_c) {
+        size_t fr[7] = {0, 1, 2, 3, 5, M - 2, M - 1}, fc[4] = {0, 1, 5, N - 1};
+        a4w4_rng r;
+        a4w4_rng_init(&r, seed, "discover-grid", 0);
+        pick(M, nr, fr, M >= 2 ? 7 : 1, &r, g->rows, &g->nrows, used_r);
+        pick(N, nc, fc, N >= 2 ? 4 : 1, &r, g->cols, &g->ncols, used_c);
+        rc = 0;
+    }
+    free(used_r);
+    free(used_c);
+    return rc;
+}
+
+static void grid_free(grid *g)
+{
+    free(g->rows);
+    free(g->cols);
+}
+
+static int bf16_nan(uint16_t h) { return (h & 0x7FFF) > 0x7F80; }
+
+/* One output against contract c: 1 when it is predicted (bounded: within its bound). */
+static int predicted(const a4w4_contract *c, const a4w4_dot_operands *op, uint16_t got,
+                     uint16_t *expected)
+{
+    if (c->kind == A4W4_CONTRACT_EXACT) {
+        a4w4_dot_exact(op, expected, NULL);
+    } else if (c->kind == A4W4_CONTRACT_BOUNDED) {
+        float e;
+        a4w4_dot_exact(op, expected, &e);
+        if (bf16_nan(got) || isnan(e))
+            return bf16_nan(got) && isnan(e);
+        double g = a4w4_bf16_to_f32(got);
+        if (isinf(e) || isinf(g))
+            return g == e;
+        double B = a4w4_dot_bounded_bound(op, c->split);
+        return !isnan(B) && fabs(g - e) <= B + 0x1p-24 * fabs(e) + 0x1p-149;
+    } else {
+        a4w4_tree t = c->tree;
+        if (c->kind == A4W4_CONTRACT_ORDERED) {
+            a4w4_tree_defaults(&t);
+            t.split = c->split;
+        }
+        if (a4w4_dot_tree(op, &t, expected, NULL) != A4W4_OK)
+            return 0;
+    }
+    return got == *expected || (bf16_nan(got) && bf16_nan(*expected));
+}
+
+/* The first mismatch of a case (for the evidence). */
+typedef struct {
+    size_t row, col;
+    uint16_t got, expected;
+} miss;
+
+typedef struct {
+    const a4w4_contract *c;
+    const a4w4_case_data *d;
+    const uint16_t *y;
+    const grid *g;
+    int stop_early;
+    atomic_size_t next, bad;
+    atomic_int stop;
+    pthread_mutex_t mu;
+    miss first;
+    int has_first;
+} vjob;
+
+/* Take outputs one at a time from the shared counter until none is left (or, stop_early, a
+ * mismatch was seen); record the first mismatch in (row, column) order. */
+static void *vworker(void *arg)
+{
+    vjob *j = arg;
+    size_t K = j->d->K, N = j->d->N, total = j->g->nrows * j->g->ncols;
+    for (;;) {
+        size_t k = atomic_fetch_add(&j->next, 1);
+        if (k >= total || (j->stop_early && atomic_load(&j->stop)))
+            break;
+        size_t m = j->g->rows[k / j->g->ncols], n = j->g->cols[k % j->g->ncols];
+        a4w4_dot_operands op = {j->d->a_fp4.data + m * (K / 2), j->d->a_scale.data + m * (K / 32),
+                                j->d->w_fp4.data + n * (K / 2), j->d->w_scale.data + n * (K / 32),
+                                K};
+        uint16_t got = j->y[m * N + n], exp = 0;
+        if (predicted(j->c, &op, got, &exp))
+            continue;
+        atomic_fetch_add(&j->bad, 1);
+        atomic_store(&j->stop, 1);
+        pthread_mutex_lock(&j->mu);
+        if (!j->has_first || m < j->first.row || (m == j->first.row && n < j->first.col)) {
+            j->first = (miss){m, n, got, exp};
+            j->has_first = 1;
+        }
+        pthread_mutex_unlock(&j->mu);
+    }
+    return NULL;
+}
+
+/* Mismatches of contract c on one case's outputs y over grid g (stop_early: counting may stop
+ * at the first), on up to `threads` threads. */
+static size_t check_case(const a4w4_contract *c, const a4w4_case_data *d, const uint16_t *y,
+                         const grid *g, int threads, int stop_early, miss *first, int *has)
+{
+    vjob j = {.c = c, .d = d, .y = y, .g = g, .stop_early = stop_early};
+    atomic_init(&j.next, 0);
+    atomic_init(&j.bad, 0);
+    atomic_init(&j.stop, 0);
+    pthread_mutex_init(&j.mu, NULL);
+    pthread_t th[64];
+    int started = 0;
+    for (int i = 1; i < threads && i < 64; i++)
+        if (!pthread_create(&th[started], NULL, vworker, &j))
+            started++;
+    vworker(&j);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&j.mu);
+    *first = j.first;
+    *has = j.has_first;
+    return atomic_load(&j.bad);
+}
+
+/* The validation of one candidate over every case and repeat. */
+typedef struct {
+    size_t checked, bad;
+    char where[400]; /* the first failure: case, regime, output, bits */
+    size_t bad_regime[6];
+} vresult;
+
+static void validate(const dc_shape *s, const a4w4_discover_opts *o, const a4w4_contract *c,
+                     a4w4_case_data *data, const grid *grids, int stop_early, vresult *r)
+{
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < s->nvcases; i++)
+        for (unsigned rep = 0; rep < o->repeats; rep++) {
+            const uint16_t *y = s->vy[i * o->repeats + rep];
+            if (!y)
+                continue;
+            miss first;
+            int has = 0;
+            size_t bad = check_case(c, &data[i], y, &grids[i], o->threads, stop_early, &first,
+                                    &has);
+            r->checked += grids[i].nrows * grids[i].ncols;
+            r->bad += bad;
+            r->bad_regime[s->vcases[i].regime] += bad;
+            if (has && !r->where[0])
+                snprintf(r->where, sizeof r->where, "case %s (regime %s%s), output (%zu, %zu): "
+                         "got 0x%04x, expected 0x%04x", s->vcases[i].name,
+                         s->vcases[i].regime_text, rep ? ", a repeat" : "", first.row,
+                         first.col, first.got, first.expected);
+            if (bad && stop_early)
+                return;
+        }
+}
+
+static void describe(const a4w4_contract *c, char *buf, size_t len)
+{
+    if (a4w4_contract_format(c, buf, len) < 0)
+        snprintf(buf, len, "(unprintable)");
+}
+
+/* The regime breakdown of a failing validation. */
+static void regimes(const vresult *r, char *buf, size_t len)
+{
+    static const char *names[6] = {"exact", "normal", "wide", "special", "code0", "tiny"};
+    size_t o = 0;
+    buf[0] = 0;
+    for (int k = 0; k < 6 && o < len; k++)
+        if (r->bad_regime[k])
+            o += (size_t)snprintf(buf + o, len - o, "%s%s %zu", o ? ", " : "", names[k],
+                                  r->bad_regime[k]);
+}
+
+/* The bounded(S) answer of a nondeterministic kernel: S from the structure. */
+static unsigned bounded_splits(const dc_shape *s)
+{
+    unsigned S = (unsigned)s->nvaried_gaps + 1;
+    if (s->nfam > 0 && s->fam[0].nsplits > S)
+        S = (unsigned)s->fam[0].nsplits;
+    return S;
+}
+
+static int load_cases(const dc_shape *s, a4w4_case_data *data, grid *grids,
+                      const a4w4_discover_opts *o)
+{
+    a4w4_sample full = {.full = 1};
+    for (size_t i = 0; i < s->nvcases; i++) {
+        if (a4w4_case_generate(&s->vcases[i], &full, &data[i]) != A4W4_OK ||
+            make_grid(s->sh.M, s->sh.N, o->validate_outputs, s->vcases[i].seed, &grids[i]))
+            return -1;
+    }
+    return 0;
+}
+
+/* Accept the first candidate that predicts every checked output; else the closest. */
+static void choose(dc_shape *s, const a4w4_discover_opts *o, cand_list *L, a4w4_case_data *data,
+                   grid *grids)
+{
+    char txt[A4W4_CONTRACT_MAX];
+    vresult r;
+    for (size_t i = 0; i < L->n; i++) {
+        validate(s, o, &L->c[i], data, grids, 1, &r);
+        describe(&L->c[i], txt, sizeof txt);
+        if (!r.bad) {
+            s->res.verdict = A4W4_DISCOVER_FOUND;
+            s->res.contract = L->c[i];
+            s->res.validated = r.checked;
+            dc_text_add(&s->ev, "- validation: %s predicted all %zu checked outputs of %zu "
+                        "cases x %u runs (regimes exact, normal, wide, special, code0, tiny) "
+                        "bit for bit%s\n", txt, r.checked, s->nvcases, o->repeats,
+                        L->c[i].kind == A4W4_CONTRACT_BOUNDED ? " (within the bound)" : "");
+            return;
+        }
+        dc_text_add(&s->ev, "- rejected %s: %s\n", txt, r.where);
+    }
+    s->res.verdict = A4W4_DISCOVER_NO_FIT;
+    if (!L->n)
+        return;
+    validate(s, o, &L->c[0], data, grids, 0, &r);
+    char reg[160];
+    regimes(&r, reg, sizeof reg);
+    s->res.has_closest = 1;
+    s->res.contract = L->c[0];
+    s->res.validated = r.checked - r.bad;
+    snprintf(s->res.closest_fails, sizeof s->res.closest_fails, "%zu of %zu checked outputs "
+             "differ (%s); first: %s", r.bad, r.checked, reg, r.where);
+}
+
+void dc_fit(dc_shape *s, const a4w4_discover_opts *o)
+{
+    static cand_list L; /* large; dc_fit runs on one thread at a time */
+    L.n = 0;
+    if (s->forced) {
+        char txt[A4W4_CONTRACT_MAX];
+        describe(s->forced, txt, sizeof txt);
+        dc_text_add(&s->ev, "- this shape is probed through the first shape of its group; its "
+                    "contract %s is validated here\n", txt);
+        push(&L, s->forced);
+    } else if (s->nondet) {
+        a4w4_contract b = {A4W4_CONTRACT_BOUNDED, bounded_splits(s), {0}};
+        dc_text_add(&s->ev, "- nondeterministic: repeated runs of the same operands differed "
+                    "(%zu gaps varied); the answer is bounded(S) with S = %u splits found\n",
+                    s->nvaried_gaps, b.split);
+        push(&L, &b);
+    } else {
+        candidates(s, &L);
+    }
+    dc_text_add(&s->ev, "- candidates consistent with the probes: %zu\n", L.n);
+    a4w4_case_data *data = calloc(s->nvcases ? s->nvcases : 1, sizeof *data);
+    grid *grids = calloc(s->nvcases ? s->nvcases : 1, sizeof *grids);
+    if (!data || !grids || load_cases(s, data, grids, o)) {
+        s->res.verdict = A4W4_DISCOVER_FAILED;
+        dc_text_add(&s->ev, "- out of memory generating the validation cases\n");
+    } else {
+        choose(s, o, &L, data, grids);
+    }
+    for (size_t i = 0; data && grids && i < s->nvcases; i++) {
+        a4w4_case_data_free(&data[i]);
+        grid_free(&grids[i]);
+    }
+    free(data);
+    free(grids);
+    s->res.validation_cases = s->nvcases;
+}
