@@ -35,15 +35,16 @@ void dc_text_free(dc_text *t);
  *   DC_N2         x, u, y: +2^10 at x, +1 at u, -2^10 at y
  *   DC_N3         x, u, y, sign: +-2^24 at x, +-3 at u, -+2^24 at y
  *   DC_N4A        p, m, s, d: +2^60 at p, -2^60 at m, +2^(60-d) at s
- *   DC_N4B        x, u, y, d, sign: +2^24 at x, sign*(1 + 2^-d) at u, -2^24 at y
- *   DC_N4E        x, u, y, d, rne: +2^24 at x; RZ form: -2^(24-d) at element 0 of u; RNE
- *                 form: +1 and +0.5 at elements 0 and 1 of u (d unused); -2^24 at y
+ *   DC_N4B        x, u, y, d, sign, e: +2^e at x, sign*(1 + 2^-d) at u, -2^e at y
+ *   DC_N4E        x, u, y, d, rne, e: +2^e at x; RZ form: -2^(e-d) at element 0 of u; RNE
+ *                 form: +1 and +0.5 at elements 0 and 1 of u (d unused); -2^e at y
+ *                 (e = 24 for an fp32 accumulator, 8 for bf16)
  *   DC_E          x, u, y, first, second, e: +2^e at x, +1 at element `first` of u, -1 at
  *                 element `second` of u, -2^e at y
  *   DC_G_BLOCK    p, m, u, q, P: +2^60 at p, -2^60 at m, 1.5 * 2^(60-P) at elements 0 and q
  *                 of u
- *   DC_G_ELEM     x, u, y, q, P: +2^24 at x, -1.5 * 2^(24-P) at elements 0 and q of u,
- *                 -2^24 at y
+ *   DC_G_ELEM     x, u, y, q, P, e: +2^e at x, -1.5 * 2^(e-P) at elements 0 and q of u,
+ *                 -2^e at y
  *   DC_ZERO       nothing: every element 0 (a filler slot; its output must be +0) */
 typedef enum {
     DC_ZERO = 0,

@@ -101,10 +101,11 @@ int dc_numeric_plan(dc_shape *s)
         add(&L, DC_N2, x, u, y, 0, 0, 0);
         add(&L, DC_N3, x, u, y, 1, 0, 0);
         add(&L, DC_N3, x, u, y, -1, 0, 0);
-        for (int d = 1; d <= 7; d++) {
-            add(&L, DC_N4B, x, u, y, d, 1, 0);
-            add(&L, DC_N4B, x, u, y, d, -1, 0);
-        }
+        for (int e = 8; e <= 24; e += 16)
+            for (int d = 1; d <= 7; d++) {
+                add(&L, DC_N4B, x, u, y, d, 1, e);
+                add(&L, DC_N4B, x, u, y, d, -1, e);
+            }
     }
     if (s->have_tree && wide_node(&s->tree, c))
         for (int d = 1; d <= 64; d++)
@@ -115,9 +116,11 @@ int dc_numeric_plan(dc_shape *s)
             add(&L, DC_E, x, u, y, asc ? 0 : q, asc ? q : 0, 24);
             add(&L, DC_E, x, u, y, asc ? 0 : q, asc ? q : 0, 8);
         }
-        for (int d = 25; d <= 64; d++)
-            add(&L, DC_N4E, x, u, y, d, 0, 0);
-        add(&L, DC_N4E, x, u, y, 0, 1, 0);
+        for (int e = 8; e <= 24; e += 16) {
+            for (int d = e + 1; d <= 64; d++)
+                add(&L, DC_N4E, x, u, y, d, 0, e);
+            add(&L, DC_N4E, x, u, y, 0, 1, e);
+        }
     }
     if (L.oom) {
         free(L.v);
@@ -135,10 +138,10 @@ int dc_leaf_plan(dc_shape *s)
 {
     plist L = {0};
     int32_t x, u, y, c[3];
-    int P = s->num.prec_lo;
+    int P = s->num.prec_lo, e = s->num.acc == A4W4_ACC_BF16 ? 8 : 24;
     if (s->num.elem_span < 32 && s->num.round == A4W4_ROUND_RZ && chain_triplet(s, &x, &u, &y))
         for (int q = 1; q <= 16; q *= 2)
-            add(&L, DC_G_ELEM, x, u, y, q, P, 0);
+            add(&L, DC_G_ELEM, x, u, y, q, P, e);
     else if (s->num.elem_span >= 32 && wide_node(&s->tree, c))
         for (int q = 1; q <= 16; q *= 2)
             add(&L, DC_G_BLOCK, c[0], c[1], c[2], q, P, 0);
@@ -282,31 +285,38 @@ static int has(const dc_shape *s, dc_kind kind)
     return 0;
 }
 
-/* Step 5 (precision), nodes below a block: RZ scans d; RNE only tells 25 from >= 26. */
+/* The exponent of the accumulator-scaled precision probes: 24 (fp32), 8 (bf16). */
+static int acc_exp(const dc_shape *s)
+{
+    return s->num.acc == A4W4_ACC_BF16 ? 8 : 24;
+}
+
+/* Step 5 (precision), nodes below a block: RZ scans d; RNE only tells e+1 from >= e+2. */
 static void read_prec_elem(dc_shape *s)
 {
     size_t i = 0;
+    int e = acc_exp(s);
     if (s->num.round == A4W4_ROUND_RZ) {
-        for (int d = 25; d <= 64; d++) {
-            float v = out_of(s, DC_N4E, d, 0, -999, &i);
+        for (int d = e + 1; d <= 64; d++) {
+            float v = out_of(s, DC_N4E, d, 0, e, &i);
             if (v == 0.0f) {
                 s->num.prec_lo = s->num.prec_hi = d;
-                say(s, i, "prec found", "the first -2^(24-d) truncated away: P = d");
+                say(s, i, "prec found", "the first -2^(e-d) truncated away: P = d");
                 return;
             }
         }
         s->num.prec_lo = s->num.prec_hi = 0;
-        dc_text_add(&s->ev, "- prec = 0 (exact): -2^(24-d) survived the node for every d in "
-                    "25..64\n");
+        dc_text_add(&s->ev, "- prec = 0 (exact): -2^(%d-d) survived the node for every d in "
+                    "%d..64\n", e, e + 1);
         return;
     }
-    float v = out_of(s, DC_N4E, 0, 1, -999, &i);
+    float v = out_of(s, DC_N4E, 0, 1, e, &i);
     if (v == 0.0f) {
-        s->num.prec_lo = s->num.prec_hi = 25;
-        say(s, i, "prec = 25", "the tail 0.5 below the tie was truncated");
+        s->num.prec_lo = s->num.prec_hi = e + 1;
+        say(s, i, "prec found", "the tail 0.5 below the tie was truncated: P = e + 1");
     } else if (v == 2.0f) {
-        s->num.prec_lo = 26;
-        say(s, i, "prec >= 26 or exact", "the tail 0.5 broke the tie: it survived the node");
+        s->num.prec_lo = e + 2;
+        say(s, i, "prec >= e + 2 or exact", "the tail 0.5 broke the tie: it survived the node");
     }
 }
 
@@ -333,17 +343,17 @@ static void read_prec_wide(dc_shape *s)
                 "every d in 1..64\n");
 }
 
-/* Step 5 (precision), two-input nodes only: the tail 2^-d of 1 + 2^-d added to 2^24. */
+/* Step 5 (precision), two-input nodes only: the tail 2^-d of 1 + 2^-d added to 2^e. */
 static void read_prec_binary(dc_shape *s)
 {
     size_t i = 0;
-    int sign = s->num.round == A4W4_ROUND_RZ ? -1 : 1;
+    int sign = s->num.round == A4W4_ROUND_RZ ? -1 : 1, e = acc_exp(s);
     float kept = 2.0f * (float)sign, lost = sign > 0 ? 0.0f : -1.0f;
     for (int d = 1; d <= 7; d++) {
-        float v = out_of(s, DC_N4B, d, sign, -999, &i);
+        float v = out_of(s, DC_N4B, d, sign, e, &i);
         if (v == lost) {
-            s->num.prec_lo = s->num.prec_hi = 24 + d;
-            say(s, i, "prec found", "the tail 2^-d of 1 + 2^-d was truncated: P = 24 + d");
+            s->num.prec_lo = s->num.prec_hi = e + d;
+            say(s, i, "prec found", "the tail 2^-d of 1 + 2^-d was truncated: P = e + d");
             return;
         }
         if (v != kept) {
@@ -351,9 +361,9 @@ static void read_prec_binary(dc_shape *s)
             return;
         }
     }
-    s->num.prec_lo = 32;
-    say(s, i, "prec >= 32 or exact", "the tail 2^-d of 1 + 2^-d survived a two-input node for "
-        "d = 1..7 (no node with three inputs to probe deeper)");
+    s->num.prec_lo = e + 8;
+    say(s, i, "prec above e + 7 or exact", "the tail 2^-d of 1 + 2^-d survived a two-input node "
+        "for d = 1..7 (no node with three inputs to probe deeper)");
 }
 
 /* P in [prec_lo, prec_hi]; unknown or open-ended ranges end at 65, "or exact". */

@@ -126,19 +126,19 @@ void dc_probe_write(const dc_probe *pr, size_t K, uint8_t *fp4, uint8_t *scale)
         power(&r, p[2], 60 - p[3], 0);
         break;
     case DC_N4B: /* sign * (1 + 2^-d) = (2^(d+1) + 2) half-units at 2^-d */
-        power(&r, p[0], 24, 0);
+        power(&r, p[0], p[5], 0);
         half_units(&r, p[1], (1u << (p[3] + 1)) + 2, -p[3], p[4] < 0);
-        power(&r, p[2], 24, 1);
+        power(&r, p[2], p[5], 1);
         break;
     case DC_N4E:
-        power(&r, p[0], 24, 0);
+        power(&r, p[0], p[5], 0);
         if (p[4]) { /* RNE: a tie (+1) and a tail (+0.5) in one node */
             put(&r, (size_t)p[1], 0, 0, C_ONE);
             put(&r, (size_t)p[1], 0, 1, C_HALF);
         } else {
-            put(&r, (size_t)p[1], 24 - p[3], 0, C_ONE | C_NEG);
+            put(&r, (size_t)p[1], p[5] - p[3], 0, C_ONE | C_NEG);
         }
-        power(&r, p[2], 24, 1);
+        power(&r, p[2], p[5], 1);
         break;
     case DC_E:
         power(&r, p[0], p[5], 0);
@@ -153,10 +153,10 @@ void dc_probe_write(const dc_probe *pr, size_t K, uint8_t *fp4, uint8_t *scale)
         put(&r, (size_t)p[2], 60 - p[4], (size_t)p[3], C_ONE_HALF);
         break;
     case DC_G_ELEM:
-        power(&r, p[0], 24, 0);
-        put(&r, (size_t)p[1], 24 - p[4], 0, C_ONE_HALF | C_NEG);
-        put(&r, (size_t)p[1], 24 - p[4], (size_t)p[3], C_ONE_HALF | C_NEG);
-        power(&r, p[2], 24, 1);
+        power(&r, p[0], p[5], 0);
+        put(&r, (size_t)p[1], p[5] - p[4], 0, C_ONE_HALF | C_NEG);
+        put(&r, (size_t)p[1], p[5] - p[4], (size_t)p[3], C_ONE_HALF | C_NEG);
+        power(&r, p[2], p[5], 1);
         break;
     }
 }
@@ -190,16 +190,16 @@ void dc_probe_describe(const dc_probe *pr, char *buf, size_t len)
         snprintf(buf, len, "2^60 at %d, -2^60 at %d, 2^(60-%d) at %d", p[0], p[1], p[3], p[2]);
         break;
     case DC_N4B:
-        snprintf(buf, len, "2^24 at %d, %s(1+2^-%d) at %d, -2^24 at %d", p[0],
-                 p[4] < 0 ? "-" : "+", p[3], p[1], p[2]);
+        snprintf(buf, len, "2^%d at %d, %s(1+2^-%d) at %d, -2^%d at %d", p[5], p[0],
+                 p[4] < 0 ? "-" : "+", p[3], p[1], p[5], p[2]);
         break;
     case DC_N4E:
         if (p[4])
-            snprintf(buf, len, "2^24 at %d, 1 and 0.5 at elements 0,1 of %d, -2^24 at %d", p[0],
-                     p[1], p[2]);
+            snprintf(buf, len, "2^%d at %d, 1 and 0.5 at elements 0,1 of %d, -2^%d at %d", p[5],
+                     p[0], p[1], p[5], p[2]);
         else
-            snprintf(buf, len, "2^24 at %d, -2^(24-%d) at %d, -2^24 at %d", p[0], p[3], p[1],
-                     p[2]);
+            snprintf(buf, len, "2^%d at %d, -2^(%d-%d) at %d, -2^%d at %d", p[5], p[0], p[5],
+                     p[3], p[1], p[5], p[2]);
         break;
     case DC_E:
         snprintf(buf, len, "2^%d at %d, +1/-1 at elements %d/%d of %d, -2^%d at %d", p[5], p[0],
@@ -210,8 +210,8 @@ void dc_probe_describe(const dc_probe *pr, char *buf, size_t len)
                  p[1], p[4], p[3], p[2]);
         break;
     case DC_G_ELEM:
-        snprintf(buf, len, "2^24 at %d, -1.5*2^(24-%d) at elements 0,%d of %d, -2^24 at %d", p[0],
-                 p[4], p[3], p[1], p[2]);
+        snprintf(buf, len, "2^%d at %d, -1.5*2^(%d-%d) at elements 0,%d of %d, -2^%d at %d",
+                 p[5], p[0], p[5], p[4], p[3], p[1], p[5], p[2]);
         break;
     }
 }

@@ -432,13 +432,20 @@ static int parse_chain(parser *p, uint32_t b)
     return 1;
 }
 
-/* Pairwise combine over [a, b): one split, or a two-child node whose halves parse. */
-static int parse_pairwise(parser *p, uint32_t a, uint32_t b)
+/* Pairwise combine over [a, b) holding m splits: one split when m == 1, else a two-child node
+ * whose left child holds the first 2^(L-1) of them, L = ceil(log2 m) (contracts §4.2 rule 6,
+ * the shape pairwise() builds). */
+static int parse_pairwise(parser *p, uint32_t a, uint32_t b, size_t m)
 {
-    if (is_split(p, a, b))
-        return add_split(p, a);
+    if (m == 1)
+        return is_split(p, a, b) && add_split(p, a);
+    if (b - a < m)
+        return 0;
     uint32_t g = two_child_gap(p, a, b);
-    return g && parse_pairwise(p, a, g) && parse_pairwise(p, g, b);
+    size_t left = 1;
+    while (left * 2 < m)
+        left *= 2;
+    return g && parse_pairwise(p, a, g, left) && parse_pairwise(p, g, b, m - left);
 }
 
 /* 1 when the whole family tree of p->f (splits found) equals the observed gaps. */
@@ -509,17 +516,37 @@ int dc_family_parse(const dc_gaps *g, dc_family *out, size_t max)
     }
     if (dc_gaps_init(&p.tmp, n))
         return -2;
-    for (unsigned F = 1; F <= n && !p.oom; F++)
+    /* a node of F leaves has F children (F + 1 with the accumulator): no F above the widest
+     * observed node can give the tree */
+    size_t widest = 2;
+    for (size_t t = 1; t < n; t++) {
+        size_t kids = 2, c = t;
+        while (g->hi[c] < n && g->lo[g->hi[c]] == c && kids <= n) {
+            c = g->hi[c];
+            kids++;
+        }
+        widest = kids > widest ? kids : widest;
+    }
+    for (unsigned F = 1; F <= widest && !p.oom; F++)
         for (int combo = 0; combo < 8 && !p.oom; combo++) {
             memset(&p.f, 0, sizeof p.f);
             p.f.fuse = F;
             p.f.reduce = (combo & 2) ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
             p.f.order = (combo & 1) ? A4W4_ORDER_DESC : A4W4_ORDER_ASC;
             p.f.combine = (combo & 4) ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
-            int ok = p.f.combine == A4W4_REDUCE_CHAIN ? parse_chain(&p, (uint32_t)n)
-                                                      : parse_pairwise(&p, 0, (uint32_t)n);
-            if (ok && whole_matches(&p))
-                keep(out, &k, max, &p.f);
+            if (p.f.combine == A4W4_REDUCE_CHAIN) {
+                if (parse_chain(&p, (uint32_t)n) && whole_matches(&p))
+                    keep(out, &k, max, &p.f);
+                continue;
+            }
+            /* pairwise: the number of splits fixes the shape; the fewest that fits */
+            for (size_t m = 1; m <= n && m <= A4W4_TREE_MAX_BOUNDS + 1 && !p.oom; m++) {
+                p.f.nsplits = 0;
+                if (parse_pairwise(&p, 0, (uint32_t)n, m) && whole_matches(&p)) {
+                    keep(out, &k, max, &p.f);
+                    break;
+                }
+            }
         }
     dc_gaps_free(&p.tmp);
     return p.oom ? -2 : k;
