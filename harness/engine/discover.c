@@ -395,6 +395,8 @@ void a4w4_discover_free(a4w4_discovery *d)
         free(s->value);
         free(s->bits);
         free(s->gap_varied);
+        free(s->hist);
+        free(s->hist_bits);
         dc_gaps_free(&s->gaps);
         dc_tree_free(&s->tree);
         for (size_t k = 0; s->vy && k < s->nvcases * d->o.repeats; k++)
@@ -590,6 +592,20 @@ static void read_probes(a4w4_discovery *d, dc_shape *s)
         s->value[p] = dc_bf16_value(v);
     }
     s->calls_total += s->ncalls;
+    if (s->nhist + s->nprobes > s->hist_cap) {
+        size_t cap = s->nhist + s->nprobes + 256;
+        dc_probe *h = realloc(s->hist, cap * sizeof *h);
+        uint16_t *b = h ? realloc(s->hist_bits, cap * sizeof *b) : NULL;
+        if (h)
+            s->hist = h;
+        if (!b)
+            return; /* the check then covers fewer probes */
+        s->hist_bits = b;
+        s->hist_cap = cap;
+    }
+    memcpy(s->hist + s->nhist, s->probes, s->nprobes * sizeof *s->probes);
+    memcpy(s->hist_bits + s->nhist, s->bits, s->nprobes * sizeof *s->bits);
+    s->nhist += s->nprobes;
 }
 
 /* Keep the validation outputs of round 1 (ownership moves to the shape). */

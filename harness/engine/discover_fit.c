@@ -308,6 +308,43 @@ static size_t check_case(const a4w4_contract *c, const a4w4_case_data *d, const 
     return atomic_load(&j.bad);
 }
 
+/* ---- the probes ------------------------------------------------------------------------- */
+
+/* How many window and two-unit probes the check takes at most (evenly spaced); every other
+ * probe is checked. */
+#define MAX_STRUCTURE_CHECKS 512
+
+/* The first probe of s's history that contract c does not predict (its index), or -1. The
+ * probe's row is the pattern against 1.0 at scale 2^0, as the kernel saw it. */
+static long probe_mismatch(const dc_shape *s, const a4w4_contract *c, uint16_t *expected)
+{
+    size_t K = s->sh.K, nstruct = 0;
+    uint8_t *pf = malloc(K / 2), *ps = malloc(K / 32), *of = malloc(K / 2), *os = malloc(K / 32);
+    long bad = -1;
+    if (!pf || !ps || !of || !os)
+        goto out;
+    memset(of, 0x22, K / 2);
+    memset(os, 127, K / 32);
+    for (size_t i = 0; i < s->nhist; i++)
+        nstruct += s->hist[i].kind == DC_GAP_COUNT || s->hist[i].kind == DC_GAP_PAIR;
+    size_t stride = nstruct > MAX_STRUCTURE_CHECKS ? nstruct / MAX_STRUCTURE_CHECKS : 1, k = 0;
+    for (size_t i = 0; i < s->nhist && bad < 0; i++) {
+        const dc_probe *pr = &s->hist[i];
+        if ((pr->kind == DC_GAP_COUNT || pr->kind == DC_GAP_PAIR) && k++ % stride)
+            continue;
+        dc_probe_write(pr, K, pf, ps);
+        a4w4_dot_operands op = {pf, ps, of, os, K};
+        if (!predicted(c, &op, s->hist_bits[i], expected))
+            bad = (long)i;
+    }
+out:
+    free(pf);
+    free(ps);
+    free(of);
+    free(os);
+    return bad;
+}
+
 /* The validation of one candidate over every case and repeat. */
 typedef struct {
     size_t checked, bad;
@@ -380,15 +417,39 @@ static int load_cases(const dc_shape *s, a4w4_case_data *data, grid *grids,
     return 0;
 }
 
-/* Accept the first candidate that predicts every checked output; else the closest. */
+/* 1 when a probe contradicts contract c (bounded contracts are not checked on probes: their
+ * kernel's order changes run to run). Writes "rejected TXT: ..." to the evidence when txt is
+ * given, and the probe's description into why. */
+static int probe_rejects(dc_shape *s, const a4w4_contract *c, const char *txt, char *why,
+                         size_t whylen)
+{
+    uint16_t exp = 0;
+    long bad = c->kind == A4W4_CONTRACT_BOUNDED ? -1 : probe_mismatch(s, c, &exp);
+    if (bad < 0)
+        return 0;
+    char d[160], line[300];
+    dc_probe_describe(&s->hist[bad], d, sizeof d);
+    snprintf(line, sizeof line, "probe %s gave 0x%04x, the contract predicts 0x%04x", d,
+             s->hist_bits[bad], exp);
+    if (txt)
+        dc_text_add(&s->ev, "- rejected %s: %s\n", txt, line);
+    if (why)
+        snprintf(why, whylen, "%s", line);
+    return 1;
+}
+
+/* Accept the first candidate that predicts every probe and every checked validation output;
+ * else the closest. */
 static void choose(dc_shape *s, const a4w4_discover_opts *o, cand_list *L, a4w4_case_data *data,
                    grid *grids)
 {
     char txt[A4W4_CONTRACT_MAX];
     vresult r;
     for (size_t i = 0; i < L->n; i++) {
-        validate(s, o, &L->c[i], data, grids, 1, &r);
         describe(&L->c[i], txt, sizeof txt);
+        if (probe_rejects(s, &L->c[i], txt, NULL, 0))
+            continue;
+        validate(s, o, &L->c[i], data, grids, 1, &r);
         if (!r.bad) {
             s->res.verdict = A4W4_DISCOVER_FOUND;
             s->res.contract = L->c[i];
@@ -404,14 +465,21 @@ static void choose(dc_shape *s, const a4w4_discover_opts *o, cand_list *L, a4w4_
     s->res.verdict = A4W4_DISCOVER_NO_FIT;
     if (!L->n)
         return;
+    char probe[300] = "";
     validate(s, o, &L->c[0], data, grids, 0, &r);
+    probe_rejects(s, &L->c[0], NULL, probe, sizeof probe);
     char reg[160];
     regimes(&r, reg, sizeof reg);
     s->res.has_closest = 1;
     s->res.contract = L->c[0];
     s->res.validated = r.checked - r.bad;
-    snprintf(s->res.closest_fails, sizeof s->res.closest_fails, "%zu of %zu checked outputs "
-             "differ (%s); first: %s", r.bad, r.checked, reg, r.where);
+    if (r.bad)
+        snprintf(s->res.closest_fails, sizeof s->res.closest_fails, "%zu of %zu checked outputs "
+                 "differ (%s); first: %s%s%s", r.bad, r.checked, reg, r.where, probe[0] ? "; " :
+                 "", probe);
+    else
+        snprintf(s->res.closest_fails, sizeof s->res.closest_fails, "it predicts all %zu checked "
+                 "validation outputs, but not the %s", r.checked, probe);
 }
 
 void dc_fit(dc_shape *s, const a4w4_discover_opts *o)

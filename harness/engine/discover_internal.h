@@ -34,7 +34,8 @@ void dc_text_free(dc_text *t);
  *   DC_N1         block b, sign: one block of value +-129.5
  *   DC_N2         x, u, y: +2^10 at x, +1 at u, -2^10 at y
  *   DC_N3         x, u, y, sign: +-2^24 at x, +-3 at u, -+2^24 at y
- *   DC_N4A        p, m, s, d: +2^60 at p, -2^60 at m, +2^(60-d) at s
+ *   DC_N4A        p, m, s, d, between: +2^60 at p, -2^60 at m, +2^(60-d) at s; between = 1
+ *                 swaps the blocks of -2^60 and 2^(60-d) (the small input between the bigs)
  *   DC_N4B        x, u, y, d, sign, e: +2^e at x, sign*(1 + 2^-d) at u, -2^e at y
  *   DC_N4E        x, u, y, d, rne, e: +2^e at x; RZ form: -2^(e-d) at element 0 of u; RNE
  *                 form: +1 and +0.5 at elements 0 and 1 of u (d unused); -2^e at y
@@ -145,6 +146,7 @@ typedef struct {
     int prec_lo, prec_hi;   /* P in [prec_lo, prec_hi]; 0/0: exact; prec_hi 65: "or exact" */
     int elem_span;          /* E: elements per node when below a block (1..16), 32: none below */
     int leaf;               /* G when decided (P > 0), 0 unknown */
+    int order_dependent;    /* a node's sum changed with its inputs' places */
 } dc_numeric;
 
 /* ---- the per-shape analysis state --------------------------------------------------------- */
@@ -186,6 +188,10 @@ typedef struct {
     a4w4_case *vcases;
     size_t nvcases;
     uint16_t **vy;      /* [nvcases * repeats] outputs */
+    /* every probe of every round and its output (repeat 0), for the candidates' check */
+    dc_probe *hist;
+    uint16_t *hist_bits;
+    size_t nhist, hist_cap;
     size_t probes_total;
     size_t calls_total;
     dc_text ev;

@@ -108,8 +108,10 @@ int dc_numeric_plan(dc_shape *s)
             }
     }
     if (s->have_tree && wide_node(&s->tree, c))
-        for (int d = 1; d <= 64; d++)
+        for (int d = 1; d <= 64; d++) {
             add(&L, DC_N4A, c[0], c[1], c[2], d, 0, 0);
+            add(&L, DC_N4A, c[0], c[1], c[2], d, 1, 0);
+        }
     if (s->have_tree && chain_triplet(s, &x, &u, &y)) {
         int asc = s->fam[0].order == A4W4_ORDER_ASC;
         for (int q = 1; q <= 16; q *= 2) {
@@ -321,12 +323,18 @@ static void read_prec_elem(dc_shape *s)
 }
 
 /* Step 5 (precision), a node with three or more inputs: the first d whose 2^(60-d) was
- * truncated away beside 2^60 and -2^60. */
+ * truncated away beside 2^60 and -2^60. One node rounds once, so where the small input sits
+ * among the three cannot matter; when it does, the node is no node of the family. */
 static void read_prec_wide(dc_shape *s)
 {
-    size_t i = 0;
+    size_t i = 0, j = 0;
     for (int d = 1; d <= 64; d++) {
-        float v = out_of(s, DC_N4A, d, -999, -999, &i);
+        float v = out_of(s, DC_N4A, d, 0, -999, &i), w = out_of(s, DC_N4A, d, 1, -999, &j);
+        if (v != w && !s->num.order_dependent) {
+            say(s, j, "no single rounding", "the same three inputs in another place of the node "
+                "gave another sum: the node adds them one after another (outside the family)");
+            s->num.order_dependent = 1;
+        }
         if (v != ldexpf(1.0f, 60 - d)) {
             if (v == 0.0f) {
                 s->num.prec_lo = s->num.prec_hi = d;
@@ -338,9 +346,11 @@ static void read_prec_wide(dc_shape *s)
             return;
         }
     }
-    s->num.prec_lo = s->num.prec_hi = 0;
-    dc_text_add(&s->ev, "- prec = 0 (exact): 2^(60-d) survived a node with 2^60 and -2^60 for "
-                "every d in 1..64\n");
+    if (!s->num.order_dependent) {
+        s->num.prec_lo = s->num.prec_hi = 0;
+        dc_text_add(&s->ev, "- prec = 0 (exact): 2^(60-d) survived a node with 2^60 and -2^60 "
+                    "for every d in 1..64, wherever it sat\n");
+    }
 }
 
 /* Step 5 (precision), two-input nodes only: the tail 2^-d of 1 + 2^-d added to 2^e. */

@@ -122,8 +122,8 @@ void dc_probe_write(const dc_probe *pr, size_t K, uint8_t *fp4, uint8_t *scale)
         break;
     case DC_N4A:
         power(&r, p[0], 60, 0);
-        power(&r, p[1], 60, 1);
-        power(&r, p[2], 60 - p[3], 0);
+        power(&r, p[4] ? p[2] : p[1], 60, 1);
+        power(&r, p[4] ? p[1] : p[2], 60 - p[3], 0);
         break;
     case DC_N4B: /* sign * (1 + 2^-d) = (2^(d+1) + 2) half-units at 2^-d */
         power(&r, p[0], p[5], 0);
@@ -187,7 +187,8 @@ void dc_probe_describe(const dc_probe *pr, char *buf, size_t len)
                  p[3] < 0 ? "-" : "+", p[1], p[3] < 0 ? "+" : "-", p[2]);
         break;
     case DC_N4A:
-        snprintf(buf, len, "2^60 at %d, -2^60 at %d, 2^(60-%d) at %d", p[0], p[1], p[3], p[2]);
+        snprintf(buf, len, "2^60 at %d, -2^60 at %d, 2^(60-%d) at %d", p[0], p[4] ? p[2] : p[1],
+                 p[3], p[4] ? p[1] : p[2]);
         break;
     case DC_N4B:
         snprintf(buf, len, "2^%d at %d, %s(1+2^-%d) at %d, -2^%d at %d", p[5], p[0],
