@@ -1,6 +1,7 @@
-/* a4w4_gemm_fast.c — the driver of the fast exact and ordered(S) oracles: path choice, operand
- * packing, tiling and threads, the per-tile window proof, rounding and output (contracts §4,
- * §4.1; layouts and kernel contracts in a4w4_gemm_fast_kernels.h). */
+/* a4w4_gemm_fast.c — the driver of the fast exact, ordered(S) and tree oracles: path choice,
+ * operand packing, tiling and threads, the per-tile window proof, rounding and output
+ * (contracts §4, §4.1, §4.2; layouts and kernel contracts in a4w4_gemm_fast_kernels.h; the
+ * tree reducer in a4w4_tree_fast.c). */
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -130,6 +131,7 @@ typedef struct {
     const a4w4_fast_kernels *k;
     int ordered;
     size_t per_blocks; /* ordered(S): blocks per split */
+    const a4w4_fast_tree_plan *tree; /* a tree contract (then ordered is 0), or NULL */
     const uint8_t *x_fp4, *x_scale, *y_fp4, *y_scale;
     size_t nx, ny, K, nb;
     size_t npanels, panel_bytes;
@@ -157,6 +159,9 @@ typedef struct {
     float *total;   /* [mr][16] */
     uint16_t tb[A4W4_FAST_MAX_MR * A4W4_FAST_NR]; /* the tile's rounded outputs */
     float tf[A4W4_FAST_MAX_MR * A4W4_FAST_NR];
+    a4w4_fast_tree_scratch *tree;                    /* tree contracts only */
+    float tacc[A4W4_FAST_MAX_MR * A4W4_FAST_NR];     /* the tree's accumulator values */
+    uint8_t redo[A4W4_FAST_MAX_MR * A4W4_FAST_NR];   /* outputs the plain oracle recomputes */
     a4w4_fast_stats st;
 } fast_scratch;
 
@@ -169,6 +174,7 @@ static void scratch_free(fast_scratch *s)
     free(s->acc);
     free(s->limbs);
     free(s->total);
+    a4w4_fast_tree_scratch_free(s->tree);
     free(s);
 }
 
@@ -183,7 +189,9 @@ static fast_scratch *scratch_new(const fast_job *j)
     s->acc = aligned_alloc(64, mr * A4W4_FAST_NR * sizeof *s->acc);
     s->limbs = aligned_alloc(64, mr * A4W4_FAST_LIMBS * A4W4_FAST_NR * sizeof *s->limbs);
     s->total = aligned_alloc(64, mr * A4W4_FAST_NR * sizeof *s->total);
-    if (!s->x || !s->ex || !s->acc || !s->limbs || !s->total) {
+    if (j->tree)
+        s->tree = a4w4_fast_tree_scratch_new(mr);
+    if (!s->x || !s->ex || !s->acc || !s->limbs || !s->total || (j->tree && !s->tree)) {
         scratch_free(s);
         return NULL;
     }
@@ -220,7 +228,15 @@ static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
 
 /* ---- outputs ------------------------------------------------------------------------------ */
 
-typedef enum { OUT_TRIVIAL, OUT_WINDOW, OUT_GENERAL, OUT_ORDERED } out_kind;
+typedef enum { OUT_TRIVIAL, OUT_WINDOW, OUT_GENERAL, OUT_ORDERED, OUT_TREE } out_kind;
+
+/* A tree's accumulator value rounded to bf16 with mode (contracts §4.2 final; NaN 0x7FC0). */
+static uint16_t tree_bf16(float v, a4w4_tree_round mode)
+{
+    if (v != v)
+        return 0x7FC0;
+    return mode == A4W4_ROUND_RZ ? (uint16_t)(a4w4_f32_bits(v) >> 16) : a4w4_f32_to_bf16(v);
+}
 
 /* The tile's rounded outputs [mr][16] into s->tb / s->tf. */
 static void round_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind kind)
@@ -245,6 +261,12 @@ static void round_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind ki
         for (size_t i = 0; i < n; i++) {
             s->tf[i] = s->total[i];
             s->tb[i] = a4w4_f32_to_bf16(s->total[i]);
+        }
+        break;
+    case OUT_TREE:
+        for (size_t i = 0; i < n; i++) {
+            s->tf[i] = s->tacc[i] != s->tacc[i] ? a4w4_f32_from_bits(0x7FC00000u) : s->tacc[i];
+            s->tb[i] = tree_bf16(s->tacc[i], j->tree->t->final);
         }
         break;
     }
@@ -298,6 +320,26 @@ static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind ki
     s->st.window += kind == OUT_WINDOW ? n : 0;
     s->st.general += kind == OUT_GENERAL ? n : 0;
     s->st.ordered += kind == OUT_ORDERED ? n : 0;
+    s->st.tree += kind == OUT_TREE ? n : 0;
+}
+
+/* A tree tile: the reducer's values, then the plain oracle for the outputs it flagged. */
+static void tree_tile(const fast_job *j, fast_scratch *s, size_t p, const a4w4_fast_tile *t)
+{
+    a4w4_fast_tree_tile(j->k, t, j->tree, s->tree, s->tacc, s->redo);
+    size_t j0 = p * A4W4_FAST_NR;
+    for (unsigned r = 0; r < s->rows; r++)
+        for (unsigned l = 0; l < A4W4_FAST_NR && j0 + l < j->ny; l++) {
+            if (!s->redo[r * A4W4_FAST_NR + l])
+                continue;
+            size_t x = s->i0 + r, y = j0 + l;
+            a4w4_dot_operands op = {j->x_fp4 + x * (j->K / 2), j->x_scale + x * j->nb,
+                                    j->y_fp4 + y * (j->K / 2), j->y_scale + y * j->nb, j->K};
+            if (a4w4_dot_tree(&op, j->tree->t, NULL, &s->tacc[r * A4W4_FAST_NR + l]) != A4W4_OK)
+                s->tacc[r * A4W4_FAST_NR + l] = a4w4_f32_from_bits(0x7FC00000u); /* no memory */
+            s->st.tree_redone++;
+        }
+    write_tile(j, s, p, OUT_TREE);
 }
 
 /* One tile: the loaded X rows against panel p. exact picks the window when the proof holds:
@@ -315,6 +357,10 @@ static void run_tile(const fast_job *j, fast_scratch *s, size_t p)
     }
     if (!s->any || !(j->p_mask[p] & 0xFFFFu)) {
         write_tile(j, s, p, OUT_TRIVIAL);
+        return;
+    }
+    if (j->tree) {
+        tree_tile(j, s, p, &t);
         return;
     }
     if (j->ordered) {
@@ -389,6 +435,8 @@ static void stats_add(a4w4_fast_stats *to, const a4w4_fast_stats *from)
     to->general += from->general;
     to->trivial += from->trivial;
     to->ordered += from->ordered;
+    to->tree += from->tree;
+    to->tree_redone += from->tree_redone;
 }
 
 /* Every X tile against every panel: panels in chunks that stay in L2, X tiles shared among the
@@ -440,15 +488,78 @@ static int args_ok(const void *a, const void *as, const void *w, const void *ws,
     return a && as && w && ws && y && M && N && K && K % 32 == 0;
 }
 
-/* K beyond the fast path's limit: the plain oracle, row by row. */
-static int run_plain(int ordered, unsigned S, const uint8_t *a_fp4, const uint8_t *a_scale,
-                     const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N, size_t K,
-                     uint16_t *y_bf16, float *y_f32, a4w4_fast_stats *st)
+/* A tree over every output by the plain oracle, threaded across rows. */
+static int plain_tree(const a4w4_tree *t, const uint8_t *a_fp4, const uint8_t *a_scale,
+                      const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N, size_t K,
+                      uint16_t *y_bf16, float *y_f32, unsigned nt)
+{
+    int rc = A4W4_OK;
+    (void)nt;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (size_t m = 0; m < M; m++)
+        for (size_t n = 0; n < N; n++) {
+            a4w4_dot_operands op = {a_fp4 + m * (K / 2), a_scale + m * (K / 32),
+                                    w_fp4 + n * (K / 2), w_scale + n * (K / 32), K};
+            if (a4w4_dot_tree(&op, t, &y_bf16[m * N + n], y_f32 ? &y_f32[m * N + n] : NULL)) {
+#pragma omp atomic write
+                rc = A4W4_ENOMEM;
+            }
+        }
+    return rc;
+}
+
+/* K beyond the fast path's limit (or a tree it does not take): the plain oracle. */
+static int run_plain(int ordered, unsigned S, const a4w4_tree *tree, const uint8_t *a_fp4,
+                     const uint8_t *a_scale, const uint8_t *w_fp4, const uint8_t *w_scale,
+                     size_t M, size_t N, size_t K, uint16_t *y_bf16, float *y_f32,
+                     a4w4_fast_stats *st)
 {
     st->plain = M * N;
+    if (tree)
+        return plain_tree(tree, a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32,
+                          st->threads);
     if (ordered)
         return a4w4_gemm_ordered(a_fp4, a_scale, w_fp4, w_scale, M, N, K, S, y_bf16, y_f32);
     return a4w4_gemm_exact(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32);
+}
+
+/* Pack, sweep and round one call (j's contract fields set by the caller). */
+static int run_job(fast_job *j, const uint8_t *a_fp4, const uint8_t *a_scale,
+                   const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N, size_t K,
+                   uint16_t *y_bf16, float *y_f32, a4w4_fast_stats *st)
+{
+    int a_is_x = M >= N; /* broadcast the operand with more rows */
+    j->x_fp4 = a_is_x ? a_fp4 : w_fp4;
+    j->x_scale = a_is_x ? a_scale : w_scale;
+    j->y_fp4 = a_is_x ? w_fp4 : a_fp4;
+    j->y_scale = a_is_x ? w_scale : a_scale;
+    j->nx = a_is_x ? M : N;
+    j->ny = a_is_x ? N : M;
+    j->K = K;
+    j->nb = K / 32;
+    j->y_bf16 = y_bf16;
+    j->y_f32 = y_f32;
+    j->xs = a_is_x ? N : 1;
+    j->ys = a_is_x ? 1 : N;
+    int rc = pack_all(j, st->threads);
+    if (rc == A4W4_OK)
+        rc = sweep(j, st->threads, st);
+    job_free(j);
+    return rc;
+}
+
+/* The stats of a call with threads asked for. */
+static a4w4_fast_stats stats_start(unsigned threads)
+{
+    a4w4_fast_stats st;
+    memset(&st, 0, sizeof st);
+#ifdef _OPENMP
+    st.threads = threads ? threads : a4w4_fast_max_threads();
+#else
+    (void)threads;
+    st.threads = 1;
+#endif
+    return st;
 }
 
 int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S, const uint8_t *a_fp4,
@@ -462,44 +573,54 @@ int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S, cons
         return A4W4_EUNSUPPORTED;
     if (k->mr < 1 || k->mr > A4W4_FAST_MAX_MR)
         return A4W4_EINVAL;
-    a4w4_fast_stats st;
-    memset(&st, 0, sizeof st);
-#ifdef _OPENMP
-    st.threads = threads ? threads : a4w4_fast_max_threads();
-#else
-    (void)threads;
-    st.threads = 1;
-#endif
+    a4w4_fast_stats st = stats_start(threads);
     int rc;
     if (K / 32 > MAX_FAST_BLOCKS) {
-        rc = run_plain(ordered, S, a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32, &st);
+        rc = run_plain(ordered, S, NULL, a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32,
+                       &st);
     } else {
-        int a_is_x = M >= N; /* broadcast the operand with more rows */
-        fast_job j = {k,
-                      ordered,
-                      ordered ? a4w4_split_k_per_split(K, S) / 32 : 0,
-                      a_is_x ? a_fp4 : w_fp4,
-                      a_is_x ? a_scale : w_scale,
-                      a_is_x ? w_fp4 : a_fp4,
-                      a_is_x ? w_scale : a_scale,
-                      a_is_x ? M : N,
-                      a_is_x ? N : M,
-                      K,
-                      K / 32,
-                      0,
-                      0,
-                      NULL,
-                      NULL,
-                      NULL,
-                      NULL,
-                      y_bf16,
-                      y_f32,
-                      a_is_x ? N : 1,
-                      a_is_x ? 1 : N};
-        rc = pack_all(&j, st.threads);
-        if (rc == A4W4_OK)
-            rc = sweep(&j, st.threads, &st);
-        job_free(&j);
+        fast_job j;
+        memset(&j, 0, sizeof j);
+        j.k = k;
+        j.ordered = ordered;
+        j.per_blocks = ordered ? a4w4_split_k_per_split(K, S) / 32 : 0;
+        rc = run_job(&j, a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32, &st);
+    }
+    if (stats)
+        *stats = st;
+    return rc;
+}
+
+int a4w4_gemm_fast_run_tree(const a4w4_fast_kernels *k, const a4w4_tree *tree,
+                            const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                            const uint8_t *w_scale, size_t M, size_t N, size_t K, uint16_t *y_bf16,
+                            float *y_f32, unsigned threads, a4w4_fast_stats *stats)
+{
+    if (!args_ok(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16) ||
+        a4w4_tree_check(tree, K, NULL, 0))
+        return A4W4_EINVAL;
+    if (!k)
+        return A4W4_EUNSUPPORTED;
+    if (k->mr < 1 || k->mr > A4W4_FAST_MAX_MR || !k->blocks)
+        return A4W4_EINVAL;
+    a4w4_fast_stats st = stats_start(threads);
+    int rc;
+    if (K / 32 > MAX_FAST_BLOCKS || !a4w4_tree_fast_eligible(tree)) {
+        rc = run_plain(0, 1, tree, a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32, &st);
+    } else {
+        size_t n = a4w4_tree_splits(tree, K, NULL, 0);
+        size_t *starts = malloc((n + 1) * sizeof *starts);
+        a4w4_fast_tree_plan plan = {tree, starts, n};
+        fast_job j;
+        memset(&j, 0, sizeof j);
+        j.k = k;
+        j.tree = &plan;
+        rc = starts ? A4W4_OK : A4W4_ENOMEM;
+        if (rc == A4W4_OK) {
+            a4w4_tree_splits(tree, K, starts, n + 1);
+            rc = run_job(&j, a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32, &st);
+        }
+        free(starts);
     }
     if (stats)
         *stats = st;
@@ -544,4 +665,25 @@ int a4w4_gemm_ordered_fast(const uint8_t *a_fp4, const uint8_t *a_scale, const u
 {
     return a4w4_gemm_ordered_fast_ex(a_fp4, a_scale, w_fp4, w_scale, M, N, K, S, y_bf16, y_f32, 0,
                                      A4W4_FAST_AUTO, NULL);
+}
+
+int a4w4_gemm_tree_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                           const uint8_t *w_scale, size_t M, size_t N, size_t K,
+                           const a4w4_tree *t, uint16_t *y_bf16, float *y_f32, unsigned threads,
+                           a4w4_fast_isa isa, a4w4_fast_stats *stats)
+{
+    const a4w4_fast_kernels *k = a4w4_fast_kernels_for(isa);
+    int rc = a4w4_gemm_fast_run_tree(k, t, a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32,
+                                     threads, stats);
+    if (stats)
+        stats->isa = a4w4_fast_isa_resolve(isa);
+    return rc;
+}
+
+int a4w4_gemm_tree_fast(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                        const uint8_t *w_scale, size_t M, size_t N, size_t K, const a4w4_tree *t,
+                        uint16_t *y_bf16, float *y_f32)
+{
+    return a4w4_gemm_tree_fast_ex(a_fp4, a_scale, w_fp4, w_scale, M, N, K, t, y_bf16, y_f32, 0,
+                                  A4W4_FAST_AUTO, NULL);
 }

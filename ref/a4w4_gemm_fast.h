@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "a4w4_formats.h"
+#include "a4w4_tree.h"
 
 /* Instruction-set paths, chosen at run time from CPU features (__builtin_cpu_supports). */
 typedef enum {
@@ -65,7 +66,11 @@ typedef struct {
     size_t general;    /* exact: summed in the multi-limb accumulator */
     size_t trivial;    /* every term zero or a NaN row/column: written directly */
     size_t ordered;    /* ordered(S): computed by the ordered kernel */
-    size_t plain;      /* handed to the plain oracle (K beyond the fast path's limit) */
+    size_t plain;      /* handed to the plain oracle (K beyond the fast path's limit, or a
+                          tree the fast path does not take) */
+    size_t tree;       /* tree: computed by the tree reducer */
+    size_t tree_redone; /* tree: of those, recomputed by the plain oracle (a fused or RZ node
+                           whose sum two doubles could not hold exactly) */
     a4w4_fast_isa isa; /* the path that ran */
     unsigned threads;  /* the thread count that ran */
 } a4w4_fast_stats;
@@ -93,5 +98,22 @@ int a4w4_gemm_ordered_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, cons
                               const uint8_t *w_scale, size_t M, size_t N, size_t K, unsigned S,
                               uint16_t *y_bf16, float *y_f32, unsigned threads, a4w4_fast_isa isa,
                               a4w4_fast_stats *stats);
+
+/* Tree contracts (contracts §4.2): 1 when the fast path computes t itself (leaf=32, prec=0,
+ * acc=fp32; any order, fuse, reduce, split, combine, round and final), else 0. */
+int a4w4_tree_fast_eligible(const a4w4_tree *t);
+
+/* A tree contract over every output, same arguments, outputs and errors as a4w4_gemm_tree
+ * (ref/a4w4_tree.h; A4W4_EINVAL also when t does not apply to K), bit-equal to it. Eligible
+ * trees run vectorized across outputs on the AUTO path; the others, and K beyond the fast
+ * path's limit, run the plain oracle over the outputs, threaded. stats (may be NULL) as above.
+ * threads 0: a4w4_fast_max_threads(). */
+int a4w4_gemm_tree_fast(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                        const uint8_t *w_scale, size_t M, size_t N, size_t K, const a4w4_tree *t,
+                        uint16_t *y_bf16, float *y_f32);
+int a4w4_gemm_tree_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                           const uint8_t *w_scale, size_t M, size_t N, size_t K,
+                           const a4w4_tree *t, uint16_t *y_bf16, float *y_f32, unsigned threads,
+                           a4w4_fast_isa isa, a4w4_fast_stats *stats);
 
 #endif

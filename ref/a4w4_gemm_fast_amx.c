@@ -266,6 +266,30 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
     _tile_release();
 }
 
+/* Block values of [b0, b1) by vscalefps, stored per block (contracts §4.2 leaves). */
+static void blocks(const a4w4_fast_tile *t, size_t b0, size_t b1, float *v)
+{
+    dot_ring ring;
+    _Alignas(64) int32_t xs[CODES][MR]; /* the rows' codes - 256 */
+    tiles_on();
+    ring_start(t, &ring, b0, b1);
+    for (size_t b = b0; b < b1; b++) {
+        if (b == b0 || (b - b0) % CODES == 0)
+            row_codes(t, b, _mm512_set1_epi32(-256), xs);
+        const int32_t *c = ring_next(t, &ring, b, b1), *x = xs[(b - b0) % CODES];
+        __m512i ey = _mm512_load_si512(t->panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF);
+        float *out = v + (b - b0) * MR * 16;
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++) {
+            __m512i e = _mm512_add_epi32(ey, _mm512_set1_epi32(x[r]));
+            _mm512_storeu_ps(out + r * 16, _mm512_scalef_ps(_mm512_cvtepi32_ps(_mm512_load_si512(
+                                                                c + r * 16)),
+                                                            _mm512_cvtepi32_ps(e)));
+        }
+    }
+    _tile_release();
+}
+
 static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye, uint16_t *bf16,
                          float *f32)
 {
@@ -285,6 +309,7 @@ static const a4w4_fast_kernels table = {
     .exact_window = exact_window,
     .exact_general = exact_general,
     .ordered = ordered,
+    .blocks = blocks,
     .round_window = round_window,
     .round_general = round_general,
 };

@@ -155,6 +155,22 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
             _mm256_store_ps(total + r * 16 + h * 8, tot[r][h]);
 }
 
+static void blocks(const a4w4_fast_tile *t, size_t b0, size_t b1, float *v)
+{
+    __m256i d[MR][2];
+    for (size_t b = b0; b < b1; b++) {
+        block_dots(t, b, d);
+        __m256i ey0 = load_ey(t, b, 0), ey1 = load_ey(t, b, 1);
+        float *out = v + (b - b0) * MR * 16;
+#pragma GCC unroll 4
+        for (int r = 0; r < MR; r++) {
+            __m256i er = _mm256_set1_epi32(t->ex[r * t->lde + b]);
+            _mm256_storeu_ps(out + r * 16, block_values8(d[r][0], _mm256_add_epi32(ey0, er)));
+            _mm256_storeu_ps(out + r * 16 + 8, block_values8(d[r][1], _mm256_add_epi32(ey1, er)));
+        }
+    }
+}
+
 static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye, uint16_t *bf16,
                          float *f32)
 {

@@ -119,6 +119,23 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
         _mm512_store_ps(total + r * 16, tot[r]);
 }
 
+static void blocks(const a4w4_fast_tile *t, size_t b0, size_t b1, float *v)
+{
+    __m512i d[MR];
+    for (size_t b = b0; b < b1; b++) {
+        prefetch_share(t, b);
+        block_dots(t, b, d);
+        __m512i ey = _mm512_load_si512(t->panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF);
+        float *out = v + (b - b0) * MR * 16;
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++) {
+            __m512i e = _mm512_add_epi32(ey, _mm512_set1_epi32(t->ex[r * t->lde + b] - 256));
+            _mm512_storeu_ps(out + r * 16,
+                             _mm512_scalef_ps(_mm512_cvtepi32_ps(d[r]), _mm512_cvtepi32_ps(e)));
+        }
+    }
+}
+
 static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye, uint16_t *bf16,
                          float *f32)
 {
@@ -138,6 +155,7 @@ static const a4w4_fast_kernels table = {
     .exact_window = exact_window,
     .exact_general = exact_general,
     .ordered = ordered,
+    .blocks = blocks,
     .round_window = round_window,
     .round_general = round_general,
 };

@@ -17,6 +17,7 @@ static const a4w4_fast_kernels table = {
     .exact_window = exact_window,
     .exact_general = exact_general,
     .ordered = ordered,
+    .blocks = blocks,
     .round_window = round_window,
     .round_general = round_general,
 };

@@ -61,6 +61,10 @@ typedef struct {
  *  ordered:       total[r][l] = ordered(S) fp32 sum (contracts §4.1): per split of
  *                 per_blocks blocks, part = +0.0 + v_b in ascending b, v_b the block value
  *                 dot * 2^(e - 256) rounded once to fp32; total = +0.0 + parts in order.
+ *  blocks:        v[(b - b0) * mr * 16 + r * 16 + l] = the block value of output (r, l) for
+ *                 b0 <= b < b1 <= nb: dot * 2^(e - 256) rounded once to fp32 (RNE, gradual
+ *                 underflow, overflow to ±inf; a zero dot gives +0, a negative one that
+ *                 rounds to zero -0): the leaves of a tree with leaf=32 (contracts §4.2).
  *  round_window:  bf16[r][l], f32[r][l] = RNE of acc[r][l] * 2^(xe[r] + ye[l]) (|acc| <
  *                 2^53, -256 <= xe[r] + ye[l] <= 252), as a4w4_fast_round_i64.
  *  round_general: bf16[r][l], f32[r][l] = RNE of the limbs of output (r, l) in the
@@ -75,6 +79,7 @@ typedef struct {
                          size_t group, int64_t *acc);
     void (*exact_general)(const a4w4_fast_tile *t, int64_t *limbs);
     void (*ordered)(const a4w4_fast_tile *t, size_t per_blocks, float *total);
+    void (*blocks)(const a4w4_fast_tile *t, size_t b0, size_t b1, float *v);
     void (*round_window)(const int64_t *acc, const int32_t *xe, const int32_t *ye, uint16_t *bf16,
                          float *f32);
     void (*round_general)(const int64_t *limbs, uint16_t *bf16, float *f32);
@@ -103,6 +108,35 @@ int a4w4_gemm_fast_run(const a4w4_fast_kernels *k, int ordered, unsigned S, cons
                        const uint8_t *a_scale, const uint8_t *w_fp4, const uint8_t *w_scale,
                        size_t M, size_t N, size_t K, uint16_t *y_bf16, float *y_f32,
                        unsigned threads, a4w4_fast_stats *stats);
+
+/* The fast driver for a tree contract (contracts §4.2) with an explicit table: tree must be
+ * a4w4_tree_fast_eligible and apply to K; otherwise as a4w4_gemm_fast_run. */
+int a4w4_gemm_fast_run_tree(const a4w4_fast_kernels *k, const a4w4_tree *tree,
+                            const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
+                            const uint8_t *w_scale, size_t M, size_t N, size_t K, uint16_t *y_bf16,
+                            float *y_f32, unsigned threads, a4w4_fast_stats *stats);
+
+/* ---- the tree reducer (a4w4_tree_fast.c) ---------------------------------------------- */
+
+/* A tree and its splits over K: starts[0..nsplits] (a4w4_tree_splits). */
+typedef struct {
+    const a4w4_tree *t;
+    const size_t *starts;
+    size_t nsplits;
+} a4w4_fast_tree_plan;
+
+/* Per-thread scratch of the reducer for tiles of mr rows; NULL when out of memory. */
+typedef struct a4w4_fast_tree_scratch a4w4_fast_tree_scratch;
+a4w4_fast_tree_scratch *a4w4_fast_tree_scratch_new(unsigned mr);
+void a4w4_fast_tree_scratch_free(a4w4_fast_tree_scratch *s);
+
+/* The accumulator values acc[r * 16 + l] of the tile's outputs under plan's tree (leaf=32,
+ * prec=0, acc=fp32) from kt->blocks, as a4w4_dot_tree computes them; redo[r * 16 + l] = 1 where
+ * a fused or RZ node's sum could not be shown exact in two doubles (the caller recomputes
+ * those outputs with a4w4_dot_tree). NaN-scale rows and lanes are the caller's to override. */
+void a4w4_fast_tree_tile(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
+                         const a4w4_fast_tree_plan *plan, a4w4_fast_tree_scratch *sc, float *acc,
+                         uint8_t *redo);
 
 /* ---- shared pieces (a4w4_gemm_fast_pack.c, a4w4_gemm_fast_round.c) ------------------- */
 

@@ -121,6 +121,21 @@ static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
     }
 }
 
+static void blocks(const a4w4_fast_tile *t, size_t b0, size_t b1, float *v)
+{
+    int32_t d[MR][NR], ey[NR];
+    for (size_t b = b0; b < b1; b++) {
+        block_dots(t, b, d);
+        load_i32x16(t->panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF, ey);
+        float *out = v + (b - b0) * MR * NR;
+        for (int r = 0; r < MR; r++) {
+            int32_t er = t->ex[r * t->lde + b] - 256;
+            for (int l = 0; l < NR; l++) /* the double is exact; one rounding to fp32 */
+                out[r * NR + l] = (float)((double)d[r][l] * pow2d(er + ey[l]));
+        }
+    }
+}
+
 static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye, uint16_t *bf16,
                          float *f32)
 {
@@ -140,6 +155,7 @@ static const a4w4_fast_kernels table = {
     .exact_window = exact_window,
     .exact_general = exact_general,
     .ordered = ordered,
+    .blocks = blocks,
     .round_window = round_window,
     .round_general = round_general,
 };

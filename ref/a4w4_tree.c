@@ -64,23 +64,33 @@ static int exact_bit(const exact_t *x, int pos)
     return (int)((x->d[pos / 32] >> (pos % 32)) & 1u);
 }
 
+/* The position of the highest set bit of x (x nonzero, non-negative). */
+static int exact_top(const exact_t *x)
+{
+    int i = EXACT_LIMBS - 1;
+    while (!x->d[i])
+        i--;
+    return i * 32 + 31 - __builtin_clz(x->d[i]);
+}
+
 /* 1 when a bit strictly below pos is set. */
 static int exact_any_below(const exact_t *x, int pos)
 {
-    for (int i = 0; i < pos; i++)
-        if (exact_bit(x, i))
+    for (int i = 0; i < pos / 32; i++)
+        if (x->d[i])
             return 1;
-    return 0;
+    return pos % 32 && (x->d[pos / 32] & ((1u << (pos % 32)) - 1u)) != 0;
 }
 
-/* (neg ? -m : m) * 2^(pos - EXACT_FRAC), for m < 2^64 and 0 <= pos, pos + 64 <= 32 * 13. */
-static exact_t exact_of(int neg, uint64_t m, int pos)
+/* (neg ? -m : m) * 2^(pos - EXACT_FRAC), for m < 2^32 and 0 <= pos < 32 * (EXACT_LIMBS - 2):
+ * m * 2^(pos % 32) spans at most two limbs, below the sign limb. */
+static exact_t exact_of(int neg, uint32_t m, int pos)
 {
     exact_t x;
     memset(&x, 0, sizeof x);
-    for (int i = 0; i < 64; i++)
-        if ((m >> i) & 1u)
-            x.d[(pos + i) / 32] |= 1u << ((pos + i) % 32);
+    uint64_t shifted = (uint64_t)m << (pos % 32);
+    x.d[pos / 32] = (uint32_t)shifted;
+    x.d[pos / 32 + 1] = (uint32_t)(shifted >> 32);
     if (neg)
         exact_negate(&x);
     return x;
@@ -99,9 +109,7 @@ static float exact_round(const exact_t *x, int p, a4w4_tree_round mode)
     int neg = exact_is_negative(x);
     if (neg)
         exact_negate(&mag);
-    int top = EXACT_LIMBS * 32 - 1;
-    while (top >= 0 && !exact_bit(&mag, top))
-        top--;
+    int top = exact_top(&mag);
     int e = top - EXACT_FRAC;                   /* 2^e <= |x| < 2^(e+1) */
     int qe = (e < -126 ? -126 : e) - (p - 1);   /* exponent of the quantum (one ulp) */
     int qb = qe + EXACT_FRAC;                   /* its bit position in mag (>= 107) */
@@ -125,10 +133,10 @@ static exact_t exact_of_float(float x, int qexp)
         return exact_of(0, 0, 0);
     int ex;
     float fr = frexpf(fabsf(x), &ex);         /* |x| = fr * 2^ex, fr in [0.5, 1) */
-    uint64_t m = (uint64_t)ldexpf(fr, 24);    /* |x| = m * 2^k, m < 2^24 an integer */
+    uint32_t m = (uint32_t)ldexpf(fr, 24);    /* |x| = m * 2^k, m < 2^24 an integer */
     int k = ex - 24;
     if (qexp > k) {                           /* trunc_toward_zero(|x| / 2^qexp) * 2^qexp */
-        m = qexp - k >= 64 ? 0 : m >> (qexp - k);
+        m = qexp - k >= 32 ? 0 : m >> (qexp - k);
         k = qexp;
     }
     return exact_of(signbit(x) != 0, m, k + EXACT_FRAC);
@@ -202,7 +210,7 @@ static float leaf_value(const a4w4_dot_operands *op, size_t k0, unsigned G)
         return 0.0f;
     if (e - EXACT_FRAC >= 128) /* |value| >= 2^128: overflows fp32 */
         return isum < 0 ? -INFINITY : INFINITY;
-    exact_t v = exact_of(isum < 0, (uint64_t)abs(isum), e);
+    exact_t v = exact_of(isum < 0, (uint32_t)abs(isum), e);
     return exact_round(&v, 24, A4W4_ROUND_RNE);
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "a4w4_gemm.h"
+#include "a4w4_gemm_fast.h"
 #include "a4w4_tree.h"
 #include "gen.h"
 
@@ -319,7 +320,8 @@ static float eval(const one_output *o, const char *text, uint16_t *bf16)
     return acc;
 }
 
-/* acc's fp32 bits under text equal want, and the bf16 output equals want_bf16. */
+/* acc's fp32 bits under text equal want, and the bf16 output equals want_bf16: the plain
+ * oracle's, and the fast path's on every instruction set this machine runs. */
 static void expect_tree(const one_output *o, const char *text, uint32_t want, uint16_t want_bf16)
 {
     uint16_t b;
@@ -327,6 +329,20 @@ static void expect_tree(const one_output *o, const char *text, uint32_t want, ui
     cr_expect_eq(a4w4_f32_bits(acc), want, "%s: acc 0x%08x, want 0x%08x", text,
                  a4w4_f32_bits(acc), want);
     cr_expect_eq(b, want_bf16, "%s: bf16 0x%04x, want 0x%04x", text, b, want_bf16);
+    a4w4_contract c;
+    cr_assert_eq(a4w4_contract_parse(text, &c, NULL, 0), A4W4_OK);
+    for (int isa = A4W4_FAST_AUTO + 1; isa < A4W4_FAST_ISA_COUNT; isa++) {
+        if (!a4w4_fast_isa_supported((a4w4_fast_isa)isa))
+            continue;
+        float f = 0;
+        cr_assert_eq(a4w4_gemm_tree_fast_ex(o->a, o->as, o->w, o->ws, 1, 1, o->K, &c.tree, &b, &f,
+                                            1, (a4w4_fast_isa)isa, NULL),
+                     A4W4_OK);
+        cr_expect_eq(a4w4_f32_bits(f), want, "%s on %s: acc 0x%08x, want 0x%08x", text,
+                     a4w4_fast_isa_name((a4w4_fast_isa)isa), a4w4_f32_bits(f), want);
+        cr_expect_eq(b, want_bf16, "%s on %s: bf16 0x%04x, want 0x%04x", text,
+                     a4w4_fast_isa_name((a4w4_fast_isa)isa), b, want_bf16);
+    }
 }
 
 Test(tree_oracle, round_rz_truncates_where_rne_breaks_a_tie_to_even)
@@ -514,6 +530,9 @@ Test(tree_oracle, the_zero_sign_follows_ieee_addition)
     set_a(o, 32, 9, 0);
     expect_tree(o, "tree()", 0x00000000u, 0x0000);
     expect_tree(o, "tree(reduce=pairwise,combine=pairwise)", 0x80000000u, 0x8000);
+    /* the same through a fused node and through RZ nodes: node(-0, -0) = -0 */
+    expect_tree(o, "tree(reduce=pairwise,combine=pairwise,fuse=2)", 0x80000000u, 0x8000);
+    expect_tree(o, "tree(reduce=pairwise,combine=pairwise,round=rz)", 0x80000000u, 0x8000);
     expect_tree(o, "tree(reduce=pairwise)", 0x00000000u, 0x0000);
     expect_tree(o, "tree(fuse=2,combine=pairwise)", 0x00000000u, 0x0000);
     free(o);
@@ -635,4 +654,143 @@ Test(tree_ordered, tree_split_s_is_bit_identical_to_ordered_s_on_every_regime)
             a4w4_case_data_free(&d);
             a4w4_sample_free(&s);
         }
+}
+
+/* ---- the fast path equals the plain oracle ----------------------------------------------- */
+
+/* Eligible trees (leaf=32, prec=0, acc=fp32) exercising every key, and two the fast path hands
+ * to the threaded plain oracle. */
+static const char *const fast_trees[] = {
+    "tree()",
+    "tree(order=desc)",
+    "tree(fuse=2)",
+    "tree(fuse=4,order=desc,final=rz)",
+    "tree(fuse=3,reduce=pairwise)",
+    "tree(reduce=pairwise)",
+    "tree(round=rz)",
+    "tree(round=rz,fuse=2,reduce=pairwise,combine=pairwise)",
+    "tree(split=3,combine=pairwise)",
+    "tree(split=0/96/160,fuse=5,final=rz)",
+    "tree(fuse=4294967295)",
+    "tree(split=8,reduce=pairwise,order=desc,round=rz)",
+    "tree(fuse=7,round=rz,split=4,combine=pairwise,order=desc)",
+    "tree(leaf=16,fuse=3)",
+    "tree(acc=bf16,prec=30,reduce=pairwise)",
+};
+
+/* Outputs of the fast path (path isa, threads) that differ from the plain oracle's bits
+ * (bf16 and accumulator value); the first one's index in *first. */
+static size_t fast_mismatches(const a4w4_case_data *d, const a4w4_tree *t, a4w4_fast_isa isa,
+                              unsigned threads, const uint16_t *pb, const float *pf,
+                              size_t *first, a4w4_fast_stats *st)
+{
+    size_t n = d->M * d->N, bad = 0;
+    uint16_t *fb = malloc(n * 2);
+    float *ff = malloc(n * 4);
+    cr_assert(fb && ff);
+    cr_assert_eq(a4w4_gemm_tree_fast_ex(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
+                                        d->w_scale.data, d->M, d->N, d->K, t, fb, ff, threads, isa,
+                                        st),
+                 A4W4_OK);
+    for (size_t k = 0; k < n; k++)
+        if (fb[k] != pb[k] || a4w4_f32_bits(ff[k]) != a4w4_f32_bits(pf[k])) {
+            if (!bad)
+                *first = k;
+            bad++;
+        }
+    free(fb);
+    free(ff);
+    return bad;
+}
+
+Test(tree_fast, equals_the_plain_oracle_on_every_regime_path_and_thread_count)
+{
+    static const size_t shapes[][3] = {{19, 35, 544}, {35, 19, 2080}, {5, 70, 288}};
+    for (size_t r = 0; r < sizeof regimes / sizeof regimes[0]; r++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            char name[64];
+            snprintf(name, sizeof name, "tree_fast_%zu_%zu", r, si);
+            a4w4_case c = mk(name, shapes[si][0], shapes[si][1], shapes[si][2], regimes[r],
+                             77 + r * 5 + si);
+            a4w4_sample s;
+            a4w4_case_data d;
+            generate(&c, &s, &d);
+            size_t n = c.M * c.N;
+            uint16_t *pb = malloc(n * 2);
+            float *pf = malloc(n * 4);
+            cr_assert(pb && pf);
+            for (size_t ti = 0; ti < sizeof fast_trees / sizeof fast_trees[0]; ti++) {
+                a4w4_contract t;
+                char err[256];
+                cr_assert_eq(a4w4_contract_parse(fast_trees[ti], &t, err, sizeof err), A4W4_OK);
+                cr_assert_eq(a4w4_gemm_tree(d.a_fp4.data, d.a_scale.data, d.w_fp4.data,
+                                            d.w_scale.data, c.M, c.N, c.K, &t.tree, pb, pf),
+                             A4W4_OK);
+                int eligible = a4w4_tree_fast_eligible(&t.tree);
+                for (int isa = A4W4_FAST_AUTO + 1; isa < A4W4_FAST_ISA_COUNT; isa++) {
+                    /* a tree the fast path does not take runs the plain oracle, threaded,
+                     * whatever the path: checked once */
+                    if (!a4w4_fast_isa_supported((a4w4_fast_isa)isa) ||
+                        (!eligible && isa != A4W4_FAST_PORTABLE))
+                        continue;
+                    /* two threads on one path and shape: the threading is the driver's, not
+                     * the path's (and idle OpenMP threads spin on a loaded machine) */
+                    unsigned maxth =
+                        si == 0 && isa == (int)a4w4_fast_isa_resolve(A4W4_FAST_AUTO) ? 2 : 1;
+                    for (unsigned th = 1; th <= maxth; th++) {
+                        size_t first = 0;
+                        a4w4_fast_stats st;
+                        size_t bad = fast_mismatches(&d, &t.tree, (a4w4_fast_isa)isa, th, pb, pf,
+                                                     &first, &st);
+                        cr_assert_eq(bad, 0, "%s regime %d %zux%zux%zu %s threads %u: %zu "
+                                     "outputs differ, first %zu", fast_trees[ti], (int)regimes[r],
+                                     c.M, c.N, c.K, a4w4_fast_isa_name((a4w4_fast_isa)isa), th,
+                                     bad, first);
+                        size_t by_tree = st.tree + st.trivial;
+                        if (eligible)
+                            cr_assert_eq(by_tree, n, "%s: %zu of %zu outputs by the fast path",
+                                         fast_trees[ti], by_tree, n);
+                        else
+                            cr_assert_eq(st.plain, n);
+                    }
+                }
+            }
+            free(pb);
+            free(pf);
+            a4w4_case_data_free(&d);
+            a4w4_sample_free(&s);
+        }
+}
+
+Test(tree_fast, a_node_sum_two_doubles_cannot_hold_is_recomputed_exactly)
+{
+    /* one fused node of +0, 2^24, 1, 2^-40, 2^-100, -2^-40 (fuse=5, one leaf per block). In
+     * double: s = 2^24 + 1 exactly; the errors 2^-40 and 2^-100 do not fit one double (c keeps
+     * 2^-40, loses 2^-100), and -2^-40 cancels c to 0: the two doubles say 2^24 + 1, a tie that
+     * RNE takes to 2^24. The exact sum 2^24 + 1 + 2^-100 is above the tie: 2^24 + 2
+     * (0x4B800001). The fast path flags the output and recomputes it with the plain oracle. */
+    one_output *o = out_new(160);
+    block_pow2(o, 0, 24);
+    block_pow2(o, 1, 0);
+    block_pow2(o, 2, -40);
+    block_pow2(o, 3, -100);
+    set_a(o, 128, 10, 87); /* -1.0 * 2^-40 */
+    expect_tree(o, "tree(fuse=5)", 0x4B800001u, 0x4B80);
+    a4w4_contract t;
+    char err[256];
+    cr_assert_eq(a4w4_contract_parse("tree(fuse=5)", &t, err, sizeof err), A4W4_OK);
+    for (int isa = A4W4_FAST_AUTO + 1; isa < A4W4_FAST_ISA_COUNT; isa++) {
+        if (!a4w4_fast_isa_supported((a4w4_fast_isa)isa))
+            continue;
+        uint16_t b = 0;
+        float f = 0;
+        a4w4_fast_stats st;
+        cr_assert_eq(a4w4_gemm_tree_fast_ex(o->a, o->as, o->w, o->ws, 1, 1, 160, &t.tree, &b, &f, 1,
+                                            (a4w4_fast_isa)isa, &st),
+                     A4W4_OK);
+        cr_expect_eq(a4w4_f32_bits(f), 0x4B800001u, "%s: 0x%08x",
+                     a4w4_fast_isa_name((a4w4_fast_isa)isa), a4w4_f32_bits(f));
+        cr_expect_eq(st.tree_redone, 1, "%s", a4w4_fast_isa_name((a4w4_fast_isa)isa));
+    }
+    free(o);
 }
