@@ -220,3 +220,54 @@ Test(judge, one_skipped_entry_among_passes_is_incomplete)
     cr_expect_str_eq(str(d, "verdict_reason"), "1 entry skipped (first: b on bundle:x: no note)");
     cJSON_Delete(d);
 }
+
+/* One entry with judged counts (bit-exact, in bound, not judged) in a regime. */
+static void judged_entry(cJSON *d, const char *backend, const char *regime, double bx,
+                         double ib, double nj)
+{
+    entry(d, regime, backend, nj && !bx && !ib ? "n/a" : "pass", bx + ib);
+    cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "cases"),
+                                  cJSON_GetArraySize(cJSON_GetObjectItem(d, "cases")) - 1);
+    cJSON_AddStringToObject(e, "regime", regime);
+    cJSON_AddNumberToObject(e, "judged_bit_exact", bx);
+    cJSON_AddNumberToObject(e, "judged_in_bound", ib);
+    cJSON_AddNumberToObject(e, "not_judged", nj);
+}
+
+static double judged(const cJSON *d, const char *backend, const char *regime, const char *k)
+{
+    const cJSON *r = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(d, "judged"), backend), regime);
+    const cJSON *v = cJSON_GetObjectItem(r, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* The document's judged table sums the entries' judged_* per backend and regime (a
+ * ":mode" suffix dropped) and over all; the oracle's self-checks and entries without the
+ * fields (layouts, quantizers) are left out. */
+Test(judge, judged_sums_each_backends_outputs_per_regime_and_over_all)
+{
+    static const char *const three[] = {"oracle", "k", "b"};
+    cJSON *d = doc_with(three, 3);
+    judged_entry(d, "k", "exact", 100, 0, 0);
+    judged_entry(d, "k", "wide", 3, 0, 97);
+    judged_entry(d, "k", "wide", 0, 0, 50);
+    judged_entry(d, "k", "normal:ceil", 40, 0, 2);
+    judged_entry(d, "b", "wide", 0, 60, 0);
+    judged_entry(d, "oracle", "wide", 10, 0, 0);
+    entry(d, "lay", "layouts", "pass", 999); /* no judged fields */
+    a4w4_completeness c = {7, 7};
+    a4w4_results_judge(d, &c);
+    cr_expect_eq(judged(d, "k", "all", "outputs"), 292);
+    cr_expect_eq(judged(d, "k", "all", "bit_exact"), 143);
+    cr_expect_eq(judged(d, "k", "all", "not_judged"), 149);
+    cr_expect_eq(judged(d, "k", "wide", "outputs"), 150);
+    cr_expect_eq(judged(d, "k", "wide", "not_judged"), 147);
+    cr_expect_eq(judged(d, "k", "normal", "bit_exact"), 40);
+    cr_expect_eq(judged(d, "k", "normal:ceil", "outputs"), -1);
+    cr_expect_eq(judged(d, "b", "all", "in_bound"), 60);
+    cr_expect_eq(judged(d, "b", "wide", "bit_exact"), 0);
+    cr_expect_null(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "judged"), "oracle"));
+    cr_expect_null(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "judged"), "layouts"));
+    cJSON_Delete(d);
+}

@@ -166,6 +166,76 @@ Test(runner, a_correct_ordered_backend_passes_bit_exact)
     a4w4_entry_list_free(&en);
 }
 
+/* Outputs of run_one's case (M, N, K, regime, g_seed, name "rt") where ordered(1) and exact
+ * differ: each oracle over the case's whole operands. */
+static size_t ordered1_not_exact(a4w4_regime regime, size_t M, size_t N, size_t K)
+{
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "rt");
+    c.M = M, c.N = N, c.K = K, c.regime = regime, c.seed = g_seed;
+    a4w4_sample s;
+    a4w4_case_data d;
+    cr_assert_eq(a4w4_sample_make(M, N, K, c.seed, c.name, 1, &s), A4W4_OK);
+    cr_assert_eq(a4w4_case_generate(&c, &s, &d), A4W4_OK);
+    uint16_t *yo = malloc(M * N * 2), *ye = malloc(M * N * 2);
+    cr_assert(yo && ye);
+    a4w4_gemm_ordered(d.a_fp4.data, d.a_scale.data, d.w_fp4.data, d.w_scale.data, M, N, K, 1,
+                      yo, NULL);
+    a4w4_gemm_exact(d.a_fp4.data, d.a_scale.data, d.w_fp4.data, d.w_scale.data, M, N, K, ye,
+                    NULL);
+    size_t diff = 0;
+    for (size_t k = 0; k < M * N; k++)
+        diff += yo[k] != ye[k];
+    free(yo);
+    free(ye);
+    a4w4_case_data_free(&d);
+    a4w4_sample_free(&s);
+    return diff;
+}
+
+/* exact (contracts §4.1) is a verdict inside the exact regime only: a correct ordered(1)
+ * kernel declared exact, on wide operands where ordered(1) and exact differ, is not failed
+ * there; the outputs outside the regime are counted not judged (never a silent pass: an
+ * entry that judged nothing is n/a), the judged ones are exactly the proven ones. The same
+ * kernel one bit off inside the regime fails. */
+Test(runner, exact_judges_the_exact_regime_only_and_counts_the_rest_not_judged)
+{
+    g_fault = F_NONE;
+    cr_assert_gt(ordered1_not_exact(A4W4_REGIME_WIDE, 16, 192, 1024), 0,
+                 "the case must tell ordered(1) from exact");
+    int fails;
+    a4w4_entry_list en = run_one("exact", 1, 0, A4W4_REGIME_WIDE, 16, 192, 1024, &fails);
+    const a4w4_entry_result *e = entry_of(&en, "fault");
+    cr_expect_neq(e->verdict, A4W4_VERDICT_FAIL, "%s", note(e));
+    cr_expect(e->has_judged);
+    cr_expect_eq(e->judged_bit_exact, e->exact_regime_outputs);
+    cr_expect_eq(e->judged_bit_exact + e->not_judged, 16 * 192);
+    cr_expect_gt(e->not_judged, 0);
+    cr_expect_eq(e->verdict, e->judged_bit_exact ? A4W4_VERDICT_PASS : A4W4_VERDICT_NA);
+    cr_expect(strstr(note(e), "outside the exact regime: not judged"), "%s", note(e));
+    a4w4_entry_list_free(&en);
+    /* NaN where every order of the terms gives a finite sum is wrong under any contract:
+     * outside the regime too (a kernel once returned NaN on wide scales this way) */
+    g_fault = F_NAN_EVERYWHERE;
+    en = run_one("exact", 1, 0, A4W4_REGIME_WIDE, 16, 192, 1024, &fails);
+    e = entry_of(&en, "fault");
+    cr_expect_str_eq(verdict(e), "fail");
+    cr_expect_eq(e->mismatches, 16 * 192, "every output NaN, every one wrong");
+    cr_expect_eq(e->judged_bit_exact + e->not_judged, 16 * 192);
+    cr_expect(strstr(note(e), "NaN or Inf where every summation order gives a finite value"),
+              "%s", note(e));
+    a4w4_entry_list_free(&en);
+    g_fault = F_FLIP_ONE; /* output 1 of an exact-regime case is in the regime */
+    en = run_one("exact", 1, 0, A4W4_REGIME_EXACT, 3, 32, 256, &fails);
+    e = entry_of(&en, "fault");
+    cr_expect_str_eq(verdict(e), "fail");
+    cr_expect_eq(e->judged_bit_exact, 3 * 32);
+    cr_expect_eq(e->not_judged, 0);
+    a4w4_entry_list_free(&en);
+    g_fault = F_NONE;
+}
+
 Test(runner, one_flipped_bit_fails_with_its_coordinates)
 {
     g_fault = F_FLIP_ONE;
@@ -518,9 +588,12 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
         "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags", "run_ms",
         "y_hash", "pad_variants", "checked_outputs", "sampled", "verdict", "mismatches",
         "unwritten", "max_ulp", "first_mismatches", "time_ms", "exact_regime_outputs",
-        "route", "policy", "hazard"};
+        "judged_bit_exact", "judged_in_bound", "not_judged", "route", "policy", "hazard"};
     const cJSON *e = cJSON_GetArrayItem(a, 1);
     expect_keys(e, fault_keys, sizeof fault_keys / sizeof fault_keys[0]);
+    cr_expect_eq(cJSON_GetObjectItem(e, "judged_bit_exact")->valuedouble, 3 * 32,
+                 "ordered(1): every output judged bit for bit");
+    cr_expect_eq(cJSON_GetObjectItem(e, "not_judged")->valuedouble, 0);
     cr_expect_str_eq(cJSON_GetObjectItem(e, "verdict")->valuestring, "fail");
     cr_expect_str_eq(cJSON_GetObjectItem(e, "seed")->valuestring, "17");
     const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "first_mismatches"), 0);

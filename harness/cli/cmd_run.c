@@ -20,6 +20,7 @@
 #include "results.h"
 #include "runner.h"
 #include "stream.h"
+#include "verify_capture.h"
 
 static const char run_usage[] =
     "usage: a4w4check run [--set NAME | --cases FILE] [--golden DIR | --no-golden]\n"

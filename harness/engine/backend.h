@@ -33,6 +33,11 @@
 #define A4W4_RUN_CRASHED (-102)
 #define A4W4_RUN_TIMEOUT (-103)
 
+/* The contract of outputs whose kernel declared none (a capture of a kernel with no declared
+ * order): judged against exact where the exact regime is proven, not judged elsewhere
+ * (contracts §4.1). Never a backend type's own declaration. */
+#define A4W4_CONTRACT_UNDECLARED "undeclared"
+
 /* Who a run is: the matrix hash and tool version written into results.json. */
 typedef struct {
     const char *matrix_hash;

@@ -88,6 +88,27 @@ void a4w4_entry_set_check(a4w4_entry_result *e, const a4w4_check *c)
     snprintf(e->note, sizeof e->note, "%s", c->note);
 }
 
+void a4w4_entry_format(const a4w4_entry_result *e, const char *prefix, char *buf, size_t len)
+{
+    static const char *const word[4] = {"PASS", "FAIL", "N/A", "SKIP"};
+    size_t k = (size_t)snprintf(buf, len, "%s %s: %s, %zu checked", word[e->verdict & 3], prefix,
+                                e->contract, e->checked);
+    if (k < len && e->nfirst) {
+        const a4w4_mismatch *m = &e->first[0];
+        char got[16], exp[16];
+        a4w4_mismatch_hex(m->got, m->elem_bytes, got);
+        a4w4_mismatch_hex(m->expected, m->elem_bytes, exp);
+        k += (size_t)snprintf(buf + k, len - k, ", first mismatch %s (%zu, %zu): got %s "
+                              "expected %s, %zu mismatch%s", m->tensor, m->row, m->col, got, exp,
+                              e->mismatches, e->mismatches == 1 ? "" : "es");
+    }
+    if (k < len && e->has_judged)
+        k += (size_t)snprintf(buf + k, len - k, " (%zu bit-exact, %zu within bound, %zu not "
+                              "judged)", e->judged_bit_exact, e->judged_in_bound, e->not_judged);
+    if (k < len && e->note[0])
+        snprintf(buf + k, len - k, "; %s", e->note);
+}
+
 cJSON *a4w4_entry_new(const char *name, size_t M, size_t N, size_t K, const char *regime,
                       unsigned long long seed, const char *backend, const char *contract)
 {
@@ -128,6 +149,16 @@ static void add_first_mismatches(cJSON *o, const a4w4_entry_result *e)
     }
 }
 
+/* judged_bit_exact, judged_in_bound, not_judged (GEMM output entries only). */
+static void add_judged_fields(cJSON *o, const a4w4_entry_result *e)
+{
+    if (!e->has_judged)
+        return;
+    cJSON_AddNumberToObject(o, "judged_bit_exact", (double)e->judged_bit_exact);
+    cJSON_AddNumberToObject(o, "judged_in_bound", (double)e->judged_in_bound);
+    cJSON_AddNumberToObject(o, "not_judged", (double)e->not_judged);
+}
+
 /* The fields of an OUTPUTS entry after its identity. */
 static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
 {
@@ -156,6 +187,7 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
     add_first_mismatches(o, e);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
     cJSON_AddNumberToObject(o, "exact_regime_outputs", (double)e->exact_regime_outputs);
+    add_judged_fields(o, e);
     if (e->ambiguous)
         cJSON_AddBoolToObject(o, "ambiguous", 1);
     if (e->note[0])
@@ -176,6 +208,7 @@ static void add_bytes_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddStringToObject(o, "note", e->note);
     cJSON_AddBoolToObject(o, "sampled", e->sampled);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
+    add_judged_fields(o, e);
 }
 
 /* "route", "policy", "hazard" of a generated case (engine/annotate.h). */

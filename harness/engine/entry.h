@@ -55,10 +55,11 @@ typedef struct {
  *            own cross-check): identity, tags, [run_ms, y_hash, pad_variants, pad_dependent],
  *            checked_outputs, sampled, verdict, mismatches, unwritten, max_ulp,
  *            [bound_use, bound_ulp_median, bound_ulp_max], first_mismatches, time_ms,
- *            exact_regime_outputs, [ambiguous], [note], [aborted];
+ *            exact_regime_outputs, judged_bit_exact, judged_in_bound, not_judged,
+ *            [ambiguous], [note], [aborted];
  *   BYTES    byte or bit checks (layout and quantizer backends, golden bundles): identity,
  *            [tags], checked_outputs, verdict, mismatches, max_ulp, first_mismatches, [note],
- *            sampled, time_ms. */
+ *            sampled, time_ms, [judged_bit_exact, judged_in_bound, not_judged]. */
 typedef enum { A4W4_ENTRY_OUTPUTS = 0, A4W4_ENTRY_BYTES = 1 } a4w4_entry_kind;
 
 typedef struct {
@@ -94,6 +95,16 @@ typedef struct {
     a4w4_mismatch first[A4W4_ENTRY_MAX_FIRST];
     double time_ms;                /* NaN when the backend never ran (written null) */
     size_t exact_regime_outputs;   /* OUTPUTS: outputs the exact-regime prover covers */
+    /* What the entry's GEMM outputs were judged by (OUTPUTS entries, and BYTES entries that
+     * compare GEMM outputs: golden systems under test, captures); the three add up to the
+     * outputs the entry covers. has_judged 0: not GEMM outputs (layouts, quantizers, the
+     * oracle's own checks), not written. */
+    int has_judged;
+    size_t judged_bit_exact;       /* compared bit for bit with the contract's oracle */
+    size_t judged_in_bound;        /* compared within a bounded(S) bound (contracts §4.1) */
+    size_t not_judged;             /* no comparison covered them: the entry is n/a, skipped
+                                      or aborted, or (exact, or no contract declared) the
+                                      output lies outside the exact regime */
     int ambiguous;                 /* E8M0 code 0 present (contracts §1) */
     char note[768];                /* why n/a or fail, or extra context ("" none) */
     a4w4_dispatch_facts dispatch;  /* generated cases only */
@@ -124,6 +135,12 @@ void a4w4_entry_identity(a4w4_entry_result *e, a4w4_entry_kind kind, const char 
 /* Verdict, counts, first mismatch (when it failed with mismatches) and note from a check
  * (check.h); the entry's other fields are left alone. */
 void a4w4_entry_set_check(a4w4_entry_result *e, const a4w4_check *c);
+
+/* One human line (for `verify`): "PASS|FAIL|N/A|SKIP <prefix>: <contract>, <checked> checked",
+ * then for a failure the first mismatch "(tensor (row, col): got 0x.. expected 0x..)" and the
+ * count, then for GEMM output entries "(J bit-exact, B within bound, U not judged)", then
+ * "; <note>". Truncated to len. */
+void a4w4_entry_format(const a4w4_entry_result *e, const char *prefix, char *buf, size_t len);
 
 /* The results.json object of e (fields and order as above); NULL when out of memory. */
 cJSON *a4w4_entry_json(const a4w4_entry_result *e);

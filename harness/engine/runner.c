@@ -16,7 +16,6 @@
 #include "gen.h"
 #include "safetensors.h"
 #include "sample_oracles.h"
-#include "verify_capture.h"
 
 #define MAX_RECORDED A4W4_ENTRY_MAX_FIRST
 
@@ -52,6 +51,9 @@ static int bf16_nan(uint16_t h) { return (h & 0x7FFF) > 0x7F80; }
 
 typedef struct {
     size_t checked, mismatches, unwritten;
+    size_t not_judged; /* outputs left out: outside the exact regime under exact */
+    size_t not_finite; /* of those, NaN or Inf where every order gives a finite sum (also in
+                          checked: compared, though not bit for bit) */
     unsigned max_ulp;
     /* bounded(S) only: the largest |got - exact| / bound, and the bound in bf16 ULPs of
      * the exact value (median, largest) over the outputs compared within a bound */
@@ -94,6 +96,44 @@ static void compare_exact(comparison *c, const a4w4_sample *s, const uint16_t *g
         if (got[k] == exp[k] || (bf16_nan(got[k]) && bf16_nan(exp[k])))
             continue;
         record(c, s, k, got[k], exp[k]);
+    }
+}
+
+/* 1 when no summation order of output k's terms, in any rounding, can leave fp32's finite
+ * range: no NaN scale is read and the sum of |terms| is below 2^126. */
+static int finite_in_any_order(const a4w4_oracles *o, size_t k)
+{
+    return o->abs_sum[k] < 0x1p126f;
+}
+
+/* exact (contracts §4.1): bit for bit where the exact regime is proven, and where the output
+ * reads a NaN scale (NaN under every contract, contracts §2); the other outputs are not judged
+ * (exact is a reference there, not a verdict), only required to be written and, where every
+ * order gives a finite sum, finite (a NaN or Inf there is wrong under any order: a checked
+ * mismatch, counted in not_finite, the output still not judged bit for bit). */
+static void compare_exact_regime(comparison *c, const a4w4_sample *s, const uint16_t *got,
+                                 const a4w4_oracles *o, size_t n)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t k = 0; k < n; k++) {
+        if (got[k] == A4W4_POISON_BF16) {
+            c->checked++;
+            c->unwritten++;
+            record(c, s, k, got[k], o->exact[k]);
+            continue;
+        }
+        if (!o->in_regime[k] && !isnan(o->exact_f32[k])) {
+            c->not_judged++;
+            if ((got[k] & 0x7F80) == 0x7F80 && finite_in_any_order(o, k)) {
+                c->not_finite++;
+                c->checked++;
+                record(c, s, k, got[k], o->exact[k]);
+            }
+            continue;
+        }
+        c->checked++;
+        if (got[k] != o->exact[k] && !(bf16_nan(got[k]) && bf16_nan(o->exact[k])))
+            record(c, s, k, got[k], o->exact[k]);
     }
 }
 
@@ -197,6 +237,16 @@ static void case_identity(a4w4_entry_result *e, const a4w4_case *c, a4w4_entry_k
     snprintf(e->tags, sizeof e->tags, "%s", c->tags);
 }
 
+/* What the n outputs of an entry were judged by: the compared ones bit for bit or within the
+ * bound, the rest not judged (an entry that compared nothing: all of them). */
+static void put_judged(a4w4_entry_result *e, const comparison *cmp, size_t n)
+{
+    e->has_judged = 1;
+    e->judged_bit_exact = cmp->has_bound ? 0 : cmp->checked - cmp->not_finite;
+    e->judged_in_bound = cmp->has_bound ? cmp->checked : 0;
+    e->not_judged = n - e->judged_bit_exact - e->judged_in_bound;
+}
+
 static void put_comparison(a4w4_entry_result *e, const comparison *cmp, const a4w4_sample *s,
                            double ms, size_t proven, a4w4_verdict verdict)
 {
@@ -283,6 +333,13 @@ typedef struct {
 
 static int is_bounded(const a4w4_backend *b) { return !strncmp(b->contract, "bounded", 7); }
 
+/* Judged against exact inside the exact regime only: the exact contract, and a capture whose
+ * kernel declared no contract (A4W4_CONTRACT_UNDECLARED). */
+static int is_exact_regime_only(const a4w4_backend *b)
+{
+    return !strcmp(b->contract, "exact") || !strcmp(b->contract, A4W4_CONTRACT_UNDECLARED);
+}
+
 /* Poison y, run the backend once and record run_ms, and the outputs' hash when it ran. */
 static int run_baseline(gemm_run *g, a4w4_entry_result *e)
 {
@@ -302,6 +359,22 @@ static int run_baseline(gemm_run *g, a4w4_entry_result *e)
         e->y_hash = h;
     }
     return rc;
+}
+
+/* The note of an entry judged inside the exact regime only: what was left out, and why. */
+static void note_not_judged(const gemm_run *g, a4w4_entry_result *e)
+{
+    size_t left = g->cmp.not_judged;
+    if (g->cmp.not_finite)
+        note_add(e->note, sizeof e->note, "%zu outputs NaN or Inf where every summation order "
+                 "gives a finite value (wrong under any contract); ", g->cmp.not_finite);
+    if (strcmp(g->b->contract, "exact"))
+        note_add(e->note, sizeof e->note, "no contract declared: judged against exact where "
+                 "the exact regime is proven (contracts §4.1), %zu of %zu outputs outside it "
+                 "not judged; ", left, g->n);
+    else if (left)
+        note_add(e->note, sizeof e->note, "%zu of %zu outputs outside the exact regime: not "
+                 "judged (exact is a reference there, contracts §4.1); ", left, g->n);
 }
 
 /* The guard zones, then the baseline against the oracle of the backend's contract into
@@ -325,8 +398,9 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
         if (g->cmp.mismatches)
             note_add(e->note, sizeof e->note, "outside the %s bound: largest distance %.3g "
                      "times the bound; ", g->b->contract, g->cmp.bound_use);
-    } else if (!strcmp(g->b->contract, "exact")) {
-        compare_exact(&g->cmp, g->s, g->y, g->o->exact, g->n);
+    } else if (is_exact_regime_only(g->b)) {
+        compare_exact_regime(&g->cmp, g->s, g->y, g->o, g->n);
+        note_not_judged(g, e);
     } else {
         const uint16_t *exp = a4w4_oracles_ordered(g->o, g->b->split);
         if (!exp)
@@ -438,6 +512,8 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
         return 1;
     if (g->b->asm_layout && g->d->a_scale_shuffled.data)
         fail |= check_pad_variants(g, e);
+    if (!fail && !g->cmp.checked) /* every output outside the exact regime: nothing judged */
+        *na = 1;
     return fail;
 }
 
@@ -462,6 +538,7 @@ static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
     else
         fail = gemm_checks(&g, e, &na);
     put_comparison(e, &g.cmp, s, e->has_run ? e->run_ms : NAN, o->proven, verdict_of(fail, na));
+    put_judged(e, &g.cmp, g.n);
     if (d->code0) {
         e->ambiguous = 1;
         note_add(e->note, sizeof e->note, "E8M0 code 0 present: read as 2^-127 (OCP, AITER "
@@ -779,6 +856,68 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     return st;
 }
 
+/* ---- outputs computed elsewhere (captures) ------------------------------------------ */
+
+/* The "backend" of a4w4_judge_outputs: hands back the outputs it was given. */
+static int run_given(void *ctx, const a4w4_run_args *a)
+{
+    const uint16_t *y = ctx;
+    memcpy(a->y, y, a->s->nrows * a->s->ncols * sizeof *y); /* a full sample: y as given */
+    return A4W4_OK;
+}
+
+static const a4w4_backend_type given_type = {.name = "given",
+                                             .what = "outputs computed elsewhere",
+                                             .contract = "exact",
+                                             .thread_safe = 1,
+                                             .full_outputs = 1,
+                                             .run = run_given};
+
+/* S of "ordered(S)" or "bounded(S)" (plain "bounded": 1); 1 for the others. */
+static unsigned split_of(const char *contract)
+{
+    unsigned S = 1;
+    if (sscanf(contract, "ordered(%u)", &S) != 1 && sscanf(contract, "bounded(%u)", &S) != 1)
+        S = 1;
+    return S;
+}
+
+a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e)
+{
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "%s", in->name);
+    snprintf(c.regime_text, sizeof c.regime_text, "%s", in->regime);
+    c.M = in->M, c.N = in->N, c.K = in->K;
+    a4w4_backend b;
+    memset(&b, 0, sizeof b);
+    b.type = &given_type;
+    b.ctx = (void *)in->y;
+    snprintf(b.name, sizeof b.name, "%s", in->backend);
+    snprintf(b.contract, sizeof b.contract, "%s",
+             strcmp(in->contract, "bounded") ? in->contract : "bounded(1)");
+    b.split = split_of(b.contract);
+    a4w4_sample s = {0};
+    a4w4_case_data d;
+    a4w4_oracles o;
+    memset(&o, 0, sizeof o);
+    a4w4_hstatus st = A4W4_ST_NOMEM;
+    if (a4w4_sample_make(c.M, c.N, c.K, 0, c.name, 1, &s) != A4W4_OK)
+        return st;
+    if (a4w4_case_data_load(in->a_fp4, in->a_scale, in->w_fp4, in->w_scale, c.M, c.N, c.K,
+                            &d) == A4W4_OK) {
+        if (a4w4_oracles_compute(&d, &s, &o) == 0) {
+            run_backend(&b, &c, &d, &s, &o, NULL, e);
+            e->has_tags = 0;
+            st = A4W4_ST_OK;
+        }
+        a4w4_oracles_free(&o);
+        a4w4_case_data_free(&d);
+    }
+    a4w4_sample_free(&s);
+    return st;
+}
+
 /* The system under test whose check this is ("<name> vs y_ordered"), or NULL. */
 static const a4w4_bundle_sut *sut_of(const a4w4_check *c, const a4w4_bundle_sut *suts,
                                      size_t nsuts)
@@ -841,46 +980,6 @@ static void golden_oracle(const a4w4_check_list *checks, const a4w4_bundle_sut *
     if (!oracle->note[0])
         snprintf(oracle->note, sizeof oracle->note, "%zu tensor checks (a4w4check verify %s)",
                  ntensor, base);
-}
-
-a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err, size_t errlen)
-{
-    a4w4_st_file f;
-    a4w4_check_list checks = {0};
-    size_t dims[3] = {0, 0, 0};
-    double t0 = a4w4_now() * 1e3;
-    if (a4w4_st_load(path, &f, err, errlen) != A4W4_ST_OK)
-        return A4W4_ST_BADINPUT;
-    a4w4_hstatus rc = a4w4_verify_capture(&f, path, &checks, dims, err, errlen);
-    double ms = a4w4_now() * 1e3 - t0;
-    const char *op = a4w4_st_meta(&f, "op"), *contract = a4w4_st_meta(&f, "contract");
-    char backend[160], name[160];
-    snprintf(backend, sizeof backend, "capture:%s", op ? op : "?");
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    snprintf(name, sizeof name, "capture/%.*s", (int)(strlen(base) - 12), base);
-    a4w4_check bad_input;
-    if (rc == A4W4_ST_BADINPUT || rc == A4W4_ST_NOMEM) {
-        memset(&bad_input, 0, sizeof bad_input);
-        bad_input.verdict = A4W4_CHECK_FAIL;
-        snprintf(bad_input.subject, sizeof bad_input.subject, "capture bundle");
-        snprintf(bad_input.note, sizeof bad_input.note, "bad input: %s", err);
-    }
-    size_t n = rc == A4W4_ST_BADINPUT || rc == A4W4_ST_NOMEM ? 1 : checks.n;
-    for (size_t i = 0; i < n; i++) {
-        a4w4_entry_result *e = a4w4_entry_list_add(out);
-        if (!e) {
-            rc = A4W4_ST_NOMEM;
-            snprintf(err, errlen, "%s: out of memory for the results", path);
-            break;
-        }
-        a4w4_entry_identity(e, A4W4_ENTRY_BYTES, name, dims[0], dims[1], dims[2], "capture", 0,
-                            backend, contract && *contract ? contract : "n/a");
-        a4w4_entry_set_check(e, n == checks.n ? &checks.items[i] : &bad_input);
-        e->time_ms = ms;
-    }
-    a4w4_check_list_free(&checks);
-    a4w4_st_free(&f);
-    return rc == A4W4_ST_MISMATCH ? A4W4_ST_OK : rc;
 }
 
 /* 1 when backend b is one of the systems under test bundle verification already ran. */
@@ -976,6 +1075,9 @@ a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, 
         }
         golden_identity(e, path, dims, sut->name, "ordered(1)", ms);
         a4w4_entry_set_check(e, &checks.items[i]);
+        e->has_judged = 1; /* the system under test's y against y_ordered, bit for bit */
+        e->judged_bit_exact = e->verdict == A4W4_VERDICT_NA ? 0 : e->checked;
+        e->not_judged = dims[0] * dims[1] - e->judged_bit_exact;
     }
     if (st != A4W4_ST_NOMEM && (e = a4w4_entry_list_add(out))) {
         a4w4_check oracle;

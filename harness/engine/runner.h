@@ -58,6 +58,24 @@ double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c);
 a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
                            char *err, size_t errlen);
 
+/* GEMM outputs computed elsewhere (a capture), to be judged from their own operands. */
+typedef struct {
+    const char *name, *regime, *backend; /* the entry's identity */
+    const char *contract; /* exact, ordered(S), bounded, bounded(S), or A4W4_CONTRACT_UNDECLARED */
+    const uint8_t *a_fp4, *a_scale, *w_fp4, *w_scale; /* row-major [M, K/2], [M, K/32],
+                                                         [N, K/2], [N, K/32] */
+    size_t M, N, K;    /* K % 32 == 0 */
+    const uint16_t *y; /* [M, N] bf16 bits, the kernel's outputs */
+} a4w4_judge_input;
+
+/* Judge in->y against in->contract exactly as a backend's outputs on a generated case are
+ * judged (every output; contracts §4.1: ordered(S) bit for bit; exact and undeclared bit for
+ * bit inside the exact regime and on NaN-reading outputs, the rest counted not judged;
+ * bounded(S) within its per-output bound) into *e: identity, verdict, counts, judged counts,
+ * first mismatches, note. The one judgement of captures, for `verify` and `run --captures`
+ * alike. A4W4_ST_OK (the verdict is in *e), or A4W4_ST_NOMEM. */
+a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e);
+
 /* Verify golden bundle path (contracts §7) with the systems under test suts[0..nsuts)
  * (verify_bundle.h): an entry for each of them whose name is also a selected backend's,
  * against the bundle's y_ordered, then one "oracle" entry for every other tensor check, then
@@ -65,15 +83,7 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
  * HIP), each output compared per the backend's contract like a generated case's (entries of
  * regime and tags "golden", full outputs). Returns A4W4_ST_OK, A4W4_ST_BADINPUT on bad input (err set; the oracle entry records it as
  * a failure) or A4W4_ST_NOMEM (no room for the entries; err set). */
-/* Judge capture bundle path (engine/verify_capture.h) into one entry per recomputed tensor:
- * name "capture/<file stem>", backend "capture:<op>", the capture's contract, regime
- * "capture". A malformed capture is one failing entry noting the rule. Returns A4W4_ST_OK
- * (also when the capture mismatches: the entries say so), A4W4_ST_BADINPUT (err: "<path>:
- * <rule>") or A4W4_ST_NOMEM. */
-a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err, size_t errlen);
-
 a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, size_t nsuts,
                              const char *path, a4w4_entry_list *out, char *err, size_t errlen);
-
 
 #endif

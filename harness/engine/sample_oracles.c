@@ -233,6 +233,12 @@ static int count_scratch_alloc(count_scratch *c, const a4w4_sub_problem *p)
 
 int a4w4_exact_regime_count(const a4w4_sub_problem *p, size_t *proven)
 {
+    return a4w4_exact_regime_flags(p, NULL, NULL, proven);
+}
+
+int a4w4_exact_regime_flags(const a4w4_sub_problem *p, uint8_t *flags, float *abs_sum,
+                            size_t *proven)
+{
     size_t nb = p->K / 32, rb = p->K / 2, n = 0;
     count_scratch c;
     *proven = 0;
@@ -251,7 +257,12 @@ int a4w4_exact_regime_count(const a4w4_sub_problem *p, size_t *proven)
                 size_t m = m0 + i;
                 output_facts o = {&c.fa[m], &c.fw[j], c.ma + m * nb, c.mw + j * nb,
                                   p->as + m * nb, p->ws + j * nb, nb};
-                n += (size_t)proven_at(&o, c.T[i * p->N + j]);
+                int in = proven_at(&o, c.T[i * p->N + j]);
+                n += (size_t)in;
+                if (flags)
+                    flags[m * p->N + j] = (uint8_t)in;
+                if (abs_sum)
+                    abs_sum[m * p->N + j] = c.T[i * p->N + j];
             }
     }
     count_scratch_free(&c);
@@ -270,13 +281,15 @@ int a4w4_oracles_compute(const a4w4_case_data *d, const a4w4_sample *s, a4w4_ora
     o->ordered1 = malloc(o->count * 2);
     o->exact = malloc(o->count * 2);
     o->exact_f32 = malloc(o->count * 4);
-    if (!o->ordered1 || !o->exact || !o->exact_f32)
+    o->in_regime = malloc(o->count ? o->count : 1);
+    o->abs_sum = malloc((o->count ? o->count : 1) * sizeof *o->abs_sum);
+    if (!o->ordered1 || !o->exact || !o->exact_f32 || !o->in_regime || !o->abs_sum)
         return A4W4_ENOMEM;
     const a4w4_sub_problem *p = &o->p;
     if (ordered_fast(p, 1, o->ordered1) ||
         exact_fast(p->a, p->as, p->w, p->ws, p->M, p->N, p->K, o->exact, o->exact_f32))
         return A4W4_ENOMEM;
-    return a4w4_exact_regime_count(p, &o->proven);
+    return a4w4_exact_regime_flags(p, o->in_regime, o->abs_sum, &o->proven);
 }
 
 const uint16_t *a4w4_oracles_ordered(a4w4_oracles *o, unsigned S)
@@ -352,6 +365,8 @@ void a4w4_oracles_free(a4w4_oracles *o)
     free(o->ordered1);
     free(o->exact);
     free(o->exact_f32);
+    free(o->in_regime);
+    free(o->abs_sum);
     free(o->sum_abs);
     for (size_t i = 0; i < o->nsplit; i++)
         free(o->split[i].y);

@@ -33,6 +33,9 @@ typedef struct {
     float *exact_f32;    /* exact, fp32 [count] */
     double *sum_abs;     /* sum |block terms| per output (bounded backends), NULL until asked */
     size_t proven;       /* outputs for which a4w4_exact_regime() returns 1 */
+    uint8_t *in_regime;  /* per output: 1 where a4w4_exact_regime() returns 1 [count] */
+    float *abs_sum;      /* per output: the sum of |terms| rounded to fp32 (RNE; NaN when a
+                            NaN scale is read) [count] */
     struct {
         unsigned S;
         uint16_t *y;
@@ -55,7 +58,12 @@ void a4w4_sub_problem_free(a4w4_sub_problem *p);
  * 0 with *proven set, or A4W4_ENOMEM. */
 int a4w4_exact_regime_count(const a4w4_sub_problem *p, size_t *proven);
 
-/* ordered1, exact, exact_f32 and proven over sample s of d. 0, or A4W4_ENOMEM (*o is valid
+/* The same, and per output (i * N + j) 1 or 0 into flags [M * N] and the fp32 sum of |terms|
+ * into abs_sum [M * N], each when not NULL. */
+int a4w4_exact_regime_flags(const a4w4_sub_problem *p, uint8_t *flags, float *abs_sum,
+                            size_t *proven);
+
+/* ordered1, exact, exact_f32, proven, in_regime and abs_sum over sample s of d. 0, or A4W4_ENOMEM (*o is valid
  * for a4w4_oracles_free either way). */
 int a4w4_oracles_compute(const a4w4_case_data *d, const a4w4_sample *s, a4w4_oracles *o);
 

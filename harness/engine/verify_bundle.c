@@ -470,7 +470,8 @@ a4w4_hstatus a4w4_verify_bundle(const char *path, const a4w4_bundle_sut *suts, s
     else if (fmt && !strcmp(fmt, "a4w4-quant/1"))
         rc = verify_quant_bundle(&b, out);
     else if (fmt && !strcmp(fmt, A4W4_CAPTURE_FORMAT))
-        rc = a4w4_verify_capture(&b.f, path, out, dims, err, errlen);
+        rc = bad(&b, "a capture bundle (a4w4-capture/1): `verify` and `run --captures` judge "
+                 "those (engine/verify_capture.h), not as a case bundle");
     else
         rc = bad(&b, "metadata format='%s' is not a4w4-case/1, a4w4-quant/1 or a4w4-capture/1 "
                  "(contracts §7)", fmt ? fmt : "(missing)");

@@ -7,10 +7,14 @@
 #include <string.h>
 
 #include "a4w4_formats.h"
-#include "a4w4_gemm.h"
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
+#include "backend.h"
 #include "casefile.h"
+#include "check.h"
+#include "fsutil.h"
+#include "runner.h"
+#include "safetensors.h"
 
 typedef struct {
     const a4w4_st_file *f;
@@ -18,6 +22,7 @@ typedef struct {
     char *err;
     size_t errlen;
     size_t M, N, K;
+    char name[160], backend[160]; /* the entries' identity */
 } capture;
 
 static a4w4_hstatus bad(capture *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -108,73 +113,109 @@ static a4w4_hstatus gemm_operands(capture *c, const uint8_t *op[4], uint8_t *buf
     return rc;
 }
 
-/* The oracle of the capture's contract into want [M, N]; exact regime count into *proven. */
-static a4w4_hstatus gemm_oracle(capture *c, const uint8_t *const op[4], uint16_t *want,
-                                size_t *proven, char *subject, size_t len)
+/* 1 when s is "<prefix>S)" with S a decimal in 1..65536 without sign or leading zeros. */
+static int split_form(const char *s, const char *prefix)
 {
-    const char *contract = a4w4_st_meta(c->f, "contract");
-    unsigned S = 0;
-    char tail;
-    if (!contract || !*contract || !strcmp(contract, "exact")) {
-        a4w4_gemm_exact(op[0], op[1], op[2], op[3], c->M, c->N, c->K, want, NULL);
-        snprintf(subject, len, "y (exact oracle)");
-    } else if (sscanf(contract, "ordered(%u%c", &S, &tail) == 2 && tail == ')' && S >= 1) {
-        a4w4_gemm_ordered(op[0], op[1], op[2], op[3], c->M, c->N, c->K, S, want, NULL);
-        snprintf(subject, len, "y (ordered(%u) oracle)", S);
-    } else
-        return bad(c, "metadata contract '%s' is not exact or ordered(S) (a bounded capture "
-                   "has no bit-exact answer; contracts §4.1)", contract);
-    *proven = 0;
-    for (size_t m = 0; m < c->M; m++)
-        for (size_t n = 0; n < c->N; n++) {
-            size_t nb = c->K / 32;
-            a4w4_dot_operands d = {op[0] + m * c->K / 2, op[1] + m * nb, op[2] + n * c->K / 2,
-                                   op[3] + n * nb, c->K};
-            *proven += (size_t)a4w4_exact_regime(&d);
-        }
-    return A4W4_ST_OK;
+    size_t L = strlen(prefix);
+    if (strncmp(s, prefix, L) || s[L] < '1' || s[L] > '9')
+        return 0;
+    unsigned long v = 0;
+    const char *p = s + L;
+    for (; *p >= '0' && *p <= '9' && v <= 65536; p++)
+        v = v * 10 + (unsigned long)(*p - '0');
+    return v <= 65536 && p[0] == ')' && !p[1];
 }
 
-static a4w4_hstatus verify_gemm(capture *c, a4w4_check_list *out)
+/* The contract the capture is judged by: the one its kernel declared, or
+ * A4W4_CONTRACT_UNDECLARED when it records none; NULL (bad input, *rc set) when the text is no
+ * contract judged here. */
+static const char *capture_contract(capture *c, a4w4_hstatus *rc)
 {
+    const char *t = a4w4_st_meta(c->f, "contract");
+    if (!t || !*t)
+        return A4W4_CONTRACT_UNDECLARED;
+    if (!strcmp(t, "exact") || !strcmp(t, "bounded") || split_form(t, "ordered(") ||
+        split_form(t, "bounded("))
+        return t;
+    *rc = bad(c, "metadata contract '%.64s' is not exact, ordered(S) or bounded(S) with S in "
+              "1..65536, nor empty (no contract declared; contracts §4.1)", t);
+    return NULL;
+}
+
+/* A new entry of the capture (kind, identity, contract); NULL with *rc set when out of memory. */
+static a4w4_entry_result *capture_entry(capture *c, a4w4_entry_list *out, a4w4_entry_kind kind,
+                                        const char *contract, a4w4_hstatus *rc)
+{
+    a4w4_entry_result *e = a4w4_entry_list_add(out);
+    if (!e) {
+        *rc = bad(c, "out of memory");
+        return NULL;
+    }
+    a4w4_entry_identity(e, kind, c->name, c->M, c->N, c->K, "capture", 0, c->backend, contract);
+    return e;
+}
+
+/* The captured output y, BF16 [M, N]; NULL with *rc set when it is missing or misshapen. */
+static const uint16_t *captured_y(capture *c, a4w4_hstatus *rc)
+{
+    const a4w4_st_tensor *y = a4w4_st_find(c->f, "y");
+    if (y && y->dtype == A4W4_ST_BF16 && y->ndim == 2 && y->shape[0] == c->M &&
+        y->shape[1] == c->N)
+        return (const uint16_t *)y->data;
+    *rc = bad(c, "tensor 'y' (the kernel's output) must be BF16 [%zu, %zu]", c->M, c->N);
+    return NULL;
+}
+
+static a4w4_hstatus verify_gemm(capture *c, a4w4_entry_list *out)
+{
+    a4w4_hstatus rc = A4W4_ST_OK;
+    const char *contract = capture_contract(c, &rc);
+    if (!contract)
+        return rc;
     if (a4w4_st_find(c->f, "bias")) {
-        a4w4_check *k = a4w4_check_list_add(out);
-        if (!k)
-            return bad(c, "out of memory");
-        a4w4_check_na(k, "y", "the call added a bias: the epilogue is not modeled here");
-        return A4W4_ST_OK;
+        a4w4_entry_result *e = capture_entry(c, out, A4W4_ENTRY_OUTPUTS, contract, &rc);
+        if (e) {
+            e->verdict = A4W4_VERDICT_NA;
+            e->has_judged = 1;
+            e->not_judged = c->M * c->N;
+            snprintf(e->note, sizeof e->note, "the call added a bias: the epilogue is not "
+                     "modeled here");
+        }
+        return rc;
     }
     const uint8_t *op[4] = {0};
     uint8_t *buf[4] = {0};
-    uint16_t *want = NULL;
-    a4w4_hstatus rc = gemm_operands(c, op, buf);
-    const a4w4_st_tensor *y = a4w4_st_find(c->f, "y");
-    if (!rc && (!y || y->dtype != A4W4_ST_BF16 || y->ndim != 2 || y->shape[0] != c->M ||
-                y->shape[1] != c->N))
-        rc = bad(c, "tensor 'y' (the kernel's output) must be BF16 [%zu, %zu]", c->M, c->N);
-    if (!rc && !(want = malloc(c->M * c->N * sizeof *want)))
-        rc = bad(c, "out of memory");
-    char subject[64];
-    size_t proven = 0;
-    if (!rc)
-        rc = gemm_oracle(c, op, want, &proven, subject, sizeof subject);
-    a4w4_check *k = rc ? NULL : a4w4_check_list_add(out);
-    if (!rc && !k)
-        rc = bad(c, "out of memory");
-    if (k) {
-        a4w4_check_bf16(k, subject, (const uint16_t *)y->data, want, c->M, c->N);
-        snprintf(k->note, sizeof k->note, "%zu of %zu outputs in the proven exact regime",
-                 proven, c->M * c->N);
-        rc = k->verdict == A4W4_CHECK_FAIL ? A4W4_ST_MISMATCH : A4W4_ST_OK;
+    rc = gemm_operands(c, op, buf);
+    const uint16_t *y = rc ? NULL : captured_y(c, &rc);
+    a4w4_entry_result *e = rc ? NULL : capture_entry(c, out, A4W4_ENTRY_OUTPUTS, contract, &rc);
+    if (e) {
+        a4w4_judge_input in = {c->name, "capture", c->backend, contract, op[0], op[1], op[2],
+                               op[3], c->M, c->N, c->K, y};
+        if (a4w4_judge_outputs(&in, e) != A4W4_ST_OK)
+            rc = bad(c, "out of memory");
+        else if (e->verdict == A4W4_VERDICT_FAIL)
+            rc = A4W4_ST_MISMATCH;
     }
-    free(want);
     for (int i = 0; i < 4; i++)
         free(buf[i]);
     return rc;
 }
 
+/* One quantizer output tensor's check as an entry of the capture. */
+static void quant_entry(capture *c, a4w4_entry_list *out, const a4w4_check *k, a4w4_hstatus *rc)
+{
+    const char *contract = a4w4_st_meta(c->f, "contract");
+    a4w4_entry_result *e = capture_entry(c, out, A4W4_ENTRY_BYTES,
+                                         contract && *contract ? contract : "n/a", rc);
+    if (e) {
+        a4w4_entry_set_check(e, k);
+        snprintf(e->note, sizeof e->note, "%s%s%s", k->subject, k->note[0] ? ": " : "",
+                 k->note);
+    }
+}
+
 /* The quantizer's outputs against ref's round_up quantization of x (contracts §2). */
-static a4w4_hstatus verify_quant(capture *c, a4w4_check_list *out)
+static a4w4_hstatus verify_quant(capture *c, a4w4_entry_list *out)
 {
     size_t M = c->M, K = c->K, nb = K / 32;
     const a4w4_st_tensor *x = a4w4_st_find(c->f, "x");
@@ -192,40 +233,81 @@ static a4w4_hstatus verify_quant(capture *c, a4w4_check_list *out)
     if (!rc && (!rq || !rs || a4w4_quantize(x->data, A4W4_IN_BF16, M, K, A4W4_ROUND_UP, shuf,
                                             rq, rs) != A4W4_OK))
         rc = bad(c, "out of memory");
-    a4w4_check *k1 = rc ? NULL : a4w4_check_list_add(out);
-    a4w4_check *k2 = k1 ? a4w4_check_list_add(out) : NULL;
-    if (!rc && !k2)
-        rc = bad(c, "out of memory");
     if (!rc) {
-        k1 = &out->items[out->n - 2];
-        a4w4_check_bytes(k1, "a_fp4 (round_up)", q, rq, M, K / 2, NULL);
-        a4w4_check_bytes(k2, shuf ? "a_scale_shuffled (round_up)" : "a_scale (round_up)", s, rs,
-                         sr, sc, NULL);
-        rc = k1->verdict == A4W4_CHECK_FAIL || k2->verdict == A4W4_CHECK_FAIL ? A4W4_ST_MISMATCH
-                                                                              : A4W4_ST_OK;
+        a4w4_check k[2];
+        a4w4_check_bytes(&k[0], "a_fp4 (round_up)", q, rq, M, K / 2, NULL);
+        a4w4_check_bytes(&k[1], shuf ? "a_scale_shuffled (round_up)" : "a_scale (round_up)", s,
+                         rs, sr, sc, NULL);
+        for (int i = 0; i < 2 && !rc; i++)
+            quant_entry(c, out, &k[i], &rc);
+        if (!rc && (k[0].verdict == A4W4_CHECK_FAIL || k[1].verdict == A4W4_CHECK_FAIL))
+            rc = A4W4_ST_MISMATCH;
     }
     free(rq);
     free(rs);
     return rc;
 }
 
-a4w4_hstatus a4w4_verify_capture(const a4w4_st_file *f, const char *path, a4w4_check_list *out,
-                                 size_t *dims, char *err, size_t errlen)
+/* The capture's entries into out (see a4w4_run_capture). */
+static a4w4_hstatus judge_capture(capture *c, a4w4_entry_list *out)
 {
-    capture c = {f, path, err, errlen, 0, 0, 0};
-    const char *op = a4w4_st_meta(f, "op");
+    const char *op = a4w4_st_meta(c->f, "op");
     int quant = op && !strcmp(op, "aiter.per_1x32_f4_quant_hip");
     int gemm = op && (!strcmp(op, "aiter.gemm_a4w4") || !strcmp(op, "aiter.gemm_afp4wfp4"));
-    c.M = dim(&c, "M");
-    c.N = dim(&c, "N");
-    c.K = dim(&c, "K");
-    if (dims)
-        dims[0] = c.M, dims[1] = c.N, dims[2] = c.K;
+    snprintf(c->backend, sizeof c->backend, "capture:%s", op ? op : "?");
+    c->M = dim(c, "M");
+    c->N = dim(c, "N");
+    c->K = dim(c, "K");
+    const char *fmt = a4w4_st_meta(c->f, "format");
+    if (!fmt || strcmp(fmt, A4W4_CAPTURE_FORMAT))
+        return bad(c, "metadata format '%s' is not " A4W4_CAPTURE_FORMAT, fmt ? fmt : "(missing)");
     if (!quant && !gemm)
-        return bad(&c, "metadata op '%s' is not aiter.gemm_a4w4, aiter.gemm_afp4wfp4 or "
+        return bad(c, "metadata op '%s' is not aiter.gemm_a4w4, aiter.gemm_afp4wfp4 or "
                    "aiter.per_1x32_f4_quant_hip", op ? op : "(missing)");
-    if (!c.M || (gemm && !c.N) || !c.K || c.K % 32)
-        return bad(&c, "metadata M, N, K must be positive decimals (N 0 for the quantizer) "
+    if (!c->M || (gemm && !c->N) || !c->K || c->K % 32)
+        return bad(c, "metadata M, N, K must be positive decimals (N 0 for the quantizer) "
                    "with K %% 32 == 0 (contracts §1)");
-    return quant ? verify_quant(&c, out) : verify_gemm(&c, out);
+    return quant ? verify_quant(c, out) : verify_gemm(c, out);
+}
+
+int a4w4_is_capture(const char *path)
+{
+    a4w4_st_file f;
+    if (a4w4_st_load(path, &f, NULL, 0) != A4W4_ST_OK)
+        return 0;
+    const char *fmt = a4w4_st_meta(&f, "format");
+    int yes = fmt && !strcmp(fmt, A4W4_CAPTURE_FORMAT);
+    a4w4_st_free(&f);
+    return yes;
+}
+
+a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err, size_t errlen)
+{
+    a4w4_st_file f;
+    double t0 = a4w4_now() * 1e3;
+    if (a4w4_st_load(path, &f, err, errlen) != A4W4_ST_OK)
+        return A4W4_ST_BADINPUT;
+    capture c = {&f, path, err, errlen, 0, 0, 0, "", ""};
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t L = strlen(base);
+    snprintf(c.name, sizeof c.name, "capture/%.*s", (int)(L > 12 ? L - 12 : L), base);
+    size_t first = out->n;
+    a4w4_hstatus rc = judge_capture(&c, out);
+    if (rc == A4W4_ST_BADINPUT || rc == A4W4_ST_NOMEM) {
+        out->n = first; /* a capture that could not be read is one failing entry */
+        a4w4_hstatus r2 = A4W4_ST_OK;
+        const char *contract = a4w4_st_meta(&f, "contract");
+        a4w4_entry_result *e = capture_entry(&c, out, A4W4_ENTRY_BYTES,
+                                             contract && *contract ? contract : "n/a", &r2);
+        if (e) {
+            e->verdict = A4W4_VERDICT_FAIL;
+            snprintf(e->note, sizeof e->note, "bad input: %s", err);
+        } else
+            rc = A4W4_ST_NOMEM;
+    }
+    double ms = a4w4_now() * 1e3 - t0;
+    for (size_t i = first; i < out->n; i++)
+        out->items[i].time_ms = ms;
+    a4w4_st_free(&f);
+    return rc == A4W4_ST_MISMATCH ? A4W4_ST_OK : rc;
 }

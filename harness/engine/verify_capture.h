@@ -1,8 +1,11 @@
 /* verify_capture.h — judge a captured call (a capture bundle, format "a4w4-capture/1", written
- * by the Python bridge's a4w4check.capture) from its own operands (contracts §7).
+ * by the Python bridge's a4w4check.capture) from its own operands (contracts §7). The one
+ * reading of a capture: `verify` and `run --captures` both call a4w4_run_capture and report
+ * the entries it makes, so they give the same verdicts and counts.
  *
  * Metadata: op ("aiter.gemm_a4w4", "aiter.gemm_afp4wfp4", "aiter.per_1x32_f4_quant_hip"), M,
- * N, K, contract ("exact", "ordered(S)"; GEMM ops), shuffle (quantizer), call_site, layer.
+ * N, K, contract (GEMM ops: the contract the kernel declared, "exact", "ordered(S)",
+ * "bounded(S)"; empty or absent when it declared none), shuffle (quantizer), call_site, layer.
  * GEMM tensors as the kernel received them: a_fp4 [M, K/2]; a_scale [M, K/32] or
  * a_scale_shuffled (contracts §3.3); w_fp4 [N, K/2] or w_fp4_shuffled (§3.1); w_scale
  * [N, K/32] or w_scale_swizzled (§3.2); y BF16 [M, N], the kernel's output. Quantizer: x BF16
@@ -11,20 +14,25 @@
 #ifndef A4W4_VERIFY_CAPTURE_H
 #define A4W4_VERIFY_CAPTURE_H
 
-#include "safetensors.h"
+#include "entry.h"
 #include "status.h"
-#include "verify_bundle.h"
 
 #define A4W4_CAPTURE_FORMAT "a4w4-capture/1"
 
-/* Recompute the captured call of loaded file f (path for messages): a GEMM's y through the
- * layout maps' inverses and the oracle of its contract (exact: every output against the
- * correctly rounded sum, the note says how many lie in the proven exact regime; ordered(S):
- * bit for bit), a quantizer's outputs with ref's round_up quantizer. One check per recomputed
- * tensor goes to out (first mismatching (row, col), both values, count). Returns A4W4_ST_OK,
- * A4W4_ST_MISMATCH, or A4W4_ST_BADINPUT with err = "<path>: <rule>" (unknown op or contract,
- * missing or misshapen tensor, impossible M, N, K), A4W4_ST_NOMEM. dims (3) gets M, N, K. */
-a4w4_hstatus a4w4_verify_capture(const a4w4_st_file *f, const char *path, a4w4_check_list *out,
-                                 size_t *dims, char *err, size_t errlen);
+/* 1 when the file at path is a safetensors file whose metadata format is a4w4-capture/1;
+ * 0 otherwise (another format, or unreadable: the bundle readers say why). */
+int a4w4_is_capture(const char *path);
+
+/* Judge capture bundle path into entries appended to out, named "capture/<file stem>", backend
+ * "capture:<op>", regime "capture". A GEMM: one entry, y through the layout maps' inverses
+ * judged by a4w4_judge_outputs (runner.h) against the contract the capture records, or, when
+ * it records none, as A4W4_CONTRACT_UNDECLARED ("no contract declared": bit for bit where the
+ * exact regime is proven, the rest counted not judged; never against a contract the kernel
+ * did not declare); a call that added a bias is n/a. A quantizer: one entry per output
+ * tensor, byte for byte against ref's round_up quantization (contracts §2). A malformed
+ * capture is one failing entry noting the rule. Returns A4W4_ST_OK (also when the capture
+ * mismatches: the entries say so), A4W4_ST_BADINPUT (err: "<path>: <rule>": unknown op or
+ * contract, missing or misshapen tensor, impossible M, N, K) or A4W4_ST_NOMEM. */
+a4w4_hstatus a4w4_run_capture(const char *path, a4w4_entry_list *out, char *err, size_t errlen);
 
 #endif

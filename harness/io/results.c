@@ -11,6 +11,13 @@
 
 static const char *const verdict_text[3] = {"PASS", "FAIL", "INCOMPLETE"};
 
+/* Number field key of o, 0 when absent or not a number. */
+static double jnum_or(const cJSON *o, const char *key)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(n) ? n->valuedouble : 0;
+}
+
 /* Entries by verdict (pass, fail, n/a, skip; anything else counts as skip) and the outputs
  * checked by pass and fail entries. */
 static void tally_entries(const cJSON *cases, double n[4], double *outputs)
@@ -138,6 +145,55 @@ static void add_skipped(const cJSON *cases, double nskip, char *reason, size_t l
              cJSON_IsString(no) ? no->valuestring : "no note");
 }
 
+/* Add an entry's judged_* counts to the row of its regime (without a ":mode" suffix) and to
+ * "all" in the object of its backend. NULL when out of memory. */
+static cJSON *judged_add(cJSON *per_backend, const cJSON *e)
+{
+    static const char *const keys[4] = {"outputs", "bit_exact", "in_bound", "not_judged"};
+    double v[4] = {0, jnum_or(e, "judged_bit_exact"), jnum_or(e, "judged_in_bound"),
+                   jnum_or(e, "not_judged")};
+    v[0] = v[1] + v[2] + v[3];
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "regime");
+    char regime[32];
+    snprintf(regime, sizeof regime, "%s", cJSON_IsString(r) ? r->valuestring : "?");
+    regime[strcspn(regime, ":")] = 0;
+    const char *rows[2] = {"all", regime};
+    for (int i = 0; i < 2; i++) {
+        cJSON *row = cJSON_GetObjectItemCaseSensitive(per_backend, rows[i]);
+        if (!row && !(row = cJSON_AddObjectToObject(per_backend, rows[i])))
+            return NULL;
+        for (int k = 0; k < 4; k++) {
+            cJSON *n = cJSON_GetObjectItemCaseSensitive(row, keys[k]);
+            if (n)
+                cJSON_SetNumberValue(n, n->valuedouble + v[k]);
+            else if (!cJSON_AddNumberToObject(row, keys[k], v[k]))
+                return NULL;
+        }
+    }
+    return per_backend;
+}
+
+/* The document's "judged": per backend (the oracle's self-checks left out), per regime and
+ * "all", how many GEMM outputs its entries covered and how many of them were judged bit for
+ * bit, within a bound, or not at all (entries with the judged_* fields; entry.h). */
+static cJSON *judged_table(const cJSON *cases)
+{
+    cJSON *t = cJSON_CreateObject();
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cases) {
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(e, "backend");
+        if (!t || !cJSON_IsString(b) || !strcmp(b->valuestring, "oracle") ||
+            !cJSON_GetObjectItemCaseSensitive(e, "not_judged"))
+            continue;
+        cJSON *pb = cJSON_GetObjectItemCaseSensitive(t, b->valuestring);
+        if ((!pb && !(pb = cJSON_AddObjectToObject(t, b->valuestring))) || !judged_add(pb, e)) {
+            cJSON_Delete(t);
+            t = NULL;
+        }
+    }
+    return t;
+}
+
 a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c)
 {
     cJSON *cases = cJSON_DetachItemFromObjectCaseSensitive(doc, "cases");
@@ -167,6 +223,8 @@ a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c)
     cJSON_AddNumberToObject(ct, "recorded_items", (double)c->recorded_items);
     cJSON_AddNumberToObject(ct, "outputs_checked", outputs);
     cJSON_AddItemToObject(ct, "backends_unchecked", u);
+    cJSON_DeleteItemFromObjectCaseSensitive(doc, "judged");
+    cJSON_AddItemToObject(doc, "judged", judged_table(cases));
     cJSON_AddItemToObject(doc, "cases", cases ? cases : cJSON_CreateArray());
     return v;
 }

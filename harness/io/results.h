@@ -38,7 +38,10 @@ typedef struct {
  * "INCOMPLETE"), "verdict_reason" (one line saying why), and "counts" {"entries", "pass",
  * "fail", "n/a", "skip" (entries by verdict), "expected_items", "recorded_items",
  * "outputs_checked" (sum of checked_outputs over pass and fail entries),
- * "backends_unchecked" (the selected backends without a comparison)}. Returns the verdict. */
+ * "backends_unchecked" (the selected backends without a comparison)}, and "judged" {backend
+ * (the oracle's self-checks left out): {"all" and each regime (without a ":mode" suffix):
+ * {"outputs", "bit_exact", "in_bound", "not_judged"}}}, the sums of the entries' judged_*
+ * fields (GEMM outputs judged bit for bit, within a bound, not at all). Returns the verdict. */
 a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c);
 
 /* Render the Markdown summary of a results document (malloc'ed string). */

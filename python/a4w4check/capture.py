@@ -6,9 +6,17 @@
         model(x)
 
 or, for a server (SGLang) you do not edit: A4W4CHECK_CAPTURE=DIR [A4W4CHECK_CAPTURE_BUDGET=
-bytes, suffix K/M/G allowed; A4W4CHECK_CAPTURE_SAMPLE_EVERY; A4W4CHECK_CAPTURE_SEED] in the
-environment of a process that imports a4w4check (an explicit `import a4w4check.capture` in the
-launch script, or a sitecustomize.py on PYTHONPATH that does it).
+bytes, suffix K/M/G allowed; A4W4CHECK_CAPTURE_SAMPLE_EVERY; A4W4CHECK_CAPTURE_SEED;
+A4W4CHECK_CAPTURE_CONTRACTS="op=CONTRACT;..."] in the environment of a process that imports
+a4w4check (an explicit `import a4w4check.capture` in the launch script, or a sitecustomize.py on
+PYTHONPATH that does it).
+
+Each GEMM capture records the contract its kernel keeps (metadata `contract`, and
+`contract_source`): the user's (capture(contracts={op: text or file}), e.g. the file
+`a4w4check discover --out FILE` wrote), else the wrapped function's `a4w4_contract` attribute,
+else the op's own declaration (capture_ops.CONTRACTS: none for AITER's ops), else none ("").
+A capture with no contract is judged only where the exact regime is proven and says so; it is
+never judged against a contract its kernel did not declare.
 
 Wrapped ops: aiter.gemm_a4w4, aiter.per_1x32_f4_quant_hip and
 aiter.ops.triton.gemm_afp4wfp4.gemm_afp4wfp4, in aiter's modules and in every module already
@@ -35,7 +43,7 @@ import random
 import sys
 import threading
 
-from . import bundle, st
+from . import bundle, contract, st
 from .capture_ops import CONTRACTS, SITES, bind, describe, outputs, to_numpy
 
 log = logging.getLogger("a4w4check.capture")
@@ -103,8 +111,14 @@ class Capture:
 
     def __init__(self, directory, budget_bytes=1 << 30, sample_every=100, seed=0,
                  contracts=None):
+        """contracts: {op: contract text or the path of a file holding one} the user gives
+        (ValueError when one is neither, or the op is not one capture wraps)."""
         self.dir, self.budget, self.sample_every = str(directory), int(budget_bytes), sample_every
-        self.contracts = dict(CONTRACTS, **(contracts or {}))
+        unknown = sorted(set(contracts or {}) - set(SITES))
+        if unknown:
+            raise ValueError(f"contracts for {', '.join(unknown)}: capture wraps only "
+                             f"{', '.join(SITES)}")
+        self.user = {op: contract.resolve(c) for op, c in (contracts or {}).items()}
         self.rng, self.lock = random.Random(seed), threading.RLock()
         self.seen, self.counts, self.paths, self.written = set(), {}, [], 0
         self.active, self.patches = False, []
@@ -132,7 +146,7 @@ class Capture:
         orig = next((getattr(m, attr) for m in mods if m is not None and hasattr(m, attr)), None)
         if orig is None or getattr(orig, "_a4w4_capture", None) is not None:
             return
-        wrapper = self._wrapper(op, orig)
+        wrapper = self._wrapper(op, orig, self._declared(op, orig))
         for mod in list(sys.modules.values()):
             if _holds(mod, attr, orig):
                 setattr(mod, attr, wrapper)
@@ -145,7 +159,19 @@ class Capture:
                 setattr(mod, attr, orig)
         self.patches, self.active = [], False
 
-    def _wrapper(self, op, orig):
+    def _declared(self, op, fn):
+        """(contract, source) recorded for op's calls: the user's, the function's
+        a4w4_contract attribute, the op's own (CONTRACTS), or ("", "none")."""
+        if op in self.user:
+            return self.user[op], "user"
+        attr = getattr(fn, "a4w4_contract", None)
+        if attr:
+            return str(attr).strip(), "kernel attribute"
+        if CONTRACTS.get(op):
+            return CONTRACTS[op], "runner"
+        return "", "none"
+
+    def _wrapper(self, op, orig, declared):
         @functools.wraps(orig)
         def wrapper(*args, **kwargs):
             if _compiling():  # torch.compile tracing: stay out of the graph
@@ -153,7 +179,7 @@ class Capture:
             plan = self._plan(op, args, kwargs) if self.active else None
             result = orig(*args, **kwargs)
             if plan is not None:
-                self._finish(op, plan, result)
+                self._finish(op, plan, result, declared)
             return result
         wrapper._a4w4_capture = self
         return wrapper
@@ -180,7 +206,7 @@ class Capture:
             self._fail(f"{op}: cannot read the call ({type(e).__name__}: {e})")
             return None
 
-    def _finish(self, op, plan, result):
+    def _finish(self, op, plan, result, declared):
         """Snapshot the outputs and write the bundle within the budget. Never raises."""
         b, dims, tensors, meta = plan
         try:
@@ -193,7 +219,8 @@ class Capture:
                     self._fail(f"budget of {self.budget} bytes reached ({self.written} written)")
                     return
                 full = {"call_site": meta.pop("call_site"), "layer": meta.pop("layer"),
-                        "contract": self.contracts.get(op, ""), "layouts": ",".join(tensors)}
+                        "contract": declared[0], "contract_source": declared[1],
+                        "layouts": ",".join(tensors)}
                 full.update(meta)
                 stem = f"{op}_{dims[0]}x{dims[1]}x{dims[2]}"
                 start = self.counts.get(stem, 0)
@@ -259,6 +286,17 @@ def _bytes(text):
     return int(text[:-1] if mult > 1 else text) * mult
 
 
+def _contracts(text):
+    """"op=CONTRACT;op=CONTRACT" -> {op: CONTRACT} (CONTRACT text or a file path)."""
+    out = {}
+    for item in filter(None, (t.strip() for t in text.split(";"))):
+        op, eq, c = item.partition("=")
+        if not eq or not op.strip() or not c.strip():
+            raise ValueError(f"{item!r} is not op=CONTRACT")
+        out[op.strip()] = c.strip()
+    return out
+
+
 ENV_CAPTURE = None
 
 
@@ -272,6 +310,7 @@ def install_from_env():
         budget = _bytes(os.environ.get("A4W4CHECK_CAPTURE_BUDGET", "1G"))
         every = int(os.environ.get("A4W4CHECK_CAPTURE_SAMPLE_EVERY", "100"))
         seed = int(os.environ.get("A4W4CHECK_CAPTURE_SEED", "0"))
+        contracts = _contracts(os.environ.get("A4W4CHECK_CAPTURE_CONTRACTS", ""))
     except ValueError as e:
         log.warning("a4w4check.capture: not started: bad A4W4CHECK_CAPTURE_* value (%s)", e)
         return None
@@ -279,7 +318,12 @@ def install_from_env():
         log.warning("a4w4check.capture: not started: the Python package 'aiter' is not "
                     "importable")
         return None
-    ENV_CAPTURE = Capture(directory, budget, every, seed).start()
+    try:
+        cap = Capture(directory, budget, every, seed, contracts)
+    except ValueError as e:
+        log.warning("a4w4check.capture: not started: A4W4CHECK_CAPTURE_CONTRACTS: %s", e)
+        return None
+    ENV_CAPTURE = cap.start()
     return ENV_CAPTURE
 
 

@@ -1,4 +1,4 @@
-"""python -m a4w4check.external --ops DIR --out DIR --kernel NAME [--contract C]
+"""python -m a4w4check.external --ops DIR --out DIR --kernel NAME [--contract C|FILE]
 [--device cuda|cpu]
 
 Runs a GEMM kernel (a4w4check.kernels) on every case of an operand directory (DIR/manifest.json,
@@ -18,14 +18,12 @@ one line on stderr starting "a4w4check.external: ".
 """
 import argparse
 import os
-import re
 import sys
 
-from . import bundle, kernels, st
+from . import bundle, contract, kernels, st
 from .errors import BundleError
 
 PROG = "a4w4check.external"
-CONTRACT = re.compile(r"(exact|ordered\([1-9][0-9]*\)|bounded(\([1-9][0-9]*\))?)\Z")
 
 
 class Usage(Exception):
@@ -43,7 +41,8 @@ def _parse(argv):
     p.add_argument("--out", required=True, help="output bundle directory (created)")
     p.add_argument("--kernel", required=True, help=f"{', '.join(kernels.BUILTIN)} or "
                    "module:function")
-    p.add_argument("--contract", help="exact, ordered(S) or bounded(S) (default: the kernel's)")
+    p.add_argument("--contract", help="exact, ordered(S), bounded(S), tree(...), or a file "
+                   "holding one (`a4w4check discover --out FILE`; default: the kernel's)")
     p.add_argument("--device", choices=("cuda", "cpu"), help="default: the kernel's")
     return p.parse_args(argv)
 
@@ -53,9 +52,10 @@ def _contract(args, kern, probes=False):
     if not c:
         raise Usage(f"kernel {kern.name} declares no contract: pass --contract or give the "
                     "function an a4w4_contract attribute")
-    if not CONTRACT.match(c):
-        raise Usage(f"contract {c!r} is not exact, ordered(S) or bounded(S)")
-    return c
+    try:
+        return contract.resolve(c)
+    except ValueError as e:
+        raise Usage(str(e)) from None
 
 
 def _cuda():

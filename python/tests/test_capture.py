@@ -67,7 +67,9 @@ def test_a_capture_holds_what_the_op_received_and_returned(tiny, fake_aiter, tmp
     assert (g.tensors["w_scale_swizzled"] == layouts.swizzle_scale(model.up.w_scale)).all()
     assert (g.tensors["y"].view(np.int16) == bits(model.up(x))).all()
     assert g.meta["call_site"] == f"{tiny.__file__}:{tiny.line_of('# ASM CALL')}"
-    assert (g.meta["layer"], g.meta["contract"], g.meta["bpreshuffle"]) == ("up", "exact", "True")
+    # AITER declares no order for gemm_a4w4: the capture records none (never "exact")
+    assert (g.meta["layer"], g.meta["contract"], g.meta["bpreshuffle"]) == ("up", "", "True")
+    assert g.meta["contract_source"] == "none"
     assert g.meta["layouts"] == "a_fp4,w_fp4_shuffled,a_scale_shuffled,w_scale_swizzled,y"
     # judgeable: y is the exact GEMM of the operands the op received
     q, s = fake_aiter.per_1x32_f4_quant_hip(x)
@@ -177,3 +179,61 @@ def test_the_environment_starts_a_capture_when_the_package_is_imported(tmp_path)
                                                        A4W4CHECK_CAPTURE_BUDGET="10M"))
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "4" and len(names(tmp_path / "c")) == 4
+
+
+def gemm_contracts(d):
+    """op -> (contract, contract_source) recorded in the GEMM captures of directory d."""
+    out = {}
+    for name in names(d):
+        if "gemm" in name:
+            m = bundle.load_capture(os.path.join(d, name)).meta
+            out[m["op"]] = (m["contract"], m["contract_source"])
+    return out
+
+
+def test_a_kernels_a4w4_contract_attribute_is_recorded(tiny, fake_aiter, tmp_path, monkeypatch):
+    monkeypatch.setattr(fake_aiter.gemm_a4w4, "a4w4_contract", "ordered(1)", raising=False)
+    with capture.capture(tmp_path, sample_every=0):
+        tiny.TinyModel()(x_of(4))
+    assert gemm_contracts(tmp_path) == {"aiter.gemm_a4w4": ("ordered(1)", "kernel attribute"),
+                                        "aiter.gemm_afp4wfp4": ("", "none")}
+
+
+def test_a_user_contract_text_or_file_wins_over_the_attribute(tiny, fake_aiter, tmp_path,
+                                                              monkeypatch):
+    monkeypatch.setattr(fake_aiter.gemm_a4w4, "a4w4_contract", "ordered(1)", raising=False)
+    found = tmp_path / "discovered.txt"
+    found.write_text("tree(order=desc)\n")
+    with capture.capture(tmp_path / "c", sample_every=0,
+                         contracts={"aiter.gemm_a4w4": str(found),
+                                    "aiter.gemm_afp4wfp4": "ordered(2)"}):
+        tiny.TinyModel()(x_of(4))
+    assert gemm_contracts(tmp_path / "c") == {
+        "aiter.gemm_a4w4": ("tree(order=desc)", "user"),
+        "aiter.gemm_afp4wfp4": ("ordered(2)", "user")}
+
+
+@pytest.mark.parametrize("contracts,why", [
+    ({"aiter.gemm_a4w4": "sometimes"}, "contract .sometimes. is not exact"),
+    ({"aiter.gemm_a4w5": "exact"}, "capture wraps only"),
+])
+def test_a_bad_user_contract_is_refused_before_anything_runs(tmp_path, contracts, why):
+    with pytest.raises(ValueError, match=why):
+        capture.capture(tmp_path, contracts=contracts)
+
+
+def test_the_environment_gives_contracts_to_a_server_capture(tmp_path):
+    code = ("import logging, sys; logging.basicConfig()\n"
+            "import aiter, a4w4check.capture as c\n"
+            "print(c.ENV_CAPTURE.user if c.ENV_CAPTURE else None)\n")
+    env = subprocess_env([FAKE_AITER], A4W4CHECK_CAPTURE=str(tmp_path),
+                         A4W4CHECK_CAPTURE_CONTRACTS="aiter.gemm_a4w4=ordered(1); "
+                                                     "aiter.gemm_afp4wfp4=exact")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "{'aiter.gemm_a4w4': 'ordered(1)', 'aiter.gemm_afp4wfp4': 'exact'}"
+    env["A4W4CHECK_CAPTURE_CONTRACTS"] = "aiter.gemm_a4w4"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.stdout.strip() == "None" and "not op=CONTRACT" in r.stderr

@@ -224,3 +224,14 @@ def test_the_module_runs_as_a_program(opsdir, tmp_path):
     r = child(["--ops", str(opsdir[0]), "--out", str(tmp_path), "--kernel", "torch-dequant"])
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "manifest.json").read_text())["failed"] == {}
+
+
+def test_a_tree_contract_or_a_discovered_file_is_passed_through(opsdir, tmp_path):
+    d, _ = opsdir
+    found = tmp_path / "found.txt"
+    found.write_text("tree(fuse=4,prec=27,round=rz)\n")
+    for c, want in (("tree(order=desc)", "tree(order=desc)"),
+                    (str(found), "tree(fuse=4,prec=27,round=rz)")):
+        out = tmp_path / want.replace("(", "_").replace(")", "_")
+        assert run(d, out, "torch-dequant", "--contract", c) == 0
+        assert (out / "contract.txt").read_text() == want + "\n"

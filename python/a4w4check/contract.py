@@ -1,0 +1,33 @@
+"""a4w4check.contract: the accumulation contract a kernel declares (contracts §4.1, §4.2), as
+text the C harness judges by: "exact", "ordered(S)", "bounded" or "bounded(S)", or a tree form
+"tree(key=value,...)". resolve() takes that text or the path of a file holding it (what
+`a4w4check discover --out FILE` writes) and returns the text; check() says whether text has
+one of those forms (the C side parses it fully and refuses what it does not judge)."""
+import os
+import re
+
+FORM = re.compile(r"(exact|ordered\([1-9][0-9]*\)|bounded(\([1-9][0-9]*\))?"
+                  r"|tree\(([a-z]+=[a-z0-9/]+(,[a-z]+=[a-z0-9/]+)*)?\))\Z")
+
+
+def check(text):
+    """True when text has the form of a contract (see the module docstring)."""
+    return bool(FORM.match(text))
+
+
+def resolve(value):
+    """Contract text from value: the text itself, or the stripped contents of the file it
+    names (a discovered contract). ValueError when neither holds a contract form."""
+    text = value
+    if not check(value) and os.path.isfile(value):
+        try:
+            with open(value, encoding="utf-8") as f:
+                text = f.read().strip()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"contract file {value}: cannot read it ({e})") from None
+        if check(text) or "\n" in text:  # a multi-line file form: the C side parses it
+            return text
+    if not check(text):
+        raise ValueError(f"contract {value!r} is not exact, ordered(S), bounded(S), a "
+                         "tree(...) form or a file holding one")
+    return text

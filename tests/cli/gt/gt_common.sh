@@ -1,0 +1,95 @@
+# gt_common.sh — shared by the ground-truth kernel tests (tests/cli/gt_*.sh): the kernels of
+# tests/plugins/gt/ (one plugin per known accumulation order, true and mis-declared builds),
+# the pre-merge cases they are run on, and what their results must say. Source it after
+# setting CLI, SRC and WORK.
+GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27"
+GT_PLUGINS=$(dirname "$CLI")/plugins
+
+# gt_backends SUFFIX: "plugin:.../liba4w4_gt_<k>SUFFIX_plugin.so,..." for every kernel
+# (SUFFIX "" the true declaration, "_mis" the ordered(1) one).
+gt_backends() {
+  local list="" k lib
+  for k in $GT_KERNELS; do
+    lib="$GT_PLUGINS/liba4w4_gt_${k}$1_plugin.so"
+    [ -f "$lib" ] || { echo "gt: no $lib (build the tests/plugins targets)" >&2; return 1; }
+    list="$list,plugin:$lib"
+  done
+  echo "${list#,}"
+}
+
+# gt_cases FILE NAME...: a case file holding the named cases of cases/premerge.csv, with their
+# pre-merge seeds (the operands are a function of name and seed).
+gt_cases() {
+  local out=$1 n; shift
+  echo "name,M,N,K,regime,seed,tags" > "$out"
+  for n in "$@"; do
+    grep "^$n," "$SRC/cases/premerge.csv" >> "$out" || { echo "gt: no case $n in premerge.csv" >&2; return 1; }
+  done
+}
+
+# gt_tree_known: 0 when this CLI judges a plugin declaring a tree contract; 77 (a skip, with
+# one line saying why) when the CLI refuses the declaration and the contract forms it lists as
+# known name no tree form (a CLI built before tree contracts, docs/contracts.md §4.2); 1
+# otherwise: a CLI that knows tree forms and still refuses fails, never skips.
+gt_tree_known() {
+  local probe=$WORK/tree-probe rc line
+  mkdir -p "$probe"
+  printf 'name,M,N,K,regime,seed,tags\nprobe,1,16,64,exact,1,probe\n' > "$probe/c.csv"
+  set +e
+  "$CLI" run --cases "$probe/c.csv" --no-golden --quiet --out "$probe/out" \
+    --backend "plugin:$GT_PLUGINS/liba4w4_gt_desc_plugin.so" > "$probe/log" 2>&1
+  rc=$?
+  set -e
+  [ $rc -eq 0 ] && return 0
+  line=$(grep -m1 "contract 'tree(order=desc)' is not one of" "$probe/log" || true)
+  if [ $rc -eq 2 ] && [ -n "$line" ] && ! grep -q "tree" <<<"${line##*is not one of}"; then
+    echo "SKIP: this a4w4check does not know tree contracts (docs/contracts.md §4.2) yet: $line"
+    return 77
+  fi
+  echo "gt: a plugin declaring tree(order=desc) on one exact case: exit $rc: $(cat "$probe/log")"
+  return 1
+}
+
+# gt_judge DIR MODE: what results.json in DIR must say. MODE "mis": verdict FAIL, every
+# mis-declared kernel has a failing entry, every failing entry is a mis-declared kernel's;
+# prints, per kernel, the cases that caught it. MODE "true": verdict PASS, every kernel's
+# entries pass (none n/a or skipped) and every output the oracle saw was judged.
+gt_judge() {
+  /usr/bin/python3 - "$1" "$2" "$GT_KERNELS" <<'PY'
+import collections, json, re, sys
+d, mode, kernels = sys.argv[1], sys.argv[2], sys.argv[3].split()
+doc = json.load(open(d + "/results.json"))
+kern = lambda b: (re.search(r"liba4w4_gt_([a-z0-9]+?)(_mis)?_plugin\.so$", b) or [None, None])[1]
+bad, caught = [], collections.defaultdict(list)
+oracle_outputs = sum(e["checked_outputs"] for e in doc["cases"]
+                     if e["backend"] == "oracle" and e["regime"] != "golden")
+seen = collections.Counter()
+for e in doc["cases"]:
+    k = kern(e["backend"])
+    if e["verdict"] == "fail":
+        if mode != "mis" or not k or "_mis_" not in e["backend"]:
+            bad.append("%s failed on %s: %s" % (e["backend"], e["name"], e.get("note", "")))
+        else:
+            caught[k].append("%s (%s, %d of %d)" % (e["name"], e["regime"], e["mismatches"],
+                                                    e["checked_outputs"]))
+    elif k and mode == "true":
+        if e["verdict"] != "pass":
+            bad.append("%s on %s: verdict %s: %s" % (k, e["name"], e["verdict"], e.get("note", "")))
+        if e["regime"] != "golden":
+            seen[k] += e["checked_outputs"]
+want = "FAIL" if mode == "mis" else "PASS"
+if doc["verdict"] != want:
+    bad.append("verdict %s, expected %s (%s)" % (doc["verdict"], want, doc["verdict_reason"]))
+for k in kernels:
+    if mode == "mis" and not caught[k]:
+        bad.append("gt-%s declared ordered(1) was not caught" % k)
+    if mode == "true" and seen[k] != oracle_outputs:
+        bad.append("gt-%s: %d outputs judged, the oracle saw %d" % (k, seen[k], oracle_outputs))
+for k in kernels:
+    if caught[k]:
+        print("gt-%s declared ordered(1): caught by %d cases: %s" % (k, len(caught[k]), "; ".join(caught[k])))
+for b in bad:
+    print("gt: " + b)
+sys.exit(1 if bad else 0)
+PY
+}

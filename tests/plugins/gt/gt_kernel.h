@@ -1,0 +1,135 @@
+/* gt_kernel.h — the plumbing shared by the ground-truth kernels of tests/plugins/gt/: plugin
+ * ABI glue (harness/backends/a4w4_plugin.h), E2M1 decoding, the leaf values, the bf16
+ * rounding. Each gt_<order>.c is one GEMM with a known accumulation order (its contract text,
+ * docs/contracts.md §4.2); this header holds no ordering at all.
+ *
+ * A kernel file defines GT_NAME and GT_CONTRACT, includes this header, and defines
+ *     static uint16_t gt_dot(const gt_output *o);
+ * the bf16 bits of one output from its two operand rows. The glue validates the call, decodes
+ * each output's rows and writes y. Built with -DGT_MISDECLARED the library declares
+ * "ordered(1)" instead of GT_CONTRACT (the same kernel lying about its order: the harness must
+ * catch it). Like ref_plugin.c, nothing here comes from ref/ or harness/: only the ABI header,
+ * so no kernel reuses the judge it is tested against. Build with -ffp-contract=off
+ * -frounding-math (the round-toward-zero kernels change the rounding mode). */
+#ifndef GT_KERNEL_H
+#define GT_KERNEL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_plugin.h"
+
+#if !defined(GT_NAME) || !defined(GT_CONTRACT)
+#error "define GT_NAME and GT_CONTRACT before including gt_kernel.h"
+#endif
+
+#define GT_NAN_BF16 0x7FC0u
+
+/* One output's operands: row m of A and row n of W, K elements, K/32 scales each, and a
+ * scratch of K/16 floats the kernel may use (leaf values). */
+typedef struct {
+    const uint8_t *a, *w;   /* K/2 fp4x2 bytes each */
+    const uint8_t *sa, *sw; /* K/32 E8M0 each */
+    size_t K;
+    float *scratch;         /* K/16 floats */
+} gt_output;
+
+static uint16_t gt_dot(const gt_output *o);
+
+/* Twice the E2M1 value of a 4-bit code (contracts §1): sign bit 3, exponent bits 2..1 (bias
+ * 1), mantissa bit 0. */
+static int gt_e2m1_twice(unsigned code)
+{
+    unsigned e = (code >> 1) & 3u, m = code & 1u;
+    int mag = e == 0 ? (int)m : (int)((2u + m) << (e - 1));
+    return (code & 8u) ? -mag : mag;
+}
+
+/* Element k of a packed fp4x2 row, as twice its value. */
+static int gt_elem(const uint8_t *row, size_t k)
+{
+    return gt_e2m1_twice(k % 2 ? row[k / 2] >> 4 : row[k / 2] & 15u);
+}
+
+/* The value of elements [k0, k0 + len) of one block (k0 and len inside one 32-block): the
+ * exact dot times both block scales, rounded once to fp32 RNE. The dot is an integer below
+ * 2^13 in units of 2^(sa+sw-256) (products of twice-values are 4 * a * b), so the double is
+ * exact and the cast rounds once. */
+static float gt_leaf(const gt_output *o, size_t k0, size_t len)
+{
+    long dot = 0;
+    for (size_t k = k0; k < k0 + len; k++)
+        dot += (long)gt_elem(o->a, k) * gt_elem(o->w, k);
+    size_t b = k0 / 32;
+    return (float)ldexp((double)dot, (int)o->sa[b] + (int)o->sw[b] - 256);
+}
+
+/* 1 when a scale of either row is the NaN code 0xFF: the output must be NaN. */
+static int gt_reads_nan(const gt_output *o)
+{
+    for (size_t b = 0; b < o->K / 32; b++)
+        if (o->sa[b] == 0xFF || o->sw[b] == 0xFF)
+            return 1;
+    return 0;
+}
+
+/* fp32 -> bf16 bits, round to nearest even (NaN kept quiet). */
+static uint16_t gt_bf16_rne(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+        return (uint16_t)((u >> 16) | 0x0040u);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+static int gt_bad(const a4w4_plugin_gemm_args *a, const char *why)
+{
+    snprintf(a->msg, a->msglen, "%s (M=%zu N=%zu K=%zu)", why, a->M, a->N, a->K);
+    return -1;
+}
+
+static int gt_gemm(void *state, const a4w4_plugin_gemm_args *a)
+{
+    (void)state;
+    if (a->M == 0 || a->N == 0 || a->K == 0 || a->K % 32)
+        return gt_bad(a, "need M, N, K >= 1 and K % 32 == 0");
+    if (!a->a_fp4 || !a->a_scale || !a->w_fp4 || !a->w_scale || !a->y)
+        return gt_bad(a, "a row-major operand or y is NULL");
+    float *scratch = malloc(a->K / 16 * sizeof *scratch);
+    if (!scratch)
+        return gt_bad(a, "out of memory");
+    size_t nb = a->K / 32, half = a->K / 2;
+    for (size_t i = 0; i < a->nrows; i++) {
+        size_t m = a->rows ? a->rows[i] : i;
+        for (size_t j = 0; j < a->ncols; j++) {
+            size_t n = a->cols ? a->cols[j] : j;
+            if (m >= a->M || n >= a->N) {
+                free(scratch);
+                return gt_bad(a, "an output index is out of range");
+            }
+            gt_output o = {a->a_fp4 + m * half, a->w_fp4 + n * half, a->a_scale + m * nb,
+                           a->w_scale + n * nb, a->K, scratch};
+            a->y[i * a->ncols + j] = gt_reads_nan(&o) ? GT_NAN_BF16 : gt_dot(&o);
+        }
+    }
+    free(scratch);
+    return 0;
+}
+
+#ifdef GT_MISDECLARED
+static const a4w4_plugin_info gt_info = {A4W4_PLUGIN_ABI_VERSION, GT_NAME " declared ordered(1)",
+                                         "ordered(1)", 0, NULL, gt_gemm, NULL};
+#else
+static const a4w4_plugin_info gt_info = {A4W4_PLUGIN_ABI_VERSION, GT_NAME, GT_CONTRACT, 0, NULL,
+                                         gt_gemm, NULL};
+#endif
+
+A4W4_PLUGIN_EXPORT const a4w4_plugin_info *a4w4_plugin_query(void)
+{
+    return &gt_info;
+}
+
+#endif
