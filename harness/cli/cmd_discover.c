@@ -179,6 +179,21 @@ static int dispatch_groups(discover_plan *p)
     return rc;
 }
 
+/* 1 when the directory that would hold path is missing or not writable. */
+static int dir_unwritable(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    return access(dir, W_OK) != 0;
+}
+
 /* Shapes, groups and options from the command line (or the probe directory's plan). */
 static int plan(const discover_opts *a, discover_plan *p)
 {
@@ -233,6 +248,11 @@ static int plan(const discover_opts *a, discover_plan *p)
     if (a->out && !a->evidence)
         strncat(p->evidence, ".evidence.md", sizeof p->evidence - strlen(p->evidence) - 1);
     p->out_dir = p->bundle ? a->backend + 7 : NULL;
+    if (a->out && !a->write_probes && (dir_unwritable(a->out) || dir_unwritable(p->evidence))) {
+        a4w4_errorf("discover: cannot write %s: its directory does not exist or is not "
+                    "writable (nothing probed)", dir_unwritable(a->out) ? a->out : p->evidence);
+        return A4W4_EXIT_IO;
+    }
     char err[1024];
     a4w4_hstatus st = a4w4_discover_new(&p->o, &p->d, err, sizeof err);
     if (st != A4W4_ST_OK) {

@@ -396,12 +396,24 @@ static void regimes(const vresult *r, char *buf, size_t len)
                                   r->bad_regime[k]);
 }
 
-/* The bounded(S) answer of a nondeterministic kernel: S from the structure. */
-static unsigned bounded_splits(const dc_shape *s)
+/* The bounded(S) answer of a nondeterministic kernel: S = the splits its deterministic
+ * structure shows (the splits' own gaps; the combine's may change run to run), at least one
+ * more than the gaps whose probes changed. */
+static unsigned bounded_splits(dc_shape *s)
 {
     unsigned S = (unsigned)s->nvaried_gaps + 1;
-    if (s->nfam > 0 && s->fam[0].nsplits > S)
-        S = (unsigned)s->fam[0].nsplits;
+    dc_family f;
+    if (s->n >= 2 && dc_family_splits(&s->gaps, &f) == 1) {
+        char b[256];
+        size_t o = 0;
+        for (size_t j = 0; j < f.nsplits && o < sizeof b; j++)
+            o += (size_t)snprintf(b + o, sizeof b - o, " [%u,%zu)", f.start[j],
+                                  j + 1 < f.nsplits ? (size_t)f.start[j + 1] : s->n);
+        dc_text_add(&s->ev, "- splits (each one split of the family, the combine ignored):%s\n",
+                    b);
+        if (f.nsplits > S)
+            S = (unsigned)f.nsplits;
+    }
     return S;
 }
 

@@ -136,6 +136,12 @@ int dc_family_gaps(const dc_family *f, size_t n, dc_gaps *g);
  * Returns the count (at most max), or -2 out of memory. */
 int dc_family_parse(const dc_gaps *g, dc_family *out, size_t max);
 
+/* The splits alone, for a kernel whose combine changes run to run: from every split start
+ * the longest interval whose gaps are one split's under some order, fuse and reduce (the
+ * combine-level gaps are ignored); the structure with the fewest splits into *out. Returns 1,
+ * or -2 out of memory. */
+int dc_family_splits(const dc_gaps *g, dc_family *out);
+
 /* ---- numeric and element probes (contracts §4.3, steps 3 to 6) --------------------------- */
 
 /* What the numeric steps decided, for one shape. */

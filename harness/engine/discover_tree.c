@@ -503,6 +503,8 @@ static void keep(dc_family *out, int *k, size_t max, const dc_family *f)
         (*k)++;
 }
 
+static size_t widest_node(const dc_gaps *g);
+
 int dc_family_parse(const dc_gaps *g, dc_family *out, size_t max)
 {
     int k = 0;
@@ -518,15 +520,7 @@ int dc_family_parse(const dc_gaps *g, dc_family *out, size_t max)
         return -2;
     /* a node of F leaves has F children (F + 1 with the accumulator): no F above the widest
      * observed node can give the tree */
-    size_t widest = 2;
-    for (size_t t = 1; t < n; t++) {
-        size_t kids = 2, c = t;
-        while (g->hi[c] < n && g->lo[g->hi[c]] == c && kids <= n) {
-            c = g->hi[c];
-            kids++;
-        }
-        widest = kids > widest ? kids : widest;
-    }
+    size_t widest = widest_node(g);
     for (unsigned F = 1; F <= widest && !p.oom; F++)
         for (int combo = 0; combo < 8 && !p.oom; combo++) {
             memset(&p.f, 0, sizeof p.f);
@@ -550,4 +544,53 @@ int dc_family_parse(const dc_gaps *g, dc_family *out, size_t max)
         }
     dc_gaps_free(&p.tmp);
     return p.oom ? -2 : k;
+}
+
+/* The widest node the gap data show (children count): no fuse above it can give the tree. */
+static size_t widest_node(const dc_gaps *g)
+{
+    size_t n = g->n, widest = 2;
+    for (size_t t = 1; t < n; t++) {
+        size_t kids = 2, c = t;
+        while (g->hi[c] < n && g->lo[g->hi[c]] == c && kids <= n) {
+            c = g->hi[c];
+            kids++;
+        }
+        widest = kids > widest ? kids : widest;
+    }
+    return widest;
+}
+
+int dc_family_splits(const dc_gaps *g, dc_family *out)
+{
+    size_t n = g->n;
+    parser p = {.obs = g};
+    int found = 0;
+    if (n < 2 || dc_gaps_init(&p.tmp, n))
+        return n < 2 ? (*out = (dc_family){A4W4_ORDER_ASC, 1, A4W4_REDUCE_CHAIN,
+                                             A4W4_REDUCE_CHAIN, 1, {0}}, 1) : -2;
+    size_t widest = widest_node(g);
+    for (unsigned F = 1; F <= widest && !p.oom; F++)
+        for (int combo = 0; combo < 4 && !p.oom; combo++) {
+            memset(&p.f, 0, sizeof p.f);
+            p.f.fuse = F;
+            p.f.reduce = (combo & 2) ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
+            p.f.order = (combo & 1) ? A4W4_ORDER_DESC : A4W4_ORDER_ASC;
+            /* greedy: from each split start, the longest interval that is one split */
+            for (uint32_t a = 0; a < n && add_split(&p, a);) {
+                uint32_t b = a + 1;
+                for (uint32_t e = (uint32_t)n; e > a + 1; e--)
+                    if (is_split(&p, a, e)) {
+                        b = e;
+                        break;
+                    }
+                a = b;
+            }
+            if (!found || p.f.nsplits < out->nsplits) {
+                *out = p.f;
+                found = 1;
+            }
+        }
+    dc_gaps_free(&p.tmp);
+    return p.oom ? -2 : found;
 }
