@@ -219,9 +219,16 @@ static void structure_evidence(dc_shape *s)
             continue;
         if (t > 3 && t + 3 < s->n && shown >= 3 && s->gaps.lo[t] != 0)
             continue;
+        char w[64] = "";
+        for (size_t i = 0; i < s->nprobes; i++)
+            if ((size_t)s->probes[i].p[0] == t && (s->probes[i].kind == DC_GAP_COUNT ||
+                                                   s->probes[i].kind == DC_GAP_PAIR)) {
+                dc_probe_where(s, i, w, sizeof w);
+                break;
+            }
         dc_text_add(&s->ev, "  - gap (%zu,%zu): blocks [%u,%zu) and [%zu,%u) meet first "
-                    "(%u units kept below, %zu above)\n", t - 1, t, s->gaps.lo[t], t, t,
-                    s->gaps.hi[t], s->gaps.lo[t], s->n - s->gaps.hi[t]);
+                    "(%u units kept below, %zu above; %s)\n", t - 1, t, s->gaps.lo[t], t, t,
+                    s->gaps.hi[t], s->gaps.lo[t], s->n - s->gaps.hi[t], w);
         shown++;
     }
     if (s->nfam <= 0) {
@@ -574,6 +581,7 @@ static void read_probes(a4w4_discovery *d, dc_shape *s)
     s->bits = malloc((s->nprobes ? s->nprobes : 1) * sizeof *s->bits);
     if (!s->value || !s->bits)
         return;
+    s->round_no = d->round_no;
     for (size_t p = 0; p < s->nprobes; p++) {
         size_t call = s->first_call + (p / s->slots) * R, r = p % s->slots;
         const uint16_t *y = d->calls[call].y;

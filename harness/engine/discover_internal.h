@@ -23,6 +23,8 @@ typedef struct {
 void dc_text_add(dc_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dc_text_free(dc_text *t);
 
+struct dc_shape_s;
+
 /* ---- probes (contracts §4.3) --------------------------------------------------------------
  * A probe is one patterned row: per block a scale exponent and 32 E2M1 codes; the other
  * operand is 1.0 in every element at scale 2^0, so the output equals the pattern's sum under
@@ -77,6 +79,10 @@ void dc_probe_write(const dc_probe *pr, size_t K, uint8_t *fp4, uint8_t *scale);
 
 /* A short description of a probe for the evidence ("gap 7 below [0, 6)"). */
 void dc_probe_describe(const dc_probe *pr, char *buf, size_t len);
+
+/* Where probe i of the shape's current round ran: "round 2, call c0, row 17" (column when
+ * the patterns sit on W). */
+void dc_probe_where(const struct dc_shape_s *s, size_t i, char *buf, size_t len);
 
 /* ---- the ordered tree over blocks (contracts §4.3, steps 1 and 2) -------------------------
  * gaps: for every gap t in 1..n-1 between blocks t-1 and t, the children of LCA(t-1, t) that
@@ -165,7 +171,7 @@ typedef enum {
     DC_PHASE_DONE
 } dc_phase;
 
-typedef struct {
+typedef struct dc_shape_s {
     a4w4_shape sh;
     size_t n;           /* blocks */
     int w_side;         /* 1: patterns on W rows (N > M) */
@@ -176,6 +182,7 @@ typedef struct {
     dc_probe *probes;
     size_t nprobes;
     size_t first_call;  /* index of the shape's first call in the round */
+    unsigned round_no;  /* the round the current probes ran in */
     size_t ncalls;      /* probe calls of the round (repeats included) */
     float *value;       /* [nprobes]: the output of repeat 0 (NaN when not read) */
     uint16_t *bits;     /* [nprobes] */

@@ -183,9 +183,10 @@ static const char *rname(int r)
 
 static void say(dc_shape *s, size_t i, const char *decision, const char *why)
 {
-    char d[160];
+    char d[160], w[64];
     dc_probe_describe(&s->probes[i], d, sizeof d);
-    dc_text_add(&s->ev, "- %s: probe %s gave %g (bits 0x%04x): %s\n", decision, d,
+    dc_probe_where(s, i, w, sizeof w);
+    dc_text_add(&s->ev, "- %s: probe %s (%s) gave %g (bits 0x%04x): %s\n", decision, d, w,
                 (double)s->value[i], s->bits[i], why);
 }
 

@@ -216,3 +216,9 @@ void dc_probe_describe(const dc_probe *pr, char *buf, size_t len)
         break;
     }
 }
+
+void dc_probe_where(const dc_shape *s, size_t i, char *buf, size_t len)
+{
+    snprintf(buf, len, "round %u, call c%zu, %s %zu", s->round_no, i / s->slots,
+             s->w_side ? "column" : "row", i % s->slots);
+}
