@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# ci/gpu-discover.sh OUT — discover the accumulation order of outside kernels on a GPU host and
+# judge them by it (docs/contracts.md §4.3): for each kernel, `a4w4check discover` through
+# `python3 -m a4w4check.external` at a few shapes (every round run by --runner), then the
+# pre-merge and edge sets exported, run by the kernel, and judged twice with
+# `run --backend bundle:`: as declared exact (bit for bit inside the exact regime only) and with
+# the discovered contract (`run --contract bundle:DIR=FILE`). Writes OUT/discover.md (the
+# tables: kernel, shape, discovered contract, probes, seconds; share of outputs judged bit for
+# bit before and after, verdicts; nondeterministic or outside-the-family findings with their
+# evidence) and every step's log under OUT. Every step is bounded; the whole run stops starting
+# steps after A4W4_DISCOVER_SECONDS (default 240) and says which were left out.
+#
+# Needs the CLI built (A4W4CHECK, default build/a4w4check) and python3 with torch (and Triton
+# for triton-dot-scaled). Environment (defaults in brackets):
+#   A4W4_DISCOVER_KERNELS  [triton-dot-scaled torch-dequant-bf16]  runner kernels (kernels.py
+#                          names or module:function)
+#   A4W4_DISCOVER_SHAPES   [32x256x4096,128x512x8192,1x1024x5120,16x1024x8192]
+#   A4W4_DISCOVER_DEVICE   [cuda]
+#   A4W4_DISCOVER_SETS     [premerge edge]  set names under cases/ or case-file paths
+#   A4W4_DISCOVER_REPEATS  [3]   A4W4_PYTHON [python3]   A4W4_DISCOVER_SECONDS [240]
+# Exit: 0 when the tables were written (the findings are in them), 2 bad usage.
+set -u
+out=${1:?usage: ci/gpu-discover.sh OUT}
+cli=${A4W4CHECK:-build/a4w4check}
+py=${A4W4_PYTHON:-python3}
+kernels=${A4W4_DISCOVER_KERNELS:-triton-dot-scaled torch-dequant-bf16}
+shapes=${A4W4_DISCOVER_SHAPES:-32x256x4096,128x512x8192,1x1024x5120,16x1024x8192}
+device=${A4W4_DISCOVER_DEVICE:-cuda}
+sets=${A4W4_DISCOVER_SETS:-premerge edge}
+repeats=${A4W4_DISCOVER_REPEATS:-3}
+budget=${A4W4_DISCOVER_SECONDS:-240}
+src=$(cd "$(dirname "$0")/.." && pwd)
+[ -x "$cli" ] || { echo "gpu-discover: no CLI at $cli (build it, or set A4W4CHECK)"; exit 2; }
+cli=$(cd "$(dirname "$cli")" && pwd)/$(basename "$cli")
+mkdir -p "$out" || exit 2
+out=$(cd "$out" && pwd)
+w=$out/work
+rm -rf "$w" && mkdir -p "$w"
+export PYTHONPATH="$src/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+start=$SECONDS
+: > "$out/steps.tsv"
+
+log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" | tee -a "$out/steps.log"; }
+# step NAME CAP CMD...: run CMD (log OUT/NAME.log) for at most min(CAP, what the budget has
+# left) seconds; records "NAME<TAB>exit<TAB>seconds" (exit "skipped" when no time was left,
+# 124 on timeout). Always returns 0.
+step() {
+  local name=$1 cap=$2; shift 2
+  local left=$((budget - (SECONDS - start)))
+  if [ "$left" -le 5 ]; then
+    log "$name: skipped (the ${budget} s budget is spent)"
+    printf '%s\tskipped\t0\n' "$name" >> "$out/steps.tsv"
+    return 0
+  fi
+  [ "$cap" -gt "$left" ] && cap=$left
+  local t0=$SECONDS
+  (cd "$src" && timeout -k 5 "$cap" "$@") > "$out/$name.log" 2>&1
+  local rc=$?
+  log "$name: exit $rc ($((SECONDS - t0)) s of at most $cap)"
+  printf '%s\t%s\t%s\n' "$name" "$rc" "$((SECONDS - t0))" >> "$out/steps.tsv"
+  return 0
+}
+tag() { printf '%s' "$1" | sed 's/[^A-Za-z0-9_.-]/_/g'; }
+
+log "gpu-discover: kernels [$kernels] at $shapes on $device; sets [$sets]; budget $budget s"
+for k in $kernels; do
+  t=$(tag "$k")
+  step "discover-$t" 150 "$cli" discover --backend "bundle:$w/$t/out" --probes "$w/$t/probes" \
+    --runner "$py -m a4w4check.external --kernel $k --device $device" --runner-timeout 120 \
+    --shapes "$shapes" --repeats "$repeats" --out "$out/$t.contract" --quiet
+done
+for s in $sets; do
+  st=$(tag "$(basename "$s" .csv)")
+  if [ -f "$s" ]; then which=(--cases "$s"); else which=(--set "$s"); fi
+  step "export-$st" 60 "$cli" export "${which[@]}" --out "$w/ops-$st" --quiet
+  for k in $kernels; do
+    t=$(tag "$k")
+    step "external-$st-$t" 90 "$py" -m a4w4check.external --ops "$w/ops-$st" \
+      --out "$w/$t/y-$st" --kernel "$k" --device "$device" --contract exact
+    step "run-$st-$t-exact" 60 "$cli" run "${which[@]}" --backend "bundle:$w/$t/y-$st" \
+      --out "$out/run-$st-$t-exact" --budget-seconds 10 --quiet
+    if [ -s "$out/$t.contract" ]; then
+      step "run-$st-$t-discovered" 60 "$cli" run "${which[@]}" --backend "bundle:$w/$t/y-$st" \
+        --contract "bundle:$w/$t/y-$st=$out/$t.contract" \
+        --out "$out/run-$st-$t-discovered" --budget-seconds 10 --quiet
+    fi
+  done
+done
+
+"$py" "$src/ci/gpu_discover_report.py" "$out" "$kernels" "$sets" "$shapes" "$budget" \
+  > "$out/discover.md" 2> "$out/report.log" || { log "report failed: $(cat "$out/report.log")"; exit 2; }
+log "gpu-discover: $out/discover.md written ($((SECONDS - start)) s)"
+exit 0
