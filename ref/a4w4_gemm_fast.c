@@ -687,3 +687,24 @@ int a4w4_gemm_tree_fast(const uint8_t *a_fp4, const uint8_t *a_scale, const uint
     return a4w4_gemm_tree_fast_ex(a_fp4, a_scale, w_fp4, w_scale, M, N, K, t, y_bf16, y_f32, 0,
                                   A4W4_FAST_AUTO, NULL);
 }
+
+int a4w4_gemm_contract_fast(const a4w4_contract *c, const uint8_t *a_fp4, const uint8_t *a_scale,
+                            const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
+                            size_t K, uint16_t *y_bf16, float *y_f32, unsigned threads)
+{
+    if (!c)
+        return A4W4_EINVAL;
+    switch (c->kind) {
+    case A4W4_CONTRACT_EXACT:
+        return a4w4_gemm_exact_fast_ex(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32,
+                                       threads, A4W4_FAST_AUTO, NULL);
+    case A4W4_CONTRACT_ORDERED:
+        return a4w4_gemm_ordered_fast_ex(a_fp4, a_scale, w_fp4, w_scale, M, N, K, c->split,
+                                         y_bf16, y_f32, threads, A4W4_FAST_AUTO, NULL);
+    case A4W4_CONTRACT_TREE:
+        return a4w4_gemm_tree_fast_ex(a_fp4, a_scale, w_fp4, w_scale, M, N, K, &c->tree, y_bf16,
+                                      y_f32, threads, A4W4_FAST_AUTO, NULL);
+    default:
+        return A4W4_EUNSUPPORTED;
+    }
+}

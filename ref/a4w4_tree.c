@@ -412,3 +412,22 @@ int a4w4_gemm_tree(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *
         }
     return A4W4_OK;
 }
+
+int a4w4_gemm_contract(const a4w4_contract *c, const uint8_t *a_fp4, const uint8_t *a_scale,
+                       const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
+                       size_t K, uint16_t *y_bf16, float *y_f32)
+{
+    if (!c)
+        return A4W4_EINVAL;
+    switch (c->kind) {
+    case A4W4_CONTRACT_EXACT:
+        return a4w4_gemm_exact(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32);
+    case A4W4_CONTRACT_ORDERED:
+        return a4w4_gemm_ordered(a_fp4, a_scale, w_fp4, w_scale, M, N, K, c->split, y_bf16,
+                                 y_f32);
+    case A4W4_CONTRACT_TREE:
+        return a4w4_gemm_tree(a_fp4, a_scale, w_fp4, w_scale, M, N, K, &c->tree, y_bf16, y_f32);
+    default:
+        return A4W4_EUNSUPPORTED;
+    }
+}

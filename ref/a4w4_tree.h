@@ -122,6 +122,14 @@ int a4w4_gemm_tree(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *
                    const uint8_t *w_scale, size_t M, size_t N, size_t K, const a4w4_tree *t,
                    uint16_t *y_bf16, float *y_f32);
 
+/* The bit-exact oracle of contract c over every output, plain: exact -> a4w4_gemm_exact,
+ * ordered(S) -> a4w4_gemm_ordered, tree -> a4w4_gemm_tree (arguments and errors theirs);
+ * A4W4_EUNSUPPORTED for bounded(S), which has no bit-exact answer (contracts §4.1). y_f32
+ * (optional) receives the fp32 or accumulator values. */
+int a4w4_gemm_contract(const a4w4_contract *c, const uint8_t *a_fp4, const uint8_t *a_scale,
+                       const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
+                       size_t K, uint16_t *y_bf16, float *y_f32);
+
 /* ---- contract sets: the file form (contracts §4.2 "The file form") --------------------
  * Text, one rule per line: `[when PRED[,PRED...]:] CONTRACT`; '#' starts a comment; blank
  * lines are skipped; spaces and tabs around the words, the ':' and the ','s are allowed. PRED

@@ -2,8 +2,9 @@
  * source of truth: a Markdown summary, a self-contained HTML report with the hazard map, JUnit
  * XML, and the comparison of two runs.
  *
- * The results document is versioned (schema "a4w4check-results/1", reports/schema/
- * results.schema.json, embedded in this library at build time). Every renderer takes a
+ * The results document is versioned (schema "a4w4check-results/2", reports/schema/
+ * results.schema.json, embedded in this library at build time; version 1 documents, written
+ * before tree contracts, are still read). Every renderer takes a
  * document that a4w4_results_validate accepted and returns a malloc'ed NUL-terminated string
  * (NULL only when out of memory); nothing here prints or writes files: the CLI (harness/
  * cmd_report.c, cmd_compare.c) does. Depends on cJSON only: the hazard map's dispatch picks
@@ -16,8 +17,11 @@
 #include <cjson/cJSON.h>
 
 /* The schema version this library reads and the harness writes (harness/io/stream.h's
- * A4W4_RESULTS_SCHEMA must equal it; tests/test_reports.c holds them together). */
-#define A4W4_REPORT_SCHEMA "a4w4check-results/1"
+ * A4W4_RESULTS_SCHEMA must equal it; tests/test_reports.c holds them together), and the older
+ * one it still reads. Version 2: an entry's and the header's contract may be a tree contract's
+ * canonical text (contracts §4.2), and "contract_overrides" records `run --contract`. */
+#define A4W4_REPORT_SCHEMA "a4w4check-results/2"
+#define A4W4_REPORT_SCHEMA_V1 "a4w4check-results/1"
 
 /* ---- reading and validation ----------------------------------------------------------- */
 
@@ -26,8 +30,8 @@ const char *a4w4_results_schema_text(void);
 
 /* Validate doc against the results schema. name (the file, for messages) may be NULL.
  * Returns 0, or -1 with one line in err: "NAME: /cases/3/verdict (case e_k32 on cpu-asm):
- * 'maybe' is not one of ... (schema a4w4check-results/1)". A document of another schema
- * version is refused naming the version found and the one supported. */
+ * 'maybe' is not one of ... (schema a4w4check-results/2)". A document of another schema
+ * version than these two is refused naming the version found and the one supported. */
 int a4w4_results_validate(const cJSON *doc, const char *name, char *err, size_t errlen);
 
 /* Parse text (len bytes, need not be NUL-terminated) as a results document and validate it.

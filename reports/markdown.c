@@ -169,6 +169,37 @@ static void bounded_section(rbuf *b, const cJSON *cases)
 
 /* The verdict and completeness as the document records them (never recomputed; an older
  * document says "verdict not recorded"), with the entry counts. */
+/* Tree contracts (contracts §4.2) and `run --contract` overrides, when the document has them:
+ * a line saying how trees are judged, and one row per overridden backend. */
+static void contract_section(rbuf *b, const cJSON *doc, const cJSON *cases)
+{
+    int trees = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cases) trees |= !strncmp(jstr(e, "contract"), "tree(", 5);
+    if (trees)
+        rb_puts(b, "Tree contracts (contracts §4.2): every checked output bit-exact against the "
+                   "tree oracle of the entry's contract.\n\n");
+    const cJSON *ov = cJSON_GetObjectItemCaseSensitive(doc, "contract_overrides");
+    if (!cJSON_IsObject(ov) || !ov->child)
+        return;
+    const cJSON *in_force = cJSON_GetObjectItemCaseSensitive(doc, "contracts");
+    rb_puts(b, "## Contract overrides (run --contract)\n\n"
+               "| backend | judged by | from | declared |\n|---|---|---|---|\n");
+    cJSON_ArrayForEach(e, ov)
+    {
+        rb_puts(b, "| ");
+        rb_md(b, e->string);
+        rb_puts(b, " | ");
+        rb_md(b, jstr(in_force, e->string));
+        rb_puts(b, " | ");
+        rb_md(b, jstr(e, "source"));
+        rb_puts(b, " | ");
+        rb_md(b, jstr(e, "declared"));
+        rb_puts(b, " |\n");
+    }
+    rb_puts(b, "\n");
+}
+
 static void verdict_lines(rbuf *b, const cJSON *doc, const int n[4], int total, size_t ncases)
 {
     doc_verdict v;
@@ -218,6 +249,7 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
                   jnum(doc, "budget_seconds", 0));
     rb_puts(&b, ". Contracts: contracts §4.1 (bit-exact against ordered(S) or exact; bounded "
                 "backends within the derived bound, never called bit-exact).\n\n");
+    contract_section(&b, doc, cases);
 
     /* one verdict line per (backend, contract) */
     size_t nt = 0;

@@ -26,10 +26,12 @@ int a4w4_results_validate(const cJSON *doc, const char *name, char *err, size_t 
         return -1;
     }
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(doc, "schema");
-    if (cJSON_IsString(ver) && strcmp(ver->valuestring, A4W4_REPORT_SCHEMA)) {
+    if (cJSON_IsString(ver) && strcmp(ver->valuestring, A4W4_REPORT_SCHEMA) &&
+        strcmp(ver->valuestring, A4W4_REPORT_SCHEMA_V1)) {
         char shown[84]; /* cut at 80 bytes as before, one line */
-        snprintf(err, errlen, "%s: schema '%.80s' is not supported (this a4w4check reads %s)", nm,
-                 quote_text(ver->valuestring, shown, sizeof shown), A4W4_REPORT_SCHEMA);
+        snprintf(err, errlen, "%s: schema '%.80s' is not supported (this a4w4check reads %s and "
+                 "%s)", nm, quote_text(ver->valuestring, shown, sizeof shown), A4W4_REPORT_SCHEMA,
+                 A4W4_REPORT_SCHEMA_V1);
         return -1;
     }
     cJSON *schema = cJSON_Parse(a4w4_results_schema_blob);

@@ -31,6 +31,7 @@
 #define PLUGIN_DIR A4W4_BINARY_DIR "/plugins"
 #define REF_PLUGIN PLUGIN_DIR "/liba4w4_ref_plugin.so"
 #define BAD_PLUGIN PLUGIN_DIR "/liba4w4_bad_plugin.so"
+#define TREE_PLUGIN PLUGIN_DIR "/liba4w4_tree_plugin.so"
 #define OLDABI_PLUGIN PLUGIN_DIR "/liba4w4_oldabi_plugin.so"
 #define NOQUERY_PLUGIN PLUGIN_DIR "/liba4w4_noquery_plugin.so"
 #define TMP_DIR A4W4_BINARY_DIR "/backends-test-tmp"
@@ -521,3 +522,46 @@ Test(registry, every_type_declares_whether_it_may_run_concurrently)
     expect_thread_safety(&a4w4_quantizer_ref);
     expect_thread_safety(&a4w4_layout_ref);
 }
+
+/* A plugin may declare a tree contract (contracts §4.2): recorded in its canonical text, one
+ * rule that applies to every shape; its outputs equal the tree oracle's. */
+Test(plugin, a_declared_tree_contract_is_recorded_canonically_and_judged_by_the_tree_oracle)
+{
+    a4w4_backend b;
+    open_ok("plugin:" TREE_PLUGIN, &b);
+    cr_expect_str_eq(b.contract, "tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,"
+                                 "acc=fp32,split=1,combine=chain,final=rne)");
+    cr_expect_eq(b.split, 1);
+    cr_assert_eq(b.contracts.n, 1);
+    cr_expect_eq(b.contracts.rules[0].contract.kind, A4W4_CONTRACT_TREE);
+    a4w4_backend_close(&b);
+}
+
+/* a4w4_contract_valid is the one parser's verdict: tree texts too, strictly. */
+Test(contract, tree_texts_are_valid_contracts_when_the_parser_takes_them)
+{
+    cr_expect(a4w4_contract_valid("tree()"));
+    cr_expect(a4w4_contract_valid("tree(leaf=16,fuse=2,split=0/512)"));
+    cr_expect(!a4w4_contract_valid("tree(leaf=3)"));
+    cr_expect(!a4w4_contract_valid("tree(leaf=16, fuse=2)"));
+    cr_expect(!a4w4_contract_valid("tree(leaf=16)junk"));
+}
+
+/* A bundle's contract.txt may hold a tree contract (contracts §4.2): recorded canonically, and
+ * an output file's metadata contract spelled with its keys in another order is the same. */
+Test(bundle, a_tree_contract_line_is_the_directorys_contract)
+{
+    const char *dir = tu_scratch_dir(TMP_DIR, "bundle-tree-contract");
+    char path[4200], spec[4300];
+    snprintf(path, sizeof path, "%s/contract.txt", dir);
+    snprintf(spec, sizeof spec, "bundle:%s", dir);
+    tu_write_file(path, "tree(reduce=pairwise,leaf=16)\n", 30);
+    a4w4_backend b;
+    open_ok(spec, &b);
+    cr_expect_str_eq(b.contract, "tree(leaf=16,order=asc,fuse=1,reduce=pairwise,prec=0,round=rne,"
+                                 "acc=fp32,split=1,combine=chain,final=rne)");
+    a4w4_backend_close(&b);
+    tu_write_file(path, "tree(leaf=16,leaf=8)\n", 21);
+    open_fails(spec, "contract.txt", "is not one contract line");
+}
+

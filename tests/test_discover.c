@@ -156,7 +156,11 @@ static void discover(fake *f, size_t M, size_t N, size_t K, a4w4_discover_shape_
     a4w4_discovery *d;
     char err[256];
     cr_assert_eq(a4w4_discover_new(&o, &d, err, sizeof err), A4W4_ST_OK, "%s", err);
-    a4w4_backend b = {&fake_type, f, "fake", "ordered(1)", 1, 0};
+    a4w4_backend b;
+    memset(&b, 0, sizeof b);
+    b.type = &fake_type;
+    b.ctx = f;
+    snprintf(b.name, sizeof b.name, "fake");
     size_t n;
     for (int round = 0; a4w4_discover_round(d, &n, NULL); round++) {
         cr_assert_lt(round, 8, "more than 8 rounds");

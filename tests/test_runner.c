@@ -9,13 +9,15 @@
 #include "a4w4_bound.h"
 #include "a4w4_gemm.h"
 #include "a4w4_layout.h"
+#include "a4w4_tree.h"
 #include "backend.h"
 #include "gen.h"
 #include "runner.h"
 
 /* A correct ordered(1) GEMM from the oracle, then a per-test fault applied to its output. */
 typedef enum { F_NONE, F_UNWRITTEN, F_FLIP_ONE, F_NAN_EVERYWHERE, F_OOB_WRITE, F_READ_ROW_PAD,
-               F_BF16_NEIGHBOUR, F_SPLIT4, F_ATOMIC } fault;
+               F_BF16_NEIGHBOUR, F_SPLIT4, F_ATOMIC, F_TREE } fault;
+static a4w4_tree g_tree; /* F_TREE: the order the backend keeps (its plain oracle) */
 static fault g_fault;
 static unsigned g_atomic_S = 4;   /* F_ATOMIC: the split count */
 static uint64_t g_order_seed = 1; /* F_ATOMIC: the orders' random stream */
@@ -79,6 +81,10 @@ static int run_fault(void *ctx, const a4w4_run_args *a)
             size_t m = s->full ? i : s->rows[i], n = s->full ? j : s->cols[j];
             a4w4_dot_operands op = {d->a_fp4.data + m * d->K / 2, d->a_scale.data + m * nb,
                                     d->w_fp4.data + n * d->K / 2, d->w_scale.data + n * nb, d->K};
+            if (g_fault == F_TREE) {
+                cr_assert_eq(a4w4_dot_tree(&op, &g_tree, &a->y[i * s->ncols + j], NULL), A4W4_OK);
+                continue;
+            }
             if (g_fault == F_ATOMIC) {
                 uint64_t x = g_order_seed * 0x9E3779B97F4A7C15ull + m * 7919 + n;
                 a->y[i * s->ncols + j] = atomic_splitk(&op, g_atomic_S, &x);
@@ -803,3 +809,123 @@ Test(runner, a_case_within_the_budget_is_checked_in_full_and_beyond_it_sampled_w
     a4w4_entry_list_free(&none);
     a4w4_entry_list_free(&forced);
 }
+
+/* ---- tree contracts (contracts §4.2) ------------------------------------------------------ */
+
+/* A backend keeping tree text, judged by contract; its entry's verdict and mismatches. */
+static a4w4_entry_result judged(const char *keeps, const char *contract, a4w4_regime regime,
+                                size_t K)
+{
+    a4w4_contract k;
+    cr_assert_eq(a4w4_contract_parse(keeps, &k, NULL, 0), A4W4_OK, "%s", keeps);
+    g_tree = k.tree;
+    g_fault = F_TREE;
+    int fails;
+    a4w4_entry_list en = run_one(contract, 1, 0, regime, 5, 48, K, &fails);
+    a4w4_entry_result e = *entry_of(&en, "fault");
+    a4w4_entry_list_free(&en);
+    g_fault = F_NONE;
+    return e;
+}
+
+/* ordered(S) and tree(split=S) give the same verdict and the same mismatches on every regime,
+ * for a backend that keeps ordered(S) (pass) and for ones that keep another order: a bf16
+ * accumulator, or a final rounding toward zero (they fail wherever the bits differ). */
+Test(runner, ordered_s_and_its_tree_spelling_give_identical_verdicts)
+{
+    static const a4w4_regime regimes[] = {A4W4_REGIME_EXACT, A4W4_REGIME_NORMAL,
+                                          A4W4_REGIME_WIDE,  A4W4_REGIME_SPECIAL,
+                                          A4W4_REGIME_CODE0, A4W4_REGIME_TINY};
+    static const unsigned Ss[] = {1, 2, 3, 4, 8};
+    size_t failing = 0;
+    for (size_t r = 0; r < sizeof regimes / sizeof regimes[0]; r++)
+        for (size_t si = 0; si < sizeof Ss / sizeof Ss[0]; si++) {
+            char ord[32], tree[64], keeps[3][64];
+            snprintf(ord, sizeof ord, "ordered(%u)", Ss[si]);
+            snprintf(tree, sizeof tree, "tree(split=%u)", Ss[si]);
+            snprintf(keeps[0], sizeof keeps[0], "tree(split=%u)", Ss[si]);
+            snprintf(keeps[1], sizeof keeps[1], "tree(acc=bf16)");
+            snprintf(keeps[2], sizeof keeps[2], "tree(split=%u,final=rz)", Ss[si]);
+            for (int kb = 0; kb < 3; kb++) {
+                a4w4_entry_result a = judged(keeps[kb], ord, regimes[r], 2080);
+                a4w4_entry_result b = judged(keeps[kb], tree, regimes[r], 2080);
+                cr_expect_eq(a.verdict, b.verdict, "%s judged by %s: %s, by %s: %s", keeps[kb],
+                             ord, verdict(&a), tree, verdict(&b));
+                cr_expect_eq(a.mismatches, b.mismatches, "%s: %zu vs %zu mismatches", keeps[kb],
+                             a.mismatches, b.mismatches);
+                cr_expect_eq(a.checked, b.checked);
+                cr_expect_str_eq(a.contract, ord);
+                cr_expect(strstr(b.contract, "split=") && !strncmp(b.contract, "tree(leaf=32", 12),
+                          "recorded canonically: %s", b.contract);
+                if (kb == 0)
+                    cr_expect_str_eq(verdict(&a), "pass", "%s: %s", keeps[kb], note(&a));
+                failing += a.verdict == A4W4_VERDICT_FAIL;
+            }
+        }
+    cr_expect_gt(failing, 40, "the mis-declared orders must fail (%zu of 60 do)", failing);
+}
+
+/* A backend keeping a pairwise tree passes when judged by it and fails as ordered(1) on wide
+ * data; a tree that does not apply to K fails the entry naming the boundary. */
+Test(runner, a_tree_backend_passes_its_tree_and_fails_a_wrong_declaration)
+{
+    a4w4_entry_result e = judged("tree(reduce=pairwise,fuse=2,round=rz)",
+                                 "tree(round=rz,fuse=2,reduce=pairwise)", A4W4_REGIME_WIDE, 4096);
+    cr_expect_str_eq(verdict(&e), "pass", "%s", note(&e));
+    cr_expect_eq(e.checked, 5 * 48);
+    e = judged("tree(reduce=pairwise,fuse=2,round=rz)", "ordered(1)", A4W4_REGIME_WIDE, 4096);
+    cr_expect_str_eq(verdict(&e), "fail");
+    cr_expect_gt(e.mismatches, 0);
+    e = judged("tree()", "tree(split=0/4096)", A4W4_REGIME_WIDE, 4096);
+    cr_expect_str_eq(verdict(&e), "fail");
+    cr_expect(strstr(note(&e), "contract error for this case: split boundary 4096 is not below "
+                               "K=4096"), "%s", note(&e));
+}
+
+/* A rule set picks the rule of each case's shape; a shape no rule matches is n/a (not judged)
+ * with the reason, never a pass. */
+Test(runner, a_contract_set_picks_the_rule_per_shape_and_an_unmatched_shape_is_na)
+{
+    a4w4_backend b;
+    memset(&b, 0, sizeof b);
+    b.type = &fault_type;
+    snprintf(b.name, sizeof b.name, "fault");
+    snprintf(b.contract_source, sizeof b.contract_source, "rules.txt");
+    snprintf(b.contract, sizeof b.contract, "rules of rules.txt (2)");
+    char err[256];
+    cr_assert_eq(a4w4_contract_set_parse("when K>=1024: tree(order=desc,final=rz)\n"
+                                         "when K==512: ordered(1)\n", &b.contracts, err,
+                                         sizeof err), A4W4_OK, "%s", err);
+    a4w4_contract k;
+    cr_assert_eq(a4w4_contract_parse("tree(final=rz,order=desc)", &k, NULL, 0), A4W4_OK);
+    g_tree = k.tree;
+    g_fault = F_TREE;
+    a4w4_runner r = {&b, 1, 0, NULL, 0};
+    static const size_t Ks[] = {2048, 512, 256};
+    static const char *const want[] = {"pass", "fail", "n/a"};
+    for (int i = 0; i < 3; i++) {
+        a4w4_case c;
+        memset(&c, 0, sizeof c);
+        snprintf(c.name, sizeof c.name, "set%d", i);
+        c.M = 4;
+        c.N = 32;
+        c.K = Ks[i];
+        c.regime = A4W4_REGIME_WIDE;
+        snprintf(c.regime_text, sizeof c.regime_text, "wide");
+        c.seed = 5;
+        a4w4_entry_list en = {0};
+        cr_assert_eq(a4w4_run_case(&r, &c, &en, err, sizeof err), A4W4_ST_OK, "%s", err);
+        const a4w4_entry_result *e = entry_of(&en, "fault");
+        cr_expect_str_eq(verdict(e), want[i], "K=%zu: %s (%zu mismatches)", Ks[i], note(e), e->mismatches);
+        if (i == 2) {
+            cr_expect_str_eq(note(e), "contract rules.txt has no rule for M=4 N=32 K=256");
+            cr_expect_eq(e->checked, 0);
+        }
+        if (i == 0)
+            cr_expect(!strncmp(e->contract, "tree(leaf=32,order=desc", 23), "%s", e->contract);
+        a4w4_entry_list_free(&en);
+    }
+    g_fault = F_NONE;
+    a4w4_contract_set_free(&b.contracts);
+}
+

@@ -12,39 +12,30 @@
 #include <cjson/cJSON.h>
 
 #include "a4w4_formats.h"
+#include "a4w4_tree.h"
 #include "fsutil.h"
 #include "registry.h"
 #include "safetensors.h"
 
 #define CONTRACT_FILE "contract.txt"
-#define CONTRACT_RULE "ordered(S) or bounded(S) with S in 1..65536, exact, bounded"
+#define CONTRACT_RULE                                                                        \
+    "ordered(S) or bounded(S) with S in 1..65536, exact, bounded, or tree(key=value,...) "   \
+    "(contracts §4.2)"
 #define MANIFEST_FILE "manifest.json"
 
 int a4w4_contract_valid(const char *s)
 {
-    if (!strcmp(s, "exact") || !strcmp(s, "bounded"))
-        return 1;
-    const char *p = !strncmp(s, "ordered(", 8) ? s + 8 : !strncmp(s, "bounded(", 8) ? s + 8 : NULL;
-    if (!p)
-        return 0;
-    if (*p < '1' || *p > '9')
-        return 0;
-    unsigned long v = 0;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        v = v * 10 + (unsigned long)(*p - '0');
-        if (v > 65536)
-            return 0;
-    }
-    return p[0] == ')' && p[1] == '\0';
+    a4w4_contract c;
+    return s && a4w4_contract_parse(s, &c, NULL, 0) == A4W4_OK;
 }
 
-/* 1 when contracts a and b name the same contract: plain "bounded" is "bounded(1)"
- * (contracts §4.1); otherwise the spelling is the contract (a4w4_contract_valid's forms). */
+/* 1 when contracts a and b name the same contract: the same canonical text (plain "bounded"
+ * is "bounded(1)", contracts §4.1; a tree's keys in any order, contracts §4.2). */
 static int same_contract(const char *a, const char *b)
 {
-    const char *ca = strcmp(a, "bounded") ? a : "bounded(1)";
-    const char *cb = strcmp(b, "bounded") ? b : "bounded(1)";
-    return !strcmp(ca, cb);
+    a4w4_contract ca, cb;
+    return !a4w4_contract_parse(a, &ca, NULL, 0) && !a4w4_contract_parse(b, &cb, NULL, 0) &&
+           a4w4_contract_same(&ca, &cb);
 }
 
 int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len)
@@ -106,7 +97,7 @@ a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, s
 
 typedef struct {
     char *dir;
-    char contract[32];
+    char contract[A4W4_CONTRACT_MAX];
     char hash[40], version[40]; /* manifest.json's matrix_hash, tool_version ("" none) */
 } bundle_ctx;
 
@@ -159,7 +150,7 @@ static int manifest_str(const cJSON *m, const char *key, char *out, size_t len)
  * read) or -1 with err naming the file and the rule. */
 static int read_manifest(const char *dir, bundle_ctx *c, char *err, size_t errlen)
 {
-    char path[4096], fmt[32], contract[32];
+    char path[4096], fmt[32], contract[A4W4_CONTRACT_MAX];
     snprintf(path, sizeof path, "%s/" MANIFEST_FILE, dir);
     char *text = read_text(path, err, errlen);
     if (!text)
@@ -197,7 +188,7 @@ static int read_contract(const char *dir, char *contract, size_t contract_len, c
         snprintf(err, errlen, "bundle %s: cannot read (%s)", path, strerror(errno));
         return -1;
     }
-    char buf[128];
+    char buf[A4W4_CONTRACT_MAX + 64];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     int more = !feof(f) && fgetc(f) != EOF;
     fclose(f);

@@ -13,7 +13,8 @@
  *                                        {"format": "a4w4-outputs/1", "kernel", "contract",
  *                                        "matrix_hash", "tool_version", "cases", "failed"}.
  *   DIR/contract.txt                     optional: one line, the accumulation contract.
- * The contract (contracts §4.1: "ordered(S)", "exact", "bounded" or "bounded(S)") is a
+ * The contract (contracts §4.1, §4.2: "ordered(S)", "exact", "bounded", "bounded(S)" or
+ * "tree(key=value,...)"; a shape-dependent rule file is given with `run --contract`) is a
  * property of the directory (one producer): manifest.json's, else contract.txt's, else
  * "ordered(1)". Every output a file holds is checked (the runner does not sample cases a
  * bundle backend is in). A case without a file is "skip" (the producer has no result for
@@ -49,9 +50,10 @@ int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len);
 a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, size_t M,
                                        size_t N, const uint16_t *y, char *err, size_t errlen);
 
-/* 1 when s is a contract string the harness knows (contracts §4.1): "exact", "bounded",
- * "ordered(S)" or "bounded(S)" with S a decimal integer in 1..65536 without sign, spaces or
- * leading zeros; else 0. Shared by the bundle and plugin backends. */
+/* 1 when s is a contract string the harness knows (contracts §4.1, §4.2): "exact",
+ * "bounded", "ordered(S)" or "bounded(S)" with S a decimal integer in 1..65536 without sign,
+ * spaces or leading zeros, or "tree(key=value,...)" (ref/a4w4_tree.h a4w4_contract_parse);
+ * else 0. Shared by the bundle and plugin backends. */
 int a4w4_contract_valid(const char *s);
 
 #endif

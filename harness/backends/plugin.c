@@ -97,8 +97,8 @@ static const char *info_problem(const a4w4_plugin_info *info, size_t contract_le
         strlen(info->contract) >= contract_len) {
         char shown[44]; /* the declared text, cut at 40 bytes as before, one line */
         snprintf(why, whylen, "contract '%.40s' is not one of ordered(1), ordered(S) or "
-                 "bounded(S) with S in 1..65536, exact, bounded",
-                 a4w4_quote(info->contract, shown, sizeof shown));
+                 "bounded(S) with S in 1..65536, exact, bounded, tree(key=value,...) "
+                 "(contracts §4.2)", a4w4_quote(info->contract, shown, sizeof shown));
         return why;
     }
     if (!info->gemm)

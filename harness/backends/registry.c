@@ -36,17 +36,68 @@ const a4w4_backend_type *const *a4w4_backend_types(size_t *count)
     return table;
 }
 
-/* The contract with its S: plain "bounded" means bounded(1) (contracts §4.1), and is
- * recorded so, so that every entry names the S its bound was derived for. */
-static void set_contract(a4w4_backend *b, const char *contract)
+/* The text and S of b's contracts: a single unconditional rule is its canonical text (plain
+ * "bounded" is recorded as bounded(1), contracts §4.1, so that every entry names the S its
+ * bound was derived for); a shape-dependent set is "rules of SOURCE". */
+static void describe_contracts(a4w4_backend *b)
 {
-    snprintf(b->contract, sizeof b->contract, "%s",
-             !strcmp(contract, "bounded") ? "bounded(1)" : contract);
-    unsigned s = 1;
-    if ((sscanf(contract, "ordered(%u)", &s) != 1 && sscanf(contract, "bounded(%u)", &s) != 1) ||
-        s < 1)
-        s = 1;
-    b->split = s;
+    const a4w4_contract_set *set = &b->contracts;
+    b->split = 1;
+    if (set->n == 1 && set->rules[0].npreds == 0) {
+        const a4w4_contract *c = &set->rules[0].contract;
+        a4w4_contract_format(c, b->contract, sizeof b->contract);
+        if (c->kind == A4W4_CONTRACT_ORDERED || c->kind == A4W4_CONTRACT_BOUNDED)
+            b->split = c->split;
+    } else {
+        snprintf(b->contract, sizeof b->contract, "rules of %s (%zu)",
+                 b->contract_source[0] ? b->contract_source : "a contract set", set->n);
+    }
+}
+
+/* b's contract from the text its type or prepare declared: parsed strictly (contracts §4.2);
+ * a type without GEMM outputs keeps its text ("bytes") and no rule. 0, or -1 with err. */
+static int set_contract(a4w4_backend *b, const char *contract, char *err, size_t errlen)
+{
+    a4w4_contract c;
+    char why[512];
+    a4w4_contract_set_free(&b->contracts);
+    if (!b->type->run) {
+        snprintf(b->contract, sizeof b->contract, "%s", contract);
+        b->split = 1;
+        return 0;
+    }
+    if (a4w4_contract_parse(contract, &c, why, sizeof why)) {
+        snprintf(err, errlen, "--backend %s: declared %s", b->name, why);
+        return -1;
+    }
+    if (a4w4_contract_set_single(&c, &b->contracts)) {
+        snprintf(err, errlen, "--backend %s: out of memory", b->name);
+        return -1;
+    }
+    describe_contracts(b);
+    return 0;
+}
+
+a4w4_hstatus a4w4_backend_override_contracts(a4w4_backend *b, const a4w4_contract_set *set,
+                                             const char *source, char *err, size_t errlen)
+{
+    a4w4_contract_set copy;
+    if (!b->type || !b->type->run) {
+        snprintf(err, errlen, "--contract %s: backend %s has no GEMM outputs to judge "
+                 "(its results are compared byte for byte)", b->name, b->name);
+        return A4W4_ST_BADINPUT;
+    }
+    if (a4w4_contract_set_copy(set, &copy)) {
+        snprintf(err, errlen, "--contract %s: out of memory", b->name);
+        return A4W4_ST_NOMEM;
+    }
+    if (!b->declared[0])
+        snprintf(b->declared, sizeof b->declared, "%s", b->contract);
+    a4w4_contract_set_free(&b->contracts);
+    b->contracts = copy;
+    snprintf(b->contract_source, sizeof b->contract_source, "%s", source ? source : "");
+    describe_contracts(b);
+    return A4W4_ST_OK;
 }
 
 a4w4_hstatus a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, size_t errlen)
@@ -99,16 +150,17 @@ a4w4_hstatus a4w4_backend_open_type(const a4w4_backend_type *t, const char *arg,
         snprintf(b->name, sizeof b->name, "%s:%s", t->name, arg);
     else
         snprintf(b->name, sizeof b->name, "%s", t->name);
-    set_contract(b, t->contract);
     b->asm_layout = t->asm_layout;
-    if (t->prepare) {
-        char contract[32];
-        snprintf(contract, sizeof contract, "%s", t->contract);
-        if (t->prepare(arg, &b->ctx, contract, sizeof contract, &b->asm_layout, err, errlen)) {
-            memset(b, 0, sizeof *b);
-            return A4W4_ST_BADINPUT;
-        }
-        set_contract(b, contract);
+    char contract[A4W4_CONTRACT_MAX];
+    snprintf(contract, sizeof contract, "%s", t->contract);
+    if (t->prepare &&
+        t->prepare(arg, &b->ctx, contract, sizeof contract, &b->asm_layout, err, errlen)) {
+        memset(b, 0, sizeof *b);
+        return A4W4_ST_BADINPUT;
+    }
+    if (set_contract(b, contract, err, errlen)) {
+        a4w4_backend_close(b);
+        return A4W4_ST_BADINPUT;
     }
     return A4W4_ST_OK;
 }
@@ -117,6 +169,7 @@ void a4w4_backend_close(a4w4_backend *b)
 {
     if (b->type && b->type->release)
         b->type->release(b->ctx);
+    a4w4_contract_set_free(&b->contracts);
     memset(b, 0, sizeof *b);
 }
 

@@ -21,6 +21,13 @@ a4w4_hstatus a4w4_backend_open_type(const a4w4_backend_type *t, const char *arg,
                                     a4w4_backend *b, char *err, size_t errlen);
 void a4w4_backend_close(a4w4_backend *b);
 
+/* Judge b by set instead of the contract it declares (`run --contract B=...`, contracts §4.2):
+ * b's rules become a copy of set, source names where they came from (a file, or NULL for a
+ * text), b->declared keeps the declared text. A4W4_ST_OK; A4W4_ST_BADINPUT for a backend
+ * without GEMM outputs (layout and quantizer types); A4W4_ST_NOMEM. err: one line. */
+a4w4_hstatus a4w4_backend_override_contracts(a4w4_backend *b, const a4w4_contract_set *set,
+                                             const char *source, char *err, size_t errlen);
+
 /* The default selection: every type that needs no ARG and is available here; the others'
  * names and reasons go to skipped (one "name: why" per line, may be NULL). Returns count. */
 size_t a4w4_backend_defaults(a4w4_backend *out, size_t max, char *skipped, size_t skippedlen);

@@ -1,9 +1,12 @@
 /* backend_list.c — `--backend a,b,...` read once for every command (backend_list.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "a4w4check.h"
+#include "a4w4_quote.h"
 #include "backend_list.h"
+#include "contractfile.h"
 #include "mutants.h"
 #include "registry.h"
 
@@ -80,4 +83,109 @@ int a4w4_isolation_options(const char *cmd, int no_isolate, int timeout_s)
     }
     a4w4_plugin_isolation(!no_isolate, timeout_s);
     return A4W4_EXIT_PASS;
+}
+
+/* 1 when value is written as one contract text rather than a file name. */
+static int contract_text(const char *value)
+{
+    return !strcmp(value, "exact") || !strcmp(value, "bounded") ||
+           !strncmp(value, "ordered(", 8) || !strncmp(value, "bounded(", 8) ||
+           !strncmp(value, "tree(", 5);
+}
+
+/* The backend of bk[0..n) whose name, followed by '=', starts spec (the longest such name:
+ * a backend's argument may itself hold a '='), or NULL. */
+static a4w4_backend *named(const char *spec, a4w4_backend *bk, size_t n)
+{
+    a4w4_backend *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t L = strlen(bk[i].name);
+        if (!strncmp(spec, bk[i].name, L) && spec[L] == '=' &&
+            (!best || L > strlen(best->name)))
+            best = &bk[i];
+    }
+    return best;
+}
+
+/* One `--contract` value into b: parsed (a text) or read (a file). */
+static int apply_one(const char *cmd, a4w4_backend *b, const char *value)
+{
+    char err[1024], shown[128];
+    a4w4_contract_set set;
+    a4w4_hstatus st;
+    if (contract_text(value)) {
+        a4w4_contract c;
+        if (a4w4_contract_parse(value, &c, err, sizeof err)) {
+            a4w4_errorf("%s: --contract %s=...: %s", cmd, a4w4_quote(b->name, shown, sizeof shown),
+                        err);
+            return A4W4_EXIT_BADINPUT;
+        }
+        st = a4w4_contract_set_single(&c, &set) ? A4W4_ST_NOMEM : A4W4_ST_OK;
+        if (st == A4W4_ST_OK)
+            st = a4w4_backend_override_contracts(b, &set, NULL, err, sizeof err);
+    } else {
+        st = a4w4_contract_file_read(value, &set, err, sizeof err);
+        if (st == A4W4_ST_OK)
+            st = a4w4_backend_override_contracts(b, &set, value, err, sizeof err);
+    }
+    a4w4_contract_set_free(&set);
+    if (st != A4W4_ST_OK) {
+        a4w4_errorf("%s: --contract %s=...: %s", cmd, a4w4_quote(b->name, shown, sizeof shown),
+                    err);
+        return a4w4_exit_code(st);
+    }
+    return A4W4_EXIT_PASS;
+}
+
+int a4w4_backend_contracts_apply(const char *cmd, const a4w4_opt_strings *specs,
+                                 a4w4_backend *bk, size_t n)
+{
+    for (size_t i = 0; i < specs->n; i++) {
+        char shown[256];
+        const char *spec = specs->v[i];
+        a4w4_backend *b = named(spec, bk, n);
+        if (!b) {
+            char names[1024] = "";
+            for (size_t j = 0; j < n; j++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", j ? ", " : "",
+                         bk[j].name);
+            a4w4_errorf("%s: --contract '%s': must be B=FILE or B=TEXT with B one of the selected "
+                        "backends (%s)", cmd, a4w4_quote(spec, shown, sizeof shown), names);
+            return A4W4_EXIT_BADINPUT;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (named(specs->v[j], bk, n) == b) {
+                a4w4_errorf("%s: --contract names backend %s twice", cmd,
+                            a4w4_quote(b->name, shown, sizeof shown));
+                return A4W4_EXIT_BADINPUT;
+            }
+        int rc = apply_one(cmd, b, spec + strlen(b->name) + 1);
+        if (rc != A4W4_EXIT_PASS)
+            return rc;
+    }
+    return A4W4_EXIT_PASS;
+}
+
+void a4w4_backends_contracts_json(cJSON *header, const a4w4_backend *bk, size_t n)
+{
+    cJSON *bc = cJSON_AddObjectToObject(header, "contracts");
+    cJSON *ov = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const a4w4_backend *b = &bk[i];
+        char *text = malloc(A4W4_CONTRACT_FILE_MAX);
+        int single = !b->contracts.n || (b->contracts.n == 1 && !b->contracts.rules[0].npreds);
+        if (single || !text ||
+            a4w4_contract_set_format(&b->contracts, text, A4W4_CONTRACT_FILE_MAX) < 0)
+            cJSON_AddStringToObject(bc, b->name, b->contract);
+        else
+            cJSON_AddStringToObject(bc, b->name, text);
+        free(text);
+        if (!b->declared[0])
+            continue;
+        if (!ov)
+            ov = cJSON_AddObjectToObject(header, "contract_overrides");
+        cJSON *o = cJSON_AddObjectToObject(ov, b->name);
+        cJSON_AddStringToObject(o, "declared", b->declared);
+        cJSON_AddStringToObject(o, "source", b->contract_source[0] ? b->contract_source : "text");
+    }
 }

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "backend.h"
 #include "options.h"
 
@@ -45,6 +47,27 @@ int a4w4_backend_list_open(const a4w4_backend_list_opts *o, const a4w4_opt_list 
  * only on isolated plugins, so with --no-isolate it is refused (one line, A4W4_EXIT_BADINPUT);
  * else they are handed to a4w4_plugin_isolation and A4W4_EXIT_PASS is returned. */
 int a4w4_isolation_options(const char *cmd, int no_isolate, int timeout_s);
+
+/* The help of `--contract B=FILE|TEXT` (run, hazards). */
+#define A4W4_CONTRACT_HELP                                                                  \
+    "judge backend B (as named in --backend) by this contract instead of\n"              \
+    "the one it declares: TEXT is exact, ordered(S), bounded(S) or\n"                    \
+    "tree(key=value,...); anything else names a contract file of rules\n"              \
+    "'[when M|N|K<op>V,...:] CONTRACT' (contracts §4.2); repeatable, once per B"
+
+/* Apply every `--contract B=VALUE` of specs to the opened backends bk[0..n) (contracts §4.2):
+ * B must be one of their names as selected, at most once; a VALUE that is "exact" or
+ * "bounded" or starts with "ordered(", "bounded(" or "tree(" is one contract text, anything
+ * else names a contract file (io/contractfile.h). Returns A4W4_EXIT_PASS, or the exit code
+ * after one line on stderr: A4W4_EXIT_BADINPUT (no '=', an unknown or repeated B, a bad
+ * contract or file, a backend without GEMM outputs). */
+int a4w4_backend_contracts_apply(const char *cmd, const a4w4_opt_strings *specs,
+                                 a4w4_backend *bk, size_t n);
+
+/* Add to header (a results document's) "contracts": {name: the contract in force, canonical;
+ * a rule set one rule per line} and, when `--contract` overrode any, "contract_overrides":
+ * {name: {"declared": what the backend declared, "source": the file, or "text"}}. */
+void a4w4_backends_contracts_json(cJSON *header, const a4w4_backend *bk, size_t n);
 
 /* Close bk[0..n). */
 void a4w4_backend_list_close(a4w4_backend *bk, size_t n);

@@ -75,8 +75,8 @@
 
 static const char hazards_usage[] =
     "usage: a4w4check hazards [--k K,K,...] [--quick] [--cases FILE] [--backend a,b,...]\n"
-    "                         [--json] [--out DIR] [--jobs N] [--timeout S] [--no-isolate]\n"
-    "                         [--quiet]\n"
+    "                         [--contract B=FILE|TEXT]... [--json] [--out DIR] [--jobs N]\n"
+    "                         [--timeout S] [--no-isolate] [--quiet]\n"
     "\n"
     "The hazard map: every (M, N, K) cell of the hazard set (M 1..64, N 16..256 step 16,\n"
     "K 256, 512, 1312, 2048) through every available backend with the runner, joined with the static\n"
@@ -89,6 +89,7 @@ static const char hazards_usage[] =
 typedef struct {
     const char *cases_arg, *klist, *out_dir;
     a4w4_opt_list backend;
+    a4w4_opt_strings contract; /* --contract B=FILE|TEXT, repeatable */
     int quick, json, quiet, jobs;
     int timeout_s, no_isolate; /* timeout_s -1: automatic (registry.h) */
 } hazards_opts;
@@ -102,6 +103,7 @@ static const a4w4_option hazards_options[] = {
     OPT_LIST("backend", hazards_opts, backend, "LIST",
              "comma-separated backends (default every backend available here); a\n"
              "selftest mutant's name works too (mut-rows-small-n shows the fence)"),
+    OPT_STRINGS("contract", hazards_opts, contract, "B=FILE|TEXT", A4W4_CONTRACT_HELP),
     OPT_FLAG("json", hazards_opts, json, "also write DIR/hazards.json (atomically)"),
     OPT_STRING("out", hazards_opts, out_dir, "DIR", "where hazards.json goes (default build/out)"),
     OPT_INT("jobs", hazards_opts, jobs, "N", 1, 256,
@@ -516,7 +518,9 @@ static int plan_hazards(const hazards_opts *o, hazards_plan *p)
         return rc;
     a4w4_backend_list_opts bo = {"hazards", MAX_BACKENDS, 1, o->quiet};
     if ((rc = a4w4_isolation_options("hazards", o->no_isolate, o->timeout_s)) != A4W4_EXIT_PASS ||
-        (rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nbk)) != A4W4_EXIT_PASS)
+        (rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nbk)) != A4W4_EXIT_PASS ||
+        (rc = a4w4_backend_contracts_apply("hazards", &o->contract, p->bk, p->nbk)) !=
+            A4W4_EXIT_PASS)
         return rc;
     if (!p->nbk) {
         a4w4_errorf("hazards: no backend to run");
@@ -770,6 +774,7 @@ static int write_results_doc(const hazards_opts *o, const hazards_plan *p)
     cJSON_AddItemToArray(bl, cJSON_CreateString("oracle"));
     for (size_t b = 0; b < p->nbk; b++)
         cJSON_AddItemToArray(bl, cJSON_CreateString(p->bk[b].name));
+    a4w4_backends_contracts_json(res, p->bk, p->nbk);
     cJSON *all = cJSON_AddArrayToObject(res, "cases");
     for (size_t i = 0; i < p->n; i++) {
         cJSON *e;
@@ -813,7 +818,8 @@ static void plan_free(hazards_plan *p)
 
 int cmd_hazards(int argc, char **argv)
 {
-    hazards_opts o = {NULL, NULL, "build/out", {0}, 0, 0, 0, 0, -1, 0};
+    const char *contract_v[MAX_BACKENDS];
+    hazards_opts o = {NULL, NULL, "build/out", {0}, {contract_v, 0, MAX_BACKENDS}, 0, 0, 0, 0, -1, 0};
     a4w4_args args;
     int rc = a4w4_options_parse(&hazards_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

@@ -26,11 +26,11 @@ static const char run_usage[] =
     "usage: a4w4check run [--set NAME | --cases FILE] [--golden DIR | --no-golden]\n"
     "                     [--captures DIR] [--backend a,b,...] [--out DIR] [--shard i/n]\n"
     "                     [--resume] [--full | --budget-seconds S] [--timeout S]\n"
-    "                     [--no-isolate] [--quiet]\n"
+    "                     [--contract B=FILE|TEXT]... [--no-isolate] [--quiet]\n"
     "\n"
     "Runs each case of a matrix through the backends and compares every checked output bit\n"
-    "for bit with the oracle of the backend's contract (ordered(S), exact; bounded backends\n"
-    "within the derived bound), then verifies every bundle under cases/golden/.\n"
+    "for bit with the oracle of the backend's contract (ordered(S), exact, tree(...); bounded\n"
+    "backends within the derived bound), then verifies every bundle under cases/golden/.\n"
     "\n";
 
 #define MAX_BACKENDS 64
@@ -38,6 +38,7 @@ static const char run_usage[] =
 typedef struct {
     const char *cases_path, *golden_dir, *out_dir, *set, *captures_dir;
     a4w4_opt_list backend;
+    a4w4_opt_strings contract; /* --contract B=FILE|TEXT, repeatable */
     a4w4_opt_shard shard;
     int full, quiet, resume;
     int budget_s;
@@ -57,6 +58,7 @@ static const a4w4_option run_options[] = {
     OPT_LIST("backend", run_opts, backend, "LIST",
              "comma-separated; default every backend available here. Types:\n"
              "cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README)"),
+    OPT_STRINGS("contract", run_opts, contract, "B=FILE|TEXT", A4W4_CONTRACT_HELP),
     OPT_STRING("out", run_opts, out_dir, "DIR",
                "results.jsonl, results.json, summary.md (default build/out)"),
     OPT_CALLBACK("shard", run_opts, shard, "i/n", a4w4_opt_cb_shard,
@@ -118,6 +120,8 @@ static int plan_run(const run_opts *o, run_plan *p)
     int rc = a4w4_isolation_options("run", o->no_isolate, o->timeout_s);
     if (rc == A4W4_EXIT_PASS)
         rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);
+    if (rc == A4W4_EXIT_PASS)
+        rc = a4w4_backend_contracts_apply("run", &o->contract, p->bk, p->nb);
     if (rc != A4W4_EXIT_PASS)
         return rc;
     if (a4w4_mkdir_p(o->out_dir, err, sizeof err)) {
@@ -177,11 +181,9 @@ static cJSON *run_header(const run_opts *o, const run_plan *p)
     cJSON_AddNumberToObject(header, "budget_seconds", o->budget_s);
     cJSON *bl = cJSON_AddArrayToObject(header, "backends");
     cJSON_AddItemToArray(bl, cJSON_CreateString("oracle"));
-    cJSON *bc = cJSON_AddObjectToObject(header, "contracts");
-    for (size_t i = 0; i < p->nb; i++) {
+    a4w4_backends_contracts_json(header, p->bk, p->nb);
+    for (size_t i = 0; i < p->nb; i++)
         cJSON_AddItemToArray(bl, cJSON_CreateString(p->bk[i].name));
-        cJSON_AddStringToObject(bc, p->bk[i].name, p->bk[i].contract);
-    }
     cJSON_AddNumberToObject(header, "matrix_items", (double)p->total_items);
     cJSON_AddNumberToObject(header, "shard_items", (double)p->mine);
     a4w4_environment_json(header); /* compiler, commit, host, date, GPU, tables used */
@@ -315,8 +317,9 @@ static void plan_free(run_plan *p)
 int cmd_run(int argc, char **argv)
 {
     char golden_buf[4096], err[1024];
+    const char *contract_v[MAX_BACKENDS];
     run_opts o = {NULL, a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
-                  "build/out", NULL, NULL, {0}, {1, 1}, 0, 0, 0,
+                  "build/out", NULL, NULL, {0}, {contract_v, 0, MAX_BACKENDS}, {1, 1}, 0, 0, 0,
                   A4W4_DEFAULT_BUDGET_S, -1, 0};
     a4w4_args args;
     int rc = a4w4_options_parse(&run_spec, &o, argc, argv, &args);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "a4w4_tree.h"
 #include "casefile.h"
 #include "gen.h"
 
@@ -60,7 +61,9 @@ typedef struct {
 typedef struct {
     const char *name;     /* "cpu-asm"; types with needs_arg are selected as "name:ARG" */
     const char *what;     /* one line: what it runs */
-    const char *contract; /* "ordered(S)", "exact", "bounded(S)"; prepare may refine */
+    /* "ordered(S)", "exact", "bounded(S)", "tree(...)" (contracts §4.1, §4.2); prepare may
+     * refine it; "bytes" for layout and quantizer types (no GEMM outputs) */
+    const char *contract;
     int asm_layout;       /* reads the contracts §3 layouts: run the pad-dependence variants */
     int needs_arg;        /* 1: selected only explicitly, as "name:ARG" */
     int gpu;              /* 1: needs a GPU (exit 3 when asked for without one) */
@@ -75,7 +78,8 @@ typedef struct {
     /* 0 when usable here; else fills why (e.g. "no GPU") and returns nonzero. NULL: always. */
     int (*available)(char *why, size_t whylen);
     /* Set *ctx (may stay NULL) from arg (NULL without ":ARG"). contract/asm_layout may be
-     * refined through the instance (plugins declare theirs). 0 or nonzero with err. */
+     * refined through the instance (plugins declare theirs; contract_len is
+     * A4W4_CONTRACT_MAX). 0 or nonzero with err. */
     int (*prepare)(const char *arg, void **ctx, char *contract, size_t contract_len,
                    int *asm_layout, char *err, size_t errlen);
     /* A4W4_OK, A4W4_EUNSUPPORTED (verdict n/a, why says the rule) or another status. */
@@ -99,13 +103,21 @@ typedef struct {
                  double *min_ms, double *bytes, char *why, size_t whylen);
 } a4w4_backend_type;
 
+/* An opened backend. Its contract in force is `contracts` (engine/runner.c takes the rule
+ * for each case's shape); `contract` is its text: the canonical text of a single contract, or
+ * "rules of SOURCE" for a shape-dependent set. A backend built by hand with `contracts`
+ * empty is judged by `contract` parsed (a4w4_contract_parse). */
 typedef struct {
     const a4w4_backend_type *type;
     void *ctx;
-    char name[160];    /* as selected, e.g. "plugin:libref.so" */
-    char contract[32]; /* the contract in force */
-    unsigned split;    /* S of ordered(S) or bounded(S) (1 for others) */
+    char name[160];                      /* as selected, e.g. "plugin:libref.so" */
+    char contract[A4W4_CONTRACT_MAX];    /* the contract in force, as text (above) */
+    unsigned split;                      /* S of a single ordered(S) or bounded(S); else 1 */
     int asm_layout;
+    a4w4_contract_set contracts;         /* owned; empty for types without GEMM outputs */
+    char contract_source[256];           /* a set's file ("" for a single contract) */
+    char declared[A4W4_CONTRACT_MAX];    /* what the backend declared, when `run --contract`
+                                            overrode it; "" otherwise */
 } a4w4_backend;
 
 #endif

@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "a4w4_tree.h"
 #include "check.h"
 
 /* A verdict, in this order ("pass", "fail", "n/a", "skip"). skip: the entry was never run
@@ -70,7 +71,7 @@ typedef struct {
     char regime[32];
     unsigned long long seed;
     char backend[160];
-    char contract[32];
+    char contract[A4W4_CONTRACT_MAX]; /* the contract applied: canonical text (contracts §4.2) */
     int has_tags; /* golden bundles have none */
     char tags[128];
     /* the backend's run (OUTPUTS, backends only; has_run 0 when it never ran) */

@@ -14,6 +14,7 @@
 #include "a4w4_formats.h"
 #include "a4w4_gemm.h"
 #include "a4w4_layout.h"
+#include "a4w4_tree.h"
 #include "backend.h"
 #include "check.h"
 #include "fsutil.h"
@@ -173,16 +174,13 @@ static void gen_bf16(uint64_t seed, const char *name, uint64_t stream, size_t n,
     }
 }
 
-/* S of "ordered(S)" (>= 1), 0 for "exact", -1 for a contract with no bit-exact oracle. */
-static int contract_split(const char *c)
+/* The pair's contract (contracts §4.1, §4.2) into *c; 1 when it has a bit-exact oracle for
+ * K (exact, ordered(S), a tree that applies to K), else 0. */
+static int contract_oracle(const char *text, size_t K, a4w4_contract *c)
 {
-    unsigned s;
-    char tail;
-    if (!strcmp(c, "exact"))
+    if (a4w4_contract_parse(text, c, NULL, 0) || c->kind == A4W4_CONTRACT_BOUNDED)
         return 0;
-    if (sscanf(c, "ordered(%u%c", &s, &tail) == 2 && tail == ')' && s >= 1)
-        return (int)s;
-    return -1;
+    return c->kind != A4W4_CONTRACT_TREE || a4w4_tree_check(&c->tree, K, NULL, 0) == A4W4_OK;
 }
 
 static const char *const kind_names[] = {"2d", "3d", "tuple2", "tuple3", "tuple5"};
@@ -219,7 +217,8 @@ typedef struct {
     const a4w4_layer_ops *pair;
     const a4w4_layer_group *g;
     size_t N, K, nb, M;
-    int S;                         /* contract_split(pair->contract) */
+    a4w4_contract contract;        /* pair->contract parsed */
+    int has_oracle;                /* contract_oracle(pair->contract, K) */
     char gname[64];                /* "on_gfx950_n128_k256" */
     size_t D, S1, S2, S3, out5;    /* the 5-tuple's split: N = D*(S1+S2); its output size */
     uint8_t *w, *ws;               /* the loaded weight [N, K/2] and scale [N, K/32] */
@@ -244,7 +243,7 @@ static a4w4_hstatus group_setup(group_run *gr, const a4w4_layer_ops *pair,
     gr->g = g;
     size_t N = gr->N = g->N, K = gr->K = g->K, M = gr->M = g->B * g->S;
     gr->nb = K / 32;
-    gr->S = contract_split(pair->contract);
+    gr->has_oracle = contract_oracle(pair->contract, K, &gr->contract);
     snprintf(gr->gname, sizeof gr->gname, "%s_%s_n%zu_k%zu", g->flag_on ? "on" : "off", g->gfx,
              N, K);
     gr->D = N % 4 == 0 ? 4 : 1;
@@ -317,13 +316,10 @@ static a4w4_hstatus group_activation(group_run *gr, int a, char *err, size_t err
         return A4W4_ST_NOMEM;
     gen_activation(gr->g->seed, gr->gname, 10 + (uint64_t)a, M, K, dt, A->x);
     int q = a4w4_quantize(A->x, dt, M, K, gr->mode, 0, A->x_fp4, A->x_scale);
-    int S = gr->S;
     int gq = q ? q
-           : S > 0 ? a4w4_gemm_ordered(A->x_fp4, A->x_scale, gr->w, gr->ws, M, N, K,
-                                       (unsigned)S, A->y_ref, NULL)
-           : S == 0 ? a4w4_gemm_exact(A->x_fp4, A->x_scale, gr->w, gr->ws, M, N, K, A->y_ref,
-                                      NULL)
-                    : 0;
+           : gr->has_oracle ? a4w4_gemm_contract(&gr->contract, A->x_fp4, A->x_scale, gr->w,
+                                                 gr->ws, M, N, K, A->y_ref, NULL)
+                            : 0;
     if (gq) {
         snprintf(err, errlen, "layers: %s: oracle failed: %s", gr->gname, a4w4_status_str(gq));
         return A4W4_ST_BADINPUT;
@@ -586,7 +582,7 @@ static void check_computed(group_run *gr, a4w4_layer_case_result *R, activation 
                            const counting_ops *before, size_t n_out)
 {
     R->computed = 1;
-    if (gr->S < 0)
+    if (!gr->has_oracle)
         fail(R, "contract '%s' of pair %s has no bit-exact oracle", gr->pair->contract,
              gr->pair->name);
     expected_outputs(gr, A, R);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "a4w4_gemm.h"
+#include "a4w4_gemm_fast.h"
 #include "a4w4_layout.h"
 #include "annotate.h"
 #include "check.h"
@@ -321,6 +322,7 @@ typedef struct {
 /* What run_backend carries between its steps. */
 typedef struct {
     a4w4_backend *b;
+    const a4w4_contract *k; /* the contract b keeps on this case (its rule for the shape) */
     a4w4_case_data *d;
     const a4w4_sample *s;
     a4w4_oracles *o;
@@ -331,14 +333,29 @@ typedef struct {
     comparison cmp;    /* the baseline against the contract's oracle */
 } gemm_run;
 
-static int is_bounded(const a4w4_backend *b) { return !strncmp(b->contract, "bounded", 7); }
+static int is_bounded(const gemm_run *g) { return g->k->kind == A4W4_CONTRACT_BOUNDED; }
 
-/* Judged against exact inside the exact regime only: the exact contract, and a capture whose
- * kernel declared no contract (A4W4_CONTRACT_UNDECLARED). */
-static int is_exact_regime_only(const a4w4_backend *b)
+/* The contract backend b holds case c to (contracts §4.1, §4.2): the first of its rules that
+ * matches c's shape; a backend built without rules, its contract text parsed into *own. NULL
+ * when none applies, with why ("contract FILE has no rule for M=.. N=.. K=.."). */
+static const a4w4_contract *case_contract(const a4w4_backend *b, const a4w4_case *c,
+                                          a4w4_contract *own, char *why, size_t whylen)
 {
-    return !strcmp(b->contract, "exact") || !strcmp(b->contract, A4W4_CONTRACT_UNDECLARED);
+    if (b->contracts.n == 0 && !strcmp(b->contract, A4W4_CONTRACT_UNDECLARED)) {
+        /* a capture whose kernel declared no contract: judged as exact is, inside the exact
+         * regime only (contracts §4.1), never against a contract it did not declare */
+        *own = (a4w4_contract){A4W4_CONTRACT_EXACT, 1, {0}};
+        return own;
+    }
+    if (b->contracts.n == 0)
+        return a4w4_contract_parse(b->contract, own, why, whylen) ? NULL : own;
+    const a4w4_contract *k = a4w4_contract_set_find(&b->contracts, c->M, c->N, c->K);
+    if (!k && why)
+        snprintf(why, whylen, "contract %.300s has no rule for M=%zu N=%zu K=%zu",
+                 b->contract_source[0] ? b->contract_source : b->contract, c->M, c->N, c->K);
+    return k;
 }
+
 
 /* Poison y, run the backend once and record run_ms, and the outputs' hash when it ran. */
 static int run_baseline(gemm_run *g, a4w4_entry_result *e)
@@ -390,19 +407,21 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
         snprintf(e->note, sizeof e->note, "wrote out of bounds: the guard zone after %s "
                  "changed; ", which);
     }
-    if (is_bounded(g->b)) {
-        const double *B = a4w4_oracles_bound(g->o, g->b->split);
+    if (is_bounded(g)) {
+        const double *B = a4w4_oracles_bound(g->o, g->k->split);
         if (!B)
             return -1;
         compare_bounded(&g->cmp, g->s, g->y, g->o->exact, g->o->exact_f32, B, g->n);
         if (g->cmp.mismatches)
             note_add(e->note, sizeof e->note, "outside the %s bound: largest distance %.3g "
-                     "times the bound; ", g->b->contract, g->cmp.bound_use);
-    } else if (is_exact_regime_only(g->b)) {
+                     "times the bound; ", e->contract, g->cmp.bound_use);
+    } else if (g->k->kind == A4W4_CONTRACT_EXACT) {
         compare_exact_regime(&g->cmp, g->s, g->y, g->o, g->n);
         note_not_judged(g, e);
     } else {
-        const uint16_t *exp = a4w4_oracles_ordered(g->o, g->b->split);
+        const uint16_t *exp = g->k->kind == A4W4_CONTRACT_TREE
+                                  ? a4w4_oracles_tree(g->o, &g->k->tree)
+                                  : a4w4_oracles_ordered(g->o, g->k->split);
         if (!exp)
             return -1;
         compare_exact(&g->cmp, g->s, g->y, exp, g->n);
@@ -432,12 +451,12 @@ static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *
     if (rc2 != A4W4_OK)
         return g->n;
     size_t diff = 0;
-    if (is_bounded(g->b)) {
+    if (is_bounded(g)) {
         /* the reduction order of a bounded kernel varies run to run: a variant only
          * counts when it leaves the bound the baseline kept */
         comparison c2;
         compare_bounded(&c2, g->s, g->y2, g->o->exact, g->o->exact_f32,
-                        a4w4_oracles_bound(g->o, g->b->split), g->n);
+                        a4w4_oracles_bound(g->o, g->k->split), g->n);
         diff = c2.mismatches > g->cmp.mismatches ? c2.mismatches - g->cmp.mismatches : 0;
     } else {
         for (size_t k = 0; k < g->n; k++)
@@ -531,12 +550,27 @@ static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
     g.y = malloc(g.n * 2);
     g.y2 = malloc(g.n * 2);
     g.args = (a4w4_run_args){c, d, s, g.y, g.why, sizeof g.why, id};
-    case_identity(e, c, A4W4_ENTRY_OUTPUTS, b->name, b->contract);
+    a4w4_contract own;
+    char ktext[A4W4_CONTRACT_MAX], kwhy[512] = "";
+    g.k = case_contract(b, c, &own, kwhy, sizeof kwhy);
+    if (!g.k || !strcmp(b->contract, A4W4_CONTRACT_UNDECLARED) ||
+        a4w4_contract_format(g.k, ktext, sizeof ktext) < 0)
+        snprintf(ktext, sizeof ktext, "%s", b->contract);
+    case_identity(e, c, A4W4_ENTRY_OUTPUTS, b->name, ktext);
     int fail = 1, na = 0;
-    if (!g.y || !g.y2)
+    if (!g.k) { /* not judged: no contract applies to this shape */
+        fail = 0;
+        na = 1;
+        snprintf(e->note, sizeof e->note, "%s", kwhy);
+    } else if (g.k->kind == A4W4_CONTRACT_TREE &&
+               a4w4_tree_check(&g.k->tree, c->K, kwhy, sizeof kwhy)) {
+        snprintf(e->note, sizeof e->note, "contract error for this case: %s (contracts §4.2)",
+                 kwhy);
+    } else if (!g.y || !g.y2) {
         snprintf(e->note, sizeof e->note, "out of memory for %zu outputs", g.n);
-    else
+    } else {
         fail = gemm_checks(&g, e, &na);
+    }
     put_comparison(e, &g.cmp, s, e->has_run ? e->run_ms : NAN, o->proven, verdict_of(fail, na));
     put_judged(e, &g.cmp, g.n);
     if (d->code0) {
@@ -755,6 +789,12 @@ double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c)
         double runs = 1 + (b->asm_layout ? (c->K % 256 ? 5 : 2) : 0);
         per_mac += runs * (b->type->gpu ? A4W4_COST_GPU_RUN_S_PER_MAC
                                         : A4W4_COST_CPU_RUN_S_PER_MAC);
+        a4w4_contract own;
+        const a4w4_contract *k = case_contract(b, c, &own, NULL, 0);
+        if (k && k->kind == A4W4_CONTRACT_TREE)
+            per_mac += a4w4_tree_fast_eligible(&k->tree)
+                           ? A4W4_COST_TREE_FAST_S_PER_MAC
+                           : A4W4_COST_TREE_PLAIN_S_PER_LEAF / (double)k->tree.leaf;
     }
     return macs * per_mac + ((double)c->M + (double)c->N) * (double)c->K *
                                 A4W4_COST_GEN_S_PER_ELEMENT;

@@ -40,11 +40,17 @@ typedef struct {
 #define A4W4_COST_CPU_RUN_S_PER_MAC 1e-10
 #define A4W4_COST_GPU_RUN_S_PER_MAC 1e-11
 #define A4W4_COST_GEN_S_PER_ELEMENT 8e-9
+/* A backend held to a tree contract (contracts §4.2) adds its oracle: the fast path's rate
+ * per MAC (up to 2.5 times ordered(1)'s, fused nodes the slowest), or, for a tree the fast
+ * path does not take, the plain oracle's seconds per leaf of each output (about 1 us a leaf,
+ * measured from leaf=1 to leaf=32 on one core; two cores taken). */
+#define A4W4_COST_TREE_FAST_S_PER_MAC 5e-11
+#define A4W4_COST_TREE_PLAIN_S_PER_LEAF 1e-6
 
 /* Estimated seconds to check every output of case c with r's backends: M*N*K times the
  * oracles' rate plus, per GEMM backend, its runs (the baseline, and for one that reads the
- * ASM layouts its 2 or 5 pad variants, contracts §3.3) at the CPU or GPU rate, plus
- * (M + N) * K generated elements. A constant model (no timing), so the choice between a full
+ * ASM layouts its 2 or 5 pad variants, contracts §3.3) at the CPU or GPU rate and its tree
+ * contract's oracle for this shape, if any, plus (M + N) * K generated elements. A constant model (no timing), so the choice between a full
  * check and a sample is the same on every machine and in every shard. */
 double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c);
 

@@ -1,7 +1,7 @@
 /* sample_oracles.h — the oracle outputs a run compares against, over the outputs of a sample
- * (contracts §4.1): ordered(1), exact (bf16 and fp32), ordered(S) on demand, the sum of the
- * terms' magnitudes for bounded backends, and the count of outputs the exact-regime prover
- * holds for.
+ * (contracts §4.1, §4.2): ordered(1), exact (bf16 and fp32), ordered(S) and tree contracts on
+ * demand, the sum of the terms' magnitudes for bounded backends, and the count of outputs the
+ * exact-regime prover holds for.
  *
  * The sampled rows of A and of W (with their scales) are gathered into one contiguous
  * sub-problem [nrows x K] x [ncols x K] (a full sample uses the case's own buffers), and the
@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "a4w4_tree.h"
 #include "gen.h"
 
 /* The sub-problem of a sample: row-major operands a [M, K/2], as [M, K/32], w [N, K/2],
@@ -46,6 +47,11 @@ typedef struct {
         double *b;
     } bound[8];          /* bounded(S) bounds per output (a4w4_oracles_bound) */
     size_t nbound;
+    struct {
+        char text[A4W4_CONTRACT_MAX]; /* the tree's canonical text */
+        uint16_t *y;
+    } tree[8];           /* tree contracts' outputs (a4w4_oracles_tree) */
+    size_t ntree;
 } a4w4_oracles;
 
 /* Gather the sub-problem of sample s of case data d into *p. 0, or A4W4_ENOMEM. */
@@ -81,6 +87,12 @@ const double *a4w4_oracles_sum_abs(a4w4_oracles *o);
  * an output reading a 0xFF scale. Computed once per S. NULL when out of memory or when 8
  * other S are held already. */
 const double *a4w4_oracles_bound(a4w4_oracles *o, unsigned S);
+
+/* Tree contract t over the sample (contracts §4.2; ref/a4w4_gemm_fast.h
+ * a4w4_gemm_tree_fast_ex, bit-equal to the plain oracle), computed once per tree. t must
+ * apply to the case's K (a4w4_tree_check). NULL when out of memory, when t does not apply,
+ * or when 8 other trees are held already. */
+const uint16_t *a4w4_oracles_tree(a4w4_oracles *o, const a4w4_tree *t);
 
 void a4w4_oracles_free(a4w4_oracles *o);
 

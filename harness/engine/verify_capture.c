@@ -113,33 +113,26 @@ static a4w4_hstatus gemm_operands(capture *c, const uint8_t *op[4], uint8_t *buf
     return rc;
 }
 
-/* 1 when s is "<prefix>S)" with S a decimal in 1..65536 without sign or leading zeros. */
-static int split_form(const char *s, const char *prefix)
-{
-    size_t L = strlen(prefix);
-    if (strncmp(s, prefix, L) || s[L] < '1' || s[L] > '9')
-        return 0;
-    unsigned long v = 0;
-    const char *p = s + L;
-    for (; *p >= '0' && *p <= '9' && v <= 65536; p++)
-        v = v * 10 + (unsigned long)(*p - '0');
-    return v <= 65536 && p[0] == ')' && !p[1];
-}
-
-/* The contract the capture is judged by: the one its kernel declared, or
- * A4W4_CONTRACT_UNDECLARED when it records none; NULL (bad input, *rc set) when the text is no
- * contract judged here. */
+/* The contract the capture is judged by: the one its kernel declared (any contract of
+ * contracts §4.1 and §4.2; a tree must apply to the capture's K), or A4W4_CONTRACT_UNDECLARED
+ * when it records none; NULL (bad input, *rc set, naming the rule) otherwise. */
 static const char *capture_contract(capture *c, a4w4_hstatus *rc)
 {
     const char *t = a4w4_st_meta(c->f, "contract");
+    a4w4_contract k;
+    char why[512];
     if (!t || !*t)
         return A4W4_CONTRACT_UNDECLARED;
-    if (!strcmp(t, "exact") || !strcmp(t, "bounded") || split_form(t, "ordered(") ||
-        split_form(t, "bounded("))
-        return t;
-    *rc = bad(c, "metadata contract '%.64s' is not exact, ordered(S) or bounded(S) with S in "
-              "1..65536, nor empty (no contract declared; contracts §4.1)", t);
-    return NULL;
+    if (a4w4_contract_parse(t, &k, why, sizeof why)) {
+        *rc = bad(c, "metadata %s (or empty: no contract declared; contracts §4.1, §4.2)", why);
+        return NULL;
+    }
+    if (k.kind == A4W4_CONTRACT_TREE && a4w4_tree_check(&k.tree, c->K, why, sizeof why)) {
+        *rc = bad(c, "metadata contract does not apply to K=%zu: %s (contracts §4.2)", c->K,
+                  why);
+        return NULL;
+    }
+    return t;
 }
 
 /* A new entry of the capture (kind, identity, contract); NULL with *rc set when out of memory. */

@@ -5,7 +5,8 @@
  *
  * Metadata: op ("aiter.gemm_a4w4", "aiter.gemm_afp4wfp4", "aiter.per_1x32_f4_quant_hip"), M,
  * N, K, contract (GEMM ops: the contract the kernel declared, "exact", "ordered(S)",
- * "bounded(S)"; empty or absent when it declared none), shuffle (quantizer), call_site, layer.
+ * "bounded(S)", "tree(...)", contracts §4.1, §4.2; empty or absent when it declared none),
+ * shuffle (quantizer), call_site, layer.
  * GEMM tensors as the kernel received them: a_fp4 [M, K/2]; a_scale [M, K/32] or
  * a_scale_shuffled (contracts §3.3); w_fp4 [N, K/2] or w_fp4_shuffled (§3.1); w_scale
  * [N, K/32] or w_scale_swizzled (§3.2); y BF16 [M, N], the kernel's output. Quantizer: x BF16

@@ -58,8 +58,9 @@ static char *read_all(const char *path, size_t *len)
 }
 
 /* Fields of the header that must agree for a resume or a merge. */
-static const char *const identity_fields[] = {"schema", "tool_version", "matrix_hash",
-                                              "backends", "full", "budget_seconds", "set"};
+static const char *const identity_fields[] = {"schema",         "tool_version", "matrix_hash",
+                                              "backends",       "contracts",    "full",
+                                              "budget_seconds", "set"};
 
 static int write_line(int fd, const char *s, size_t n)
 {
@@ -85,7 +86,8 @@ static a4w4_hstatus check_resumed_header(const a4w4_stream *st, const cJSON *h,
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(header, identity_fields[i]);
         if (!a || !b || !cJSON_Compare(a, b, 1)) {
             snprintf(err, errlen, "%s: --resume refused: the recorded run differs in '%s' "
-                     "(another matrix, seed, backend set or version); remove it or use a new --out",
+                     "(another matrix, seed, backend set, contract or version); remove it or use a "
+                     "new --out",
                      st->path, identity_fields[i]);
             return A4W4_ST_BADINPUT;
         }

@@ -15,7 +15,7 @@
 
 #include "status.h"
 
-#define A4W4_RESULTS_SCHEMA "a4w4check-results/1"
+#define A4W4_RESULTS_SCHEMA "a4w4check-results/2"
 #define A4W4_TOOL_VERSION "0.4.0"
 
 typedef struct {

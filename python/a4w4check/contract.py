@@ -6,8 +6,10 @@ one of those forms (the C side parses it fully and refuses what it does not judg
 import os
 import re
 
+# the keys of a tree (contracts §4.2); the C side checks their values and ranges
+_KEY = r"(leaf|order|fuse|reduce|prec|round|acc|split|combine|final)=[0-9a-z/]+"
 FORM = re.compile(r"(exact|ordered\([1-9][0-9]*\)|bounded(\([1-9][0-9]*\))?"
-                  r"|tree\(([a-z]+=[a-z0-9/]+(,[a-z]+=[a-z0-9/]+)*)?\))\Z")
+                  rf"|tree\(({_KEY}(,{_KEY})*)?\))\Z")
 
 
 def check(text):

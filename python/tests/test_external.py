@@ -134,6 +134,11 @@ def test_a_user_function_runs_and_a_failing_case_does_not_stop_the_rest(opsdir, 
         assert (ys[n] == want[n][1]).all()
     assert run(d, tmp_path / "p", f"{user_module}:gemm", "--contract", "bounded(4)") == 1
     assert outputs(tmp_path / "p")[0]["contract"] == "bounded(4)"
+    # a tree contract (contracts §4.2) is written as given; the C harness parses it strictly
+    tree = "tree(reduce=pairwise,split=0/64,fuse=2)"
+    assert run(d, tmp_path / "q", f"{user_module}:gemm", "--contract", tree) == 1
+    assert outputs(tmp_path / "q")[0]["contract"] == tree
+    assert (tmp_path / "q" / "contract.txt").read_text() == tree + "\n"
 
 
 def test_a_wrong_y_is_a_failed_case(opsdir, tmp_path, user_module):
@@ -152,6 +157,9 @@ def one_error_line(capsys):
 @pytest.mark.parametrize("kernel,extra,needle", [
     ("nope", [], "unknown kernel 'nope'"),
     ("torch-dequant", ["--contract", "sometimes"], "contract 'sometimes'"),
+    ("torch-dequant", ["--contract", "tree(leaf=16"], "contract 'tree(leaf=16'"),
+    ("torch-dequant", ["--contract", "tree(leaf=16, fuse=2)"], "contract 'tree(leaf=16, fuse=2)'"),
+    ("torch-dequant", ["--contract", "tree(depth=3)"], "contract 'tree(depth=3)'"),
     ("mykern_t:nocontract", [], "declares no contract"),
     ("mykern_t:absent", ["--contract", "exact"], "has no function absent"),
 ])

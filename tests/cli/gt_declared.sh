@@ -15,7 +15,7 @@ gt_cases "$WORK/c.csv" s_m1_n256_k288 s_m33_n256_k288 s_m33_n256_k1344 t_m33_n25
   sp_m6_n32_k256 sp_m20_n256_k512 c0_m33_n256_k512 c0_m64_n192_k2304 nr_m3_n24_k512 m16_n192_k1024
 set +e
 "$CLI" run --cases "$WORK/c.csv" --no-golden --full --quiet --out "$WORK/out" \
-  --backend "$(gt_backends "")" > "$WORK/log" 2>&1
+  --backend "$(gt_backends "")" $(gt_overrides) > "$WORK/log" 2>&1
 rc=$?
 set -e
 [ $rc -eq 0 ] || { echo "gt_declared: exit $rc, expected 0: $(cat "$WORK/log")"; gt_judge "$WORK/out" true; exit 1; }

@@ -13,7 +13,7 @@ set +e; gt_tree_known; known=$?; set -e
 cd "$SRC"
 set +e
 "$CLI" run --set premerge --budget-seconds 10 --quiet --out "$WORK/out" \
-  --backend "$(gt_backends "")" > "$WORK/log" 2>&1
+  --backend "$(gt_backends "")" $(gt_overrides) > "$WORK/log" 2>&1
 rc=$?
 set -e
 [ $rc -eq 0 ] || { echo "gt_declared_premerge: exit $rc, expected 0: $(cat "$WORK/log")"; gt_judge "$WORK/out" true; exit 1; }

@@ -43,8 +43,18 @@ static int *volatile crash_target = NULL;
 #define PLUGIN_NAME "crash-plugin (SIGSEGV when M > 1)"
 #elif defined(HANG_M2)
 #define PLUGIN_NAME "hang-plugin (sleeps forever when M > 1)"
+#elif defined(TREE_CONTRACT)
+#define PLUGIN_NAME "tree-plugin (ordered(1) declared as a tree)"
 #else
 #define PLUGIN_NAME "ref-plugin"
+#endif
+
+/* TREE_CONTRACT: the same order declared as a tree contract with its keys shuffled
+ * (contracts §4.2: tree(split=1) is ordered(1)). */
+#ifdef TREE_CONTRACT
+#define PLUGIN_CONTRACT "tree(final=rne,combine=chain,split=1,acc=fp32,leaf=32)"
+#else
+#define PLUGIN_CONTRACT "ordered(1)"
 #endif
 
 /* Twice the E2M1 value of a 4-bit code: sign bit 3, exponent bits 2..1, mantissa bit 0;
@@ -174,7 +184,7 @@ static int ref_gemm(void *state, const a4w4_plugin_gemm_args *a)
 }
 
 static const a4w4_plugin_info info = {
-    PLUGIN_ABI, PLUGIN_NAME, "ordered(1)", 0, ref_init, ref_gemm, ref_fini,
+    PLUGIN_ABI, PLUGIN_NAME, PLUGIN_CONTRACT, 0, ref_init, ref_gemm, ref_fini,
 };
 
 #ifdef NO_QUERY

@@ -17,6 +17,13 @@ gt_backends() {
   echo "${list#,}"
 }
 
+# gt_overrides: the --contract options the true builds need beyond their declaration: the
+# three-split kernel's fixed boundaries are below K only for K > 1056, so it is judged by the
+# rule file gt_splits.contract (docs/contracts.md §4.2, the file form).
+gt_overrides() {
+  echo "--contract plugin:$GT_PLUGINS/liba4w4_gt_splits_plugin.so=$SRC/tests/plugins/gt/gt_splits.contract"
+}
+
 # gt_cases FILE NAME...: a case file holding the named cases of cases/premerge.csv, with their
 # pre-merge seeds (the operands are a function of name and seed).
 gt_cases() {
