@@ -26,58 +26,37 @@ static const char *const vregime_text[6] = {"exact", "normal", "wide", "special"
 
 /* ---- probe plans -------------------------------------------------------------------------- */
 
-static int push_probe(dc_shape *s, size_t *cap, dc_kind kind, int32_t a, int32_t b, int32_t c,
-                      int32_t d)
-{
-    if (s->nprobes == *cap) {
-        size_t nc = *cap ? 2 * *cap : 256;
-        dc_probe *p = realloc(s->probes, nc * sizeof *p);
-        if (!p)
-            return -2;
-        s->probes = p;
-        *cap = nc;
-    }
-    s->probes[s->nprobes++] = (dc_probe){kind, {a, b, c, d, 0, 0}};
-    return 0;
-}
-
 /* Round 1 (contracts §4.3 step 1): per gap, window counts at 2^34 on both sides, and two-unit
  * probes at 2^26 on the two nearest blocks of each side. */
 static int plan_structure(dc_shape *s)
 {
-    size_t cap = 0;
+    dc_plist L = {0};
     int32_t n = (int32_t)s->n;
-    s->nprobes = 0;
     for (int32_t t = 1; t < n; t++) {
         for (int32_t hi = t - 1; hi > 0; hi -= DC_WINDOW)
-            if (push_probe(s, &cap, DC_GAP_COUNT, t, 0, hi > DC_WINDOW ? hi - DC_WINDOW : 0, hi))
-                return -2;
+            dc_plist_add(&L, DC_GAP_COUNT, t, 0, hi > DC_WINDOW ? hi - DC_WINDOW : 0, hi, 0, 0);
         for (int32_t lo = t + 1; lo < n; lo += DC_WINDOW)
-            if (push_probe(s, &cap, DC_GAP_COUNT, t, 1, lo, lo + DC_WINDOW < n ? lo + DC_WINDOW : n))
-                return -2;
-        if (t >= 2 && push_probe(s, &cap, DC_GAP_PAIR, t, 0, t - 2, t >= 3 ? t - 3 : -1))
-            return -2;
-        if (t + 1 < n && push_probe(s, &cap, DC_GAP_PAIR, t, 1, t + 1, t + 2 < n ? t + 2 : -1))
-            return -2;
+            dc_plist_add(&L, DC_GAP_COUNT, t, 1, lo, lo + DC_WINDOW < n ? lo + DC_WINDOW : n, 0, 0);
+        if (t >= 2)
+            dc_plist_add(&L, DC_GAP_PAIR, t, 0, t - 2, t >= 3 ? t - 3 : -1, 0, 0);
+        if (t + 1 < n)
+            dc_plist_add(&L, DC_GAP_PAIR, t, 1, t + 1, t + 2 < n ? t + 2 : -1, 0, 0);
     }
-    return 0;
+    return dc_install_probes(s, &L);
 }
 
 /* The fallback scan: every other position of every gap, two units per probe at 2^26. */
 static int plan_scan(dc_shape *s)
 {
-    size_t cap = 0;
+    dc_plist L = {0};
     int32_t n = (int32_t)s->n;
-    s->nprobes = 0;
     for (int32_t t = 1; t < n; t++) {
         for (int32_t k = t - 2; k >= 0; k -= 2)
-            if (push_probe(s, &cap, DC_GAP_PAIR, t, 0, k, k >= 1 ? k - 1 : -1))
-                return -2;
+            dc_plist_add(&L, DC_GAP_PAIR, t, 0, k, k >= 1 ? k - 1 : -1, 0, 0);
         for (int32_t k = t + 1; k < n; k += 2)
-            if (push_probe(s, &cap, DC_GAP_PAIR, t, 1, k, k + 1 < n ? k + 1 : -1))
-                return -2;
+            dc_plist_add(&L, DC_GAP_PAIR, t, 1, k, k + 1 < n ? k + 1 : -1, 0, 0);
     }
-    return 0;
+    return dc_install_probes(s, &L);
 }
 
 /* ---- reading the structure ---------------------------------------------------------------- */

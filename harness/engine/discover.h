@@ -69,7 +69,7 @@ typedef struct {
     a4w4_discover_verdict verdict;
     a4w4_contract contract;    /* FOUND: the accepted contract; NO_FIT: the closest */
     int has_closest;           /* NO_FIT: 1 when a closest candidate exists */
-    char closest_fails[512];   /* NO_FIT: where the closest fails (outputs, regime, bits) */
+    char closest_fails[1024];   /* NO_FIT: where the closest fails (outputs, regime, bits) */
     int nondeterministic;      /* repeated calls disagreed */
     size_t probes;             /* probe outputs used (rows or columns of probe calls) */
     size_t calls;              /* backend calls (probe and validation, repeats included) */

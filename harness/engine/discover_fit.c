@@ -487,11 +487,11 @@ static void choose(dc_shape *s, const a4w4_discover_opts *o, cand_list *L, a4w4_
     s->res.validated = r.checked - r.bad;
     if (r.bad)
         snprintf(s->res.closest_fails, sizeof s->res.closest_fails, "%zu of %zu checked outputs "
-                 "differ (%s); first: %s%s%s", r.bad, r.checked, reg, r.where, probe[0] ? "; " :
-                 "", probe);
+                 "differ (%.100s); first: %.300s%s%.300s", r.bad, r.checked, reg, r.where,
+                 probe[0] ? "; " : "", probe);
     else
         snprintf(s->res.closest_fails, sizeof s->res.closest_fails, "it predicts all %zu checked "
-                 "validation outputs, but not the %s", r.checked, probe);
+                 "validation outputs, but not the %.300s", r.checked, probe);
 }
 
 void dc_fit(dc_shape *s, const a4w4_discover_opts *o)

@@ -74,6 +74,16 @@ typedef struct {
 #define DC_E_PAIR 26  /* two-unit probes: 1 + 2 = 3 < half an ulp of 2^26, exact at P >= 27 */
 #define DC_WINDOW 256 /* units per window probe: a count up to 256 is exact in bf16 */
 
+/* A growing list of probes; oom is set (and the probe dropped) when it cannot grow. */
+typedef struct {
+    dc_probe *v;
+    size_t n, cap;
+    int oom;
+} dc_plist;
+
+void dc_plist_add(dc_plist *L, dc_kind kind, int32_t a, int32_t b, int32_t c, int32_t d,
+                  int32_t e, int32_t f);
+
 /* Write probe pr into one row: fp4 [K/2] packed codes, scale [K/32] E8M0 codes. */
 void dc_probe_write(const dc_probe *pr, size_t K, uint8_t *fp4, uint8_t *scale);
 
@@ -223,6 +233,10 @@ struct a4w4_discovery {
     size_t ncalls;
     int done;
 };
+
+/* Make L shape s's current probes (s's old list freed). 0, or -2 (L freed) when L ran out of
+ * memory. */
+int dc_install_probes(struct dc_shape_s *s, dc_plist *L);
 
 /* Plan the numeric and element probes of shape s (its tree and family known) into s->probes.
  * 0 or -2. */

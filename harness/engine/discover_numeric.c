@@ -69,92 +69,56 @@ static int chain_triplet(const dc_shape *s, int32_t *x, int32_t *u, int32_t *y)
 
 /* ---- planning ----------------------------------------------------------------------------- */
 
-typedef struct {
-    dc_probe *v;
-    size_t n, cap;
-    int oom;
-} plist;
-
-static void add(plist *L, dc_kind kind, int32_t a, int32_t b, int32_t c, int32_t d, int32_t e,
-                int32_t f)
-{
-    if (L->n == L->cap) {
-        size_t cap = L->cap ? 2 * L->cap : 64;
-        dc_probe *p = realloc(L->v, cap * sizeof *p);
-        if (!p) {
-            L->oom = 1;
-            return;
-        }
-        L->v = p;
-        L->cap = cap;
-    }
-    L->v[L->n++] = (dc_probe){kind, {a, b, c, d, e, f}};
-}
-
 int dc_numeric_plan(dc_shape *s)
 {
-    plist L = {0};
+    dc_plist L = {0};
     int32_t x, u, y, c[3];
-    add(&L, DC_N1, 0, 1, 0, 0, 0, 0);
-    add(&L, DC_N1, 0, -1, 0, 0, 0, 0);
+    dc_plist_add(&L, DC_N1, 0, 1, 0, 0, 0, 0);
+    dc_plist_add(&L, DC_N1, 0, -1, 0, 0, 0, 0);
     if (s->have_tree && triplet(&s->tree, &x, &u, &y)) {
-        add(&L, DC_N2, x, u, y, 0, 0, 0);
-        add(&L, DC_N3, x, u, y, 1, 0, 0);
-        add(&L, DC_N3, x, u, y, -1, 0, 0);
+        dc_plist_add(&L, DC_N2, x, u, y, 0, 0, 0);
+        dc_plist_add(&L, DC_N3, x, u, y, 1, 0, 0);
+        dc_plist_add(&L, DC_N3, x, u, y, -1, 0, 0);
         for (int e = 8; e <= 24; e += 16)
             for (int d = 1; d <= 7; d++) {
-                add(&L, DC_N4B, x, u, y, d, 1, e);
-                add(&L, DC_N4B, x, u, y, d, -1, e);
+                dc_plist_add(&L, DC_N4B, x, u, y, d, 1, e);
+                dc_plist_add(&L, DC_N4B, x, u, y, d, -1, e);
             }
     }
     if (s->have_tree && wide_node(&s->tree, c))
         for (int d = 1; d <= 64; d++) {
-            add(&L, DC_N4A, c[0], c[1], c[2], d, 0, 0);
-            add(&L, DC_N4A, c[0], c[1], c[2], d, 1, 0);
+            dc_plist_add(&L, DC_N4A, c[0], c[1], c[2], d, 0, 0);
+            dc_plist_add(&L, DC_N4A, c[0], c[1], c[2], d, 1, 0);
         }
     if (s->have_tree && chain_triplet(s, &x, &u, &y)) {
         int asc = s->fam[0].order == A4W4_ORDER_ASC;
         for (int q = 1; q <= 16; q *= 2) {
-            add(&L, DC_E, x, u, y, asc ? 0 : q, asc ? q : 0, 24);
-            add(&L, DC_E, x, u, y, asc ? 0 : q, asc ? q : 0, 8);
+            dc_plist_add(&L, DC_E, x, u, y, asc ? 0 : q, asc ? q : 0, 24);
+            dc_plist_add(&L, DC_E, x, u, y, asc ? 0 : q, asc ? q : 0, 8);
         }
         for (int e = 8; e <= 24; e += 16) {
             for (int d = e + 1; d <= 64; d++)
-                add(&L, DC_N4E, x, u, y, d, 0, e);
-            add(&L, DC_N4E, x, u, y, 0, 1, e);
+                dc_plist_add(&L, DC_N4E, x, u, y, d, 0, e);
+            dc_plist_add(&L, DC_N4E, x, u, y, 0, 1, e);
         }
     }
-    if (L.oom) {
-        free(L.v);
-        return -2;
-    }
-    free(s->probes);
-    s->probes = L.v;
-    s->nprobes = L.n;
-    return 0;
+    return dc_install_probes(s, &L);
 }
 
 /* The leaf probes for the P found (contracts §4.3 step 6): pairs (0, q) of one block in a node
  * where the big inputs set e_max. 0 (planned, maybe none) or -2. */
 int dc_leaf_plan(dc_shape *s)
 {
-    plist L = {0};
+    dc_plist L = {0};
     int32_t x, u, y, c[3];
     int P = s->num.prec_lo, e = s->num.acc == A4W4_ACC_BF16 ? 8 : 24;
     if (s->num.elem_span < 32 && s->num.round == A4W4_ROUND_RZ && chain_triplet(s, &x, &u, &y))
         for (int q = 1; q <= 16; q *= 2)
-            add(&L, DC_G_ELEM, x, u, y, q, P, e);
+            dc_plist_add(&L, DC_G_ELEM, x, u, y, q, P, e);
     else if (s->num.elem_span >= 32 && wide_node(&s->tree, c))
         for (int q = 1; q <= 16; q *= 2)
-            add(&L, DC_G_BLOCK, c[0], c[1], c[2], q, P, 0);
-    if (L.oom) {
-        free(L.v);
-        return -2;
-    }
-    free(s->probes);
-    s->probes = L.v;
-    s->nprobes = L.n;
-    return 0;
+            dc_plist_add(&L, DC_G_BLOCK, c[0], c[1], c[2], q, P, 0);
+    return dc_install_probes(s, &L);
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */

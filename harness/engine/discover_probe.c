@@ -47,6 +47,36 @@ float dc_bf16_value(uint16_t h)
     return a4w4_bf16_to_f32(h);
 }
 
+/* ---- probe lists --------------------------------------------------------------------------- */
+
+void dc_plist_add(dc_plist *L, dc_kind kind, int32_t a, int32_t b, int32_t c, int32_t d,
+                  int32_t e, int32_t f)
+{
+    if (L->n == L->cap) {
+        size_t cap = L->cap ? 2 * L->cap : 256;
+        dc_probe *p = realloc(L->v, cap * sizeof *p);
+        if (!p) {
+            L->oom = 1;
+            return;
+        }
+        L->v = p;
+        L->cap = cap;
+    }
+    L->v[L->n++] = (dc_probe){kind, {a, b, c, d, e, f}};
+}
+
+int dc_install_probes(dc_shape *s, dc_plist *L)
+{
+    if (L->oom) {
+        free(L->v);
+        return -2;
+    }
+    free(s->probes);
+    s->probes = L->v;
+    s->nprobes = L->n;
+    return 0;
+}
+
 /* ---- one row ------------------------------------------------------------------------------ */
 
 /* E2M1 codes (contracts §1): 1.0 = 2, 1.5 = 3, 2.0 = 4, 3.0 = 5, 6.0 = 7, 0.5 = 1; sign 8. */

@@ -463,6 +463,17 @@ static int whole_matches(parser *p)
     return ok;
 }
 
+/* Start the parser on one structure: F blocks per node and combo bits (1: desc, 2: pairwise
+ * reduce, 4: pairwise combine); no splits yet. */
+static void start_structure(parser *p, unsigned F, int combo)
+{
+    memset(&p->f, 0, sizeof p->f);
+    p->f.fuse = F;
+    p->f.order = (combo & 1) ? A4W4_ORDER_DESC : A4W4_ORDER_ASC;
+    p->f.reduce = (combo & 2) ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
+    p->f.combine = (combo & 4) ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
+}
+
 /* Order of preference of two structures (contracts §4.3: the simplest spelling first). */
 static int better(const dc_family *x, const dc_family *y)
 {
@@ -523,11 +534,7 @@ int dc_family_parse(const dc_gaps *g, dc_family *out, size_t max)
     size_t widest = widest_node(g);
     for (unsigned F = 1; F <= widest && !p.oom; F++)
         for (int combo = 0; combo < 8 && !p.oom; combo++) {
-            memset(&p.f, 0, sizeof p.f);
-            p.f.fuse = F;
-            p.f.reduce = (combo & 2) ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
-            p.f.order = (combo & 1) ? A4W4_ORDER_DESC : A4W4_ORDER_ASC;
-            p.f.combine = (combo & 4) ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
+            start_structure(&p, F, combo);
             if (p.f.combine == A4W4_REDUCE_CHAIN) {
                 if (parse_chain(&p, (uint32_t)n) && whole_matches(&p))
                     keep(out, &k, max, &p.f);
@@ -572,10 +579,7 @@ int dc_family_splits(const dc_gaps *g, dc_family *out)
     size_t widest = widest_node(g);
     for (unsigned F = 1; F <= widest && !p.oom; F++)
         for (int combo = 0; combo < 4 && !p.oom; combo++) {
-            memset(&p.f, 0, sizeof p.f);
-            p.f.fuse = F;
-            p.f.reduce = (combo & 2) ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
-            p.f.order = (combo & 1) ? A4W4_ORDER_DESC : A4W4_ORDER_ASC;
+            start_structure(&p, F, combo);
             /* greedy: from each split start, the longest interval that is one split */
             for (uint32_t a = 0; a < n && add_split(&p, a);) {
                 uint32_t b = a + 1;

@@ -22,7 +22,7 @@ set +e
 "$CLI" verify "$WORK/caps/tree.safetensors" > "$WORK/verify.txt" 2> "$WORK/verify.err"
 vrc=$?
 set -e
-refusal=$(grep -m1 "metadata contract 'tree(order=desc)' is not" "$WORK/verify.err" || true)
+refusal=$(grep -m1 "metadata contract 'tree(order=desc)' is not" "$WORK/verify.err") || refusal=""
 if [ $vrc -eq 2 ] && [ -n "$refusal" ] && ! grep -q "tree" <<<"${refusal##*is not}"; then
   echo "SKIP: this a4w4check does not know tree contracts (docs/contracts.md §4.2) yet: $refusal"
   exit 77
