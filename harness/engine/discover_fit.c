@@ -242,41 +242,45 @@ typedef struct {
     uint16_t got, expected;
 } miss;
 
+/* ---- a parallel loop over outputs ------------------------------------------------------- */
+
+/* One item of a loop: 1 when it is predicted; else 0 with *row, *col (ordering the failures),
+ * *got and *expected set. */
+typedef int (*check_fn)(const void *ctx, size_t k, size_t *row, size_t *col, uint16_t *got,
+                        uint16_t *expected);
+
 typedef struct {
-    const a4w4_contract *c;
-    const a4w4_case_data *d;
-    const uint16_t *y;
-    const grid *g;
+    check_fn fn;
+    const void *ctx;
+    size_t total;
     int stop_early;
     atomic_size_t next, bad;
     atomic_int stop;
     pthread_mutex_t mu;
     miss first;
+    size_t first_k;
     int has_first;
-} vjob;
+} pjob;
 
-/* Take outputs one at a time from the shared counter until none is left (or, stop_early, a
- * mismatch was seen); record the first mismatch in (row, column) order. */
-static void *vworker(void *arg)
+/* Take items one at a time from the shared counter until none is left (or, stop_early, a
+ * failure was seen); keep the failure with the smallest (row, col). */
+static void *pworker(void *arg)
 {
-    vjob *j = arg;
-    size_t K = j->d->K, N = j->d->N, total = j->g->nrows * j->g->ncols;
+    pjob *j = arg;
     for (;;) {
         size_t k = atomic_fetch_add(&j->next, 1);
-        if (k >= total || (j->stop_early && atomic_load(&j->stop)))
+        if (k >= j->total || (j->stop_early && atomic_load(&j->stop)))
             break;
-        size_t m = j->g->rows[k / j->g->ncols], n = j->g->cols[k % j->g->ncols];
-        a4w4_dot_operands op = {j->d->a_fp4.data + m * (K / 2), j->d->a_scale.data + m * (K / 32),
-                                j->d->w_fp4.data + n * (K / 2), j->d->w_scale.data + n * (K / 32),
-                                K};
-        uint16_t got = j->y[m * N + n], exp = 0;
-        if (predicted(j->c, &op, got, &exp))
+        size_t m = 0, n = 0;
+        uint16_t got = 0, exp = 0;
+        if (j->fn(j->ctx, k, &m, &n, &got, &exp))
             continue;
         atomic_fetch_add(&j->bad, 1);
         atomic_store(&j->stop, 1);
         pthread_mutex_lock(&j->mu);
         if (!j->has_first || m < j->first.row || (m == j->first.row && n < j->first.col)) {
             j->first = (miss){m, n, got, exp};
+            j->first_k = k;
             j->has_first = 1;
         }
         pthread_mutex_unlock(&j->mu);
@@ -284,64 +288,126 @@ static void *vworker(void *arg)
     return NULL;
 }
 
-/* Mismatches of contract c on one case's outputs y over grid g (stop_early: counting may stop
- * at the first), on up to `threads` threads. */
-static size_t check_case(const a4w4_contract *c, const a4w4_case_data *d, const uint16_t *y,
-                         const grid *g, int threads, int stop_early, miss *first, int *has)
+/* Failures of fn over items 0 .. total-1 on up to `threads` threads (stop_early: counting may
+ * stop at the first); the first failure (smallest row, col) into *first and *first_k. */
+static size_t par_check(check_fn fn, const void *ctx, size_t total, int threads, int stop_early,
+                        miss *first, size_t *first_k, int *has)
 {
-    vjob j = {.c = c, .d = d, .y = y, .g = g, .stop_early = stop_early};
+    pjob j = {.fn = fn, .ctx = ctx, .total = total, .stop_early = stop_early};
     atomic_init(&j.next, 0);
     atomic_init(&j.bad, 0);
     atomic_init(&j.stop, 0);
     pthread_mutex_init(&j.mu, NULL);
     pthread_t th[64];
     int started = 0;
-    for (int i = 1; i < threads && i < 64; i++)
-        if (!pthread_create(&th[started], NULL, vworker, &j))
+    for (int i = 1; i < threads && i < 64 && (size_t)i < total; i++)
+        if (!pthread_create(&th[started], NULL, pworker, &j))
             started++;
-    vworker(&j);
+    pworker(&j);
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     pthread_mutex_destroy(&j.mu);
-    *first = j.first;
+    if (first)
+        *first = j.first;
+    if (first_k)
+        *first_k = j.first_k;
     *has = j.has_first;
     return atomic_load(&j.bad);
+}
+
+/* One validation output: item k of grid g over case d's outputs y. */
+typedef struct {
+    const a4w4_contract *c;
+    const a4w4_case_data *d;
+    const uint16_t *y;
+    const grid *g;
+} vctx;
+
+static int check_output(const void *ctx, size_t k, size_t *row, size_t *col, uint16_t *got,
+                        uint16_t *expected)
+{
+    const vctx *v = ctx;
+    size_t K = v->d->K, N = v->d->N;
+    size_t m = v->g->rows[k / v->g->ncols], n = v->g->cols[k % v->g->ncols];
+    a4w4_dot_operands op = {v->d->a_fp4.data + m * (K / 2), v->d->a_scale.data + m * (K / 32),
+                            v->d->w_fp4.data + n * (K / 2), v->d->w_scale.data + n * (K / 32), K};
+    *row = m;
+    *col = n;
+    *got = v->y[m * N + n];
+    return predicted(v->c, &op, *got, expected);
+}
+
+/* Mismatches of contract c on one case's outputs y over grid g (stop_early: counting may stop
+ * at the first), on up to `threads` threads. */
+static size_t check_case(const a4w4_contract *c, const a4w4_case_data *d, const uint16_t *y,
+                         const grid *g, int threads, int stop_early, miss *first, int *has)
+{
+    vctx v = {c, d, y, g};
+    return par_check(check_output, &v, g->nrows * g->ncols, threads, stop_early, first, NULL,
+                     has);
 }
 
 /* ---- the probes ------------------------------------------------------------------------- */
 
 /* How many window and two-unit probes the check takes at most (evenly spaced); every other
  * probe is checked. */
-#define MAX_STRUCTURE_CHECKS 512
+#define MAX_STRUCTURE_CHECKS 256
 
-/* The first probe of s's history that contract c does not predict (its index), or -1. The
- * probe's row is the pattern against 1.0 at scale 2^0, as the kernel saw it. */
-static long probe_mismatch(const dc_shape *s, const a4w4_contract *c, uint16_t *expected)
+/* The probes of a history to check against contract c. */
+typedef struct {
+    const dc_shape *s;
+    const a4w4_contract *c;
+    const size_t *pick; /* history indices */
+} pctx;
+
+/* Probe pick[k]: its row is the pattern against 1.0 at scale 2^0, as the kernel saw it. */
+static int check_probe(const void *ctx, size_t k, size_t *row, size_t *col, uint16_t *got,
+                       uint16_t *expected)
 {
-    size_t K = s->sh.K, nstruct = 0;
-    uint8_t *pf = malloc(K / 2), *ps = malloc(K / 32), *of = malloc(K / 2), *os = malloc(K / 32);
-    long bad = -1;
-    if (!pf || !ps || !of || !os)
-        goto out;
-    memset(of, 0x22, K / 2);
+    const pctx *p = ctx;
+    size_t i = p->pick[k], K = p->s->sh.K;
+    uint8_t *buf = malloc(K + K / 16);
+    *row = i; /* the first failure reported is the earliest probe */
+    *col = 0;
+    *got = p->s->hist_bits[i];
+    if (!buf)
+        return 0;
+    uint8_t *pf = buf, *ps = buf + K / 2, *of = ps + K / 32, *os = of + K / 2;
+    memset(of, 0x22, K / 2); /* 1.0 in both nibbles (contracts §1) */
     memset(os, 127, K / 32);
+    dc_probe_write(&p->s->hist[i], K, pf, ps);
+    a4w4_dot_operands op = {pf, ps, of, os, K};
+    int ok = predicted(p->c, &op, *got, expected);
+    free(buf);
+    return ok;
+}
+
+/* The first probe of s's history that contract c does not predict (its index), or -1. */
+static long probe_mismatch(const dc_shape *s, const a4w4_contract *c, int threads,
+                           uint16_t *expected)
+{
+    size_t nstruct = 0, n = 0, k = 0;
     for (size_t i = 0; i < s->nhist; i++)
         nstruct += s->hist[i].kind == DC_GAP_COUNT || s->hist[i].kind == DC_GAP_PAIR;
-    size_t stride = nstruct > MAX_STRUCTURE_CHECKS ? nstruct / MAX_STRUCTURE_CHECKS : 1, k = 0;
-    for (size_t i = 0; i < s->nhist && bad < 0; i++) {
+    size_t stride = nstruct > MAX_STRUCTURE_CHECKS ? nstruct / MAX_STRUCTURE_CHECKS : 1;
+    size_t *pick = malloc((s->nhist ? s->nhist : 1) * sizeof *pick);
+    if (!pick)
+        return -1;
+    for (size_t i = 0; i < s->nhist; i++) {
         const dc_probe *pr = &s->hist[i];
         if ((pr->kind == DC_GAP_COUNT || pr->kind == DC_GAP_PAIR) && k++ % stride)
             continue;
-        dc_probe_write(pr, K, pf, ps);
-        a4w4_dot_operands op = {pf, ps, of, os, K};
-        if (!predicted(c, &op, s->hist_bits[i], expected))
-            bad = (long)i;
+        pick[n++] = i;
     }
-out:
-    free(pf);
-    free(ps);
-    free(of);
-    free(os);
+    pctx p = {s, c, pick};
+    miss first;
+    size_t first_k = 0;
+    int has = 0;
+    par_check(check_probe, &p, n, threads, 1, &first, &first_k, &has);
+    long bad = has ? (long)pick[first_k] : -1;
+    if (has)
+        *expected = first.expected;
+    free(pick);
     return bad;
 }
 
@@ -432,11 +498,11 @@ static int load_cases(const dc_shape *s, a4w4_case_data *data, grid *grids,
 /* 1 when a probe contradicts contract c (bounded contracts are not checked on probes: their
  * kernel's order changes run to run). Writes "rejected TXT: ..." to the evidence when txt is
  * given, and the probe's description into why. */
-static int probe_rejects(dc_shape *s, const a4w4_contract *c, const char *txt, char *why,
-                         size_t whylen)
+static int probe_rejects(dc_shape *s, const a4w4_contract *c, int threads, const char *txt,
+                         char *why, size_t whylen)
 {
     uint16_t exp = 0;
-    long bad = c->kind == A4W4_CONTRACT_BOUNDED ? -1 : probe_mismatch(s, c, &exp);
+    long bad = c->kind == A4W4_CONTRACT_BOUNDED ? -1 : probe_mismatch(s, c, threads, &exp);
     if (bad < 0)
         return 0;
     char d[160], line[300];
@@ -459,7 +525,7 @@ static void choose(dc_shape *s, const a4w4_discover_opts *o, cand_list *L, a4w4_
     vresult r;
     for (size_t i = 0; i < L->n; i++) {
         describe(&L->c[i], txt, sizeof txt);
-        if (probe_rejects(s, &L->c[i], txt, NULL, 0))
+        if (probe_rejects(s, &L->c[i], o->threads, txt, NULL, 0))
             continue;
         validate(s, o, &L->c[i], data, grids, 1, &r);
         if (!r.bad) {
@@ -479,7 +545,7 @@ static void choose(dc_shape *s, const a4w4_discover_opts *o, cand_list *L, a4w4_
         return;
     char probe[300] = "";
     validate(s, o, &L->c[0], data, grids, 0, &r);
-    probe_rejects(s, &L->c[0], NULL, probe, sizeof probe);
+    probe_rejects(s, &L->c[0], o->threads, NULL, probe, sizeof probe);
     char reg[160];
     regimes(&r, reg, sizeof reg);
     s->res.has_closest = 1;
