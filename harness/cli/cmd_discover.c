@@ -69,7 +69,7 @@ static const a4w4_option discover_options[] = {
     OPT_INT("threads", discover_opts, threads, "T", 1, 64, "oracle threads (default: the CPUs)"),
     OPT_INT("timeout", discover_opts, timeout_s, "S", 0, 86400, A4W4_TIMEOUT_HELP),
     OPT_FLAG("no-isolate", discover_opts, no_isolate, A4W4_NO_ISOLATE_HELP),
-    OPT_FLAG("quiet", discover_opts, quiet, "no progress lines"),
+    OPT_FLAG("quiet", discover_opts, quiet, "no progress lines, and the evidence only in its file"),
     OPT_END(),
 };
 
@@ -370,6 +370,8 @@ static int render(const discover_opts *a, discover_plan *p)
     int found = a4w4_discover_contract_text(p->d, text, sizeof text) >= 0, all = 1;
     for (size_t i = 0; i < p->o.nshapes; i++) {
         shape_line(stdout, p, i, a->backend);
+        if (!a->quiet) /* the evidence: which probe decided what, the validation */
+            fputs(a4w4_discover_evidence(p->d, i), stdout);
         all &= a4w4_discover_result(p->d, i)->verdict == A4W4_DISCOVER_FOUND;
     }
     printf("discover: %.2f s; evidence in %s\n", p->seconds, p->evidence);

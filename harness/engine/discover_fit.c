@@ -579,7 +579,8 @@ void dc_fit(dc_shape *s, const a4w4_discover_opts *o)
     } else {
         candidates(s, &L);
     }
-    dc_text_add(&s->ev, "- candidates consistent with the probes: %zu\n", L.n);
+    dc_text_add(&s->ev, "- candidates the decisions leave open: %zu (each checked on the probes, "
+                "then on the validation cases, simplest first)\n", L.n);
     a4w4_case_data *data = calloc(s->nvcases ? s->nvcases : 1, sizeof *data);
     grid *grids = calloc(s->nvcases ? s->nvcases : 1, sizeof *grids);
     if (!data || !grids || load_cases(s, data, grids, o)) {

@@ -282,8 +282,10 @@ static void read_prec_elem(dc_shape *s)
         s->num.prec_lo = s->num.prec_hi = e + 1;
         say(s, i, "prec found", "the tail 0.5 below the tie was truncated: P = e + 1");
     } else if (v == 2.0f) {
+        char d[48];
         s->num.prec_lo = e + 2;
-        say(s, i, "prec >= e + 2 or exact", "the tail 0.5 broke the tie: it survived the node");
+        snprintf(d, sizeof d, "prec >= %d or exact", e + 2);
+        say(s, i, d, "the tail 0.5 broke the tie: it survived the node");
     }
 }
 
@@ -337,8 +339,10 @@ static void read_prec_binary(dc_shape *s)
         }
     }
     s->num.prec_lo = e + 8;
-    say(s, i, "prec above e + 7 or exact", "the tail 2^-d of 1 + 2^-d survived a two-input node "
-        "for d = 1..7 (no node with three inputs to probe deeper)");
+    char d[48];
+    snprintf(d, sizeof d, "prec >= %d or exact", e + 8);
+    say(s, i, d, "the tail 2^-d of 1 + 2^-d survived a two-input node for d = 1..7 (no node "
+        "with three inputs to probe deeper)");
 }
 
 /* P in [prec_lo, prec_hi]; unknown or open-ended ranges end at 65, "or exact". */
