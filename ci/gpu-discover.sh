@@ -4,7 +4,8 @@
 # `python3 -m a4w4check.external` at a few shapes (every round run by --runner), then the
 # pre-merge and edge sets exported, run by the kernel, and judged twice with
 # `run --backend bundle:`: as declared exact (bit for bit inside the exact regime only) and with
-# the discovered contract (`run --contract bundle:DIR=FILE`). Writes OUT/discover.md (the
+# the discovered contract (`run --contract bundle:DIR=FILE`; where no tree fits, with the
+# closest candidate, marked as not accepted). Writes OUT/discover.md (the
 # tables: kernel, shape, discovered contract, probes, seconds; share of outputs judged bit for
 # bit before and after, verdicts; nondeterministic or outside-the-family findings with their
 # evidence) and every step's log under OUT. Every step is bounded; the whole run stops starting
@@ -79,9 +80,12 @@ for s in $sets; do
       --out "$w/$t/y-$st" --kernel "$k" --device "$device" --contract exact
     step "run-$st-$t-exact" 60 "$cli" run "${which[@]}" --backend "bundle:$w/$t/y-$st" \
       --out "$out/run-$st-$t-exact" --budget-seconds 10 --quiet
-    if [ -s "$out/$t.contract" ]; then
+    # the accepted contract; when none was, the closest candidate (the report says so)
+    c=$out/$t.contract
+    [ -s "$c" ] || c=$out/$t.contract.closest
+    if [ -s "$c" ]; then
       step "run-$st-$t-discovered" 60 "$cli" run "${which[@]}" --backend "bundle:$w/$t/y-$st" \
-        --contract "bundle:$w/$t/y-$st=$out/$t.contract" \
+        --contract "bundle:$w/$t/y-$st=$c" \
         --out "$out/run-$st-$t-discovered" --budget-seconds 10 --quiet
     fi
   done

@@ -127,10 +127,13 @@ def main():
         for s in sets:
             stag = tag(os.path.basename(s).removesuffix(".csv"))
             cells = []
+            closest = not os.path.exists(os.path.join(out, f"{tag(k)}.contract"))
             for kind in ("exact", "discovered"):
                 name = f"run-{stag}-{tag(k)}-{kind}"
                 share, verdict = judged(os.path.join(out, name))
                 why = step_note(st, name) or step_note(st, f"external-{stag}-{tag(k)}")
+                if share and kind == "discovered" and closest:
+                    share += " (the closest candidate: not accepted)"
                 cells.append((share or why or "no results.json", verdict or why or "-"))
             print(f"| {k} | {stag} | {cells[0][0]} | {cells[1][0]} | {cells[0][1]} | "
                   f"{cells[1][1]} |")

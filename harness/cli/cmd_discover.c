@@ -384,6 +384,15 @@ static int render(const discover_opts *a, discover_plan *p)
     if (found)
         printf("discover: contract written to %s%s\n", a->out, all ? "" :
                " (rules for the shapes that fit only)");
+    char closest[4200];
+    snprintf(closest, sizeof closest, "%s.closest", a->out);
+    if (!all && a4w4_discover_closest_text(p->d, text, sizeof text) >= 0) {
+        if (a4w4_write_atomic(closest, text, strlen(text), err, sizeof err)) {
+            a4w4_errorf("discover: %s", err);
+            return A4W4_EXIT_IO;
+        }
+        printf("discover: the closest candidates (not accepted) written to %s\n", closest);
+    }
     return all ? A4W4_EXIT_PASS : A4W4_EXIT_MISMATCH;
 }
 

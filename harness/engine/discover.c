@@ -801,13 +801,16 @@ const char *a4w4_discover_evidence(const a4w4_discovery *d, size_t shape)
     return shape < d->nshapes && d->sh[shape].ev.s ? d->sh[shape].ev.s : "";
 }
 
-int a4w4_discover_contract_text(const a4w4_discovery *d, char *buf, size_t len)
+/* The rules of the shapes whose verdict is v (FOUND: the accepted contracts; NO_FIT: the
+ * closest candidates), after the comment line head. */
+static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const char *head,
+                      char *buf, size_t len)
 {
     char c0[A4W4_CONTRACT_MAX], ci[A4W4_CONTRACT_MAX];
     int same = 1, any = 0;
     for (size_t i = 0; i < d->nshapes; i++) {
         const a4w4_discover_shape_result *r = &d->sh[i].res;
-        if (r->verdict != A4W4_DISCOVER_FOUND) {
+        if (r->verdict != v || (v == A4W4_DISCOVER_NO_FIT && !r->has_closest)) {
             same = 0;
             continue;
         }
@@ -818,7 +821,7 @@ int a4w4_discover_contract_text(const a4w4_discovery *d, char *buf, size_t len)
     }
     if (!any)
         return -1;
-    size_t o = (size_t)snprintf(buf, len, "# discovered by a4w4check discover at");
+    size_t o = (size_t)snprintf(buf, len, "# %s at", head);
     for (size_t i = 0; i < d->nshapes && o < len; i++)
         o += (size_t)snprintf(buf + o, len - o, " %zux%zux%zu", d->shapes[i].M, d->shapes[i].N,
                               d->shapes[i].K);
@@ -826,7 +829,7 @@ int a4w4_discover_contract_text(const a4w4_discovery *d, char *buf, size_t len)
         o += (size_t)snprintf(buf + o, len - o, "\n%s\n", c0);
     for (size_t i = 0; !same && i < d->nshapes && o < len; i++) {
         const a4w4_discover_shape_result *r = &d->sh[i].res;
-        if (r->verdict != A4W4_DISCOVER_FOUND ||
+        if (r->verdict != v || (v == A4W4_DISCOVER_NO_FIT && !r->has_closest) ||
             a4w4_contract_format(&r->contract, ci, sizeof ci) < 0)
             continue;
         o += (size_t)snprintf(buf + o, len - o, "\nwhen M==%zu,N==%zu,K==%zu: %s", d->shapes[i].M,
@@ -835,4 +838,16 @@ int a4w4_discover_contract_text(const a4w4_discovery *d, char *buf, size_t len)
     if (o < len && !same)
         o += (size_t)snprintf(buf + o, len - o, "\n");
     return o < len ? (int)o : -1;
+}
+
+int a4w4_discover_contract_text(const a4w4_discovery *d, char *buf, size_t len)
+{
+    return rules_text(d, A4W4_DISCOVER_FOUND, "discovered by a4w4check discover", buf, len);
+}
+
+int a4w4_discover_closest_text(const a4w4_discovery *d, char *buf, size_t len)
+{
+    return rules_text(d, A4W4_DISCOVER_NO_FIT, "NOT ACCEPTED: the closest candidates a4w4check "
+                      "discover found (no tree in the model family fits; the evidence says "
+                      "where each fails)", buf, len);
 }

@@ -132,4 +132,9 @@ const char *a4w4_discover_evidence(const a4w4_discovery *d, size_t shape);
  * Returns the length, or -1 when it does not fit or no shape found a contract. */
 int a4w4_discover_contract_text(const a4w4_discovery *d, char *buf, size_t len);
 
+/* The closest candidates of the shapes no tree fits, in the same form, after a comment line
+ * saying they were NOT accepted (for judging a kernel by the order it nearly keeps, labelled
+ * so). Length, or -1 when no shape has a closest candidate or it does not fit. */
+int a4w4_discover_closest_text(const a4w4_discovery *d, char *buf, size_t len);
+
 #endif

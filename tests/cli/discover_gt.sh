@@ -36,5 +36,7 @@ set -e
 grep -q "no tree in the model family fits; closest ordered(1): [0-9]* of [0-9]* checked outputs differ" bf.log \
   || fail "bf16_leaf: no closest named: $(cat bf.log)"
 [ ! -e bf.txt ] || fail "bf16_leaf: a contract file was written"
+grep -q "^# NOT ACCEPTED" bf.txt.closest && [ "$("$TOOLS/contract_text" --file bf.txt.closest)" = "ordered(1)" ] \
+  || fail "bf16_leaf: FILE.closest does not hold the closest, marked not accepted"
 grep -q "rejected ordered(1)" bf.txt.evidence.md || fail "bf16_leaf: the evidence lacks the rejection"
 echo "discover_gt: every ground-truth order recovered; bounded(4) found; bf16 leaves fit no tree"

@@ -28,6 +28,8 @@ echo "$row" | grep -q '| [0-9.]* % (' || fail "no judged share for the exact run
 if "$CLI" run --help | grep -q -- "--contract"; then
   echo "$row" | awk -F'|' '{print $5}' | grep -q '100.0 %' || fail "discovered contract did not judge every output: $row"
   echo "$row" | grep -q 'PASS (0 failing' || fail "discovered contract's run did not pass: $row"
+  grep '^| torch-dequant | cases |' "$md" | grep -q "the closest candidate: not accepted" \
+    || fail "torch-dequant was not judged by its closest candidate, marked so: $(cat "$md")"
 fi
 for s in discover-torch-dequant discover-helpers_ordered1_gemm export-cases run-cases-helpers_ordered1_gemm-exact; do
   grep -q "^$s	" "$WORK/out/steps.tsv" || fail "step $s not recorded"
