@@ -99,8 +99,11 @@ Test(discover_tree, lca_of_a_chain_is_the_node_adding_the_later_block)
 
 typedef struct {
     a4w4_tree t[2];     /* the contract's tree; mode 1 alternates with the second */
-    int mode;           /* 0: t[0]; 1: t[0] or t[1] at random per call; 2: bf16 block values */
+    int mode;           /* 0: t[0]; 1: t[0] or t[1] at random per call; 2: bf16 block values;
+                         * 3: t[0], but NaN (0x7FFF) on every output of the validation cases
+                         * of the regimes in nan_regimes; 4: t[0], but +0 where it gives NaN */
     uint64_t rng;
+    unsigned nan_regimes; /* mode 3: bit r for regime r */
 } fake;
 
 /* Block values rounded to bf16 (RNE) before an ascending fp32 chain: outside the family. */
@@ -134,10 +137,16 @@ static int fake_run(void *ctx, const a4w4_run_args *a)
             a4w4_dot_operands op = {d->a_fp4.data + m * (d->K / 2), d->a_scale.data + m * (d->K / 32),
                                     d->w_fp4.data + n * (d->K / 2), d->w_scale.data + n * (d->K / 32),
                                     d->K};
+            uint16_t *y = &a->y[m * d->N + n];
             if (f->mode == 2)
-                a->y[m * d->N + n] = bf16_leaves(&op);
-            else if (a4w4_dot_tree(&op, t, &a->y[m * d->N + n], NULL) != A4W4_OK)
+                *y = bf16_leaves(&op);
+            else if (a4w4_dot_tree(&op, t, y, NULL) != A4W4_OK)
                 return A4W4_EINVAL;
+            if (f->mode == 3 && strstr(a->c->name, "/v/") &&
+                (f->nan_regimes >> a->c->regime & 1u))
+                *y = 0x7FFF; /* an operand upcast overflowed, say: no order gives it */
+            if (f->mode == 4 && (*y & 0x7FFF) > 0x7F80)
+                *y = 0; /* a NaN scale ignored */
         }
     return A4W4_OK;
 }
@@ -147,9 +156,10 @@ static const a4w4_backend_type fake_type = {.name = "fake", .what = "tree oracle
                                             .run = fake_run};
 
 /* Discover f at M x N x K; the result of shape 0 into *r (copied), the contract text into
- * text. */
-static void discover(fake *f, size_t M, size_t N, size_t K, a4w4_discover_shape_result *r,
-                     char *text, size_t len)
+ * text. Also the defect list of shape 0 into list (may be NULL). */
+static void discover_listing(fake *f, size_t M, size_t N, size_t K,
+                             a4w4_discover_shape_result *r, char *text, size_t len, char *list,
+                             size_t listlen)
 {
     a4w4_shape sh = {M, N, K};
     a4w4_discover_opts o = {&sh, 1, NULL, 7, 3, 0, 1, 0, 2};
@@ -171,7 +181,15 @@ static void discover(fake *f, size_t M, size_t N, size_t K, a4w4_discover_shape_
     text[0] = 0;
     if (r->verdict != A4W4_DISCOVER_FAILED)
         a4w4_contract_format(&r->contract, text, len);
+    if (list)
+        snprintf(list, listlen, "%s", a4w4_discover_defects(d, 0));
     a4w4_discover_free(d);
+}
+
+static void discover(fake *f, size_t M, size_t N, size_t K, a4w4_discover_shape_result *r,
+                     char *text, size_t len)
+{
+    discover_listing(f, M, N, K, r, text, len, NULL, 0);
 }
 
 static void expect_found(const char *contract, size_t M, size_t K)
@@ -179,7 +197,7 @@ static void expect_found(const char *contract, size_t M, size_t K)
     a4w4_contract want;
     char err[256], got[A4W4_CONTRACT_MAX];
     cr_assert_eq(a4w4_contract_parse(contract, &want, err, sizeof err), A4W4_OK, "%s", err);
-    fake f = {{{0}}, 0, 1};
+    fake f = {{{0}}, 0, 1, 0};
     if (want.kind == A4W4_CONTRACT_ORDERED) {
         a4w4_tree_defaults(&f.t[0]);
         f.t[0].split = want.split;
@@ -247,7 +265,7 @@ Test(discover_fake, recovers_leaves_and_nodes_below_a_block)
 
 Test(discover_fake, a_backend_that_changes_its_order_per_call_is_bounded_by_its_splits)
 {
-    fake f = {{{0}}, 1, 12345};
+    fake f = {{{0}}, 1, 12345, 0};
     a4w4_tree_defaults(&f.t[0]);
     a4w4_tree_defaults(&f.t[1]);
     f.t[0].split = f.t[1].split = 4;
@@ -262,7 +280,7 @@ Test(discover_fake, a_backend_that_changes_its_order_per_call_is_bounded_by_its_
 
 Test(discover_fake, block_values_rounded_to_bf16_fit_no_tree_and_name_the_closest)
 {
-    fake f = {{{0}}, 2, 1};
+    fake f = {{{0}}, 2, 1, 0};
     a4w4_tree_defaults(&f.t[0]);
     a4w4_discover_shape_result r;
     char got[A4W4_CONTRACT_MAX];
@@ -271,4 +289,84 @@ Test(discover_fake, block_values_rounded_to_bf16_fit_no_tree_and_name_the_closes
     cr_expect(r.has_closest);
     cr_expect_str_eq(got, "ordered(1)");
     cr_expect(strstr(r.closest_fails, "differ") != NULL, "%s", r.closest_fails);
+}
+
+/* ---- defects: outputs no order can give (contracts §4.3 step 7) ---------------------------- */
+
+static unsigned regime_bit(a4w4_regime r) { return 1u << r; }
+
+Test(discover_defects, nan_on_the_wide_and_code0_cases_is_counted_as_defects_and_the_order_kept)
+{
+    /* what an upcast to bf16 of scaled operands does on a GPU: NaN where the wide and code-0
+     * operands overflow, every order giving a finite value there; 2 of 6 regimes */
+    fake f = {{{0}}, 3, 1, regime_bit(A4W4_REGIME_WIDE) | regime_bit(A4W4_REGIME_CODE0)};
+    a4w4_tree_defaults(&f.t[0]);
+    f.t[0].fuse = 2;
+    a4w4_discover_shape_result r;
+    char got[A4W4_CONTRACT_MAX];
+    static char list[1 << 20];
+    discover_listing(&f, 32, 8, 512, &r, got, sizeof got, list, sizeof list);
+    cr_assert_eq(r.verdict, A4W4_DISCOVER_FOUND, "closest %s: %s", got, r.closest_fails);
+    cr_expect_str_eq(got, "tree(leaf=32,order=asc,fuse=2,reduce=chain,prec=0,round=rne,"
+                     "acc=fp32,split=1,combine=chain,final=rne)");
+    /* 256 outputs checked per case (32 x 8), 3 runs: every output of 2 cases of 6 */
+    cr_expect_eq(r.defects, 2u * 256 * 3, "defects %zu", r.defects);
+    cr_expect_eq(r.validated, 4u * 256 * 3, "validated %zu", r.validated);
+    cr_expect(strstr(r.defect_first, "regime wide") && strstr(r.defect_first, "got 0x7fff") &&
+              strstr(r.defect_first, "every order left open gives a finite value"), "%s",
+              r.defect_first);
+    cr_expect(strstr(list, "regime code0") != NULL, "the list lacks the code0 defects");
+}
+
+Test(discover_defects, nan_on_most_validation_outputs_is_no_fit)
+{
+    /* 4 of 6 regimes NaN: the defects are the majority, no order is accepted beside them */
+    fake f = {{{0}}, 3, 1, regime_bit(A4W4_REGIME_WIDE) | regime_bit(A4W4_REGIME_CODE0) |
+                           regime_bit(A4W4_REGIME_NORMAL) | regime_bit(A4W4_REGIME_TINY)};
+    a4w4_tree_defaults(&f.t[0]);
+    a4w4_discover_shape_result r;
+    char got[A4W4_CONTRACT_MAX];
+    discover(&f, 32, 8, 512, &r, got, sizeof got);
+    cr_expect_eq(r.verdict, A4W4_DISCOVER_NO_FIT, "accepted %s", got);
+    cr_expect(r.has_closest);
+    cr_expect_str_eq(got, "ordered(1)");
+    cr_expect(strstr(r.closest_fails, "are defects") != NULL, "%s", r.closest_fails);
+}
+
+Test(discover_defects, nan_on_every_validation_output_is_no_fit)
+{
+    fake f = {{{0}}, 3, 1, 0x3Fu};
+    a4w4_tree_defaults(&f.t[0]);
+    a4w4_discover_shape_result r;
+    char got[A4W4_CONTRACT_MAX];
+    discover(&f, 32, 8, 512, &r, got, sizeof got);
+    cr_expect_eq(r.verdict, A4W4_DISCOVER_NO_FIT, "accepted %s", got);
+    cr_expect_gt(r.defects, 6u * 256 * 3 / 2, "defects %zu", r.defects);
+}
+
+Test(discover_defects, an_ignored_nan_scale_is_a_defect_not_an_order)
+{
+    /* the special regime's 0xFF scales make every order NaN; +0 there is no order's output */
+    fake f = {{{0}}, 4, 1, 0};
+    a4w4_tree_defaults(&f.t[0]);
+    f.t[0].order = A4W4_ORDER_DESC;
+    a4w4_discover_shape_result r;
+    char got[A4W4_CONTRACT_MAX];
+    discover(&f, 32, 8, 512, &r, got, sizeof got);
+    cr_assert_eq(r.verdict, A4W4_DISCOVER_FOUND, "closest %s: %s", got, r.closest_fails);
+    cr_expect_gt(r.defects, 0u);
+    cr_expect(strstr(r.defect_first, "regime special") &&
+              strstr(r.defect_first, "every order gives NaN"), "%s", r.defect_first);
+}
+
+Test(discover_defects, a_kernel_without_defects_reports_none)
+{
+    fake f = {{{0}}, 0, 1, 0};
+    a4w4_tree_defaults(&f.t[0]);
+    a4w4_discover_shape_result r;
+    char got[A4W4_CONTRACT_MAX];
+    discover(&f, 32, 8, 512, &r, got, sizeof got);
+    cr_assert_eq(r.verdict, A4W4_DISCOVER_FOUND);
+    cr_expect_eq(r.defects, 0u);
+    cr_expect_eq(r.validated, 6u * 256 * 3);
 }

@@ -319,17 +319,20 @@ static void shape_line(FILE *f, const discover_plan *p, size_t i, const char *ba
     char c[A4W4_CONTRACT_MAX] = "";
     if (r->verdict != A4W4_DISCOVER_FAILED)
         a4w4_contract_format(&r->contract, c, sizeof c);
-    if (r->verdict == A4W4_DISCOVER_FOUND)
+    if (r->verdict == A4W4_DISCOVER_FOUND) {
         fprintf(f, "discover: %s at %zux%zux%zu: %s (%zu probes, %zu calls; %zu validation "
                 "outputs of %zu cases predicted bit for bit%s)\n", backend, s->M, s->N, s->K, c,
                 r->probes, r->calls, r->validated, r->validation_cases,
                 r->nondeterministic ? ", nondeterministic: within the bound" : "");
-    else
-        fprintf(f, "discover: %s at %zux%zux%zu: no tree in the model family fits%s%s%s%s "
-                "(%zu probes, %zu calls)\n", backend, s->M, s->N, s->K,
-                r->has_closest ? "; closest " : "", r->has_closest ? c : "",
-                r->has_closest ? ": " : "", r->has_closest ? r->closest_fails : "", r->probes,
-                r->calls);
+        if (r->defects) /* outputs no order can give (contracts §4.3 step 7) */
+            fprintf(f, "  defects: %zu (first: %s)\n", r->defects, r->defect_first);
+        return;
+    }
+    fprintf(f, "discover: %s at %zux%zux%zu: no tree in the model family fits%s%s%s%s "
+            "(%zu probes, %zu calls)\n", backend, s->M, s->N, s->K,
+            r->has_closest ? "; closest " : "", r->has_closest ? c : "",
+            r->has_closest ? ": " : "", r->has_closest ? r->closest_fails : "", r->probes,
+            r->calls);
 }
 
 static int write_evidence(const discover_plan *p, const char *backend, const char *contract)
@@ -343,8 +346,8 @@ static int write_evidence(const discover_plan *p, const char *backend, const cha
                             (unsigned long long)p->o.seed, p->o.repeats,
                             p->o.repeats == 1 ? "" : "s", contract ? contract : "(none)\n");
     for (size_t i = 0; i < p->o.nshapes; i++) {
-        const char *ev = a4w4_discover_evidence(p->d, i);
-        size_t need = len + strlen(ev) + 512;
+        const char *ev = a4w4_discover_evidence(p->d, i), *df = a4w4_discover_defects(p->d, i);
+        size_t need = len + strlen(ev) + strlen(df) + 512;
         if (need > cap) {
             char *q = realloc(doc, cap = 2 * need);
             if (!q) {
@@ -353,8 +356,10 @@ static int write_evidence(const discover_plan *p, const char *backend, const cha
             }
             doc = q;
         }
-        len += (size_t)snprintf(doc + len, cap - len, "\n## %zux%zux%zu\n\n%s", p->shapes[i].M,
-                                p->shapes[i].N, p->shapes[i].K, ev);
+        len += (size_t)snprintf(doc + len, cap - len, "\n## %zux%zux%zu\n\n%s%s%s",
+                                p->shapes[i].M, p->shapes[i].N, p->shapes[i].K, ev,
+                                df[0] ? "\n### Defects (outputs no order can give)\n\n" : "",
+                                df);
     }
     char err[1024];
     int rc = a4w4_write_atomic(p->evidence, doc, len, err, sizeof err) ? -1 : 0;

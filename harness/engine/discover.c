@@ -390,6 +390,7 @@ void a4w4_discover_free(a4w4_discovery *d)
         free(s->vy);
         free(s->vcases);
         dc_text_free(&s->ev);
+        dc_text_free(&s->defects_ev);
     }
     free(d->sh);
     free(d->shapes);
@@ -801,6 +802,11 @@ const char *a4w4_discover_evidence(const a4w4_discovery *d, size_t shape)
     return shape < d->nshapes && d->sh[shape].ev.s ? d->sh[shape].ev.s : "";
 }
 
+const char *a4w4_discover_defects(const a4w4_discovery *d, size_t shape)
+{
+    return shape < d->nshapes && d->sh[shape].defects_ev.s ? d->sh[shape].defects_ev.s : "";
+}
+
 /* The rules of the shapes whose verdict is v (FOUND: the accepted contracts; NO_FIT: the
  * closest candidates), after the comment line head. */
 static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const char *head,
@@ -825,6 +831,12 @@ static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const ch
     for (size_t i = 0; i < d->nshapes && o < len; i++)
         o += (size_t)snprintf(buf + o, len - o, " %zux%zux%zu", d->shapes[i].M, d->shapes[i].N,
                               d->shapes[i].K);
+    for (size_t i = 0; v == A4W4_DISCOVER_FOUND && i < d->nshapes && o < len; i++)
+        if (d->sh[i].res.verdict == v && d->sh[i].res.defects)
+            o += (size_t)snprintf(buf + o, len - o, "\n# %zux%zux%zu: %zu validation outputs "
+                                  "are defects (no order gives them; see the evidence)",
+                                  d->shapes[i].M, d->shapes[i].N, d->shapes[i].K,
+                                  d->sh[i].res.defects);
     if (o < len && same)
         o += (size_t)snprintf(buf + o, len - o, "\n%s\n", c0);
     for (size_t i = 0; !same && i < d->nshapes && o < len; i++) {

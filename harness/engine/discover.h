@@ -75,6 +75,13 @@ typedef struct {
     size_t calls;              /* backend calls (probe and validation, repeats included) */
     size_t validated;          /* validation outputs predicted bit for bit (or in the bound) */
     size_t validation_cases;
+    /* validation outputs no order can give (contracts §4.3 step 7): NaN or +-inf where every
+     * order left open is finite, a value of a sign or size the products' signs rule out, or
+     * not NaN beside a NaN scale. FOUND: the accepted contract explains every other output
+     * and they are at most half; NO_FIT: the closest's. */
+    size_t defects;
+    char defect_first[600];    /* FOUND with defects: "case .., row .., col ..: got .., every
+                                * order gives .." */
 } a4w4_discover_shape_result;
 
 typedef struct a4w4_discovery a4w4_discovery;
@@ -125,6 +132,11 @@ const a4w4_discover_shape_result *a4w4_discover_result(const a4w4_discovery *d, 
 /* The evidence of a shape (Markdown-ready text: probe counts, the outputs that decided each
  * parameter, the validation). Valid until a4w4_discover_free. */
 const char *a4w4_discover_evidence(const a4w4_discovery *d, size_t shape);
+
+/* The defects of a shape's accepted contract, one Markdown list item each (sorted by case,
+ * row and column; at most 4096 listed, every one counted), or "" when it has none. Valid
+ * until a4w4_discover_free. */
+const char *a4w4_discover_defects(const a4w4_discovery *d, size_t shape);
 
 /* The accepted contracts as the file form of contracts §4.2 into buf: one unconditional rule
  * when every shape found the same contract, else one `when M==..,N==..,K==..:` rule per

@@ -218,6 +218,7 @@ typedef struct dc_shape_s {
     size_t probes_total;
     size_t calls_total;
     dc_text ev;
+    dc_text defects_ev; /* the accepted contract's defects, one list item each */
     a4w4_discover_shape_result res;
     const a4w4_contract *forced; /* a grouped shape: validate its leader's contract only */
 } dc_shape;
