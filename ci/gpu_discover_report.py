@@ -46,18 +46,25 @@ def step_note(st, name):
 
 LINE = re.compile(r"^discover: (\S+) at (\d+x\d+x\d+): (.*)$")
 COUNTS = re.compile(r"\((\d+) probes, (\d+) calls")
+DEFECTS = re.compile(r"^  defects: (\d+) \(first: (.*)\)$")
 
 
 def discoveries(out, kernel):
-    """shape -> (contract or finding, probes), and the total seconds, from discover's log."""
+    """shape -> (contract or finding, probes, defects, first defect), and the total seconds,
+    from discover's log (a shape's `  defects:` line follows its own)."""
     log = read(os.path.join(out, f"discover-{tag(kernel)}.log")) or ""
-    rows, total = {}, None
+    rows, total, last = {}, None, None
     for line in log.splitlines():
         m = LINE.match(line)
         if m:
             rest = m.group(3)
             c = COUNTS.search(rest)
-            rows[m.group(2)] = (rest[:c.start()].strip() if c else rest, c.group(1) if c else "")
+            last = m.group(2)
+            rows[last] = (rest[:c.start()].strip() if c else rest, c.group(1) if c else "", "0",
+                          "")
+        d = DEFECTS.match(line)
+        if d and last in rows:
+            rows[last] = rows[last][:2] + (d.group(1), d.group(2))
         t = re.match(r"^discover: ([0-9.]+) s;", line)
         if t:
             total = t.group(1)
@@ -83,10 +90,14 @@ def judged(run_dir):
     return share, f"{doc.get('verdict', '?')} ({fails} failing entries)"
 
 
-def findings(out, kernel, log):
-    """Lines saying a kernel is nondeterministic or outside the family, with evidence."""
+def findings(out, kernel, log, rows):
+    """Lines saying a kernel is nondeterministic, outside the family or has defects (outputs
+    no order can give), with evidence."""
     ev = read(os.path.join(out, f"{tag(kernel)}.contract.evidence.md")) or ""
     lines = []
+    for shape, (_, _, n, first) in rows.items():
+        if n != "0":
+            lines.append(f"{n} defects at {shape} (outputs no order can give; first: {first})")
     if "nondeterministic" in log or "nondeterministic:" in ev:
         lines.append("nondeterministic: repeated runs of the same operands differed")
     if "no tree in the model family fits" in log:
@@ -106,20 +117,23 @@ def main():
           f"sets {', '.join(sets)}; budget {budget} s. Contracts and evidence: "
           "`<kernel>.contract`, `<kernel>.contract.evidence.md`.\n")
     print("## Discovery\n")
-    print("| kernel | shape | discovered contract | probes | seconds |")
-    print("|---|---|---|---|---|")
+    print("| kernel | shape | discovered contract | defects | probes | seconds |")
+    print("|---|---|---|---|---|---|")
     notes = {}
     for k in kernels:
         rows, total, log = discoveries(out, k)
         why = step_note(st, f"discover-{tag(k)}")
         for s in shapes:
-            c, probes = rows.get(s, (f"no result ({why or 'see the log'})", ""))
+            c, probes, nd, _ = rows.get(s, (f"no result ({why or 'see the log'})", "", "-", ""))
             sec = f"{total} ({len(shapes)} shape{'s' if len(shapes) > 1 else ''}, one discovery)" if total else why or "-"
-            print(f"| {k} | {s} | `{c}` | {probes} | {sec} |")
-        notes[k] = findings(out, k, log)
+            print(f"| {k} | {s} | `{c}` | {nd} | {probes} | {sec} |")
+        notes[k] = findings(out, k, log, rows)
     print("\n## Judged by the discovered contract\n")
-    print("Share of the outputs judged bit for bit: declared `exact`, only the exact regime is "
-          "judged; with the discovered contract, every output it covers.\n")
+    print("Share of the outputs judged bit for bit (of the outputs checked: a case whose full "
+          "check is estimated above the judging budget is sampled): declared `exact`, only the "
+          "exact regime is judged; with the discovered contract, every output of a shape it has "
+          "a rule for (set `discovered`: cases at exactly the probed shapes). Defects fail "
+          "under every contract.\n")
     print("| kernel | set | judged bit for bit, declared exact | judged bit for bit, discovered "
           "| verdict, exact | verdict, discovered |")
     print("|---|---|---|---|---|---|")

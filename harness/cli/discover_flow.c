@@ -185,20 +185,10 @@ static void quote(const char *s, char *buf, size_t len)
     buf[o < len ? o : len - 1] = 0;
 }
 
-/* Run `sh -c cmd` in its own process group, at most timeout_s seconds (then the group is
- * killed). Returns the exit status, 124 on timeout, -1 when it could not start. */
-static int run_command(const char *cmd, int timeout_s)
+/* Wait for the runner pid, at most timeout_s seconds (then its group is killed): its exit
+ * status, 124 on timeout, -1 on a wait error. */
+static int wait_command(pid_t pid, int timeout_s)
 {
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        setpgid(0, 0);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
@@ -218,6 +208,50 @@ static int run_command(const char *cmd, int timeout_s)
         struct timespec nap = {0, 20 * 1000 * 1000};
         nanosleep(&nap, NULL);
     }
+}
+
+/* The runner's process group while it runs (0: none), for on_stop. */
+static volatile sig_atomic_t runner_group;
+
+/* SIGTERM / SIGINT / SIGHUP while a runner runs (`timeout` stopping discover, say): the runner's
+ * group goes too, so no runner outlives the discover that started it. */
+static void on_stop(int sig)
+{
+    if (runner_group > 0)
+        kill(-(pid_t)runner_group, SIGKILL);
+    _exit(128 + sig);
+}
+
+/* Run `sh -c cmd` in its own process group, at most timeout_s seconds (then the group is
+ * killed; so is it when this process is told to stop). Returns the exit status, 124 on
+ * timeout, -1 when it could not start. */
+static int run_command(const char *cmd, int timeout_s)
+{
+    struct sigaction stop = {0}, old[3];
+    const int sigs[3] = {SIGTERM, SIGINT, SIGHUP};
+    stop.sa_handler = on_stop;
+    sigemptyset(&stop.sa_mask);
+    fflush(NULL);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &stop, &old[i]);
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 3; i++)
+            sigaction(sigs[i], &old[i], NULL);
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    int rc = -1;
+    if (pid > 0) {
+        setpgid(pid, pid);
+        runner_group = pid;
+        rc = wait_command(pid, timeout_s);
+        runner_group = 0;
+    }
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    return rc;
 }
 
 static int exists(const char *path)
