@@ -689,8 +689,11 @@ static void record_defects(dc_shape *s, const a4w4_discover_opts *o, vresult *r)
                 "give; they are the kernel's defects, not evidence about its order, and fail "
                 "any judgement by this contract; first: %s\n", r->defects, r->checked, reg,
                 s->res.defect_first);
-    dc_text_add(&s->defects_ev, "%zu defects (%s)%s:\n\n", r->defects, reg,
-                r->dl.n < r->defects ? ", the first kept listed" : "");
+    if (r->dl.n < r->defects)
+        dc_text_add(&s->defects_ev, "%zu defects (%s), %d of them listed:\n\n", r->defects, reg,
+                    MAX_DEFECTS_LISTED);
+    else
+        dc_text_add(&s->defects_ev, "%zu defects (%s):\n\n", r->defects, reg);
     for (size_t i = 0; i < r->dl.n; i++) {
         defect_line(s, o, &r->dl.v[i], line, sizeof line);
         dc_text_add(&s->defects_ev, "- %s\n", line);
