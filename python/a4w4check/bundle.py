@@ -253,13 +253,15 @@ def write_operand_manifest(directory, *, set_name, matrix_hash, tool_version, se
 
 
 def write_outputs_manifest(directory, *, kernel, contract, matrix_hash, tool_version, cases,
-                           failed):
+                           failed, note=None):
     """OUT/manifest.json (a4w4-outputs/1) and OUT/contract.txt (the contract line the C bundle
-    backend reads for the directory)."""
-    write_json(os.path.join(directory, "manifest.json"),
-               {"format": OUTPUTS, "kernel": kernel, "contract": contract,
-                "matrix_hash": matrix_hash, "tool_version": tool_version,
-                "cases": list(cases), "failed": dict(failed)})
+    backend reads for the directory). note (optional) is kept in the manifest: "probes" for
+    outputs of discover's probe rounds, whose contract is a placeholder."""
+    m = {"format": OUTPUTS, "kernel": kernel, "contract": contract, "matrix_hash": matrix_hash,
+         "tool_version": tool_version, "cases": list(cases), "failed": dict(failed)}
+    if note:
+        m["note"] = note
+    write_json(os.path.join(directory, "manifest.json"), m)
     st.write_atomic(os.path.join(directory, "contract.txt"), (contract + "\n").encode())
 
 
