@@ -26,7 +26,8 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Number of entries in dir (besides . and ..), and whether any name contains ".tmp.". */
+/* Number of entries in dir (besides . and ..), and whether any name contains ".tmp" (the
+ * writer's temporary "<name>.tmpXXXXXX"). */
 static size_t dir_entries(const char *dir, int *has_tmp)
 {
     size_t n = 0;
@@ -38,7 +39,7 @@ static size_t dir_entries(const char *dir, int *has_tmp)
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
         n++;
-        if (strstr(e->d_name, ".tmp."))
+        if (strstr(e->d_name, ".tmp"))
             *has_tmp = 1;
     }
     closedir(d);

@@ -13,6 +13,7 @@
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
 #include "casefile.h"
+#include "errmsg.h"
 #include "export.h"
 #include "failing.h"
 #include "safetensors.h"
@@ -48,12 +49,10 @@ typedef struct {
 static a4w4_hstatus bad(bundle *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static a4w4_hstatus bad(bundle *b, const char *fmt, ...)
 {
-    char msg[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    a4w4_verrmsg(b->err, b->errlen, A4W4_ST_BADINPUT, b->path, fmt, ap);
     va_end(ap);
-    snprintf(b->err, b->errlen, "%s: %s", b->path, msg);
     return A4W4_ST_BADINPUT;
 }
 
