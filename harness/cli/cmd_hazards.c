@@ -113,12 +113,8 @@ static const int quick_m[] = {1, 2, 16, 33, 64}, quick_n[] = {16, 64, 128, 160, 
 /* The K filter: --k's values, or 256 for --quick. Returns the exit code. */
 static int plan_k(const hazards_opts *o, hazards_plan *p)
 {
-    if (o->klist && a4w4_parse_int_list(o->klist, 32, A4W4_DIM_MAX, 32, p->ks, HAZARDS_MAX_K,
-                                         &p->nk)) {
-        a4w4_errorf("hazards: --k '%s': K values must be positive multiples of 32, "
-                    "comma-separated, at most %d", o->klist, HAZARDS_MAX_K);
+    if (o->klist && a4w4_parse_k_list("hazards", o->klist, p->ks, HAZARDS_MAX_K, &p->nk))
         return A4W4_EXIT_BADINPUT;
-    }
     if (o->quick && !o->klist) {
         p->ks[0] = 256;
         p->nk = 1;

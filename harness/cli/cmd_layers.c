@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "a4w4check.h"
+#include "dispatch_chain.h"
 #include "field_bugs.h"
 #include "backend_list.h"
 #include "options.h"
@@ -315,13 +316,13 @@ static void print_field_bugs(FILE *out, const a4w4_layer_group *groups, size_t n
         }
     }
     a4w4_bug_shapes bugs[A4W4_BUG_COUNT] = {{0}};
-    static const a4w4_heur_params hp = {"gfx950", 256, 0, 1};
+    static const a4w4_dispatch_setup setup = A4W4_DISPATCH_SETUP_DEFAULT;
     if (shapes &&
-        !a4w4_tuned_load(&tuned, a4w4_data_path("cases/aiter/a4w4_blockscale_tuned_gemm.csv", tb,
-                                                sizeof tb), err, sizeof err) &&
-        !a4w4_kernels_load(&kt, a4w4_data_path("cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv",
-                                               kb, sizeof kb), NULL, err, sizeof err) &&
-        !a4w4_field_bugs_of((const int(*)[3])shapes, n, &tuned, &kt, &hp, bugs))
+        !a4w4_tuned_load(&tuned, a4w4_data_path(A4W4_TUNED_TABLE_DEFAULT, tb, sizeof tb), err,
+                         sizeof err) &&
+        !a4w4_kernels_load(&kt, a4w4_data_path(A4W4_KERNEL_TABLE_DEFAULT, kb, sizeof kb), NULL,
+                           err, sizeof err) &&
+        !a4w4_field_bugs_of((const int(*)[3])shapes, n, &tuned, &kt, &setup.hp, bugs))
         a4w4_print_field_bugs(out, bugs, "the layer matrix's gfx950 shapes (M = B*S)", n, 12);
     a4w4_field_bugs_free(bugs);
     a4w4_tuned_free(&tuned);

@@ -93,17 +93,6 @@ static int parse_int_arg(const char *opt, const char *s, long lo, long hi, int *
     return 1;
 }
 
-static int parse_k_list(const char *s, route_opts *o)
-{
-    if (a4w4_parse_int_list(s, 32, A4W4_DIM_MAX, 32, o->scan_k, A4W4_SCAN_MAX_K, &o->nscan_k)) {
-        a4w4_errorf("route: --k '%s': K values must be positive multiples of 32, "
-                    "comma-separated, at most %d",
-                    s, A4W4_SCAN_MAX_K);
-        return 0;
-    }
-    return 1;
-}
-
 /* The option values that need more than the table's checks: --gfx, --input, and which of
  * shapes, --cases, --scan and --k go together. Returns -1 when valid, else the exit code. */
 static int check_args(route_opts *o, int npos)
@@ -169,7 +158,9 @@ static int parse_args(int argc, char **argv, route_opts *o)
     int rc = a4w4_options_parse(&route_spec, o, argc, argv, &pos);
     if (rc == A4W4_OPTS_CONTINUE)
         rc = check_args(o, pos.n);
-    if (rc == -1 && o->scan && !parse_k_list(o->klist ? o->klist : DEFAULT_SCAN_K, o))
+    if (rc == -1 && o->scan &&
+        a4w4_parse_k_list("route", o->klist ? o->klist : DEFAULT_SCAN_K, o->scan_k,
+                          A4W4_SCAN_MAX_K, &o->nscan_k))
         rc = A4W4_EXIT_BADINPUT;
     if (rc == -1 && pos.n)
         rc = parse_shapes(o, &pos);

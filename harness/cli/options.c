@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_dispatch.h"
 #include "a4w4check.h"
 #include "options.h"
 
@@ -92,6 +93,15 @@ int a4w4_parse_int_list(const char *s, long long lo, long long hi, long long ste
         if (!*p)
             return 0;
     }
+}
+
+int a4w4_parse_k_list(const char *cmd, const char *s, int *k, int max, int *n)
+{
+    if (a4w4_parse_int_list(s, 32, A4W4_DIM_MAX, 32, k, max, n) == 0)
+        return 0;
+    a4w4_errorf("%s: --k '%s': K values must be positive multiples of 32, comma-separated, at "
+                "most %d", cmd, s, max);
+    return -1;
 }
 
 /* OPT_INT and OPT_SIZE: the value (a4w4_parse_int), range- and step-checked into field. 0,

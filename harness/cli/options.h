@@ -124,6 +124,11 @@ int a4w4_parse_int(const char *s, size_t len, long long lo, long long hi, long l
 int a4w4_parse_int_list(const char *s, long long lo, long long hi, long long step, int *v,
                         int max, int *n);
 
+/* The K values of `--k LIST` (route --scan, hazards): positive multiples of 32, at most
+ * A4W4_DIM_MAX, comma-separated, at most max of them, into k[0..*n). Returns 0, or -1 after
+ * one line on stderr: "CMD: --k 'LIST': K values must be positive multiples of 32, ...". */
+int a4w4_parse_k_list(const char *cmd, const char *s, int *k, int max, int *n);
+
 /* A shard i/n of a matrix (1 <= i <= n <= 1000000; 1/1 is the whole). */
 typedef struct {
     unsigned i, n;

@@ -11,11 +11,9 @@
 #include "a4w4_dispatch.h"
 #include "a4w4_hazard.h"
 #include "a4w4_policy.h"
+#include "fsutil.h"
 
-/* The default dispatch tables (AITER's, under cases/aiter/), relative to the source tree;
- * resolve with a4w4_data_path (fsutil.h). */
-#define A4W4_TUNED_TABLE_DEFAULT "cases/aiter/a4w4_blockscale_tuned_gemm.csv"
-#define A4W4_KERNEL_TABLE_DEFAULT "cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"
+/* The default dispatch tables: A4W4_TUNED_TABLE_DEFAULT, A4W4_KERNEL_TABLE_DEFAULT (fsutil.h). */
 
 /* What the chain routes for: the heuristic's parameters and the policy's inputs (the flag
  * SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM, the activation kind and its tuple length). */

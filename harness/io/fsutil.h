@@ -27,6 +27,11 @@ a4w4_hstatus a4w4_write_atomic(const char *path, const void *data, size_t len, c
  * long). */
 a4w4_hstatus a4w4_mkdir_p(const char *dir, char *err, size_t errlen);
 
+/* The default dispatch tables (AITER's, under cases/aiter/): the one place they are named.
+ * Resolve with a4w4_data_path. */
+#define A4W4_TUNED_TABLE_DEFAULT "cases/aiter/a4w4_blockscale_tuned_gemm.csv"
+#define A4W4_KERNEL_TABLE_DEFAULT "cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"
+
 /* Resolve a project data path (e.g. "cases/premerge.csv"): as given when it exists relative to
  * the current directory, else under the source tree the binary was built from. Returns buf. */
 const char *a4w4_data_path(const char *rel, char *buf, size_t len);
