@@ -4,7 +4,7 @@
  * the kernel AITER's untuned heuristic picks in file order, every kernel that can win under
  * some walk order of its table and whether its tile fits N) and with SGLang's layer decision
  * (ref/a4w4_policy.h: does the N <= 128 fence, or the scale-swizzle rule, keep the cell on
- * Triton). Output: a text heat map per K, and with --json the file DIR/hazards.json that the
+ * Triton). Output: a text heat map per K, and with --format json the file DIR/hazards.json that the
  * HTML report renders as a heat map.
  *
  * hazards.json (schema "a4w4check-hazards/1"), written atomically:
@@ -61,7 +61,7 @@
 
 static const char hazards_usage[] =
     "usage: a4w4check hazards [--k K,K,...] [--quick] [--cases FILE] [--backend a,b,...]\n"
-    "                         [--contract B=FILE|TEXT]... [--json] [--out DIR] [--jobs N]\n"
+    "                         [--contract B=FILE|TEXT]... [--format F] [--out DIR] [--jobs N]\n"
     "                         [--timeout S] [--no-isolate] [--quiet]\n"
     "\n"
     "The hazard map: every (M, N, K) cell of the hazard set (M 1..64, N 16..256 step 16,\n"
@@ -82,7 +82,9 @@ static const a4w4_option hazards_options[] = {
              "comma-separated backends (default every backend available here); a\n"
              "selftest mutant's name works too (mut-rows-small-n shows the fence)"),
     OPT_STRINGS("contract", hazards_opts, contract, "B=FILE|TEXT", A4W4_CONTRACT_HELP),
-    OPT_FLAG("json", hazards_opts, json, "also write DIR/hazards.json (atomically)"),
+    OPT_CHOICE("format", hazards_opts, json, "F", a4w4_format_text_json,
+               "text (default): the map on stdout; json: also write DIR/hazards.json\n"
+               "(atomically) and the results document"),
     OPT_STRING("out", hazards_opts, out_dir, "DIR", "where hazards.json goes (default build/out)"),
     OPT_INT("jobs", hazards_opts, jobs, "N", 1, 256,
             "cases run in parallel (default: the CPU count when every backend is\n"
@@ -90,6 +92,7 @@ static const a4w4_option hazards_options[] = {
     OPT_INT("timeout", hazards_opts, timeout_s, "S", 0, 86400, A4W4_TIMEOUT_HELP),
     OPT_FLAG("no-isolate", hazards_opts, no_isolate, A4W4_NO_ISOLATE_HELP),
     OPT_FLAG("quiet", hazards_opts, quiet, "no progress lines"),
+    OPT_OLD_FLAG("json", hazards_opts, json, "--format json"),
     OPT_END(),
 };
 

@@ -19,7 +19,7 @@
 
 static const char qp_usage[] =
     "usage: a4w4check quant-parity (M N K [M N K...] | --shapes FILE | --captures DIR)\n"
-    "                              [--rows R] [--seed S] [--json]\n"
+    "                              [--rows R] [--seed S] [--format F]\n"
     "\n"
     "For each layer: its bf16 activations quantized per 1x32 with the scale rounded even (AITER's\n"
     "Triton quantizer) and round_up (per_1x32_f4_quant_hip, the ASM path's), contracts §2: the\n"
@@ -42,7 +42,9 @@ static const a4w4_option qp_options[] = {
     OPT_INT("rows", qp_opts, rows, "R", 1, 1 << 22,
             "at most R activation rows per layer (default 256)"),
     OPT_INT("seed", qp_opts, seed, "S", 0, 1 << 30, "seed of generated data (default 1)"),
-    OPT_FLAG("json", qp_opts, json, "one JSON object per layer"),
+    OPT_CHOICE("format", qp_opts, json, "F", a4w4_format_text_json,
+               "text (default) or json: one JSON object per layer"),
+    OPT_OLD_FLAG("json", qp_opts, json, "--format json"),
     OPT_END(),
 };
 

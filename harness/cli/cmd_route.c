@@ -40,7 +40,8 @@ typedef struct {
     const char *kernels;
     a4w4_dispatch_setup setup;
     const char *kind_name;
-    int json, scan;
+    int json; /* --format: 0 text, 1 json */
+    int scan;
     const char *cases, *klist;
     int scan_k[A4W4_SCAN_MAX_K];
     int nscan_k;
@@ -67,7 +68,8 @@ static const a4w4_option route_options[] = {
             "SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM for the policy (default 1)"),
     OPT_STRING("input", route_opts, kind_name, "KIND",
                "input of the policy call: 2d (default), 3d, tuple2, tuple3, tuple5, tupleN"),
-    OPT_FLAG("json", route_opts, json, "one JSON object per line"),
+    OPT_CHOICE("format", route_opts, json, "F", a4w4_format_text_json,
+               "text (default) or json: one JSON object per line"),
     OPT_STRING("cases", route_opts, cases, "FILE", "shapes from a CSV whose header names M, N, K"),
     OPT_FLAG("scan", route_opts, scan,
              "M 1..256, N 16..512 step 16, K from --k: every untuned shape whose\n"
@@ -75,6 +77,7 @@ static const a4w4_option route_options[] = {
              "more than one possible winner, and whether the policy's N <= 128 fence\n"
              "covers every shape where a non-fitting tile can win"),
     OPT_STRING("k", route_opts, klist, "LIST", "K values of the scan (default " DEFAULT_SCAN_K ")"),
+    OPT_OLD_FLAG("json", route_opts, json, "--format json"),
     OPT_END(),
 };
 

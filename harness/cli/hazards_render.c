@@ -86,7 +86,7 @@ void hazards_print_text(const hazards_opts *o, const hazards_plan *p)
             shown++;
         }
     if (p->sw.ncls[A4W4_HZ_FAIL] > shown)
-        printf("... %zu more failing cells (see --json)\n", p->sw.ncls[A4W4_HZ_FAIL] - shown);
+        printf("... %zu more failing cells (see --format json)\n", p->sw.ncls[A4W4_HZ_FAIL] - shown);
     size_t ncell[A4W4_BUG_COUNT] = {0};
     for (size_t i = 0; i < p->sw.n; i++)
         for (int b = 0; b < A4W4_BUG_COUNT; b++)
