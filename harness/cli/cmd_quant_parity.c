@@ -155,7 +155,7 @@ static int capture_layer(const qp_opts *o, const a4w4_st_file *q, char *const *p
     const char *layer = a4w4_st_meta(q, "layer");
     const a4w4_st_tensor *x = a4w4_st_find(q, "x");
     size_t M = meta_dim(q, "M"), K = meta_dim(q, "K");
-    if (!x || x->dtype != A4W4_ST_BF16 || x->ndim != 2 || x->shape[0] != M || x->shape[1] != K)
+    if (!x || x->dtype != A4W4_DT_BF16 || x->ndim != 2 || x->shape[0] != M || x->shape[1] != K)
         return -1;
     for (size_t i = 0; i < n; i++) {
         a4w4_st_file g;

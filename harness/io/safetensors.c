@@ -95,15 +95,15 @@ static const char *json_kind(const cJSON *j)
 size_t a4w4_st_dtype_bits(a4w4_st_dtype dtype)
 {
     switch (dtype) {
-    case A4W4_ST_F4:
+    case A4W4_DT_F4:
         return 4;
-    case A4W4_ST_U8:
-    case A4W4_ST_F8_E8M0:
+    case A4W4_DT_U8:
+    case A4W4_DT_F8_E8M0:
         return 8;
-    case A4W4_ST_BF16:
-    case A4W4_ST_F16:
+    case A4W4_DT_BF16:
+    case A4W4_DT_F16:
         return 16;
-    case A4W4_ST_F32:
+    case A4W4_DT_F32:
         return 32;
     }
     return 0;
@@ -116,30 +116,30 @@ size_t a4w4_st_dtype_size(a4w4_st_dtype dtype)
 
 int a4w4_st_packed_2d(const a4w4_st_tensor *t, size_t *rows, size_t *cols)
 {
-    if (t->ndim != 2 || (t->dtype != A4W4_ST_U8 && t->dtype != A4W4_ST_F8_E8M0 &&
-                         t->dtype != A4W4_ST_F4))
+    if (t->ndim != 2 || (t->dtype != A4W4_DT_U8 && t->dtype != A4W4_DT_F8_E8M0 &&
+                         t->dtype != A4W4_DT_F4))
         return -1;
-    if (t->dtype == A4W4_ST_F4 && t->shape[1] % 2)
+    if (t->dtype == A4W4_DT_F4 && t->shape[1] % 2)
         return -1;
     *rows = t->shape[0];
-    *cols = t->dtype == A4W4_ST_F4 ? t->shape[1] / 2 : t->shape[1];
+    *cols = t->dtype == A4W4_DT_F4 ? t->shape[1] / 2 : t->shape[1];
     return 0;
 }
 
 const char *a4w4_st_dtype_name(a4w4_st_dtype dtype)
 {
     switch (dtype) {
-    case A4W4_ST_U8:
+    case A4W4_DT_U8:
         return "U8";
-    case A4W4_ST_BF16:
+    case A4W4_DT_BF16:
         return "BF16";
-    case A4W4_ST_F16:
+    case A4W4_DT_F16:
         return "F16";
-    case A4W4_ST_F32:
+    case A4W4_DT_F32:
         return "F32";
-    case A4W4_ST_F8_E8M0:
+    case A4W4_DT_F8_E8M0:
         return "F8_E8M0";
-    case A4W4_ST_F4:
+    case A4W4_DT_F4:
         return "F4";
     }
     return "?";
@@ -156,8 +156,8 @@ static int dtype_parse(const char *s, a4w4_st_dtype *out)
     static const struct {
         const char *name;
         a4w4_st_dtype dtype;
-    } table[] = {{"U8", A4W4_ST_U8},    {"BF16", A4W4_ST_BF16},   {"F16", A4W4_ST_F16},
-                 {"F32", A4W4_ST_F32},  {"F8_E8M0", A4W4_ST_F8_E8M0}, {"F4", A4W4_ST_F4}};
+    } table[] = {{"U8", A4W4_DT_U8},    {"BF16", A4W4_DT_BF16},   {"F16", A4W4_DT_F16},
+                 {"F32", A4W4_DT_F32},  {"F8_E8M0", A4W4_DT_F8_E8M0}, {"F4", A4W4_DT_F4}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (!strcmp(s, table[i].name)) {
             *out = table[i].dtype;
