@@ -54,11 +54,17 @@ endforeach()
 
 # quant-parity --json = --format json
 file(WRITE ${WORK}/s.csv "M,N,K\n1,256,512\n")
-expect_run(qn 0 ${CLI} quant-parity --shapes ${WORK}/s.csv --format json)
-expect_run(qo 0 ${CLI} quant-parity --shapes ${WORK}/s.csv --json)
+expect_run(qn 0 ${CLI} quant-parity --cases ${WORK}/s.csv --format json)
+expect_run(qo 0 ${CLI} quant-parity --cases ${WORK}/s.csv --json)
 expect_old(qo quant-parity json "--format json")
 if(NOT qo_out STREQUAL qn_out)
   message(FATAL_ERROR "quant-parity --json printed otherwise than --format json")
+endif()
+# quant-parity --shapes FILE = --cases FILE (shapes from a file come by --cases everywhere)
+expect_run(qs 0 ${CLI} quant-parity --shapes ${WORK}/s.csv --format json)
+expect_old(qs quant-parity shapes "--cases")
+if(NOT qs_out STREQUAL qn_out)
+  message(FATAL_ERROR "quant-parity --shapes printed otherwise than --cases")
 endif()
 
 # known --out = --output (the same rule: it goes with --touch)
@@ -79,7 +85,7 @@ foreach(o tuned no-tuned kernels no-dispatch)
 endforeach()
 
 # --help: the new names, never the old ones (command, a new name, the old names)
-foreach(row "route;--format F;--json" "hazards;--format F;--json" "quant-parity;--format F;--json"
+foreach(row "route;--format F;--json" "hazards;--format F;--json" "quant-parity;--cases FILE;--json|--shapes"
         "layers;--pairs LIST;--json|--backend" "fingerprint;--quantizer X;--backend"
         "known;--output FILE;--out " "report;--format F;--tuned|--kernels|--no-dispatch")
   list(GET row 0 c)
