@@ -94,7 +94,7 @@ static int run_modes(a4w4_backend *b, int m0, int m1)
 
 int cmd_fingerprint(int argc, char **argv)
 {
-    fingerprint_opts o = {NULL, NULL};
+    fingerprint_opts o = {0};
     a4w4_args args;
     int rc = a4w4_options_parse(&fingerprint_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

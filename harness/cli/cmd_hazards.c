@@ -252,7 +252,9 @@ static void plan_free(hazards_plan *p)
 int cmd_hazards(int argc, char **argv)
 {
     const char *contract_v[A4W4_HZ_MAX_BACKENDS];
-    hazards_opts o = {NULL, NULL, "build/out", {0}, {contract_v, 0, A4W4_HZ_MAX_BACKENDS}, 0, 0, 0, 0, -1, 0};
+    hazards_opts o = {.out_dir = "build/out",
+                      .contract = {contract_v, 0, A4W4_HZ_MAX_BACKENDS},
+                      .timeout_s = -1};
     a4w4_args args;
     int rc = a4w4_options_parse(&hazards_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

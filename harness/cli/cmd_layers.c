@@ -335,7 +335,7 @@ static void print_field_bugs(FILE *out, const a4w4_layer_group *groups, size_t n
 
 int cmd_layers(int argc, char **argv)
 {
-    layers_opts o = {"build/out-layers", {0}, 0, 0, 5120};
+    layers_opts o = {.out_dir = "build/out-layers", .qwen_n = 5120};
     a4w4_args args;
     int rc = a4w4_options_parse(&layers_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

@@ -136,7 +136,7 @@ static int render_one(const report_opts *o, const cJSON *doc, size_t f, const ch
 
 int cmd_report(int argc, char **argv)
 {
-    report_opts o = {NULL, NULL, NULL, FORMAT_ALL, 0, 0, 0, {0, NULL}};
+    report_opts o = {.format = FORMAT_ALL};
     a4w4_args args;
     int rc = a4w4_options_parse(&report_spec, &o, argc, argv, &args);
     if (rc == A4W4_OPTS_CONTINUE)
