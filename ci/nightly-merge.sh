@@ -71,7 +71,7 @@ case $rc in
     # matched (commit it back: an entry that matches nothing for 30 days shows as stale)
     if [ -f "$root/cases/known-failures.csv" ] &&
        ! "$cli" known --ledger "$root/cases/known-failures.csv" --touch "$out" \
-         --out "$out/known-failures.csv" >>"$out/merge.log" 2>&1; then
+         --output "$out/known-failures.csv" >>"$out/merge.log" 2>&1; then
       echo "nightly-merge: known --touch failed (see $out/merge.log)" >&2
       [ $rc -eq 0 ] && rc=4
     fi

@@ -9,23 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_errf.h"
 #include "a4w4_quote.h"
 #include "a4w4_tree.h"
 
 /* ---- errors ----------------------------------------------------------------------------- */
-
-static int failf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int failf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return A4W4_EINVAL;
-}
 
 /* "contract 'TEXT'" with TEXT quoted (one line, at most 60 bytes shown). */
 static const char *shown(const char *text, char buf[96])
@@ -40,30 +28,30 @@ static const char *shown(const char *text, char buf[96])
 int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen)
 {
     if (!t)
-        return failf(err, errlen, "no tree");
+        return errf(err, errlen, A4W4_EINVAL, "no tree");
     unsigned G = t->leaf;
     if (G != 1 && G != 2 && G != 4 && G != 8 && G != 16 && G != 32)
-        return failf(err, errlen, "leaf=%u: leaf is one of 1, 2, 4, 8, 16, 32", G);
+        return errf(err, errlen, A4W4_EINVAL, "leaf=%u: leaf is one of 1, 2, 4, 8, 16, 32", G);
     if (t->fuse < 1)
-        return failf(err, errlen, "fuse=0: fuse is at least 1");
+        return errf(err, errlen, A4W4_EINVAL, "fuse=0: fuse is at least 1");
     if (t->prec != 0 && (t->prec < 8 || t->prec > 64))
-        return failf(err, errlen, "prec=%u: prec is 0 or 8..64", t->prec);
+        return errf(err, errlen, A4W4_EINVAL, "prec=%u: prec is 0 or 8..64", t->prec);
     if ((unsigned)t->order > 1 || (unsigned)t->reduce > 1 || (unsigned)t->round > 1 ||
         (unsigned)t->acc > 1 || (unsigned)t->combine > 1 || (unsigned)t->final > 1)
-        return failf(err, errlen, "a key holds a value outside its set");
+        return errf(err, errlen, A4W4_EINVAL, "a key holds a value outside its set");
     if (t->nbounds == 0 && (t->split < 1 || t->split > A4W4_SPLIT_MAX))
-        return failf(err, errlen, "split=%u: split is 1..%u or boundaries", t->split,
+        return errf(err, errlen, A4W4_EINVAL, "split=%u: split is 1..%u or boundaries", t->split,
                     A4W4_SPLIT_MAX);
     if (t->nbounds > A4W4_TREE_MAX_BOUNDS)
-        return failf(err, errlen, "split: at most %u boundaries", A4W4_TREE_MAX_BOUNDS);
+        return errf(err, errlen, A4W4_EINVAL, "split: at most %u boundaries", A4W4_TREE_MAX_BOUNDS);
     for (size_t i = 0; i < t->nbounds; i++)
         if (t->bounds[i] == 0 || t->bounds[i] % 32 || (i && t->bounds[i] <= t->bounds[i - 1]))
-            return failf(err, errlen, "split boundary %u: boundaries are strictly increasing "
+            return errf(err, errlen, A4W4_EINVAL, "split boundary %u: boundaries are strictly increasing "
                         "positive multiples of 32", (unsigned)t->bounds[i]);
     if (K == 0 || K % 32)
-        return failf(err, errlen, "K=%zu: K is a positive multiple of 32", K);
+        return errf(err, errlen, A4W4_EINVAL, "K=%zu: K is a positive multiple of 32", K);
     if (t->nbounds && t->bounds[t->nbounds - 1] >= K)
-        return failf(err, errlen, "split boundary %u is not below K=%zu",
+        return errf(err, errlen, A4W4_EINVAL, "split boundary %u is not below K=%zu",
                     (unsigned)t->bounds[t->nbounds - 1], K);
     return A4W4_OK;
 }
@@ -215,7 +203,7 @@ static int tree_item(const char *text, const char *s, size_t len, a4w4_tree *t, 
     char c[96];
     const char *eq = memchr(s, '=', len);
     if (len == 0)
-        return failf(err, errlen, "%s: an empty item (items are key=value, ','-separated)",
+        return errf(err, errlen, A4W4_EINVAL, "%s: an empty item (items are key=value, ','-separated)",
                      shown(text, c));
     size_t klen = eq ? (size_t)(eq - s) : len;
     size_t key = NKEYS;
@@ -223,17 +211,17 @@ static int tree_item(const char *text, const char *s, size_t len, a4w4_tree *t, 
         if (is(s, klen, key_names[k]))
             key = k;
     if (key == NKEYS)
-        return failf(err, errlen, "%s: unknown key '%.*s' (keys: " KEY_LIST ")", shown(text, c),
+        return errf(err, errlen, A4W4_EINVAL, "%s: unknown key '%.*s' (keys: " KEY_LIST ")", shown(text, c),
                      (int)(klen > 32 ? 32 : klen), s);
     if (!eq)
-        return failf(err, errlen, "%s: key %s has no '=value'", shown(text, c), key_names[key]);
+        return errf(err, errlen, A4W4_EINVAL, "%s: key %s has no '=value'", shown(text, c), key_names[key]);
     if (seen[key])
-        return failf(err, errlen, "%s: key %s given twice (each key at most once)",
+        return errf(err, errlen, A4W4_EINVAL, "%s: key %s given twice (each key at most once)",
                      shown(text, c), key_names[key]);
     seen[key] = 1;
     const char *why = "";
     if (set_key(t, key, eq + 1, len - klen - 1, &why))
-        return failf(err, errlen, "%s: %.*s%s: %s", shown(text, c), (int)(len > 40 ? 37 : len),
+        return errf(err, errlen, A4W4_EINVAL, "%s: %.*s%s: %s", shown(text, c), (int)(len > 40 ? 37 : len),
                      s, len > 40 ? "..." : "", why);
     return A4W4_OK;
 }
@@ -243,11 +231,11 @@ static int parse_tree(const char *text, a4w4_contract *c, char *err, size_t errl
     char q[96];
     size_t L = strlen(text);
     if (L < 6 || text[L - 1] != ')' || strpbrk(text + 5, "()") != text + L - 1)
-        return failf(err, errlen, "%s: a tree is tree(key=value,...) with nothing after ')'",
+        return errf(err, errlen, A4W4_EINVAL, "%s: a tree is tree(key=value,...) with nothing after ')'",
                      shown(text, q));
     const char *ws = strpbrk(text, " \t\r\n\v\f");
     if (ws)
-        return failf(err, errlen, "%s: whitespace at offset %zu (contract text has none)",
+        return errf(err, errlen, A4W4_EINVAL, "%s: whitespace at offset %zu (contract text has none)",
                      shown(text, q), (size_t)(ws - text));
     a4w4_tree t;
     a4w4_tree_defaults(&t);
@@ -275,10 +263,10 @@ int a4w4_contract_parse(const char *text, a4w4_contract *c, char *err, size_t er
 {
     char q[96];
     if (!text || !c)
-        return failf(err, errlen, "contract: none given");
+        return errf(err, errlen, A4W4_EINVAL, "contract: none given");
     for (const char *p = text; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7F)
-            return failf(err, errlen, "%s: a control byte at offset %zu", shown(text, q),
+            return errf(err, errlen, A4W4_EINVAL, "%s: a control byte at offset %zu", shown(text, q),
                          (size_t)(p - text));
     a4w4_contract r;
     memset(&r, 0, sizeof r);
@@ -290,7 +278,7 @@ int a4w4_contract_parse(const char *text, a4w4_contract *c, char *err, size_t er
         unsigned long long S;
         if (!close || close[1] || parse_uint(text + 8, (size_t)(close - text - 8), 1,
                                              A4W4_SPLIT_MAX, &S))
-            return failf(err, errlen, "%s: S of %.7s(S) is a decimal 1..65536 (no sign, space or "
+            return errf(err, errlen, A4W4_EINVAL, "%s: S of %.7s(S) is a decimal 1..65536 (no sign, space or "
                          "leading zero) and ')' ends the text", shown(text, q), text);
         r.kind = text[0] == 'o' ? A4W4_CONTRACT_ORDERED : A4W4_CONTRACT_BOUNDED;
         r.split = (unsigned)S;
@@ -298,7 +286,7 @@ int a4w4_contract_parse(const char *text, a4w4_contract *c, char *err, size_t er
         if (parse_tree(text, &r, err, errlen))
             return A4W4_EINVAL;
     } else {
-        return failf(err, errlen, "%s: not one of exact, ordered(S), bounded, bounded(S), "
+        return errf(err, errlen, A4W4_EINVAL, "%s: not one of exact, ordered(S), bounded, bounded(S), "
                      "tree(key=value,...)", shown(text, q));
     }
     *c = r;
@@ -472,14 +460,14 @@ static int parse_rule(const char *s, size_t len, unsigned line, a4w4_contract_ru
     if (len >= 5 && !memcmp(s, "when", 4) && (s[4] == ' ' || s[4] == '\t')) {
         const char *colon = memchr(s, ':', len);
         if (!colon)
-            return failf(err, errlen, "line %u: a 'when' rule is `when PRED[,PRED...]: "
+            return errf(err, errlen, A4W4_EINVAL, "line %u: a 'when' rule is `when PRED[,PRED...]: "
                          "CONTRACT` (no ':' found)", line);
         const char *bad;
         size_t badlen;
         if (parse_preds(s + 5, (size_t)(colon - s - 5), r, &bad, &badlen)) {
             char q[64], raw[64];
             snprintf(raw, sizeof raw, "%.*s", (int)(badlen > 60 ? 60 : badlen), bad);
-            return failf(err, errlen, "line %u: predicate '%s' is not M|N|K followed by ==, "
+            return errf(err, errlen, A4W4_EINVAL, "line %u: predicate '%s' is not M|N|K followed by ==, "
                          "!=, <, <=, >, >= and a decimal, or X%%D==R with 0 <= R < D (at most "
                          "%d per rule)", line, a4w4_quote(raw, q, sizeof q), A4W4_RULE_MAX_PREDS);
         }
@@ -489,12 +477,12 @@ static int parse_rule(const char *s, size_t len, unsigned line, a4w4_contract_ru
     }
     char text[A4W4_CONTRACT_MAX * 2], e[512];
     if (len >= sizeof text)
-        return failf(err, errlen, "line %u: the contract text is longer than %zu bytes", line,
+        return errf(err, errlen, A4W4_EINVAL, "line %u: the contract text is longer than %zu bytes", line,
                      sizeof text - 1);
     memcpy(text, s, len);
     text[len] = 0;
     if (a4w4_contract_parse(text, &r->contract, e, sizeof e))
-        return failf(err, errlen, "line %u: %s", line, e);
+        return errf(err, errlen, A4W4_EINVAL, "line %u: %s", line, e);
     return A4W4_OK;
 }
 
@@ -517,7 +505,7 @@ int a4w4_contract_set_parse(const char *text, a4w4_contract_set *set, char *err,
 {
     memset(set, 0, sizeof *set);
     if (!text)
-        return failf(err, errlen, "contract set: no text");
+        return errf(err, errlen, A4W4_EINVAL, "contract set: no text");
     size_t cap = 0;
     unsigned line = 0;
     for (const char *s = text; *s;) {
@@ -535,7 +523,7 @@ int a4w4_contract_set_parse(const char *text, a4w4_contract_set *set, char *err,
             a4w4_contract_rule r;
             int rc = parse_rule(s, len, line, &r, err, errlen);
             if (rc == A4W4_OK && set_append(set, &r, &cap)) {
-                failf(err, errlen, "line %u: out of memory", line);
+                errf(err, errlen, A4W4_EINVAL, "line %u: out of memory", line);
                 rc = A4W4_ENOMEM;
             }
             if (rc) {
@@ -546,7 +534,7 @@ int a4w4_contract_set_parse(const char *text, a4w4_contract_set *set, char *err,
         s = next;
     }
     if (set->n == 0)
-        return failf(err, errlen, "no rule: the text has no contract line");
+        return errf(err, errlen, A4W4_EINVAL, "no rule: the text has no contract line");
     return A4W4_OK;
 }
 

@@ -4,26 +4,12 @@
 #ifndef A4W4_DISPATCH_INTERNAL_H
 #define A4W4_DISPATCH_INTERNAL_H
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include "a4w4_dispatch.h"
+#include "a4w4_errf.h"
 
-static inline int errf(char *err, size_t errlen, int status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* Format one line into err (when err and errlen are non-zero) and return status. */
-static inline int errf(char *err, size_t errlen, int status, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
 
 /* The split kernel ki (an index into kt) wins with under p on an M x N output: its last split
  * with the minimal round count (1 for a kernel without split-K). contracts §5.3. The caller

@@ -307,7 +307,7 @@ Test(bundle, roundtrip_matches_oracle)
     cr_assert_eq(a4w4_st_load(path, &st, err, sizeof err), 0, "%s", err);
     const a4w4_st_tensor *t = a4w4_st_find(&st, "y");
     cr_assert_not_null(t);
-    cr_assert_eq(t->dtype, A4W4_ST_BF16);
+    cr_assert_eq(t->dtype, A4W4_DT_BF16);
     cr_assert_eq(t->ndim, 2);
     cr_assert_eq(t->shape[0], 5);
     cr_assert_eq(t->shape[1], 64);
@@ -409,20 +409,20 @@ Test(bundle, malformed_files_are_errors)
     /* wrong dtype, wrong rank, no y */
     dir = tu_scratch_dir(TMP_DIR, "bundle-dtype");
     snprintf(path, sizeof path, "%s/t.safetensors", dir);
-    a4w4_st_tensor_in t32 = {"y", A4W4_ST_F32, 2, {5, 32}, f.yref, 0};
+    a4w4_st_tensor_in t32 = {"y", A4W4_DT_F32, 2, {5, 32}, f.yref, 0};
     cr_assert_eq(a4w4_st_write(path, &t32, 1, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
     bundle_run_fails(dir, &f, "BF16");
-    a4w4_st_tensor_in t1 = {"y", A4W4_ST_BF16, 1, {5 * 64}, f.yref, 0};
+    a4w4_st_tensor_in t1 = {"y", A4W4_DT_BF16, 1, {5 * 64}, f.yref, 0};
     cr_assert_eq(a4w4_st_write(path, &t1, 1, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
     bundle_run_fails(dir, &f, "1 dims");
-    a4w4_st_tensor_in tz = {"z", A4W4_ST_BF16, 2, {5, 64}, f.yref, 0};
+    a4w4_st_tensor_in tz = {"z", A4W4_DT_BF16, 2, {5, 64}, f.yref, 0};
     cr_assert_eq(a4w4_st_write(path, &tz, 1, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
     bundle_run_fails(dir, &f, "no tensor 'y'");
 
     /* metadata contract disagreeing with the directory's (default ordered(1)) */
     dir = tu_scratch_dir(TMP_DIR, "bundle-meta-contract");
     snprintf(path, sizeof path, "%s/t.safetensors", dir);
-    a4w4_st_tensor_in ty = {"y", A4W4_ST_BF16, 2, {5, 64}, f.yref, 0};
+    a4w4_st_tensor_in ty = {"y", A4W4_DT_BF16, 2, {5, 64}, f.yref, 0};
     const char *k[] = {"contract"}, *v[] = {"exact"};
     cr_assert_eq(a4w4_st_write(path, &ty, 1, k, v, 1, err, sizeof err), 0, "%s", err);
     bundle_run_fails(dir, &f, "metadata contract 'exact'");

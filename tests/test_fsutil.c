@@ -1,11 +1,16 @@
-/* test_fsutil.c — file helpers (harness/io/fsutil.c): the output directory's lock, the
- * removal of a killed writer's temporary files (only its own names), and the refusal of
- * files that are not regular (a FIFO would block a reader forever). */
+/* test_fsutil.c — file helpers (harness/io/fsutil.c): the one atomic writer (every piece in
+ * order, no partial file and no temporary file left when a write fails), the output
+ * directory's lock, the removal of a killed writer's temporary files (only its own names),
+ * and the refusal of files that are not regular (a FIFO would block a reader forever). */
 #include <criterion/criterion.h>
+
+#include <dirent.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +40,116 @@ static int exists(const char *dir, const char *name)
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return access(path, F_OK) == 0;
+}
+
+/* Entries of dir besides . and .., and how many of them hold ".tmp". */
+static size_t entries(const char *dir, size_t *ntmp)
+{
+    size_t n = 0;
+    *ntmp = 0;
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        n++;
+        *ntmp += strstr(e->d_name, ".tmp") != NULL;
+    }
+    closedir(d);
+    return n;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    int missing;
+    char err[512];
+    char *b = a4w4_read_regular(path, 0, len, &missing, err, sizeof err);
+    cr_assert_not_null(b, "%s", err);
+    return b;
+}
+
+Test(write_atomic, the_pieces_land_in_order_with_the_default_mode_and_no_temporary_left)
+{
+    char dir[4096], path[4400], err[512];
+    scratch(dir, sizeof dir, "atomic-ok");
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    touch(dir, "out.txt"); /* replaced, not appended to */
+    const a4w4_write_piece pieces[3] = {{"abc", 3}, {"", 0}, {"de\n", 3}};
+    cr_assert_eq(a4w4_write_atomic_pieces(path, pieces, 3, err, sizeof err), A4W4_ST_OK, "%s",
+                 err);
+    size_t len, ntmp;
+    char *b = slurp(path, &len);
+    cr_expect_eq(len, 6);
+    cr_expect_str_eq(b, "abcde\n");
+    free(b);
+    cr_expect_eq(entries(dir, &ntmp), 1);
+    cr_expect_eq(ntmp, 0);
+    struct stat st;
+    mode_t mask = umask(0);
+    umask(mask);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_expect_eq(st.st_mode & 0777, 0666 & ~mask, "mode %o", (unsigned)(st.st_mode & 0777));
+}
+
+/* The rename fails (path is a directory): the temporary file it wrote is removed, the
+ * directory stays, the error names path and the step. */
+Test(write_atomic, a_failed_rename_leaves_no_temporary_file)
+{
+    char dir[4096], path[4400], err[512];
+    scratch(dir, sizeof dir, "atomic-rename");
+    snprintf(path, sizeof path, "%s/target", dir);
+    cr_assert_eq(mkdir(path, 0777), 0);
+    cr_assert_eq(a4w4_write_atomic(path, "x", 1, err, sizeof err), A4W4_ST_IO);
+    cr_expect_eq(strncmp(err, path, strlen(path)), 0, "%s", err);
+    cr_expect(strstr(err, "cannot rename") != NULL, "%s", err);
+    size_t ntmp;
+    cr_expect_eq(entries(dir, &ntmp), 1);
+    cr_expect_eq(ntmp, 0, "a temporary file was left in %s", dir);
+    struct stat st;
+    cr_expect(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+/* A write that fails half-way (the file size limit; root ignores a read-only directory, so
+ * the limit stands in for a full disk): no partial file, the old one untouched. */
+Test(write_atomic, a_write_failing_half_way_leaves_the_old_file_and_no_partial_one)
+{
+    char dir[4096], path[4400], err[512];
+    scratch(dir, sizeof dir, "atomic-fsize");
+    snprintf(path, sizeof path, "%s/out.bin", dir);
+    touch(dir, "out.bin");
+    size_t big = 1 << 20;
+    char *d = calloc(big, 1);
+    cr_assert_not_null(d);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit old_lim, lim;
+    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old_lim), 0);
+    lim = old_lim;
+    lim.rlim_cur = 64 * 1024;
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    a4w4_hstatus rc = a4w4_write_atomic(path, d, big, err, sizeof err);
+    setrlimit(RLIMIT_FSIZE, &old_lim);
+    free(d);
+    cr_assert_eq(rc, A4W4_ST_IO);
+    cr_expect(strstr(err, "write to temporary file") != NULL, "%s", err);
+    size_t len, ntmp;
+    char *b = slurp(path, &len);
+    cr_expect_eq(len, 1);
+    cr_expect_eq(b[0], 'x');
+    free(b);
+    cr_expect_eq(entries(dir, &ntmp), 1);
+    cr_expect_eq(ntmp, 0, "a partial temporary file was left in %s", dir);
+}
+
+/* The directory does not exist: nothing is created, the error says so in one line. */
+Test(write_atomic, a_missing_directory_is_an_io_error_naming_the_path)
+{
+    char dir[4096], path[4400], err[512];
+    scratch(dir, sizeof dir, "atomic-nodir");
+    snprintf(path, sizeof path, "%s/no-such-dir/out.txt", dir);
+    cr_assert_eq(a4w4_write_atomic(path, "x", 1, err, sizeof err), A4W4_ST_IO);
+    cr_expect_eq(strncmp(err, path, strlen(path)), 0, "%s", err);
+    cr_expect(strstr(err, "cannot create temporary file") != NULL, "%s", err);
+    cr_expect(access(path, F_OK) != 0);
 }
 
 Test(dir_lock, a_second_holder_is_refused_naming_the_first)

@@ -26,7 +26,8 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Number of entries in dir (besides . and ..), and whether any name contains ".tmp.". */
+/* Number of entries in dir (besides . and ..), and whether any name contains ".tmp" (the
+ * writer's temporary "<name>.tmpXXXXXX"). */
 static size_t dir_entries(const char *dir, int *has_tmp)
 {
     size_t n = 0;
@@ -38,7 +39,7 @@ static size_t dir_entries(const char *dir, int *has_tmp)
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
         n++;
-        if (strstr(e->d_name, ".tmp."))
+        if (strstr(e->d_name, ".tmp"))
             *has_tmp = 1;
     }
     closedir(d);
@@ -171,15 +172,15 @@ typedef struct {
 /* Written down from each file's JSON header (python3 json.loads of bytes [8, 8+n)). */
 static const exp_bundle golden[] = {
     {"g1_m1_n256_k512.safetensors", 928, 145592, {
-         {"y_exact", A4W4_ST_BF16, 2, {1, 256}, 0, 512, 0x124d0d99u},
-         {"y_ordered", A4W4_ST_BF16, 2, {1, 256}, 512, 1024, 0x124d0d99u},
-         {"a_fp4", A4W4_ST_U8, 2, {1, 256}, 1024, 1280, 0x22ad5f24u},
-         {"a_scale", A4W4_ST_U8, 2, {1, 16}, 1280, 1296, 0xe69bf9ddu},
-         {"a_scale_shuffled", A4W4_ST_U8, 2, {256, 16}, 1296, 5392, 0x396e0ef3u},
-         {"w_fp4", A4W4_ST_U8, 2, {256, 256}, 5392, 70928, 0x97821abcu},
-         {"w_fp4_shuffled", A4W4_ST_U8, 2, {256, 256}, 70928, 136464, 0xcdefaaa8u},
-         {"w_scale", A4W4_ST_U8, 2, {256, 16}, 136464, 140560, 0x7db7cb47u},
-         {"w_scale_swizzled", A4W4_ST_U8, 2, {256, 16}, 140560, 144656, 0x20890137u},
+         {"y_exact", A4W4_DT_BF16, 2, {1, 256}, 0, 512, 0x124d0d99u},
+         {"y_ordered", A4W4_DT_BF16, 2, {1, 256}, 512, 1024, 0x124d0d99u},
+         {"a_fp4", A4W4_DT_U8, 2, {1, 256}, 1024, 1280, 0x22ad5f24u},
+         {"a_scale", A4W4_DT_U8, 2, {1, 16}, 1280, 1296, 0xe69bf9ddu},
+         {"a_scale_shuffled", A4W4_DT_U8, 2, {256, 16}, 1296, 5392, 0x396e0ef3u},
+         {"w_fp4", A4W4_DT_U8, 2, {256, 256}, 5392, 70928, 0x97821abcu},
+         {"w_fp4_shuffled", A4W4_DT_U8, 2, {256, 256}, 70928, 136464, 0xcdefaaa8u},
+         {"w_scale", A4W4_DT_U8, 2, {256, 16}, 136464, 140560, 0x7db7cb47u},
+         {"w_scale_swizzled", A4W4_DT_U8, 2, {256, 16}, 140560, 144656, 0x20890137u},
      }, 9, {
          {"format", "a4w4-case/1"},
          {"M", "1"},
@@ -189,16 +190,16 @@ static const exp_bundle golden[] = {
          {"round_mode", "round_up"},
      }, 11},
     {"g2_m16_n1024_k5120.safetensors", 1088, 5885512, {
-         {"x", A4W4_ST_BF16, 2, {16, 5120}, 0, 163840, 0x19c208dfu},
-         {"y_exact", A4W4_ST_BF16, 2, {16, 1024}, 163840, 196608, 0xa1f1a08au},
-         {"y_ordered", A4W4_ST_BF16, 2, {16, 1024}, 196608, 229376, 0xa1f1a08au},
-         {"a_fp4", A4W4_ST_U8, 2, {16, 2560}, 229376, 270336, 0x0f0b35beu},
-         {"a_scale", A4W4_ST_U8, 2, {16, 160}, 270336, 272896, 0xa84a50b1u},
-         {"a_scale_shuffled", A4W4_ST_U8, 2, {256, 160}, 272896, 313856, 0xdbcbef77u},
-         {"w_fp4", A4W4_ST_U8, 2, {1024, 2560}, 313856, 2935296, 0x3db515cau},
-         {"w_fp4_shuffled", A4W4_ST_U8, 2, {1024, 2560}, 2935296, 5556736, 0x7b5b8586u},
-         {"w_scale", A4W4_ST_U8, 2, {1024, 160}, 5556736, 5720576, 0xcfba3882u},
-         {"w_scale_swizzled", A4W4_ST_U8, 2, {1024, 160}, 5720576, 5884416, 0x18f10294u},
+         {"x", A4W4_DT_BF16, 2, {16, 5120}, 0, 163840, 0x19c208dfu},
+         {"y_exact", A4W4_DT_BF16, 2, {16, 1024}, 163840, 196608, 0xa1f1a08au},
+         {"y_ordered", A4W4_DT_BF16, 2, {16, 1024}, 196608, 229376, 0xa1f1a08au},
+         {"a_fp4", A4W4_DT_U8, 2, {16, 2560}, 229376, 270336, 0x0f0b35beu},
+         {"a_scale", A4W4_DT_U8, 2, {16, 160}, 270336, 272896, 0xa84a50b1u},
+         {"a_scale_shuffled", A4W4_DT_U8, 2, {256, 160}, 272896, 313856, 0xdbcbef77u},
+         {"w_fp4", A4W4_DT_U8, 2, {1024, 2560}, 313856, 2935296, 0x3db515cau},
+         {"w_fp4_shuffled", A4W4_DT_U8, 2, {1024, 2560}, 2935296, 5556736, 0x7b5b8586u},
+         {"w_scale", A4W4_DT_U8, 2, {1024, 160}, 5556736, 5720576, 0xcfba3882u},
+         {"w_scale_swizzled", A4W4_DT_U8, 2, {1024, 160}, 5720576, 5884416, 0x18f10294u},
      }, 10, {
          {"format", "a4w4-case/1"},
          {"M", "16"},
@@ -208,15 +209,15 @@ static const exp_bundle golden[] = {
          {"round_mode", "round_up"},
      }, 11},
     {"g3_m33_n256_k768.safetensors", 944, 263248, {
-         {"y_exact", A4W4_ST_BF16, 2, {33, 256}, 0, 16896, 0x5707fbf0u},
-         {"y_ordered", A4W4_ST_BF16, 2, {33, 256}, 16896, 33792, 0x5707fbf0u},
-         {"a_fp4", A4W4_ST_U8, 2, {33, 384}, 33792, 46464, 0x6a4775e6u},
-         {"a_scale", A4W4_ST_U8, 2, {33, 24}, 46464, 47256, 0xdaf39aa3u},
-         {"a_scale_shuffled", A4W4_ST_U8, 2, {256, 24}, 47256, 53400, 0x4952f265u},
-         {"w_fp4", A4W4_ST_U8, 2, {256, 384}, 53400, 151704, 0x2975ad11u},
-         {"w_fp4_shuffled", A4W4_ST_U8, 2, {256, 384}, 151704, 250008, 0xefe2f215u},
-         {"w_scale", A4W4_ST_U8, 2, {256, 24}, 250008, 256152, 0x76570b5au},
-         {"w_scale_swizzled", A4W4_ST_U8, 2, {256, 24}, 256152, 262296, 0x6299e508u},
+         {"y_exact", A4W4_DT_BF16, 2, {33, 256}, 0, 16896, 0x5707fbf0u},
+         {"y_ordered", A4W4_DT_BF16, 2, {33, 256}, 16896, 33792, 0x5707fbf0u},
+         {"a_fp4", A4W4_DT_U8, 2, {33, 384}, 33792, 46464, 0x6a4775e6u},
+         {"a_scale", A4W4_DT_U8, 2, {33, 24}, 46464, 47256, 0xdaf39aa3u},
+         {"a_scale_shuffled", A4W4_DT_U8, 2, {256, 24}, 47256, 53400, 0x4952f265u},
+         {"w_fp4", A4W4_DT_U8, 2, {256, 384}, 53400, 151704, 0x2975ad11u},
+         {"w_fp4_shuffled", A4W4_DT_U8, 2, {256, 384}, 151704, 250008, 0xefe2f215u},
+         {"w_scale", A4W4_DT_U8, 2, {256, 24}, 250008, 256152, 0x76570b5au},
+         {"w_scale_swizzled", A4W4_DT_U8, 2, {256, 24}, 256152, 262296, 0x6299e508u},
      }, 9, {
          {"format", "a4w4-case/1"},
          {"M", "33"},
@@ -226,15 +227,15 @@ static const exp_bundle golden[] = {
          {"round_mode", "round_up"},
      }, 11},
     {"g4_m4_n128_k2048.safetensors", 936, 302256, {
-         {"y_exact", A4W4_ST_BF16, 2, {4, 128}, 0, 1024, 0x1463d49bu},
-         {"y_ordered", A4W4_ST_BF16, 2, {4, 128}, 1024, 2048, 0x1463d49bu},
-         {"a_fp4", A4W4_ST_U8, 2, {4, 1024}, 2048, 6144, 0x66ee2e9au},
-         {"a_scale", A4W4_ST_U8, 2, {4, 64}, 6144, 6400, 0xc8d0cec4u},
-         {"a_scale_shuffled", A4W4_ST_U8, 2, {256, 64}, 6400, 22784, 0xfde6fa1au},
-         {"w_fp4", A4W4_ST_U8, 2, {128, 1024}, 22784, 153856, 0x84801ce5u},
-         {"w_fp4_shuffled", A4W4_ST_U8, 2, {128, 1024}, 153856, 284928, 0x4db9f7f1u},
-         {"w_scale", A4W4_ST_U8, 2, {128, 64}, 284928, 293120, 0x12b4f2b8u},
-         {"w_scale_swizzled", A4W4_ST_U8, 2, {128, 64}, 293120, 301312, 0xad29af6au},
+         {"y_exact", A4W4_DT_BF16, 2, {4, 128}, 0, 1024, 0x1463d49bu},
+         {"y_ordered", A4W4_DT_BF16, 2, {4, 128}, 1024, 2048, 0x1463d49bu},
+         {"a_fp4", A4W4_DT_U8, 2, {4, 1024}, 2048, 6144, 0x66ee2e9au},
+         {"a_scale", A4W4_DT_U8, 2, {4, 64}, 6144, 6400, 0xc8d0cec4u},
+         {"a_scale_shuffled", A4W4_DT_U8, 2, {256, 64}, 6400, 22784, 0xfde6fa1au},
+         {"w_fp4", A4W4_DT_U8, 2, {128, 1024}, 22784, 153856, 0x84801ce5u},
+         {"w_fp4_shuffled", A4W4_DT_U8, 2, {128, 1024}, 153856, 284928, 0x4db9f7f1u},
+         {"w_scale", A4W4_DT_U8, 2, {128, 64}, 284928, 293120, 0x12b4f2b8u},
+         {"w_scale_swizzled", A4W4_DT_U8, 2, {128, 64}, 293120, 301312, 0xad29af6au},
      }, 9, {
          {"format", "a4w4-case/1"},
          {"M", "4"},
@@ -244,14 +245,14 @@ static const exp_bundle golden[] = {
          {"round_mode", "round_up"},
      }, 11},
     {"g5_m8_n48_k320.safetensors", 840, 23680, {
-         {"y_exact", A4W4_ST_BF16, 2, {8, 48}, 0, 768, 0x3a672768u},
-         {"y_ordered", A4W4_ST_BF16, 2, {8, 48}, 768, 1536, 0x3a672768u},
-         {"a_fp4", A4W4_ST_U8, 2, {8, 160}, 1536, 2816, 0x55393b22u},
-         {"a_scale", A4W4_ST_U8, 2, {8, 10}, 2816, 2896, 0x59621e98u},
-         {"a_scale_shuffled", A4W4_ST_U8, 2, {256, 16}, 2896, 6992, 0xb2af6df4u},
-         {"w_fp4", A4W4_ST_U8, 2, {48, 160}, 6992, 14672, 0x4050eb45u},
-         {"w_fp4_shuffled", A4W4_ST_U8, 2, {48, 160}, 14672, 22352, 0xdb1dfea1u},
-         {"w_scale", A4W4_ST_U8, 2, {48, 10}, 22352, 22832, 0xc730fe04u},
+         {"y_exact", A4W4_DT_BF16, 2, {8, 48}, 0, 768, 0x3a672768u},
+         {"y_ordered", A4W4_DT_BF16, 2, {8, 48}, 768, 1536, 0x3a672768u},
+         {"a_fp4", A4W4_DT_U8, 2, {8, 160}, 1536, 2816, 0x55393b22u},
+         {"a_scale", A4W4_DT_U8, 2, {8, 10}, 2816, 2896, 0x59621e98u},
+         {"a_scale_shuffled", A4W4_DT_U8, 2, {256, 16}, 2896, 6992, 0xb2af6df4u},
+         {"w_fp4", A4W4_DT_U8, 2, {48, 160}, 6992, 14672, 0x4050eb45u},
+         {"w_fp4_shuffled", A4W4_DT_U8, 2, {48, 160}, 14672, 22352, 0xdb1dfea1u},
+         {"w_scale", A4W4_DT_U8, 2, {48, 10}, 22352, 22832, 0xc730fe04u},
      }, 8, {
          {"format", "a4w4-case/1"},
          {"M", "8"},
@@ -261,28 +262,28 @@ static const exp_bundle golden[] = {
          {"round_mode", "round_up"},
      }, 11},
     {"q1_quant_modes.safetensors", 1928, 178064, {
-         {"x_f32", A4W4_ST_F32, 2, {64, 256}, 0, 65536, 0xec838b61u},
-         {"x_bf16", A4W4_ST_BF16, 2, {64, 256}, 65536, 98304, 0xea8e9093u},
-         {"a_fp4_ceil", A4W4_ST_U8, 2, {64, 128}, 98304, 106496, 0x4dd91467u},
-         {"a_fp4_ceil_from_bf16", A4W4_ST_U8, 2, {64, 128}, 106496, 114688, 0xfa3e2355u},
-         {"a_fp4_even", A4W4_ST_U8, 2, {64, 128}, 114688, 122880, 0xde4613f9u},
-         {"a_fp4_even_from_bf16", A4W4_ST_U8, 2, {64, 128}, 122880, 131072, 0x3c4e6d8fu},
-         {"a_fp4_round_down", A4W4_ST_U8, 2, {64, 128}, 131072, 139264, 0xe50eea1au},
-         {"a_fp4_round_down_from_bf16", A4W4_ST_U8, 2, {64, 128}, 139264, 147456, 0xa63173deu},
-         {"a_fp4_round_up", A4W4_ST_U8, 2, {64, 128}, 147456, 155648, 0xa9be03d7u},
-         {"a_fp4_round_up_from_bf16", A4W4_ST_U8, 2, {64, 128}, 155648, 163840, 0xf4653033u},
-         {"a_scale_ceil", A4W4_ST_U8, 2, {64, 8}, 163840, 164352, 0x99db2696u},
-         {"a_scale_ceil_from_bf16", A4W4_ST_U8, 2, {64, 8}, 164352, 164864, 0x7d002c8fu},
-         {"a_scale_ceil_shuffled", A4W4_ST_U8, 2, {256, 8}, 164864, 166912, 0x02846e40u},
-         {"a_scale_even", A4W4_ST_U8, 2, {64, 8}, 166912, 167424, 0xbb626df3u},
-         {"a_scale_even_from_bf16", A4W4_ST_U8, 2, {64, 8}, 167424, 167936, 0x59e40fe8u},
-         {"a_scale_even_shuffled", A4W4_ST_U8, 2, {256, 8}, 167936, 169984, 0x4994d63bu},
-         {"a_scale_round_down", A4W4_ST_U8, 2, {64, 8}, 169984, 170496, 0x72c13fd4u},
-         {"a_scale_round_down_from_bf16", A4W4_ST_U8, 2, {64, 8}, 170496, 171008, 0xb8d91428u},
-         {"a_scale_round_down_shuffled", A4W4_ST_U8, 2, {256, 8}, 171008, 173056, 0xae22fa56u},
-         {"a_scale_round_up", A4W4_ST_U8, 2, {64, 8}, 173056, 173568, 0x4e457402u},
-         {"a_scale_round_up_from_bf16", A4W4_ST_U8, 2, {64, 8}, 173568, 174080, 0x395416bcu},
-         {"a_scale_round_up_shuffled", A4W4_ST_U8, 2, {256, 8}, 174080, 176128, 0xf9b33892u},
+         {"x_f32", A4W4_DT_F32, 2, {64, 256}, 0, 65536, 0xec838b61u},
+         {"x_bf16", A4W4_DT_BF16, 2, {64, 256}, 65536, 98304, 0xea8e9093u},
+         {"a_fp4_ceil", A4W4_DT_U8, 2, {64, 128}, 98304, 106496, 0x4dd91467u},
+         {"a_fp4_ceil_from_bf16", A4W4_DT_U8, 2, {64, 128}, 106496, 114688, 0xfa3e2355u},
+         {"a_fp4_even", A4W4_DT_U8, 2, {64, 128}, 114688, 122880, 0xde4613f9u},
+         {"a_fp4_even_from_bf16", A4W4_DT_U8, 2, {64, 128}, 122880, 131072, 0x3c4e6d8fu},
+         {"a_fp4_round_down", A4W4_DT_U8, 2, {64, 128}, 131072, 139264, 0xe50eea1au},
+         {"a_fp4_round_down_from_bf16", A4W4_DT_U8, 2, {64, 128}, 139264, 147456, 0xa63173deu},
+         {"a_fp4_round_up", A4W4_DT_U8, 2, {64, 128}, 147456, 155648, 0xa9be03d7u},
+         {"a_fp4_round_up_from_bf16", A4W4_DT_U8, 2, {64, 128}, 155648, 163840, 0xf4653033u},
+         {"a_scale_ceil", A4W4_DT_U8, 2, {64, 8}, 163840, 164352, 0x99db2696u},
+         {"a_scale_ceil_from_bf16", A4W4_DT_U8, 2, {64, 8}, 164352, 164864, 0x7d002c8fu},
+         {"a_scale_ceil_shuffled", A4W4_DT_U8, 2, {256, 8}, 164864, 166912, 0x02846e40u},
+         {"a_scale_even", A4W4_DT_U8, 2, {64, 8}, 166912, 167424, 0xbb626df3u},
+         {"a_scale_even_from_bf16", A4W4_DT_U8, 2, {64, 8}, 167424, 167936, 0x59e40fe8u},
+         {"a_scale_even_shuffled", A4W4_DT_U8, 2, {256, 8}, 167936, 169984, 0x4994d63bu},
+         {"a_scale_round_down", A4W4_DT_U8, 2, {64, 8}, 169984, 170496, 0x72c13fd4u},
+         {"a_scale_round_down_from_bf16", A4W4_DT_U8, 2, {64, 8}, 170496, 171008, 0xb8d91428u},
+         {"a_scale_round_down_shuffled", A4W4_DT_U8, 2, {256, 8}, 171008, 173056, 0xae22fa56u},
+         {"a_scale_round_up", A4W4_DT_U8, 2, {64, 8}, 173056, 173568, 0x4e457402u},
+         {"a_scale_round_up_from_bf16", A4W4_DT_U8, 2, {64, 8}, 173568, 174080, 0x395416bcu},
+         {"a_scale_round_up_shuffled", A4W4_DT_U8, 2, {256, 8}, 174080, 176128, 0xf9b33892u},
      }, 22, {
          {"format", "a4w4-quant/1"},
          {"K", "256"},
@@ -343,7 +344,7 @@ Test(golden, g1_spot_values)
     expect_ok(GOLDEN_DIR "/g1_m1_n256_k512.safetensors", &f);
     const a4w4_st_tensor *y = a4w4_st_find(&f, "y_exact");
     cr_assert_not_null(y);
-    cr_assert_eq(y->dtype, A4W4_ST_BF16);
+    cr_assert_eq(y->dtype, A4W4_DT_BF16);
     cr_assert_eq(y->ndim, 2);
     cr_assert_eq(y->shape[0], 1);
     cr_assert_eq(y->shape[1], 256);
@@ -389,10 +390,10 @@ Test(golden, case_shapes_follow_metadata)
                 const char *name;
                 a4w4_st_dtype dt;
                 size_t r, c;
-            } want[] = {{"y_exact", A4W4_ST_BF16, M, N}, {"y_ordered", A4W4_ST_BF16, M, N},
-                        {"a_fp4", A4W4_ST_U8, M, K / 2},  {"a_scale", A4W4_ST_U8, M, K / 32},
-                        {"w_fp4", A4W4_ST_U8, N, K / 2},  {"w_scale", A4W4_ST_U8, N, K / 32},
-                        {"w_fp4_shuffled", A4W4_ST_U8, N, K / 2}};
+            } want[] = {{"y_exact", A4W4_DT_BF16, M, N}, {"y_ordered", A4W4_DT_BF16, M, N},
+                        {"a_fp4", A4W4_DT_U8, M, K / 2},  {"a_scale", A4W4_DT_U8, M, K / 32},
+                        {"w_fp4", A4W4_DT_U8, N, K / 2},  {"w_scale", A4W4_DT_U8, N, K / 32},
+                        {"w_fp4_shuffled", A4W4_DT_U8, N, K / 2}};
             for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
                 const a4w4_st_tensor *t = a4w4_st_find(&f, want[i].name);
                 cr_assert_not_null(t, "%s: %s missing", e->d_name, want[i].name);
@@ -403,7 +404,7 @@ Test(golden, case_shapes_follow_metadata)
             }
             const a4w4_st_tensor *x = a4w4_st_find(&f, "x");
             if (x)
-                cr_assert(x->dtype == A4W4_ST_BF16 && x->shape[0] == M && x->shape[1] == K);
+                cr_assert(x->dtype == A4W4_DT_BF16 && x->shape[0] == M && x->shape[1] == K);
             int swz = !strcmp(a4w4_st_meta(&f, "scale_swizzle_supported"), "true");
             cr_assert_eq(a4w4_st_find(&f, "w_scale_swizzled") != NULL, swz,
                          "%s: w_scale_swizzled presence vs scale_swizzle_supported",
@@ -434,14 +435,14 @@ Test(roundtrip, write_then_load_is_identity)
     for (size_t i = 0; i < sizeof u8b; i++)
         u8b[i] = (uint8_t)(i ^ 0x5A);
     const a4w4_st_tensor_in in[] = {
-        {"u8_odd", A4W4_ST_U8, 2, {3, 5}, u8, 15},
-        {"bf16", A4W4_ST_BF16, 2, {2, 3}, bf16, 0},
-        {"f16", A4W4_ST_F16, 1, {4}, f16, 8},
-        {"f32", A4W4_ST_F32, 3, {2, 2, 2}, f32, 32},
-        {"scalar", A4W4_ST_F32, 0, {0}, &scalar, 4},
-        {"empty", A4W4_ST_BF16, 2, {0, 7}, NULL, 0},
-        {"eight_dims", A4W4_ST_U8, 8, {2, 2, 2, 2, 2, 2, 2, 2}, u8b, 256},
-        {"name with \"quotes\" and \\ and \xc2\xb5", A4W4_ST_U8, 1, {3}, u8, 3},
+        {"u8_odd", A4W4_DT_U8, 2, {3, 5}, u8, 15},
+        {"bf16", A4W4_DT_BF16, 2, {2, 3}, bf16, 0},
+        {"f16", A4W4_DT_F16, 1, {4}, f16, 8},
+        {"f32", A4W4_DT_F32, 3, {2, 2, 2}, f32, 32},
+        {"scalar", A4W4_DT_F32, 0, {0}, &scalar, 4},
+        {"empty", A4W4_DT_BF16, 2, {0, 7}, NULL, 0},
+        {"eight_dims", A4W4_DT_U8, 8, {2, 2, 2, 2, 2, 2, 2, 2}, u8b, 256},
+        {"name with \"quotes\" and \\ and \xc2\xb5", A4W4_DT_U8, 1, {3}, u8, 3},
     };
     const size_t n = sizeof in / sizeof in[0];
     const char *keys[] = {"format", "M", "tricky", "utf8", "empty"};
@@ -490,7 +491,7 @@ Test(roundtrip, write_then_load_is_identity)
     a4w4_st_free(&f);
 
     /* overwrite in place with different content */
-    const a4w4_st_tensor_in one = {"only", A4W4_ST_U8, 1, {4}, "abcd", 4};
+    const a4w4_st_tensor_in one = {"only", A4W4_DT_U8, 1, {4}, "abcd", 4};
     cr_assert_eq(a4w4_st_write(path, &one, 1, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
     expect_ok(path, &f);
     cr_assert_eq(f.ntensors, 1);
@@ -508,7 +509,7 @@ Test(roundtrip, writer_bytes_exact)
     char path[4096];
     snprintf(path, sizeof path, "%s/tiny.safetensors", dir);
     const uint8_t data[2] = {1, 2};
-    const a4w4_st_tensor_in in = {"a", A4W4_ST_U8, 1, {2}, data, 0};
+    const a4w4_st_tensor_in in = {"a", A4W4_DT_U8, 1, {2}, data, 0};
     const char *k[] = {"M"}, *v[] = {"1"};
     char err[512];
     cr_assert_eq(a4w4_st_write(path, &in, 1, k, v, 1, err, sizeof err), 0, "%s", err);
@@ -542,7 +543,7 @@ Test(roundtrip, empty_file_and_big_offsets)
     cr_assert_eq(f.data_len, 0);
     a4w4_st_free(&f);
     /* a dimension cJSON's %g printer would write as 1e+15: must come back exact */
-    const a4w4_st_tensor_in z = {"z", A4W4_ST_F32, 2, {1000000000000001u, 0}, NULL, 0};
+    const a4w4_st_tensor_in z = {"z", A4W4_DT_F32, 2, {1000000000000001u, 0}, NULL, 0};
     cr_assert_eq(a4w4_st_write(path, &z, 1, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
     expect_ok(path, &f);
     cr_assert_eq(a4w4_st_find(&f, "z")->shape[0], 1000000000000001u);
@@ -699,11 +700,11 @@ Test(load_rules, f8_e8m0_counts_bytes_and_f4_counts_nibbles)
                     "\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[4,8]}}",
                     8),
               &f);
-    cr_assert_eq(a4w4_st_find(&f, "s")->dtype, A4W4_ST_F8_E8M0);
+    cr_assert_eq(a4w4_st_find(&f, "s")->dtype, A4W4_DT_F8_E8M0);
     cr_assert_eq(a4w4_st_find(&f, "s")->nbytes, 2);
-    cr_assert_eq(a4w4_st_find(&f, "q")->dtype, A4W4_ST_F4);
+    cr_assert_eq(a4w4_st_find(&f, "q")->dtype, A4W4_DT_F4);
     cr_assert_eq(a4w4_st_find(&f, "q")->nbytes, 1, "F4 [2, 1]: two 4-bit elements, one byte");
-    cr_assert_eq(a4w4_st_find(&f, "h")->dtype, A4W4_ST_F16);
+    cr_assert_eq(a4w4_st_find(&f, "h")->dtype, A4W4_DT_F16);
     a4w4_st_free(&f);
 }
 
@@ -973,7 +974,7 @@ Test(writer_fail, directory_missing_or_not_a_directory)
 {
     const char *dir = tu_scratch_dir(TMP_DIR, "wfail-dir");
     char path[4096], err[512];
-    const a4w4_st_tensor_in t = {"t", A4W4_ST_U8, 1, {4}, "abcd", 0};
+    const a4w4_st_tensor_in t = {"t", A4W4_DT_U8, 1, {4}, "abcd", 0};
     snprintf(path, sizeof path, "%s/no-such-dir/x.safetensors", dir);
     cr_assert_eq(a4w4_st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err), A4W4_ST_IO);
     cr_assert_not_null(strstr(err, "cannot create temporary file"), "%s", err);
@@ -998,7 +999,7 @@ Test(writer_fail, directory_not_writable)
     snprintf(path, sizeof path, "%s/x.safetensors", dir);
     tu_write_file(path, OLD, strlen(OLD));
     cr_assert_eq(chmod(dir, 0555), 0);
-    const a4w4_st_tensor_in t = {"t", A4W4_ST_U8, 1, {4}, "abcd", 0};
+    const a4w4_st_tensor_in t = {"t", A4W4_DT_U8, 1, {4}, "abcd", 0};
     int rc = a4w4_st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err);
     chmod(dir, 0755);
     cr_assert_eq(rc, A4W4_ST_IO);
@@ -1013,8 +1014,8 @@ Test(writer_fail, inconsistent_tensor_size)
     snprintf(path, sizeof path, "%s/x.safetensors", dir);
     tu_write_file(path, OLD, strlen(OLD));
     uint16_t y[6] = {0};
-    const a4w4_st_tensor_in t[] = {{"ok", A4W4_ST_U8, 1, {4}, "abcd", 4},
-                                   {"y", A4W4_ST_BF16, 2, {2, 3}, y, 6}};
+    const a4w4_st_tensor_in t[] = {{"ok", A4W4_DT_U8, 1, {4}, "abcd", 4},
+                                   {"y", A4W4_DT_BF16, 2, {2, 3}, y, 6}};
     cr_assert_eq(a4w4_st_write(path, t, 2, NULL, NULL, 0, err, sizeof err), A4W4_ST_BADINPUT);
     cr_assert_not_null(strstr(err, "tensor 'y' nbytes 6 does not match shape [2, 3] x BF16 = 12 bytes"),
                        "%s", err);
@@ -1033,16 +1034,16 @@ Test(writer_fail, invalid_inputs_create_nothing)
         size_t n;
         const char *words;
     } bad[] = {
-        {{{"a", A4W4_ST_U8, 1, {4}, d, 0}, {"a", A4W4_ST_U8, 1, {4}, d, 0}}, 2,
+        {{{"a", A4W4_DT_U8, 1, {4}, d, 0}, {"a", A4W4_DT_U8, 1, {4}, d, 0}}, 2,
          "duplicate tensor name 'a'"},
-        {{{"__metadata__", A4W4_ST_U8, 1, {4}, d, 0}}, 1, "may not be named '__metadata__'"},
-        {{{"", A4W4_ST_U8, 1, {4}, d, 0}}, 1, "empty name"},
-        {{{NULL, A4W4_ST_U8, 1, {4}, d, 0}}, 1, "empty name"},
+        {{{"__metadata__", A4W4_DT_U8, 1, {4}, d, 0}}, 1, "may not be named '__metadata__'"},
+        {{{"", A4W4_DT_U8, 1, {4}, d, 0}}, 1, "empty name"},
+        {{{NULL, A4W4_DT_U8, 1, {4}, d, 0}}, 1, "empty name"},
         {{{"a", (a4w4_st_dtype)7, 1, {4}, d, 0}}, 1, "unknown dtype 7"},
-        {{{"a", A4W4_ST_U8, 9, {4}, d, 0}}, 1, "ndim 9 outside [0, 8]"},
-        {{{"a", A4W4_ST_U8, -1, {4}, d, 0}}, 1, "ndim -1"},
-        {{{"a", A4W4_ST_U8, 1, {4}, NULL, 0}}, 1, "NULL data for 4 bytes"},
-        {{{"a", A4W4_ST_F32, 2, {SIZE_MAX / 2, 2}, d, 0}}, 1, "overflows"},
+        {{{"a", A4W4_DT_U8, 9, {4}, d, 0}}, 1, "ndim 9 outside [0, 8]"},
+        {{{"a", A4W4_DT_U8, -1, {4}, d, 0}}, 1, "ndim -1"},
+        {{{"a", A4W4_DT_U8, 1, {4}, NULL, 0}}, 1, "NULL data for 4 bytes"},
+        {{{"a", A4W4_DT_F32, 2, {SIZE_MAX / 2, 2}, d, 0}}, 1, "overflows"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
@@ -1052,7 +1053,7 @@ Test(writer_fail, invalid_inputs_create_nothing)
         cr_assert_not_null(strstr(err, bad[i].words), "case %zu: %s", i, err);
         expect_untouched(dir, path);
     }
-    const a4w4_st_tensor_in t = {"a", A4W4_ST_U8, 1, {4}, d, 0};
+    const a4w4_st_tensor_in t = {"a", A4W4_DT_U8, 1, {4}, d, 0};
     const char *k2[] = {"M", "M"}, *v2[] = {"1", "2"};
     cr_assert_eq(a4w4_st_write(path, &t, 1, k2, v2, 2, err, sizeof err), A4W4_ST_BADINPUT);
     cr_assert_not_null(strstr(err, "duplicate metadata key 'M'"), "%s", err);
@@ -1072,7 +1073,7 @@ Test(writer_fail, write_error_midway_removes_temp)
     size_t big = 1 << 20;
     uint8_t *d = calloc(big, 1);
     cr_assert_not_null(d);
-    const a4w4_st_tensor_in t = {"big", A4W4_ST_U8, 1, {big}, d, 0};
+    const a4w4_st_tensor_in t = {"big", A4W4_DT_U8, 1, {big}, d, 0};
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit old_lim, lim;
     cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old_lim), 0);
@@ -1209,7 +1210,7 @@ Test(real_library, files_load_and_write_back_byte_equal)
             const a4w4_st_tensor *x = &f.tensors[k];
             t[k] = (a4w4_st_tensor_in){x->name, x->dtype, x->ndim, {0}, x->data, x->nbytes};
             memcpy(t[k].shape, x->shape, sizeof x->shape);
-            if (x->dtype == A4W4_ST_F4) {
+            if (x->dtype == A4W4_DT_F4) {
                 size_t n = 1;
                 for (int d = 0; d < x->ndim; d++)
                     n *= x->shape[d];
@@ -1238,10 +1239,10 @@ Test(real_library, operand_bundle_f4_and_e8m0_read_as_packed_bytes)
                  err);
     const a4w4_st_tensor *a = a4w4_st_find(&f, "a_fp4"), *s = a4w4_st_find(&f, "a_scale");
     cr_assert(a && s);
-    cr_expect_eq(a->dtype, A4W4_ST_F4);
+    cr_expect_eq(a->dtype, A4W4_DT_F4);
     cr_expect_eq(a->shape[0], 5);
     cr_expect_eq(a->shape[1], 128, "64 bytes a row: 128 E2M1 elements");
-    cr_expect_eq(s->dtype, A4W4_ST_F8_E8M0);
+    cr_expect_eq(s->dtype, A4W4_DT_F8_E8M0);
     size_t r, c;
     cr_assert_eq(a4w4_st_packed_2d(a, &r, &c), 0);
     cr_expect(r == 5 && c == 64);

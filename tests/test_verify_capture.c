@@ -38,11 +38,11 @@ static const char *write_capture(const char *kept, const char *declared, size_t 
     cr_assert(y);
     cr_assert_eq(a4w4_gemm_tree(d.a_fp4.data, d.a_scale.data, d.w_fp4.data, d.w_scale.data, M,
                                 N, K, &k.tree, y, NULL), A4W4_OK);
-    a4w4_st_tensor_in t[5] = {{"a_fp4", A4W4_ST_U8, 2, {M, K / 2}, d.a_fp4.data, 0},
-                              {"a_scale", A4W4_ST_U8, 2, {M, K / 32}, d.a_scale.data, 0},
-                              {"w_fp4", A4W4_ST_U8, 2, {N, K / 2}, d.w_fp4.data, 0},
-                              {"w_scale", A4W4_ST_U8, 2, {N, K / 32}, d.w_scale.data, 0},
-                              {"y", A4W4_ST_BF16, 2, {M, N}, y, 0}};
+    a4w4_st_tensor_in t[5] = {{"a_fp4", A4W4_DT_U8, 2, {M, K / 2}, d.a_fp4.data, 0},
+                              {"a_scale", A4W4_DT_U8, 2, {M, K / 32}, d.a_scale.data, 0},
+                              {"w_fp4", A4W4_DT_U8, 2, {N, K / 2}, d.w_fp4.data, 0},
+                              {"w_scale", A4W4_DT_U8, 2, {N, K / 32}, d.w_scale.data, 0},
+                              {"y", A4W4_DT_BF16, 2, {M, N}, y, 0}};
     char ms[32], ns[32], ks[32], err[512];
     snprintf(ms, sizeof ms, "%zu", M);
     snprintf(ns, sizeof ns, "%zu", N);

@@ -88,7 +88,7 @@ a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, s
     snprintf(ns, sizeof ns, "%zu", N);
     const char *keys[] = {"format", "case", "M", "N"};
     const char *vals[] = {A4W4_BUNDLE_OUTPUTS_FORMAT, case_name, ms, ns};
-    a4w4_st_tensor_in t = {"y", A4W4_ST_BF16, 2, {M, N}, y, M * N * 2};
+    a4w4_st_tensor_in t = {"y", A4W4_DT_BF16, 2, {M, N}, y, M * N * 2};
     return a4w4_st_write(path, &t, 1, keys, vals, 4, err, errlen);
 }
 
@@ -195,7 +195,7 @@ static int check_file(const a4w4_bundle_dir *c, const a4w4_st_file *f, const a4w
     if (!t)
         snprintf(a->why, a->whylen, "%s: no tensor 'y' (an output bundle holds y, BF16 [M, N])",
                  path);
-    else if (t->dtype != A4W4_ST_BF16)
+    else if (t->dtype != A4W4_DT_BF16)
         snprintf(a->why, a->whylen, "%s: tensor y is %s, an output bundle's y is BF16", path,
                  a4w4_st_dtype_name(t->dtype));
     else if (t->ndim != 2 || t->shape[0] != d->M || t->shape[1] != d->N)

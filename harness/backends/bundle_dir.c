@@ -13,6 +13,7 @@
 
 #include "a4w4_quote.h"
 #include "bundle.h"
+#include "errmsg.h"
 #include "fsutil.h"
 #include "stream.h"
 
@@ -28,12 +29,12 @@ static int refuse(char *err, size_t errlen, const char *path, const char *fmt, .
 /* err = "bundle <path>: <message>"; returns -1. */
 static int refuse(char *err, size_t errlen, const char *path, const char *fmt, ...)
 {
-    char msg[768];
+    char where[4200];
+    snprintf(where, sizeof where, "bundle %s", path);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    a4w4_verrmsg(err, errlen, -1, where, fmt, ap);
     va_end(ap);
-    snprintf(err, errlen, "bundle %s: %s", path, msg);
     return -1;
 }
 

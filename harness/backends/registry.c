@@ -28,11 +28,16 @@ static void table_init(void)
 #endif
 }
 
-#define NTYPES (table_init(), ntypes)
+/* How many backend types the table holds (filled on the first call). */
+static size_t type_count(void)
+{
+    table_init();
+    return ntypes;
+}
 
 const a4w4_backend_type *const *a4w4_backend_types(size_t *count)
 {
-    *count = NTYPES;
+    *count = type_count();
     return table;
 }
 
@@ -106,7 +111,7 @@ a4w4_hstatus a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, siz
     const char *colon = strchr(spec, ':');
     size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
     const a4w4_backend_type *t = NULL;
-    for (size_t i = 0; i < NTYPES; i++)
+    for (size_t i = 0; i < type_count(); i++)
         if (strlen(table[i]->name) == nlen && !strncmp(table[i]->name, spec, nlen))
             t = table[i];
 #ifndef A4W4_HAVE_GPU
@@ -118,7 +123,7 @@ a4w4_hstatus a4w4_backend_open(const char *spec, a4w4_backend *b, char *err, siz
 #endif
     if (!t) {
         char names[512] = "";
-        for (size_t i = 0; i < NTYPES; i++)
+        for (size_t i = 0; i < type_count(); i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s%s",
                      i ? ", " : "", table[i]->name, table[i]->needs_arg ? ":ARG" : "");
         snprintf(err, errlen, "--backend '%s' is not a registered backend (%s)", spec, names);
@@ -178,7 +183,7 @@ size_t a4w4_backend_defaults(a4w4_backend *out, size_t max, char *skipped, size_
     size_t n = 0;
     if (skipped && skippedlen)
         skipped[0] = 0;
-    for (size_t i = 0; i < NTYPES && n < max; i++) {
+    for (size_t i = 0; i < type_count() && n < max; i++) {
         if (table[i]->needs_arg)
             continue;
         char why[256] = "";

@@ -783,7 +783,8 @@ static int bench_shape_rows(const bench_opts *o, const bench_plan *p, size_t si)
 int cmd_bench(int argc, char **argv)
 {
     const char *trees[MAX_TREES];
-    bench_opts o = {DEFAULT_SHAPES, "normal", DEFAULT_REPS, 0, {0}, {trees, 0, MAX_TREES}};
+    bench_opts o = {.shapes = DEFAULT_SHAPES, .regime = "normal", .reps = DEFAULT_REPS,
+                    .tree = {trees, 0, MAX_TREES}};
     a4w4_args args;
     int rc = a4w4_options_parse(&bench_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

@@ -11,6 +11,7 @@
 #include "a4w4check.h"
 #include "casefile.h"
 #include "coverage.h"
+#include "dispatch_chain.h"
 #include "fault_classes.h"
 #include "fsutil.h"
 #include "mutants.h"
@@ -18,7 +19,6 @@
 
 #define DEFAULT_CASES "cases/premerge.csv"
 #define DEFAULT_TUNED_GLOB "cases/aiter/*_tuned_gemm.csv"
-#define DEFAULT_KERNELS "cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"
 #define MAX_TUNED 16
 #define SHOWN_CASES 4
 
@@ -48,7 +48,7 @@ static const a4w4_option coverage_options[] = {
     OPT_STRINGS("tuned", coverage_opts, tuned, "CSV",
                 "a tuned table (repeat; default every " DEFAULT_TUNED_GLOB ")"),
     OPT_STRING("kernels", coverage_opts, kernels, "CSV",
-               "ASM kernel table (default " DEFAULT_KERNELS ")\n"
+               "ASM kernel table (default " A4W4_KERNEL_TABLE_DEFAULT ")\n"
                "default paths resolve from the current directory, else the source tree"),
     OPT_FLAG("all", coverage_opts, all, "name every case of an item (default: the first 4)"),
     OPT_END(),
@@ -118,7 +118,7 @@ static int plan_coverage(const coverage_opts *o, coverage_plan *p)
         a4w4_errorf("coverage: tuned table %s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    const char *kpath = o->kernels ? o->kernels : a4w4_data_path(DEFAULT_KERNELS, buf, sizeof buf);
+    const char *kpath = o->kernels ? o->kernels : a4w4_data_path(A4W4_KERNEL_TABLE_DEFAULT, buf, sizeof buf);
     if (a4w4_kernels_load(&p->kt, kpath, NULL, err, sizeof err) != A4W4_OK) {
         a4w4_errorf("coverage: kernel table %s", err);
         return A4W4_EXIT_BADINPUT;

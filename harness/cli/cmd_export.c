@@ -187,8 +187,8 @@ static int run(const export_opts *o, export_plan *p)
 int cmd_export(int argc, char **argv)
 {
     char golden[4096];
-    export_opts o = {NULL, NULL, a4w4_data_path("cases/golden", golden, sizeof golden),
-                     "build/operands", {1, 1}, 0, 0, 0};
+    export_opts o = {.golden_dir = a4w4_data_path("cases/golden", golden, sizeof golden),
+                     .out_dir = "build/operands", .shard = {1, 1}};
     a4w4_args args;
     int rc = a4w4_options_parse(&export_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

@@ -12,7 +12,7 @@
 #include "quantizers.h"
 
 static const char fingerprint_usage[] =
-    "usage: a4w4check fingerprint --backend X [--mode MODE]\n"
+    "usage: a4w4check fingerprint --quantizer X [--mode MODE]\n"
     "\n"
     "Feeds quantizer X crafted bf16 blocks (amax at values where round_up, round_down, ceil\n"
     "and even give different scale codes; elements on E2M1 ties) and names the scale mode and\n"
@@ -24,11 +24,12 @@ typedef struct {
 } fingerprint_opts;
 
 static const a4w4_option fingerprint_options[] = {
-    OPT_STRING("backend", fingerprint_opts, backend, "X",
+    OPT_STRING("quantizer", fingerprint_opts, backend, "X",
                "a quantizer: ref (ref-quant), a quantizer mutant (mut-mode-ceil,\n"
                "mut-e2m1-trunc, ...; see selftest --list), hip-quant in GPU builds"),
     OPT_STRING("mode", fingerprint_opts, mode, "MODE",
                "the mode to ask for: round_up, round_down, ceil, even (default: each)"),
+    OPT_OLD_STRING("backend", fingerprint_opts, backend, "--quantizer"),
     OPT_END(),
 };
 
@@ -54,13 +55,13 @@ static int plan_modes(const fingerprint_opts *o, int *m0, int *m1)
     return A4W4_EXIT_PASS;
 }
 
-/* Open the quantizer named by --backend into b. Returns the exit code. */
+/* Open the quantizer named by --quantizer into b. Returns the exit code. */
 static int open_quantizer(const char *name, a4w4_backend *b)
 {
     char names[1024], err[1024];
     const a4w4_backend_type *t = a4w4_quantizer_find(name, names, sizeof names);
     if (!t) {
-        a4w4_errorf("fingerprint: --backend '%s' is not a quantizer (%s)", name, names);
+        a4w4_errorf("fingerprint: --quantizer '%s' is not a quantizer (%s)", name, names);
         return A4W4_EXIT_BADINPUT;
     }
     int orc = a4w4_backend_open_type(t, NULL, b, err, sizeof err);
@@ -93,13 +94,13 @@ static int run_modes(a4w4_backend *b, int m0, int m1)
 
 int cmd_fingerprint(int argc, char **argv)
 {
-    fingerprint_opts o = {NULL, NULL};
+    fingerprint_opts o = {0};
     a4w4_args args;
     int rc = a4w4_options_parse(&fingerprint_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)
         return rc;
     if (!o.backend) {
-        a4w4_errorf("fingerprint: --backend X is required (a quantizer, e.g. ref)");
+        a4w4_errorf("fingerprint: --quantizer X is required (e.g. ref)");
         return A4W4_EXIT_BADINPUT;
     }
     int m0, m1;

@@ -11,13 +11,13 @@
 #include "results.h"
 
 static const char known_usage[] =
-    "usage: a4w4check known [--ledger FILE] [--touch RESULTS [--out FILE] [--date YYYY-MM-DD]]\n"
+    "usage: a4w4check known [--ledger FILE] [--touch RESULTS [--output FILE] [--date YYYY-MM-DD]]\n"
     "\n"
     "Reads the known-failures ledger (default cases/known-failures.csv), checks every entry\n"
     "and lists them with the days since each last matched. --touch RESULTS (a results.json\n"
     "or its directory) applies the ledger to that run and sets last_matched to the run's\n"
     "date (or --date) on every entry it matched, XFAIL or XPASS, writing the ledger over\n"
-    "itself or to --out FILE: the nightly keeps the dates that tell a stale entry (one that\n"
+    "itself or to --output FILE: the nightly keeps the dates that tell a stale entry (one that\n"
     "matched nothing for 30 days) from a live one.\n"
     "\n";
 
@@ -28,8 +28,9 @@ typedef struct {
 static const a4w4_option known_options[] = {
     OPT_STRING("ledger", known_opts, ledger, "FILE", "the ledger (default cases/known-failures.csv)"),
     OPT_STRING("touch", known_opts, touch, "RESULTS", "update last_matched from this run"),
-    OPT_STRING("out", known_opts, out, "FILE", "write the updated ledger here (default: over it)"),
+    OPT_STRING("output", known_opts, out, "FILE", "write the updated ledger here (default: over it)"),
     OPT_STRING("date", known_opts, date, "DAY", "the day of the run (default: its recorded date)"),
+    OPT_OLD_STRING("out", known_opts, out, "--output"),
     OPT_END(),
 };
 
@@ -86,7 +87,7 @@ int cmd_known(int argc, char **argv)
     if (!o.ledger)
         o.ledger = a4w4_data_path("cases/known-failures.csv", path, sizeof path);
     if ((o.out || o.date) && !o.touch) {
-        a4w4_errorf("known: --out and --date go with --touch");
+        a4w4_errorf("known: --output and --date go with --touch");
         return A4W4_EXIT_BADINPUT;
     }
     a4w4_known_ledger l;

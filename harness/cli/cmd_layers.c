@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "a4w4check.h"
+#include "dispatch_chain.h"
 #include "field_bugs.h"
 #include "backend_list.h"
 #include "options.h"
@@ -17,7 +18,7 @@
 #include "stream.h"
 
 static const char layers_usage[] =
-    "usage: a4w4check layers [--backend cpu[,...]] [--out DIR] [--json] [--qwen-n N] [--quiet]\n"
+    "usage: a4w4check layers [--pairs cpu[,...]] [--out DIR] [--format F] [--qwen-n N] [--quiet]\n"
     "\n"
     "Builds SGLang's Quark W4A4 MXFP4 linear layer (contracts §6) on each backend pair and\n"
     "checks every branch: load-time processing (policy decision and reason, the weight\n"
@@ -39,16 +40,19 @@ typedef struct {
 } layers_opts;
 
 static const a4w4_option layers_options[] = {
-    OPT_LIST("backend", layers_opts, backend, "LIST",
+    OPT_LIST("pairs", layers_opts, backend, "LIST",
              "comma-separated pairs; default every pair usable here (cpu)"),
     OPT_STRING("out", layers_opts, out_dir, "DIR",
                "results.jsonl, results.json, summary.md (default build/out-layers)"),
-    OPT_FLAG("json", layers_opts, json, "one JSON line per case entry on stdout instead of the text lines"),
+    OPT_CHOICE("format", layers_opts, json, "F", a4w4_format_text_json,
+               "text (default) or json: one JSON line per case entry on stdout"),
     OPT_SIZE("qwen-n", layers_opts, qwen_n, "N", 145, 1 << 20, 4,
              "must be an integer above 144, a multiple of 4, at most 1048576",
              "the Qwen-size N (default 5120, Qwen3.8-27B's hidden size); a multiple\n"
              "of 32 above 128 keeps one ASM layer per K with K/32 % 8 == 0"),
     OPT_FLAG("quiet", layers_opts, quiet, "only failures and the summary line"),
+    OPT_OLD_FLAG("json", layers_opts, json, "--format json"),
+    OPT_OLD_LIST("backend", layers_opts, backend, "--pairs"),
     OPT_END(),
 };
 
@@ -128,7 +132,7 @@ static cJSON *entry_of(const a4w4_layer_case_result *r, const a4w4_layer_ops *p,
     return e;
 }
 
-/* The pairs to run: those --backend names, else every pair usable here. Returns the exit
+/* The pairs to run: those --pairs names, else every pair usable here. Returns the exit
  * code (PASS: at least one pair in pairs[0..*npairs)). */
 static int select_pairs(const layers_opts *o, const a4w4_layer_ops **pairs, size_t *npairs)
 {
@@ -154,16 +158,16 @@ static int select_pairs(const layers_opts *o, const a4w4_layer_ops **pairs, size
             const char *t = o->backend.item[i];
             const a4w4_layer_ops *p = a4w4_layer_ops_find(t);
             if (!p && !strcmp(t, "hip")) {
-                a4w4_errorf("layers: --backend hip: this a4w4check was built without GPU support "
+                a4w4_errorf("layers: --pairs hip: this a4w4check was built without GPU support "
                             "(configure with -DA4W4_GPU=nvidia or amd)");
                 return A4W4_EXIT_NOGPU;
             }
             if (!p) {
-                a4w4_errorf("layers: --backend '%s' is not a backend pair (pairs: cpu, hip)", t);
+                a4w4_errorf("layers: --pairs '%s' is not a backend pair (pairs: cpu, hip)", t);
                 return A4W4_EXIT_BADINPUT;
             }
             if (p->available && p->available(why, sizeof why)) {
-                a4w4_errorf("layers: --backend %s: %s", t, why);
+                a4w4_errorf("layers: --pairs %s: %s", t, why);
                 return A4W4_EXIT_NOGPU;
             }
             pairs[(*npairs)++] = p;
@@ -315,13 +319,13 @@ static void print_field_bugs(FILE *out, const a4w4_layer_group *groups, size_t n
         }
     }
     a4w4_bug_shapes bugs[A4W4_BUG_COUNT] = {{0}};
-    static const a4w4_heur_params hp = {"gfx950", 256, 0, 1};
+    static const a4w4_dispatch_setup setup = A4W4_DISPATCH_SETUP_DEFAULT;
     if (shapes &&
-        !a4w4_tuned_load(&tuned, a4w4_data_path("cases/aiter/a4w4_blockscale_tuned_gemm.csv", tb,
-                                                sizeof tb), err, sizeof err) &&
-        !a4w4_kernels_load(&kt, a4w4_data_path("cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv",
-                                               kb, sizeof kb), NULL, err, sizeof err) &&
-        !a4w4_field_bugs_of((const int(*)[3])shapes, n, &tuned, &kt, &hp, bugs))
+        !a4w4_tuned_load(&tuned, a4w4_data_path(A4W4_TUNED_TABLE_DEFAULT, tb, sizeof tb), err,
+                         sizeof err) &&
+        !a4w4_kernels_load(&kt, a4w4_data_path(A4W4_KERNEL_TABLE_DEFAULT, kb, sizeof kb), NULL,
+                           err, sizeof err) &&
+        !a4w4_field_bugs_of((const int(*)[3])shapes, n, &tuned, &kt, &setup.hp, bugs))
         a4w4_print_field_bugs(out, bugs, "the layer matrix's gfx950 shapes (M = B*S)", n, 12);
     a4w4_field_bugs_free(bugs);
     a4w4_tuned_free(&tuned);
@@ -331,7 +335,7 @@ static void print_field_bugs(FILE *out, const a4w4_layer_group *groups, size_t n
 
 int cmd_layers(int argc, char **argv)
 {
-    layers_opts o = {"build/out-layers", {0}, 0, 0, 5120};
+    layers_opts o = {.out_dir = "build/out-layers", .qwen_n = 5120};
     a4w4_args args;
     int rc = a4w4_options_parse(&layers_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

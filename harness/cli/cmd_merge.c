@@ -275,7 +275,7 @@ static int write_merged(merge_state *m, const char *out, const char *known)
 
 int cmd_merge(int argc, char **argv)
 {
-    merge_opts o = {NULL, NULL, 0};
+    merge_opts o = {0};
     a4w4_args shards;
     int rc = a4w4_options_parse(&merge_spec, &o, argc, argv, &shards);
     if (rc != A4W4_OPTS_CONTINUE)

@@ -18,8 +18,8 @@
 #include "shapelist.h"
 
 static const char qp_usage[] =
-    "usage: a4w4check quant-parity (M N K [M N K...] | --shapes FILE | --captures DIR)\n"
-    "                              [--rows R] [--seed S] [--json]\n"
+    "usage: a4w4check quant-parity (M N K [M N K...] | --cases FILE | --captures DIR)\n"
+    "                              [--rows R] [--seed S] [--format F]\n"
     "\n"
     "For each layer: its bf16 activations quantized per 1x32 with the scale rounded even (AITER's\n"
     "Triton quantizer) and round_up (per_1x32_f4_quant_hip, the ASM path's), contracts §2: the\n"
@@ -37,12 +37,15 @@ typedef struct {
 } qp_opts;
 
 static const a4w4_option qp_options[] = {
-    OPT_STRING("shapes", qp_opts, shapes, "FILE", "a CSV whose header names M, N, K (a model's layers)"),
+    OPT_STRING("cases", qp_opts, shapes, "FILE", "a CSV whose header names M, N, K (a model's layers)"),
     OPT_STRING("captures", qp_opts, captures, "DIR", "a4w4check.capture's bundles"),
     OPT_INT("rows", qp_opts, rows, "R", 1, 1 << 22,
             "at most R activation rows per layer (default 256)"),
     OPT_INT("seed", qp_opts, seed, "S", 0, 1 << 30, "seed of generated data (default 1)"),
-    OPT_FLAG("json", qp_opts, json, "one JSON object per layer"),
+    OPT_CHOICE("format", qp_opts, json, "F", a4w4_format_text_json,
+               "text (default) or json: one JSON object per layer"),
+    OPT_OLD_FLAG("json", qp_opts, json, "--format json"),
+    OPT_OLD_STRING("shapes", qp_opts, shapes, "--cases"),
     OPT_END(),
 };
 
@@ -153,7 +156,7 @@ static int capture_layer(const qp_opts *o, const a4w4_st_file *q, char *const *p
     const char *layer = a4w4_st_meta(q, "layer");
     const a4w4_st_tensor *x = a4w4_st_find(q, "x");
     size_t M = meta_dim(q, "M"), K = meta_dim(q, "K");
-    if (!x || x->dtype != A4W4_ST_BF16 || x->ndim != 2 || x->shape[0] != M || x->shape[1] != K)
+    if (!x || x->dtype != A4W4_DT_BF16 || x->ndim != 2 || x->shape[0] != M || x->shape[1] != K)
         return -1;
     for (size_t i = 0; i < n; i++) {
         a4w4_st_file g;
@@ -232,7 +235,7 @@ int cmd_quant_parity(int argc, char **argv)
     if (rc != A4W4_OPTS_CONTINUE)
         return rc;
     if ((args.n > 0) + (o.shapes != NULL) + (o.captures != NULL) != 1 || args.n % 3) {
-        a4w4_errorf("quant-parity: give M N K triples, --shapes FILE or --captures DIR (one)");
+        a4w4_errorf("quant-parity: give M N K triples, --cases FILE or --captures DIR (one)");
         return A4W4_EXIT_BADINPUT;
     }
     if (o.captures)

@@ -12,8 +12,7 @@
 
 static const char report_usage[] =
     "usage: a4w4check report RESULTS.json [--format md|html|junit|all] [--out DIR|-]\n"
-    "                        [--reproducible] [--tuned CSV | --no-tuned]\n"
-    "                        [--kernels CSV | --no-dispatch] [--quiet]\n"
+    "                        [--reproducible] [--quiet]\n"
     "\n"
     "Renders a results document (results.json of run or merge; a directory means\n"
     "DIR/results.json) after validating it against the results schema\n"
@@ -53,13 +52,13 @@ static const a4w4_option report_options[] = {
                "one format to standard output"),
     OPT_FLAG("reproducible", report_opts, ro.reproducible,
              "leave out timings and the environment (same results, same bytes)"),
-    OPT_STRING("tuned", report_opts, tuned, "CSV",
-               "ignored, accepted for old scripts: the hazard map's dispatch picks\n"
-               "come from the route, policy and hazard fields run wrote into each entry"),
-    OPT_FLAG("no-tuned", report_opts, no_tuned, "ignored (see --tuned)"),
-    OPT_STRING("kernels", report_opts, kernels, "CSV", "ignored (see --tuned)"),
-    OPT_FLAG("no-dispatch", report_opts, no_dispatch, "ignored (see --tuned)"),
     OPT_FLAG("quiet", report_opts, quiet, "do not list the files written"),
+    /* ignored since the hazard map's dispatch picks come from the route, policy and hazard
+     * fields run writes into each entry */
+    OPT_OLD_STRING("tuned", report_opts, tuned, A4W4_OPT_IGNORED),
+    OPT_OLD_FLAG("no-tuned", report_opts, no_tuned, A4W4_OPT_IGNORED),
+    OPT_OLD_STRING("kernels", report_opts, kernels, A4W4_OPT_IGNORED),
+    OPT_OLD_FLAG("no-dispatch", report_opts, no_dispatch, A4W4_OPT_IGNORED),
     OPT_END(),
 };
 
@@ -68,8 +67,7 @@ static const a4w4_command_spec report_spec = {
     "exit: 0 written, 2 bad input (unreadable, malformed JSON, schema violation, usage),\n"
     "      4 an output could not be written\n"};
 
-/* The checks between options: one input, --tuned/--no-tuned, --kernels/--no-dispatch, one
- * format for '-'. Returns -1 when valid, else the exit code. */
+/* The checks between options: one input, one format for '-'. Returns -1 when valid, else the exit code. */
 static int check_args(const report_opts *o, const a4w4_args *args)
 {
     if (args->n > 1) {
@@ -79,12 +77,6 @@ static int check_args(const report_opts *o, const a4w4_args *args)
     }
     if (!args->n) {
         a4w4_errorf("report: no RESULTS.json given (usage: a4w4check report RESULTS.json ...)");
-        return A4W4_EXIT_BADINPUT;
-    }
-    if ((o->tuned && o->no_tuned) || (o->kernels && o->no_dispatch)) {
-        a4w4_errorf("report: --%s and --no-%s exclude each other",
-                    o->tuned && o->no_tuned ? "tuned" : "kernels",
-                    o->tuned && o->no_tuned ? "tuned" : "dispatch");
         return A4W4_EXIT_BADINPUT;
     }
     if (o->out && !strcmp(o->out, "-") && o->format == FORMAT_ALL) {
@@ -144,7 +136,7 @@ static int render_one(const report_opts *o, const cJSON *doc, size_t f, const ch
 
 int cmd_report(int argc, char **argv)
 {
-    report_opts o = {NULL, NULL, NULL, FORMAT_ALL, 0, 0, 0, {0, NULL}};
+    report_opts o = {.format = FORMAT_ALL};
     a4w4_args args;
     int rc = a4w4_options_parse(&report_spec, &o, argc, argv, &args);
     if (rc == A4W4_OPTS_CONTINUE)

@@ -334,7 +334,7 @@ static int print_report(const selftest_plan *p, size_t ncases, const char *cases
 
 int cmd_selftest(int argc, char **argv)
 {
-    selftest_opts o = {0, 0, 0, NULL, {0}};
+    selftest_opts o = {0};
     a4w4_args args;
     int rc = a4w4_options_parse(&selftest_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_dispatch.h"
 #include "a4w4check.h"
 #include "options.h"
+
+const char *const a4w4_format_text_json[3] = {"text", "json", NULL};
 
 /* An option-looking argument: '-' and more, except a negative number ("-1"). */
 static int is_option(const char *a)
@@ -94,6 +97,15 @@ int a4w4_parse_int_list(const char *s, long long lo, long long hi, long long ste
     }
 }
 
+int a4w4_parse_k_list(const char *cmd, const char *s, int *k, int max, int *n)
+{
+    if (a4w4_parse_int_list(s, 32, A4W4_DIM_MAX, 32, k, max, n) == 0)
+        return 0;
+    a4w4_errorf("%s: --k '%s': K values must be positive multiples of 32, comma-separated, at "
+                "most %d", cmd, s, max);
+    return -1;
+}
+
 /* OPT_INT and OPT_SIZE: the value (a4w4_parse_int), range- and step-checked into field. 0,
  * or -1 after the error. */
 static int set_number(const a4w4_command_spec *spec, const a4w4_option *o, void *field,
@@ -179,9 +191,22 @@ static int set_value(const a4w4_command_spec *spec, const a4w4_option *o, void *
     return -1;
 }
 
+/* An old spelling's one line on stderr, the first time it is given. */
+static void note_old(const a4w4_command_spec *spec, const a4w4_option *o, unsigned char *noted)
+{
+    size_t k = (size_t)(o - spec->options);
+    if (k < 128 && noted[k]++)
+        return;
+    if (*o->instead)
+        a4w4_errorf("%s: --%s is deprecated, use %s", spec->name, o->name, o->instead);
+    else
+        a4w4_errorf("%s: --%s is deprecated and ignored", spec->name, o->name);
+}
+
 /* argv[*i] is an option: find it, take its value (after '=' or the next argument) and store
  * it; *i moves past a value taken from the next argument. 0, or -1 after the error. */
-static int parse_one(const a4w4_command_spec *spec, void *opts, int argc, char **argv, int *i)
+static int parse_one(const a4w4_command_spec *spec, void *opts, int argc, char **argv, int *i,
+                     unsigned char *noted)
 {
     const char *a = argv[*i];
     const char *name = a + 2, *eq = strchr(a, '=');
@@ -211,6 +236,8 @@ static int parse_one(const a4w4_command_spec *spec, void *opts, int argc, char *
         a4w4_errorf("%s: option --%s needs a value, got an empty one", spec->name, o->name);
         return -1;
     }
+    if (o->instead)
+        note_old(spec, o, noted);
     return set_value(spec, o, opts, v);
 }
 
@@ -222,12 +249,13 @@ int a4w4_options_parse(const a4w4_command_spec *spec, void *opts, int argc, char
         return A4W4_EXIT_PASS;
     }
     int npos = 0, options_end = 0;
+    unsigned char noted[128] = {0}; /* old spellings already noted, by table index */
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
         if (!options_end && !strcmp(a, "--")) {
             options_end = 1;
         } else if (!options_end && is_option(a)) {
-            if (parse_one(spec, opts, argc, argv, &i))
+            if (parse_one(spec, opts, argc, argv, &i, noted))
                 return A4W4_EXIT_BADINPUT;
         } else if (!spec->args) {
             a4w4_errorf("%s: unexpected argument '%s' (see a4w4check %s --help)", spec->name, a,
@@ -247,12 +275,16 @@ void a4w4_options_usage(const a4w4_command_spec *spec, FILE *out)
     fputs(spec->usage, out);
     int width = 0, any = 0;
     for (const a4w4_option *o = spec->options; o->kind != A4W4_OPT_END; o++) {
+        if (o->instead)
+            continue; /* an old spelling: not in the help */
         int w = (int)strlen(o->name) + 2 + (o->argh ? 1 + (int)strlen(o->argh) : 0);
         width = w > width ? w : width;
         any = 1;
     }
     width += 2;
     for (const a4w4_option *o = spec->options; o->kind != A4W4_OPT_END; o++) {
+        if (o->instead)
+            continue;
         char left[128];
         snprintf(left, sizeof left, "--%s%s%s", o->name, o->argh ? " " : "",
                  o->argh ? o->argh : "");

@@ -20,7 +20,14 @@
  *       return rc;   (0 after --help, 2 after a usage error)
  *
  * A scalar option given twice keeps the last value (as `--out a --out b` always did); an
- * OPT_STRINGS option collects every occurrence. */
+ * OPT_STRINGS option collects every occurrence.
+ *
+ * Old spellings (OPT_OLD_*) stay accepted for one release: they store into the same field
+ * as their replacement, are left out of --help, and the first use prints one line on stderr,
+ * "a4w4check: <cmd>: --old is deprecated, use --new". The vocabulary every command shares:
+ * --format (text, json, ...) for what is printed or written, --output FILE for a command that
+ * writes one file, --out DIR for one that writes a directory, --quiet (no per-item lines),
+ * --backend for backends only, --no-X for every negation. */
 #ifndef A4W4_OPTIONS_H
 #define A4W4_OPTIONS_H
 
@@ -58,7 +65,12 @@ struct a4w4_option {
     const char *rule;           /* OPT_INT, OPT_SIZE: replaces "is not an integer in lo..hi" */
     const char *const *choices; /* OPT_CHOICE: the accepted values, NULL-terminated */
     a4w4_opt_cb cb;             /* OPT_CALLBACK */
+    const char *instead;        /* an old spelling (accepted for one release, left out of the
+                                   help): what to give instead ("--format json"), or
+                                   A4W4_OPT_IGNORED for an option that no longer does anything */
 };
+
+#define A4W4_OPT_IGNORED ""
 
 /* Storage of an OPT_STRINGS option: v has room for max values (caller's array). */
 typedef struct {
@@ -124,6 +136,14 @@ int a4w4_parse_int(const char *s, size_t len, long long lo, long long hi, long l
 int a4w4_parse_int_list(const char *s, long long lo, long long hi, long long step, int *v,
                         int max, int *n);
 
+/* The K values of `--k LIST` (route --scan, hazards): positive multiples of 32, at most
+ * A4W4_DIM_MAX, comma-separated, at most max of them, into k[0..*n). Returns 0, or -1 after
+ * one line on stderr: "CMD: --k 'LIST': K values must be positive multiples of 32, ...". */
+int a4w4_parse_k_list(const char *cmd, const char *s, int *k, int max, int *n);
+
+/* --format's choices for a command that prints text or JSON lines: index 0 text, 1 json. */
+extern const char *const a4w4_format_text_json[3];
+
 /* A shard i/n of a matrix (1 <= i <= n <= 1000000; 1/1 is the whole). */
 typedef struct {
     unsigned i, n;
@@ -141,24 +161,39 @@ int a4w4_opt_cb_unset(const a4w4_option *opt, void *field, const char *value, ch
  * a compiler warning (comparison of distinct pointer types). */
 #define A4W4_OPT_FIELD_(T, f, type) \
     (offsetof(T, f) + 0 * sizeof(&((T *)0)->f == (type *)0))
-#define OPT_FLAG(name, T, f, help) \
-    {A4W4_OPT_FLAG, name, A4W4_OPT_FIELD_(T, f, int), NULL, help, 0, 0, 0, NULL, NULL, NULL}
-#define OPT_INT(name, T, f, argh, lo, hi, help) \
-    {A4W4_OPT_INT, name, A4W4_OPT_FIELD_(T, f, int), argh, help, lo, hi, 0, NULL, NULL, NULL}
-#define OPT_SIZE(name, T, f, argh, lo, hi, step, rule, help)                                  \
-    {A4W4_OPT_SIZE, name, A4W4_OPT_FIELD_(T, f, size_t), argh, help, lo, hi, step, rule, NULL, \
-     NULL}
-#define OPT_STRING(name, T, f, argh, help) \
-    {A4W4_OPT_STRING, name, A4W4_OPT_FIELD_(T, f, const char *), argh, help, 0, 0, 0, NULL, NULL, NULL}
-#define OPT_STRINGS(name, T, f, argh, help)                                                   \
-    {A4W4_OPT_STRINGS, name, A4W4_OPT_FIELD_(T, f, a4w4_opt_strings), argh, help, 0, 0, 0,   \
-     NULL, NULL, NULL}
-#define OPT_LIST(name, T, f, argh, help) \
-    {A4W4_OPT_LIST, name, A4W4_OPT_FIELD_(T, f, a4w4_opt_list), argh, help, 0, 0, 0, NULL, NULL, NULL}
-#define OPT_CHOICE(name, T, f, argh, choices, help) \
-    {A4W4_OPT_CHOICE, name, A4W4_OPT_FIELD_(T, f, int), argh, help, 0, 0, 0, NULL, choices, NULL}
-#define OPT_CALLBACK(name, T, f, argh, cb, help) \
-    {A4W4_OPT_CALLBACK, name, offsetof(T, f), argh, help, 0, 0, 0, NULL, NULL, cb}
-#define OPT_END() {A4W4_OPT_END, NULL, 0, NULL, NULL, 0, 0, 0, NULL, NULL, NULL}
+#define OPT_FLAG(nm, T, f, hl) \
+    {.kind = A4W4_OPT_FLAG, .name = nm, .offset = A4W4_OPT_FIELD_(T, f, int), .help = hl}
+#define OPT_INT(nm, T, f, ah, l, h, hl)                                                       \
+    {.kind = A4W4_OPT_INT, .name = nm, .offset = A4W4_OPT_FIELD_(T, f, int), .argh = ah,     \
+     .help = hl, .lo = l, .hi = h}
+#define OPT_SIZE(nm, T, f, ah, l, h, st, rl, hl)                                              \
+    {.kind = A4W4_OPT_SIZE, .name = nm, .offset = A4W4_OPT_FIELD_(T, f, size_t), .argh = ah, \
+     .help = hl, .lo = l, .hi = h, .step = st, .rule = rl}
+#define OPT_STRING(nm, T, f, ah, hl)                                                          \
+    {.kind = A4W4_OPT_STRING, .name = nm, .offset = A4W4_OPT_FIELD_(T, f, const char *),     \
+     .argh = ah, .help = hl}
+#define OPT_STRINGS(nm, T, f, ah, hl)                                                         \
+    {.kind = A4W4_OPT_STRINGS, .name = nm,                                                    \
+     .offset = A4W4_OPT_FIELD_(T, f, a4w4_opt_strings), .argh = ah, .help = hl}
+#define OPT_LIST(nm, T, f, ah, hl)                                                            \
+    {.kind = A4W4_OPT_LIST, .name = nm, .offset = A4W4_OPT_FIELD_(T, f, a4w4_opt_list),      \
+     .argh = ah, .help = hl}
+#define OPT_CHOICE(nm, T, f, ah, ch, hl)                                                      \
+    {.kind = A4W4_OPT_CHOICE, .name = nm, .offset = A4W4_OPT_FIELD_(T, f, int), .argh = ah,  \
+     .help = hl, .choices = ch}
+#define OPT_CALLBACK(nm, T, f, ah, fn, hl)                                                    \
+    {.kind = A4W4_OPT_CALLBACK, .name = nm, .offset = offsetof(T, f), .argh = ah, .help = hl, \
+     .cb = fn}
+#define OPT_END() {.kind = A4W4_OPT_END}
+
+/* Old spellings: `use` is what to give instead (A4W4_OPT_IGNORED: nothing, it is ignored). */
+#define OPT_OLD_FLAG(nm, T, f, use) \
+    {.kind = A4W4_OPT_FLAG, .name = nm, .offset = A4W4_OPT_FIELD_(T, f, int), .instead = use}
+#define OPT_OLD_STRING(nm, T, f, use)                                                         \
+    {.kind = A4W4_OPT_STRING, .name = nm, .offset = A4W4_OPT_FIELD_(T, f, const char *),     \
+     .argh = "X", .instead = use}
+#define OPT_OLD_LIST(nm, T, f, use)                                                           \
+    {.kind = A4W4_OPT_LIST, .name = nm, .offset = A4W4_OPT_FIELD_(T, f, a4w4_opt_list),      \
+     .argh = "X", .instead = use}
 
 #endif

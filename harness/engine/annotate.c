@@ -5,13 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "a4w4_dispatch.h"
-#include "a4w4_hazard.h"
-#include "a4w4_policy.h"
+#include "dispatch_chain.h"
 #include "fsutil.h"
-
-#define DEFAULT_TUNED "cases/aiter/a4w4_blockscale_tuned_gemm.csv"
-#define DEFAULT_KERNELS "cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"
 
 /* The default tables, loaded once per process (never freed: they live as long as the run). */
 static struct {
@@ -24,8 +19,8 @@ static struct {
 static void tables_load(void)
 {
     char tbuf[4096], kbuf[4096], err[512];
-    const char *tpath = a4w4_data_path(DEFAULT_TUNED, tbuf, sizeof tbuf);
-    const char *kpath = a4w4_data_path(DEFAULT_KERNELS, kbuf, sizeof kbuf);
+    const char *tpath = a4w4_data_path(A4W4_TUNED_TABLE_DEFAULT, tbuf, sizeof tbuf);
+    const char *kpath = a4w4_data_path(A4W4_KERNEL_TABLE_DEFAULT, kbuf, sizeof kbuf);
     tables.ok = a4w4_tuned_load(&tables.tuned, tpath, err, sizeof err) == A4W4_OK &&
                 a4w4_kernels_load(&tables.kt, kpath, NULL, err, sizeof err) == A4W4_OK;
 }
@@ -48,27 +43,20 @@ static void route_facts(const a4w4_route *r, const a4w4_hazard *h, a4w4_dispatch
 
 int a4w4_dispatch_facts_of(const a4w4_case *c, a4w4_dispatch_facts *f)
 {
-    static const a4w4_heur_params hp = {"gfx950", 256, 0, 1};
-    a4w4_route r;
-    a4w4_policy_result pr;
-    a4w4_hazard h;
+    static const a4w4_dispatch_setup setup = A4W4_DISPATCH_SETUP_DEFAULT;
+    a4w4_dispatch_chain ch;
     memset(f, 0, sizeof *f);
     pthread_once(&tables.once, tables_load);
     if (!tables.ok || c->M > A4W4_DIM_MAX || c->N > A4W4_DIM_MAX || c->K > A4W4_DIM_MAX)
         return -1;
-    int M = (int)c->M, N = (int)c->N, K = (int)c->K;
-    if (a4w4_route_shape(&tables.tuned, &tables.kt, &hp, M, N, K, &r, NULL, 0) != A4W4_OK ||
-        a4w4_policy_decide(1, hp.gfx, (size_t)N, 2, (size_t)N, (size_t)K / 32,
-                           A4W4_INPUT_TENSOR_2D, 0, &pr) != A4W4_OK ||
-        a4w4_hazard_of_route(M, N, K, &r, &pr, &h) != A4W4_OK)
+    if (a4w4_dispatch_chain_of(&tables.tuned, &tables.kt, &setup, (int)c->M, (int)c->N,
+                               (int)c->K, &ch, NULL, 0) != A4W4_CHAIN_OK)
         return -1;
-    route_facts(&r, &h, f);
-    snprintf(f->decision, sizeof f->decision, "%s", a4w4_decision_name(pr.decision));
-    snprintf(f->reason, sizeof f->reason, "%s", a4w4_policy_reason_name(pr.reason));
-    snprintf(f->hazard, sizeof f->hazard, "%s", a4w4_hazard_class_name(h.cls));
-    a4w4_bug_shape bs;
-    a4w4_bug_shape_of(M, N, K, &r, &tables.kt, hp.bpreshuffle, &pr, &bs);
-    f->bugs = a4w4_bugs_of(&bs);
+    route_facts(&ch.route, &ch.hazard, f);
+    snprintf(f->decision, sizeof f->decision, "%s", a4w4_decision_name(ch.policy.decision));
+    snprintf(f->reason, sizeof f->reason, "%s", a4w4_policy_reason_name(ch.policy.reason));
+    snprintf(f->hazard, sizeof f->hazard, "%s", a4w4_hazard_class_name(ch.hazard.cls));
+    f->bugs = ch.bugs;
     f->has = 1;
     return 0;
 }

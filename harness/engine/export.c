@@ -41,12 +41,12 @@ static void add_tensor(bundle_out *b, a4w4_st_tensor_in t)
 
 static void add_u8(bundle_out *b, const char *name, const uint8_t *data, size_t rows, size_t cols)
 {
-    add_tensor(b, (a4w4_st_tensor_in){name, A4W4_ST_U8, 2, {rows, cols}, data, rows * cols});
+    add_tensor(b, (a4w4_st_tensor_in){name, A4W4_DT_U8, 2, {rows, cols}, data, rows * cols});
 }
 
 static void add_bf16(bundle_out *b, const char *name, const uint16_t *data, size_t rows, size_t cols)
 {
-    add_tensor(b, (a4w4_st_tensor_in){name, A4W4_ST_BF16, 2, {rows, cols}, data, rows * cols * 2});
+    add_tensor(b, (a4w4_st_tensor_in){name, A4W4_DT_BF16, 2, {rows, cols}, data, rows * cols * 2});
 }
 
 static void add_absent(bundle_out *b, const char *name, const char *why)
@@ -229,10 +229,10 @@ static void add_golden_tensors(bundle_out *b, const a4w4_st_file *f, int with_ex
             add_absent(b, u8[i], "not in the golden bundle");
     }
     const a4w4_st_tensor *x = a4w4_st_find(f, "x");
-    if (x && x->dtype == A4W4_ST_BF16 && x->ndim == 2)
+    if (x && x->dtype == A4W4_DT_BF16 && x->ndim == 2)
         add_bf16(b, "x", (const uint16_t *)x->data, x->shape[0], x->shape[1]);
     const a4w4_st_tensor *y = a4w4_st_find(f, "y_exact");
-    if (with_expected && y && y->dtype == A4W4_ST_BF16 && y->ndim == 2)
+    if (with_expected && y && y->dtype == A4W4_DT_BF16 && y->ndim == 2)
         add_bf16(b, "y_exact", (const uint16_t *)y->data, y->shape[0], y->shape[1]);
 }
 

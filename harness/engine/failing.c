@@ -126,8 +126,8 @@ static a4w4_hstatus save_bundle(const a4w4_failing *f, const a4w4_case_data *d,
                           f->variant ? f->variant : "", f->signature ? f->signature : "",
                           f->repro ? f->repro : ""};
     a4w4_st_tensor_in t[2] = {
-        {"y_got", A4W4_ST_BF16, 2, {nr, nc}, f->got, nr * nc * 2},
-        {"y_expected", A4W4_ST_BF16, 2, {nr, nc}, f->expected, nr * nc * 2}};
+        {"y_got", A4W4_DT_BF16, 2, {nr, nc}, f->got, nr * nc * 2},
+        {"y_expected", A4W4_DT_BF16, 2, {nr, nc}, f->expected, nr * nc * 2}};
     a4w4_export_extra x = {t, 2, keys, vals, 8};
     a4w4_export_opts o = {f->id && f->id->matrix_hash ? f->id->matrix_hash : "",
                           f->id && f->id->tool_version ? f->id->tool_version : "",
@@ -207,7 +207,7 @@ static uint16_t oracle_at(const recorded *r, const a4w4_dot_operands *op, float 
 static uint16_t *bf16_copy(const a4w4_st_file *f, const char *name, size_t nr, size_t nc)
 {
     const a4w4_st_tensor *t = a4w4_st_find(f, name);
-    if (!t || t->dtype != A4W4_ST_BF16 || t->ndim != 2 || t->shape[0] != nr || t->shape[1] != nc)
+    if (!t || t->dtype != A4W4_DT_BF16 || t->ndim != 2 || t->shape[0] != nr || t->shape[1] != nc)
         return NULL;
     uint16_t *v = malloc(nr * nc * 2 + 2);
     if (v)

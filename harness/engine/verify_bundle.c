@@ -13,6 +13,7 @@
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
 #include "casefile.h"
+#include "errmsg.h"
 #include "export.h"
 #include "failing.h"
 #include "safetensors.h"
@@ -48,12 +49,10 @@ typedef struct {
 static a4w4_hstatus bad(bundle *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static a4w4_hstatus bad(bundle *b, const char *fmt, ...)
 {
-    char msg[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    a4w4_verrmsg(b->err, b->errlen, A4W4_ST_BADINPUT, b->path, fmt, ap);
     va_end(ap);
-    snprintf(b->err, b->errlen, "%s: %s", b->path, msg);
     return A4W4_ST_BADINPUT;
 }
 
@@ -83,12 +82,12 @@ static const a4w4_st_tensor *need(bundle *b, const char *name, a4w4_st_dtype dt,
     }
     /* packed bytes (dt U8): U8 or F8_E8M0 [rows, cols], or F4 [rows, 2 * cols] elements */
     size_t r = t->shape[0], c = t->shape[1];
-    int ok = dt == A4W4_ST_U8 ? !a4w4_st_packed_2d(t, &r, &c) : t->dtype == dt && t->ndim == 2;
+    int ok = dt == A4W4_DT_U8 ? !a4w4_st_packed_2d(t, &r, &c) : t->dtype == dt && t->ndim == 2;
     if (!ok || r != rows || c != cols) {
         char msg[160];
         snprintf(msg, sizeof msg, "tensor '%s' must be %s [%zu, %zu]%s", name,
                  a4w4_st_dtype_name(dt), rows, cols,
-                 dt == A4W4_ST_U8 ? " (or F8_E8M0 of that shape, or F4 of twice the columns)" : "");
+                 dt == A4W4_DT_U8 ? " (or F8_E8M0 of that shape, or F4 of twice the columns)" : "");
         *rc = bad(b, "%s", msg);
         return NULL;
     }
@@ -172,8 +171,8 @@ static a4w4_hstatus check_quant(bundle *b, a4w4_check_list *out, const quant_job
 {
     a4w4_hstatus rc = A4W4_ST_OK;
     size_t rows = j->rows, K = j->K;
-    const a4w4_st_tensor *tq = need(b, j->fp4_name, A4W4_ST_U8, rows, K / 2, 0, &rc);
-    const a4w4_st_tensor *ts = tq ? need(b, j->scale_name, A4W4_ST_U8, rows, K / 32, 0, &rc)
+    const a4w4_st_tensor *tq = need(b, j->fp4_name, A4W4_DT_U8, rows, K / 2, 0, &rc);
+    const a4w4_st_tensor *ts = tq ? need(b, j->scale_name, A4W4_DT_U8, rows, K / 32, 0, &rc)
                                   : NULL;
     if (!ts)
         return rc;
@@ -193,7 +192,7 @@ static a4w4_hstatus check_quant(bundle *b, a4w4_check_list *out, const quant_job
     *fails += add_bytes(out, subj, s, ts->data, rows, K / 32, NULL);
     if (!j->shuf_name)
         goto done;
-    const a4w4_st_tensor *tsh = need(b, j->shuf_name, A4W4_ST_U8, prow, pcol, 0, &rc);
+    const a4w4_st_tensor *tsh = need(b, j->shuf_name, A4W4_DT_U8, prow, pcol, 0, &rc);
     if (!tsh)
         goto done;
     if (a4w4_quantize(j->x, j->dt, rows, K, j->mode, 1, q, sh) != A4W4_OK) {
@@ -239,8 +238,8 @@ static a4w4_hstatus verify_quant_bundle(bundle *b, a4w4_check_list *out)
     if (!rows || !K || K % 32)
         return bad(b, "metadata rows=%zu K=%zu: need rows >= 1 and K a positive multiple of 32",
                    rows, K);
-    const a4w4_st_tensor *xf = need(b, "x_f32", A4W4_ST_F32, rows, K, 0, &rc);
-    const a4w4_st_tensor *xb = xf ? need(b, "x_bf16", A4W4_ST_BF16, rows, K, 0, &rc) : NULL;
+    const a4w4_st_tensor *xf = need(b, "x_f32", A4W4_DT_F32, rows, K, 0, &rc);
+    const a4w4_st_tensor *xb = xf ? need(b, "x_bf16", A4W4_DT_BF16, rows, K, 0, &rc) : NULL;
     if (!xb)
         return rc;
     /* copies: the file's data section need not be aligned for float/uint16 access */
@@ -283,21 +282,21 @@ static a4w4_hstatus case_tensors_find(bundle *b, case_tensors *t, int operands)
     size_t nb = t->nb = K / 32;
     const char *swz = a4w4_st_meta(&b->f, "scale_swizzle_supported");
     const char *act = a4w4_st_meta(&b->f, "activation");
-    t->a = need(b, "a_fp4", A4W4_ST_U8, M, K / 2, 0, &rc);
-    t->as = t->a ? need(b, "a_scale", A4W4_ST_U8, M, nb, 0, &rc) : NULL;
-    t->w = t->as ? need(b, "w_fp4", A4W4_ST_U8, N, K / 2, 0, &rc) : NULL;
-    t->ws = t->w ? need(b, "w_scale", A4W4_ST_U8, N, nb, 0, &rc) : NULL;
-    t->ye = t->ws ? need(b, "y_exact", A4W4_ST_BF16, M, N, operands, &rc) : NULL;
-    t->yo = t->ye || (operands && t->ws) ? need(b, "y_ordered", A4W4_ST_BF16, M, N, operands, &rc)
+    t->a = need(b, "a_fp4", A4W4_DT_U8, M, K / 2, 0, &rc);
+    t->as = t->a ? need(b, "a_scale", A4W4_DT_U8, M, nb, 0, &rc) : NULL;
+    t->w = t->as ? need(b, "w_fp4", A4W4_DT_U8, N, K / 2, 0, &rc) : NULL;
+    t->ws = t->w ? need(b, "w_scale", A4W4_DT_U8, N, nb, 0, &rc) : NULL;
+    t->ye = t->ws ? need(b, "y_exact", A4W4_DT_BF16, M, N, operands, &rc) : NULL;
+    t->yo = t->ye || (operands && t->ws) ? need(b, "y_ordered", A4W4_DT_BF16, M, N, operands, &rc)
                                          : NULL;
     if (rc || !t->ws)
         return rc;
     t->prow = a4w4_act_scale_padded_rows(M);
     t->pcol = a4w4_act_scale_padded_cols(nb);
-    t->ash = need(b, "a_scale_shuffled", A4W4_ST_U8, t->prow, t->pcol, 1, &rc);
-    t->wsh = need(b, "w_fp4_shuffled", A4W4_ST_U8, N, K / 2, 1, &rc);
-    t->wsw = need(b, "w_scale_swizzled", A4W4_ST_U8, N, nb, 1, &rc);
-    t->x = need(b, "x", A4W4_ST_BF16, M, K, 1, &rc);
+    t->ash = need(b, "a_scale_shuffled", A4W4_DT_U8, t->prow, t->pcol, 1, &rc);
+    t->wsh = need(b, "w_fp4_shuffled", A4W4_DT_U8, N, K / 2, 1, &rc);
+    t->wsw = need(b, "w_scale_swizzled", A4W4_DT_U8, N, nb, 1, &rc);
+    t->x = need(b, "x", A4W4_DT_BF16, M, K, 1, &rc);
     if (rc)
         return rc;
     if (swz && !strcmp(swz, "true") && !t->wsw)

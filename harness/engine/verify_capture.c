@@ -222,7 +222,7 @@ static a4w4_entry_result *capture_entry(capture *c, a4w4_entry_list *out, a4w4_e
 static uint16_t *captured_y(capture *c, a4w4_hstatus *rc)
 {
     const a4w4_st_tensor *y = a4w4_st_find(c->f, "y");
-    if (!y || y->dtype != A4W4_ST_BF16 || y->ndim != 2 || y->shape[0] != c->M ||
+    if (!y || y->dtype != A4W4_DT_BF16 || y->ndim != 2 || y->shape[0] != c->M ||
         y->shape[1] != c->N) {
         *rc = bad(c, "tensor 'y' (the kernel's output) must be BF16 [%zu, %zu]", c->M, c->N);
         return NULL;
@@ -290,7 +290,7 @@ static a4w4_hstatus verify_quant(capture *c, a4w4_entry_list *out)
     const uint8_t *s = rc ? NULL : packed(c, shuf ? "a_scale_shuffled" : "a_scale", sr, sc, &rc);
     const char *flag = a4w4_st_meta(c->f, "shuffle");
     char shown[32];
-    if (!rc && (!x || x->dtype != A4W4_ST_BF16 || x->ndim != 2 || x->shape[0] != M ||
+    if (!rc && (!x || x->dtype != A4W4_DT_BF16 || x->ndim != 2 || x->shape[0] != M ||
                 x->shape[1] != K || !q || !s))
         rc = bad(c, "a quantizer capture holds x BF16 [%zu, %zu], a_fp4 and a_scale or "
                  "a_scale_shuffled", M, K);

@@ -18,8 +18,8 @@
 /* The AITER tables the dispatch oracle reads by default (harness/cli/cmd_route.c's defaults). */
 static const struct {
     const char *role, *rel;
-} default_tables[] = {{"tuned", "cases/aiter/a4w4_blockscale_tuned_gemm.csv"},
-                      {"kernels", "cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"}};
+} default_tables[] = {{"tuned", A4W4_TUNED_TABLE_DEFAULT},
+                      {"kernels", A4W4_KERNEL_TABLE_DEFAULT}};
 
 
 /* FNV-1a 64 of a file's bytes as 16 hex digits; "unreadable" when it cannot be read. */

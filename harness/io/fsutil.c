@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "fsutil.h"
 
 /* mkstemp creates 0600; results are ordinary files (0644 under the usual umask). */
@@ -22,53 +23,115 @@ static int fchmod_default(const char *path)
     return chmod(path, 0666 & ~mask);
 }
 
-a4w4_hstatus a4w4_write_atomic(const char *path, const void *data, size_t len, char *err,
-                               size_t errlen)
+/* Every byte of buf to fd (write may take less, or be interrupted); 0, or -1 with errno. */
+static int write_full(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+        ssize_t w = write(fd, p, chunk);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* fsync of the directory holding path, so the rename itself survives a crash. 0, or -1
+ * with errno. */
+static int fsync_parent_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - path) < sizeof dir)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    else {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd) == 0 || errno == EINVAL ? 0 : -1; /* EINVAL: no fsync on directories */
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+/* The pieces into the open temporary file fd, fsync'ed and closed (fd is closed either way).
+ * A4W4_ST_OK, or A4W4_ST_IO with err. */
+static a4w4_hstatus fill_temp(int fd, const char *path, const char *tmp,
+                              const a4w4_write_piece *pieces, size_t np, char *err,
+                              size_t errlen)
+{
+    for (size_t i = 0; i < np; i++)
+        if (pieces[i].n && write_full(fd, pieces[i].p, pieces[i].n)) {
+            int e = errno;
+            close(fd);
+            return a4w4_errmsg(err, errlen, A4W4_ST_IO, path,
+                               "write to temporary file %s failed: %s", tmp, strerror(e));
+        }
+    if (fsync(fd)) {
+        int e = errno;
+        close(fd);
+        return a4w4_errmsg(err, errlen, A4W4_ST_IO, path, "fsync of temporary file %s failed: %s",
+                           tmp, strerror(e));
+    }
+    if (close(fd))
+        return a4w4_errmsg(err, errlen, A4W4_ST_IO, path, "close of temporary file %s failed: %s",
+                           tmp, strerror(errno));
+    return A4W4_ST_OK;
+}
+
+a4w4_hstatus a4w4_write_atomic_pieces(const char *path, const a4w4_write_piece *pieces,
+                                      size_t np, char *err, size_t errlen)
 {
     size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return A4W4_ST_NOMEM;
-    }
-    snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
+    char *tmp = malloc(n + sizeof ".tmpXXXXXX");
+    if (!tmp)
+        return a4w4_errmsg(err, errlen, A4W4_ST_NOMEM, path, "out of memory");
+    snprintf(tmp, n + sizeof ".tmpXXXXXX", "%s.tmpXXXXXX", path);
     int fd = mkstemp(tmp);
+    if (fd >= 0)
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create a temporary file beside it (%s)", path, strerror(errno));
+        a4w4_errmsg(err, errlen, A4W4_ST_IO, path, "cannot create temporary file %s: %s", tmp,
+                    strerror(errno));
         free(tmp);
         return A4W4_ST_IO;
     }
-    const char *p = data;
-    size_t left = len;
-    int ok = 1;
-    while (left && ok) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            ok = 0;
-        else {
-            p += w;
-            left -= (size_t)w;
-        }
-    }
-    if (ok && fsync(fd) != 0)
-        ok = 0;
-    int saved = errno;
-    if (close(fd) != 0 && ok) {
-        ok = 0;
-        saved = errno;
-    }
-    if (ok && fchmod_default(tmp) == 0 && rename(tmp, path) == 0) {
-        free(tmp);
-        return A4W4_ST_OK;
-    }
-    if (ok)
-        saved = errno;
-    unlink(tmp);
-    snprintf(err, errlen, "%s: cannot write (%s)", path, strerror(saved));
+    a4w4_hstatus rc = fill_temp(fd, path, tmp, pieces, np, err, errlen);
+    if (rc == A4W4_ST_OK && fchmod_default(tmp) != 0)
+        rc = a4w4_errmsg(err, errlen, A4W4_ST_IO, path, "cannot set the mode of %s: %s", tmp,
+                         strerror(errno));
+    if (rc == A4W4_ST_OK && rename(tmp, path) != 0)
+        rc = a4w4_errmsg(err, errlen, A4W4_ST_IO, path, "cannot rename %s over it: %s", tmp,
+                         strerror(errno));
+    if (rc != A4W4_ST_OK)
+        unlink(tmp);
+    else if (fsync_parent_dir(path) != 0)
+        rc = a4w4_errmsg(err, errlen, A4W4_ST_IO, path,
+                         "written, but the fsync of its directory failed: %s", strerror(errno));
     free(tmp);
-    return A4W4_ST_IO;
+    return rc;
+}
+
+a4w4_hstatus a4w4_write_atomic(const char *path, const void *data, size_t len, char *err,
+                               size_t errlen)
+{
+    a4w4_write_piece p = {data, len};
+    return a4w4_write_atomic_pieces(path, &p, 1, err, errlen);
 }
 
 a4w4_hstatus a4w4_mkdir_p(const char *dir, char *err, size_t errlen)

@@ -7,15 +7,30 @@
 
 #include "status.h"
 
-/* Write len bytes to path atomically: a temporary file in the same directory, fsync, rename.
- * Returns A4W4_ST_OK; on failure removes the temporary file, leaves path untouched and returns
- * A4W4_ST_IO (or A4W4_ST_NOMEM) with err set. */
+/* The one atomic writer: the pieces, in order, into a temporary file "<path>.tmpXXXXXX" in
+ * the same directory (mkostemp), fsync of the file, mode 0666 & ~umask, rename over path,
+ * fsync of the directory. Returns A4W4_ST_OK; on failure removes the temporary file, leaves
+ * path untouched (unless only the directory's fsync failed: then path holds the new bytes)
+ * and returns A4W4_ST_IO (or A4W4_ST_NOMEM) with err "<path>: <what failed>: <errno text>". */
+typedef struct {
+    const void *p;
+    size_t n;
+} a4w4_write_piece;
+a4w4_hstatus a4w4_write_atomic_pieces(const char *path, const a4w4_write_piece *pieces,
+                                      size_t np, char *err, size_t errlen);
+
+/* a4w4_write_atomic_pieces with one piece: len bytes at data. */
 a4w4_hstatus a4w4_write_atomic(const char *path, const void *data, size_t len, char *err,
                                size_t errlen);
 
 /* mkdir -p: A4W4_ST_OK, or A4W4_ST_IO with err set (cannot create, not a directory, path too
  * long). */
 a4w4_hstatus a4w4_mkdir_p(const char *dir, char *err, size_t errlen);
+
+/* The default dispatch tables (AITER's, under cases/aiter/): the one place they are named.
+ * Resolve with a4w4_data_path. */
+#define A4W4_TUNED_TABLE_DEFAULT "cases/aiter/a4w4_blockscale_tuned_gemm.csv"
+#define A4W4_KERNEL_TABLE_DEFAULT "cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv"
 
 /* Resolve a project data path (e.g. "cases/premerge.csv"): as given when it exists relative to
  * the current directory, else under the source tree the binary was built from. Returns buf. */
@@ -61,7 +76,7 @@ a4w4_hstatus a4w4_dir_lock(const char *dir, const char *holder, int *fd, char *e
 void a4w4_dir_unlock(int fd);
 
 /* Remove from dir the temporary files a killed writer left: for each base in bases[0..n),
- * "<base>.tmp" (stream.c's resume rewrite) and "<base>.tmpXXXXXX" (a4w4_write_atomic's
+ * "<base>.tmp" (the resume rewrite of earlier versions) and "<base>.tmpXXXXXX" (a4w4_write_atomic's
  * mkstemp names: exactly six characters of [A-Za-z0-9]); nothing else is touched. Call it
  * only while holding the directory's lock. Returns the number of files removed. */
 size_t a4w4_remove_stale_temps(const char *dir, const char *const *bases, size_t n);

@@ -11,22 +11,12 @@
 #include <string.h>
 
 #include "a4w4_csv.h"
+#include "errmsg.h"
 #include "fsutil.h"
 
 static const char *const columns[] = {"id", "backend", "case", "shape", "upstream", "since",
                                       "until", "symptom", "last_matched"};
 #define NCOL 9
-
-static a4w4_hstatus badf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static a4w4_hstatus badf(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return A4W4_ST_BADINPUT;
-}
 
 /* ---- shape predicates and versions -------------------------------------------------------- */
 
@@ -199,25 +189,34 @@ static int read_entry(const char *path, const a4w4_csv_record *r, const int *col
     for (int i = 0; i < NCOL; i++) {
         const a4w4_csv_field *f = &r->f[col[i]];
         if (strlen(f->text) >= cap[i])
-            return badf(err, errlen, "%s:%d:%d: %s is longer than %zu bytes", path, f->line,
-                        f->col, columns[i], cap[i] - 1), -1;
+            return a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL,
+                               "%s:%d:%d: %s is longer than %zu bytes", path, f->line, f->col,
+                               columns[i], cap[i] - 1),
+                   -1;
         snprintf(dst[i], cap[i], "%s", f->text);
     }
     char why[200];
     const a4w4_csv_field *f = r->f;
     if (!is_word(e->id))
-        return badf(err, errlen, "%s:%d: id '%s' must be a word of [A-Za-z0-9._-]", path,
-                    r->line, e->id), -1;
+        return a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL,
+                           "%s:%d: id '%s' must be a word of [A-Za-z0-9._-]", path, r->line, e->id),
+               -1;
     if (!e->backend[0] || !e->cases[0] || !e->upstream[0])
-        return badf(err, errlen, "%s:%d: entry %s: backend, case and upstream must not be "
-                    "empty ('*' matches anything)", path, r->line, e->id), -1;
+        return a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL,
+                           "%s:%d: entry %s: backend, case and upstream must not be "
+                           "empty ('*' matches anything)",
+                           path, r->line, e->id),
+               -1;
     if (a4w4_known_parse_shape(e->shape, e, why, sizeof why))
-        return badf(err, errlen, "%s:%d:%d: entry %s: %s", path, f[col[3]].line, f[col[3]].col,
-                    e->id, why), -1;
+        return a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL, "%s:%d:%d: entry %s: %s", path,
+                           f[col[3]].line, f[col[3]].col, e->id, why),
+               -1;
     if (strlen(e->last_matched) != 10 || day_number(e->last_matched) == LONG_MIN)
-        return badf(err, errlen, "%s:%d:%d: entry %s: last_matched '%s' must be a date "
-                    "YYYY-MM-DD", path, f[col[8]].line, f[col[8]].col, e->id,
-                    e->last_matched), -1;
+        return a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL,
+                           "%s:%d:%d: entry %s: last_matched '%s' must be a date "
+                           "YYYY-MM-DD",
+                           path, f[col[8]].line, f[col[8]].col, e->id, e->last_matched),
+               -1;
     return 0;
 }
 
@@ -242,11 +241,12 @@ a4w4_hstatus a4w4_known_load(const char *path, a4w4_known_ledger *l, char *err, 
     a4w4_hstatus rc = A4W4_ST_OK;
     for (int i = 0; i < NCOL && first < d.n; i++)
         if ((col[i] = a4w4_csv_header_col(&d.r[first], columns[i])) < 0)
-            rc = badf(err, errlen, "%s:%d: the header lacks column '%s' (id, backend, case, "
-                      "shape, upstream, since, until, symptom, last_matched)", path,
-                      d.r[first].line, columns[i]);
+            rc = a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL,
+                             "%s:%d: the header lacks column '%s' (id, backend, case, "
+                             "shape, upstream, since, until, symptom, last_matched)",
+                             path, d.r[first].line, columns[i]);
     if (first == d.n)
-        rc = badf(err, errlen, "%s: no header line", path);
+        rc = a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL, "%s: no header line", path);
     if (!rc && !(l->e = calloc(d.n, sizeof *l->e)))
         rc = A4W4_ST_NOMEM;
     for (size_t i = first + 1; i < d.n && !rc; i++) {
@@ -254,14 +254,16 @@ a4w4_hstatus a4w4_known_load(const char *path, a4w4_known_ledger *l, char *err, 
         if (r->n && r->f[0].text[0] == '#')
             continue;
         if (r->n != d.r[first].n)
-            rc = badf(err, errlen, "%s:%d: %zu fields where the header has %zu", path, r->line,
-                      r->n, d.r[first].n);
+            rc = a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL,
+                             "%s:%d: %zu fields where the header has %zu", path, r->line, r->n,
+                             d.r[first].n);
         else if (read_entry(path, r, col, &l->e[l->n], err, errlen))
             rc = A4W4_ST_BADINPUT;
         for (size_t j = 0; !rc && j < l->n; j++)
             if (!strcmp(l->e[j].id, l->e[l->n].id))
-                rc = badf(err, errlen, "%s:%d: id %s is used twice (line %d)", path, r->line,
-                          l->e[j].id, l->e[j].line);
+                rc = a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL,
+                                 "%s:%d: id %s is used twice (line %d)", path, r->line, l->e[j].id,
+                                 l->e[j].line);
         l->n += !rc;
     }
     a4w4_csv_doc_free(&d);
@@ -442,7 +444,8 @@ a4w4_hstatus a4w4_known_touch(const a4w4_known_ledger *l, const cJSON *doc, cons
     size_t len;
     *touched = 0;
     if (day_number(date) == LONG_MIN)
-        return badf(err, errlen, "date '%s' is not YYYY-MM-DD", date);
+        return a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL, "date '%s' is not YYYY-MM-DD",
+                           date);
     char *text = slurp(l->path, &len);
     a4w4_csv_doc d;
     if (!text) {
@@ -468,9 +471,10 @@ a4w4_hstatus a4w4_known_touch(const a4w4_known_ledger *l, const cJSON *doc, cons
             long off = f ? offset_of(text, f->line, f->col) : -1;
             if (!f || f->line != rec->line || rec->end_line != rec->line || off < 0 ||
                 strncmp(text + off, f->text, 10)) {
-                rc = badf(err, errlen, "%s:%d: entry %s: last_matched is not a plain date on "
-                          "the entry's one line; edit it by hand", l->path, rec->line,
-                          l->e[i].id);
+                rc = a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL,
+                                 "%s:%d: entry %s: last_matched is not a plain date on "
+                                 "the entry's one line; edit it by hand",
+                                 l->path, rec->line, l->e[i].id);
                 break;
             }
             memcpy(text + off, date, 10);

@@ -16,32 +16,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "errmsg.h"
+#include "fsutil.h"
+
 #define ST_DATA_ALIGN 64              /* the data section starts this aligned in memory */
 #define ST_MAX_EXACT 9007199254740992.0 /* 2^53: largest integer a JSON double holds exactly */
 
 /* ---------------------------------------------------------------- messages */
 
-static void set_err(char *err, size_t errlen, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void set_err(char *err, size_t errlen, const char *path, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    int k = snprintf(err, errlen, "%s: ", path ? path : "(null)");
-    if (k < 0)
-        k = 0;
-    if ((size_t)k < errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
-        va_end(ap);
-    }
-    /* keep it one line whatever the inputs held */
-    for (char *p = err; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-}
 
 /* A name as it appears in a message: at most 64 bytes, control bytes as '?', "..." when cut. */
 typedef struct {
@@ -113,15 +95,15 @@ static const char *json_kind(const cJSON *j)
 size_t a4w4_st_dtype_bits(a4w4_st_dtype dtype)
 {
     switch (dtype) {
-    case A4W4_ST_F4:
+    case A4W4_DT_F4:
         return 4;
-    case A4W4_ST_U8:
-    case A4W4_ST_F8_E8M0:
+    case A4W4_DT_U8:
+    case A4W4_DT_F8_E8M0:
         return 8;
-    case A4W4_ST_BF16:
-    case A4W4_ST_F16:
+    case A4W4_DT_BF16:
+    case A4W4_DT_F16:
         return 16;
-    case A4W4_ST_F32:
+    case A4W4_DT_F32:
         return 32;
     }
     return 0;
@@ -134,30 +116,30 @@ size_t a4w4_st_dtype_size(a4w4_st_dtype dtype)
 
 int a4w4_st_packed_2d(const a4w4_st_tensor *t, size_t *rows, size_t *cols)
 {
-    if (t->ndim != 2 || (t->dtype != A4W4_ST_U8 && t->dtype != A4W4_ST_F8_E8M0 &&
-                         t->dtype != A4W4_ST_F4))
+    if (t->ndim != 2 || (t->dtype != A4W4_DT_U8 && t->dtype != A4W4_DT_F8_E8M0 &&
+                         t->dtype != A4W4_DT_F4))
         return -1;
-    if (t->dtype == A4W4_ST_F4 && t->shape[1] % 2)
+    if (t->dtype == A4W4_DT_F4 && t->shape[1] % 2)
         return -1;
     *rows = t->shape[0];
-    *cols = t->dtype == A4W4_ST_F4 ? t->shape[1] / 2 : t->shape[1];
+    *cols = t->dtype == A4W4_DT_F4 ? t->shape[1] / 2 : t->shape[1];
     return 0;
 }
 
 const char *a4w4_st_dtype_name(a4w4_st_dtype dtype)
 {
     switch (dtype) {
-    case A4W4_ST_U8:
+    case A4W4_DT_U8:
         return "U8";
-    case A4W4_ST_BF16:
+    case A4W4_DT_BF16:
         return "BF16";
-    case A4W4_ST_F16:
+    case A4W4_DT_F16:
         return "F16";
-    case A4W4_ST_F32:
+    case A4W4_DT_F32:
         return "F32";
-    case A4W4_ST_F8_E8M0:
+    case A4W4_DT_F8_E8M0:
         return "F8_E8M0";
-    case A4W4_ST_F4:
+    case A4W4_DT_F4:
         return "F4";
     }
     return "?";
@@ -174,8 +156,8 @@ static int dtype_parse(const char *s, a4w4_st_dtype *out)
     static const struct {
         const char *name;
         a4w4_st_dtype dtype;
-    } table[] = {{"U8", A4W4_ST_U8},    {"BF16", A4W4_ST_BF16},   {"F16", A4W4_ST_F16},
-                 {"F32", A4W4_ST_F32},  {"F8_E8M0", A4W4_ST_F8_E8M0}, {"F4", A4W4_ST_F4}};
+    } table[] = {{"U8", A4W4_DT_U8},    {"BF16", A4W4_DT_BF16},   {"F16", A4W4_DT_F16},
+                 {"F32", A4W4_DT_F32},  {"F8_E8M0", A4W4_DT_F8_E8M0}, {"F4", A4W4_DT_F4}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (!strcmp(s, table[i].name)) {
             *out = table[i].dtype;
@@ -360,7 +342,7 @@ static a4w4_hstatus parse_metadata(a4w4_st_file *f, const cJSON *meta, char *err
 {
     const char *P = f->path;
     if (!cJSON_IsObject(meta)) {
-        set_err(err, errlen, P, "__metadata__ must be an object of strings (found %s)",
+        a4w4_errmsg(err, errlen, 0, P, "__metadata__ must be an object of strings (found %s)",
                 json_kind(meta));
         return A4W4_ST_BADINPUT;
     }
@@ -369,13 +351,13 @@ static a4w4_hstatus parse_metadata(a4w4_st_file *f, const cJSON *meta, char *err
     if (oom)
         goto nomem;
     if (dup) {
-        set_err(err, errlen, P, "duplicate __metadata__ key '%s'", show(dup).s);
+        a4w4_errmsg(err, errlen, 0, P, "duplicate __metadata__ key '%s'", show(dup).s);
         return A4W4_ST_BADINPUT;
     }
     size_t n = 0;
     for (const cJSON *c = meta->child; c; c = c->next) {
         if (!cJSON_IsString(c) || !c->valuestring) {
-            set_err(err, errlen, P,
+            a4w4_errmsg(err, errlen, 0, P,
                     "__metadata__ must be an object of strings: value of '%s' is %s",
                     show(c->string).s, json_kind(c));
             return A4W4_ST_BADINPUT;
@@ -402,7 +384,7 @@ static a4w4_hstatus parse_metadata(a4w4_st_file *f, const cJSON *meta, char *err
     }
     return A4W4_ST_OK;
 nomem:
-    set_err(err, errlen, P, "out of memory reading __metadata__");
+    a4w4_errmsg(err, errlen, 0, P, "out of memory reading __metadata__");
     return A4W4_ST_NOMEM;
 }
 
@@ -411,25 +393,25 @@ static a4w4_hstatus tensor_entry_keys(const char *P, const cJSON *e, const char 
                                       size_t errlen)
 {
     if (!cJSON_IsObject(e)) {
-        set_err(err, errlen, P, "tensor '%s' entry must be an object (found %s)", nm,
+        a4w4_errmsg(err, errlen, 0, P, "tensor '%s' entry must be an object (found %s)", nm,
                 json_kind(e));
         return A4W4_ST_BADINPUT;
     }
     int oom;
     const char *dup = duplicate_key(e, &oom);
     if (oom) {
-        set_err(err, errlen, P, "out of memory reading tensor '%s'", nm);
+        a4w4_errmsg(err, errlen, 0, P, "out of memory reading tensor '%s'", nm);
         return A4W4_ST_NOMEM;
     }
     if (dup) {
-        set_err(err, errlen, P, "tensor '%s' has key '%s' twice", nm, show(dup).s);
+        a4w4_errmsg(err, errlen, 0, P, "tensor '%s' has key '%s' twice", nm, show(dup).s);
         return A4W4_ST_BADINPUT;
     }
     const cJSON *jd = cJSON_GetObjectItemCaseSensitive(e, "dtype");
     const cJSON *js = cJSON_GetObjectItemCaseSensitive(e, "shape");
     const cJSON *jo = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
     if (!jd || !js || !jo) {
-        set_err(err, errlen, P, "tensor '%s' is missing %s", nm,
+        a4w4_errmsg(err, errlen, 0, P, "tensor '%s' is missing %s", nm,
                 !jd ? "dtype" : !js ? "shape" : "data_offsets");
         return A4W4_ST_BADINPUT;
     }
@@ -440,12 +422,12 @@ static a4w4_hstatus tensor_dtype(const char *P, const char *nm, const cJSON *jd,
                                  a4w4_st_dtype *dtype, char *err, size_t errlen)
 {
     if (!cJSON_IsString(jd) || !jd->valuestring) {
-        set_err(err, errlen, P, "tensor '%s' dtype must be a string (found %s)", nm,
+        a4w4_errmsg(err, errlen, 0, P, "tensor '%s' dtype must be a string (found %s)", nm,
                 json_kind(jd));
         return A4W4_ST_BADINPUT;
     }
     if (dtype_parse(jd->valuestring, dtype)) {
-        set_err(err, errlen, P,
+        a4w4_errmsg(err, errlen, 0, P,
                 "tensor '%s' has unknown dtype '%s' (known: U8, BF16, F16, F32, F8_E8M0, F4)",
                 nm, show(jd->valuestring).s);
         return A4W4_ST_BADINPUT;
@@ -462,9 +444,9 @@ static a4w4_hstatus tensor_uint(const char *P, const char *nm, const char *what,
     if (!json_uint(c, out, &why, &v))
         return A4W4_ST_OK;
     if (cJSON_IsNumber(c))
-        set_err(err, errlen, P, "tensor '%s' %s[%d] %s (%.17g)", nm, what, d, why, v);
+        a4w4_errmsg(err, errlen, 0, P, "tensor '%s' %s[%d] %s (%.17g)", nm, what, d, why, v);
     else
-        set_err(err, errlen, P, "tensor '%s' %s[%d] %s (found %s)", nm, what, d, why,
+        a4w4_errmsg(err, errlen, 0, P, "tensor '%s' %s[%d] %s (found %s)", nm, what, d, why,
                 json_kind(c));
     return A4W4_ST_BADINPUT;
 }
@@ -475,13 +457,13 @@ static a4w4_hstatus tensor_shape(const char *P, const char *nm, const cJSON *js,
                                  size_t *nbytes, char *err, size_t errlen)
 {
     if (!cJSON_IsArray(js)) {
-        set_err(err, errlen, P, "tensor '%s' shape must be an array (found %s)", nm,
+        a4w4_errmsg(err, errlen, 0, P, "tensor '%s' shape must be an array (found %s)", nm,
                 json_kind(js));
         return A4W4_ST_BADINPUT;
     }
     *ndim = cJSON_GetArraySize(js);
     if (*ndim > A4W4_ST_MAX_DIMS) {
-        set_err(err, errlen, P, "tensor '%s' shape has %d dims, more than %d", nm, *ndim,
+        a4w4_errmsg(err, errlen, 0, P, "tensor '%s' shape has %d dims, more than %d", nm, *ndim,
                 A4W4_ST_MAX_DIMS);
         return A4W4_ST_BADINPUT;
     }
@@ -494,13 +476,13 @@ static a4w4_hstatus tensor_shape(const char *P, const char *nm, const cJSON *js,
     if (!shape_bytes(*ndim, shape, ebits, nbytes, &in_product))
         return A4W4_ST_OK;
     if (in_product == 2)
-        set_err(err, errlen, P, "tensor '%s' shape %s x F4 has an odd element count: a sub-byte "
+        a4w4_errmsg(err, errlen, 0, P, "tensor '%s' shape %s x F4 has an odd element count: a sub-byte "
                 "tensor must end on a byte boundary", nm, show_shape(*ndim, shape).s);
     else if (in_product)
-        set_err(err, errlen, P, "tensor '%s' shape %s: element count overflows size_t", nm,
+        a4w4_errmsg(err, errlen, 0, P, "tensor '%s' shape %s: element count overflows size_t", nm,
                 show_shape(*ndim, shape).s);
     else
-        set_err(err, errlen, P,
+        a4w4_errmsg(err, errlen, 0, P,
                 "tensor '%s' shape %s x %s (%zu bits): byte count overflows size_t", nm,
                 show_shape(*ndim, shape).s, jd->valuestring, ebits);
     return A4W4_ST_BADINPUT;
@@ -514,11 +496,11 @@ static a4w4_hstatus tensor_offsets(const a4w4_st_file *f, const char *nm, const 
     const char *P = f->path;
     if (!cJSON_IsArray(jo) || cJSON_GetArraySize(jo) != 2) {
         if (cJSON_IsArray(jo))
-            set_err(err, errlen, P,
+            a4w4_errmsg(err, errlen, 0, P,
                     "tensor '%s' data_offsets must be [begin, end] (found an array of %d)", nm,
                     cJSON_GetArraySize(jo));
         else
-            set_err(err, errlen, P, "tensor '%s' data_offsets must be [begin, end] (found %s)",
+            a4w4_errmsg(err, errlen, 0, P, "tensor '%s' data_offsets must be [begin, end] (found %s)",
                     nm, json_kind(jo));
         return A4W4_ST_BADINPUT;
     }
@@ -527,14 +509,14 @@ static a4w4_hstatus tensor_offsets(const a4w4_st_file *f, const char *nm, const 
         if (tensor_uint(P, nm, "data_offsets", d, c, &off[d], err, errlen))
             return A4W4_ST_BADINPUT;
     if (off[0] > off[1])
-        set_err(err, errlen, P, "tensor '%s' data_offsets [%zu, %zu] has begin > end", nm,
+        a4w4_errmsg(err, errlen, 0, P, "tensor '%s' data_offsets [%zu, %zu] has begin > end", nm,
                 off[0], off[1]);
     else if (off[1] > f->data_len)
-        set_err(err, errlen, P,
+        a4w4_errmsg(err, errlen, 0, P,
                 "tensor '%s' data_offsets [%zu, %zu] past the data section (%zu bytes)", nm,
                 off[0], off[1], f->data_len);
     else if (off[1] - off[0] != nbytes)
-        set_err(err, errlen, P,
+        a4w4_errmsg(err, errlen, 0, P,
                 "tensor '%s' shape %s x %s is %zu bytes but data_offsets [%zu, %zu] span %zu bytes",
                 nm, show_shape(ndim, shape).s, jd->valuestring, nbytes, off[0], off[1],
                 off[1] - off[0]);
@@ -565,7 +547,7 @@ static a4w4_hstatus parse_tensor(a4w4_st_file *f, const cJSON *e, span *sp, char
     a4w4_st_tensor *t = &f->tensors[f->ntensors];
     t->name = strdup(e->string ? e->string : "");
     if (!t->name) {
-        set_err(err, errlen, P, "out of memory reading tensor '%s'", nm.s);
+        a4w4_errmsg(err, errlen, 0, P, "out of memory reading tensor '%s'", nm.s);
         return A4W4_ST_NOMEM;
     }
     t->dtype = dtype;
@@ -585,7 +567,7 @@ static a4w4_hstatus header_span(a4w4_st_file *f, size_t *n, char *err, size_t er
 {
     const char *P = f->path;
     if (f->size < 8) {
-        set_err(err, errlen, P,
+        a4w4_errmsg(err, errlen, 0, P,
                 "file is shorter than 8 bytes (%zu bytes); a safetensors file starts with an "
                 "8-byte header length",
                 f->size);
@@ -593,11 +575,11 @@ static a4w4_hstatus header_span(a4w4_st_file *f, size_t *n, char *err, size_t er
     }
     uint64_t n64 = read_le64(f->buf);
     if (n64 == 0) {
-        set_err(err, errlen, P, "header length is 0");
+        a4w4_errmsg(err, errlen, 0, P, "header length is 0");
         return A4W4_ST_BADINPUT;
     }
     if (n64 > f->size - 8) {
-        set_err(err, errlen, P,
+        a4w4_errmsg(err, errlen, 0, P,
                 "header length %llu is past the end of the file (%zu bytes after the 8-byte "
                 "length)",
                 (unsigned long long)n64, f->size - 8);
@@ -609,7 +591,7 @@ static a4w4_hstatus header_span(a4w4_st_file *f, size_t *n, char *err, size_t er
     const char *hdr = (const char *)f->buf + 8;
     const char *nul = memchr(hdr, '\0', *n);
     if (nul) {
-        set_err(err, errlen, P, "header is not valid JSON: NUL byte at header offset %zu",
+        a4w4_errmsg(err, errlen, 0, P, "header is not valid JSON: NUL byte at header offset %zu",
                 (size_t)(nul - hdr));
         return A4W4_ST_BADINPUT;
     }
@@ -625,23 +607,23 @@ static a4w4_hstatus header_json(const char *P, const char *hdr, size_t n, cJSON 
     *root = cJSON_ParseWithLengthOpts(hdr, n, &end, 0);
     if (!*root) {
         size_t at = (end && end >= hdr && end <= hdr + n) ? (size_t)(end - hdr) : 0;
-        set_err(err, errlen, P, "header is not valid JSON (parse error near header offset %zu)",
+        a4w4_errmsg(err, errlen, 0, P, "header is not valid JSON (parse error near header offset %zu)",
                 at);
         return A4W4_ST_BADINPUT;
     }
     if (!cJSON_IsObject(*root)) {
-        set_err(err, errlen, P, "header is not a JSON object (found %s)", json_kind(*root));
+        a4w4_errmsg(err, errlen, 0, P, "header is not a JSON object (found %s)", json_kind(*root));
         return A4W4_ST_BADINPUT;
     }
     if (hdr[0] != '{') {
-        set_err(err, errlen, P,
+        a4w4_errmsg(err, errlen, 0, P,
                 "header must start with '{' (safetensors rule; found byte 0x%02x)",
                 (unsigned)(unsigned char)hdr[0]);
         return A4W4_ST_BADINPUT;
     }
     for (const char *p = end; p < hdr + n; p++)
         if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-            set_err(err, errlen, P,
+            a4w4_errmsg(err, errlen, 0, P,
                     "header is not valid JSON: trailing bytes after the object at header "
                     "offset %zu",
                     (size_t)(p - hdr));
@@ -660,14 +642,14 @@ static a4w4_hstatus header_entries(a4w4_st_file *f, const cJSON *root, span **sp
     int oom;
     const char *dup = duplicate_key(root, &oom);
     if (oom) {
-        set_err(err, errlen, P, "out of memory reading the header");
+        a4w4_errmsg(err, errlen, 0, P, "out of memory reading the header");
         return A4W4_ST_NOMEM;
     }
     if (dup) {
         if (!strcmp(dup, "__metadata__"))
-            set_err(err, errlen, P, "duplicate key '__metadata__' in the header");
+            a4w4_errmsg(err, errlen, 0, P, "duplicate key '__metadata__' in the header");
         else
-            set_err(err, errlen, P, "duplicate tensor name '%s'", show(dup).s);
+            a4w4_errmsg(err, errlen, 0, P, "duplicate tensor name '%s'", show(dup).s);
         return A4W4_ST_BADINPUT;
     }
     const cJSON *meta = NULL;
@@ -685,7 +667,7 @@ static a4w4_hstatus header_entries(a4w4_st_file *f, const cJSON *root, span **sp
         f->tensors = calloc(*count, sizeof *f->tensors);
         *spans = calloc(*count, sizeof **spans);
         if (!f->tensors || !*spans) {
-            set_err(err, errlen, P, "out of memory reading the header");
+            a4w4_errmsg(err, errlen, 0, P, "out of memory reading the header");
             return A4W4_ST_NOMEM;
         }
     }
@@ -709,7 +691,7 @@ static a4w4_hstatus check_overlap(const a4w4_st_file *f, span *spans, size_t cou
         if (s->begin == s->end)
             continue;
         if (prev && s->begin < prev->end) {
-            set_err(err, errlen, f->path, "tensors '%s' [%zu, %zu] and '%s' [%zu, %zu] overlap",
+            a4w4_errmsg(err, errlen, 0, f->path, "tensors '%s' [%zu, %zu] and '%s' [%zu, %zu] overlap",
                     show(f->tensors[prev->idx].name).s, prev->begin, prev->end,
                     show(f->tensors[s->idx].name).s, s->begin, s->end);
             return A4W4_ST_BADINPUT;
@@ -748,7 +730,7 @@ a4w4_hstatus a4w4_st_load_mem(const char *name, const void *data, size_t size, a
                               char *err, size_t errlen)
 {
     if (!f || !name || (!data && size)) {
-        set_err(err, errlen, name, "a4w4_st_load_mem: NULL argument");
+        a4w4_errmsg(err, errlen, 0, name, "a4w4_st_load_mem: NULL argument");
         if (f)
             memset(f, 0, sizeof *f);
         return A4W4_ST_BADINPUT;
@@ -756,7 +738,7 @@ a4w4_hstatus a4w4_st_load_mem(const char *name, const void *data, size_t size, a
     memset(f, 0, sizeof *f);
     f->path = strdup(name);
     if (!f->path || alloc_image(f, size, size >= 8 ? image_pad(data, size) : 0)) {
-        set_err(err, errlen, name, "out of memory (%zu bytes)", size);
+        a4w4_errmsg(err, errlen, 0, name, "out of memory (%zu bytes)", size);
         return load_fail(f, A4W4_ST_NOMEM);
     }
     if (size)
@@ -794,15 +776,15 @@ static a4w4_hstatus read_image(int fd, const char *path, a4w4_st_file *f, char *
 {
     struct stat st;
     if (fstat(fd, &st)) {
-        set_err(err, errlen, path, "cannot stat: %s", strerror(errno));
+        a4w4_errmsg(err, errlen, 0, path, "cannot stat: %s", strerror(errno));
         return A4W4_ST_IO;
     }
     if (!S_ISREG(st.st_mode)) {
-        set_err(err, errlen, path, "not a regular file");
+        a4w4_errmsg(err, errlen, 0, path, "not a regular file");
         return A4W4_ST_BADINPUT;
     }
     if (st.st_size < 0 || (uintmax_t)st.st_size > (uintmax_t)(SIZE_MAX - 2 * ST_DATA_ALIGN)) {
-        set_err(err, errlen, path, "file too large to read into memory");
+        a4w4_errmsg(err, errlen, 0, path, "file too large to read into memory");
         return A4W4_ST_BADINPUT;
     }
     size_t size = (size_t)st.st_size;
@@ -810,18 +792,18 @@ static a4w4_hstatus read_image(int fd, const char *path, a4w4_st_file *f, char *
     size_t pad = 0;
     if (size >= 8) {
         if (pread_full(fd, first8, 8, 0)) {
-            set_err(err, errlen, path, "read error: %s",
+            a4w4_errmsg(err, errlen, 0, path, "read error: %s",
                     errno ? strerror(errno) : "file shrank while reading");
             return A4W4_ST_IO;
         }
         pad = image_pad(first8, size);
     }
     if (alloc_image(f, size, pad)) {
-        set_err(err, errlen, path, "out of memory (%zu bytes)", size);
+        a4w4_errmsg(err, errlen, 0, path, "out of memory (%zu bytes)", size);
         return A4W4_ST_NOMEM;
     }
     if (size && pread_full(fd, f->buf, size, 0)) {
-        set_err(err, errlen, path, "read error: %s",
+        a4w4_errmsg(err, errlen, 0, path, "read error: %s",
                 errno ? strerror(errno) : "file shrank while reading");
         return A4W4_ST_IO;
     }
@@ -831,7 +813,7 @@ static a4w4_hstatus read_image(int fd, const char *path, a4w4_st_file *f, char *
 a4w4_hstatus a4w4_st_load(const char *path, a4w4_st_file *f, char *err, size_t errlen)
 {
     if (!f || !path) {
-        set_err(err, errlen, path, "a4w4_st_load: NULL argument");
+        a4w4_errmsg(err, errlen, 0, path, "a4w4_st_load: NULL argument");
         if (f)
             memset(f, 0, sizeof *f);
         return A4W4_ST_BADINPUT;
@@ -839,12 +821,12 @@ a4w4_hstatus a4w4_st_load(const char *path, a4w4_st_file *f, char *err, size_t e
     memset(f, 0, sizeof *f);
     f->path = strdup(path);
     if (!f->path) {
-        set_err(err, errlen, path, "out of memory");
+        a4w4_errmsg(err, errlen, 0, path, "out of memory");
         return A4W4_ST_NOMEM;
     }
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
-        set_err(err, errlen, path, "cannot open: %s", strerror(errno));
+        a4w4_errmsg(err, errlen, 0, path, "cannot open: %s", strerror(errno));
         return load_fail(f, A4W4_ST_IO);
     }
     a4w4_hstatus rc = read_image(fd, path, f, err, errlen);
@@ -856,144 +838,14 @@ a4w4_hstatus a4w4_st_load(const char *path, a4w4_st_file *f, char *err, size_t e
 
 /* ---------------------------------------------------------------- writer */
 
-typedef struct {
-    const void *p;
-    size_t n;
-} piece;
-
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
-static int write_full(int fd, const void *buf, size_t n)
-{
-    const uint8_t *p = buf;
-    while (n) {
-        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
-        ssize_t w = write(fd, p, chunk);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (w == 0) {
-            errno = EIO;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Best-effort fsync of the directory holding path (makes the rename durable). */
-static void fsync_parent_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir;
-    if (!slash)
-        dir = strdup(".");
-    else if (slash == path)
-        dir = strdup("/");
-    else {
-        dir = malloc((size_t)(slash - path) + 1);
-        if (dir) {
-            memcpy(dir, path, (size_t)(slash - path));
-            dir[slash - path] = '\0';
-        }
-    }
-    if (!dir)
-        return;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-}
-
-static a4w4_hstatus write_atomic(const char *path, const piece *pieces, size_t np, char *err,
-                                 size_t errlen)
-{
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    static _Atomic unsigned long counter; /* only spreads names; O_EXCL decides */
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + sizeof ".tmp.XXXXXX");
-    if (!tmp) {
-        set_err(err, errlen, path, "out of memory");
-        return A4W4_ST_NOMEM;
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    char *x = tmp + plen + 5;
-
-    int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t r = mix64((uint64_t)getpid() ^ ((uint64_t)ts.tv_nsec << 20) ^
-                           (uint64_t)ts.tv_sec ^ ((uint64_t)++counter << 40) ^
-                           (uint64_t)(uintptr_t)tmp);
-        for (int i = 0; i < 6; i++, r /= 62)
-            x[i] = alphabet[r % 62];
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST)
-            break;
-    }
-    if (fd < 0) {
-        set_err(err, errlen, path, "cannot create temporary file %s: %s", tmp,
-                strerror(errno));
-        free(tmp);
-        return A4W4_ST_IO;
-    }
-    for (size_t i = 0; i < np; i++) {
-        if (pieces[i].n && write_full(fd, pieces[i].p, pieces[i].n)) {
-            set_err(err, errlen, path, "write to temporary file %s failed: %s", tmp,
-                    strerror(errno));
-            goto fail;
-        }
-    }
-    if (fsync(fd)) {
-        set_err(err, errlen, path, "fsync of temporary file %s failed: %s", tmp,
-                strerror(errno));
-        goto fail;
-    }
-    int cfd = fd;
-    fd = -1;
-    if (close(cfd)) {
-        set_err(err, errlen, path, "close of temporary file %s failed: %s", tmp,
-                strerror(errno));
-        goto fail;
-    }
-    if (rename(tmp, path)) {
-        set_err(err, errlen, path, "cannot rename %s over it: %s", tmp, strerror(errno));
-        goto fail;
-    }
-    free(tmp);
-    fsync_parent_dir(path);
-    return A4W4_ST_OK;
-fail:
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
-    free(tmp);
-    return A4W4_ST_IO;
-}
-
 a4w4_hstatus a4w4_st_write_raw(const char *path, const void *data, size_t size, char *err,
                                size_t errlen)
 {
     if (!path || (!data && size)) {
-        set_err(err, errlen, path, "a4w4_st_write_raw: NULL argument");
+        a4w4_errmsg(err, errlen, 0, path, "a4w4_st_write_raw: NULL argument");
         return A4W4_ST_BADINPUT;
     }
-    piece p = {data, size};
-    return write_atomic(path, &p, 1, err, errlen);
+    return a4w4_write_atomic(path, data, size, err, errlen);
 }
 
 /* cJSON number as exact decimal text (cJSON's own printer goes through double/%g). */
@@ -1009,36 +861,36 @@ static a4w4_hstatus validate_tensor(const char *path, const a4w4_st_tensor_in *t
                                     size_t *bytes, char *err, size_t errlen)
 {
     if (!ti->name || !ti->name[0]) {
-        set_err(err, errlen, path, "tensor #%zu has an empty name", i);
+        a4w4_errmsg(err, errlen, 0, path, "tensor #%zu has an empty name", i);
         return A4W4_ST_BADINPUT;
     }
     shown_name nm = show(ti->name);
     if (!strcmp(ti->name, "__metadata__")) {
-        set_err(err, errlen, path, "tensor #%zu may not be named '__metadata__'", i);
+        a4w4_errmsg(err, errlen, 0, path, "tensor #%zu may not be named '__metadata__'", i);
         return A4W4_ST_BADINPUT;
     }
     if (!dtype_valid(ti->dtype)) {
-        set_err(err, errlen, path, "tensor '%s' has unknown dtype %d", nm.s, (int)ti->dtype);
+        a4w4_errmsg(err, errlen, 0, path, "tensor '%s' has unknown dtype %d", nm.s, (int)ti->dtype);
         return A4W4_ST_BADINPUT;
     }
     if (ti->ndim < 0 || ti->ndim > A4W4_ST_MAX_DIMS) {
-        set_err(err, errlen, path, "tensor '%s' ndim %d outside [0, %d]", nm.s, ti->ndim,
+        a4w4_errmsg(err, errlen, 0, path, "tensor '%s' ndim %d outside [0, %d]", nm.s, ti->ndim,
                 A4W4_ST_MAX_DIMS);
         return A4W4_ST_BADINPUT;
     }
     int in_product;
     if (shape_bytes(ti->ndim, ti->shape, a4w4_st_dtype_bits(ti->dtype), bytes, &in_product))
-        set_err(err, errlen, path, "tensor '%s' shape %s x %s: %s", nm.s,
+        a4w4_errmsg(err, errlen, 0, path, "tensor '%s' shape %s x %s: %s", nm.s,
                 show_shape(ti->ndim, ti->shape).s, a4w4_st_dtype_name(ti->dtype),
                 in_product == 2 ? "an odd F4 element count does not end on a byte boundary"
                                 : "size overflows size_t");
     else if (ti->nbytes && ti->nbytes != *bytes)
-        set_err(err, errlen, path,
+        a4w4_errmsg(err, errlen, 0, path,
                 "tensor '%s' nbytes %zu does not match shape %s x %s = %zu bytes", nm.s,
                 ti->nbytes, show_shape(ti->ndim, ti->shape).s, a4w4_st_dtype_name(ti->dtype),
                 *bytes);
     else if (*bytes && !ti->data)
-        set_err(err, errlen, path, "tensor '%s' has NULL data for %zu bytes", nm.s, *bytes);
+        a4w4_errmsg(err, errlen, 0, path, "tensor '%s' has NULL data for %zu bytes", nm.s, *bytes);
     else
         return A4W4_ST_OK;
     return A4W4_ST_BADINPUT;
@@ -1054,7 +906,7 @@ static a4w4_hstatus check_duplicates(const char *path, const a4w4_st_tensor_in *
         return A4W4_ST_OK;
     const char **keys = malloc(m * sizeof *keys);
     if (!keys) {
-        set_err(err, errlen, path, "out of memory");
+        a4w4_errmsg(err, errlen, 0, path, "out of memory");
         return A4W4_ST_NOMEM;
     }
     a4w4_hstatus rc = A4W4_ST_OK;
@@ -1065,7 +917,7 @@ static a4w4_hstatus check_duplicates(const char *path, const a4w4_st_tensor_in *
         qsort(keys, k, sizeof *keys, cmp_str_ptr);
         for (size_t i = 1; i < k; i++)
             if (!strcmp(keys[i - 1], keys[i])) {
-                set_err(err, errlen, path, pass ? "duplicate metadata key '%s'"
+                a4w4_errmsg(err, errlen, 0, path, pass ? "duplicate metadata key '%s'"
                                                 : "duplicate tensor name '%s'",
                         show(keys[i]).s);
                 rc = A4W4_ST_BADINPUT;
@@ -1081,7 +933,7 @@ static a4w4_hstatus validate_inputs(const char *path, const a4w4_st_tensor_in *t
                                     size_t nmeta, size_t *bytes, char *err, size_t errlen)
 {
     if ((n && !t) || (nmeta && (!meta_keys || !meta_vals))) {
-        set_err(err, errlen, path, "a4w4_st_write: NULL tensor or metadata array");
+        a4w4_errmsg(err, errlen, 0, path, "a4w4_st_write: NULL tensor or metadata array");
         return A4W4_ST_BADINPUT;
     }
     size_t total = 0;
@@ -1090,14 +942,14 @@ static a4w4_hstatus validate_inputs(const char *path, const a4w4_st_tensor_in *t
         if (rc)
             return rc;
         if (bytes[i] > SIZE_MAX - total) {
-            set_err(err, errlen, path, "total data size overflows size_t");
+            a4w4_errmsg(err, errlen, 0, path, "total data size overflows size_t");
             return A4W4_ST_BADINPUT;
         }
         total += bytes[i];
     }
     for (size_t i = 0; i < nmeta; i++)
         if (!meta_keys[i] || !meta_vals[i]) {
-            set_err(err, errlen, path, "metadata entry #%zu has a NULL key or value", i);
+            a4w4_errmsg(err, errlen, 0, path, "metadata entry #%zu has a NULL key or value", i);
             return A4W4_ST_BADINPUT;
         }
     return check_duplicates(path, t, n, meta_keys, nmeta, err, errlen);
@@ -1123,7 +975,7 @@ static int add_sizes(cJSON *o, const char *key, const size_t *v, int n)
  * offset 0; pieces[1..n] get their data. NULL when out of memory. */
 static cJSON *header_object(const a4w4_st_tensor_in *t, size_t n, const size_t *order,
                             const size_t *bytes, const char *const *meta_keys,
-                            const char *const *meta_vals, size_t nmeta, piece *pieces)
+                            const char *const *meta_vals, size_t nmeta, a4w4_write_piece *pieces)
 {
     cJSON *root = cJSON_CreateObject(), *meta = NULL;
     if (!root || (nmeta && !(meta = cJSON_AddObjectToObject(root, "__metadata__"))))
@@ -1155,7 +1007,7 @@ nomem:
 
 /* The 8-byte length and the header JSON padded with spaces to a multiple of 8 bytes (so the
  * data section is 8-byte aligned) into pieces[0]; the buffer to free, NULL when out of memory. */
-static uint8_t *header_bytes(const cJSON *root, piece *p0)
+static uint8_t *header_bytes(const cJSON *root, a4w4_write_piece *p0)
 {
     char *json = cJSON_PrintUnformatted(root);
     if (!json)
@@ -1180,17 +1032,17 @@ a4w4_hstatus a4w4_st_write(const char *path, const a4w4_st_tensor_in *t, size_t 
                            size_t nmeta, char *err, size_t errlen)
 {
     if (!path) {
-        set_err(err, errlen, path, "a4w4_st_write: NULL path");
+        a4w4_errmsg(err, errlen, 0, path, "a4w4_st_write: NULL path");
         return A4W4_ST_BADINPUT;
     }
     size_t *bytes = calloc(n ? n : 1, sizeof *bytes);
     size_t *order = calloc(n ? n : 1, sizeof *order);
-    piece *pieces = calloc(n + 1, sizeof *pieces);
+    a4w4_write_piece *pieces = calloc(n + 1, sizeof *pieces);
     cJSON *root = NULL;
     uint8_t *hdr = NULL;
     a4w4_hstatus rc = A4W4_ST_NOMEM;
     if (!bytes || !order || !pieces)
-        set_err(err, errlen, path, "out of memory");
+        a4w4_errmsg(err, errlen, 0, path, "out of memory");
     else
         rc = validate_inputs(path, t, n, meta_keys, meta_vals, nmeta, bytes, err, errlen);
     if (rc)
@@ -1204,11 +1056,11 @@ a4w4_hstatus a4w4_st_write(const char *path, const a4w4_st_tensor_in *t, size_t 
     root = header_object(t, n, order, bytes, meta_keys, meta_vals, nmeta, pieces);
     hdr = root ? header_bytes(root, &pieces[0]) : NULL;
     if (!hdr) {
-        set_err(err, errlen, path, "out of memory building the header");
+        a4w4_errmsg(err, errlen, 0, path, "out of memory building the header");
         rc = A4W4_ST_NOMEM;
         goto out;
     }
-    rc = write_atomic(path, pieces, n + 1, err, errlen);
+    rc = a4w4_write_atomic_pieces(path, pieces, n + 1, err, errlen);
 out:
     free(hdr);
     cJSON_Delete(root);

@@ -27,12 +27,12 @@
 #define A4W4_ST_MAX_DIMS 8
 
 typedef enum {
-    A4W4_ST_U8,
-    A4W4_ST_BF16,
-    A4W4_ST_F16,
-    A4W4_ST_F32,
-    A4W4_ST_F8_E8M0, /* E8M0 scale codes, one byte each */
-    A4W4_ST_F4       /* E2M1 codes, 4 bits each, two per byte (fp4x2: element 2i low nibble) */
+    A4W4_DT_U8,
+    A4W4_DT_BF16,
+    A4W4_DT_F16,
+    A4W4_DT_F32,
+    A4W4_DT_F8_E8M0, /* E8M0 scale codes, one byte each */
+    A4W4_DT_F4       /* E2M1 codes, 4 bits each, two per byte (fp4x2: element 2i low nibble) */
 } a4w4_st_dtype;
 
 /* One tensor of a loaded file. shape[0..ndim-1] in elements (ndim 0 = scalar, one element);

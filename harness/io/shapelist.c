@@ -8,22 +8,9 @@
 
 #include "a4w4_csv.h"
 #include "a4w4_dispatch.h"
+#include "errmsg.h"
 
 static const char *const SHAPE_COLS[3] = {"M", "N", "K"};
-
-static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
 
 /* Drop the records whose first field starts with '#' (the cases/ CSVs carry comment lines). */
 static void drop_comments(a4w4_csv_doc *d)
@@ -53,7 +40,7 @@ static int read_shapes(const char *path, const a4w4_csv_doc *d, const int *col, 
 int a4w4_shapelist_load(const char *path, int **shapes, size_t *n, char *err, size_t errlen)
 {
     if (!path || !shapes || !n)
-        return fail(err, errlen, A4W4_EINVAL, "shape list: NULL argument");
+        return a4w4_errmsg(err, errlen, A4W4_EINVAL, NULL, "shape list: NULL argument");
     *shapes = NULL;
     *n = 0;
     a4w4_csv_doc d;
@@ -63,7 +50,8 @@ int a4w4_shapelist_load(const char *path, int **shapes, size_t *n, char *err, si
     drop_comments(&d);
     if (d.n == 0) {
         a4w4_csv_doc_free(&d);
-        return fail(err, errlen, A4W4_EINVAL, "%s: empty shape list (no header, no rows)", path);
+        return a4w4_errmsg(err, errlen, A4W4_EINVAL, NULL,
+                           "%s: empty shape list (no header, no rows)", path);
     }
     int col[3];
     if ((st = a4w4_csv_required_cols(path, &d, SHAPE_COLS, 3, "a shape list names M, N and K",
@@ -73,7 +61,7 @@ int a4w4_shapelist_load(const char *path, int **shapes, size_t *n, char *err, si
     int *s = malloc(3 * (d.n - 1) * sizeof *s);
     if (!s) {
         a4w4_csv_doc_free(&d);
-        return fail(err, errlen, A4W4_ENOMEM, "%s: out of memory", path);
+        return a4w4_errmsg(err, errlen, A4W4_ENOMEM, NULL, "%s: out of memory", path);
     }
     if ((st = read_shapes(path, &d, col, s, err, errlen))) {
         free(s);

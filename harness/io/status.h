@@ -8,7 +8,7 @@
  *   - ref/'s a4w4_status (A4W4_OK = 0, A4W4_EINVAL, A4W4_EUNSUPPORTED, A4W4_ENOMEM: zero or
  *     negative) is what the oracles, the layout functions and a backend's run/layouts/quantize
  *     hooks return about one computation;
- *   - safetensors.h's dtypes A4W4_ST_U8, A4W4_ST_BF16, ... are tensor element types.
+ *   - safetensors.h's dtypes A4W4_DT_U8, A4W4_DT_BF16, ... are tensor element types.
  * The values here are positive (A4W4_ST_OK = 0 = A4W4_OK) and none equals an exit code, so a
  * status returned as an exit code unmapped shows at once. */
 #ifndef A4W4_STATUS_H

@@ -307,19 +307,14 @@ static a4w4_hstatus walk_lines(line_walk *w, char *buf, char *kept, size_t *kept
     return A4W4_ST_OK;
 }
 
-/* Write the kept lines to a temporary file, fsync, rename it over the old one, then open it
- * for appending. */
+/* Replace the file by the kept lines (atomically: fsutil.h), then open it for appending. */
 static a4w4_hstatus rewrite_kept(a4w4_stream *st, const char *kept, size_t keep, char *err,
                                  size_t errlen)
 {
-    char tmp[4200];
     int bad_input;
-    snprintf(tmp, sizeof tmp, "%s.tmp", st->path);
-    int fd = open_output(tmp, O_CREAT | O_TRUNC, &bad_input, err, errlen);
-    if (fd < 0)
-        return bad_input ? A4W4_ST_BADINPUT : A4W4_ST_IO;
-    if (write_line(fd, kept, keep) || fsync(fd) || close(fd) || rename(tmp, st->path)) {
-        snprintf(err, errlen, "%s: cannot rewrite for --resume (%s)", st->path, strerror(errno));
+    char why[1024];
+    if (a4w4_write_atomic(st->path, kept, keep, why, sizeof why) != A4W4_ST_OK) {
+        snprintf(err, errlen, "%s; cannot rewrite for --resume", why);
         return A4W4_ST_IO;
     }
     st->fd = open_output(st->path, O_APPEND, &bad_input, err, errlen);

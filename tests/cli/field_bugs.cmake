@@ -11,7 +11,7 @@ expect_match(r "${r_out}" "M=128 N=2048 K=768: [^\n]*; field bugs: ROCm/aiter#53
 expect_no_match(r "${r_out}" "M=64 N=2048 K=768: [^\n]*field bugs")
 expect_match(r "${r_out}" "M=1 N=18432 K=16384: tuned [^\n]*-> CK [^\n]*field bugs: ROCm/rocm-libraries#11774")
 expect_match(r "${r_out}" "M=16384 N=800 K=5120: tuned [^\n]*128x512[^\n]*field bugs: contracts §5.3\n")
-expect_run(j 0 ${CLI} route --json 16 2048 1664)
+expect_run(j 0 ${CLI} route --format json 16 2048 1664)
 expect_match(j "${j_out}" "\"field_bugs\":\\[\"aiter-4176\",\"triton-11624\"\\]")
 
 expect_run(s 0 ${CLI} route --scan --k 768,1664)
@@ -19,7 +19,7 @@ expect_match(s "${s_out}" "\naiter-4176 \\(ROCm/aiter#4176\\): [^\n]*: [1-9][0-9
 expect_match(s "${s_out}" "\naiter-5377 \\(ROCm/aiter#5377\\): [^\n]*: [1-9][0-9]* shapes\n  N=[0-9]+: M=65..256 \\(K=768\\)")
 expect_match(s "${s_out}" "\nvllm-40754 \\(vllm-project/vllm#40754\\): [^\n]*: 0 shapes\n")
 
-expect_run(h 0 ${CLI} hazards --quick --backend cpu-fallback --json --out ${WORK}/hz --quiet)
+expect_run(h 0 ${CLI} hazards --quick --backend cpu-fallback --format json --out ${WORK}/hz --quiet)
 expect_match(h "${h_out}" "ck-11774 +ROCm/rocm-libraries#11774: [^\n]*: 24 of 1470 shapes: 1x18432x16384")
 expect_match(h "${h_out}" "tile-128x512 +contracts §5.3: [^\n]*: 1 of 1470 shapes: 16384x800x5120\n")
 file(READ ${WORK}/hz/hazards.json hz)

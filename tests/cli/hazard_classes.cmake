@@ -1,5 +1,5 @@
 # hazard_classes: one shape of each static hazard class (ref/a4w4_hazard.h, contracts §5 and §6)
-# through every place that shows it: `hazards --json`, `route --json` and `route --scan`, and
+# through every place that shows it: `hazards --format json`, `route --format json` and `route --scan`, and
 # the HTML report of a `run` (the entries' route/policy/hazard fields). They must agree with
 # the classes tests/test_hazard.c works out by hand for the same shapes. M=64 N=192 K=1024 is
 # tuned with a tile that does not fit N: ok (a tuned row is never a hazard).
@@ -32,7 +32,7 @@ endforeach()
 file(WRITE ${WORK}/cases.csv "${csv}")
 
 # (b) hazards: the class of every cell
-expect_run(h 0 ${CLI} hazards --cases ${WORK}/cases.csv --json --out ${WORK}/hz --quiet)
+expect_run(h 0 ${CLI} hazards --cases ${WORK}/cases.csv --format json --out ${WORK}/hz --quiet)
 expect_match(h "${h_out}" "cells: 0 fail, 1 exposed, 1 order_dependent, 1 fenced, 2 ok")
 file(READ ${WORK}/hz/hazards.json hj)
 string(JSON ncells LENGTH "${hj}" cells)
@@ -60,8 +60,8 @@ function(class_of is_untuned is_asm has_nofit nwin out)
   set(${out} ${c} PARENT_SCOPE)
 endfunction()
 
-# (c) route --json: one line per shape, in the order given
-expect_run(r 0 ${CLI} route --json ${route_args})
+# (c) route --format json: one line per shape, in the order given
+expect_run(r 0 ${CLI} route --format json ${route_args})
 string(REPLACE "\n" ";" lines "${r_out}")
 set(i 0)
 foreach(s IN LISTS shapes)
@@ -87,13 +87,13 @@ foreach(s IN LISTS shapes)
   endif()
   class_of(${r_untuned} ${r_asm} ${r_nofit} ${nwin} cls)
   if(NOT cls STREQUAL want_${name})
-    message(FATAL_ERROR "route --json: ${name} reads as ${cls}, expected ${want_${name}}\n${line}")
+    message(FATAL_ERROR "route --format json: ${name} reads as ${cls}, expected ${want_${name}}\n${line}")
   endif()
 endforeach()
 
 # (c) route --scan (M 1..256, N 16..512): every hazardous untuned shape is in a hazard line,
 # with the policy per K and the winners that do not fit N; the others are in none
-expect_run(sc 0 ${CLI} route --scan --json --k 256,1024,4096)
+expect_run(sc 0 ${CLI} route --scan --format json --k 256,1024,4096)
 foreach(s IN LISTS shapes)
   string(REPLACE ":" ";" f "${s}")
   list(GET f 0 name)

@@ -3,7 +3,7 @@
 # in the documented shape; a failing backend (a selftest mutant) turns its cells into failures.
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
 
-expect_run(q 0 ${CLI} hazards --quick --json --out ${WORK}/hz --quiet)
+expect_run(q 0 ${CLI} hazards --quick --format json --out ${WORK}/hz --quiet)
 expect_match(q "${q_out}" "hazards: 30 cells from [^\n]*--quick subset")
 expect_match(q "${q_out}" "\nK=256 +N: +16 +64 +128 +160 +192 +256\n +M=1\\.\\.64 +f +f +f +! +! +!\n")
 expect_match(q "${q_out}" "cells: 0 fail, 15 exposed, 0 order_dependent, 15 fenced, 0 ok")
@@ -59,4 +59,4 @@ expect_run(k 2 ${CLI} hazards --k 100)
 expect_match(k "${k_err}" "--k '100'")
 expect_run(k2 2 ${CLI} hazards --quick --k 4096)
 expect_match(k2 "${k2_err}" "no case matches")
-expect_run(io 4 ${CLI} hazards --quick --json --out /proc/no-such-dir --quiet)
+expect_run(io 4 ${CLI} hazards --quick --format json --out /proc/no-such-dir --quiet)

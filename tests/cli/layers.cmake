@@ -84,7 +84,7 @@ foreach(i RANGE 0 359 9)
 endforeach()
 
 # --json: one JSON object per case on stdout (a small Qwen N keeps it quick)
-expect_run(j 0 ${CLI} layers --json --qwen-n 256 --out ${WORK}/out-json)
+expect_run(j 0 ${CLI} layers --format json --qwen-n 256 --out ${WORK}/out-json)
 string(REGEX MATCHALL "\n" nl "${j_out}")
 list(LENGTH nl nj)
 string(REGEX MATCHALL "(^|\n)\\{\"name\":" objs "${j_out}")

@@ -4,7 +4,7 @@
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
 expect_run(r 0 ${CLI} route --no-tuned 4096 4096 1073741824)
 expect_match(r "${r_out}" "log2_k_split 0, grid 16x16x1, k_per_tg 1073741824;")
-expect_run(r 0 ${CLI} route --no-tuned --json 4096 4096 1073741824)
+expect_run(r 0 ${CLI} route --no-tuned --format json 4096 4096 1073741824)
 expect_match(r "${r_out}" "\"k_per_tg\":1073741824,\"grid\":\\[16,16,1\\]")
 # 1x1 tiles on one CU: 65535 x 65537 = 2^32 - 1 tiles still route, one more row does not
 file(WRITE ${WORK}/unit.csv "tile_M,tile_N,splitK,bpreshuffle,knl_name\n1,1,0,1,_ZN5aiter_unit\n")

@@ -2,7 +2,7 @@
 # here (tests/data/route_scan_summary.json), so a change to the tables or the rules that moves
 # the finding fails this test instead of silently changing the numbers of docs/findings.md.
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
-expect_run(j 0 ${CLI} route --scan --json)
+expect_run(j 0 ${CLI} route --scan --format json)
 string(REGEX MATCH "{\"type\":\"summary\"[^\n]*" summary "${j_out}")
 file(READ ${SRC}/tests/data/route_scan_summary.json expected)
 string(STRIP "${expected}" expected)

@@ -27,7 +27,7 @@ endif()
 # a GPU backend on a machine without one (or a build without GPU support): exit 3, one line
 expect_run(r 3 ${CLI} run --set edge --backend hip-asm-32x128 --out ${WORK}/nogpu --quiet)
 expect_match(r "${r_err}" "hip-asm-32x128")
-expect_run(r 3 ${CLI} layers --backend hip --quiet)
+expect_run(r 3 ${CLI} layers --pairs hip --quiet)
 # case names become file names (bundle:DIR): no path separators; an empty matrix is an error;
 # a UTF-8 byte order mark before the header is accepted
 file(WRITE ${WORK}/evil.csv "name,M,N,K,regime,seed,tags\n../../etc/evil,1,32,64,exact,1,\n")

@@ -96,7 +96,7 @@ static void write_spec(const char *dir, const char *name, const char *spec)
     uint16_t y[64];
     for (unsigned i = 0; i < M * N; i++)
         y[i] = (uint16_t)(0x3F80 + 7 * i);
-    a4w4_st_tensor_in t = {"y", A4W4_ST_BF16, 2, {M, N}, y, (size_t)M * N * 2};
+    a4w4_st_tensor_in t = {"y", A4W4_DT_BF16, 2, {M, N}, y, (size_t)M * N * 2};
     char err[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     a4w4_st_write(path, &t, 1, keys, vals, nm, err, sizeof err); /* a bad key: no file */

@@ -36,14 +36,14 @@ static uint64_t le64(const uint8_t *p)
 static void check_packed(const a4w4_st_tensor *t)
 {
     size_t rows = 0, cols = 0;
-    int bytes = t->dtype == A4W4_ST_U8 || t->dtype == A4W4_ST_F8_E8M0 || t->dtype == A4W4_ST_F4;
-    int want = t->ndim == 2 && bytes && (t->dtype != A4W4_ST_F4 || t->shape[1] % 2 == 0);
+    int bytes = t->dtype == A4W4_DT_U8 || t->dtype == A4W4_DT_F8_E8M0 || t->dtype == A4W4_DT_F4;
+    int want = t->ndim == 2 && bytes && (t->dtype != A4W4_DT_F4 || t->shape[1] % 2 == 0);
     int rc = a4w4_st_packed_2d(t, &rows, &cols);
     fz_check((rc == 0) == want, TARGET, "tensor '%s': packed view %d, expected %s", t->name, rc,
              want ? "one" : "a refusal");
     if (want)
         fz_check(rows == t->shape[0] &&
-                     cols == (t->dtype == A4W4_ST_F4 ? t->shape[1] / 2 : t->shape[1]) &&
+                     cols == (t->dtype == A4W4_DT_F4 ? t->shape[1] / 2 : t->shape[1]) &&
                      rows * cols == t->nbytes,
                  TARGET, "tensor '%s': packed view %zu x %zu of %zu bytes", t->name, rows, cols,
                  t->nbytes);
