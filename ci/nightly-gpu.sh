@@ -34,7 +34,9 @@
 #      CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), GROUPS_PER_GPU (default: min(8, nproc)
 #      / GPUS rounded up: the CPU backends and oracle use the cores; SHARDS is its old name),
 #      SET (default nightly; edge with --quick), BACKENDS (default: every hip-* backend plus
-#      cpu-asm and cpu-fallback), A4W4_DEPS_PREFIX (see ci/find-deps.sh).
+#      cpu-asm and cpu-fallback), A4W4_DEPS_PREFIX (see ci/find-deps.sh), E8M0_CODE0 (unset:
+#      entries on E8M0 code 0 judged under both readings, those matching one only ambiguous;
+#      2^-127 or 2^-126: the reading the run states, `run --e8m0-code0`, docs/contracts.md §1).
 # Exit: 0 every check passed; 1 a check failed; 2 missing library or build failure; 77 no GPU.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -184,7 +186,8 @@ run_groups() { # cli backends: G groups at once, each pinned to one GPU; sets G,
     dev=${ids[$(( (g - 1) % ngpu ))]}
     dirs+=("$reports/run/g$g")
     env "$pin=$dev" A4W4CHECK="$cli" bash "$root/ci/nightly-shard.sh" --group "$g/$G" --out "$reports/run/g$g" \
-      --set "$set_name" --backends "$backends" >"$reports/group-$g.log" 2>&1 &
+      --set "$set_name" --backends "$backends" ${E8M0_CODE0:+-- --e8m0-code0 "$E8M0_CODE0"} \
+      >"$reports/group-$g.log" 2>&1 &
     pids+=($!)
   done
   for g in $(seq 1 "$G"); do

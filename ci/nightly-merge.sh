@@ -7,7 +7,9 @@
 # Usage: ci/nightly-merge.sh OUT GROUP_DIR...
 # Writes OUT/results.json and OUT/summary.md (merge), OUT/junit.xml and OUT/report.html
 # (`a4w4check report`, when merge wrote a document), OUT/groups.md (one row per group from its
-# group.txt: exit, wall seconds, host, devices: the groups' balance) and OUT/merge.log.
+# group.txt: exit, wall seconds, host, devices: the groups' balance), OUT/known-failures.csv
+# (cases/known-failures.csv with last_matched updated from tonight's run: `a4w4check known
+# --touch`) and OUT/merge.log.
 # Env: A4W4CHECK (default build/a4w4check).
 # Exit: merge's exit code (0 all pass, 1 failures, 2 shards refused, 4 not written, 5
 # incomplete); 2 also for bad usage; 4 when merge passed but a report could not be written.
@@ -18,8 +20,9 @@ cli=${A4W4CHECK:-$root/build/a4w4check}
 out=$1; shift
 [ -x "$cli" ] || { echo "nightly-merge: A4W4CHECK=$cli: not an executable a4w4check" >&2; exit 2; }
 mkdir -p "$out" || exit 4
-for d in "$@"; do  # OUT must not be a group's own directory (its documents would be replaced)
-  if [ "$(cd "$d" 2>/dev/null && pwd)" = "$(cd "$out" && pwd)" ]; then
+for d in "$@"; do  # OUT must not be a group's own directory (its documents would be replaced),
+  # under any name: -ef compares the directories themselves, symlinks resolved
+  if [ "$d" -ef "$out" ]; then
     echo "nightly-merge: OUT $out is the group directory $d: merge into another directory" >&2
     exit 2
   fi
@@ -64,6 +67,14 @@ case $rc in
         [ $rc -eq 0 ] && rc=4
       fi
     done
+    # the known-failures ledger with last_matched moved to tonight for every entry tonight
+    # matched (commit it back: an entry that matches nothing for 30 days shows as stale)
+    if [ -f "$root/cases/known-failures.csv" ] &&
+       ! "$cli" known --ledger "$root/cases/known-failures.csv" --touch "$out" \
+         --out "$out/known-failures.csv" >>"$out/merge.log" 2>&1; then
+      echo "nightly-merge: known --touch failed (see $out/merge.log)" >&2
+      [ $rc -eq 0 ] && rc=4
+    fi
     verdict=$(grep -o '"verdict":[[:space:]]*"[A-Z]*"' "$out/results.json" | tail -n 1 | grep -o '[A-Z]*')
     echo "nightly-merge: $# groups merged: verdict ${verdict:-unknown}, exit $rc; $out/summary.md, $out/junit.xml" >&2
     ;;

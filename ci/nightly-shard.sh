@@ -46,14 +46,29 @@ fi
 [ -x "$cli" ] || { echo "nightly-shard: --cli $cli: not an executable a4w4check" >&2; exit 2; }
 mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd) || exit 2   # absolute before the cd below
+# One group at a time in DIR: this script's lock (fd 9, for its whole life) is taken before
+# anything in DIR is touched, and the run's own lock (a4w4check's, see harness/io/fsutil.h) is
+# checked free while the old files go; so a second nightly-shard.sh, or one started beside a
+# running `a4w4check run --out DIR`, stops here with exit 2 instead of deleting the live
+# results.jsonl. (The run itself gets no fd 9: 9>&- below.)
+in_use() { echo "nightly-shard: --out $out is in use by $1: nothing removed, nothing run" >&2; exit 2; }
+exec 9>>"$out/.nightly-shard.lock" || exit 2
+flock -n 9 || in_use "another ci/nightly-shard.sh (lock $out/.nightly-shard.lock)"
 # no stale verdict: the documents of an earlier run in DIR go (and its results.jsonl, unless
 # the caller resumes it), so a run that stops early leaves nothing a merge could take as done
-rm -f "$out/results.json" "$out/summary.md" "$out/group.txt"
-case " $* " in *" --resume "*) ;; *) rm -f "$out/results.jsonl" ;; esac
+case " $* " in *" --resume "*) jsonl="" ;; *) jsonl=$out/results.jsonl ;; esac
+( flock -n 8 || exit 3
+  rm -f "$out/results.json" "$out/summary.md" "$out/group.txt" ${jsonl:+"$jsonl"}
+) 8>>"$out/.a4w4check.lock"
+case $? in
+  0) ;;
+  3) in_use "a running a4w4check (lock $out/.a4w4check.lock)" ;;
+  *) exit 2 ;;
+esac
 cd "$root" || exit 2
 t0=$(date +%s)
 "$cli" run --set "$set_name" --backend "$backends" --shard "$group" --out "$out" --quiet "$@" \
-  >"$out/run.log" 2>&1
+  >"$out/run.log" 2>&1 9>&-
 rc=$?
 wall=$(( $(date +%s) - t0 ))
 cat >"$out/group.txt" <<INFO

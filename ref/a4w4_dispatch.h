@@ -127,6 +127,27 @@ int a4w4_kernel_name_is_asm(const char *name);
 const a4w4_tuned_row *a4w4_tuned_lookup(const a4w4_tuned_table *t, const char *gfx, int cu_num,
                                         int M, int N, int K, int *src, int *m_hit);
 
+/* ---- padded-M buckets ------------------------------------------------------------------ */
+
+/* One bucket of M values the lookup (contracts §5.1) sends to the same tuned M value by the
+ * same step: getPaddedM at gl 0 or gl 1, or M itself for a tuned M that no padding produces.
+ * A case exercises a bucket's edge with M = lo (one past the bucket below). */
+typedef struct {
+    int m_tuned;  /* the M value of the tuned table the step lands on */
+    int gl;       /* 0 or 1: getPaddedM's gl; -1: M itself (m_tuned is no padded value) */
+    int lo, hi;   /* the bucket: lo <= M <= hi (hi A4W4_DIM_MAX: every M past 8192) */
+    int n_rule;   /* 0 any N; 1 only N > 4096 (gl 1 caps M > 8192 at 8192); -1 only N <= 4096
+                     (gl 1 past 8192 needs it to reach a power of two) */
+} a4w4_m_bucket;
+
+/* The buckets of the tuned M values m[0..n) (any order, repeats allowed), sorted by (lo, gl,
+ * n_rule): for each distinct value v, gl 0 when getPaddedM(v, ., ., 0) == v (lo the smallest M
+ * padded to v); gl 1 when v is a power of two (lo = v/2 + 1, 1 for v = 1; past 8192 only for
+ * N <= 4096), and for v = 8192 also every M > 8192 at N > 4096; M itself when v is neither.
+ * Writes at most cap buckets into out and returns how many there are (call with cap 0 to
+ * count). Values outside 1..A4W4_DIM_MAX are skipped. */
+size_t a4w4_m_buckets(const int *m, size_t n, a4w4_m_bucket *out, size_t cap);
+
 /* ---- ASM heuristic -------------------------------------------------------------------- */
 
 typedef struct {

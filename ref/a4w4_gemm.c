@@ -99,9 +99,9 @@ static int big_any_below(const bigacc *b, int pos)
 }
 
 /* Round |value| = mag * 2^-256 (mag normalised, non-negative) to a binary format with p
- * significand bits and the fp32 exponent range (emin -126, overflow at 2^128); returns
- * the rounded magnitude as float (Inf on overflow). RNE. */
-static float big_round(const bigacc *mag, int p)
+ * significand bits (p <= 53) and smallest normal exponent emin, without an upper limit;
+ * returns the rounded magnitude as a double (exact: below 2^(541-256)). RNE. */
+static double big_round_bits(const bigacc *mag, int p, int emin)
 {
     int top = -1;
     for (int i = BIG_LIMBS - 1; i >= 0 && top < 0; i--)
@@ -112,9 +112,9 @@ static float big_round(const bigacc *mag, int p)
                     break;
                 }
     if (top < 0)
-        return 0.0f;
+        return 0.0;
     int E = top - 256;                  /* 2^E <= value < 2^(E+1) */
-    int qe = (E < -126 ? -126 : E) - (p - 1); /* exponent of the quantum (ulp) */
+    int qe = (E < emin ? emin : E) - (p - 1); /* exponent of the quantum (ulp) */
     int qb = qe + 256;                  /* bit position of the quantum in mag */
     uint64_t m = 0;
     if (qb <= 0) {
@@ -129,39 +129,66 @@ static float big_round(const bigacc *mag, int p)
         if (half && (sticky || (m & 1)))
             m++;
     }
-    double v = ldexp((double)m, qe); /* exact: m < 2^(p+1) */
+    return ldexp((double)m, qe); /* exact: m < 2^(p+1) */
+}
+
+/* The same with the fp32 exponent range (emin -126, overflow at 2^128): the rounded magnitude
+ * as float, Inf on overflow. */
+static float big_round(const bigacc *mag, int p)
+{
+    double v = big_round_bits(mag, p, -126);
     if (v >= 0x1p128)
         return INFINITY;
     return (float)v; /* exact: v is representable in the target format */
 }
 
-void a4w4_dot_exact(const a4w4_dot_operands *op, uint16_t *bf16, float *f32)
+/* The exact sum of op into *acc as a magnitude with its sign in *neg. Returns 1 (acc unset)
+ * when a block has scale 0xFF. */
+static int exact_sum(const a4w4_dot_operands *op, bigacc *acc, int *neg)
 {
     init_tables();
     size_t nb = op->K / 32;
-    bigacc acc;
-    memset(&acc, 0, sizeof acc);
+    memset(acc, 0, sizeof *acc);
     for (size_t b = 0; b < nb; b++) {
         uint8_t sa = op->a_scale[b], sb = op->w_scale[b];
-        if (sa == 0xFF || sb == 0xFF) {
-            if (bf16)
-                *bf16 = 0x7FC0;
-            if (f32)
-                *f32 = a4w4_f32_from_bits(0x7FC00000u);
-            return;
-        }
+        if (sa == 0xFF || sb == 0xFF)
+            return 1;
         int isum = block_isum(op->a_fp4 + b * 16, op->w_fp4 + b * 16);
         if (isum)
-            big_add_shifted(&acc, isum, (unsigned)sa + sb);
+            big_add_shifted(acc, isum, (unsigned)sa + sb);
         if ((b & 4095) == 4095)
-            big_normalise(&acc);
+            big_normalise(acc);
     }
-    big_normalise(&acc);
-    int neg = acc.d[BIG_LIMBS - 1] < 0;
-    if (neg) {
+    big_normalise(acc);
+    *neg = acc->d[BIG_LIMBS - 1] < 0;
+    if (*neg) {
         for (int i = 0; i < BIG_LIMBS; i++)
-            acc.d[i] = -acc.d[i];
-        big_normalise(&acc);
+            acc->d[i] = -acc->d[i];
+        big_normalise(acc);
+    }
+    return 0;
+}
+
+double a4w4_dot_exact_f64(const a4w4_dot_operands *op)
+{
+    bigacc acc;
+    int neg;
+    if (exact_sum(op, &acc, &neg))
+        return NAN;
+    double r = big_round_bits(&acc, 53, -1022);
+    return neg ? -r : r;
+}
+
+void a4w4_dot_exact(const a4w4_dot_operands *op, uint16_t *bf16, float *f32)
+{
+    bigacc acc;
+    int neg;
+    if (exact_sum(op, &acc, &neg)) {
+        if (bf16)
+            *bf16 = 0x7FC0;
+        if (f32)
+            *f32 = a4w4_f32_from_bits(0x7FC00000u);
+        return;
     }
     if (f32) {
         float r = big_round(&acc, 24);

@@ -36,6 +36,11 @@ typedef struct {
  * the exact sum; an exact zero sum is +0). contracts §4.1 "exact". */
 void a4w4_dot_exact(const a4w4_dot_operands *op, uint16_t *bf16, float *f32);
 
+/* The exact sum of op rounded once to double (RNE; an exact zero sum is +0): finite for every
+ * input (|sum| < 2^285), NaN when a block has scale 0xFF. The bounded(S) comparison measures
+ * distances from it where the sum is past fp32 (contracts §4.3). */
+double a4w4_dot_exact_f64(const a4w4_dot_operands *op);
+
 /* Split-K ranges for ordered(S) (contracts §5 split-K): k_per_split = round_up(ceil(K / S), 256)
  * elements (at least 256), split j covers [j*k_per_split, min(K, (j+1)*k_per_split)); the
  * number of non-empty splits ceil(K / k_per_split) may be below S. */

@@ -34,14 +34,30 @@ const char *a4w4_results_schema_text(void);
  * version than these two is refused naming the version found and the one supported. */
 int a4w4_results_validate(const cJSON *doc, const char *name, char *err, size_t errlen);
 
-/* Parse text (len bytes, need not be NUL-terminated) as a results document and validate it.
- * Returns the document (caller frees with cJSON_Delete), or NULL with one line in err naming
- * name and what is wrong (malformed JSON with the byte offset, or the schema rule). */
+/* Parse text (len bytes, need not be NUL-terminated) as a results document, validate it and
+ * check it for contradictions (a4w4_results_contradiction). Returns the document (caller
+ * frees with cJSON_Delete), or NULL with one line in err naming name and what is wrong
+ * (malformed JSON with the byte offset, the schema rule, or the contradiction). The harness
+ * reads a file through harness/io/results.h's a4w4_results_read, which calls this. */
 cJSON *a4w4_results_parse(const char *text, size_t len, const char *name, char *err, size_t errlen);
 
-/* Read and parse a results file (a directory means DIR/results.json). NULL with one line in
- * err when it cannot be read, is not JSON or breaks the schema (the CLI exits 2). */
-cJSON *a4w4_results_load(const char *path, char *err, size_t errlen);
+/* The first entry of cases (an array of results entries of schema version schema, NULL: the
+ * current one) whose own fields contradict its verdict: "pass" with mismatches > 0,
+ * unwritten > 0, an "aborted" reason, "refused", checked_outputs 0 or absent, or "ambiguous"
+ * (contracts §1: an ambiguous result is never a pass; not in a4w4check-results/1, where that
+ * flag said only that E8M0 code 0 was present). Returns 0, or -1 with one line in err:
+ * "NAME: entry 3 (case e_k32 on cpu-asm) records verdict pass with 12 mismatches: its own
+ * fields contradict its verdict ...". */
+int a4w4_entries_contradiction(const cJSON *cases, const char *schema, const char *name,
+                               char *err, size_t errlen);
+
+/* a4w4_entries_contradiction over doc's "cases", and a recorded verdict PASS over an entry
+ * that failed, was skipped or is ambiguous, or over counts that deny it (fail, skip or
+ * ambiguous > 0, recorded_items != expected_items, a backend unchecked). 0, or -1 with one
+ * line in err. Documents are checked once where they are loaded (a4w4_results_parse; the
+ * results stream's reader in harness/io/stream.c), so merge, compare and report refuse a
+ * contradictory document (exit 2) instead of passing it on. */
+int a4w4_results_contradiction(const cJSON *doc, const char *name, char *err, size_t errlen);
 
 /* ---- rendering ------------------------------------------------------------------------ */
 
@@ -94,7 +110,8 @@ typedef struct {
 
 /* Compare two validated results documents entry by entry, matched by (case name, backend)
  * (through the pairs). Returns a comparison document (caller frees): {"schema":
- * "a4w4check-compare/1", "base": {...}, "cand": {...}, "totals": {...}, "new_failures",
+ * "a4w4check-compare/1", "base": {...}, "cand": {...}, "totals": {... "unpaired": entries of a
+ * backend a --pair names only on the other side, left out}, "new_failures",
  * "fixed", "still_failing", "verdict_changes", "bits_changed", "bits_unknown", "slower",
  * "only_base", "only_cand": [item...], "timing": {"geomean_ratio", "timed", per backend}}.
  * Bits: y_hash when both entries have one; otherwise a differing mismatch record (count,
@@ -105,6 +122,11 @@ cJSON *a4w4_compare(const cJSON *base, const cJSON *cand, const a4w4_compare_opt
 
 /* Number of new failures in a comparison document (exit 1 when > 0). */
 int a4w4_compare_new_failures(const cJSON *cmp);
+
+/* Number of BASE's entries the candidate lacks ("only_base": a lost backend, case or every
+ * entry, another matrix): a comparison that cannot vouch for them (`compare` exits 5 unless
+ * a new failure makes it 1). */
+int a4w4_compare_losses(const cJSON *cmp);
 
 /* The comparison as Markdown and as self-contained HTML (o as for the reports; only
  * reproducible and source are read). */

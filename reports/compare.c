@@ -51,6 +51,21 @@ static const char *mapped_backend(const char *b, const a4w4_compare_opts *co)
     return b;
 }
 
+/* Whether backend b's entries of one side take part: a pair names it on this side
+ * (mine), or no pair names it at all. A backend a pair names only on the other side is that
+ * pair's other path: `--pair A=B` compares BASE's A with CAND's B, and BASE's B and CAND's A
+ * stay out (counted as unpaired), never new failures or fixes of their own. */
+static int on_side(const char *b, const a4w4_compare_opts *co, int cand)
+{
+    int other = 0;
+    for (size_t i = 0; co && i < co->npairs; i++) {
+        if (!strcmp(cand ? co->pair_cand[i] : co->pair_base[i], b))
+            return 1;
+        other |= !strcmp(cand ? co->pair_base[i] : co->pair_cand[i], b);
+    }
+    return !other;
+}
+
 /* ---- items ---------------------------------------------------------------------------- */
 
 static cJSON *item_new(const cJSON *base, const cJSON *cand, const char *why)
@@ -156,7 +171,7 @@ static int cmp_ratio_desc(const void *a, const void *b)
 static cJSON *run_info(const cJSON *doc)
 {
     cJSON *r = cJSON_CreateObject();
-    int n[4];
+    int n[NVERDICTS];
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
     verdict_counts(cases, n);
     cJSON_AddStringToObject(r, "set", jstr(doc, "set"));
@@ -164,6 +179,7 @@ static cJSON *run_info(const cJSON *doc)
     cJSON_AddStringToObject(r, "matrix_hash", jstr(doc, "matrix_hash"));
     cJSON_AddNumberToObject(r, "entries", cJSON_GetArraySize(cases));
     cJSON_AddNumberToObject(r, "failing", n[1]);
+    cJSON_AddNumberToObject(r, "xfail", n[VERDICT_XFAIL]);
     doc_verdict v; /* as the document records it: never recomputed here */
     char comp[1200];
     doc_verdict_read(doc, &v);
@@ -180,7 +196,7 @@ static cJSON *run_info(const cJSON *doc)
 /* The comparison's lists and counters, filled entry by entry. */
 typedef struct {
     cJSON *newf, *fixed, *still, *vchg, *bchg, *indiff, *only_b, *only_c;
-    int matched, same, unknown;
+    int matched, same, unknown, unpaired;
 } cmp_lists;
 
 static void lists_make(cJSON *out, cmp_lists *L)
@@ -199,7 +215,9 @@ static void lists_make(cJSON *out, cmp_lists *L)
 /* Base entry e matched with candidate entry c: verdict change, inputs, output bits. */
 static void classify_pair(const cJSON *e, const cJSON *c, cmp_lists *L)
 {
-    int vb = verdict_index(jstr(e, "verdict")), vc = verdict_index(jstr(c, "verdict"));
+    /* a known failure (XFAIL, as run, merge or compare --known recorded it) is neither a new
+     * failure nor a still failing one */
+    int vb = entry_verdict_index(e), vc = entry_verdict_index(c);
     char why[300];
     L->matched++;
     if (vc == 1 && vb != 1)
@@ -212,7 +230,8 @@ static void classify_pair(const cJSON *e, const cJSON *c, cmp_lists *L)
         cJSON_AddItemToArray(L->vchg, item_new(e, c, NULL));
     if (!same_inputs(e, c, why, sizeof why))
         cJSON_AddItemToArray(L->indiff, item_new(e, c, why));
-    else if (vb != 2 && vc != 2 && vb != 3 && vc != 3) {
+    else if (vb != 2 && vc != 2 && vb != 3 && vc != 3 && vb != VERDICT_AMBIGUOUS &&
+             vc != VERDICT_AMBIGUOUS) {
         int ch = bits_changed(e, c, why, sizeof why);
         if (ch == 1)
             cJSON_AddItemToArray(L->bchg, item_new(e, c, why));
@@ -307,6 +326,7 @@ static void add_totals(cJSON *totals, const cmp_lists *L, int nslow, int nfast)
     cJSON_AddNumberToObject(totals, "inputs_differ", cJSON_GetArraySize(L->indiff));
     cJSON_AddNumberToObject(totals, "only_base", cJSON_GetArraySize(L->only_b));
     cJSON_AddNumberToObject(totals, "only_cand", cJSON_GetArraySize(L->only_c));
+    cJSON_AddNumberToObject(totals, "unpaired", L->unpaired);
     cJSON_AddNumberToObject(totals, "slower", nslow);
     cJSON_AddNumberToObject(totals, "faster", nfast);
 }
@@ -351,6 +371,10 @@ cJSON *a4w4_compare(const cJSON *base, const cJSON *cand, const a4w4_compare_opt
     double logsum = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, bc) {
+        if (!on_side(jstr(e, "backend"), co, 0)) {
+            L.unpaired++;
+            continue;
+        }
         keyed key = {jstr(e, "name"), mapped_backend(jstr(e, "backend"), co), NULL, 0};
         keyed *hit = ncand ? bsearch(&key, ck, ncand, sizeof *ck, cmp_keyed) : NULL;
         if (!hit) {
@@ -362,8 +386,10 @@ cJSON *a4w4_compare(const cJSON *base, const cJSON *cand, const a4w4_compare_opt
         add_ratio(e, hit->e, min_ms, ratios, &nr, &logsum);
     }
     for (size_t i = 0; i < ncand; i++)
-        if (!ck[i].used)
-            cJSON_AddItemToArray(!strcmp(jstr(ck[i].e, "verdict"), "fail") ? L.newf : L.only_c,
+        if (!ck[i].used && !on_side(ck[i].backend, co, 1))
+            L.unpaired++;
+        else if (!ck[i].used)
+            cJSON_AddItemToArray(entry_verdict_index(ck[i].e) == 1 ? L.newf : L.only_c,
                                  item_new(NULL, ck[i].e, "not in the base run"));
     int nfast, nslow = add_timing(out, ratios, nr, logsum, slower, min_ms, &nfast);
     free(ratios);
@@ -375,6 +401,11 @@ cJSON *a4w4_compare(const cJSON *base, const cJSON *cand, const a4w4_compare_opt
 int a4w4_compare_new_failures(const cJSON *cmp)
 {
     return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cmp, "new_failures"));
+}
+
+int a4w4_compare_losses(const cJSON *cmp)
+{
+    return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cmp, "only_base"));
 }
 
 /* ---- Markdown ------------------------------------------------------------------------- */
@@ -518,6 +549,8 @@ char *a4w4_compare_markdown(const cJSON *cmp, const a4w4_report_opts *o)
               jnum(t, "still_failing", 0), jnum(t, "verdict_changes", 0),
               jnum(t, "bits_changed", 0), jnum(t, "bits_same", 0), jnum(t, "bits_unknown", 0),
               jnum(t, "inputs_differ", 0), jnum(t, "only_base", 0), jnum(t, "only_cand", 0));
+    if (jnum(t, "unpaired", 0) > 0)
+        rb_printf(&b, "| left out (the other path of a --pair) | %.0f |\n", jnum(t, "unpaired", 0));
     if (!o->reproducible) {
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(tm, "geomean_ratio");
         if (cJSON_IsNumber(g))

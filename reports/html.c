@@ -50,8 +50,9 @@ static long index_of(const int *v, size_t n, int x)
 
 /* ---- hazard map ----------------------------------------------------------------------- */
 
-static const char *const fill_of[4] = {OI_GREEN, "url(#pat-fail)", "url(#pat-na)",
-                                       "url(#pat-skip)"};
+static const char *const fill_of[NVERDICTS] = {OI_GREEN, "url(#pat-fail)", "url(#pat-na)",
+                                               "url(#pat-skip)", "url(#pat-na)",
+                                               "url(#pat-skip)"};
 
 /* The fill patterns, once per page: inline SVGs share the document's ids. */
 static void svg_defs(rbuf *b)
@@ -105,7 +106,8 @@ typedef struct {
 static void cell_title(rbuf *b, const cJSON *const *ent, const int *next, const cell *c, int M,
                        int N, const char *backend)
 {
-    static const char *const up[4] = {"PASS", "FAIL", "N/A", "SKIP"};
+    static const char *const up[NVERDICTS] = {"PASS", "FAIL", "N/A", "SKIP", "XFAIL",
+                                              "AMBIGUOUS"};
     rb_printf(b, "<title>M=%d N=%d on ", M, N);
     rb_html(b, backend);
     rb_printf(b, ": %s (%d entr%s)", up[c->worst], c->count, c->count == 1 ? "y" : "ies");
@@ -281,7 +283,7 @@ static void hazard_map(rbuf *b, const cJSON *cases, const char *backend, const c
         cells[i].hazard = 0;
         last[i] = -1;
     }
-    int counts[4] = {0, 0, 0, 0};
+    int counts[NVERDICTS] = {0, 0, 0, 0, 0};
     const cJSON *e;
     int idx = 0;
     cJSON_ArrayForEach(e, cases) {
@@ -292,7 +294,7 @@ static void hazard_map(rbuf *b, const cJSON *cases, const char *backend, const c
             long mi = index_of(Ms, nM, M), ni = index_of(Ns, nN, N);
             if (mi >= 0 && ni >= 0) {
                 size_t c = (size_t)mi * nN + (size_t)ni;
-                int v = verdict_index(jstr(e, "verdict"));
+                int v = entry_verdict_index(e);
                 counts[v]++;
                 if (cells[c].worst < 0 || verdict_severity(v) > verdict_severity(cells[c].worst))
                     cells[c].worst = v;
@@ -313,8 +315,11 @@ static void hazard_map(rbuf *b, const cJSON *cases, const char *backend, const c
     rb_html(b, backend);
     rb_puts(b, " &#8212; ");
     rb_html(b, contract);
-    rb_printf(b, ": %d pass, %d fail, %d n/a, %d skip</figcaption>\n", counts[0], counts[1],
-              counts[2], counts[3]);
+    rb_printf(b, ": %d pass, %d fail, %d n/a, %d skip", counts[0], counts[1], counts[2],
+              counts[3]);
+    if (counts[VERDICT_XFAIL])
+        rb_printf(b, ", %d xfail", counts[VERDICT_XFAIL]);
+    rb_puts(b, "</figcaption>\n");
     rb_printf(b,
               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
               "viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"hazard map of ",
@@ -342,7 +347,7 @@ static void hazard_map(rbuf *b, const cJSON *cases, const char *backend, const c
 
 /* The verdict banner and the completeness line, as the document records them (never
  * recomputed; an older document says "verdict not recorded"). */
-static void banner(rbuf *b, const cJSON *doc, const cJSON *cases, const int n[4])
+static void banner(rbuf *b, const cJSON *doc, const cJSON *cases, const int n[NVERDICTS])
 {
     static const char *const cls[4] = {"pass", "fail", "incomplete", "unknown"};
     static const char *const glyph[4] = {"&#10004;", "&#10008;", "&#9888;", "?"};
@@ -351,9 +356,10 @@ static void banner(rbuf *b, const cJSON *doc, const cJSON *cases, const int n[4]
     int k = doc_verdict_index(&v);
     rb_printf(b,
               "<p class=\"banner %s\" id=\"verdict\">%s %s%s &#8212; %d failing entr%s of %d "
-              "(%d pass, %d n/a, %d skip; %zu cases)</p>\n",
+              "(%d pass, %d n/a, %d skip, %d ambiguous; %zu cases)</p>\n",
               cls[k], glyph[k], v.verdict ? "Verdict: " : "", doc_verdict_word(&v), n[1],
               n[1] == 1 ? "y" : "ies", cJSON_GetArraySize(cases), n[0], n[2], n[3],
+              n[VERDICT_AMBIGUOUS],
               distinct_cases(cases));
     char comp[1200];
     rb_puts(b, "<p id=\"completeness\">Completeness: ");
@@ -368,7 +374,7 @@ static void banner(rbuf *b, const cJSON *doc, const cJSON *cases, const int n[4]
 static void section_summary(rbuf *b, const cJSON *doc, const cJSON *cases,
                             const a4w4_report_opts *o)
 {
-    int n[4];
+    int n[NVERDICTS];
     verdict_counts(cases, n);
     rb_printf(b, "<h1>a4w4check report: ");
     rb_html(b, jstr(doc, "set"));
@@ -425,7 +431,7 @@ static void section_summary(rbuf *b, const cJSON *doc, const cJSON *cases,
         rb_printf(b,
                   "</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td class=\"n\">%d</td>"
                   "<td class=\"n\">%d</td><td class=\"n\">",
-                  t[i].n[0], t[i].n[1], t[i].n[2], t[i].n[3]);
+                  t[i].n[0], t[i].n[1], t[i].n[2], t[i].n[3] + t[i].n[VERDICT_AMBIGUOUS]);
         ulp_cell(b, t[i].max_ulp, t[i].nan_ulp, "&#8211;");
         rb_puts(b, "</td><td>");
         if (t[i].n[1])
@@ -542,7 +548,7 @@ static void mismatch_table(rbuf *b, const cJSON *e)
 
 static void section_mismatches(rbuf *b, const cJSON *cases)
 {
-    int n[4];
+    int n[NVERDICTS];
     verdict_counts(cases, n);
     rb_printf(b, "<h2 id=\"mismatches\">Mismatches (%d failing entr%s)</h2>\n", n[1],
               n[1] == 1 ? "y" : "ies");
@@ -631,6 +637,14 @@ static void section_mismatches(rbuf *b, const cJSON *cases)
             rb_html(b, pick);
             rb_puts(b, ".");
         }
+        static const char *const forensic[3][2] = {
+            {"signature", "Signature"}, {"repro", "Repro"}, {"saved", "Operands saved as"}};
+        for (int i = 0; i < 3; i++)
+            if (*jstr(e, forensic[i][0])) {
+                rb_printf(b, " <b>%s:</b> <code>", forensic[i][1]);
+                rb_html(b, jstr(e, forensic[i][0]));
+                rb_puts(b, "</code>");
+            }
         rb_puts(b, "</p>\n");
         mismatch_table(b, e);
         rb_puts(b, "</details>\n");
@@ -876,9 +890,9 @@ static void section_cases(rbuf *b, const cJSON *cases, const a4w4_report_opts *o
         html_verdict_chip(b, g[i].n_by_verdict[1] ? 1 : g[i].n_by_verdict[0] ? 0 : 2);
         rb_puts(b, " <b>");
         rb_html(b, g[i].key);
-        rb_printf(b, "</b>: %zu entries, %d pass, %d fail, %d n/a, %d skip</summary>\n", g[i].n,
-                  g[i].n_by_verdict[0], g[i].n_by_verdict[1], g[i].n_by_verdict[2],
-                  g[i].n_by_verdict[3]);
+        rb_printf(b, "</b>: %zu entries, %d pass, %d fail, %d n/a, %d skip, %d ambiguous"
+                  "</summary>\n", g[i].n, g[i].n_by_verdict[0], g[i].n_by_verdict[1],
+                  g[i].n_by_verdict[2], g[i].n_by_verdict[3], g[i].n_by_verdict[VERDICT_AMBIGUOUS]);
         rb_printf(b,
                   "<table class=\"sortable\"><thead><tr><th>case</th><th class=\"n\">M</th>"
                   "<th class=\"n\">N</th><th class=\"n\">K</th><th>regime</th><th>backend</th>"
@@ -890,6 +904,13 @@ static void section_cases(rbuf *b, const cJSON *cases, const a4w4_report_opts *o
             const cJSON *e = g[i].e[j];
             rb_puts(b, "<tr><td><code>");
             rb_html(b, jstr(e, "name"));
+            if (*jstr(e, "layer") || *jstr(e, "call_site")) { /* a capture's layer and line */
+                rb_puts(b, "</code> <small>layer ");
+                rb_html(b, jstr(e, "layer"));
+                rb_puts(b, " at ");
+                rb_html(b, jstr(e, "call_site"));
+                rb_puts(b, "</small><code>");
+            }
             rb_printf(b,
                       "</code></td><td class=\"n\">%.0f</td><td class=\"n\">%.0f</td>"
                       "<td class=\"n\">%.0f</td><td>",
@@ -902,7 +923,7 @@ static void section_cases(rbuf *b, const cJSON *cases, const a4w4_report_opts *o
             rb_printf(b, "</td><td class=\"n\">%.0f</td><td>%s</td><td data-v=\"%s\">",
                       jnum(e, "checked_outputs", 0), jtrue(e, "sampled") ? "sampled" : "full",
                       jstr(e, "verdict"));
-            html_verdict_chip(b, verdict_index(jstr(e, "verdict")));
+            html_verdict_chip(b, entry_verdict_index(e));
             rb_printf(b, "</td><td class=\"n\">%.0f</td><td class=\"n\">%.0f</td>",
                       jnum(e, "mismatches", 0), jnum(e, "max_ulp", -1));
             if (!o->reproducible)

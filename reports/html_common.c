@@ -70,9 +70,11 @@ void html_end(rbuf *b)
 
 void html_verdict_chip(rbuf *b, int idx)
 {
-    static const char *const chip[4] = {"<span class=\"v v-pass\">&#10004; PASS</span>",
+    static const char *const chip[6] = {"<span class=\"v v-pass\">&#10004; PASS</span>",
                                         "<span class=\"v v-fail\">&#10008; FAIL</span>",
                                         "<span class=\"v v-na\">&#8211; n/a</span>",
-                                        "<span class=\"v v-skip\">&#9675; skip</span>"};
-    rb_puts(b, chip[idx & 3]);
+                                        "<span class=\"v v-skip\">&#9675; skip</span>",
+                                        "<span class=\"v v-na\">&#8856; XFAIL</span>",
+                                        "<span class=\"v v-skip\">&#8776; ambiguous</span>"};
+    rb_puts(b, chip[idx >= 0 && idx < 6 ? idx : 3]);
 }

@@ -12,10 +12,10 @@
 static const a4w4_report_opts default_opts = {0, NULL};
 
 /* "75 pass, 8 n/a" (zero counts left out; "no entries" when all are zero). */
-static void counts_text(rbuf *b, const int n[4])
+static void counts_text(rbuf *b, const int n[NVERDICTS])
 {
     int first = 1;
-    for (int v = 0; v < 4; v++)
+    for (int v = 0; v < NVERDICTS; v++)
         if (n[v]) {
             rb_printf(b, "%s%d %s", first ? "" : ", ", n[v], verdict_names[v]);
             first = 0;
@@ -24,12 +24,32 @@ static void counts_text(rbuf *b, const int n[4])
         rb_puts(b, "no entries");
 }
 
+/* A capture's layer and the line that called it: " (layer L at SITE)"; nothing for other
+ * entries. */
+static void layer_text(rbuf *b, const cJSON *e)
+{
+    if (!*jstr(e, "layer") && !*jstr(e, "call_site"))
+        return;
+    rb_puts(b, " (");
+    if (*jstr(e, "layer")) {
+        rb_puts(b, "layer ");
+        rb_md(b, jstr(e, "layer"));
+    }
+    if (*jstr(e, "call_site")) {
+        rb_puts(b, *jstr(e, "layer") ? " at " : "called at ");
+        rb_md(b, jstr(e, "call_site"));
+    }
+    rb_puts(b, ")");
+}
+
 /* One failure, one line: where, how many, every recorded mismatch in hex. */
 static void failure_line(rbuf *b, const cJSON *e)
 {
     rb_puts(b, "- `");
     rb_puts(b, jstr(e, "name"));
-    rb_puts(b, "` on `");
+    rb_puts(b, "`");
+    layer_text(b, e);
+    rb_puts(b, " on `");
     rb_puts(b, jstr(e, "backend"));
     rb_printf(b, "` (%s), M=%.0f N=%.0f K=%.0f, %s: ", jstr(e, "contract"), jnum(e, "M", 0),
               jnum(e, "N", 0), jnum(e, "K", 0), jstr(e, "regime"));
@@ -56,6 +76,20 @@ static void failure_line(rbuf *b, const cJSON *e)
         rb_puts(b, ". ");
         rb_md(b, jstr(e, "note"));
     }
+    if (*jstr(e, "signature")) {
+        rb_puts(b, ". Signature: ");
+        rb_md(b, jstr(e, "signature"));
+    }
+    if (*jstr(e, "repro")) {
+        rb_puts(b, ". Repro: `");
+        rb_md(b, jstr(e, "repro"));
+        rb_puts(b, "`");
+    }
+    if (*jstr(e, "saved")) {
+        rb_puts(b, "; operands saved as `");
+        rb_md(b, jstr(e, "saved"));
+        rb_puts(b, ".safetensors`");
+    }
     rb_puts(b, "\n");
 }
 
@@ -69,6 +103,7 @@ static void case_table(rbuf *b, const group *g, int timings)
         const cJSON *e = g->e[i];
         rb_puts(b, "| ");
         rb_md(b, jstr(e, "name"));
+        layer_text(b, e);
         rb_printf(b, " | %.0f | %.0f | %.0f | ", jnum(e, "M", 0), jnum(e, "N", 0), jnum(e, "K", 0));
         rb_md(b, jstr(e, "regime"));
         rb_puts(b, " | ");
@@ -118,8 +153,9 @@ static void judged_section(rbuf *b, const cJSON *judged)
         return;
     rb_puts(b, "## What was judged\n\nPer backend and regime, the GEMM outputs its entries "
                "covered: judged bit for bit against the contract's oracle, within the bounded(S) "
-               "bound, or not judged (an n/a, skipped or aborted entry, or an output outside the "
-               "exact regime under `exact` or under no declared contract; contracts §4.1).\n\n"
+               "bound, or not judged (an n/a, skipped, aborted or ambiguous entry, or an output "
+               "outside the exact regime under `exact` or under no declared contract; contracts "
+               "§4.1).\n\n"
                "| backend | regime | outputs | bit-exact | in bound | not judged |\n"
                "|---|---|---:|---:|---:|---:|\n");
     const cJSON *pb, *row;
@@ -167,6 +203,57 @@ static void bounded_section(rbuf *b, const cJSON *cases)
         rb_puts(b, "\n");
 }
 
+/* The known-failures ledger as the document records it (run, merge, compare annotate it,
+ * io/known.h): the known failures (XFAIL), the entries that passed although the ledger
+ * expects them to fail (XPASS), the stale ledger entries. */
+static void known_section(rbuf *b, const cJSON *doc, const cJSON *cases, int nxfail)
+{
+    const cJSON *kf = cJSON_GetObjectItemCaseSensitive(doc, "known_failures"), *e;
+    int nxpass = 0, nstale = 0;
+    cJSON_ArrayForEach(e, cases)
+        nxpass += !strcmp(jstr(cJSON_GetObjectItemCaseSensitive(e, "known_failure"), "status"),
+                          "xpass");
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(kf, "entries"))
+        nstale += jtrue(e, "stale");
+    if (!nxfail && !nxpass && !nstale)
+        return;
+    rb_printf(b, "## Known failures (ledger `");
+    rb_md(b, jstr(kf, "ledger"));
+    rb_printf(b, "`): %d XFAIL, %d XPASS, %d stale\n\n", nxfail, nxpass, nstale);
+    cJSON_ArrayForEach(e, cases) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "known_failure");
+        int xf = entry_verdict_index(e) == VERDICT_XFAIL, xp = !strcmp(jstr(k, "status"), "xpass");
+        if (!xf && !xp)
+            continue;
+        rb_puts(b, xf ? "- XFAIL `" : "- **XPASS** `");
+        rb_md(b, jstr(e, "name"));
+        rb_puts(b, "` on `");
+        rb_md(b, jstr(e, "backend"));
+        rb_puts(b, "`: known failure ");
+        rb_md(b, jstr(k, "id"));
+        rb_puts(b, " (");
+        rb_md(b, jstr(k, "upstream"));
+        rb_puts(b, xp ? "): it passes: fixed upstream? remove the entry\n" : ")");
+        if (xf && *jstr(e, "signature")) {
+            rb_puts(b, "; signature: ");
+            rb_md(b, jstr(e, "signature"));
+        }
+        if (xf)
+            rb_puts(b, "\n");
+    }
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(kf, "entries"))
+        if (jtrue(e, "stale")) {
+            rb_puts(b, "- **stale** ledger entry ");
+            rb_md(b, jstr(e, "id"));
+            rb_puts(b, " (");
+            rb_md(b, jstr(e, "upstream"));
+            rb_puts(b, "): matched nothing for more than 30 days (last ");
+            rb_md(b, jstr(e, "last_matched"));
+            rb_puts(b, "): fixed? remove it\n");
+        }
+    rb_puts(b, "\n");
+}
+
 /* The verdict and completeness as the document records them (never recomputed; an older
  * document says "verdict not recorded"), with the entry counts. */
 /* Tree contracts (contracts §4.2) and `run --contract` overrides, when the document has them:
@@ -200,7 +287,7 @@ static void contract_section(rbuf *b, const cJSON *doc, const cJSON *cases)
     rb_puts(b, "\n");
 }
 
-static void verdict_lines(rbuf *b, const cJSON *doc, const int n[4], int total, size_t ncases)
+static void verdict_lines(rbuf *b, const cJSON *doc, const int n[NVERDICTS], int total, size_t ncases)
 {
     doc_verdict v;
     doc_verdict_read(doc, &v);
@@ -227,7 +314,7 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         o = &default_opts;
     rbuf b = {0};
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
-    int n[4];
+    int n[NVERDICTS];
     verdict_counts(cases, n);
     int total = cJSON_GetArraySize(cases);
 
@@ -247,6 +334,12 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
     if (jnum(doc, "budget_seconds", 0) > 0)
         rb_printf(&b, " unless a full check is estimated within the budget of %g s per case",
                   jnum(doc, "budget_seconds", 0));
+    if (*jstr(doc, "e8m0_code0"))
+        rb_printf(&b, ", E8M0 code 0 %s (contracts §1)",
+                  !strcmp(jstr(doc, "e8m0_code0"), "both")
+                      ? "judged under both readings, 2^-127 and 2^-126"
+                      : !strcmp(jstr(doc, "e8m0_code0"), "2^-127") ? "read as 2^-127, as the run states"
+                                                                    : "read as 2^-126, as the run states");
     rb_puts(&b, ". Contracts: contracts §4.1 (bit-exact against ordered(S) or exact; bounded "
                 "backends within the derived bound, never called bit-exact).\n\n");
     contract_section(&b, doc, cases);
@@ -264,17 +357,25 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
     for (size_t i = 0; i < nt; i++) {
         const cJSON *all = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(judged, t[i].backend), "all");
+        /* a skipped or ambiguous entry is a comparison not made: no PASS over it */
         const char *v = t[i].n[1]   ? "FAIL"
+                        : t[i].n[3] || t[i].n[VERDICT_AMBIGUOUS] ? "INCOMPLETE (entries not judged)"
                         : t[i].n[0] ? (contract_bounded(t[i].contract) ? "PASS (within bound)"
                                        : jnum(all, "not_judged", 0) > 0
                                            ? "PASS (bit-exact where judged)"
                                            : "PASS (bit-exact)")
                                     : "n/a";
-        rb_printf(&b, "| %s | ", v);
+        rb_printf(&b, "| %s", v);
+        if (t[i].n[VERDICT_XFAIL])
+            rb_printf(&b, ", %d XFAIL", t[i].n[VERDICT_XFAIL]);
+        rb_puts(&b, " | ");
         rb_md(&b, t[i].backend);
         rb_puts(&b, " | ");
         rb_md(&b, t[i].contract);
-        rb_printf(&b, " | %d | %d | %d | %d | ", t[i].n[0], t[i].n[1], t[i].n[2], t[i].n[3]);
+        rb_printf(&b, " | %d | %d | %d | %d", t[i].n[0], t[i].n[1], t[i].n[2], t[i].n[3]);
+        if (t[i].n[VERDICT_AMBIGUOUS]) /* not judged like a skip, named apart */
+            rb_printf(&b, " + %d ambiguous", t[i].n[VERDICT_AMBIGUOUS]);
+        rb_puts(&b, " | ");
         ulp_cell(&b, t[i].max_ulp, t[i].nan_ulp, "-");
         rb_puts(&b, " |");
         judged_cells(&b, all);
@@ -289,10 +390,11 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         rb_printf(&b, "## Failures (%d)\n\n", n[1]);
         const cJSON *e;
         cJSON_ArrayForEach(e, cases)
-            if (!strcmp(jstr(e, "verdict"), "fail"))
+            if (entry_verdict_index(e) == 1)
                 failure_line(&b, e);
         rb_puts(&b, "\n");
     }
+    known_section(&b, doc, cases, n[VERDICT_XFAIL]);
 
     if (!o->reproducible) {
         const char *labels[16], *values[16];

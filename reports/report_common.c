@@ -199,17 +199,29 @@ int jhas(const cJSON *o, const char *k)
     return cJSON_GetObjectItemCaseSensitive(o, k) != NULL;
 }
 
-const char *const verdict_names[4] = {"pass", "fail", "n/a", "skip"};
+const char *const verdict_names[NVERDICTS] = {"pass", "fail", "n/a", "skip", "xfail",
+                                              "ambiguous"};
 
 int verdict_index(const char *v)
 {
-    return !strcmp(v, "pass") ? 0 : !strcmp(v, "fail") ? 1 : !strcmp(v, "n/a") ? 2 : 3;
+    return !strcmp(v, "pass")        ? 0
+           : !strcmp(v, "fail")      ? 1
+           : !strcmp(v, "n/a")       ? 2
+           : !strcmp(v, "ambiguous") ? VERDICT_AMBIGUOUS
+                                     : 3;
+}
+
+int entry_verdict_index(const cJSON *e)
+{
+    int v = verdict_index(jstr(e, "verdict"));
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "known_failure");
+    return v == 1 && !strcmp(jstr(k, "status"), "xfail") ? VERDICT_XFAIL : v;
 }
 
 int verdict_severity(int idx)
 {
-    static const int sev[4] = {2, 3, 1, 0};
-    return sev[idx & 3];
+    static const int sev[NVERDICTS] = {2, 3, 1, 0, 2, 0};
+    return idx >= 0 && idx < NVERDICTS ? sev[idx] : 0;
 }
 
 int contract_bounded(const char *contract)
@@ -248,7 +260,7 @@ tally *tally_build(const cJSON *cases, size_t *n)
             t[i].max_ulp = -1;
             (*n)++;
         }
-        t[i].n[verdict_index(jstr(e, "verdict"))]++;
+        t[i].n[entry_verdict_index(e)]++;
         int nan;
         int u = entry_max_ulp(e, &nan);
         t[i].nan_ulp += nan;
@@ -280,12 +292,12 @@ void ulp_cell(rbuf *b, int max_ulp, int nan, const char *dash)
         rb_puts(b, nan ? "NaN vs number" : dash);
 }
 
-void verdict_counts(const cJSON *cases, int n[4])
+void verdict_counts(const cJSON *cases, int n[NVERDICTS])
 {
-    memset(n, 0, 4 * sizeof *n);
+    memset(n, 0, NVERDICTS * sizeof *n);
     const cJSON *e;
     cJSON_ArrayForEach(e, cases)
-        n[verdict_index(jstr(e, "verdict"))]++;
+        n[entry_verdict_index(e)]++;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -360,7 +372,7 @@ group *groups_build(const cJSON *cases, size_t *ngroups)
             g[i].cap = c2;
         }
         g[i].e[g[i].n++] = e;
-        g[i].n_by_verdict[verdict_index(jstr(e, "verdict"))]++;
+        g[i].n_by_verdict[entry_verdict_index(e)]++;
     }
     *ngroups = n;
     return g;

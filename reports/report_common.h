@@ -53,10 +53,21 @@ int jint(const cJSON *o, const char *k, int dflt);
 int jtrue(const cJSON *o, const char *k);
 int jhas(const cJSON *o, const char *k);
 
-/* Verdict index: 0 pass, 1 fail, 2 n/a, 3 skip (anything else counts as skip). */
+/* Verdict index: 0 pass, 1 fail, 2 n/a, 3 skip (anything else counts as skip), 5 ambiguous
+ * (VERDICT_AMBIGUOUS). */
 int verdict_index(const char *v);
-extern const char *const verdict_names[4]; /* "pass", "fail", "n/a", "skip" */
-/* Severity for aggregating cells: fail 3 > pass 2 > n/a 1 > skip 0. */
+/* An entry's verdict index as the counts show it: verdict_index of its verdict, but 4
+ * ("xfail") for a failing entry the known-failures ledger expects ("known_failure" status
+ * "xfail", recorded by run, merge or compare: never decided here). */
+#define VERDICT_XFAIL 4
+/* 5: "ambiguous" (contracts §1: the outputs match one reading of E8M0 code 0 only): like a
+ * skip, a comparison not judged, never a pass; counted apart so every view names it. */
+#define VERDICT_AMBIGUOUS 5
+#define NVERDICTS 6
+int entry_verdict_index(const cJSON *e);
+extern const char *const verdict_names[NVERDICTS]; /* "pass", "fail", "n/a", "skip", "xfail",
+                                                      "ambiguous" */
+/* Severity for aggregating cells: fail 3 > pass 2 = xfail > n/a 1 > skip 0 = ambiguous. */
 int verdict_severity(int idx);
 
 /* 1 when the contract is a bounded one ("bounded..."), never reported as bit-exact. */
@@ -66,7 +77,7 @@ int contract_bounded(const char *contract);
 
 typedef struct {
     const char *backend, *contract; /* borrowed from the document */
-    int n[4];                       /* by verdict_index */
+    int n[NVERDICTS];               /* by entry_verdict_index */
     int max_ulp;                    /* largest max_ulp over its entries (-1 if none) */
     int nan_ulp;                    /* entries with a NaN-against-a-number mismatch (their
                                        max_ulp is -1: no distance exists) */
@@ -84,7 +95,7 @@ int entry_max_ulp(const cJSON *e, int *nan);
 /* Tallies of doc's cases (malloc'ed, *n set); NULL when there are none or out of memory. */
 tally *tally_build(const cJSON *cases, size_t *n);
 /* Overall counts by verdict_index over every entry. */
-void verdict_counts(const cJSON *cases, int n[4]);
+void verdict_counts(const cJSON *cases, int n[NVERDICTS]);
 /* Number of distinct case names. */
 size_t distinct_cases(const cJSON *cases);
 
@@ -98,7 +109,7 @@ typedef struct {
     char key[96];
     const cJSON **e; /* its entries, in document order */
     size_t n, cap;
-    int n_by_verdict[4];
+    int n_by_verdict[NVERDICTS];
 } group;
 
 /* Groups of cases in order of first appearance (malloc'ed); free with groups_free. */

@@ -102,49 +102,10 @@ cJSON *a4w4_results_parse(const char *text, size_t len, const char *name, char *
             cJSON_Delete(doc);
             return NULL;
         }
-    if (a4w4_results_validate(doc, name, err, errlen)) {
+    if (a4w4_results_validate(doc, name, err, errlen) ||
+        a4w4_results_contradiction(doc, nm, err, errlen)) {
         cJSON_Delete(doc);
         return NULL;
     }
-    return doc;
-}
-
-cJSON *a4w4_results_load(const char *path, char *err, size_t errlen)
-{
-    char buf[4200];
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(buf, sizeof buf, "%s/results.json", path);
-        path = buf;
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot read (%s)", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *text = malloc(cap);
-    while (text) {
-        n += fread(text + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *p = realloc(text, cap * 2);
-        if (!p) {
-            free(text);
-            text = NULL;
-            break;
-        }
-        text = p;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!text || bad) {
-        snprintf(err, errlen, "%s: cannot read (%s)", path, text ? "read error" : "out of memory");
-        free(text);
-        return NULL;
-    }
-    cJSON *doc = a4w4_results_parse(text, n, path, err, errlen);
-    free(text);
     return doc;
 }

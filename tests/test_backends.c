@@ -89,7 +89,7 @@ static int run_on(a4w4_backend *b, const fixture *f, const a4w4_sample *s, uint1
                   char *why, size_t whylen)
 {
     why[0] = '\0';
-    a4w4_run_args a = {&f->c, &f->d, s, y, why, whylen, NULL};
+    a4w4_run_args a = {.c = &f->c, .d = &f->d, .s = s, .y = y, .why = why, .whylen = whylen};
     return b->type->run(b->ctx, &a);
 }
 

@@ -5,11 +5,15 @@
  * overflow, underflow, subnormal block values) and with 0xFF (NaN) blocks (contracts §4.1
  * ordered(1), §3 layouts). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_gemm.h"
 #include "a4w4_layout.h"
+#include "casefile.h"
 #include "cpu_sut.h"
+#include "gen.h"
 #include "plain/cpu_sut_plain.h"
 #include "test_util.h"
 
@@ -126,4 +130,51 @@ Test(cpu_sut, an_index_out_of_range_is_einval_and_leaves_y_untouched)
                  A4W4_EINVAL);
     cr_expect_eq(y[0], 0x1234);
     cr_expect_eq(y[1], 0x1234);
+}
+
+/* The range regime (contracts §4.3: totals at and past bf16's largest value, combined scales
+ * beyond fp32 at both ends, E8M0 254 and 255 on both sides): both systems equal ordered(1)
+ * bit for bit, +-Inf, NaN (0x7FC0 for a 0xFF block, any NaN for +Inf + -Inf) and -0 included. */
+Test(cpu_sut, both_systems_equal_ordered1_at_the_edges_of_the_range)
+{
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "sut_range");
+    c.M = 33;
+    c.N = 64;
+    c.K = 1280;
+    c.seed = 77;
+    cr_assert_eq(a4w4_regime_parse("range", &c.regime, &c.mode), 0);
+    a4w4_sample s;
+    a4w4_case_data d;
+    cr_assert_eq(a4w4_sample_make(c.M, c.N, c.K, c.seed, c.name, 1, &s), 0);
+    cr_assert_eq(a4w4_case_generate(&c, &s, &d), 0);
+    size_t nb = c.K / 32, n = c.M * c.N, inf = 0, nan = 0;
+    uint16_t *ya = malloc(n * 2), *yf = malloc(n * 2);
+    cr_assert_eq(a4w4_cpu_asm_gemm(d.a_fp4.data, d.a_scale_shuffled.data, d.w_fp4_shuffled.data,
+                                   d.w_scale_swizzled.data, c.M, c.N, c.K, NULL, 0, NULL, 0, ya),
+                 A4W4_OK);
+    cr_assert_eq(a4w4_cpu_fallback_gemm(d.a_fp4.data, d.a_scale.data, d.w_fp4.data,
+                                        d.w_scale.data, c.M, c.N, c.K, NULL, 0, NULL, 0, yf),
+                 A4W4_OK);
+    for (size_t m = 0; m < c.M; m++)
+        for (size_t j = 0; j < c.N; j++) {
+            a4w4_dot_operands op = {d.a_fp4.data + m * c.K / 2, d.a_scale.data + m * nb,
+                                    d.w_fp4.data + j * c.K / 2, d.w_scale.data + j * nb, c.K};
+            uint16_t o = a4w4_f32_to_bf16(a4w4_dot_ordered(&op, 1));
+            int on = (o & 0x7FFF) > 0x7F80;
+            inf += (o & 0x7FFF) == 0x7F80;
+            nan += (size_t)on;
+            uint16_t got[2] = {ya[m * c.N + j], yf[m * c.N + j]};
+            for (int k = 0; k < 2; k++)
+                cr_assert(got[k] == o || (on && (got[k] & 0x7FFF) > 0x7F80),
+                          "%s (%zu, %zu): 0x%04x, ordered(1) 0x%04x", k ? "fallback" : "asm", m,
+                          j, got[k], o);
+        }
+    cr_expect_gt(inf, 20, "Inf outputs: %zu", inf);
+    cr_expect_gt(nan, c.N, "NaN outputs: %zu", nan);
+    free(ya);
+    free(yf);
+    a4w4_case_data_free(&d);
+    a4w4_sample_free(&s);
 }

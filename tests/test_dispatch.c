@@ -149,6 +149,41 @@ Test(padded_m, gl1_is_next_pow2_capped_at_8192_for_large_n)
     cr_assert_eq(a4w4_padded_m(20000, 1, 1, 5), 20000); /* other gl: M itself */
 }
 
+Test(padded_m, buckets_of_tuned_values_by_hand)
+{
+    /* 112 and 128 are gl 0 values (multiples of 16 up to 256), 8192 and 16384 of 128 past
+     * 4096; 1, 2, 128, 8192, 16384 are powers of two (gl 1); 65 and 3000 are neither */
+    static const int m[] = {128, 1, 2, 112, 3000, 8192, 16384, 65, 128, 2};
+    static const a4w4_m_bucket want[] = {
+        {1, 1, 1, 1, 0},         {2, 1, 2, 2, 0},        {65, -1, 65, 65, 0},
+        {128, 1, 65, 128, 0},    {112, 0, 97, 112, 0},   {128, 0, 113, 128, 0},
+        {3000, -1, 3000, 3000, 0}, {8192, 1, 4097, 8192, 0}, {8192, 0, 8065, 8192, 0},
+        {16384, 1, 8193, 16384, -1}, {8192, 1, 8193, A4W4_DIM_MAX, 1},
+        {16384, 0, 16257, 16384, 0}};
+    size_t nw = sizeof want / sizeof want[0];
+    a4w4_m_bucket got[16];
+    cr_assert_eq(a4w4_m_buckets(m, sizeof m / sizeof m[0], NULL, 0), nw);
+    cr_assert_eq(a4w4_m_buckets(m, sizeof m / sizeof m[0], got, 16), nw);
+    for (size_t i = 0; i < nw; i++)
+        cr_expect(got[i].m_tuned == want[i].m_tuned && got[i].gl == want[i].gl &&
+                      got[i].lo == want[i].lo && got[i].hi == want[i].hi &&
+                      got[i].n_rule == want[i].n_rule,
+                  "bucket %zu: (%d, gl %d, %d..%d, n %d), want (%d, gl %d, %d..%d, n %d)", i,
+                  got[i].m_tuned, got[i].gl, got[i].lo, got[i].hi, got[i].n_rule,
+                  want[i].m_tuned, want[i].gl, want[i].lo, want[i].hi, want[i].n_rule);
+    /* the edges hold: lo - 1 pads elsewhere at the bucket's step, lo and hi land on m_tuned */
+    for (size_t i = 0; i < nw; i++) {
+        if (got[i].gl < 0)
+            continue;
+        int N = got[i].n_rule > 0 ? 8192 : 4096;
+        cr_expect_eq(a4w4_padded_m(got[i].lo, N, 1, got[i].gl), got[i].m_tuned);
+        if (got[i].hi < A4W4_DIM_MAX)
+            cr_expect_eq(a4w4_padded_m(got[i].hi, N, 1, got[i].gl), got[i].m_tuned);
+        if (got[i].lo > 1 && got[i].n_rule <= 0) /* (the cap's bucket continues 4097..8192) */
+            cr_expect_neq(a4w4_padded_m(got[i].lo - 1, N, 1, got[i].gl), got[i].m_tuned);
+    }
+}
+
 Test(route, tuned_hit_at_own_m, .init = load_real, .fini = free_real)
 {
     a4w4_route r;

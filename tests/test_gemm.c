@@ -978,6 +978,143 @@ Test(ordered, fp32_absorption_and_block_rounding)
     cr_expect_eq(fbits(a4w4_dot_ordered(&op, 1)), 0x00000000u);
 }
 
+/* ---- the edges of the fp32 and bf16 ranges (contracts §4.3) --------------------------------- */
+
+/* Block b of r: `units` (0..384) units of 2^(sa+sw-256), sign neg (tu_units_block). */
+static void r_units(row1 *r, size_t b, unsigned units, int neg, uint8_t sa, uint8_t sw)
+{
+    tu_units_block(r->a + b * 16, r->w + b * 16, units, neg);
+    r->as[b] = sa;
+    r->ws[b] = sw;
+}
+
+/* ordered(1) of r: fp32 bits and bf16 bits. */
+static void expect_ordered(const row1 *r, uint32_t want_f32, uint16_t want_bf16, const char *what)
+{
+    a4w4_dot_operands op = r_op(r);
+    float o = a4w4_dot_ordered(&op, 1);
+    cr_expect_eq(fbits(o), want_f32, "%s: ordered f32 0x%08X, want 0x%08X", what, fbits(o),
+                 want_f32);
+    cr_expect_eq(a4w4_f32_to_bf16(o), want_bf16, "%s: ordered bf16 0x%04X, want 0x%04X", what,
+                 a4w4_f32_to_bf16(o), want_bf16);
+}
+
+Test(range_edges, bf16_boundary_where_exact_and_ordered_part)
+{
+    row1 r;
+    /* 511 * 2^119 - 2^102: b0 255 * 2^120 (code 1 x 15 code-7/3 terms: 21 x 12 + 3 = 255 units
+     * at e = 376), b1 2^119 (1 unit at 375), b2 -2^102 (-1 unit at 358).
+     * exact: below the bf16 midpoint 511 * 2^119 -> 0x7F7F; f32: 2^-2 ulp below 0x7F7F8000 ->
+     * 0x7F7F8000. ordered: 255 * 2^120 + 2^119 = 0x7F7F8000 exactly, then -2^102 (a quarter
+     * of fp32's 2^104 ulp) leaves 0x7F7F8000, whose bf16 is the tie -> even -> Inf 0x7F80. */
+    r_init(&r, 96);
+    r_units(&r, 0, 255, 0, 254, 122);
+    r_units(&r, 1, 1, 0, 254, 121);
+    r_units(&r, 2, 1, 1, 254, 104);
+    expect_exact(&r, 0x7F7F, 0x7F7F8000u, "511*2^119-2^102");
+    expect_ordered(&r, 0x7F7F8000u, 0x7F80, "511*2^119-2^102");
+    /* - 2^104 instead (-1 unit at 360): fp32 0x7F7F7FFF, below the tie in both: 0x7F7F */
+    r_units(&r, 2, 1, 1, 254, 106);
+    expect_exact(&r, 0x7F7F, 0x7F7F7FFFu, "511*2^119-2^104");
+    expect_ordered(&r, 0x7F7F7FFFu, 0x7F7F, "511*2^119-2^104");
+    /* + 2^104: above the tie, Inf in bf16 while fp32 is finite (0x7F7F8001) */
+    r_units(&r, 2, 1, 0, 254, 106);
+    expect_exact(&r, 0x7F80, 0x7F7F8001u, "511*2^119+2^104");
+    expect_ordered(&r, 0x7F7F8001u, 0x7F80, "511*2^119+2^104");
+}
+
+Test(range_edges, combined_scale_past_fp32_with_finite_block_values)
+{
+    row1 r;
+    /* b0 +2^127: 1 unit at e = 383, where 2^(sa+sb-254) = 2^129 is beyond fp32; b1 -3 * 2^126:
+     * 3 units at e = 382; b2 a zero dot at (254, 254) from the pairs (+0.5 x +6, +0.5 x -6):
+     * every product 3 * 2^254 in magnitude, the dot 0.
+     * exact = ordered = 2^127 - 3 * 2^126 = -2^126: 0xFE800000 / 0xFE80 */
+    r_init(&r, 96);
+    r_units(&r, 0, 1, 0, 254, 129);
+    r_units(&r, 1, 3, 1, 254, 128);
+    for (size_t k = 64; k < 96; k++)
+        r_term(&r, k, 1, (uint8_t)(k % 2 ? 15 : 7), 254, 254);
+    expect_exact(&r, 0xFE80, 0xFE800000u, "2^127-3*2^126+0*2^254");
+    expect_ordered(&r, 0xFE800000u, 0xFE80, "2^127-3*2^126+0*2^254");
+    /* the zero dot alone at sa + sb = 508: +0 under both */
+    r_init(&r, 32);
+    for (size_t k = 0; k < 32; k++)
+        r_term(&r, k, 1, (uint8_t)(k % 2 ? 15 : 7), 254, 254);
+    expect_exact(&r, 0x0000, 0x00000000u, "0 at 2^508");
+    expect_ordered(&r, 0x00000000u, 0x0000, "0 at 2^508");
+}
+
+Test(range_edges, combined_scale_below_fp32_subnormals)
+{
+    row1 r;
+    /* 2^-134 (4 units at e = 120: one 0.5 x 2.0 term) is the bf16 midpoint between 0 and
+     * 2^-133. + 12 units at e = 104 (0.5... here 6.0 x 0.5 at sa 1, sb 103): 1.5 * 2^-149, with
+     * 2^(sa+sb-254) = 2^-150 below fp32's subnormals. exact: above the midpoint -> 0x0001, f32
+     * 2^-134 + 1.5 * 2^-149 -> tie -> 0x00008002. ordered: the block rounds once to 2^-148
+     * (tie to even), total 0x00008002 -> 0x0001. */
+    r_init(&r, 64);
+    r_term(&r, 0, 1, 4, 1, 119);
+    r_term(&r, 32, 7, 1, 1, 103);
+    expect_exact(&r, 0x0001, 0x00008002u, "2^-134+12*2^-152");
+    expect_ordered(&r, 0x00008002u, 0x0001, "2^-134+12*2^-152");
+    /* 12 units at e = 2 (12 * 2^-254) instead: exact above the midpoint -> 0x0001 (f32 0x8000
+     * after RNE); ordered: the block rounds to +0 in fp32, total exactly the midpoint -> 0 */
+    r_term(&r, 32, 7, 1, 1, 1);
+    expect_exact(&r, 0x0001, 0x00008000u, "2^-134+12*2^-254");
+    expect_ordered(&r, 0x00008000u, 0x0000, "2^-134+12*2^-254");
+    /* negated: -2^-133 (0x8001) exact, -0 (0x8000) ordered */
+    r_term(&r, 0, 9, 4, 1, 119);
+    r_term(&r, 32, 15, 1, 1, 1);
+    expect_exact(&r, 0x8001, 0x80008000u, "-(2^-134+12*2^-254)");
+    expect_ordered(&r, 0x80008000u, 0x8000, "-(2^-134+12*2^-254)");
+}
+
+Test(range_edges, exact_sum_rounded_to_double)
+{
+    row1 r;
+    /* 510 * 2^120 (two blocks of 255 units at e = 376): past fp32, exact in double */
+    r_init(&r, 64);
+    r_units(&r, 0, 255, 0, 254, 122);
+    r_units(&r, 1, 255, 0, 254, 122);
+    a4w4_dot_operands op = r_op(&r);
+    cr_expect_eq(a4w4_dot_exact_f64(&op), ldexp(510.0, 120));
+    /* the largest block, 4608 * 2^252, and its negation */
+    r_init(&r, 32);
+    for (size_t k = 0; k < 32; k++)
+        r_term(&r, k, 7, 7, 254, 254);
+    op = r_op(&r);
+    cr_expect_eq(a4w4_dot_exact_f64(&op), ldexp(4608.0, 252));
+    for (size_t k = 0; k < 32; k++)
+        r_term(&r, k, 15, 7, 254, 254);
+    op = r_op(&r);
+    cr_expect_eq(a4w4_dot_exact_f64(&op), -ldexp(4608.0, 252));
+    /* 1 + 2^-256: RNE to double (53 bits) -> 1; 2^-256 alone is exact; 0 -> +0 */
+    r_init(&r, 64);
+    r_term(&r, 0, 2, 2, 127, 127);
+    r_term(&r, 32, 1, 1, 0, 0);
+    op = r_op(&r);
+    cr_expect_eq(a4w4_dot_exact_f64(&op), 1.0);
+    r_term(&r, 0, 0, 2, 127, 127);
+    op = r_op(&r);
+    cr_expect_eq(a4w4_dot_exact_f64(&op), ldexp(1.0, -256));
+    r_term(&r, 32, 9, 9, 0, 0); /* (-0.5)(-0.5): +1 unit; with 1 x -1 below, 0 */
+    r_term(&r, 33, 1, 9, 0, 0);
+    op = r_op(&r);
+    double z = a4w4_dot_exact_f64(&op);
+    cr_expect(z == 0.0 && !signbit(z), "an exact zero sum is +0 (%a)", z);
+    /* 1 + 2^-53 + 2^-256: above the double midpoint -> 1 + 2^-52 */
+    r_init(&r, 96);
+    r_term(&r, 0, 2, 2, 127, 127);
+    r_term(&r, 32, 1, 1, 101, 102);
+    r_term(&r, 64, 1, 1, 0, 0);
+    op = r_op(&r);
+    cr_expect_eq(a4w4_dot_exact_f64(&op), 1.0 + 0x1p-52);
+    r.as[2] = 0xFF;
+    op = r_op(&r);
+    cr_expect(isnan(a4w4_dot_exact_f64(&op)), "scale 0xFF: NaN");
+}
+
 Test(ordered, random_against_plain_loop)
 {
     for (int t = 0; t < 1500; t++) {

@@ -227,14 +227,63 @@ Test(sample, covers_tile_boundaries_first_last_and_is_deterministic)
     a4w4_sample_free(&s);
 }
 
-Test(sample, huge_shapes_stay_within_the_work_cap)
+Test(gen, refill_equals_a_whole_shuffle_with_the_new_fills)
+{
+    /* a4w4_case_refill rewrites only the pad cells: the result must be the whole contracts
+     * §3.3 shuffle with the new fills, on pad rows, pad columns and both */
+    static const size_t shapes[][2] = {{257, 288}, {33, 256}, {256, 320}, {5, 32}};
+    static const uint8_t fills[][2] = {{0xFF, 0x7F}, {0x00, 0x7F}, {0x7F, 0x00}, {0x7F, 0xFF},
+                                       {0x11, 0x22}, {0x7F, 0x7F}};
+    for (size_t i = 0; i < 4; i++) {
+        a4w4_case c = mk("refill", shapes[i][0], 32, shapes[i][1], A4W4_REGIME_WIDE, 9 + i);
+        a4w4_sample s;
+        full_sample(&c, &s);
+        a4w4_case_data d;
+        cr_assert_eq(a4w4_case_generate(&c, &s, &d), 0);
+        size_t nb = c.K / 32, len = d.a_scale_shuffled.len;
+        uint8_t *want = malloc(len);
+        for (size_t f = 0; f < 6; f++) {
+            a4w4_case_refill(&d, fills[f][0], fills[f][1], 0x5A);
+            cr_assert_eq(a4w4_act_scale_shuffle(d.a_scale.data, c.M, nb, fills[f][0],
+                                                fills[f][1], want), A4W4_OK);
+            cr_expect_eq(memcmp(d.a_scale_shuffled.data, want, len), 0,
+                         "M %zu K %zu fills 0x%02x 0x%02x", c.M, c.K, fills[f][0], fills[f][1]);
+        }
+        free(want);
+        a4w4_case_data_free(&d);
+        a4w4_sample_free(&s);
+    }
+}
+
+/* 1 when every A4W4_SAMPLE_TILE-tile of an axis of length len has an index in v[0..n). */
+static int every_tile(const size_t *v, size_t n, size_t len)
+{
+    size_t tiles = (len + A4W4_SAMPLE_TILE - 1) / A4W4_SAMPLE_TILE, seen = 0, last = SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] / A4W4_SAMPLE_TILE != last) {
+            last = v[i] / A4W4_SAMPLE_TILE;
+            seen++;
+        }
+    return seen == tiles;
+}
+
+Test(sample, huge_shapes_stay_within_the_work_cap_but_keep_every_tile_index)
 {
     a4w4_sample s;
+    /* 16 x 3717 tiles of 256: the kept indices alone (first, last, one per tile) are all that
+     * is left, a little above the cap; every tile index on both axes is there */
     cr_assert_eq(a4w4_sample_make(4096, 951552, 4352, 1, "huge", 0, &s), 0);
-    cr_expect_leq((unsigned long long)s.nrows * s.ncols * (4352 / 32), A4W4_SAMPLE_BLOCK_DOTS);
+    cr_expect_leq(s.nrows, 2 + 16);
+    cr_expect_leq(s.ncols, 2 + 3717);
+    cr_expect(every_tile(s.rows, s.nrows, 4096) && every_tile(s.cols, s.ncols, 951552));
     cr_expect_eq(s.rows[0], 0);
     cr_expect_eq(s.rows[s.nrows - 1], 4095);
     cr_expect_eq(s.cols[s.ncols - 1], 951551);
+    a4w4_sample_free(&s);
+    /* a grid of 33 x 32 tiles (1056, past 1024) at K = 16384: within the cap, every tile */
+    cr_assert_eq(a4w4_sample_make(8193, 8192, 16384, 2, "grid", 0, &s), 0);
+    cr_expect_leq((unsigned long long)s.nrows * s.ncols * (16384 / 32), A4W4_SAMPLE_BLOCK_DOTS);
+    cr_expect(every_tile(s.rows, s.nrows, 8193) && every_tile(s.cols, s.ncols, 8192));
     a4w4_sample_free(&s);
 }
 

@@ -187,3 +187,71 @@ Test(hazard_shapes, m64_n192_k1024_is_tuned_so_ok_although_its_tile_does_not_fit
     cr_expect_eq(pol.decision, A4W4_DECIDE_ASM);
     cr_expect_eq(h.cls, A4W4_HAZARD_OK, "%s", a4w4_hazard_class_name(h.cls));
 }
+
+/* ------------------------------------------------- the field's bug record as rules */
+
+static unsigned bugs(int M, int N, int K, int is_asm, int tm, int tn, int split, int kpre,
+                     int policy_asm)
+{
+    a4w4_bug_shape s = {M, N, K, 1, is_asm, tm, tn, split, kpre, 1, policy_asm};
+    return a4w4_bugs_of(&s);
+}
+
+#define BIT(b) (1u << (b))
+
+Test(bug_rules, each_rule_flags_its_shapes_and_not_the_next_one)
+{
+    cr_expect_eq(bugs(16, 1024, 1664, 1, 32, 128, 1, 1, 1), BIT(A4W4_BUG_AITER_4176));
+    cr_expect_eq(bugs(16, 1024, 1792, 1, 32, 128, 1, 1, 1), 0, "K = 7 x 256");
+    cr_expect_eq(bugs(16, 1024, 1664, 0, 0, 0, 1, -1, 1), BIT(A4W4_BUG_CK_11774),
+                 "a CK route: not the ASM launcher's K bug; CK with M < 32");
+    cr_expect_eq(bugs(16, 1024, 5120, 1, 256, 256, 4, 1, 1), BIT(A4W4_BUG_AITER_5261));
+    cr_expect_eq(bugs(65, 1024, 768, 1, 32, 128, 1, 1, 1), BIT(A4W4_BUG_AITER_5377));
+    cr_expect_eq(bugs(64, 1024, 768, 1, 32, 128, 1, 1, 1), 0, "M = 64 is outside (64, 256]");
+    cr_expect_eq(bugs(257, 1024, 768, 1, 32, 128, 1, 1, 1), 0);
+    cr_expect_eq(bugs(32, 1024, 5120, 0, 0, 0, 1, -1, 1), 0, "CK with M = 32");
+    cr_expect_eq(bugs(16, 1024, 5120, 1, 256, 256, 1, 0, 1), BIT(A4W4_BUG_SGLANG_26884));
+    cr_expect_eq(bugs(16384, 800, 5120, 1, 128, 512, 1, 1, 1), BIT(A4W4_BUG_TILE_128X512));
+    cr_expect_eq(bugs(16384, 1024, 5120, 1, 128, 512, 1, 1, 1), 0, "N % 512 == 0");
+    cr_expect_eq(bugs(16, 1024, 5120, 1, 32, 128, 1, 1, 0), BIT(A4W4_BUG_TRITON_11624),
+                 "the Triton path: the data rule");
+}
+
+Test(bug_rules, every_rule_has_a_citation_and_shape_rules_flag_something)
+{
+    size_t n;
+    const a4w4_bug_rule *r = a4w4_bug_rules(&n);
+    cr_assert_eq(n, A4W4_BUG_COUNT);
+    for (size_t i = 0; i < n; i++) {
+        cr_expect(strstr(r[i].url, "https://") == r[i].url, "%s", r[i].id);
+        cr_expect(r[i].citation[0] && r[i].what[0] && r[i].rule[0], "%s", r[i].id);
+    }
+    char buf[128];
+    cr_expect_str_eq(a4w4_bugs_text(BIT(A4W4_BUG_AITER_4176) | BIT(A4W4_BUG_CK_11774), ", ", 1,
+                                    buf, sizeof buf),
+                     "ROCm/aiter#4176, ROCm/rocm-libraries#11774");
+}
+
+/* A real tuned row: AITER's table names the 128x512 tile for N = 800 (N % 512 != 0), which
+ * its own heuristic would never pick (contracts §5.3). */
+Test(bug_rules, the_tuned_table_names_the_128x512_tile_for_n_800)
+{
+    a4w4_tuned_table t = {0};
+    a4w4_kernel_table k = {0};
+    char err[512];
+    cr_assert_eq(a4w4_tuned_load(&t, A4W4_SOURCE_DIR "/cases/aiter/a4w4_blockscale_tuned_gemm.csv",
+                                 err, sizeof err), A4W4_OK, "%s", err);
+    cr_assert_eq(a4w4_kernels_load(&k, KERNELS, NULL, err, sizeof err), A4W4_OK, "%s", err);
+    static const a4w4_heur_params hp = {"gfx950", 256, 0, 1};
+    a4w4_route r;
+    cr_assert_eq(a4w4_route_shape(&t, &k, &hp, 16384, 800, 5120, &r, err, sizeof err), A4W4_OK,
+                 "%s", err);
+    cr_assert(r.is_asm && r.tile_m == 128 && r.tile_n == 512, "the tuned pick is 128x512");
+    a4w4_policy_result pr = {0};
+    pr.decision = A4W4_DECIDE_ASM;
+    a4w4_bug_shape s;
+    a4w4_bug_shape_of(16384, 800, 5120, &r, &k, 1, &pr, &s);
+    cr_expect_eq(a4w4_bugs_of(&s), BIT(A4W4_BUG_TILE_128X512));
+    a4w4_tuned_free(&t);
+    a4w4_kernels_free(&k);
+}

@@ -65,7 +65,7 @@ static int run_gemm(const a4w4_backend_type *t, gcase *g, uint16_t *y)
     char why[256] = "";
     for (size_t k = 0; k < g->c.M * g->c.N; k++)
         y[k] = A4W4_POISON_BF16;
-    a4w4_run_args a = {&g->c, &g->d, &g->s, y, why, sizeof why, NULL};
+    a4w4_run_args a = {.c = &g->c, .d = &g->d, .s = &g->s, .y = y, .why = why, .whylen = sizeof why};
     return t->run(NULL, &a);
 }
 
@@ -267,6 +267,107 @@ Test(gemm_mutants, zero_sign_wrong_only_on_the_all_minus_zero_output)
     size_t a, t;
     gemm_diff("mut-zero-sign", 9, 64, 512, "wide", 7010, 1, 0, 9, &a, &t);
     cr_expect_eq(t, 0, "wide data (no all -0 output): must be right, %zu differ", t);
+}
+
+Test(gemm_mutants, bf16_saturate_wrong_exactly_where_ordered_overflows)
+{
+    /* range data (kind 0 rows 0 and 4: totals at and past bf16's largest finite value): the
+     * mutant gives +-0x7F7F where ordered(1) gives +-Inf, and is right everywhere else */
+    gcase g;
+    gen(&g, 16, 64, 1024, "range", 5001);
+    uint16_t *y = malloc(16 * 64 * 2), *o = malloc(16 * 64 * 2);
+    cr_assert(y && o);
+    cr_assert_eq(run_gemm(mut("mut-bf16-saturate"), &g, y), A4W4_OK);
+    oracle(&g, 1, o);
+    size_t inf = 0, wrong = 0, other = 0;
+    for (size_t k = 0; k < 16 * 64; k++) {
+        int is_inf = (o[k] & 0x7FFF) == 0x7F80;
+        inf += (size_t)is_inf;
+        wrong += is_inf && y[k] == ((o[k] & 0x8000) | 0x7F7F);
+        other += !is_inf && !same(y[k], o[k]);
+    }
+    cr_expect_gt(inf, 50, "range data must hold +-Inf outputs (%zu)", inf);
+    cr_expect_eq(wrong, inf, "every Inf must come out +-0x7F7F (%zu of %zu)", wrong, inf);
+    cr_expect_eq(other, 0, "finite outputs must be right (%zu differ)", other);
+    free(y);
+    free(o);
+    gfree(&g);
+    size_t a, t;
+    gemm_diff("mut-bf16-saturate", 16, 64, 1024, "wide", 5001, 1, 0, 16, &a, &t);
+    cr_expect_eq(t, 0, "wide data (no overflow): must be right, %zu differ", t);
+}
+
+Test(gemm_mutants, scale_f32_first_wrong_on_range_data_right_inside_fp32)
+{
+    size_t row1, row3, t;
+    /* kind 1 (row 1): sa + sb >= 382 in every output (2^127 at 383, zero dots at 384..508):
+     * Inf or NaN for a finite total; kind 3 (row 3): the block at sa + sb <= 104 is lost in
+     * variants 0, 1, 2, 3 and 7 (0x0000 for 0x0001), right in 4, 5 and 6 */
+    gemm_diff("mut-scale-f32-first", 9, 16, 1024, "range", 5001, 1, 1, 2, &row1, &t);
+    cr_expect_eq(row1, 15, "row 1 (kind 1) must be wrong but in the NaN column (%zu)", row1);
+    gemm_diff("mut-scale-f32-first", 9, 16, 1024, "range", 5001, 1, 3, 4, &row3, &t);
+    cr_expect_eq(row3, 9, "row 3 (kind 3): 5 of columns 0-7, 4 of 9-15 (8 is NaN): %zu", row3);
+    static const char *const inside[] = {"wide", "tiny", "code0", "special"};
+    for (int r = 0; r < 4; r++) {
+        gemm_diff("mut-scale-f32-first", 16, 64, 1024, inside[r], 5001, 1, 0, 16, &row1, &t);
+        cr_expect_eq(t, 0, "%s (combined scales inside fp32): must be right, %zu differ",
+                     inside[r], t);
+    }
+}
+
+Test(gemm_mutants, bucket_rows64_wrong_from_row_64_only_for_m_in_65_to_128)
+{
+    size_t hi, t;
+    gemm_diff("mut-bucket-rows64", 65, 64, 256, "normal", 21, 1, 64, 65, &hi, &t);
+    cr_expect_gt(hi, 32, "M=65: row 64 reads row 0's scales (%zu of 64 differ)", hi);
+    cr_expect_eq(t, hi, "rows 0..63 must be right (%zu vs %zu)", t, hi);
+    gemm_diff("mut-bucket-rows64", 128, 64, 256, "wide", 21, 1, 64, 128, &hi, &t);
+    cr_expect_gt(hi, 64 * 32, "M=128: rows 64..127 wrong (%zu)", hi);
+    gemm_diff("mut-bucket-rows64", 64, 64, 256, "normal", 21, 1, 0, 64, &hi, &t);
+    cr_expect_eq(t, 0, "M=64 (the bucket below): must be right, %zu differ", t);
+    gemm_diff("mut-bucket-rows64", 129, 64, 256, "normal", 21, 1, 0, 129, &hi, &t);
+    cr_expect_eq(t, 0, "M=129 (the bucket above): must be right, %zu differ", t);
+}
+
+/* The mutant on rows {0, M-1} x columns {0, N-1} of an M x N x 256 case (only those rows are
+ * generated): outputs that differ from ordered(1), of 4. */
+static size_t persist_diff(size_t M, size_t N)
+{
+    size_t rows[2] = {0, M - 1}, cols[2] = {0, N - 1};
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "persist_%zu_%zu", M, N);
+    c.M = M;
+    c.N = N;
+    c.K = 256;
+    c.seed = 31;
+    cr_assert_eq(a4w4_regime_parse("normal", &c.regime, &c.mode), 0);
+    snprintf(c.regime_text, sizeof c.regime_text, "normal");
+    a4w4_sample s = {rows, 2, cols, 2, 0};
+    a4w4_case_data d;
+    cr_assert_eq(a4w4_case_generate(&c, &s, &d), A4W4_OK);
+    uint16_t y[4] = {A4W4_POISON_BF16, A4W4_POISON_BF16, A4W4_POISON_BF16, A4W4_POISON_BF16};
+    char why[256] = "";
+    a4w4_run_args a = {.c = &c, .d = &d, .s = &s, .y = y, .why = why, .whylen = sizeof why};
+    cr_assert_eq(mut("mut-persistent-skip")->run(NULL, &a), A4W4_OK, "%s", why);
+    size_t diff = 0, nb = c.K / 32;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            a4w4_dot_operands op = {d.a_fp4.data + rows[i] * c.K / 2, d.a_scale.data + rows[i] * nb,
+                                    d.w_fp4.data + cols[j] * c.K / 2, d.w_scale.data + cols[j] * nb,
+                                    c.K};
+            diff += !same(y[i * 2 + j], a4w4_f32_to_bf16(a4w4_dot_ordered(&op, 1)));
+        }
+    a4w4_case_data_free(&d);
+    return diff;
+}
+
+Test(gemm_mutants, persistent_skip_wrong_from_tile_256_on)
+{
+    /* 17 x 16 tiles of 256x256: row 4096 is in tiles 256..271, row 0 in tiles 0..15 */
+    cr_expect_eq(persist_diff(4097, 4096), 2, "M=4097, N=4096: the last row's two outputs");
+    /* 16 x 16 = 256 tiles: one round, right everywhere */
+    cr_expect_eq(persist_diff(4096, 4096), 0, "M=4096, N=4096 (256 tiles): must be right");
 }
 
 /* Pad mutants: right with the default pad 0x7F, wrong once the harness refills the pad rows
@@ -499,7 +600,8 @@ Test(table, every_mutant_is_tested_here_and_none_is_a_default_backend)
         "mut-mode-ceil", "mut-mode-even", "mut-e2m1-trunc", "mut-drop-kblock",
         "mut-rows-small-n", "mut-splitk-bf16", "mut-tail-unwritten", "mut-read-past-a",
         "mut-bounded-drop-block", "mut-flush-subnormal", "mut-zero-sign",
-        "mut-act-scale-stride"};
+        "mut-act-scale-stride", "mut-bf16-saturate", "mut-scale-f32-first",
+        "mut-bucket-rows64", "mut-persistent-skip"};
     size_t n, nb;
     const a4w4_backend_type *const *t = a4w4_mutant_types(&n);
     const a4w4_backend_type *const *b = a4w4_backend_types(&nb);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "results.h"
@@ -182,27 +183,76 @@ Test(judge, results_write_judges_a_document_without_a_verdict_over_its_own_items
     cJSON_Delete(d);
 }
 
-Test(stream, load_counts_the_complete_case_lines)
+/* Write text as DIR/results.jsonl (dir: a fresh scratch directory named tag). */
+static void stream_file(char *dir, size_t len, const char *tag, const char *text)
 {
-    char dir[4096], err[512], path[4200];
-    scratch(dir, sizeof dir, "stream_items");
+    char path[4200];
+    scratch(dir, len, tag);
     snprintf(path, sizeof path, "%s/results.jsonl", dir);
     FILE *f = fopen(path, "wb");
     cr_assert_not_null(f);
-    fputs("{\"a4w4check_header\":{\"schema\":\"a4w4check-results/1\",\"shard_items\":5}}\n"
-          "{\"case\":\"a\",\"entries\":[{\"name\":\"a\"},{\"name\":\"a\"}]}\n"
-          "{\"case\":\"b\",\"entries\":[]}\n"
-          "{\"case\":\"c\",\"entr", /* torn by a kill */
-          f);
+    fputs(text, f);
     fclose(f);
+}
+
+#define HEADER_2 "{\"a4w4check_header\":{\"schema\":\"a4w4check-results/1\",\"shard_items\":5," \
+                 "\"backends\":[\"oracle\",\"cpu-asm\"],\"contracts\":{\"cpu-asm\":\"ordered(1)\"}}}\n"
+#define ENTRY(n, b) "{\"name\":\"" n "\",\"backend\":\"" b "\",\"verdict\":\"n/a\"}"
+
+/* Items are counted once each, and only with every entry the header promises: a repeated
+ * line in place of a missing item, or a line that lost an entry, is dropped (reproducer: a
+ * shard whose results.jsonl has line 3 copied over line 4 merged as "36 of 36 items"). */
+Test(stream, load_counts_distinct_complete_items)
+{
+    char dir[4096], err[512];
+    stream_file(dir, sizeof dir, "stream_items", HEADER_2
+        "{\"case\":\"a\",\"entries\":[" ENTRY("a", "oracle") "," ENTRY("a", "cpu-asm") "]}\n"
+        "{\"case\":\"b\",\"entries\":[]}\n"
+        "{\"case\":\"a\",\"entries\":[" ENTRY("a", "oracle") "," ENTRY("a", "cpu-asm") "]}\n"
+        "{\"case\":\"d\",\"entries\":[" ENTRY("d", "oracle") "]}\n"
+        "{\"case\":\"e\",\"entries\":[" ENTRY("e", "oracle") "," ENTRY("x", "cpu-asm") "]}\n"
+        "{\"case\":\"golden/q\",\"entries\":[" ENTRY("golden/q", "oracle") "]}\n"
+        "{\"case\":\"c\",\"entr"); /* torn by a kill */
     cJSON *h = NULL;
-    size_t items = 99;
-    cJSON *doc = a4w4_stream_load_items(dir, &h, &items, err, sizeof err);
+    a4w4_stream_tally t;
+    cJSON *doc = a4w4_stream_load_items(dir, &h, &t, err, sizeof err);
     cr_assert_not_null(doc, "%s", err);
-    cr_expect_eq(items, 2, "a and b; the torn line does not count");
-    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "cases")), 2);
+    cr_expect_eq(t.items, 2, "a and golden/q (a quantization bundle: the oracle alone)");
+    cr_expect_eq(t.dropped, 4, "b (no entries), a again, d (1 of 2), e (foreign entry)");
+    cr_expect(strstr(t.first_dropped, "line 3 (b): no entries") != NULL, "%s", t.first_dropped);
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "cases")), 3, "a's two, golden/q's");
     cJSON_Delete(doc);
     cJSON_Delete(h);
+}
+
+/* An entry whose own fields contradict its verdict makes the stream unreadable (reproducer:
+ * an entry edited to "pass" with 12 mismatches merged as PASS). */
+Test(stream, load_refuses_an_entry_that_contradicts_its_verdict)
+{
+    char dir[4096], err[512] = "";
+    stream_file(dir, sizeof dir, "stream_contra", HEADER_2
+        "{\"case\":\"a\",\"entries\":[" ENTRY("a", "oracle") ",{\"name\":\"a\",\"backend\":"
+        "\"cpu-asm\",\"verdict\":\"pass\",\"checked_outputs\":64,\"mismatches\":12}]}\n");
+    cJSON *h = NULL;
+    a4w4_stream_tally t;
+    cr_expect_null(a4w4_stream_load_items(dir, &h, &t, err, sizeof err));
+    cr_expect(strstr(err, "(case a on cpu-asm) records verdict pass with 12 mismatches") != NULL,
+              "%s", err);
+}
+
+/* A FIFO in place of results.jsonl is refused at once, never read (reproducer: mkfifo
+ * shard/results.jsonl; merge blocked forever). */
+Test(stream, load_refuses_a_fifo_without_blocking, .timeout = 10)
+{
+    char dir[4096], path[4200], err[512] = "";
+    scratch(dir, sizeof dir, "stream_fifo");
+    snprintf(path, sizeof path, "%s/results.jsonl", dir);
+    unlink(path);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    cJSON *h = NULL;
+    a4w4_stream_tally t;
+    cr_expect_null(a4w4_stream_load_items(dir, &h, &t, err, sizeof err));
+    cr_expect(strstr(err, "not a regular file (a FIFO)") != NULL, "%s", err);
 }
 
 /* One skipped entry among comparisons (a bundle with no output file for one case) is an

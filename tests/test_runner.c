@@ -13,12 +13,16 @@
 #include "backend.h"
 #include "gen.h"
 #include "runner.h"
+#include "test_util.h"
 
 /* A correct ordered(1) GEMM from the oracle, then a per-test fault applied to its output. */
 typedef enum { F_NONE, F_UNWRITTEN, F_FLIP_ONE, F_NAN_EVERYWHERE, F_OOB_WRITE, F_READ_ROW_PAD,
-               F_BF16_NEIGHBOUR, F_SPLIT4, F_ATOMIC, F_TREE } fault;
+               F_BF16_NEIGHBOUR, F_SPLIT4, F_ATOMIC, F_TREE, F_CODE0_126, F_Y_PAST_END,
+               F_Y_BEFORE, F_WRITE_INPUT, F_TIMEOUT } fault;
 static a4w4_tree g_tree; /* F_TREE: the order the backend keeps (its plain oracle) */
 static fault g_fault;
+static int g_code0 = A4W4_CODE0_BOTH; /* the runner's reading of E8M0 code 0 in run_one */
+static int g_as126; /* the backend reads E8M0 code 0 as 2^-126 whatever its fault */
 static unsigned g_atomic_S = 4;   /* F_ATOMIC: the split count */
 static uint64_t g_order_seed = 1; /* F_ATOMIC: the orders' random stream */
 
@@ -76,11 +80,25 @@ static int run_fault(void *ctx, const a4w4_run_args *a)
     const a4w4_case_data *d = a->d;
     const a4w4_sample *s = a->s;
     size_t nb = d->K / 32;
+    if (g_fault == F_TIMEOUT) {
+        snprintf(a->why, a->whylen, "timed out after 1 s");
+        return A4W4_RUN_TIMEOUT;
+    }
     for (size_t i = 0; i < s->nrows; i++)
         for (size_t j = 0; j < s->ncols; j++) {
             size_t m = s->full ? i : s->rows[i], n = s->full ? j : s->cols[j];
             a4w4_dot_operands op = {d->a_fp4.data + m * d->K / 2, d->a_scale.data + m * nb,
                                     d->w_fp4.data + n * d->K / 2, d->w_scale.data + n * nb, d->K};
+            uint8_t as[1024], ws[1024]; /* F_CODE0_126: the scales with code 0 read as 2^-126 */
+            if (g_fault == F_CODE0_126 || g_as126) {
+                cr_assert(nb <= 1024);
+                for (size_t k = 0; k < nb; k++) {
+                    as[k] = op.a_scale[k] ? op.a_scale[k] : 0x01;
+                    ws[k] = op.w_scale[k] ? op.w_scale[k] : 0x01;
+                }
+                op.a_scale = as;
+                op.w_scale = ws;
+            }
             if (g_fault == F_TREE) {
                 cr_assert_eq(a4w4_dot_tree(&op, &g_tree, &a->y[i * s->ncols + j], NULL), A4W4_OK);
                 continue;
@@ -113,6 +131,13 @@ static int run_fault(void *ctx, const a4w4_run_args *a)
             a->y[k] = 0x7FC0;
     if (g_fault == F_OOB_WRITE)
         ((uint8_t *)d->w_fp4.data)[d->w_fp4.len + 7] ^= 0xFF;
+    if (g_fault == F_Y_PAST_END)
+        for (size_t k = 0; k < 64; k++)
+            a->y[n + k] = 0x3F80;
+    if (g_fault == F_Y_BEFORE)
+        a->y[-1] = 0x3F80;
+    if (g_fault == F_WRITE_INPUT)
+        ((uint8_t *)d->a_scale.data)[0] ^= 0x01;
     return A4W4_OK;
 }
 
@@ -121,17 +146,23 @@ static a4w4_backend_type fault_type = {
 
 static uint64_t g_seed = 17;
 
+/* The fault backend as an instance named "fault" keeping contract. */
+static void fault_backend(a4w4_backend *b, const char *contract, unsigned split, int asm_layout)
+{
+    memset(b, 0, sizeof *b);
+    b->type = &fault_type;
+    snprintf(b->name, sizeof b->name, "fault");
+    snprintf(b->contract, sizeof b->contract, "%s", contract);
+    b->split = split;
+    b->asm_layout = asm_layout;
+}
+
 static a4w4_entry_list run_one(const char *contract, unsigned split, int asm_layout,
                                a4w4_regime regime, size_t M, size_t N, size_t K, int *fails)
 {
     a4w4_backend b;
-    memset(&b, 0, sizeof b);
-    b.type = &fault_type;
-    snprintf(b.name, sizeof b.name, "fault");
-    snprintf(b.contract, sizeof b.contract, "%s", contract);
-    b.split = split;
-    b.asm_layout = asm_layout;
-    a4w4_runner r = {&b, 1, 0, NULL, 0};
+    fault_backend(&b, contract, split, asm_layout);
+    a4w4_runner r = {.backends = &b, .nbackends = 1, .code0_reading = g_code0};
     a4w4_case c;
     memset(&c, 0, sizeof c);
     snprintf(c.name, sizeof c.name, "rt");
@@ -302,6 +333,157 @@ Test(runner, a_write_past_an_input_fails_as_out_of_bounds)
     a4w4_entry_list_free(&en);
 }
 
+/* Writes outside y or into an operand fail the entry, naming what was written (reproducer:
+ * a kernel writing y[-1] or 64 values past y passed; one writing into its operands too). */
+Test(runner, writes_outside_y_or_into_an_operand_fail_naming_them)
+{
+    static const struct {
+        fault f;
+        const char *says;
+    } t[] = {{F_Y_PAST_END, "wrote 64 values past the end of y"},
+             {F_Y_BEFORE, "wrote 1 value before y (down to y[-1])"},
+             {F_WRITE_INPUT, "wrote into its input a_scale (its bytes changed during the call)"}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        g_fault = t[i].f;
+        int fails;
+        a4w4_entry_list en = run_one("ordered(1)", 1, 1, A4W4_REGIME_EXACT, 33, 64, 512, &fails);
+        const a4w4_entry_result *e = entry_of(&en, "fault");
+        cr_expect_str_eq(verdict(e), "fail", "%s", t[i].says);
+        cr_expect(strstr(note(e), t[i].says) != NULL, "%s: %s", t[i].says, note(e));
+        cr_expect_eq(e->mismatches, 0, "its outputs are right: only the write fails it");
+        a4w4_entry_list_free(&en);
+    }
+}
+
+/* E8M0 code 0 (contracts §1), on a case where reading it as 2^-126 changes outputs: judged
+ * under both readings by default, an entry matching only one is ambiguous, never a pass, and
+ * makes no failure; a stated reading judges under it alone. Reproducer: code-0 entries were
+ * written "pass" with ambiguous true. */
+Test(runner, code0_results_are_ambiguous_unless_both_readings_agree_or_one_is_stated)
+{
+    static const struct {
+        fault f;
+        int policy;
+        const char *want;
+    } t[] = {{F_NONE, A4W4_CODE0_BOTH, "ambiguous"},     {F_CODE0_126, A4W4_CODE0_BOTH, "ambiguous"},
+             {F_NONE, A4W4_CODE0_OCP, "pass"},           {F_CODE0_126, A4W4_CODE0_OCP, "fail"},
+             {F_NONE, A4W4_CODE0_DRIVER, "fail"},        {F_CODE0_126, A4W4_CODE0_DRIVER, "pass"},
+             {F_FLIP_ONE, A4W4_CODE0_BOTH, "fail"}};
+    g_seed = 7014; /* cases/selftest.csv's code-0 case: 2^-126 changes 211 of its outputs */
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        g_fault = t[i].f;
+        g_code0 = t[i].policy;
+        int fails;
+        a4w4_entry_list en = run_one("ordered(1)", 1, 0, A4W4_REGIME_CODE0, 16, 64, 256, &fails);
+        const a4w4_entry_result *e = entry_of(&en, "fault");
+        cr_expect_str_eq(verdict(e), t[i].want, "case %zu: %s", i, note(e));
+        cr_expect_eq(e->ambiguous, !strcmp(t[i].want, "ambiguous"), "case %zu", i);
+        cr_expect_eq(fails, !strcmp(t[i].want, "fail"), "case %zu", i);
+        cr_expect(strstr(note(e), "contracts §1") != NULL, "case %zu: %s", i, note(e));
+        a4w4_entry_list_free(&en);
+    }
+    g_seed = 17;
+    g_code0 = A4W4_CODE0_BOTH;
+}
+
+/* The two readings of E8M0 code 0 (contracts §1) under a tree contract (contracts §4.2):
+ * the tree oracle over the operands read either way; a kernel keeping the tree is ambiguous
+ * under both readings, passes under its own stated one and fails under the other.
+ * Reproducer: a tree-contract backend on a code-0 case was judged under 2^-127 only. */
+Test(runner, code0_is_read_both_ways_under_a_tree_contract)
+{
+    static const char *const tree = "tree(order=desc,final=rz)";
+    a4w4_contract k;
+    cr_assert_eq(a4w4_contract_parse(tree, &k, NULL, 0), A4W4_OK);
+    g_tree = k.tree;
+    static const struct {
+        int as126, policy;
+        const char *want;
+    } t[] = {{0, A4W4_CODE0_BOTH, "ambiguous"}, {1, A4W4_CODE0_BOTH, "ambiguous"},
+             {0, A4W4_CODE0_OCP, "pass"},       {1, A4W4_CODE0_OCP, "fail"},
+             {1, A4W4_CODE0_DRIVER, "pass"},    {0, A4W4_CODE0_DRIVER, "fail"}};
+    g_seed = 7014; /* the code-0 case of the test above */
+    g_fault = F_TREE;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        g_as126 = t[i].as126;
+        g_code0 = t[i].policy;
+        int fails;
+        a4w4_entry_list en = run_one(tree, 1, 0, A4W4_REGIME_CODE0, 16, 64, 256, &fails);
+        const a4w4_entry_result *e = entry_of(&en, "fault");
+        cr_expect_str_eq(verdict(e), t[i].want, "case %zu: %s", i, note(e));
+        cr_expect_eq(e->not_judged, !strcmp(t[i].want, "ambiguous") ? 16 * 64 : 0,
+                     "case %zu: an ambiguous entry's outputs are not judged", i);
+        a4w4_entry_list_free(&en);
+    }
+    g_as126 = 0;
+    g_fault = F_NONE;
+    g_seed = 17;
+    g_code0 = A4W4_CODE0_BOTH;
+}
+
+/* Exact is judged inside the exact regime only (contracts §4.1), and there under both
+ * readings of E8M0 code 0: one output of two 32-blocks, A's first at code 0 against W at
+ * 254 (3 units: 0.75 read as 2^-127, 1.5 as 2^-126), the second 0.25; y the exact sum under
+ * either reading, or neither. */
+Test(runner, code0_is_read_both_ways_under_exact_inside_the_exact_regime)
+{
+    uint8_t a[32] = {0}, w[32] = {0}, as[2] = {0, 127}, ws[2] = {254, 127}, as1[2] = {1, 127};
+    tu_units_block(a, w, 3, 0);
+    tu_units_block(a + 16, w + 16, 1, 0);
+    a4w4_dot_operands o127 = {a, as, w, ws, 64}, o126 = {a, as1, w, ws, 64};
+    uint16_t y127, y126, y_neither = 0x3F00; /* 1.0, 1.75, 0.5 */
+    a4w4_dot_exact(&o127, &y127, NULL);
+    a4w4_dot_exact(&o126, &y126, NULL);
+    cr_assert_eq(y127, 0x3F80);
+    cr_assert_eq(y126, 0x3FE0);
+    const struct {
+        const uint16_t *y;
+        int policy;
+        const char *want;
+    } t[] = {{&y127, A4W4_CODE0_BOTH, "ambiguous"}, {&y126, A4W4_CODE0_BOTH, "ambiguous"},
+             {&y127, A4W4_CODE0_OCP, "pass"},       {&y126, A4W4_CODE0_OCP, "fail"},
+             {&y126, A4W4_CODE0_DRIVER, "pass"},    {&y127, A4W4_CODE0_DRIVER, "fail"},
+             {&y_neither, A4W4_CODE0_BOTH, "fail"}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        a4w4_judge_input in = {"capture/code0", "capture", "capture:op", "exact", a, as, w, ws,
+                               1, 1, 64, t[i].y, t[i].policy};
+        a4w4_entry_result e;
+        memset(&e, 0, sizeof e);
+        cr_assert_eq(a4w4_judge_outputs(&in, &e), A4W4_ST_OK);
+        cr_expect_str_eq(verdict(&e), t[i].want, "case %zu: %s", i, note(&e));
+        cr_expect_eq(e.judged_bit_exact, !strcmp(t[i].want, "ambiguous") ? 0 : 1, "case %zu",
+                     i);
+    }
+}
+
+/* A backend whose calls time out twice in a row is not called again: its later entries fail
+ * "not run" at once (reproducer: a plugin hanging on every call cost --timeout per case). */
+Test(runner, a_backend_that_timed_out_twice_in_a_row_is_not_called_again)
+{
+    a4w4_backend b;
+    fault_backend(&b, "ordered(1)", 1, 0);
+    a4w4_runner r = {.backends = &b, .nbackends = 1};
+    g_fault = F_TIMEOUT;
+    static const char *const want[4] = {"timed out", "timed out", "not run", "not run"};
+    for (int i = 0; i < 4; i++) {
+        a4w4_case c;
+        memset(&c, 0, sizeof c);
+        snprintf(c.name, sizeof c.name, "t%d", i);
+        c.M = 2, c.N = 32, c.K = 64, c.regime = A4W4_REGIME_EXACT, c.seed = (uint64_t)i + 1;
+        a4w4_entry_list en = {0};
+        char err[256];
+        cr_assert_eq(a4w4_run_case(&r, &c, &en, err, sizeof err), A4W4_ST_OK, "%s", err);
+        const a4w4_entry_result *e = entry_of(&en, "fault");
+        cr_expect_str_eq(verdict(e), "fail");
+        cr_expect_str_eq(e->aborted, want[i], "case %d: %s", i, note(e));
+        if (i >= 2)
+            cr_expect(strstr(note(e), "not run: backend hung 2 times in a row") != NULL, "%s",
+                      note(e));
+        a4w4_entry_list_free(&en);
+    }
+    g_fault = F_NONE;
+}
+
 Test(runner, reading_the_row_pad_is_reported_pad_dependent)
 {
     g_fault = F_READ_ROW_PAD;
@@ -356,15 +538,21 @@ Test(runner, bounded_contract_accepts_atomic_ulps_and_exact_contract_does_not)
 
 /* A correct bf16-atomic split-K (random orders of blocks and of splits) declared bounded(S)
  * passes on every regime, with the per-entry bound fields set; the bound is used (a correct
- * result comes within a visible fraction of it) yet never exceeded. */
+ * result comes within a visible fraction of it) yet never exceeded. The range regime's
+ * outputs at and past bf16's largest value round to +-Inf or NaN on some splits and orders,
+ * which the model allows there (contracts §4.3). Reproducer of the bug this holds fixed: a
+ * range case through a bounded(4) backend failed with "got 0x7f80 expected 0x7f80 ... outside
+ * the bounded(4) bound" (the Inf of 511 * 2^119 measured from a finite fp32 exact value). */
 Test(runner, a_correct_bf16_atomic_splitk_passes_within_the_per_output_bound)
 {
     static const a4w4_regime regimes[] = {A4W4_REGIME_EXACT, A4W4_REGIME_NORMAL,
                                           A4W4_REGIME_WIDE, A4W4_REGIME_SPECIAL,
-                                          A4W4_REGIME_CODE0};
+                                          A4W4_REGIME_CODE0, A4W4_REGIME_TINY,
+                                          A4W4_REGIME_RANGE};
     static const unsigned splits[] = {1, 2, 4, 8};
     static const size_t Ks[] = {512, 2048, 4096};
     g_fault = F_ATOMIC;
+    g_code0 = A4W4_CODE0_OCP; /* the bound, not the reading of code 0, is under test here */
     double most = 0;
     for (size_t r = 0; r < sizeof regimes / sizeof regimes[0]; r++)
         for (size_t si = 0; si < 4; si++)
@@ -523,7 +711,7 @@ static void *case_thread(void *arg)
     snprintf(b.name, sizeof b.name, "%s", b.type->name);
     snprintf(b.contract, sizeof b.contract, "ordered(1)");
     b.split = 1;
-    a4w4_runner r = {&b, 1, 0, NULL, 0};
+    a4w4_runner r = {.backends = &b, .nbackends = 1};
     for (int i = 0; i < 4; i++) {
         a4w4_case c;
         memset(&c, 0, sizeof c);
@@ -595,7 +783,8 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
         "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags", "run_ms",
         "y_hash", "pad_variants", "checked_outputs", "sampled", "verdict", "mismatches",
         "unwritten", "max_ulp", "first_mismatches", "time_ms", "exact_regime_outputs",
-        "judged_bit_exact", "judged_in_bound", "not_judged", "route", "policy", "hazard"};
+        "judged_bit_exact", "judged_in_bound", "not_judged", "signature", "signature_class",
+        "mismatch_map", "route", "policy", "hazard", "field_bugs"};
     const cJSON *e = cJSON_GetArrayItem(a, 1);
     expect_keys(e, fault_keys, sizeof fault_keys / sizeof fault_keys[0]);
     cr_expect_eq(cJSON_GetObjectItem(e, "judged_bit_exact")->valuedouble, 3 * 32,
@@ -613,7 +802,8 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
     static const char *const oracle_keys[] = {
         "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags",
         "checked_outputs", "sampled", "verdict", "mismatches", "unwritten", "max_ulp",
-        "first_mismatches", "time_ms", "exact_regime_outputs", "route", "policy", "hazard"};
+        "first_mismatches", "time_ms", "exact_regime_outputs", "route", "policy", "hazard",
+        "field_bugs"};
     expect_keys(cJSON_GetArrayItem(a, 0), oracle_keys, sizeof oracle_keys / sizeof oracle_keys[0]);
     cJSON_Delete(a);
     a4w4_entry_list_free(&en);
@@ -677,7 +867,7 @@ Test(runner, golden_bundles_check_the_systems_under_test_the_caller_passes)
     snprintf(b[0].name, sizeof b[0].name, "good");
     snprintf(b[1].name, sizeof b[1].name, "broken");
     snprintf(b[2].name, sizeof b[2].name, "refuses");
-    a4w4_runner r = {b, 3, 0, NULL, 0};
+    a4w4_runner r = {.backends = b, .nbackends = 3};
     a4w4_entry_list en = {0};
     char err[512] = "";
     const char *path = A4W4_SOURCE_DIR "/cases/golden/g1_m1_n256_k512.safetensors";
@@ -739,7 +929,8 @@ Test(runner, the_full_check_estimate_follows_its_cost_model)
     c.N = 1024;
     c.K = 5120;
     double macs = 16.0 * 1024 * 5120, gen = (16.0 + 1024) * 5120 * A4W4_COST_GEN_S_PER_ELEMENT;
-    a4w4_runner none = {b, 0, 0, NULL, 0}, cpu = {b, 1, 0, NULL, 0}, both = {b, 2, 0, NULL, 0};
+    a4w4_runner none = {.backends = b}, cpu = {.backends = b, .nbackends = 1},
+                both = {.backends = b, .nbackends = 2};
     cr_expect_float_eq(a4w4_full_check_seconds(&none, &c), macs * A4W4_COST_ORACLE_S_PER_MAC + gen,
                        1e-12);
     /* K % 256 == 0: the baseline and 2 pad variants */
@@ -766,7 +957,7 @@ static a4w4_entry_list run_budget(double budget_s, int full)
     snprintf(b.name, sizeof b.name, "fault");
     snprintf(b.contract, sizeof b.contract, "ordered(1)");
     b.split = 1;
-    a4w4_runner r = {&b, 1, full, NULL, budget_s};
+    a4w4_runner r = {.backends = &b, .nbackends = 1, .full = full, .budget_s = budget_s};
     a4w4_case c;
     memset(&c, 0, sizeof c);
     snprintf(c.name, sizeof c.name, "budget");
@@ -902,7 +1093,7 @@ Test(runner, a_contract_set_picks_the_rule_per_shape_and_an_unmatched_shape_is_s
     cr_assert_eq(a4w4_contract_parse("tree(final=rz,order=desc)", &k, NULL, 0), A4W4_OK);
     g_tree = k.tree;
     g_fault = F_TREE;
-    a4w4_runner r = {&b, 1, 0, NULL, 0};
+    a4w4_runner r = {.backends = &b, .nbackends = 1};
     static const size_t Ks[] = {2048, 512, 256};
     static const char *const want[] = {"pass", "fail", "skip"};
     for (int i = 0; i < 3; i++) {
@@ -954,7 +1145,8 @@ static a4w4_entry_result judge_given(const char *contract, a4w4_regime regime, s
     if (flip >= 0)
         y[flip] ^= 1;
     a4w4_judge_input in = {"capture/given", "capture", "capture:op", contract, d.a_fp4.data,
-                           d.a_scale.data, d.w_fp4.data, d.w_scale.data, M, N, K, y};
+                           d.a_scale.data, d.w_fp4.data, d.w_scale.data, M, N, K, y,
+                           A4W4_CODE0_BOTH};
     a4w4_entry_result e;
     memset(&e, 0, sizeof e);
     cr_assert_eq(a4w4_judge_outputs(&in, &e), A4W4_ST_OK);
@@ -992,4 +1184,18 @@ Test(runner, outputs_computed_elsewhere_are_judged_by_their_declared_contract_or
     e = judge_given("bounded(1)", A4W4_REGIME_NORMAL, 4, 32, 2048, -1);
     cr_expect_str_eq(verdict(&e), "pass", "%s", note(&e));
     cr_expect_eq(e.judged_in_bound, 4 * 32);
+}
+
+/* The one-line form of an entry (verify's lines) names an ambiguous verdict as such: it once
+ * printed word[verdict & 3], so an ambiguous capture (verdict 4, contracts §1: never a pass)
+ * read "PASS" in `a4w4check verify`. */
+Test(runner, an_ambiguous_entry_is_never_printed_as_a_pass)
+{
+    a4w4_entry_result e;
+    memset(&e, 0, sizeof e);
+    e.verdict = A4W4_VERDICT_AMBIGUOUS;
+    snprintf(e.contract, sizeof e.contract, "ordered(1)");
+    char line[512];
+    a4w4_entry_format(&e, "c.safetensors", line, sizeof line);
+    cr_assert(!strncmp(line, "AMBIGUOUS c.safetensors: ordered(1)", 35), "%s", line);
 }

@@ -95,7 +95,8 @@ Test(sample_oracles, every_generated_regime_matches_the_plain_oracles_in_full)
     } regimes[] = {{A4W4_REGIME_EXACT, A4W4_ROUND_UP},     {A4W4_REGIME_NORMAL, A4W4_ROUND_UP},
                    {A4W4_REGIME_NORMAL, A4W4_ROUND_DOWN},
                    {A4W4_REGIME_WIDE, A4W4_ROUND_UP},     {A4W4_REGIME_SPECIAL, A4W4_ROUND_UP},
-                   {A4W4_REGIME_CODE0, A4W4_ROUND_UP}};
+                   {A4W4_REGIME_CODE0, A4W4_ROUND_UP},    {A4W4_REGIME_TINY, A4W4_ROUND_UP},
+                   {A4W4_REGIME_RANGE, A4W4_ROUND_UP}};
     static const size_t shapes[][3] = {{1, 1, 32}, {5, 37, 256}, {33, 16, 512}, {17, 65, 1024}};
     for (size_t r = 0; r < sizeof regimes / sizeof *regimes; r++)
         for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
@@ -111,7 +112,7 @@ Test(sample_oracles, a_sampled_case_gathers_its_rows_and_columns)
 {
     /* above the full-check threshold: the sample is a subset, the sub-problem a gather */
     static const a4w4_regime rs[] = {A4W4_REGIME_NORMAL, A4W4_REGIME_WIDE, A4W4_REGIME_SPECIAL,
-                                     A4W4_REGIME_EXACT};
+                                     A4W4_REGIME_EXACT, A4W4_REGIME_RANGE};
     for (size_t i = 0; i < sizeof rs / sizeof *rs; i++) {
         char name[64];
         snprintf(name, sizeof name, "so_sampled_%zu", i);

@@ -602,8 +602,11 @@ static a4w4_case mk(const char *name, size_t M, size_t N, size_t K, a4w4_regime 
     return c;
 }
 
-static const a4w4_regime regimes[] = {A4W4_REGIME_EXACT, A4W4_REGIME_NORMAL, A4W4_REGIME_WIDE,
-                                      A4W4_REGIME_SPECIAL, A4W4_REGIME_CODE0, A4W4_REGIME_TINY};
+static const a4w4_regime regimes[] = {A4W4_REGIME_EXACT,   A4W4_REGIME_NORMAL, A4W4_REGIME_WIDE,
+                                      A4W4_REGIME_SPECIAL, A4W4_REGIME_CODE0,  A4W4_REGIME_TINY,
+                                      A4W4_REGIME_RANGE};
+
+static int nan16(uint16_t b) { return (b & 0x7F80) == 0x7F80 && (b & 0x7F); }
 
 /* Generated operands of regime r (every row). */
 static void generate(a4w4_case *c, a4w4_sample *s, a4w4_case_data *d)
@@ -640,6 +643,10 @@ Test(tree_ordered, tree_split_s_is_bit_identical_to_ordered_s_on_every_regime)
                                             d.w_scale.data, c.M, c.N, c.K, &t.tree, yt, ft),
                              A4W4_OK);
                 for (size_t k = 0; k < n; k++) {
+                    /* NaN meets NaN whatever its sign (contracts §4.2): the range regime's
+                     * +Inf + -Inf gives ordered's fp32 sum the sign the hardware picks */
+                    if (isnan(fo[k]) && isnan(ft[k]) && nan16(yo[k]) && nan16(yt[k]))
+                        continue;
                     cr_assert_eq(yt[k], yo[k], "regime %d K=%zu S=%u output %zu: tree 0x%04x, "
                                  "ordered 0x%04x", (int)regimes[r], c.K, Ss[si], k, yt[k], yo[k]);
                     cr_assert_eq(a4w4_f32_bits(ft[k]), a4w4_f32_bits(fo[k]),

@@ -1,4 +1,5 @@
-/* test_util.h — helpers the Criterion unit tests share: deterministic RNGs and scratch files.
+/* test_util.h — helpers the Criterion unit tests share: deterministic RNGs, scratch files, and
+ * hand-built fp4 blocks.
  *
  * Header only (static inline), no project library: a test that includes it still links only
  * the library it tests. Include it after <criterion/criterion.h>; the scratch helpers fail
@@ -155,6 +156,27 @@ static inline const char *tu_scratch_file(const char *dir, const char *name, con
     snprintf(p, 512, "%s/%s", dir, name);
     tu_write_file(p, content, strlen(content));
     return p;
+}
+
+/* ---- hand-built blocks --------------------------------------------------------------------- */
+
+/* One 32-element block of each operand, a[16] and w[16] fp4x2 bytes, whose exact dot is
+ * `units` (0..384) units of the block's quantum 2^(sa+sb-256), negated when neg (contracts §4:
+ * A's elements are 0.5, twice-value 1; W's twice-values are 12 while at least 12 are left, then
+ * the rest as one or two of 1, 2, 3, 4, 6, 8). */
+static inline void tu_units_block(uint8_t *a, uint8_t *w, unsigned units, int neg)
+{
+    static const uint8_t code_of[13] = {0, 1, 2, 3, 4, 0, 5, 0, 6, 0, 0, 0, 7};
+    for (unsigned e = 0; e < 32; e++) {
+        unsigned v = units >= 12 ? 12 : units;
+        while (v && !code_of[v])
+            v--;
+        units -= v;
+        uint8_t cw = (uint8_t)(code_of[v] | (neg && v ? 8 : 0)), sh = (uint8_t)(4 * (e % 2));
+        a[e / 2] = (uint8_t)((a[e / 2] & ~(0x0F << sh)) | (1 << sh));
+        w[e / 2] = (uint8_t)((w[e / 2] & ~(0x0F << sh)) | (cw << sh));
+    }
+    cr_assert_eq(units, 0, "tu_units_block: more than 384 units");
 }
 
 #endif

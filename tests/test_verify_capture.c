@@ -62,7 +62,7 @@ static const char *write_capture(const char *kept, const char *declared, size_t 
 static a4w4_hstatus verify(const char *path, a4w4_verdict *v, char *err, size_t errlen)
 {
     a4w4_entry_list el = {0};
-    a4w4_hstatus rc = a4w4_run_capture(path, NULL, &el, err, errlen);
+    a4w4_hstatus rc = a4w4_run_capture(path, NULL, A4W4_CODE0_BOTH, &el, err, errlen);
     *v = el.n ? el.items[0].verdict : A4W4_VERDICT_SKIP;
     a4w4_entry_list_free(&el);
     return rc;

@@ -74,7 +74,10 @@
  * and distinct.  y holds nrows * ncols bf16 values and arrives filled with the poison
  * pattern 0x7FA5: the plugin must write every element (an element still holding the poison
  * is reported as unwritten).  A plugin that computes the full [M, N] product gathers the
- * requested outputs into y itself.
+ * requested outputs into y itself.  y sits between poisoned guard zones (before it, and after
+ * it the padding rows up to a multiple of 32 rows plus more): writing y[-1], past the end
+ * or into AITER-style padding rows fails the case.  So does writing into any operand (they
+ * are hashed before and after every call) and changing y after gemm returned.
  *
  * ---- Return codes ------------------------------------------------------------------------
  * gemm returns 0 when y is complete; 1 when the case is not applicable to the plugin (shape

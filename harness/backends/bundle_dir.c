@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -38,36 +37,17 @@ static int refuse(char *err, size_t errlen, const char *path, const char *fmt, .
     return -1;
 }
 
-/* The whole regular file at path (malloc'ed, NUL-terminated, *n bytes) or NULL: absent
- * (*err empty), or not readable, not a regular file (a FIFO never blocks), too large (err). */
+/* The whole regular file at path (malloc'ed, NUL-terminated, *n bytes, at most max) or NULL:
+ * absent (*err empty), or not readable, not a regular file (a FIFO never blocks), too large
+ * (err): a4w4_read_regular. */
 static char *read_small_file(const char *path, size_t max, size_t *n, char *err, size_t errlen)
 {
-    struct stat st;
+    char why[4400];
+    int missing;
+    char *buf = a4w4_read_regular(path, max, n, &missing, why, sizeof why);
     err[0] = 0;
-    if (stat(path, &st) != 0 && errno == ENOENT)
-        return NULL;
-    int not_regular;
-    char ferr[4400];
-    FILE *f = a4w4_fopen_regular(path, &not_regular, ferr, sizeof ferr);
-    if (!f) {
-        snprintf(err, errlen, "bundle %s", ferr);
-        return NULL;
-    }
-    struct stat fst;
-    size_t want = fstat(fileno(f), &fst) == 0 && (size_t)fst.st_size <= max
-                      ? (size_t)fst.st_size
-                      : max; /* read one byte past it: a file that grew is caught */
-    char *buf = malloc(want + 2);
-    *n = buf ? fread(buf, 1, want + 1, f) : 0;
-    int bad = !buf || ferror(f) || *n > max || *n > want;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        refuse(err, errlen, path, "%s", !buf ? "out of memory" : *n > want ? "too large, or "
-               "growing while read" : "read error");
-        return NULL;
-    }
-    buf[*n] = 0;
+    if (!buf && !missing)
+        snprintf(err, errlen, "bundle %s", why);
     return buf;
 }
 

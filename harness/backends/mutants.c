@@ -25,6 +25,7 @@
 #include "a4w4_gemm.h"
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
+#include "cpu_sut.h"
 #include "gen.h"
 #ifdef A4W4_HAVE_GPU
 #include "backend_hip.h"
@@ -419,6 +420,170 @@ static int run_zsign(void *ctx, const a4w4_run_args *a)
     return each_output(a, out_zsign, NULL);
 }
 
+/* The four mutants below survive every case outside their fault's reach (that is what they
+ * are for), so they would run their plain loops over nearly the whole pre-merge set. Where the
+ * fault cannot show they run the correct CPU systems under test instead (cpu_sut.h: the same
+ * ordered(1) bits, vectorized), and the faulty loop only where it can. */
+static int sut_asm(const a4w4_run_args *a)
+{
+    const a4w4_case_data *d = a->d;
+    return a4w4_cpu_asm_gemm(d->a_fp4.data, d->a_scale_shuffled.data, d->w_fp4_shuffled.data,
+                             d->w_scale_swizzled.data, d->M, d->N, d->K, a->s->rows,
+                             a->s->nrows, a->s->cols, a->s->ncols, a->y);
+}
+
+static int sut_fallback(const a4w4_run_args *a)
+{
+    const a4w4_case_data *d = a->d;
+    return a4w4_cpu_fallback_gemm(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
+                                  d->w_scale.data, d->M, d->N, d->K, a->s->rows, a->s->nrows,
+                                  a->s->cols, a->s->ncols, a->y);
+}
+
+/* ---- the fp32 -> bf16 conversion saturates ------------------------------------------------------
+ * Row-major base (the fallback system's kernel) with a clamping store: the output conversion
+ * clamps to bf16's largest finite value, as a converter written "clamp, then round" does:
+ * +-Inf and every total that rounds past 0x7F7F come out +-0x7F7F (NaN stays NaN). Right
+ * everywhere below the top of the range; contracts §4.3 rounds an overflow to +-Inf. Caught by
+ * the range regime's bf16-overflow outputs (kind 0). */
+static int run_sat(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    int rc = sut_fallback(a);
+    for (size_t k = 0; rc == A4W4_OK && k < a->s->nrows * a->s->ncols; k++)
+        if ((a->y[k] & 0x7FFF) == 0x7F80) /* the fault */
+            a->y[k] = (uint16_t)((a->y[k] & 0x8000) | 0x7F7F);
+    return rc;
+}
+
+/* ---- the combined scale formed in fp32 first -------------------------------------------------
+ * Row-major base. Each block's value is the fp32 product (dot / 4) * s with s = 2^(sa-127) *
+ * 2^(sb-127) rounded to fp32 first: exact while 2^(sa+sb-254) is an fp32 value, +Inf from
+ * sa + sb = 382 on (so a block value that is finite, or a zero dot, gives Inf or NaN) and 0 at
+ * sa + sb <= 104 (a representable block value is lost). contracts §4.3: the block value is
+ * d * 2^(sa+sb-256) rounded once. Caught by the range regime (kinds 0, 1 and 3). */
+/* A block's value from its dot and scales. */
+typedef float (*block_value_fn)(int isum, unsigned sa, unsigned sb);
+
+/* ordered(1) of output (m, n) with the codes of activation row m, the scales of activation row
+ * sm (m itself in a right kernel) and each block's value from value(); *nan set for a block
+ * with scale 0xFF. */
+static float dot_with(const a4w4_case_data *d, int asm_, size_t m, size_t sm, size_t n,
+                      block_value_fn value, int *nan)
+{
+    float acc = 0.0f;
+    for (size_t b = 0; b < nblk(d); b++) {
+        unsigned sa = a_sc(d, asm_, sm, b), sb = w_sc(d, asm_, n, b);
+        *nan |= sa == 0xFF || sb == 0xFF;
+        acc += value(block_isum(d, asm_, m, n, b), sa, sb);
+    }
+    return acc;
+}
+
+static float value_right(int isum, unsigned sa, unsigned sb)
+{
+    return block_f32(isum, (int)sa - 127, (int)sb - 127);
+}
+
+static float value_scale32(int isum, unsigned sa, unsigned sb)
+{
+    float s = a4w4_e8m0_to_f32((uint8_t)sa) * a4w4_e8m0_to_f32((uint8_t)sb); /* the fault */
+    return (float)isum * 0.25f * s;
+}
+
+static uint16_t out_scale32(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    int nan = 0;
+    float acc = dot_with(d, 0, m, m, n, value_scale32, &nan);
+    return finish(acc, nan);
+}
+
+/* The smallest and largest scale over the sampled rows of one operand (row-major scales). */
+static void scale_span(const uint8_t *sc, size_t nb, const size_t *rows, size_t nrows,
+                       unsigned *lo, unsigned *hi)
+{
+    *lo = 255;
+    *hi = 0;
+    for (size_t i = 0; i < nrows; i++)
+        for (size_t b = 0; b < nb; b++) {
+            unsigned v = sc[(rows ? rows[i] : i) * nb + b];
+            *lo = v < *lo ? v : *lo;
+            *hi = v > *hi ? v : *hi;
+        }
+}
+
+static int run_scale32(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    const a4w4_case_data *d = a->d;
+    unsigned alo, ahi, wlo, whi;
+    scale_span(d->a_scale.data, nblk(d), a->s->rows, a->s->nrows, &alo, &ahi);
+    scale_span(d->w_scale.data, nblk(d), a->s->cols, a->s->ncols, &wlo, &whi);
+    if (alo + wlo >= 105 && ahi + whi <= 381) /* 2^(sa+sb-254) an fp32 value everywhere */
+        return sut_fallback(a);
+    return each_output(a, out_scale32, NULL);
+}
+
+/* ---- one M bucket's tile reads the wrong scale rows --------------------------------------------
+ * ASM base. The kernel that serves the padded-M bucket 64 < M <= 128 (contracts §5.1) runs one
+ * 128-row tile and loads the activation scales of its second 64-row half with the first half's
+ * row offset: rows 64.. read the scales of row m - 64 (their codes are right). Every other M is
+ * right. Caught by a case with M in (64, 128] whose rows' scales differ. */
+static uint16_t out_bucket(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    int fault = d->M > 64 && d->M <= 128 && m >= 64;
+    size_t sm = fault ? m - 64 : m; /* the fault: the scale row */
+    int nan = 0;
+    float acc = dot_with(d, 1, m, sm, n, value_right, &nan);
+    return finish(acc, nan);
+}
+
+static int run_bucket(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    if (!has_asm_layouts(a))
+        return A4W4_EUNSUPPORTED;
+    if (a->d->M <= 64 || a->d->M > 128) /* another bucket's kernel */
+        return sut_asm(a);
+    return each_output(a, out_bucket, NULL);
+}
+
+/* ---- a persistent kernel skips block 0 from its second round of tiles on ----------------------
+ * ASM base with 256x256 output tiles walked in row-major tile order by a persistent grid of 256
+ * workgroups (one per CU): tile t = (m / 256) * ceil(N / 256) + n / 256 runs in round t / 256.
+ * The K loop's start is carried over from the previous tile instead of reset, so from tile 256
+ * on (every tile of the second and later rounds) the first 32-block of K is skipped. Right on
+ * every output grid of at most 256 tiles. Caught by a case with more than 256 tiles of 256x256
+ * whose sample reaches a tile past the 256th (gen.h: every 256-tile index is sampled). */
+#define PERSISTENT_TILE 256
+#define PERSISTENT_CUS 256
+
+static uint16_t out_persist(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    size_t ntn = (d->N + PERSISTENT_TILE - 1) / PERSISTENT_TILE;
+    size_t t = (m / PERSISTENT_TILE) * ntn + n / PERSISTENT_TILE;
+    int nan = 0;
+    size_t b0 = t >= PERSISTENT_CUS ? 1 : 0; /* the fault: block 0 skipped from tile 256 on */
+    float acc = dot_range(d, 1, m, n, b0, nblk(d), &nan);
+    return finish(acc, nan);
+}
+
+static int run_persist(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    if (!has_asm_layouts(a))
+        return A4W4_EUNSUPPORTED;
+    const a4w4_case_data *d = a->d;
+    size_t tiles = ((d->M + PERSISTENT_TILE - 1) / PERSISTENT_TILE) *
+                   ((d->N + PERSISTENT_TILE - 1) / PERSISTENT_TILE);
+    if (tiles <= PERSISTENT_CUS) /* one round: nothing carried over */
+        return sut_asm(a);
+    return each_output(a, out_persist, NULL);
+}
+
 /* ---- activation-scale shuffle with the unpadded column stride (the AITER PR #2900 class) -------
  * Layout bytes. The quantizer fills the padded [rows256(M), cols8(K/32)] tensor's pad cells in
  * the right places (contracts §3.3), but writes the valid scales with the row-group stride of
@@ -675,6 +840,18 @@ GEMM_MUTANT(m_ftz, "mut-flush-subnormal",
 GEMM_MUTANT(m_zsign, "mut-zero-sign",
             "total seeded with block 0, not +0.0: an all -0 output comes out -0 (zero-sign rows)",
             "ordered(1)", 0, run_zsign);
+GEMM_MUTANT(m_sat, "mut-bf16-saturate",
+            "fp32 -> bf16 conversion clamped: +-Inf and totals past 0x7F7F come out +-0x7F7F "
+            "(range regime)", "ordered(1)", 0, run_sat);
+GEMM_MUTANT(m_scale32, "mut-scale-f32-first",
+            "combined scale 2^(sa+sb-254) formed in fp32 first: Inf at sa+sb >= 382, 0 at "
+            "sa+sb <= 104 (range regime)", "ordered(1)", 0, run_scale32);
+GEMM_MUTANT(m_bucket, "mut-bucket-rows64",
+            "rows 64.. of a 64 < M <= 128 case read the A scales of row m-64 (one padded-M "
+            "bucket's tile)", "ordered(1)", 1, run_bucket);
+GEMM_MUTANT(m_persist, "mut-persistent-skip",
+            "persistent 256x256 grid skips K block 0 from tile 256 on (more than 256 output "
+            "tiles)", "ordered(1)", 1, run_persist);
 BYTES_MUTANT(m_stride, "mut-act-scale-stride",
              "activation-scale shuffle written with the unpadded column stride (layout bytes, "
              "(K/32) % 8 != 0 and M > 32)", layouts, layouts_stride);
@@ -719,7 +896,7 @@ GEMM_MUTANT(m_bdrop, "mut-bounded-drop-block",
 static const a4w4_backend_type *const mutants[] = {
     &m_k1n1, &m_d1d4, &m_pad_ff, &m_pad_00, &m_nibble, &m_e8m0, &m_mode_ru, &m_mode_rd,
     &m_mode_ce, &m_mode_ev, &m_trunc, &m_drop, &m_rows, &m_splitk, &m_tail, &m_past,
-    &m_bdrop, &m_ftz, &m_zsign, &m_stride,
+    &m_bdrop, &m_ftz, &m_zsign, &m_stride, &m_sat, &m_scale32, &m_bucket, &m_persist,
 #ifdef A4W4_HAVE_GPU
     A4W4_HIP_MUTANTS,
 #endif

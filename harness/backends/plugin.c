@@ -23,6 +23,7 @@
 #include "a4w4_quote.h"
 #include "registry.h"
 #include "bundle.h"
+#include "integrity.h"
 #include "isolate.h"
 
 typedef struct {
@@ -166,6 +167,7 @@ typedef struct {
     int rc;      /* gemm's return, or the probe's 0 / -1 */
     int stage;   /* where it stopped: 0 query/open, 1 init, 2 gemm done */
     char msg[512];
+    char breach[256]; /* the child's integrity check after gemm (engine/integrity.h) */
 } iso_reply;
 
 #define ISO_HDR ((sizeof(iso_reply) + 63) / 64 * 64)
@@ -265,11 +267,16 @@ static int plugin_prepare(const char *arg, void **vctx, char *contract, size_t c
     return 0;
 }
 
-/* One gemm in a child: its own instance (init, gemm, fini), outputs into shared memory. */
+/* One gemm in a child: its own instance (init, gemm, fini), outputs into shared memory. live
+ * is the guarded output region the plugin writes (span values, y inside it), snap its copy
+ * as gemm returned: the outputs the harness judges. */
 typedef struct {
     const a4w4_plugin_info *info;
     a4w4_plugin_gemm_args *g;
     iso_reply *r;
+    const a4w4_run_args *a;
+    uint16_t *live, *snap;
+    size_t span;
 } gemm_job;
 
 static int gemm_child(void *v)
@@ -286,9 +293,34 @@ static int gemm_child(void *v)
     j->r->stage = 1;
     j->r->rc = j->info->gemm(state, j->g);
     j->r->stage = 2;
+    memcpy(j->snap, j->live, j->span * sizeof *j->snap);
+    /* the plugin's writes into its operands land in this child's copy: check them here */
+    if (j->a->inputs)
+        a4w4_case_tampered(j->a->d, j->a->s, j->a->inputs, j->r->breach, sizeof j->r->breach);
     if (j->info->fini)
         j->info->fini(state);
     return 0;
+}
+
+/* After an isolated gemm: the outputs (guards included) as gemm returned them go back to the
+ * caller, and a->breach gets the child's integrity finding and any output the plugin's code
+ * still changed after gemm returned (work left running: a side thread or stream). */
+static void gemm_outputs_back(const gemm_job *j, const a4w4_run_args *a)
+{
+    size_t late = 0;
+    for (size_t k = 0; k < j->span; k++)
+        late += j->live[k] != j->snap[k];
+    memcpy(a->y - a->y_before, j->snap, j->span * sizeof *j->snap);
+    if (!a->breach)
+        return;
+    j->r->breach[sizeof j->r->breach - 1] = '\0';
+    snprintf(a->breach, a->breachlen, "%s%s", j->r->breach, j->r->breach[0] && late ? "; " : "");
+    if (late) {
+        size_t L = strlen(a->breach);
+        snprintf(a->breach + L, a->breachlen - L, "%zu output value%s changed after gemm "
+                 "returned (work still running at return: a side thread or stream)", late,
+                 late == 1 ? "" : "s");
+    }
 }
 
 /* g's gemm in a child with the deadline of the case; y (n outputs) poisoned on entry. Returns
@@ -297,19 +329,20 @@ static int gemm_child(void *v)
 static int gemm_isolated(plugin_ctx *c, a4w4_plugin_gemm_args *g, const a4w4_run_args *a,
                          int *prc)
 {
-    size_t n = g->nrows * g->ncols, bytes = ISO_HDR + n * sizeof(uint16_t);
+    size_t n = g->nrows * g->ncols, span = a->y_before + n + a->y_after;
+    size_t bytes = ISO_HDR + 2 * span * sizeof(uint16_t);
     unsigned char *shm = a4w4_shared_alloc(bytes);
     if (!shm) {
         snprintf(a->why, a->whylen, "plugin %s: no shared memory for %zu outputs", c->name, n);
         return A4W4_ENOMEM;
     }
     iso_reply *r = (iso_reply *)shm;
-    uint16_t *y = (uint16_t *)(shm + ISO_HDR);
-    memcpy(y, g->y, n * sizeof *y);
+    uint16_t *live = (uint16_t *)(shm + ISO_HDR), *y = live + a->y_before;
+    memcpy(live, a->y - a->y_before, span * sizeof *live); /* y and its poisoned guards */
     g->y = y;
     g->msg = r->msg;
     g->msglen = sizeof r->msg;
-    gemm_job j = {c->info, g, r};
+    gemm_job j = {c->info, g, r, a, live, live + span, span};
     char why[160];
     double t = a4w4_plugin_timeout(g->nrows, g->ncols, g->K);
     a4w4_iso_status st = a4w4_isolate_run(gemm_child, &j, t, why, sizeof why);
@@ -324,7 +357,7 @@ static int gemm_isolated(plugin_ctx *c, a4w4_plugin_gemm_args *g, const a4w4_run
                  "(exit() in the plugin)", c->name);
         rc = A4W4_RUN_CRASHED;
     } else if (st == A4W4_ISO_OK) {
-        memcpy(a->y, y, n * sizeof *y);
+        gemm_outputs_back(&j, a);
         snprintf(c->msg, sizeof c->msg, "%s", r->msg);
         *prc = r->rc;
     } else {

@@ -38,12 +38,16 @@ int cmd_merge(int argc, char **argv);
 int cmd_route(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
+int cmd_coverage(int argc, char **argv);
 int cmd_fingerprint(int argc, char **argv);
 int cmd_hazards(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_layers(int argc, char **argv);
+int cmd_shrink(int argc, char **argv);
+int cmd_known(int argc, char **argv);
+int cmd_quant_parity(int argc, char **argv);
 
 /* Print "a4w4check: <fmt>\n" on stderr: one line naming the input and the rule. */
 void a4w4_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -30,6 +30,7 @@
 #include "options.h"
 #include "registry.h"
 #include "casefile.h"
+#include "fsutil.h"
 #include "gen.h"
 
 #define DEFAULT_SHAPES "256,5120,5120;16,34816,5120;256,5120,5120:wide"
@@ -204,7 +205,7 @@ static int run_backend(bench_shape *b, void *ctx, const void *arg, char *why, si
         return A4W4_EUNSUPPORTED;
     }
     const a4w4_sample *s = b->sub_rows < b->d.M && !be->type->gpu ? &b->sub : &b->s;
-    a4w4_run_args a = {&b->c, &b->d, s, b->y, why, whylen, NULL};
+    a4w4_run_args a = {.c = &b->c, .d = &b->d, .s = s, .y = b->y, .why = why, .whylen = whylen};
     return be->type->run(be->ctx, &a);
 }
 
@@ -322,15 +323,15 @@ static int parse_shape(const char *text, size_t idx, const char *item, const cha
 {
     const char *q = item;
     for (int i = 0; i < 3; i++) {
-        char *end = NULL;
-        unsigned long long x = *q >= '0' && *q <= '9' ? strtoull(q, &end, 10) : 0;
-        if (x == 0 || x > (1ull << 24) || *end != (i < 2 ? ',' : *end == ':' ? ':' : '\0')) {
+        size_t L = strcspn(q, i < 2 ? "," : ":");
+        long long x;
+        if ((i < 2 && q[L] != ',') || a4w4_parse_int(q, L, 1, 1ll << 24, &x)) {
             snprintf(err, errlen, "bench: --shapes '%s': shape %zu '%s' is not M,N,K[:REGIME] "
                      "(three integers in 1..16777216)", text, idx, item);
             return -1;
         }
         sp->mnk[i] = (size_t)x;
-        q = end + (*end != '\0');
+        q += L + (q[L] != '\0');
     }
     const char *regime = q[-1] == ':' ? q : dflt;
     snprintf(sp->regime_text, sizeof sp->regime_text, "%s", regime);
@@ -388,7 +389,9 @@ static int parse_shapes(const char *text, const char *dflt, shape_spec *shapes, 
 static void cpu_model(char *buf, size_t len)
 {
     snprintf(buf, len, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
+    int not_regular;
+    char err[64];
+    FILE *f = a4w4_fopen_regular("/proc/cpuinfo", &not_regular, err, sizeof err);
     if (!f)
         return;
     char line[512];

@@ -9,7 +9,9 @@
 #include "a4w4_reports.h"
 #include "a4w4check.h"
 #include "doc_verdict.h"
+#include "ledger.h"
 #include "options.h"
+#include "results.h"
 
 #define MAX_PAIRS 32
 
@@ -41,7 +43,7 @@ typedef struct {
 } compare_pairs;
 
 typedef struct {
-    const char *out;
+    const char *out, *known;
     int format, quiet; /* format: -1 until given */
     compare_pairs pairs;
     a4w4_compare_opts co;
@@ -77,7 +79,7 @@ static int parse_positive(const a4w4_option *opt, void *field, const char *s, ch
 {
     char *end = NULL;
     double v = strtod(s, &end);
-    if (!*s || *end || !(v > 0) || v > 1e9) {
+    if (!(*s == '.' || (*s >= '0' && *s <= '9')) || *end || !(v > 0) || v > 1e9) {
         snprintf(err, errlen, "--%s '%s' must be a positive number", opt->name, s);
         return -1;
     }
@@ -97,6 +99,10 @@ static const a4w4_option compare_options[] = {
     OPT_CALLBACK("min-ms", compare_opts, co.min_ms, "MS", parse_positive,
                  "time only entries of at least MS in both runs (default 0.05)"),
     OPT_FLAG("reproducible", compare_opts, ro.reproducible, "leave out timings"),
+    OPT_STRING("known", compare_opts, known, "FILE",
+               "known-failures ledger applied to both documents (default\n"
+               "cases/known-failures.csv when it exists; 'none': the annotations\n"
+               "the documents hold): a known failure (XFAIL) is no new failure"),
     OPT_FLAG("quiet", compare_opts, quiet, "do not list the files written"),
     OPT_END(),
 };
@@ -104,8 +110,9 @@ static const a4w4_option compare_options[] = {
 static const a4w4_command_spec compare_spec = {
     "compare", compare_usage, compare_options, "BASE.json CAND.json",
     "exit: 0 no new failure, 1 at least one new failure, 2 bad input (unreadable, malformed\n"
-    "      JSON, schema violation, usage), 4 an output could not be written, 5 no new failure\n"
-    "      but CAND's verdict is INCOMPLETE\n"};
+    "      JSON, schema violation, a document that contradicts itself, usage), 4 an output\n"
+    "      could not be written, 5 no new failure but CAND lacks entries BASE has (a lost\n"
+    "      backend, case, every entry, another matrix) or CAND's verdict is INCOMPLETE\n"};
 
 /* Two inputs; the format (default: all with --out, else md) and only one without --out.
  * Returns -1 when valid, else the exit code. */
@@ -185,10 +192,12 @@ static cJSON *compare_docs(const compare_opts *o, const a4w4_args *in, int *rc,
     char err[1024];
     cJSON *doc[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
-        doc[k] = a4w4_results_load(in->v[k], err, sizeof err);
-        if (!doc[k]) {
-            a4w4_errorf("compare: %s", err);
+        doc[k] = a4w4_results_read(in->v[k], err, sizeof err);
+        if (!doc[k] || (*rc = a4w4_apply_ledger("compare", o->known, doc[k]))) {
+            if (!doc[k])
+                a4w4_errorf("compare: %s", err);
             cJSON_Delete(doc[0]);
+            cJSON_Delete(doc[1]);
             *rc = A4W4_EXIT_BADINPUT;
             return NULL;
         }
@@ -291,14 +300,26 @@ int cmd_compare(int argc, char **argv)
     for (int f = FMT_MD; f <= FMT_JSON && rc == A4W4_EXIT_PASS; f++)
         if (o.format == FMT_ALL || o.format == f)
             rc = render_one(&o, cmp, f);
-    int nf = a4w4_compare_new_failures(cmp);
+    int nf = a4w4_compare_new_failures(cmp), lost = a4w4_compare_losses(cmp);
     if (rc == A4W4_EXIT_PASS && !o.quiet)
         print_totals(&o, cmp, nf);
+    char first_lost[400] = "";
+    const cJSON *fl = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cmp, "only_base"), 0);
+    if (fl)
+        snprintf(first_lost, sizeof first_lost, "%s on %s",
+                 cJSON_GetObjectItemCaseSensitive(fl, "name")->valuestring,
+                 cJSON_GetObjectItemCaseSensitive(fl, "backend")->valuestring);
     cJSON_Delete(cmp);
     if (rc != A4W4_EXIT_PASS)
         return rc;
     if (nf)
         return A4W4_EXIT_MISMATCH;
+    if (lost) { /* what the candidate no longer checks is no pass either */
+        a4w4_errorf("compare: %s lacks %d entr%s of %s (first: %s): a lost backend, case or "
+                    "matrix is not a pass", in.v[1], lost, lost == 1 ? "y" : "ies", in.v[0],
+                    first_lost);
+        return A4W4_EXIT_INCOMPLETE;
+    }
     if (incomplete) { /* no new failure is no pass over what was never checked */
         a4w4_errorf("compare: %s has verdict INCOMPLETE (%s): not everything was checked",
                     in.v[1], why);

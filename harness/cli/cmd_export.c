@@ -42,7 +42,7 @@ static int parse_bytes(const a4w4_option *opt, void *field, const char *v, char 
     char *end;
     double x = strtod(v, &end);
     double mul = *end == 'K' ? 1e3 : *end == 'M' ? 1e6 : *end == 'G' ? 1e9 : *end ? -1 : 1;
-    if (end == v || !(x > 0) || mul < 0 || (*end && end[1])) {
+    if (!(*v == '.' || (*v >= '0' && *v <= '9')) || !(x > 0) || mul < 0 || (*end && end[1])) {
         snprintf(err, errlen, "--max-bytes '%s' must be a positive number of bytes (suffix K, M "
                  "or G allowed)", v);
         return -1;
@@ -117,8 +117,10 @@ static int plan(const export_opts *o, export_plan *p)
         else
             a4w4_matrix_bundle_name(&p->m, k - p->m.ncases, name, sizeof name);
         p->names[p->n++] = strdup(name);
-        p->bytes += k < p->m.ncases ? a4w4_export_case_bytes(&p->m.cases[k], o->with_expected)
-                                    : 0;
+        p->bytes += k < p->m.ncases
+                        ? a4w4_export_case_bytes(&p->m.cases[k], o->with_expected)
+                        : a4w4_export_golden_bytes(p->m.bundles[k - p->m.ncases],
+                                                   o->with_expected);
     }
     snprintf(p->hash, sizeof p->hash, "%016llx", p->m.hash);
     snprintf(p->shard, sizeof p->shard, "%u/%u", o->shard.i, o->shard.n);

@@ -59,6 +59,7 @@
 #include "a4w4_policy.h"
 #include "a4w4check.h"
 #include "backend_list.h"
+#include "field_bugs.h"
 #include "options.h"
 #include "progress.h"
 #include "registry.h"
@@ -149,6 +150,7 @@ typedef struct {
     unsigned char win[A4W4_MAX_KERNELS], nofit[A4W4_MAX_KERNELS];
     a4w4_policy_result pol;
     a4w4_hazard hz; /* the static class (ref/a4w4_hazard.h) */
+    unsigned bugs;  /* the field bug rules that flag the cell (ref/a4w4_hazard.h) */
 } cell;
 
 typedef struct {
@@ -164,17 +166,7 @@ typedef struct {
 
 static int parse_klist(const char *s, int *k, int *nk)
 {
-    *nk = 0;
-    for (const char *p = s; *p;) {
-        char *end = NULL;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 32 || v % 32 || v > A4W4_DIM_MAX || *nk >= MAX_K ||
-            (*end && *end != ','))
-            return 0;
-        k[(*nk)++] = (int)v;
-        p = *end ? end + 1 : end;
-    }
-    return *nk > 0;
+    return a4w4_parse_int_list(s, 32, A4W4_DIM_MAX, 32, k, MAX_K, nk) == 0;
 }
 
 static int in_ints(const int *v, int n, long x)
@@ -348,6 +340,9 @@ static int route_cell(cell *cl, const a4w4_tuned_table *tuned, const a4w4_kernel
                                 &cl->pol);
     if (rc == A4W4_OK)
         rc = a4w4_hazard_of_route((int)c->M, (int)c->N, (int)c->K, r, &cl->pol, &cl->hz);
+    a4w4_bug_shape bs;
+    a4w4_bug_shape_of((int)c->M, (int)c->N, (int)c->K, r, kt, hp->bpreshuffle, &cl->pol, &bs);
+    cl->bugs = a4w4_bugs_of(&bs);
     free(r);
     if (rc != A4W4_OK) {
         snprintf(err, errlen, "%s: policy N %zu K %zu: %s", c->name, c->N, c->K,
@@ -429,6 +424,8 @@ typedef struct {
     int jobs;
     double secs;
     size_t ncls[NCLS], vcount[MAX_BACKENDS][4], oracle_fail;
+    a4w4_bug_shapes bugs[A4W4_BUG_COUNT]; /* the default tuned table's shapes per rule */
+    size_t ntuned;
     size_t *Ms, *Ns, *Ks, nM, nN, nK;
     char cbuf[4096], tbuf[4096], kbuf[4096];
 } hazards_plan;
@@ -505,6 +502,14 @@ static int plan_routes(hazards_plan *p)
             a4w4_errorf("hazards: %s", err);
             return A4W4_EXIT_BADINPUT;
         }
+    int(*shapes)[3] = a4w4_tuned_shapes(&p->tuned, &p->ntuned);
+    int bad = !shapes || a4w4_field_bugs_of((const int(*)[3])shapes, p->ntuned, &p->tuned,
+                                            &p->kt, &p->hp, p->bugs);
+    free(shapes);
+    if (bad) {
+        a4w4_errorf("hazards: out of memory");
+        return A4W4_EXIT_BADINPUT;
+    }
     return A4W4_EXIT_PASS;
 }
 
@@ -631,6 +636,19 @@ static void print_text(const hazards_opts *o, const hazards_plan *p)
         }
     if (p->ncls[CLS_FAIL] > shown)
         printf("... %zu more failing cells (see --json)\n", p->ncls[CLS_FAIL] - shown);
+    size_t ncell[A4W4_BUG_COUNT] = {0};
+    for (size_t i = 0; i < p->n; i++)
+        for (int b = 0; b < A4W4_BUG_COUNT; b++)
+            ncell[b] += (p->cells[i].bugs >> b) & 1u;
+    char what[600];
+    snprintf(what, sizeof what, "the default tuned table's %zu shapes (%s)", p->ntuned, p->tpath);
+    a4w4_print_field_bugs(stdout, p->bugs, what, p->ntuned, 12);
+    size_t nrules;
+    const a4w4_bug_rule *rules = a4w4_bug_rules(&nrules);
+    printf("  cells of this map each rule flags:");
+    for (int b = 0; b < A4W4_BUG_COUNT; b++)
+        printf("%s %s %zu", b ? "," : "", rules[b].id, ncell[b]);
+    printf("\n");
     printf("%.1f s, %d job%s\n", p->secs, p->jobs, p->jobs == 1 ? "" : "s");
 }
 
@@ -677,6 +695,12 @@ static cJSON *cell_json(const hazards_plan *p, const cell *cl)
     cJSON_AddStringToObject(pj, "decision", a4w4_decision_name(cl->pol.decision));
     cJSON_AddStringToObject(pj, "reason", a4w4_policy_reason_name(cl->pol.reason));
     cJSON_AddBoolToObject(pj, "fenced", cl->pol.decision != A4W4_DECIDE_ASM);
+    cJSON *fb = cJSON_AddArrayToObject(o, "field_bugs");
+    size_t nr;
+    const a4w4_bug_rule *br = a4w4_bug_rules(&nr);
+    for (size_t b = 0; b < nr; b++)
+        if ((cl->bugs >> b) & 1u)
+            cJSON_AddItemToArray(fb, cJSON_CreateString(br[b].id));
     return o;
 }
 
@@ -736,6 +760,8 @@ static cJSON *hazards_doc(const hazards_opts *o, const hazards_plan *p)
     }
     cJSON_AddNumberToObject(tot, "oracle_fail", (double)p->oracle_fail);
     cJSON_AddNumberToObject(tot, "seconds", p->secs);
+    /* the field's bug rules with the default tuned table's shapes each flags */
+    cJSON_AddItemToObject(doc, "field_bugs", a4w4_field_bugs_json(p->bugs));
     return doc;
 }
 
@@ -805,6 +831,7 @@ static int write_json_outputs(const hazards_opts *o, const hazards_plan *p, int 
 static void plan_free(hazards_plan *p)
 {
     a4w4_backend_list_close(p->bk, p->nbk);
+    a4w4_field_bugs_free(p->bugs);
     a4w4_tuned_free(&p->tuned);
     a4w4_kernels_free(&p->kt);
     free(p->Ms);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "a4w4check.h"
+#include "field_bugs.h"
 #include "backend_list.h"
 #include "options.h"
 #include "layer.h"
@@ -294,6 +295,40 @@ static int write_results(const layers_opts *o, const layers_counts *n, size_t ng
     return n->failed ? A4W4_EXIT_MISMATCH : A4W4_EXIT_PASS;
 }
 
+/* The field's bug rules over the matrix's gfx950 shapes (M = B*S, N, K), on out. */
+static void print_field_bugs(FILE *out, const a4w4_layer_group *groups, size_t ngroups)
+{
+    char tb[4096], kb[4096], err[512];
+    a4w4_tuned_table tuned = {0};
+    a4w4_kernel_table kt = {0};
+    int(*shapes)[3] = calloc(ngroups + 1, sizeof *shapes);
+    size_t n = 0;
+    for (size_t g = 0; shapes && g < ngroups; g++) {
+        int M = (int)(groups[g].B * groups[g].S), N = (int)groups[g].N, K = (int)groups[g].K;
+        int dup = strcmp(groups[g].gfx, "gfx950") != 0;
+        for (size_t i = 0; i < n && !dup; i++)
+            dup = shapes[i][0] == M && shapes[i][1] == N && shapes[i][2] == K;
+        if (!dup) {
+            shapes[n][0] = M;
+            shapes[n][1] = N;
+            shapes[n++][2] = K;
+        }
+    }
+    a4w4_bug_shapes bugs[A4W4_BUG_COUNT] = {{0}};
+    static const a4w4_heur_params hp = {"gfx950", 256, 0, 1};
+    if (shapes &&
+        !a4w4_tuned_load(&tuned, a4w4_data_path("cases/aiter/a4w4_blockscale_tuned_gemm.csv", tb,
+                                                sizeof tb), err, sizeof err) &&
+        !a4w4_kernels_load(&kt, a4w4_data_path("cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv",
+                                               kb, sizeof kb), NULL, err, sizeof err) &&
+        !a4w4_field_bugs_of((const int(*)[3])shapes, n, &tuned, &kt, &hp, bugs))
+        a4w4_print_field_bugs(out, bugs, "the layer matrix's gfx950 shapes (M = B*S)", n, 12);
+    a4w4_field_bugs_free(bugs);
+    a4w4_tuned_free(&tuned);
+    a4w4_kernels_free(&kt);
+    free(shapes);
+}
+
 int cmd_layers(int argc, char **argv)
 {
     layers_opts o = {"build/out-layers", {0}, 0, 0, 5120};
@@ -314,7 +349,7 @@ int cmd_layers(int argc, char **argv)
     }
     cJSON *header = layers_header(o.qwen_n, ngroups, pairs, npairs), *done = NULL;
     a4w4_stream st = {-1, ""};
-    rc = a4w4_exit_code(a4w4_stream_open(&st, o.out_dir, header, 0, &done, err, sizeof err));
+    rc = a4w4_exit_code(a4w4_stream_open(&st, o.out_dir, header, 0, &done, NULL, err, sizeof err));
     if (rc) {
         a4w4_errorf("layers: %s", err);
     } else {
@@ -323,6 +358,8 @@ int cmd_layers(int argc, char **argv)
         rc = run_groups(&o, pairs, npairs, groups, ngroups, &st, &n);
         if (!rc)
             rc = write_results(&o, &n, ngroups, npairs, t0);
+        if (rc == A4W4_EXIT_PASS || rc == A4W4_EXIT_MISMATCH)
+            print_field_bugs(o.json ? stderr : stdout, groups, ngroups);
     }
     cJSON_Delete(header);
     cJSON_Delete(done);

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "a4w4check.h"
+#include "ledger.h"
+#include "repro.h"
 #include "options.h"
 #include "results.h"
 #include "stream.h"
@@ -25,7 +27,7 @@ static const char merge_usage[] =
     "\n";
 
 typedef struct {
-    const char *out;
+    const char *out, *known;
     int allow_partial;
 } merge_opts;
 
@@ -33,6 +35,7 @@ static const a4w4_option merge_options[] = {
     OPT_STRING("out", merge_opts, out, "DIR", "where results.json and summary.md go"),
     OPT_FLAG("allow-partial", merge_opts, allow_partial,
              "merge shards cut short and missing shards too (verdict INCOMPLETE)"),
+    OPT_STRING("known", merge_opts, known, "FILE", A4W4_KNOWN_HELP),
     OPT_END(),
 };
 
@@ -42,13 +45,15 @@ static const a4w4_command_spec merge_spec = {
     "      5 merged with --allow-partial and incomplete (verdict INCOMPLETE)\n"};
 
 /* The header fields every shard must share. */
-static const char *const same[] = {"schema", "tool_version", "matrix_hash", "backends",
-                                    "full", "budget_seconds", "set", "matrix_items"};
+static const char *const same[] = {"schema",         "tool_version", "matrix_hash",
+                                    "backends",       "full",         "budget_seconds",
+                                    "set",            "matrix_items", "e8m0_code0"};
 
 /* The shards read so far: the first header, the merged document, which i were seen, the
  * items they recorded. */
 typedef struct {
     cJSON *ref, *merged;
+    cJSON *items; /* {item name: the shard directory that recorded it} */
     unsigned n_expected;
     unsigned char *seen;
     size_t recorded;
@@ -65,11 +70,14 @@ static const char *hstr(const cJSON *h, const char *k)
  * shard starts the merged document. Returns the exit code (PASS: accepted). */
 static int admit_header(merge_state *m, const cJSON *h, const char *path, const char *first)
 {
-    unsigned si = 0, sn = 0;
-    if (sscanf(hstr(h, "shard"), "%u/%u", &si, &sn) != 2 || !sn || !si || si > sn) {
+    a4w4_opt_shard sh = {0, 0};
+    char why[160];
+    if (a4w4_opt_cb_shard(NULL, &sh, hstr(h, "shard"), why, sizeof why)) {
         a4w4_errorf("merge: %s: header has no valid shard i/n", path);
         return A4W4_EXIT_BADINPUT;
-    } else if (!m->ref) {
+    }
+    unsigned si = sh.i, sn = sh.n;
+    if (!m->ref) {
         m->ref = cJSON_Duplicate(h, 1);
         m->n_expected = sn;
         m->seen = calloc(sn + 1, 1);
@@ -99,11 +107,23 @@ static int admit_header(merge_state *m, const cJSON *h, const char *path, const 
     return A4W4_EXIT_PASS;
 }
 
-/* The shard at path recorded items of the shard_items its header h promises; refused
- * unless they agree or m allows partial shards. Returns the exit code (PASS: accepted). */
-static int admit_items(const merge_state *m, const cJSON *h, const char *path, size_t items)
+/* The shard at path recorded t->items complete items (distinct, each with every entry its
+ * header promises: stream.h) of the shard_items its header h promises; refused unless they
+ * agree or m allows partial shards. Returns the exit code (PASS: accepted). */
+static int admit_items(const merge_state *m, const cJSON *h, const char *path,
+                       const a4w4_stream_tally *t)
 {
     const cJSON *si = cJSON_GetObjectItemCaseSensitive(h, "shard_items");
+    size_t items = t->items;
+    if (t->dropped && !m->allow_partial) {
+        a4w4_errorf("merge: %s: %zu line%s not counted (%s): refused; rerun the shard with "
+                    "run --resume, or merge with --allow-partial (verdict INCOMPLETE)", path,
+                    t->dropped, t->dropped == 1 ? "" : "s", t->first_dropped);
+        return A4W4_EXIT_BADINPUT;
+    }
+    if (t->dropped)
+        fprintf(stderr, "a4w4check merge: %s: %zu line%s not counted (--allow-partial; first: "
+                "%s)\n", path, t->dropped, t->dropped == 1 ? "" : "s", t->first_dropped);
     if (cJSON_IsNumber(si) && si->valuedouble == (double)items)
         return A4W4_EXIT_PASS;
     if (m->allow_partial) {
@@ -124,6 +144,31 @@ static int admit_items(const merge_state *m, const cJSON *h, const char *path, s
     return A4W4_EXIT_BADINPUT;
 }
 
+/* Add shard path's entries (doc's "cases") to the merged document, each item once across
+ * all shards: an item two shards both recorded is refused (an edited or copied shard).
+ * Returns the exit code. */
+static int add_entries(merge_state *m, const cJSON *doc, const char *path)
+{
+    cJSON *e, *cases = cJSON_GetObjectItemCaseSensitive(m->merged, "cases");
+    const char *prev = NULL;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "cases")) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const char *n = cJSON_IsString(nm) ? nm->valuestring : "";
+        if (!prev || strcmp(prev, n)) { /* an item's entries are adjacent (one line) */
+            const cJSON *by = cJSON_GetObjectItemCaseSensitive(m->items, n);
+            if (by) {
+                a4w4_errorf("merge: item %s is recorded by %s and by %s: each item belongs to "
+                            "one shard", n, by->valuestring, path);
+                return A4W4_EXIT_BADINPUT;
+            }
+            cJSON_AddStringToObject(m->items, n, path);
+        }
+        prev = n;
+        cJSON_AddItemToArray(cases, cJSON_Duplicate(e, 1));
+    }
+    return A4W4_EXIT_PASS;
+}
+
 /* Read every shard into m. Returns the exit code (PASS: all shards, each once, complete;
  * with allow_partial, whatever there is). */
 static int read_shards(merge_state *m, const a4w4_args *shards)
@@ -131,21 +176,19 @@ static int read_shards(merge_state *m, const a4w4_args *shards)
     char err[1024];
     for (int i = 0; i < shards->n; i++) {
         cJSON *h = NULL;
-        size_t items = 0;
-        cJSON *doc = a4w4_stream_load_items(shards->v[i], &h, &items, err, sizeof err);
+        a4w4_stream_tally t;
+        cJSON *doc = a4w4_stream_load_items(shards->v[i], &h, &t, err, sizeof err);
         if (!doc) {
             a4w4_errorf("merge: %s", err);
             return A4W4_EXIT_BADINPUT;
         }
         int rc = admit_header(m, h, shards->v[i], shards->v[0]);
         if (rc == A4W4_EXIT_PASS)
-            rc = admit_items(m, h, shards->v[i], items);
-        if (rc == A4W4_EXIT_PASS) {
-            m->recorded += items;
-            cJSON *e, *cases = cJSON_GetObjectItemCaseSensitive(m->merged, "cases");
-            cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "cases"))
-                cJSON_AddItemToArray(cases, cJSON_Duplicate(e, 1));
-        }
+            rc = admit_items(m, h, shards->v[i], &t);
+        if (rc == A4W4_EXIT_PASS)
+            rc = add_entries(m, doc, shards->v[i]);
+        if (rc == A4W4_EXIT_PASS)
+            m->recorded += t.items;
         cJSON_Delete(h);
         cJSON_Delete(doc);
         if (rc != A4W4_EXIT_PASS)
@@ -164,11 +207,14 @@ static int read_shards(merge_state *m, const a4w4_args *shards)
 
 /* Judge the merged document (every item of the matrix expected), write out/results.json +
  * summary.md and say so. Returns the exit code. */
-static int write_merged(merge_state *m, const char *out)
+static int write_merged(merge_state *m, const char *out, const char *known)
 {
     char err[1024];
     const cJSON *mi = cJSON_GetObjectItemCaseSensitive(m->ref, "matrix_items");
     a4w4_completeness c = {cJSON_IsNumber(mi) ? (size_t)mi->valuedouble : 0, m->recorded};
+    int krc = a4w4_apply_ledger("merge", known, m->merged);
+    if (krc)
+        return krc;
     a4w4_doc_verdict v = a4w4_results_judge(m->merged, &c);
     if (a4w4_mkdir_p(out, err, sizeof err) || a4w4_results_write(m->merged, out, err, sizeof err)) {
         a4w4_errorf("merge: %s", err);
@@ -186,6 +232,8 @@ static int write_merged(merge_state *m, const char *out)
     fprintf(stderr, "a4w4check merge: %s, %d entries, %d failing; %s/results.json written\n",
             shards, cJSON_GetObjectItemCaseSensitive(counts, "entries")->valueint,
             cJSON_GetObjectItemCaseSensitive(counts, "fail")->valueint, out);
+    a4w4_print_failures("merge", m->merged, 5);
+    a4w4_print_known("merge", m->merged, 5);
     if (v == A4W4_DOC_INCOMPLETE)
         a4w4_errorf("merge: verdict INCOMPLETE: %s",
                     cJSON_GetObjectItemCaseSensitive(m->merged, "verdict_reason")->valuestring);
@@ -196,7 +244,7 @@ static int write_merged(merge_state *m, const char *out)
 
 int cmd_merge(int argc, char **argv)
 {
-    merge_opts o = {NULL, 0};
+    merge_opts o = {NULL, NULL, 0};
     a4w4_args shards;
     int rc = a4w4_options_parse(&merge_spec, &o, argc, argv, &shards);
     if (rc != A4W4_OPTS_CONTINUE)
@@ -205,12 +253,13 @@ int cmd_merge(int argc, char **argv)
         a4w4_errorf("merge: need --out DIR and at least one SHARD_DIR");
         return A4W4_EXIT_BADINPUT;
     }
-    merge_state m = {NULL, NULL, 0, NULL, 0, o.allow_partial};
+    merge_state m = {NULL, NULL, cJSON_CreateObject(), 0, NULL, 0, o.allow_partial};
     rc = read_shards(&m, &shards);
     if (rc == A4W4_EXIT_PASS)
-        rc = write_merged(&m, o.out);
+        rc = write_merged(&m, o.out, o.known);
     free(m.seen);
     cJSON_Delete(m.ref);
     cJSON_Delete(m.merged);
+    cJSON_Delete(m.items);
     return rc;
 }

@@ -7,6 +7,7 @@
 #include "a4w4_reports.h"
 #include "a4w4check.h"
 #include "options.h"
+#include "results.h"
 
 
 static const char report_usage[] =
@@ -152,7 +153,7 @@ int cmd_report(int argc, char **argv)
         return rc;
     const char *input = args.v[0];
     char err[1024], dirbuf[4096];
-    cJSON *doc = a4w4_results_load(input, err, sizeof err);
+    cJSON *doc = a4w4_results_read(input, err, sizeof err);
     if (!doc) {
         a4w4_errorf("report: %s", err);
         return A4W4_EXIT_BADINPUT;

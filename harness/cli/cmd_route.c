@@ -31,7 +31,9 @@ static const char route_usage[] =
     "unordered_map order, so the route also lists the possible winners: over file order, its\n"
     "reverse and 256 seeded permutations (candidates) and over every order (exact).\n"
     "Warnings: tile_N > N, N % tile_N != 0, tile_M > 8*M, split-K in use (result only bounded),\n"
-    "order dependence. Then SGLang's layer decision (contracts §6) for the layer (N, K).\n"
+    "order dependence. Then SGLang's layer decision (contracts §6) for the layer (N, K), and\n"
+    "the field's bug record: every reported bug whose rule flags the shape (ref/a4w4_hazard.h;\n"
+    "--scan lists every shape each rule flags).\n"
     "\n"
     "options:\n";
 
@@ -89,9 +91,8 @@ static const a4w4_command_spec route_spec = {
 
 static int parse_int_arg(const char *opt, const char *s, long lo, long hi, int *out)
 {
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi) {
+    long long v;
+    if (a4w4_parse_int(s, strlen(s), lo, hi, &v)) {
         a4w4_errorf("route: %s '%s' is not an integer in %ld..%ld", opt, s, lo, hi);
         return 0;
     }
@@ -101,23 +102,10 @@ static int parse_int_arg(const char *opt, const char *s, long lo, long hi, int *
 
 static int parse_k_list(const char *s, route_opts *o)
 {
-    o->nscan_k = 0;
-    const char *p = s;
-    while (*p) {
-        char *end = NULL;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 32 || v > A4W4_DIM_MAX || v % 32 != 0 || o->nscan_k >= MAX_SCAN_K ||
-            (*end && *end != ',')) {
-            a4w4_errorf("route: --k '%s': K values must be positive multiples of 32, "
-                        "comma-separated, at most %d",
-                        s, MAX_SCAN_K);
-            return 0;
-        }
-        o->scan_k[o->nscan_k++] = (int)v;
-        p = *end ? end + 1 : end;
-    }
-    if (!o->nscan_k) {
-        a4w4_errorf("route: --k is empty");
+    if (a4w4_parse_int_list(s, 32, A4W4_DIM_MAX, 32, o->scan_k, MAX_SCAN_K, &o->nscan_k)) {
+        a4w4_errorf("route: --k '%s': K values must be positive multiples of 32, "
+                    "comma-separated, at most %d",
+                    s, MAX_SCAN_K);
         return 0;
     }
     return 1;
@@ -225,6 +213,15 @@ static int policy_for(const route_opts *o, int N, int K, a4w4_policy_result *pr)
     return rc;
 }
 
+/* The field bugs (ref/a4w4_hazard.h) whose rules flag routed shape r under policy pr. */
+static unsigned bugs_of_route(const route_opts *o, const a4w4_kernel_table *kt,
+                              const a4w4_route *r, const a4w4_policy_result *pr)
+{
+    a4w4_bug_shape s;
+    a4w4_bug_shape_of(r->M, r->N, r->K, r, kt, o->hp.bpreshuffle, pr, &s);
+    return a4w4_bugs_of(&s);
+}
+
 static void print_json(const route_opts *o, const a4w4_kernel_table *kt, const a4w4_route *r,
                        const a4w4_policy_result *pr)
 {
@@ -277,6 +274,13 @@ static void print_json(const route_opts *o, const a4w4_kernel_table *kt, const a
     cJSON_AddStringToObject(pj, "input", o->kind_name);
     cJSON_AddBoolToObject(pj, "warn_once", pr->warn_once);
     cJSON_AddStringToObject(pj, "message", pr->message);
+    cJSON *fb = cJSON_AddArrayToObject(j, "field_bugs");
+    size_t nr;
+    const a4w4_bug_rule *br = a4w4_bug_rules(&nr);
+    unsigned mask = bugs_of_route(o, kt, r, pr);
+    for (size_t i = 0; i < nr; i++)
+        if (mask & (1u << i))
+            cJSON_AddItemToArray(fb, cJSON_CreateString(br[i].id));
     char *s = cJSON_PrintUnformatted(j);
     if (s)
         puts(s);
@@ -308,8 +312,7 @@ static void fit_codes(unsigned f, char *buf, size_t len)
 static void print_human(const route_opts *o, const a4w4_kernel_table *kt, const a4w4_route *r,
                         const a4w4_policy_result *pr)
 {
-    (void)o;
-    char lab[64], codes[96];
+    char lab[64], codes[96], bugs[512];
     label_of(kt, r->kernel_index, "?", lab, sizeof lab);
     printf("M=%d N=%d K=%d: %s", r->M, r->N, r->K, a4w4_route_source_name(r->source));
     if (r->row)
@@ -338,8 +341,10 @@ static void print_human(const route_opts *o, const a4w4_kernel_table *kt, const 
            codes[0] ? "]" : "");
     if (r->ncand_any > 1)
         printf(" [order-dependent]");
-    printf("; policy %s (%s)\n", a4w4_decision_name(pr->decision),
+    printf("; policy %s (%s)", a4w4_decision_name(pr->decision),
            a4w4_policy_reason_name(pr->reason));
+    a4w4_bugs_text(bugs_of_route(o, kt, r, pr), ", ", 1, bugs, sizeof bugs);
+    printf("%s%s\n", bugs[0] ? "; field bugs: " : "", bugs);
 }
 
 /* ---- scan ----------------------------------------------------------------------------- */
@@ -360,6 +365,7 @@ typedef struct {
     int file_nofit;                        /* that winner does not fit N */
     unsigned long long untuned_k;          /* bit i: untuned at scan_k[i] */
     unsigned long long hazard_k, exposed_k;/* bit i: class not ok / exposed at scan_k[i] */
+    unsigned long long bug_k[A4W4_BUG_COUNT]; /* bit i: the field bug's rule flags scan_k[i] */
 } scan_cell;
 
 static int same_cell(const scan_cell *a, const scan_cell *b, size_t n)
@@ -717,28 +723,32 @@ static void print_scan_summary(const route_opts *o, const scan_totals *t)
                t->nofit_asm, t->file_nofit_asm, t->all_nofit_asm);
 }
 
-/* The cells on the ASM path where a tile that does not fit N can win, runs over M, per N. */
-static void print_uncovered(const route_opts *o, const scan_cell *cells)
+/* A per-cell set of K bits (bit i: scan_k[i]) the runs below print. */
+typedef unsigned long long (*cell_mask)(const scan_cell *c, int which);
+
+static unsigned long long exposed_of(const scan_cell *c, int which)
 {
-    printf("uncovered (ASM layer and a possible winner that does not fit N), runs over M:\n");
+    (void)which;
+    return c->exposed_k;
+}
+
+static unsigned long long bug_of(const scan_cell *c, int which) { return c->bug_k[which]; }
+
+/* "  N=160: M=1..256 (all K), ..." per N: runs over M of equal nonzero masks. */
+static void print_runs(const route_opts *o, const scan_cell *cells, cell_mask mask, int which)
+{
     for (int ni = 0; ni < SCAN_NN; ni++) {
-        int N = SCAN_N_MIN + ni * SCAN_N_STEP;
-        int M = 1, printed = 0;
-        while (M <= SCAN_M_MAX) {
-            const scan_cell *c = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)M];
-            unsigned long long bad = c->exposed_k;
+        int N = SCAN_N_MIN + ni * SCAN_N_STEP, printed = 0;
+        const scan_cell *row = &cells[(size_t)ni * (SCAN_M_MAX + 1)];
+        for (int M = 1; M <= SCAN_M_MAX;) {
+            unsigned long long ks = mask(&row[M], which);
             int m1 = M;
-            while (m1 + 1 <= SCAN_M_MAX) {
-                const scan_cell *d = &cells[(size_t)ni * (SCAN_M_MAX + 1) + (size_t)m1 + 1];
-                unsigned long long bad1 = d->exposed_k;
-                if (bad1 != bad)
-                    break;
+            while (m1 + 1 <= SCAN_M_MAX && mask(&row[m1 + 1], which) == ks)
                 m1++;
-            }
-            if (bad) {
+            if (ks) {
                 char mr[32], kset[512];
                 m_range(M, m1, mr, sizeof mr);
-                k_set_text(o, bad, kset, sizeof kset);
+                k_set_text(o, ks, kset, sizeof kset);
                 if (!printed)
                     printf("  N=%d:", N);
                 printf("%s %s (%s)", printed ? "," : "", mr, kset);
@@ -748,6 +758,72 @@ static void print_uncovered(const route_opts *o, const scan_cell *cells)
         }
         if (printed)
             printf("\n");
+    }
+}
+
+/* The cells on the ASM path where a tile that does not fit N can win, runs over M, per N. */
+static void print_uncovered(const route_opts *o, const scan_cell *cells)
+{
+    printf("uncovered (ASM layer and a possible winner that does not fit N), runs over M:\n");
+    print_runs(o, cells, exposed_of, 0);
+}
+
+/* The field bugs (ref/a4w4_hazard.h) of cell (M, N) at every K: an untuned shape gets the
+ * heuristic's kernel (an ASM tile of the table, split 2^log2_k_split), a tuned one its route. */
+static void scan_bugs(const route_opts *o, const a4w4_tuned_table *tuned,
+                      const a4w4_kernel_table *kt, int M, int N, scan_cell *c,
+                      const a4w4_policy_result *pol_n)
+{
+    char err[256];
+    for (int k = 0; k < o->nscan_k; k++) {
+        a4w4_bug_shape s;
+        a4w4_route r;
+        int K = o->scan_k[k];
+        if (c->untuned_k & (1ull << k)) {
+            a4w4_bug_shape_of(M, N, K, NULL, kt, o->hp.bpreshuffle, &pol_n[k], &s);
+            s.routed = s.is_asm = 1;
+            s.tile_m = kt->rows[c->file_winner].tile_m;
+            s.tile_n = kt->rows[c->file_winner].tile_n;
+            s.split = o->hp.log2_k_split > 0 ? 1 << o->hp.log2_k_split : 1;
+            s.kernel_bpreshuffle = kt->rows[c->file_winner].bpreshuffle;
+        } else if (!a4w4_route_shape(tuned, kt, &o->hp, M, N, K, &r, err, sizeof err)) {
+            a4w4_bug_shape_of(M, N, K, &r, kt, o->hp.bpreshuffle, &pol_n[k], &s);
+        } else
+            continue;
+        unsigned mask = a4w4_bugs_of(&s);
+        for (int b = 0; b < A4W4_BUG_COUNT; b++)
+            c->bug_k[b] |= (unsigned long long)((mask >> b) & 1u) << k;
+    }
+}
+
+/* Every shape of the scan each field bug's rule flags: runs over M per N, with the K set. */
+static void print_bugs(const route_opts *o, const scan_cell *cells)
+{
+    size_t nr;
+    const a4w4_bug_rule *br = a4w4_bug_rules(&nr);
+    if (!o->json)
+        printf("\nfield bugs (ref/a4w4_hazard.c: each reported bug as a rule over the shape, "
+               "its route and the layer decision), every shape of the scan each flags:\n");
+    for (size_t b = 0; b < nr; b++) {
+        size_t count = 0;
+        for (size_t i = 0; i < (size_t)SCAN_NN * (SCAN_M_MAX + 1); i++)
+            count += (size_t)__builtin_popcountll(cells[i].bug_k[b]);
+        if (o->json) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "type", "field_bug");
+            cJSON_AddStringToObject(j, "id", br[b].id);
+            cJSON_AddStringToObject(j, "citation", br[b].citation);
+            cJSON_AddStringToObject(j, "url", br[b].url);
+            cJSON_AddStringToObject(j, "rule", br[b].rule);
+            cJSON_AddBoolToObject(j, "shape_rule", br[b].shape_rule);
+            cJSON_AddNumberToObject(j, "shapes", (double)count);
+            print_json_line(j);
+            continue;
+        }
+        printf("%s (%s): %s; %s: %zu shape%s\n", br[b].id, br[b].citation, br[b].what,
+               br[b].rule, count, count == 1 ? "" : "s");
+        if (count)
+            print_runs(o, cells, bug_of, (int)b);
     }
 }
 
@@ -764,6 +840,7 @@ static int scan_cells(const route_opts *o, const a4w4_tuned_table *tuned,
                 return A4W4_EXIT_BADINPUT;
             if (c->untuned_k)
                 scan_count(o, c, &pol[(size_t)ni * (size_t)o->nscan_k], t);
+            scan_bugs(o, tuned, kt, M, N, c, &pol[(size_t)ni * (size_t)o->nscan_k]);
         }
     }
     return 0;
@@ -792,6 +869,7 @@ static int run_scan(const route_opts *o, const a4w4_tuned_table *tuned,
         print_scan_summary(o, &t);
         if (!o->json && t.nofit_asm)
             print_uncovered(o, cells);
+        print_bugs(o, cells);
     }
     free(cells);
     free(pol);

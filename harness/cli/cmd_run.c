@@ -16,39 +16,61 @@
 #include "matrix.h"
 #include "cpu_sut.h"
 #include "entry.h"
+#include "export.h"
+#include "ledger.h"
 #include "registry.h"
+#include "repro.h"
 #include "results.h"
 #include "runner.h"
 #include "stream.h"
 #include "verify_capture.h"
 
 static const char run_usage[] =
-    "usage: a4w4check run [--set NAME | --cases FILE] [--golden DIR | --no-golden]\n"
-    "                     [--captures DIR] [--backend a,b,...] [--out DIR] [--shard i/n]\n"
-    "                     [--resume] [--full | --budget-seconds S] [--timeout S]\n"
-    "                     [--contract B=FILE|TEXT]... [--no-isolate] [--quiet]\n"
+    "usage: a4w4check run [--set NAME | --cases FILE | --bundle FILE...] [--case NAME...]\n"
+    "                     [--golden DIR | --no-golden] [--captures DIR] [--backend a,b,...]\n"
+    "                     [--out DIR] [--shard i/n] [--resume] [--full | --budget-seconds S]\n"
+    "                     [--timeout S] [--contract B=FILE|TEXT]... [--max-timeouts N]\n"
+    "                     [--no-isolate] [--e8m0-code0 R] [--save-failing DIR] [--quiet]\n"
     "\n"
     "Runs each case of a matrix through the backends and compares every checked output bit\n"
     "for bit with the oracle of the backend's contract (ordered(S), exact, tree(...); bounded\n"
     "backends within the derived bound), then verifies every bundle under cases/golden/.\n"
+    "Every failing entry carries the command that reruns exactly it (\"repro\"), printed\n"
+    "with the first failures at the end.\n"
     "\n";
 
 #define MAX_BACKENDS 64
+#define MAX_SELECT 256
+#define FAILURES_SHOWN 5
 
 typedef struct {
-    const char *cases_path, *golden_dir, *out_dir, *set, *captures_dir;
+    const char *cases_path, *golden_dir, *out_dir, *set, *captures_dir, *save_dir;
+    const char *known, *upstream_version;
+    const char *case_v[MAX_SELECT], *bundle_v[MAX_SELECT];
+    a4w4_opt_strings cases_sel, bundles;
     a4w4_opt_list backend;
     a4w4_opt_strings contract; /* --contract B=FILE|TEXT, repeatable */
     a4w4_opt_shard shard;
     int full, quiet, resume;
     int budget_s;
     int timeout_s, no_isolate; /* timeout_s -1: automatic (registry.h) */
+    int max_timeouts;
+    int code0; /* index into code0_names: A4W4_CODE0_BOTH, _OCP, _DRIVER */
 } run_opts;
+
+/* --e8m0-code0's values, in A4W4_CODE0_* order (runner.h), as the header records them. */
+static const char *const code0_names[] = {"both", "2^-127", "2^-126", NULL};
 
 static const a4w4_option run_options[] = {
     OPT_STRING("set", run_opts, set, "NAME",
                "cases/NAME.csv: premerge (default), nightly, hazard, edge"),
     OPT_STRING("cases", run_opts, cases_path, "FILE", "any case file (name,M,N,K,regime,seed,tags)"),
+    OPT_STRINGS("bundle", run_opts, bundles, "FILE",
+                "instead of a set: this case or operand bundle (repeatable; a file\n"
+                "--save-failing or shrink wrote), item golden/<file stem>"),
+    OPT_STRINGS("case", run_opts, cases_sel, "NAME",
+                "only this item of the matrix (repeatable): a case name,\n"
+                "golden/<stem> or capture/<stem>"),
     OPT_STRING("golden", run_opts, golden_dir, "DIR",
                "verify every bundle under DIR (default cases/golden)"),
     OPT_CALLBACK("no-golden", run_opts, golden_dir, NULL, a4w4_opt_cb_unset, "verify no golden bundle"),
@@ -58,7 +80,8 @@ static const a4w4_option run_options[] = {
                "and golden bundles; none there: INCOMPLETE (contracts §7.1)"),
     OPT_LIST("backend", run_opts, backend, "LIST",
              "comma-separated; default every backend available here. Types:\n"
-             "cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README)"),
+             "cpu-asm, cpu-fallback, bundle:DIR, plugin:LIB.so (see README);\n"
+             "a selftest mutant (selftest --list) only by its name"),
     OPT_STRINGS("contract", run_opts, contract, "B=FILE|TEXT", A4W4_CONTRACT_HELP),
     OPT_STRING("out", run_opts, out_dir, "DIR",
                "results.jsonl, results.json, summary.md (default build/out)"),
@@ -71,9 +94,27 @@ static const a4w4_option run_options[] = {
             "check every output of a case whose full check is estimated at\n"
             "most S seconds, a tile-aware sample of the others (their oracle\n"
             "entry notes it); 0 (the default): sample above 2^26 MACs; 10 checks\n"
-            "every output of the premerge set (26.2 M) in about 8.5 s here"),
+            "every output of the premerge set but its bucket cases from M = 1024\n"
+            "on and its grids (sampled: every 256-tile index checked)"),
     OPT_INT("timeout", run_opts, timeout_s, "S", 0, 86400, A4W4_TIMEOUT_HELP),
+    OPT_INT("max-timeouts", run_opts, max_timeouts, "N", 1, 1000000,
+            "after N calls of a backend in a row time out, do not call it\n"
+            "again: its remaining entries fail \"not run: backend hung N\n"
+            "times in a row\" (default 2)"),
     OPT_FLAG("no-isolate", run_opts, no_isolate, A4W4_NO_ISOLATE_HELP),
+    OPT_CHOICE("e8m0-code0", run_opts, code0, "R", code0_names,
+               "how E8M0 scale code 0 is read (contracts §1): both (default)\n"
+               "judges under 2^-127 and 2^-126, an entry matching only one is\n"
+               "ambiguous, never a pass (verdict INCOMPLETE); 2^-127 (OCP,\n"
+               "the oracles) or 2^-126 (one host driver) states the reading"),
+    OPT_STRING("save-failing", run_opts, save_dir, "DIR",
+               "write each failing GEMM entry's operands with its outputs and the\n"
+               "oracle's as DIR/<case>@<backend>.safetensors (+ manifest.json):\n"
+               "verify, run --bundle and python -m a4w4check.external take them"),
+    OPT_STRING("known", run_opts, known, "FILE", A4W4_KNOWN_HELP),
+    OPT_STRING("upstream-version", run_opts, upstream_version, "V",
+               "the version of the code under test (AITER's), for the ledger's\n"
+               "since/until; recorded as upstream_version"),
     OPT_FLAG("quiet", run_opts, quiet, "no progress output"),
     OPT_END(),
 };
@@ -94,6 +135,8 @@ typedef struct {
     cJSON *header, *done, *doc;
     a4w4_stream st;
     int bad_input;
+    size_t nbad;          /* items recorded with a refusal or bad input (run_item) */
+    char first_bad[1024]; /* the first one's message, printed once at the end */
     int lock_fd; /* the --out directory's lock (fsutil.h), -1 when not held */
 } run_plan;
 
@@ -130,7 +173,14 @@ static int plan_run(const run_opts *o, run_plan *p)
         a4w4_errorf("run: give --set or --cases, not both");
         return A4W4_EXIT_BADINPUT;
     }
-    int mr = a4w4_matrix_load(&p->m, o->set, o->cases_path, o->golden_dir, err, sizeof err);
+    if (o->bundles.n && (o->set || o->cases_path)) {
+        a4w4_errorf("run: --bundle runs the given bundles only: no --set or --cases with it");
+        return A4W4_EXIT_BADINPUT;
+    }
+    int mr = o->bundles.n ? a4w4_matrix_load_bundles(&p->m, o->bundles.v, o->bundles.n, err,
+                                                     sizeof err)
+                          : a4w4_matrix_load(&p->m, o->set, o->cases_path, o->golden_dir, err,
+                                             sizeof err);
     if (mr) {
         if (mr == A4W4_MATRIX_ECASES)
             a4w4_errorf("%s", err); /* the reader's line names the file */
@@ -138,11 +188,13 @@ static int plan_run(const run_opts *o, run_plan *p)
             a4w4_errorf("run: %s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    if (o->captures_dir && a4w4_matrix_add_captures(&p->m, o->captures_dir, err, sizeof err)) {
+    if ((o->captures_dir && a4w4_matrix_add_captures(&p->m, o->captures_dir, err, sizeof err)) ||
+        (o->cases_sel.n && a4w4_matrix_select(&p->m, o->cases_sel.v, o->cases_sel.n, err,
+                                              sizeof err))) {
         a4w4_errorf("run: %s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    a4w4_backend_list_opts bo = {"run", MAX_BACKENDS, 0, o->quiet};
+    a4w4_backend_list_opts bo = {"run", MAX_BACKENDS, 1, o->quiet}; /* a mutant by name: repros */
     int rc = a4w4_isolation_options("run", o->no_isolate, o->timeout_s);
     if (rc == A4W4_EXIT_PASS)
         rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);
@@ -207,11 +259,15 @@ static cJSON *run_header(const run_opts *o, const run_plan *p)
     cJSON_AddBoolToObject(header, "full", o->full);
     /* 0: no budget (sampled above 2^26 MACs, or every output with --full); contracts §4.1 */
     cJSON_AddNumberToObject(header, "budget_seconds", o->budget_s);
+    /* contracts §1: the reading of E8M0 code 0 the GEMM entries are judged under */
+    cJSON_AddStringToObject(header, "e8m0_code0", code0_names[o->code0]);
     cJSON *bl = cJSON_AddArrayToObject(header, "backends");
     cJSON_AddItemToArray(bl, cJSON_CreateString("oracle"));
     a4w4_backends_contracts_json(header, p->bk, p->nb);
     for (size_t i = 0; i < p->nb; i++)
         cJSON_AddItemToArray(bl, cJSON_CreateString(p->bk[i].name));
+    if (o->upstream_version)
+        cJSON_AddStringToObject(header, "upstream_version", o->upstream_version);
     cJSON_AddNumberToObject(header, "matrix_items", (double)p->total_items);
     cJSON_AddNumberToObject(header, "shard_items", (double)p->mine);
     a4w4_environment_json(header); /* compiler, commit, host, date, GPU, tables used */
@@ -233,9 +289,16 @@ static int run_item(const a4w4_runner *runner, run_plan *p, size_t k, const char
         k < nc           ? a4w4_run_case(runner, &p->m.cases[k], &el, err, sizeof err)
         : k < nc + ng    ? a4w4_run_golden(runner, suts, nsuts, p->m.bundles[k - nc], &el, err,
                                            sizeof err)
-        : p->m.ncaptures ? a4w4_run_capture(p->m.captures[k - nc - ng], name, &el, err,
-                                            sizeof err)
+        : p->m.ncaptures ? a4w4_run_capture(p->m.captures[k - nc - ng], name,
+                                            runner->code0_reading, &el, err, sizeof err)
                          : a4w4_run_captures_none(p->m.captures_dir, &el, err, sizeof err);
+    if (k >= nc + ng && p->m.ncaptures) /* a capture is judged from its own file: verify reruns it */
+        for (size_t i = 0; i < el.n; i++)
+            if (el.items[i].verdict == A4W4_VERDICT_FAIL) {
+                snprintf(el.items[i].repro, sizeof el.items[i].repro, "a4w4check verify ");
+                a4w4_shell_word(el.items[i].repro, sizeof el.items[i].repro,
+                                p->m.captures[k - nc - ng]);
+            }
     int f = (int)a4w4_entry_list_failures(&el);
     *entries = rs == A4W4_ST_NOMEM ? NULL : a4w4_entry_list_json(&el);
     a4w4_entry_list_free(&el);
@@ -243,12 +306,14 @@ static int run_item(const a4w4_runner *runner, run_plan *p, size_t k, const char
         rs = A4W4_ST_NOMEM;
         snprintf(err, sizeof err, "case %s: out of memory for the results", name);
     }
-    if (rs != A4W4_ST_OK)
-        a4w4_errorf("run: %s", err);
     if (rs == A4W4_ST_BADINPUT && *entries && cJSON_GetArraySize(*entries) > 0) {
-        p->bad_input = 1; /* recorded: its failing entry says why */
+        p->bad_input = 1; /* recorded: its failing entry says why; said once at the end */
+        if (!p->nbad++)
+            snprintf(p->first_bad, sizeof p->first_bad, "%s", err);
         return 1;
     }
+    if (rs != A4W4_ST_OK)
+        a4w4_errorf("run: %s", err);
     if (rs != A4W4_ST_OK) {
         *rc = a4w4_exit_code(rs);
         cJSON_Delete(*entries);
@@ -263,7 +328,14 @@ static int run_items(const run_opts *o, run_plan *p)
     char hash[32];
     snprintf(hash, sizeof hash, "%016llx", p->m.hash);
     a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
-    a4w4_runner runner = {p->bk, p->nb, o->full, &id, o->budget_s};
+    a4w4_repro_run rr = {p->m.set, p->m.cases_path, o->golden_dir, o->bundles.v, o->bundles.n,
+                         o->full, o->budget_s, o->timeout_s, o->no_isolate, o->contract.v,
+                         o->contract.n, o->code0 ? code0_names[o->code0] : NULL,
+                         o->max_timeouts};
+    a4w4_runner runner = {.backends = p->bk, .nbackends = p->nb, .full = o->full, .id = &id,
+                          .budget_s = o->budget_s, .code0_reading = o->code0,
+                          .max_timeouts = o->max_timeouts, .repro = a4w4_repro_command,
+                          .repro_ctx = &rr, .save_dir = o->save_dir};
     a4w4_progress pg;
     a4w4_progress_start(&pg, "run", o->quiet, 0);
     int fails = 0, rc = A4W4_EXIT_PASS;
@@ -299,19 +371,63 @@ static int run_items(const run_opts *o, run_plan *p)
     return rc;
 }
 
+/* --save-failing DIR: DIR/manifest.json (a4w4-operands/1, engine/export.h) listing every
+ * bundle the document's entries saved, so that python -m a4w4check.external --ops DIR runs
+ * them. Returns the exit code. */
+static int write_saved_manifest(const run_opts *o, const run_plan *p)
+{
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(p->doc, "cases"), *e;
+    size_t n = 0, cap = (size_t)cJSON_GetArraySize(cases) + 1;
+    const char **names = calloc(cap, sizeof *names), **why = calloc(cap, sizeof *why);
+    int rc = A4W4_EXIT_PASS, failed = 0;
+    cJSON_ArrayForEach(e, cases) {
+        const cJSON *sv = cJSON_GetObjectItemCaseSensitive(e, "saved");
+        const char *note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "note"));
+        failed |= note && strstr(note, "--save-failing: ") != NULL;
+        if (!cJSON_IsString(sv) || !names)
+            continue;
+        int dup = 0;
+        for (size_t i = 0; i < n && !dup; i++)
+            dup = !strcmp(names[i], sv->valuestring);
+        if (!dup)
+            names[n++] = sv->valuestring;
+    }
+    char hash[32], err[1024];
+    snprintf(hash, sizeof hash, "%016llx", p->m.hash);
+    a4w4_export_opts eo = {hash, A4W4_TOOL_VERSION, 0};
+    if (!names || !why || a4w4_export_manifest(o->save_dir, p->m.set, p->m.cases_path, "1/1",
+                                               &eo, names, why, n, 0, err, sizeof err)) {
+        a4w4_errorf("run: --save-failing %s", names && why ? err : "out of memory");
+        rc = A4W4_EXIT_IO;
+    } else if (failed) {
+        a4w4_errorf("run: --save-failing %s: some failing entries could not be saved (their "
+                    "notes say why)", o->save_dir);
+        rc = A4W4_EXIT_IO;
+    } else if (!o->quiet)
+        fprintf(stderr, "a4w4check run: %zu failing entr%s saved in %s\n", n,
+                n == 1 ? "y" : "ies", o->save_dir);
+    free(names);
+    free(why);
+    return rc;
+}
+
 /* The final documents, from the stream (cases of earlier runs included). Returns the exit
  * code of the run. */
 static int write_results(const run_opts *o, run_plan *p)
 {
     char err[1024];
     cJSON *hdr2 = NULL;
-    a4w4_completeness c = {p->mine, 0};
-    p->doc = a4w4_stream_load_items(o->out_dir, &hdr2, &c.recorded_items, err, sizeof err);
+    a4w4_stream_tally t;
+    p->doc = a4w4_stream_load_items(o->out_dir, &hdr2, &t, err, sizeof err);
+    a4w4_completeness c = {p->mine, t.items}; /* distinct items, each with all its entries */
     cJSON_Delete(hdr2);
     if (!p->doc) {
         a4w4_errorf("run: %s", err);
         return A4W4_EXIT_IO;
     }
+    int krc = a4w4_apply_ledger("run", o->known, p->doc);
+    if (krc)
+        return krc;
     a4w4_doc_verdict v = a4w4_results_judge(p->doc, &c);
     if (a4w4_results_write(p->doc, o->out_dir, err, sizeof err)) {
         a4w4_errorf("run: %s", err);
@@ -324,11 +440,22 @@ static int write_results(const run_opts *o, run_plan *p)
                 cJSON_GetObjectItemCaseSensitive(counts, "fail")->valueint,
                 cJSON_GetObjectItemCaseSensitive(counts, "entries")->valueint, o->out_dir,
                 o->out_dir);
-    if (v == A4W4_DOC_INCOMPLETE) /* even with --quiet: exit 5 says why */
+    /* even with --quiet: the failures (with their repro commands) and why it is incomplete */
+    a4w4_print_failures("run", p->doc, FAILURES_SHOWN);
+    a4w4_print_known("run", p->doc, FAILURES_SHOWN);
+    if (v == A4W4_DOC_INCOMPLETE)
         a4w4_errorf("run: verdict INCOMPLETE: %s",
                     cJSON_GetObjectItemCaseSensitive(p->doc, "verdict_reason")->valuestring);
-    if (p->bad_input)
+    if (p->bad_input) { /* one line, however many items the same refusal hit */
+        if (p->nbad > 1)
+            a4w4_errorf("run: %s (and %zu more items refused or bad input: results.json "
+                        "names each)", p->first_bad, p->nbad - 1);
+        else
+            a4w4_errorf("run: %s", p->first_bad);
         return A4W4_EXIT_BADINPUT;
+    }
+    if (o->save_dir && write_saved_manifest(o, p) != A4W4_EXIT_PASS)
+        return A4W4_EXIT_IO;
     return v == A4W4_DOC_FAIL ? A4W4_EXIT_MISMATCH
            : v == A4W4_DOC_INCOMPLETE ? A4W4_EXIT_INCOMPLETE
                                       : A4W4_EXIT_PASS;
@@ -348,9 +475,16 @@ int cmd_run(int argc, char **argv)
 {
     char golden_buf[4096], err[1024];
     const char *contract_v[MAX_BACKENDS];
-    run_opts o = {NULL, a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
-                  "build/out", NULL, NULL, {0}, {contract_v, 0, MAX_BACKENDS}, {1, 1}, 0, 0, 0,
-                  A4W4_DEFAULT_BUDGET_S, -1, 0};
+    run_opts o = {.golden_dir = a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
+                  .out_dir = "build/out",
+                  .contract = {contract_v, 0, MAX_BACKENDS},
+                  .shard = {1, 1},
+                  .budget_s = A4W4_DEFAULT_BUDGET_S,
+                  .timeout_s = -1,
+                  .max_timeouts = A4W4_MAX_TIMEOUTS_DEFAULT,
+                  .code0 = A4W4_CODE0_BOTH};
+    o.cases_sel = (a4w4_opt_strings){o.case_v, 0, MAX_SELECT};
+    o.bundles = (a4w4_opt_strings){o.bundle_v, 0, MAX_SELECT};
     a4w4_args args;
     int rc = a4w4_options_parse(&run_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)
@@ -366,10 +500,15 @@ int cmd_run(int argc, char **argv)
         rc = claim_out_dir(&o, &p, argc, argv);
     if (rc == A4W4_EXIT_PASS) {
         p.header = run_header(&o, &p);
+        a4w4_stream_tally t;
         rc = a4w4_exit_code(
-            a4w4_stream_open(&p.st, o.out_dir, p.header, o.resume, &p.done, err, sizeof err));
+            a4w4_stream_open(&p.st, o.out_dir, p.header, o.resume, &p.done, &t, err, sizeof err));
         if (rc)
             a4w4_errorf("run: %s", err);
+        else if (t.dropped && !o.quiet)
+            fprintf(stderr, "a4w4check run: resuming: %zu recorded line%s dropped and run again "
+                    "(incomplete or repeated; first: %s)\n", t.dropped, t.dropped == 1 ? "" : "s",
+                    t.first_dropped);
     }
     if (rc == A4W4_EXIT_PASS)
         rc = run_items(&o, &p);

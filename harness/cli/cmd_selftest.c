@@ -54,6 +54,7 @@ typedef struct {
     int killed;
     char kcase[96];
     char reason[640];
+    char signature[384]; /* the killing entry's (engine/signature.h) */
 } mutant_state;
 
 typedef struct {
@@ -221,6 +222,7 @@ static void tally_entry(const selftest_opts *o, selftest_plan *p, const a4w4_cas
             p->ms[i].killed = 1;
             snprintf(p->ms[i].kcase, sizeof p->ms[i].kcase, "%s", c->name);
             snprintf(p->ms[i].reason, sizeof p->ms[i].reason, "%s", why);
+            snprintf(p->ms[i].signature, sizeof p->ms[i].signature, "%s", e->signature);
         }
     for (size_t i = 0; i < p->nc; i++)
         if (!strcmp(p->cs[i].b.name, bn)) {
@@ -247,7 +249,9 @@ static int run_one_case(const selftest_opts *o, selftest_plan *p, const a4w4_cas
     for (size_t i = 0; i < p->nm; i++)
         if (!p->ms[i].killed)
             run[nr++] = p->ms[i].b;
-    a4w4_runner runner = {run, nr, 0, NULL, 0};
+    /* the mutants are judged by the project's contract, E8M0 code 0 read as 2^-127 (contracts §1):
+     * mut-e8m0-code0 reads 2^-126 and must die */
+    a4w4_runner runner = {.backends = run, .nbackends = nr, .code0_reading = A4W4_CODE0_OCP};
     a4w4_entry_list el = {0};
     if (a4w4_run_case(&runner, c, &el, err, sizeof err) != A4W4_ST_OK) {
         a4w4_errorf("selftest: %s", err);
@@ -271,9 +275,11 @@ static int print_report(const selftest_plan *p, size_t ncases, const char *cases
     for (size_t i = 0; i < p->nm; i++) {
         const mutant_state *m = &p->ms[i];
         killed += (size_t)m->killed;
-        if (m->killed)
+        if (m->killed) {
             printf("  KILLED   %-22s by %s: %s\n", m->b.name, m->kcase, m->reason);
-        else
+            if (m->signature[0])
+                printf("           signature: %s\n", m->signature);
+        } else
             printf("  SURVIVED %-22s (%s): no case of the matrix failed it\n", m->b.name,
                    m->b.type->what);
     }

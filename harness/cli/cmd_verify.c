@@ -71,11 +71,17 @@ static int verify_capture_one(const char *path, const char *base, verify_counts 
 {
     a4w4_entry_list el = {0};
     char err[512] = "";
-    a4w4_hstatus rc = a4w4_run_capture(path, NULL, &el, err, sizeof err);
+    a4w4_hstatus rc = a4w4_run_capture(path, NULL, A4W4_CODE0_BOTH, &el, err, sizeof err);
     size_t fails = a4w4_entry_list_failures(&el), judged = 0;
+    char prefix[1024]; /* a capture names its layer and call site on every line */
+    const a4w4_entry_result *e0 = el.n ? &el.items[0] : NULL;
+    const char *layer = e0 ? e0->layer : "", *site = e0 ? e0->call_site : "";
+    snprintf(prefix, sizeof prefix, "%s%s%s%s%s%s%s", base, *layer || *site ? " [" : "",
+             *layer ? "layer " : "", layer, *site ? (*layer ? " at " : "called at ") : "", site,
+             *layer || *site ? "]" : "");
     for (size_t j = 0; j < el.n; j++) {
-        char line[1400];
-        a4w4_entry_format(&el.items[j], base, line, sizeof line);
+        char line[1600];
+        a4w4_entry_format(&el.items[j], prefix, line, sizeof line);
         say(n, line, (int)el.items[j].verdict);
         judged += el.items[j].verdict == A4W4_VERDICT_PASS ||
                   el.items[j].verdict == A4W4_VERDICT_FAIL;

@@ -12,11 +12,15 @@ static const a4w4_cmd commands[] = {
     {"layers", cmd_layers, "the SGLang layer path end to end (contracts §6) on each backend pair vs the oracles"},
     {"bench", cmd_bench, "throughput of the exact and ordered oracles beside OpenBLAS sgemm (G-MAC/s)"},
     {"selftest", cmd_selftest, "mutation self-test: every deliberately wrong backend must fail, every correct one pass"},
+    {"coverage", cmd_coverage, "which cases exercise each padded-M bucket, kernel tile, regime edge and fault class"},
     {"fingerprint", cmd_fingerprint, "which scale mode and E2M1 rounding a quantizer actually implements"},
     {"hazards", cmd_hazards, "the small-N/M hazard map: backend verdicts joined with dispatch and layer policy"},
     {"report", cmd_report, "render results.json as Markdown, self-contained HTML and JUnit XML"},
     {"export", cmd_export, "operand bundles of a case matrix for kernels outside this process"},
     {"compare", cmd_compare, "parity between two runs: new failures, fixed cases, changed bits, timing"},
+    {"shrink", cmd_shrink, "reduce a failing case to a minimal one that fails the same way"},
+    {"quant-parity", cmd_quant_parity, "per layer: what the Triton (even) and HIP (round_up) activation quantizers change"},
+    {"known", cmd_known, "the known-failures ledger: check it, list it, update its dates from a run"},
 };
 
 static void usage(FILE *out)

@@ -1,5 +1,6 @@
 /* options.c — the one option parser of the CLI (options.h): argv against a command's table,
  * values into the command's options struct, help generated from the same table. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,35 +35,78 @@ int a4w4_opt_list_split(const char *text, a4w4_opt_list *list, char *err, size_t
         snprintf(err, errlen, "list is longer than %zu characters", sizeof list->buf - 1);
         return -1;
     }
-    for (char *save = NULL, *t = strtok_r(list->buf, ",", &save); t;
-         t = strtok_r(NULL, ",", &save)) {
+    for (char *t = list->buf;; t++) {
+        char *comma = strchr(t, ',');
+        if (comma)
+            *comma = '\0';
+        if (!*t) { /* "a,,b", ",a", "a,": an item left out by mistake, never skipped */
+            snprintf(err, errlen, "'%s' has an empty item (give comma-separated names)", text);
+            return -1;
+        }
         if (list->n == A4W4_OPT_LIST_MAX) {
             snprintf(err, errlen, "list has more than %d items", A4W4_OPT_LIST_MAX);
             return -1;
         }
         list->item[list->n++] = t;
+        if (!comma)
+            return 0;
+        t = comma;
     }
+}
+
+int a4w4_parse_int(const char *s, size_t len, long long lo, long long hi, long long *out)
+{
+    size_t i = 0;
+    int neg = len > 0 && s[0] == '-';
+    i += (size_t)neg;
+    if (i == len || (s[i] == '0' && len - i > 1) || (neg && s[i] == '0'))
+        return -1; /* empty, a leading zero, or "-0" */
+    unsigned long long mag = 0, limit = neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1; /* '+', a space, a letter: not a plain decimal */
+        unsigned d = (unsigned)(s[i] - '0');
+        if (mag > (limit - d) / 10)
+            return -1;
+        mag = mag * 10 + d;
+    }
+    long long x = neg ? (mag == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN : -(long long)mag)
+                      : (long long)mag;
+    if (x < lo || x > hi)
+        return -1;
+    *out = x;
     return 0;
 }
 
-/* OPT_INT and OPT_SIZE: the value, range-checked into field. 0, or -1 after the error. */
+int a4w4_parse_int_list(const char *s, long long lo, long long hi, long long step, int *v,
+                        int max, int *n)
+{
+    *n = 0;
+    for (const char *p = s;; p++) {
+        size_t L = strcspn(p, ",");
+        long long x;
+        if (*n >= max || a4w4_parse_int(p, L, lo, hi, &x) || (step > 1 && x % step))
+            return -1;
+        v[(*n)++] = (int)x;
+        p += L;
+        if (!*p)
+            return 0;
+    }
+}
+
+/* OPT_INT and OPT_SIZE: the value (a4w4_parse_int), range- and step-checked into field. 0,
+ * or -1 after the error. */
 static int set_number(const a4w4_command_spec *spec, const a4w4_option *o, void *field,
                       const char *v)
 {
-    char *end = NULL;
-    int ok;
-    if (o->kind == A4W4_OPT_INT) {
-        long long x = strtoll(v, &end, 10);
-        ok = *v && !*end && x >= o->lo && x <= o->hi;
-        if (ok)
-            *(int *)field = (int)x;
-    } else {
-        unsigned long long x = strtoull(v, &end, 10);
-        ok = *v && !*end && v[0] != '-' && x >= (unsigned long long)o->lo &&
-             x <= (unsigned long long)o->hi && (o->step <= 1 || x % o->step == 0);
-        if (ok)
-            *(size_t *)field = (size_t)x;
-    }
+    long long x = 0;
+    int ok = a4w4_parse_int(v, strlen(v), o->lo, o->hi, &x) == 0;
+    if (ok && o->kind == A4W4_OPT_SIZE)
+        ok = o->step <= 1 || (unsigned long long)x % o->step == 0;
+    if (ok && o->kind == A4W4_OPT_INT)
+        *(int *)field = (int)x;
+    else if (ok)
+        *(size_t *)field = (size_t)x;
     if (ok)
         return 0;
     if (o->rule)
@@ -163,6 +207,10 @@ static int parse_one(const a4w4_command_spec *spec, void *opts, int argc, char *
         a4w4_errorf("%s: option --%s needs a value", spec->name, o->name);
         return -1;
     }
+    if (v && !*v) { /* `--out=` or `--out ''`: a value lost on the way (an unset variable) */
+        a4w4_errorf("%s: option --%s needs a value, got an empty one", spec->name, o->name);
+        return -1;
+    }
     return set_value(spec, o, opts, v);
 }
 
@@ -221,28 +269,23 @@ void a4w4_options_usage(const a4w4_command_spec *spec, FILE *out)
         fputs(spec->footer, out);
 }
 
-/* --shard i/n: 1 <= i <= n <= 1000000. */
+/* --shard i/n: 1 <= i <= n <= 1000000, each a4w4_parse_int. */
 int a4w4_opt_cb_shard(const a4w4_option *opt, void *field, const char *v, char *err,
                        size_t errlen)
 {
     (void)opt;
     a4w4_opt_shard *s = field;
-    char *end1 = NULL, *end2 = NULL;
-    unsigned long long si = 0, sn = 0;
-    int ok = v[0] >= '1' && v[0] <= '9';
-    if (ok) {
-        si = strtoull(v, &end1, 10);
-        ok = *end1 == '/' && end1[1] >= '1' && end1[1] <= '9';
-    }
-    if (ok) {
-        sn = strtoull(end1 + 1, &end2, 10);
-        ok = !*end2 && sn <= 1000000 && si <= sn;
+    const char *slash = strchr(v, '/');
+    long long si = 0, sn = 0;
+    int ok = slash && !a4w4_parse_int(v, (size_t)(slash - v), 1, 1000000, &si) &&
+             !a4w4_parse_int(slash + 1, strlen(slash + 1), 1, 1000000, &sn) && si <= sn;
+    if (!ok) {
+        snprintf(err, errlen, "--shard '%s' must be i/n with 1 <= i <= n <= 1000000", v);
+        return -1;
     }
     s->i = (unsigned)si;
     s->n = (unsigned)sn;
-    if (!ok)
-        snprintf(err, errlen, "--shard '%s' must be i/n with 1 <= i <= n <= 1000000", v);
-    return ok ? 0 : -1;
+    return 0;
 }
 
 /* Set a const char * option to NULL (e.g. --no-golden). */

@@ -34,7 +34,7 @@ typedef enum {
     A4W4_OPT_SIZE,     /* size_t: an unsigned decimal integer in [lo, hi], a multiple of step */
     A4W4_OPT_STRING,   /* const char *: the value itself (points into argv) */
     A4W4_OPT_STRINGS,  /* a4w4_opt_strings: repeatable, every value in order */
-    A4W4_OPT_LIST,     /* a4w4_opt_list: a comma-separated list (empty items skipped) */
+    A4W4_OPT_LIST,     /* a4w4_opt_list: a comma-separated list (an empty item is refused) */
     A4W4_OPT_CHOICE,   /* int: the index of the value in choices */
     A4W4_OPT_CALLBACK  /* cb(opt, field, value, ...); takes a value when argh is set */
 } a4w4_opt_kind;
@@ -96,8 +96,8 @@ enum { A4W4_OPTS_CONTINUE = -1 };
  * by *args. Anything starting with '-' is an option, except "-" alone and negative numbers
  * ("-1"); after "--" everything is positional. -h or --help anywhere before "--" prints the
  * help on stdout. Returns A4W4_OPTS_CONTINUE, A4W4_EXIT_PASS after the help, or
- * A4W4_EXIT_BADINPUT after one line on stderr: an unknown option, a missing value, a value
- * given to a flag, a number out of range, a value not among the choices, an OPT_STRINGS or
+ * A4W4_EXIT_BADINPUT after one line on stderr: an unknown option, a missing or empty value
+ * (`--out=`), a value given to a flag, a number that is not a4w4_parse_int's or out of range, a value not among the choices, an OPT_STRINGS or
  * OPT_LIST over capacity, a positional argument to a command that takes none, or a
  * callback's message. */
 int a4w4_options_parse(const a4w4_command_spec *spec, void *opts, int argc, char **argv,
@@ -107,9 +107,22 @@ int a4w4_options_parse(const a4w4_command_spec *spec, void *opts, int argc, char
  * as the widest plus 2; continuation lines indented to it), a blank line, the footer. */
 void a4w4_options_usage(const a4w4_command_spec *spec, FILE *out);
 
-/* Split text at commas into list (empty items skipped), keeping text. Returns 0, or -1 with
- * a message in err: longer than list->buf, or more than A4W4_OPT_LIST_MAX items. */
+/* Split text at commas into list, keeping text. Returns 0, or -1 with a message in err: an
+ * empty item ("a,,b", ",a", "a,", ""), longer than list->buf, or more than A4W4_OPT_LIST_MAX
+ * items. */
 int a4w4_opt_list_split(const char *text, a4w4_opt_list *list, char *err, size_t errlen);
+
+/* The one integer rule of the CLI: s[0..len) is a plain decimal, an optional '-' then digits,
+ * no '+', no space, no leading zero ("0" itself is fine, "-0" is not), within [lo, hi]. Every
+ * integer an option, a list or a positional argument carries goes through it, so ' 5', '+5'
+ * and '05' are refused everywhere alike. Returns 0 with *out, or -1. */
+int a4w4_parse_int(const char *s, size_t len, long long lo, long long hi, long long *out);
+
+/* A comma-separated list of a4w4_parse_int values in [lo, hi], each a multiple of step (<= 1:
+ * any; lo..hi within int), at most max of them, into v[0..*n). Returns 0, or -1 (an empty
+ * item, a bad or out-of-range value, more than max). */
+int a4w4_parse_int_list(const char *s, long long lo, long long hi, long long step, int *v,
+                        int max, int *n);
 
 /* A shard i/n of a matrix (1 <= i <= n <= 1000000; 1/1 is the whole). */
 typedef struct {

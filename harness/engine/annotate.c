@@ -66,6 +66,9 @@ int a4w4_dispatch_facts_of(const a4w4_case *c, a4w4_dispatch_facts *f)
     snprintf(f->decision, sizeof f->decision, "%s", a4w4_decision_name(pr.decision));
     snprintf(f->reason, sizeof f->reason, "%s", a4w4_policy_reason_name(pr.reason));
     snprintf(f->hazard, sizeof f->hazard, "%s", a4w4_hazard_class_name(h.cls));
+    a4w4_bug_shape bs;
+    a4w4_bug_shape_of(M, N, K, &r, &tables.kt, hp.bpreshuffle, &pr, &bs);
+    f->bugs = a4w4_bugs_of(&bs);
     f->has = 1;
     return 0;
 }

@@ -12,6 +12,8 @@
  *             {"decision": "asm" | "triton", "reason": "asm_quantize" | "small_n" | ...}
  *   "hazard": the static class of ref/a4w4_hazard.h: "ok" | "exposed" | "order_dependent" |
  *             "fenced".
+ *   "field_bugs": the ids of the field's bug rules (ref/a4w4_hazard.h a4w4_bug_rules) that
+ *             flag the shape under that route and decision, e.g. ["aiter-4176"].
  * Routing as `a4w4check route` with its defaults: the tables under cases/aiter/ (tuned
  * a4w4_blockscale_tuned_gemm.csv, kernels gfx950_f4gemm_bf16_per1x32Fp4.csv, resolved with
  * a4w4_data_path), gfx950, 256 CUs, log2_k_split 0, preshuffled weights; policy with the

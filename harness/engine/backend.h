@@ -14,6 +14,7 @@
 #include "a4w4_tree.h"
 #include "casefile.h"
 #include "gen.h"
+#include "integrity.h"
 
 /* The output poison: a signalling-NaN bf16 pattern no arithmetic produces. Outputs still
  * holding it after a run were never written. */
@@ -51,6 +52,18 @@ typedef struct {
     char *why;
     size_t whylen;
     const a4w4_run_identity *id; /* may be NULL (tests, selftest) */
+    /* The runner's integrity checks (engine/integrity.h), for a backend that runs the code
+     * elsewhere (an isolated plugin's child) and must carry them there; all 0 / NULL when
+     * the caller checks nothing (tests, bench):
+     *   y_before, y_after  poisoned guard values around y (y[-y_before] .. y[n + y_after - 1]
+     *                      are the caller's): the child's writes to them come back too;
+     *   inputs             the digest of d's operands before the call (a4w4_case_digest);
+     *   breach             receives one phrase when the code wrote into its operands or
+     *                      their guards, or changed y after it returned ("" else). */
+    size_t y_before, y_after;
+    const a4w4_case_digest *inputs;
+    char *breach;
+    size_t breachlen;
 } a4w4_run_args;
 
 typedef struct {
@@ -120,6 +133,15 @@ typedef struct {
     char contract_source[256];           /* a set's file ("" for a single contract) */
     char declared[A4W4_CONTRACT_MAX];    /* what the backend declared, when `run --contract`
                                             overrode it; "" otherwise */
+    /* The runner's record of this instance from case to case (under its lock):
+     * timeouts_in_row  calls in a row that ran past their deadline (A4W4_RUN_TIMEOUT);
+     * hung             1 once that reached the runner's max_timeouts: not called again;
+     * last_y_hash      the outputs of its last baseline call that returned outputs, and
+     * last_case        that case's name: a later case's identical, wrong outputs are named
+     *                  as its previous call's (a stale result reused). */
+    int timeouts_in_row, hung, has_last;
+    unsigned long long last_y_hash;
+    char last_case[160];
 } a4w4_backend;
 
 #endif

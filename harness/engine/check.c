@@ -2,6 +2,7 @@
 #include "check.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +68,22 @@ void a4w4_check_bf16(a4w4_check *c, const char *subject, const uint16_t *got,
         }
     }
     c->verdict = c->mismatches ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
+}
+
+double a4w4_bounded_use(uint16_t got, float e, double B, double *tol)
+{
+    *tol = NAN;
+    int gn = bf16_isnan(got), en = isnan(e);
+    if (gn || en)
+        return gn && en ? 0.0 : INFINITY;
+    uint32_t u = (uint32_t)got << 16;
+    float gf;
+    memcpy(&gf, &u, sizeof gf);
+    double g = gf;
+    if (isinf(e) || isinf(g) || isnan(B))
+        return g == e ? 0.0 : INFINITY;
+    *tol = B + 0x1p-24 * fabs((double)e) + 0x1p-149;
+    return fabs(g - e) / *tol;
 }
 
 void a4w4_check_na(a4w4_check *c, const char *subject, const char *why)

@@ -36,6 +36,13 @@ void a4w4_check_na(a4w4_check *c, const char *subject, const char *why);
 /* ULP distance between two bf16 patterns on the ordered integer line (NaN -> UINT_MAX). */
 unsigned a4w4_bf16_ulp_distance(uint16_t a, uint16_t b);
 
+/* bounded(S) (contracts §4.1 "bounded"): how far got lies from e = RNE_fp32(exact) as a
+ * fraction of the output's tolerance B + 2^-24 |e| + 2^-149 (B: its bound, ref/a4w4_bound.h
+ * a4w4_dot_bounded_bound); above 1 fails. NaN must meet NaN and an infinity the same
+ * infinity (a NaN B: the output reads a 0xFF scale, got must equal e): those return 0 when
+ * they agree, INFINITY when not, and set *tol to NaN; otherwise *tol is the tolerance. */
+double a4w4_bounded_use(uint16_t got, float e, double B, double *tol);
+
 /* One human line: "PASS subject (n checked)" / "FAIL subject: first mismatch at (r, c): got
  * 0x.. expected 0x.., k mismatches" / "N/A subject: why". */
 void a4w4_check_format(const a4w4_check *c, const char *prefix, char *buf, size_t len);

@@ -1,6 +1,8 @@
 /* entry.c — results entries as C values and their JSON form (see entry.h). */
 #include "entry.h"
 
+#include "a4w4_hazard.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@ const char *a4w4_verdict_name(a4w4_verdict v)
     case A4W4_VERDICT_PASS: return "pass";
     case A4W4_VERDICT_FAIL: return "fail";
     case A4W4_VERDICT_NA: return "n/a";
+    case A4W4_VERDICT_AMBIGUOUS: return "ambiguous";
     default: return "skip";
     }
 }
@@ -90,8 +93,9 @@ void a4w4_entry_set_check(a4w4_entry_result *e, const a4w4_check *c)
 
 void a4w4_entry_format(const a4w4_entry_result *e, const char *prefix, char *buf, size_t len)
 {
-    static const char *const word[4] = {"PASS", "FAIL", "N/A", "SKIP"};
-    size_t k = (size_t)snprintf(buf, len, "%s %s: %s, %zu checked", word[e->verdict & 3], prefix,
+    static const char *const word[5] = {"PASS", "FAIL", "N/A", "SKIP", "AMBIGUOUS"};
+    unsigned v = (unsigned)e->verdict;
+    size_t k = (size_t)snprintf(buf, len, "%s %s: %s, %zu checked", word[v < 5 ? v : 3], prefix,
                                 e->contract, e->checked);
     if (k < len && e->nfirst) {
         const a4w4_mismatch *m = &e->first[0];
@@ -159,6 +163,75 @@ static void add_judged_fields(cJSON *o, const a4w4_entry_result *e)
     cJSON_AddNumberToObject(o, "not_judged", (double)e->not_judged);
 }
 
+/* [[first, last, mismatches], ...] of map runs. */
+static cJSON *ranges_json(const a4w4_map_range *r, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        double v[3] = {(double)r[i].first, (double)r[i].last, (double)r[i].count};
+        cJSON_AddItemToArray(a, cJSON_CreateDoubleArray(v, 3));
+    }
+    return a;
+}
+
+/* "mismatch_map" (engine/signature.h): the counts the signature rests on. */
+static void add_map(cJSON *o, const a4w4_mismatch_map *m)
+{
+    cJSON *j = cJSON_AddObjectToObject(o, "mismatch_map");
+    cJSON_AddNumberToObject(j, "rows_checked", (double)m->nrows);
+    cJSON_AddNumberToObject(j, "cols_checked", (double)m->ncols);
+    cJSON_AddNumberToObject(j, "rows_hit", (double)m->rows_hit);
+    cJSON_AddNumberToObject(j, "cols_hit", (double)m->cols_hit);
+    cJSON_AddNumberToObject(j, "rows_whole", (double)m->rows_whole);
+    cJSON_AddNumberToObject(j, "cols_whole", (double)m->cols_whole);
+    cJSON_AddItemToObject(j, "rows", ranges_json(m->rows, m->nrow_ranges));
+    cJSON_AddBoolToObject(j, "rows_more", m->rows_more);
+    cJSON_AddItemToObject(j, "cols", ranges_json(m->cols, m->ncol_ranges));
+    cJSON_AddBoolToObject(j, "cols_more", m->cols_more);
+    cJSON *k = cJSON_AddObjectToObject(j, "kinds");
+    for (int i = 0; i < A4W4_MK_COUNT; i++)
+        if (m->kinds[i])
+            cJSON_AddNumberToObject(k, a4w4_mismatch_kind_name((a4w4_mismatch_kind)i),
+                                    (double)m->kinds[i]);
+    cJSON_AddNumberToObject(j, "tiny_expected", (double)m->tiny_expected);
+    if (m->row_tile)
+        cJSON_AddNumberToObject(j, "row_tile", m->row_tile);
+    if (m->col_tile)
+        cJSON_AddNumberToObject(j, "col_tile", m->col_tile);
+    if (m->row_partial_tile)
+        cJSON_AddNumberToObject(j, "row_partial_tile", m->row_partial_tile);
+    cJSON *kb = cJSON_AddObjectToObject(j, "k_block");
+    cJSON_AddNumberToObject(kb, "tested", (double)m->k_tested);
+    cJSON_AddNumberToObject(kb, "explained", (double)m->k_hits);
+    if (m->k_block >= 0) {
+        cJSON_AddNumberToObject(kb, "index", (double)m->k_block);
+        cJSON_AddStringToObject(kb, "how", m->k_doubled ? "counted twice" : "missing");
+    }
+    cJSON_AddNumberToObject(kb, "code0", (double)m->code0);
+    if (m->variant[0])
+        cJSON_AddStringToObject(j, "variant", m->variant);
+}
+
+/* "signature", "signature_class" and the map of a failing entry. */
+static void add_signature(cJSON *o, const a4w4_entry_result *e)
+{
+    if (!e->signature[0])
+        return;
+    cJSON_AddStringToObject(o, "signature", e->signature);
+    cJSON_AddStringToObject(o, "signature_class", e->signature_class);
+    if (e->map.has)
+        add_map(o, &e->map);
+}
+
+/* "layer", "call_site" of a capture's entry, when the capture names them. */
+static void add_layer(cJSON *o, const a4w4_entry_result *e)
+{
+    if (e->layer[0])
+        cJSON_AddStringToObject(o, "layer", e->layer);
+    if (e->call_site[0])
+        cJSON_AddStringToObject(o, "call_site", e->call_site);
+}
+
 /* The fields of an OUTPUTS entry after its identity. */
 static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
 {
@@ -194,6 +267,12 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddStringToObject(o, "note", e->note);
     if (e->aborted[0])
         cJSON_AddStringToObject(o, "aborted", e->aborted);
+    add_signature(o, e);
+    if (e->repro[0])
+        cJSON_AddStringToObject(o, "repro", e->repro);
+    if (e->saved[0])
+        cJSON_AddStringToObject(o, "saved", e->saved);
+    add_layer(o, e);
 }
 
 /* The fields of a BYTES entry after its identity. */
@@ -209,6 +288,10 @@ static void add_bytes_fields(cJSON *o, const a4w4_entry_result *e)
     cJSON_AddBoolToObject(o, "sampled", e->sampled);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
     add_judged_fields(o, e);
+    add_signature(o, e);
+    if (e->repro[0])
+        cJSON_AddStringToObject(o, "repro", e->repro);
+    add_layer(o, e);
 }
 
 /* "route", "policy", "hazard" of a generated case (engine/annotate.h). */
@@ -235,6 +318,12 @@ static void add_dispatch_fields(cJSON *o, const a4w4_dispatch_facts *f)
     cJSON_AddStringToObject(p, "decision", f->decision);
     cJSON_AddStringToObject(p, "reason", f->reason);
     cJSON_AddStringToObject(o, "hazard", f->hazard);
+    cJSON *fb = cJSON_AddArrayToObject(o, "field_bugs");
+    size_t nr;
+    const a4w4_bug_rule *br = a4w4_bug_rules(&nr);
+    for (size_t i = 0; i < nr; i++)
+        if (f->bugs & (1u << i))
+            cJSON_AddItemToArray(fb, cJSON_CreateString(br[i].id));
 }
 
 cJSON *a4w4_entry_json(const a4w4_entry_result *e)

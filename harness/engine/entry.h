@@ -13,17 +13,21 @@
 
 #include "a4w4_tree.h"
 #include "check.h"
+#include "signature.h"
 
-/* A verdict, in this order ("pass", "fail", "n/a", "skip"). skip: the entry was never run
- * (commands use it for cells a backend has no entry for; the runner never writes it). */
+/* A verdict, in this order ("pass", "fail", "n/a", "skip", "ambiguous"). skip: the entry
+ * was never run (a bundle without the case's file; commands use it for cells a backend has
+ * no entry for). ambiguous: the outputs match one reading of E8M0 code 0 and not the other
+ * (contracts §1): never a pass, not judged. */
 typedef enum {
     A4W4_VERDICT_PASS = 0,
     A4W4_VERDICT_FAIL = 1,
     A4W4_VERDICT_NA = 2,
-    A4W4_VERDICT_SKIP = 3
+    A4W4_VERDICT_SKIP = 3,
+    A4W4_VERDICT_AMBIGUOUS = 4
 } a4w4_verdict;
 
-/* "pass", "fail", "n/a", "skip" (static storage; "skip" for any other value). */
+/* "pass", "fail", "n/a", "skip", "ambiguous" (static storage; "skip" for any other value). */
 const char *a4w4_verdict_name(a4w4_verdict v);
 
 /* One recorded mismatch: the element at (row, col) of tensor (the output "y", or the tensor or
@@ -49,6 +53,7 @@ typedef struct {
     int tile_m, tile_n, split; /* tile_m 0: no tile (CK) */
     int has_label, kernel_fits_n, winners, winners_nofit;
     char decision[16], reason[32], hazard[24];
+    unsigned bugs; /* bit i: the field bug rule i flags the shape (ref/a4w4_hazard.h) */
 } a4w4_dispatch_facts;
 
 /* Which fields an entry has, in results.json's order (a4w4_entry_json):
@@ -57,10 +62,12 @@ typedef struct {
  *            checked_outputs, sampled, verdict, mismatches, unwritten, max_ulp,
  *            [bound_use, bound_ulp_median, bound_ulp_max], first_mismatches, time_ms,
  *            exact_regime_outputs, judged_bit_exact, judged_in_bound, not_judged,
- *            [ambiguous], [note], [aborted];
+ *            [ambiguous], [note], [aborted], [signature, signature_class, mismatch_map],
+ *            [repro], [saved], [layer, call_site];
  *   BYTES    byte or bit checks (layout and quantizer backends, golden bundles): identity,
  *            [tags], checked_outputs, verdict, mismatches, max_ulp, first_mismatches, [note],
- *            sampled, time_ms, [judged_bit_exact, judged_in_bound, not_judged]. */
+ *            sampled, time_ms, [judged_bit_exact, judged_in_bound, not_judged], [signature,
+ *            signature_class], [repro], [layer, call_site]. */
 typedef enum { A4W4_ENTRY_OUTPUTS = 0, A4W4_ENTRY_BYTES = 1 } a4w4_entry_kind;
 
 typedef struct {
@@ -103,10 +110,11 @@ typedef struct {
     int has_judged;
     size_t judged_bit_exact;       /* compared bit for bit with the contract's oracle */
     size_t judged_in_bound;        /* compared within a bounded(S) bound (contracts §4.1) */
-    size_t not_judged;             /* no comparison covered them: the entry is n/a, skipped
-                                      or aborted, or (exact, or no contract declared) the
-                                      output lies outside the exact regime */
-    int ambiguous;                 /* E8M0 code 0 present (contracts §1) */
+    size_t not_judged;             /* no comparison covered them: the entry is n/a, skipped,
+                                      aborted or ambiguous, or (exact, or no contract
+                                      declared) the output lies outside the exact regime */
+    int ambiguous;                 /* verdict ambiguous: the outputs match one reading of E8M0
+                                      code 0 only (contracts §1) */
     char note[768];                /* why n/a or fail, or extra context ("" none) */
     a4w4_dispatch_facts dispatch;  /* generated cases only */
     char aborted[16];              /* "crashed" or "timed out" when the backend's code died or
@@ -114,6 +122,20 @@ typedef struct {
                                       says how); "" otherwise. Written as "aborted". */
     int refused;                   /* the backend refused its result (A4W4_RUN_REFUSED): the
                                       run is bad input; not written to results.json */
+    /* failing entries: the one-line hypothesis of the mismatch map and its class (the
+     * dominant kind, "mixed", "crashed", a byte check's class, ...: engine/signature.h);
+     * written as "signature", "signature_class" and, when built, "mismatch_map" */
+    char signature[384];
+    char signature_class[24];
+    a4w4_mismatch_map map;
+    char repro[768];               /* failing entries: the command that reruns exactly this
+                                      case on this backend ("" none). Written as "repro". */
+    char layer[160];               /* captures: the module path of the call and the line */
+    char call_site[320];           /* that called it (a4w4_capture_layer); written as
+                                      "layer", "call_site" when set */
+    char saved[512];               /* run --save-failing: the item name of the bundle saved
+                                      for it (engine/failing.h; "" none). Written as "saved". */
+    int save_failed;               /* --save-failing could not write it (note says why) */
 } a4w4_entry_result;
 
 /* The entries of one case (or of several, appended in turn). */

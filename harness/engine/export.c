@@ -16,15 +16,16 @@
 #include "itemfile.h"
 #include "safetensors.h"
 
-#define MAX_T 10
+#define MAX_T 16
+#define MAX_META 32
 
 /* The tensors and metadata of one bundle under construction. */
 typedef struct {
     a4w4_st_tensor_in t[MAX_T];
     size_t nt;
     char layouts[256], absent[512];
-    char m[16][96];
-    const char *keys[16], *vals[16];
+    char m[MAX_META][96];
+    const char *keys[MAX_META], *vals[MAX_META];
     size_t nmeta;
     double bytes;
 } bundle_out;
@@ -67,6 +68,26 @@ static void meta(bundle_out *b, const char *key, const char *fmt, ...)
     b->nmeta++;
 }
 
+/* The caller's extra tensors and metadata (a4w4_export_extra), after the operands. -1 with
+ * err when they do not fit the bundle. */
+static int add_extra(bundle_out *b, const a4w4_export_extra *x, char *err, size_t errlen)
+{
+    if (!x)
+        return 0;
+    if (b->nt + x->nt > MAX_T || x->nmeta > MAX_META - 16) {
+        snprintf(err, errlen, "operand bundle: %zu extra tensors and %zu metadata keys do not "
+                 "fit", x->nt, x->nmeta);
+        return -1;
+    }
+    for (size_t i = 0; i < x->nt; i++)
+        add_tensor(b, x->t[i]);
+    for (size_t i = 0; i < x->nmeta; i++) {
+        b->keys[b->nmeta] = x->keys[i];
+        b->vals[b->nmeta++] = x->vals[i];
+    }
+    return 0;
+}
+
 /* Metadata common to generated and golden items, then the write. */
 static int finish(bundle_out *b, const char *name, size_t M, size_t N, size_t K,
                   const char *regime, unsigned long long seed, const a4w4_export_opts *o,
@@ -98,7 +119,11 @@ static int finish(bundle_out *b, const char *name, size_t M, size_t N, size_t K,
 double a4w4_export_case_bytes(const a4w4_case *c, int with_expected)
 {
     double K2 = c->K / 2.0, nb = c->K / 32.0, M = (double)c->M, N = (double)c->N;
-    double b = (M + 2 * N) * K2 + (M + 2 * N) * nb;
+    double b = (M + N) * K2 + (M + N) * nb; /* the row-major operands and scales */
+    if (a4w4_preshuffle_supported(c->N, c->K))
+        b += N * K2;
+    if (a4w4_scale_swizzle_supported(2, c->N, c->K / 32))
+        b += N * nb;
     b += (double)a4w4_act_scale_padded_rows(c->M) * a4w4_act_scale_padded_cols(c->K / 32);
     if (c->regime == A4W4_REGIME_NORMAL)
         b += 2 * M * c->K;
@@ -139,31 +164,43 @@ static void add_case_tensors(bundle_out *b, const a4w4_case_data *d)
         add_bf16(b, "x", d->x, M, K);
 }
 
+int a4w4_export_case_data(const char *name, const a4w4_case *c, const a4w4_case_data *d,
+                          const a4w4_export_opts *o, const a4w4_export_extra *x,
+                          const char *dir, double *bytes, char *err, size_t errlen)
+{
+    bundle_out *b = calloc(1, sizeof *b);
+    uint16_t *y = NULL;
+    int rc = -1;
+    if (!b) {
+        snprintf(err, errlen, "%s: out of memory", name);
+        return -1;
+    }
+    add_case_tensors(b, d);
+    if (o->with_expected && !(y = expected_of(d)))
+        snprintf(err, errlen, "%s: out of memory computing y_exact", name);
+    else {
+        if (y)
+            add_bf16(b, "y_exact", y, d->M, d->N);
+        if (!add_extra(b, x, err, errlen))
+            rc = finish(b, name, d->M, d->N, d->K, c->regime_text,
+                        (unsigned long long)c->seed, o, dir, bytes, err, errlen);
+    }
+    free(y);
+    free(b);
+    return rc;
+}
+
 int a4w4_export_case(const a4w4_case *c, const a4w4_export_opts *o, const char *dir,
                      double *bytes, char *err, size_t errlen)
 {
     a4w4_sample s = {.full = 1};
     a4w4_case_data d;
-    bundle_out *b = calloc(1, sizeof *b);
-    uint16_t *y = NULL;
-    int rc = -1;
-    if (!b || a4w4_case_generate(c, &s, &d) != A4W4_OK) {
+    if (a4w4_case_generate(c, &s, &d) != A4W4_OK) {
         snprintf(err, errlen, "%s: out of memory generating the operands", c->name);
-        free(b);
         return -1;
     }
-    add_case_tensors(b, &d);
-    if (o->with_expected && !(y = expected_of(&d)))
-        snprintf(err, errlen, "%s: out of memory computing y_exact", c->name);
-    else {
-        if (y)
-            add_bf16(b, "y_exact", y, d.M, d.N);
-        rc = finish(b, c->name, c->M, c->N, c->K, c->regime_text, (unsigned long long)c->seed,
-                    o, dir, bytes, err, errlen);
-    }
-    free(y);
+    int rc = a4w4_export_case_data(c->name, c, &d, o, NULL, dir, bytes, err, errlen);
     a4w4_case_data_free(&d);
-    free(b);
     return rc;
 }
 
@@ -225,6 +262,24 @@ int a4w4_export_golden(const char *path, const char *name, const a4w4_export_opt
     free(b);
     a4w4_st_free(&f);
     return rc;
+}
+
+double a4w4_export_golden_bytes(const char *path, int with_expected)
+{
+    a4w4_st_file f;
+    char err[256];
+    if (a4w4_st_load(path, &f, err, sizeof err))
+        return 0;
+    const char *format = a4w4_st_meta(&f, "format");
+    bundle_out *b = format && strcmp(format, "a4w4-case/1") ? NULL : calloc(1, sizeof *b);
+    double bytes = 0;
+    if (b) {
+        add_golden_tensors(b, &f, with_expected);
+        bytes = b->bytes;
+    }
+    free(b);
+    a4w4_st_free(&f);
+    return bytes;
 }
 
 int a4w4_export_manifest(const char *dir, const char *set, const char *cases_file,

@@ -19,6 +19,8 @@
 #include <stddef.h>
 
 #include "casefile.h"
+#include "gen.h"
+#include "safetensors.h"
 
 #define A4W4_OPERANDS_FORMAT "a4w4-operands/1"
 
@@ -36,12 +38,34 @@ double a4w4_export_case_bytes(const a4w4_case *c, int with_expected);
 int a4w4_export_case(const a4w4_case *c, const a4w4_export_opts *o, const char *dir,
                      double *bytes, char *err, size_t errlen);
 
+/* Tensors and metadata a caller appends to an operand bundle after the operands (run
+ * --save-failing: the recorded outputs, engine/failing.h). Borrowed for the call. */
+typedef struct {
+    const a4w4_st_tensor_in *t;
+    size_t nt;
+    const char *const *keys, *const *vals;
+    size_t nmeta;
+} a4w4_export_extra;
+
+/* Write the operand bundle of case c (regime, seed) from data d (every row generated or
+ * loaded; d's M, N, K) as item `name` into dir, with x's extra tensors and metadata (NULL:
+ * none) after the operands and, when o->with_expected, y_exact. Returns 0, or -1 with err
+ * (the extras do not fit, out of memory, I/O); never a partial file (a4w4_st_write). */
+int a4w4_export_case_data(const char *name, const a4w4_case *c, const a4w4_case_data *d,
+                          const a4w4_export_opts *o, const a4w4_export_extra *x,
+                          const char *dir, double *bytes, char *err, size_t errlen);
+
 /* Write the operand bundle of golden bundle `path` (item name `name`, "golden/<stem>") into
  * dir from the tensors it holds. Returns 0; 1 when the bundle holds no GEMM operands (a
  * quantization bundle, a4w4-quant/1: err says so, nothing written); -1 with err (malformed
  * bundle, I/O). */
 int a4w4_export_golden(const char *path, const char *name, const a4w4_export_opts *o,
                        const char *dir, double *bytes, char *err, size_t errlen);
+
+/* Bytes the operand bundle of golden bundle `path` takes (the tensors a4w4_export_golden
+ * copies: the operands and layouts present, x, y_exact when with_expected); 0 for a bundle
+ * with no GEMM operands or one that cannot be read (a4w4_export_golden then says why). */
+double a4w4_export_golden_bytes(const char *path, int with_expected);
 
 /* Write dir/manifest.json atomically: {"format", "set", "cases_file", "matrix_hash",
  * "tool_version", "shard", "with_expected", "bytes", "cases": [names written],

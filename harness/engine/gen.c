@@ -1,5 +1,6 @@
 /* gen.c — case data generation and output sampling (see gen.h). */
 #include "gen.h"
+#include "gen_range.h"
 #include "gen_special.h"
 
 #include <math.h>
@@ -232,6 +233,9 @@ static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uin
          * as 2^-126 instead of 2^-127 changes the outputs (contracts §1's ambiguity made visible) */
         scale[c->seed % nb] = tensor == STREAM_A ? 0 : 254;
         break;
+    case A4W4_REGIME_RANGE: /* the edges of fp32 and bf16 (gen_range.h) */
+        a4w4_range_row(c, tensor == STREAM_W, row, fp4, scale);
+        break;
     }
     return A4W4_OK;
 }
@@ -252,16 +256,7 @@ static void special_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t 
         for (size_t i = 0; i < 16; i++)
             d->w_fp4.data[(nb - 1) * 16 + i] = (i & 1) ? 0xF7 : 0x7F; /* +-6 pairs */
     }
-    d->nan_a_row = c->M > 3 ? 3 : c->M - 1;
-    d->nan_w_row = c->N > 5 ? 5 : c->N - 1;
-    if (need_a[d->nan_a_row])
-        d->a_scale.data[d->nan_a_row * nb + nb / 2] = 0xFF;
-    else
-        d->nan_a_row = SIZE_MAX;
-    if (need_w[d->nan_w_row])
-        d->w_scale.data[d->nan_w_row * nb + (nb - 1) / 3] = 0xFF;
-    else
-        d->nan_w_row = SIZE_MAX;
+    a4w4_nan_blocks(c, d, need_a, need_w, 3, 5);
 }
 
 void a4w4_case_data_free(a4w4_case_data *d)
@@ -292,15 +287,27 @@ static void preshuffle_group(const uint8_t *w, size_t N, size_t K, size_t n0,
                 memcpy(dst + a4w4_preshuffle_index(N, K, n, kb), w + n * (K / 2) + kb, 16);
 }
 
+/* The pad cells of the shuffled activation scale (rows >= M or columns >= K/32) with the given
+ * fills, a corner cell taking the column fill (contracts §3.3): the rest of the layout does
+ * not depend on the fills, so this equals a whole a4w4_act_scale_shuffle at the cost of the
+ * pad alone (a case of 838,657 rows has 255 pad rows). test_gen holds the two equal. */
+static void fill_act_scale_pad(a4w4_case_data *d)
+{
+    size_t nb = d->K / 32, M = d->M;
+    size_t prow = a4w4_act_scale_padded_rows(M), pcol = a4w4_act_scale_padded_cols(nb);
+    uint8_t *dst = d->a_scale_shuffled.data;
+    for (size_t r = 0; r < prow; r++)
+        for (size_t c = r < M ? nb : 0; c < pcol; c++)
+            dst[a4w4_act_scale_shuffle_index(M, nb, r, c)] = c >= nb ? d->col_fill : d->row_fill;
+}
+
 void a4w4_case_refill(a4w4_case_data *d, uint8_t row_fill, uint8_t col_fill, uint8_t guard)
 {
-    size_t nb = d->K / 32;
     d->row_fill = row_fill;
     d->col_fill = col_fill;
     d->guard_after = guard;
     d->version++;
-    a4w4_act_scale_shuffle(d->a_scale.data, d->M, nb, row_fill, col_fill,
-                           d->a_scale_shuffled.data);
+    fill_act_scale_pad(d);
     a4w4_guarded *all[] = {&d->a_fp4, &d->a_scale, &d->w_fp4, &d->w_scale,
                            &d->a_scale_shuffled, &d->w_fp4_shuffled, &d->w_scale_swizzled};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -354,6 +361,8 @@ int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data 
             goto out;
     if (c->regime == A4W4_REGIME_SPECIAL)
         special_blocks(c, d, need_a, need_w);
+    if (c->regime == A4W4_REGIME_RANGE) /* rows 8: past the first kinds and variants */
+        a4w4_nan_blocks(c, d, need_a, need_w, 8, 8);
     if (c->regime == A4W4_REGIME_SPECIAL || c->regime == A4W4_REGIME_TINY)
         a4w4_zero_sign_rows(c, d, need_a, need_w);
     for (size_t i = 0; i < c->M * nb && !d->code0; i++)
@@ -446,19 +455,27 @@ static int cmp_size(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Sorted distinct indices of one axis of length len: first and last; for each tile size t in
- * {16, 32, 256} the indices before and after every multiple of t when the axis has at most
- * 32 of them, else those around the first 4 and last 4 multiples and 16 seeded random ones;
- * plus 8 seeded random indices. */
-static size_t *axis_sample(size_t len, a4w4_rng *r, size_t *count)
+/* Sorted distinct indices of one axis of length len: first and last; one seeded index inside
+ * every tile of A4W4_SAMPLE_TILE (so every tile index of the largest output tile is checked,
+ * whatever the grid); for each tile size t in {16, 32, 256} the indices before and after every
+ * multiple of t when the axis has at most 32 of them, else those around the first 4 and last 4
+ * multiples and 16 seeded random ones; plus 8 seeded random indices. keep[i] (allocated here)
+ * marks the first, the last and the per-tile indices: thinning never drops them. */
+static size_t *axis_sample(size_t len, a4w4_rng *r, size_t *count, unsigned char **keep)
 {
     static const size_t tiles[3] = {16, 32, 256};
-    size_t cap = 2 + 8 + 3 * 2 * 32 + 3 * 2 * 24, n = 0;
+    size_t ntile = (len + A4W4_SAMPLE_TILE - 1) / A4W4_SAMPLE_TILE;
+    size_t cap = 2 + ntile + 8 + 3 * 2 * 32 + 3 * 2 * 24, n = 0;
     size_t *v = malloc(cap * sizeof *v);
     if (!v)
         return NULL;
     v[n++] = 0;
     v[n++] = len - 1;
+    for (size_t i = 0; i < ntile; i++) {
+        size_t lo = i * A4W4_SAMPLE_TILE, w = len - lo < A4W4_SAMPLE_TILE ? len - lo : A4W4_SAMPLE_TILE;
+        v[n++] = lo + (size_t)(a4w4_rng_next(r) % w);
+    }
+    size_t must = n;
     for (int ti = 0; ti < 3; ti++) {
         size_t t = tiles[ti], mult = (len - 1) / t; /* multiples of t inside (0, len) */
         if (mult <= 32) {
@@ -482,23 +499,44 @@ static size_t *axis_sample(size_t len, a4w4_rng *r, size_t *count)
     }
     for (int i = 0; i < 8; i++)
         v[n++] = (size_t)(a4w4_rng_next(r) % len);
+    size_t *must_v = malloc(must * sizeof *must_v);
+    *keep = malloc(n);
+    if (!must_v || !*keep) {
+        free(must_v);
+        free(*keep);
+        free(v);
+        *keep = NULL;
+        return NULL;
+    }
+    memcpy(must_v, v, must * sizeof *v);
+    qsort(must_v, must, sizeof *v, cmp_size);
     qsort(v, n, sizeof *v, cmp_size);
-    size_t k = 0;
+    size_t k = 0, j = 0;
     for (size_t i = 0; i < n; i++)
-        if (k == 0 || v[i] != v[k - 1])
+        if (k == 0 || v[i] != v[k - 1]) {
+            while (j < must && must_v[j] < v[i])
+                j++;
+            (*keep)[k] = j < must && must_v[j] == v[i];
             v[k++] = v[i];
+        }
+    free(must_v);
     *count = k;
     return v;
 }
 
-/* Keep every other index (first and last always kept). */
-static void thin(size_t *v, size_t *n)
+/* Keep every other index and every one marked in keep (moved along). Returns 1 when something
+ * was dropped. */
+static int thin(size_t *v, unsigned char *keep, size_t *n)
 {
     size_t k = 0;
     for (size_t i = 0; i < *n; i++)
-        if (i % 2 == 0 || i == *n - 1)
+        if (i % 2 == 0 || i == *n - 1 || keep[i]) {
+            keep[k] = keep[i];
             v[k++] = v[i];
+        }
+    int dropped = k < *n;
     *n = k;
+    return dropped;
 }
 
 int a4w4_sample_make(size_t M, size_t N, size_t K, uint64_t seed, const char *name,
@@ -513,22 +551,28 @@ int a4w4_sample_make(size_t M, size_t N, size_t K, uint64_t seed, const char *na
     }
     a4w4_rng r;
     a4w4_rng_init(&r, seed, name, stream_id(STREAM_SAMPLE, 0));
-    s->rows = axis_sample(M, &r, &s->nrows);
-    s->cols = axis_sample(N, &r, &s->ncols);
+    unsigned char *keep_r = NULL, *keep_c = NULL;
+    s->rows = axis_sample(M, &r, &s->nrows, &keep_r);
+    s->cols = axis_sample(N, &r, &s->ncols, &keep_c);
     if (!s->rows || !s->cols) {
+        free(keep_r);
+        free(keep_c);
         a4w4_sample_free(s);
         return A4W4_ENOMEM;
     }
-    /* work cap: at most A4W4_SAMPLE_BLOCK_DOTS block dot products per implementation */
+    /* work cap: at most A4W4_SAMPLE_BLOCK_DOTS block dot products per implementation, unless
+     * the indices that are always kept need more */
     size_t budget = (size_t)(A4W4_SAMPLE_BLOCK_DOTS / (K / 32));
     if (budget < 64)
         budget = 64;
-    while (s->nrows * s->ncols > budget && (s->nrows > 2 || s->ncols > 2)) {
-        if (s->ncols >= s->nrows)
-            thin(s->cols, &s->ncols);
-        else
-            thin(s->rows, &s->nrows);
+    while (s->nrows * s->ncols > budget) {
+        int cols_first = s->ncols >= s->nrows;
+        if (!(cols_first ? thin(s->cols, keep_c, &s->ncols) : thin(s->rows, keep_r, &s->nrows)) &&
+            !(cols_first ? thin(s->rows, keep_r, &s->nrows) : thin(s->cols, keep_c, &s->ncols)))
+            break;
     }
+    free(keep_r);
+    free(keep_c);
     if (s->nrows == M && s->ncols == N) { /* the sample happens to be everything */
         free(s->rows);
         free(s->cols);

@@ -42,7 +42,8 @@ typedef struct {
     /* normal regime: the bf16 activations A was quantized from ([M, K], only generated
      * rows filled; NULL in other regimes), for quantizer backends */
     uint16_t *x;
-    /* special regime: the NaN blocks (row of A / row of W with scale 0xFF), or SIZE_MAX */
+    /* special and range regimes: the NaN blocks (row of A / row of W with scale 0xFF), or
+     * SIZE_MAX */
     size_t nan_a_row, nan_w_row;
 } a4w4_case_data;
 
@@ -84,14 +85,22 @@ int a4w4_case_guards_intact(const a4w4_case_data *d, const char **which);
 #define A4W4_FULL_CHECK_MACS (1ull << 26)
 
 /* Work cap of a sample: rows * cols * (K/32) stays at or below this (about 0.2 s per
- * implementation on one core), thinning the longer axis by halves (first and last kept). */
+ * implementation on one core), thinning the longer axis by halves (first, last and one index
+ * per A4W4_SAMPLE_TILE-tile kept). */
 #define A4W4_SAMPLE_BLOCK_DOTS (1ull << 23)
 
-/* The sample for an M x N output: per axis the first and last index, the indices before and
- * after each 16-, 32- and 256-boundary (all of them when an axis has at most 32 multiples of
- * that tile, else around the first 4, the last 4 and 16 seeded random ones), plus 8 seeded
- * random indices; then thinned to the work cap. All outputs when M*N*K <=
- * A4W4_FULL_CHECK_MACS or force_full. 0 or A4W4_ENOMEM. */
+/* The largest output tile along either axis (256 x 256, AITER's gfx950 table): a sample holds
+ * one index inside every A4W4_SAMPLE_TILE-tile of each axis, so every tile of that grid (and a
+ * persistent kernel's every round) has checked outputs. */
+#define A4W4_SAMPLE_TILE 256
+
+/* The sample for an M x N output: per axis the first and last index, one seeded index inside
+ * every A4W4_SAMPLE_TILE-tile, the indices before and after each 16-, 32- and 256-boundary
+ * (all of them when an axis has at most 32 multiples of that tile, else around the first 4,
+ * the last 4 and 16 seeded random ones), plus 8 seeded random indices; then thinned to the
+ * work cap, never below the first, the last and the per-tile indices (which may exceed the
+ * cap on grids of thousands of tiles). All outputs when M*N*K <= A4W4_FULL_CHECK_MACS or
+ * force_full. 0 or A4W4_ENOMEM. */
 int a4w4_sample_make(size_t M, size_t N, size_t K, uint64_t seed, const char *name,
                      int force_full, a4w4_sample *s);
 void a4w4_sample_free(a4w4_sample *s);

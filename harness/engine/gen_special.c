@@ -1,6 +1,7 @@
-/* gen_special.c — tiny-regime scales and zero-sign rows (see gen_special.h). */
+/* gen_special.c — tiny-regime scales, NaN blocks and zero-sign rows (see gen_special.h). */
 #include "gen_special.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* Stream ids of this file's draws: apart from gen.c's (tensor ids 1..4 in bits 40 and up). */
@@ -15,6 +16,22 @@ void a4w4_tiny_shift(const a4w4_case *c, int w_side, size_t row, uint8_t *scale,
     unsigned shift = A4W4_TINY_SHIFT_LO + (unsigned)(a4w4_rng_next(&r) % span);
     for (size_t b = 0; b < nb; b++)
         scale[b] = (uint8_t)(scale[b] > shift ? scale[b] - shift : 1);
+}
+
+void a4w4_nan_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_a,
+                     const uint8_t *need_w, size_t a_row, size_t w_row)
+{
+    size_t nb = c->K / 32;
+    d->nan_a_row = c->M > a_row ? a_row : c->M - 1;
+    d->nan_w_row = c->N > w_row ? w_row : c->N - 1;
+    if (need_a[d->nan_a_row])
+        d->a_scale.data[d->nan_a_row * nb + nb / 2] = 0xFF;
+    else
+        d->nan_a_row = SIZE_MAX;
+    if (need_w[d->nan_w_row])
+        d->w_scale.data[d->nan_w_row * nb + (nb - 1) / 3] = 0xFF;
+    else
+        d->nan_w_row = SIZE_MAX;
 }
 
 void a4w4_zero_sign_rows(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_a,

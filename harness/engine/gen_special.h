@@ -24,6 +24,13 @@
  * holds (contracts §4.1: smallest quantum >= 2^-149). */
 void a4w4_tiny_shift(const a4w4_case *c, int w_side, size_t row, uint8_t *scale, size_t nb);
 
+/* The NaN blocks of the special and range regimes: A row min(a_row, M-1) gets scale 0xFF in
+ * block K/64 and W row min(w_row, N-1) in block (K/32 - 1)/3, on generated rows only (need_a,
+ * need_w); d->nan_a_row and d->nan_w_row name them (SIZE_MAX when that row is not generated).
+ * Every output reading one must be NaN (contracts §4). */
+void a4w4_nan_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_a,
+                     const uint8_t *need_w, size_t a_row, size_t w_row);
+
 /* Zero-sign rows (contracts §4.1, "the sign of a zero output"), for the special and tiny
  * regimes, on generated rows only (need_a [M], need_w [N] flag them), after the regime's data:
  *   - A row M-1 (when M >= 2): every element -0 (code 8);

@@ -206,12 +206,104 @@ int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
     return 0;
 }
 
+int a4w4_matrix_load_bundles(a4w4_matrix *m, const char *const *paths, size_t n, char *err,
+                             size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->set, sizeof m->set, "bundle");
+    m->hash = 0xCBF29CE484222325ull;
+    if (!(m->bundles = calloc(n ? n : 1, sizeof *m->bundles))) {
+        snprintf(err, errlen, "--bundle: out of memory");
+        return A4W4_MATRIX_EUSAGE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *b = strrchr(paths[i], '/');
+        b = b ? b + 1 : paths[i];
+        size_t L = strlen(b);
+        if (L < 13 || strcmp(b + L - 12, ".safetensors")) {
+            snprintf(err, errlen, "--bundle %s: a bundle file is NAME.safetensors", paths[i]);
+            return A4W4_MATRIX_EUSAGE;
+        }
+        for (size_t j = 0; j < i; j++) {
+            const char *o = strrchr(m->bundles[j], '/');
+            if (!strcmp(o ? o + 1 : m->bundles[j], b)) {
+                snprintf(err, errlen, "--bundle %s: two bundles named %s (items are named by "
+                         "file name)", paths[i], b);
+                return A4W4_MATRIX_EUSAGE;
+            }
+        }
+        if (!(m->bundles[i] = strdup(paths[i]))) {
+            snprintf(err, errlen, "--bundle: out of memory");
+            return A4W4_MATRIX_EUSAGE;
+        }
+        m->nbundles++;
+        m->hash = a4w4_hash_str(b, m->hash);
+    }
+    return 0;
+}
+
+/* 1 when name is one of names[0..n). */
+static int wanted(const char *name, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(name, names[i]))
+            return 1;
+    return 0;
+}
+
+/* Keep the paths p[0..*np) whose item name (prefix/stem) is wanted; free the others. */
+static void select_paths(char **p, size_t *np, const char *prefix, const char *const *names,
+                         size_t n);
+
+int a4w4_matrix_select(a4w4_matrix *m, const char *const *names, size_t n, char *err,
+                       size_t errlen)
+{
+    for (size_t i = 0; i < n; i++) {
+        int found = 0;
+        char item[512];
+        for (size_t k = 0; k < a4w4_matrix_items(m) && !found; k++) {
+            a4w4_matrix_item_name(m, k, item, sizeof item);
+            found = !strcmp(item, names[i]);
+        }
+        if (!found) {
+            snprintf(err, errlen, "--case %s: no such item in %s (a case name, golden/<stem> or "
+                     "capture/<stem>)", names[i], *m->cases_path ? m->cases_path : m->set);
+            return A4W4_MATRIX_EUSAGE;
+        }
+        m->hash = a4w4_hash_str(names[i], a4w4_hash_str("case:", m->hash));
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < m->ncases; i++)
+        if (wanted(m->cases[i].name, names, n))
+            m->cases[k++] = m->cases[i];
+    m->ncases = k;
+    select_paths(m->bundles, &m->nbundles, "golden", names, n);
+    select_paths(m->captures, &m->ncaptures, "capture", names, n);
+    m->shard_n = 0;
+    return 0;
+}
+
 /* "<prefix>/<file name of path without .safetensors>". */
 static void stem_name(const char *prefix, const char *path, char *buf, size_t len)
 {
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
     snprintf(buf, len, "%s/%.*s", prefix, (int)(strlen(b) - 12), b);
+}
+
+static void select_paths(char **p, size_t *np, const char *prefix, const char *const *names,
+                         size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < *np; i++) {
+        char item[512];
+        stem_name(prefix, p[i], item, sizeof item);
+        if (wanted(item, names, n))
+            p[k++] = p[i];
+        else
+            free(p[i]);
+    }
+    *np = k;
 }
 
 void a4w4_matrix_bundle_name(const a4w4_matrix *m, size_t i, char *buf, size_t len)

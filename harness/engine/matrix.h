@@ -59,6 +59,20 @@ enum { A4W4_MATRIX_EUSAGE = -1, A4W4_MATRIX_ECASES = -2 };
 int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
                      const char *golden_dir, char *err, size_t errlen);
 
+/* Load a matrix of bundle files only (`run --bundle FILE`): no cases, the given case or
+ * operand bundles (contracts §7, engine/export.h, engine/failing.h) as golden items named
+ * "golden/<file name without .safetensors>", set "bundle". Returns 0, or A4W4_MATRIX_EUSAGE
+ * with err (a path without .safetensors, two files of one name, out of memory). */
+int a4w4_matrix_load_bundles(a4w4_matrix *m, const char *const *paths, size_t n, char *err,
+                             size_t errlen);
+
+/* Keep only the items named names[0..n) (`run --case NAME`: a case name, "golden/<stem>" or
+ * "capture/<stem>"), in matrix order, folding the names into the hash (a selection is another
+ * matrix for --resume and merge). 0, or A4W4_MATRIX_EUSAGE with err naming the first name no
+ * item has. */
+int a4w4_matrix_select(a4w4_matrix *m, const char *const *names, size_t n, char *err,
+                       size_t errlen);
+
 /* The item name of golden bundle i: "golden/<file name without .safetensors>". */
 void a4w4_matrix_bundle_name(const a4w4_matrix *m, size_t i, char *buf, size_t len);
 

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +15,14 @@
 #include "a4w4_quote.h"
 #include "annotate.h"
 #include "check.h"
+#include "failing.h"
 #include "fsutil.h"
 #include "gen.h"
+#include "integrity.h"
 #include "matrix.h"
 #include "safetensors.h"
 #include "sample_oracles.h"
+#include "signature.h"
 
 #define MAX_RECORDED A4W4_ENTRY_MAX_FIRST
 
@@ -67,6 +71,7 @@ typedef struct {
         size_t row, col;
         uint16_t got, expected;
     } rec[MAX_RECORDED];
+    uint8_t *mism; /* optional [n]: 1 where output k mismatched (the map's input) */
 } comparison;
 
 static void record(comparison *c, const a4w4_sample *s, size_t k, uint16_t got, uint16_t exp)
@@ -81,14 +86,25 @@ static void record(comparison *c, const a4w4_sample *s, size_t k, uint16_t got, 
         c->rec[c->nrec].expected = exp;
         c->nrec++;
     }
+    if (c->mism)
+        c->mism[k] = 1;
     c->mismatches++;
+}
+
+/* Start comparison c of n outputs, marking mismatches in mism (NULL: not marked). */
+static void start_comparison(comparison *c, uint8_t *mism, size_t n)
+{
+    memset(c, 0, sizeof *c);
+    c->mism = mism;
+    if (mism)
+        memset(mism, 0, n);
 }
 
 /* Bit-exact comparison (NaN == NaN; the poison counts as unwritten, not as NaN). */
 static void compare_exact(comparison *c, const a4w4_sample *s, const uint16_t *got,
-                          const uint16_t *exp, size_t n)
+                          const uint16_t *exp, size_t n, uint8_t *mism)
 {
-    memset(c, 0, sizeof *c);
+    start_comparison(c, mism, n);
     for (size_t k = 0; k < n; k++) {
         c->checked++;
         if (got[k] == A4W4_POISON_BF16) {
@@ -115,9 +131,9 @@ static int finite_in_any_order(const a4w4_oracles *o, size_t k)
  * order gives a finite sum, finite (a NaN or Inf there is wrong under any order: a checked
  * mismatch, counted in not_finite, the output still not judged bit for bit). */
 static void compare_exact_regime(comparison *c, const a4w4_sample *s, const uint16_t *got,
-                                 const a4w4_oracles *o, size_t n)
+                                 const a4w4_oracles *o, size_t n, uint8_t *mism)
 {
-    memset(c, 0, sizeof *c);
+    start_comparison(c, mism, n);
     for (size_t k = 0; k < n; k++) {
         if (got[k] == A4W4_POISON_BF16) {
             c->checked++;
@@ -164,14 +180,31 @@ static void bound_stats(comparison *c, double *ulps, size_t k)
     c->bound_ulp_median = k % 2 ? ulps[k / 2] : 0.5 * (ulps[k / 2 - 1] + ulps[k / 2]);
 }
 
-/* bounded(S) (contracts §4.1 "bounded"): output k passes when |got - e| <= B[k] + 2^-24 |e|
- * + 2^-149, with e = RNE_fp32(exact) (|exact - e| <= 2^-24 |e| + 2^-150) and B the
- * per-output bound of a4w4_oracles_bound. NaN must meet NaN, Inf the same Inf. */
-static void compare_bounded(comparison *c, const a4w4_sample *s, const uint16_t *got,
-                            const uint16_t *exact, const float *exact_f32, const double *B,
-                            size_t n)
+/* bounded(S) (contracts §4.1 "bounded", §4.3): output k passes when |got - e| <= B + 2^-24 |e|
+ * + 2^-149, with e the exact value (rounded once to double) and B the per-output bound of
+ * a4w4_oracles_bound; +-Inf when the model can overflow that way, NaN when it can both ways or
+ * when a scale is 0xFF (then NaN is due). */
+static int bounded_ok(const a4w4_bounded_limits *L, uint16_t got, double *use, double *ulps)
 {
-    memset(c, 0, sizeof *c);
+    *use = *ulps = -1;
+    if (isnan(L->bound))
+        return bf16_nan(got);
+    double g = a4w4_bf16_to_f32(got), e = L->exact;
+    if (bf16_nan(got))
+        return L->inf_pos && L->inf_neg;
+    if (isinf(g))
+        return g > 0 ? L->inf_pos : L->inf_neg;
+    double tol = L->bound + 0x1p-24 * fabs(e) + 0x1p-149;
+    *use = fabs(g - e) / tol;
+    *ulps = tol / bf16_ulp_at(e);
+    return *use <= 1.0;
+}
+
+static void compare_bounded(comparison *c, const a4w4_sample *s, const uint16_t *got,
+                            const uint16_t *exact, const a4w4_bounded_limits *L, size_t n,
+                            uint8_t *mism)
+{
+    start_comparison(c, mism, n);
     double *ulps = malloc((n ? n : 1) * sizeof *ulps);
     size_t k_ulps = 0;
     for (size_t k = 0; k < n; k++) {
@@ -181,26 +214,15 @@ static void compare_bounded(comparison *c, const a4w4_sample *s, const uint16_t 
             record(c, s, k, got[k], exact[k]);
             continue;
         }
-        int gn = bf16_nan(got[k]), en = isnan(exact_f32[k]);
-        if (gn || en) {
-            if (!(gn && en))
-                record(c, s, k, got[k], exact[k]);
-            continue;
-        }
-        double g = a4w4_bf16_to_f32(got[k]), e = exact_f32[k];
-        if (isinf(e) || isinf(g) || isnan(B[k])) {
-            if (g != e)
-                record(c, s, k, got[k], exact[k]);
-            continue;
-        }
-        double tol = B[k] + 0x1p-24 * fabs(e) + 0x1p-149, use = fabs(g - e) / tol;
+        double use, ulp;
+        int ok = bounded_ok(&L[k], got[k], &use, &ulp);
         if (use > c->bound_use)
             c->bound_use = use;
-        if (ulps)
-            ulps[k_ulps++] = tol / bf16_ulp_at(e);
-        if (use > 1.0)
+        if (ulps && ulp >= 0)
+            ulps[k_ulps++] = ulp;
+        if (!ok)
             record(c, s, k, got[k], exact[k]);
-        else if (got[k] != exact[k]) { /* within the bound: report the distance only */
+        else if (got[k] != exact[k] && !bf16_nan(got[k])) { /* within: the distance only */
             unsigned d = a4w4_bf16_ulp_distance(got[k], exact[k]);
             if (d > c->max_ulp)
                 c->max_ulp = d;
@@ -241,10 +263,16 @@ static void case_identity(a4w4_entry_result *e, const a4w4_case *c, a4w4_entry_k
 }
 
 /* What the n outputs of an entry were judged by: the compared ones bit for bit or within the
- * bound, the rest not judged (an entry that compared nothing: all of them). */
+ * bound, the rest not judged (an entry that compared nothing, or an ambiguous one, matching
+ * one reading of E8M0 code 0 only (contracts §1): all of them). After put_comparison. */
 static void put_judged(a4w4_entry_result *e, const comparison *cmp, size_t n)
 {
     e->has_judged = 1;
+    if (e->verdict == A4W4_VERDICT_AMBIGUOUS) {
+        e->judged_bit_exact = e->judged_in_bound = 0;
+        e->not_judged = n;
+        return;
+    }
     e->judged_bit_exact = cmp->has_bound ? 0 : cmp->checked - cmp->not_finite;
     e->judged_in_bound = cmp->has_bound ? cmp->checked : 0;
     e->not_judged = n - e->judged_bit_exact - e->judged_in_bound;
@@ -277,8 +305,28 @@ static void put_comparison(a4w4_entry_result *e, const comparison *cmp, const a4
     e->exact_regime_outputs = proven;
 }
 
+/* The NaN set of a special or range case: exact is NaN exactly in the outputs reading a NaN
+ * block, and ordered(1) there too; ordered(1) may be NaN elsewhere only in the range regime
+ * (+Inf + -Inf of two block values past fp32, contracts §4.3). Counts the NaN outputs and the
+ * outputs breaking that rule. */
+static void nan_set(const a4w4_case *c, const a4w4_case_data *d, const a4w4_sample *s,
+                    const a4w4_oracles *o, size_t *nans, size_t *wrong)
+{
+    *nans = *wrong = 0;
+    for (size_t i = 0; i < s->nrows; i++)
+        for (size_t j = 0; j < s->ncols; j++) {
+            int dep = row_at(s, i) == d->nan_a_row || col_at(s, j) == d->nan_w_row;
+            int en = bf16_nan(o->exact[i * s->ncols + j]);
+            int on = bf16_nan(o->ordered1[i * s->ncols + j]);
+            int extra = c->regime == A4W4_REGIME_RANGE ? 0 : on;
+            *nans += (size_t)(en && on);
+            *wrong += (size_t)(dep ? !(en && on) : en || extra);
+        }
+}
+
 /* The oracle's own entry: ordered(1) == exact wherever the prover holds for the whole
- * sample, and in the special regime NaN exactly in the outputs reading a NaN block. */
+ * sample, and in the special and range regimes NaN exactly in the outputs reading a NaN
+ * block (nan_set). */
 static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_sample *s,
                         const a4w4_oracles *o, a4w4_entry_result *e)
 {
@@ -286,7 +334,7 @@ static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_
     int na = o->proven != o->count;
     char note[256] = "";
     if (!na)
-        compare_exact(&cmp, s, o->ordered1, o->exact, o->count);
+        compare_exact(&cmp, s, o->ordered1, o->exact, o->count, NULL);
     else {
         memset(&cmp, 0, sizeof cmp);
         cmp.checked = o->count;
@@ -294,16 +342,9 @@ static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_
                  "reference there, not a verdict", o->count - o->proven, o->count);
     }
     int fail = cmp.mismatches != 0;
-    if (c->regime == A4W4_REGIME_SPECIAL) {
-        size_t wrong = 0, nans = 0;
-        for (size_t i = 0; i < s->nrows; i++)
-            for (size_t j = 0; j < s->ncols; j++) {
-                int dep = row_at(s, i) == d->nan_a_row || col_at(s, j) == d->nan_w_row;
-                int isnan_ = bf16_nan(o->ordered1[i * s->ncols + j]) &&
-                             bf16_nan(o->exact[i * s->ncols + j]);
-                nans += (size_t)isnan_;
-                wrong += (size_t)(dep != isnan_);
-            }
+    if (c->regime == A4W4_REGIME_SPECIAL || c->regime == A4W4_REGIME_RANGE) {
+        size_t wrong, nans;
+        nan_set(c, d, s, o, &nans, &wrong);
         note_add(note, sizeof note, "%sspecial blocks: %zu NaN outputs, %zu outside the "
                  "dependent set", note[0] ? "; " : "", nans, wrong);
         fail |= wrong != 0;
@@ -321,18 +362,45 @@ typedef struct {
     const char *what;
 } variant;
 
+/* Where a case's operands come from, to rebuild them after a backend wrote into them: a
+ * generated case (c over sample s) or given row-major operands op = {a_fp4, a_scale, w_fp4,
+ * w_scale} of c's shape (a golden bundle's tensors, a capture's). */
+typedef struct {
+    const a4w4_case *c;
+    const a4w4_sample *s;
+    const uint8_t *const *op; /* NULL: generated */
+} case_source;
+
+/* What a case's GEMM entries are judged against: the oracles (E8M0 code 0 read as 2^-127,
+ * contracts §1) and, when code 0 occurs, the same oracles on the operands with code 0 read
+ * as 2^-126 (alt; NULL else), under the run's A4W4_CODE0_* policy; the run's timeout limit. */
+typedef struct {
+    a4w4_oracles *o, *alt;
+    int policy, max_timeouts;
+} judging;
+
 /* What run_backend carries between its steps. */
 typedef struct {
     a4w4_backend *b;
     const a4w4_contract *k; /* the contract b keeps on this case (its rule for the shape) */
     a4w4_case_data *d;
     const a4w4_sample *s;
-    a4w4_oracles *o;
-    uint16_t *y, *y2;  /* the baseline outputs and a variant's */
-    size_t n;          /* outputs in the sample */
+    const judging *j;
+    const case_source *src;
+    a4w4_out_buf y, y2; /* the baseline outputs and a variant's, between poisoned guards */
+    size_t n;           /* outputs in the sample */
     a4w4_run_args args;
-    char why[512];
-    comparison cmp;    /* the baseline against the contract's oracle */
+    a4w4_case_digest dig;
+    char why[512], breach[256];
+    char stale_of[160]; /* the case whose outputs the baseline repeated bit for bit ("" none) */
+    comparison cmp;     /* the baseline against the contract's oracle */
+    int ambiguous;      /* the baseline matches one reading of E8M0 code 0 only */
+    uint8_t *mism;      /* [n] the mismatches of the mapped comparison (a failing entry) */
+    const uint16_t *yfail; /* the outputs the map is of: y's, or a variant's copy (vfail) */
+    uint16_t *vfail;    /* the first changing pad variant's outputs when the baseline passed */
+    const char *variant; /* which variant vfail holds (NULL none) */
+    a4w4_oracles *judged_by; /* the oracles g->cmp was judged against (o, or alt under a stated
+                                2^-126 reading) */
 } gemm_run;
 
 static int is_bounded(const gemm_run *g) { return g->k->kind == A4W4_CONTRACT_BOUNDED; }
@@ -352,27 +420,234 @@ static const a4w4_contract *case_contract(const a4w4_backend *b, const a4w4_case
     return k;
 }
 
+/* An internal status: the backend hung too often and is not called (judging.max_timeouts). */
+#define RUN_NOT_RUN (-199)
 
+/* The per-instance record of a4w4_backend (timeouts in a row, last outputs), shared by the
+ * threads that run cases. */
+static pthread_mutex_t state_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* Poison y, run the backend once and record run_ms, and the outputs' hash when it ran. */
-static int run_baseline(gemm_run *g, a4w4_entry_result *e)
+/* call_run, unless the backend hung max_timeouts times in a row already (RUN_NOT_RUN, why
+ * says so); counts its timeouts. */
+static int counted_run(gemm_run *g)
 {
-    for (size_t k = 0; k < g->n; k++)
-        g->y[k] = A4W4_POISON_BF16;
-    double t0 = (a4w4_now() * 1e3);
-    int rc = call_run(g->b, &g->args);
-    e->run_ms = (a4w4_now() * 1e3) - t0;
-    e->has_run = 1;
-    if (rc == A4W4_OK) { /* FNV-1a 64 of the checked outputs, for `compare` (changed bits) */
-        unsigned long long h = 0xCBF29CE484222325ull;
-        for (size_t k = 0; k < g->n; k++) {
-            h = (h ^ (g->y[k] & 0xFFu)) * 0x100000001B3ull;
-            h = (h ^ (g->y[k] >> 8)) * 0x100000001B3ull;
-        }
-        e->has_y_hash = 1;
-        e->y_hash = h;
+    a4w4_backend *b = g->b;
+    int limit = g->j->max_timeouts > 0 ? g->j->max_timeouts : A4W4_MAX_TIMEOUTS_DEFAULT;
+    pthread_mutex_lock(&state_mu);
+    int hung = b->hung;
+    pthread_mutex_unlock(&state_mu);
+    if (hung) {
+        snprintf(g->why, sizeof g->why, "not run: backend hung %d time%s in a row (--timeout); "
+                 "its remaining entries are not run (--max-timeouts %d)", limit,
+                 limit == 1 ? "" : "s", limit);
+        return RUN_NOT_RUN;
     }
+    int rc = call_run(b, &g->args);
+    pthread_mutex_lock(&state_mu);
+    b->timeouts_in_row = rc == A4W4_RUN_TIMEOUT ? b->timeouts_in_row + 1 : 0;
+    b->hung |= b->timeouts_in_row >= limit;
+    pthread_mutex_unlock(&state_mu);
     return rc;
+}
+
+/* Put d's operands back as they were generated or loaded (a backend wrote into them), in
+ * place: the oracles of a full sample point into these buffers. The current fills stay. */
+static void restore_operands(a4w4_case_data *d, const case_source *src)
+{
+    a4w4_case_data fresh;
+    const a4w4_case *c = src->c;
+    if ((src->op ? a4w4_case_data_load(src->op[0], src->op[1], src->op[2], src->op[3], c->M,
+                                       c->N, c->K, &fresh)
+                 : a4w4_case_generate(c, src->s, &fresh)) != A4W4_OK)
+        return; /* out of memory: later calls see the damaged operands and say so */
+    a4w4_guarded *to[] = {&d->a_fp4, &d->a_scale, &d->w_fp4, &d->w_scale,
+                          &d->a_scale_shuffled, &d->w_fp4_shuffled, &d->w_scale_swizzled};
+    const a4w4_guarded *from[] = {&fresh.a_fp4, &fresh.a_scale, &fresh.w_fp4, &fresh.w_scale,
+                                  &fresh.a_scale_shuffled, &fresh.w_fp4_shuffled,
+                                  &fresh.w_scale_swizzled};
+    for (size_t i = 0; i < sizeof to / sizeof to[0]; i++)
+        if (to[i]->data && from[i]->data && to[i]->len == from[i]->len)
+            memcpy(to[i]->data - A4W4_GUARD_BYTES, from[i]->data - A4W4_GUARD_BYTES,
+                   to[i]->len + 2 * A4W4_GUARD_BYTES);
+    a4w4_case_refill(d, d->row_fill, d->col_fill, d->guard_after);
+    a4w4_case_data_free(&fresh);
+}
+
+/* A breach found by a call: into e's note once (the pad variants repeat the calls), the
+ * first one as e's signature (class out-of-bounds-write), and *breached set. */
+static void note_once(a4w4_entry_result *e, const char *what, int *breached)
+{
+    *breached = 1;
+    if (!e->signature[0]) { /* the first breach is the failure's signature */
+        snprintf(e->signature, sizeof e->signature, "%.380s", what);
+        snprintf(e->signature_class, sizeof e->signature_class, "out-of-bounds-write");
+    }
+    if (!strstr(e->note, what))
+        note_add(e->note, sizeof e->note, "%s; ", what);
+}
+
+/* One call into the backend, outputs into out (poisoned, guards included), with the checks
+ * of engine/integrity.h around it: a write outside y, into the operands or their guards, or
+ * (reported by the backend's sandbox) after it returned goes into e's note and sets
+ * *breached; damaged operands are restored for the next call. The backend's status. */
+static int guarded_call(gemm_run *g, a4w4_out_buf *out, a4w4_entry_result *e, int *breached)
+{
+    char why[256];
+    a4w4_out_poison(out);
+    a4w4_case_digest_of(g->d, g->s, &g->dig);
+    g->breach[0] = '\0';
+    g->args.y = out->y;
+    g->args.y_before = out->before;
+    g->args.y_after = out->after;
+    g->args.inputs = &g->dig;
+    g->args.breach = g->breach;
+    g->args.breachlen = sizeof g->breach;
+    int rc = counted_run(g);
+    if (rc == RUN_NOT_RUN)
+        return rc;
+    if (a4w4_out_breached(out, why, sizeof why))
+        note_once(e, why, breached);
+    if (a4w4_case_tampered(g->d, g->s, &g->dig, why, sizeof why)) {
+        note_once(e, why, breached);
+        restore_operands(g->d, g->src);
+    }
+    if (g->breach[0])
+        note_once(e, g->breach, breached);
+    return rc;
+}
+
+/* FNV-1a 64 of n outputs (for `compare`: changed bits; for the stale-result check). */
+static unsigned long long outputs_hash(const uint16_t *y, size_t n)
+{
+    unsigned long long h = 0xCBF29CE484222325ull;
+    for (size_t k = 0; k < n; k++) {
+        h = (h ^ (y[k] & 0xFFu)) * 0x100000001B3ull;
+        h = (h ^ (y[k] >> 8)) * 0x100000001B3ull;
+    }
+    return h;
+}
+
+/* Run the backend once (guarded_call) and record run_ms, the outputs' hash when it ran, and
+ * whether they repeat its previous call's on another case bit for bit. */
+static int run_baseline(gemm_run *g, a4w4_entry_result *e, int *breached)
+{
+    double t0 = (a4w4_now() * 1e3);
+    int rc = guarded_call(g, &g->y, e, breached);
+    e->run_ms = (a4w4_now() * 1e3) - t0;
+    e->has_run = rc != RUN_NOT_RUN;
+    if (rc != A4W4_OK)
+        return rc;
+    e->has_y_hash = 1;
+    e->y_hash = outputs_hash(g->y.y, g->n);
+    pthread_mutex_lock(&state_mu);
+    if (g->b->has_last && g->b->last_y_hash == e->y_hash && strcmp(g->b->last_case, e->name))
+        snprintf(g->stale_of, sizeof g->stale_of, "%s", g->b->last_case);
+    g->b->has_last = 1;
+    g->b->last_y_hash = e->y_hash;
+    snprintf(g->b->last_case, sizeof g->b->last_case, "%s", e->name);
+    pthread_mutex_unlock(&state_mu);
+    return rc;
+}
+
+/* The bits contract g->k expects of o's outputs: its ordered(S) or tree oracle's; exact's
+ * for exact and bounded(S) (the value a bound is measured from). NULL when out of memory. */
+static const uint16_t *expected_of(const gemm_run *g, a4w4_oracles *o)
+{
+    switch (g->k->kind) {
+    case A4W4_CONTRACT_TREE: return a4w4_oracles_tree(o, &g->k->tree);
+    case A4W4_CONTRACT_ORDERED: return a4w4_oracles_ordered(o, g->k->split);
+    default: return o->exact;
+    }
+}
+
+/* got against oracles o per contract g->k into cmp (exact: inside the exact regime,
+ * compare_exact_regime), mismatches marked in mism ([n], NULL: not marked). 0, or -1 when the
+ * oracle's outputs could not be computed (out of memory). */
+static int compare_with(const gemm_run *g, a4w4_oracles *o, const uint16_t *got,
+                        comparison *cmp, uint8_t *mism)
+{
+    if (is_bounded(g)) {
+        const a4w4_bounded_limits *L = a4w4_oracles_bound(o, g->k->split);
+        if (!L)
+            return -1;
+        compare_bounded(cmp, g->s, got, o->exact, L, g->n, mism);
+    } else if (g->k->kind == A4W4_CONTRACT_EXACT) {
+        compare_exact_regime(cmp, g->s, got, o, g->n, mism);
+    } else {
+        const uint16_t *exp = expected_of(g, o);
+        if (!exp)
+            return -1;
+        compare_exact(cmp, g->s, got, exp, g->n, mism);
+    }
+    return 0;
+}
+
+/* 1 when exact judges output k of o bit for bit (compare_exact_regime). */
+static int exact_judges(const a4w4_oracles *o, size_t k)
+{
+    return o->in_regime[k] || isnan(o->exact_f32[k]);
+}
+
+/* Outputs where the two readings of E8M0 code 0 expect other bits for this contract (the
+ * exact values for a bounded one; for exact, the outputs it judges under either reading);
+ * SIZE_MAX when out of memory. */
+static size_t readings_differ(const gemm_run *g)
+{
+    a4w4_oracles *o = g->j->o, *alt = g->j->alt;
+    const uint16_t *a = expected_of(g, o), *b = expected_of(g, alt);
+    if (!a || !b)
+        return SIZE_MAX;
+    int exact = g->k->kind == A4W4_CONTRACT_EXACT;
+    size_t n = 0;
+    for (size_t k = 0; k < g->n; k++)
+        n += a[k] != b[k] && !(bf16_nan(a[k]) && bf16_nan(b[k])) &&
+             (!exact || exact_judges(o, k) || exact_judges(alt, k));
+    return n;
+}
+
+#define OCP_READING "OCP, AITER torch, the oracles"
+#define DRIVER_READING "one host driver"
+
+/* contracts §1, E8M0 code 0 in the operands: judge the baseline under the run's policy.
+ * g->cmp holds the comparison under the oracles' reading (2^-127). Under a stated reading
+ * the entry is judged under it (2^-126: g->cmp replaced); under both, where the readings
+ * expect other bits, an entry matching exactly one of them is ambiguous (g->ambiguous) and
+ * g->cmp stays the oracles' comparison. 0, or -1 when out of memory. */
+static int judge_code0(gemm_run *g, a4w4_entry_result *e)
+{
+    size_t differ = readings_differ(g);
+    comparison alt;
+    if (differ == SIZE_MAX || compare_with(g, g->j->alt, g->y.y, &alt, NULL))
+        return -1;
+    if (!differ) {
+        note_add(e->note, sizeof e->note, "E8M0 code 0 present: both readings (2^-127, "
+                 "2^-126) expect the same bits on every checked output (contracts §1); ");
+        return 0;
+    }
+    int pa = !g->cmp.mismatches, pb = !alt.mismatches;
+    static const char *const stated[3] = {"", "2^-127", "2^-126"};
+    if (g->j->policy == A4W4_CODE0_OCP || g->j->policy == A4W4_CODE0_DRIVER) {
+        if (g->j->policy == A4W4_CODE0_DRIVER) {
+            g->cmp = alt;
+            g->judged_by = g->j->alt;
+        }
+        note_add(e->note, sizeof e->note, "E8M0 code 0 present: judged as %s, the reading this "
+                 "run states (--e8m0-code0); the two readings expect other bits on %zu of %zu "
+                 "outputs (contracts §1); ", stated[g->j->policy], differ, g->n);
+    } else if (pa != pb) {
+        g->ambiguous = 1;
+        note_add(e->note, sizeof e->note, "ambiguous: every checked output matches E8M0 code "
+                 "0 read as %s (%s), %zu differ from it read as %s (%s); the sources disagree, "
+                 "so this is not judged (contracts §1; a run may state the reading with "
+                 "--e8m0-code0); ", pa ? "2^-127" : "2^-126", pa ? OCP_READING : DRIVER_READING,
+                 pa ? alt.mismatches : g->cmp.mismatches, pa ? "2^-126" : "2^-127",
+                 pa ? DRIVER_READING : OCP_READING);
+    } else {
+        note_add(e->note, sizeof e->note, "E8M0 code 0 present: the two readings expect other "
+                 "bits on %zu outputs; %s (contracts §1); ", differ,
+                 pa ? "the outputs pass under both" : "the outputs match neither reading");
+    }
+    return 0;
 }
 
 /* The note of an entry judged inside the exact regime only: what was left out, and why. */
@@ -387,55 +662,40 @@ static void note_not_judged(const gemm_run *g, a4w4_entry_result *e)
                  g->n);
 }
 
-/* The guard zones, then the baseline against the oracle of the backend's contract into
- * g->cmp. Returns 1 when the entry fails, 0 when it passes so far, -1 when the oracle's
- * outputs could not be computed (out of memory: the entry fails, nothing more is checked). */
+/* The baseline against the oracle of the backend's contract into g->cmp (E8M0 code 0:
+ * judge_code0). Returns 1 when the entry fails, 0 when it passes so far, -1 when the
+ * oracle's outputs could not be computed (out of memory: the entry fails). */
 static int check_baseline(gemm_run *g, a4w4_entry_result *e)
 {
-    const a4w4_case_data *d = g->d;
-    int fail = 0;
-    const char *which;
-    if (!a4w4_case_guards_intact(d, &which)) {
-        fail = 1;
-        snprintf(e->note, sizeof e->note, "wrote out of bounds: the guard zone after %s "
-                 "changed; ", which);
-    }
-    if (is_bounded(g)) {
-        const double *B = a4w4_oracles_bound(g->o, g->k->split);
-        if (!B)
-            return -1;
-        compare_bounded(&g->cmp, g->s, g->y, g->o->exact, g->o->exact_f32, B, g->n);
-        if (g->cmp.mismatches)
-            note_add(e->note, sizeof e->note, "outside the %s bound: largest distance %.3g "
-                     "times the bound; ", e->contract, g->cmp.bound_use);
-    } else if (g->k->kind == A4W4_CONTRACT_EXACT) {
-        compare_exact_regime(&g->cmp, g->s, g->y, g->o, g->n);
+    g->judged_by = g->j->o;
+    if (compare_with(g, g->j->o, g->y.y, &g->cmp, NULL))
+        return -1;
+    if (g->j->alt && judge_code0(g, e))
+        return -1;
+    if (g->cmp.mismatches && g->cmp.has_bound)
+        note_add(e->note, sizeof e->note, "outside the %s bound: largest distance %.3g "
+                 "times the bound; ", e->contract, g->cmp.bound_use);
+    if (g->k->kind == A4W4_CONTRACT_EXACT)
         note_not_judged(g, e);
-    } else {
-        const uint16_t *exp = g->k->kind == A4W4_CONTRACT_TREE
-                                  ? a4w4_oracles_tree(g->o, &g->k->tree)
-                                  : a4w4_oracles_ordered(g->o, g->k->split);
-        if (!exp)
-            return -1;
-        compare_exact(&g->cmp, g->s, g->y, exp, g->n);
-    }
-    fail |= g->cmp.mismatches != 0;
     if (g->cmp.unwritten)
         note_add(e->note, sizeof e->note, "%zu outputs never written (poison 0x%04x left); ",
                  g->cmp.unwritten, A4W4_POISON_BF16);
-    return fail;
+    if (g->cmp.mismatches && g->stale_of[0] && !g->ambiguous)
+        note_add(e->note, sizeof e->note, "stale result: its outputs repeat bit for bit those "
+                 "of its previous call (case %s); ", g->stale_of);
+    return g->cmp.mismatches != 0 && !g->ambiguous;
 }
 
 /* Outputs of variant v that change against the baseline (all when the run fails; a crash or
- * a timeout is also named in e's note and aborted). */
-static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *e)
+ * a timeout is also named in e's note and aborted; a breach sets *breached). */
+static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *e,
+                              int *breached)
 {
     a4w4_case_refill(g->d, v->row_fill, v->col_fill, v->guard);
-    for (size_t k = 0; k < g->n; k++)
-        g->y2[k] = A4W4_POISON_BF16;
-    g->args.y = g->y2;
-    int rc2 = call_run(g->b, &g->args);
-    g->args.y = g->y;
+    int rc2 = guarded_call(g, &g->y2, e, breached);
+    g->args.y = g->y.y;
+    if (rc2 == RUN_NOT_RUN) /* stopped after its timeouts: the entry says so already */
+        return 0;
     if (rc2 == A4W4_RUN_CRASHED || rc2 == A4W4_RUN_TIMEOUT) {
         snprintf(e->aborted, sizeof e->aborted, "%s",
                  rc2 == A4W4_RUN_CRASHED ? "crashed" : "timed out");
@@ -444,23 +704,27 @@ static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *
     if (rc2 != A4W4_OK)
         return g->n;
     size_t diff = 0;
+    if (!g->cmp.mismatches && !g->vfail && (g->vfail = malloc(g->n * 2 + 2))) {
+        memcpy(g->vfail, g->y2.y, g->n * 2); /* kept when this variant proves to change outputs */
+        g->variant = v->what;
+    }
     if (is_bounded(g)) {
         /* the reduction order of a bounded kernel varies run to run: a variant only
          * counts when it leaves the bound the baseline kept */
         comparison c2;
-        compare_bounded(&c2, g->s, g->y2, g->o->exact, g->o->exact_f32,
-                        a4w4_oracles_bound(g->o, g->k->split), g->n);
+        compare_bounded(&c2, g->s, g->y2.y, g->j->o->exact,
+                        a4w4_oracles_bound(g->j->o, g->k->split), g->n, NULL);
         diff = c2.mismatches > g->cmp.mismatches ? c2.mismatches - g->cmp.mismatches : 0;
     } else {
         for (size_t k = 0; k < g->n; k++)
-            diff += g->y2[k] != g->y[k];
+            diff += g->y2.y[k] != g->y.y[k];
     }
     return diff;
 }
 
 /* contracts §3.3: valid outputs must not depend on the pad fills or on bytes past K. Runs the
  * variants (2, or 5 when there are column pads or K % 256 != 0) and restores the default
- * fills. Returns 1 when some variant changed outputs (pad_dependent names them). */
+ * fills. Returns 1 when some variant changed outputs (pad_dependent names them) or breached. */
 static int check_pad_variants(gemm_run *g, a4w4_entry_result *e)
 {
     static const variant vs[] = {{0xFF, 0x7F, A4W4_GUARD_FILL, "row pad 0xFF"},
@@ -469,11 +733,16 @@ static int check_pad_variants(gemm_run *g, a4w4_entry_result *e)
                                  {0x7F, 0xFF, A4W4_GUARD_FILL, "column pad 0xFF"},
                                  {0x7F, 0x7F, 0x5A, "garbage 0x5A past the buffers' ends"}};
     size_t nb = g->d->K / 32;
-    int colpad = a4w4_act_scale_padded_cols(nb) != nb;
+    int colpad = a4w4_act_scale_padded_cols(nb) != nb, breached = 0;
     size_t nv = (colpad || g->d->K % 256) ? 5 : 2;
     char *dep = e->pad_dependent;
     for (size_t v = 0; v < nv; v++) {
-        size_t diff = variant_changes(g, &vs[v], e);
+        size_t diff = variant_changes(g, &vs[v], e, &breached);
+        if (g->vfail && !diff && g->variant == vs[v].what) { /* not this one */
+            free(g->vfail);
+            g->vfail = NULL;
+            g->variant = NULL;
+        }
         if (diff)
             note_add(dep, sizeof e->pad_dependent, "%s%s (%zu outputs change)",
                      dep[0] ? ", " : "", vs[v].what, diff);
@@ -482,67 +751,136 @@ static int check_pad_variants(gemm_run *g, a4w4_entry_result *e)
                      A4W4_GUARD_FILL);
     e->pad_variants = nv;
     if (!dep[0])
-        return 0;
+        return breached;
     note_add(e->note, sizeof e->note, "pad-dependent: valid outputs change with %s; it needs "
              "row fill 0x7F, column fill 0x7F and nothing past K; ", dep);
+    return 1;
+}
+
+/* The entry of a baseline call that returned no outputs (rc != A4W4_OK). Returns 1 when the
+ * entry fails; *na: 1 not applicable, 2 skipped. */
+static int no_outputs(gemm_run *g, int rc, a4w4_entry_result *e, int *na)
+{
+    const char *why = g->why[0] ? g->why : NULL;
+    if (rc == A4W4_RUN_SKIP) {
+        *na = 2;
+        note_add(e->note, sizeof e->note, "skipped: %s; ", why ? why : "no result");
+        return 0;
+    }
+    if (rc == A4W4_EUNSUPPORTED) {
+        *na = 1;
+        note_add(e->note, sizeof e->note, "%s; ", why ? why : "not applicable to this shape");
+        return 0;
+    }
+    if (rc == A4W4_RUN_REFUSED)
+        e->refused = 1;
+    if (rc == A4W4_RUN_CRASHED || rc == A4W4_RUN_TIMEOUT || rc == RUN_NOT_RUN)
+        snprintf(e->aborted, sizeof e->aborted, "%s", rc == A4W4_RUN_CRASHED ? "crashed"
+                                                      : rc == RUN_NOT_RUN    ? "not run"
+                                                                             : "timed out");
+    note_add(e->note, sizeof e->note, "%s%s; ",
+             rc == A4W4_RUN_REFUSED ? "refused: "
+             : e->aborted[0]        ? ""
+                                    : "backend error: ",
+             why ? why : a4w4_status_str(rc));
     return 1;
 }
 
 /* Run the backend, check its outputs, fill the entry. Returns 1 when it fails. */
 static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
 {
-    int rc = run_baseline(g, e);
-    if (rc == A4W4_RUN_SKIP) {
-        *na = 2;
-        snprintf(e->note, sizeof e->note, "skipped: %s", g->why[0] ? g->why : "no result");
-        return 0;
-    }
-    if (rc == A4W4_RUN_REFUSED) {
-        e->refused = 1;
-        snprintf(e->note, sizeof e->note, "refused: %s", g->why);
-        return 1;
-    }
-    if (rc == A4W4_EUNSUPPORTED) {
-        *na = 1;
-        snprintf(e->note, sizeof e->note, "%s",
-                 g->why[0] ? g->why : "not applicable to this shape");
-        return 0;
-    }
-    if (rc == A4W4_RUN_CRASHED || rc == A4W4_RUN_TIMEOUT) {
-        snprintf(e->aborted, sizeof e->aborted, "%s",
-                 rc == A4W4_RUN_CRASHED ? "crashed" : "timed out");
-        snprintf(e->note, sizeof e->note, "%s", g->why);
-        return 1;
-    }
+    int breached = 0;
+    int rc = run_baseline(g, e, &breached);
     if (rc != A4W4_OK) {
-        snprintf(e->note, sizeof e->note, "backend error: %s",
-                 g->why[0] ? g->why : a4w4_status_str(rc));
-        return 1;
+        int fail = no_outputs(g, rc, e, na);
+        if (breached) /* a skip or n/a that also wrote out of bounds still fails */
+            *na = 0;
+        return fail || breached;
     }
     int fail = check_baseline(g, e);
     if (fail < 0)
         return 1;
     if (g->b->asm_layout && g->d->a_scale_shuffled.data)
         fail |= check_pad_variants(g, e);
-    if (!fail && !g->cmp.checked) /* every output outside the exact regime: nothing judged */
+    if (!fail && !breached && !g->cmp.checked) /* every output outside the exact regime */
         *na = 1;
-    return fail;
+    return fail | breached;
 }
 
-static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
-                       const a4w4_sample *s, a4w4_oracles *o, const a4w4_run_identity *id,
-                       a4w4_entry_result *e)
+/* The mismatch map and signature of a failing entry (engine/signature.h): of its outputs, or,
+ * when only a pad variant changed them, of the first such variant's outputs. */
+static void map_failure(gemm_run *g, a4w4_entry_result *e)
 {
+    const a4w4_case_data *d = g->d;
+    if (e->refused) /* bad input, not a failure of the kernel's: no signature */
+        return;
+    if (e->aborted[0]) {
+        snprintf(e->signature, sizeof e->signature, "%s: %.360s", e->aborted, e->note);
+        snprintf(e->signature_class, sizeof e->signature_class, "%s",
+                 e->aborted[0] == 'c' ? "crashed" : "timed-out");
+        return;
+    }
+    if (!g->mism || !e->has_y_hash || !g->judged_by || (!g->cmp.mismatches && !g->vfail))
+        goto other;
+    comparison cv; /* again, marking the mismatches, against the oracles that judged it */
+    g->yfail = g->cmp.mismatches ? g->y.y : g->vfail;
+    if (compare_with(g, g->judged_by, g->yfail, &cv, g->mism) || !cv.mismatches)
+        goto other;
+    a4w4_map_input in = {g->s, d->M, d->N, d, g->yfail, expected_of(g, g->judged_by),
+                         g->judged_by->exact_f32, g->mism};
+    if (!in.expected || a4w4_map_build(&in, &e->map))
+        goto other;
+    if (g->yfail == g->vfail)
+        snprintf(e->map.variant, sizeof e->map.variant, "%s", g->variant);
+    a4w4_map_signature(&e->map, d->M, d->N, d->K, e->signature, sizeof e->signature,
+                       e->signature_class, sizeof e->signature_class);
+    return;
+other: /* a backend error, a guard zone, out of memory: the note says what */
+    if (!e->signature[0]) {
+        snprintf(e->signature, sizeof e->signature, "%.380s", e->note);
+        snprintf(e->signature_class, sizeof e->signature_class, "error");
+    }
+}
+
+/* A failing entry's repro command and, with --save-failing, its bundle (engine/failing.h). */
+static void record_failing(const a4w4_runner *r, gemm_run *g, const a4w4_case *c,
+                           a4w4_entry_result *e)
+{
+    if (!r || e->verdict != A4W4_VERDICT_FAIL || e->refused)
+        return;
+    if (r->repro)
+        r->repro(r->repro_ctx, c->name, g->b->name, e->repro, sizeof e->repro);
+    const uint16_t *exp = r->save_dir && g->judged_by ? expected_of(g, g->judged_by) : NULL;
+    if (!exp)
+        return;
+    a4w4_failing f = {c, g->d, g->s, g->yfail ? g->yfail : g->y.y, exp, g->b->name,
+                      e->contract, e->mismatches, g->yfail == g->vfail ? g->variant : "",
+                      e->signature, e->repro, r->id};
+    char err[512];
+    if (a4w4_failing_save(&f, r->save_dir, e->saved, sizeof e->saved, err, sizeof err)) {
+        e->saved[0] = 0;
+        e->save_failed = 1;
+        note_add(e->note, sizeof e->note, "%s--save-failing: %s", e->note[0] ? "; " : "", err);
+    }
+}
+
+static int run_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c,
+                       a4w4_case_data *d, const a4w4_sample *s, const judging *j,
+                       const case_source *src, a4w4_entry_result *e)
+{
+    const a4w4_run_identity *id = r ? r->id : NULL;
     gemm_run g;
     memset(&g, 0, sizeof g);
     g.b = b;
     g.d = d;
     g.s = s;
-    g.o = o;
-    g.n = o->count;
-    g.y = malloc(g.n * 2);
-    g.y2 = malloc(g.n * 2);
-    g.args = (a4w4_run_args){c, d, s, g.y, g.why, sizeof g.why, id};
+    g.j = j;
+    g.src = src;
+    g.n = j->o->count;
+    int oom = a4w4_out_alloc(&g.y, s->full ? c->M : s->nrows, s->full ? c->N : s->ncols) |
+              a4w4_out_alloc(&g.y2, s->full ? c->M : s->nrows, s->full ? c->N : s->ncols) |
+              !(g.mism = malloc(g.n + 1));
+    g.args = (a4w4_run_args){c, d, s, g.y.y, g.why, sizeof g.why, id, 0, 0, NULL, NULL, 0};
     a4w4_contract own;
     char ktext[A4W4_CONTRACT_MAX], kwhy[512] = "";
     g.k = case_contract(b, c, &own, kwhy, sizeof kwhy);
@@ -559,23 +897,25 @@ static int run_backend(a4w4_backend *b, const a4w4_case *c, a4w4_case_data *d,
                a4w4_tree_check(&g.k->tree, c->K, kwhy, sizeof kwhy)) {
         snprintf(e->note, sizeof e->note, "contract error for this case: %s (contracts §4.2)",
                  kwhy);
-    } else if (!g.y || !g.y2) {
+    } else if (oom) {
         snprintf(e->note, sizeof e->note, "out of memory for %zu outputs", g.n);
     } else {
         fail = gemm_checks(&g, e, &na);
     }
-    put_comparison(e, &g.cmp, s, e->has_run ? e->run_ms : NAN, o->proven, verdict_of(fail, na));
+    put_comparison(e, &g.cmp, s, e->has_run ? e->run_ms : NAN, j->o->proven,
+                   !fail && !na && g.ambiguous ? A4W4_VERDICT_AMBIGUOUS : verdict_of(fail, na));
+    e->ambiguous = e->verdict == A4W4_VERDICT_AMBIGUOUS;
     put_judged(e, &g.cmp, g.n);
-    if (d->code0) {
-        e->ambiguous = 1;
-        note_add(e->note, sizeof e->note, "E8M0 code 0 present: read as 2^-127 (OCP, AITER "
-                 "torch); one host driver documents 2^-126 (contracts §1)");
-    }
+    if (fail)
+        map_failure(&g, e);
     size_t L = strlen(e->note);
     while (L && (e->note[L - 1] == ' ' || e->note[L - 1] == ';'))
         e->note[--L] = 0;
-    free(g.y);
-    free(g.y2);
+    record_failing(r, &g, c, e);
+    a4w4_out_free(&g.y);
+    a4w4_out_free(&g.y2);
+    free(g.mism);
+    free(g.vfail);
     return fail;
 }
 
@@ -640,6 +980,12 @@ static int run_layout_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_ca
         chk[n++].verdict = A4W4_CHECK_FAIL;
     }
     fail = byte_entry(c, b, s, chk, n, ms, rc == A4W4_EUNSUPPORTED ? why : NULL, e);
+    size_t pcol = a4w4_act_scale_padded_cols(d->K / 32);
+    for (int i = 0; i < 3 && rc == A4W4_OK && !e->signature[0]; i++)
+        if (got[i])
+            a4w4_bytes_signature(names[i], got[i], ref[i]->data, ref[i]->len,
+                                 i == 2 ? 32 * pcol : 0, e->signature, sizeof e->signature,
+                                 e->signature_class, sizeof e->signature_class);
     for (int i = 0; i < 3; i++)
         free(got[i]);
     return fail;
@@ -690,9 +1036,11 @@ static void quant_inputs(quant_bufs *qb, const a4w4_case_data *d, const a4w4_sam
     memset(qb->sc, 0xA5, rows * nb);
 }
 
-/* Quantize through the backend and compare; fills chk, returns their count. */
+/* Quantize through the backend and compare; fills chk, returns their count; the signature
+ * of a mismatch (the scales', else the codes') goes to e. */
 static int quant_compare(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d,
-                         const a4w4_sample *s, quant_bufs *qb, a4w4_check *chk, double *ms)
+                         const a4w4_sample *s, quant_bufs *qb, a4w4_check *chk, double *ms,
+                         a4w4_entry_result *e)
 {
     size_t K = d->K, nb = K / 32, rows = s->nrows;
     char why[512] = "";
@@ -711,6 +1059,14 @@ static int quant_compare(a4w4_backend *b, const a4w4_case *c, const a4w4_case_da
     }
     a4w4_check_bytes(&chk[n++], "a_fp4", qb->q, qb->rq, rows, K / 2, qb->skip);
     a4w4_check_bytes(&chk[n++], "a_scale", qb->sc, qb->rs, rows, nb, NULL);
+    for (size_t k = 0; k < rows * K / 2; k++) /* NaN blocks' codes are unspecified */
+        if (qb->skip[k])
+            qb->q[k] = qb->rq[k];
+    if (!a4w4_bytes_signature("a_scale", qb->sc, qb->rs, rows * nb, 0, e->signature,
+                              sizeof e->signature, e->signature_class,
+                              sizeof e->signature_class))
+        a4w4_bytes_signature("a_fp4", qb->q, qb->rq, rows * K / 2, 0, e->signature,
+                             sizeof e->signature, e->signature_class, sizeof e->signature_class);
     if (!s->full) /* report real row numbers */
         for (int i = 0; i < n; i++)
             if (chk[i].mismatches)
@@ -734,16 +1090,71 @@ static int run_quant_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_cas
         a4w4_check_na(&chk[n], "quantize", "out of memory");
         chk[n++].verdict = A4W4_CHECK_FAIL;
     } else {
-        n = quant_compare(b, c, d, s, &qb, chk, &ms);
+        n = quant_compare(b, c, d, s, &qb, chk, &ms, e);
     }
     int fail = byte_entry(c, b, s, chk, n, ms, NULL, e);
     quant_bufs_free(&qb);
     return fail;
 }
 
+/* The oracles of d's outputs with E8M0 code 0 read as 2^-126 (contracts §1): the same
+ * oracles on d's operands with every scale byte 0x00 set to 0x01 (2^-126), over sample s,
+ * into *alt, the operands into *ad (free both). 0, or A4W4_ENOMEM. */
+static int alt_oracles(const a4w4_case_data *d, const a4w4_sample *s, a4w4_case_data *ad,
+                       a4w4_oracles *alt)
+{
+    size_t na = d->M * (d->K / 32), nw = d->N * (d->K / 32);
+    uint8_t *as = malloc(na ? na : 1), *ws = malloc(nw ? nw : 1);
+    int rc = A4W4_ENOMEM;
+    memset(alt, 0, sizeof *alt);
+    memset(ad, 0, sizeof *ad);
+    if (as && ws) {
+        for (size_t i = 0; i < na; i++)
+            as[i] = d->a_scale.data[i] ? d->a_scale.data[i] : 0x01;
+        for (size_t i = 0; i < nw; i++)
+            ws[i] = d->w_scale.data[i] ? d->w_scale.data[i] : 0x01;
+        rc = a4w4_case_data_load(d->a_fp4.data, as, d->w_fp4.data, ws, d->M, d->N, d->K, ad);
+        if (rc == A4W4_OK)
+            rc = a4w4_oracles_compute(ad, s, alt) ? A4W4_ENOMEM : A4W4_OK;
+    }
+    free(as);
+    free(ws);
+    return rc;
+}
+
+/* The oracles a case's GEMM entries are judged against (judging j): o over the case's
+ * operands and, when E8M0 code 0 occurs, alt over them with code 0 read as 2^-126 (ad). j
+ * points into the struct: it stays where case_oracles_open put it. */
+typedef struct {
+    a4w4_oracles o, alt;
+    a4w4_case_data ad;
+    judging j;
+} case_oracles;
+
+/* Open co for case data d over sample s, judged under E8M0 code-0 policy A4W4_CODE0_*, a
+ * backend stopped after max_timeouts timeouts in a row. 0, or -1 when out of memory; co is
+ * valid for case_oracles_close either way. */
+static int case_oracles_open(case_oracles *co, const a4w4_case_data *d, const a4w4_sample *s,
+                             int policy, int max_timeouts)
+{
+    memset(co, 0, sizeof *co);
+    co->j = (judging){&co->o, d->code0 ? &co->alt : NULL, policy, max_timeouts};
+    if (a4w4_oracles_compute(d, s, &co->o) != 0)
+        return -1;
+    return d->code0 && alt_oracles(d, s, &co->ad, &co->alt) ? -1 : 0;
+}
+
+static void case_oracles_close(case_oracles *co)
+{
+    a4w4_oracles_free(&co->alt);
+    a4w4_case_data_free(&co->ad);
+    a4w4_oracles_free(&co->o);
+}
+
 /* Entries for every backend of r on case c (after the oracle's). */
 static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_case_data *d,
-                                 const a4w4_sample *s, a4w4_oracles *o, a4w4_entry_list *out)
+                                 const a4w4_sample *s, const judging *j, const case_source *src,
+                                 a4w4_entry_list *out)
 {
     for (size_t i = 0; i < r->nbackends; i++) {
         a4w4_backend *b = &r->backends[i];
@@ -753,7 +1164,7 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
         if (!e)
             return A4W4_ST_NOMEM;
         if (b->type->run)
-            run_backend(b, c, d, s, o, r->id, e);
+            run_backend(r, b, c, d, s, j, src, e);
         else if (b->type->layouts)
             run_layout_backend(b, c, d, s, e);
         else
@@ -853,8 +1264,6 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
 {
     a4w4_sample s;
     a4w4_case_data d;
-    a4w4_oracles o;
-    memset(&o, 0, sizeof o);
     if (a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, check_all(r, c), &s) != A4W4_OK) {
         snprintf(err, errlen, "case %s: out of memory sampling", c->name);
         return A4W4_ST_NOMEM;
@@ -868,22 +1277,24 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     }
     a4w4_hstatus st = A4W4_ST_NOMEM;
     a4w4_entry_result *e = NULL;
-    if (a4w4_oracles_compute(&d, &s, &o) != 0)
+    case_oracles co;
+    case_source src = {c, &s, NULL};
+    if (case_oracles_open(&co, &d, &s, r->code0_reading, r->max_timeouts))
         snprintf(err, errlen, "case %s: out of memory for the oracles", c->name);
     else if (!(e = a4w4_entry_list_add(out)))
         snprintf(err, errlen, "case %s: out of memory for the results", c->name);
     else {
         size_t first = out->n - 1;
-        oracle_entry(c, &d, &s, &o, e);
+        oracle_entry(c, &d, &s, &co.o, e);
         note_sampled(r, c, &s, e);
-        st = run_backends(r, c, &d, &s, &o, out);
+        st = run_backends(r, c, &d, &s, &co.j, &src, out);
         annotate_entries(c, out, first);
         if (st != A4W4_ST_OK)
             snprintf(err, errlen, "case %s: out of memory for the results", c->name);
         else
             st = refusals(out, first, err, errlen);
     }
-    a4w4_oracles_free(&o);
+    case_oracles_close(&co);
     a4w4_case_data_free(&d);
     a4w4_sample_free(&s);
     return st;
@@ -892,29 +1303,34 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
 /* ---- cases made of given operands (golden bundles, captures) -------------------------- */
 
 /* A case whose row-major operands are given rather than generated: every output in the
- * sample, the operands loaded as case data, the oracles over them. */
+ * sample, the operands loaded as case data, the oracles over them (both readings of E8M0
+ * code 0 where it occurs), where to reload them from. */
 typedef struct {
     a4w4_sample s;
     a4w4_case_data d;
-    a4w4_oracles o;
+    case_oracles co;
+    case_source src;
     int loaded; /* d holds data */
 } given_case;
 
-/* Open g for case c (M, N, K, name) on operands op = {a_fp4, a_scale, w_fp4, w_scale}. 0, or
- * -1 when out of memory; g is valid for given_case_close either way. */
-static int given_case_open(given_case *g, const a4w4_case *c, const uint8_t *const op[4])
+/* Open g for case c (M, N, K, name) on operands op = {a_fp4, a_scale, w_fp4, w_scale} (kept
+ * by the caller until given_case_close), judged under E8M0 code-0 policy A4W4_CODE0_* and
+ * max_timeouts. 0, or -1 when out of memory; g is valid for given_case_close either way. */
+static int given_case_open(given_case *g, const a4w4_case *c, const uint8_t *const op[4],
+                           int policy, int max_timeouts)
 {
     memset(g, 0, sizeof *g);
+    g->src = (case_source){c, &g->s, op};
     if (a4w4_sample_make(c->M, c->N, c->K, 0, c->name, 1, &g->s) != A4W4_OK ||
         a4w4_case_data_load(op[0], op[1], op[2], op[3], c->M, c->N, c->K, &g->d) != A4W4_OK)
         return -1;
     g->loaded = 1;
-    return a4w4_oracles_compute(&g->d, &g->s, &g->o) ? -1 : 0;
+    return case_oracles_open(&g->co, &g->d, &g->s, policy, max_timeouts);
 }
 
 static void given_case_close(given_case *g)
 {
-    a4w4_oracles_free(&g->o);
+    case_oracles_close(&g->co);
     if (g->loaded)
         a4w4_case_data_free(&g->d);
     a4w4_sample_free(&g->s);
@@ -976,8 +1392,8 @@ a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e
     const uint8_t *op[4] = {in->a_fp4, in->a_scale, in->w_fp4, in->w_scale};
     given_case g;
     a4w4_hstatus st = A4W4_ST_NOMEM;
-    if (given_case_open(&g, &c, op) == 0) {
-        run_backend(&b, &c, &g.d, &g.s, &g.o, NULL, e);
+    if (given_case_open(&g, &c, op, in->code0_reading, 0) == 0) {
+        run_backend(NULL, &b, &c, &g.d, &g.s, &g.co.j, &g.src, e);
         e->has_tags = 0;
         if (!in->contract)
             label_undeclared(e);
@@ -1038,8 +1454,9 @@ static void golden_oracle(const a4w4_check_list *checks, const a4w4_bundle_sut *
     size_t ntensor = 0;
     for (size_t i = 0; i < checks->n; i++) {
         const a4w4_check *c = &checks->items[i];
-        if (sut_of(c, suts, nsuts))
-            continue;
+        if (sut_of(c, suts, nsuts) ||
+            !strncmp(c->subject, A4W4_RECORDED_SUBJECT, strlen(A4W4_RECORDED_SUBJECT)))
+            continue; /* a system under test's, or outputs recorded by another run */
         ntensor++;
         oracle->checked += c->checked;
         if (c->verdict == A4W4_CHECK_FAIL && oracle->verdict != A4W4_CHECK_FAIL) {
@@ -1100,6 +1517,42 @@ static int golden_operands(const a4w4_st_file *f, const size_t dims[3], const ui
     return 0;
 }
 
+/* Every output of case c on row-major operands op = {a_fp4, a_scale, w_fp4, w_scale} through
+ * each backend of r with a GEMM but the systems under test suts[0..nsuts) (entries appended
+ * to out), judged as a given case (both readings of E8M0 code 0 where it occurs). NOMEM,
+ * else OK. */
+static a4w4_hstatus data_backends(const a4w4_runner *r, const a4w4_bundle_sut *suts,
+                                  size_t nsuts, const a4w4_case *c, const uint8_t *const op[4],
+                                  a4w4_entry_list *out)
+{
+    given_case g;
+    a4w4_hstatus st = given_case_open(&g, c, op, r->code0_reading, r->max_timeouts)
+                          ? A4W4_ST_NOMEM
+                          : A4W4_ST_OK;
+    for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
+        a4w4_backend *b = &r->backends[i];
+        a4w4_entry_result *e;
+        if (!b->type || !b->type->run || is_sut(b, suts, nsuts))
+            continue;
+        if (!(e = a4w4_entry_list_add(out)))
+            st = A4W4_ST_NOMEM;
+        else
+            run_backend(r, b, c, &g.d, &g.s, &g.co.j, &g.src, e);
+    }
+    given_case_close(&g);
+    return st;
+}
+
+a4w4_hstatus a4w4_run_data(const a4w4_runner *r, const a4w4_case *c, a4w4_case_data *d,
+                           a4w4_entry_list *out, char *err, size_t errlen)
+{
+    const uint8_t *op[4] = {d->a_fp4.data, d->a_scale.data, d->w_fp4.data, d->w_scale.data};
+    a4w4_hstatus st = data_backends(r, NULL, 0, c, op, out);
+    if (st != A4W4_ST_OK)
+        snprintf(err, errlen, "case %s: out of memory", c->name);
+    return st;
+}
+
 /* Golden bundle path through every selected backend with a GEMM (plugins, bundles, HIP)
  * other than the systems under test bundle verification ran: its operands as a case, every
  * output compared with the oracle of the backend's contract. NOMEM, else OK. */
@@ -1121,21 +1574,8 @@ static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut 
     snprintf(c.tags, sizeof c.tags, "golden");
     const uint8_t *op[4];
     a4w4_hstatus st = A4W4_ST_OK;
-    if (golden_operands(&f, dims, op) == 0) {
-        given_case g;
-        st = given_case_open(&g, &c, op) ? A4W4_ST_NOMEM : A4W4_ST_OK;
-        for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
-            a4w4_backend *b = &r->backends[i];
-            a4w4_entry_result *e;
-            if (!b->type || !b->type->run || is_sut(b, suts, nsuts))
-                continue;
-            if (!(e = a4w4_entry_list_add(out)))
-                st = A4W4_ST_NOMEM;
-            else
-                run_backend(b, &c, &g.d, &g.s, &g.o, r->id, e);
-        }
-        given_case_close(&g);
-    }
+    if (golden_operands(&f, dims, op) == 0)
+        st = data_backends(r, suts, nsuts, &c, op, out);
     a4w4_st_free(&f);
     return st;
 }
@@ -1172,8 +1612,12 @@ a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, 
     } else {
         st = A4W4_ST_NOMEM;
     }
-    if (st == A4W4_ST_OK && rc != A4W4_ST_BADINPUT)
+    if (st == A4W4_ST_OK && rc != A4W4_ST_BADINPUT) {
+        size_t first = out->n;
         st = golden_backends(r, suts, nsuts, path, dims, out);
+        if (st == A4W4_ST_OK) /* a backend refusing the bundle is bad input, as for a case */
+            st = refusals(out, first, err, errlen);
+    }
     if (st == A4W4_ST_NOMEM)
         snprintf(err, errlen, "%s: out of memory for the results", path);
     a4w4_check_list_free(&checks);

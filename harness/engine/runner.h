@@ -1,7 +1,9 @@
 /* runner.h — one case through every backend, compared per contract (contracts §4.1), with the
  * checks that make a verdict trustworthy: poisoned outputs (every output must be written), guard zones (no
- * out-of-bounds write; out-of-bounds scale reads turn into NaN), and, for backends that
- * read the ASM layouts, the pad-dependence variants of contracts §3.3.
+ * out-of-bounds write; out-of-bounds scale reads turn into NaN), guarded outputs and operand
+ * digests around every call (engine/integrity.h: no write outside y or into an operand),
+ * both readings of E8M0 code 0 (contracts §1), a backend that keeps timing out stopped, and,
+ * for backends that read the ASM layouts, the pad-dependence variants of contracts §3.3.
  *
  * Results come back as typed entries (entry.h), one per case x backend plus the oracle's;
  * a4w4_entry_list_json writes their results.json form. Calls into a backend whose type is not
@@ -15,6 +17,12 @@
 #include "status.h"
 #include "verify_bundle.h"
 
+/* The command that reruns item `item` (a case name, or "golden/<stem>" for a bundle) on
+ * backend `backend` exactly as this run did: one line into buf (cli/ builds it from its own
+ * options; engine code never prints it). */
+typedef void (*a4w4_repro_fn)(const void *ctx, const char *item, const char *backend,
+                              char *buf, size_t len);
+
 typedef struct {
     a4w4_backend *backends;
     size_t nbackends;
@@ -23,12 +31,41 @@ typedef struct {
     /* > 0: check every output of a case whose a4w4_full_check_seconds is at most this, sample
      * the others (the oracle entry's note says so); 0: sample above A4W4_FULL_CHECK_MACS */
     double budget_s;
+    /* E8M0 code 0 (contracts §1): which reading the GEMM entries of a case holding code 0
+     * are judged under (A4W4_CODE0_*; 0, the default, judges under both). */
+    int code0_reading;
+    /* A backend whose calls time out this many times in a row (A4W4_RUN_TIMEOUT: an isolated
+     * plugin past --timeout) is not called again: its remaining entries fail "not run:
+     * backend hung N times in a row" at once. 0: A4W4_MAX_TIMEOUTS_DEFAULT. */
+    int max_timeouts;
+    /* optional: every failing GEMM entry gets repro(repro_ctx, ...) as its "repro" */
+    a4w4_repro_fn repro;
+    const void *repro_ctx;
+    /* optional: every failing GEMM entry is saved with its operands into this directory
+     * (engine/failing.h; the entry's "saved" names the item, a write error goes to its
+     * note and save_failed) */
+    const char *save_dir;
 } a4w4_runner;
+
+#define A4W4_MAX_TIMEOUTS_DEFAULT 2
+
+/* How E8M0 code 0 is read where it occurs (contracts §1: 2^-127 per OCP and AITER's torch
+ * reference, the oracles' reading; 2^-126 per one host driver).
+ *   BOTH     the entry is judged under both readings (the other one's oracle is the same
+ *            oracle on the operands with every scale byte 0x00 read as 0x01, i.e. 2^-126):
+ *            where the two expect the same bits on every checked output the entry is judged
+ *            as usual; where they differ it passes only if it passes under both, fails if it
+ *            fails under both, and is "ambiguous" (never a pass; not judged, so the run is
+ *            INCOMPLETE) when it matches exactly one reading;
+ *   2^-127   the run states the oracles' reading: judged under it alone, the note says so;
+ *   2^-126   the run states the other reading: judged under it alone. */
+enum { A4W4_CODE0_BOTH = 0, A4W4_CODE0_OCP = 1, A4W4_CODE0_DRIVER = 2 };
 
 /* `run`'s default --budget-seconds: 0, the fixed 2^26-MAC sampling rule. The budget is per
  * case and its rates are an optimized build's: an unoptimized one (CI's coverage and
  * sanitizer builds) runs a full pre-merge check some 50x slower, so a full default would not
- * fit a test run there. `--budget-seconds 10` checks every pre-merge output (~8.5 s here). */
+ * fit a test run there. `--budget-seconds 10` checks every pre-merge output but those of the
+ * bucket cases from M = 1024 on and of the grids, which stay sampled. */
 #define A4W4_DEFAULT_BUDGET_S 0
 
 /* The cost model of a4w4_full_check_seconds (this machine's rates: 2 vCPUs, one core each):
@@ -77,6 +114,7 @@ typedef struct {
                                                          [N, K/2], [N, K/32] */
     size_t M, N, K;    /* K % 32 == 0 */
     const uint16_t *y; /* [M, N] bf16 bits, the kernel's outputs */
+    int code0_reading; /* E8M0 code 0 (contracts §1): A4W4_CODE0_*; 0 judges under both */
 } a4w4_judge_input;
 
 /* Judge in->y against in->contract exactly as a backend's outputs on a generated case are
@@ -88,6 +126,18 @@ typedef struct {
  * `run --captures` alike. A4W4_ST_OK (the verdict is in *e), or A4W4_ST_NOMEM. */
 a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e);
 
+/* The one entry of a --captures DIR that holds no capture bundle (matrix.h's
+ * A4W4_CAPTURES_NONE): verdict "skip", the note naming dir. A4W4_ST_OK or A4W4_ST_NOMEM. */
+a4w4_hstatus a4w4_run_captures_none(const char *dir, a4w4_entry_list *out, char *err,
+                                    size_t errlen);
+
+/* Every output of case data d (row-major operands and their layouts, a4w4_case_data_load)
+ * through each backend of r with a GEMM, compared per contract like a generated case (pad
+ * variants, guards, signatures; c names it: its name, M, N, K, regime text, tags); one entry
+ * per backend appended to out, no oracle entry. A4W4_ST_OK or A4W4_ST_NOMEM (err set). */
+a4w4_hstatus a4w4_run_data(const a4w4_runner *r, const a4w4_case *c, a4w4_case_data *d,
+                           a4w4_entry_list *out, char *err, size_t errlen);
+
 /* Verify golden bundle path (contracts §7) with the systems under test suts[0..nsuts)
  * (verify_bundle.h): an entry for each of them whose name is also a selected backend's,
  * against the bundle's y_ordered, then one "oracle" entry for every other tensor check, then
@@ -95,10 +145,6 @@ a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e
  * HIP), each output compared per the backend's contract like a generated case's (entries of
  * regime and tags "golden", full outputs). Returns A4W4_ST_OK, A4W4_ST_BADINPUT on bad input (err set; the oracle entry records it as
  * a failure) or A4W4_ST_NOMEM (no room for the entries; err set). */
-/* The one entry of a --captures DIR that holds no capture bundle (matrix.h's
- * A4W4_CAPTURES_NONE): verdict "skip", the note naming dir. A4W4_ST_OK or A4W4_ST_NOMEM. */
-a4w4_hstatus a4w4_run_captures_none(const char *dir, a4w4_entry_list *out, char *err,
-                                    size_t errlen);
 a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, size_t nsuts,
                              const char *path, a4w4_entry_list *out, char *err, size_t errlen);
 

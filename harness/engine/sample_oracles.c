@@ -337,14 +337,14 @@ const double *a4w4_oracles_sum_abs(a4w4_oracles *o)
     return o->sum_abs;
 }
 
-const double *a4w4_oracles_bound(a4w4_oracles *o, unsigned S)
+const a4w4_bounded_limits *a4w4_oracles_bound(a4w4_oracles *o, unsigned S)
 {
     for (size_t i = 0; i < o->nbound; i++)
         if (o->bound[i].S == S)
             return o->bound[i].b;
     if (o->nbound == 8)
         return NULL;
-    double *b = malloc((o->count ? o->count : 1) * sizeof *b);
+    a4w4_bounded_limits *b = malloc((o->count ? o->count : 1) * sizeof *b);
     if (!b)
         return NULL;
     const a4w4_sub_problem *p = &o->p;
@@ -353,7 +353,7 @@ const double *a4w4_oracles_bound(a4w4_oracles *o, unsigned S)
         for (size_t j = 0; j < p->N; j++) {
             a4w4_dot_operands op = {p->a + i * rb, p->as + i * nb, p->w + j * rb,
                                     p->ws + j * nb, p->K};
-            b[i * p->N + j] = a4w4_dot_bounded_bound(&op, S);
+            a4w4_dot_bounded_limits(&op, S, &b[i * p->N + j]);
         }
     o->bound[o->nbound].S = S;
     o->bound[o->nbound++].b = b;

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "a4w4_bound.h"
 #include "a4w4_tree.h"
 #include "gen.h"
 
@@ -44,8 +45,8 @@ typedef struct {
     size_t nsplit;
     struct {
         unsigned S;
-        double *b;
-    } bound[8];          /* bounded(S) bounds per output (a4w4_oracles_bound) */
+        a4w4_bounded_limits *b;
+    } bound[8];          /* bounded(S) limits per output (a4w4_oracles_bound) */
     size_t nbound;
     struct {
         char text[A4W4_CONTRACT_MAX]; /* the tree's canonical text */
@@ -81,12 +82,13 @@ const uint16_t *a4w4_oracles_ordered(a4w4_oracles *o, unsigned S);
  * computed once. NULL when out of memory. */
 const double *a4w4_oracles_sum_abs(a4w4_oracles *o);
 
-/* Per output: the bounded(S) bound B of contracts §4.1 (ref/a4w4_bound.h
- * a4w4_dot_bounded_bound: |y - exact| <= B for every bf16-atomic split-K result over S
- * splits), from the output's own exact split partials and per-split sums of |terms|; NaN for
+/* Per output: the bounded(S) limits of contracts §4.1 and §4.3 (ref/a4w4_bound.h
+ * a4w4_dot_bounded_limits: the bound B with |y - exact| <= B for every finite bf16-atomic
+ * split-K result over S splits, from the output's own exact split partials and per-split sums
+ * of |terms|; the exact value in double; where the model can overflow to +-Inf); bound NaN for
  * an output reading a 0xFF scale. Computed once per S. NULL when out of memory or when 8
  * other S are held already. */
-const double *a4w4_oracles_bound(a4w4_oracles *o, unsigned S);
+const a4w4_bounded_limits *a4w4_oracles_bound(a4w4_oracles *o, unsigned S);
 
 /* Tree contract t over the sample (contracts §4.2; ref/a4w4_gemm_fast.h
  * a4w4_gemm_tree_fast_ex, bit-equal to the plain oracle), computed once per tree. t must

@@ -12,6 +12,9 @@
 #include "a4w4_gemm.h"
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
+#include "casefile.h"
+#include "export.h"
+#include "failing.h"
 #include "safetensors.h"
 
 a4w4_check *a4w4_check_list_add(a4w4_check_list *l)
@@ -260,16 +263,18 @@ static a4w4_hstatus verify_quant_bundle(bundle *b, a4w4_check_list *out)
 
 /* The tensors of a case bundle (contracts §7); the optional ones NULL when absent. */
 typedef struct {
+    int operands; /* a4w4-operands/1 (engine/export.h): y_exact, y_ordered optional */
     size_t M, N, K, nb, prow, pcol;
-    const a4w4_st_tensor *a, *as, *w, *ws, *ye, *yo; /* required */
+    const a4w4_st_tensor *a, *as, *w, *ws, *ye, *yo; /* required (a case bundle) */
     const a4w4_st_tensor *ash, *wsh, *wsw, *x;       /* optional */
 } case_tensors;
 
 /* Look up and shape-check every tensor the format and the metadata promise. */
-static a4w4_hstatus case_tensors_find(bundle *b, case_tensors *t)
+static a4w4_hstatus case_tensors_find(bundle *b, case_tensors *t, int operands)
 {
     a4w4_hstatus rc = A4W4_ST_OK;
     memset(t, 0, sizeof *t);
+    t->operands = operands;
     size_t M = t->M = meta_size(b, "M"), N = t->N = meta_size(b, "N"), K = t->K = meta_size(b, "K");
     if (!M || !N || !K)
         return bad(b, "metadata M, N and K must be positive integers");
@@ -282,9 +287,10 @@ static a4w4_hstatus case_tensors_find(bundle *b, case_tensors *t)
     t->as = t->a ? need(b, "a_scale", A4W4_ST_U8, M, nb, 0, &rc) : NULL;
     t->w = t->as ? need(b, "w_fp4", A4W4_ST_U8, N, K / 2, 0, &rc) : NULL;
     t->ws = t->w ? need(b, "w_scale", A4W4_ST_U8, N, nb, 0, &rc) : NULL;
-    t->ye = t->ws ? need(b, "y_exact", A4W4_ST_BF16, M, N, 0, &rc) : NULL;
-    t->yo = t->ye ? need(b, "y_ordered", A4W4_ST_BF16, M, N, 0, &rc) : NULL;
-    if (!t->yo)
+    t->ye = t->ws ? need(b, "y_exact", A4W4_ST_BF16, M, N, operands, &rc) : NULL;
+    t->yo = t->ye || (operands && t->ws) ? need(b, "y_ordered", A4W4_ST_BF16, M, N, operands, &rc)
+                                         : NULL;
+    if (rc || !t->ws)
         return rc;
     t->prow = a4w4_act_scale_padded_rows(M);
     t->pcol = a4w4_act_scale_padded_cols(nb);
@@ -309,6 +315,11 @@ static a4w4_hstatus case_check_quant(bundle *b, const case_tensors *t, a4w4_chec
     if (!t->x)
         return A4W4_ST_OK;
     const char *mode_name = a4w4_st_meta(&b->f, "round_mode");
+    const char *regime = a4w4_st_meta(&b->f, "regime");
+    a4w4_regime rg;
+    a4w4_scale_mode rm = A4W4_ROUND_UP;
+    if (!mode_name && t->operands && regime && !a4w4_regime_parse(regime, &rg, &rm))
+        mode_name = a4w4_scale_mode_name(rm); /* an operand bundle: its regime's mode */
     int mode = mode_name ? a4w4_scale_mode_parse(mode_name) : A4W4_ROUND_UP;
     if (mode < 0)
         return bad(b, "metadata round_mode='%s' is not one of round_up, round_down, ceil, even",
@@ -388,9 +399,10 @@ static void case_check_exact_any_order(const case_tensors *t, a4w4_check_list *o
     *fails += c->verdict == A4W4_CHECK_FAIL;
 }
 
-/* One system under test against y_ordered into y (scratch [M, N]). */
+/* One system under test against y_ordered (the bundle's, or yord computed from the
+ * operands when the bundle has none) into y (scratch [M, N]). */
 static void case_check_sut(const case_tensors *t, const a4w4_bundle_sut *sut,
-                           a4w4_check_list *out, uint16_t *y, int *fails)
+                           const uint16_t *yord, a4w4_check_list *out, uint16_t *y, int *fails)
 {
     char subj[96];
     snprintf(subj, sizeof subj, "%s vs y_ordered", sut->name);
@@ -403,10 +415,16 @@ static void case_check_sut(const case_tensors *t, const a4w4_bundle_sut *sut,
                                         t->wsw->data, t->M, t->N, t->K, y)
                             : sut->gemm(sut->ctx, t->a->data, t->as->data, t->w->data,
                                         t->ws->data, t->M, t->N, t->K, y);
-    if (r == A4W4_OK)
-        *fails += add_bf16(out, subj, y, t->yo, t->M, t->N);
-    else
+    if (r != A4W4_OK)
         add_na(out, subj, a4w4_status_str(r));
+    else if (t->yo)
+        *fails += add_bf16(out, subj, y, t->yo, t->M, t->N);
+    else {
+        a4w4_check *c = a4w4_check_list_add(out);
+        if (c)
+            a4w4_check_bf16(c, subj, y, yord, t->M, t->N);
+        *fails += !c || c->verdict == A4W4_CHECK_FAIL;
+    }
 }
 
 /* 3. the GEMM oracles, the prover's promise, then every system under test. */
@@ -415,37 +433,55 @@ static a4w4_hstatus case_check_gemms(bundle *b, const case_tensors *t,
                                      a4w4_check_list *out, int *fails)
 {
     size_t M = t->M, N = t->N, K = t->K;
-    uint16_t *y = malloc(M * N * 2);
-    if (!y)
+    uint16_t *y = malloc(M * N * 2), *yord = malloc(M * N * 2);
+    if (!y || !yord) {
+        free(y);
+        free(yord);
         return bad(b, "out of memory");
+    }
     a4w4_gemm_exact(t->a->data, t->as->data, t->w->data, t->ws->data, M, N, K, y, NULL);
-    *fails += add_bf16(out, "y_exact (exact oracle)", y, t->ye, M, N);
-    a4w4_gemm_ordered(t->a->data, t->as->data, t->w->data, t->ws->data, M, N, K, 1, y, NULL);
-    *fails += add_bf16(out, "y_ordered (ordered(1) oracle)", y, t->yo, M, N);
+    if (t->ye)
+        *fails += add_bf16(out, "y_exact (exact oracle)", y, t->ye, M, N);
+    a4w4_gemm_ordered(t->a->data, t->as->data, t->w->data, t->ws->data, M, N, K, 1, yord, NULL);
+    if (t->yo)
+        *fails += add_bf16(out, "y_ordered (ordered(1) oracle)", yord, t->yo, M, N);
     const char *eao = a4w4_st_meta(&b->f, "exact_any_order");
     if (eao && !strcmp(eao, "true"))
         case_check_exact_any_order(t, out, fails);
     for (size_t i = 0; i < nsuts; i++)
-        case_check_sut(t, &suts[i], out, y, fails);
+        case_check_sut(t, &suts[i], yord, out, y, fails);
     free(y);
+    free(yord);
     return A4W4_ST_OK;
 }
 
 static a4w4_hstatus verify_case_bundle(bundle *b, const a4w4_bundle_sut *suts, size_t nsuts,
-                                       a4w4_check_list *out)
+                                       int operands, a4w4_check_list *out)
 {
     case_tensors t;
     int fails = 0;
-    a4w4_hstatus rc = case_tensors_find(b, &t);
+    a4w4_hstatus rc = case_tensors_find(b, &t, operands);
     if (!rc)
         rc = case_check_quant(b, &t, out, &fails);
     if (!rc)
         rc = case_check_layouts(b, &t, out, &fails);
     if (!rc)
         rc = case_check_gemms(b, &t, suts, nsuts, out, &fails);
+    if (!rc) /* a failure recorded with the operands (engine/failing.h) */
+        rc = a4w4_verify_recorded(&b->f, b->path, t.a->data, t.as->data, t.w->data, t.ws->data,
+                                  t.M, t.N, t.K, out, &fails, b->err, b->errlen);
     if (rc)
         return rc;
     return fails ? A4W4_ST_MISMATCH : A4W4_ST_OK;
+}
+
+void a4w4_capture_layer(const a4w4_st_file *f, char *layer, size_t llen, char *site,
+                        size_t slen)
+{
+    const char *l = a4w4_st_meta(f, "layer"), *ls = a4w4_st_meta(f, "layer_call_site");
+    const char *cs = a4w4_st_meta(f, "call_site");
+    snprintf(layer, llen, "%s", l ? l : "");
+    snprintf(site, slen, "%s", ls && *ls ? ls : cs ? cs : "");
 }
 
 a4w4_hstatus a4w4_verify_bundle(const char *path, const a4w4_bundle_sut *suts, size_t nsuts,
@@ -466,15 +502,17 @@ a4w4_hstatus a4w4_verify_bundle(const char *path, const a4w4_bundle_sut *suts, s
     }
     a4w4_hstatus rc;
     if (fmt && !strcmp(fmt, "a4w4-case/1"))
-        rc = verify_case_bundle(&b, suts, nsuts, out);
+        rc = verify_case_bundle(&b, suts, nsuts, 0, out);
+    else if (fmt && !strcmp(fmt, A4W4_OPERANDS_FORMAT))
+        rc = verify_case_bundle(&b, suts, nsuts, 1, out);
     else if (fmt && !strcmp(fmt, "a4w4-quant/1"))
         rc = verify_quant_bundle(&b, out);
     else if (fmt && !strcmp(fmt, A4W4_CAPTURE_FORMAT))
         rc = bad(&b, "a capture bundle (a4w4-capture/1): `verify` and `run --captures` judge "
                  "those (engine/verify_capture.h), not as a case bundle");
     else
-        rc = bad(&b, "metadata format='%s' is not a4w4-case/1, a4w4-quant/1 or a4w4-capture/1 "
-                 "(contracts §7)", fmt ? fmt : "(missing)");
+        rc = bad(&b, "metadata format='%s' is not a4w4-case/1, a4w4-operands/1, a4w4-quant/1 "
+                 "or a4w4-capture/1 (contracts §7)", fmt ? fmt : "(missing)");
     a4w4_st_free(&b.f);
     return rc;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "safetensors.h"
 #include "status.h"
 
 typedef struct {
@@ -34,6 +35,12 @@ typedef struct {
                 const uint8_t *w_scale, size_t M, size_t N, size_t K, uint16_t *y);
     void *ctx;
 } a4w4_bundle_sut;
+
+/* The layer a capture bundle's metadata names (its module path, "layer") into layer and
+ * where it was called into site ("layer_call_site", else the op's "call_site"); "" when the
+ * capture records none. */
+void a4w4_capture_layer(const a4w4_st_file *f, char *layer, size_t llen, char *site,
+                        size_t slen);
 
 /* Verify one bundle: its tensors against the oracles, then y_ordered against each of the
  * nsuts systems under test (suts may be NULL when nsuts is 0), in order. Returns A4W4_ST_OK

@@ -17,6 +17,7 @@
 #include "fsutil.h"
 #include "runner.h"
 #include "safetensors.h"
+#include "verify_bundle.h"
 
 typedef struct {
     const a4w4_st_file *f;
@@ -25,6 +26,7 @@ typedef struct {
     size_t errlen;
     size_t M, N, K;
     char name[160], backend[160]; /* the entries' identity */
+    int code0_reading;            /* runner.h A4W4_CODE0_* */
 } capture;
 
 static a4w4_hstatus bad(capture *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -250,7 +252,7 @@ static a4w4_hstatus verify_gemm(capture *c, int a4w4, a4w4_entry_list *out)
     a4w4_entry_result *e = rc ? NULL : capture_entry(c, out, A4W4_ENTRY_OUTPUTS, label, &rc);
     if (e) {
         a4w4_judge_input in = {c->name, "capture", c->backend, contract, op[0], op[1], op[2],
-                               op[3], c->M, c->N, c->K, y};
+                               op[3], c->M, c->N, c->K, y, c->code0_reading};
         if (a4w4_judge_outputs(&in, e) != A4W4_ST_OK)
             rc = bad(c, "out of memory");
         else if (e->verdict == A4W4_VERDICT_FAIL)
@@ -356,14 +358,14 @@ int a4w4_is_capture(const char *path)
     return yes;
 }
 
-a4w4_hstatus a4w4_run_capture(const char *path, const char *name, a4w4_entry_list *out,
-                              char *err, size_t errlen)
+a4w4_hstatus a4w4_run_capture(const char *path, const char *name, int code0_reading,
+                              a4w4_entry_list *out, char *err, size_t errlen)
 {
     a4w4_st_file f;
     double t0 = a4w4_now() * 1e3;
     if (a4w4_st_load(path, &f, err, errlen) != A4W4_ST_OK)
         return A4W4_ST_BADINPUT;
-    capture c = {&f, path, err, errlen, 0, 0, 0, "", ""};
+    capture c = {&f, path, err, errlen, 0, 0, 0, "", "", code0_reading};
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     size_t L = strlen(base);
     if (name)
@@ -387,6 +389,9 @@ a4w4_hstatus a4w4_run_capture(const char *path, const char *name, a4w4_entry_lis
     double ms = a4w4_now() * 1e3 - t0;
     for (size_t i = first; i < out->n; i++) {
         out->items[i].time_ms = ms;
+        /* the layer the call came from and the line that called it (entry.h) */
+        a4w4_capture_layer(&f, out->items[i].layer, sizeof out->items[i].layer,
+                           out->items[i].call_site, sizeof out->items[i].call_site);
         /* a capture is a comparison asked for: one that judged nothing is not made (skip),
          * which keeps the verdict from PASS */
         if (out->items[i].verdict == A4W4_VERDICT_NA)

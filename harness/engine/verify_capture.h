@@ -16,6 +16,7 @@
 #define A4W4_VERIFY_CAPTURE_H
 
 #include "entry.h"
+#include "runner.h"
 #include "status.h"
 
 #define A4W4_CAPTURE_FORMAT "a4w4-capture/1"
@@ -37,9 +38,11 @@ int a4w4_is_capture(const char *path);
  * entry per output tensor, byte for byte against ref's round_up quantization (contracts §2).
  * An entry that judged nothing is "skip" (a comparison asked for and not made keeps the
  * verdict from PASS). A malformed or refused capture is one failing entry noting the rule.
+ * E8M0 code 0 in a GEMM's operands is read per code0_reading (runner.h A4W4_CODE0_*: both
+ * readings, an entry matching only one "ambiguous"; or the one a run states).
  * Returns A4W4_ST_OK (also when the capture mismatches: the entries say so),
  * A4W4_ST_BADINPUT (err: "<path>: <rule>", metadata text quoted) or A4W4_ST_NOMEM. */
-a4w4_hstatus a4w4_run_capture(const char *path, const char *name, a4w4_entry_list *out,
-                              char *err, size_t errlen);
+a4w4_hstatus a4w4_run_capture(const char *path, const char *name, int code0_reading,
+                              a4w4_entry_list *out, char *err, size_t errlen);
 
 #endif

@@ -35,6 +35,8 @@ a4w4_hstatus a4w4_regime_parse(const char *text, a4w4_regime *regime, a4w4_scale
         *regime = A4W4_REGIME_CODE0;
     else if (!strcmp(text, "tiny"))
         *regime = A4W4_REGIME_TINY;
+    else if (!strcmp(text, "range"))
+        *regime = A4W4_REGIME_RANGE;
     else if (!strcmp(text, "normal"))
         *regime = A4W4_REGIME_NORMAL;
     else if (!strncmp(text, "normal:", 7)) {
@@ -177,7 +179,7 @@ static a4w4_hstatus parse_case(const where *w, char *const *field, const a4w4_ca
         return rc;
     if (a4w4_regime_parse(field[4], &c->regime, &c->mode)) {
         snprintf(w->err, w->errlen, "%s:%zu: column 5 (regime) '%s' is not exact, normal[:mode], "
-                 "wide, special, code0 or tiny", w->path, w->lineno, show(field[4]).s);
+                 "wide, special, code0, tiny or range", w->path, w->lineno, show(field[4]).s);
         return A4W4_ST_BADINPUT;
     }
     snprintf(c->regime_text, sizeof c->regime_text, "%s", field[4]);

@@ -9,7 +9,10 @@
  * W whose dependent outputs must be NaN and no others), `code0` (wide data where E8M0 code
  * 0 appears on both sides: reported as ambiguous, contracts §1), or `tiny` (exact-regime data
  * with scales lowered so block values and outputs fall in the fp32 subnormal range, plus
- * zero-sign rows: contracts §4.1). seed is a decimal
+ * zero-sign rows: contracts §4.1), or `range` (the edges of the fp32 and bf16 ranges: outputs
+ * at and past bf16's largest finite value, combined scales beyond fp32 at both ends with
+ * representable block values, E8M0 254 and 255 on both sides: contracts §4.3; the
+ * generator's gen_range.h). seed is a decimal
  * uint64. tags are ';'-separated words. */
 #ifndef A4W4_CASEFILE_H
 #define A4W4_CASEFILE_H
@@ -26,7 +29,8 @@ typedef enum {
     A4W4_REGIME_WIDE = 2,
     A4W4_REGIME_SPECIAL = 3,
     A4W4_REGIME_CODE0 = 4,
-    A4W4_REGIME_TINY = 5
+    A4W4_REGIME_TINY = 5,
+    A4W4_REGIME_RANGE = 6
 } a4w4_regime;
 
 /* Shape rule of a case (what this machine can generate): each dimension at most 2^22 and
@@ -52,7 +56,8 @@ typedef struct {
 a4w4_hstatus a4w4_casefile_read(const char *path, a4w4_case **cases, size_t *n, char *err,
                                 size_t errlen);
 
-/* Parse a regime text ("exact", "normal", "normal:even", "wide", "special", "code0", "tiny"):
+/* Parse a regime text ("exact", "normal", "normal:even", "wide", "special", "code0", "tiny",
+ * "range"):
  * A4W4_ST_OK, or A4W4_ST_BADINPUT when unknown. */
 a4w4_hstatus a4w4_regime_parse(const char *text, a4w4_regime *regime, a4w4_scale_mode *mode);
 

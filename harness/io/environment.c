@@ -25,7 +25,9 @@ static const struct {
 /* FNV-1a 64 of a file's bytes as 16 hex digits; "unreadable" when it cannot be read. */
 static void file_fnv(const char *path, char out[20])
 {
-    FILE *f = fopen(path, "rb");
+    int not_regular;
+    char err[64];
+    FILE *f = a4w4_fopen_regular(path, &not_regular, err, sizeof err); /* a FIFO never blocks */
     if (!f) {
         snprintf(out, 20, "unreadable");
         return;
@@ -60,7 +62,9 @@ static int first_line_of(const char *cmd, char *buf, size_t len)
 /* First line of a file (trailing whitespace removed); 0 on success. */
 static int first_line_file(const char *path, char *buf, size_t len)
 {
-    FILE *f = fopen(path, "r");
+    int not_regular;
+    char err[64];
+    FILE *f = a4w4_fopen_regular(path, &not_regular, err, sizeof err);
     if (!f)
         return -1;
     char *got = fgets(buf, (int)len, f);

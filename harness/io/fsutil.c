@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,7 +131,9 @@ FILE *a4w4_fopen_regular(const char *path, int *not_regular, char *err, size_t e
     *not_regular = 0;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot open (%s)", path, strerror(errno));
+        int saved = errno;
+        snprintf(err, errlen, "%s: cannot open (%s)", path, strerror(saved));
+        errno = saved; /* ENOENT tells a missing file from an unreadable one */
         return NULL;
     }
     struct stat st;
@@ -152,6 +155,104 @@ FILE *a4w4_fopen_regular(const char *path, int *not_regular, char *err, size_t e
         errno = saved;
     }
     return f;
+}
+
+char *a4w4_read_regular(const char *path, size_t max, size_t *len, int *missing, char *err,
+                        size_t errlen)
+{
+    int not_regular;
+    *len = 0;
+    *missing = 0;
+    FILE *f = a4w4_fopen_regular(path, &not_regular, err, errlen);
+    if (!f) {
+        int saved = errno;
+        *missing = !not_regular && saved == ENOENT;
+        if (!not_regular)
+            snprintf(err, errlen, "%s: cannot read (%s)", path, strerror(saved));
+        return NULL;
+    }
+    size_t cap = 1 << 14, n = 0;
+    char *buf = malloc(cap + 1);
+    int too_big = 0;
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        int c = n < cap || ferror(f) ? EOF : getc(f); /* a full buffer: is there more? */
+        if (c == EOF)
+            break;
+        too_big = max && n >= max;
+        char *p = too_big ? NULL : realloc(buf, 2 * cap + 1);
+        if (!p) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = p;
+        buf[n++] = (char)c;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    too_big |= buf && max && n > max; /* caught at a full buffer or here, whatever its size */
+    if (buf && !bad && !too_big) {
+        buf[n] = '\0';
+        *len = n;
+        return buf;
+    }
+    if (too_big)
+        snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+    else
+        snprintf(err, errlen, "%s: cannot read (%s)", path, bad ? "read error" : "out of memory");
+    free(buf);
+    return NULL;
+}
+
+/* The descriptors kept from forked children, each stored as fd + 1 (0: a free slot). The
+ * atfork child handler closes them in every child fork() makes, whoever forks (an isolated
+ * plugin call, a plugin's own helper process in --no-isolate): a child that outlives its
+ * call then holds neither the --out lock nor the results stream. */
+#define KEPT_MAX 16
+static int kept[KEPT_MAX];
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void close_kept_in_child(void)
+{
+    for (int i = 0; i < KEPT_MAX; i++)
+        if (kept[i]) {
+            close(kept[i] - 1);
+            kept[i] = 0;
+        }
+}
+
+static void kept_init(void)
+{
+    pthread_atfork(NULL, NULL, close_kept_in_child);
+}
+
+void a4w4_fd_keep_from_children(int fd)
+{
+    if (fd < 0)
+        return;
+    pthread_once(&kept_once, kept_init);
+    pthread_mutex_lock(&kept_mu);
+    for (int i = 0; i < KEPT_MAX; i++)
+        if (!kept[i]) {
+            kept[i] = fd + 1;
+            break;
+        }
+    pthread_mutex_unlock(&kept_mu);
+}
+
+void a4w4_fd_close_kept(int fd)
+{
+    if (fd < 0)
+        return;
+    pthread_mutex_lock(&kept_mu);
+    for (int i = 0; i < KEPT_MAX; i++)
+        if (kept[i] == fd + 1)
+            kept[i] = 0;
+    pthread_mutex_unlock(&kept_mu);
+    close(fd);
 }
 
 /* The holder text a lock file records ("pid N: ..."), trimmed to one line. */
@@ -188,6 +289,7 @@ a4w4_hstatus a4w4_dir_lock(const char *dir, const char *holder, int *fd, char *e
         *fd = -1;
         return busy ? A4W4_ST_BADINPUT : A4W4_ST_IO;
     }
+    a4w4_fd_keep_from_children(*fd); /* a plugin's child must not keep the lock */
     char line[1200];
     int n = snprintf(line, sizeof line, "pid %ld: %.1100s\n", (long)getpid(), holder);
     if (ftruncate(*fd, 0) != 0 || pwrite(*fd, line, (size_t)n, 0) != n) {
@@ -201,8 +303,7 @@ a4w4_hstatus a4w4_dir_lock(const char *dir, const char *holder, int *fd, char *e
 
 void a4w4_dir_unlock(int fd)
 {
-    if (fd >= 0)
-        close(fd); /* the lock goes with the descriptor; the file stays (see fsutil.h) */
+    a4w4_fd_close_kept(fd); /* the lock goes with the descriptor; the file stays (fsutil.h) */
 }
 
 /* 1 when name is base + ".tmp", or base + ".tmp" + six characters of [A-Za-z0-9]. */

@@ -30,11 +30,30 @@ double a4w4_now(void);
  * "<path>: cannot open (<errno text>)"); *not_regular is set to 1 for the former. */
 FILE *a4w4_fopen_regular(const char *path, int *not_regular, char *err, size_t errlen);
 
+/* Read the whole file at path into a malloc'ed buffer, NUL-terminated after its *len bytes,
+ * through a4w4_fopen_regular: a FIFO, a device or a directory is refused at once (never
+ * blocks). max > 0 caps the size. Every file the harness reads whole (results.jsonl, a
+ * results document, a bundle's manifest.json and contract.txt, ...) goes through it.
+ * Returns the buffer, or NULL with one line in err ("<path>: not a regular file (a FIFO);
+ * give a file", "<path>: cannot read (<errno text>)", "<path>: larger than N bytes",
+ * "<path>: cannot read (...)") and *missing = 1 when the file does not exist. */
+char *a4w4_read_regular(const char *path, size_t max, size_t *len, int *missing, char *err,
+                        size_t errlen);
+
+/* Keep descriptor fd from every child a later fork() makes (a pthread_atfork handler closes
+ * it there), for the descriptors a child must never hold: the --out lock and the results
+ * stream. A plugin's helper process that outlives its call (isolated or not) then keeps
+ * neither: the lock goes when the run ends, a rerun is not refused. At most 16 at a time.
+ * a4w4_fd_close_kept forgets and closes it. */
+void a4w4_fd_keep_from_children(int fd);
+void a4w4_fd_close_kept(int fd);
+
 /* Take the exclusive lock of an output directory: flock(LOCK_EX | LOCK_NB) on dir/LOCK_NAME
  * (created 0666 & ~umask; kept after the run: flock locks die with their holder, so a
  * killed run never leaves a stale lock), then write "pid <pid>: <holder>\n" into it.
  * Returns A4W4_ST_OK with *fd the lock (release: a4w4_dir_unlock); A4W4_ST_BADINPUT when
  * another process holds it (err: "<dir> is in use by pid <pid>: <its holder text>");
+ * the descriptor is kept from forked children (a4w4_fd_keep_from_children);
  * A4W4_ST_IO when the lock file cannot be created or locked (err set). */
 #define A4W4_DIR_LOCK_NAME ".a4w4check.lock"
 a4w4_hstatus a4w4_dir_lock(const char *dir, const char *holder, int *fd, char *err,

@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "a4w4_reports.h"
 #include "fsutil.h"
+#include "known.h"
 
 static const char *const verdict_text[3] = {"PASS", "FAIL", "INCOMPLETE"};
 
@@ -18,18 +20,23 @@ static double jnum_or(const cJSON *o, const char *key)
     return cJSON_IsNumber(n) ? n->valuedouble : 0;
 }
 
-/* Entries by verdict (pass, fail, n/a, skip; anything else counts as skip) and the outputs
- * checked by pass and fail entries. */
-static void tally_entries(const cJSON *cases, double n[4], double *outputs)
+/* Entries by verdict (pass, fail, n/a, skip, ambiguous; anything else counts as skip; a
+ * known failure of the ledger, io/known.h, in n[5] "xfail" and not in "fail"; n[6] "xpass":
+ * passing entries a ledger entry expected to fail) and the outputs checked by pass and fail
+ * entries. */
+static void tally_entries(const cJSON *cases, double n[7], double *outputs)
 {
-    static const char *const names[3] = {"pass", "fail", "n/a"};
+    static const char *const names[5] = {"pass", "fail", "n/a", "skip", "ambiguous"};
     const cJSON *e;
     cJSON_ArrayForEach(e, cases) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
         int k = 0;
-        while (k < 3 && !(cJSON_IsString(v) && !strcmp(v->valuestring, names[k])))
+        while (k < 5 && !(cJSON_IsString(v) && !strcmp(v->valuestring, names[k])))
             k++;
-        n[k]++;
+        const char *ks = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(e, "known_failure"), "status"));
+        n[k == 5 ? 3 : k == 1 && a4w4_known_is_xfail(e) ? 5 : k]++;
+        n[6] += k == 0 && ks && !strcmp(ks, "xpass");
         const cJSON *co = cJSON_GetObjectItemCaseSensitive(e, "checked_outputs");
         if (k < 2 && cJSON_IsNumber(co))
             *outputs += co->valuedouble;
@@ -70,6 +77,19 @@ static cJSON *unchecked_backends(const cJSON *doc, const cJSON *cases, char *lis
             k += (size_t)snprintf(list + k, len - k, "%s%s", k ? ", " : "", b->valuestring);
     }
     return u;
+}
+
+/* Append to reason (of len bytes) the known failures (XFAIL) and the XPASS entries. */
+static void add_known(const double n[7], char *reason, size_t len)
+{
+    size_t k = strlen(reason);
+    if (n[5] > 0 && k < len)
+        k += (size_t)snprintf(reason + k, len - k, "; %.0f known failure%s (XFAIL: listed in "
+                              "known_failures, not counted as failing)", n[5],
+                              n[5] == 1 ? "" : "s");
+    if (n[6] > 0 && k < len)
+        snprintf(reason + k, len - k, "; %.0f XPASS (a known failure passes: fixed upstream? "
+                 "remove the ledger entry)", n[6]);
 }
 
 /* The one-line reason for verdict v. */
@@ -120,17 +140,19 @@ static void add_aborted(const cJSON *cases, char *reason, size_t len)
              cJSON_IsString(no) ? no->valuestring : "no note");
 }
 
-/* Append to reason (of len bytes) how many entries were skipped and the first one's case,
- * backend and note, so the verdict line says it and not only a row. */
-static void add_skipped(const cJSON *cases, double nskip, char *reason, size_t len)
+/* Append to reason (of len bytes) how many entries have verdict `verdict` (skip, ambiguous:
+ * comparisons not made) and the first one's case, backend and note, so the verdict line
+ * says it and not only a row. */
+static void add_unjudged(const cJSON *cases, const char *verdict, double count, char *reason,
+                         size_t len)
 {
     size_t k = strlen(reason);
-    if (nskip <= 0 || k >= len)
+    if (count <= 0 || k >= len)
         return;
     const cJSON *e, *first = NULL;
     cJSON_ArrayForEach(e, cases) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
-        if (cJSON_IsString(v) && !strcmp(v->valuestring, "skip")) {
+        if (cJSON_IsString(v) && !strcmp(v->valuestring, verdict)) {
             first = e;
             break;
         }
@@ -138,9 +160,9 @@ static void add_skipped(const cJSON *cases, double nskip, char *reason, size_t l
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(first, "name");
     const cJSON *be = cJSON_GetObjectItemCaseSensitive(first, "backend");
     const cJSON *no = cJSON_GetObjectItemCaseSensitive(first, "note");
-    snprintf(reason + k, len - k, "%s%.0f entr%s skipped (first: %s on %s: %.300s)",
-             k ? "; " : "", nskip,
-             nskip == 1 ? "y" : "ies", cJSON_IsString(nm) ? nm->valuestring : "?",
+    snprintf(reason + k, len - k, "%s%.0f entr%s %s (first: %s on %s: %.300s)", k ? "; " : "",
+             count, count == 1 ? "y" : "ies", !strcmp(verdict, "skip") ? "skipped" : verdict,
+             cJSON_IsString(nm) ? nm->valuestring : "?",
              cJSON_IsString(be) ? be->valuestring : "?",
              cJSON_IsString(no) ? no->valuestring : "no note");
 }
@@ -197,28 +219,33 @@ static cJSON *judged_table(const cJSON *cases)
 a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c)
 {
     cJSON *cases = cJSON_DetachItemFromObjectCaseSensitive(doc, "cases");
-    double n[4] = {0, 0, 0, 0}, outputs = 0;
+    double n[7] = {0, 0, 0, 0, 0, 0, 0}, outputs = 0;
     tally_entries(cases, n, &outputs);
-    char unchecked[1024], reason[2600];
+    char unchecked[1024], reason[3200];
     cJSON *u = unchecked_backends(doc, cases, unchecked, sizeof unchecked);
     int nu = cJSON_GetArraySize(u);
     /* a skipped entry (e.g. a bundle with no output file for a case) is an expected
-     * comparison not made: the verdict cannot be PASS over it */
-    int complete = !nu && !n[3] && c->recorded_items == c->expected_items;
+     * comparison not made, and so is an ambiguous one (contracts §1: an ambiguous result is
+     * never a pass): the verdict cannot be PASS over either */
+    int complete = !nu && !n[3] && !n[4] && c->recorded_items == c->expected_items;
     a4w4_doc_verdict v = n[1] > 0 ? A4W4_DOC_FAIL : complete ? A4W4_DOC_PASS : A4W4_DOC_INCOMPLETE;
     reason_text(reason, sizeof reason, v, n[1], c, nu, unchecked, outputs);
-    add_skipped(cases, n[3], reason, sizeof reason);
+    add_unjudged(cases, "skip", n[3], reason, sizeof reason);
+    add_unjudged(cases, "ambiguous", n[4], reason, sizeof reason);
     add_aborted(cases, reason, sizeof reason);
+    add_known(n, reason, sizeof reason);
     static const char *const keys[3] = {"verdict", "verdict_reason", "counts"};
     for (int i = 0; i < 3; i++)
         cJSON_DeleteItemFromObjectCaseSensitive(doc, keys[i]);
     cJSON_AddStringToObject(doc, "verdict", verdict_text[v]);
     cJSON_AddStringToObject(doc, "verdict_reason", reason);
     cJSON *ct = cJSON_AddObjectToObject(doc, "counts");
-    cJSON_AddNumberToObject(ct, "entries", n[0] + n[1] + n[2] + n[3]);
-    static const char *const names[4] = {"pass", "fail", "n/a", "skip"};
-    for (int i = 0; i < 4; i++)
-        cJSON_AddNumberToObject(ct, names[i], n[i]);
+    cJSON_AddNumberToObject(ct, "entries", n[0] + n[1] + n[2] + n[3] + n[4] + n[5]);
+    static const char *const names[7] = {"pass", "fail",  "n/a",  "skip",
+                                         "ambiguous", "xfail", "xpass"};
+    for (int i = 0; i < 7; i++)
+        if (i < 5 || n[i] > 0)
+            cJSON_AddNumberToObject(ct, names[i], n[i]);
     cJSON_AddNumberToObject(ct, "expected_items", (double)c->expected_items);
     cJSON_AddNumberToObject(ct, "recorded_items", (double)c->recorded_items);
     cJSON_AddNumberToObject(ct, "outputs_checked", outputs);
@@ -286,4 +313,22 @@ out:
     free(json);
     free(md);
     return rc;
+}
+
+cJSON *a4w4_results_read(const char *path, char *err, size_t errlen)
+{
+    char buf[4200];
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(buf, sizeof buf, "%s/results.json", path);
+        path = buf;
+    }
+    size_t n;
+    int missing;
+    char *text = a4w4_read_regular(path, 0, &n, &missing, err, errlen);
+    if (!text)
+        return NULL;
+    cJSON *doc = a4w4_results_parse(text, n, path, err, errlen);
+    free(text);
+    return doc;
 }

@@ -33,10 +33,13 @@ typedef struct {
  * was compared). PASS only when every expected item was recorded
  * (recorded_items == expected_items), every selected backend (the "backends" list but the
  * "oracle" self-checks) has at least one comparison (an entry with verdict pass or fail and
- * checked_outputs > 0), and no entry failed; FAIL when an entry failed; INCOMPLETE
- * otherwise. Adds, before "cases" (replacing earlier ones): "verdict" ("PASS", "FAIL",
- * "INCOMPLETE"), "verdict_reason" (one line saying why), and "counts" {"entries", "pass",
- * "fail", "n/a", "skip" (entries by verdict), "expected_items", "recorded_items",
+ * checked_outputs > 0), and no entry failed but known failures; FAIL when an entry failed
+ * that is no known failure (io/known.h: an entry whose "known_failure" status is "xfail"
+ * counts as "xfail", never as "fail" and never silently: the reason names the count);
+ * INCOMPLETE otherwise. Adds, before "cases" (replacing earlier ones): "verdict" ("PASS",
+ * "FAIL", "INCOMPLETE"), "verdict_reason" (one line saying why), and "counts" {"entries",
+ * "pass", "fail", "n/a", "skip" (entries by verdict), "xfail" and "xpass" (when not zero:
+ * known failures failing, known failures passing), "expected_items", "recorded_items",
  * "outputs_checked" (sum of checked_outputs over pass and fail entries),
  * "backends_unchecked" (the selected backends without a comparison)}, and "judged" {backend
  * (the oracle's self-checks left out): {"all" and each regime (without a ":mode" suffix):
@@ -46,6 +49,12 @@ a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c);
 
 /* Render the Markdown summary of a results document (malloc'ed string). */
 char *a4w4_summary_markdown(const cJSON *doc);
+
+/* Read a results document from path (a directory means DIR/results.json): a regular file
+ * only (a4w4_read_regular: a FIFO is refused at once), parsed, validated against the schema
+ * and checked for contradictions (a4w4_results_parse). Returns the document (caller frees),
+ * or NULL with one line in err (the CLI exits 2). */
+cJSON *a4w4_results_read(const char *path, char *err, size_t errlen);
 
 /* Write results.json and summary.md into dir atomically. A document without a "verdict" is
  * judged first as complete over the items it holds (a4w4_results_judge with expected =

@@ -23,27 +23,45 @@ typedef struct {
     char path[4096];
 } a4w4_stream;
 
-/* Open DIR/results.jsonl. resume = 0: start it anew with header. resume = 1: keep the finished
- * cases of an existing file whose header matches (same matrix_hash, shard, backends, version,
- * full), returning their names in *done (a cJSON array; caller frees), and append. Returns
- * A4W4_ST_OK; A4W4_ST_BADINPUT when the existing file is not ours or its header does not match
- * (err says which field: the file is left untouched); A4W4_ST_IO on I/O errors (err set). */
+/* What reading results.jsonl found beyond its header. An item counts once, and only when its
+ * line holds every entry the header promises (one per backend of "backends" for a case; the
+ * oracle's and every GEMM backend's for a golden case bundle; at least one for a capture),
+ * each naming the item, none foreign or repeated. A line that breaks this, or names an item
+ * an earlier line holds, is dropped: not counted, its item not done (a resume runs it again). */
+typedef struct {
+    size_t items;            /* distinct items recorded complete */
+    size_t dropped;          /* lines dropped */
+    char first_dropped[512]; /* "<path> line 5 (case): why" for the first one, "" when none */
+} a4w4_stream_tally;
+
+/* Open DIR/results.jsonl (a regular file only: a FIFO or device in its place is refused at
+ * once). resume = 0: start it anew with header. resume = 1: keep the header and the complete
+ * items of an existing file whose header matches (same matrix_hash, shard, backends,
+ * version, full), returning their names in *done (a cJSON array; caller frees), drop the
+ * rest (incomplete or repeated lines: *t says how many, t may be NULL), and append. The
+ * descriptor is kept from forked children (fsutil.h a4w4_fd_keep_from_children). Returns
+ * A4W4_ST_OK; A4W4_ST_BADINPUT when the existing file is not ours, not a regular file, its
+ * header does not match or an entry contradicts its own verdict (err says which: the file is
+ * left untouched); A4W4_ST_IO on I/O errors (err set). */
 a4w4_hstatus a4w4_stream_open(a4w4_stream *st, const char *dir, const cJSON *header,
-                              int resume, cJSON **done, char *err, size_t errlen);
+                              int resume, cJSON **done, a4w4_stream_tally *t, char *err,
+                              size_t errlen);
 
 /* Append one finished case and fsync. A4W4_ST_OK, or A4W4_ST_IO / A4W4_ST_NOMEM (err set). */
 a4w4_hstatus a4w4_stream_case(a4w4_stream *st, const char *name, const cJSON *entries,
                               char *err, size_t errlen);
 void a4w4_stream_close(a4w4_stream *st);
 
-/* Read DIR/results.jsonl into a results document: the header's fields plus "cases" (every
- * entry of every complete case line, in file order). *header gets a copy of the header.
- * NULL with err set when the file is missing or its header unreadable. */
+/* Read DIR/results.jsonl (a regular file only) into a results document: the header's fields
+ * plus "cases", the entries of every complete item line in file order, each item once (see
+ * a4w4_stream_tally). *header gets a copy of the header. NULL with err set when the file is
+ * missing, not a regular file, its header unreadable, or an entry contradicts its own
+ * verdict (reports/a4w4_reports.h a4w4_entries_contradiction). */
 cJSON *a4w4_stream_load(const char *dir, cJSON **header, char *err, size_t errlen);
 
-/* a4w4_stream_load, and *items = the number of complete case lines read (the items the file
- * records, each with its entries; a torn last line does not count). */
-cJSON *a4w4_stream_load_items(const char *dir, cJSON **header, size_t *items, char *err,
+/* a4w4_stream_load, and *t: the distinct complete items read (a torn last line does not
+ * count) and the lines dropped. */
+cJSON *a4w4_stream_load_items(const char *dir, cJSON **header, a4w4_stream_tally *t, char *err,
                               size_t errlen);
 
 /* FNV-1a 64 of a file's bytes folded into h (returns h unchanged if unreadable: *ok = 0). */

@@ -2,7 +2,6 @@
 (a4w4-capture/1) the C harness can judge.
 
     with capture.capture("/tmp/cap", budget_bytes=2 << 30, sample_every=100, seed=0):
-        hooks = capture.name_layers(model)   # optional: layer names in the bundles
         model(x)
 
 or, for a server (SGLang) you do not edit: A4W4CHECK_CAPTURE=DIR [A4W4CHECK_CAPTURE_BUDGET=
@@ -27,6 +26,15 @@ them (fp4x2 and E8M0 stored as U8, bf16 as BF16) plus its output; names as in ca
 (a_scale_shuffled when A_scale has the padded shape of contracts §3.3; w_fp4_shuffled and
 w_scale_swizzled when bpreshuffle=True and the swizzle is supported, else w_fp4 / w_scale).
 
+Every bundle names its layer in both modes: `layer` is the module path of the innermost torch
+module running when the op was called ("model.layers.3.mlp.down_proj", as named_modules names
+it from the outermost module called), `layer_call_site` the file:line of the code that called
+that module (the model's own line, one per layer), and `call_site` the file:line of the code
+that called the op (outside a4w4check, aiter and torch: the linear layer's method, the same
+line for every layer of a kind). While a capture runs, global forward hooks of torch
+(torch.nn.modules.module.register_module_forward_pre_hook) keep that module stack; name_layers
+(optional) still names a model's modules explicitly.
+
 A capture never changes a result and never raises into the model: the op runs exactly as
 called, and the first failure of the capture itself (a write error, the budget reached) is
 logged once through logging ("a4w4check.capture") and stops capturing. stop() (the context's
@@ -49,7 +57,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from . import bundle, contract
 from . import safetensors_codec as codec
-from .capture_ops import CONTRACTS, SITES, bind, describe, outputs, to_numpy
+from .capture_ops import CONTRACTS, SITES, bind, describe, outputs, signature_mismatch, to_numpy
 
 log = logging.getLogger("a4w4check.capture")
 
@@ -68,10 +76,71 @@ def _stack() -> list[str]:
     return stack
 
 
+def _modules() -> list[tuple[str, str]]:
+    """This thread's stack of (module path, call site) the global module hooks keep."""
+    if not hasattr(_LOCAL, "modules"):
+        _LOCAL.modules = []
+    modules: list[tuple[str, str]] = _LOCAL.modules
+    return modules
+
+
 def current_layer() -> str:
-    """Name of the innermost module (name_layers) running in this thread, or ""."""
-    s = _stack()
-    return s[-1] if s else ""
+    """Module path of the innermost module running in this thread (name_layers' name when it
+    named it, else the global module hooks'), or ""."""
+    s, g = _stack(), _modules()
+    return s[-1] if s else g[-1][0] if g else ""
+
+
+def current_layer_call_site() -> str:
+    """file:line where the innermost running module (global module hooks) was called, or ""."""
+    g = _modules()
+    return g[-1][1] if g else ""
+
+
+class _ModuleHooks:
+    """Global torch forward hooks that keep _modules(): each module's path (named_modules of
+    the outermost module called, cached per root) and the line that called it."""
+
+    def __init__(self) -> None:
+        import weakref
+        self.names: weakref.WeakKeyDictionary[Any, dict[int, str]] = weakref.WeakKeyDictionary()
+        self.handles: list[Any] = []
+
+    def start(self) -> _ModuleHooks:
+        mm = getattr(getattr(sys.modules.get("torch"), "nn", None), "modules", None)
+        reg = getattr(getattr(mm, "module", None), "register_module_forward_pre_hook", None)
+        post = getattr(getattr(mm, "module", None), "register_module_forward_hook", None)
+        if reg is None or post is None:
+            return self
+        self.handles = [reg(self._pre), post(self._post)]
+        return self
+
+    def stop(self) -> None:
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+
+    def _path(self, root: Any, mod: Any) -> str:
+        names = self.names.get(root)
+        if names is None or id(mod) not in names:
+            names = {id(m): n for n, m in root.named_modules()}
+            self.names[root] = names
+        name = names.get(id(mod))
+        return name if name is not None else f"<{type(mod).__name__}>"
+
+    def _pre(self, mod: Any, _inp: Any) -> None:
+        try:
+            g = _modules()
+            if not g:
+                _LOCAL.root = mod
+            g.append((self._path(_LOCAL.root, mod) or type(mod).__name__, call_site()))
+        except Exception:  # never raise into the model
+            pass
+
+    def _post(self, _mod: Any, _inp: Any, _out: Any) -> None:
+        g = _modules()
+        if g:
+            g.pop()
 
 
 class _Hooks:
@@ -137,6 +206,7 @@ class Capture:
         self.written = 0
         self.active = False
         self.patches: list[tuple[ModuleType, str, Any, Any]] = []
+        self.module_hooks = _ModuleHooks()
 
     def _fail(self, why: str) -> None:
         with self.lock:
@@ -153,6 +223,7 @@ class Capture:
             return self
         for op in SITES:
             self._wrap(op)
+        self.module_hooks.start()
         return self
 
     def _wrap(self, op: str) -> None:
@@ -161,6 +232,8 @@ class Capture:
         orig = next((getattr(m, attr) for m in mods if m is not None and hasattr(m, attr)), None)
         if orig is None or getattr(orig, "_a4w4_capture", None) is not None:
             return
+        if op == "aiter.gemm_a4w4" and signature_mismatch(op, orig):
+            log.warning("a4w4check.capture: %s", signature_mismatch(op, orig))
         wrapper = self._wrapper(op, orig, self._declared(op, orig))
         for mod in list(sys.modules.values()):
             if _holds(mod, attr, orig):
@@ -173,6 +246,7 @@ class Capture:
             if mod.__dict__.get(attr) is wrapper:
                 setattr(mod, attr, orig)
         self.patches, self.active = [], False
+        self.module_hooks.stop()
 
     def _declared(self, op: str, fn: Any) -> tuple[str, str]:
         """(contract, source) recorded for op's calls: the user's, the function's
@@ -216,7 +290,8 @@ class Capture:
                     return None
             inputs = {names[k]: to_numpy(v) for k, v in b.items()
                       if k in names and hasattr(v, "detach")}
-            meta.update(call_site=call_site(), layer=current_layer())
+            meta.update(call_site=call_site(), layer=current_layer(),
+                        layer_call_site=current_layer_call_site())
             return b, dims, inputs, meta
         except Exception as e:
             self._fail(f"{op}: cannot read the call ({type(e).__name__}: {e})")
@@ -235,6 +310,7 @@ class Capture:
                     self._fail(f"budget of {self.budget} bytes reached ({self.written} written)")
                     return
                 full = {"call_site": meta.pop("call_site"), "layer": meta.pop("layer"),
+                        "layer_call_site": meta.pop("layer_call_site"),
                         "contract": declared[0], "contract_source": declared[1],
                         "layouts": ",".join(tensors)}
                 full.update(meta)

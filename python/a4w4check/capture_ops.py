@@ -4,6 +4,7 @@ function lives (SITES), its parameters in order (PARAMS), the contract the op it
 name}, {metadata}), outputs()."""
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -34,6 +35,26 @@ CONTRACTS = {"aiter.gemm_a4w4": "", "aiter.gemm_afp4wfp4": "", "aiter.per_1x32_f
 
 # ((M, N, K), {parameter: tensor name}, {metadata}) of one call
 Described = tuple[tuple[int, int, int], dict[str, str], dict[str, str]]
+
+
+def signature_mismatch(op: str, fn: Callable[..., Any]) -> str | None:
+    """One line when the installed fn's leading parameters are not PARAMS[op] in that order
+    (the order positional callers such as SGLang and vLLM, the capture's bind and
+    a4w4check.external pass them), else None: with another order an argument lands in the
+    wrong parameter, as when an AITER signature change bound `out` as `bias`
+    (vllm-project/vllm#40754)."""
+    try:
+        got = [n for n, p in inspect.signature(fn).parameters.items()
+               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):  # a builtin without a signature: nothing to check
+        return None
+    want = list(PARAMS[op])
+    n = min(len(got), len(want))
+    if got[:n] == want[:n] and len(got) >= 5:
+        return None
+    return (f"{op}: the installed function takes ({', '.join(got)}), positional callers pass "
+            f"({', '.join(want[:5])}, ...): an argument lands in the wrong parameter "
+            "(vllm-project/vllm#40754: out bound as bias)")
 
 
 def bind(op: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from typing import Any, Callable, Collection, Optional
 import numpy as np
 import numpy.typing as npt
 
+from . import capture_ops
 from .layouts import round_up
 from .numerics import E2M1, E8M0, f64_to_bf16
 
@@ -188,6 +189,9 @@ def load(name: str) -> Kernel:
         aiter, torch = _need(name, "aiter"), _need(name, "torch")
         if not hasattr(aiter, "gemm_a4w4"):
             raise KernelUnavailable(name, "aiter", "it has no gemm_a4w4")
+        wrong = capture_ops.signature_mismatch("aiter.gemm_a4w4", aiter.gemm_a4w4)
+        if wrong:  # the positional call below would bind out as another parameter
+            raise ValueError(f"kernel {name}: {wrong}")
         return Kernel(name, "exact", "cuda", partial(_aiter_asm, torch, aiter))
     if name == "aiter-triton":
         try:

@@ -70,6 +70,7 @@ def test_a_capture_holds_what_the_op_received_and_returned(tiny, fake_aiter, tmp
     # AITER declares no order for gemm_a4w4: the capture records none (never "exact")
     assert (g.meta["layer"], g.meta["contract"], g.meta["bpreshuffle"]) == ("up", "", "True")
     assert g.meta["contract_source"] == "none"
+    assert g.meta["layer_call_site"] == f"{tiny.__file__}:{tiny.line_of('# UP LAYER')}"
     assert g.meta["layouts"] == "a_fp4,w_fp4_shuffled,a_scale_shuffled,w_scale_swizzled,y"
     # judgeable: y is the exact GEMM of the operands the op received
     q, s = fake_aiter.per_1x32_f4_quant_hip(x)
@@ -83,6 +84,24 @@ def test_a_capture_holds_what_the_op_received_and_returned(tiny, fake_aiter, tmp
     qb = bundle.load_capture(tmp_path / "aiter.per_1x32_f4_quant_hip_4x0x256_0.safetensors")
     assert qb.dtypes["x"] == "BF16" and (qb.tensors["x"].view(np.int16) == bits(x)).all()
     assert sorted(qb.tensors) == ["a_fp4", "a_scale_shuffled", "x"] and qb.meta["N"] == "0"
+
+
+def test_every_capture_names_its_layer_and_where_it_was_called_without_name_layers(
+        tiny, tmp_path):
+    model = torch.nn.Sequential(tiny.TinyModel())
+    hooks = torch.nn.modules.module._global_forward_pre_hooks
+    before = len(hooks)
+    with capture.capture(tmp_path, sample_every=0):
+        assert len(hooks) == before + 1
+        model(x_of(4))
+    assert len(hooks) == before, "the global hooks are removed when the capture stops"
+    g = bundle.load_capture(tmp_path / "aiter.gemm_a4w4_4x64x256_0.safetensors")
+    t = bundle.load_capture(tmp_path / "aiter.gemm_afp4wfp4_4x32x64_0.safetensors")
+    q = bundle.load_capture(tmp_path / "aiter.per_1x32_f4_quant_hip_4x0x64_0.safetensors")
+    assert (g.meta["layer"], t.meta["layer"], q.meta["layer"]) == ("0.up", "0.down", "0.down")
+    assert g.meta["layer_call_site"] == f"{tiny.__file__}:{tiny.line_of('# UP LAYER')}"
+    assert t.meta["layer_call_site"] == f"{tiny.__file__}:{tiny.line_of('# DOWN LAYER')}"
+    assert g.meta["call_site"] == f"{tiny.__file__}:{tiny.line_of('# ASM CALL')}"
 
 
 def run_sampled(tiny, d, seed):
@@ -166,9 +185,14 @@ def test_an_error_of_the_op_itself_reaches_the_caller_unchanged(fake_aiter, tmp_
 
 SCRIPT = """
 import a4w4check, torch, tiny_model
+from a4w4check import bundle
 m = tiny_model.TinyModel()
 m(torch.ones(4, 256, dtype=torch.bfloat16))
-print(len(a4w4check.capture.ENV_CAPTURE.paths))
+cap = a4w4check.capture.ENV_CAPTURE
+print(len(cap.paths))
+for p in sorted(cap.paths):
+    b = bundle.load_capture(p)
+    print(b.meta["op"], b.meta["layer"], b.meta["layer_call_site"].rsplit(":", 1)[1])
 """
 
 
@@ -178,7 +202,44 @@ def test_the_environment_starts_a_capture_when_the_package_is_imported(tmp_path)
                                                        A4W4CHECK_CAPTURE=str(tmp_path / "c"),
                                                        A4W4CHECK_CAPTURE_BUDGET="10M"))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "4" and len(names(tmp_path / "c")) == 4
+    out = r.stdout.split("\n")
+    assert out[0] == "4" and len(names(tmp_path / "c")) == 4
+    with open(os.path.join(HERE, "tiny_model.py")) as f:  # the markers' lines
+        lines = f.read().split("\n")
+    up, down = (next(i for i, t in enumerate(lines, 1) if t.rstrip().endswith(m))
+                for m in ("# UP LAYER", "# DOWN LAYER"))
+    # the layers are named in the environment-variable mode too
+    assert sorted(out[1:5]) == sorted([f"aiter.gemm_a4w4 up {up}",
+                                       f"aiter.gemm_afp4wfp4 down {down}",
+                                       f"aiter.per_1x32_f4_quant_hip up {up}",
+                                       f"aiter.per_1x32_f4_quant_hip down {down}"])
+
+
+def test_a_gemm_a4w4_whose_parameters_moved_is_named_with_the_bug_it_causes():
+    """vllm-project/vllm#40754: an AITER signature change bound `out` as `bias` in positional
+    calls. The capture warns and the external adapter refuses such an installed AITER."""
+    from a4w4check import capture_ops, kernels
+
+    def moved(A, B, A_scale, B_scale, bias=None, out=None, bpreshuffle=True):
+        return out
+
+    def right(A, B, A_scale, B_scale, out, bias=None, alpha=1.0, beta=0.0, bpreshuffle=True):
+        return out
+    msg = capture_ops.signature_mismatch("aiter.gemm_a4w4", moved)
+    assert msg and "vllm-project/vllm#40754" in msg and "(A, B, A_scale, B_scale, bias" in msg
+    assert capture_ops.signature_mismatch("aiter.gemm_a4w4", right) is None
+
+    class FakeAiter:
+        gemm_a4w4 = staticmethod(moved)
+    sys.modules["aiter"], old = FakeAiter, sys.modules.get("aiter")
+    try:
+        with pytest.raises(ValueError, match="vllm-project/vllm#40754"):
+            kernels.load("aiter-asm")
+    finally:
+        if old is None:
+            sys.modules.pop("aiter", None)
+        else:
+            sys.modules["aiter"] = old
 
 
 def gemm_contracts(d):

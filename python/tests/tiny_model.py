@@ -56,7 +56,8 @@ class TinyModel(nn.Module):
         self.down = MxLinearTriton(64, 32, 2)
 
     def forward(self, x):
-        return self.down(self.up(x))
+        h = self.up(x)  # UP LAYER
+        return self.down(h)  # DOWN LAYER
 
 
 def line_of(marker):

@@ -12,7 +12,7 @@ fail() { echo "bridge_e2e: $*"; exit 1; }
 rm -rf "$WORK" && mkdir -p "$WORK"
 export PYTHONPATH="$SRC/python" PYTHONDONTWRITEBYTECODE=1
 ext() { "$PY" -m a4w4check.external --ops "$WORK/ops" "$@"; }
-run() { "$CLI" run --set edge --quiet "$@"; }
+run() { "$CLI" run --e8m0-code0 2^-127 --set edge --quiet "$@"; }
 
 "$CLI" export --set edge --out "$WORK/ops" --quiet >/dev/null || fail "export exit $?"
 ext --out "$WORK/good" --kernel torch-dequant >/dev/null || fail "external torch-dequant exit $?"

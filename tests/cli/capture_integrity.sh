@@ -149,7 +149,7 @@ grep -q "run: verdict INCOMPLETE: 1 entry skipped (first: capture/(none) on capt
 rc=$(runc sub "$WORK/sub")
 [ "$rc" -eq 1 ] || fail "run --captures with captures in subdirectories: exit $rc, expected 1"
 grep -q '"recorded_items":	3,' "$WORK/r-sub/results.json" || fail "sub: not 3 items (1 case, 2 captures)"
-grep -q '`capture/deeper/aiter.gemm_a4w4_3x32x64_0` on `capture:aiter.gemm_a4w4`' "$WORK/r-sub/summary.md" ||
+grep -qF '`capture/deeper/aiter.gemm_a4w4_3x32x64_0` (layer l at t.py:1) on `capture:aiter.gemm_a4w4`' "$WORK/r-sub/summary.md" ||
   fail "sub: the wrong capture one level down is not named"
 grep -q '"name":	"capture/deeper/ok/aiter.gemm_a4w4_3x32x64_0"' "$WORK/r-sub/results.json" ||
   fail "sub: the capture two levels down was not judged"

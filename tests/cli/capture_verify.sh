@@ -16,7 +16,6 @@ import tiny_model
 torch.manual_seed(0)
 m = tiny_model.TinyModel()
 with capture.capture(sys.argv[1], budget_bytes=1 << 26, sample_every=1, seed=0):
-    capture.name_layers(m)
     for M in (5, 33):
         m(torch.randn(M, 256, dtype=torch.bfloat16))
 PY
@@ -30,15 +29,30 @@ FAKE_AITER_BUG=wrong-rows /usr/bin/python3 "$WORK/model.py" "$WORK/bad" || fail 
 "$CLI" verify "$WORK/bad"/*.safetensors > "$WORK/bad.txt"
 rc=$?
 [ $rc -eq 1 ] || fail "verify on the wrong-rows captures exit $rc, expected 1"
-# the fake aiter declares no contract: judged against exact inside the exact regime (all of it)
-grep -qE "^FAIL aiter.gemm_a4w4_33x64x256_0.safetensors: undeclared, 2112 checked, first mismatch y \(16, 0\)" \
-  "$WORK/bad.txt" || fail "no FAIL at (16, 0): $(grep FAIL "$WORK/bad.txt")"
+# the fake aiter declares no contract: judged against exact inside the exact regime (all of
+# it); every verdict line names the layer (module path) and the line that called it, without
+# name_layers (the capture's own module hooks)
+up=$(grep -n '# UP LAYER$' "$SRC/python/tests/tiny_model.py" | cut -d: -f1)
+where="layer up at $SRC/python/tests/tiny_model.py:$up"
+grep -qF "FAIL aiter.gemm_a4w4_33x64x256_0.safetensors [$where]: undeclared, 2112 checked, first mismatch y (16, 0)" \
+  "$WORK/bad.txt" || fail "no FAIL at (16, 0) naming $where: $(grep FAIL "$WORK/bad.txt")"
+[ "$(grep -c "^PASS .*\[layer \(up\|down\) at " "$WORK/good.txt")" -eq 12 ] ||
+  fail "not every verdict line names its layer: $(head -3 "$WORK/good.txt")"
 "$CLI" run --cases "$SRC/cases/edge.csv" --no-golden --backend cpu-fallback --captures "$WORK/bad" \
   --out "$WORK/run" --quiet
 rc=$?
 [ $rc -eq 1 ] || fail "run --captures exit $rc, expected 1"
-grep -q '`capture/aiter.gemm_a4w4_33x64x256_0` on `capture:aiter.gemm_a4w4`' "$WORK/run/summary.md" ||
-  fail "the run's summary does not name the failing capture"
+grep -qF "\`capture/aiter.gemm_a4w4_33x64x256_0\` ($where) on \`capture:aiter.gemm_a4w4\`" "$WORK/run/summary.md" ||
+  fail "the run's summary does not name the failing capture and its layer"
+grep -qF "| capture/aiter.gemm_a4w4_5x64x256_0 ($where) |" "$WORK/run/summary.md" ||
+  fail "the summary's rows do not name the capture's layer"
+
+# quant-parity on the captures: each captured quantizer call of a layer against the GEMM
+# captured for that layer (the ASM layer's weights through the layout inverses)
+"$CLI" quant-parity --captures "$WORK/good" > "$WORK/qp.txt" || fail "quant-parity exit $?"
+[ "$(grep -c '^up M=\(5\|33\) N=64 K=256: scale code differs in [0-9]* of [0-9]* blocks' "$WORK/qp.txt")" -eq 2 ] &&
+  [ "$(grep -c '^down M=\(5\|33\) N=32 K=64: scale code differs' "$WORK/qp.txt")" -eq 2 ] ||
+  fail "quant-parity does not report each captured layer: $(cat "$WORK/qp.txt")"
 
 # a truncated capture: bad input, one line naming the file, exit 2
 head -c 100 "$WORK/good/aiter.gemm_a4w4_5x64x256_0.safetensors" > "$WORK/trunc.safetensors"

@@ -12,7 +12,7 @@ G=3
 pids=()
 for g in $(seq 1 $G); do
   bash ci/nightly-shard.sh --group "$g/$G" --out "$WORK/g$g" --set premerge \
-    --backends cpu-fallback,cpu-asm -- --no-golden > "$WORK/g$g.out" 2>&1 &
+    --backends cpu-fallback,cpu-asm -- --no-golden --e8m0-code0 2^-127 > "$WORK/g$g.out" 2>&1 &
   pids+=($!)
 done
 for g in $(seq 1 $G); do
@@ -129,7 +129,7 @@ ln -s "$CLI" "$WORK/bin/a4w4check"
 for p in a4w4_gpu_emu a4w4_gpu_check; do
   printf '#!/bin/sh\necho "RESULT: stand-in %s"\n' "$p" > "$WORK/bin/$p"; chmod +x "$WORK/bin/$p"
 done
-env -u CUDA_VISIBLE_DEVICES A4W4_GPU=nvidia GPUS=2 GROUPS_PER_GPU=2 SET=edge \
+env -u CUDA_VISIBLE_DEVICES A4W4_GPU=nvidia GPUS=2 GROUPS_PER_GPU=2 SET=edge E8M0_CODE0=2^-127 \
   BACKENDS=cpu-fallback,cpu-asm REPORT_DIR="$WORK/host" bash ci/nightly-gpu.sh --prebuilt "$WORK/bin"
 for g in 1 2 3 4; do
   grep -q "group $g/4: shard verdict PASS, exit 0, wall [0-9]* s, CUDA_VISIBLE_DEVICES=$(( (g - 1) % 2 ))" \

@@ -42,7 +42,7 @@ chrome() { # chrome OUTFLAG URL: one headless run with its own profile, no netwo
 
 # a run with failures (the bad plugin is one ULP off in row 0) and its report
 set +e
-"$CLI" run --set edge --no-golden --backend "cpu-asm,plugin:$PLUGIN" --out "$WORK/run" --quiet
+"$CLI" run --e8m0-code0 2^-127 --set edge --no-golden --backend "cpu-asm,plugin:$PLUGIN" --out "$WORK/run" --quiet
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || { echo "run: exit $rc, expected 1"; exit 1; }
@@ -107,7 +107,7 @@ fi
 echo "report.png: $size bytes"
 
 # the comparison page renders too (base: the reference plugin; candidate: the bad one)
-"$CLI" run --set edge --no-golden --backend "cpu-asm,plugin:$TOOLS/../plugins/liba4w4_ref_plugin.so" \
+"$CLI" run --e8m0-code0 2^-127 --set edge --no-golden --backend "cpu-asm,plugin:$TOOLS/../plugins/liba4w4_ref_plugin.so" \
   --out "$WORK/base" --quiet
 set +e
 "$CLI" compare "$WORK/base" "$WORK/run" --out "$WORK/cmp" --format html --quiet \

@@ -54,8 +54,8 @@ set +e; "$CLI" compare "$B" "$C" --pair no-such=cpu-asm --out "$WORK/np" 2> "$WO
 
 # the planted regression: two real runs, two paths paired
 REF="plugin:$TOOLS/../plugins/liba4w4_ref_plugin.so" BAD="plugin:$TOOLS/../plugins/liba4w4_bad_plugin.so"
-"$CLI" run --set edge --no-golden --backend "$REF" --out "$WORK/ref" --quiet
-rc=$(code "$CLI" run --set edge --no-golden --backend "$BAD" --out "$WORK/bad" --quiet)
+"$CLI" run --e8m0-code0 2^-127 --set edge --no-golden --backend "$REF" --out "$WORK/ref" --quiet
+rc=$(code "$CLI" run --e8m0-code0 2^-127 --set edge --no-golden --backend "$BAD" --out "$WORK/bad" --quiet)
 [ "$rc" -eq 1 ] || { echo "bad plugin run: exit $rc"; exit 1; }
 nbad=$(grep -cE '"verdict":[[:space:]]*"fail"' "$WORK/bad/results.json")
 rc=$(code "$CLI" compare "$WORK/ref" "$WORK/bad" --pair "$REF=$BAD" --format json --out "$WORK/reg" --quiet)
@@ -81,7 +81,8 @@ set +e; "$CLI" compare "$WORK/ref" "$WORK/inc.json" --format json --out "$WORK/i
 [ "$rc" -eq 5 ] || { echo "compare against an INCOMPLETE candidate: exit $rc, expected 5"; exit 1; }
 [ "$(wc -l < "$WORK/err")" -eq 1 ] && grep -q "verdict INCOMPLETE (3 of 4 expected items recorded)" "$WORK/err" ||
   { echo "compare INCOMPLETE: $(cat "$WORK/err")"; exit 1; }
-# a candidate that says PASS over counts that contradict it (half its items) is no pass either
+# a candidate that says PASS over counts that contradict it (half its items) contradicts
+# itself: refused where it is loaded, exit 2, one line
 python3 - "$WORK/ref/results.json" "$WORK/half.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -90,7 +91,8 @@ d["counts"]["recorded_items"] = d["counts"]["expected_items"] // 2
 json.dump(d, open(sys.argv[2], "w"))
 PY
 set +e; "$CLI" compare "$WORK/ref" "$WORK/half.json" --format json --out "$WORK/half" --quiet 2> "$WORK/err"; rc=$?; set -e
-[ "$rc" -eq 5 ] && grep -q "its own counts do not bear it out" "$WORK/err" ||
+[ "$rc" -eq 2 ] && [ "$(wc -l < "$WORK/err")" -eq 1 ] &&
+  grep -q "half.json: records verdict PASS with counts that deny it (.*15 of 30 items" "$WORK/err" ||
   { echo "compare against a contradicted PASS: exit $rc: $(cat "$WORK/err")"; exit 1; }
 # new failures still come first: exit 1
 rc=$(code "$CLI" compare "$WORK/ref" "$WORK/bad" --pair "$REF=$BAD" --format json --out "$WORK/reg2" --quiet)

@@ -41,7 +41,7 @@ junit_ok() {
 command -v xmllint >/dev/null || { echo "xmllint missing (Debian libxml2-utils; ci/setup.sh installs it)"; exit 1; }
 
 # 1. the pre-merge run, all four formats
-"$CLI" run --out "$WORK/pre" --quiet
+"$CLI" run --e8m0-code0 2^-127 --out "$WORK/pre" --quiet
 validate "$WORK/pre/results.json"
 "$CLI" report "$WORK/pre/results.json" --format all --out "$WORK/pre/rep" 2> "$WORK/report.err"
 for f in summary.md report.html junit.xml; do
@@ -52,7 +52,8 @@ done
 junit_ok "$WORK/pre/rep/junit.xml"
 grep -q 'Verdict: PASS' "$WORK/pre/rep/summary.md"
 grep -qE '^	"verdict":	"PASS",$' "$WORK/pre/results.json"
-grep -q '^Completeness: 125 of 125 expected items recorded, [0-9]* outputs checked' "$WORK/pre/rep/summary.md"
+items=$(($(grep -c '^[A-Za-z0-9]' cases/premerge.csv) - 1 + $(ls cases/golden/*.safetensors | wc -l)))
+grep -q "^Completeness: $items of $items expected items recorded, [0-9]* outputs checked" "$WORK/pre/rep/summary.md"
 grep -q '<property name="verdict" value="PASS"/>' "$WORK/pre/rep/junit.xml"
 # a document written before the verdict was recorded still validates, and no renderer makes
 # one up from its entries
@@ -79,7 +80,7 @@ grep -q 'dispatch: heuristic -&gt; ASM' "$WORK/pre/rep/report.html"
 
 # 2. a failing edge run: schema-valid, JUnit failures = failing entries
 set +e
-"$CLI" run --set edge --no-golden --backend "cpu-asm,plugin:$PLUGIN" --out "$WORK/bad" --quiet
+"$CLI" run --e8m0-code0 2^-127 --set edge --no-golden --backend "cpu-asm,plugin:$PLUGIN" --out "$WORK/bad" --quiet
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || { echo "bad plugin run: exit $rc, expected 1"; exit 1; }
@@ -96,7 +97,7 @@ sed 's/<testcase name="[^"]*"/<testcase/' "$WORK/bad/rep/junit.xml" > "$WORK/bro
 ! xmllint --noout --schema "$XSD" "$WORK/broken.xml" 2>/dev/null || { echo "XSD accepted a testcase without a name"; exit 1; }
 
 # 3. sharded and merged runs validate
-for i in 1 2; do "$CLI" run --set edge --shard $i/2 --out "$WORK/s$i" --quiet; done
+for i in 1 2; do "$CLI" run --e8m0-code0 2^-127 --set edge --shard $i/2 --out "$WORK/s$i" --quiet; done
 "$CLI" merge --out "$WORK/merged" "$WORK/s1" "$WORK/s2" 2>/dev/null
 validate "$WORK/merged/results.json"
 "$CLI" report "$WORK/merged/results.json" --format md --out - > "$WORK/merged.md"

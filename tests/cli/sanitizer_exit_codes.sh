@@ -3,6 +3,11 @@
 # code: under the options it exports, UBSan exits 86 and ASan / LeakSanitizer 87 (never 1,
 # "mismatch", which many CLI tests expect), shown here on three tiny programs built with the
 # project's sanitizer flags; and no CLI test hides an exit code behind `|| true`.
+# The same codes outside CI: a sanitizer build carries them as built-in defaults
+# (harness/cli/sanitizer_options.c), checked here with no *SAN_OPTIONS in the environment on
+# the tiny programs linked with that file and, in a sanitizer build, on a4w4check itself with
+# a plugin that frees twice. Reproducer (before the fix): a sanitizer build of a4w4check run
+# outside ci/test.sh's environment exited 1 after a UBSan or ASan report.
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK"; mkdir -p "$WORK"
@@ -46,4 +51,31 @@ for want in ub:86 heap:87 leak:87 none:0; do
   set +e; UBSAN_OPTIONS=$ubsan ASAN_OPTIONS=$asan "$WORK/san" "${want%:*}" 2> "$WORK/san.err"; rc=$?; set -e
   [ "$rc" -eq "${want#*:}" ] || { tail -n 5 "$WORK/san.err"; fail "${want%:*}: exit $rc, expected ${want#*:}"; }
 done
-echo "sanitizer exit codes: UBSan 86, ASan 87, LeakSanitizer 87; no '|| true' in tests/cli"
+
+# 4. the built-in defaults alone (no UBSAN_OPTIONS / ASAN_OPTIONS): the same exit codes
+"$cc" -g -O0 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+  -DA4W4_SANITIZER_DEFAULTS "$WORK/san.c" harness/cli/sanitizer_options.c -o "$WORK/san-defaults" ||
+  fail "cannot build the tiny programs with harness/cli/sanitizer_options.c"
+for want in ub:86 heap:87 leak:87 none:0; do
+  set +e; env -u UBSAN_OPTIONS -u ASAN_OPTIONS "$WORK/san-defaults" "${want%:*}" 2> "$WORK/san.err"; rc=$?; set -e
+  [ "$rc" -eq "${want#*:}" ] || { tail -n 5 "$WORK/san.err"; fail "built-in defaults, ${want%:*}: exit $rc, expected ${want#*:}"; }
+done
+
+# 5. a sanitizer build of a4w4check, outside CI's environment: ASan's report of a plugin's
+#    double free (in-process) exits 87, not 1
+libs=$(ldd "$CLI" 2>&1) || fail "ldd $CLI: exit $?"
+case $libs in
+  *libasan*)
+    printf 'name,M,N,K,regime,seed,tags\nd,4,32,64,normal,1,\n' > "$WORK/c.csv"
+    set +e
+    env -u UBSAN_OPTIONS -u ASAN_OPTIONS "$CLI" run --cases "$WORK/c.csv" --no-golden --quiet \
+      --no-isolate --out "$WORK/df" --backend "plugin:$(dirname "$CLI")/plugins/liba4w4_dfree_plugin.so" \
+      2> "$WORK/df.err"
+    rc=$?
+    set -e
+    [ "$rc" -eq 87 ] || { tail -n 5 "$WORK/df.err"; fail "a4w4check with a double-freeing plugin: exit $rc, expected 87"; }
+    grep -q "double-free" "$WORK/df.err" || fail "no ASan report of the double free"
+    echo "sanitizer build of a4w4check: a report exits 87 without ASAN_OPTIONS" ;;
+  *) echo "not a sanitizer build: a4w4check itself not run under a sanitizer here" ;;
+esac
+echo "sanitizer exit codes: UBSan 86, ASan 87, LeakSanitizer 87 (CI's options and built in); no '|| true' in tests/cli"

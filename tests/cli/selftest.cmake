@@ -4,13 +4,14 @@
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
 
 expect_run(s 0 ${CLI} selftest)
-expect_match(s "${s_out}" "kill rate: 20/20 \\(100%\\); correct backends passing: 4/4")
+expect_match(s "${s_out}" "kill rate: 24/24 \\(100%\\); correct backends passing: 4/4")
 expect_no_match(s "${s_out}" "SURVIVED")
 foreach(m mut-preshuffle-k1n1 mut-swizzle-d1d4 mut-pad-ff mut-pad-00 mut-nibble-swap
           mut-e8m0-code0 mut-mode-round_up mut-mode-round_down mut-mode-ceil mut-mode-even
           mut-e2m1-trunc mut-drop-kblock mut-rows-small-n mut-splitk-bf16 mut-tail-unwritten
           mut-read-past-a mut-bounded-drop-block mut-flush-subnormal mut-zero-sign
-          mut-act-scale-stride)
+          mut-act-scale-stride mut-bf16-saturate mut-scale-f32-first mut-bucket-rows64
+          mut-persistent-skip)
   expect_match(s "${s_out}" "KILLED +${m} +by st_")
 endforeach()
 # each mutant dies of the check it was built for
@@ -24,6 +25,13 @@ expect_match(s "${s_out}" "mut-act-scale-stride +by st_m40_n48_k288: [^\n]*first
 expect_match(s "${s_out}" "mut-e8m0-code0 +by st_m16_n64_k256[^\n]*E8M0 code 0 present")
 expect_match(s "${s_out}" "mut-preshuffle-k1n1 +by [^\n]*bytes differ, first in w_fp4_shuffled")
 expect_match(s "${s_out}" "mut-swizzle-d1d4 +by [^\n]*bytes differ, first in (w_scale_swizzled|a_scale_shuffled)")
+# the range regime (contracts §4.3): +Inf due where the saturating conversion gives 0x7F7F; a
+# combined scale formed in fp32 is Inf (a zero dot times it NaN) where the block value is finite
+expect_match(s "${s_out}" "mut-bf16-saturate +by st_m9_n32_k1024_range: [^\n]*got 0x7f7f expected 0x7f80")
+expect_match(s "${s_out}" "mut-scale-f32-first +by st_m9_n32_k1024_range: ")
+# the padded-M bucket 64 < M <= 128: row 64 first; more than 256 tiles: the last row (tile 256)
+expect_match(s "${s_out}" "mut-bucket-rows64 +by st_m65_n64_k256: [^\n]*first at \\(64, ")
+expect_match(s "${s_out}" "mut-persistent-skip +by st_m4097_n4096_k256: [^\n]*first at \\(4096, ")
 foreach(b cpu-asm cpu-fallback ref-quant ref-layout)
   expect_match(s "${s_out}" "PASS +${b} +[1-9][0-9]* pass, 0 fail")
 endforeach()
@@ -34,7 +42,7 @@ expect_run(w 1 ${CLI} selftest --cases ${WORK}/weak.csv)
 expect_match(w "${w_out}" "SURVIVED mut-drop-kblock")
 expect_match(w "${w_out}" "SURVIVED mut-read-past-a")
 expect_match(w "${w_out}" "KILLED +mut-mode-ceil")
-expect_match(w "${w_out}" "kill rate: [0-9]+/20 ")
+expect_match(w "${w_out}" "kill rate: [0-9]+/24 ")
 
 # the per-output bound of bounded(S) (contracts §4.1) kills a bf16-atomic split-K that drops
 # one whole 32-block of K, at K = 16384 (512 blocks, where the old bound let it pass)

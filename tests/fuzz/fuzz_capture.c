@@ -81,7 +81,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0; /* the reader's own target (fuzz_safetensors) holds its promises */
     fz_write_input(NAME, data, size, path, sizeof path);
     a4w4_entry_list el = {0};
-    a4w4_hstatus rc = a4w4_run_capture(path, "capture/fuzz", &el, err, sizeof err);
+    a4w4_hstatus rc =
+        a4w4_run_capture(path, "capture/fuzz", A4W4_CODE0_BOTH, &el, err, sizeof err);
     fz_check(rc == A4W4_ST_OK || rc == A4W4_ST_BADINPUT || rc == A4W4_ST_NOMEM, TARGET,
              "status %d", (int)rc);
     if (rc == A4W4_ST_BADINPUT || rc == A4W4_ST_NOMEM) {

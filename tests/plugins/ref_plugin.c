@@ -16,11 +16,33 @@
  *                    the others: an isolated crash must fail only those entries;
  *   HANG_M2          gemm sleeps forever on every case with M > 1 (--timeout must end it);
  *   CRASH_QUERY      a4w4_plugin_query itself writes through NULL (loading must not kill
- *                    the harness). */
+ *                    the harness).
+ * Adversarial variants, after KernelBench's reward hacks (each must fail its entries with a
+ * note naming what it did; tests/cli/plugin_mutants.sh):
+ *   STALE            returns its previous call's outputs when the output count repeats (kept
+ *                    in memory mapped shared at load, so isolated calls share it too);
+ *   ZERO_INPUTS      zeroes a_fp4 and w_fp4 before computing (through the const pointers);
+ *   SIDE_THREAD      computes on a thread that starts after gemm returns and is joined in
+ *                    fini (the outputs are not there when gemm returns);
+ *   PAST_END         computes, then writes 64 values past the end of y;
+ *   BEFORE_Y         computes, then writes y[-1];
+ *   WRITE_INPUT      computes, then flips a bit of w_scale[0];
+ *   DOUBLE_FREE      frees a buffer twice (a sanitizer build must report it with its own
+ *                    exit code, never 1);
+ *   HELPER           forks a helper process that outlives the call by 60 s (its pid goes to
+ *                    $A4W4_TEST_HELPER_PIDFILE), then takes 0.3 s: the helper must hold
+ *                    neither the --out lock nor the results descriptor;
+ *   DROP_KTAIL       the selftest mutant mut-drop-kblock as a plugin: the K loop, unrolled
+ *                    by 8 blocks (256 elements), has a tail loop one block short, so the last
+ *                    32-block of K is dropped whenever K % 256 != 0 (docs/forensics.md walks
+ *                    it from the red line to its minimal case). */
+#define _DEFAULT_SOURCE /* usleep, MAP_ANONYMOUS (the adversarial variants) */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "a4w4_plugin.h"
@@ -29,6 +51,14 @@
 /* volatile: the compiler cannot see the store goes to NULL, so it is a real store (SIGSEGV),
  * not a trap instruction it chose. */
 static int *volatile crash_target = NULL;
+#endif
+
+#ifdef SIDE_THREAD
+/* the thread gemm leaves running, and what it computes (fini joins it) */
+static pthread_t side;
+static int side_started;
+static void *side_state;
+static a4w4_plugin_gemm_args side_args;
 #endif
 
 #ifndef PLUGIN_ABI
@@ -45,6 +75,24 @@ static int *volatile crash_target = NULL;
 #define PLUGIN_NAME "hang-plugin (sleeps forever when M > 1)"
 #elif defined(TREE_CONTRACT)
 #define PLUGIN_NAME "tree-plugin (ordered(1) declared as a tree)"
+#elif defined(STALE)
+#define PLUGIN_NAME "stale-plugin (returns its previous call's outputs)"
+#elif defined(ZERO_INPUTS)
+#define PLUGIN_NAME "zero-inputs-plugin (zeroes its operands)"
+#elif defined(SIDE_THREAD)
+#define PLUGIN_NAME "side-thread-plugin (computes after returning)"
+#elif defined(PAST_END)
+#define PLUGIN_NAME "past-end-plugin (writes 64 values past y)"
+#elif defined(BEFORE_Y)
+#define PLUGIN_NAME "before-y-plugin (writes y[-1])"
+#elif defined(WRITE_INPUT)
+#define PLUGIN_NAME "write-input-plugin (flips a bit of w_scale)"
+#elif defined(DOUBLE_FREE)
+#define PLUGIN_NAME "double-free-plugin"
+#elif defined(HELPER)
+#define PLUGIN_NAME "helper-plugin (leaves a helper process running)"
+#elif defined(DROP_KTAIL)
+#define PLUGIN_NAME "droptail-plugin (drops the last K block when K % 256 != 0)"
 #else
 #define PLUGIN_NAME "ref-plugin"
 #endif
@@ -83,6 +131,10 @@ static uint16_t dot_ordered1(const a4w4_plugin_gemm_args *a, int (*dec)[256][2],
     const uint8_t *xa = a->a_fp4 + m * half, *xw = a->w_fp4 + n * half;
     const uint8_t *sa = a->a_scale + m * nb, *sw = a->w_scale + n * nb;
     float total = 0.0f;
+#ifdef DROP_KTAIL
+    if (nb % 8) /* the fault: the tail loop runs to nb - 1 */
+        nb--;
+#endif
     for (size_t b = 0; b < nb; b++) {
         if (sa[b] == 0xFF || sw[b] == 0xFF)
             return 0x7FC0; /* a NaN block makes the output NaN */
@@ -116,7 +168,134 @@ static int ref_init(void **state, char *msg, size_t msglen)
 
 static void ref_fini(void *state)
 {
+#ifdef SIDE_THREAD
+    if (side_started)
+        pthread_join(side, NULL);
+    side_started = 0;
+#endif
     free(state);
+}
+
+/* The requested outputs of a into a->y: 0, or -1 with msg. */
+static int compute(void *state, const a4w4_plugin_gemm_args *a)
+{
+    for (size_t i = 0; i < a->nrows; i++) {
+        size_t m = a->rows ? a->rows[i] : i;
+        if (m >= a->M) {
+            snprintf(a->msg, a->msglen, "rows[%zu] = %zu is not below M = %zu", i, m, a->M);
+            return -1;
+        }
+        for (size_t j = 0; j < a->ncols; j++) {
+            size_t n = a->cols ? a->cols[j] : j;
+            if (n >= a->N) {
+                snprintf(a->msg, a->msglen, "cols[%zu] = %zu is not below N = %zu", j, n, a->N);
+                return -1;
+            }
+            uint16_t v = dot_ordered1(a, state, m, n);
+#ifdef BREAK_ROW0
+            if (m == 0)
+                v = (uint16_t)(v + 1u);
+#endif
+            a->y[i * a->ncols + j] = v;
+        }
+    }
+    return 0;
+}
+
+#ifdef STALE
+/* The last outputs, in memory mapped shared when the library loads: the harness process maps
+ * it, and every isolated call's child (a fork of it) shares it. */
+static struct {
+    size_t n;
+    uint16_t y[1 << 16];
+} *stale;
+
+__attribute__((constructor)) static void stale_map(void)
+{
+    void *p = mmap(NULL, sizeof *stale, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    stale = p == MAP_FAILED ? NULL : p;
+}
+#endif
+
+#ifdef SIDE_THREAD
+static void *side_main(void *v)
+{
+    (void)v;
+    usleep(50000); /* gemm has long returned */
+    compute(side_state, &side_args);
+    return NULL;
+}
+#endif
+
+#ifdef HELPER
+/* A helper process that outlives the call (a daemon a real library might start). */
+static void spawn_helper(void)
+{
+    pid_t p = fork();
+    if (p == 0) {
+        setsid();
+        for (int i = 0; i < 600; i++)
+            usleep(100000);
+        _exit(0);
+    }
+    const char *f = getenv("A4W4_TEST_HELPER_PIDFILE");
+    FILE *o = p > 0 && f ? fopen(f, "a") : NULL;
+    if (o) {
+        fprintf(o, "%ld\n", (long)p);
+        fclose(o);
+    }
+}
+#endif
+
+/* The gemm of the variant: compute, and whatever the adversarial variants do around it. */
+static int adversary(void *state, const a4w4_plugin_gemm_args *a)
+{
+    size_t n = a->nrows * a->ncols;
+    (void)n;
+#ifdef ZERO_INPUTS
+    memset((uint8_t *)a->a_fp4, 0, a->M * a->K / 2);
+    memset((uint8_t *)a->w_fp4, 0, a->N * a->K / 2);
+#endif
+#ifdef SIDE_THREAD
+    side_state = state;
+    side_args = *a;
+    side_started = pthread_create(&side, NULL, side_main, NULL) == 0;
+    return side_started ? 0 : -1;
+#else
+    int rc = compute(state, a);
+    if (rc)
+        return rc;
+#endif
+#ifdef STALE
+    if (stale && n <= sizeof stale->y / sizeof stale->y[0]) {
+        if (stale->n == n)
+            memcpy(a->y, stale->y, n * sizeof *a->y);
+        else {
+            stale->n = n;
+            memcpy(stale->y, a->y, n * sizeof *a->y);
+        }
+    }
+#endif
+#ifdef PAST_END
+    for (size_t i = 0; i < 64; i++)
+        a->y[n + i] = 0x3F80;
+#endif
+#ifdef BEFORE_Y
+    a->y[-1] = 0x3F80;
+#endif
+#ifdef WRITE_INPUT
+    ((uint8_t *)a->w_scale)[0] ^= 1;
+#endif
+#ifdef DOUBLE_FREE
+    char *volatile p = malloc(16);
+    free(p);
+    free(p);
+#endif
+#ifdef HELPER
+    spawn_helper();
+    usleep(300000); /* a slow call: a test can kill the harness in the middle of a run */
+#endif
+    return 0;
 }
 
 static int ref_gemm(void *state, const a4w4_plugin_gemm_args *a)
@@ -160,27 +339,7 @@ static int ref_gemm(void *state, const a4w4_plugin_gemm_args *a)
                  a->nrows, a->ncols, a->M, a->N);
         return -1;
     }
-    for (size_t i = 0; i < a->nrows; i++) {
-        size_t m = a->rows ? a->rows[i] : i;
-        if (m >= a->M) {
-            snprintf(a->msg, a->msglen, "rows[%zu] = %zu is not below M = %zu", i, m, a->M);
-            return -1;
-        }
-        for (size_t j = 0; j < a->ncols; j++) {
-            size_t n = a->cols ? a->cols[j] : j;
-            if (n >= a->N) {
-                snprintf(a->msg, a->msglen, "cols[%zu] = %zu is not below N = %zu", j, n, a->N);
-                return -1;
-            }
-            uint16_t v = dot_ordered1(a, state, m, n);
-#ifdef BREAK_ROW0
-            if (m == 0)
-                v = (uint16_t)(v + 1u);
-#endif
-            a->y[i * a->ncols + j] = v;
-        }
-    }
-    return 0;
+    return adversary(state, a);
 }
 
 static const a4w4_plugin_info info = {

@@ -1,15 +1,24 @@
 """same_judgement.py VERIFY_TXT RESULTS_JSON NAME=VERDICT... — `a4w4check verify`'s lines for
 capture bundles and `run --captures`' entries for the same files must agree on every capture:
-verdict, contract, checked outputs, judged counts (bit-exact, within bound, not judged) and
-note; each NAME must have the VERDICT given (PASS, FAIL, N/A). Prints one line per capture;
+verdict, contract, checked outputs, judged counts (bit-exact, within bound, not judged),
+note and where the call came from (verify's "[layer L at SITE]", run's layer and call_site);
+each NAME must have the VERDICT given (PASS, FAIL, N/A). Prints one line per capture;
 exit 1 with the differences."""
 import json
 import re
 import sys
 
-LINE = re.compile(r"(PASS|FAIL|N/A|SKIP) (\S+)\.safetensors: (\S+), (\d+) checked.* \((\d+) "
+LINE = re.compile(r"(PASS|FAIL|N/A|SKIP|AMBIGUOUS) (\S+)\.safetensors(?: \[(.*?)\])?: (\S+), "
+                  r"(\d+) checked.* \((\d+) "
                   r"bit-exact, (\d+) within bound, (\d+) not judged\)(?:; (.*))?$")
-WORD = {"pass": "PASS", "fail": "FAIL", "n/a": "N/A", "skip": "SKIP"}
+WORD = {"pass": "PASS", "fail": "FAIL", "n/a": "N/A", "skip": "SKIP", "ambiguous": "AMBIGUOUS"}
+
+
+def where(e):
+    """verify's bracket for run entry e: "layer L at SITE", "called at SITE", or ""."""
+    layer, site = e.get("layer", ""), e.get("call_site", "")
+    return ("layer " + layer if layer else "") + \
+        ((" at " if layer else "called at ") + site if site else "")
 
 
 def main(verify_txt, results_json, expected):
@@ -25,15 +34,15 @@ def main(verify_txt, results_json, expected):
         if not m:
             bad.append("unreadable verify line: " + line)
             continue
-        v, name, contract, checked, bx, ib, nj, note = m.groups()
+        v, name, at, contract, checked, bx, ib, nj, note = m.groups()
         seen.add(name)
         e = runs.get(name)
         if not e:
             bad.append("run has no entry for " + name)
             continue
-        got = (v, contract, int(checked), int(bx), int(ib), int(nj), note or "")
+        got = (v, contract, int(checked), int(bx), int(ib), int(nj), note or "", at or "")
         ran = (WORD[e["verdict"]], e["contract"], e["checked_outputs"], e.get("judged_bit_exact"),
-               e.get("judged_in_bound"), e.get("not_judged"), e.get("note", ""))
+               e.get("judged_in_bound"), e.get("not_judged"), e.get("note", ""), where(e))
         if got != ran:
             bad.append(f"{name}: verify says {got}, run --captures says {ran}")
         if name in want and v != want[name]:

@@ -115,6 +115,8 @@ PY
 # gt_run MODE RUN_ARGS...: `a4w4check run RUN_ARGS` into $WORK/out with every kernel, then its
 # results judged by gt_judge MODE. MODE "mis": the ordered(1) builds beside the reference
 # plugin, exit 1 expected; "true": the true declarations (gt_contract_args), exit 0 expected.
+# Every kernel reads E8M0 code 0 as 2^-127, and the run states it (contracts §1: otherwise a
+# code-0 case matching only that reading is ambiguous, never a pass).
 gt_run() {
   local mode=$1 want=0 backends rc; shift
   if [ "$mode" = mis ]; then
@@ -123,6 +125,7 @@ gt_run() {
   else
     set -- "$@" --backend "$(gt_backends "")" $(gt_contract_args)
   fi
+  set -- "$@" --e8m0-code0 2^-127
   set +e
   "$CLI" run "$@" --quiet --out "$WORK/out" > "$WORK/log" 2>&1
   rc=$?

@@ -1,0 +1,99 @@
+/* doc_consistency.c — a4w4_entries_contradiction and a4w4_results_contradiction (see
+ * a4w4_reports.h): a results document whose own fields contradict the verdicts it records is
+ * refused where it is loaded, never rendered, compared or merged as if it were true. */
+#include <stdio.h>
+#include <string.h>
+
+#include "a4w4_reports.h"
+#include "report_common.h"
+
+/* What contradicts a "pass" in entry e's own fields (why, one phrase), or NULL. v1: e is of
+ * a4w4check-results/1, where "ambiguous" said only that E8M0 code 0 was present. */
+static const char *pass_contradiction(const cJSON *e, int v1, char *why, size_t len)
+{
+    double mm = jnum(e, "mismatches", 0), unw = jnum(e, "unwritten", 0);
+    if (mm > 0)
+        snprintf(why, len, "verdict pass with %.0f mismatches", mm);
+    else if (unw > 0)
+        snprintf(why, len, "verdict pass with %.0f outputs never written", unw);
+    else if (*jstr(e, "aborted"))
+        snprintf(why, len, "verdict pass although its run was aborted (%.40s)", jstr(e, "aborted"));
+    else if (jtrue(e, "refused"))
+        snprintf(why, len, "verdict pass although its result was refused");
+    else if (!(jnum(e, "checked_outputs", 0) > 0))
+        snprintf(why, len, "verdict pass with no output checked (checked_outputs %.0f)",
+                 jnum(e, "checked_outputs", 0));
+    else if (jtrue(e, "ambiguous") && !v1)
+        snprintf(why, len, "verdict pass on an ambiguous result (E8M0 code 0: an ambiguous "
+                 "result is never a pass, contracts §1)");
+    else
+        return NULL;
+    return why;
+}
+
+int a4w4_entries_contradiction(const cJSON *cases, const char *schema, const char *name,
+                               char *err, size_t errlen)
+{
+    const cJSON *e;
+    int i = 0, v1 = schema && !strcmp(schema, A4W4_REPORT_SCHEMA_V1);
+    cJSON_ArrayForEach(e, cases) {
+        char why[200], nm[80], be[80];
+        if (!strcmp(jstr(e, "verdict"), "pass") && pass_contradiction(e, v1, why, sizeof why)) {
+            snprintf(err, errlen, "%s: entry %d (case %s on %s) records %s: its own fields "
+                     "contradict its verdict (an edited or corrupted document); refused",
+                     name ? name : "results", i, quote_text(jstr(e, "name"), nm, sizeof nm),
+                     quote_text(jstr(e, "backend"), be, sizeof be), why);
+            return -1;
+        }
+        i++;
+    }
+    return 0;
+}
+
+/* A recorded PASS over what cannot make one: an entry that failed (but a known failure, XFAIL:
+ * listed, not failing the verdict), was skipped or is ambiguous, or counts that say so. why
+ * gets the phrase; 0 when none. */
+static int pass_over(const cJSON *doc, char *why, size_t len)
+{
+    const cJSON *e;
+    int i = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "cases")) {
+        const char *v = jstr(e, "verdict");
+        if (strcmp(v, "pass") && strcmp(v, "n/a") && entry_verdict_index(e) != VERDICT_XFAIL) {
+            char nm[80], be[80];
+            snprintf(why, len, "verdict PASS over entry %d (case %s on %s) with verdict %s", i,
+                     quote_text(jstr(e, "name"), nm, sizeof nm),
+                     quote_text(jstr(e, "backend"), be, sizeof be), v);
+            return 1;
+        }
+        i++;
+    }
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "counts");
+    if (!c)
+        return 0;
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(c, "backends_unchecked");
+    if (jnum(c, "fail", 0) > 0 || jnum(c, "skip", 0) > 0 || jnum(c, "ambiguous", 0) > 0 ||
+        jnum(c, "recorded_items", -1) != jnum(c, "expected_items", -1) ||
+        cJSON_GetArraySize(u) > 0) {
+        snprintf(why, len, "verdict PASS with counts that deny it (%.0f fail, %.0f skip, %.0f "
+                 "of %.0f items, %d backends unchecked)", jnum(c, "fail", 0), jnum(c, "skip", 0),
+                 jnum(c, "recorded_items", -1), jnum(c, "expected_items", -1),
+                 cJSON_GetArraySize(u));
+        return 1;
+    }
+    return 0;
+}
+
+int a4w4_results_contradiction(const cJSON *doc, const char *name, char *err, size_t errlen)
+{
+    if (a4w4_entries_contradiction(cJSON_GetObjectItemCaseSensitive(doc, "cases"),
+                                   jstr(doc, "schema"), name, err, errlen))
+        return -1;
+    char why[300];
+    if (!strcmp(jstr(doc, "verdict"), "PASS") && pass_over(doc, why, sizeof why)) {
+        snprintf(err, errlen, "%s: records %s: the document contradicts itself (an edited or "
+                 "corrupted document); refused", name ? name : "results", why);
+        return -1;
+    }
+    return 0;
+}

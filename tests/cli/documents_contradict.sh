@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# A results document whose own fields contradict its verdicts is refused where it is loaded
+# (reports/doc_consistency.c, from harness/io/results.c and harness/io/stream.c): merge,
+# compare and report exit 2 with one line naming the entry, never 0 or PASS.
+# Reproducers (before the fix): an entry of results.json / results.jsonl edited to
+#   "pass" with mismatches 12, "pass" with aborted "crashed", "pass" with unwritten 5,
+#   "pass" with checked_outputs 0, or a "skip" entry inside a PASS document
+# gave merge 0, compare 0, report PASS.
+. "$(dirname "$0")/common.sh.inc"
+
+cat > c.csv <<'CSV'
+name,M,N,K,regime,seed,tags
+a,4,32,64,normal,1,
+b,8,64,128,normal,2,
+CSV
+"$CLI" run --cases c.csv --no-golden --backend cpu-fallback --out good --quiet ||
+  fail "the good run: exit $?"
+
+# the edited copies of good: in each, cpu-fallback's entry of case b changed as its python
+# statement says, in both results.json and results.jsonl
+python3 - <<'PY'
+import json, shutil
+edits = {"mismatches=12": "e['mismatches'] = 12", "aborted": "e['aborted'] = 'crashed'",
+         "unwritten": "e['unwritten'] = 5", "nothing-checked": "e['checked_outputs'] = 0",
+         "skip": "e['verdict'] = 'skip'; e['checked_outputs'] = 0"}
+for d, edit in edits.items():
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree("good", d)
+    def change(e):
+        if e.get("name") == "b" and e.get("backend") == "cpu-fallback":
+            exec(edit, {}, {"e": e})
+    doc = json.load(open(d + "/results.json"))
+    for e in doc["cases"]:
+        change(e)
+    json.dump(doc, open(d + "/results.json", "w"), indent=1)
+    lines = []
+    for l in open(d + "/results.jsonl"):
+        j = json.loads(l)
+        for e in j.get("entries", []):
+            change(e)
+        lines.append(json.dumps(j))
+    open(d + "/results.jsonl", "w").write("\n".join(lines) + "\n")
+PY
+
+# refused CMD...: exit 2 and exactly one line on stderr matching $want
+refused() {
+  code "$@"
+  [ "$rc" = 2 ] || { cat err.txt; fail "$*: exit $rc, expected 2"; }
+  [ "$(wc -l < err.txt)" = 1 ] || { cat err.txt; fail "$*: not one line"; }
+  grep -Eq "$want" err.txt || { cat err.txt; fail "$*: the line does not say '$want'"; }
+}
+
+for case in "mismatches=12:with 12 mismatches" \
+            "aborted:although its run was aborted \\(crashed\\)" \
+            "unwritten:with 5 outputs never written" \
+            "nothing-checked:with no output checked"; do
+  tag=${case%%:*} phrase=${case#*:}
+  want="entry [0-9]+ \\(case b on cpu-fallback\\) records verdict pass $phrase"
+  refused "$CLI" merge --out "m-$tag" "$tag"
+  refused "$CLI" report "$tag" --out "r-$tag" --quiet
+  refused "$CLI" compare good "$tag"
+  refused "$CLI" compare "$tag" good
+  [ ! -e "m-$tag/results.json" ] || fail "$tag: merge wrote a document"
+  echo "$tag: merge, report and compare refuse: $(cat err.txt)"
+done
+
+# a skip entry inside a PASS document (its fields alone are a skip: the document lies)
+want="records verdict PASS over entry [0-9]+ \\(case b on cpu-fallback\\) with verdict skip"
+refused "$CLI" report skip --out r-skip --quiet
+refused "$CLI" compare good skip
+echo "a skip inside PASS: refused: $(cat err.txt)"
+# ... and merged from the stream it is a skip: INCOMPLETE (5), never PASS
+set +e
+"$CLI" merge --out m-skip skip 2> err.txt; rc=$?
+set -e
+[ "$rc" = 5 ] || { cat err.txt; fail "merge of a stream with a skip entry: exit $rc, expected 5"; }
+echo "documents_contradict: contradictory documents refused, one line each"

@@ -1,0 +1,106 @@
+/* test_known.c — the known-failures ledger's rules (harness/io/known.c): shape predicates,
+ * backend / case / regime patterns, upstream version bounds, dates, and the statuses a
+ * results document gets (xfail with the symptom, symptom-differs without it, xpass). */
+#include <criterion/criterion.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "known.h"
+
+static a4w4_known_entry entry(const char *backend, const char *cases, const char *shape,
+                              const char *since, const char *until, const char *symptom)
+{
+    a4w4_known_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.id, sizeof e.id, "bug");
+    snprintf(e.backend, sizeof e.backend, "%s", backend);
+    snprintf(e.cases, sizeof e.cases, "%s", cases);
+    snprintf(e.upstream, sizeof e.upstream, "https://example.org/1");
+    snprintf(e.since, sizeof e.since, "%s", since);
+    snprintf(e.until, sizeof e.until, "%s", until);
+    snprintf(e.symptom, sizeof e.symptom, "%s", symptom);
+    snprintf(e.last_matched, sizeof e.last_matched, "2026-01-01");
+    char err[256];
+    cr_assert_eq(a4w4_known_parse_shape(shape, &e, err, sizeof err), 0, "%s", err);
+    return e;
+}
+
+Test(known, shape_predicates_hold_on_exactly_their_shapes)
+{
+    a4w4_known_entry e = entry("*", "*", "K%256!=0 & M>64 & M<=256", "", "", "");
+    cr_expect(a4w4_known_matches(&e, "b", "c", "exact", 65, 8, 768 + 32, NULL));
+    cr_expect(!a4w4_known_matches(&e, "b", "c", "exact", 64, 8, 800, NULL), "M > 64");
+    cr_expect(!a4w4_known_matches(&e, "b", "c", "exact", 256 + 1, 8, 800, NULL), "M <= 256");
+    cr_expect(!a4w4_known_matches(&e, "b", "c", "exact", 100, 8, 1024, NULL), "K % 256 != 0");
+    char err[256];
+    static const char *const bad[] = {"Q<3", "M<", "M%0==1", "M<3 M>1", "M<<3", "M<3 &"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_expect_eq(a4w4_known_parse_shape(bad[i], &e, err, sizeof err), -1, "'%s'", bad[i]);
+}
+
+Test(known, backend_case_regime_and_versions_select_entries)
+{
+    a4w4_known_entry e = entry("bundle:*aiter*asm*", "m16_*", "", "1.2", "1.10", "");
+    cr_expect(a4w4_known_matches(&e, "bundle:out/aiter-asm", "m16_n1", "exact", 1, 1, 32, NULL));
+    cr_expect(!a4w4_known_matches(&e, "bundle:out/triton", "m16_n1", "exact", 1, 1, 32, NULL));
+    cr_expect(!a4w4_known_matches(&e, "bundle:out/aiter-asm", "m1_n1", "exact", 1, 1, 32, NULL));
+    cr_expect(a4w4_known_matches(&e, "bundle:out/aiter-asm", "m16_n1", "x", 1, 1, 32, "1.9"));
+    cr_expect(!a4w4_known_matches(&e, "bundle:out/aiter-asm", "m16_n1", "x", 1, 1, 32, "1.10"),
+              "until is exclusive, and 1.10 > 1.9 (numeric segments)");
+    cr_expect(!a4w4_known_matches(&e, "bundle:out/aiter-asm", "m16_n1", "x", 1, 1, 32, "1.1"));
+    a4w4_known_entry r = entry("*", "regime=normal:*", "", "", "", "");
+    cr_expect(a4w4_known_matches(&r, "b", "c", "normal:even", 1, 1, 32, NULL));
+    cr_expect(!a4w4_known_matches(&r, "b", "c", "wide", 1, 1, 32, NULL));
+}
+
+Test(known, days_between_dates)
+{
+    cr_expect_eq(a4w4_known_days("2026-11-01", "2026-12-01"), 30);
+    cr_expect_eq(a4w4_known_days("2024-02-28", "2024-03-01T10:00:00Z"), 2, "a leap year");
+    cr_expect_eq(a4w4_known_days("2026-13-01", "2026-12-01"), INT_MIN);
+    cr_expect_eq(a4w4_known_days("yesterday", "2026-12-01"), INT_MIN);
+}
+
+static cJSON *one_entry_doc(const char *verdict, const char *signature)
+{
+    cJSON *d = cJSON_CreateObject();
+    cJSON *b = cJSON_AddArrayToObject(d, "backends");
+    cJSON_AddItemToArray(b, cJSON_CreateString("plugin:x.so"));
+    cJSON *cs = cJSON_AddArrayToObject(d, "cases"), *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "name", "c1");
+    cJSON_AddNumberToObject(e, "M", 1);
+    cJSON_AddNumberToObject(e, "N", 1);
+    cJSON_AddNumberToObject(e, "K", 288);
+    cJSON_AddStringToObject(e, "regime", "exact");
+    cJSON_AddStringToObject(e, "backend", "plugin:x.so");
+    cJSON_AddStringToObject(e, "verdict", verdict);
+    cJSON_AddStringToObject(e, "signature", signature);
+    cJSON_AddItemToArray(cs, e);
+    return d;
+}
+
+static const char *status_after(const char *verdict, const char *signature, const char *symptom)
+{
+    static char buf[32];
+    a4w4_known_entry e = entry("plugin:*", "*", "K%256!=0", "", "", symptom);
+    a4w4_known_ledger l = {"led.csv", &e, 1};
+    cJSON *d = one_entry_doc(verdict, signature);
+    a4w4_known_apply(d, &l, "2026-12-01");
+    const cJSON *k = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "cases"), 0),
+                                         "known_failure");
+    snprintf(buf, sizeof buf, "%s", k ? cJSON_GetObjectItem(k, "status")->valuestring : "none");
+    cJSON_Delete(d);
+    return buf;
+}
+
+Test(known, a_failure_is_xfail_only_with_its_symptom)
+{
+    cr_expect_str_eq(status_after("fail", "NaN where a finite value is due in ...", "NaN where"),
+                     "xfail");
+    cr_expect_str_eq(status_after("fail", "wrong values in ...", "NaN where"), "symptom-differs");
+    cr_expect_str_eq(status_after("fail", "anything", ""), "xfail");
+    cr_expect_str_eq(status_after("pass", "", "NaN where"), "xpass");
+    cr_expect_str_eq(status_after("n/a", "", ""), "none");
+}
