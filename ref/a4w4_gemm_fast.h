@@ -99,8 +99,13 @@ int a4w4_gemm_ordered_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, cons
                               uint16_t *y_bf16, float *y_f32, unsigned threads, a4w4_fast_isa isa,
                               a4w4_fast_stats *stats);
 
-/* Tree contracts (contracts §4.2): 1 when the fast path computes t itself (prec=0, acc=fp32;
- * any leaf, order, fuse, reduce, split, combine, round and final), else 0. */
+/* The largest fuse of a tree with prec > 0 that the fast path takes (a node of finite
+ * precision needs all its inputs at hand, contracts §4.2 rule 4). */
+#define A4W4_TREE_FAST_PREC_FUSE_MAX 256u
+
+/* Tree contracts (contracts §4.2): 1 when the fast path computes t itself, else 0. It takes
+ * every tree with prec=0 and every tree with prec=8..64 and fuse <= A4W4_TREE_FAST_PREC_FUSE_MAX
+ * (any leaf, order, reduce, round, acc, split, combine and final). t NULL: 0. */
 int a4w4_tree_fast_eligible(const a4w4_tree *t);
 
 /* A tree contract over every output, same arguments, outputs and errors as a4w4_gemm_tree

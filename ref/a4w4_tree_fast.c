@@ -1,5 +1,5 @@
-/* a4w4_tree_fast.c — the fast path of tree contracts with prec=0, acc=fp32 (contracts §4.2 "The
- * fast path"): one tile of outputs (mr rows x 16 lanes) at a time, its leaf values from the
+/* a4w4_tree_fast.c — the fast path of tree contracts (contracts §4.2 "The fast path"): one tile
+ * of outputs (mr rows x 16 lanes) at a time, its leaf values from the
  * kernel table's blocks() (leaf=32) or from the tile's decoded operands (smaller leaves),
  * reduced by the tree with every output of the tile in step
  * (the tree's shape depends only on K). Held bit-equal to the plain oracle (a4w4_tree.c) by
@@ -13,7 +13,13 @@
  * where it cannot be shown is flagged for the caller to recompute with the plain oracle. The
  * sum starts at -0.0, so a node of all -0 inputs gives -0 and an exact cancellation +0 (IEEE
  * 754 addition); infinities and NaN propagate through the double sum as contracts §4.2 rule 4
- * says. */
+ * says. With acc=bf16 the same pair is rounded to bf16 instead (round_odd53, round_mag).
+ *
+ * Nodes of finite precision (prec=P > 0, pnode) are computed in integers: every fp32 or bf16
+ * input is m * 2^k (m < 2^24), e_max is found first over the node's inputs, then each input is
+ * truncated to t = |x| / 2^(e_max - P + 1) < 2^P (a shift of m) and the signed t are summed
+ * exactly (two int64 halves), the sum rounded once. A group's inputs must all be at hand: the
+ * leaves are made in chunks of whole groups, so fuse is at most A4W4_TREE_FAST_PREC_FUSE_MAX. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +37,15 @@
 
 /* Blocks whose values are computed per kernel call (a chunk of the split's leaves). */
 #define CHUNK 64
+/* Rows of the leaf buffer: a chunk, or whole groups of a node of finite precision. */
+#define VROWS (CHUNK > A4W4_TREE_FAST_PREC_FUSE_MAX ? CHUNK : A4W4_TREE_FAST_PREC_FUSE_MAX)
+/* The exponent pnode gives a zero or non-finite input: below every finite value's. */
+#define NO_EXP (-100000)
+/* pnode's per-output flags: a NaN input, +inf, -inf, every input so far -0. */
+#define PF_NAN 1u
+#define PF_PINF 2u
+#define PF_NINF 4u
+#define PF_ALLNZ 8u
 /* Pairwise stacks: one entry per bit of a count of at most 2^63 values. */
 #define STACK 64
 
@@ -50,6 +65,9 @@ struct a4w4_fast_tree_scratch {
     float *tmp;        /* [n] a node result */
     double *s, *c;     /* [n] the open node's sum and error sum */
     double *eb;        /* [n] a bound of how far c is from the exact sum of the errors */
+    int32_t *emax;     /* [n] pnode: the largest floor(log2|x|) of the nonzero finite inputs */
+    uint32_t *flags;   /* [n] pnode: PF_* */
+    int64_t *hi, *lo;  /* [n] pnode: the truncated inputs' sum, as hi * 2^32 + lo */
     pw_stack reduce, combine;
 };
 
@@ -65,6 +83,10 @@ void a4w4_fast_tree_scratch_free(a4w4_fast_tree_scratch *s)
     free(s->s);
     free(s->c);
     free(s->eb);
+    free(s->emax);
+    free(s->flags);
+    free(s->hi);
+    free(s->lo);
     free(s->reduce.val);
     free(s->combine.val);
     free(s);
@@ -76,7 +98,7 @@ a4w4_fast_tree_scratch *a4w4_fast_tree_scratch_new(unsigned mr)
     if (!s)
         return NULL;
     size_t n = s->n = (size_t)mr * A4W4_FAST_NR;
-    s->v = malloc(CHUNK * n * sizeof *s->v);
+    s->v = malloc(VROWS * n * sizeof *s->v);
     s->acc = malloc(n * sizeof *s->acc);
     s->split = malloc(n * sizeof *s->split);
     s->total = malloc(n * sizeof *s->total);
@@ -84,10 +106,14 @@ a4w4_fast_tree_scratch *a4w4_fast_tree_scratch_new(unsigned mr)
     s->s = malloc(n * sizeof *s->s);
     s->c = malloc(n * sizeof *s->c);
     s->eb = malloc(n * sizeof *s->eb);
+    s->emax = malloc(n * sizeof *s->emax);
+    s->flags = malloc(n * sizeof *s->flags);
+    s->hi = malloc(n * sizeof *s->hi);
+    s->lo = malloc(n * sizeof *s->lo);
     s->reduce.val = malloc(STACK * n * sizeof(float));
     s->combine.val = malloc(STACK * n * sizeof(float));
     if (!s->v || !s->acc || !s->split || !s->total || !s->tmp || !s->s || !s->c || !s->eb ||
-        !s->reduce.val || !s->combine.val) {
+        !s->emax || !s->flags || !s->hi || !s->lo || !s->reduce.val || !s->combine.val) {
         a4w4_fast_tree_scratch_free(s);
         return NULL;
     }
@@ -96,7 +122,7 @@ a4w4_fast_tree_scratch *a4w4_fast_tree_scratch_new(unsigned mr)
 
 int a4w4_tree_fast_eligible(const a4w4_tree *t)
 {
-    return t && t->prec == 0 && t->acc == A4W4_ACC_FP32;
+    return t && (t->prec == 0 || t->fuse <= A4W4_TREE_FAST_PREC_FUSE_MAX);
 }
 
 /* ---- one node over every output of the tile -------------------------------------------- */
@@ -157,33 +183,71 @@ static float ffrom(uint32_t u)
     return f;
 }
 
-/* The node's sum V = s + c + d (s finite, |d| <= eb) rounded once to fp32 with rz (0: RNE,
- * 1: RZ), without branches. (s2, c2) = TwoSum(s, c), so V = s2 + c2 + d with |c2| <= ulp(s2)/2.
- * Round to odd at 53 bits (truncate toward zero: one step down when c2 has the other sign;
- * then set the last bit when c2 is nonzero), then RNE to fp32, or RZ (RNE, then one step
- * toward zero when that went away from zero; inf from a finite value becomes the largest
- * finite). When |d| < |c2| the exact V lies strictly between the same two doubles as
+/* 2^e as a double, -1022 <= e <= 1023. */
+static double pow2d(int e)
+{
+    return dfrom((uint64_t)(e + 1023) << 52);
+}
+
+/* The node's sum V = s + c + d (s finite, |d| <= eb) rounded to odd at 53 bits, without
+ * branches. (s2, c2) = TwoSum(s, c), so V = s2 + c2 + d with |c2| <= ulp(s2)/2. Round to odd
+ * (truncate toward zero: one step down when c2 has the other sign; then set the last bit when
+ * c2 is nonzero). When |d| < |c2| the exact V lies strictly between the same two doubles as
  * s2 + c2 and on the same side of s2, so its round-to-odd is the same: the result is V's.
  * *undecided is set when that cannot be shown (eb nonzero and not below |c2|, with room for
- * eb's own roundings). c = 0 keeps s as it is (a -0 sum stays -0). */
-static inline __attribute__((always_inline)) float round_sum(double s, double c, double eb,
-                                                             uint32_t rz, uint32_t *undecided)
+ * eb's own roundings). c = 0 keeps s as it is (a -0 sum stays -0). Rounding the result to
+ * fp32 or bf16 (RNE or RZ) rounds V once (contracts §4.2 "The fast path"). */
+static inline __attribute__((always_inline)) double round_odd53(double s, double c, double eb,
+                                                                uint32_t *undecided)
 {
     double s2 = s + c, bb = s2 - s, c2 = (s - (s2 - bb)) + (c - bb);
     uint64_t u = dbits(s2), inexact = (dbits(c2) << 1) != 0;
     uint64_t other_sign = ((u ^ dbits(c2)) >> 63) & inexact;
     uint64_t odd = (u - other_sign) | inexact;
-    double d = dfrom((dbits(c) << 1) != 0 ? odd : dbits(s));
+    *undecided = eb != 0.0 && !(eb * (1.0 + 0x1p-16) < fabs(c2));
+    return dfrom((dbits(c) << 1) != 0 ? odd : dbits(s));
+}
+
+/* round_odd53's value rounded once to fp32 with rz (0: RNE, 1: RZ): RNE by the conversion,
+ * RZ one step toward zero when that went away from zero (inf from a finite value becomes the
+ * largest finite). */
+static inline __attribute__((always_inline)) float round_sum(double s, double c, double eb,
+                                                             uint32_t rz, uint32_t *undecided)
+{
+    double d = round_odd53(s, c, eb, undecided);
     float r = (float)d; /* RNE, gradual underflow, overflow to ±inf */
     uint64_t mag = ~(uint64_t)0 >> 1;
     uint32_t away = rz & ((dbits((double)r) & mag) > (dbits(d) & mag));
-    *undecided = eb != 0.0 && !(eb * (1.0 + 0x1p-16) < fabs(c2));
     return ffrom(fbits(r) - away);
 }
 
+/* |v| = mag * 2^exp (mag nonzero) rounded once to p significand bits (24: fp32, 8: bf16) with
+ * fp32's exponent range (quantum 2^(max(e, -126) - p + 1), e = floor(log2 |v|)): RNE (ties to
+ * even, overflow to inf) or RZ (truncation, overflow to the largest finite value). Returned as
+ * a non-negative float (exact: the result is an fp32 value); 0 when it underflows. */
+static float round_mag(uint64_t mag, int exp, unsigned p, int rz)
+{
+    int top = 63 - __builtin_clzll(mag), e = top + exp;
+    int qe = (e < -126 ? -126 : e) - ((int)p - 1), sh = qe - exp;
+    uint64_t m;
+    if (sh <= 0) {
+        m = mag << -sh; /* exact: m < 2^p */
+    } else {
+        m = sh >= 64 ? 0 : mag >> sh;
+        uint64_t half = sh - 1 >= 64 ? 0 : (mag >> (sh - 1)) & 1u;
+        uint64_t sticky = sh - 1 >= 64 ? 1 : (mag & ((((uint64_t)1) << (sh - 1)) - 1u)) != 0;
+        if (!rz && half && (sticky || (m & 1u)))
+            m++;
+    }
+    double r = (double)m * pow2d(qe); /* exact: m <= 2^p, qe >= -149 */
+    if (r >= 0x1p128)
+        return rz ? (float)((double)(((uint64_t)1 << p) - 1) * pow2d(128 - (int)p)) : INFINITY;
+    return (float)r;
+}
+
 /* Close the node into out[]; outputs whose sum could not be decided are marked in redo. */
-NODE_LOOP static void node_end(a4w4_fast_tree_scratch *sc, a4w4_tree_round mode,
-                               float *restrict out, uint8_t *restrict redo)
+NODE_LOOP static void node_end_fp32(a4w4_fast_tree_scratch *sc, a4w4_tree_round mode,
+                                    float *restrict out, uint8_t *restrict redo)
 {
     const double *restrict s = sc->s, *restrict c = sc->c, *restrict eb = sc->eb;
     uint32_t rz = mode == A4W4_ROUND_RZ;
@@ -200,14 +264,176 @@ NODE_LOOP static void node_end(a4w4_fast_tree_scratch *sc, a4w4_tree_round mode,
     }
 }
 
-/* out = node(a, b) for every output (out may alias a). RNE: the fp32 addition, which is the
+/* The same rounding to bf16 (acc=bf16): the round-to-odd double rounded by round_mag, 53 bits
+ * being at least 8 + 2 (contracts §4.2 "The fast path"). A zero keeps its sign. */
+static void node_end_bf16(a4w4_fast_tree_scratch *sc, a4w4_tree_round mode, float *out,
+                          uint8_t *redo)
+{
+    for (size_t i = 0; i < sc->n; i++) {
+        double s = sc->s[i];
+        if (!isfinite(s)) {
+            out[i] = (float)s; /* an inf input, or +inf with -inf: NaN */
+            continue;
+        }
+        uint32_t undecided;
+        double d = round_odd53(s, sc->c[i], sc->eb[i], &undecided);
+        redo[i] |= (uint8_t)undecided;
+        if (d == 0.0) {
+            out[i] = (float)d;
+            continue;
+        }
+        uint64_t u = dbits(d);
+        uint64_t mag = (u & ((((uint64_t)1) << 52) - 1u)) | ((uint64_t)1 << 52);
+        float r = round_mag(mag, (int)((u >> 52) & 0x7FFu) - 1075, 8, mode == A4W4_ROUND_RZ);
+        out[i] = u >> 63 ? -r : r;
+    }
+}
+
+static void node_end(a4w4_fast_tree_scratch *sc, const a4w4_tree *t, float *out, uint8_t *redo)
+{
+    if (t->acc == A4W4_ACC_BF16)
+        node_end_bf16(sc, t->round, out, redo);
+    else
+        node_end_fp32(sc, t->round, out, redo);
+}
+
+/* ---- nodes of finite precision (contracts §4.2 rule 4, prec = P > 0) -------------------- */
+
+__extension__ typedef unsigned __int128 u128;
+__extension__ typedef __int128 i128;
+
+/* floor(log2|x|) of the fp32 bits u, NO_EXP for a zero, an infinity or a NaN. A subnormal's
+ * is its integer significand's (exact as float) less 149. */
+static inline __attribute__((always_inline)) int32_t flog2(uint32_t u)
+{
+    uint32_t a = u & 0x7FFFFFFFu, E = a >> 23;
+    int32_t sub = (int32_t)(fbits((float)(int32_t)a) >> 23) - 127 - 149;
+    int32_t e = E ? (int32_t)E - 127 : sub;
+    return a == 0 || E == 255 ? NO_EXP : e;
+}
+
+/* Pass 1: e_max and the special-value flags over the inputs. */
+NODE_LOOP static void pnode_scan(a4w4_fast_tree_scratch *sc, const float *const *in, size_t cnt)
+{
+    int32_t *restrict emax = sc->emax;
+    uint32_t *restrict fl = sc->flags;
+#pragma omp simd
+    for (size_t i = 0; i < sc->n; i++) {
+        emax[i] = NO_EXP;
+        fl[i] = PF_ALLNZ;
+    }
+    for (size_t j = 0; j < cnt; j++) {
+        const float *restrict x = in[j];
+#pragma omp simd
+        for (size_t i = 0; i < sc->n; i++) {
+            uint32_t u = fbits(x[i]);
+            int32_t e = flog2(u);
+            emax[i] = e > emax[i] ? e : emax[i];
+            uint32_t f = ((u & 0x7FFFFFFFu) > 0x7F800000u ? PF_NAN : 0u) |
+                         (u == 0x7F800000u ? PF_PINF : 0u) | (u == 0xFF800000u ? PF_NINF : 0u);
+            fl[i] = (fl[i] | f) & (u == 0x80000000u ? ~0u : ~PF_ALLNZ);
+        }
+    }
+}
+
+/* Pass 2: hi * 2^32 + lo = the sum of the inputs truncated toward zero to multiples of
+ * q = 2^(e_max - P + 1), in units of q. A finite x is m * 2^k (m < 2^24), so trunc(|x| / q) is
+ * m shifted by k - log2 q; it is below 2^P <= 2^64 (|x| < 2^(e_max + 1)), so the shift left
+ * is at most 63. Zeros and non-finite inputs add 0 (m = 0). */
+NODE_LOOP static void pnode_sum(a4w4_fast_tree_scratch *sc, const float *const *in, size_t cnt,
+                                unsigned P)
+{
+    const int32_t *restrict emax = sc->emax;
+    int64_t *restrict hi = sc->hi, *restrict lo = sc->lo;
+#pragma omp simd
+    for (size_t i = 0; i < sc->n; i++)
+        hi[i] = lo[i] = 0;
+    for (size_t j = 0; j < cnt; j++) {
+        const float *restrict x = in[j];
+#pragma omp simd
+        for (size_t i = 0; i < sc->n; i++) {
+            uint32_t u = fbits(x[i]), a = u & 0x7FFFFFFFu, E = a >> 23;
+            uint64_t m = E == 255 ? 0 : E ? (a & 0x7FFFFFu) | 0x800000u : a;
+            int32_t k = E ? (int32_t)E - 150 : -149;
+            int32_t d = k - (emax[i] - (int32_t)P + 1);
+            int32_t l = d > 63 ? 63 : d, r = -d > 63 ? 63 : -d;
+            uint64_t t = d >= 0 ? m << l : m >> r;
+            int64_t th = (int64_t)(t >> 32), tl = (int64_t)(t & 0xFFFFFFFFu);
+            hi[i] += u >> 31 ? -th : th;
+            lo[i] += u >> 31 ? -tl : tl;
+        }
+    }
+}
+
+/* out[i] = node(in[0][i], ..., in[cnt - 1][i]) with prec = t->prec > 0 (contracts §4.2 rule 4):
+ * special values first, then the aligned, truncated inputs' exact sum rounded once to the
+ * accumulator format with the tree's mode; an exact zero sum is +0 unless every input is -0.
+ * cnt <= A4W4_TREE_FAST_PREC_FUSE_MAX + 1; out may alias an input (written last). */
+static void pnode(a4w4_fast_tree_scratch *sc, const a4w4_tree *t, const float *const *in,
+                  size_t cnt, float *out)
+{
+    pnode_scan(sc, in, cnt);
+    pnode_sum(sc, in, cnt, t->prec);
+    unsigned p = t->acc == A4W4_ACC_BF16 ? 8 : 24;
+    int rz = t->round == A4W4_ROUND_RZ;
+    for (size_t i = 0; i < sc->n; i++) {
+        uint32_t f = sc->flags[i];
+        if ((f & PF_NAN) || ((f & PF_PINF) && (f & PF_NINF))) {
+            out[i] = NAN;
+            continue;
+        }
+        if (f & (PF_PINF | PF_NINF)) {
+            out[i] = f & PF_PINF ? INFINITY : -INFINITY;
+            continue;
+        }
+        i128 v = (i128)sc->hi[i] * ((i128)1 << 32) + sc->lo[i];
+        if (v == 0) {
+            out[i] = f & PF_ALLNZ ? -0.0f : 0.0f;
+            continue;
+        }
+        u128 mag = v < 0 ? (u128)(-v) : (u128)v;
+        int exp = sc->emax[i] - (int)t->prec + 1;
+        uint64_t h = (uint64_t)(mag >> 64);
+        if (h) { /* keep 63 bits and a sticky bit: enough for any rounding to 24 bits */
+            int sh = 65 - __builtin_clzll(h);
+            u128 sticky = (mag & (((u128)1 << sh) - 1u)) != 0;
+            mag = (mag >> sh) | sticky;
+            exp += sh;
+        }
+        float r = round_mag((uint64_t)mag, exp, p, rz);
+        out[i] = v < 0 ? -r : r;
+    }
+}
+
+/* out = node(a, b) for every output (out may alias a). prec > 0: pnode. acc=bf16: the fused
+ * node (node_begin, node_add, node_end). Otherwise, RNE: the fp32 addition, which is the
  * exact sum rounded once (IEEE 754). RZ: r = RNE(a + b) and its exact error e (TwoSum in fp32:
  * exact for finite r, subnormals included); r is one step away from zero exactly when e is
  * nonzero with the other sign, and then the next float toward zero is RZ(a + b). A finite sum
  * that overflowed to ±inf gives ±the largest finite value. The exact sum of two fp32 values
- * is zero or at least 2^-149 in magnitude, so r is never a zero with e nonzero. */
-NODE_LOOP static void node2(a4w4_fast_tree_scratch *sc, const float *a, const float *b, a4w4_tree_round mode,
-                  float *out)
+ * is zero or at least 2^-149 in magnitude, so r is never a zero with e nonzero. redo: as
+ * node_end's (NULL: the fp32 paths, which never need it). */
+static void node2_fp32(a4w4_fast_tree_scratch *sc, const float *a, const float *b,
+                       a4w4_tree_round mode, float *out);
+
+static void node2(a4w4_fast_tree_scratch *sc, const a4w4_tree *t, const float *a, const float *b,
+                  float *out, uint8_t *redo)
+{
+    if (t->prec) {
+        const float *in[2] = {a, b};
+        pnode(sc, t, in, 2, out);
+    } else if (t->acc == A4W4_ACC_BF16) {
+        node_begin(sc);
+        node_add(sc, a);
+        node_add(sc, b);
+        node_end(sc, t, out, redo);
+    } else {
+        node2_fp32(sc, a, b, t->round, out);
+    }
+}
+
+NODE_LOOP static void node2_fp32(a4w4_fast_tree_scratch *sc, const float *a, const float *b,
+                                 a4w4_tree_round mode, float *out)
 {
     if (mode == A4W4_ROUND_RNE) {
 #pragma omp simd
@@ -235,25 +461,27 @@ NODE_LOOP static void node2(a4w4_fast_tree_scratch *sc, const float *a, const fl
  * the next 2^a2, ..., joined right to left: node(P1, node(P2, ...)) (contracts §4.2 rule 5).
  * Pushing each value and merging the top two while their sizes are equal builds the same
  * perfect trees; pw_finish then joins them from the top. */
-static void pw_push(a4w4_fast_tree_scratch *sc, pw_stack *st, const float *v, a4w4_tree_round mode)
+static void pw_push(a4w4_fast_tree_scratch *sc, const a4w4_tree *t, pw_stack *st,
+                    const float *v, uint8_t *redo)
 {
     size_t n = sc->n;
     memcpy(st->val + st->depth * n, v, n * sizeof *v);
     st->size[st->depth++] = 1;
     while (st->depth >= 2 && st->size[st->depth - 1] == st->size[st->depth - 2]) {
         float *l = st->val + (st->depth - 2) * n, *r = st->val + (st->depth - 1) * n;
-        node2(sc, l, r, mode, l);
+        node2(sc, t, l, r, l, redo);
         st->size[st->depth - 2] *= 2;
         st->depth--;
     }
 }
 
-static void pw_finish(a4w4_fast_tree_scratch *sc, pw_stack *st, a4w4_tree_round mode, float *out)
+static void pw_finish(a4w4_fast_tree_scratch *sc, const a4w4_tree *t, pw_stack *st, float *out,
+                      uint8_t *redo)
 {
     size_t n = sc->n;
     while (st->depth >= 2) {
         float *l = st->val + (st->depth - 2) * n, *r = st->val + (st->depth - 1) * n;
-        node2(sc, l, r, mode, l);
+        node2(sc, t, l, r, l, redo);
         st->depth--;
     }
     memcpy(out, st->val, n * sizeof *out);
@@ -276,24 +504,27 @@ static void group_end(leaf_sink *k)
 {
     a4w4_fast_tree_scratch *sc = k->sc;
     if (k->t->reduce == A4W4_REDUCE_CHAIN) {
-        node_end(sc, k->t->round, sc->acc, k->redo);
+        node_end(sc, k->t, sc->acc, k->redo);
     } else {
-        node_end(sc, k->t->round, sc->tmp, k->redo);
-        pw_push(sc, &sc->reduce, sc->tmp, k->t->round);
+        node_end(sc, k->t, sc->tmp, k->redo);
+        pw_push(sc, k->t, &sc->reduce, sc->tmp, k->redo);
     }
     k->in_group = 0;
 }
 
+/* One leaf of a tree with prec = 0. With acc=fp32 a one-input node is its fp32 input and a
+ * two-input node node2's; otherwise (acc=bf16) every node is a fused one. */
 static void leaf(leaf_sink *k, const float *x)
 {
     const a4w4_tree *t = k->t;
     a4w4_fast_tree_scratch *sc = k->sc;
-    if (t->fuse == 1 && t->reduce == A4W4_REDUCE_PAIRWISE) {
-        pw_push(sc, &sc->reduce, x, t->round); /* node(x) = x: one fp32 input */
+    int fp32 = t->acc == A4W4_ACC_FP32;
+    if (fp32 && t->fuse == 1 && t->reduce == A4W4_REDUCE_PAIRWISE) {
+        pw_push(sc, t, &sc->reduce, x, k->redo); /* node(x) = x: one fp32 input */
         return;
     }
-    if (t->fuse == 1) {
-        node2(sc, sc->acc, x, t->round, sc->acc);
+    if (fp32 && t->fuse == 1) {
+        node2(sc, t, sc->acc, x, sc->acc, k->redo);
         return;
     }
     if (k->in_group == 0) {
@@ -306,10 +537,26 @@ static void leaf(leaf_sink *k, const float *x)
         group_end(k);
 }
 
-/* 2^e as a double, -1022 <= e <= 1023. */
-static double pow2d(int e)
+/* The leaves of a tree with prec > 0, m of them at v in consumption order when asc, reversed
+ * when not, starting a group (m a multiple of F but at the split's end): each group of F (the
+ * last may be shorter) is one pnode, with acc as an input (chain) or pushed (pairwise). The
+ * order of a node's inputs does not change its value. */
+static void prec_groups(leaf_sink *k, const float *v, size_t m, int asc)
 {
-    return dfrom((uint64_t)(e + 1023) << 52);
+    const a4w4_tree *t = k->t;
+    a4w4_fast_tree_scratch *sc = k->sc;
+    const float *in[A4W4_TREE_FAST_PREC_FUSE_MAX + 1];
+    int chain = t->reduce == A4W4_REDUCE_CHAIN;
+    for (size_t g0 = 0; g0 < m; g0 += t->fuse) {
+        size_t cnt = m - g0 < t->fuse ? m - g0 : t->fuse, nin = 0;
+        if (chain)
+            in[nin++] = sc->acc;
+        for (size_t i = g0; i < g0 + cnt; i++)
+            in[nin++] = v + (asc ? i : m - 1 - i) * sc->n;
+        pnode(sc, t, in, nin, chain ? sc->acc : sc->tmp);
+        if (!chain)
+            pw_push(sc, t, &sc->reduce, sc->tmp, k->redo);
+    }
 }
 
 /* Leaves [l0, l0 + m) of G < 32 elements (contracts §4.2 rule 2) from the tile's decoded X rows
@@ -346,25 +593,29 @@ NODE_LOOP static void sub_leaves(const a4w4_fast_kernels *kt, const a4w4_fast_ti
     }
 }
 
-/* The value of the split over leaves [l0, l1) into sc->split. */
+/* The value of the split over leaves [l0, l1) into sc->split. Chunks of CHUNK leaves, or for
+ * prec > 0 of as many whole groups as VROWS holds. */
 static void split_value(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
                         const a4w4_tree *t, size_t l0, size_t l1, a4w4_fast_tree_scratch *sc,
                         uint8_t *redo)
 {
     size_t n = sc->n, nl = l1 - l0;
+    size_t chunk = t->prec ? VROWS / t->fuse * t->fuse : CHUNK;
     int asc = t->order == A4W4_ORDER_ASC;
     leaf_sink k = {t, sc, redo, 0};
     for (size_t i = 0; i < n; i++)
         sc->acc[i] = 0.0f;
     sc->reduce.depth = 0;
     for (size_t done = 0; done < nl;) {
-        size_t m = nl - done < CHUNK ? nl - done : CHUNK;
+        size_t m = nl - done < chunk ? nl - done : chunk;
         size_t c0 = asc ? l0 + done : l1 - done - m;
         if (t->leaf == 32)
             kt->blocks(tile, c0, c0 + m, sc->v);
         else
             sub_leaves(kt, tile, t->leaf, c0, m, n, sc->v);
-        for (size_t i = 0; i < m; i++)
+        if (t->prec)
+            prec_groups(&k, sc->v, m, asc);
+        for (size_t i = 0; !t->prec && i < m; i++)
             leaf(&k, sc->v + (asc ? i : m - 1 - i) * n);
         done += m;
     }
@@ -373,7 +624,7 @@ static void split_value(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
     if (t->reduce == A4W4_REDUCE_CHAIN)
         memcpy(sc->split, sc->acc, n * sizeof *sc->split);
     else
-        pw_finish(sc, &sc->reduce, t->round, sc->split);
+        pw_finish(sc, t, &sc->reduce, sc->split, redo);
 }
 
 void a4w4_fast_tree_tile(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
@@ -390,12 +641,12 @@ void a4w4_fast_tree_tile(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile
         split_value(kt, tile, t, plan->starts[j] / t->leaf, plan->starts[j + 1] / t->leaf, sc,
                     redo);
         if (t->combine == A4W4_REDUCE_CHAIN)
-            node2(sc, sc->total, sc->split, t->round, sc->total);
+            node2(sc, t, sc->total, sc->split, sc->total, redo);
         else
-            pw_push(sc, &sc->combine, sc->split, t->round);
+            pw_push(sc, t, &sc->combine, sc->split, redo);
     }
     if (t->combine == A4W4_REDUCE_CHAIN)
         memcpy(acc, sc->total, n * sizeof *acc);
     else
-        pw_finish(sc, &sc->combine, t->round, acc);
+        pw_finish(sc, t, &sc->combine, acc, redo);
 }

@@ -947,6 +947,39 @@ Test(runner, the_full_check_estimate_follows_its_cost_model)
                        1e-12);
 }
 
+/* A backend held to a tree contract adds its oracle's rate: the fast path's per leaf for prec
+ * > 0 or acc=bf16, its per-MAC rate times 32/leaf for the other trees it takes, the plain
+ * oracle's per leaf for a tree it does not take (prec > 0 with fuse > 256). */
+Test(runner, a_tree_contract_adds_the_rate_of_the_oracle_that_judges_it)
+{
+    static const struct {
+        const char *contract;
+        double per_mac;
+    } rows[] = {
+        {"tree(leaf=1,fuse=16,prec=26,round=rz)", A4W4_COST_TREE_PREC_S_PER_LEAF},
+        {"tree(leaf=32,acc=bf16)", A4W4_COST_TREE_PREC_S_PER_LEAF / 32},
+        {"tree(leaf=2,fuse=16)", A4W4_COST_TREE_FAST_S_PER_MAC * 16},
+        {"tree(leaf=1,fuse=257,prec=26)", A4W4_COST_TREE_PLAIN_S_PER_LEAF},
+    };
+    a4w4_backend b;
+    memset(&b, 0, sizeof b);
+    b.type = &gpu_cost_type;
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    c.M = 16;
+    c.N = 1024;
+    c.K = 4096;
+    double macs = 16.0 * 1024 * 4096;
+    snprintf(b.contract, sizeof b.contract, "ordered(1)");
+    a4w4_runner r = {.backends = &b, .nbackends = 1};
+    double base = a4w4_full_check_seconds(&r, &c);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        snprintf(b.contract, sizeof b.contract, "%s", rows[i].contract);
+        cr_expect_float_eq(a4w4_full_check_seconds(&r, &c) - base, macs * rows[i].per_mac,
+                           1e-9 * macs * rows[i].per_mac, "%s", rows[i].contract);
+    }
+}
+
 /* The fault backend on a case above A4W4_FULL_CHECK_MACS with budget_s. */
 static a4w4_entry_list run_budget(double budget_s, int full)
 {

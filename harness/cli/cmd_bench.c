@@ -12,7 +12,10 @@
  * type registered in registry.c is benchmarked the same way without touching this file. The
  * slow methods (the plain oracle, CPU backends) run on the first rows only when the shape is
  * large (rate from those rows, times scaled to the whole shape, marked). A line of ratios per
- * shape ends it. A backend that wants device-only timing provides the type's bench hook. */
+ * shape ends it. A backend that wants device-only timing provides the type's bench hook.
+ * Each --tree contract (contracts §4.2) adds the fast tree oracle on one thread and the plain
+ * tree oracle on one thread (on the first rows: about TREE_PLAIN_LEAVES leaves of outputs),
+ * and a line with their ratio. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT: the CPU count nproc reports */
 #include <cblas.h>
 #include <sched.h>
@@ -25,6 +28,7 @@
 #include "a4w4_gemm.h"
 #include "a4w4_gemm_fast.h"
 #include "a4w4_quant.h"
+#include "a4w4_tree.h"
 #include "a4w4check.h"
 #include "backend_list.h"
 #include "options.h"
@@ -42,6 +46,10 @@
 /* The slow methods run on the first rows of A only when the shape has more MACs than this
  * (about 0.3 s of the plain oracle on one core). */
 #define SLOW_MACS (1ull << 29)
+/* Tree contracts a run times (--tree), and the leaves (outputs times K / leaf) the plain tree
+ * oracle runs on at most (about 1 us a leaf: some seconds). */
+#define MAX_TREES 8
+#define TREE_PLAIN_LEAVES (1ull << 22)
 
 static const char bench_usage[] =
     "usage: a4w4check bench [--shapes M,N,K[:REGIME];...] [--reps R] [--regime REGIME]\n"
@@ -59,7 +67,9 @@ static const char bench_usage[] =
     "printed with G-MAC/s = M*N*K / median / 1e9, then a line of ratios (fast exact / sgemm\n"
     "on one thread each, fast exact all threads / one) and the instruction-set path. A machine\n"
     "line (CPUs, CPU model, OpenBLAS build and threads) comes first. Operands: a generated\n"
-    "case per shape (seed 1).\n"
+    "case per shape (seed 1). Each --tree TEXT (a tree contract, contracts §4.2) adds the fast\n"
+    "tree oracle and the plain tree oracle (about 2^22 leaves of outputs: its first rows), one\n"
+    "thread each, and their ratio.\n"
     "\n"
     "options:\n";
 
@@ -67,6 +77,7 @@ typedef struct {
     const char *shapes, *regime;
     int reps, backends_only;
     a4w4_opt_list backend;
+    a4w4_opt_strings tree;
 } bench_opts;
 
 static const a4w4_option bench_options[] = {
@@ -85,6 +96,9 @@ static const a4w4_option bench_options[] = {
              "time these backends (as in run --backend, e.g. cpu-asm,\n"
              "cpu-fallback, plugin:./libmy.so) on the full output of each shape\n"
              "(default " DEFAULT_BACKENDS ")"),
+    OPT_STRINGS("tree", bench_opts, tree, "TEXT",
+                "also time the fast and the plain oracle of this tree contract\n"
+                "(e.g. 'tree(leaf=1,fuse=16,prec=26,round=rz)'); repeatable, at most 8"),
     OPT_END(),
 };
 
@@ -160,6 +174,34 @@ static int run_fast(bench_shape *b, void *ctx, const void *arg, char *why, size_
     return a4w4_gemm_exact_fast_ex(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
                                    d->w_scale.data, d->M, d->N, d->K, b->y, NULL, f->threads,
                                    A4W4_FAST_AUTO, &b->st);
+}
+
+/* A tree oracle, one thread: the fast path on every output, or the plain oracle on the first
+ * tree_rows rows. */
+typedef struct {
+    a4w4_tree t;
+    int plain;
+} tree_arg;
+
+/* The rows the plain tree oracle runs on: about TREE_PLAIN_LEAVES leaves, at least 1. */
+static size_t tree_rows(const bench_shape *b, const a4w4_tree *t)
+{
+    double per_row = (double)b->c.N * (double)b->c.K / t->leaf;
+    size_t rows = (size_t)((double)TREE_PLAIN_LEAVES / per_row);
+    return rows < 1 ? 1 : rows > b->c.M ? b->c.M : rows;
+}
+
+static int run_tree(bench_shape *b, void *ctx, const void *arg, char *why, size_t whylen)
+{
+    (void)ctx, (void)why, (void)whylen;
+    const tree_arg *ta = arg;
+    const a4w4_case_data *d = &b->d;
+    if (ta->plain)
+        return a4w4_gemm_tree(d->a_fp4.data, d->a_scale.data, d->w_fp4.data, d->w_scale.data,
+                              tree_rows(b, &ta->t), d->N, d->K, &ta->t, b->y, NULL);
+    return a4w4_gemm_tree_fast_ex(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
+                                  d->w_scale.data, d->M, d->N, d->K, &ta->t, b->y, NULL, 1,
+                                  A4W4_FAST_AUTO, &b->st);
 }
 
 /* sgemm with a thread count: arg points at an int (0 = OpenBLAS's default). */
@@ -431,8 +473,9 @@ static void machine_line(void)
 typedef struct {
     shape_spec shapes[MAX_SHAPES];
     size_t nshapes;
-    bench_method methods[NFIXED + MAX_BACKENDS];
-    size_t nmethods;
+    bench_method methods[NFIXED + MAX_BACKENDS + 2 * MAX_TREES];
+    size_t nmethods, ntrees; /* the tree methods follow the others, fast then plain */
+    tree_arg trees[2 * MAX_TREES];
     a4w4_backend be[MAX_BACKENDS];
     size_t nbe;
     double copy_gbs;
@@ -459,6 +502,43 @@ static void fixed_methods(bench_plan *p)
     p->nmethods = NFIXED;
 }
 
+/* The --tree contracts into p->trees (fast, plain per contract); 1 on a refused text. */
+static int plan_trees(const bench_opts *o, bench_plan *p)
+{
+    for (size_t i = 0; i < o->tree.n; i++) {
+        a4w4_contract c;
+        char err[512] = "";
+        if (a4w4_contract_parse(o->tree.v[i], &c, err, sizeof err) == A4W4_OK &&
+            c.kind != A4W4_CONTRACT_TREE)
+            snprintf(err, sizeof err, "not a tree contract");
+        if (*err) {
+            a4w4_errorf("bench: --tree '%s': %s", o->tree.v[i], err);
+            return 1;
+        }
+        for (int plain = 0; plain < 2; plain++)
+            p->trees[2 * i + plain] = (tree_arg){c.tree, plain};
+    }
+    p->ntrees = o->tree.n;
+    return 0;
+}
+
+/* The tree methods (after the backends'): names carry the canonical contract text. */
+static void tree_methods(bench_plan *p)
+{
+    for (size_t i = 0; i < 2 * p->ntrees; i++) {
+        bench_method *m = &p->methods[p->nmethods++];
+        a4w4_contract c = {A4W4_CONTRACT_TREE, 1, p->trees[i].t};
+        char text[A4W4_CONTRACT_MAX];
+        a4w4_contract_format(&c, text, sizeof text);
+        memset(m, 0, sizeof *m);
+        snprintf(m->name, sizeof m->name, "%s tree oracle (1 thread) %s",
+                 p->trees[i].plain ? "plain" : "fast", text);
+        m->run = run_tree;
+        m->arg = &p->trees[i];
+        m->slow = p->trees[i].plain;
+    }
+}
+
 /* Shapes, the fixed methods, the backends and their methods. Returns the exit code. */
 static int plan_bench(const bench_opts *o, bench_plan *p)
 {
@@ -475,6 +555,8 @@ static int plan_bench(const bench_opts *o, bench_plan *p)
         return A4W4_EXIT_BADINPUT;
     }
     fixed_methods(p);
+    if (plan_trees(o, p))
+        return A4W4_EXIT_BADINPUT;
     if (o->backends_only && !o->backend.text) {
         a4w4_errorf("bench: --backends-only needs --backend LIST");
         return A4W4_EXIT_BADINPUT;
@@ -494,6 +576,7 @@ static int plan_bench(const bench_opts *o, bench_plan *p)
         m->run = run_backend;
         m->arg = &p->be[i];
     }
+    tree_methods(p);
     return rc;
 }
 
@@ -569,7 +652,9 @@ static double time_and_print(const bench_method *m, bench_shape *b, int reps, co
                *r.why ? r.why : a4w4_status_str(r.status));
         return 0;
     }
-    size_t rows = runs_on_rows(m) ? b->sub_rows : b->c.M;
+    size_t rows = m->run == run_tree && m->slow ? tree_rows(b, &((const tree_arg *)m->arg)->t)
+                  : runs_on_rows(m)              ? b->sub_rows
+                                                 : b->c.M;
     double scale = (double)b->c.M / (double)rows;
     double rate = (double)rows * (double)b->c.N * (double)b->c.K / r.median_s / 1e9;
     char name[256];
@@ -580,6 +665,9 @@ static double time_and_print(const bench_method *m, bench_shape *b, int reps, co
         printf("  (rows 0..%zu of %zu)", rows - 1, b->c.M);
     if (m->run == run_fast)
         print_fast_path(&b->st, ((const fast_arg *)m->arg)->ordered);
+    if (m->run == run_tree && !m->slow)
+        printf("  [%s, %zu of %zu outputs by the tree reducer]", a4w4_fast_isa_name(b->st.isa),
+               b->st.tree + b->st.trivial, b->c.M * b->c.N);
     printf("\n");
     return rate;
 }
@@ -601,6 +689,15 @@ static void print_ratios(const double *rate)
     printf("\n");
 }
 
+/* A tree contract's two lines (fast, plain; m[0], m[1]) and their ratio. */
+static void tree_rows_print(const bench_method *m, bench_shape *b, int reps)
+{
+    double fast = time_and_print(&m[0], b, reps, "");
+    double plain = time_and_print(&m[1], b, reps, "");
+    if (fast > 0 && plain > 0)
+        printf("%-20s ratios: fast / plain tree (1 thread each) x%.1f\n", "", fast / plain);
+}
+
 /* Time every method on shape si, one line each, then the ratios. Returns the exit code. */
 static int bench_shape_rows(const bench_opts *o, const bench_plan *p, size_t si)
 {
@@ -617,7 +714,8 @@ static int bench_shape_rows(const bench_opts *o, const bench_plan *p, size_t si)
     size_t first = o->backends_only ? NFIXED : 0;
     char regime[48];
     snprintf(regime, sizeof regime, "(%s)", p->shapes[si].regime_text);
-    for (size_t mi = first; mi < p->nmethods; mi++) {
+    size_t ntree = 2 * p->ntrees;
+    for (size_t mi = first; mi < p->nmethods - ntree; mi++) {
         const bench_method *m = &p->methods[mi];
         const a4w4_backend *bk = mi >= NFIXED ? m->arg : NULL;
         const char *label = mi == first ? shape : mi == first + 1 ? regime : "";
@@ -631,6 +729,8 @@ static int bench_shape_rows(const bench_opts *o, const bench_plan *p, size_t si)
     }
     if (!o->backends_only)
         print_ratios(rate);
+    for (size_t ti = 0; !o->backends_only && ti < ntree; ti += 2)
+        tree_rows_print(&p->methods[p->nmethods - ntree + ti], &b, o->reps);
     fflush(stdout);
     shape_free(&b);
     return A4W4_EXIT_PASS;
@@ -638,7 +738,8 @@ static int bench_shape_rows(const bench_opts *o, const bench_plan *p, size_t si)
 
 int cmd_bench(int argc, char **argv)
 {
-    bench_opts o = {DEFAULT_SHAPES, "normal", DEFAULT_REPS, 0, {0}};
+    const char *trees[MAX_TREES];
+    bench_opts o = {DEFAULT_SHAPES, "normal", DEFAULT_REPS, 0, {0}, {trees, 0, MAX_TREES}};
     a4w4_args args;
     int rc = a4w4_options_parse(&bench_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)

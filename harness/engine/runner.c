@@ -1196,9 +1196,11 @@ double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c)
         a4w4_contract own;
         const a4w4_contract *k = case_contract(b, c, &own, NULL, 0);
         if (k && k->kind == A4W4_CONTRACT_TREE)
-            per_mac += a4w4_tree_fast_eligible(&k->tree)
-                           ? A4W4_COST_TREE_FAST_S_PER_MAC * 32.0 / (double)k->tree.leaf
-                           : A4W4_COST_TREE_PLAIN_S_PER_LEAF / (double)k->tree.leaf;
+            per_mac += !a4w4_tree_fast_eligible(&k->tree)
+                           ? A4W4_COST_TREE_PLAIN_S_PER_LEAF / (double)k->tree.leaf
+                       : k->tree.prec || k->tree.acc != A4W4_ACC_FP32
+                           ? A4W4_COST_TREE_PREC_S_PER_LEAF / (double)k->tree.leaf
+                           : A4W4_COST_TREE_FAST_S_PER_MAC * 32.0 / (double)k->tree.leaf;
     }
     return macs * per_mac + ((double)c->M + (double)c->N) * (double)c->K *
                                 A4W4_COST_GEN_S_PER_ELEMENT;

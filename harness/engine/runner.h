@@ -84,6 +84,11 @@ enum { A4W4_CODE0_BOTH = 0, A4W4_CODE0_OCP = 1, A4W4_CODE0_DRIVER = 2 };
  * measured from leaf=1 to leaf=32 on one core; two cores taken). */
 #define A4W4_COST_TREE_FAST_S_PER_MAC 5e-11
 #define A4W4_COST_TREE_PLAIN_S_PER_LEAF 1e-6
+/* A tree the fast path takes with prec > 0 or acc=bf16 (integer nodes of finite precision,
+ * bf16 rounding): seconds per leaf of each output, whatever the leaf size (`bench --tree`:
+ * 5-6 ns a leaf on one core for tree(leaf=1,fuse=16,prec=26,round=rz), leaf=32 with prec=26,
+ * and leaf=1 with acc=bf16; two cores taken). */
+#define A4W4_COST_TREE_PREC_S_PER_LEAF 3e-9
 
 /* Estimated seconds to check every output of case c with r's backends: M*N*K times the
  * oracles' rate plus, per GEMM backend, its runs (the baseline, and for one that reads the

@@ -23,3 +23,14 @@ expect_run(r 2 ${CLI} bench --shapes "16,256,512:special")
 expect_match(special "${r_err}" "regime 'special'")
 expect_run(r 2 ${CLI} bench --shapes "16,256")
 expect_match(shape "${r_err}" "not M,N,K")
+# --tree: the fast and the plain tree oracle (the plain one on its first rows), their ratio;
+# a text that is not a tree contract: exit 2 naming it
+expect_run(r 0 ${CLI} bench --shapes 4,32,256 --reps 1 --backend cpu-fallback
+           --tree "tree(leaf=1,fuse=16,prec=26,round=rz)")
+expect_match(tree "${r_out}" "fast tree oracle \\(1 thread\\) tree\\(leaf=1,order=asc,fuse=16,reduce=chain,prec=26,round=rz,acc=fp32,split=1,combine=chain,final=rne\\) +[0-9.]+ +[0-9.]+ +[0-9.]+  \\[[a-z0-9]+, 128 of 128 outputs by the tree reducer\\]")
+expect_match(tree "${r_out}" "plain tree oracle \\(1 thread\\) tree\\(leaf=1,[^)]*\\) +[0-9.]+")
+expect_match(tree "${r_out}" "ratios: fast / plain tree \\(1 thread each\\) x[0-9.]+")
+expect_run(r 2 ${CLI} bench --shapes 4,32,256 --tree "ordered(2)")
+expect_match(tree_bad "${r_err}" "--tree 'ordered\\(2\\)': not a tree contract")
+expect_run(r 2 ${CLI} bench --shapes 4,32,256 --tree "tree(prec=7)")
+expect_match(tree_bad "${r_err}" "--tree 'tree\\(prec=7\\)': .*prec=7")
