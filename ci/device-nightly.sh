@@ -3,7 +3,7 @@
 # (NVIDIA H200, no Debian -dev packages, a few device minutes): unpack DEBDIR's Debian packages
 # (default .devcarry/debs: cJSON, libcsv, OpenBLAS, pkgconf, libgfortran5; README: Nightly)
 # into /tmp/a4w4-prefix with ci/unpack-debs.sh, then ci/nightly-gpu.sh --quick with
-# GROUPS_PER_GPU=2 SET=premerge (its build: BUILD_TESTING=OFF, -DA4W4_GPU=nvidia, only the
+# GROUPS_PER_GPU=1 SET=premerge (its build: BUILD_TESTING=OFF, -DA4W4_GPU=nvidia, only the
 # a4w4check, a4w4_gpu_check and a4w4_gpu_emu targets). Writes OUT/nightly.tar.gz (the reports:
 # logs, every group's results, the merged results.json, summary.md, junit.xml, report.html,
 # groups.md) and OUT/summary.txt (each group's wall time, the merged verdict and counts, the
@@ -37,12 +37,12 @@ fi
 command -v nvcc >/dev/null 2>&1 || export PATH=$PATH:/usr/local/cuda/bin
 report=/tmp/a4w4-device-nightly
 rm -rf "$report"
-GROUPS_PER_GPU=${GROUPS_PER_GPU:-2} SET=${SET:-premerge} REPORT_DIR=$report \
+GROUPS_PER_GPU=${GROUPS_PER_GPU:-1} SET=${SET:-premerge} REPORT_DIR=$report \
   BUILD_DIR=${BUILD_DIR:-/tmp/a4w4-nightly-build} bash "$root/ci/nightly-gpu.sh" --quick \
   ${PREBUILT:+--prebuilt "$PREBUILT"} \
   >"$out/nightly-gpu.out" 2>&1
 rc=$?
-stamp "ci/nightly-gpu.sh --quick (GROUPS_PER_GPU=${GROUPS_PER_GPU:-2}, SET=${SET:-premerge}): exit $rc"
+stamp "ci/nightly-gpu.sh --quick (GROUPS_PER_GPU=${GROUPS_PER_GPU:-1}, SET=${SET:-premerge}): exit $rc"
 # the steps and groups as nightly-gpu.sh logged them (times in parentheses / "wall N s")
 sed -n 's/^nightly-gpu: //p' "$report/nightly.log" 2>/dev/null | sed 's/^/      /' >>"$out/summary.txt"
 m=$report/run/merged/results.json

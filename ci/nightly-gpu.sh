@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ci/nightly-gpu.sh — the nightly GPU check on one host: find the GPUs, build for them, run
-# the GPU check programs, then the harness in shard groups, one or more per GPU, merged into
-# one verdict; keep the logs; exit non-zero on any mismatch. Across hosts the GitHub workflow
+# the GPU check programs, then the harness in shard groups, one process per GPU (its operands
+# generated once on its cores and shared by every HIP backend, every output judged on the
+# device), merged into one verdict; keep the logs; exit non-zero on any mismatch. Across hosts the GitHub workflow
 # .github/workflows/nightly-gpu.yml runs the same two steps (ci/nightly-shard.sh per job,
 # ci/nightly-merge.sh once).
 #
@@ -14,9 +15,11 @@
 #      Criterion needed) and -DA4W4_GPU=... for a4w4_gpu_check, a4w4_gpu_emu and a4w4check;
 #      when that fails, tests/gpu/build-standalone.sh builds the GPU check programs alone
 #      (no harness: the nightly then FAILs).
-#   3. Run: a4w4_gpu_emu (CPU run of the kernels' arithmetic), a4w4_gpu_check on the full
-#      matrix and the golden bundles; with --sanitize also a4w4_gpu_check --quick under
-#      compute-sanitizer memcheck (NVIDIA).
+#   3. Run: a4w4_gpu_emu and a4w4_judge_emu (CPU runs of the kernels' and the judge's
+#      arithmetic), a4w4_gpu_check on the full matrix and the golden bundles (the plain and the
+#      matrix-unit kernels against the C oracles), a4w4_judge_check (the GPU judge against the
+#      C oracles); with --sanitize also a4w4_gpu_check --quick under compute-sanitizer memcheck
+#      (NVIDIA).
 #   4. The harness: `a4w4check run --set nightly` (golden bundles included) on every backend
 #      — every hip-* one and the CPU ones — in G = GPUs x GROUPS_PER_GPU shard groups, group g
 #      (ci/nightly-shard.sh --group g/G) pinned to one GPU with CUDA_VISIBLE_DEVICES /
@@ -31,12 +34,13 @@
 #   --prebuilt D  skip the build; use D/a4w4_gpu_check, D/a4w4_gpu_emu and D/a4w4check
 # Env: BUILD_DIR (default build-gpu-nightly), REPORT_DIR (default reports/gpu-nightly),
 #      GPUS (default: nvidia-smi -L / rocminfo's count, or the entries of an inherited
-#      CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), GROUPS_PER_GPU (default: min(8, nproc)
-#      / GPUS rounded up: the CPU backends and oracle use the cores; SHARDS is its old name),
-#      SET (default nightly; edge with --quick), BACKENDS (default: every hip-* backend plus
-#      cpu-asm and cpu-fallback), A4W4_DEPS_PREFIX (see ci/find-deps.sh), E8M0_CODE0 (unset:
-#      entries on E8M0 code 0 judged under both readings, those matching one only ambiguous;
-#      2^-127 or 2^-126: the reading the run states, `run --e8m0-code0`, docs/contracts.md §1).
+#      CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), GROUPS_PER_GPU (default 1: one process per
+#      GPU; SHARDS is its old name), SET (default nightly; edge with --quick), BACKENDS
+#      (default: the hip-mma-* GEMMs, hip-layout, hip-quant, cpu-asm and cpu-fallback),
+#      RUN_ARGS (more `run` options, e.g. --budget-seconds S), A4W4_DEPS_PREFIX (see
+#      ci/find-deps.sh), E8M0_CODE0 (unset: entries on E8M0 code 0 judged under both
+#      readings, those matching one only ambiguous; 2^-127 or 2^-126: the reading the run
+#      states, `run --e8m0-code0`, docs/contracts.md §1).
 # Exit: 0 every check passed; 1 a check failed; 2 missing library or build failure; 77 no GPU.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -113,7 +117,8 @@ if [ -n "$prebuilt" ]; then
   log "using prebuilt programs in $bindir"
 elif cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF \
        "${cmake_gpu[@]}" >"$reports/cmake-configure.log" 2>&1 &&
-     cmake --build "$build" -j "$(nproc)" --target a4w4_gpu_check a4w4_gpu_emu a4w4check \
+     cmake --build "$build" -j "$(nproc)" --target a4w4_gpu_check a4w4_gpu_emu a4w4_judge_emu \
+       a4w4_judge_check a4w4check \
        >"$reports/cmake-build.log" 2>&1; then
   bindir=$build
   log "built with CMake in $build"
@@ -143,7 +148,9 @@ run_step() { # name, command...
   return $rc
 }
 run_step gpu_emu "$bindir/a4w4_gpu_emu" "$root/cases/golden"
+[ -x "$bindir/a4w4_judge_emu" ] && run_step judge_emu "$bindir/a4w4_judge_emu"
 run_step gpu_check "$bindir/a4w4_gpu_check" "${quick[@]}" --golden "$root/cases/golden"
+[ -x "$bindir/a4w4_judge_check" ] && run_step judge_check "$bindir/a4w4_judge_check" "${quick[@]}"
 if [ "$sanitize" = 1 ]; then
   if [ "$plat" = nvidia ] && command -v compute-sanitizer >/dev/null 2>&1; then
     run_step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 \
@@ -174,20 +181,17 @@ run_groups() { # cli backends: G groups at once, each pinned to one GPU; sets G,
   mapfile -t ids < <(gpu_ids)
   ngpu=${#ids[@]}
   [ "$ngpu" -ge 1 ] || { ids=(0); ngpu=1; }
-  per=${GROUPS_PER_GPU:-${SHARDS:-}}
-  if [ -z "$per" ]; then
-    local cores; cores=$(nproc); [ "$cores" -gt 8 ] && cores=8
-    per=$(( (cores + ngpu - 1) / ngpu ))
-  fi
+  per=${GROUPS_PER_GPU:-${SHARDS:-1}}
   G=$(( ngpu * per ))
+  local threads=$(( $(nproc) / G )); [ "$threads" -ge 1 ] || threads=1
   dirs=()
   log "harness: $G shard groups ($ngpu GPU(s) x $per), set $set_name, backends $backends"
   for g in $(seq 1 "$G"); do
     dev=${ids[$(( (g - 1) % ngpu ))]}
     dirs+=("$reports/run/g$g")
-    env "$pin=$dev" A4W4CHECK="$cli" bash "$root/ci/nightly-shard.sh" --group "$g/$G" --out "$reports/run/g$g" \
-      --set "$set_name" --backends "$backends" ${E8M0_CODE0:+-- --e8m0-code0 "$E8M0_CODE0"} \
-      >"$reports/group-$g.log" 2>&1 &
+    env "$pin=$dev" OMP_NUM_THREADS="$threads" A4W4CHECK="$cli" bash "$root/ci/nightly-shard.sh" \
+      --group "$g/$G" --out "$reports/run/g$g" --set "$set_name" --backends "$backends" \
+      -- ${E8M0_CODE0:+--e8m0-code0 "$E8M0_CODE0"} ${RUN_ARGS:-} >"$reports/group-$g.log" 2>&1 &
     pids+=($!)
   done
   for g in $(seq 1 "$G"); do
@@ -197,7 +201,7 @@ run_groups() { # cli backends: G groups at once, each pinned to one GPU; sets G,
 }
 cli=$bindir/a4w4check
 if [ -x "$cli" ]; then
-  backends=${BACKENDS:-hip-asm-32x128,hip-asm-64x256,hip-asm-128x128,hip-asm-256x256,hip-asm:dispatch,hip-asm-splitk,hip-asm-atomic,hip-fallback,hip-layout,hip-quant,cpu-asm,cpu-fallback}
+  backends=${BACKENDS:-hip-mma-32x128,hip-mma-64x256,hip-mma-128x128,hip-mma-256x256,hip-mma:dispatch,hip-mma-splitk,hip-mma-atomic,hip-mma-fallback,hip-layout,hip-quant,cpu-asm,cpu-fallback}
   t0=$SECONDS
   rm -rf "$reports/run"
   run_groups "$cli" "$backends"
@@ -208,7 +212,7 @@ if [ -x "$cli" ]; then
   [ $rc -ne 0 ] && status=1 && grep -A3 '^## Failures' "$reports/run/merged/summary.md" 2>/dev/null | head -n 20
   if [ "$sanitize" = 1 ] && [ "$plat" = nvidia ] && command -v compute-sanitizer >/dev/null 2>&1; then
     run_step memcheck_harness compute-sanitizer --tool memcheck --error-exitcode 9 \
-      "$cli" run --set edge --no-golden --backend "${backends//,cpu-asm,cpu-fallback/}" \
+      "$cli" run --set edge --no-golden --host-judge --backend "${backends//,cpu-asm,cpu-fallback/}" \
       --out "$reports/run/memcheck" --quiet
   fi
 else

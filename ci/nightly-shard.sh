@@ -11,7 +11,8 @@
 #   --out DIR     the shard's results (results.jsonl, results.json, summary.md), run.log and
 #                 group.txt (group, set, backends, host, visible devices, exit, wall seconds)
 #   --set S       case set (default nightly); --backends B: a4w4check --backend list (default
-#                 every hip-* backend plus cpu-asm and cpu-fallback); --cli: the a4w4check
+#                 the hip-mma-* GEMMs, hip-layout, hip-quant, cpu-asm and cpu-fallback); --cli:
+#                 the a4w4check
 #                 binary (default $A4W4CHECK, else build/a4w4check)
 #   RUN_ARGS      passed to `a4w4check run` as is (e.g. --no-golden, --budget-seconds S)
 # The device is whatever CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES leave visible: the caller
@@ -20,7 +21,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 group="" out="" set_name=nightly
-backends=hip-asm-32x128,hip-asm-64x256,hip-asm-128x128,hip-asm-256x256,hip-asm:dispatch,hip-asm-splitk,hip-asm-atomic,hip-fallback,hip-layout,hip-quant,cpu-asm,cpu-fallback
+backends=hip-mma-32x128,hip-mma-64x256,hip-mma-128x128,hip-mma-256x256,hip-mma:dispatch,hip-mma-splitk,hip-mma-atomic,hip-mma-fallback,hip-layout,hip-quant,cpu-asm,cpu-fallback
 cli=${A4W4CHECK:-$root/build/a4w4check}
 usage() { echo "usage: ci/nightly-shard.sh --group g/G --out DIR [--set S] [--backends B] [--cli PATH] [-- RUN_ARGS...]" >&2; exit 2; }
 while [ $# -gt 0 ]; do

@@ -36,6 +36,10 @@
  *                         (fp32 add, RNE to bf16) in whatever order the splits finish — like
  *                         AITER's bf16-atomic split-K kernels.
  *   a4w4_gpu_gemm_rowmajor                                   ordered(1), bit for bit.
+ * Two kernels keep these contracts (the _engine forms pick one; the others run the portable
+ * one): A4W4_GPU_ENGINE_PORTABLE, the plain reference kernel (block dots by 4-way int8 dot
+ * products), and A4W4_GPU_ENGINE_MMA, the block dots from the matrix units (NVIDIA
+ * mma.sync m16n8k32 s8, AMD MFMA i8; a4w4_gpu_mma.hip), held bit-equal to it.
  * NaN outputs (a scale 0xFF on either side, or Inf - Inf) are written as bf16 0x7FC0. */
 #ifndef A4W4_GPU_H
 #define A4W4_GPU_H
@@ -154,6 +158,22 @@ int a4w4_gpu_gemm_asm_dev(int tile, unsigned splits, int split_mode, const uint8
                           const uint8_t *w_scale_swizzled, size_t M, size_t N, size_t K,
                           uint16_t *y, void *workspace, size_t workspace_bytes, void *stream);
 
+/* The same GEMMs on a chosen kernel: engine A4W4_GPU_ENGINE_PORTABLE (what the forms above
+ * run) or A4W4_GPU_ENGINE_MMA (the matrix units; no test-only faults); any other engine is
+ * A4W4_GPU_EARG. Arguments, contracts and errors as above, except that the matrix-unit
+ * kernel's deterministic split-K needs a workspace of only M*N*4 bytes (one fp32 accumulator
+ * the splits are added into in split order; a4w4_gpu_gemm_workspace_bytes is enough). */
+enum { A4W4_GPU_ENGINE_PORTABLE = 0, A4W4_GPU_ENGINE_MMA = 1 };
+int a4w4_gpu_gemm_asm_engine(int engine, int tile, unsigned splits, int split_mode,
+                             const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
+                             const uint8_t *w_fp4, const uint8_t *w_scale_swizzled, size_t M,
+                             size_t N, size_t K, uint16_t *y);
+int a4w4_gpu_gemm_asm_engine_dev(int engine, int tile, unsigned splits, int split_mode,
+                                 const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
+                                 const uint8_t *w_fp4, const uint8_t *w_scale_swizzled,
+                                 size_t M, size_t N, size_t K, uint16_t *y, void *workspace,
+                                 size_t workspace_bytes, void *stream);
+
 /* Fallback GEMM (the role of Triton's gemm_afp4wfp4): all operands row-major, a_fp4
  * [M, K/2], a_scale [M, K/32], w_fp4 [N, K/2], w_scale [N, K/32]; any M, N >= 1, K % 32 == 0;
  * ordered(1). */
@@ -162,6 +182,12 @@ int a4w4_gpu_gemm_rowmajor(const uint8_t *a_fp4, const uint8_t *a_scale, const u
 int a4w4_gpu_gemm_rowmajor_dev(const uint8_t *a_fp4, const uint8_t *a_scale,
                                const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
                                size_t K, uint16_t *y, void *stream);
+int a4w4_gpu_gemm_rowmajor_engine(int engine, const uint8_t *a_fp4, const uint8_t *a_scale,
+                                  const uint8_t *w_fp4, const uint8_t *w_scale, size_t M,
+                                  size_t N, size_t K, uint16_t *y);
+int a4w4_gpu_gemm_rowmajor_engine_dev(int engine, const uint8_t *a_fp4, const uint8_t *a_scale,
+                                      const uint8_t *w_fp4, const uint8_t *w_scale, size_t M,
+                                      size_t N, size_t K, uint16_t *y, void *stream);
 
 /* ---- fault injection (TEST ONLY: `a4w4check selftest --gpu`) --------------------
  * Deliberately wrong behaviour inside the device code, so the harness can prove it catches

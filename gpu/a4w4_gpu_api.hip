@@ -359,6 +359,13 @@ static int check_asm(int tile, unsigned splits, int split_mode, const uint8_t *a
                       a4w4_gpu_split_count(K, splits));
 }
 
+/* The kernel of a->engine (the portable one reads the test-only fault in force). */
+static hipError_t launch_engine(const a4w4g_gemm_args *a, hipStream_t stream)
+{
+    return a->engine == A4W4_GPU_ENGINE_MMA ? a4w4g_launch_gemm_mma(a, stream)
+                                            : a4w4g_launch_gemm(a, stream);
+}
+
 /* Enqueue one GEMM given checked arguments. */
 static int run_gemm(a4w4g_gemm_args *a, unsigned splits, int split_mode, void *workspace,
                     size_t workspace_bytes, hipStream_t stream)
@@ -374,13 +381,15 @@ static int run_gemm(a4w4g_gemm_args *a, unsigned splits, int split_mode, void *w
         if (rc)
             return rc;
         a->out_mode = A4W4G_OUT_ATOMIC;
-        return map_err(a4w4g_launch_gemm(a, stream), "gemm launch", A4W4_GPU_ELAUNCH);
+        return map_err(launch_engine(a, stream), "gemm launch", A4W4_GPU_ELAUNCH);
     }
     if (ns <= 1) {
         a->out_mode = A4W4G_OUT_BF16;
-        return map_err(a4w4g_launch_gemm(a, stream), "gemm launch", A4W4_GPU_ELAUNCH);
+        return map_err(launch_engine(a, stream), "gemm launch", A4W4_GPU_ELAUNCH);
     }
-    const size_t need = a4w4_gpu_gemm_workspace_bytes(M, N, K, splits, split_mode);
+    const int mma = a->engine == A4W4_GPU_ENGINE_MMA;
+    const size_t need = mma ? M * N * 4 /* one fp32 accumulator, splits in order */
+                            : a4w4_gpu_gemm_workspace_bytes(M, N, K, splits, split_mode);
     void *own = NULL;
     if (!workspace) {
         hipError_t e = hipMalloc(&own, need);
@@ -390,11 +399,23 @@ static int run_gemm(a4w4g_gemm_args *a, unsigned splits, int split_mode, void *w
     } else if (workspace_bytes < need || ((unsigned long long)workspace & 3ULL)) {
         return A4W4_GPU_EARG;
     }
-    a->out_mode = A4W4G_OUT_PARTIAL;
     a->partial = (float *)workspace;
-    int rc = map_err(a4w4g_launch_gemm(a, stream), "gemm launch", A4W4_GPU_ELAUNCH);
-    if (!rc)
-        rc = map_err(a4w4g_launch_split_reduce(a->partial, (int)ns, a->M, a->N, a->y, stream),
+    int rc = A4W4_GPU_OK;
+    if (mma) { /* one launch per split, in split order, into the accumulator */
+        a->out_mode = A4W4G_OUT_ACCUM;
+        a->splits = 1;
+        for (unsigned z = 0; z < ns && !rc; z++) {
+            a->split0 = (int)z;
+            rc = map_err(launch_engine(a, stream), "gemm launch", A4W4_GPU_ELAUNCH);
+        }
+    } else {
+        a->out_mode = A4W4G_OUT_PARTIAL;
+        rc = map_err(launch_engine(a, stream), "gemm launch", A4W4_GPU_ELAUNCH);
+    }
+    const int fault = mma ? A4W4_GPU_FAULT_NONE : a4w4g_fault();
+    if (!rc) /* y = RNE_bf16(+0 + partial[0] + ...): the accumulator is one partial */
+        rc = map_err(a4w4g_launch_split_reduce(a->partial, mma ? 1 : (int)ns, a->M, a->N, a->y,
+                                               fault, stream),
                      "split reduce launch", A4W4_GPU_ELAUNCH);
     if (own) {
         int rs = map_err(hipStreamSynchronize(stream), "kernel execution", A4W4_GPU_ELAUNCH);
@@ -405,13 +426,25 @@ static int run_gemm(a4w4g_gemm_args *a, unsigned splits, int split_mode, void *w
     return rc;
 }
 
-extern "C" int a4w4_gpu_gemm_asm_dev(int tile, unsigned splits, int split_mode,
-                                     const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
-                                     const uint8_t *w_fp4, const uint8_t *w_scale_swizzled,
-                                     size_t M, size_t N, size_t K, uint16_t *y,
-                                     void *workspace, size_t workspace_bytes, void *stream)
+static int check_engine(int engine)
 {
-    int rc = check_asm(tile, splits, split_mode, a_fp4, a_scale_shuffled, w_fp4,
+    return engine == A4W4_GPU_ENGINE_PORTABLE || engine == A4W4_GPU_ENGINE_MMA
+               ? A4W4_GPU_OK
+               : A4W4_GPU_EARG;
+}
+
+extern "C" int a4w4_gpu_gemm_asm_engine_dev(int engine, int tile, unsigned splits,
+                                            int split_mode, const uint8_t *a_fp4,
+                                            const uint8_t *a_scale_shuffled,
+                                            const uint8_t *w_fp4,
+                                            const uint8_t *w_scale_swizzled, size_t M, size_t N,
+                                            size_t K, uint16_t *y, void *workspace,
+                                            size_t workspace_bytes, void *stream)
+{
+    int rc = check_engine(engine);
+    if (rc)
+        return rc;
+    rc = check_asm(tile, splits, split_mode, a_fp4, a_scale_shuffled, w_fp4,
                        w_scale_swizzled, M, N, K, y);
     if (rc)
         return rc;
@@ -433,16 +466,31 @@ extern "C" int a4w4_gpu_gemm_asm_dev(int tile, unsigned splits, int split_mode,
     a.w_preshuffled = (*a4w4_gpu_tile_get(tile)).bpreshuffle;
     a.w_scale_swizzled = 1;
     a.y = y;
+    a.engine = engine;
     return run_gemm(&a, splits, split_mode, workspace, workspace_bytes, (hipStream_t)stream);
 }
 
-extern "C" int a4w4_gpu_gemm_asm(int tile, unsigned splits, int split_mode,
-                                 const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
-                                 const uint8_t *w_fp4, const uint8_t *w_scale_swizzled,
-                                 size_t M, size_t N, size_t K, uint16_t *y)
+extern "C" int a4w4_gpu_gemm_asm_dev(int tile, unsigned splits, int split_mode,
+                                     const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
+                                     const uint8_t *w_fp4, const uint8_t *w_scale_swizzled,
+                                     size_t M, size_t N, size_t K, uint16_t *y,
+                                     void *workspace, size_t workspace_bytes, void *stream)
 {
-    int rc = check_asm(tile, splits, split_mode, a_fp4, a_scale_shuffled, w_fp4,
-                       w_scale_swizzled, M, N, K, y);
+    return a4w4_gpu_gemm_asm_engine_dev(A4W4_GPU_ENGINE_PORTABLE, tile, splits, split_mode,
+                                        a_fp4, a_scale_shuffled, w_fp4, w_scale_swizzled, M,
+                                        N, K, y, workspace, workspace_bytes, stream);
+}
+
+extern "C" int a4w4_gpu_gemm_asm_engine(int engine, int tile, unsigned splits, int split_mode,
+                                        const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
+                                        const uint8_t *w_fp4, const uint8_t *w_scale_swizzled,
+                                        size_t M, size_t N, size_t K, uint16_t *y)
+{
+    int rc = check_engine(engine);
+    if (rc)
+        return rc;
+    rc = check_asm(tile, splits, split_mode, a_fp4, a_scale_shuffled, w_fp4,
+                   w_scale_swizzled, M, N, K, y);
     if (rc || (rc = need_device()))
         return rc;
     bufset b = {{0}, 0};
@@ -454,14 +502,23 @@ extern "C" int a4w4_gpu_gemm_asm(int tile, unsigned splits, int split_mode,
         !(rc = bs_upload(&b, &dw, w_fp4, N * K / 2)) &&
         !(rc = bs_upload(&b, &dws, w_scale_swizzled, N * K / 32)) &&
         !(rc = bs_alloc(&b, &dy, M * N * 2)) && !(rc = wk ? bs_alloc(&b, &dwk, wk) : 0) &&
-        !(rc = a4w4_gpu_gemm_asm_dev(tile, splits, split_mode, (const uint8_t *)da,
-                                     (const uint8_t *)das, (const uint8_t *)dw,
-                                     (const uint8_t *)dws, M, N, K, (uint16_t *)dy, dwk, wk,
-                                     NULL)) &&
+        !(rc = a4w4_gpu_gemm_asm_engine_dev(engine, tile, splits, split_mode,
+                                            (const uint8_t *)da, (const uint8_t *)das,
+                                            (const uint8_t *)dw, (const uint8_t *)dws, M, N, K,
+                                            (uint16_t *)dy, dwk, wk, NULL)) &&
         !(rc = sync_status()))
         rc = download(y, dy, M * N * 2);
     bs_free(&b);
     return rc;
+}
+
+extern "C" int a4w4_gpu_gemm_asm(int tile, unsigned splits, int split_mode,
+                                 const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
+                                 const uint8_t *w_fp4, const uint8_t *w_scale_swizzled,
+                                 size_t M, size_t N, size_t K, uint16_t *y)
+{
+    return a4w4_gpu_gemm_asm_engine(A4W4_GPU_ENGINE_PORTABLE, tile, splits, split_mode, a_fp4,
+                                    a_scale_shuffled, w_fp4, w_scale_swizzled, M, N, K, y);
 }
 
 static int check_rowmajor(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *w_fp4,
@@ -474,12 +531,15 @@ static int check_rowmajor(const uint8_t *a_fp4, const uint8_t *a_scale, const ui
     return rc ? rc : check_grid(M, N, 64, 64, 1);
 }
 
-extern "C" int a4w4_gpu_gemm_rowmajor_dev(const uint8_t *a_fp4, const uint8_t *a_scale,
-                                          const uint8_t *w_fp4, const uint8_t *w_scale,
-                                          size_t M, size_t N, size_t K, uint16_t *y,
-                                          void *stream)
+extern "C" int a4w4_gpu_gemm_rowmajor_engine_dev(int engine, const uint8_t *a_fp4,
+                                                 const uint8_t *a_scale, const uint8_t *w_fp4,
+                                                 const uint8_t *w_scale, size_t M, size_t N,
+                                                 size_t K, uint16_t *y, void *stream)
 {
-    int rc = check_rowmajor(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y);
+    int rc = check_engine(engine);
+    if (rc)
+        return rc;
+    rc = check_rowmajor(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y);
     if (rc)
         return rc;
     if (!aligned16(a_fp4) || !aligned16(w_fp4) || ((unsigned long long)y & 1ULL))
@@ -494,16 +554,30 @@ extern "C" int a4w4_gpu_gemm_rowmajor_dev(const uint8_t *a_fp4, const uint8_t *a
     a.N = (long long)N;
     a.K = (long long)K;
     a.tile_m = 64;
-    a.tile_n = 64;
+    a.tile_n = engine == A4W4_GPU_ENGINE_MMA ? 128 : 64; /* the MMA kernel's sub-tile */
     a.y = y;
+    a.engine = engine;
     return run_gemm(&a, 1, A4W4_GPU_SPLIT_ORDERED, NULL, 0, (hipStream_t)stream);
 }
 
-extern "C" int a4w4_gpu_gemm_rowmajor(const uint8_t *a_fp4, const uint8_t *a_scale,
-                                      const uint8_t *w_fp4, const uint8_t *w_scale, size_t M,
-                                      size_t N, size_t K, uint16_t *y)
+extern "C" int a4w4_gpu_gemm_rowmajor_dev(const uint8_t *a_fp4, const uint8_t *a_scale,
+                                          const uint8_t *w_fp4, const uint8_t *w_scale,
+                                          size_t M, size_t N, size_t K, uint16_t *y,
+                                          void *stream)
 {
-    int rc = check_rowmajor(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y);
+    return a4w4_gpu_gemm_rowmajor_engine_dev(A4W4_GPU_ENGINE_PORTABLE, a_fp4, a_scale, w_fp4,
+                                             w_scale, M, N, K, y, stream);
+}
+
+extern "C" int a4w4_gpu_gemm_rowmajor_engine(int engine, const uint8_t *a_fp4,
+                                             const uint8_t *a_scale, const uint8_t *w_fp4,
+                                             const uint8_t *w_scale, size_t M, size_t N,
+                                             size_t K, uint16_t *y)
+{
+    int rc = check_engine(engine);
+    if (rc)
+        return rc;
+    rc = check_rowmajor(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y);
     if (rc || (rc = need_device()))
         return rc;
     bufset b = {{0}, 0};
@@ -513,13 +587,22 @@ extern "C" int a4w4_gpu_gemm_rowmajor(const uint8_t *a_fp4, const uint8_t *a_sca
         !(rc = bs_upload(&b, &dw, w_fp4, N * K / 2)) &&
         !(rc = bs_upload(&b, &dws, w_scale, N * K / 32)) &&
         !(rc = bs_alloc(&b, &dy, M * N * 2)) &&
-        !(rc = a4w4_gpu_gemm_rowmajor_dev((const uint8_t *)da, (const uint8_t *)das,
-                                          (const uint8_t *)dw, (const uint8_t *)dws, M, N, K,
-                                          (uint16_t *)dy, NULL)) &&
+        !(rc = a4w4_gpu_gemm_rowmajor_engine_dev(engine, (const uint8_t *)da,
+                                                 (const uint8_t *)das, (const uint8_t *)dw,
+                                                 (const uint8_t *)dws, M, N, K, (uint16_t *)dy,
+                                                 NULL)) &&
         !(rc = sync_status()))
         rc = download(y, dy, M * N * 2);
     bs_free(&b);
     return rc;
+}
+
+extern "C" int a4w4_gpu_gemm_rowmajor(const uint8_t *a_fp4, const uint8_t *a_scale,
+                                      const uint8_t *w_fp4, const uint8_t *w_scale, size_t M,
+                                      size_t N, size_t K, uint16_t *y)
+{
+    return a4w4_gpu_gemm_rowmajor_engine(A4W4_GPU_ENGINE_PORTABLE, a_fp4, a_scale, w_fp4,
+                                         w_scale, M, N, K, y);
 }
 
 /* ---- memory, sync, timers ------------------------------------------------------------- */

@@ -280,9 +280,10 @@ hipError_t a4w4g_launch_gemm(const a4w4g_gemm_args *args, hipStream_t stream)
 }
 
 hipError_t a4w4g_launch_split_reduce(const float *partial, int splits, long long M,
-                                     long long N, unsigned short *y, hipStream_t stream)
+                                     long long N, unsigned short *y, int fault,
+                                     hipStream_t stream)
 {
     hipLaunchKernelGGL(a4w4g_split_reduce_kernel, dim3(a4w4g_grid(M * N)), dim3(A4W4G_THREADS),
-                       0, stream, partial, splits, M, N, y, a4w4g_fault());
+                       0, stream, partial, splits, M, N, y, fault);
     return hipGetLastError();
 }

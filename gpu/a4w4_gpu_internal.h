@@ -54,18 +54,28 @@ typedef struct {
     int w_scale_swizzled;       /* 1: §3.2 layout; 0: row-major */
     long long k_per_split;      /* multiple of 256 (or >= K when not split) */
     int splits;                 /* non-empty split count = grid z */
+    int split0;                 /* the first split of this launch (ACCUM: one per launch) */
     int out_mode;               /* A4W4G_OUT_* */
     unsigned short *y;          /* [M, N] bf16 */
     float *partial;             /* [splits, M, N] fp32 (out_mode PARTIAL) */
     int fault;                  /* a4w4_gpu_fault (set by the launcher; 0 = none) */
+    int engine;                 /* A4W4_GPU_ENGINE_*: the portable or the matrix-unit kernel */
 } a4w4g_gemm_args;
 
-enum { A4W4G_OUT_BF16 = 0, A4W4G_OUT_PARTIAL = 1, A4W4G_OUT_ATOMIC = 2 };
+/* ACCUM (matrix-unit kernel only): one launch per split in split order, partial [M, N] fp32
+ * = +0 + split total for split 0, partial + split total after it (ordered(S)'s outer sum in
+ * one fp32 buffer instead of S of them). */
+enum { A4W4G_OUT_BF16 = 0, A4W4G_OUT_PARTIAL = 1, A4W4G_OUT_ATOMIC = 2, A4W4G_OUT_ACCUM = 3 };
 
 /* Reads the fault in force into a copy of *args (args->fault is ignored). */
 hipError_t a4w4g_launch_gemm(const a4w4g_gemm_args *args, hipStream_t stream);
-/* y[m][n] = RNE_bf16(+0 + partial[0][m][n] + partial[1][m][n] + ...), in split order. */
+/* The matrix-unit kernel (a4w4_gpu_mma.hip): the same arguments and output modes, no faults;
+ * tile_m % 32 == 0 and tile_n % 128 == 0. */
+hipError_t a4w4g_launch_gemm_mma(const a4w4g_gemm_args *args, hipStream_t stream);
+/* y[m][n] = RNE_bf16(+0 + partial[0][m][n] + partial[1][m][n] + ...), in split order; fault:
+ * the test-only fault to apply (SPLITK_BF16) or 0. */
 hipError_t a4w4g_launch_split_reduce(const float *partial, int splits, long long M,
-                                     long long N, unsigned short *y, hipStream_t stream);
+                                     long long N, unsigned short *y, int fault,
+                                     hipStream_t stream);
 
 #endif

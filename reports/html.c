@@ -402,7 +402,8 @@ static void section_summary(rbuf *b, const cJSON *doc, const cJSON *cases,
         rb_puts(b, jtrue(doc, "full") ? ", every output checked"
                                       : ", outputs sampled above 2^26 MACs");
     if (jnum(doc, "budget_seconds", 0) > 0)
-        rb_printf(b, " unless a full check is estimated within the budget of %g s per case",
+        rb_printf(b, " unless the run's budget of %g s of host checking (at its own measured "
+                     "rates) covers the case",
                   jnum(doc, "budget_seconds", 0));
     if (o->source && !o->reproducible) {
         rb_puts(b, "; from <code>");

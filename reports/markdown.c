@@ -287,6 +287,26 @@ static void contract_section(rbuf *b, const cJSON *doc, const cJSON *cases)
     rb_puts(b, "\n");
 }
 
+/* Where the run's time went (the "stages" object), when recorded. */
+static void stages_section(rbuf *b, const cJSON *doc, const a4w4_report_opts *o)
+{
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "stages");
+    if (!cJSON_IsObject(st) || o->reproducible) /* wall times differ run to run */
+        return;
+    rb_puts(b, "## Stages\n\n| stage | wall s |\n|---|---:|\n");
+    static const char *const rows[][2] = {{"generate_s", "generate operands"},
+                                          {"judge_s", "judge (device passes, upload, re-check)"},
+                                          {"kernels_s", "backends under test"},
+                                          {"host_oracle_s", "host oracles (samples)"},
+                                          {"write_s", "write results"},
+                                          {"wall_s", "whole run"}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, rows[i][0])))
+            rb_printf(b, "| %s | %.1f |\n", rows[i][1], jnum(st, rows[i][0], 0));
+    rb_printf(b, "\nOutputs compared: %.0f on the device, %.0f on the host.\n\n",
+              jnum(st, "outputs_device", 0), jnum(st, "outputs_host", 0));
+}
+
 static void verdict_lines(rbuf *b, const cJSON *doc, const int n[NVERDICTS], int total, size_t ncases)
 {
     doc_verdict v;
@@ -332,17 +352,21 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         rb_puts(&b, jtrue(doc, "full") ? ", every output checked"
                                        : ", outputs sampled above 2^26 MACs");
     if (jnum(doc, "budget_seconds", 0) > 0)
-        rb_printf(&b, " unless a full check is estimated within the budget of %g s per case",
-                  jnum(doc, "budget_seconds", 0));
+        rb_printf(&b, " unless the run's budget of %g s of host checking (at its own measured "
+                  "rates) covers the case", jnum(doc, "budget_seconds", 0));
     if (*jstr(doc, "e8m0_code0"))
         rb_printf(&b, ", E8M0 code 0 %s (contracts §1)",
                   !strcmp(jstr(doc, "e8m0_code0"), "both")
                       ? "judged under both readings, 2^-127 and 2^-126"
                       : !strcmp(jstr(doc, "e8m0_code0"), "2^-127") ? "read as 2^-127, as the run states"
                                                                     : "read as 2^-126, as the run states");
+    if (*jstr(doc, "judge") && strcmp(jstr(doc, "judge"), "host"))
+        rb_printf(&b, "; GPU judge: %s", jstr(doc, "judge"));
     rb_puts(&b, ". Contracts: contracts §4.1 (bit-exact against ordered(S) or exact; bounded "
                 "backends within the derived bound, never called bit-exact).\n\n");
     contract_section(&b, doc, cases);
+
+    stages_section(&b, doc, o);
 
     /* one verdict line per (backend, contract) */
     size_t nt = 0;

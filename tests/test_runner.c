@@ -499,6 +499,29 @@ Test(runner, reading_the_row_pad_is_reported_pad_dependent)
     a4w4_entry_list_free(&en);
 }
 
+/* Without pad rows or columns (M % 256 == 0, (K/32) % 8 == 0) every fill gives the same bytes:
+ * the variants are not run, and the entry says why; one row short of 256 they run again. */
+Test(runner, pad_variants_are_skipped_with_a_note_only_where_no_pad_exists)
+{
+    g_fault = F_NONE;
+    int fails;
+    a4w4_entry_list en = run_one("ordered(1)", 1, 1, A4W4_REGIME_EXACT, 256, 32, 256, &fails);
+    const a4w4_entry_result *e = entry_of(&en, "fault");
+    cr_expect_str_eq(verdict(e), "pass", "%s", note(e));
+    cr_expect_eq(e->pad_variants, 0);
+    cr_expect(strstr(note(e), "pad variants not run") && strstr(note(e), "contracts §3.3"),
+              "%s", note(e));
+    a4w4_entry_list_free(&en);
+    en = run_one("ordered(1)", 1, 1, A4W4_REGIME_EXACT, 255, 32, 256, &fails);
+    e = entry_of(&en, "fault");
+    cr_expect_eq(e->pad_variants, 2);
+    cr_expect(!strstr(note(e), "pad variants not run"), "%s", note(e));
+    a4w4_entry_list_free(&en);
+    cr_expect_eq(a4w4_pad_variant_count(4096, 16384), 0);
+    cr_expect_eq(a4w4_pad_variant_count(4095, 16384), 2);
+    cr_expect_eq(a4w4_pad_variant_count(4096, 16384 + 32), 5); /* a pad column */
+}
+
 /* A bf16-atomic result some ULPs off exact passes bounded(2) with the distance reported, and
  * fails the exact contract; ordered(1) moved one ULP on every output is no bf16-atomic
  * result (the per-output bound is tighter than that where a split partial is small). */
@@ -939,6 +962,12 @@ Test(runner, the_full_check_estimate_follows_its_cost_model)
                        1e-12);
     cr_expect_float_eq(a4w4_full_check_seconds(&both, &c) - a4w4_full_check_seconds(&cpu, &c),
                        macs * A4W4_COST_GPU_RUN_S_PER_MAC, 1e-12);
+    c.M = 256; /* no pad at all: the baseline alone */
+    cr_expect_float_eq(a4w4_full_check_seconds(&cpu, &c),
+                       256.0 * 1024 * 5120 * (A4W4_COST_ORACLE_S_PER_MAC + A4W4_COST_CPU_RUN_S_PER_MAC) +
+                           (256.0 + 1024) * 5120 * A4W4_COST_GEN_S_PER_ELEMENT,
+                       1e-12);
+    c.M = 16;
     c.K = 5120 + 32; /* column pads: 5 variants */
     double macs2 = 16.0 * 1024 * 5152, gen2 = (16.0 + 1024) * 5152 * A4W4_COST_GEN_S_PER_ELEMENT;
     cr_expect_float_eq(a4w4_full_check_seconds(&cpu, &c),

@@ -20,8 +20,10 @@
 
 /* Outputs computed side by side: 32 int16 lanes (one AVX-512 register, two AVX2 ones). */
 #define SUT_TILE 32
-/* Rows decoded at a time (bounds the decoded A: SUT_ROWS * K * 2 bytes). */
+/* Rows decoded at a time (bounds the decoded A: SUT_ROWS * K * 2 bytes, and at most
+ * SUT_A_BYTES). */
 #define SUT_ROWS 256
+#define SUT_A_BYTES ((size_t)64 << 20)
 
 /* Twice the E2M1 value of each code (contracts §1 table), signed. */
 static const int16_t e2m1_twice[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
@@ -210,33 +212,56 @@ static int sut_run(const sut_src *s, const size_t *rows, size_t nrows, const siz
         return A4W4_EINVAL;
     if (!nrows || !ncols)
         return A4W4_OK;
-    sut_ops *o = malloc(sizeof *o);
-    size_t chunk = nrows < SUT_ROWS ? nrows : SUT_ROWS;
-    if (!o || ops_alloc(o, chunk, s->K)) {
-        free(o);
+    size_t chunk = SUT_A_BYTES / (s->K * sizeof(int16_t));
+    chunk = chunk < 1 ? 1 : chunk > SUT_ROWS ? SUT_ROWS : chunk;
+    chunk = nrows < chunk ? nrows : chunk;
+    sut_ops *a = malloc(sizeof *a); /* the decoded A rows, shared by the threads */
+    if (!a || ops_alloc(a, chunk, s->K)) {
+        free(a);
         return A4W4_ENOMEM;
     }
-    for (size_t r0 = 0; r0 < nrows; r0 += chunk) {
-        o->nrows = nrows - r0 < chunk ? nrows - r0 : chunk;
-        load_a(s, o, rows, r0);
-        for (size_t j0 = 0; j0 < ncols; j0 += SUT_TILE) {
-            size_t cnt = ncols - j0 < SUT_TILE ? ncols - j0 : SUT_TILE;
-            memset(o->w2, 0, sizeof o->w2);
-            for (size_t l = 0; l < SUT_TILE; l++)
-                o->pw[l] = 0.0;
-            memset(o->col_nan, 0, sizeof o->col_nan);
-            for (size_t x = 0; x < o->nrows * SUT_TILE; x++)
-                o->acc[x] = 0.0f;
-            for (size_t b = 0; b < o->nb; b++) { /* ascending K: the order of contracts §4.1 */
-                load_w_block(s, o, cols, j0, cnt, b);
-                block_rows(o, b);
+    int failed = 0;
+    for (size_t r0 = 0; r0 < nrows && !failed; r0 += chunk) {
+        a->nrows = nrows - r0 < chunk ? nrows - r0 : chunk;
+        load_a(s, a, rows, r0);
+        /* column tiles on all cores: each thread its own W tile and totals; every output's
+         * blocks still go in ascending K (contracts §4.1). One thread below 2^26 MACs, where
+         * starting a team costs more than it saves. */
+#pragma omp parallel if ((double)a->nrows * (double)ncols * (double)s->K >= 0x1p26)
+        {
+            sut_ops *o = malloc(sizeof *o);
+            float *acc = o ? malloc(a->nrows * SUT_TILE * sizeof *acc) : NULL;
+            if (o && acc) {
+                memcpy(o, a, sizeof *o);
+                o->acc = acc;
+            } else {
+#pragma omp atomic write
+                failed = 1;
             }
-            tile_store(o, j0, cnt, ncols, y + r0 * ncols);
+#pragma omp for schedule(dynamic, 4)
+            for (size_t j0 = 0; j0 < ncols; j0 += SUT_TILE) {
+                if (!acc)
+                    continue;
+                size_t cnt = ncols - j0 < SUT_TILE ? ncols - j0 : SUT_TILE;
+                memset(o->w2, 0, sizeof o->w2);
+                for (size_t l = 0; l < SUT_TILE; l++)
+                    o->pw[l] = 0.0;
+                memset(o->col_nan, 0, sizeof o->col_nan);
+                for (size_t x = 0; x < o->nrows * SUT_TILE; x++)
+                    o->acc[x] = 0.0f;
+                for (size_t b = 0; b < o->nb; b++) { /* ascending K: contracts §4.1's order */
+                    load_w_block(s, o, cols, j0, cnt, b);
+                    block_rows(o, b);
+                }
+                tile_store(o, j0, cnt, ncols, y + r0 * ncols);
+            }
+            free(acc);
+            free(o);
         }
     }
-    ops_free(o);
-    free(o);
-    return A4W4_OK;
+    ops_free(a);
+    free(a);
+    return failed ? A4W4_ENOMEM : A4W4_OK;
 }
 
 int a4w4_cpu_asm_gemm(const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,

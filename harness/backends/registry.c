@@ -194,3 +194,13 @@ size_t a4w4_backend_defaults(a4w4_backend *out, size_t max, char *skipped, size_
     }
     return n;
 }
+
+const a4w4_devjudge *a4w4_backend_devjudge(char *why, size_t whylen)
+{
+#if defined(A4W4_HAVE_GPU) && defined(A4W4_HAVE_JUDGE_GPU)
+    return a4w4_hip_devjudge(why, whylen);
+#else
+    snprintf(why, whylen, "host (this build has no GPU judge)");
+    return NULL;
+#endif
+}

@@ -4,6 +4,7 @@
 #define A4W4_REGISTRY_H
 
 #include "backend.h"
+#include "devjudge.h"
 #include "status.h"
 
 /* The registered types and their count. */
@@ -49,12 +50,26 @@ void a4w4_plugin_isolation(int on, double timeout_s);
 #define A4W4_PLUGIN_TIMEOUT_BASE_S 60.0
 double a4w4_plugin_timeout(size_t nrows, size_t ncols, size_t K);
 
+/* The device judge of this build (engine/devjudge.h) when it can judge here: a GPU build, a
+ * usable device and the GPU judge library; else NULL with why (one line). */
+const a4w4_devjudge *a4w4_backend_devjudge(char *why, size_t whylen);
+
 #ifdef A4W4_HAVE_GPU
 /* The HIP backends (hip.c), built when A4W4_GPU != off; null-terminated list. */
 extern const a4w4_backend_type *const a4w4_backend_hip_types[];
 /* Device-to-device copy bandwidth in GB/s (bytes read + written per second), median of reps
  * timed copies of a 1 GiB buffer; 0 when it cannot be measured. */
 double a4w4_hip_copy_bandwidth_gbs(int reps);
+/* bench's GPU rows (backends/hip/bench_hip.c): the GPU judge's passes on case d (the ordered
+ * pass for ordered(1) and ordered(S); ordered(1) with the exact pass and the prover;
+ * everything a case with ordered(S) and bounded(S) backends needs), and cuBLAS's bf16 GEMM of
+ * shape M x N x K (NVIDIA builds with cuBLAS); medians in ms. 0, or nonzero with why. */
+int a4w4_hip_bench_judge(const a4w4_case_data *d, unsigned S, int reps, double *ordered_ms,
+                         double *exact_ms, double *all_ms, char *why, size_t whylen);
+int a4w4_hip_bench_cublas(size_t M, size_t N, size_t K, int reps, double *ms, char *why,
+                          size_t whylen);
+/* The GPU judge of backends/hip/devjudge_hip.c, or NULL with why (no device, no judge). */
+const a4w4_devjudge *a4w4_hip_devjudge(char *why, size_t whylen);
 #endif
 
 #endif

@@ -608,8 +608,8 @@ static void print_preamble(const bench_opts *o, bench_plan *p)
 }
 
 /* A backend's own device-event timing of shape b: one line (and the share of the copy
- * bandwidth on a GPU). */
-static void print_device_bench(const bench_plan *p, const bench_method *m, bench_shape *b,
+ * bandwidth on a GPU). Returns its rate in G-MAC/s (0 when it did not run). */
+static double print_device_bench(const bench_plan *p, const bench_method *m, bench_shape *b,
                                int reps, const char *label, double macs)
 {
     const a4w4_backend *bk = m->arg;
@@ -627,6 +627,45 @@ static void print_device_bench(const bench_plan *p, const bench_method *m, bench
         printf("%-20s %-44s %38s %5.1f%% of the copy bandwidth\n", "", "", "",
                100.0 * bytes / (med * 1e-3) / 1e9 / p->copy_gbs);
     fflush(stdout);
+    return st == A4W4_OK && med > 0 ? macs / (med * 1e-3) / 1e9 : 0;
+}
+
+/* The GPU rows beside the GPU backends' own (GPU builds): the GPU judge's passes on the same
+ * operands (device-resident, wall clock around each synchronised call) and cuBLAS's bf16 GEMM
+ * of the same shape (NVIDIA), then each GPU backend's rate over cuBLAS's. */
+static void print_gpu_rows(const bench_plan *p, bench_shape *b, int reps, const double *brate,
+                           double macs)
+{
+#ifdef A4W4_HAVE_GPU
+    char why[256];
+    double o1 = 0, ex = 0, all = 0, blas = 0;
+    if (!a4w4_hip_bench_judge(&b->d, 4, reps, &o1, &ex, &all, why, sizeof why)) {
+        const char *names[3] = {"GPU judge: ordered(1) + ordered(4) pass",
+                                "GPU judge: ordered(1) + exact + prover",
+                                "GPU judge: all (+ ordered(4), bounded(4))"};
+        const double t[3] = {o1, ex, all};
+        for (int i = 0; i < 3; i++)
+            printf("%-20s %-44s %12.3f %12s %10.3f  %8.2f T-MAC/s\n", "", names[i], t[i], "",
+                   macs / (t[i] * 1e-3) / 1e9, macs / (t[i] * 1e-3) / 1e12);
+    } else {
+        printf("%-20s %-44s error: %s\n", "", "GPU judge", why);
+    }
+    if (!a4w4_hip_bench_cublas(b->c.M, b->c.N, b->c.K, reps, &blas, why, sizeof why))
+        printf("%-20s %-44s %12.3f %12s %10.3f  %8.2f T-MAC/s\n", "", "cuBLAS bf16 GEMM (same shape)",
+               blas, "", macs / (blas * 1e-3) / 1e9, macs / (blas * 1e-3) / 1e12);
+    else
+        printf("%-20s %-44s n/a: %s\n", "", "cuBLAS bf16 GEMM", why);
+    printf("%-20s ratios:", "");
+    const double brate_blas = blas > 0 ? macs / (blas * 1e-3) / 1e9 : 0;
+    for (size_t i = 0; i < p->nbe; i++)
+        if (brate[i] > 0 && brate_blas > 0)
+            printf(" %s / cuBLAS bf16 x%.3f;", p->be[i].name, brate[i] / brate_blas);
+    if (all > 0 && brate_blas > 0)
+        printf(" judge (all passes) / cuBLAS bf16 x%.3f", macs / (all * 1e-3) / 1e9 / brate_blas);
+    printf("\n");
+#else
+    (void)p; (void)b; (void)reps; (void)brate; (void)macs;
+#endif
 }
 
 /* "  [path, window W% general G%]" of a fast-oracle run (the exact one's accumulators). */
@@ -710,7 +749,8 @@ static int bench_shape_rows(const bench_opts *o, const bench_plan *p, size_t si)
         shape_free(&b);
         return A4W4_EXIT_BADINPUT;
     }
-    double macs = (double)mnk[0] * mnk[1] * mnk[2], rate[NFIXED] = {0};
+    double macs = (double)mnk[0] * mnk[1] * mnk[2], rate[NFIXED] = {0}, brate[MAX_BACKENDS] = {0};
+    int any_gpu = 0;
     size_t first = o->backends_only ? NFIXED : 0;
     char regime[48];
     snprintf(regime, sizeof regime, "(%s)", p->shapes[si].regime_text);
@@ -719,8 +759,10 @@ static int bench_shape_rows(const bench_opts *o, const bench_plan *p, size_t si)
         const bench_method *m = &p->methods[mi];
         const a4w4_backend *bk = mi >= NFIXED ? m->arg : NULL;
         const char *label = mi == first ? shape : mi == first + 1 ? regime : "";
-        if (bk && bk->type->bench) /* device-event timing, operands resident */
-            print_device_bench(p, m, &b, o->reps, label, macs);
+        if (bk && bk->type->bench) { /* device-event timing, operands resident */
+            brate[mi - NFIXED] = print_device_bench(p, m, &b, o->reps, label, macs);
+            any_gpu |= bk->type->gpu;
+        }
         else if (mi < NFIXED)
             rate[mi] = time_and_print(m, &b, o->reps, label);
         else
@@ -731,6 +773,8 @@ static int bench_shape_rows(const bench_opts *o, const bench_plan *p, size_t si)
         print_ratios(rate);
     for (size_t ti = 0; !o->backends_only && ti < ntree; ti += 2)
         tree_rows_print(&p->methods[p->nmethods - ntree + ti], &b, o->reps);
+    if (any_gpu)
+        print_gpu_rows(p, &b, o->reps, brate, macs);
     fflush(stdout);
     shape_free(&b);
     return A4W4_EXIT_PASS;

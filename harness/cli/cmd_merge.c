@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_reports.h"
 #include "a4w4check.h"
 #include "ledger.h"
 #include "repro.h"
@@ -169,6 +170,34 @@ static int add_entries(merge_state *m, const cJSON *doc, const char *path)
     return A4W4_EXIT_PASS;
 }
 
+/* Add the stages of shard dir's results.json (when it has them) into the merged document's:
+ * seconds and outputs summed, wall_s the largest (shards run side by side). */
+static void add_stages(merge_state *m, const char *dir)
+{
+    char path[4096], err[256];
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    cJSON *doc = a4w4_results_read(path, err, sizeof err);
+    const cJSON *st = doc ? cJSON_GetObjectItemCaseSensitive(doc, "stages") : NULL;
+    if (cJSON_IsObject(st)) {
+        cJSON *to = cJSON_GetObjectItemCaseSensitive(m->merged, "stages");
+        if (!to)
+            to = cJSON_AddObjectToObject(m->merged, "stages");
+        const cJSON *x;
+        cJSON_ArrayForEach(x, st) {
+            if (!cJSON_IsNumber(x))
+                continue;
+            cJSON *have = cJSON_GetObjectItemCaseSensitive(to, x->string);
+            if (!have)
+                cJSON_AddNumberToObject(to, x->string, x->valuedouble);
+            else if (strcmp(x->string, "wall_s"))
+                cJSON_SetNumberValue(have, have->valuedouble + x->valuedouble);
+            else if (x->valuedouble > have->valuedouble)
+                cJSON_SetNumberValue(have, x->valuedouble);
+        }
+    }
+    cJSON_Delete(doc);
+}
+
 /* Read every shard into m. Returns the exit code (PASS: all shards, each once, complete;
  * with allow_partial, whatever there is). */
 static int read_shards(merge_state *m, const a4w4_args *shards)
@@ -187,8 +216,10 @@ static int read_shards(merge_state *m, const a4w4_args *shards)
             rc = admit_items(m, h, shards->v[i], &t);
         if (rc == A4W4_EXIT_PASS)
             rc = add_entries(m, doc, shards->v[i]);
-        if (rc == A4W4_EXIT_PASS)
+        if (rc == A4W4_EXIT_PASS) {
             m->recorded += t.items;
+            add_stages(m, shards->v[i]);
+        }
         cJSON_Delete(h);
         cJSON_Delete(doc);
         if (rc != A4W4_EXIT_PASS)

@@ -17,6 +17,7 @@
 #include "cpu_sut.h"
 #include "entry.h"
 #include "export.h"
+#include "fsutil.h"
 #include "ledger.h"
 #include "registry.h"
 #include "repro.h"
@@ -30,7 +31,8 @@ static const char run_usage[] =
     "                     [--golden DIR | --no-golden] [--captures DIR] [--backend a,b,...]\n"
     "                     [--out DIR] [--shard i/n] [--resume] [--full | --budget-seconds S]\n"
     "                     [--timeout S] [--contract B=FILE|TEXT]... [--max-timeouts N]\n"
-    "                     [--no-isolate] [--e8m0-code0 R] [--save-failing DIR] [--quiet]\n"
+    "                     [--no-isolate] [--e8m0-code0 R] [--save-failing DIR]\n"
+    "                     [--host-judge] [--quiet]\n"
     "\n"
     "Runs each case of a matrix through the backends and compares every checked output bit\n"
     "for bit with the oracle of the backend's contract (ordered(S), exact, tree(...); bounded\n"
@@ -56,6 +58,7 @@ typedef struct {
     int timeout_s, no_isolate; /* timeout_s -1: automatic (registry.h) */
     int max_timeouts;
     int code0; /* index into code0_names: A4W4_CODE0_BOTH, _OCP, _DRIVER */
+    int host_judge;            /* 1: no device judge, everything judged on the host */
 } run_opts;
 
 /* --e8m0-code0's values, in A4W4_CODE0_* order (runner.h), as the header records them. */
@@ -91,11 +94,12 @@ static const a4w4_option run_options[] = {
     OPT_FLAG("resume", run_opts, resume, "keep the cases already in DIR/results.jsonl and run the rest"),
     OPT_FLAG("full", run_opts, full, "check every output of every case"),
     OPT_INT("budget-seconds", run_opts, budget_s, "S", 0, 86400,
-            "check every output of a case whose full check is estimated at\n"
-            "most S seconds, a tile-aware sample of the others (their oracle\n"
-            "entry notes it); 0 (the default): sample above 2^26 MACs; 10 checks\n"
-            "every output of the premerge set but its bucket cases from M = 1024\n"
-            "on and its grids (sampled: every 256-tile index checked)"),
+            "the whole run's host checking, estimated at this run's own rates\n"
+            "(measured at its start): every output of every case when it fits,\n"
+            "else the cheapest cases in full and a tile-aware sample of the\n"
+            "others (their oracle entry says so); default 60: every output of\n"
+            "the premerge set in an optimized build; 0: sample above 2^26 MACs.\n"
+            "With a GPU judge, GPU backends are checked on every output anyway"),
     OPT_INT("timeout", run_opts, timeout_s, "S", 0, 86400, A4W4_TIMEOUT_HELP),
     OPT_INT("max-timeouts", run_opts, max_timeouts, "N", 1, 1000000,
             "after N calls of a backend in a row time out, do not call it\n"
@@ -115,6 +119,8 @@ static const a4w4_option run_options[] = {
     OPT_STRING("upstream-version", run_opts, upstream_version, "V",
                "the version of the code under test (AITER's), for the ledger's\n"
                "since/until; recorded as upstream_version"),
+    OPT_FLAG("host-judge", run_opts, host_judge,
+             "no GPU judge: GPU backends judged on the host sample only"),
     OPT_FLAG("quiet", run_opts, quiet, "no progress output"),
     OPT_END(),
 };
@@ -132,6 +138,13 @@ typedef struct {
     size_t total_items, mine;
     a4w4_backend bk[MAX_BACKENDS];
     size_t nb;
+    const a4w4_devjudge *dev; /* the device judge, or NULL */
+    char dev_why[256];        /* why none */
+    a4w4_rates rates;
+    int have_rates;
+    a4w4_budget_plan budget;
+    a4w4_stage_times stages;
+    double t_start;
     cJSON *header, *done, *doc;
     a4w4_stream st;
     int bad_input;
@@ -163,6 +176,37 @@ static int check_stored_results(run_plan *p)
     free(names);
     free(v);
     return rc;
+}
+
+/* The whole-run budget: this run's rates measured on a small case, then which of this
+ * shard's cases get every output checked on the host. Returns the exit code. */
+static int plan_budget(const run_opts *o, run_plan *p)
+{
+    char err[1024];
+    if (o->full || o->budget_s <= 0)
+        return A4W4_EXIT_PASS;
+    a4w4_runner r = {.backends = p->bk, .nbackends = p->nb, .dev = p->dev};
+    if (a4w4_budget_calibrate(&r, &p->rates, err, sizeof err)) {
+        if (!o->quiet) /* the constant cost model then */
+            fprintf(stderr, "a4w4check run: %s; the budget uses the built-in rates\n", err);
+    } else {
+        p->have_rates = 1;
+        r.rates = &p->rates;
+    }
+    uint8_t *mine = calloc(p->m.ncases ? p->m.ncases : 1, 1);
+    if (!mine) {
+        a4w4_errorf("run: out of memory planning the budget");
+        return A4W4_EXIT_IO;
+    }
+    for (size_t k = 0; k < p->m.ncases; k++)
+        mine[k] = a4w4_matrix_in_shard(&p->m, k, o->shard.i, o->shard.n) == 1;
+    int rc = a4w4_budget_plan_make(&r, p->m.cases, p->m.ncases, mine, o->budget_s, &p->budget);
+    free(mine);
+    if (rc) {
+        a4w4_errorf("run: out of memory planning the budget");
+        return A4W4_EXIT_IO;
+    }
+    return A4W4_EXIT_PASS;
 }
 
 /* The items, the backends and the output directory. Returns the exit code. */
@@ -217,7 +261,9 @@ static int plan_run(const run_opts *o, run_plan *p)
         }
         p->mine += (size_t)in;
     }
-    return A4W4_EXIT_PASS;
+    if (!o->host_judge)
+        p->dev = a4w4_backend_devjudge(p->dev_why, sizeof p->dev_why);
+    return plan_budget(o, p);
 }
 
 /* Take --out's lock (a second run into the same directory would interleave its cases with
@@ -239,6 +285,27 @@ static int claim_out_dir(const run_opts *o, run_plan *p, int argc, char **argv)
         fprintf(stderr, "a4w4check run: removed %zu temporary file%s a killed run left in %s\n",
                 removed, removed == 1 ? "" : "s", o->out_dir);
     return A4W4_EXIT_PASS;
+}
+
+/* What the budget and the judge are (informational, not part of the identity): the rates
+ * measured, the cases checked in full and sampled on the host, the device judge. */
+static void run_header_budget(cJSON *header, const run_opts *o, const run_plan *p)
+{
+    cJSON *b = cJSON_AddObjectToObject(header, "budget");
+    if (p->budget.full) {
+        cJSON_AddNumberToObject(b, "cases_full", (double)p->budget.nfull);
+        cJSON_AddNumberToObject(b, "cases_sampled", (double)p->budget.nsampled);
+        cJSON_AddNumberToObject(b, "planned_seconds", p->budget.planned_s);
+    }
+    if (p->have_rates) {
+        cJSON_AddNumberToObject(b, "calibration_seconds", p->rates.calibrate_s);
+        cJSON_AddNumberToObject(b, "oracle_gmac_per_s", 1e-9 / p->rates.oracle_s_per_mac);
+    }
+    cJSON_AddStringToObject(b, "rule", o->full ? "every output (--full)"
+                                   : o->budget_s <= 0 ? "sampled above 2^26 MACs"
+                                   : p->have_rates ? "whole-run budget at measured rates"
+                                                   : "whole-run budget at built-in rates");
+    cJSON_AddStringToObject(header, "judge", p->dev ? p->dev->describe(p->dev->self) : "host");
 }
 
 /* The run's identity: the header of results.jsonl. */
@@ -270,6 +337,7 @@ static cJSON *run_header(const run_opts *o, const run_plan *p)
         cJSON_AddStringToObject(header, "upstream_version", o->upstream_version);
     cJSON_AddNumberToObject(header, "matrix_items", (double)p->total_items);
     cJSON_AddNumberToObject(header, "shard_items", (double)p->mine);
+    run_header_budget(header, o, p);
     a4w4_environment_json(header); /* compiler, commit, host, date, GPU, tables used */
     return header;
 }
@@ -331,11 +399,14 @@ static int run_items(const run_opts *o, run_plan *p)
     a4w4_repro_run rr = {p->m.set, p->m.cases_path, o->golden_dir, o->bundles.v, o->bundles.n,
                          o->full, o->budget_s, o->timeout_s, o->no_isolate, o->contract.v,
                          o->contract.n, o->code0 ? code0_names[o->code0] : NULL,
-                         o->max_timeouts};
+                         o->max_timeouts, o->host_judge};
     a4w4_runner runner = {.backends = p->bk, .nbackends = p->nb, .full = o->full, .id = &id,
                           .budget_s = o->budget_s, .code0_reading = o->code0,
                           .max_timeouts = o->max_timeouts, .repro = a4w4_repro_command,
-                          .repro_ctx = &rr, .save_dir = o->save_dir};
+                          .repro_ctx = &rr, .save_dir = o->save_dir,
+                          .plan = p->budget.full ? &p->budget : NULL,
+                          .rates = p->have_rates ? &p->rates : NULL,
+                          .dev = p->dev, .stages = &p->stages};
     a4w4_progress pg;
     a4w4_progress_start(&pg, "run", o->quiet, 0);
     int fails = 0, rc = A4W4_EXIT_PASS;
@@ -359,12 +430,23 @@ static int run_items(const run_opts *o, run_plan *p)
         if (f < 0)
             break;
         fails += f;
-        if (a4w4_stream_case(&p->st, name, entries, err, sizeof err)) {
+        double tw = a4w4_now();
+        int wrc = a4w4_stream_case(&p->st, name, entries, err, sizeof err);
+        p->stages.write_s += a4w4_now() - tw;
+        if (wrc) {
             a4w4_errorf("run: %s", err);
             rc = A4W4_EXIT_IO;
         }
         cJSON_Delete(entries);
         a4w4_progress_item(&pg, count, p->mine, fails, name, 0);
+        if (!o->quiet && count % 100 == 0) { /* where the time goes, also for a cut run */
+            const a4w4_stage_times *t = &p->stages;
+            fprintf(stderr, "a4w4check run: stages after %zu items: generate %.1f s, judge "
+                    "%.1f s, backends %.1f s, host oracles %.1f s, write %.1f s; %.3g outputs "
+                    "on the device, %.3g on the host\n", count, t->generate_s, t->judge_s,
+                    t->kernels_s, t->host_oracle_s, t->write_s, t->outputs_device,
+                    t->outputs_host);
+        }
     }
     a4w4_stream_close(&p->st);
     a4w4_progress_item(&pg, count, p->mine, fails, "done", 1);
@@ -411,6 +493,22 @@ static int write_saved_manifest(const run_opts *o, const run_plan *p)
     return rc;
 }
 
+/* This process's stages into the document (informational; a resumed run's earlier cases are
+ * not in them). */
+static void add_stages(run_plan *p)
+{
+    const a4w4_stage_times *t = &p->stages;
+    cJSON *st = cJSON_AddObjectToObject(p->doc, "stages");
+    cJSON_AddNumberToObject(st, "generate_s", t->generate_s);
+    cJSON_AddNumberToObject(st, "judge_s", t->judge_s);
+    cJSON_AddNumberToObject(st, "kernels_s", t->kernels_s);
+    cJSON_AddNumberToObject(st, "host_oracle_s", t->host_oracle_s);
+    cJSON_AddNumberToObject(st, "write_s", t->write_s);
+    cJSON_AddNumberToObject(st, "wall_s", a4w4_now() - p->t_start);
+    cJSON_AddNumberToObject(st, "outputs_device", t->outputs_device);
+    cJSON_AddNumberToObject(st, "outputs_host", t->outputs_host);
+}
+
 /* The final documents, from the stream (cases of earlier runs included). Returns the exit
  * code of the run. */
 static int write_results(const run_opts *o, run_plan *p)
@@ -429,6 +527,7 @@ static int write_results(const run_opts *o, run_plan *p)
     if (krc)
         return krc;
     a4w4_doc_verdict v = a4w4_results_judge(p->doc, &c);
+    add_stages(p);
     if (a4w4_results_write(p->doc, o->out_dir, err, sizeof err)) {
         a4w4_errorf("run: %s", err);
         return A4W4_EXIT_IO;
@@ -463,6 +562,7 @@ static int write_results(const run_opts *o, run_plan *p)
 
 static void plan_free(run_plan *p)
 {
+    a4w4_budget_plan_free(&p->budget);
     a4w4_dir_unlock(p->lock_fd);
     a4w4_backend_list_close(p->bk, p->nb);
     a4w4_matrix_free(&p->m);
@@ -493,6 +593,7 @@ int cmd_run(int argc, char **argv)
         o.budget_s = 0;
     run_plan p;
     memset(&p, 0, sizeof p);
+    p.t_start = a4w4_now();
     p.st.fd = -1;
     p.lock_fd = -1;
     rc = plan_run(&o, &p);

@@ -264,6 +264,37 @@ static int run_one_case(const selftest_opts *o, selftest_plan *p, const a4w4_cas
     return A4W4_EXIT_PASS;
 }
 
+/* The GPU judge's mutant (a deliberately wrong judge, devjudge.h set_fault): the first case
+ * through a matrix-unit backend judged on the device must fail its oracle entry by the C
+ * oracles' re-check. Returns 1 killed, 0 survived, -1 no device judge here; why says how. */
+static int judge_mutant(const a4w4_case *cases, size_t ncases, char *why, size_t whylen)
+{
+    char dwhy[256], err[1024];
+    const a4w4_devjudge *dev = a4w4_backend_devjudge(dwhy, sizeof dwhy);
+    a4w4_backend b;
+    if (!dev || a4w4_backend_open("hip-mma-32x128", &b, err, sizeof err)) {
+        snprintf(why, whylen, "%s", dev ? err : dwhy);
+        return -1;
+    }
+    a4w4_runner r = {.backends = &b, .nbackends = 1, .dev = dev};
+    int killed = 0;
+    dev->set_fault(dev->self, 1);
+    for (size_t k = 0; k < ncases && !killed; k++) {
+        a4w4_entry_list el = {0};
+        if (a4w4_run_case(&r, &cases[k], &el, err, sizeof err) == A4W4_ST_OK && el.n &&
+            el.items[0].verdict == A4W4_VERDICT_FAIL && strstr(el.items[0].note, "DISAGREES")) {
+            killed = 1;
+            snprintf(why, whylen, "%s: %s", cases[k].name, el.items[0].note);
+        }
+        a4w4_entry_list_free(&el);
+    }
+    dev->set_fault(dev->self, 0);
+    a4w4_backend_close(&b);
+    if (!killed)
+        snprintf(why, whylen, "no case's re-check by the C oracles failed it");
+    return killed;
+}
+
 /* The verdicts: per mutant, per correct backend, the kill rate. Returns the exit code. */
 static int print_report(const selftest_plan *p, size_t ncases, const char *cases_path,
                         double secs)
@@ -334,6 +365,14 @@ int cmd_selftest(int argc, char **argv)
         rc = run_one_case(&o, &p, &cases[k]);
     if (rc == A4W4_EXIT_PASS)
         rc = print_report(&p, ncases, o.cases_path, a4w4_now() - t0);
+    if (o.gpu && (rc == A4W4_EXIT_PASS || rc == A4W4_EXIT_MISMATCH)) {
+        char why[1024];
+        int k = judge_mutant(cases, ncases, why, sizeof why);
+        printf("GPU judge mutant: %s%s\n", k > 0 ? "KILLED by " : k == 0 ? "SURVIVED: " : "n/a: ",
+               why);
+        if (k == 0)
+            rc = A4W4_EXIT_MISMATCH;
+    }
     for (size_t i = 0; i < p.nm; i++)
         a4w4_backend_close(&p.ms[i].b);
     for (size_t i = 0; i < p.nc; i++)

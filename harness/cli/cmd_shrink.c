@@ -139,7 +139,7 @@ static void bundle_repro(const void *ctx, const char *item, const char *backend,
 {
     const char *path = ctx;
     (void)item;
-    a4w4_repro_run rr = {"bundle", "", NULL, &path, 1, 0, 0, -1, 0, NULL, 0, NULL, 0};
+    a4w4_repro_run rr = {"bundle", "", NULL, &path, 1, 0, A4W4_DEFAULT_BUDGET_S, -1, 0, NULL, 0, NULL, 0, 0};
     char name[600];
     const char *b = strrchr(path, '/');
     snprintf(name, sizeof name, "golden/%.*s", (int)strlen(b ? b + 1 : path) - 12, b ? b + 1 : path);
@@ -186,8 +186,8 @@ static void print_result(const shrink_opts *o, const a4w4_shrink_result *r,
            r->budget_hit ? " (--max-calls reached: smaller may exist)" : "", c->M, c->N, c->K,
            s->M, s->N, s->K);
     printf("minimal shape (case-file line, %s):\n  %s\n", csv, line);
-    a4w4_repro_run rrun = {"custom", csv,  NULL, NULL, 0,   0, 0, -1, o->no_isolate,
-                           NULL,     0,    NULL, 0};
+    a4w4_repro_run rrun = {"custom", csv,  NULL, NULL, 0,   0, A4W4_DEFAULT_BUDGET_S, -1,
+                           o->no_isolate, NULL, 0, NULL, 0, 0};
     a4w4_repro_command(&rrun, s->name, backend, rr, sizeof rr);
     printf("  rerun: %s\n", rr);
     a4w4_shrink_units_text(&r->kblocks, 1, kb, sizeof kb);

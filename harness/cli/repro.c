@@ -92,7 +92,7 @@ void a4w4_repro_command(const void *ctx, const char *item, const char *backend, 
     add_opt(buf, len, "--backend", backend);
     if (r->full)
         add_opt(buf, len, "--full", NULL);
-    else if (r->budget_s > 0) {
+    else if (r->budget_s != A4W4_DEFAULT_BUDGET_S) { /* 0 (the fixed rule) included */
         snprintf(budget, sizeof budget, "%d", r->budget_s);
         add_opt(buf, len, "--budget-seconds", budget);
     }
@@ -102,6 +102,8 @@ void a4w4_repro_command(const void *ctx, const char *item, const char *backend, 
     }
     if (r->no_isolate)
         add_opt(buf, len, "--no-isolate", NULL);
+    if (r->host_judge)
+        add_opt(buf, len, "--host-judge", NULL);
     contract_part(r, backend, buf, len);
     add_opt(buf, len, "--out", "build/repro");
 }

@@ -19,6 +19,7 @@ typedef struct {
     size_t ncontracts;            /* backend rerun are repeated) */
     const char *code0;            /* --e8m0-code0's value when stated (NULL: the default) */
     int max_timeouts;             /* --max-timeouts (0 or the default: not repeated) */
+    int host_judge;               /* --host-judge given */
 } a4w4_repro_run;
 
 /* Append s to buf (of len bytes, NUL-terminated) as one shell word: as is when it holds

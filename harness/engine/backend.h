@@ -66,6 +66,19 @@ typedef struct {
     size_t breachlen;
 } a4w4_run_args;
 
+/* One case's tensors on a device, for backends judged there (engine/devjudge.h): opaque
+ * device pointers, the layouts of a4w4_case_data (a layout the shape has not is NULL). */
+typedef struct {
+    const void *a_fp4, *a_scale, *w_fp4, *w_scale;                     /* row-major */
+    const void *a_scale_shuffled, *w_fp4_shuffled, *w_scale_swizzled; /* contracts §3 */
+    const void *x; /* bf16 [M, K] activations (normal regime), or NULL */
+    void *y;       /* run_device: the [M, N] bf16 output, every element poisoned */
+    void *out[3];  /* layouts_device: w_fp4_shuffled, w_scale_swizzled, a_scale_shuffled
+                      (NULL: not asked); quantize_device: fp4 [M, K/2], scale [M, K/32] */
+    void *workspace; /* device scratch of workspace_bytes (split-K partials) */
+    size_t workspace_bytes;
+} a4w4_dev_tensors;
+
 typedef struct {
     const char *name;     /* "cpu-asm"; types with needs_arg are selected as "name:ARG" */
     const char *what;     /* one line: what it runs */
@@ -116,6 +129,17 @@ typedef struct {
      * and minimum in ms, and the bytes one launch must move (operands read + output written). */
     int (*bench)(void *ctx, const a4w4_case_data *d, int reps, double *median_ms,
                  double *min_ms, double *bytes, char *why, size_t whylen);
+    /* Optional device forms (GPU backends), used when the run judges on the device
+     * (engine/devjudge.h): the same work on t's device tensors, every output of the case
+     * written into t->y (run_device), the three layouts into t->out (layouts_device), or a
+     * case's activation rows t->x quantized into t->out[0..1] (quantize_device). Enqueue and
+     * finish (synchronised) before returning; A4W4_OK, A4W4_EUNSUPPORTED (why) or another
+     * status. */
+    int (*run_device)(void *ctx, const a4w4_run_args *a, const a4w4_dev_tensors *t);
+    int (*layouts_device)(void *ctx, const a4w4_case_data *d, const a4w4_dev_tensors *t,
+                          char *why, size_t whylen);
+    int (*quantize_device)(void *ctx, const a4w4_case_data *d, int mode,
+                           const a4w4_dev_tensors *t, char *why, size_t whylen);
 } a4w4_backend_type;
 
 /* An opened backend. Its contract in force is `contracts` (engine/runner.c takes the rule

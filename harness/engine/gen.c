@@ -333,11 +333,30 @@ int a4w4_case_guards_intact(const a4w4_case_data *d, const char **which)
 static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t *need_w);
 static void case_data_init(a4w4_case_data *d, size_t M, size_t N, size_t K);
 
-int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d)
+/* Rows m of one tensor with need[m] (every row when need is NULL), on all cores: each row is
+ * its own random stream, so the order of generation never changes a byte. */
+static int gen_rows(const a4w4_case *c, int tensor, size_t rows, const uint8_t *need,
+                    a4w4_guarded *fp4, a4w4_guarded *scale, uint16_t *x)
+{
+    size_t nb = c->K / 32, K2 = c->K / 2;
+    int rc = A4W4_OK;
+    /* one thread below 2^22 elements: cheaper than a team */
+#pragma omp parallel for schedule(dynamic, 8) if ((double)rows * (double)c->K >= 0x1p22)
+    for (size_t m = 0; m < rows; m++)
+        if ((!need || need[m]) &&
+            gen_row(c, tensor, m, fp4->data + m * K2, scale->data + m * nb,
+                    x ? x + m * c->K : NULL)) {
+#pragma omp atomic write
+            rc = A4W4_ENOMEM;
+        }
+    return rc;
+}
+
+static int generate(const a4w4_case *c, const a4w4_sample *s, int all_rows, a4w4_case_data *d)
 {
     case_data_init(d, c->M, c->N, c->K);
     size_t nb = c->K / 32, K2 = c->K / 2;
-    uint8_t *need_a = calloc(c->M, 1), *need_w = calloc(c->N, 1);
+    uint8_t *need_a = calloc(c->M, 1), *need_w = calloc(c->N, 1), *all_a = NULL, *all_w = NULL;
     int rc = A4W4_ENOMEM;
     if (!need_a || !need_w)
         goto out;
@@ -352,23 +371,28 @@ int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data 
     memset(d->w_scale.data, A4W4_ACT_SCALE_FILL_DEFAULT, c->N * nb);
     if (c->regime == A4W4_REGIME_NORMAL && !(d->x = calloc(c->M * c->K, sizeof *d->x)))
         goto out;
-    for (size_t m = 0; m < c->M; m++)
-        if (need_a[m] && gen_row(c, STREAM_A, m, d->a_fp4.data + m * K2, d->a_scale.data + m * nb,
-                                 d->x ? d->x + m * c->K : NULL))
-            goto out;
-    for (size_t n = 0; n < c->N; n++)
-        if (need_w[n] && gen_row(c, STREAM_W, n, d->w_fp4.data + n * K2, d->w_scale.data + n * nb, NULL))
-            goto out;
+    if (gen_rows(c, STREAM_A, c->M, all_rows ? NULL : need_a, &d->a_fp4, &d->a_scale, d->x) ||
+        gen_rows(c, STREAM_W, c->N, all_rows ? NULL : need_w, &d->w_fp4, &d->w_scale, NULL))
+        goto out;
+    /* every row exists when all_rows: the overrides see them all, the preshuffle only the
+     * sample's */
+    if (all_rows && (!(all_a = malloc(c->M)) || !(all_w = malloc(c->N))))
+        goto out;
+    if (all_rows) {
+        memset(all_a, 1, c->M);
+        memset(all_w, 1, c->N);
+    }
+    const uint8_t *has_a = all_rows ? all_a : need_a, *has_w = all_rows ? all_w : need_w;
     if (c->regime == A4W4_REGIME_SPECIAL)
-        special_blocks(c, d, need_a, need_w);
+        special_blocks(c, d, has_a, has_w);
     if (c->regime == A4W4_REGIME_RANGE) /* rows 8: past the first kinds and variants */
-        a4w4_nan_blocks(c, d, need_a, need_w, 8, 8);
+        a4w4_nan_blocks(c, d, has_a, has_w, 8, 8);
     if (c->regime == A4W4_REGIME_SPECIAL || c->regime == A4W4_REGIME_TINY)
-        a4w4_zero_sign_rows(c, d, need_a, need_w);
+        a4w4_zero_sign_rows(c, d, has_a, has_w);
     for (size_t i = 0; i < c->M * nb && !d->code0; i++)
-        d->code0 = need_a[i / nb] && d->a_scale.data[i] == 0;
+        d->code0 = has_a[i / nb] && d->a_scale.data[i] == 0;
     for (size_t i = 0; i < c->N * nb && !d->code0; i++)
-        d->code0 = need_w[i / nb] && d->w_scale.data[i] == 0;
+        d->code0 = has_w[i / nb] && d->w_scale.data[i] == 0;
 
     if (derive_layouts(d, s, need_w))
         goto out;
@@ -376,9 +400,22 @@ int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data 
 out:
     free(need_a);
     free(need_w);
+    free(all_a);
+    free(all_w);
     if (rc != A4W4_OK)
         a4w4_case_data_free(d);
     return rc;
+}
+
+int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d)
+{
+    return generate(c, s, 0, d);
+}
+
+int a4w4_case_generate_all(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d)
+{
+    a4w4_sample full = {.full = 1};
+    return generate(c, s->full ? &full : s, 1, d);
 }
 
 /* The ASM layouts of d's row-major operands (contracts §3): the activation-scale shuffle with

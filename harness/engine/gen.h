@@ -64,6 +64,11 @@ uint64_t a4w4_rng_next(a4w4_rng *r);
 /* Generate the operands of case c for the outputs of sample s (full sample: every row).
  * Returns 0 or A4W4_ENOMEM. */
 int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d);
+/* Every row of A and W (for a device judge that checks every output), while the preshuffled
+ * weight (the only layout as large as W) holds the rows of sample s only, as for
+ * a4w4_case_generate(c, s, d); the other layouts are whole. Rows are generated on all cores.
+ * 0 or A4W4_ENOMEM. */
+int a4w4_case_generate_all(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d);
 void a4w4_case_data_free(a4w4_case_data *d);
 
 /* Case data from given row-major operands (a golden or exported bundle's): a_fp4 [M, K/2],

@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_bound.h"
 #include "a4w4_gemm.h"
 #include "a4w4_gemm_fast.h"
 #include "a4w4_layout.h"
 #include "a4w4_quote.h"
 #include "annotate.h"
 #include "check.h"
+#include "devjudge.h"
 #include "failing.h"
 #include "fsutil.h"
 #include "gen.h"
@@ -369,6 +371,7 @@ typedef struct {
     const a4w4_case *c;
     const a4w4_sample *s;
     const uint8_t *const *op; /* NULL: generated */
+    int all_rows;             /* generated: every row (a4w4_case_generate_all), not s's only */
 } case_source;
 
 /* What a case's GEMM entries are judged against: the oracles (E8M0 code 0 read as 2^-127,
@@ -377,6 +380,8 @@ typedef struct {
 typedef struct {
     a4w4_oracles *o, *alt;
     int policy, max_timeouts;
+    const a4w4_devjudge *dev;   /* the case's device judge (NULL: everything on the host) */
+    const a4w4_devoracle *dor;  /* its oracle facts over every output */
 } judging;
 
 /* What run_backend carries between its steps. */
@@ -401,6 +406,10 @@ typedef struct {
     const char *variant; /* which variant vfail holds (NULL none) */
     a4w4_oracles *judged_by; /* the oracles g->cmp was judged against (o, or alt under a stated
                                 2^-126 reading) */
+    /* device path (engine/devjudge.h, device_judges): every output judged on the device; y
+     * holds the backend's outputs at the sample, re-judged by the C oracles into host_cmp */
+    const a4w4_devjudge *dev;
+    comparison host_cmp;
 } gemm_run;
 
 static int is_bounded(const gemm_run *g) { return g->k->kind == A4W4_CONTRACT_BOUNDED; }
@@ -456,9 +465,10 @@ static void restore_operands(a4w4_case_data *d, const case_source *src)
 {
     a4w4_case_data fresh;
     const a4w4_case *c = src->c;
-    if ((src->op ? a4w4_case_data_load(src->op[0], src->op[1], src->op[2], src->op[3], c->M,
-                                       c->N, c->K, &fresh)
-                 : a4w4_case_generate(c, src->s, &fresh)) != A4W4_OK)
+    if ((src->op         ? a4w4_case_data_load(src->op[0], src->op[1], src->op[2], src->op[3],
+                                               c->M, c->N, c->K, &fresh)
+         : src->all_rows ? a4w4_case_generate_all(c, src->s, &fresh)
+                         : a4w4_case_generate(c, src->s, &fresh)) != A4W4_OK)
         return; /* out of memory: later calls see the damaged operands and say so */
     a4w4_guarded *to[] = {&d->a_fp4, &d->a_scale, &d->w_fp4, &d->w_scale,
                           &d->a_scale_shuffled, &d->w_fp4_shuffled, &d->w_scale_swizzled};
@@ -527,18 +537,12 @@ static unsigned long long outputs_hash(const uint16_t *y, size_t n)
     return h;
 }
 
-/* Run the backend once (guarded_call) and record run_ms, the outputs' hash when it ran, and
- * whether they repeat its previous call's on another case bit for bit. */
-static int run_baseline(gemm_run *g, a4w4_entry_result *e, int *breached)
+/* Record the outputs' hash e->y_hash and whether it repeats the backend's previous call's
+ * on another case bit for bit (g->stale_of). */
+static void note_repeat(gemm_run *g, a4w4_entry_result *e, unsigned long long hash)
 {
-    double t0 = (a4w4_now() * 1e3);
-    int rc = guarded_call(g, &g->y, e, breached);
-    e->run_ms = (a4w4_now() * 1e3) - t0;
-    e->has_run = rc != RUN_NOT_RUN;
-    if (rc != A4W4_OK)
-        return rc;
     e->has_y_hash = 1;
-    e->y_hash = outputs_hash(g->y.y, g->n);
+    e->y_hash = hash;
     pthread_mutex_lock(&state_mu);
     if (g->b->has_last && g->b->last_y_hash == e->y_hash && strcmp(g->b->last_case, e->name))
         snprintf(g->stale_of, sizeof g->stale_of, "%s", g->b->last_case);
@@ -546,6 +550,63 @@ static int run_baseline(gemm_run *g, a4w4_entry_result *e, int *breached)
     g->b->last_y_hash = e->y_hash;
     snprintf(g->b->last_case, sizeof g->b->last_case, "%s", e->name);
     pthread_mutex_unlock(&state_mu);
+}
+
+/* The device's comparison over every output as the runner's. */
+static void from_devcmp(comparison *c, const a4w4_devcmp *d)
+{
+    memset(c, 0, sizeof *c);
+    c->checked = d->checked;
+    c->mismatches = d->mismatches;
+    c->unwritten = d->unwritten;
+    c->max_ulp = d->max_ulp;
+    c->has_bound = d->has_bound;
+    c->bound_use = d->bound_use;
+    c->bound_ulp_max = d->bound_ulp_max;
+    c->nrec = d->nrec < MAX_RECORDED ? d->nrec : MAX_RECORDED;
+    for (size_t i = 0; i < c->nrec; i++) {
+        c->rec[i].row = d->rec[i].row;
+        c->rec[i].col = d->rec[i].col;
+        c->rec[i].got = d->rec[i].got;
+        c->rec[i].expected = d->rec[i].expected;
+    }
+}
+
+/* The device path's baseline: the backend on every output, compared on the device into
+ * g->cmp; its outputs at the sample come back in g->y. The device buffers are the judge's:
+ * the host's guard zones and operand digests (engine/integrity.h) do not see them. */
+static int run_baseline_dev(gemm_run *g, a4w4_entry_result *e)
+{
+    a4w4_devcmp dc;
+    int brc = A4W4_OK;
+    a4w4_out_poison(&g->y);
+    g->args.y = g->y.y;
+    if (g->dev->run(g->dev->self, g->b, &g->args, 0, &brc, &dc, g->why, sizeof g->why))
+        return brc == A4W4_OK ? A4W4_EINVAL : brc;
+    e->run_ms = dc.run_ms;
+    e->has_run = 1;
+    if (brc == A4W4_OK) {
+        from_devcmp(&g->cmp, &dc);
+        if (dc.has_y_hash)
+            note_repeat(g, e, dc.y_hash);
+    }
+    return brc;
+}
+
+/* Run the backend once (guarded_call; on the device, run_baseline_dev) and record run_ms,
+ * the outputs' hash when it ran, and whether they repeat its previous call's on another case
+ * bit for bit. */
+static int run_baseline(gemm_run *g, a4w4_entry_result *e, int *breached)
+{
+    if (g->dev)
+        return run_baseline_dev(g, e);
+    double t0 = (a4w4_now() * 1e3);
+    int rc = guarded_call(g, &g->y, e, breached);
+    e->run_ms = (a4w4_now() * 1e3) - t0;
+    e->has_run = rc != RUN_NOT_RUN;
+    if (rc != A4W4_OK)
+        return rc;
+    note_repeat(g, e, outputs_hash(g->y.y, g->n));
     return rc;
 }
 
@@ -663,13 +724,30 @@ static void note_not_judged(const gemm_run *g, a4w4_entry_result *e)
 }
 
 /* The baseline against the oracle of the backend's contract into g->cmp (E8M0 code 0:
- * judge_code0). Returns 1 when the entry fails, 0 when it passes so far, -1 when the
- * oracle's outputs could not be computed (out of memory: the entry fails). */
+ * judge_code0). On the device path g->cmp arrives as the device's comparison over every
+ * output and stays it; the sample, re-judged by the C oracles into g->host_cmp, must not
+ * find more mismatches than the device did. Returns 1 when the entry fails, 0 when it passes
+ * so far, -1 when the oracle's outputs could not be computed (out of memory: it fails). */
 static int check_baseline(gemm_run *g, a4w4_entry_result *e)
 {
+    comparison devc = g->cmp;
+    int disagree = 0;
     g->judged_by = g->j->o;
     if (compare_with(g, g->j->o, g->y.y, &g->cmp, NULL))
         return -1;
+    if (g->dev) {
+        g->host_cmp = g->cmp;
+        g->cmp = devc;
+        disagree = g->host_cmp.mismatches > g->cmp.mismatches;
+        if (disagree)
+            note_add(e->note, sizeof e->note, "the device judge counted %zu mismatches, the C "
+                     "oracles %zu on the %zu sampled outputs alone; ", g->cmp.mismatches,
+                     g->host_cmp.mismatches, g->n);
+        else if (g->cmp.mismatches && !g->host_cmp.mismatches)
+            note_add(e->note, sizeof e->note, "judged on the device: none of its %zu "
+                     "mismatches lies on the host sample of %zu outputs, which is all the "
+                     "failure map and --save-failing cover; ", g->cmp.mismatches, g->n);
+    }
     if (g->j->alt && judge_code0(g, e))
         return -1;
     if (g->cmp.mismatches && g->cmp.has_bound)
@@ -683,7 +761,7 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
     if (g->cmp.mismatches && g->stale_of[0] && !g->ambiguous)
         note_add(e->note, sizeof e->note, "stale result: its outputs repeat bit for bit those "
                  "of its previous call (case %s); ", g->stale_of);
-    return g->cmp.mismatches != 0 && !g->ambiguous;
+    return (g->cmp.mismatches != 0 || disagree) && !g->ambiguous;
 }
 
 /* Outputs of variant v that change against the baseline (all when the run fails; a crash or
@@ -692,6 +770,22 @@ static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *
                               int *breached)
 {
     a4w4_case_refill(g->d, v->row_fill, v->col_fill, v->guard);
+    if (g->dev) { /* every output, compared with the baseline on the device */
+        a4w4_devcmp dc;
+        int brc = A4W4_OK;
+        a4w4_out_poison(&g->y2);
+        g->args.y = g->y2.y;
+        int bad = g->dev->run(g->dev->self, g->b, &g->args, 1, &brc, &dc, g->why,
+                              sizeof g->why);
+        g->args.y = g->y.y;
+        if (bad || brc != A4W4_OK)
+            note_add(e->note, sizeof e->note, "%s (variant %s, on the device); ",
+                     g->why[0] ? g->why : a4w4_status_str(brc), v->what);
+        else if (dc.mismatches && !g->cmp.mismatches)
+            note_add(e->note, sizeof e->note, "variant %s judged on the device: its outputs "
+                     "are not gathered back, so no failure map is built of them; ", v->what);
+        return bad || brc != A4W4_OK ? g->d->M * g->d->N : dc.mismatches;
+    }
     int rc2 = guarded_call(g, &g->y2, e, breached);
     g->args.y = g->y.y;
     if (rc2 == RUN_NOT_RUN) /* stopped after its timeouts: the entry says so already */
@@ -722,9 +816,20 @@ static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *
     return diff;
 }
 
+size_t a4w4_pad_variant_count(size_t M, size_t K)
+{
+    const size_t nb = K / 32;
+    if (a4w4_act_scale_padded_cols(nb) != nb || K % 256)
+        return 5;
+    return a4w4_act_scale_padded_rows(M) != M ? 2 : 0;
+}
+
 /* contracts §3.3: valid outputs must not depend on the pad fills or on bytes past K. Runs the
- * variants (2, or 5 when there are column pads or K % 256 != 0) and restores the default
- * fills. Returns 1 when some variant changed outputs (pad_dependent names them) or breached. */
+ * variants (a4w4_pad_variant_count: 2 with row pads, 5 with column pads or K % 256 != 0, none
+ * when no pad exists: the fills would give byte-identical inputs, and the entry's note says
+ * so) and restores the default fills. On the device there are no guard zones past the
+ * buffers: the garbage variant is left out there with a note. Returns 1 when some variant
+ * changed outputs (pad_dependent names them) or breached. */
 static int check_pad_variants(gemm_run *g, a4w4_entry_result *e)
 {
     static const variant vs[] = {{0xFF, 0x7F, A4W4_GUARD_FILL, "row pad 0xFF"},
@@ -732,9 +837,19 @@ static int check_pad_variants(gemm_run *g, a4w4_entry_result *e)
                                  {0x7F, 0x00, A4W4_GUARD_FILL, "column pad 0x00"},
                                  {0x7F, 0xFF, A4W4_GUARD_FILL, "column pad 0xFF"},
                                  {0x7F, 0x7F, 0x5A, "garbage 0x5A past the buffers' ends"}};
-    size_t nb = g->d->K / 32;
-    int colpad = a4w4_act_scale_padded_cols(nb) != nb, breached = 0;
-    size_t nv = (colpad || g->d->K % 256) ? 5 : 2;
+    size_t nv = a4w4_pad_variant_count(g->d->M, g->d->K);
+    int breached = 0;
+    if (!nv) {
+        note_add(e->note, sizeof e->note, "pad variants not run: M %% 256 == 0 and (K/32) %% 8 "
+                 "== 0, so no pad row or column exists and every fill gives the same bytes "
+                 "(contracts §3.3); ");
+        return 0;
+    }
+    if (g->dev && nv == 5) { /* device buffers have no guard zones to fill */
+        nv = 4;
+        note_add(e->note, sizeof e->note, "the garbage-past-the-buffers variant is not run on "
+                 "the device (no guard zones there); ");
+    }
     char *dep = e->pad_dependent;
     for (size_t v = 0; v < nv; v++) {
         size_t diff = variant_changes(g, &vs[v], e, &breached);
@@ -864,6 +979,17 @@ static void record_failing(const a4w4_runner *r, gemm_run *g, const a4w4_case *c
     }
 }
 
+/* 1 when GEMM backend b with contract k (NULL: none) is judged on the device in j: it has a
+ * device form and keeps a single ordered(S) contract, which the device judge computes over
+ * every output bit for bit as the C oracles do. exact (judged inside the exact regime only),
+ * bounded(S) (limits in double with their overflow rule, contracts §4.1), tree contracts and
+ * shape rules stay on the host sample. */
+static int on_device(const judging *j, const a4w4_backend *b, const a4w4_contract *k)
+{
+    return j->dev && b->type->run_device && k && k->kind == A4W4_CONTRACT_ORDERED &&
+           !strncmp(b->contract, "ordered(", 8) && k->split == b->split;
+}
+
 static int run_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c,
                        a4w4_case_data *d, const a4w4_sample *s, const judging *j,
                        const case_source *src, a4w4_entry_result *e)
@@ -887,6 +1013,10 @@ static int run_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c
     if (!g.k || a4w4_contract_format(g.k, ktext, sizeof ktext) < 0)
         snprintf(ktext, sizeof ktext, "%s", b->contract);
     case_identity(e, c, A4W4_ENTRY_OUTPUTS, b->name, ktext);
+    g.dev = on_device(j, b, g.k) ? j->dev : NULL;
+    if (j->dev && b->type->run_device && g.k && !g.dev)
+        note_add(e->note, sizeof e->note, "judged on the host sample: the device judge takes "
+                 "single ordered(S) contracts only; ");
     int fail = 1, na = 0;
     if (!g.k) { /* no contract applies to this shape: its outputs are unjudged, so the entry is
                  * skipped (the run INCOMPLETE), never n/a (contracts §4.2) */
@@ -902,10 +1032,12 @@ static int run_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c
     } else {
         fail = gemm_checks(&g, e, &na);
     }
-    put_comparison(e, &g.cmp, s, e->has_run ? e->run_ms : NAN, j->o->proven,
+    static const a4w4_sample all = {.full = 1};
+    put_comparison(e, &g.cmp, g.dev ? &all : s, e->has_run ? e->run_ms : NAN,
+                   g.dev ? j->dor->proven : j->o->proven,
                    !fail && !na && g.ambiguous ? A4W4_VERDICT_AMBIGUOUS : verdict_of(fail, na));
     e->ambiguous = e->verdict == A4W4_VERDICT_AMBIGUOUS;
-    put_judged(e, &g.cmp, g.n);
+    put_judged(e, &g.cmp, g.dev ? c->M * c->N : g.n);
     if (fail)
         map_failure(&g, e);
     size_t L = strlen(e->note);
@@ -1138,7 +1270,7 @@ static int case_oracles_open(case_oracles *co, const a4w4_case_data *d, const a4
                              int policy, int max_timeouts)
 {
     memset(co, 0, sizeof *co);
-    co->j = (judging){&co->o, d->code0 ? &co->alt : NULL, policy, max_timeouts};
+    co->j = (judging){&co->o, d->code0 ? &co->alt : NULL, policy, max_timeouts, NULL, NULL};
     if (a4w4_oracles_compute(d, s, &co->o) != 0)
         return -1;
     return d->code0 && alt_oracles(d, s, &co->ad, &co->alt) ? -1 : 0;
@@ -1151,7 +1283,52 @@ static void case_oracles_close(case_oracles *co)
     a4w4_oracles_free(&co->o);
 }
 
-/* Entries for every backend of r on case c (after the oracle's). */
+/* A layout or quantizer backend judged on the device: its bytes over the whole case. */
+static int run_bytes_dev(const a4w4_devjudge *dev, a4w4_backend *b, const a4w4_case *c,
+                         const a4w4_case_data *d, a4w4_entry_result *e)
+{
+    static const char *const lay[3] = {"w_fp4_shuffled", "w_scale_swizzled", "a_scale_shuffled"};
+    static const char *const qnt[2] = {"a_fp4", "a_scale"};
+    static const a4w4_sample all = {.full = 1};
+    a4w4_devcmp dc;
+    char why[512] = "";
+    int brc = A4W4_OK, quant = b->type->quantize_device != NULL;
+    size_t which = 0; /* the first mismatching tensor (dc.rec[0].col) */
+    double t0 = a4w4_now() * 1e3;
+    int bad = quant ? dev->quantize(dev->self, b, c, d, &brc, &dc, why, sizeof why)
+                    : dev->layouts(dev->self, b, d, &brc, &dc, why, sizeof why);
+    double ms = a4w4_now() * 1e3 - t0;
+    a4w4_check chk;
+    memset(&chk, 0, sizeof chk);
+    chk.elem_bytes = 1;
+    which = !bad && dc.nrec ? dc.rec[0].col : 0;
+    if (brc == A4W4_EUNSUPPORTED)
+        return byte_entry(c, b, &all, NULL, 0, ms, why[0] ? why : "not applicable", e);
+    if (bad || brc != A4W4_OK) {
+        a4w4_check_na(&chk, quant ? "quantize" : "layouts", why[0] ? why : a4w4_status_str(brc));
+        chk.verdict = A4W4_CHECK_FAIL;
+    } else {
+        snprintf(chk.subject, sizeof chk.subject, "%s", quant ? qnt[which % 2] : lay[which % 3]);
+        chk.checked = dc.checked;
+        chk.mismatches = dc.mismatches;
+        chk.verdict = dc.mismatches ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
+        chk.first_row = dc.nrec ? dc.rec[0].row : 0;
+        chk.got = dc.nrec ? dc.rec[0].got : 0;
+        chk.expected = dc.nrec ? dc.rec[0].expected : 0;
+    }
+    int fail = byte_entry(c, b, &all, &chk, 1, ms, NULL, e);
+    if (fail && chk.mismatches && !e->signature[0]) { /* no map: the bytes stay on the device */
+        snprintf(e->signature, sizeof e->signature, "%s: %zu of %zu bytes differ (compared on "
+                 "the device: the bytes are not gathered back, so whether they are a "
+                 "permutation is not known)", chk.subject, chk.mismatches, chk.checked);
+        snprintf(e->signature_class, sizeof e->signature_class, "%s",
+                 quant ? (which % 2 ? "scales" : "codes") : "layout-bytes");
+    }
+    return fail;
+}
+
+/* Entries for every backend of r on case c (after the oracle's). dev: the device judge of
+ * this case (NULL: everything on the host sample), dor: its oracle facts. */
 static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_case_data *d,
                                  const a4w4_sample *s, const judging *j, const case_source *src,
                                  a4w4_entry_list *out)
@@ -1163,14 +1340,149 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
         a4w4_entry_result *e = a4w4_entry_list_add(out);
         if (!e)
             return A4W4_ST_NOMEM;
+        const a4w4_devjudge *dev = j->dev;
+        a4w4_contract own;
+        int on_dev = b->type->run && on_device(j, b, case_contract(b, c, &own, NULL, 0));
         if (b->type->run)
             run_backend(r, b, c, d, s, j, src, e);
+        else if (dev && ((b->type->layouts && b->type->layouts_device) ||
+                         (b->type->quantize && b->type->quantize_device && d->x)))
+            run_bytes_dev(dev, b, c, d, e), on_dev = 1;
         else if (b->type->layouts)
             run_layout_backend(b, c, d, s, e);
         else
             run_quant_backend(b, c, d, s, e);
+        if (r->stages && e->verdict != A4W4_VERDICT_NA && e->verdict != A4W4_VERDICT_SKIP) {
+            if (on_dev)
+                r->stages->outputs_device += (double)e->checked;
+            else
+                r->stages->outputs_host += (double)e->checked;
+        }
     }
     return A4W4_ST_OK;
+}
+
+/* ---- the device judge's case ------------------------------------------------------------- */
+
+/* 1 when some selected backend has a device form. */
+static int wants_device(const a4w4_runner *r)
+{
+    for (size_t i = 0; r->dev && i < r->nbackends; i++) {
+        const a4w4_backend_type *t = r->backends[i].type;
+        if (t->run_device || t->layouts_device || t->quantize_device)
+            return 1;
+    }
+    return 0;
+}
+
+/* What the case's device backends need of the judge: the S of an ordered(S) one (S > 1);
+ * the others are judged on the host (on_device). */
+static a4w4_devneeds needs_of(const a4w4_runner *r)
+{
+    a4w4_devneeds n = {0, 0};
+    for (size_t i = 0; i < r->nbackends; i++) {
+        const a4w4_backend *b = &r->backends[i];
+        if (b->type->run_device && !strncmp(b->contract, "ordered(", 8) && b->split > 1)
+            n.ordered_s = b->split;
+    }
+    return n;
+}
+
+/* Values of the judge at the sample against the C oracles, bit for bit: the judge judged.
+ * ordered(1), exact (bf16 and fp32) and ordered(S) on every sampled output (bounded(S)
+ * backends are judged on the host: on_device). Appends to note; returns the mismatches. */
+static size_t recheck(const a4w4_devjudge *dev, const a4w4_devneeds *need, const a4w4_sample *s,
+                      a4w4_oracles *o, char *note, size_t notelen)
+{
+    const size_t n = o->count;
+    a4w4_devsample js = {malloc(n * 2), malloc(n * 2), need->ordered_s ? malloc(n * 2) : NULL,
+                         malloc(n * 4), NULL};
+    const uint16_t *cs = need->ordered_s ? a4w4_oracles_ordered(o, need->ordered_s) : NULL;
+    char why[256] = "";
+    size_t bad = 0, first = SIZE_MAX;
+    const char *what = "";
+    if (!js.ordered1 || !js.exact || !js.exact_f32 || (need->ordered_s && (!js.ordered_s || !cs)) ||
+        dev->sample(dev->self, s, &js, why, sizeof why)) {
+        note_add(note, notelen, "%sthe C oracles' re-check of the GPU judge failed to run: %s",
+                 note[0] ? "; " : "", why[0] ? why : "out of memory");
+        bad = 1;
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            uint32_t jf, cf;
+            memcpy(&jf, &js.exact_f32[k], 4);
+            memcpy(&cf, &o->exact_f32[k], 4);
+            const char *w = !(js.ordered1[k] == o->ordered1[k] ||
+                              (bf16_nan(js.ordered1[k]) && bf16_nan(o->ordered1[k])))
+                                ? "ordered(1)"
+                            : !(js.exact[k] == o->exact[k] ||
+                                (bf16_nan(js.exact[k]) && bf16_nan(o->exact[k])))
+                                ? "exact"
+                            : !(jf == cf || (isnan(js.exact_f32[k]) && isnan(o->exact_f32[k])))
+                                ? "exact fp32"
+                            : cs && !(js.ordered_s[k] == cs[k] ||
+                                      (bf16_nan(js.ordered_s[k]) && bf16_nan(cs[k])))
+                                ? "ordered(S)"
+                                : NULL;
+            if (w && first == SIZE_MAX) {
+                first = k;
+                what = w;
+            }
+            bad += w != NULL;
+        }
+        if (bad)
+            note_add(note, notelen, "%sTHE GPU JUDGE DISAGREES WITH THE C ORACLES on %zu of %zu "
+                     "sampled outputs (first: %s at (%zu, %zu))", note[0] ? "; " : "", bad, n,
+                     what, row_at(s, first / s->ncols), col_at(s, first % s->ncols));
+    }
+    free(js.ordered1);
+    free(js.exact);
+    free(js.ordered_s);
+    free(js.exact_f32);
+    return bad;
+}
+
+/* The oracle's entry on the device: ordered(1) == exact on every output the prover holds for,
+ * the special regime's NaN set over every output, and the C oracles' re-check of the judge on
+ * the sample. *dor receives the judge's facts. Returns 1 when it fails. */
+static int oracle_entry_dev(const a4w4_devjudge *dev, const a4w4_devneeds *need,
+                            const a4w4_case *c, const a4w4_case_data *d, const a4w4_sample *s,
+                            a4w4_oracles *o, a4w4_devoracle *dor, a4w4_entry_result *e)
+{
+    static const a4w4_sample all = {.full = 1};
+    char note[512] = "", why[256] = "";
+    comparison cmp;
+    memset(&cmp, 0, sizeof cmp);
+    int fail = 0, na = 0;
+    if (dev->oracle(dev->self, d, c->regime == A4W4_REGIME_SPECIAL, dor, why, sizeof why)) {
+        snprintf(note, sizeof note, "the GPU judge failed: %s", why);
+        fail = 1;
+    } else {
+        from_devcmp(&cmp, &dor->ord_vs_exact);
+        cmp.checked = dor->outputs;
+        fail = cmp.mismatches != 0;
+        na = dor->proven != dor->outputs;
+        if (na)
+            snprintf(note, sizeof note, "%zu of %zu outputs outside the exact regime: exact is a "
+                     "reference there, not a verdict", dor->outputs - dor->proven, dor->outputs);
+        if (c->regime == A4W4_REGIME_SPECIAL) {
+            note_add(note, sizeof note, "%sspecial blocks: %zu NaN outputs, %zu outside the "
+                     "dependent set", note[0] ? "; " : "", dor->nans, dor->nan_wrong);
+            fail |= dor->nan_wrong != 0;
+            na = 0;
+        }
+        note_add(note, sizeof note, "%sGPU judge: every output; %zu sampled outputs re-checked "
+                 "by the C oracles%s", note[0] ? "; " : "", o->count,
+                 dor->uncertain ? "" : "");
+        if (dor->uncertain)
+            note_add(note, sizeof note, "; %zu outputs rounded by the plain C oracle",
+                     dor->uncertain);
+        if (recheck(dev, need, s, o, note, sizeof note))
+            fail = 1, na = 0;
+    }
+    case_identity(e, c, A4W4_ENTRY_OUTPUTS, "oracle", "ordered(1) == exact");
+    put_comparison(e, &cmp, &all, dor->judge_ms, dor->proven, verdict_of(fail, na && !fail));
+    snprintf(e->note, sizeof e->note, "%s", note);
+    return fail;
 }
 
 /* 1 when a selected backend judges every output (a4w4_backend_type.full_outputs). */
@@ -1184,15 +1496,17 @@ static int wants_full(const a4w4_runner *r)
 
 double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c)
 {
+    const a4w4_rates *rt = r->rates;
     double macs = (double)c->M * (double)c->N * (double)c->K;
-    double per_mac = A4W4_COST_ORACLE_S_PER_MAC;
+    double per_mac = rt ? rt->oracle_s_per_mac : A4W4_COST_ORACLE_S_PER_MAC;
     for (size_t i = 0; i < r->nbackends; i++) {
         const a4w4_backend *b = &r->backends[i];
-        if (!b->type || !b->type->run)
-            continue;
-        double runs = 1 + (b->asm_layout ? (c->K % 256 ? 5 : 2) : 0);
-        per_mac += runs * (b->type->gpu ? A4W4_COST_GPU_RUN_S_PER_MAC
-                                        : A4W4_COST_CPU_RUN_S_PER_MAC);
+        if (!b->type || !b->type->run || (r->dev && b->type->run_device))
+            continue; /* judged on the device: no host work beyond the sample */
+        double runs = 1 + (b->asm_layout ? (double)a4w4_pad_variant_count(c->M, c->K) : 0);
+        per_mac += runs * (rt && i < 64 ? rt->run_s_per_mac[i]
+                           : b->type->gpu ? A4W4_COST_GPU_RUN_S_PER_MAC
+                                          : A4W4_COST_CPU_RUN_S_PER_MAC);
         a4w4_contract own;
         const a4w4_contract *k = case_contract(b, c, &own, NULL, 0);
         if (k && k->kind == A4W4_CONTRACT_TREE)
@@ -1203,26 +1517,44 @@ double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c)
                            : A4W4_COST_TREE_FAST_S_PER_MAC * 32.0 / (double)k->tree.leaf;
     }
     return macs * per_mac + ((double)c->M + (double)c->N) * (double)c->K *
-                                A4W4_COST_GEN_S_PER_ELEMENT;
+                                (rt ? rt->gen_s_per_element : A4W4_COST_GEN_S_PER_ELEMENT);
 }
 
-/* 1 when every output of c is to be checked: --full, a backend that judges every output
- * (a4w4_backend_type.full_outputs), or a full check within the budget. */
+/* The plan's index of case c, or -1 (not one of its cases). */
+static long plan_index(const a4w4_budget_plan *p, const a4w4_case *c)
+{
+    return p && c >= p->cases && c < p->cases + p->ncases ? (long)(c - p->cases) : -1;
+}
+
+/* 1 when every output of c is to be checked on the host: --full, a backend that judges every
+ * output (a4w4_backend_type.full_outputs), or a full check the budget buys. */
 static int check_all(const a4w4_runner *r, const a4w4_case *c)
 {
-    return r->full || wants_full(r) ||
-           (r->budget_s > 0 && a4w4_full_check_seconds(r, c) <= r->budget_s);
+    if (r->full || wants_full(r))
+        return 1;
+    long k = plan_index(r->plan, c);
+    if (k >= 0)
+        return r->plan->full[k];
+    return r->budget_s > 0 && a4w4_full_check_seconds(r, c) <= r->budget_s;
 }
 
-/* The oracle entry's note on a case sampled under a budget. */
+/* The oracle entry's note on a case sampled under a budget: what was sampled and why. */
 static void note_sampled(const a4w4_runner *r, const a4w4_case *c, const a4w4_sample *s,
                          a4w4_entry_result *e)
 {
-    if (s->full || r->budget_s <= 0)
+    long k = plan_index(r->plan, c);
+    if (s->full || (k < 0 && r->budget_s <= 0))
         return;
-    note_add(e->note, sizeof e->note, "%ssampled: %zu of %zu outputs checked (a full check "
-             "is estimated at %.1f s, above the budget of %g s)", e->note[0] ? "; " : "",
-             s->nrows * s->ncols, c->M * c->N, a4w4_full_check_seconds(r, c), r->budget_s);
+    if (k >= 0)
+        note_add(e->note, sizeof e->note, "%ssampled on the host: %zu of %zu outputs (a full "
+                 "host check is estimated at %.1f s at this run's measured rates; the run's "
+                 "budget of %g s went to the %zu cheaper cases checked in full)",
+                 e->note[0] ? "; " : "", s->nrows * s->ncols, c->M * c->N, r->plan->est_s[k],
+                 r->plan->budget_s, r->plan->nfull);
+    else
+        note_add(e->note, sizeof e->note, "%ssampled: %zu of %zu outputs checked (a full check "
+                 "is estimated at %.1f s, above the budget of %g s)", e->note[0] ? "; " : "",
+                 s->nrows * s->ncols, c->M * c->N, a4w4_full_check_seconds(r, c), r->budget_s);
 }
 
 /* A4W4_ST_BADINPUT with err = the first refusal's note when an entry of first.. refused its
@@ -1261,6 +1593,26 @@ static double case_bytes(const a4w4_case *c)
     return c->regime == A4W4_REGIME_NORMAL ? b + 2 * M * K : b;
 }
 
+/* The device judge of case c (data d) opened for need, or NULL with why: the case is one the
+ * judge does not rule on as the C oracles do (the range regime's overflow rules, contracts
+ * §4.3; E8M0 code 0 unless the run states the judge's reading 2^-127, contracts §1), or it
+ * could not take it. */
+static const a4w4_devjudge *device_for(const a4w4_runner *r, const a4w4_case *c,
+                                       const a4w4_case_data *d, const a4w4_devneeds *need,
+                                       char *why, size_t whylen)
+{
+    if (c->regime == A4W4_REGIME_RANGE) {
+        snprintf(why, whylen, "the range regime's limits (contracts §4.3) are the C oracles'");
+        return NULL;
+    }
+    if (d->code0 && r->code0_reading != A4W4_CODE0_OCP) {
+        snprintf(why, whylen, "E8M0 code 0 present, judged under %s (contracts §1) by the C "
+                 "oracles", r->code0_reading ? "2^-126" : "both readings");
+        return NULL;
+    }
+    return r->dev->open(r->dev->self, c, d, need, why, whylen) ? NULL : r->dev;
+}
+
 a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
                            char *err, size_t errlen)
 {
@@ -1270,7 +1622,14 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
         snprintf(err, errlen, "case %s: out of memory sampling", c->name);
         return A4W4_ST_NOMEM;
     }
-    if (a4w4_case_generate(c, &s, &d) != A4W4_OK) {
+    /* a device judge checks every output: every row exists on the host too */
+    const int use_dev = wants_device(r);
+    a4w4_stage_times *T = r->stages;
+    double t0 = a4w4_now();
+    int grc = use_dev ? a4w4_case_generate_all(c, &s, &d) : a4w4_case_generate(c, &s, &d);
+    if (T)
+        T->generate_s += a4w4_now() - t0;
+    if (grc != A4W4_OK) {
         snprintf(err, errlen, "case %s: M=%zu N=%zu K=%zu is too large for this machine: needs "
                  "%.1f GB for its operands and their layouts (cannot allocate them)", c->name,
                  c->M, c->N, c->K, case_bytes(c) / 1e9);
@@ -1280,22 +1639,50 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     a4w4_hstatus st = A4W4_ST_NOMEM;
     a4w4_entry_result *e = NULL;
     case_oracles co;
-    case_source src = {c, &s, NULL};
-    if (case_oracles_open(&co, &d, &s, r->code0_reading, r->max_timeouts))
+    case_source src = {c, &s, NULL, use_dev};
+    a4w4_devneeds need = needs_of(r);
+    a4w4_devoracle dor;
+    char dwhy[256] = "";
+    memset(&dor, 0, sizeof dor);
+    t0 = a4w4_now();
+    const a4w4_devjudge *dev = use_dev ? device_for(r, c, &d, &need, dwhy, sizeof dwhy) : NULL;
+    double t1 = a4w4_now();
+    int orc = case_oracles_open(&co, &d, &s, r->code0_reading, r->max_timeouts);
+    co.j.dev = dev;
+    co.j.dor = &dor;
+    if (T) {
+        T->judge_s += t1 - t0;
+        T->host_oracle_s += a4w4_now() - t1;
+    }
+    if (orc)
         snprintf(err, errlen, "case %s: out of memory for the oracles", c->name);
     else if (!(e = a4w4_entry_list_add(out)))
         snprintf(err, errlen, "case %s: out of memory for the results", c->name);
     else {
         size_t first = out->n - 1;
-        oracle_entry(c, &d, &s, &co.o, e);
+        t0 = a4w4_now();
+        if (dev)
+            oracle_entry_dev(dev, &need, c, &d, &s, &co.o, &dor, e);
+        else
+            oracle_entry(c, &d, &s, &co.o, e);
+        if (T)
+            T->judge_s += a4w4_now() - t0;
+        if (use_dev && !dev) /* the GPU judge does not take the case: all on the host */
+            note_add(e->note, sizeof e->note, "%sjudged on the host: %s", e->note[0] ? "; " : "",
+                     dwhy);
         note_sampled(r, c, &s, e);
+        t0 = a4w4_now();
         st = run_backends(r, c, &d, &s, &co.j, &src, out);
+        if (T)
+            T->kernels_s += a4w4_now() - t0;
         annotate_entries(c, out, first);
         if (st != A4W4_ST_OK)
             snprintf(err, errlen, "case %s: out of memory for the results", c->name);
         else
             st = refusals(out, first, err, errlen);
     }
+    if (dev)
+        dev->close(dev->self);
     case_oracles_close(&co);
     a4w4_case_data_free(&d);
     a4w4_sample_free(&s);
@@ -1322,7 +1709,7 @@ static int given_case_open(given_case *g, const a4w4_case *c, const uint8_t *con
                            int policy, int max_timeouts)
 {
     memset(g, 0, sizeof *g);
-    g->src = (case_source){c, &g->s, op};
+    g->src = (case_source){c, &g->s, op, 0};
     if (a4w4_sample_make(c->M, c->N, c->K, 0, c->name, 1, &g->s) != A4W4_OK ||
         a4w4_case_data_load(op[0], op[1], op[2], op[3], c->M, c->N, c->K, &g->d) != A4W4_OK)
         return -1;

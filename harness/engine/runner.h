@@ -13,6 +13,7 @@
 
 #include "backend.h"
 #include "casefile.h"
+#include "devjudge.h"
 #include "entry.h"
 #include "status.h"
 #include "verify_bundle.h"
@@ -23,13 +24,43 @@
 typedef void (*a4w4_repro_fn)(const void *ctx, const char *item, const char *backend,
                               char *buf, size_t len);
 
+/* This run's own rates, measured at its start (a4w4_budget_calibrate): seconds per MAC of the
+ * host oracles of one case (ordered(1), exact, the exact-regime count), of one run of each
+ * selected GEMM backend judged on the host (0 for the others), and per generated operand
+ * element. */
+typedef struct {
+    double oracle_s_per_mac, gen_s_per_element;
+    double run_s_per_mac[64];
+    double calibrate_s; /* the calibration's own wall */
+} a4w4_rates;
+
+/* The whole-run budget (a4w4_budget_plan_make): which cases of this shard get every output
+ * checked on the host. cases[i] is checked in full when full[i]; est_s[i] its estimate. */
+typedef struct {
+    const a4w4_case *cases;
+    size_t ncases;
+    uint8_t *full;
+    double *est_s;
+    double budget_s, planned_s; /* the budget and the estimate of what it buys */
+    size_t nfull, nsampled, ncheaper;
+} a4w4_budget_plan;
+
+/* Where a run's wall time goes, summed over its cases (seconds): generating operands, the
+ * device judge (upload, its passes, the C oracles' re-check), the backends under test
+ * (device and host runs, pad variants), the host oracles of the samples. */
+typedef struct {
+    double generate_s, judge_s, kernels_s, host_oracle_s;
+    double write_s; /* the results stream and documents (the caller's) */
+    double outputs_device, outputs_host; /* outputs compared on the device / on the host */
+} a4w4_stage_times;
+
 typedef struct {
     a4w4_backend *backends;
     size_t nbackends;
     int full; /* check every output, no sampling */
     const a4w4_run_identity *id; /* passed to every backend's run; may be NULL */
-    /* > 0: check every output of a case whose a4w4_full_check_seconds is at most this, sample
-     * the others (the oracle entry's note says so); 0: sample above A4W4_FULL_CHECK_MACS */
+    /* > 0 without a plan: check every output of a case whose a4w4_full_check_seconds is at
+     * most this, sample the others; 0: sample above A4W4_FULL_CHECK_MACS */
     double budget_s;
     /* E8M0 code 0 (contracts §1): which reading the GEMM entries of a case holding code 0
      * are judged under (A4W4_CODE0_*; 0, the default, judges under both). */
@@ -45,6 +76,12 @@ typedef struct {
      * (engine/failing.h; the entry's "saved" names the item, a write error goes to its
      * note and save_failed) */
     const char *save_dir;
+    const a4w4_budget_plan *plan; /* the run's budget (NULL: budget_s's per-case rule) */
+    const a4w4_rates *rates;      /* this run's rates (NULL: the constants below) */
+    /* the device judge (NULL: none): every output of every case compared on the device for
+     * backends with device forms (engine/devjudge.h) */
+    const a4w4_devjudge *dev;
+    a4w4_stage_times *stages; /* accumulated when not NULL */
 } a4w4_runner;
 
 #define A4W4_MAX_TIMEOUTS_DEFAULT 2
@@ -61,18 +98,16 @@ typedef struct {
  *   2^-126   the run states the other reading: judged under it alone. */
 enum { A4W4_CODE0_BOTH = 0, A4W4_CODE0_OCP = 1, A4W4_CODE0_DRIVER = 2 };
 
-/* `run`'s default --budget-seconds: 0, the fixed 2^26-MAC sampling rule. The budget is per
- * case and its rates are an optimized build's: an unoptimized one (CI's coverage and
- * sanitizer builds) runs a full pre-merge check some 50x slower, so a full default would not
- * fit a test run there. `--budget-seconds 10` checks every pre-merge output but those of the
- * bucket cases from M = 1024 on and of the grids, which stay sampled. */
-#define A4W4_DEFAULT_BUDGET_S 0
+/* `run`'s default --budget-seconds: the whole run's host checking, estimated at the run's own
+ * measured rates (a4w4_budget_calibrate). 60 s checks every output of the pre-merge set in an
+ * optimized build (its full check is estimated at about 10 s here); an unoptimized build (CI's
+ * coverage and sanitizer builds, some 50x slower) measures its own rates and samples the
+ * largest cases to stay within the budget. */
+#define A4W4_DEFAULT_BUDGET_S 60
 
-/* The cost model of a4w4_full_check_seconds (this machine's rates: 2 vCPUs, one core each):
- * seconds per MAC of the oracles (ordered(1), exact, the exact-regime sum: fast, threaded),
- * of one run of a CPU backend (cpu-asm and cpu-fallback 2-46 G-MAC/s measured by `bench`, slowest at
- * M = 1; 10 G-MAC/s taken), of one run of a GPU backend (the host's share), and seconds per
- * generated operand element. */
+/* The cost model of a4w4_full_check_seconds without measured rates (runners made by tests and
+ * other commands): seconds per MAC of the oracles, of one run of a CPU backend, of one run of
+ * a GPU backend (the host's share), and seconds per generated operand element. */
 #define A4W4_COST_ORACLE_S_PER_MAC 1e-10
 #define A4W4_COST_CPU_RUN_S_PER_MAC 1e-10
 #define A4W4_COST_GPU_RUN_S_PER_MAC 1e-11
@@ -90,12 +125,29 @@ enum { A4W4_CODE0_BOTH = 0, A4W4_CODE0_OCP = 1, A4W4_CODE0_DRIVER = 2 };
  * and leaf=1 with acc=bf16; two cores taken). */
 #define A4W4_COST_TREE_PREC_S_PER_LEAF 3e-9
 
-/* Estimated seconds to check every output of case c with r's backends: M*N*K times the
- * oracles' rate plus, per GEMM backend, its runs (the baseline, and for one that reads the
- * ASM layouts its 2 or 5 pad variants, contracts §3.3) at the CPU or GPU rate and its tree
- * contract's oracle for this shape, if any, plus (M + N) * K generated elements. A constant model (no timing), so the choice between a full
- * check and a sample is the same on every machine and in every shard. */
+/* The pad-dependence variants of contracts §3.3 an ASM-layout backend runs on an M x K
+ * activation: 5 when the scale has pad columns or K % 256 != 0 (row and column fills and
+ * garbage past the buffers), else 2 when it has pad rows (M % 256 != 0: the row fills), else
+ * 0 (no pad exists: every fill gives byte-identical inputs). */
+size_t a4w4_pad_variant_count(size_t M, size_t K);
+
+/* Estimated host seconds to check every output of case c with r's backends: M*N*K times the
+ * oracles' rate plus, per GEMM backend judged on the host, its runs (the baseline, and for one
+ * that reads the ASM layouts its pad variants, a4w4_pad_variant_count) at its rate and its
+ * tree contract's oracle for this shape, if any, plus (M + N) * K generated elements. The rates are r->rates when measured, else the constants. */
 double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c);
+
+/* Measure this run's rates (engine/budget.c): a small normal-regime case generated, its host
+ * oracles computed, and each selected GEMM backend judged on the host run on it (the fastest
+ * of two timings each). 0, or nonzero with err (out of memory, a backend error). */
+int a4w4_budget_calibrate(const a4w4_runner *r, a4w4_rates *rates, char *err, size_t errlen);
+
+/* The plan for cases[0..n) (mine[i]: case i is this shard's) under budget_s seconds at r's
+ * rates: every case when all fit, else the cheapest ones that fit (the others sampled).
+ * 0, or A4W4_ENOMEM. a4w4_budget_plan_free releases it. */
+int a4w4_budget_plan_make(const a4w4_runner *r, const a4w4_case *cases, size_t n,
+                          const uint8_t *mine, double budget_s, a4w4_budget_plan *plan);
+void a4w4_budget_plan_free(a4w4_budget_plan *plan);
 
 /* Run generated case c: append to out one "oracle" entry (ordered(1) == exact where the
  * prover holds; the special regime's NaN set), then one entry per backend in r's order.

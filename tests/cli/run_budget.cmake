@@ -1,46 +1,64 @@
-# run --budget-seconds S: a case above 2^26 MACs whose full check is estimated within S is
-# checked in full; beyond S it is sampled and its oracle entry says so; 0 (the default) keeps
-# the fixed rule.
+# run --budget-seconds S: a whole-run budget of host checking at the run's own measured rates
+# (calibrated at its start). Every case in full when they all fit; else the cheapest ones in
+# full and the others sampled, each sampled case's oracle entry saying what and why; 0 keeps
+# the fixed 2^26-MAC rule; --full checks everything and records no budget.
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
-file(WRITE ${WORK}/b.csv "name,M,N,K,regime,seed,tags\nbud,40,1700,1024,normal,3,x\n")
-function(entry_of dir backend outvar)
+function(entry_of dir name backend outvar)
   file(READ ${dir}/results.json js)
   string(JSON n LENGTH "${js}" cases)
   math(EXPR last "${n} - 1")
   foreach(i RANGE ${last})
     string(JSON b GET "${js}" cases ${i} backend)
-    if(b STREQUAL "${backend}")
+    string(JSON c GET "${js}" cases ${i} name)
+    if(b STREQUAL "${backend}" AND c STREQUAL "${name}")
       string(JSON e GET "${js}" cases ${i})
       set(${outvar} "${e}" PARENT_SCOPE)
       return()
     endif()
   endforeach()
-  message(FATAL_ERROR "${dir}: no ${backend} entry")
+  message(FATAL_ERROR "${dir}: no ${name} ${backend} entry")
 endfunction()
-set(run ${CLI} run --cases ${WORK}/b.csv --no-golden --backend cpu-fallback --quiet)
-# a budget of 3 s covers this case (about 0.2 s estimated)
-expect_run(r 0 ${run} --budget-seconds 3 --out ${WORK}/three)
-entry_of(${WORK}/three cpu-fallback e)
-expect_match(three "${e}" "\"checked_outputs\" *: *68000")
-expect_match(three "${e}" "\"sampled\" *: *false")
-# the default (0) keeps the fixed rule: sampled above 2^26 MACs
-expect_run(r 0 ${run} --out ${WORK}/default)
-entry_of(${WORK}/default cpu-fallback e)
-expect_match(default "${e}" "\"sampled\" *: *true")
+# a small case (40 x 1700 x 1024, above 2^26 MACs) and a large one (4096 x 4096 x 8192: a full
+# check takes cpu-fallback alone seconds at any rate this project has measured)
+file(WRITE ${WORK}/b.csv "name,M,N,K,regime,seed,tags\nbud,40,1700,1024,normal,3,x\n")
+file(WRITE ${WORK}/c.csv
+     "name,M,N,K,regime,seed,tags\nbud,40,1700,1024,normal,3,x\nbig,4096,4096,8192,normal,3,x\n")
+set(run ${CLI} run --no-golden --backend cpu-fallback --quiet)
+# the default budget (60 s) covers the small case: every output, and the header says how the
+# budget was measured and spent
+expect_run(r 0 ${run} --cases ${WORK}/b.csv --out ${WORK}/default)
+entry_of(${WORK}/default bud cpu-fallback e)
+expect_match(default "${e}" "\"checked_outputs\"[ \t]*:[ \t]*68000")
+expect_match(default "${e}" "\"sampled\"[ \t]*:[ \t]*false")
+file(READ ${WORK}/default/results.json js)
+expect_match(default "${js}" "\"rule\"[ \t]*:[ \t]*\"whole-run budget at measured rates\"")
+expect_match(default "${js}" "\"cases_full\"[ \t]*:[ \t]*1")
+expect_match(default "${js}" "\"oracle_gmac_per_s\"[ \t]*:[ \t]*[0-9]")
 # 0 keeps the fixed rule: sampled above 2^26 MACs, no note
-expect_run(r 0 ${run} --budget-seconds 0 --out ${WORK}/zero)
-entry_of(${WORK}/zero cpu-fallback e)
-expect_match(zero "${e}" "\"sampled\" *: *true")
-entry_of(${WORK}/zero oracle e)
-expect_no_match(zero "${e}" "sampled:")
-# beyond the budget: sampled, and the oracle entry says so (1024x4096x4096: about 3.6 s)
-file(WRITE ${WORK}/c.csv "name,M,N,K,regime,seed,tags\nbig,1024,4096,4096,normal,3,x\n")
-expect_run(r 0 ${CLI} run --cases ${WORK}/c.csv --no-golden --backend cpu-fallback --quiet
-           --budget-seconds 1 --out ${WORK}/one)
-entry_of(${WORK}/one cpu-fallback e)
-expect_match(one "${e}" "\"sampled\" *: *true")
-entry_of(${WORK}/one oracle e)
-expect_match(one "${e}" "sampled: [0-9]+ of 4194304 outputs checked \\(a full check is estimated at 3.[0-9] s, above the budget of 1 s\\)")
+expect_run(r 0 ${run} --cases ${WORK}/b.csv --budget-seconds 0 --out ${WORK}/zero)
+entry_of(${WORK}/zero bud cpu-fallback e)
+expect_match(zero "${e}" "\"sampled\"[ \t]*:[ \t]*true")
+entry_of(${WORK}/zero bud oracle e)
+expect_no_match(zero "${e}" "sampled on the host|sampled:")
+# a budget that buys the small case but not the large one: the small one in full, the large
+# one sampled with the reason on its oracle entry
+expect_run(r 0 ${run} --cases ${WORK}/c.csv --budget-seconds 1 --out ${WORK}/one)
+entry_of(${WORK}/one bud cpu-fallback e)
+expect_match(one "${e}" "\"sampled\"[ \t]*:[ \t]*false")
+entry_of(${WORK}/one big cpu-fallback e)
+expect_match(one "${e}" "\"sampled\"[ \t]*:[ \t]*true")
+entry_of(${WORK}/one big oracle e)
+expect_match(one "${e}" "sampled on the host: [0-9]+ of 16777216 outputs \\(a full host check is estimated at [0-9.]+ s at this run's measured rates; the run's budget of 1 s went to the 1 cheaper cases checked in full\\)")
+file(READ ${WORK}/one/results.json js)
+expect_match(one "${js}" "\"cases_sampled\"[ \t]*:[ \t]*1")
+file(READ ${WORK}/one/summary.md md)
+expect_match(one "${md}" "budget of 1 s of host checking")
+expect_match(one "${md}" "## Stages")
+# --full: every output whatever the budget; no budget recorded
+expect_run(r 0 ${run} --cases ${WORK}/b.csv --full --budget-seconds 1 --out ${WORK}/full)
+file(READ ${WORK}/full/results.json js)
+expect_match(full "${js}" "\"budget_seconds\"[ \t]*:[ \t]*0")
+expect_match(full "${js}" "\"rule\"[ \t]*:[ \t]*\"every output \\(--full\\)\"")
 # --budget-seconds must be an integer in 0..86400
 expect_run(r 2 ${CLI} run --cases ${WORK}/b.csv --budget-seconds -1 --out ${WORK}/bad --quiet)
 expect_run(r 2 ${CLI} run --cases ${WORK}/b.csv --budget-seconds x --out ${WORK}/bad --quiet)

@@ -20,7 +20,7 @@ field() { # field FILE KEY: a top-level string field of a results.json
 }
 
 # 1. two runs into one --out
-"$CLI" run --e8m0-code0 2^-127 --set premerge --no-golden --out "$WORK/one" --quiet &
+"$CLI" run --e8m0-code0 2^-127 --set premerge --no-golden --budget-seconds 0 --out "$WORK/one" --quiet &
 first=$!
 for _ in $(seq 1 2000); do
   [ -s "$WORK/one/results.jsonl" ] && break
@@ -30,7 +30,7 @@ done
 rc=$(rc_of "$CLI" run --e8m0-code0 2^-127 --set edge --no-golden --out "$WORK/one" --quiet)
 [ "$rc" -eq 2 ] || fail "second run into a busy --out: exit $rc, expected 2"
 one_line
-grep -q "run: --out $WORK/one is in use by pid $first: a4w4check run --e8m0-code0 2^-127 --set premerge --no-golden --out $WORK/one --quiet" "$WORK/err" ||
+grep -q "run: --out $WORK/one is in use by pid $first: a4w4check run --e8m0-code0 2^-127 --set premerge --no-golden --budget-seconds 0 --out $WORK/one --quiet" "$WORK/err" ||
   fail "the refusal does not name the holder: $(cat "$WORK/err")"
 echo "concurrent run: $(cat "$WORK/err")"
 set +e; wait "$first"; rc=$?; set -e
@@ -44,8 +44,8 @@ rc=$(rc_of "$CLI" run --e8m0-code0 2^-127 --set edge --no-golden --backend cpu-f
 [ "$rc" -eq 0 ] || fail "a run after the first ended: exit $rc, expected 0"
 
 # 2. a shard killed mid-way, then merged
-"$CLI" run --e8m0-code0 2^-127 --set premerge --no-golden --shard 1/2 --out "$WORK/s1" --quiet
-"$CLI" run --e8m0-code0 2^-127 --set premerge --no-golden --shard 2/2 --out "$WORK/s2" --quiet &
+"$CLI" run --e8m0-code0 2^-127 --set premerge --no-golden --budget-seconds 0 --shard 1/2 --out "$WORK/s1" --quiet
+"$CLI" run --e8m0-code0 2^-127 --set premerge --no-golden --budget-seconds 0 --shard 2/2 --out "$WORK/s2" --quiet &
 pid=$!
 for _ in $(seq 1 6000); do
   n=$(wc -l < "$WORK/s2/results.jsonl" 2>/dev/null || echo 0)
@@ -78,7 +78,7 @@ echo "killed shard, --allow-partial: $(tail -n 1 "$WORK/err")"
 rc=$(rc_of "$CLI" merge --allow-partial --out "$WORK/m1" "$WORK/s1")
 [ "$rc" -eq 5 ] || fail "merge --allow-partial of one shard of two: exit $rc, expected 5"
 # resumed, the shard is complete and the merge passes
-"$CLI" run --e8m0-code0 2^-127 --set premerge --no-golden --shard 2/2 --out "$WORK/s2" --quiet --resume
+"$CLI" run --e8m0-code0 2^-127 --set premerge --no-golden --budget-seconds 0 --shard 2/2 --out "$WORK/s2" --quiet --resume
 rc=$(rc_of "$CLI" merge --out "$WORK/m" "$WORK/s1" "$WORK/s2")
 [ "$rc" -eq 0 ] || fail "merge after --resume: exit $rc, expected 0"
 [ "$(field "$WORK/m/results.json" verdict)" = PASS ] || fail "the resumed merge is not PASS"

@@ -46,6 +46,9 @@
 
 /* ---- bookkeeping ---------------------------------------------------------------------- */
 static int g_quick, g_verbose, g_threads = 4;
+/* The GEMM kernel under test: the GEMM sections run once per engine (a4w4_gpu.h). */
+static int g_engine = A4W4_GPU_ENGINE_PORTABLE;
+static const char *engine_name(void) { return g_engine == A4W4_GPU_ENGINE_MMA ? "mma" : "plain"; }
 static uint64_t g_seed = 20261129;
 static long g_pass, g_fail, g_notes;
 static long g_nan_payload; /* NaN-vs-NaN with different bits (matched) */
@@ -170,6 +173,23 @@ static int check_bf16(const char *what, const uint16_t *got, const uint16_t *wan
                bad, M * N, first / N, first % N, got[first], want[first]);
     else
         result(1, "%s", what);
+    if (bad && g_engine == A4W4_GPU_ENGINE_MMA) {
+        /* the matrix unit's fragment map shows in which outputs of the first 32 x 32 differ:
+         * 'x' differs, '.' equal (row m, column n) */
+        static int maps;
+        if (maps++ < 4)
+            for (size_t m = 0; m < M && m < 32; m++) {
+                char line[40];
+                size_t n;
+                for (n = 0; n < N && n < 32; n++) {
+                    const uint16_t a = got[m * N + n], b = want[m * N + n];
+                    const int same = a == b || ((a & 0x7FFF) > 0x7F80 && (b & 0x7FFF) > 0x7F80);
+                    line[n] = same ? '.' : 'x';
+                }
+                line[n] = 0;
+                printf("NOTE   map m=%2zu %s\n", m, line);
+            }
+    }
     return bad == 0;
 }
 
@@ -518,14 +538,14 @@ static void check_asm_case(const gcase *c, int all_tiles, const unsigned *splits
         /* Row fills: every fill on the main tiles, 0x7F elsewhere. */
         for (int f = 0; f < (is_main ? 3 : 1); f++) {
             guarded_reset(&g);
-            int rc = a4w4_gpu_gemm_asm_dev(t, 1, A4W4_GPU_SPLIT_ORDERED, da, das[f],
-                                           tl->bpreshuffle ? dw : dw_rm, dws, M, N, K, g.y, NULL,
-                                           0, NULL);
+            int rc = a4w4_gpu_gemm_asm_engine_dev(g_engine, t, 1, A4W4_GPU_SPLIT_ORDERED, da,
+                                                  das[f], tl->bpreshuffle ? dw : dw_rm, dws, M,
+                                                  N, K, g.y, NULL, 0, NULL);
             if (!rc)
                 rc = a4w4_gpu_synchronize();
-            snprintf(what, sizeof what, "asm %s tile %dx%d%s row_fill 0x%02X ordered(1)",
-                     c->label, tl->tile_m, tl->tile_n, tl->bpreshuffle ? "" : " noBpreShuffle",
-                     fills[f]);
+            snprintf(what, sizeof what, "asm[%s] %s tile %dx%d%s row_fill 0x%02X ordered(1)",
+                     engine_name(), c->label, tl->tile_m, tl->tile_n,
+                     tl->bpreshuffle ? "" : " noBpreShuffle", fills[f]);
             tiles_run++;
             if (!check_rc(what, rc, 0) || guarded_fetch(&g, got, what))
                 continue;
@@ -550,13 +570,14 @@ static void check_asm_case(const gcase *c, int all_tiles, const unsigned *splits
             if (ti == 0 && wk && a4w4_gpu_malloc(&dwk, wk))
                 dwk = NULL;
             guarded_reset(&g);
-            int rc = a4w4_gpu_gemm_asm_dev(t, S, A4W4_GPU_SPLIT_ORDERED, da, das[0], dw, dws, M,
-                                           N, K, g.y, dwk, dwk ? wk : 0, NULL);
+            int rc = a4w4_gpu_gemm_asm_engine_dev(g_engine, t, S, A4W4_GPU_SPLIT_ORDERED, da,
+                                                  das[0], dw, dws, M, N, K, g.y, dwk,
+                                                  dwk ? wk : 0, NULL);
             if (!rc)
                 rc = a4w4_gpu_synchronize();
             a4w4_gpu_free(dwk);
-            snprintf(what, sizeof what, "asm %s tile %s split ordered(%u) (%u non-empty)%s",
-                     c->label, tiles2[ti], S, a4w4_gpu_split_count(K, S),
+            snprintf(what, sizeof what, "asm[%s] %s tile %s split ordered(%u) (%u non-empty)%s",
+                     engine_name(), c->label, tiles2[ti], S, a4w4_gpu_split_count(K, S),
                      dwk ? " own workspace" : "");
             if (!check_rc(what, rc, 0) || guarded_fetch(&g, got, what))
                 continue;
@@ -580,11 +601,13 @@ static void check_asm_case(const gcase *c, int all_tiles, const unsigned *splits
                 const unsigned S = asplits[si], Sn = a4w4_gpu_split_count(K, S);
                 int t = a4w4_gpu_tile_find("256x256");
                 guarded_reset(&g);
-                int rc = a4w4_gpu_gemm_asm_dev(t, S, A4W4_GPU_SPLIT_ATOMIC, da, das[0], dw, dws,
-                                               M, N, K, g.y, NULL, 0, NULL);
+                int rc = a4w4_gpu_gemm_asm_engine_dev(g_engine, t, S, A4W4_GPU_SPLIT_ATOMIC, da,
+                                                      das[0], dw, dws, M, N, K, g.y, NULL, 0,
+                                                      NULL);
                 if (!rc)
                     rc = a4w4_gpu_synchronize();
-                snprintf(what, sizeof what, "asm %s tile 256x256 atomic split %u (%u non-empty)",
+                snprintf(what, sizeof what,
+                         "asm[%s] %s tile 256x256 atomic split %u (%u non-empty)", engine_name(),
                          c->label, S, Sn);
                 if (!check_rc(what, rc, 0) || guarded_fetch(&g, got, what))
                     continue;
@@ -626,8 +649,8 @@ static void check_asm_case(const gcase *c, int all_tiles, const unsigned *splits
     }
 
     guarded_free(&g);
-    printf("asm  %-36s %2d/%2d tile runs bit-exact, splits %d, atomic %d  (%.2fs)\n", c->label,
-           tiles_ok, tiles_run, nsplits, nasplits, now_s() - t0);
+    printf("asm[%s] %-36s %2d/%2d tile runs bit-exact, splits %d, atomic %d  (%.2fs)\n",
+           engine_name(), c->label, tiles_ok, tiles_run, nsplits, nasplits, now_s() - t0);
     fflush(stdout);
 out_dev:
     a4w4_gpu_free(da);
@@ -661,10 +684,11 @@ static void check_rowmajor_case(const gcase *c)
     guarded g;
     if (da && das && dw && dws && !guarded_alloc(&g, M * N)) {
         guarded_reset(&g);
-        int rc = a4w4_gpu_gemm_rowmajor_dev(da, das, dw, dws, M, N, K, g.y, NULL);
+        int rc = a4w4_gpu_gemm_rowmajor_engine_dev(g_engine, da, das, dw, dws, M, N, K, g.y,
+                                                   NULL);
         if (!rc)
             rc = a4w4_gpu_synchronize();
-        snprintf(what, sizeof what, "rowmajor %s ordered(1)", c->label);
+        snprintf(what, sizeof what, "rowmajor[%s] %s ordered(1)", engine_name(), c->label);
         if (check_rc(what, rc, 0) && !guarded_fetch(&g, got, what))
             check_bf16(what, got, want, M, N);
         guarded_free(&g);
@@ -689,7 +713,7 @@ static void section_gemm(void)
     const size_t nm = g_quick ? 2 : 4, nn = g_quick ? 2 : 3, nk = g_quick ? 2 : 4;
     double t0 = now_s();
     int idx = 0;
-    printf("== ASM-layout GEMM (%s)\n", g_quick ? "quick" : "full");
+    printf("== ASM-layout GEMM, %s kernel (%s)\n", engine_name(), g_quick ? "quick" : "full");
     for (size_t i = 0; i < nm; i++)
         for (size_t j = 0; j < nn; j++)
             for (size_t k = 0; k < nk; k++, idx++) {
@@ -1209,17 +1233,23 @@ static void section_timing(void)
              *dar = dev_up(c.a_scale, M * K / 32), *dwr = dev_up(c.w_fp4, N * K / 2),
              *dwsr = dev_up(c.w_scale, N * K / 32), *dy = NULL;
         a4w4_gpu_malloc(&dy, M * N * 2);
-        for (size_t t = 0; t <= sizeof tiles / sizeof *tiles && da && das && dw && dws && dy; t++) {
+        for (size_t te = 0; te < 2 * (sizeof tiles / sizeof *tiles + 1) && da && das && dw &&
+                            dws && dy;
+             te++) {
+            const size_t t = te % (sizeof tiles / sizeof *tiles + 1);
+            const int eng = te > sizeof tiles / sizeof *tiles ? A4W4_GPU_ENGINE_MMA
+                                                              : A4W4_GPU_ENGINE_PORTABLE;
             float ms[7];
             int rc = 0;
             const int tile = t < 3 ? a4w4_gpu_tile_find(tiles[t]) : -1;
             for (int rep = 0; rep < 9 && !rc; rep++) {
                 rc = a4w4_gpu_timer_start(tm, NULL);
                 if (!rc)
-                    rc = tile >= 0 ? a4w4_gpu_gemm_asm_dev(tile, 1, 0, da, das, dw, dws, M, N, K,
-                                                           dy, NULL, 0, NULL)
-                                   : a4w4_gpu_gemm_rowmajor_dev(da, dar, dwr, dwsr, M, N, K, dy,
-                                                                NULL);
+                    rc = tile >= 0 ? a4w4_gpu_gemm_asm_engine_dev(eng, tile, 1, 0, da, das, dw,
+                                                                  dws, M, N, K, dy, NULL, 0,
+                                                                  NULL)
+                                   : a4w4_gpu_gemm_rowmajor_engine_dev(eng, da, dar, dwr, dwsr,
+                                                                       M, N, K, dy, NULL);
                 if (!rc)
                     rc = a4w4_gpu_timer_stop(tm, NULL);
                 if (!rc && rep >= 2)
@@ -1230,9 +1260,9 @@ static void section_timing(void)
                 break;
             }
             qsort(ms, 7, sizeof *ms, cmp_float);
-            printf("time M=%-5zu N=%zu K=%zu %-16s %9.1f us  %7.2f TFLOP/s\n", M, N, K,
-                   t < 3 ? tiles[t] : "rowmajor 64x64", ms[3] * 1e3,
-                   2.0 * M * N * K / (ms[3] * 1e-3) / 1e12);
+            printf("time M=%-5zu N=%zu K=%zu %-5s %-16s %9.1f us  %7.2f T-MAC/s\n", M, N, K,
+                   eng == A4W4_GPU_ENGINE_MMA ? "mma" : "plain", t < 3 ? tiles[t] : "rowmajor",
+                   ms[3] * 1e3, (double)M * N * K / (ms[3] * 1e-3) / 1e12);
         }
         a4w4_gpu_free(da);
         a4w4_gpu_free(das);
@@ -1290,6 +1320,9 @@ int main(int argc, char **argv)
     section_quant();
     section_golden(golden);
     section_gemm();
+    g_engine = A4W4_GPU_ENGINE_MMA; /* the matrix-unit kernels, held to the same oracles */
+    section_gemm();
+    g_engine = A4W4_GPU_ENGINE_PORTABLE;
     if (!g_quick)
         section_timing();
     if (g_nan_payload)

@@ -312,6 +312,64 @@ extern "C" int a4w4_gpu_gemm_rowmajor_dev(const uint8_t *a_fp4, const uint8_t *a
     return a4w4_gpu_gemm_rowmajor(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y);
 }
 
+/* The engine forms: the stand-in has one arithmetic (the ordered(S) loop) for both kernels. */
+static int engine_ok(int engine)
+{
+    return engine == A4W4_GPU_ENGINE_PORTABLE || engine == A4W4_GPU_ENGINE_MMA;
+}
+
+extern "C" int a4w4_gpu_gemm_asm_engine(int engine, int tile, unsigned splits, int split_mode,
+                                        const uint8_t *a_fp4, const uint8_t *a_scale_shuffled,
+                                        const uint8_t *w_fp4, const uint8_t *w_scale_swizzled,
+                                        size_t M, size_t N, size_t K, uint16_t *y)
+{
+    return engine_ok(engine) ? a4w4_gpu_gemm_asm(tile, splits, split_mode, a_fp4,
+                                                 a_scale_shuffled, w_fp4, w_scale_swizzled, M, N,
+                                                 K, y)
+                             : A4W4_GPU_EARG;
+}
+
+extern "C" int a4w4_gpu_gemm_asm_engine_dev(int engine, int tile, unsigned splits,
+                                            int split_mode, const uint8_t *a_fp4,
+                                            const uint8_t *a_scale_shuffled,
+                                            const uint8_t *w_fp4,
+                                            const uint8_t *w_scale_swizzled, size_t M, size_t N,
+                                            size_t K, uint16_t *y, void *workspace,
+                                            size_t workspace_bytes, void *stream)
+{
+    /* the matrix-unit kernel's split-K needs only an fp32 [M, N] accumulator (a4w4_gpu.h) */
+    if (engine == A4W4_GPU_ENGINE_MMA && workspace &&
+        (workspace_bytes < M * N * 4 || ((unsigned long long)workspace & 3ULL)))
+        return A4W4_GPU_EARG;
+    return engine_ok(engine)
+               ? a4w4_gpu_gemm_asm_dev(tile, splits, split_mode, a_fp4, a_scale_shuffled, w_fp4,
+                                       w_scale_swizzled, M, N, K, y,
+                                       engine == A4W4_GPU_ENGINE_MMA ? NULL : workspace,
+                                       engine == A4W4_GPU_ENGINE_MMA ? 0 : workspace_bytes,
+                                       stream)
+               : A4W4_GPU_EARG;
+}
+
+extern "C" int a4w4_gpu_gemm_rowmajor_engine(int engine, const uint8_t *a_fp4,
+                                             const uint8_t *a_scale, const uint8_t *w_fp4,
+                                             const uint8_t *w_scale, size_t M, size_t N,
+                                             size_t K, uint16_t *y)
+{
+    return engine_ok(engine)
+               ? a4w4_gpu_gemm_rowmajor(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y)
+               : A4W4_GPU_EARG;
+}
+
+extern "C" int a4w4_gpu_gemm_rowmajor_engine_dev(int engine, const uint8_t *a_fp4,
+                                                 const uint8_t *a_scale, const uint8_t *w_fp4,
+                                                 const uint8_t *w_scale, size_t M, size_t N,
+                                                 size_t K, uint16_t *y, void *stream)
+{
+    return engine_ok(engine) ? a4w4_gpu_gemm_rowmajor_dev(a_fp4, a_scale, w_fp4, w_scale, M, N,
+                                                          K, y, stream)
+                             : A4W4_GPU_EARG;
+}
+
 /* ---- memory and timers ------------------------------------------------------------------------ */
 extern "C" int a4w4_gpu_malloc(void **ptr, size_t bytes)
 {
@@ -390,3 +448,17 @@ extern "C" int a4w4_gpu_timer_elapsed_ms(a4w4_gpu_timer *t, float *ms)
 }
 
 extern "C" void a4w4_gpu_timer_destroy(a4w4_gpu_timer *t) { free(t); }
+
+/* The test-only faults are the device kernels' (the GPU mutants); the stand-in records the
+ * setting and computes correctly whatever it is. */
+static int g_cpu_fault;
+
+extern "C" int a4w4_gpu_set_fault(int fault)
+{
+    if (fault < A4W4_GPU_FAULT_NONE || fault >= A4W4_GPU_FAULT_COUNT)
+        return A4W4_GPU_EARG;
+    g_cpu_fault = fault;
+    return A4W4_GPU_OK;
+}
+
+extern "C" int a4w4_gpu_get_fault(void) { return g_cpu_fault; }

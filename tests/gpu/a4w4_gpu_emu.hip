@@ -12,6 +12,11 @@
  *   GEMM        the kernel's per-output loop (same helpers, same index maps, same order) on
  *               the golden bundles' shuffled tensors vs y_ordered, and on random wide-range
  *               cases vs a4w4_gemm_ordered(S)
+ *   MMA kernel  (gpu/a4w4_gpu_mma.h) its block scaling from per-row / per-column factors
+ *               over every (sa, sb) pair vs the portable block value; its fragment maps
+ *               (NVIDIA m16n8k32, AMD 16x16 i8) cover each operand and output element once;
+ *               its per-output loop vs a4w4_gemm_ordered(S) on random cases whose scales
+ *               reach 242..255 (the second multiply order, NaN)
  * What it cannot see: the tiling, shared memory and thread mapping (a4w4_gpu_check does).
  * Exit 0 when everything matches, 1 otherwise. Usage: a4w4_gpu_emu [GOLDEN_DIR] */
 #include <math.h>
@@ -20,6 +25,7 @@
 #include <string.h>
 
 #include "a4w4_gpu_device.h"
+#include "a4w4_gpu_mma.h"
 
 extern "C" {
 #include "a4w4_formats.h"
@@ -244,6 +250,8 @@ typedef struct {
     long long a_scale_cols;
 } emu_args;
 
+static int g_emu_mma; /* 1: the block value of the MMA kernel (a4w4_gpu_mma.h) */
+
 static float emu_split(const emu_args *p, long long m, long long n, long long k0, long long k1)
 {
     const long long Ks = p->K / 32;
@@ -263,7 +271,14 @@ static float emu_split(const emu_args *p, long long m, long long n, long long k0
                                            : m * Ks + gb];
         const unsigned sb =
             p->w_scale[p->w_scale_swizzled ? a4w4d_swizzle_index(Ks, n, gb) : n * Ks + gb];
-        t = A4W4_FADD(t, a4w4d_block_value(d, sa, sb));
+        if (g_emu_mma) {
+            float fa, fa2, fb, fb2;
+            a4w4m_row_factors(sa, &fa, &fa2);
+            a4w4m_col_factors(sb, &fb, &fb2);
+            t = A4W4_FADD(t, a4w4m_block_value(d, fa, fa2, fb, fb2));
+        } else {
+            t = A4W4_FADD(t, a4w4d_block_value(d, sa, sb));
+        }
     }
     return t;
 }
@@ -399,6 +414,138 @@ static void test_gemm_random(void)
     }
 }
 
+/* ---- the MMA kernel (a4w4_gpu_mma.h) ------------------------------------------------------ */
+static void test_mma_block_value(void)
+{
+    long bad = 0, n = 0;
+    for (unsigned sa = 0; sa < 256; sa++)
+        for (unsigned sb = 0; sb < 256; sb++) {
+            float fa, fa2, fb, fb2;
+            a4w4m_row_factors(sa, &fa, &fa2);
+            a4w4m_col_factors(sb, &fb, &fb2);
+            for (int k = 0; k < 24; k++, n++) {
+                static const int edge[] = {0, 1, -1, 3, -5, 4608, -4608, 4607};
+                const int d = k < 8 ? edge[k] : (int)(rnd() % 9217) - 4608;
+                const float got = a4w4m_block_value(d, fa, fa2, fb, fb2);
+                const float want = a4w4d_block_value(d, sa, sb);
+                bad += fbits(got) != fbits(want) && !(isnan(got) && isnan(want));
+            }
+        }
+    check(bad == 0, "MMA block value from row/column factors, every (sa, sb) x 24 dots", bad, n);
+}
+
+/* Each (row, k) of a rows x kk operand (or output) is reached exactly once. */
+static long cover(int rows, int kk, const int *row, const int *k, int count)
+{
+    int seen[32 * 32];
+    memset(seen, 0, sizeof seen);
+    for (int i = 0; i < count; i++)
+        if (row[i] >= 0 && row[i] < rows && k[i] >= 0 && k[i] < kk)
+            seen[row[i] * kk + k[i]]++;
+    long bad = 0;
+    for (int i = 0; i < rows * kk; i++)
+        bad += seen[i] != 1;
+    return bad;
+}
+
+static void test_mma_fragments(void)
+{
+    int row[2048], k[2048], n;
+    long bad = 0;
+    n = 0; /* NVIDIA A: 32 lanes x 4 regs x 4 bytes over 16 x 32 */
+    for (int l = 0; l < 32; l++)
+        for (int r = 0; r < 4; r++)
+            for (int j = 0; j < 4; j++, n++) {
+                row[n] = a4w4m_nv_a_row(l, r);
+                k[n] = a4w4m_nv_a_k(l, r) + j;
+            }
+    bad += cover(16, 32, row, k, n);
+    n = 0; /* NVIDIA B: 32 lanes x 2 regs x 4 bytes over 8 x 32 */
+    for (int l = 0; l < 32; l++)
+        for (int r = 0; r < 2; r++)
+            for (int j = 0; j < 4; j++, n++) {
+                row[n] = a4w4m_nv_b_row(l);
+                k[n] = a4w4m_nv_b_k(l, r) + j;
+            }
+    bad += cover(8, 32, row, k, n);
+    n = 0; /* NVIDIA C: 32 lanes x 4 over 16 x 8 */
+    for (int l = 0; l < 32; l++)
+        for (int i = 0; i < 4; i++, n++) {
+            row[n] = a4w4m_nv_c_row(l, i);
+            k[n] = a4w4m_nv_c_col(l, i);
+        }
+    bad += cover(16, 8, row, k, n);
+    n = 0; /* AMD A and B, gfx940+: 64 lanes x 8 bytes over 16 x 32 */
+    for (int l = 0; l < 64; l++)
+        for (int j = 0; j < 8; j++, n++) {
+            row[n] = a4w4m_amd_ab_row(l);
+            k[n] = a4w4m_amd_k8(l) + j;
+        }
+    bad += cover(16, 32, row, k, n);
+    n = 0; /* AMD gfx90a: 64 lanes x 2 halves x 4 bytes */
+    for (int l = 0; l < 64; l++)
+        for (int h = 0; h < 2; h++)
+            for (int j = 0; j < 4; j++, n++) {
+                row[n] = a4w4m_amd_ab_row(l);
+                k[n] = a4w4m_amd_k4(l, h) + j;
+            }
+    bad += cover(16, 32, row, k, n);
+    n = 0; /* AMD C: 64 lanes x 4 over 16 x 16 */
+    for (int l = 0; l < 64; l++)
+        for (int i = 0; i < 4; i++, n++) {
+            row[n] = a4w4m_amd_c_row(l, i);
+            k[n] = a4w4m_amd_c_col(l);
+        }
+    bad += cover(16, 16, row, k, n);
+    check(bad == 0, "MMA fragment maps (NVIDIA m16n8k32; AMD 16x16x32, 2x 16x16x16) each "
+          "element once", bad, 6);
+}
+
+/* The MMA kernel's loop on random cases whose A scales reach 242..254 and 0xFF. */
+static void test_mma_gemm_random(void)
+{
+    g_emu_mma = 1;
+    static const long long shapes[][3] = {{3, 64, 256}, {33, 32, 768}, {2, 96, 2048}};
+    for (size_t c = 0; c < 3; c++) {
+        const long long M = shapes[c][0], N = shapes[c][1], K = shapes[c][2], C = K / 32;
+        unsigned char *a = (unsigned char *)malloc((size_t)(M * K / 2)),
+                      *as = (unsigned char *)malloc((size_t)(M * C)),
+                      *w = (unsigned char *)malloc((size_t)(N * K / 2)),
+                      *ws = (unsigned char *)malloc((size_t)(N * C));
+        for (long long i = 0; i < M * K / 2; i++)
+            a[i] = (unsigned char)rnd();
+        for (long long i = 0; i < N * K / 2; i++)
+            w[i] = (unsigned char)rnd();
+        for (long long i = 0; i < M * C; i++) { /* high A scales facing low W scales */
+            const unsigned u = (unsigned)(rnd() % 8);
+            as[i] = (unsigned char)(u < 3 ? 242 + rnd() % 13 : u < 6 ? 110 + rnd() % 30
+                                   : u < 7 ? rnd() % 256 : 0);
+        }
+        for (long long i = 0; i < N * C; i++)
+            ws[i] = (unsigned char)(rnd() % 2 ? rnd() % 40 : 100 + rnd() % 40);
+        unsigned short *y = (unsigned short *)malloc((size_t)(M * N) * 2),
+                       *want = (unsigned short *)malloc((size_t)(M * N) * 2);
+        emu_args p = {a, as, w, ws, M, N, K, 0, 0, 0, 0};
+        static const unsigned Ss[] = {1, 4};
+        for (size_t si = 0; si < 2; si++) {
+            char what[160];
+            a4w4_gemm_ordered(a, as, w, ws, (size_t)M, (size_t)N, (size_t)K, Ss[si], want, NULL);
+            emu_gemm(&p, Ss[si], y);
+            long bad = cmp16(y, want, (size_t)(M * N));
+            snprintf(what, sizeof what, "MMA loop, high scales M=%lld N=%lld K=%lld vs ordered(%u)",
+                     M, N, K, Ss[si]);
+            check(bad == 0, what, bad, M * N);
+        }
+        free(a);
+        free(as);
+        free(w);
+        free(ws);
+        free(y);
+        free(want);
+    }
+    g_emu_mma = 0;
+}
+
 /* q1 bundle: x_f32 / x_bf16 per mode vs a_fp4_<mode>[_from_bf16], a_scale_<mode>[...]. */
 static void test_quant_golden(const char *dir)
 {
@@ -455,6 +602,9 @@ int main(int argc, char **argv)
     test_quant_golden(golden);
     test_gemm_golden(golden);
     test_gemm_random();
+    test_mma_block_value();
+    test_mma_fragments();
+    test_mma_gemm_random();
     printf("== emu summary: %ld passed, %ld failed\n%s\n", g_pass, g_fail,
            g_fail ? "RESULT: FAIL" : "RESULT: PASS");
     return g_fail ? 1 : 0;

@@ -16,12 +16,14 @@
 int a4w4_hip_available(char *why, size_t whylen);
 /* An a4w4_gpu_status as an A4W4_* status, with the runtime's message in why. */
 int a4w4_hip_status(int gpu_rc, char *why, size_t whylen);
-/* The ASM-layout GEMM on tile index `tile` (a4w4_gpu_tile_find), splits / split_mode as in
- * a4w4_gpu_gemm_asm_dev: n/a unless the case has the layouts and K % 256 == 0. */
-int a4w4_hip_asm_gemm(int tile, unsigned splits, int split_mode, const a4w4_run_args *a);
-/* The row-major fallback GEMM; a_scale_dev: a device copy of d->a_scale to use instead of
- * the cached one (NULL: the cache). */
-int a4w4_hip_rowmajor_gemm(const a4w4_run_args *a, const void *a_scale_dev);
+/* The ASM-layout GEMM on kernel `engine` (A4W4_GPU_ENGINE_*) and tile index `tile`
+ * (a4w4_gpu_tile_find), splits / split_mode as in a4w4_gpu_gemm_asm_dev: n/a unless the case
+ * has the layouts and K % 256 == 0. */
+int a4w4_hip_asm_gemm(int engine, int tile, unsigned splits, int split_mode,
+                      const a4w4_run_args *a);
+/* The row-major fallback GEMM on kernel `engine`; a_scale_dev: a device copy of d->a_scale to
+ * use instead of the cached one (NULL: the cache). */
+int a4w4_hip_rowmajor_gemm(int engine, const a4w4_run_args *a, const void *a_scale_dev);
 /* hip-layout's and hip-quant's work (backend.h's layouts / quantize, without ctx). */
 int a4w4_hip_layouts(const a4w4_case_data *d, uint8_t *w_fp4_shuffled,
                      uint8_t *w_scale_swizzled, uint8_t *a_scale_shuffled, char *why,

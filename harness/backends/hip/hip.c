@@ -9,10 +9,16 @@
  *   hip-asm-splitk                    deterministic split-K, S = 4: ordered(4)
  *   hip-asm-atomic                    bf16-atomic split-K, S = 4: bounded(4)
  *   hip-fallback                      row-major GEMM, ordered(1)
+ *   hip-mma-32x128, -64x256, -128x128, -256x256, hip-mma:TILE | hip-mma:dispatch,
+ *   hip-mma-splitk, hip-mma-atomic, hip-mma-fallback
+ *                                     the same on the matrix-unit kernel
+ *                                     (A4W4_GPU_ENGINE_MMA, gpu/a4w4_gpu_mma.hip)
  *   hip-layout                        the three contracts §3 layouts on the device
  *   hip-quant                         the per-1x32 quantizer on the device (normal regimes)
  * The GEMMs compute every output of the case on the device (device-pointer ABI, operands
- * uploaded once per case) and the sampled rows are copied back and compared. */
+ * uploaded once per case) and the sampled rows are copied back and compared. With the
+ * device judge (devjudge_hip.c) every type runs its device form on the judge's tensors
+ * instead, and every output is compared on the device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,13 +140,14 @@ typedef struct {
     int tile;          /* a4w4_gpu_tile index, or -1 for dispatch */
     unsigned splits;
     int split_mode;
+    int engine;        /* A4W4_GPU_ENGINE_PORTABLE or _MMA */
     a4w4_tuned_table tuned;
     a4w4_kernel_table kernels;
     int have_tables;
 } asm_ctx;
 
-static int asm_open(const char *tile_name, unsigned splits, int mode, void **ctx, char *err,
-                    size_t errlen)
+static int asm_open(const char *tile_name, unsigned splits, int mode, int engine, void **ctx,
+                    char *err, size_t errlen)
 {
     asm_ctx *c = calloc(1, sizeof *c);
     if (!c) {
@@ -149,6 +156,7 @@ static int asm_open(const char *tile_name, unsigned splits, int mode, void **ctx
     }
     c->splits = splits;
     c->split_mode = mode;
+    c->engine = engine;
     if (!strcmp(tile_name, "dispatch")) {
         char p1[4096], p2[4096];
         c->tile = -1;
@@ -177,45 +185,86 @@ static void asm_release(void *ctx)
     free(c);
 }
 
+/* The tile, splits and split mode of this case: the context's, or AITER's dispatch pick
+ * (contracts §5). A4W4_OK, or A4W4_EUNSUPPORTED with a->why. */
+static int asm_pick(const asm_ctx *c, const a4w4_run_args *a, int *tile, unsigned *splits,
+                    int *mode)
+{
+    const a4w4_case_data *d = a->d;
+    *tile = c->tile;
+    *splits = c->splits;
+    *mode = c->split_mode;
+    if (c->tile >= 0)
+        return A4W4_OK;
+    a4w4_heur_params p = {"gfx950", 256, 0, 1};
+    a4w4_route r;
+    char err[256];
+    if (a4w4_route_shape(&c->tuned, &c->kernels, &p, (int)d->M, (int)d->N, (int)d->K, &r, err,
+                         sizeof err) || !r.is_asm || r.kernel_index < 0) {
+        snprintf(a->why, a->whylen, "dispatch picks no ASM tile here: %s",
+                 r.is_asm ? err : "a CK kernel");
+        return A4W4_EUNSUPPORTED;
+    }
+    *tile = a4w4_gpu_tile_find(r.kernel);
+    if (*tile < 0) {
+        snprintf(a->why, a->whylen, "dispatch picks %s, which gpu/ does not implement", r.kernel);
+        return A4W4_EUNSUPPORTED;
+    }
+    *splits = (unsigned)r.split;
+    /* AITER zeroes the output and adds partials atomically only when log2_k_split > 0
+     * (contracts §5.3); with one split the kernel stores its bf16 result, so an output that
+     * rounds to -0 stays -0 (an atomic add onto the zeroed +0 would make it +0). */
+    *mode = *splits > 1 ? A4W4_GPU_SPLIT_ATOMIC : A4W4_GPU_SPLIT_ORDERED;
+    if (*splits > 1) {
+        snprintf(a->why, a->whylen, "dispatch picks split-K (%u splits): only bounded; run "
+                 "hip-asm-atomic for that contract", *splits);
+        return A4W4_EUNSUPPORTED;
+    }
+    return A4W4_OK;
+}
+
 static int asm_run(void *ctx, const a4w4_run_args *a)
 {
     asm_ctx *c = ctx;
     const a4w4_case_data *d = a->d;
-    int tile = c->tile;
-    unsigned splits = c->splits;
-    int mode = c->split_mode;
+    int tile, mode;
+    unsigned splits;
     if (!d->w_fp4_shuffled.data || !d->w_scale_swizzled.data || d->K % 256)
-        return a4w4_hip_asm_gemm(tile, splits, mode, a); /* says why it is n/a */
-    if (tile < 0) { /* the tile AITER's dispatch picks (contracts §5) */
-        a4w4_heur_params p = {"gfx950", 256, 0, 1};
-        a4w4_route r;
-        char err[256];
-        if (a4w4_route_shape(&c->tuned, &c->kernels, &p, (int)d->M, (int)d->N, (int)d->K, &r,
-                             err, sizeof err) || !r.is_asm || r.kernel_index < 0) {
-            snprintf(a->why, a->whylen, "dispatch picks no ASM tile here: %s",
-                     r.is_asm ? err : "a CK kernel");
-            return A4W4_EUNSUPPORTED;
-        }
-        tile = a4w4_gpu_tile_find(r.kernel);
-        if (tile < 0) {
-            snprintf(a->why, a->whylen, "dispatch picks %s, which gpu/ does not implement", r.kernel);
-            return A4W4_EUNSUPPORTED;
-        }
-        splits = (unsigned)r.split;
-        /* AITER zeroes the output and adds partials atomically only when log2_k_split > 0
-         * (contracts §5.3); with one split the kernel stores its bf16 result, so an output
-         * that rounds to -0 stays -0 (an atomic add onto the zeroed +0 would make it +0). */
-        mode = splits > 1 ? A4W4_GPU_SPLIT_ATOMIC : A4W4_GPU_SPLIT_ORDERED;
-        if (splits > 1) {
-            snprintf(a->why, a->whylen, "dispatch picks split-K (%u splits): only bounded; run "
-                     "hip-asm-atomic for that contract", splits);
-            return A4W4_EUNSUPPORTED;
-        }
-    }
-    return a4w4_hip_asm_gemm(tile, splits, mode, a);
+        return a4w4_hip_asm_gemm(c->engine, c->tile, c->splits, c->split_mode, a); /* n/a */
+    int rc = asm_pick(c, a, &tile, &splits, &mode);
+    return rc != A4W4_OK ? rc : a4w4_hip_asm_gemm(c->engine, tile, splits, mode, a);
 }
 
-int a4w4_hip_asm_gemm(int tile, unsigned splits, int mode, const a4w4_run_args *a)
+/* The device form (engine/devjudge.h): every output into t->y. */
+static int asm_run_device(void *ctx, const a4w4_run_args *a, const a4w4_dev_tensors *t)
+{
+    asm_ctx *c = ctx;
+    const a4w4_case_data *d = a->d;
+    int tile, mode;
+    unsigned splits;
+    if (!t->w_fp4_shuffled || !t->w_scale_swizzled || !t->a_scale_shuffled || d->K % 256) {
+        snprintf(a->why, a->whylen, "the ASM GEMM needs N %% 32 == 0 and K %% 256 == 0 "
+                 "(preshuffle and scale swizzle); N=%zu K=%zu", d->N, d->K);
+        return A4W4_EUNSUPPORTED;
+    }
+    int rc = asm_pick(c, a, &tile, &splits, &mode);
+    if (rc != A4W4_OK)
+        return rc;
+    /* the judge's workspace when it is large enough for this kernel, else the library's */
+    const size_t need = a4w4_gpu_gemm_workspace_bytes(d->M, d->N, d->K, splits, mode);
+    const int mine = c->engine == A4W4_GPU_ENGINE_MMA ? t->workspace_bytes >= d->M * d->N * 4
+                                                      : t->workspace_bytes >= need;
+    int g = a4w4_gpu_gemm_asm_engine_dev(c->engine, tile, splits, mode, t->a_fp4,
+                                         t->a_scale_shuffled, t->w_fp4_shuffled,
+                                         t->w_scale_swizzled, d->M, d->N, d->K, t->y,
+                                         mine ? t->workspace : NULL,
+                                         mine ? t->workspace_bytes : 0, NULL);
+    if (g == A4W4_GPU_OK)
+        g = a4w4_gpu_synchronize();
+    return status_of(g, a->why, a->whylen);
+}
+
+int a4w4_hip_asm_gemm(int engine, int tile, unsigned splits, int mode, const a4w4_run_args *a)
 {
     const a4w4_case_data *d = a->d;
     if (!d->w_fp4_shuffled.data || !d->w_scale_swizzled.data || d->K % 256) {
@@ -230,8 +279,8 @@ int a4w4_hip_asm_gemm(int tile, unsigned splits, int mode, const a4w4_run_args *
     const void *WSW = WSH ? dev_get(SLOT_WSW, d->w_scale_swizzled.data, d->w_scale_swizzled.len, d, 1, &rc) : NULL;
     uint16_t *Y = WSW ? dev_output(d, a->s, &rc) : NULL;
     if (Y && rc == A4W4_GPU_OK)
-        rc = a4w4_gpu_gemm_asm_dev(tile, splits, mode, A, ASH, WSH, WSW, d->M, d->N, d->K, Y,
-                                   NULL, 0, NULL);
+        rc = a4w4_gpu_gemm_asm_engine_dev(engine, tile, splits, mode, A, ASH, WSH, WSW, d->M,
+                                          d->N, d->K, Y, NULL, 0, NULL);
     if (rc == A4W4_GPU_OK)
         rc = gather(a, Y);
     return status_of(rc, a->why, a->whylen);
@@ -311,9 +360,9 @@ static int launch_asm(void *ctx, const a4w4_case_data *d, const void *const *ops
             return rc;
         bench_ws_len = need;
     }
-    return a4w4_gpu_gemm_asm_dev(c->tile < 0 ? 0 : c->tile, c->splits, c->split_mode, ops[0],
-                                 ops[1], ops[2], ops[3], d->M, d->N, d->K, y, bench_ws,
-                                 bench_ws_len, NULL);
+    return a4w4_gpu_gemm_asm_engine_dev(c->engine, c->tile < 0 ? 0 : c->tile, c->splits,
+                                        c->split_mode, ops[0], ops[1], ops[2], ops[3], d->M,
+                                        d->N, d->K, y, bench_ws, bench_ws_len, NULL);
 }
 
 static int asm_bench(void *ctx, const a4w4_case_data *d, int reps, double *median_ms,
@@ -337,8 +386,9 @@ static int asm_bench(void *ctx, const a4w4_case_data *d, int reps, double *media
 
 static int launch_fallback(void *ctx, const a4w4_case_data *d, const void *const *ops, uint16_t *y)
 {
-    (void)ctx;
-    return a4w4_gpu_gemm_rowmajor_dev(ops[0], ops[1], ops[2], ops[3], d->M, d->N, d->K, y, NULL);
+    return a4w4_gpu_gemm_rowmajor_engine_dev(ctx ? A4W4_GPU_ENGINE_MMA : A4W4_GPU_ENGINE_PORTABLE,
+                                             ops[0], ops[1], ops[2], ops[3], d->M, d->N, d->K, y,
+                                             NULL);
 }
 
 static int fallback_bench(void *ctx, const a4w4_case_data *d, int reps, double *median_ms,
@@ -384,48 +434,66 @@ out:
     return best;
 }
 
-#define FIXED_TILE(fn, tilename)                                                              \
+/* prepare: a fixed tile / split / kernel, or the argument's tile (tilename NULL) */
+#define PREP(fn, tilename, splits, mode, engine)                                              \
     static int fn(const char *arg, void **ctx, char *contract, size_t clen, int *asm_layout, \
                   char *err, size_t errlen)                                                   \
     {                                                                                         \
-        (void)arg; (void)contract; (void)clen; (void)asm_layout;                              \
-        return asm_open(tilename, 1, A4W4_GPU_SPLIT_ORDERED, ctx, err, errlen);               \
+        (void)contract; (void)clen; (void)asm_layout;                                         \
+        const char *t = tilename;                                                             \
+        return asm_open(t ? t : arg, splits, mode, engine, ctx, err, errlen);                 \
     }
-FIXED_TILE(prep_32x128, "32x128")
-FIXED_TILE(prep_64x256, "64x256")
-FIXED_TILE(prep_128x128, "128x128")
-FIXED_TILE(prep_256x256, "256x256")
-
-static int prep_any(const char *arg, void **ctx, char *contract, size_t clen, int *asm_layout,
-                    char *err, size_t errlen)
-{
-    (void)contract; (void)clen; (void)asm_layout;
-    return asm_open(arg, 1, A4W4_GPU_SPLIT_ORDERED, ctx, err, errlen);
-}
-
-static int prep_splitk(const char *arg, void **ctx, char *contract, size_t clen,
-                       int *asm_layout, char *err, size_t errlen)
-{
-    (void)arg; (void)contract; (void)clen; (void)asm_layout;
-    return asm_open("256x256", 4, A4W4_GPU_SPLIT_ORDERED, ctx, err, errlen);
-}
-
-static int prep_atomic(const char *arg, void **ctx, char *contract, size_t clen,
-                       int *asm_layout, char *err, size_t errlen)
-{
-    (void)arg; (void)contract; (void)clen; (void)asm_layout;
-    return asm_open("256x256", 4, A4W4_GPU_SPLIT_ATOMIC, ctx, err, errlen);
-}
+#define P A4W4_GPU_ENGINE_PORTABLE
+#define X A4W4_GPU_ENGINE_MMA
+#define O A4W4_GPU_SPLIT_ORDERED
+PREP(prep_32x128, "32x128", 1, O, P)
+PREP(prep_64x256, "64x256", 1, O, P)
+PREP(prep_128x128, "128x128", 1, O, P)
+PREP(prep_256x256, "256x256", 1, O, P)
+PREP(prep_any, NULL, 1, O, P)
+PREP(prep_splitk, "256x256", 4, O, P)
+PREP(prep_atomic, "256x256", 4, A4W4_GPU_SPLIT_ATOMIC, P)
+PREP(mprep_32x128, "32x128", 1, O, X)
+PREP(mprep_64x256, "64x256", 1, O, X)
+PREP(mprep_128x128, "128x128", 1, O, X)
+PREP(mprep_256x256, "256x256", 1, O, X)
+PREP(mprep_any, NULL, 1, O, X)
+PREP(mprep_splitk, "256x256", 4, O, X)
+PREP(mprep_atomic, "256x256", 4, A4W4_GPU_SPLIT_ATOMIC, X)
+#undef P
+#undef X
+#undef O
 
 /* ---- fallback, layouts, quantizer --------------------------------------------------------- */
 
+/* hip-fallback's context is NULL (the portable kernel); hip-mma-fallback's is non-NULL. */
 static int fallback_run(void *ctx, const a4w4_run_args *a)
 {
-    (void)ctx;
-    return a4w4_hip_rowmajor_gemm(a, NULL);
+    return a4w4_hip_rowmajor_gemm(ctx ? A4W4_GPU_ENGINE_MMA : A4W4_GPU_ENGINE_PORTABLE, a, NULL);
 }
 
-int a4w4_hip_rowmajor_gemm(const a4w4_run_args *a, const void *a_scale_dev)
+static int fallback_run_device(void *ctx, const a4w4_run_args *a, const a4w4_dev_tensors *t)
+{
+    const a4w4_case_data *d = a->d;
+    int g = a4w4_gpu_gemm_rowmajor_engine_dev(ctx ? A4W4_GPU_ENGINE_MMA
+                                                  : A4W4_GPU_ENGINE_PORTABLE,
+                                              t->a_fp4, t->a_scale, t->w_fp4, t->w_scale, d->M,
+                                              d->N, d->K, t->y, NULL);
+    if (g == A4W4_GPU_OK)
+        g = a4w4_gpu_synchronize();
+    return status_of(g, a->why, a->whylen);
+}
+
+static int mma_ctx(const char *arg, void **ctx, char *contract, size_t clen, int *asm_layout,
+                   char *err, size_t errlen)
+{
+    static int marker;
+    (void)arg; (void)contract; (void)clen; (void)asm_layout; (void)err; (void)errlen;
+    *ctx = &marker;
+    return 0;
+}
+
+int a4w4_hip_rowmajor_gemm(int engine, const a4w4_run_args *a, const void *a_scale_dev)
 {
     const a4w4_case_data *d = a->d;
     int rc = A4W4_GPU_OK;
@@ -437,7 +505,7 @@ int a4w4_hip_rowmajor_gemm(const a4w4_run_args *a, const void *a_scale_dev)
     const void *WS = W ? dev_get(SLOT_WS, d->w_scale.data, d->w_scale.len, d, 1, &rc) : NULL;
     uint16_t *Y = WS ? dev_output(d, a->s, &rc) : NULL;
     if (Y && rc == A4W4_GPU_OK)
-        rc = a4w4_gpu_gemm_rowmajor_dev(A, AS, W, WS, d->M, d->N, d->K, Y, NULL);
+        rc = a4w4_gpu_gemm_rowmajor_engine_dev(engine, A, AS, W, WS, d->M, d->N, d->K, Y, NULL);
     if (rc == A4W4_GPU_OK)
         rc = gather(a, Y);
     return status_of(rc, a->why, a->whylen);
@@ -463,6 +531,36 @@ static int quant_run(void *ctx, const uint16_t *x, size_t rows, size_t K, int mo
 {
     (void)ctx;
     int rc = a4w4_gpu_quantize(x, A4W4_GPU_IN_BF16, rows, K, mode, 0, 0x7F, 0x7F, fp4, scale);
+    return status_of(rc, why, whylen);
+}
+
+/* Device forms: the three layouts from t's row-major tensors into t->out, and the activation
+ * rows t->x quantized into t->out[0..1] (engine/devjudge.h). */
+static int layout_run_device(void *ctx, const a4w4_case_data *d, const a4w4_dev_tensors *t,
+                             char *why, size_t whylen)
+{
+    (void)ctx;
+    int rc = A4W4_GPU_OK;
+    if (t->out[0])
+        rc = a4w4_gpu_preshuffle_dev(t->w_fp4, d->N, d->K, t->out[0], NULL);
+    if (rc == A4W4_GPU_OK && t->out[1])
+        rc = a4w4_gpu_scale_swizzle_dev(t->w_scale, d->N, d->K / 32, t->out[1], NULL);
+    if (rc == A4W4_GPU_OK && t->out[2])
+        rc = a4w4_gpu_act_scale_shuffle_dev(t->a_scale, d->M, d->K / 32, d->row_fill,
+                                            d->col_fill, t->out[2], NULL);
+    if (rc == A4W4_GPU_OK)
+        rc = a4w4_gpu_synchronize();
+    return status_of(rc, why, whylen);
+}
+
+static int quant_run_device(void *ctx, const a4w4_case_data *d, int mode,
+                            const a4w4_dev_tensors *t, char *why, size_t whylen)
+{
+    (void)ctx;
+    int rc = a4w4_gpu_quantize_dev(t->x, A4W4_GPU_IN_BF16, d->M, d->K, mode, 0, 0x7F, 0x7F,
+                                   t->out[0], t->out[1], NULL);
+    if (rc == A4W4_GPU_OK)
+        rc = a4w4_gpu_synchronize();
     return status_of(rc, why, whylen);
 }
 
@@ -500,7 +598,7 @@ static int no_ctx(const char *arg, void **ctx, char *contract, size_t clen, int 
                                           .asm_layout = 1, .gpu = 1, .thread_safe = 0,        \
                                           .available = hip_available, .prepare = prep,        \
                                           .run = asm_run, .release = asm_release,             \
-                                          .bench = asm_bench}
+                                          .bench = asm_bench, .run_device = asm_run_device}
 
 ASM_TYPE(t32x128, "hip-asm-32x128", "HIP ASM-layout GEMM, tile 32x128", "ordered(1)", prep_32x128);
 ASM_TYPE(t64x256, "hip-asm-64x256", "HIP ASM-layout GEMM, tile 64x256", "ordered(1)", prep_64x256);
@@ -508,32 +606,51 @@ ASM_TYPE(t128x128, "hip-asm-128x128", "HIP ASM-layout GEMM, tile 128x128", "orde
 ASM_TYPE(t256x256, "hip-asm-256x256", "HIP ASM-layout GEMM, tile 256x256", "ordered(1)", prep_256x256);
 ASM_TYPE(tsplitk, "hip-asm-splitk", "HIP ASM-layout GEMM, 256x256, deterministic 4-way split-K", "ordered(4)", prep_splitk);
 ASM_TYPE(tatomic, "hip-asm-atomic", "HIP ASM-layout GEMM, 256x256, 4-way split-K with bf16 atomics", "bounded(4)", prep_atomic);
+ASM_TYPE(m32x128, "hip-mma-32x128", "HIP ASM-layout GEMM on the matrix units, tile 32x128", "ordered(1)", mprep_32x128);
+ASM_TYPE(m64x256, "hip-mma-64x256", "HIP ASM-layout GEMM on the matrix units, tile 64x256", "ordered(1)", mprep_64x256);
+ASM_TYPE(m128x128, "hip-mma-128x128", "HIP ASM-layout GEMM on the matrix units, tile 128x128", "ordered(1)", mprep_128x128);
+ASM_TYPE(m256x256, "hip-mma-256x256", "HIP ASM-layout GEMM on the matrix units, tile 256x256", "ordered(1)", mprep_256x256);
+ASM_TYPE(msplitk, "hip-mma-splitk", "HIP ASM-layout GEMM on the matrix units, 256x256, deterministic 4-way split-K", "ordered(4)", mprep_splitk);
+ASM_TYPE(matomic, "hip-mma-atomic", "HIP ASM-layout GEMM on the matrix units, 256x256, 4-way split-K with bf16 atomics", "bounded(4)", mprep_atomic);
 
 static const a4w4_backend_type tany = {
     .name = "hip-asm", .what = "HIP ASM-layout GEMM on hip-asm:TILE or hip-asm:dispatch",
     .contract = "ordered(1)", .asm_layout = 1, .needs_arg = 1, .gpu = 1,
     .thread_safe = 0, /* one device, one per-case device cache: the runner serializes */
     .available = hip_available, .prepare = prep_any, .run = asm_run, .release = asm_release,
-    .bench = asm_bench};
+    .bench = asm_bench, .run_device = asm_run_device};
+
+static const a4w4_backend_type many = {
+    .name = "hip-mma", .what = "HIP ASM-layout GEMM on the matrix units, hip-mma:TILE or hip-mma:dispatch",
+    .contract = "ordered(1)", .asm_layout = 1, .needs_arg = 1, .gpu = 1,
+    .thread_safe = 0, .available = hip_available, .prepare = mprep_any, .run = asm_run,
+    .release = asm_release, .bench = asm_bench, .run_device = asm_run_device};
 
 static const a4w4_backend_type tfallback = {
     .name = "hip-fallback", .what = "HIP row-major GEMM (Triton gemm_afp4wfp4's role)",
     .contract = "ordered(1)", .gpu = 1, .thread_safe = 0,
     .available = hip_available, .prepare = no_ctx,
-    .run = fallback_run, .bench = fallback_bench};
+    .run = fallback_run, .bench = fallback_bench, .run_device = fallback_run_device};
+
+static const a4w4_backend_type mfallback = {
+    .name = "hip-mma-fallback", .what = "HIP row-major GEMM on the matrix units",
+    .contract = "ordered(1)", .gpu = 1, .thread_safe = 0,
+    .available = hip_available, .prepare = mma_ctx,
+    .run = fallback_run, .bench = fallback_bench, .run_device = fallback_run_device};
 
 static const a4w4_backend_type tlayout = {
     .name = "hip-layout", .what = "HIP weight preshuffle, scale swizzle, activation-scale shuffle",
     .contract = "bytes", .gpu = 1, .thread_safe = 0,
     .available = hip_available, .prepare = no_ctx,
-    .layouts = layout_run};
+    .layouts = layout_run, .layouts_device = layout_run_device};
 
 static const a4w4_backend_type tquant = {
     .name = "hip-quant", .what = "HIP per-1x32 quantizer (bf16 input, the case's scale mode)",
     .contract = "bytes", .gpu = 1, .thread_safe = 0,
     .available = hip_available, .prepare = no_ctx,
-    .quantize = quant_run};
+    .quantize = quant_run, .quantize_device = quant_run_device};
 
 const a4w4_backend_type *const a4w4_backend_hip_types[] = {
     &t32x128, &t64x256, &t128x128, &t256x256, &tany, &tsplitk, &tatomic,
-    &tfallback, &tlayout, &tquant, NULL};
+    &tfallback, &m32x128, &m64x256, &m128x128, &m256x256, &many, &msplitk, &matomic,
+    &mfallback, &tlayout, &tquant, NULL};

@@ -44,7 +44,7 @@ static int asm_with(int fault, const char *tile_name, unsigned splits, const a4w
     }
     int rc = fault_on(fault, a->why, a->whylen);
     if (rc == A4W4_OK)
-        rc = a4w4_hip_asm_gemm(tile, splits, A4W4_GPU_SPLIT_ORDERED, a);
+        rc = a4w4_hip_asm_gemm(A4W4_GPU_ENGINE_PORTABLE, tile, splits, A4W4_GPU_SPLIT_ORDERED, a);
     fault_off();
     return rc;
 }
@@ -54,7 +54,7 @@ static int rowmajor_with(int fault, const a4w4_run_args *a)
 {
     int rc = fault_on(fault, a->why, a->whylen);
     if (rc == A4W4_OK)
-        rc = a4w4_hip_rowmajor_gemm(a, NULL);
+        rc = a4w4_hip_rowmajor_gemm(A4W4_GPU_ENGINE_PORTABLE, a, NULL);
     fault_off();
     return rc;
 }
@@ -106,7 +106,7 @@ static int run_past(void *ctx, const a4w4_run_args *a)
     int rc = grc == A4W4_GPU_OK ? fault_on(A4W4_GPU_FAULT_READ_PAST_A, a->why, a->whylen)
                                 : a4w4_hip_status(grc, a->why, a->whylen);
     if (rc == A4W4_OK)
-        rc = a4w4_hip_rowmajor_gemm(a, buf); /* synchronises before it returns */
+        rc = a4w4_hip_rowmajor_gemm(A4W4_GPU_ENGINE_PORTABLE, a, buf); /* synchronises */
     fault_off();
     a4w4_gpu_free(buf);
     return rc;

@@ -1,0 +1,155 @@
+/* budget.c — the whole-run budget at the run's own rates (see runner.h): calibration on a
+ * small case at the start of a run, then the plan of which cases get every output checked. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "gen.h"
+#include "integrity.h"
+#include "runner.h"
+#include "sample_oracles.h"
+
+/* The calibration case: normal regime, 64 x 512 x 4096 (2^27 MACs): above the oracles' one-thread
+ * limit (so they run on all cores, as on a real case) and small enough for an unoptimized build
+ * (a few seconds there). */
+static void calibration_case(a4w4_case *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "budget-calibration");
+    c->M = 64;
+    c->N = 512;
+    c->K = 4096;
+    c->regime = A4W4_REGIME_NORMAL;
+    c->mode = A4W4_ROUND_UP;
+    c->seed = 1;
+    snprintf(c->regime_text, sizeof c->regime_text, "normal");
+}
+
+/* Seconds of one backend run on the calibration data (the faster of two), its outputs between
+ * poisoned guards as the runner's (engine/integrity.h: a backend that writes past y corrupts
+ * nothing here; the runner's own calls find and report it). */
+static int time_backend(const a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d,
+                        const a4w4_sample *s, double *sec, char *err, size_t errlen)
+{
+    a4w4_out_buf y;
+    char why[512] = "";
+    int rc = a4w4_out_alloc(&y, c->M, c->N) ? A4W4_ENOMEM : A4W4_OK;
+    *sec = 1e30;
+    for (int rep = 0; rep < 2 && rc == A4W4_OK; rep++) {
+        a4w4_out_poison(&y);
+        a4w4_run_args a = {.c = c, .d = d, .s = s, .y = y.y, .why = why, .whylen = sizeof why,
+                           .y_before = y.before, .y_after = y.after};
+        double t0 = a4w4_now();
+        rc = b->type->run(b->ctx, &a);
+        double t = a4w4_now() - t0;
+        *sec = t < *sec ? t : *sec;
+    }
+    if (rc == A4W4_EUNSUPPORTED) { /* n/a on this shape: its runs cost nothing measurable */
+        *sec = 0;
+        rc = A4W4_OK;
+    }
+    if (rc != A4W4_OK)
+        snprintf(err, errlen, "calibrating %s: %s", b->name, why[0] ? why : a4w4_status_str(rc));
+    a4w4_out_free(&y);
+    return rc;
+}
+
+int a4w4_budget_calibrate(const a4w4_runner *r, a4w4_rates *rt, char *err, size_t errlen)
+{
+    a4w4_case c;
+    a4w4_sample s;
+    a4w4_case_data d;
+    a4w4_oracles o;
+    memset(rt, 0, sizeof *rt);
+    calibration_case(&c);
+    const double macs = (double)c.M * (double)c.N * (double)c.K, t_start = a4w4_now();
+    if (a4w4_sample_make(c.M, c.N, c.K, c.seed, c.name, 1, &s)) {
+        snprintf(err, errlen, "calibration: out of memory");
+        return A4W4_ENOMEM;
+    }
+    double t0 = a4w4_now();
+    int rc = a4w4_case_generate(&c, &s, &d);
+    rt->gen_s_per_element = (a4w4_now() - t0) / (((double)c.M + (double)c.N) * (double)c.K);
+    if (rc == A4W4_OK) {
+        double best = 1e30;
+        for (int rep = 0; rep < 2 && rc == A4W4_OK; rep++) {
+            t0 = a4w4_now();
+            rc = a4w4_oracles_compute(&d, &s, &o);
+            double t = a4w4_now() - t0;
+            best = t < best ? t : best;
+            a4w4_oracles_free(&o);
+        }
+        rt->oracle_s_per_mac = best / macs;
+        if (rc != A4W4_OK)
+            snprintf(err, errlen, "calibration: out of memory for the oracles");
+    } else {
+        snprintf(err, errlen, "calibration: out of memory generating its case");
+    }
+    for (size_t i = 0; i < r->nbackends && i < 64 && rc == A4W4_OK; i++) {
+        const a4w4_backend *b = &r->backends[i];
+        if (!b->type->run || (r->dev && b->type->run_device) || b->type->full_outputs)
+            continue; /* judged on the device, or outputs computed elsewhere */
+        double sec;
+        rc = time_backend(b, &c, &d, &s, &sec, err, errlen);
+        rt->run_s_per_mac[i] = sec / macs;
+    }
+    if (rc == A4W4_OK || d.a_fp4.data)
+        a4w4_case_data_free(&d);
+    a4w4_sample_free(&s);
+    rt->calibrate_s = a4w4_now() - t_start;
+    return rc;
+}
+
+typedef struct {
+    double est;
+    size_t idx;
+} costed;
+
+static int by_cost(const void *a, const void *b)
+{
+    const costed *x = a, *y = b;
+    return x->est < y->est ? -1 : x->est > y->est ? 1 : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+int a4w4_budget_plan_make(const a4w4_runner *r, const a4w4_case *cases, size_t n,
+                          const uint8_t *mine, double budget_s, a4w4_budget_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->cases = cases;
+    p->ncases = n;
+    p->budget_s = budget_s;
+    p->full = calloc(n ? n : 1, 1);
+    p->est_s = calloc(n ? n : 1, sizeof *p->est_s);
+    costed *order = malloc((n ? n : 1) * sizeof *order);
+    if (!p->full || !p->est_s || !order) {
+        free(order);
+        a4w4_budget_plan_free(p);
+        return A4W4_ENOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        p->est_s[i] = a4w4_full_check_seconds(r, &cases[i]);
+        if (!mine || mine[i])
+            order[k++] = (costed){p->est_s[i], i};
+    }
+    qsort(order, k, sizeof *order, by_cost); /* the cheapest first: most cases in full */
+    for (size_t j = 0; j < k; j++) {
+        if (p->planned_s + order[j].est <= budget_s) {
+            p->full[order[j].idx] = 1;
+            p->planned_s += order[j].est;
+            p->nfull++;
+        } else {
+            p->nsampled++;
+        }
+    }
+    free(order);
+    return A4W4_OK;
+}
+
+void a4w4_budget_plan_free(a4w4_budget_plan *p)
+{
+    free(p->full);
+    free(p->est_s);
+    p->full = NULL;
+    p->est_s = NULL;
+}

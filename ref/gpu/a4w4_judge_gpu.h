@@ -1,0 +1,133 @@
+/* a4w4_judge_gpu.h — the GPU judge: the exact and ordered(S) oracles, the bounded(S) bound and
+ * the exact-regime prover of contracts §4.1 on the device, plus the device-side comparisons
+ * of a kernel's outputs with them. A fast implementation of the contracts of ref/ (like the
+ * fast CPU oracles beside the plain ones), written independently of gpu/'s kernels (no shared
+ * code or headers: a judge that reuses what it judges repeats its bugs), held equal to the
+ * plain C oracles by tests and re-checked against them by the runner on a sample of every
+ * case. Built only in GPU builds (library a4w4_judge_gpu); includes only ref/ headers.
+ *
+ * Operands are DEVICE pointers to row-major tensors (a_fp4 [M, K/2], a_scale [M, K/32],
+ * w_fp4 [N, K/2], w_scale [N, K/32]) plus HOST copies of the same (the plain C oracle takes
+ * the outputs whose rounding the device cannot certify: a4w4_judge_math.h). Outputs are
+ * device arrays [M, N] owned by the judge case, valid until a4w4j_close. Every function
+ * returns 0 or a negative A4W4J_E* and never prints; a4w4j_last_error() says why.
+ *
+ * Limits: K % 32 == 0 and K <= 2^21 (a4w4_judge_math.h's window), M, N >= 1; beyond, open
+ * returns A4W4J_ESHAPE and the caller judges on the host. */
+#ifndef A4W4_JUDGE_GPU_H
+#define A4W4_JUDGE_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    A4W4J_OK = 0,
+    A4W4J_ENODEV = -1,  /* no usable GPU */
+    A4W4J_ESHAPE = -2,  /* M, N or K out of the judge's range */
+    A4W4J_ENOMEM = -3,  /* device or host memory */
+    A4W4J_ELAUNCH = -4, /* a kernel or copy failed */
+    A4W4J_EARG = -5     /* NULL pointer, S == 0 */
+};
+
+/* The runtime's or the judge's message of the last failure on this thread. */
+const char *a4w4j_last_error(void);
+/* Number of usable devices (0 when none). */
+int a4w4j_device_count(void);
+
+typedef struct {
+    const uint8_t *a_fp4, *a_scale, *w_fp4, *w_scale;         /* device */
+    const uint8_t *h_a_fp4, *h_a_scale, *h_w_fp4, *h_w_scale; /* host copies */
+    size_t M, N, K;
+} a4w4j_operands;
+
+typedef struct a4w4j_case a4w4j_case;
+
+/* Open a case on the operands (kept by pointer: they must outlive the case). */
+int a4w4j_open(const a4w4j_operands *op, a4w4j_case **out);
+void a4w4j_close(a4w4j_case *c);
+
+/* ordered(S) outputs, bf16 [M, N] on the device (computed on first request; ordered(1) and
+ * one S > 1 share a pass when asked for together through a4w4j_prepare). */
+int a4w4j_ordered(a4w4j_case *c, unsigned S, const uint16_t **y);
+/* exact outputs: bf16 and fp32 [M, N] on the device, and the prover's per-output flag (1: in
+ * the exact regime) [M, N] uint8; *uncertain: outputs the device could not round (computed by
+ * the plain C oracle, then written back). */
+int a4w4j_exact(a4w4j_case *c, const uint16_t **bf16, const float **f32, const uint8_t **proven,
+                size_t *uncertain);
+/* bounded(S) bound B [M, N] double on the device (a4w4_dot_bounded_bound's value, NaN where
+ * a scale is 0xFF); computed with the exact outputs. */
+int a4w4j_bound(a4w4j_case *c, unsigned S, const double **B);
+/* Compute in as few passes as possible what a case needs: ordered(1) and ordered(S1) for
+ * S1 > 1 (0: none), exact (+ proven) when exact != 0, bound(Sb) for Sb > 0. */
+int a4w4j_prepare(a4w4j_case *c, unsigned S1, int exact, unsigned Sb);
+
+/* The weight preshuffle of contracts §3.1 on the device: w_fp4 [N, K/2] -> dst (N*K/2 bytes,
+ * device); N % 16 == 0 and K % 64 == 0 (else A4W4J_ESHAPE). */
+int a4w4j_preshuffle(const uint8_t *w_fp4, size_t N, size_t K, uint8_t *dst);
+
+/* ---- comparisons on the device ----------------------------------------------------------- */
+#define A4W4J_MAX_FIRST 8
+
+typedef struct {
+    size_t checked, mismatches, unwritten;
+    unsigned max_ulp;
+    unsigned long long hash; /* order-independent hash of every output compared */
+    /* bounded compare: the largest |got - e| / tolerance and tolerance / ulp(e) */
+    double bound_use, bound_ulp_max;
+    size_t nfirst;           /* the first mismatches in row-major order */
+    struct {
+        size_t index;
+        uint16_t got, expected;
+    } first[A4W4J_MAX_FIRST];
+} a4w4j_cmp;
+
+/* got vs expected, bit for bit (two NaNs match; `poison` counts as unwritten). mask: NULL, or
+ * a device uint8 [n]: compare only where it is nonzero (checked counts those). */
+int a4w4j_compare_exact(const uint16_t *got, const uint16_t *expected, const uint8_t *mask,
+                        size_t n, uint16_t poison, a4w4j_cmp *out);
+/* bounded (contracts §4.1): output k passes when |got - e| <= B + 2^-24 |e| + 2^-149, e the
+ * exact fp32 value; NaN must meet NaN, Inf the same Inf (the runner's rule). */
+int a4w4j_compare_bounded(const uint16_t *got, const uint16_t *exact, const float *exact_f32,
+                          const double *B, size_t n, uint16_t poison, a4w4j_cmp *out);
+/* Outputs where a and b differ in any bit. */
+int a4w4j_count_diff(const uint16_t *a, const uint16_t *b, size_t n, size_t *count);
+/* Bytes got vs expected; with scale != NULL, byte i of row r (rows of row_bytes bytes, each
+ * 16 bytes one 32-block) is skipped when scale[r * (row_bytes / 16) + (i % row_bytes) / 16]
+ * is 0xFF (contracts §2 step 4: a NaN block's codes are unspecified). */
+int a4w4j_compare_bytes(const uint8_t *got, const uint8_t *expected, size_t n,
+                        const uint8_t *scale, size_t row_bytes, a4w4j_cmp *out);
+/* Special regime (contracts §4.1 NaN rule): an output [M, N] counts as NaN when y and y2
+ * (NULL: y alone) both are; it must be NaN exactly where row nan_a_row or column nan_w_row is
+ * (SIZE_MAX: none). *wrong counts the others, *nans the NaN outputs. */
+int a4w4j_nan_set(const uint16_t *y, const uint16_t *y2, size_t M, size_t N, size_t nan_a_row,
+                  size_t nan_w_row, size_t *wrong, size_t *nans);
+/* Fill n 16-bit elements of a device array with value (the runner's output poison). */
+int a4w4j_fill16(uint16_t *dev, size_t n, uint16_t value);
+/* Sum of a device uint8 array (the proven flags). */
+int a4w4j_count_flags(const uint8_t *flags, size_t n, size_t *count);
+
+/* Gather device values at rows x cols (host index lists) into host arrays: elem bytes each
+ * (2 bf16, 4 fp32, 8 double). */
+int a4w4j_gather(const void *dev, size_t elem, size_t N, const size_t *rows, size_t nrows,
+                 const size_t *cols, size_t ncols, void *host);
+
+/* ---- device memory for callers without another runtime (the judge's tests) --------------- */
+int a4w4j_alloc(void **dev, size_t bytes);
+void a4w4j_free(void *dev);
+int a4w4j_upload(void *dev, const void *host, size_t bytes);
+int a4w4j_download(void *host, const void *dev, size_t bytes);
+
+/* ---- test only: a deliberately wrong judge (selftest) -------------------------------------
+ * 1: the ordered(1) outputs of every output column 7 (mod 64) come out one bf16 ULP high;
+ * the C oracle's re-check of a sample must catch it. 0: none. Process-wide. */
+void a4w4j_set_fault(int fault);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

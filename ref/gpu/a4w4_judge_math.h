@@ -1,0 +1,386 @@
+/* a4w4_judge_math.h — the arithmetic of the GPU judge, per output (ref/gpu only).
+ *
+ * __host__ __device__, so tests/gpu/a4w4_judge_emu.hip runs every line of it on the CPU against
+ * the plain C oracles. Written from contracts §1 and §4 alone, independently of gpu/.
+ *
+ * Block dot d: the exact integer dot of one 32-element block in units of (2a)(2b): twice an
+ * E2M1 value is an integer in {0, ±1, ±2, ±3, ±4, ±6, ±8, ±12}, |d| <= 4608 (contracts §4).
+ * Block exponent e = sa + sb in 0..508 (neither scale 0xFF): the block's value is
+ * d * 2^(e - 256).
+ *
+ * ordered(S) (contracts §4.1): value = RNE_fp32(d * 2^(e - 256)), taken as the fp32 rounding of
+ * the double d * 2^(e - 256) (exact in double: 13 bits, exponent >= -256), added in fp32.
+ *
+ * exact (contracts §4.1): a4w4j_win, a streaming fixed-point window per output. top is the
+ * largest e seen on a nonzero block; the window's quantum is 2^(top - W - 256) with W = 96, so
+ * every block with e >= top - W adds d << (e - top + W) exactly into the int128 acc
+ * (|acc| < 2^16 blocks * 4608 * 2^96 < 2^126 for K <= 2^21). A block below the window adds
+ * |d| * 2^(e - 256) to tail, an upper bound (rounded up) of what the window has not got; when
+ * top grows by k the acc is shifted right by k and the dropped remainder (when nonzero) adds
+ * 2^(quantum + k) to tail. So exact = acc * 2^(top - W - 256) + delta, |delta| <= tail; tail
+ * is 0 whenever every block lies within W bits of the largest one (every regime but the wide
+ * ones), and then the window is the exact sum, rounded exactly from the integer. With a tail
+ * (a4w4j_win_round) the exact value lies within acc +- ceil(tail / quantum) quanta; RNE is
+ * monotonic, so when both ends round to the same fp32 and the same bf16, that is the
+ * rounding of the exact sum (a zero sum gives +0). Otherwise the output is handed to the
+ * plain C oracle (a4w4_dot_exact): "uncertain". NaN: any block with scale 0xFF. */
+#ifndef A4W4_JUDGE_MATH_H
+#define A4W4_JUDGE_MATH_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "a4w4_judge_port.h"
+
+#ifndef A4W4J_WIN
+#define A4W4J_WIN 96 /* overridable for the tail path's emulation test */
+#endif
+#define A4W4J_MAX_BLOCKS (1L << 16) /* K <= 2^21: the window's int128 bound above */
+
+/* ---- bit views -------------------------------------------------------------------------- */
+A4W4J_HD float a4w4j_f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+A4W4J_HD uint32_t a4w4j_u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+A4W4J_HD double a4w4j_d(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+A4W4J_HD uint64_t a4w4j_du(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+/* 2^e as a double, -1022 <= e <= 1023 */
+A4W4J_HD double a4w4j_pow2d(int e) { return a4w4j_d((uint64_t)(e + 1023) << 52); }
+
+/* The next double above x (x itself for NaN and +Inf). */
+A4W4J_HD double a4w4j_next_up(double x)
+{
+    const uint64_t u = a4w4j_du(x);
+    if (x != x || u == 0x7FF0000000000000ull)
+        return x;
+    if ((u & 0x7FFFFFFFFFFFFFFFull) == 0)
+        return a4w4j_d(1); /* +-0 -> the smallest subnormal */
+    return a4w4j_d(u >> 63 ? u - 1 : u + 1);
+}
+
+/* a + b rounded up, and a - b rounded down: the RNE sum corrected by its exact error
+ * (TwoSum, Knuth: exact under round-to-nearest without overflow). */
+A4W4J_HD double a4w4j_dadd_ru(double a, double b)
+{
+    const double s = J_DADD(a, b), bb = J_DADD(s, -a);
+    const double err = J_DADD(J_DADD(a, -J_DADD(s, -bb)), J_DADD(b, -bb));
+    return err > 0.0 ? a4w4j_next_up(s) : s;
+}
+
+A4W4J_HD double a4w4j_dsub_rd(double a, double b) { return -a4w4j_dadd_ru(-a, b); }
+
+/* ---- E2M1 ------------------------------------------------------------------------------ */
+/* Twice the E2M1 value of code c as int8 bits, from the format (contracts §1): exponent field
+ * x = bits 1-2 (bias 1), mantissa m = bit 0, sign bit 3; x = 0 is the subnormal m * 0.5, so
+ * twice the value is m, else (2 + m) << (x - 1): 0 1 2 3 4 6 8 12. */
+A4W4J_HD uint32_t a4w4j_twice(uint32_t c)
+{
+    /* the 8 magnitudes of that rule, one byte each: 0 1 2 3 4 6 8 12 */
+    const int v = (int)((0x0C08060403020100ull >> ((c & 7u) * 8u)) & 0xFFu);
+    return (uint32_t)(uint8_t)(int8_t)((c & 8u) ? -v : v);
+}
+
+/* |twice| of code c */
+A4W4J_HD uint32_t a4w4j_twice_abs(uint32_t c) { return a4w4j_twice(c & 7u); }
+
+/* 16 fp4x2 bytes (element 2i in the low nibble) -> 32 int8 in element order, 8 words; abs
+ * drops the signs. */
+A4W4J_HD void a4w4j_decode16(const uint8_t *src, uint32_t *dst, int abs_codes)
+{
+    for (int w = 0; w < 8; w++) {
+        uint32_t v = 0;
+        for (int j = 0; j < 2; j++) {
+            const uint32_t byte = src[w * 2 + j];
+            const uint32_t lo = abs_codes ? a4w4j_twice_abs(byte & 15u) : a4w4j_twice(byte & 15u);
+            const uint32_t hi = abs_codes ? a4w4j_twice_abs(byte >> 4) : a4w4j_twice(byte >> 4);
+            v |= (lo | (hi << 8)) << (16 * j);
+        }
+        dst[w] = v;
+    }
+}
+
+/* ---- ordered(S) block value ---------------------------------------------------------------- */
+A4W4J_HD float a4w4j_block_value(int d, unsigned sa, unsigned sb)
+{
+    if (sa == 0xFFu || sb == 0xFFu)
+        return a4w4j_f(0x7FC00000u);
+    return J_D2F(J_DMUL((double)d, a4w4j_pow2d((int)(sa + sb) - 256)));
+}
+
+/* ---- bf16 ------------------------------------------------------------------------------- */
+/* RNE of fp32 to bf16 bits; NaN -> 0x7FC0 */
+A4W4J_HD uint32_t a4w4j_bf16_of_f32(float f)
+{
+    uint32_t u = a4w4j_u(f);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+        return 0x7FC0u;
+    return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
+
+/* ---- the exact window ----------------------------------------------------------------------- */
+typedef struct {
+    __int128 acc;
+    int top;     /* largest e of a nonzero block so far; -1: none */
+    int nan;
+    double tail; /* >= 0: bound of what the window has not got (units of 1, i.e. the value) */
+} a4w4j_win;
+
+A4W4J_HD void a4w4j_win_init(a4w4j_win *w)
+{
+    w->acc = 0;
+    w->top = -1;
+    w->nan = 0;
+    w->tail = 0.0;
+}
+
+/* Add one block: d its exact dot, sa and sb its scales. */
+A4W4J_HD void a4w4j_win_add(a4w4j_win *w, int d, unsigned sa, unsigned sb)
+{
+    if (sa == 0xFFu || sb == 0xFFu) {
+        w->nan = 1;
+        return;
+    }
+    if (d == 0)
+        return;
+    const int e = (int)(sa + sb);
+    if (w->top < 0) {
+        w->top = e;
+    } else if (e > w->top) {
+        const int k = e - w->top;
+        const int qe = w->top - A4W4J_WIN - 256; /* the old quantum's exponent */
+        if (k >= 127) {
+            if (w->acc != 0)
+                w->tail = a4w4j_dadd_ru(w->tail, a4w4j_pow2d(qe + 127) * 2.0);
+            w->acc = 0;
+        } else {
+            const __int128 q = w->acc >> k; /* floor */
+            if ((q << k) != w->acc)
+                w->tail = a4w4j_dadd_ru(w->tail, a4w4j_pow2d(qe + k));
+            w->acc = q;
+        }
+        w->top = e;
+    }
+    const int s = e - (w->top - A4W4J_WIN);
+    if (s >= 0) /* d * 2^s, s <= 96: a shift of the two's complement bits */
+        w->acc += (__int128)((unsigned __int128)(__int128)d << s);
+    else
+        w->tail = a4w4j_dadd_ru(w->tail, (double)(d < 0 ? -d : d) * a4w4j_pow2d(e - 256));
+}
+
+/* Significant bits of a 128-bit magnitude (0 for 0). */
+A4W4J_HD int a4w4j_bits128(unsigned __int128 v)
+{
+    const uint64_t hi = (uint64_t)(v >> 64), lo = (uint64_t)v;
+#ifdef A4W4J_DEVICE_PASS
+    return hi ? 128 - __clzll((long long)hi) : lo ? 64 - __clzll((long long)lo) : 0;
+#else
+    return hi ? 128 - __builtin_clzll(hi) : lo ? 64 - __builtin_clzll(lo) : 0;
+#endif
+}
+
+/* RNE of v = acc * 2^x to p significant bits in fp32's exponent range (subnormals down to
+ * 2^-149 for p = 24, 2^-133 for p = 8; 2^128 and beyond overflow to Inf), exactly, from the
+ * integer: the rounded value as a float (exactly representable), the sign of v kept on a
+ * result that rounds to zero, +0 for v = 0. |acc| < 2^127, -352 <= x <= 156. */
+A4W4J_HD float a4w4j_round_i128(__int128 acc, int x, int p)
+{
+    if (acc == 0)
+        return 0.0f;
+    const int neg = acc < 0;
+    const unsigned __int128 mag = neg ? (unsigned __int128)0 - (unsigned __int128)acc
+                                      : (unsigned __int128)acc;
+    const int E = a4w4j_bits128(mag) - 1 + x; /* 2^E <= |v| < 2^(E+1) */
+    const int q = (E < -126 ? -126 : E) - (p - 1); /* exponent of the quantum */
+    const int sh = q - x;                          /* bits of mag below the quantum */
+    unsigned long long m;
+    if (sh <= 0) {
+        m = (unsigned long long)(mag << -sh); /* exact, < 2^p */
+    } else if (sh >= 128) {
+        m = 0; /* |v| < 2^127 quanta... below half a quantum */
+    } else {
+        const unsigned __int128 hi = mag >> sh, rem = mag - (hi << sh);
+        const unsigned __int128 half = (unsigned __int128)1 << (sh - 1);
+        m = (unsigned long long)hi + ((rem > half || (rem == half && (hi & 1u))) ? 1u : 0u);
+    }
+    const double v = (double)m * a4w4j_pow2d(q); /* exact: m <= 2^p, -149 <= q <= 281 */
+    const float f = v >= a4w4j_pow2d(128) ? a4w4j_f(0x7F800000u) : (float)v;
+    return neg ? -f : f;
+}
+
+/* Round the window: 1 with *bf16 / *f32 set when the rounding is certain, 0 when it is not
+ * (the caller asks the plain oracle). Without a tail the window is the exact sum: rounded from
+ * the integer, always certain. With a tail t the exact sum lies in acc +- T quanta, T =
+ * ceil(t / quantum): certain when both ends round to the same fp32 and bf16 (RNE is
+ * monotonic). NaN gives bf16 0x7FC0 and fp32 0x7FC00000. */
+A4W4J_HD int a4w4j_win_round(const a4w4j_win *w, uint32_t *bf16, float *f32)
+{
+    if (w->nan) {
+        *bf16 = 0x7FC0u;
+        *f32 = a4w4j_f(0x7FC00000u);
+        return 1;
+    }
+    if (w->top < 0) {
+        *bf16 = 0;
+        *f32 = 0.0f;
+        return 1;
+    }
+    const int x = w->top - A4W4J_WIN - 256; /* the quantum's exponent */
+    __int128 lo = w->acc, hi = w->acc;
+    if (w->tail > 0.0) {
+        const double tq = w->tail * a4w4j_pow2d(-x); /* exact scaling: the tail in quanta */
+        if (!(tq < 0x1p100))
+            return 0;
+        const unsigned long long top = (unsigned long long)(tq * 0x1p-50);
+        const double low = tq - (double)top * 0x1p50; /* exact split of tq */
+        __int128 T = ((__int128)top << 50) + (__int128)(unsigned long long)low;
+        if ((double)(unsigned long long)low != low)
+            T += 1; /* ceil */
+        lo -= T;
+        hi += T;
+    }
+    const float flo = a4w4j_round_i128(lo, x, 24), fhi = a4w4j_round_i128(hi, x, 24);
+    const float blo = a4w4j_round_i128(lo, x, 8), bhi = a4w4j_round_i128(hi, x, 8);
+    if (a4w4j_u(flo) != a4w4j_u(fhi) || a4w4j_u(blo) != a4w4j_u(bhi))
+        return 0;
+    *f32 = flo;
+    *bf16 = a4w4j_u(blo) >> 16;
+    return 1;
+}
+
+/* ---- the exact-regime prover's facts ----------------------------------------------------- */
+/* Per output: emin = the smallest e over blocks with a nonzero product (iabs > 0), and T =
+ * sum of iabs * 2^(e - 256) in double: exact while the true sum is below 2^24 quanta of
+ * 2^(emin - 256), and at or above 2^(emin - 232) whenever the true sum is (rounding of a sum
+ * of non-negative terms is monotonic), so T < 2^(emin - 232) decides contracts §4.1's
+ * "sum |terms| < 2^24 units of the smallest term quantum" exactly. */
+typedef struct {
+    int emin; /* 1000: no block with a nonzero product */
+    double T;
+} a4w4j_prove;
+
+A4W4J_HD void a4w4j_prove_init(a4w4j_prove *p)
+{
+    p->emin = 1000;
+    p->T = 0.0;
+}
+
+A4W4J_HD void a4w4j_prove_add(a4w4j_prove *p, int iabs, unsigned sa, unsigned sb)
+{
+    if (iabs == 0 || sa == 0xFFu || sb == 0xFFu)
+        return;
+    const int e = (int)(sa + sb);
+    p->emin = e < p->emin ? e : p->emin;
+    p->T = J_DADD(p->T, (double)iabs * a4w4j_pow2d(e - 256));
+}
+
+/* Row facts: bit 0 "ok" (no scale 0xFF and every element dequantizes to a finite fp32
+ * value), bit 1 "some nonzero code". */
+#define A4W4J_ROW_OK 1u
+#define A4W4J_ROW_NONZERO 2u
+
+/* The output is in the exact regime (contracts §4.1; the C prover's a4w4_exact_regime). */
+A4W4J_HD int a4w4j_proven(unsigned fa, unsigned fw, const a4w4j_prove *p)
+{
+    if (!(fa & A4W4J_ROW_OK) || !(fw & A4W4J_ROW_OK))
+        return 0;
+    if (!(fa & A4W4J_ROW_NONZERO) || !(fw & A4W4J_ROW_NONZERO) || p->emin == 1000)
+        return 1;
+    if (p->emin - 256 < -149 || p->emin - 232 > 128)
+        return 0;
+    return p->T < a4w4j_pow2d(p->emin - 232);
+}
+
+/* Facts of one row of K/32 blocks (codes fp4 [K/2], scales sc [K/32]). */
+A4W4J_HD unsigned a4w4j_row_facts(const uint8_t *fp4, const uint8_t *sc, long long nb)
+{
+    unsigned ok = A4W4J_ROW_OK, nz = 0;
+    for (long long b = 0; b < nb; b++) {
+        const unsigned s = sc[b];
+        unsigned maxmag = 0;
+        for (int i = 0; i < 16; i++) {
+            const unsigned byte = fp4[b * 16 + i];
+            const unsigned lo = byte & 7u, hi = (byte >> 4) & 7u;
+            maxmag = lo > maxmag ? lo : maxmag;
+            maxmag = hi > maxmag ? hi : maxmag;
+        }
+        nz |= maxmag ? A4W4J_ROW_NONZERO : 0u;
+        /* 0xFF, or a value beyond FLT_MAX: |v| * 2^(s - 127) with |v| = 2 (code 4) reaches 2^128
+         * at s = 254, |v| = 4 (code 6) at s = 253; s <= 252 never overflows (6 * 2^125) */
+        if (s == 0xFFu || (s == 254u && maxmag >= 4u) || (s == 253u && maxmag >= 6u))
+            ok = 0;
+    }
+    return ok | nz;
+}
+
+/* ---- bounded(S): the facts of one split (the C bound's a4w4_dot_split_facts) ---------------- */
+#define A4W4J_U32 0x1p-24
+#define A4W4J_V16 (0x1p-8 + 0x1p-23)
+#define A4W4J_H_UNDER 0x1p-126
+
+typedef struct {
+    double dsum, qpos, qneg;
+    int n;
+} a4w4j_bound_acc;
+
+A4W4J_HD void a4w4j_bound_init(a4w4j_bound_acc *a)
+{
+    a->dsum = a->qpos = a->qneg = 0.0;
+    a->n = 0;
+}
+
+/* Add split facts: p = RNE_fp32 of the split's exact partial, t = its double sum of |terms|
+ * (ascending blocks), blocks = its block count. The same operations, in the same order, as
+ * ref/a4w4_bound.c's acc_add, so the bound is the same double. */
+A4W4J_HD void a4w4j_bound_add(a4w4j_bound_acc *a, float p, double t_sum, long long blocks)
+{
+    const double n = (double)blocks;
+    const double t = J_DMUL(t_sum, J_DADD(1.0, J_DMUL(J_DMUL(32.0, n), 0x1p-52)));
+    const double g = J_DDIV(J_DMUL(n, A4W4J_U32), J_DADD(1.0, -J_DMUL(n, A4W4J_U32)));
+    const double e = J_DADD(J_DMUL(g, t), J_DMUL(J_DMUL(4.0, n), A4W4J_H_UNDER));
+    const double pd = (double)p, pabs = pd < 0 ? -pd : pd;
+    const double pabsx = J_DADD(J_DMUL(pabs, J_DADD(1.0, A4W4J_U32)), 0x1p-149);
+    const double d = J_DADD(J_DADD(e, J_DMUL(A4W4J_V16, J_DADD(pabsx, e))), A4W4J_H_UNDER);
+    const double slack = J_DADD(J_DADD(J_DMUL(A4W4J_U32, pabs), 0x1p-149), d);
+    a->dsum = J_DADD(a->dsum, d);
+    const double up = J_DADD(pd, slack), dn = J_DADD(slack, -pd);
+    a->qpos = J_DADD(a->qpos, up > 0.0 ? up : 0.0);
+    a->qneg = J_DADD(a->qneg, dn > 0.0 ? dn : 0.0);
+    a->n++;
+}
+
+/* The bound B (ref/a4w4_bound.c's acc_bound). */
+A4W4J_HD double a4w4j_bound_final(const a4w4j_bound_acc *a)
+{
+    const double w = a->qpos > a->qneg ? a->qpos : a->qneg;
+    const double step = J_DADD(J_DMUL(A4W4J_V16, w), A4W4J_H_UNDER);
+    double grow = 1.0, e = 0.0;
+    for (int i = 0; i + 1 < a->n; i++) {
+        e = J_DADD(e, J_DMUL(grow, step));
+        grow = J_DMUL(grow, J_DADD(1.0, A4W4J_V16));
+    }
+    return J_DMUL(J_DADD(a->dsum, e), J_DADD(1.0, 0x1p-40));
+}
+
+#endif

@@ -1,0 +1,368 @@
+/* a4w4_judge_check.c — the GPU judge (ref/gpu/a4w4_judge_gpu.h) on the device against the plain
+ * C oracles of ref/, bit for bit, on random cases of six scale regimes (narrow, exact-like,
+ * tiny, wide, full range with 0 / 253 / 254 / 0xFF, zero and -0 rows) and shapes that cross
+ * every tile edge of its passes (M, N not multiples of 64 or 32, K % 256 != 0, one block,
+ * K = 16384), then its comparisons (exact with poison and mask, bounded, differences, bytes
+ * with masked NaN blocks, the NaN set, gathers) on planted differences, and its preshuffle.
+ *
+ *   ordered(1), ordered(S)  vs a4w4_gemm_ordered          (bf16)
+ *   exact                   vs a4w4_gemm_exact            (bf16 and fp32 bits)
+ *   bounded(S) bound        vs a4w4_dot_bounded_bound     (the same double)
+ *   exact-regime prover     vs a4w4_exact_regime          (per output)
+ * A mismatch prints its output (m, n) with both values. Built with the judge (the device) as
+ * a4w4_judge_check, and with the judge's CPU stand-in as a4w4_judge_check_cpu (tests the test).
+ * Usage: a4w4_judge_check [--quick]. Exit 0 pass, 1 a mismatch, 77 no GPU (CTest skip). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "a4w4_bound.h"
+#include "a4w4_gemm.h"
+#include "a4w4_judge_gpu.h"
+#include "a4w4_layout.h"
+
+static long g_pass, g_fail;
+static uint64_t g_rng = 0x243F6A8885A308D3ull;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static void result(int ok, const char *fmt, const char *what, size_t bad, size_t n)
+{
+    if (ok) {
+        g_pass++;
+        printf("PASS %s (%zu checked)\n", what, n);
+    } else {
+        g_fail++;
+        printf("FAIL %s: %zu of %zu differ", what, bad, n);
+        if (fmt)
+            printf("; %s", fmt);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = calloc(n ? n : 1, 1);
+    if (!p) {
+        fprintf(stderr, "a4w4_judge_check: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static void *dev_of(const void *host, size_t n)
+{
+    void *d = NULL;
+    if (a4w4j_alloc(&d, n) || (host && a4w4j_upload(d, host, n))) {
+        fprintf(stderr, "a4w4_judge_check: device memory: %s\n", a4w4j_last_error());
+        exit(1);
+    }
+    return d;
+}
+
+/* ---- cases ----------------------------------------------------------------------------- */
+enum { R_NARROW, R_EXACT, R_TINY, R_WIDE, R_FULL, R_ZEROS, R_COUNT };
+static const char *const rname[R_COUNT] = {"narrow", "exact-like", "tiny", "wide", "full range",
+                                           "zero rows"};
+
+static uint8_t scale_of(int regime, size_t b, int w_side)
+{
+    switch (regime) {
+    case R_NARROW: return (uint8_t)(120 + rnd() % 12);
+    case R_EXACT: return (uint8_t)(127 + rnd() % 2);
+    case R_TINY: return (uint8_t)(w_side ? 60 + rnd() % 8 : 55 + rnd() % 8);
+    case R_WIDE: {
+        const int cb = 1 + (int)((b * 2654435761u) % 254);
+        int code = (w_side ? 255 - cb : cb) + (int)(rnd() % 17) - 8;
+        if (rnd() % 16 == 0)
+            code += (int)(rnd() % 101) - 50;
+        return (uint8_t)(code < 0 ? 0 : code > 254 ? 254 : code);
+    }
+    case R_FULL: {
+        const unsigned u = (unsigned)(rnd() % 60);
+        return (uint8_t)(u == 0 ? 0xFF : u == 1 ? 0 : u == 2 ? 254 : u == 3 ? 253 : rnd() % 255);
+    }
+    default: return (uint8_t)(125 + rnd() % 4);
+    }
+}
+
+static void codes_of(uint8_t *row, size_t K, int regime, int zero_row)
+{
+    for (size_t i = 0; i < K / 2; i++) {
+        uint8_t v = (uint8_t)rnd();
+        if (regime == R_EXACT)
+            v &= 0x33;
+        if (zero_row)
+            v = (uint8_t)(rnd() % 2 ? 0x88 : rnd() % 2 ? 0x00 : 0x80);
+        row[i] = v;
+    }
+}
+
+static int nan16(uint16_t h) { return (h & 0x7FFF) > 0x7F80; }
+
+/* Count mismatches of bf16 arrays (NaN == NaN) and describe the first. */
+static size_t diff16(const uint16_t *got, const uint16_t *want, size_t M, size_t N, char *first,
+                     size_t len)
+{
+    size_t bad = 0;
+    for (size_t k = 0; k < M * N; k++)
+        if (!(got[k] == want[k] || (nan16(got[k]) && nan16(want[k])))) {
+            if (!bad++)
+                snprintf(first, len, "first (m=%zu, n=%zu) judge 0x%04x C 0x%04x", k / N, k % N,
+                         got[k], want[k]);
+        }
+    return bad;
+}
+
+static void check_case(size_t M, size_t N, size_t K, int regime, unsigned S)
+{
+    const size_t nb = K / 32, n = M * N;
+    uint8_t *a = xmalloc(M * K / 2), *as = xmalloc(M * nb), *w = xmalloc(N * K / 2),
+            *ws = xmalloc(N * nb);
+    for (size_t m = 0; m < M; m++) {
+        codes_of(a + m * K / 2, K, regime, regime == R_ZEROS && m % 2 == 0);
+        for (size_t b = 0; b < nb; b++)
+            as[m * nb + b] = scale_of(regime, b, 0);
+    }
+    for (size_t j = 0; j < N; j++) {
+        codes_of(w + j * K / 2, K, regime, regime == R_ZEROS && j % 3 == 0);
+        for (size_t b = 0; b < nb; b++)
+            ws[j * nb + b] = scale_of(regime, b, 1);
+    }
+    void *da = dev_of(a, M * K / 2), *das = dev_of(as, M * nb), *dw = dev_of(w, N * K / 2),
+         *dws = dev_of(ws, N * nb);
+    a4w4j_operands op = {da, das, dw, dws, a, as, w, ws, M, N, K};
+    a4w4j_case *jc = NULL;
+    const uint16_t *o1, *oS, *ex;
+    const float *exf;
+    const uint8_t *pv;
+    const double *B;
+    size_t unsure = 0;
+    char what[200], first[160] = "";
+    snprintf(what, sizeof what, "%s M=%zu N=%zu K=%zu S=%u", rname[regime], M, N, K, S);
+    if (a4w4j_open(&op, &jc) || a4w4j_prepare(jc, S, 1, S) || a4w4j_ordered(jc, 1, &o1) ||
+        a4w4j_ordered(jc, S, &oS) || a4w4j_exact(jc, &ex, &exf, &pv, &unsure) ||
+        a4w4j_bound(jc, S, &B)) {
+        snprintf(first, sizeof first, "judge error: %s", a4w4j_last_error());
+        result(0, first, what, 1, 1);
+        goto out;
+    }
+    uint16_t *g1 = xmalloc(n * 2), *gS = xmalloc(n * 2), *gx = xmalloc(n * 2);
+    uint16_t *w1 = xmalloc(n * 2), *wS = xmalloc(n * 2), *wx = xmalloc(n * 2);
+    float *gf = xmalloc(n * 4), *wf = xmalloc(n * 4);
+    uint8_t *gp = xmalloc(n);
+    double *gB = xmalloc(n * 8);
+    a4w4j_download(g1, o1, n * 2);
+    a4w4j_download(gS, S > 1 ? oS : o1, n * 2);
+    a4w4j_download(gx, ex, n * 2);
+    a4w4j_download(gf, exf, n * 4);
+    a4w4j_download(gp, pv, n);
+    a4w4j_download(gB, B, n * 8);
+    a4w4_gemm_ordered(a, as, w, ws, M, N, K, 1, w1, NULL);
+    a4w4_gemm_ordered(a, as, w, ws, M, N, K, S, wS, NULL);
+    a4w4_gemm_exact(a, as, w, ws, M, N, K, wx, wf);
+    char full[260];
+    size_t bad = diff16(g1, w1, M, N, first, sizeof first);
+    snprintf(full, sizeof full, "%s ordered(1)", what);
+    result(!bad, first, full, bad, n);
+    bad = diff16(gS, wS, M, N, first, sizeof first);
+    snprintf(full, sizeof full, "%s ordered(%u)", what, S);
+    result(!bad, first, full, bad, n);
+    bad = diff16(gx, wx, M, N, first, sizeof first);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t x, y;
+        memcpy(&x, &gf[k], 4);
+        memcpy(&y, &wf[k], 4);
+        if (x != y && !(isnan(gf[k]) && isnan(wf[k])) && !bad++)
+            snprintf(first, sizeof first, "first fp32 (m=%zu, n=%zu) judge 0x%08x C 0x%08x",
+                     k / N, k % N, x, y);
+    }
+    snprintf(full, sizeof full, "%s exact bf16+fp32 (%zu by the plain oracle)", what, unsure);
+    result(!bad, first, full, bad, n);
+    bad = 0;
+    size_t badp = 0;
+    for (size_t m = 0; m < M; m++)
+        for (size_t j = 0; j < N; j++) {
+            a4w4_dot_operands d = {a + m * K / 2, as + m * nb, w + j * K / 2, ws + j * nb, K};
+            const double b = a4w4_dot_bounded_bound(&d, S);
+            if (memcmp(&b, &gB[m * N + j], 8) && !(isnan(b) && isnan(gB[m * N + j])) && !bad++)
+                snprintf(first, sizeof first, "first (m=%zu, n=%zu) judge %.17g C %.17g", m, j,
+                         gB[m * N + j], b);
+            badp += (size_t)(gp[m * N + j] != a4w4_exact_regime(&d));
+        }
+    snprintf(full, sizeof full, "%s bounded(%u) bound", what, S);
+    result(!bad, first, full, bad, n);
+    snprintf(full, sizeof full, "%s exact-regime prover", what);
+    result(!badp, NULL, full, badp, n);
+    free(g1);
+    free(gS);
+    free(gx);
+    free(w1);
+    free(wS);
+    free(wx);
+    free(gf);
+    free(wf);
+    free(gp);
+    free(gB);
+out:
+    a4w4j_close(jc);
+    a4w4j_free(da);
+    a4w4j_free(das);
+    a4w4j_free(dw);
+    a4w4j_free(dws);
+    free(a);
+    free(as);
+    free(w);
+    free(ws);
+}
+
+/* ---- the comparisons, on planted differences ------------------------------------------- */
+static void check_compares(void)
+{
+    const size_t M = 300, N = 700, n = M * N; /* four chunks of the device compare */
+    uint16_t *e = xmalloc(n * 2), *g = xmalloc(n * 2);
+    uint8_t *mask = xmalloc(n);
+    for (size_t k = 0; k < n; k++) {
+        e[k] = (uint16_t)(0x3F80 + rnd() % 128);
+        mask[k] = (uint8_t)(k % 3 != 0);
+    }
+    memcpy(g, e, n * 2);
+    static const size_t at[] = {5, 70001, 150000, 209999};
+    for (int i = 0; i < 4; i++)
+        g[at[i]] ^= 1;
+    g[100] = 0x7FA5;           /* poison: unwritten */
+    e[200] = 0x7FC0;           /* NaN meets NaN */
+    g[200] = 0xFFC1;
+    void *dg = dev_of(g, n * 2), *de = dev_of(e, n * 2), *dm = dev_of(mask, n);
+    a4w4j_cmp c;
+    char what[160];
+    int rc = a4w4j_compare_exact(dg, de, NULL, n, 0x7FA5, &c);
+    int ok = !rc && c.checked == n && c.mismatches == 5 && c.unwritten == 1 && c.nfirst == 5 &&
+             c.first[0].index == 5 && c.first[1].index == 100 && c.first[4].index == 209999 &&
+             c.first[0].got == g[5] && c.first[0].expected == e[5];
+    snprintf(what, sizeof what, "compare exact: 4 planted + 1 poison, first 5 in order (got %zu, "
+             "%zu unwritten)", c.mismatches, c.unwritten);
+    result(ok, NULL, what, ok ? 0 : 1, n);
+    rc = a4w4j_compare_exact(dg, de, dm, n, 0x7FA5, &c); /* index 150000 has mask 0 */
+    ok = !rc && c.mismatches == 4 && c.checked == n - (n + 2) / 3;
+    snprintf(what, sizeof what, "compare exact with a mask (%zu mismatches, %zu checked)",
+             c.mismatches, c.checked);
+    result(ok, NULL, what, ok ? 0 : 1, n);
+    size_t cnt = 0;
+    rc = a4w4j_count_diff(dg, de, n, &cnt);
+    ok = !rc && cnt == 6;
+    result(ok, NULL, "count of differing outputs (4 + poison + NaN payload)", ok ? 0 : 1, n);
+    /* bounded: e = 1.0 exactly; the bound admits 2^-8 */
+    float *ef = xmalloc(n * 4);
+    double *B = xmalloc(n * 8);
+    for (size_t k = 0; k < n; k++) {
+        e[k] = 0x3F80;
+        g[k] = k == 77 ? 0x3F82 : k % 5 == 0 ? 0x3F81 : 0x3F80; /* 2^-6 vs 2^-7 away */
+        ef[k] = 1.0f;
+        B[k] = 0x1p-7;
+    }
+    a4w4j_upload(dg, g, n * 2);
+    a4w4j_upload(de, e, n * 2);
+    void *df = dev_of(ef, n * 4), *dB = dev_of(B, n * 8);
+    rc = a4w4j_compare_bounded(dg, de, df, dB, n, 0x7FA5, &c);
+    ok = !rc && c.mismatches == 1 && c.nfirst == 1 && c.first[0].index == 77 &&
+         c.bound_use > 1.9 && c.bound_use < 2.0;
+    snprintf(what, sizeof what, "compare bounded: one output beyond the bound (use %.3f)",
+             c.bound_use);
+    result(ok, NULL, what, ok ? 0 : 1, n);
+    /* bytes with NaN blocks masked */
+    const size_t rows = 4, rb = 64, nb = rb / 16;
+    uint8_t got[256], exp[256], sc[16];
+    for (size_t k = 0; k < rows * rb; k++)
+        got[k] = exp[k] = (uint8_t)rnd();
+    memset(sc, 0x7F, sizeof sc);
+    sc[1 * nb + 2] = 0xFF; /* row 1, block 2: bytes 160..175 unspecified */
+    got[1 * rb + 2 * 16 + 3] ^= 0x11;
+    got[3 * rb + 1] ^= 0x01;
+    void *dgb = dev_of(got, sizeof got), *deb = dev_of(exp, sizeof exp), *dsc = dev_of(sc, 16);
+    rc = a4w4j_compare_bytes(dgb, deb, rows * rb, dsc, rb, &c);
+    ok = !rc && c.mismatches == 1 && c.nfirst == 1 && c.first[0].index == 3 * rb + 1;
+    result(ok, NULL, "compare bytes, a NaN block's codes skipped", ok ? 0 : 1, rows * rb);
+    /* NaN set: row 3 and column 5 of a 7 x 9 output */
+    uint16_t y[63];
+    for (int k = 0; k < 63; k++)
+        y[k] = (k / 9 == 3 || k % 9 == 5) ? 0x7FC0 : 0x3F80;
+    void *dy = dev_of(y, sizeof y);
+    size_t wrong = 0, nans = 0;
+    rc = a4w4j_nan_set(dy, NULL, 7, 9, 3, 5, &wrong, &nans);
+    ok = !rc && wrong == 0 && nans == 15;
+    y[0] = 0x7FC0;
+    a4w4j_upload(dy, y, sizeof y);
+    rc |= a4w4j_nan_set(dy, NULL, 7, 9, 3, 5, &wrong, &nans);
+    ok = ok && !rc && wrong == 1;
+    result(ok, NULL, "NaN set of the special regime (right, then one stray NaN)", ok ? 0 : 1, 63);
+    a4w4j_free(dg);
+    a4w4j_free(de);
+    a4w4j_free(dm);
+    a4w4j_free(df);
+    a4w4j_free(dB);
+    a4w4j_free(dgb);
+    a4w4j_free(deb);
+    a4w4j_free(dsc);
+    a4w4j_free(dy);
+    free(e);
+    free(g);
+    free(mask);
+    free(ef);
+    free(B);
+}
+
+static void check_preshuffle(void)
+{
+    const size_t N = 272, K = 1280;
+    uint8_t *w = xmalloc(N * K / 2), *want = xmalloc(N * K / 2), *got = xmalloc(N * K / 2);
+    for (size_t i = 0; i < N * K / 2; i++)
+        w[i] = (uint8_t)rnd();
+    a4w4_preshuffle(w, N, K, want);
+    void *dw = dev_of(w, N * K / 2), *dd = dev_of(NULL, N * K / 2);
+    int rc = a4w4j_preshuffle(dw, N, K, dd);
+    if (!rc)
+        rc = a4w4j_download(got, dd, N * K / 2);
+    size_t bad = 0;
+    for (size_t i = 0; i < N * K / 2; i++)
+        bad += got[i] != want[i];
+    result(!rc && !bad, NULL, "judge preshuffle vs a4w4_preshuffle (272 x 1280)", bad, N * K / 2);
+    a4w4j_free(dw);
+    a4w4j_free(dd);
+    free(w);
+    free(want);
+    free(got);
+}
+
+int main(int argc, char **argv)
+{
+    const int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    if (a4w4j_device_count() < 1) {
+        printf("SKIP no GPU for the judge\n");
+        return 77;
+    }
+    static const size_t shapes[][3] = {{1, 1, 32},     {3, 17, 256},   {65, 33, 800},
+                                       {64, 64, 2048}, {97, 130, 768}, {7, 300, 16384},
+                                       {257, 96, 4096}};
+    static const unsigned Ss[] = {1, 2, 3, 4, 8};
+    const size_t nshape = quick ? 4 : sizeof shapes / sizeof shapes[0];
+    const clock_t t0 = clock();
+    for (int r = 0; r < R_COUNT; r++)
+        for (size_t s = 0; s < nshape; s++)
+            check_case(shapes[s][0], shapes[s][1], shapes[s][2], r, Ss[(r + s) % 5]);
+    check_compares();
+    check_preshuffle();
+    printf("== judge check: %ld passed, %ld failed (%.1f s CPU)\n%s\n", g_pass, g_fail,
+           (double)(clock() - t0) / CLOCKS_PER_SEC, g_fail ? "RESULT: FAIL" : "RESULT: PASS");
+    return g_fail ? 1 : 0;
+}

@@ -1,0 +1,399 @@
+/* a4w4_judge_cpu.hip — a CPU stand-in for the GPU judge's C ABI (ref/gpu/a4w4_judge_gpu.h), for
+ * testing without a GPU: "device" pointers are host memory and every output is computed with
+ * the judge's own per-output arithmetic (ref/gpu/a4w4_judge_math.h) in the kernels' order.
+ * Linked with the CPU stand-in of gpu/ (a4w4_gpu_cpu.hip) into a4w4check_cpu, it runs the
+ * harness's whole device-judge path (engine/devjudge.h, backends/hip/devjudge_hip.c) on a
+ * machine without a GPU; it says nothing about tiling, launches or the matrix instructions
+ * (a4w4_judge_check does, on the device). Not part of the library. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_judge_gpu.h"
+#include "a4w4_judge_math.h"
+
+extern "C" {
+#include "a4w4_bound.h"
+#include "a4w4_gemm.h"
+}
+
+static char g_err[256];
+static int g_fault;
+
+extern "C" const char *a4w4j_last_error(void) { return g_err; }
+extern "C" int a4w4j_device_count(void) { return 1; }
+extern "C" void a4w4j_set_fault(int fault) { g_fault = fault; }
+
+struct a4w4j_case {
+    a4w4j_operands op;
+    uint16_t *ord1, *ordS, *ex;
+    float *exf;
+    uint8_t *proven;
+    double *B;
+    unsigned S, Sb;
+    int have_exact;
+    size_t uncertain;
+};
+
+extern "C" int a4w4j_open(const a4w4j_operands *op, a4w4j_case **out)
+{
+    *out = NULL;
+    if (!op || !op->a_fp4 || !op->h_a_fp4 || !op->M || !op->N || !op->K || op->K % 32)
+        return A4W4J_EARG;
+    a4w4j_case *c = (a4w4j_case *)calloc(1, sizeof *c);
+    if (!c)
+        return A4W4J_ENOMEM;
+    c->op = *op;
+    const char *f = getenv("A4W4_JUDGE_CPU_FAULT"); /* the judge mutant, for the CLI test */
+    if (f && *f)
+        g_fault = atoi(f);
+    *out = c;
+    return A4W4J_OK;
+}
+
+extern "C" void a4w4j_close(a4w4j_case *c)
+{
+    if (!c)
+        return;
+    free(c->ord1);
+    free(c->ordS);
+    free(c->ex);
+    free(c->exf);
+    free(c->proven);
+    free(c->B);
+    free(c);
+}
+
+/* One block's exact dot and |dot| from the decoded codes. */
+static void dots(const uint8_t *a, const uint8_t *w, int *d, int *ia)
+{
+    uint32_t sa[8], sw[8], aa[8], aw[8];
+    a4w4j_decode16(a, sa, 0);
+    a4w4j_decode16(w, sw, 0);
+    a4w4j_decode16(a, aa, 1);
+    a4w4j_decode16(w, aw, 1);
+    *d = *ia = 0;
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 4; j++) {
+            *d += (int)(int8_t)(sa[i] >> (8 * j)) * (int)(int8_t)(sw[i] >> (8 * j));
+            *ia += (int)(int8_t)(aa[i] >> (8 * j)) * (int)(int8_t)(aw[i] >> (8 * j));
+        }
+}
+
+/* Every output: the ordered pass (S) or the exact pass (bound Sb, 0 none). */
+static int compute(a4w4j_case *c, int exact, unsigned S)
+{
+    const size_t M = c->op.M, N = c->op.N, K = c->op.K, nb = K / 32, n = M * N;
+    const size_t per = a4w4_split_k_per_split(K, S ? S : 1) / 32;
+    if (!exact) {
+        if (!c->ord1)
+            c->ord1 = (uint16_t *)malloc(n * 2);
+        if (S > 1 && !c->ordS)
+            c->ordS = (uint16_t *)malloc(n * 2);
+    } else {
+        if (!c->ex) {
+            c->ex = (uint16_t *)malloc(n * 2);
+            c->exf = (float *)malloc(n * 4);
+            c->proven = (uint8_t *)malloc(n);
+        }
+        if (S && !c->B)
+            c->B = (double *)malloc(n * 8);
+    }
+    for (size_t m = 0; m < M; m++) {
+        const uint8_t *a = c->op.a_fp4 + m * K / 2, *as = c->op.a_scale + m * nb;
+        const unsigned fa = a4w4j_row_facts(a, as, (long long)nb);
+        for (size_t j = 0; j < N; j++) {
+            const uint8_t *w = c->op.w_fp4 + j * K / 2, *ws = c->op.w_scale + j * nb;
+            float t1 = 0.0f, ts = 0.0f, to = 0.0f;
+            a4w4j_win tot, spl;
+            a4w4j_prove pr;
+            a4w4j_bound_acc bd;
+            double tsum = 0.0;
+            int unsure = 0, snan = 0;
+            a4w4j_win_init(&tot);
+            a4w4j_win_init(&spl);
+            a4w4j_prove_init(&pr);
+            a4w4j_bound_init(&bd);
+            for (size_t b = 0; b < nb; b++) {
+                int d, ia;
+                dots(a + b * 16, w + b * 16, &d, &ia);
+                const unsigned sa = as[b], sb = ws[b];
+                const float v = a4w4j_block_value(d, sa, sb);
+                t1 = J_FADD(t1, v);
+                ts = J_FADD(ts, v);
+                a4w4j_win_add(&tot, d, sa, sb);
+                a4w4j_win_add(&spl, d, sa, sb);
+                a4w4j_prove_add(&pr, ia, sa, sb);
+                if (sa != 0xFFu && sb != 0xFFu)
+                    tsum = J_DADD(tsum, (double)ia * a4w4j_pow2d((int)(sa + sb) - 256));
+                if ((b + 1) % per == 0 || b + 1 == nb) {
+                    to = J_FADD(to, ts);
+                    ts = 0.0f;
+                    uint32_t pb;
+                    float pf;
+                    if (spl.nan)
+                        snan = 1;
+                    else if (!a4w4j_win_round(&spl, &pb, &pf))
+                        unsure = 1;
+                    else
+                        a4w4j_bound_add(&bd, pf, tsum,
+                                        (long long)((b + 1) % per ? (b + 1) % per : per));
+                    a4w4j_win_init(&spl);
+                    tsum = 0.0;
+                }
+            }
+            const size_t o = m * N + j;
+            if (!exact) {
+                uint32_t h = a4w4j_bf16_of_f32(t1);
+                if (g_fault == 1 && j % 16 == 15 && (h & 0x7FFFu) <= 0x7F80u)
+                    h += 1;
+                c->ord1[o] = (uint16_t)h;
+                if (S > 1)
+                    c->ordS[o] = (uint16_t)a4w4j_bf16_of_f32(to);
+                continue;
+            }
+            uint32_t hb;
+            float f;
+            int sure = a4w4j_win_round(&tot, &hb, &f) && !(S && unsure);
+            const unsigned fw = a4w4j_row_facts(w, ws, (long long)nb);
+            c->proven[o] = (uint8_t)a4w4j_proven(fa, fw, &pr);
+            if (S)
+                c->B[o] = snan || tot.nan ? NAN : a4w4j_bound_final(&bd);
+            if (!sure) { /* the plain oracle, as the device path does */
+                a4w4_dot_operands op = {c->op.h_a_fp4 + m * K / 2, c->op.h_a_scale + m * nb,
+                                        c->op.h_w_fp4 + j * K / 2, c->op.h_w_scale + j * nb, K};
+                uint16_t h16;
+                a4w4_dot_exact(&op, &h16, &f);
+                hb = h16;
+                if (S)
+                    c->B[o] = a4w4_dot_bounded_bound(&op, S);
+                c->uncertain++;
+            }
+            c->ex[o] = (uint16_t)hb;
+            c->exf[o] = f;
+        }
+    }
+    if (exact) {
+        c->have_exact = 1;
+        c->Sb = S ? S : c->Sb;
+    } else if (S > 1) {
+        c->S = S;
+    }
+    return A4W4J_OK;
+}
+
+extern "C" int a4w4j_prepare(a4w4j_case *c, unsigned S1, int exact, unsigned Sb)
+{
+    int rc = A4W4J_OK;
+    if (!c->ord1 || (S1 > 1 && c->S != S1))
+        rc = compute(c, 0, S1);
+    if (!rc && (exact || Sb) && (!c->have_exact || (Sb && c->Sb != Sb)))
+        rc = compute(c, 1, Sb);
+    return rc;
+}
+
+extern "C" int a4w4j_ordered(a4w4j_case *c, unsigned S, const uint16_t **y)
+{
+    int rc = (S == 1 && !c->ord1) || (S > 1 && c->S != S) ? compute(c, 0, S) : A4W4J_OK;
+    *y = S == 1 ? c->ord1 : c->ordS;
+    return rc;
+}
+
+extern "C" int a4w4j_exact(a4w4j_case *c, const uint16_t **bf16, const float **f32,
+                           const uint8_t **proven, size_t *uncertain)
+{
+    int rc = c->have_exact ? A4W4J_OK : compute(c, 1, 0);
+    if (bf16)
+        *bf16 = c->ex;
+    if (f32)
+        *f32 = c->exf;
+    if (proven)
+        *proven = c->proven;
+    if (uncertain)
+        *uncertain = c->uncertain;
+    return rc;
+}
+
+extern "C" int a4w4j_bound(a4w4j_case *c, unsigned S, const double **B)
+{
+    int rc = c->Sb == S ? A4W4J_OK : compute(c, 1, S);
+    *B = c->B;
+    return rc;
+}
+
+extern "C" int a4w4j_preshuffle(const uint8_t *w, size_t N, size_t K, uint8_t *dst)
+{
+    if (N % 16 || K % 64)
+        return A4W4J_ESHAPE;
+    const size_t Kb = K / 2;
+    for (size_t i = 0; i < N * (Kb / 16); i++) {
+        const size_t r = i / (Kb / 16), kr = i % (Kb / 16);
+        memcpy(dst + ((((r / 16) * (Kb / 32) + kr / 2) * 2 + kr % 2) * 16 + r % 16) * 16,
+               w + r * Kb + kr * 16, 16);
+    }
+    return A4W4J_OK;
+}
+
+static int nan16(uint16_t h) { return (h & 0x7FFF) > 0x7F80; }
+
+static unsigned ulp(uint16_t a, uint16_t b)
+{
+    if (nan16(a) || nan16(b))
+        return nan16(a) && nan16(b) ? 0u : 0xFFFFFFFFu;
+    const int ia = (a & 0x8000u) ? -(int)(a & 0x7FFFu) - 1 : (int)a;
+    const int ib = (b & 0x8000u) ? -(int)(b & 0x7FFFu) - 1 : (int)b;
+    return (unsigned)(ia > ib ? ia - ib : ib - ia);
+}
+
+static void rec(a4w4j_cmp *o, size_t k, uint16_t g, uint16_t e)
+{
+    o->mismatches++;
+    if (o->nfirst < A4W4J_MAX_FIRST) {
+        o->first[o->nfirst].index = k;
+        o->first[o->nfirst].got = g;
+        o->first[o->nfirst++].expected = e;
+    }
+    const unsigned d = ulp(g, e);
+    o->max_ulp = d > o->max_ulp ? d : o->max_ulp;
+}
+
+extern "C" int a4w4j_compare_exact(const uint16_t *got, const uint16_t *exp, const uint8_t *mask,
+                                   size_t n, uint16_t poison, a4w4j_cmp *o)
+{
+    memset(o, 0, sizeof *o);
+    for (size_t k = 0; k < n; k++) {
+        if (mask && !mask[k])
+            continue;
+        o->checked++;
+        o->hash += (unsigned long long)k * 0x9E3779B97F4A7C15ull + got[k];
+        if (got[k] == poison) {
+            o->unwritten++;
+            rec(o, k, got[k], exp[k]);
+        } else if (!(got[k] == exp[k] || (nan16(got[k]) && nan16(exp[k])))) {
+            rec(o, k, got[k], exp[k]);
+        }
+    }
+    return A4W4J_OK;
+}
+
+extern "C" int a4w4j_compare_bounded(const uint16_t *got, const uint16_t *exact, const float *ef,
+                                     const double *B, size_t n, uint16_t poison, a4w4j_cmp *o)
+{
+    memset(o, 0, sizeof *o);
+    for (size_t k = 0; k < n; k++) {
+        o->checked++;
+        o->hash += (unsigned long long)k * 0x9E3779B97F4A7C15ull + got[k];
+        if (got[k] == poison) {
+            o->unwritten++;
+            rec(o, k, got[k], exact[k]);
+            continue;
+        }
+        const int gn = nan16(got[k]), en = isnan(ef[k]);
+        if (gn || en) {
+            if (!(gn && en))
+                rec(o, k, got[k], exact[k]);
+            continue;
+        }
+        uint32_t u = (uint32_t)got[k] << 16;
+        float gf;
+        memcpy(&gf, &u, 4);
+        const double g = gf, e = ef[k];
+        if (isinf(e) || isinf(g) || isnan(B[k])) {
+            if (g != e)
+                rec(o, k, got[k], exact[k]);
+            continue;
+        }
+        const double tol = B[k] + 0x1p-24 * fabs(e) + 0x1p-149, use = fabs(g - e) / tol;
+        o->bound_use = use > o->bound_use ? use : o->bound_use;
+        const double ua = fabs(e) < 0x1p-126 ? 0x1p-133 : ldexp(1.0, ilogb(e) - 7);
+        o->bound_ulp_max = tol / ua > o->bound_ulp_max ? tol / ua : o->bound_ulp_max;
+        if (use > 1.0)
+            rec(o, k, got[k], exact[k]);
+        else if (got[k] != exact[k] && ulp(got[k], exact[k]) > o->max_ulp)
+            o->max_ulp = ulp(got[k], exact[k]);
+    }
+    return A4W4J_OK;
+}
+
+extern "C" int a4w4j_count_diff(const uint16_t *a, const uint16_t *b, size_t n, size_t *count)
+{
+    *count = 0;
+    for (size_t k = 0; k < n; k++)
+        *count += a[k] != b[k];
+    return A4W4J_OK;
+}
+
+extern "C" int a4w4j_compare_bytes(const uint8_t *got, const uint8_t *exp, size_t n,
+                                   const uint8_t *scale, size_t row_bytes, a4w4j_cmp *o)
+{
+    memset(o, 0, sizeof *o);
+    o->checked = n;
+    for (size_t k = 0; k < n; k++) {
+        if (scale && scale[(k / row_bytes) * (row_bytes / 16) + (k % row_bytes) / 16] == 0xFF)
+            continue;
+        if (got[k] != exp[k])
+            rec(o, k, got[k], exp[k]);
+    }
+    return A4W4J_OK;
+}
+
+extern "C" int a4w4j_nan_set(const uint16_t *y, const uint16_t *y2, size_t M, size_t N,
+                             size_t ra, size_t cw, size_t *wrong, size_t *nans)
+{
+    *wrong = *nans = 0;
+    for (size_t m = 0; m < M; m++)
+        for (size_t j = 0; j < N; j++) {
+            const int isn = nan16(y[m * N + j]) && (!y2 || nan16(y2[m * N + j]));
+            *nans += (size_t)isn;
+            *wrong += (size_t)(((m == ra) || (j == cw)) != isn);
+        }
+    return A4W4J_OK;
+}
+
+extern "C" int a4w4j_fill16(uint16_t *dev, size_t n, uint16_t value)
+{
+    for (size_t k = 0; k < n; k++)
+        dev[k] = value;
+    return A4W4J_OK;
+}
+
+extern "C" int a4w4j_count_flags(const uint8_t *flags, size_t n, size_t *count)
+{
+    *count = 0;
+    for (size_t k = 0; k < n; k++)
+        *count += flags[k] != 0;
+    return A4W4J_OK;
+}
+
+extern "C" int a4w4j_gather(const void *dev, size_t elem, size_t N, const size_t *rows,
+                            size_t nrows, const size_t *cols, size_t ncols, void *host)
+{
+    for (size_t i = 0; i < nrows; i++)
+        for (size_t j = 0; j < ncols; j++)
+            memcpy((uint8_t *)host + (i * ncols + j) * elem,
+                   (const uint8_t *)dev +
+                       ((rows ? rows[i] : i) * N + (cols ? cols[j] : j)) * elem,
+                   elem);
+    return A4W4J_OK;
+}
+
+extern "C" int a4w4j_alloc(void **dev, size_t bytes)
+{
+    *dev = malloc(bytes ? bytes : 1);
+    return *dev ? A4W4J_OK : A4W4J_ENOMEM;
+}
+
+extern "C" void a4w4j_free(void *dev) { free(dev); }
+
+extern "C" int a4w4j_upload(void *dev, const void *host, size_t bytes)
+{
+    memcpy(dev, host, bytes);
+    return A4W4J_OK;
+}
+
+extern "C" int a4w4j_download(void *host, const void *dev, size_t bytes)
+{
+    memcpy(host, dev, bytes);
+    return A4W4J_OK;
+}
