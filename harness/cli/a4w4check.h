@@ -48,6 +48,7 @@ int cmd_layers(int argc, char **argv);
 int cmd_shrink(int argc, char **argv);
 int cmd_known(int argc, char **argv);
 int cmd_quant_parity(int argc, char **argv);
+int cmd_discover(int argc, char **argv);
 
 /* Print "a4w4check: <fmt>\n" on stderr: one line naming the input and the rule. */
 void a4w4_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -17,6 +17,7 @@ static const a4w4_cmd commands[] = {
     {"hazards", cmd_hazards, "the small-N/M hazard map: backend verdicts joined with dispatch and layer policy"},
     {"report", cmd_report, "render results.json as Markdown, self-contained HTML and JUnit XML"},
     {"export", cmd_export, "operand bundles of a case matrix for kernels outside this process"},
+    {"discover", cmd_discover, "reveal a backend's accumulation order by probing; write the contract that fits"},
     {"compare", cmd_compare, "parity between two runs: new failures, fixed cases, changed bits, timing"},
     {"shrink", cmd_shrink, "reduce a failing case to a minimal one that fails the same way"},
     {"quant-parity", cmd_quant_parity, "per layer: what the Triton (even) and HIP (round_up) activation quantizers change"},

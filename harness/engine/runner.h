@@ -138,8 +138,10 @@ size_t a4w4_pad_variant_count(size_t M, size_t K);
 double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c);
 
 /* Measure this run's rates (engine/budget.c): a small normal-regime case generated, its host
- * oracles computed, and each selected GEMM backend judged on the host run on it (the fastest
- * of two timings each). 0, or nonzero with err (out of memory, a backend error). */
+ * oracles computed, and each selected GEMM backend judged on the host run on it: first on a
+ * 4 x 64 sample of its outputs, rated by that call when it takes over 50 ms (a slow backend's
+ * calibration stays short), else by the faster of two calls over the whole case. 0, or
+ * nonzero with err (out of memory, a backend error). */
 int a4w4_budget_calibrate(const a4w4_runner *r, a4w4_rates *rates, char *err, size_t errlen);
 
 /* The plan for cases[0..n) (mine[i]: case i is this shard's) under budget_s seconds at r's

@@ -287,14 +287,17 @@ def write_operand_manifest(directory: str, *, set_name: str, matrix_hash: str, t
 
 
 def write_outputs_manifest(directory: str, *, kernel: str, contract: str, matrix_hash: str,
-                           tool_version: str, cases: Sequence[str],
-                           failed: Mapping[str, str]) -> None:
+                           tool_version: str, cases: Sequence[str], failed: Mapping[str, str],
+                           note: str | None = None) -> None:
     """OUT/manifest.json (a4w4-outputs/1) and OUT/contract.txt (the contract line the C bundle
-    backend reads for the directory)."""
-    write_json(os.path.join(directory, "manifest.json"),
-               {"format": OUTPUTS, "kernel": kernel, "contract": contract,
-                "matrix_hash": matrix_hash, "tool_version": tool_version,
-                "cases": list(cases), "failed": dict(failed)})
+    backend reads for the directory). note (optional) is kept in the manifest: "probes" for
+    outputs of discover's probe rounds, whose contract is a placeholder."""
+    m: dict[str, object] = {"format": OUTPUTS, "kernel": kernel, "contract": contract,
+                            "matrix_hash": matrix_hash, "tool_version": tool_version,
+                            "cases": list(cases), "failed": dict(failed)}
+    if note:
+        m["note"] = note
+    write_json(os.path.join(directory, "manifest.json"), m)
     codec.write_atomic(os.path.join(directory, "contract.txt"), (contract + "\n").encode())
 
 

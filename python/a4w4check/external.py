@@ -12,6 +12,11 @@ expected values (y_exact, any y_*: they stay out of everything the kernel is han
 bundle.load_kernel_inputs). A runner whose signature cannot take that call is refused before
 any case runs: one line naming the runner and the rule, exit 2.
 
+Operand directories that `a4w4check discover` writes (manifest "set": "discover") are probe
+rounds: their outputs are read by discover, never judged by a contract, so a kernel that
+declares none runs without --contract (the outputs record "exact" as a placeholder and the
+manifest says "probes").
+
 Exit: 0 every case written; 1 some case's kernel failed (named in the manifest's "failed");
 2 bad input (an operand bundle or manifest breaks a rule, unknown kernel, no or bad contract,
 unusable output directory); 3 the kernel's Python package, or numpy, is not importable.
@@ -60,8 +65,8 @@ def _parse(argv: Sequence[str] | None, prog: str) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _contract(args: argparse.Namespace, kern: kernels.Kernel) -> str:
-    c: str | None = args.contract or kern.contract
+def _contract(args: argparse.Namespace, kern: kernels.Kernel, probes: bool = False) -> str:
+    c: str | None = args.contract or kern.contract or ("exact" if probes else None)
     if not c:
         raise Usage(f"kernel {kern.name} declares no contract: pass --contract or give the "
                     "function an a4w4_contract attribute")
@@ -142,9 +147,10 @@ def run(args: argparse.Namespace) -> int:
     """Do the work of main() for parsed args; returns the exit code (raises Usage,
     BundleError, KernelUnavailable for the caller to report)."""
     kern = kernels.load(args.kernel)
-    contract, device = _contract(args, kern), _device(args, kern)
     manifest, paths, inputs = _check_all(args.ops)
     _check_runner(kern, inputs)
+    probes = manifest.get("set") == "discover"
+    contract, device = _contract(args, kern, probes), _device(args, kern)
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
@@ -164,7 +170,9 @@ def run(args: argparse.Namespace) -> int:
     bundle.write_outputs_manifest(args.out, kernel=kern.name, contract=contract,
                                   matrix_hash=manifest.get("matrix_hash", ""),
                                   tool_version=manifest.get("tool_version", ""),
-                                  cases=written, failed=failed)
+                                  cases=written, failed=failed,
+                                  note="probes" if probes and not (args.contract or
+                                                                   kern.contract) else None)
     print(f"{PROG}: {kern.name} ({contract}) on {device}: {len(written)} cases written, "
           f"{len(failed)} failed -> {args.out}")
     return 1 if failed else 0

@@ -15,6 +15,13 @@ and (M, N, K), and returns y [M, N] as a torch bfloat16 tensor or numpy uint16 b
   torch-dequant      E2M1 x 2^(scale-127) dequantized to float64, float64 matmul, rounded to
                      bf16 RNE on the bits (numerics.f64_to_bf16); any CPU; contract bounded(1)
                      (float64 sums are exact only while the terms' spread fits 53 bits).
+  torch-dequant-bf16 A and W dequantized to bf16 (exact: bf16 has fp32's exponent range, so
+                     every E2M1 value times 2^(scale-127) is a bf16 value, except the
+                     magnitudes 2^128 and above, at scale 254 with |v| >= 2 or scale 253 with
+                     |v| >= 4, which become inf), then one torch.matmul of the whole [M, K] by
+                     [K, N] on the device (cuda: cuBLAS with torch's defaults, fp32 accumulate,
+                     its own tiles and split-K), bf16 out; contract unknown (None): find it
+                     with `a4w4check discover`.
   module:function    the user's function, a runner: called as call_runner describes (every
                      input tensor a keyword, torch uint8, no M, N, K, never an expected value);
                      check_runner refuses a signature that cannot take that call before any
@@ -37,7 +44,8 @@ from . import capture_ops
 from .layouts import round_up
 from .numerics import E2M1, E8M0, f64_to_bf16
 
-BUILTIN = ("aiter-asm", "aiter-triton", "triton-dot-scaled", "torch-dequant")
+BUILTIN = ("aiter-asm", "aiter-triton", "triton-dot-scaled", "torch-dequant",
+           "torch-dequant-bf16")
 
 
 class KernelUnavailable(Exception):
@@ -126,6 +134,18 @@ def _torch_dequant(torch: Any, ops: dict[str, Any], dims: tuple[int, int, int], 
     return y
 
 
+def _torch_dequant_bf16(torch: Any, ops: dict[str, Any], dims: tuple[int, int, int],
+                        device: str, chunk_bytes: int = 1 << 28) -> Any:
+    M, N, K = dims
+    a, a_s, w, w_s = _require(ops, "a_fp4", "a_scale", "w_fp4", "w_scale")
+    ab = dequant_torch(torch, a, a_s).to(torch.bfloat16)
+    wb = torch.empty((N, K), dtype=torch.bfloat16, device=w.device)
+    step = max(1, chunk_bytes // (8 * K))
+    for n0 in range(0, N, step):  # float64 in chunks; one matmul over the whole W below
+        wb[n0:n0 + step] = dequant_torch(torch, w[n0:n0 + step], w_s[n0:n0 + step])
+    return torch.matmul(ab, wb.T)
+
+
 def call_runner(fn: Callable[..., Any], ops: dict[str, Any], dims: tuple[int, int, int],
                 device: str) -> Any:
     """Call a module:function runner the one way every runner is called (python/README.md,
@@ -185,6 +205,9 @@ def load(name: str) -> Kernel:
     if name == "torch-dequant":
         torch = _need(name, "torch")
         return Kernel(name, "bounded(1)", "cpu", partial(_torch_dequant, torch))
+    if name == "torch-dequant-bf16":
+        torch = _need(name, "torch")
+        return Kernel(name, None, "cuda", partial(_torch_dequant_bf16, torch))
     if name == "aiter-asm":
         aiter, torch = _need(name, "aiter"), _need(name, "torch")
         if not hasattr(aiter, "gemm_a4w4"):

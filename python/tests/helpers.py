@@ -112,3 +112,36 @@ def write_operand_dir(directory, cases, rng, with_expected=True, scales=(118, 13
                                   tool_version="test-0", seed_note="numpy default_rng",
                                   cases=[c[0] for c in cases])
     return out
+
+
+def ordered1(ops):
+    """ordered(1) (contracts §4.1): exact 32-blocks, each times its scales rounded to fp32,
+    accumulated in fp32 from +0 in K order, then bf16 RNE. ops: numpy uint8 a_fp4, a_scale,
+    w_fp4, w_scale. Returns uint16 bf16 bits [M, N]."""
+    a = signed_half_units(codes_of(ops["a_fp4"]))
+    w = signed_half_units(codes_of(ops["w_fp4"]))
+    M, K = a.shape
+    nb = K // 32
+    isum = np.einsum("mbk,nbk->mnb", a.reshape(M, nb, 32), w.reshape(-1, nb, 32))
+    e = ops["a_scale"].astype(np.int64)[:, None, :] + ops["w_scale"].astype(np.int64)[None]
+    nan = (ops["a_scale"] == 0xFF).any(axis=1)[:, None] | (ops["w_scale"] == 0xFF).any(axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        blocks = np.ldexp(isum.astype(np.float64), e - 256).astype(np.float32)
+        acc = np.zeros(blocks.shape[:2], dtype=np.float32)
+        for b in range(nb):
+            acc = (acc + blocks[:, :, b]).astype(np.float32)
+    u = acc.view(np.uint32).astype(np.uint64)
+    y = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    y[np.isnan(acc) | nan] = 0x7FC0
+    return y
+
+
+def ordered1_gemm(a_fp4, a_scale, w_fp4, w_scale, **rest):
+    """A numpy kernel keeping ordered(1), for `python -m a4w4check.external --kernel
+    helpers:ordered1_gemm` (torch tensors or numpy arrays in, uint16 bf16 bits out)."""
+    ops = {k: (v.cpu().numpy() if hasattr(v, "cpu") else np.asarray(v))
+           for k, v in dict(a_fp4=a_fp4, a_scale=a_scale, w_fp4=w_fp4, w_scale=w_scale).items()}
+    return ordered1(ops)
+
+
+ordered1_gemm.a4w4_contract = "ordered(1)"

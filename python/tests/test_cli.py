@@ -9,28 +9,11 @@ import pytest
 
 from a4w4check import kernels
 from a4w4check import safetensors_codec as codec
-from helpers import codes_of, random_operands, signed_half_units, with_layouts
+from helpers import ordered1, random_operands, with_layouts
 
 CLI = os.environ.get("A4W4CHECK_CLI")
 pytestmark = pytest.mark.skipif(not CLI, reason="A4W4CHECK_CLI (path of the a4w4check binary) "
                                 "is not set")
-
-
-def ordered1(ops):
-    """ordered(1) (contracts §4.1): exact 32-blocks, each times its scales rounded to fp32,
-    accumulated in fp32 from +0 in K order, then bf16 RNE."""
-    a = signed_half_units(codes_of(ops["a_fp4"]))
-    w = signed_half_units(codes_of(ops["w_fp4"]))
-    M, K = a.shape
-    nb = K // 32
-    isum = np.einsum("mbk,nbk->mnb", a.reshape(M, nb, 32), w.reshape(-1, nb, 32))
-    e = ops["a_scale"].astype(np.int64)[:, None, :] + ops["w_scale"].astype(np.int64)[None]
-    blocks = np.ldexp(isum.astype(np.float64), e - 256).astype(np.float32)
-    acc = np.zeros(blocks.shape[:2], dtype=np.float32)
-    for b in range(nb):
-        acc = (acc + blocks[:, :, b]).astype(np.float32)
-    u = acc.view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
 
 
 def case_bundle(path, M, N, K, seed):

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# ci/gpu-discover.sh OUT — discover the accumulation order of outside kernels on a GPU host and
+# judge them by it (docs/contracts.md §4.4): for each kernel, `a4w4check discover` through
+# `python3 -m a4w4check.external` at a few shapes (every round run by --runner), then cases at
+# exactly those shapes (OUT/discovered.csv: one per judged regime and shape, so every case has
+# its shape's rule) and any extra sets exported, run by the kernel, and judged twice with
+# `run --backend bundle:` (--budget-seconds, sampled above it): as declared exact (bit for bit
+# inside the exact regime only) and with the discovered contract (`run --contract
+# bundle:DIR=FILE`; one rule per shape when the shapes' orders differ; where no tree fits, the
+# closest candidate, marked as not accepted). Writes OUT/discover.md (the tables: kernel,
+# shape, discovered contract, defects, probes, seconds; share of outputs judged bit for bit
+# before and after, verdicts; nondeterministic or outside-the-family findings with their
+# evidence), prints the judged shares, and keeps every step's log and file under OUT. Every
+# step runs under `timeout`; no step starts after A4W4_DISCOVER_SECONDS (default 190) and each
+# is cut to what is left, so the whole run ends within that plus a few seconds.
+#
+# Needs the CLI built (A4W4CHECK, default build/a4w4check) and python3 with torch (and Triton
+# for triton-dot-scaled). Environment (defaults in brackets):
+#   A4W4_DISCOVER_KERNELS  [triton-dot-scaled torch-dequant-bf16]  runner kernels (kernels.py
+#                          names or module:function)
+#   A4W4_DISCOVER_SHAPES   [32x256x4096,1x1024x5120,16x1024x8192]  probed, then judged
+#   A4W4_DISCOVER_REGIMES  [exact normal wide code0]  the regimes of OUT/discovered.csv
+#   A4W4_DISCOVER_DEVICE   [cuda]
+#   A4W4_DISCOVER_SETS     [discovered]  "discovered" (OUT/discovered.csv), set names under
+#                          cases/ (their shapes other than the probed ones are not judged by a
+#                          per-shape contract) or case-file paths
+#   A4W4_DISCOVER_REPEATS  [3]   A4W4_PYTHON [python3]   A4W4_DISCOVER_SECONDS [190]
+#   A4W4_DISCOVER_JUDGE_SECONDS [5]  run --budget-seconds: a case whose full check is
+#                          estimated above it is sampled
+# Exit: 0 when the tables were written (the findings are in them), 2 bad usage.
+set -u
+out=${1:?usage: ci/gpu-discover.sh OUT}
+cli=${A4W4CHECK:-build/a4w4check}
+py=${A4W4_PYTHON:-python3}
+kernels=${A4W4_DISCOVER_KERNELS:-triton-dot-scaled torch-dequant-bf16}
+shapes=${A4W4_DISCOVER_SHAPES:-32x256x4096,1x1024x5120,16x1024x8192}
+regimes=${A4W4_DISCOVER_REGIMES:-exact normal wide code0}
+device=${A4W4_DISCOVER_DEVICE:-cuda}
+sets=${A4W4_DISCOVER_SETS:-discovered}
+repeats=${A4W4_DISCOVER_REPEATS:-3}
+budget=${A4W4_DISCOVER_SECONDS:-190}
+judge_s=${A4W4_DISCOVER_JUDGE_SECONDS:-5}
+src=$(cd "$(dirname "$0")/.." && pwd)
+[ -x "$cli" ] || { echo "gpu-discover: no CLI at $cli (build it, or set A4W4CHECK)"; exit 2; }
+cli=$(cd "$(dirname "$cli")" && pwd)/$(basename "$cli")
+mkdir -p "$out" || exit 2
+out=$(cd "$out" && pwd)
+w=$out/work
+rm -rf "$w" && mkdir -p "$w"
+# everything a step writes stays under OUT: no bytecode beside the sources, Triton's cache here
+export PYTHONPATH="$src/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 \
+  PYTHONDONTWRITEBYTECODE=1 TRITON_CACHE_DIR="$w/triton-cache"
+start=$SECONDS
+: > "$out/steps.tsv"
+
+log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" | tee -a "$out/steps.log"; }
+# step NAME CAP CMD...: run CMD (log OUT/NAME.log) for at most min(CAP, what the budget has
+# left) seconds; records "NAME<TAB>exit<TAB>seconds" (exit "skipped" when no time was left,
+# 124 on timeout). Always returns 0.
+step() {
+  local name=$1 cap=$2; shift 2
+  local left=$((budget - (SECONDS - start)))
+  if [ "$left" -le 5 ]; then
+    log "$name: skipped (the ${budget} s budget is spent)"
+    printf '%s\tskipped\t0\n' "$name" >> "$out/steps.tsv"
+    return 0
+  fi
+  [ "$cap" -gt "$left" ] && cap=$left
+  local t0=$SECONDS
+  (cd "$src" && timeout -k 5 "$cap" "$@") > "$out/$name.log" 2>&1
+  local rc=$?
+  log "$name: exit $rc ($((SECONDS - t0)) s of at most $cap)"
+  printf '%s\t%s\t%s\n' "$name" "$rc" "$((SECONDS - t0))" >> "$out/steps.tsv"
+  return 0
+}
+tag() { printf '%s' "$1" | sed 's/[^A-Za-z0-9_.-]/_/g'; }
+
+log "gpu-discover: kernels [$kernels] at $shapes on $device; sets [$sets]; budget $budget s"
+for k in $kernels; do
+  t=$(tag "$k")
+  step "discover-$t" 70 "$cli" discover --backend "bundle:$w/$t/out" --probes "$w/$t/probes" \
+    --runner "$py -m a4w4check.external --kernel $k --device $device" --runner-timeout 60 \
+    --shapes "$shapes" --repeats "$repeats" --out "$out/$t.contract" --quiet
+done
+# the judged cases at the probed shapes: every case has its shape's rule (a per-shape contract
+# leaves any other shape unjudged); seeds fixed, so a rerun judges the same operands
+{ echo "name,M,N,K,regime,seed,tags"
+  i=0
+  for sh in ${shapes//,/ }; do
+    IFS=x read -r m n kk <<<"$sh"
+    for r in $regimes; do
+      i=$((i + 1))
+      echo "d_${r}_m${m}_n${n}_k${kk},$m,$n,$kk,$r,$((91000 + i)),discovered"
+    done
+  done
+} > "$out/discovered.csv"
+
+for s in $sets; do
+  [ "$s" = discovered ] && s=$out/discovered.csv
+  st=$(tag "$(basename "$s" .csv)")
+  # no golden bundles: they sit at shapes no per-shape contract has a rule for
+  if [ -f "$s" ]; then which=(--cases "$s" --no-golden); else which=(--set "$s" --no-golden); fi
+  step "export-$st" 20 "$cli" export "${which[@]}" --out "$w/ops-$st" --quiet
+  for k in $kernels; do
+    t=$(tag "$k")
+    step "external-$st-$t" 40 "$py" -m a4w4check.external --ops "$w/ops-$st" \
+      --out "$w/$t/y-$st" --kernel "$k" --device "$device" --contract exact
+    step "run-$st-$t-exact" 30 "$cli" run "${which[@]}" --backend "bundle:$w/$t/y-$st" \
+      --out "$out/run-$st-$t-exact" --budget-seconds "$judge_s" --quiet
+    # the accepted contract; when none was, the closest candidate (the report says so)
+    c=$out/$t.contract
+    [ -s "$c" ] || c=$out/$t.contract.closest
+    if [ -s "$c" ]; then
+      step "run-$st-$t-discovered" 45 "$cli" run "${which[@]}" --backend "bundle:$w/$t/y-$st" \
+        --contract "bundle:$w/$t/y-$st=$c" \
+        --out "$out/run-$st-$t-discovered" --budget-seconds "$judge_s" --quiet
+    fi
+  done
+done
+
+timeout 30 "$py" "$src/ci/gpu_discover_report.py" "$out" "$kernels" "$sets" "$shapes" "$budget" \
+  > "$out/discover.md" 2> "$out/report.log" || { log "report failed: $(cat "$out/report.log")"; exit 2; }
+# the judged shares (the report's table), and the per-shape contracts' defects
+sed -n '/^## Judged/,/^## Findings/p' "$out/discover.md" | grep '^| ' | tee -a "$out/steps.log"
+log "gpu-discover: $out/discover.md written ($((SECONDS - start)) s)"
+exit 0

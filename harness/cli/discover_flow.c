@@ -1,0 +1,344 @@
+/* discover_flow.c — the rounds of `discover` through a backend in this process, or as operand
+ * bundles for an outside runner (discover_flow.h). */
+#include "discover_flow.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "a4w4check.h"
+#include "registry.h"
+#include "stream.h"
+
+#define PLAN_FILE "discover.json"
+#define PLAN_FORMAT "a4w4-discover-probes/1"
+
+static void progress(void *ctx, size_t done, size_t total)
+{
+    const unsigned *round = ctx;
+    if (done == total || done % 16 == 0)
+        fprintf(stderr, "\ra4w4check discover: round %u: %zu/%zu calls", *round, done, total);
+    if (done == total)
+        fputc('\n', stderr);
+}
+
+int a4w4_dflow_backend(a4w4_discovery *d, a4w4_backend *b, int quiet)
+{
+    char err[1024];
+    size_t n;
+    unsigned round;
+    while (a4w4_discover_round(d, &n, &round)) {
+        a4w4_hstatus st = a4w4_discover_run_round(d, b, NULL, quiet ? NULL : progress, &round,
+                                                  err, sizeof err);
+        if (st != A4W4_ST_OK) {
+            a4w4_errorf("discover: round %u: %s", round, err);
+            return st == A4W4_ST_NA ? A4W4_EXIT_INCOMPLETE : a4w4_exit_code(st);
+        }
+    }
+    return A4W4_EXIT_PASS;
+}
+
+/* ---- the plan file ------------------------------------------------------------------------ */
+
+int a4w4_dflow_write_plan(const char *dir, const a4w4_discover_opts *o)
+{
+    char err[1024], path[4096], s[96];
+    if (a4w4_mkdir_p(dir, err, sizeof err)) {
+        a4w4_errorf("discover: --write-probes %s", err);
+        return A4W4_EXIT_IO;
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "format", PLAN_FORMAT);
+    cJSON_AddStringToObject(j, "tool_version", A4W4_TOOL_VERSION);
+    cJSON *sh = cJSON_AddArrayToObject(j, "shapes"), *gr = cJSON_AddArrayToObject(j, "groups");
+    for (size_t i = 0; i < o->nshapes; i++) {
+        snprintf(s, sizeof s, "%zux%zux%zu", o->shapes[i].M, o->shapes[i].N, o->shapes[i].K);
+        cJSON_AddItemToArray(sh, cJSON_CreateString(s));
+        cJSON_AddItemToArray(gr, cJSON_CreateNumber(o->group ? (double)o->group[i] : (double)i));
+    }
+    snprintf(s, sizeof s, "%llu", (unsigned long long)o->seed);
+    cJSON_AddStringToObject(j, "seed", s);
+    cJSON_AddNumberToObject(j, "repeats", o->repeats);
+    cJSON_AddNumberToObject(j, "validate_cases", o->validate_cases);
+    cJSON_AddNumberToObject(j, "validate_outputs", (double)o->validate_outputs);
+    char *text = cJSON_Print(j);
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/" PLAN_FILE, dir);
+    int rc = !text || a4w4_write_atomic(path, text, strlen(text), err, sizeof err);
+    free(text);
+    if (rc) {
+        a4w4_errorf("discover: %s", text ? err : "out of memory");
+        return A4W4_EXIT_IO;
+    }
+    return A4W4_EXIT_PASS;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = malloc(1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    if (buf)
+        buf[n] = 0;
+    return buf;
+}
+
+static int num(const cJSON *j, const char *key, double lo, double hi, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!cJSON_IsNumber(v) || v->valuedouble < lo || v->valuedouble > hi ||
+        v->valuedouble != (double)(long long)v->valuedouble)
+        return -1;
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int read_shapes(const cJSON *j, a4w4_shape *shapes, size_t *groups, size_t n)
+{
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shapes");
+    const cJSON *gr = cJSON_GetObjectItemCaseSensitive(j, "groups");
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *x = cJSON_GetArrayItem(sh, (int)i), *g = cJSON_GetArrayItem(gr, (int)i);
+        char tail;
+        if (!cJSON_IsString(x) || !cJSON_IsNumber(g) || g->valuedouble < 0 ||
+            g->valuedouble > (double)i ||
+            sscanf(x->valuestring, "%zux%zux%zu%c", &shapes[i].M, &shapes[i].N, &shapes[i].K,
+                   &tail) != 3)
+            return -1;
+        groups[i] = (size_t)g->valuedouble;
+    }
+    return 0;
+}
+
+int a4w4_dflow_read_plan(const char *dir, a4w4_discover_opts *o, a4w4_shape **shapes,
+                         size_t **groups)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/" PLAN_FILE, dir);
+    char *text = slurp(path);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shapes");
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(j, "format");
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(j, "seed");
+    size_t n = cJSON_IsArray(sh) ? (size_t)cJSON_GetArraySize(sh) : 0;
+    double rep = 0, vc = 0, vo = 0;
+    int bad = !j || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, PLAN_FORMAT) || !n ||
+              n > A4W4_DISCOVER_MAX_SHAPES || !cJSON_IsString(seed) ||
+              num(j, "repeats", 1, 100, &rep) || num(j, "validate_cases", 1, 100, &vc) ||
+              num(j, "validate_outputs", 0, 1e12, &vo);
+    *shapes = bad ? NULL : malloc(n * sizeof **shapes);
+    *groups = bad ? NULL : malloc(n * sizeof **groups);
+    if (!bad)
+        bad = !*shapes || !*groups || read_shapes(j, *shapes, *groups, n);
+    if (!bad) {
+        o->shapes = *shapes;
+        o->group = *groups;
+        o->nshapes = n;
+        o->seed = strtoull(seed->valuestring, NULL, 10);
+        o->repeats = (unsigned)rep;
+        o->validate_cases = (unsigned)vc;
+        o->validate_outputs = (size_t)vo;
+    }
+    cJSON_Delete(j);
+    if (bad) {
+        free(*shapes);
+        free(*groups);
+        *shapes = NULL;
+        *groups = NULL;
+        a4w4_errorf("discover: --probes %s: not a probe directory (%s: %s with shapes, groups, "
+                    "seed, repeats, validate_cases, validate_outputs)", dir, path, PLAN_FORMAT);
+        return A4W4_EXIT_BADINPUT;
+    }
+    return 0;
+}
+
+/* ---- the runner ----------------------------------------------------------------------------- */
+
+/* s with every ' written as '\'' , inside single quotes, into buf. */
+static void quote(const char *s, char *buf, size_t len)
+{
+    size_t o = 0;
+    if (o < len)
+        buf[o++] = '\'';
+    for (; *s && o + 5 < len; s++) {
+        if (*s == '\'') {
+            memcpy(buf + o, "'\\''", 4);
+            o += 4;
+        } else {
+            buf[o++] = *s;
+        }
+    }
+    if (o + 1 < len)
+        buf[o++] = '\'';
+    buf[o < len ? o : len - 1] = 0;
+}
+
+/* Wait for the runner pid, at most timeout_s seconds (then its group is killed): its exit
+ * status, 124 on timeout, -1 on a wait error. */
+static int wait_command(pid_t pid, int timeout_s)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (timeout_s > 0 && t1.tv_sec - t0.tv_sec >= timeout_s) {
+            kill(-pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return 124;
+        }
+        struct timespec nap = {0, 20 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* The runner's process group while it runs (0: none), for on_stop. */
+static volatile sig_atomic_t runner_group;
+
+/* SIGTERM / SIGINT / SIGHUP while a runner runs (`timeout` stopping discover, say): the runner's
+ * group goes too, so no runner outlives the discover that started it. */
+static void on_stop(int sig)
+{
+    if (runner_group > 0)
+        kill(-(pid_t)runner_group, SIGKILL);
+    _exit(128 + sig);
+}
+
+/* Run `sh -c cmd` in its own process group, at most timeout_s seconds (then the group is
+ * killed; so is it when this process is told to stop). Returns the exit status, 124 on
+ * timeout, -1 when it could not start. */
+static int run_command(const char *cmd, int timeout_s)
+{
+    struct sigaction stop = {0}, old[3];
+    const int sigs[3] = {SIGTERM, SIGINT, SIGHUP};
+    stop.sa_handler = on_stop;
+    sigemptyset(&stop.sa_mask);
+    fflush(NULL);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &stop, &old[i]);
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 3; i++)
+            sigaction(sigs[i], &old[i], NULL);
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    int rc = -1;
+    if (pid > 0) {
+        setpgid(pid, pid);
+        runner_group = pid;
+        rc = wait_command(pid, timeout_s);
+        runner_group = 0;
+    }
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    return rc;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Round k's operands in DIR/r<k> (written unless already there with this round's hash). */
+static int ensure_operands(a4w4_discovery *d, const char *dir, int quiet)
+{
+    char err[1024], man[4200];
+    snprintf(man, sizeof man, "%s/manifest.json", dir);
+    if (exists(man)) {
+        char hash[32], *text = slurp(man);
+        a4w4_discover_round_hash(d, hash, sizeof hash);
+        int same = text && strstr(text, hash);
+        free(text);
+        if (same)
+            return A4W4_EXIT_PASS;
+    }
+    if (!quiet)
+        fprintf(stderr, "a4w4check discover: writing the probes to %s\n", dir);
+    if (a4w4_discover_write_round(d, dir, A4W4_TOOL_VERSION, err, sizeof err)) {
+        a4w4_errorf("discover: %s", err);
+        return A4W4_EXIT_IO;
+    }
+    return A4W4_EXIT_PASS;
+}
+
+/* Read round k's outputs from out through a bundle: backend. */
+static int read_outputs(a4w4_discovery *d, const char *out, unsigned round, int quiet)
+{
+    char spec[4200], err[1024], hash[32];
+    snprintf(spec, sizeof spec, "bundle:%s", out);
+    a4w4_backend b;
+    a4w4_hstatus st = a4w4_backend_open(spec, &b, err, sizeof err);
+    if (st != A4W4_ST_OK) {
+        a4w4_errorf("discover: %s", err);
+        return a4w4_exit_code(st);
+    }
+    a4w4_discover_round_hash(d, hash, sizeof hash);
+    a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
+    st = a4w4_discover_run_round(d, &b, &id, quiet ? NULL : progress, &round, err, sizeof err);
+    a4w4_backend_close(&b);
+    if (st != A4W4_ST_OK) {
+        a4w4_errorf("discover: round %u outputs in %s: %s", round, out, err);
+        return st == A4W4_ST_NA ? A4W4_EXIT_INCOMPLETE : a4w4_exit_code(st);
+    }
+    return A4W4_EXIT_PASS;
+}
+
+int a4w4_dflow_bundle(a4w4_discovery *d, const char *probes_dir, const char *out_dir,
+                      const char *runner, int timeout_s, int quiet)
+{
+    size_t n;
+    unsigned round;
+    while (a4w4_discover_round(d, &n, &round)) {
+        char ops[4096], out[4096], man[4200], qo[8300], qd[8300], cmd[20000];
+        snprintf(ops, sizeof ops, "%s/r%u", probes_dir, round);
+        snprintf(out, sizeof out, "%s/r%u", out_dir, round);
+        snprintf(man, sizeof man, "%s/manifest.json", out);
+        int rc = ensure_operands(d, ops, quiet);
+        if (rc)
+            return rc;
+        if (runner) {
+            quote(ops, qo, sizeof qo);
+            quote(out, qd, sizeof qd);
+            snprintf(cmd, sizeof cmd, "%s --ops %s --out %s", runner, qo, qd);
+            if (!quiet)
+                fprintf(stderr, "a4w4check discover: round %u: %s\n", round, cmd);
+            int st = run_command(cmd, timeout_s);
+            if (st != 0) {
+                a4w4_errorf("discover: round %u: the runner %s (%s)", round, st == 124 ?
+                            "timed out" : "failed", cmd);
+                return st == 124 ? A4W4_EXIT_INCOMPLETE : A4W4_EXIT_BADINPUT;
+            }
+        }
+        if (!exists(man)) {
+            a4w4_errorf("discover: round %u's probes are in %s; run the kernel on them into %s "
+                        "(e.g. python3 -m a4w4check.external --ops %s --out %s --kernel NAME) "
+                        "and run this command again", round, ops, out, ops, out);
+            return A4W4_EXIT_INCOMPLETE;
+        }
+        rc = read_outputs(d, out, round, quiet);
+        if (rc)
+            return rc;
+    }
+    return A4W4_EXIT_PASS;
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# `a4w4check discover` separates a kernel's order from its defects, and writes a rule per shape
+# when the order depends on the shape (contracts §4.4 step 7 and the rules of §4.2):
+# - a kernel keeping tree(order=desc) that outputs NaN wherever an operand overflows bf16 once
+#   scaled (every order gives a finite value there) is accepted as tree(order=desc), exit 0,
+#   with "defects: N" printed, counted in the contract file and listed in the evidence;
+# - a kernel whose every output is NaN gets no contract (exit 1);
+# - a kernel whose three splits depend on K gets one `when M==..,N==..,K==..:` rule per probed
+#   shape; `run --contract B=FILE` judges both probed shapes bit for bit by their own rule (a
+#   pass, every output judged), never judges a third shape (no rule: skipped, the run
+#   INCOMPLETE, never n/a), and the ordered(3) the kernel
+#   declares fails. Usage: discover_defects.sh CLI SRC WORK TOOLS
+set -euo pipefail
+CLI=$1 SRC=$2 WORK=$3 TOOLS=$4
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
+P=$(dirname "$CLI")/plugins
+fail() { echo "discover_defects: $*"; exit 1; }
+
+# the known tree beside its defects
+"$CLI" discover --backend "plugin:$P/liba4w4_disc_upcast_nan_plugin.so" --shapes 32x8x1152 \
+  --out up.txt --quiet > up.log 2>&1 || fail "upcast_nan: exit $? ($(cat up.log))"
+want=$("$TOOLS/contract_text" "tree(order=desc)")
+[ "$("$TOOLS/contract_text" --file up.txt)" = "$want" ] || fail "upcast_nan: $(cat up.txt)"
+n=$(sed -n 's/^  defects: \([0-9]*\) (first: case .*row [0-9]*, col [0-9]*: got 0x7fff, every order left open gives a finite value.*/\1/p' up.log)
+[ -n "$n" ] && [ "$n" -gt 0 ] || fail "upcast_nan: no defects line: $(cat up.log)"
+grep -q "^# 32x8x1152: $n validation outputs are defects" up.txt || fail "upcast_nan: the file does not count them: $(cat up.txt)"
+[ "$(grep -c '^- case .*got 0x7fff' up.txt.evidence.md)" = "$n" ] || fail "upcast_nan: the evidence does not list all $n"
+
+# NaN everywhere: no order
+set +e
+"$CLI" discover --backend "plugin:$P/liba4w4_disc_nan_all_plugin.so" --shapes 32x8x1152 \
+  --out na.txt --quiet > na.log 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "nan_all: exit $rc, expected 1: $(cat na.log)"
+grep -q "no tree in the model family fits" na.log || fail "nan_all: $(cat na.log)"
+[ ! -e na.txt ] || fail "nan_all: a contract file was written"
+
+# a split that depends on K: a rule per shape, each shape judged by its own
+B="plugin:$P/liba4w4_disc_split_by_k_plugin.so"
+"$CLI" discover --backend "$B" --shapes 64x64x1024,64x64x2048 --out sk.txt --quiet > sk.log 2>&1 \
+  || fail "split_by_k: exit $? ($(cat sk.log))"
+grep -q "^when M==64,N==64,K==1024: tree(.*split=0/384/768," sk.txt || fail "split_by_k: $(cat sk.txt)"
+grep -q "^when M==64,N==64,K==2048: tree(.*split=0/704/1408," sk.txt || fail "split_by_k: $(cat sk.txt)"
+[ "$(grep -vc '^#' sk.txt)" = 2 ] || fail "split_by_k: not one rule per shape: $(cat sk.txt)"
+# seeded cases whose bf16 outputs tell these splits from others (a few outputs each: the
+# declared ordered(3) fails sk_1024, K = 1024's splits fail both sk_2048 cases); E8M0 code 0
+# read as 2^-127, the reading the test kernels implement (contracts §1)
+printf 'name,M,N,K,regime,seed,tags\nsk_1024,64,64,1024,code0,11,t\nsk_2048,64,64,2048,wide,13,t\nsk_2048b,64,64,2048,wide,14,t\n' > c2.csv
+{ cat c2.csv; echo "sk_1536,64,64,1536,exact,13,t"; } > c.csv
+set +e
+"$CLI" run --e8m0-code0 2^-127 --cases c.csv --no-golden --full --quiet --out judged --backend "$B" \
+  --contract "$B=$WORK/sk.txt" > run.log 2>&1
+rc=$?
+set -e
+/usr/bin/python3 - "$rc" judged/results.json <<'PY' || fail "run --contract: $(cat run.log)"
+import json, sys
+rc, doc = int(sys.argv[1]), json.load(open(sys.argv[2]))
+e = {c["name"]: c for c in doc["cases"] if c["backend"].startswith("plugin:")}
+for n in ("sk_1024", "sk_2048", "sk_2048b"):
+    assert e[n]["verdict"] == "pass" and e[n]["judged_bit_exact"] == 4096, (n, e[n])
+x = e["sk_1536"]
+assert x["judged_bit_exact"] == 0 and "has no rule for M=64 N=64 K=1536" in x["note"], x
+# no rule: skipped and the run INCOMPLETE (exit 5), never n/a (contracts §4.2)
+assert (rc, x["verdict"]) == (5, "skip"), (rc, x["verdict"])
+PY
+set +e
+"$CLI" run --e8m0-code0 2^-127 --cases c2.csv --no-golden --full --quiet --out declared --backend "$B" > run2.log 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "split_by_k judged by its ordered(3) declaration: exit $rc, expected 1: $(cat run2.log)"
+# one contract for both shapes (the first shape's, no predicate) judges K = 2048 by the wrong split
+grep "K==1024:" sk.txt | sed 's/^when [^:]*: *//' > one.txt
+set +e
+"$CLI" run --e8m0-code0 2^-127 --cases c2.csv --no-golden --full --quiet --out one --backend "$B" \
+  --contract "$B=$WORK/one.txt" > run3.log 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "split_by_k judged by K = 1024's contract everywhere: exit $rc, expected 1: $(cat run3.log)"
+echo "discover_defects: tree(order=desc) kept beside $n defects; NaN everywhere fits no tree; a rule per K judged by its own"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Every ground-truth kernel (tests/plugins/gt/), probed through its build that declares
+# ordered(1), judged by the contract `discover` found for it (`run --contract B=FILE`) passes
+# every output of a few pre-merge cases of every regime but wide (--full; K past both split
+# boundaries, where the discovered three-split contract applies), every output judged bit for
+# bit; the same builds judged by their ordered(1)
+# declaration fail (contracts §4.4). Usage: discover_judged.sh CLI SRC WORK TOOLS
+set -euo pipefail
+CLI=$1 SRC=$2 WORK=$3
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
+. "$SRC/tests/cli/gt/gt_common.sh"
+fail() { echo "discover_judged: $*"; exit 1; }
+if ! "$CLI" run --help | grep -q -- "--contract B="; then
+  echo "SKIP: this a4w4check has no run --contract yet"; exit 77
+fi
+backends="" overrides=()
+for k in $GT_KERNELS; do
+  b="plugin:$GT_PLUGINS/liba4w4_gt_${k}_mis_plugin.so"
+  "$CLI" discover --backend "$b" --shapes 32x8x1152 --out "$k.txt" --quiet > "$k.log" 2>&1 \
+    || fail "discover gt-$k: exit $? ($(cat "$k.log"))"
+  backends="$backends,$b"
+  overrides+=(--contract "$b=$WORK/$k.txt")
+done
+# K past 1056: the three-split kernel's contract (split=160/1056) applies (contracts §4.2)
+gt_cases c.csv s_m33_n256_k1344 s_m64_n256_k1344 sp_m64_n128_k2048 s_m1_n256_k1344 \
+  t_m2_n192_k2048 c0_m64_n192_k2304 m2_n512_k4096
+set +e
+"$CLI" run --cases c.csv --no-golden --full --quiet --out discovered --backend "${backends#,}" \
+  "${overrides[@]}" > run.log 2>&1
+rc=$?
+set -e
+[ $rc -eq 0 ] || { echo "run with the discovered contracts: exit $rc: $(cat run.log)"; gt_judge discovered true; exit 1; }
+gt_judge discovered true
+set +e
+"$CLI" run --cases c.csv --no-golden --full --quiet --out declared --backend "${backends#,}" > run2.log 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "the ordered(1) declarations: exit $rc, expected 1: $(cat run2.log)"
+gt_judge declared mis

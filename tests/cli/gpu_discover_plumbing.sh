@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# ci/gpu-discover.sh's plumbing on the CPU (its GPU kernels need a device): two runner kernels,
+# torch-dequant (float64 sums: a node that adds its inputs one after another, outside the tree
+# family) and a numpy kernel keeping ordered(1) (python/tests/helpers.py), at one small shape,
+# judged on the cases it writes at the probed shape (OUT/discovered.csv, one per regime) and on
+# three pre-merge cases. The report must hold both kernels' discovery rows (ordered(1); no tree
+# fits) with their defects column, the judged shares of the declared-exact runs, the discovered
+# contract's runs (every output judged, a pass), every step's exit and time, and the script
+# must print the judged shares.
+# Usage: gpu_discover_plumbing.sh CLI SRC WORK TOOLS
+set -euo pipefail
+CLI=$1 SRC=$2 WORK=$3
+rm -rf "$WORK" && mkdir -p "$WORK"
+fail() { echo "gpu_discover_plumbing: $*"; cat "$WORK/out/steps.log" 2>/dev/null; exit 1; }
+{ grep -m1 "^name," "$SRC/cases/premerge.csv"
+  grep -E "^(s_m1_n256_k288|t_m33_n256_k512|w_m33_n256_k512|nr_m3_n24_k512)," "$SRC/cases/premerge.csv" | head -3
+} > "$WORK/cases.csv"
+[ "$(wc -l < "$WORK/cases.csv")" -ge 3 ] || fail "no pre-merge cases picked: $(cat "$WORK/cases.csv")"
+A4W4CHECK=$CLI A4W4_PYTHON=/usr/bin/python3 PYTHONPATH="$SRC/python/tests" \
+A4W4_DISCOVER_KERNELS="torch-dequant helpers:ordered1_gemm" A4W4_DISCOVER_SHAPES=16x8x512 \
+A4W4_DISCOVER_DEVICE=cpu A4W4_DISCOVER_SETS="discovered $WORK/cases.csv" A4W4_DISCOVER_SECONDS=600 \
+  bash "$SRC/ci/gpu-discover.sh" "$WORK/out" > "$WORK/log" 2>&1 || fail "exit $?: $(cat "$WORK/log")"
+md=$WORK/out/discover.md
+[ -s "$md" ] || fail "no report"
+grep -q '^| helpers:ordered1_gemm | 16x8x512 | `ordered(1)` | 0 | [0-9]' "$md" || fail "no ordered(1) row: $(cat "$md")"
+[ "$(grep -c '^d_[a-z0-9]*_m16_n8_k512,16,8,512,' "$WORK/out/discovered.csv")" = 4 ] \
+  || fail "discovered.csv does not hold one case per regime at 16x8x512: $(cat "$WORK/out/discovered.csv")"
+drow=$(grep '^| helpers:ordered1_gemm | discovered |' "$md") || fail "no judged row for the discovered set: $(cat "$md")"
+echo "$drow" | awk -F'|' '{print $5}' | grep -q '100.0 %' || fail "the discovered set was not judged whole: $drow"
+echo "$drow" | grep -q 'PASS (0 failing' || fail "the discovered set's run did not pass: $drow"
+grep -q '^| helpers:ordered1_gemm | discovered |' "$WORK/log" || fail "the judged shares were not printed: $(cat "$WORK/log")"
+grep -q '^| torch-dequant | 16x8x512 | `no tree in the model family fits' "$md" || fail "no outside-family row: $(cat "$md")"
+grep -q "no single rounding" "$md" || fail "the outside-family evidence is missing: $(cat "$md")"
+row=$(grep '^| helpers:ordered1_gemm | cases |' "$md") || fail "no judged row: $(cat "$md")"
+echo "$row" | grep -q '| [0-9.]* % (' || fail "no judged share for the exact run: $row"
+if "$CLI" run --help | grep -q -- "--contract"; then
+  echo "$row" | awk -F'|' '{print $5}' | grep -q '100.0 %' || fail "discovered contract did not judge every output: $row"
+  echo "$row" | grep -q 'PASS (0 failing' || fail "discovered contract's run did not pass: $row"
+  grep '^| torch-dequant | cases |' "$md" | grep -q "the closest candidate: not accepted" \
+    || fail "torch-dequant was not judged by its closest candidate, marked so: $(cat "$md")"
+fi
+for s in discover-torch-dequant discover-helpers_ordered1_gemm export-cases export-discovered \
+  run-cases-helpers_ordered1_gemm-exact run-discovered-helpers_ordered1_gemm-discovered; do
+  grep -q "^$s	" "$WORK/out/steps.tsv" || fail "step $s not recorded"
+done
+# bounded: with an 8 s budget the discovery is cut at what is left, every later step is
+# skipped, and the report still comes, all within the budget plus a few seconds
+t0=$SECONDS
+A4W4CHECK=$CLI A4W4_PYTHON=/usr/bin/python3 PYTHONPATH="$SRC/python/tests" \
+A4W4_DISCOVER_KERNELS="helpers:ordered1_gemm" A4W4_DISCOVER_SHAPES=16x8x512 \
+A4W4_DISCOVER_DEVICE=cpu A4W4_DISCOVER_SECONDS=8 \
+  bash "$SRC/ci/gpu-discover.sh" "$WORK/short" > "$WORK/short.log" 2>&1 || fail "short: exit $?: $(cat "$WORK/short.log")"
+took=$((SECONDS - t0))
+[ "$took" -le 25 ] || fail "an 8 s budget took $took s: $(cat "$WORK/short/steps.log")"
+grep -q "skipped" "$WORK/short/steps.tsv" || fail "short: no step was skipped: $(cat "$WORK/short/steps.tsv")"
+[ -s "$WORK/short/discover.md" ] || fail "short: no report"
+echo "gpu_discover_plumbing: report written: $(grep -c '^| ' "$md") table rows; an 8 s budget ended in $took s"
