@@ -2,7 +2,7 @@
 # Installs the Debian packages a4w4check needs, only when one is missing (apt-get update first).
 # Usage: ci/setup.sh [extra-package...]
 set -euo pipefail
-pkgs=(cmake gcc make pkg-config libcriterion-dev libopenblas-dev libcjson-dev libcsv-dev gcovr libxml2-utils python3-jsonschema python3-numpy python3-pytest python3-torch python3-yaml "$@")
+pkgs=(cmake gcc make pkg-config libcriterion-dev libopenblas-dev libcjson-dev libcsv-dev gcovr libxml2-utils python3-jsonschema python3-mypy python3-numpy python3-pytest python3-torch python3-yaml "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,16 +1,21 @@
 """a4w4check: the Python bridge of the a4w4check MXFP4 GEMM correctness harness.
 
-Modules: st (safetensors codec), bundle (operand / output / capture bundles), layouts (contracts
-§3 byte permutations), numerics (E2M1, E8M0, bf16 rounding), kernels and external (run a GEMM
-on operand bundles: `python -m a4w4check.external`), capture (record a model's MXFP4 calls).
-The judging stays in C (`a4w4check run --backend bundle:DIR`, `a4w4check verify`).
+Modules: safetensors_codec (a strict safetensors reader and writer) and safetensors_library
+(the `safetensors` library behind it, where installed), bundle (operand / output / capture
+bundles), layouts (contracts §3 byte permutations), numerics (E2M1, E8M0, bf16 rounding),
+kernels and external (run a GEMM on operand bundles: `a4w4check-py external`, or
+`python -m a4w4check.external`), capture (record a model's MXFP4 calls), cli (the
+`a4w4check-py` program). The judging stays in C (`a4w4check run --backend bundle:DIR`,
+`a4w4check verify`).
 
 Importing the package with A4W4CHECK_CAPTURE=DIR in the environment starts a capture
 (a4w4check.capture).
 """
 import os
 
-__version__ = "0.1.0"
+# The one version of the package (pyproject.toml reads it); the same as the C CLI's
+# (tests/test_cli.py holds them equal): the bridge ships with the harness it feeds.
+__version__ = "0.4.0"
 
 if os.environ.get("A4W4CHECK_CAPTURE"):
     try:

@@ -11,13 +11,17 @@ DIR/<op>_<M>x<N>x<K>_<n>.safetensors (a4w4-capture/1): the tensors an op receive
 Arrays are numpy (uint8; BF16 as uint16 bits) or, with as_torch=True, torch tensors (uint8;
 bfloat16). Every bad file raises BundleError naming the file and the rule.
 """
+from __future__ import annotations
+
 import json
 import os
 from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
-from . import st
+from . import safetensors_codec as codec
 from .errors import BundleError
 from .layouts import round_up
 
@@ -37,36 +41,36 @@ SCALES = {"a_scale", "a_scale_shuffled", "w_scale", "w_scale_swizzled"}
 class Bundle:
     """A loaded bundle: path, metadata (str -> str), tensors (name -> array), stored dtypes."""
     path: str
-    meta: dict
-    tensors: dict
-    dtypes: dict
+    meta: dict[str, str]
+    tensors: dict[str, Any]
+    dtypes: dict[str, str]
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.meta.get("name", "")
 
-    def dims(self):
+    def dims(self) -> tuple[int, int, int]:
         """(M, N, K) as ints."""
-        return tuple(int(self.meta[k]) for k in ("M", "N", "K"))
+        return int(self.meta["M"]), int(self.meta["N"]), int(self.meta["K"])
 
 
-def file_name(case):
+def file_name(case: str) -> str:
     """File name of a case's bundle: '/' -> '__', then '.safetensors'."""
     if not case or "\0" in case:
         raise ValueError(f"case name {case!r} gives no file name")
     return case.replace("/", "__") + ".safetensors"
 
 
-def parse_absent(text):
+def parse_absent(text: str) -> dict[str, str]:
     """'tensor: reason; ...' -> {tensor: reason} (empty text -> {})."""
-    out = {}
+    out: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in text.split(";"))):
         name, _, why = part.partition(":")
         out[name.strip()] = why.strip()
     return out
 
 
-def operand_shapes(M, N, K):
+def operand_shapes(M: int, N: int, K: int) -> dict[str, tuple[int, int]]:
     """name -> shape of every operand-bundle tensor for a case (contracts §7)."""
     nb = K // 32
     return {"a_fp4": (M, K // 2), "a_scale": (M, nb),
@@ -75,7 +79,7 @@ def operand_shapes(M, N, K):
             "y_exact": (M, N)}
 
 
-def _allowed(name):
+def _allowed(name: str) -> tuple[str, ...]:
     if name in FP4:
         return ("U8", "F4")
     if name in SCALES:
@@ -83,23 +87,27 @@ def _allowed(name):
     return ("BF16",)
 
 
-def _dim(path, meta, key):
+def _dim(path: str, meta: Mapping[str, str], key: str) -> int:
     v = meta.get(key, "")
     if not (v.isascii() and v.isdigit()) or v[0] == "0":
         raise BundleError(path, "metadata", f"{key}={v!r} is not a positive decimal integer")
     return int(v)
 
 
-def _need_keys(path, meta, keys, fmt):
+def _need_keys(path: str, meta: Mapping[str, str] | None, keys: Sequence[str],
+               fmt: str) -> Mapping[str, str]:
+    """meta, when it has format fmt and every key of keys; else BundleError."""
     if meta is None or meta.get("format") != fmt:
         got = None if meta is None else meta.get("format")
         raise BundleError(path, "format", f"metadata format={got!r}, expected {fmt!r}")
     missing = [k for k in keys if k not in meta]
     if missing:
         raise BundleError(path, "metadata", f"missing metadata {', '.join(missing)}")
+    return meta
 
 
-def _check_tensor(path, name, dtype, shape, want):
+def _check_tensor(path: str, name: str, dtype: str, shape: Sequence[int],
+                  want: Sequence[int]) -> None:
     if dtype not in _allowed(name):
         raise BundleError(path, "dtype", f"tensor {name} is {dtype}, expected one of "
                           f"{'/'.join(_allowed(name))}")
@@ -108,16 +116,16 @@ def _check_tensor(path, name, dtype, shape, want):
                           f"{list(want)}")
 
 
-def _byte_shape(info):
+def _byte_shape(info: codec.Info) -> tuple[int, ...]:
     return info.shape[:-1] + (info.shape[-1] // 2,) if info.dtype == "F4" else info.shape
 
 
-def check_operands(head):
-    """Validate an operand bundle's header (st.Header): format, metadata, the required tensors,
+def check_operands(head: codec.Header) -> tuple[int, int, int]:
+    """Validate an operand bundle's header (codec.Header): format, metadata, the required tensors,
     every known tensor's dtype and shape, and that `layouts` lists exactly the tensors present.
     Returns (M, N, K). Raises BundleError."""
-    path, meta = head.path, head.metadata
-    _need_keys(path, meta, OPERAND_KEYS, OPERANDS)
+    path = head.path
+    meta = _need_keys(path, head.metadata, OPERAND_KEYS, OPERANDS)
     M, N, K = (_dim(path, meta, k) for k in ("M", "N", "K"))
     if K % 32:
         raise BundleError(path, "metadata", f"K={K} breaks K % 32 == 0 (contracts §1)")
@@ -135,7 +143,7 @@ def check_operands(head):
     return M, N, K
 
 
-def to_torch(arr, dtype):
+def to_torch(arr: npt.NDArray[Any], dtype: str) -> Any:
     """numpy array stored as dtype -> torch tensor (uint8, bfloat16, float16, float32)."""
     import torch
     if dtype == "BF16":
@@ -143,7 +151,7 @@ def to_torch(arr, dtype):
     return torch.from_numpy(np.ascontiguousarray(arr))
 
 
-def view(t, kind):
+def view(t: Any, kind: str) -> Any:
     """View a uint8 torch tensor as torch.float4_e2m1fn_x2 (kind "fp4x2") or
     torch.float8_e8m0fnu (kind "e8m0") where this torch has those dtypes; else return t."""
     import torch
@@ -151,25 +159,48 @@ def view(t, kind):
     return t if tdt is None else t.view(tdt)
 
 
-def _load(path, as_torch):
-    f = st.load(path)
-    tensors = dict(f.tensors)
+def _load(path: str | os.PathLike[str], as_torch: bool) -> tuple[codec.Loaded, Bundle]:
+    f = codec.load(path)
+    tensors: dict[str, Any] = dict(f.tensors)
     if as_torch:
         tensors = {n: to_torch(a, f.dtypes[n]) for n, a in tensors.items()}
     return f, Bundle(str(path), dict(f.metadata or {}), tensors, dict(f.dtypes))
 
 
-def load_operands(path, as_torch=False):
+def load_operands(path: str | os.PathLike[str], as_torch: bool = False) -> Bundle:
     """Load and validate an operand bundle (see check_operands). Raises BundleError, OSError."""
-    check_operands(st.read_header(path))
+    check_operands(codec.read_header(path))
     return _load(path, as_torch)[1]
 
 
-def save_operands(directory, name, tensors, *, M, N, K, regime="", seed="", matrix_hash="",
-                  tool_version="", absent=None):
+def is_expected(name: str) -> bool:
+    """Whether tensor `name` of an operand bundle is an expected value (y_exact, any y_*): the
+    answer, which a kernel under test must never be handed."""
+    return name == "y" or name.startswith("y_")
+
+
+def load_kernel_inputs(path: str | os.PathLike[str], as_torch: bool = False) -> Bundle:
+    """An operand bundle as a kernel under test may see it: load_operands without the expected
+    values (is_expected), the other tensors copied out of the file's buffer so that nothing
+    they lead to (numpy's .base) holds the expected values either. Raises BundleError,
+    OSError."""
+    check_operands(codec.read_header(path))
+    f = codec.load(path)
+    inputs = {n: np.array(a, copy=True) for n, a in f.tensors.items() if not is_expected(n)}
+    tensors: dict[str, Any] = inputs
+    if as_torch:
+        tensors = {n: to_torch(a, f.dtypes[n]) for n, a in inputs.items()}
+    return Bundle(str(path), dict(f.metadata or {}), tensors,
+                  {n: d for n, d in f.dtypes.items() if not is_expected(n)})
+
+
+def save_operands(directory: str | os.PathLike[str], name: str,
+                  tensors: Mapping[str, npt.ArrayLike], *, M: int, N: int, K: int,
+                  regime: str | int = "", seed: str | int = "", matrix_hash: str = "",
+                  tool_version: str = "", absent: Mapping[str, str] | None = None) -> str:
     """Write DIR/<case>.safetensors (a4w4-operands/1) from numpy tensors: the known names as
     uint8 (y_exact uint16 bf16 bits) of the shapes of operand_shapes(M, N, K), any other name
-    as st writes it; absent: {tensor: reason}. BundleError for a wrong dtype or shape.
+    as the codec writes it; absent: {tensor: reason}. BundleError for a wrong dtype or shape.
     The directory is created. Returns the path."""
     shapes = operand_shapes(M, N, K)
     for n, a in tensors.items():
@@ -188,28 +219,30 @@ def save_operands(directory, name, tensors, *, M, N, K, regime="", seed="", matr
             "absent": "; ".join(f"{k}: {v}" for k, v in (absent or {}).items())}
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, file_name(name))
-    st.save(path, {n: np.asarray(tensors[n]) for n in names}, meta)
+    codec.save(path, {n: np.asarray(tensors[n]) for n in names}, meta)
     return path
 
 
-def save_output(directory, name, y, *, source, kernel, contract):
+def save_output(directory: str | os.PathLike[str], name: str, y: npt.ArrayLike, *,
+                source: Mapping[str, str], kernel: str, contract: str) -> str:
     """Write OUT/<case>.safetensors: y uint16 bf16 bits [M, N]; metadata copied from source
     (the operand bundle's metadata: name, M, N, K, seed, matrix_hash, tool_version) plus
     kernel and contract. The directory is created. Returns the path."""
-    y = np.ascontiguousarray(y, dtype=np.uint16)
+    bits = np.ascontiguousarray(y, dtype=np.uint16)
     M, N = int(source["M"]), int(source["N"])
-    if y.shape != (M, N):
-        raise BundleError(directory, "shape", f"y has shape {list(y.shape)}, expected [{M}, {N}]")
+    if bits.shape != (M, N):
+        raise BundleError(directory, "shape", f"y has shape {list(bits.shape)}, expected "
+                          f"[{M}, {N}]")
     meta = {"format": OUTPUT, "name": name}
     meta.update({k: source.get(k, "") for k in OUTPUT_KEYS[2:8]})
     meta.update(kernel=kernel, contract=contract)
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, file_name(name))
-    st.save(path, {"y": y}, meta)
+    codec.save(path, {"y": bits}, meta)
     return path
 
 
-def load_output(path, as_torch=False):
+def load_output(path: str | os.PathLike[str], as_torch: bool = False) -> Bundle:
     """Load and validate an output bundle (format, metadata, y BF16 [M, N])."""
     f, b = _load(path, as_torch)
     _need_keys(b.path, f.metadata, OUTPUT_KEYS, OUTPUT)
@@ -220,13 +253,13 @@ def load_output(path, as_torch=False):
     return b
 
 
-def write_json(path, obj):
+def write_json(path: str, obj: object) -> None:
     """Write obj as indented JSON (trailing newline) atomically; the directory is created."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    st.write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode("utf-8"))
+    codec.write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode("utf-8"))
 
 
-def read_operand_manifest(directory):
+def read_operand_manifest(directory: str) -> dict[str, Any]:
     """DIR/manifest.json of an operand directory, validated: format a4w4-operands/1 and cases a
     list of names. Raises BundleError."""
     path = os.path.join(directory, "manifest.json")
@@ -245,27 +278,30 @@ def read_operand_manifest(directory):
     return m
 
 
-def write_operand_manifest(directory, *, set_name, matrix_hash, tool_version, seed_note, cases):
+def write_operand_manifest(directory: str, *, set_name: str, matrix_hash: str, tool_version: str,
+                           seed_note: str, cases: Sequence[str]) -> None:
     """DIR/manifest.json of an operand directory (a4w4-operands/1; "set" holds set_name)."""
     write_json(os.path.join(directory, "manifest.json"),
                {"format": OPERANDS, "set": set_name, "matrix_hash": matrix_hash,
                 "tool_version": tool_version, "seed_note": seed_note, "cases": list(cases)})
 
 
-def write_outputs_manifest(directory, *, kernel, contract, matrix_hash, tool_version, cases,
-                           failed, note=None):
+def write_outputs_manifest(directory: str, *, kernel: str, contract: str, matrix_hash: str,
+                           tool_version: str, cases: Sequence[str], failed: Mapping[str, str],
+                           note: str | None = None) -> None:
     """OUT/manifest.json (a4w4-outputs/1) and OUT/contract.txt (the contract line the C bundle
     backend reads for the directory). note (optional) is kept in the manifest: "probes" for
     outputs of discover's probe rounds, whose contract is a placeholder."""
-    m = {"format": OUTPUTS, "kernel": kernel, "contract": contract, "matrix_hash": matrix_hash,
-         "tool_version": tool_version, "cases": list(cases), "failed": dict(failed)}
+    m: dict[str, object] = {"format": OUTPUTS, "kernel": kernel, "contract": contract,
+                            "matrix_hash": matrix_hash, "tool_version": tool_version,
+                            "cases": list(cases), "failed": dict(failed)}
     if note:
         m["note"] = note
     write_json(os.path.join(directory, "manifest.json"), m)
-    st.write_atomic(os.path.join(directory, "contract.txt"), (contract + "\n").encode())
+    codec.write_atomic(os.path.join(directory, "contract.txt"), (contract + "\n").encode())
 
 
-def claim_path(directory, stem, start=0):
+def claim_path(directory: str, stem: str, start: int = 0) -> tuple[str, int]:
     """Create the first DIR/<stem>_<n>.safetensors (n >= start) that does not exist yet
     (O_EXCL, so concurrent writers never share a name); returns (path, n). Raises OSError."""
     n = start
@@ -278,23 +314,25 @@ def claim_path(directory, stem, start=0):
             n += 1
 
 
-def save_capture(directory, op, dims, tensors, meta, start=0):
+def save_capture(directory: str, op: str, dims: Sequence[int],
+                 tensors: Mapping[str, codec.TensorIn], meta: Mapping[str, str],
+                 start: int = 0) -> tuple[str, int]:
     """Write one capture bundle DIR/<op>_<M>x<N>x<K>_<n>.safetensors, n the first free number
-    >= start: tensors (name -> numpy array or st.Raw), meta (str -> str, written after format,
+    >= start: tensors (name -> numpy array or codec.Raw), meta (str -> str, written after format,
     op, M, N, K). Returns (path, n)."""
     M, N, K = dims
     full = {"format": CAPTURE, "op": op, "M": str(M), "N": str(N), "K": str(K)}
     full.update(meta)
     path, n = claim_path(directory, f"{op}_{M}x{N}x{K}", start)
     try:
-        st.save(path, tensors, full)
+        codec.save(path, tensors, full)
     except BaseException:
         os.unlink(path)
         raise
     return path, n
 
 
-def load_capture(path, as_torch=False):
+def load_capture(path: str | os.PathLike[str], as_torch: bool = False) -> Bundle:
     """Load a capture bundle; checks format, op and M, N, K."""
     f, b = _load(path, as_torch)
     _need_keys(b.path, f.metadata,

@@ -43,6 +43,8 @@ recorded (a copy to the CPU would break the graph), and calls replayed from a CU
 reach Python: to record decode shapes, run the server with CUDA graphs off (SGLang:
 --disable-cuda-graph). Code that torch.compile traces is passed through unrecorded too.
 """
+from __future__ import annotations
+
 import functools
 import importlib
 import logging
@@ -50,37 +52,46 @@ import os
 import random
 import sys
 import threading
+from types import FrameType, ModuleType
+from typing import Any, Callable, Mapping, Optional
 
-from . import bundle, contract, st
+from . import bundle, contract
+from . import safetensors_codec as codec
 from .capture_ops import CONTRACTS, SITES, bind, describe, outputs, signature_mismatch, to_numpy
 
 log = logging.getLogger("a4w4check.capture")
+
+# What _plan keeps of a call to record: the bound arguments, (M, N, K), the input tensors
+# (name -> (safetensors dtype, numpy copy)) and the metadata so far.
+_Plan = tuple[dict[str, Any], tuple[int, int, int], dict[str, tuple[str, Any]], dict[str, str]]
 
 _SKIP = ("a4w4check", "aiter", "torch")
 _LOCAL = threading.local()
 
 
-def _stack():
+def _stack() -> list[str]:
     if not hasattr(_LOCAL, "stack"):
         _LOCAL.stack = []
-    return _LOCAL.stack
+    stack: list[str] = _LOCAL.stack
+    return stack
 
 
-def _modules():
+def _modules() -> list[tuple[str, str]]:
     """This thread's stack of (module path, call site) the global module hooks keep."""
     if not hasattr(_LOCAL, "modules"):
         _LOCAL.modules = []
-    return _LOCAL.modules
+    modules: list[tuple[str, str]] = _LOCAL.modules
+    return modules
 
 
-def current_layer():
+def current_layer() -> str:
     """Module path of the innermost module running in this thread (name_layers' name when it
     named it, else the global module hooks'), or ""."""
     s, g = _stack(), _modules()
     return s[-1] if s else g[-1][0] if g else ""
 
 
-def current_layer_call_site():
+def current_layer_call_site() -> str:
     """file:line where the innermost running module (global module hooks) was called, or ""."""
     g = _modules()
     return g[-1][1] if g else ""
@@ -90,12 +101,12 @@ class _ModuleHooks:
     """Global torch forward hooks that keep _modules(): each module's path (named_modules of
     the outermost module called, cached per root) and the line that called it."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         import weakref
-        self.names = weakref.WeakKeyDictionary()
-        self.handles = []
+        self.names: weakref.WeakKeyDictionary[Any, dict[int, str]] = weakref.WeakKeyDictionary()
+        self.handles: list[Any] = []
 
-    def start(self):
+    def start(self) -> _ModuleHooks:
         mm = getattr(getattr(sys.modules.get("torch"), "nn", None), "modules", None)
         reg = getattr(getattr(mm, "module", None), "register_module_forward_pre_hook", None)
         post = getattr(getattr(mm, "module", None), "register_module_forward_hook", None)
@@ -104,12 +115,12 @@ class _ModuleHooks:
         self.handles = [reg(self._pre), post(self._post)]
         return self
 
-    def stop(self):
+    def stop(self) -> None:
         for h in self.handles:
             h.remove()
         self.handles = []
 
-    def _path(self, root, mod):
+    def _path(self, root: Any, mod: Any) -> str:
         names = self.names.get(root)
         if names is None or id(mod) not in names:
             names = {id(m): n for n, m in root.named_modules()}
@@ -117,7 +128,7 @@ class _ModuleHooks:
         name = names.get(id(mod))
         return name if name is not None else f"<{type(mod).__name__}>"
 
-    def _pre(self, mod, _inp):
+    def _pre(self, mod: Any, _inp: Any) -> None:
         try:
             g = _modules()
             if not g:
@@ -126,39 +137,39 @@ class _ModuleHooks:
         except Exception:  # never raise into the model
             pass
 
-    def _post(self, _mod, _inp, _out):
+    def _post(self, _mod: Any, _inp: Any, _out: Any) -> None:
         g = _modules()
         if g:
             g.pop()
 
 
 class _Hooks:
-    def __init__(self, handles):
+    def __init__(self, handles: list[Any]) -> None:
         self.handles = handles
 
-    def remove(self):
+    def remove(self) -> None:
         for h in self.handles:
             h.remove()
 
-    def __enter__(self):
+    def __enter__(self) -> _Hooks:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.remove()
 
 
-def name_layers(model):
+def name_layers(model: Any) -> _Hooks:
     """Forward-pre/forward hooks on every submodule of a torch model so captures record the
     qualified module name (model.named_modules) as `layer`. Returns a handle with remove()
     (also a context manager)."""
-    handles = []
+    handles: list[Any] = []
     for name, mod in model.named_modules():
-        def pre(_m, _inp, _n=name, _root=mod is model):
+        def pre(_m: Any, _inp: Any, _n: str = name, _root: bool = mod is model) -> None:
             if _root:
                 _stack().clear()
             _stack().append(_n)
 
-        def post(_m, _inp, _out, _n=name):
+        def post(_m: Any, _inp: Any, _out: Any, _n: str = name) -> None:
             s = _stack()
             while s and s.pop() != _n:
                 pass
@@ -166,9 +177,9 @@ def name_layers(model):
     return _Hooks(handles)
 
 
-def call_site():
+def call_site() -> str:
     """file:line of the innermost caller outside a4w4check, aiter and torch."""
-    f = sys._getframe(1)
+    f: Optional[FrameType] = sys._getframe(1)
     while f is not None and str(f.f_globals.get("__name__", "")).split(".")[0] in _SKIP:
         f = f.f_back
     return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else ""
@@ -177,8 +188,9 @@ def call_site():
 class Capture:
     """One capture session (see the module docstring); start() wraps, stop() restores."""
 
-    def __init__(self, directory, budget_bytes=1 << 30, sample_every=100, seed=0,
-                 contracts=None):
+    def __init__(self, directory: str | os.PathLike[str], budget_bytes: int = 1 << 30,
+                 sample_every: int = 100, seed: int = 0,
+                 contracts: Optional[Mapping[str, str]] = None) -> None:
         """contracts: {op: contract text or the path of a file holding one} the user gives
         (ValueError when one is neither, or the op is not one capture wraps)."""
         self.dir, self.budget, self.sample_every = str(directory), int(budget_bytes), sample_every
@@ -188,17 +200,21 @@ class Capture:
                              f"{', '.join(SITES)}")
         self.user = {op: contract.resolve(c) for op, c in (contracts or {}).items()}
         self.rng, self.lock = random.Random(seed), threading.RLock()
-        self.seen, self.counts, self.paths, self.written = set(), {}, [], 0
-        self.active, self.patches = False, []
+        self.seen: set[tuple[Any, ...]] = set()
+        self.counts: dict[str, int] = {}
+        self.paths: list[str] = []
+        self.written = 0
+        self.active = False
+        self.patches: list[tuple[ModuleType, str, Any, Any]] = []
         self.module_hooks = _ModuleHooks()
 
-    def _fail(self, why):
+    def _fail(self, why: str) -> None:
         with self.lock:
             if self.active:
                 self.active = False
                 log.warning("a4w4check.capture: capture stopped: %s", why)
 
-    def start(self):
+    def start(self) -> Capture:
         self.active = True
         try:
             os.makedirs(self.dir, exist_ok=True)
@@ -210,7 +226,7 @@ class Capture:
         self.module_hooks.start()
         return self
 
-    def _wrap(self, op):
+    def _wrap(self, op: str) -> None:
         mods = [sys.modules.get(m) or _try_import(m) for m in SITES[op]]
         attr = op.rsplit(".", 1)[1]
         orig = next((getattr(m, attr) for m in mods if m is not None and hasattr(m, attr)), None)
@@ -224,7 +240,7 @@ class Capture:
                 setattr(mod, attr, wrapper)
                 self.patches.append((mod, attr, orig, wrapper))
 
-    def stop(self):
+    def stop(self) -> None:
         """Put every original function back (where our wrapper is still in place)."""
         for mod, attr, orig, wrapper in reversed(self.patches):
             if mod.__dict__.get(attr) is wrapper:
@@ -232,7 +248,7 @@ class Capture:
         self.patches, self.active = [], False
         self.module_hooks.stop()
 
-    def _declared(self, op, fn):
+    def _declared(self, op: str, fn: Any) -> tuple[str, str]:
         """(contract, source) recorded for op's calls: the user's, the function's
         a4w4_contract attribute, the op's own (CONTRACTS), or ("", "none")."""
         if op in self.user:
@@ -244,9 +260,10 @@ class Capture:
             return CONTRACTS[op], "runner"
         return "", "none"
 
-    def _wrapper(self, op, orig, declared):
+    def _wrapper(self, op: str, orig: Callable[..., Any],
+                 declared: tuple[str, str]) -> Callable[..., Any]:
         @functools.wraps(orig)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             if _compiling():  # torch.compile tracing: stay out of the graph
                 return orig(*args, **kwargs)
             plan = self._plan(op, args, kwargs) if self.active else None
@@ -254,10 +271,10 @@ class Capture:
             if plan is not None:
                 self._finish(op, plan, result, declared)
             return result
-        wrapper._a4w4_capture = self
+        setattr(wrapper, "_a4w4_capture", self)
         return wrapper
 
-    def _plan(self, op, args, kwargs):
+    def _plan(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Optional[_Plan]:
         """Decide whether to record this call; if so snapshot its inputs. Never raises."""
         try:
             if _graph_capturing():
@@ -280,7 +297,7 @@ class Capture:
             self._fail(f"{op}: cannot read the call ({type(e).__name__}: {e})")
             return None
 
-    def _finish(self, op, plan, result, declared):
+    def _finish(self, op: str, plan: _Plan, result: Any, declared: tuple[str, str]) -> None:
         """Snapshot the outputs and write the bundle within the budget. Never raises."""
         b, dims, tensors, meta = plan
         try:
@@ -299,7 +316,7 @@ class Capture:
                 full.update(meta)
                 stem = f"{op}_{dims[0]}x{dims[1]}x{dims[2]}"
                 start = self.counts.get(stem, 0)
-                raw = {n: st.Raw(d, a) for n, (d, a) in tensors.items()}
+                raw = {n: codec.Raw(d, a) for n, (d, a) in tensors.items()}
                 path, n = bundle.save_capture(self.dir, op, dims, raw, full, start)
                 self.counts[stem] = n + 1
                 self.paths.append(path)
@@ -308,16 +325,16 @@ class Capture:
             self._fail(f"cannot write a capture bundle in {self.dir} ({type(e).__name__}: {e})")
 
 
-def _compiling():
+def _compiling() -> bool:
     """True while torch.compile (dynamo) traces the caller."""
     torch = sys.modules.get("torch")
     probe = getattr(getattr(torch, "compiler", None), "is_compiling", None)
     return bool(probe and probe())
 
 
-def _graph_capturing():
+def _graph_capturing() -> bool:
     """True while a CUDA graph is being captured: copying to the CPU then would break it."""
-    torch = sys.modules.get("torch")
+    torch: Any = sys.modules.get("torch")
     probe = getattr(getattr(torch, "cuda", None), "is_current_stream_capturing", None)
     try:
         return bool(probe and torch.cuda.is_available() and probe())
@@ -325,45 +342,47 @@ def _graph_capturing():
         return True
 
 
-def _holds(mod, attr, obj):
+def _holds(mod: object, attr: str, obj: object) -> bool:
     try:
         return vars(mod).get(attr) is obj
     except Exception:  # None entries, objects without a __dict__
         return False
 
 
-def _try_import(name):
+def _try_import(name: str) -> Optional[ModuleType]:
     try:
         return importlib.import_module(name)
     except Exception:
         return None
 
 
-def capture(directory, budget_bytes=1 << 30, sample_every=100, seed=0, contracts=None):
+def capture(directory: str | os.PathLike[str], budget_bytes: int = 1 << 30,
+            sample_every: int = 100, seed: int = 0,
+            contracts: Optional[Mapping[str, str]] = None) -> _Session:
     """Context manager: a started Capture, stopped on exit (see the module docstring)."""
     return _Session(Capture(directory, budget_bytes, sample_every, seed, contracts))
 
 
 class _Session:
-    def __init__(self, cap):
+    def __init__(self, cap: Capture) -> None:
         self.cap = cap
 
-    def __enter__(self):
+    def __enter__(self) -> Capture:
         return self.cap.start()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.cap.stop()
 
 
-def _bytes(text):
+def _bytes(text: str) -> int:
     text = text.strip()
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
     return int(text[:-1] if mult > 1 else text) * mult
 
 
-def _contracts(text):
+def _contracts(text: str) -> dict[str, str]:
     """"op=CONTRACT;op=CONTRACT" -> {op: CONTRACT} (CONTRACT text or a file path)."""
-    out = {}
+    out: dict[str, str] = {}
     for item in filter(None, (t.strip() for t in text.split(";"))):
         op, eq, c = item.partition("=")
         if not eq or not op.strip() or not c.strip():
@@ -372,10 +391,10 @@ def _contracts(text):
     return out
 
 
-ENV_CAPTURE = None
+ENV_CAPTURE: Optional[Capture] = None
 
 
-def install_from_env():
+def install_from_env() -> Optional[Capture]:
     """Start the capture A4W4CHECK_CAPTURE asks for (once per process); returns it or None."""
     global ENV_CAPTURE
     directory = os.environ.get("A4W4CHECK_CAPTURE")

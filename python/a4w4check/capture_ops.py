@@ -2,9 +2,13 @@
 function lives (SITES), its parameters in order (PARAMS), the contract the op itself declares
 (CONTRACTS: "" for none), and describe(op, bound args) -> ((M, N, K), {parameter: tensor
 name}, {metadata}), outputs()."""
+from __future__ import annotations
+
 import inspect
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .layouts import round_up, swizzle_supported
 
@@ -29,7 +33,11 @@ PARAMS = {
 CONTRACTS = {"aiter.gemm_a4w4": "", "aiter.gemm_afp4wfp4": "", "aiter.per_1x32_f4_quant_hip": ""}
 
 
-def signature_mismatch(op, fn):
+# ((M, N, K), {parameter: tensor name}, {metadata}) of one call
+Described = tuple[tuple[int, int, int], dict[str, str], dict[str, str]]
+
+
+def signature_mismatch(op: str, fn: Callable[..., Any]) -> str | None:
     """One line when the installed fn's leading parameters are not PARAMS[op] in that order
     (the order positional callers such as SGLang and vLLM, the capture's bind and
     a4w4check.external pass them), else None: with another order an argument lands in the
@@ -49,15 +57,15 @@ def signature_mismatch(op, fn):
             "(vllm-project/vllm#40754: out bound as bias)")
 
 
-def bind(op, args, kwargs):
+def bind(op: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """Parameter name -> value of one call (positional args mapped by PARAMS[op])."""
     bound = dict(zip(PARAMS[op], args))
     bound.update(kwargs)
     return bound
 
 
-def to_numpy(t):
-    """A tensor as the capture stores it: (st dtype name, numpy array) on CPU, copied."""
+def to_numpy(t: Any) -> tuple[str, npt.NDArray[Any]]:
+    """A tensor as the capture stores it: (safetensors dtype name, numpy array) on CPU, copied."""
     import torch
     t = t.detach().contiguous().to("cpu", copy=True)
     if t.dtype == torch.bfloat16:
@@ -69,7 +77,7 @@ def to_numpy(t):
     raise TypeError(f"cannot store a {t.dtype} tensor")
 
 
-def _gemm_a4w4(b):
+def _gemm_a4w4(b: Mapping[str, Any]) -> Described:
     A, B, a_s = b["A"], b["B"], b["A_scale"]
     M, N, K = A.shape[0], B.shape[0], A.shape[1] * 2
     pre = bool(b.get("bpreshuffle", True))
@@ -83,7 +91,7 @@ def _gemm_a4w4(b):
     return (M, N, K), names, meta
 
 
-def _gemm_afp4wfp4(b):
+def _gemm_afp4wfp4(b: Mapping[str, Any]) -> Described:
     x, w = b["x"], b["w"]
     names = {"x": "a_fp4", "x_scales": "a_scale", "w": "w_fp4", "w_scales": "w_scale"}
     meta = {"dtype": str(b.get("dtype", "torch.bfloat16")),
@@ -91,21 +99,22 @@ def _gemm_afp4wfp4(b):
     return (x.shape[0], w.shape[0], x.shape[1] * 2), names, meta
 
 
-def _quant(b):
+def _quant(b: Mapping[str, Any]) -> Described:
     x = b["x"]
     return (x.shape[0], 0, x.shape[-1]), {"x": "x"}, {"shuffle": str(bool(b.get("shuffle")))}
 
 
-_DESCRIBE = {"aiter.gemm_a4w4": _gemm_a4w4, "aiter.gemm_afp4wfp4": _gemm_afp4wfp4,
-             "aiter.per_1x32_f4_quant_hip": _quant}
+_DESCRIBE: dict[str, Callable[[Mapping[str, Any]], Described]] = {
+    "aiter.gemm_a4w4": _gemm_a4w4, "aiter.gemm_afp4wfp4": _gemm_afp4wfp4,
+    "aiter.per_1x32_f4_quant_hip": _quant}
 
 
-def describe(op, b):
+def describe(op: str, b: Mapping[str, Any]) -> Described:
     """((M, N, K), {parameter: tensor name}, {metadata}) of a bound call."""
     return _DESCRIBE[op](b)
 
 
-def outputs(op, b, result, dims):
+def outputs(op: str, b: Mapping[str, Any], result: Any, dims: Sequence[int]) -> dict[str, Any]:
     """name -> output tensor of a call."""
     if op == "aiter.per_1x32_f4_quant_hip":
         q, s = result[0], result[1]

@@ -3,6 +3,8 @@ text the C harness judges by: "exact", "ordered(S)", "bounded" or "bounded(S)", 
 "tree(key=value,...)". resolve() takes that text or the path of a file holding it (what
 `a4w4check discover --out FILE` writes) and returns the text; check() says whether text has
 one of those forms (the C side parses it fully and refuses what it does not judge)."""
+from __future__ import annotations
+
 import os
 import re
 
@@ -13,12 +15,12 @@ FORM = re.compile(r"(exact|ordered\([1-9][0-9]*\)|bounded(\([1-9][0-9]*\))?"
                   rf"|tree\(({_TREE_KEY}(,{_TREE_KEY})*)?\))\Z")
 
 
-def check(text):
+def check(text: str) -> bool:
     """True when text has the form of a contract (see the module docstring)."""
     return bool(FORM.match(text))
 
 
-def resolve(value):
+def resolve(value: str) -> str:
     """Contract text from value: the text itself, or the stripped contents of the file it
     names (a discovered contract). ValueError when neither holds a contract form."""
     text = value

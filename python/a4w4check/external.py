@@ -6,6 +6,12 @@ a4w4-operands/1) and writes one output bundle per case (OUT/<case>.safetensors, 
 OUT/manifest.json (a4w4-outputs/1, with the cases written and those that failed) and
 OUT/contract.txt. The C harness judges them: `a4w4check run --backend bundle:OUT`.
 
+A module:function kernel (a runner) is called as kernels.call_runner says: every input tensor
+of the case's operand bundle as a keyword (torch uint8 on the device), no M, N, K, and never the
+expected values (y_exact, any y_*: they stay out of everything the kernel is handed, see
+bundle.load_kernel_inputs). A runner whose signature cannot take that call is refused before
+any case runs: one line naming the runner and the rule, exit 2.
+
 Operand directories that `a4w4check discover` writes (manifest "set": "discover") are probe
 rounds: their outputs are read by discover, never judged by a contract, so a kernel that
 declares none runs without --contract (the outputs record "exact" as a placeholder and the
@@ -16,14 +22,18 @@ Exit: 0 every case written; 1 some case's kernel failed (named in the manifest's
 unusable output directory); 3 the kernel's Python package, or numpy, is not importable.
 Failures are one line on stderr starting "a4w4check.external: ".
 """
+from __future__ import annotations
+
 import argparse
 import os
 import sys
+from typing import Any, Sequence
 
 PROG = "a4w4check.external"
 
 try:
-    from . import bundle, contract, kernels, st
+    from . import bundle, contract, kernels
+    from . import safetensors_codec as codec
     from .errors import BundleError
 except ImportError as _missing:  # numpy: every bundle is numpy arrays
     if __name__ != "__main__":
@@ -38,12 +48,12 @@ class Usage(Exception):
     """Bad input: one line, exit 2."""
 
 
-def _say(msg):
+def _say(msg: object) -> None:
     print(f"{PROG}: {' '.join(str(msg).split())}", file=sys.stderr)
 
 
-def _parse(argv):
-    p = argparse.ArgumentParser(prog=f"python -m {PROG}", description="Run a GEMM on every "
+def _parse(argv: Sequence[str] | None, prog: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog=prog, description="Run a GEMM on every "
                                 "case of an operand-bundle directory; write output bundles.")
     p.add_argument("--ops", required=True, help="operand bundle directory (manifest.json)")
     p.add_argument("--out", required=True, help="output bundle directory (created)")
@@ -55,8 +65,8 @@ def _parse(argv):
     return p.parse_args(argv)
 
 
-def _contract(args, kern, probes=False):
-    c = args.contract or kern.contract or ("exact" if probes else None)
+def _contract(args: argparse.Namespace, kern: kernels.Kernel, probes: bool = False) -> str:
+    c: str | None = args.contract or kern.contract or ("exact" if probes else None)
     if not c:
         raise Usage(f"kernel {kern.name} declares no contract: pass --contract or give the "
                     "function an a4w4_contract attribute")
@@ -66,16 +76,16 @@ def _contract(args, kern, probes=False):
         raise Usage(str(e)) from None
 
 
-def _cuda():
+def _cuda() -> bool:
     try:
         import torch
     except ImportError:
         return False
-    return torch.cuda.is_available()
+    return bool(torch.cuda.is_available())
 
 
-def _device(args, kern):
-    dev = args.device or kern.device
+def _device(args: argparse.Namespace, kern: kernels.Kernel) -> str:
+    dev: str = args.device or kern.device
     if dev == "auto":
         dev = "cuda" if _cuda() else "cpu"
     if dev == "cuda" and not _cuda():
@@ -84,56 +94,73 @@ def _device(args, kern):
     return dev
 
 
-def _check_all(ops_dir):
-    """The operand manifest and every case's header, validated before any kernel runs."""
+def _check_all(ops_dir: str) -> tuple[dict[str, Any], dict[str, str], set[frozenset[str]]]:
+    """The operand manifest and every case's header, validated before any kernel runs.
+    Returns the manifest, case name -> bundle path, and the distinct sets of input tensor
+    names (what a runner is handed: the expected values left out)."""
     manifest = bundle.read_operand_manifest(ops_dir)
-    paths = {}
+    paths: dict[str, str] = {}
+    inputs: set[frozenset[str]] = set()
     for name in manifest["cases"]:
         path = os.path.join(ops_dir, bundle.file_name(name))
         try:
-            head = st.read_header(path)
+            head = codec.read_header(path)
         except OSError as e:
             raise BundleError(path, "missing-bundle", f"cannot read ({e.strerror})") from None
         bundle.check_operands(head)
-        if head.metadata["name"] != name:
-            raise BundleError(path, "name", f"metadata name={head.metadata['name']!r}, the "
-                              f"manifest says {name!r}")
+        got = (head.metadata or {}).get("name")
+        if got != name:
+            raise BundleError(path, "name", f"metadata name={got!r}, the manifest says {name!r}")
         paths[name] = path
-    return manifest, paths
+        inputs.add(frozenset(n for n in head.infos if not bundle.is_expected(n)))
+    return manifest, paths, inputs
 
 
-def _operands(path, device):
+def _check_runner(kern: kernels.Kernel, inputs: set[frozenset[str]]) -> None:
+    """Usage (one line) when the runner cannot take the call of some case (kernels.check_runner),
+    before any case runs."""
+    for names in sorted(inputs, key=sorted):
+        problem = kernels.check_runner(kern, names)
+        if problem:
+            raise Usage(problem)
+
+
+def _operands(path: str, device: str) -> bundle.Bundle:
+    """The case's input tensors (no expected values) on device: torch, or numpy without it."""
     try:
         import torch  # noqa: F401
     except ImportError:
-        return bundle.load_operands(path)
-    b = bundle.load_operands(path, as_torch=True)
+        return bundle.load_kernel_inputs(path)
+    b = bundle.load_kernel_inputs(path, as_torch=True)
     b.tensors = {n: t.to(device) for n, t in b.tensors.items()}
     return b
 
 
-def _run_case(kern, path, device):
+def _run_case(kern: kernels.Kernel, path: str, device: str) -> tuple[dict[str, str], Any]:
+    """(the operand bundle's metadata, y as uint16 bf16 bits) of one case."""
     b = _operands(path, device)
     M, N, K = b.dims()
-    return b, kernels.y_bits(kern.run(b.tensors, (M, N, K), device), M, N)
+    return b.meta, kernels.y_bits(kern.run(b.tensors, (M, N, K), device), M, N)
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     """Do the work of main() for parsed args; returns the exit code (raises Usage,
     BundleError, KernelUnavailable for the caller to report)."""
     kern = kernels.load(args.kernel)
-    manifest, paths = _check_all(args.ops)
+    manifest, paths, inputs = _check_all(args.ops)
+    _check_runner(kern, inputs)
     probes = manifest.get("set") == "discover"
     contract, device = _contract(args, kern, probes), _device(args, kern)
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
         raise Usage(f"{args.out}: cannot create the output directory ({e.strerror})") from None
-    written, failed = [], {}
+    written: list[str] = []
+    failed: dict[str, str] = {}
     for name, path in paths.items():
         try:
-            b, y = _run_case(kern, path, device)
-            bundle.save_output(args.out, name, y, source=b.meta, kernel=kern.name,
+            meta, y = _run_case(kern, path, device)
+            bundle.save_output(args.out, name, y, source=meta, kernel=kern.name,
                                contract=contract)
             written.append(name)
         except BundleError:
@@ -151,9 +178,10 @@ def run(args):
     return 1 if failed else 0
 
 
-def main(argv=None):
-    """The program: parse argv (sys.argv[1:] when None), run, report; returns the exit code."""
-    args = _parse(argv)
+def main(argv: Sequence[str] | None = None, prog: str = f"python -m {PROG}") -> int:
+    """The program: parse argv (sys.argv[1:] when None), run, report; returns the exit code.
+    prog names the program in --help (a4w4check-py external, or python -m ...)."""
+    args = _parse(argv, prog)
     try:
         return run(args)
     except kernels.KernelUnavailable as e:

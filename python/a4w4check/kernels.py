@@ -22,15 +22,23 @@ and (M, N, K), and returns y [M, N] as a torch bfloat16 tensor or numpy uint16 b
                      [K, N] on the device (cuda: cuBLAS with torch's defaults, fp32 accumulate,
                      its own tiles and split-K), bf16 out; contract unknown (None): find it
                      with `a4w4check discover`.
-  module:function    the user's function, called with the tensors as keyword arguments; its
-                     contract comes from --contract or the function's a4w4_contract attribute.
+  module:function    the user's function, a runner: called as call_runner describes (every
+                     input tensor a keyword, torch uint8, no M, N, K, never an expected value);
+                     check_runner refuses a signature that cannot take that call before any
+                     case runs. Its contract comes from --contract or the function's
+                     a4w4_contract attribute.
 """
+from __future__ import annotations
+
 import importlib
-from functools import partial
+import inspect
 from dataclasses import dataclass
-from typing import Callable, Optional
+from functools import partial
+from types import ModuleType
+from typing import Any, Callable, Collection, Optional
 
 import numpy as np
+import numpy.typing as npt
 
 from . import capture_ops
 from .layouts import round_up
@@ -43,7 +51,7 @@ BUILTIN = ("aiter-asm", "aiter-triton", "triton-dot-scaled", "torch-dequant",
 class KernelUnavailable(Exception):
     """A kernel's Python package cannot be imported; str() is the one-line explanation."""
 
-    def __init__(self, kernel, package, reason):
+    def __init__(self, kernel: str, package: str, reason: str) -> None:
         self.kernel, self.package, self.reason = kernel, package, reason
         super().__init__(f"kernel {kernel} needs the Python package '{package}' "
                          f"(not importable: {reason})")
@@ -52,14 +60,16 @@ class KernelUnavailable(Exception):
 @dataclass
 class Kernel:
     """name; contract (None: the caller must supply one); default device ("cuda", "cpu" or
-    "auto": cuda where torch sees one); run(ops, (M, N, K), device) -> y."""
+    "auto": cuda where torch sees one); run(ops, (M, N, K), device) -> y; runner: the user's
+    function behind a module:function kernel (None for the built-in ones)."""
     name: str
     contract: Optional[str]
     device: str
-    run: Callable
+    run: Callable[[dict[str, Any], tuple[int, int, int], str], Any]
+    runner: Optional[Callable[..., Any]] = None
 
 
-def _need(kernel, module, package=None):
+def _need(kernel: str, module: str, package: Optional[str] = None) -> ModuleType:
     try:
         return importlib.import_module(module)
     except Exception as e:  # ImportError, or whatever a broken package raises on import
@@ -67,19 +77,20 @@ def _need(kernel, module, package=None):
         raise KernelUnavailable(kernel, package or module.split(".")[0], reason) from None
 
 
-def _require(ops, *names):
+def _require(ops: dict[str, Any], *names: str) -> list[Any]:
     missing = [n for n in names if n not in ops]
     if missing:
         raise ValueError(f"the operand bundle lacks {', '.join(missing)} (see its 'absent')")
     return [ops[n] for n in names]
 
 
-def _aiter_dtype(aiter, attr, t):
+def _aiter_dtype(aiter: Any, attr: str, t: Any) -> Any:
     dt = getattr(getattr(aiter, "dtypes", None), attr, None)
     return t if dt is None else t.view(dt)
 
 
-def _aiter_asm(torch, aiter, ops, dims, device):
+def _aiter_asm(torch: Any, aiter: Any, ops: dict[str, Any], dims: tuple[int, int, int],
+               device: str) -> Any:
     M, N, _ = dims
     a, w, a_s, w_s = _require(ops, "a_fp4", "w_fp4_shuffled", "a_scale_shuffled",
                               "w_scale_swizzled")
@@ -90,16 +101,18 @@ def _aiter_asm(torch, aiter, ops, dims, device):
     return (r if isinstance(r, torch.Tensor) else out)[:M]
 
 
-def _aiter_triton(torch, fn, ops, dims, device):
+def _aiter_triton(torch: Any, fn: Any, ops: dict[str, Any], dims: tuple[int, int, int],
+                  device: str) -> Any:
     a, w, a_s, w_s = _require(ops, "a_fp4", "w_fp4", "a_scale", "w_scale")
     return fn(a, w, a_s, w_s, torch.bfloat16)
 
 
-def _triton_dot_scaled(mx, ops, dims, device):
+def _triton_dot_scaled(mx: Any, ops: dict[str, Any], dims: tuple[int, int, int],
+                       device: str) -> Any:
     return mx.gemm(*_require(ops, "a_fp4", "a_scale", "w_fp4", "w_scale"))
 
 
-def dequant_torch(torch, packed, scales):
+def dequant_torch(torch: Any, packed: Any, scales: Any) -> Any:
     """torch uint8 [R, K/2] fp4x2 and [R, K/32] E8M0 -> float64 [R, K] on their device."""
     lut = torch.tensor(E2M1, dtype=torch.float64, device=packed.device)
     sc = torch.tensor(E8M0, dtype=torch.float64, device=packed.device)
@@ -107,7 +120,8 @@ def dequant_torch(torch, packed, scales):
     return lut[codes.long()] * sc[scales.long()].repeat_interleave(32, dim=1)
 
 
-def _torch_dequant(torch, ops, dims, device, chunk_bytes=1 << 28):
+def _torch_dequant(torch: Any, ops: dict[str, Any], dims: tuple[int, int, int], device: str,
+                   chunk_bytes: int = 1 << 28) -> npt.NDArray[np.uint16]:
     M, N, K = dims
     a, a_s, w, w_s = _require(ops, "a_fp4", "a_scale", "w_fp4", "w_scale")
     ad = dequant_torch(torch, a, a_s)
@@ -120,7 +134,8 @@ def _torch_dequant(torch, ops, dims, device, chunk_bytes=1 << 28):
     return y
 
 
-def _torch_dequant_bf16(torch, ops, dims, device, chunk_bytes=1 << 28):
+def _torch_dequant_bf16(torch: Any, ops: dict[str, Any], dims: tuple[int, int, int],
+                        device: str, chunk_bytes: int = 1 << 28) -> Any:
     M, N, K = dims
     a, a_s, w, w_s = _require(ops, "a_fp4", "a_scale", "w_fp4", "w_scale")
     ab = dequant_torch(torch, a, a_s).to(torch.bfloat16)
@@ -131,11 +146,48 @@ def _torch_dequant_bf16(torch, ops, dims, device, chunk_bytes=1 << 28):
     return torch.matmul(ab, wb.T)
 
 
-def _user(fn, ops, dims, device):
+def call_runner(fn: Callable[..., Any], ops: dict[str, Any], dims: tuple[int, int, int],
+                device: str) -> Any:
+    """Call a module:function runner the one way every runner is called (python/README.md,
+    "Your own kernel"): fn(**ops).
+
+    ops holds every input tensor of the case's operand bundle, each as a keyword named as in
+    the bundle: a_fp4 [M, K/2] and w_fp4 [N, K/2] (fp4x2, element 2i in the low nibble),
+    a_scale [M, K/32] and w_scale [N, K/32] (E8M0), and where the shape allows them
+    a_scale_shuffled, w_fp4_shuffled, w_scale_swizzled (contracts §3), plus x (the bf16
+    activations) where the bundle holds it. Tensors arrive as torch.uint8 (x torch.bfloat16) on
+    the kernel's device, numpy arrays where torch does not import; reinterpret them with
+    a4w4check.bundle.view(t, "fp4x2" | "e8m0") where a library wants those dtypes. M, N and K
+    are not passed: M = a_fp4.shape[0], N = w_fp4.shape[0], K = 2 * a_fp4.shape[1]. Expected
+    values (y_exact, any y_*) are never passed. Which tensors a bundle holds varies by case, so
+    a runner names the tensors it uses and takes the rest with **rest; check_runner refuses one
+    that cannot take the call. It returns y [M, N]: a torch.bfloat16 tensor or numpy uint16
+    bf16 bits (y_bits). dims and device are the harness's, not passed on."""
     return fn(**ops)
 
 
-def _load_user(name):
+def check_runner(kern: Kernel, names: Collection[str]) -> Optional[str]:
+    """One line saying why kern's runner cannot take call_runner's call with the keywords
+    names (one case's input tensors), or None when it can (or kern has no runner, or its
+    signature cannot be read)."""
+    if kern.runner is None:
+        return None
+    try:
+        sig = inspect.signature(kern.runner)
+    except (TypeError, ValueError):
+        return None
+    try:
+        sig.bind(**dict.fromkeys(sorted(names)))
+        return None
+    except TypeError as e:
+        why = str(e)
+    return (f"kernel {kern.name}: a runner is called with every input tensor of the operand "
+            f"bundle as a keyword ({', '.join(sorted(names))}; torch uint8) and no M, N, K; "
+            f"its signature {sig} cannot take that call ({why}): name the tensors it uses, "
+            "take the rest with **rest, and read M, N, K from the shapes")
+
+
+def _load_user(name: str) -> Kernel:
     modname, _, fname = name.partition(":")
     if not modname or not fname:
         raise ValueError(f"kernel {name!r}: expected module:function")
@@ -143,10 +195,11 @@ def _load_user(name):
     fn = getattr(mod, fname, None)
     if not callable(fn):
         raise ValueError(f"kernel {name}: module {modname} has no function {fname}")
-    return Kernel(name, getattr(fn, "a4w4_contract", None), "auto", partial(_user, fn))
+    return Kernel(name, getattr(fn, "a4w4_contract", None), "auto", partial(call_runner, fn),
+                  runner=fn)
 
 
-def load(name):
+def load(name: str) -> Kernel:
     """The Kernel for a name (see the module docstring). Raises KernelUnavailable when a needed
     package does not import, ValueError for an unknown name or a bad module:function."""
     if name == "torch-dequant":
@@ -179,7 +232,7 @@ def load(name):
     raise ValueError(f"unknown kernel {name!r} (known: {', '.join(BUILTIN)}, module:function)")
 
 
-def y_bits(y, M, N):
+def y_bits(y: Any, M: int, N: int) -> npt.NDArray[np.uint16]:
     """A kernel's y -> numpy uint16 bf16 bits [M, N]; ValueError unless y is bfloat16 (torch)
     or uint16 bits (numpy) of shape [M, N]."""
     if hasattr(y, "detach"):

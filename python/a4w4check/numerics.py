@@ -4,7 +4,12 @@ Everything here is numpy and exact: E2M1 values and E8M0 scales are powers of tw
 integers, so they are exact in float64; the bf16 rounding works on the float64 bit pattern
 with integers only (no float cast is trusted for it).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 # E2M1 code -> value (contracts §1): codes 8..15 are the negatives, 8 is -0.
 E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
@@ -15,7 +20,7 @@ E8M0 = np.array([2.0 ** (s - 127) for s in range(255)] + [np.nan], dtype=np.floa
 BF16_NAN = 0x7FC0
 
 
-def unpack_fp4(packed):
+def unpack_fp4(packed: npt.ArrayLike) -> npt.NDArray[np.uint8]:
     """uint8 [..., K/2] packed fp4x2 -> uint8 codes [..., K]: element 2i from the low nibble of
     byte i, element 2i+1 from the high nibble (contracts §1)."""
     packed = np.asarray(packed, dtype=np.uint8)
@@ -25,13 +30,13 @@ def unpack_fp4(packed):
     return codes
 
 
-def pack_fp4(codes):
+def pack_fp4(codes: npt.ArrayLike) -> npt.NDArray[np.uint8]:
     """Inverse of unpack_fp4: uint8 codes [..., K] (K even, each < 16) -> bytes [..., K/2]."""
-    codes = np.asarray(codes, dtype=np.uint8)
-    return (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+    c = np.asarray(codes, dtype=np.uint8)
+    return np.asarray(c[..., 0::2] | (c[..., 1::2] << 4), dtype=np.uint8)
 
 
-def dequant(packed, scales):
+def dequant(packed: npt.ArrayLike, scales: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Dequantize MXFP4 rows to float64: packed uint8 [R, K/2], scales uint8 E8M0 [R, K/32]
     (one per 32 consecutive elements along K) -> float64 [R, K]. Exact; scale 0xFF gives NaN
     for the whole block."""
@@ -39,7 +44,7 @@ def dequant(packed, scales):
     return vals * np.repeat(E8M0[np.asarray(scales, dtype=np.uint8)], 32, axis=-1)
 
 
-def f64_to_bf16(x):
+def f64_to_bf16(x: npt.ArrayLike) -> npt.NDArray[np.uint16]:
     """float64 array -> bf16 bit patterns (uint16), round to nearest even, once, from the
     float64 value: bf16 has fp32's exponent range (subnormal quantum 2^-133); magnitudes that
     round past the largest finite bf16 become Inf with their sign; NaN becomes 0x7FC0; a zero
@@ -66,10 +71,10 @@ def f64_to_bf16(x):
     mag = np.minimum(mag, 0x7F80).astype(np.uint16)           # overflow -> Inf
     out = sign | mag
     out = np.where(exp == 0x7FF, np.where(frac == 0, sign | np.uint16(0x7F80), BF16_NAN), out)
-    return out.astype(np.uint16)
+    return np.asarray(out, dtype=np.uint16)
 
 
-def bf16_to_f64(h):
+def bf16_to_f64(h: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """bf16 bit patterns (uint16) -> float64 values (exact)."""
     h = np.asarray(h, dtype=np.uint16).astype(np.uint32) << np.uint32(16)
     return h.view(np.float32).astype(np.float64)

@@ -6,13 +6,17 @@ accumulation, so the result is the exact one in the exact regime, contracts §4.
 Operands as the bundles store them: a_fp4 uint8 [M, K/2] and w_fp4 uint8 [N, K/2] packed fp4x2
 (element 2i in the low nibble, contracts §1), a_scale [M, K/32] and w_scale [N, K/32] E8M0.
 """
+from typing import Any
+
 import torch
 import triton
 import triton.language as tl
 
 
+# Triton reads a kernel's annotations (tl.constexpr marks compile-time values), so the runtime
+# parameters stay bare: they are Triton tensors and scalars, not Python types.
 @triton.jit
-def _mx_gemm(a_ptr, as_ptr, w_ptr, ws_ptr, y_ptr, M, N, K,
+def _mx_gemm(a_ptr, as_ptr, w_ptr, ws_ptr, y_ptr, M, N, K,  # type: ignore[no-untyped-def]
              s_am, s_ak, s_asm, s_ask, s_wn, s_wk, s_wsn, s_wsk, s_ym, s_yn,
              BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     pid_m = tl.program_id(0)
@@ -39,7 +43,8 @@ def _mx_gemm(a_ptr, as_ptr, w_ptr, ws_ptr, y_ptr, M, N, K,
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-def gemm(a_fp4, a_scale, w_fp4, w_scale, BM=64, BN=64, BK=128):
+def gemm(a_fp4: Any, a_scale: Any, w_fp4: Any, w_scale: Any, BM: int = 64, BN: int = 64,
+         BK: int = 128) -> Any:
     """y = dequant(a) @ dequant(w)^T as bfloat16 [M, N] on the operands' (CUDA) device."""
     a_fp4, a_scale, w_fp4, w_scale = (t.contiguous().view(torch.uint8)
                                       for t in (a_fp4, a_scale, w_fp4, w_scale))

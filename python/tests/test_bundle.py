@@ -5,7 +5,8 @@ import os
 import numpy as np
 import pytest
 
-from a4w4check import bundle, st
+from a4w4check import bundle
+from a4w4check import safetensors_codec as codec
 from a4w4check.errors import BundleError
 from helpers import random_operands, with_layouts
 
@@ -76,21 +77,21 @@ def test_the_writer_checks_known_tensors_and_keeps_others(tmp_path):
 
 def test_readers_accept_f4_and_e8m0_dtypes(tmp_path):
     path, tensors = operand_bundle(tmp_path)
-    f = st.load(path)
-    renamed = {n: st.Raw("F4" if n in bundle.FP4 else "F8_E8M0" if n in bundle.SCALES else
+    f = codec.load(path)
+    renamed = {n: codec.Raw("F4" if n in bundle.FP4 else "F8_E8M0" if n in bundle.SCALES else
                          f.dtypes[n], a) for n, a in f.tensors.items()}
-    st.save(path, renamed, f.metadata)
+    codec.save(path, renamed, f.metadata)
     b = bundle.load_operands(path)
     assert b.dtypes["w_fp4"] == "F4" and b.dtypes["w_scale"] == "F8_E8M0"
     assert (b.tensors["w_fp4"] == tensors["w_fp4"]).all()
 
 
 def rewrite(path, drop=None, meta=None, change=None):
-    f = st.load(path)
-    t = {n: st.Raw(f.dtypes[n], a) for n, a in f.tensors.items() if n != drop}
+    f = codec.load(path)
+    t = {n: codec.Raw(f.dtypes[n], a) for n, a in f.tensors.items() if n != drop}
     t.update(change or {})
     m = dict(f.metadata, **(meta or {}))
-    st.save(path, t, m)
+    codec.save(path, t, m)
 
 
 @pytest.mark.parametrize("how,rule", [
@@ -113,9 +114,9 @@ def test_bad_operand_bundles_name_the_rule(tmp_path, how, rule):
 
 def test_missing_metadata_is_refused(tmp_path):
     path, _ = operand_bundle(tmp_path)
-    f = st.load(path)
+    f = codec.load(path)
     meta = {k: v for k, v in f.metadata.items() if k != "matrix_hash"}
-    st.save(path, {n: st.Raw(f.dtypes[n], a) for n, a in f.tensors.items()}, meta)
+    codec.save(path, {n: codec.Raw(f.dtypes[n], a) for n, a in f.tensors.items()}, meta)
     with pytest.raises(BundleError, match="matrix_hash"):
         bundle.load_operands(path)
 
@@ -149,7 +150,7 @@ def test_manifests(tmp_path):
 
 
 def test_capture_bundle_round_trip_and_numbering(tmp_path):
-    t = {"a_fp4": np.zeros((4, 32), np.uint8), "y": st.Raw("BF16", np.ones((4, 32), np.uint16))}
+    t = {"a_fp4": np.zeros((4, 32), np.uint8), "y": codec.Raw("BF16", np.ones((4, 32), np.uint16))}
     meta = {"call_site": "m.py:3", "layer": "l.0", "contract": "exact", "layouts": "a_fp4,y",
             "bpreshuffle": "True"}
     p0, n0 = bundle.save_capture(tmp_path, "aiter.gemm_a4w4", (4, 32, 64), t, meta)

@@ -7,7 +7,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from a4w4check import kernels, st
+from a4w4check import kernels
+from a4w4check import safetensors_codec as codec
 from helpers import ordered1, random_operands, with_layouts
 
 CLI = os.environ.get("A4W4CHECK_CLI")
@@ -23,7 +24,7 @@ def case_bundle(path, M, N, K, seed):
     tensors["y_exact"] = run({k: torch.from_numpy(v) for k, v in ops.items()}, (M, N, K), "cpu")
     tensors["y_ordered"] = ordered1(ops)
     swz = "w_scale_swizzled" in tensors
-    st.save(path, tensors, {"format": "a4w4-case/1", "M": str(M), "N": str(N), "K": str(K),
+    codec.save(path, tensors, {"format": "a4w4-case/1", "M": str(M), "N": str(N), "K": str(K),
                             "activation": "codes", "scale_swizzle_supported": str(swz).lower(),
                             "producer": "a4w4check python tests", "note": ""})
     return tensors
@@ -48,7 +49,8 @@ def test_c_verify_catches_a_wrong_bit(tmp_path):
     p = tmp_path / "case.safetensors"
     t = case_bundle(p, 7, 64, 256, seed=1)
     t["y_exact"][3, 5] ^= 1
-    f = st.load(p)
-    st.save(p, {n: st.Raw(f.dtypes[n], t.get(n, a)) for n, a in f.tensors.items()}, f.metadata)
+    f = codec.load(p)
+    codec.save(p, {n: codec.Raw(f.dtypes[n], t.get(n, a)) for n, a in f.tensors.items()},
+               f.metadata)
     r = verify(p)
     assert r.returncode == 1 and "FAIL" in r.stdout

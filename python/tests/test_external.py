@@ -7,7 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from a4w4check import bundle, external, st
+from a4w4check import bundle, external
+from a4w4check import safetensors_codec as codec
 from conftest import subprocess_env
 from helpers import exact_y, random_operands, with_layouts, write_operand_dir
 
@@ -179,10 +180,10 @@ def corrupt(d, how):
         data[:8] = (len(data) * 2).to_bytes(8, "little")
         p.write_bytes(data)
     elif how == "wrong-shape":
-        f = st.load(p)
-        t = {n: st.Raw(f.dtypes[n], a) for n, a in f.tensors.items()}
+        f = codec.load(p)
+        t = {n: codec.Raw(f.dtypes[n], a) for n, a in f.tensors.items()}
         t["a_scale"] = np.zeros((17, 2), np.uint8)  # K/32 is 8
-        st.save(p, t, f.metadata)
+        codec.save(p, t, f.metadata)
     elif how == "missing":
         p.unlink()
     elif how == "manifest":

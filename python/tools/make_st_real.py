@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """make_st_real.py OUTDIR: safetensors files written by the real `safetensors` library, plus
 OUTDIR/expected.json describing their contents from the source tensors (not from the files),
-for python/tests/test_st_real.py (which holds a4w4check.st byte-equal to them).
+for python/tests/test_safetensors_real.py (which holds a4w4check.safetensors_codec byte-equal
+to them).
 
 Needs torch >= 2.8 (torch.float4_e2m1fn_x2, torch.float8_e8m0fnu) and safetensors with F4 /
 F8_E8M0 support (0.6 or later). Deterministic: the same versions write the same bytes, except

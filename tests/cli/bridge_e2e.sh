@@ -75,12 +75,12 @@ PY
 # outputs of other operands: refused, exit 2, one line naming the file and the rule
 "$PY" - "$WORK/good/e_n8.safetensors" <<'PY'
 import sys
-from a4w4check import st
+from a4w4check import safetensors_codec as codec
 f = sys.argv[1]
-got = st.load(f)
+got = codec.load(f)
 meta = dict(got.metadata)
 meta["seed"] = "12345"
-st.save(f, got.tensors, meta)
+codec.save(f, got.tensors, meta)
 PY
 run --backend "bundle:$WORK/good" --out "$WORK/r-seed" 2>"$WORK/seed.err"
 rc=$?

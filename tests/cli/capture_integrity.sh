@@ -24,7 +24,8 @@ export PYTHONPATH="$SRC/python:$SRC/python/tests" PYTHONDONTWRITEBYTECODE=1
 "$PY" - "$WORK" <<'PY' || fail "cannot write the captures"
 import os, sys
 import numpy as np
-from a4w4check import bundle, st
+from a4w4check import bundle
+from a4w4check import safetensors_codec as codec
 from helpers import exact_y, random_operands
 
 work = sys.argv[1]
@@ -35,7 +36,7 @@ GEMM = {"call_site": "t.py:1", "layer": "l", "contract": "exact", "layouts": "",
 
 
 def cap(d, op="aiter.gemm_a4w4", extra=None, meta=None, yy=y):
-    t = dict(ops, y=st.Raw("BF16", yy))
+    t = dict(ops, y=codec.Raw("BF16", yy))
     t.update(extra or {})
     m = dict(GEMM if op == "aiter.gemm_a4w4" else
              {"call_site": "t.py:1", "layer": "l", "contract": "exact", "layouts": ""})
@@ -54,12 +55,12 @@ cap("skipreduce", op="aiter.gemm_afp4wfp4", meta={"skip_reduce": "True"})
 cap("sub/deeper", yy=y ^ 0x0001)                       # a wrong y, one level down
 os.makedirs(os.path.join(work, "sub/deeper/ok"))
 bundle.save_capture(os.path.join(work, "sub/deeper/ok"), "aiter.gemm_a4w4", (3, 32, 64),
-                    dict(ops, y=st.Raw("BF16", y)), GEMM)
+                    dict(ops, y=codec.Raw("BF16", y)), GEMM)
 # a quantizer of zeros (amax 0: scale 0, codes 0) whose shuffle flag says "shuffled"
 qx = np.zeros((2, 32), np.uint16)
 os.makedirs(os.path.join(work, "quant"))
 bundle.save_capture(os.path.join(work, "quant"), "aiter.per_1x32_f4_quant_hip", (2, 0, 32),
-                    {"x": st.Raw("BF16", qx), "a_fp4": np.zeros((2, 16), np.uint8),
+                    {"x": codec.Raw("BF16", qx), "a_fp4": np.zeros((2, 16), np.uint8),
                      "a_scale": np.zeros((2, 1), np.uint8)},
                     {"call_site": "t.py:1", "layer": "l", "contract": "", "layouts": "",
                      "shuffle": "True"})
@@ -73,7 +74,7 @@ def raw_file(path, tensors, meta):
         entries.append((name, dtype, a.shape, pos, pos + len(data)))
         chunks.append(data)
         pos += len(data)
-    head = st.header_json(entries, meta)
+    head = codec.header_json(entries, meta)
     with open(path, "wb") as f:
         f.write(len(head).to_bytes(8, "little") + head + b"".join(chunks))
 
@@ -93,7 +94,7 @@ raw_file(os.path.join(work, "odd/quant.safetensors"),
           "K": "32", "call_site": "", "layer": "", "contract": "", "layouts": "",
           "shuffle": "False"})
 # an op holding a newline and ESC
-st.save(os.path.join(work, "op.safetensors"), dict(ops, y=st.Raw("BF16", y)),
+codec.save(os.path.join(work, "op.safetensors"), dict(ops, y=codec.Raw("BF16", y)),
         dict(GEMM, format="a4w4-capture/1", op="aiter.gemm_a4w4\n\x1b[2Jx", M="3", N="32",
              K="64"))
 PY

@@ -17,14 +17,14 @@ outputs() {
   /usr/bin/python3 - "$dir" "$@" <<'PY'
 import sys
 import numpy as np
-from a4w4check import st
+from a4w4check import safetensors_codec as codec
 d = sys.argv[1]
 for spec in sys.argv[2:]:
     name, m, n = spec.split(":")
     meta = {"format": "a4w4-outputs/1", "case": name, "M": m, "N": n,
             "matrix_hash": "0000000000000000"}
-    st.save("%s/%s.safetensors" % (d, name.replace("/", "__")),
-            {"y": np.zeros((int(m), int(n)), dtype="<u2")}, meta)
+    codec.save("%s/%s.safetensors" % (d, name.replace("/", "__")),
+               {"y": np.zeros((int(m), int(n)), dtype="<u2")}, meta)
 PY
 }
 

@@ -1,11 +1,11 @@
-"""a4w4check.st: round trips, the library's byte layout, and strict reading."""
+"""a4w4check.safetensors_codec: round trips, the library's byte layout, and strict reading."""
 import json
 import os
 
 import numpy as np
 import pytest
 
-from a4w4check import st
+from a4w4check import safetensors_codec as codec
 from a4w4check.errors import BundleError
 
 
@@ -16,8 +16,8 @@ def sample_tensors():
         "bf16_odd": rng.integers(0, 1 << 16, (7,), dtype=np.uint16),
         "f32": rng.standard_normal((2, 3)).astype(np.float32),
         "f16": rng.standard_normal((5,)).astype(np.float16),
-        "fp4": st.Raw("F4", rng.integers(0, 256, (3, 4), dtype=np.uint8)),
-        "e8m0": st.Raw("F8_E8M0", rng.integers(0, 256, (3, 1), dtype=np.uint8)),
+        "fp4": codec.Raw("F4", rng.integers(0, 256, (3, 4), dtype=np.uint8)),
+        "e8m0": codec.Raw("F8_E8M0", rng.integers(0, 256, (3, 1), dtype=np.uint8)),
         "empty": np.zeros((0, 4), dtype=np.uint8),
         "scalar": np.array(3.5, dtype=np.float32),
     }
@@ -30,7 +30,7 @@ def raw(f):
 @pytest.mark.parametrize("metadata", [None, {}, {"format": "x/1", "note": "ünïcode \"q\"\n"}])
 def test_round_trip_keeps_every_dtype_shape_and_byte(metadata):
     t = sample_tensors()
-    got = st.loads(bytearray(st.dumps(t, metadata)))
+    got = codec.loads(bytearray(codec.dumps(t, metadata)))
     assert got.metadata == metadata
     assert got.dtypes == {"u8_odd": "U8", "bf16_odd": "BF16", "f32": "F32", "f16": "F16",
                           "fp4": "F4", "e8m0": "F8_E8M0", "empty": "U8", "scalar": "F32"}
@@ -41,10 +41,10 @@ def test_round_trip_keeps_every_dtype_shape_and_byte(metadata):
 
 def test_layout_is_the_libraries_widest_dtype_first_then_name_with_space_padding():
     t = {"b": np.zeros(1, np.uint8), "a": np.zeros(1, np.uint8), "w": np.zeros(1, np.float32),
-         "z": st.Raw("F4", np.array([0x21], np.uint8)),
-         "s": st.Raw("F8_E8M0", np.ones(2, np.uint8)),
+         "z": codec.Raw("F4", np.array([0x21], np.uint8)),
+         "s": codec.Raw("F8_E8M0", np.ones(2, np.uint8)),
          "h": np.zeros(1, np.uint16)}
-    data = st.dumps(t, {"k": "v"})
+    data = codec.dumps(t, {"k": "v"})
     n = int.from_bytes(data[:8], "little")
     want = ('{"__metadata__":{"k":"v"},'
             '"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},'
@@ -58,32 +58,32 @@ def test_layout_is_the_libraries_widest_dtype_first_then_name_with_space_padding
 
 
 def test_no_metadata_means_no_metadata_key():
-    data = st.dumps({"x": np.zeros(2, np.uint8)})
+    data = codec.dumps({"x": np.zeros(2, np.uint8)})
     assert b"__metadata__" not in data
 
 
 def test_save_is_atomic_and_leaves_no_temporary_file(tmp_path):
     p = tmp_path / "f.safetensors"
-    st.save(p, {"x": np.arange(4, dtype=np.uint8)}, {"a": "b"}, backend="own")
-    assert st.load(p, backend="own").tensors["x"].tolist() == [0, 1, 2, 3]
+    codec.save(p, {"x": np.arange(4, dtype=np.uint8)}, {"a": "b"}, backend="own")
+    assert codec.load(p, backend="own").tensors["x"].tolist() == [0, 1, 2, 3]
     with pytest.raises(BundleError):
-        st.save(p, {"x": np.zeros(2, np.int64)}, backend="own")
+        codec.save(p, {"x": np.zeros(2, np.int64)}, backend="own")
     assert sorted(os.listdir(tmp_path)) == ["f.safetensors"]
 
 
 def test_writer_rejects_bad_input():
     with pytest.raises(BundleError, match="bad-tensor"):
-        st.dumps({"x": np.zeros(2, np.int32)})
+        codec.dumps({"x": np.zeros(2, np.int32)})
     with pytest.raises(BundleError, match="bad-tensor"):
-        st.dumps({"__metadata__": np.zeros(2, np.uint8)})
+        codec.dumps({"__metadata__": np.zeros(2, np.uint8)})
     with pytest.raises(BundleError, match="metadata"):
-        st.dumps({"x": np.zeros(2, np.uint8)}, {"k": 3})
+        codec.dumps({"x": np.zeros(2, np.uint8)}, {"k": 3})
     with pytest.raises(BundleError, match="not float32"):
-        st.dumps({"x": st.Raw("BF16", np.zeros(2, np.float32))})
+        codec.dumps({"x": codec.Raw("BF16", np.zeros(2, np.float32))})
 
 
 def test_big_endian_arrays_are_written_little_endian():
-    got = st.loads(bytearray(st.dumps({"x": np.array([1, 258], dtype=">u2")})))
+    got = codec.loads(bytearray(codec.dumps({"x": np.array([1, 258], dtype=">u2")})))
     assert got.dtypes["x"] == "BF16" and got.tensors["x"].tolist() == [1, 258]
 
 
@@ -98,19 +98,19 @@ def build(header, data=b"", pad=True):
 
 def expect(rule, buf, path="f.safetensors"):
     with pytest.raises(BundleError) as e:
-        st.loads(bytearray(buf), path)
+        codec.loads(bytearray(buf), path)
     assert e.value.rule == rule, str(e.value)
     assert str(e.value).startswith(f"{path}: {rule}: ")
     return e.value
 
 
 def ok_file():
-    return st.dumps({"a": np.arange(6, dtype=np.uint8).reshape(2, 3),
+    return codec.dumps({"a": np.arange(6, dtype=np.uint8).reshape(2, 3),
                      "b": np.arange(4, dtype=np.uint16)}, {"m": "v"})
 
 
 def test_reads_a_valid_file():
-    assert st.loads(bytearray(ok_file())).tensors["a"].shape == (2, 3)
+    assert codec.loads(bytearray(ok_file())).tensors["a"].shape == (2, 3)
 
 
 @pytest.mark.parametrize("cut", [0, 3, 7])
@@ -170,7 +170,7 @@ def test_rejects_f4_tensors_whose_rows_do_not_fill_whole_bytes(shape, nbytes):
 
 def test_f4_counts_four_bit_elements():
     h = {"a": {"dtype": "F4", "shape": [2, 4], "data_offsets": [0, 4]}}
-    got = st.loads(bytearray(build(h, bytes([1, 2, 3, 4]))))
+    got = codec.loads(bytearray(build(h, bytes([1, 2, 3, 4]))))
     assert got.tensors["a"].tolist() == [[1, 2], [3, 4]]
 
 
@@ -178,7 +178,7 @@ def test_reads_empty_tensors_anywhere():
     h = {"e": {"dtype": "F32", "shape": [0, 3], "data_offsets": [2, 2]},
          "a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},
          "z": {"dtype": "BF16", "shape": [2, 0], "data_offsets": [2, 2]}}
-    got = st.loads(bytearray(build(h, b"\x01\x02")))
+    got = codec.loads(bytearray(build(h, b"\x01\x02")))
     assert got.tensors["e"].shape == (0, 3) and got.tensors["z"].shape == (2, 0)
 
 
@@ -197,11 +197,11 @@ def test_rejects_bad_json_duplicates_and_bad_metadata():
 def test_read_header_checks_without_reading_data(tmp_path):
     p = tmp_path / "x.safetensors"
     p.write_bytes(ok_file())
-    h = st.read_header(p)
+    h = codec.read_header(p)
     assert list(h.infos) == ["b", "a"] and h.metadata == {"m": "v"}
     p.write_bytes(ok_file()[:-1])
     with pytest.raises(BundleError, match="truncated"):
-        st.read_header(p)
+        codec.read_header(p)
 
 
 def test_library_and_own_codec_write_the_same_bytes_where_the_library_is_present(tmp_path):
@@ -210,8 +210,8 @@ def test_library_and_own_codec_write_the_same_bytes_where_the_library_is_present
     t = {k: v for k, v in sample_tensors().items() if k not in ("fp4", "e8m0") or
          hasattr(torch, "float4_e2m1fn_x2")}
     for meta in (None, {"one": "key"}):
-        st.save(tmp_path / "lib.st", t, meta, backend="lib")
-        assert (tmp_path / "lib.st").read_bytes() == st.dumps(t, meta)
-        got = st.load(tmp_path / "lib.st", backend="lib")
+        codec.save(tmp_path / "lib.st", t, meta, backend="lib")
+        assert (tmp_path / "lib.st").read_bytes() == codec.dumps(t, meta)
+        got = codec.load(tmp_path / "lib.st", backend="lib")
         assert {k: a.tobytes() for k, a in got.tensors.items()} == \
             {k: raw(v).tobytes() for k, v in t.items()}

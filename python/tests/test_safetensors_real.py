@@ -1,13 +1,14 @@
-"""a4w4check.st against files the real `safetensors` library wrote (made on a machine with
-torch >= 2.8 by python/tools/make_st_real.py into tests/data/st_real/, or A4W4CHECK_ST_REAL):
-reading gives the source tensors, and writing them again gives the same bytes."""
+"""a4w4check.safetensors_codec against files the real `safetensors` library wrote (made on a
+machine with torch >= 2.8 by python/tools/make_st_real.py into tests/data/st_real/, or
+A4W4CHECK_ST_REAL): reading gives the source tensors, and writing them again gives the same
+bytes."""
 import hashlib
 import json
 import os
 
 import pytest
 
-from a4w4check import st
+from a4w4check import safetensors_codec as codec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DIR = os.environ.get("A4W4CHECK_ST_REAL", os.path.join(ROOT, "tests", "data", "st_real"))
@@ -33,7 +34,7 @@ def test_reading_gives_the_source_tensors(name):
     path = os.path.join(DIR, name)
     data = open(path, "rb").read()
     assert len(data) == want["size"] and hashlib.sha256(data).hexdigest() == want["sha256"]
-    got = st.load(path, backend="own")
+    got = codec.load(path, backend="own")
     assert got.metadata == want["metadata"]
     assert set(got.tensors) == set(want["tensors"])
     for t, w in want["tensors"].items():
@@ -47,7 +48,7 @@ def test_reading_gives_the_source_tensors(name):
 @pytest.mark.parametrize("name", sorted(FILES))
 def test_writing_them_again_gives_the_same_bytes(name):
     path = os.path.join(DIR, name)
-    got = st.load(path, backend="own")  # metadata keeps the order the library wrote
-    again = st.dumps({t: st.Raw(got.dtypes[t], a) for t, a in got.tensors.items()},
+    got = codec.load(path, backend="own")  # metadata keeps the order the library wrote
+    again = codec.dumps({t: codec.Raw(got.dtypes[t], a) for t, a in got.tensors.items()},
                      got.metadata)
     assert again == open(path, "rb").read()

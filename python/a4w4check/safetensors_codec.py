@@ -1,4 +1,4 @@
-"""a4w4check.st: a small safetensors codec (contracts §7).
+"""a4w4check.safetensors_codec: a small safetensors codec (contracts §7).
 
 File layout: an 8-byte little-endian header length n, n bytes of JSON header, then the data
 section. The header maps each tensor name to {"dtype", "shape", "data_offsets": [begin, end]}
@@ -22,21 +22,26 @@ elements); BF16 -> uint16 raw bits; F16 -> float16; F32 -> float32; all little-e
 
 Where the `safetensors` library and torch import, load() also reads each file through it and
 holds the two readings equal; save() goes through it on request (backend="lib" or
-A4W4CHECK_ST=lib), see a4w4check.stlib.
+A4W4CHECK_ST=lib), see a4w4check.safetensors_library.
 """
+from __future__ import annotations
+
 import json
 import os
-from typing import NamedTuple
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
+from . import safetensors_library as library
 from .errors import BundleError
-from . import stlib
+
+Array = npt.NDArray[Any]
 
 MAX_HEADER = 100_000_000
 
 # dtype name -> (bits per element, numpy dtype of the array, rank in safetensors' Dtype enum)
-DTYPES = {
+DTYPES: dict[str, tuple[int, np.dtype[Any], int]] = {
     "F4": (4, np.dtype(np.uint8), 1),
     "U8": (8, np.dtype(np.uint8), 4),
     "F8_E8M0": (8, np.dtype(np.uint8), 8),
@@ -44,21 +49,27 @@ DTYPES = {
     "BF16": (16, np.dtype("<u2"), 12),
     "F32": (32, np.dtype("<f4"), 15),
 }
-_BY_NUMPY = {np.dtype(np.uint8): "U8", np.dtype("<u2"): "BF16", np.dtype("<f2"): "F16",
-             np.dtype("<f4"): "F32"}
+_BY_NUMPY: dict[np.dtype[Any], str] = {np.dtype(np.uint8): "U8", np.dtype("<u2"): "BF16",
+                                        np.dtype("<f2"): "F16", np.dtype("<f4"): "F32"}
 
 
 class Raw(NamedTuple):
     """A tensor written under an explicit dtype: Raw("F4", bytes [..., C]) is written with
     header shape [..., 2C]; Raw("F8_E8M0", uint8 array); Raw("U8"|"BF16"|..., array)."""
     dtype: str
-    array: np.ndarray
+    array: npt.ArrayLike
+
+
+# A writer input: a numpy array (its dtype picks the safetensors dtype) or a Raw.
+TensorIn = Union[npt.ArrayLike, Raw]
+# (safetensors dtype, header shape, contiguous little-endian array) of one writer input
+Spec = tuple[str, tuple[int, ...], Array]
 
 
 class Info(NamedTuple):
     """One header entry: dtype name, header shape (F4 in 4-bit elements), data offsets."""
     dtype: str
-    shape: tuple
+    shape: tuple[int, ...]
     begin: int
     end: int
 
@@ -68,24 +79,24 @@ class Header(NamedTuple):
     path: str
     size: int
     data_start: int
-    metadata: dict
-    infos: dict
+    metadata: dict[str, str] | None
+    infos: dict[str, Info]
 
 
 class Loaded(NamedTuple):
     """A loaded file: tensors name -> numpy array (see the module docstring), metadata (dict or
     None), dtypes name -> dtype name as stored."""
-    tensors: dict
-    metadata: dict
-    dtypes: dict
+    tensors: dict[str, Array]
+    metadata: dict[str, str] | None
+    dtypes: dict[str, str]
 
 
 # ---- writing ---------------------------------------------------------------------------------
 
-def _spec(name, value):
+def _spec(name: str, value: TensorIn) -> Spec:
     """(dtype, header shape, contiguous array) of one writer input; BundleError when unusable."""
-    dtype, arr = (value.dtype, value.array) if isinstance(value, Raw) else (None, value)
-    arr = np.asarray(arr)
+    dtype: str | None = value.dtype if isinstance(value, Raw) else None
+    arr = np.asarray(value.array if isinstance(value, Raw) else value)
     if not arr.flags.c_contiguous:  # (ascontiguousarray would make a scalar 1-d)
         arr = arr.copy(order="C")
     if dtype is None:
@@ -108,13 +119,14 @@ def _spec(name, value):
     return dtype, shape, arr
 
 
-def _order(items):
+def _order(items: Iterable[tuple[str, Spec]]) -> list[tuple[str, Spec]]:
     return sorted(items, key=lambda kv: (-DTYPES[kv[1][0]][2], kv[0]))
 
 
-def header_json(entries, metadata):
+def header_json(entries: Iterable[tuple[str, str, tuple[int, ...], int, int]],
+                metadata: Mapping[str, str] | None) -> bytes:
     """Header bytes (padded) for entries [(name, dtype, shape, begin, end)] and metadata."""
-    obj = {}
+    obj: dict[str, Any] = {}
     if metadata is not None:
         obj["__metadata__"] = _check_metadata("<writer>", metadata)
     for name, dtype, shape, begin, end in entries:
@@ -123,16 +135,19 @@ def header_json(entries, metadata):
     return text + b" " * (-len(text) % 8)
 
 
-def dumps(tensors, metadata=None):
+def dumps(tensors: Mapping[str, TensorIn],
+          metadata: Mapping[str, str] | None = None) -> bytes:
     """Serialize tensors (name -> numpy array or Raw) and metadata (str -> str, or None for no
     "__metadata__") to bytes, exactly as the safetensors library lays them out."""
-    specs = {}
+    specs: dict[str, Spec] = {}
     for name, value in tensors.items():
         if not isinstance(name, str) or not name or name == "__metadata__":
             raise BundleError(repr(name), "bad-tensor", "tensor names are non-empty strings, "
                               "not __metadata__")
         specs[name] = _spec(name, value)
-    entries, chunks, pos = [], [], 0
+    entries: list[tuple[str, str, tuple[int, ...], int, int]] = []
+    chunks: list[bytes] = []
+    pos = 0
     for name, (dtype, shape, arr) in _order(specs.items()):
         data = arr.tobytes()
         entries.append((name, dtype, shape, pos, pos + len(data)))
@@ -142,18 +157,18 @@ def dumps(tensors, metadata=None):
     return len(head).to_bytes(8, "little") + head + b"".join(chunks)
 
 
-def write_atomic(path, data):
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write bytes to path through a temporary file in the same directory (mode 0666 & ~umask),
     fsynced and renamed over path; the temporary file is removed on failure. Raises OSError."""
-    path = os.fspath(path)
-    tmp = f"{path}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
+    dest = os.fspath(path)
+    tmp = f"{dest}.tmp.{os.getpid()}.{os.urandom(4).hex()}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, dest)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -162,12 +177,14 @@ def write_atomic(path, data):
         raise
 
 
-def save(path, tensors, metadata=None, backend=None):
+def save(path: str | os.PathLike[str], tensors: Mapping[str, TensorIn],
+         metadata: Mapping[str, str] | None = None, backend: str | None = None) -> None:
     """Write tensors and metadata to path atomically (see dumps). backend: "own", "lib" or None
-    (A4W4CHECK_ST; see a4w4check.stlib.wanted). Raises BundleError for bad input, OSError."""
+    (A4W4CHECK_ST; see a4w4check.safetensors_library.wanted). Raises BundleError for bad input,
+    OSError."""
     data = None
-    if stlib.wanted(backend, writing=True):
-        data = stlib.dumps(tensors, metadata)
+    if library.wanted(backend, writing=True):
+        data = library.dumps(tensors, metadata)
     if data is None:
         data = dumps(tensors, metadata)
     write_atomic(path, data)
@@ -175,16 +192,16 @@ def save(path, tensors, metadata=None, backend=None):
 
 # ---- reading ---------------------------------------------------------------------------------
 
-def _check_metadata(path, meta):
+def _check_metadata(path: str, meta: object) -> dict[str, str]:
     if not isinstance(meta, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                              for k, v in meta.items()):
         raise BundleError(path, "metadata", "__metadata__ must be an object of string values")
     return meta
 
 
-def _no_duplicates(path):
-    def hook(pairs):
-        seen = {}
+def _no_duplicates(path: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
         for k, v in pairs:
             if k in seen:
                 raise BundleError(path, "duplicate-key", f"key {k!r} appears twice")
@@ -193,11 +210,11 @@ def _no_duplicates(path):
     return hook
 
 
-def _is_count(v):
+def _is_count(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-def _entry(path, name, e):
+def _entry(path: str, name: str, e: object) -> Info:
     if not isinstance(e, dict) or not {"dtype", "shape", "data_offsets"} <= e.keys():
         raise BundleError(path, "tensor-entry", f"tensor {name!r} needs dtype, shape and "
                           "data_offsets")
@@ -223,7 +240,7 @@ def _entry(path, name, e):
     return Info(dtype, tuple(shape), offs[0], offs[1])
 
 
-def _check_layout(path, infos, data_len):
+def _check_layout(path: str, infos: Mapping[str, Info], data_len: int) -> None:
     pos = 0
     for name, i in infos.items():
         if i.begin < pos:
@@ -241,7 +258,8 @@ def _check_layout(path, infos, data_len):
                           "bytes after the last tensor")
 
 
-def parse_header(path, prefix, size):
+def parse_header(path: str | os.PathLike[str], prefix: bytes | bytearray | memoryview,
+                 size: int) -> Header:
     """Validate a header given the file's first bytes (at least 8 + header length of them, or
     all of them when shorter) and the file size. Returns Header; raises BundleError."""
     path = str(path)
@@ -273,7 +291,7 @@ def parse_header(path, prefix, size):
     return Header(path, size, 8 + n, meta, infos)
 
 
-def read_header(path):
+def read_header(path: str | os.PathLike[str]) -> Header:
     """Validate path's header and layout against its size without reading the data section."""
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
@@ -283,7 +301,7 @@ def read_header(path):
     return parse_header(path, prefix, size)
 
 
-def _array(info, buf, data_start):
+def _array(info: Info, buf: bytes | bytearray, data_start: int) -> Array:
     bits, npdt, _ = DTYPES[info.dtype]
     shape = info.shape[:-1] + (info.shape[-1] // 2,) if info.dtype == "F4" else info.shape
     count = (info.end - info.begin) // npdt.itemsize
@@ -291,17 +309,18 @@ def _array(info, buf, data_start):
     return a.reshape(shape)
 
 
-def loads(buf, path="<bytes>", backend="own"):
+def loads(buf: bytes | bytearray, path: str = "<bytes>",
+          backend: str | None = "own") -> Loaded:
     """Parse a whole file held in buf (bytes-like) into Loaded. Arrays share buf's memory
     (writable when buf is a bytearray). Raises BundleError."""
     head = parse_header(path, memoryview(buf), len(buf))
     tensors = {n: _array(i, buf, head.data_start) for n, i in head.infos.items()}
-    if stlib.wanted(backend):
-        stlib.crosscheck(head, buf, tensors)
+    if library.wanted(backend):
+        library.crosscheck(head, buf, tensors)
     return Loaded(tensors, head.metadata, {n: i.dtype for n, i in head.infos.items()})
 
 
-def load(path, backend=None):
+def load(path: str | os.PathLike[str], backend: str | None = None) -> Loaded:
     """Read and validate the file at path (see loads). Raises BundleError, OSError."""
     with open(path, "rb") as f:
         buf = bytearray(os.fstat(f.fileno()).st_size)

@@ -1,26 +1,31 @@
-"""a4w4check.stlib: the `safetensors` library behind a4w4check.st, where it and torch import.
+"""a4w4check.safetensors_library: the `safetensors` library behind a4w4check.safetensors_codec,
+where it and torch import.
 
 wanted(backend, writing): backend "own" -> False; "lib" -> True (ImportError if absent); None
 -> the environment's A4W4CHECK_ST ("own", "lib", default "auto"). "auto" reads through the
-library where it imports but writes with a4w4check.st: the library writes __metadata__ keys in
+library where it imports but writes with the codec: the library writes __metadata__ keys in
 hash order, a new order each run, and the bundles here are meant to be reproducible byte for
-byte (a4w4check.st's layout is otherwise the library's, as tests/test_st_real.py checks).
+byte (the codec's layout is otherwise the library's, as tests/test_safetensors_real.py checks).
 dumps(): bytes from safetensors.torch.save (None when a dtype needs a newer torch: F4 wants
 torch.float4_e2m1fn_x2, F8_E8M0 torch.float8_e8m0fnu). crosscheck(): the library's reading of
-each tensor must agree with a4w4check.st's strict parse (BundleError rule "library").
+each tensor must agree with the codec's strict parse (BundleError rule "library").
 """
+from __future__ import annotations
+
 import os
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from . import st
 from .errors import BundleError
 
+if TYPE_CHECKING:  # the codec imports this module; its types only, no import cycle at run time
+    from .safetensors_codec import Array, Header, TensorIn
 
-_IMPORTABLE = []
+_IMPORTABLE: list[bool] = []
 
 
-def _importable():
+def _importable() -> bool:
     if not _IMPORTABLE:
         try:
             import safetensors.torch  # noqa: F401
@@ -31,7 +36,7 @@ def _importable():
     return _IMPORTABLE[0]
 
 
-def wanted(backend, writing=False):
+def wanted(backend: str | None, writing: bool = False) -> bool:
     """Whether to go through the library (see the module docstring)."""
     choice = backend or os.environ.get("A4W4CHECK_ST", "auto")
     if choice == "own" or (writing and choice == "auto"):
@@ -41,7 +46,7 @@ def wanted(backend, writing=False):
     return _importable()
 
 
-def _torch_of(dtype, arr):
+def _torch_of(dtype: str, arr: Array) -> Any:
     import torch
     if dtype == "BF16":
         return torch.from_numpy(arr.view(np.int16).copy()).view(torch.bfloat16)
@@ -51,22 +56,25 @@ def _torch_of(dtype, arr):
     return torch.from_numpy(arr.copy())
 
 
-def dumps(tensors, metadata):
+def dumps(tensors: Mapping[str, TensorIn], metadata: Mapping[str, str] | None) -> bytes | None:
     """Bytes from safetensors.torch.save, or None when a dtype needs a newer torch."""
     import safetensors.torch
+
+    from . import safetensors_codec as codec
     out = {}
     for name, value in tensors.items():
-        dtype, _, arr = st._spec(name, value)
+        dtype, _, arr = codec._spec(name, value)
         t = _torch_of(dtype, arr)
         if t is None:
             return None
         out[name] = t
     if metadata is not None:
-        st._check_metadata("<writer>", metadata)
-    return safetensors.torch.save(out, metadata=metadata)
+        codec._check_metadata("<writer>", metadata)
+    data: bytes = safetensors.torch.save(out, metadata=metadata)
+    return data
 
 
-def crosscheck(head, buf, tensors):
+def crosscheck(head: Header, buf: bytes | bytearray, tensors: Mapping[str, Array]) -> None:
     """The library's reading (safetensors.deserialize: names, dtypes, header shapes, bytes) must
     equal the strict parse of the same file; BundleError (rule "library") where it does not."""
     import safetensors
