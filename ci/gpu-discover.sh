@@ -25,8 +25,11 @@
 #                          cases/ (their shapes other than the probed ones are not judged by a
 #                          per-shape contract) or case-file paths
 #   A4W4_DISCOVER_REPEATS  [3]   A4W4_PYTHON [python3]   A4W4_DISCOVER_SECONDS [190]
-#   A4W4_DISCOVER_JUDGE_SECONDS [5]  run --budget-seconds: a case whose full check is
-#                          estimated above it is sampled
+#   A4W4_DISCOVER_JUDGE_SECONDS [5]  run --budget-seconds: the whole run's host checking
+#                          (the cases beyond it sampled)
+#   A4W4_DISCOVER_E8M0_CODE0 []  run --e8m0-code0 (contracts §1): unset, entries on E8M0 code 0
+#                          are judged under both readings (matching one only: ambiguous, the
+#                          run INCOMPLETE); 2^-127 or 2^-126 states the kernels' reading
 # Exit: 0 when the tables were written (the findings are in them), 2 bad usage.
 set -u
 out=${1:?usage: ci/gpu-discover.sh OUT}
@@ -40,6 +43,7 @@ sets=${A4W4_DISCOVER_SETS:-discovered}
 repeats=${A4W4_DISCOVER_REPEATS:-3}
 budget=${A4W4_DISCOVER_SECONDS:-190}
 judge_s=${A4W4_DISCOVER_JUDGE_SECONDS:-5}
+code0=${A4W4_DISCOVER_E8M0_CODE0:-}
 src=$(cd "$(dirname "$0")/.." && pwd)
 [ -x "$cli" ] || { echo "gpu-discover: no CLI at $cli (build it, or set A4W4CHECK)"; exit 2; }
 cli=$(cd "$(dirname "$cli")" && pwd)/$(basename "$cli")
@@ -106,14 +110,15 @@ for s in $sets; do
     step "external-$st-$t" 40 "$py" -m a4w4check.external --ops "$w/ops-$st" \
       --out "$w/$t/y-$st" --kernel "$k" --device "$device" --contract exact
     step "run-$st-$t-exact" 30 "$cli" run "${which[@]}" --backend "bundle:$w/$t/y-$st" \
-      --out "$out/run-$st-$t-exact" --budget-seconds "$judge_s" --quiet
+      --out "$out/run-$st-$t-exact" --budget-seconds "$judge_s" ${code0:+--e8m0-code0 "$code0"} --quiet
     # the accepted contract; when none was, the closest candidate (the report says so)
     c=$out/$t.contract
     [ -s "$c" ] || c=$out/$t.contract.closest
     if [ -s "$c" ]; then
       step "run-$st-$t-discovered" 45 "$cli" run "${which[@]}" --backend "bundle:$w/$t/y-$st" \
         --contract "bundle:$w/$t/y-$st=$c" \
-        --out "$out/run-$st-$t-discovered" --budget-seconds "$judge_s" --quiet
+        --out "$out/run-$st-$t-discovered" --budget-seconds "$judge_s" \
+        ${code0:+--e8m0-code0 "$code0"} --quiet
     fi
   done
 done

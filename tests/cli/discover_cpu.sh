@@ -33,7 +33,8 @@ expect 2 "MxNxK" --backend cpu-asm --shapes 32x8 --out bad.txt
 expect 2 "not a registered backend" --backend nosuch --out bad.txt --quiet
 expect 2 "needs --probes" --backend bundle:nowhere --out bad.txt
 expect 2 "over --max-probes" --backend cpu-asm --shapes 32x8x512 --max-probes 10 --out bad.txt
-if ! "$CLI" run --help | grep -q "hip-"; then
+help=$("$CLI" run --help) # whole, before grep: grep -q closing early fails the pipe
+if ! grep -q "hip-" <<<"$help"; then
   expect 3 "GPU" --backend hip-asm-32x128 --out bad.txt --quiet
 fi
 set +e; "$CLI" discover --backend cpu-fallback --shapes 8x8x256 --out /proc/nope/c.txt --quiet > out.log 2>&1; rc=$?; set -e

@@ -10,9 +10,6 @@ CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
 . "$SRC/tests/cli/gt/gt_common.sh"
 fail() { echo "discover_judged: $*"; exit 1; }
-if ! "$CLI" run --help | grep -q -- "--contract B="; then
-  echo "SKIP: this a4w4check has no run --contract yet"; exit 77
-fi
 backends="" overrides=()
 for k in $GT_KERNELS; do
   b="plugin:$GT_PLUGINS/liba4w4_gt_${k}_mis_plugin.so"
@@ -25,14 +22,14 @@ done
 gt_cases c.csv s_m33_n256_k1344 s_m64_n256_k1344 sp_m64_n128_k2048 s_m1_n256_k1344 \
   t_m2_n192_k2048 c0_m64_n192_k2304 m2_n512_k4096
 set +e
-"$CLI" run --cases c.csv --no-golden --full --quiet --out discovered --backend "${backends#,}" \
+"$CLI" run --e8m0-code0 2^-127 --cases c.csv --no-golden --full --quiet --out discovered --backend "${backends#,}" \
   "${overrides[@]}" > run.log 2>&1
 rc=$?
 set -e
 [ $rc -eq 0 ] || { echo "run with the discovered contracts: exit $rc: $(cat run.log)"; gt_judge discovered true; exit 1; }
 gt_judge discovered true
 set +e
-"$CLI" run --cases c.csv --no-golden --full --quiet --out declared --backend "${backends#,}" > run2.log 2>&1
+"$CLI" run --e8m0-code0 2^-127 --cases c.csv --no-golden --full --quiet --out declared --backend "${backends#,}" > run2.log 2>&1
 rc=$?
 set -e
 [ $rc -eq 1 ] || fail "the ordered(1) declarations: exit $rc, expected 1: $(cat run2.log)"

@@ -6,7 +6,8 @@
 # three pre-merge cases. The report must hold both kernels' discovery rows (ordered(1); no tree
 # fits) with their defects column, the judged shares of the declared-exact runs, the discovered
 # contract's runs (every output judged, a pass), every step's exit and time, and the script
-# must print the judged shares.
+# must print the judged shares. E8M0 code 0 is read as 2^-127, as both kernels read it
+# (contracts §1).
 # Usage: gpu_discover_plumbing.sh CLI SRC WORK TOOLS
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
@@ -19,6 +20,7 @@ fail() { echo "gpu_discover_plumbing: $*"; cat "$WORK/out/steps.log" 2>/dev/null
 A4W4CHECK=$CLI A4W4_PYTHON=/usr/bin/python3 PYTHONPATH="$SRC/python/tests" \
 A4W4_DISCOVER_KERNELS="torch-dequant helpers:ordered1_gemm" A4W4_DISCOVER_SHAPES=16x8x512 \
 A4W4_DISCOVER_DEVICE=cpu A4W4_DISCOVER_SETS="discovered $WORK/cases.csv" A4W4_DISCOVER_SECONDS=600 \
+A4W4_DISCOVER_E8M0_CODE0=2^-127 \
   bash "$SRC/ci/gpu-discover.sh" "$WORK/out" > "$WORK/log" 2>&1 || fail "exit $?: $(cat "$WORK/log")"
 md=$WORK/out/discover.md
 [ -s "$md" ] || fail "no report"
@@ -33,12 +35,10 @@ grep -q '^| torch-dequant | 16x8x512 | `no tree in the model family fits' "$md" 
 grep -q "no single rounding" "$md" || fail "the outside-family evidence is missing: $(cat "$md")"
 row=$(grep '^| helpers:ordered1_gemm | cases |' "$md") || fail "no judged row: $(cat "$md")"
 echo "$row" | grep -q '| [0-9.]* % (' || fail "no judged share for the exact run: $row"
-if "$CLI" run --help | grep -q -- "--contract"; then
-  echo "$row" | awk -F'|' '{print $5}' | grep -q '100.0 %' || fail "discovered contract did not judge every output: $row"
-  echo "$row" | grep -q 'PASS (0 failing' || fail "discovered contract's run did not pass: $row"
-  grep '^| torch-dequant | cases |' "$md" | grep -q "the closest candidate: not accepted" \
-    || fail "torch-dequant was not judged by its closest candidate, marked so: $(cat "$md")"
-fi
+echo "$row" | awk -F'|' '{print $5}' | grep -q '100.0 %' || fail "discovered contract did not judge every output: $row"
+echo "$row" | grep -q 'PASS (0 failing' || fail "discovered contract's run did not pass: $row"
+grep '^| torch-dequant | cases |' "$md" | grep -q "the closest candidate: not accepted" \
+  || fail "torch-dequant was not judged by its closest candidate, marked so: $(cat "$md")"
 for s in discover-torch-dequant discover-helpers_ordered1_gemm export-cases export-discovered \
   run-cases-helpers_ordered1_gemm-exact run-discovered-helpers_ordered1_gemm-discovered; do
   grep -q "^$s	" "$WORK/out/steps.tsv" || fail "step $s not recorded"
