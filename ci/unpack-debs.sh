@@ -2,7 +2,7 @@
 # ci/unpack-debs.sh DEBDIR PREFIX — unpack Debian 12's cJSON, libcsv, OpenBLAS (pthread) (+ pkgconf,
 # libgfortran5/libquadmath0 when the machine lacks them) into PREFIX without root or apt, and print
 # the environment that lets CMake configure, build and run against them on a machine that has no
-# Debian -dev packages (the GPU machine). Usage: eval "$(bash ci/unpack-debs.sh DEBDIR PREFIX)",
+# Debian -dev packages (a GPU host without them). Usage: eval "$(bash ci/unpack-debs.sh DEBDIR PREFIX)",
 # or A4W4_DEPS_PREFIX=PREFIX for ci/find-deps.sh. Takes the .debs docs/nightly.md lists.
 set -euo pipefail
 debs=$1; P=$2
