@@ -229,6 +229,63 @@ A4W4J_HD float a4w4j_round_i128(__int128 acc, int x, int p)
     return neg ? -f : f;
 }
 
+/* acc * 2^x rounded to the nearest double, ties to even (the exact sums here are never below
+ * 2^-258, so never subnormal: the quantum is 2^(E - 52)). */
+A4W4J_HD double a4w4j_round_i128_d(__int128 acc, int x)
+{
+    if (acc == 0)
+        return 0.0;
+    const int neg = acc < 0;
+    const unsigned __int128 mag = neg ? (unsigned __int128)0 - (unsigned __int128)acc
+                                      : (unsigned __int128)acc;
+    const int E = a4w4j_bits128(mag) - 1 + x;
+    const int q = (E < -1022 ? -1022 : E) - 52, sh = q - x;
+    unsigned long long m;
+    if (sh <= 0) {
+        m = (unsigned long long)(mag << -sh); /* exact, < 2^53 */
+    } else if (sh >= 128) {
+        m = 0;
+    } else {
+        const unsigned __int128 hi = mag >> sh, rem = mag - (hi << sh);
+        const unsigned __int128 half = (unsigned __int128)1 << (sh - 1);
+        m = (unsigned long long)hi + ((rem > half || (rem == half && (hi & 1u))) ? 1u : 0u);
+    }
+    const double v = J_DMUL((double)m, a4w4j_pow2d(q)); /* exact: m <= 2^53 */
+    return neg ? -v : v;
+}
+
+/* The window rounded to the nearest double (the bounded(S) bound's split partial p_s, as
+ * ref/a4w4_bound.c takes it from a4w4_dot_exact_f64): 1 with *d set when certain (no tail, or
+ * both ends of acc +- tail round alike), 0 when not. */
+A4W4J_HD int a4w4j_win_round_d(const a4w4j_win *w, double *d)
+{
+    if (w->nan)
+        return 0;
+    if (w->top < 0) {
+        *d = 0.0;
+        return 1;
+    }
+    const int x = w->top - A4W4J_WIN - 256;
+    __int128 lo = w->acc, hi = w->acc;
+    if (w->tail > 0.0) {
+        const double tq = w->tail * a4w4j_pow2d(-x);
+        if (!(tq < 0x1p100))
+            return 0;
+        const unsigned long long top = (unsigned long long)(tq * 0x1p-50);
+        const double low = tq - (double)top * 0x1p50;
+        __int128 T = ((__int128)top << 50) + (__int128)(unsigned long long)low;
+        if ((double)(unsigned long long)low != low)
+            T += 1;
+        lo -= T;
+        hi += T;
+    }
+    const double dlo = a4w4j_round_i128_d(lo, x), dhi = a4w4j_round_i128_d(hi, x);
+    if (a4w4j_du(dlo) != a4w4j_du(dhi))
+        return 0;
+    *d = dlo;
+    return 1;
+}
+
 /* Round the window: 1 with *bf16 / *f32 set when the rounding is certain, 0 when it is not
  * (the caller asks the plain oracle). Without a tail the window is the exact sum: rounded from
  * the integer, always certain. With a tail t the exact sum lies in acc +- T quanta, T =
@@ -350,16 +407,19 @@ A4W4J_HD void a4w4j_bound_init(a4w4j_bound_acc *a)
     a->n = 0;
 }
 
-/* Add split facts: p = RNE_fp32 of the split's exact partial, t = its double sum of |terms|
- * (ascending blocks), blocks = its block count. The same operations, in the same order, as
- * ref/a4w4_bound.c's acc_add, so the bound is the same double. */
-A4W4J_HD void a4w4j_bound_add(a4w4j_bound_acc *a, float p, double t_sum, long long blocks)
+/* Add split facts: p = the split's exact partial rounded to the nearest double, tpos / tneg =
+ * its double sums of the positive and negative terms (ascending blocks), blocks = its block
+ * count. The same operations, in the same order, as ref/a4w4_bound.c's a4w4_dot_split_facts
+ * and acc_add, so the bound is the same double. */
+A4W4J_HD void a4w4j_bound_add(a4w4j_bound_acc *a, double p, double tpos, double tneg,
+                              long long blocks)
 {
     const double n = (double)blocks;
-    const double t = J_DMUL(t_sum, J_DADD(1.0, J_DMUL(J_DMUL(32.0, n), 0x1p-52)));
+    const double grow = J_DADD(1.0, J_DMUL(J_DMUL(32.0, n), 0x1p-52));
+    const double t = J_DADD(J_DMUL(tpos, grow), J_DMUL(tneg, grow));
     const double g = J_DDIV(J_DMUL(n, A4W4J_U32), J_DADD(1.0, -J_DMUL(n, A4W4J_U32)));
     const double e = J_DADD(J_DMUL(g, t), J_DMUL(J_DMUL(4.0, n), A4W4J_H_UNDER));
-    const double pd = (double)p, pabs = pd < 0 ? -pd : pd;
+    const double pd = p, pabs = pd < 0 ? -pd : pd;
     const double pabsx = J_DADD(J_DMUL(pabs, J_DADD(1.0, A4W4J_U32)), 0x1p-149);
     const double d = J_DADD(J_DADD(e, J_DMUL(A4W4J_V16, J_DADD(pabsx, e))), A4W4J_H_UNDER);
     const double slack = J_DADD(J_DADD(J_DMUL(A4W4J_U32, pabs), 0x1p-149), d);
