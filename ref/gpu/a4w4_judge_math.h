@@ -229,6 +229,26 @@ A4W4J_HD float a4w4j_round_i128(__int128 acc, int x, int p)
     return neg ? -f : f;
 }
 
+/* The ends of the window's interval in quanta of 2^x: acc -+ ceil(tail / quantum). 0 when the
+ * tail is too large to say. */
+A4W4J_HD int a4w4j_win_ends(const a4w4j_win *w, int x, __int128 *lo, __int128 *hi)
+{
+    *lo = *hi = w->acc;
+    if (w->tail > 0.0) {
+        const double tq = w->tail * a4w4j_pow2d(-x); /* exact scaling: the tail in quanta */
+        if (!(tq < 0x1p100))
+            return 0;
+        const unsigned long long top = (unsigned long long)(tq * 0x1p-50);
+        const double low = tq - (double)top * 0x1p50; /* exact split of tq */
+        __int128 T = ((__int128)top << 50) + (__int128)(unsigned long long)low;
+        if ((double)(unsigned long long)low != low)
+            T += 1; /* ceil */
+        *lo -= T;
+        *hi += T;
+    }
+    return 1;
+}
+
 /* acc * 2^x rounded to the nearest double, ties to even (the exact sums here are never below
  * 2^-258, so never subnormal: the quantum is 2^(E - 52)). */
 A4W4J_HD double a4w4j_round_i128_d(__int128 acc, int x)
@@ -266,19 +286,9 @@ A4W4J_HD int a4w4j_win_round_d(const a4w4j_win *w, double *d)
         return 1;
     }
     const int x = w->top - A4W4J_WIN - 256;
-    __int128 lo = w->acc, hi = w->acc;
-    if (w->tail > 0.0) {
-        const double tq = w->tail * a4w4j_pow2d(-x);
-        if (!(tq < 0x1p100))
-            return 0;
-        const unsigned long long top = (unsigned long long)(tq * 0x1p-50);
-        const double low = tq - (double)top * 0x1p50;
-        __int128 T = ((__int128)top << 50) + (__int128)(unsigned long long)low;
-        if ((double)(unsigned long long)low != low)
-            T += 1;
-        lo -= T;
-        hi += T;
-    }
+    __int128 lo, hi;
+    if (!a4w4j_win_ends(w, x, &lo, &hi))
+        return 0;
     const double dlo = a4w4j_round_i128_d(lo, x), dhi = a4w4j_round_i128_d(hi, x);
     if (a4w4j_du(dlo) != a4w4j_du(dhi))
         return 0;
@@ -304,19 +314,9 @@ A4W4J_HD int a4w4j_win_round(const a4w4j_win *w, uint32_t *bf16, float *f32)
         return 1;
     }
     const int x = w->top - A4W4J_WIN - 256; /* the quantum's exponent */
-    __int128 lo = w->acc, hi = w->acc;
-    if (w->tail > 0.0) {
-        const double tq = w->tail * a4w4j_pow2d(-x); /* exact scaling: the tail in quanta */
-        if (!(tq < 0x1p100))
-            return 0;
-        const unsigned long long top = (unsigned long long)(tq * 0x1p-50);
-        const double low = tq - (double)top * 0x1p50; /* exact split of tq */
-        __int128 T = ((__int128)top << 50) + (__int128)(unsigned long long)low;
-        if ((double)(unsigned long long)low != low)
-            T += 1; /* ceil */
-        lo -= T;
-        hi += T;
-    }
+    __int128 lo, hi;
+    if (!a4w4j_win_ends(w, x, &lo, &hi))
+        return 0;
     const float flo = a4w4j_round_i128(lo, x, 24), fhi = a4w4j_round_i128(hi, x, 24);
     const float blo = a4w4j_round_i128(lo, x, 8), bhi = a4w4j_round_i128(hi, x, 8);
     if (a4w4j_u(flo) != a4w4j_u(fhi) || a4w4j_u(blo) != a4w4j_u(bhi))
