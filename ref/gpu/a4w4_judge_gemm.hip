@@ -240,7 +240,8 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_ordered_kernel(a4w4j_pass p)
 typedef struct {
     a4w4j_win total, split;
     a4w4j_prove prove;
-    double tsum;       /* the split's sum of |terms| (the bound's T_s before its factor) */
+    double tpos, tneg; /* the split's sums of positive terms and of |negative terms| (the
+                          bound's T+_s and T-_s before their factor) */
     a4w4j_bound_acc bound;
     int uncertain, split_nan;
 } j_exact_state;
@@ -250,7 +251,7 @@ static __device__ __forceinline__ void j_exact_init(j_exact_state *s)
     a4w4j_win_init(&s->total);
     a4w4j_win_init(&s->split);
     a4w4j_prove_init(&s->prove);
-    s->tsum = 0.0;
+    s->tpos = s->tneg = 0.0;
     a4w4j_bound_init(&s->bound);
     s->uncertain = 0;
     s->split_nan = 0;
@@ -259,16 +260,15 @@ static __device__ __forceinline__ void j_exact_init(j_exact_state *s)
 /* Close a split of `blocks` blocks: its facts into the bound (contracts §4.1 bounded). */
 static __device__ __forceinline__ void j_split_close(j_exact_state *s, long long blocks)
 {
-    uint32_t pb;
-    float pf;
+    double pd;
     if (s->split.nan)
         s->split_nan = 1;
-    else if (!a4w4j_win_round(&s->split, &pb, &pf))
+    else if (!a4w4j_win_round_f64(&s->split, &pd))
         s->uncertain = 1;
     else
-        a4w4j_bound_add(&s->bound, pf, s->tsum, blocks);
+        a4w4j_bound_add(&s->bound, pd, s->tpos, s->tneg, blocks);
     a4w4j_win_init(&s->split);
-    s->tsum = 0.0;
+    s->tpos = s->tneg = 0.0;
 }
 
 template <bool BOUND>
@@ -310,9 +310,11 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_exact_kernel(a4w4j_pass p)
                 a4w4j_prove_add(&st[i].prove, da[i], s_a, s_w);
                 if (BOUND) {
                     a4w4j_win_add(&st[i].split, d[i], s_a, s_w);
-                    if (s_a != 0xFFu && s_w != 0xFFu && da[i])
-                        st[i].tsum = J_DADD(st[i].tsum,
-                                            (double)da[i] * a4w4j_pow2d((int)(s_a + s_w) - 256));
+                    if (s_a != 0xFFu && s_w != 0xFFu && da[i]) { /* (|t| +- t) / 2 */
+                        const double sc = a4w4j_pow2d((int)(s_a + s_w) - 256);
+                        st[i].tpos = J_DADD(st[i].tpos, (double)((da[i] + d[i]) / 2) * sc);
+                        st[i].tneg = J_DADD(st[i].tneg, (double)((da[i] - d[i]) / 2) * sc);
+                    }
                     if (close)
                         j_split_close(&st[i], in_split);
                 }

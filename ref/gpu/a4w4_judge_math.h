@@ -229,6 +229,28 @@ A4W4J_HD float a4w4j_round_i128(__int128 acc, int x, int p)
     return neg ? -f : f;
 }
 
+/* The ends of the window's interval in quanta of 2^*x: the exact sum lies in [*lo, *hi] (both
+ * acc without a tail; acc -+ ceil(tail / quantum) with one). 0, or 1 when the tail is too
+ * large to count in quanta (the rounding is then not certain). */
+A4W4J_HD int a4w4j_win_ends(const a4w4j_win *w, __int128 *lo, __int128 *hi, int *x)
+{
+    *x = w->top - A4W4J_WIN - 256; /* the quantum's exponent */
+    *lo = *hi = w->acc;
+    if (w->tail > 0.0) {
+        const double tq = w->tail * a4w4j_pow2d(-*x); /* exact scaling: the tail in quanta */
+        if (!(tq < 0x1p100))
+            return 1;
+        const unsigned long long top = (unsigned long long)(tq * 0x1p-50);
+        const double low = tq - (double)top * 0x1p50; /* exact split of tq */
+        __int128 T = ((__int128)top << 50) + (__int128)(unsigned long long)low;
+        if ((double)(unsigned long long)low != low)
+            T += 1; /* ceil */
+        *lo -= T;
+        *hi += T;
+    }
+    return 0;
+}
+
 /* Round the window: 1 with *bf16 / *f32 set when the rounding is certain, 0 when it is not
  * (the caller asks the plain oracle). Without a tail the window is the exact sum: rounded from
  * the integer, always certain. With a tail t the exact sum lies in acc +- T quanta, T =
@@ -246,26 +268,58 @@ A4W4J_HD int a4w4j_win_round(const a4w4j_win *w, uint32_t *bf16, float *f32)
         *f32 = 0.0f;
         return 1;
     }
-    const int x = w->top - A4W4J_WIN - 256; /* the quantum's exponent */
-    __int128 lo = w->acc, hi = w->acc;
-    if (w->tail > 0.0) {
-        const double tq = w->tail * a4w4j_pow2d(-x); /* exact scaling: the tail in quanta */
-        if (!(tq < 0x1p100))
-            return 0;
-        const unsigned long long top = (unsigned long long)(tq * 0x1p-50);
-        const double low = tq - (double)top * 0x1p50; /* exact split of tq */
-        __int128 T = ((__int128)top << 50) + (__int128)(unsigned long long)low;
-        if ((double)(unsigned long long)low != low)
-            T += 1; /* ceil */
-        lo -= T;
-        hi += T;
-    }
+    __int128 lo, hi;
+    int x;
+    if (a4w4j_win_ends(w, &lo, &hi, &x))
+        return 0;
     const float flo = a4w4j_round_i128(lo, x, 24), fhi = a4w4j_round_i128(hi, x, 24);
     const float blo = a4w4j_round_i128(lo, x, 8), bhi = a4w4j_round_i128(hi, x, 8);
     if (a4w4j_u(flo) != a4w4j_u(fhi) || a4w4j_u(blo) != a4w4j_u(bhi))
         return 0;
     *f32 = flo;
     *bf16 = a4w4j_u(blo) >> 16;
+    return 1;
+}
+
+/* RNE of v = acc * 2^x to double (53 bits), exactly, from the integer; +0 for v = 0. |acc| <
+ * 2^127, -352 <= x <= 156: every such v is a normal double. */
+A4W4J_HD double a4w4j_round_i128_f64(__int128 acc, int x)
+{
+    if (acc == 0)
+        return 0.0;
+    const int neg = acc < 0;
+    const unsigned __int128 mag = neg ? (unsigned __int128)0 - (unsigned __int128)acc
+                                      : (unsigned __int128)acc;
+    const int q = a4w4j_bits128(mag) - 1 + x - 52; /* exponent of the quantum */
+    const int sh = q - x;                          /* bits of mag below the quantum */
+    unsigned long long m;
+    if (sh <= 0) {
+        m = (unsigned long long)(mag << -sh); /* exact, < 2^53 */
+    } else {
+        const unsigned __int128 hi = mag >> sh, rem = mag - (hi << sh);
+        const unsigned __int128 half = (unsigned __int128)1 << (sh - 1);
+        m = (unsigned long long)hi + ((rem > half || (rem == half && (hi & 1u))) ? 1u : 0u);
+    }
+    const double v = (double)m * a4w4j_pow2d(q); /* exact: m <= 2^53 */
+    return neg ? -v : v;
+}
+
+/* The window's exact sum rounded once to double (RNE), as ref's a4w4_dot_exact_f64: 1 with *p
+ * when certain (both ends of a tailed window round alike), 0 when not. Not for a NaN window. */
+A4W4J_HD int a4w4j_win_round_f64(const a4w4j_win *w, double *p)
+{
+    if (w->top < 0) {
+        *p = 0.0;
+        return 1;
+    }
+    __int128 lo, hi;
+    int x;
+    if (a4w4j_win_ends(w, &lo, &hi, &x))
+        return 0;
+    const double dlo = a4w4j_round_i128_f64(lo, x), dhi = a4w4j_round_i128_f64(hi, x);
+    if (a4w4j_du(dlo) != a4w4j_du(dhi))
+        return 0;
+    *p = dlo;
     return 1;
 }
 
@@ -350,16 +404,20 @@ A4W4J_HD void a4w4j_bound_init(a4w4j_bound_acc *a)
     a->n = 0;
 }
 
-/* Add split facts: p = RNE_fp32 of the split's exact partial, t = its double sum of |terms|
- * (ascending blocks), blocks = its block count. The same operations, in the same order, as
- * ref/a4w4_bound.c's acc_add, so the bound is the same double. */
-A4W4J_HD void a4w4j_bound_add(a4w4j_bound_acc *a, float p, double t_sum, long long blocks)
+/* Add split facts: p = the split's exact partial rounded once to double, tpos and tneg its
+ * double sums of the positive terms and of |negative terms| (ascending blocks; a block's
+ * sums are (iabs + d) / 2 and (iabs - d) / 2 times its scale), blocks its block count. The
+ * same operations, in the same order, as ref/a4w4_bound.c's a4w4_dot_split_facts and
+ * acc_add, so the bound is the same double. */
+A4W4J_HD void a4w4j_bound_add(a4w4j_bound_acc *a, double p, double tpos, double tneg,
+                              long long blocks)
 {
     const double n = (double)blocks;
-    const double t = J_DMUL(t_sum, J_DADD(1.0, J_DMUL(J_DMUL(32.0, n), 0x1p-52)));
+    const double grow = J_DADD(1.0, J_DMUL(J_DMUL(32.0, n), 0x1p-52));
+    const double t = J_DADD(J_DMUL(tpos, grow), J_DMUL(tneg, grow));
     const double g = J_DDIV(J_DMUL(n, A4W4J_U32), J_DADD(1.0, -J_DMUL(n, A4W4J_U32)));
     const double e = J_DADD(J_DMUL(g, t), J_DMUL(J_DMUL(4.0, n), A4W4J_H_UNDER));
-    const double pd = (double)p, pabs = pd < 0 ? -pd : pd;
+    const double pd = p, pabs = pd < 0 ? -pd : pd;
     const double pabsx = J_DADD(J_DMUL(pabs, J_DADD(1.0, A4W4J_U32)), 0x1p-149);
     const double d = J_DADD(J_DADD(e, J_DMUL(A4W4J_V16, J_DADD(pabsx, e))), A4W4J_H_UNDER);
     const double slack = J_DADD(J_DADD(J_DMUL(A4W4J_U32, pabs), 0x1p-149), d);

@@ -109,7 +109,7 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
             a4w4j_win tot, spl;
             a4w4j_prove pr;
             a4w4j_bound_acc bd;
-            double tsum = 0.0;
+            double tpos = 0.0, tneg = 0.0;
             int unsure = 0, snan = 0;
             a4w4j_win_init(&tot);
             a4w4j_win_init(&spl);
@@ -125,22 +125,24 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
                 a4w4j_win_add(&tot, d, sa, sb);
                 a4w4j_win_add(&spl, d, sa, sb);
                 a4w4j_prove_add(&pr, ia, sa, sb);
-                if (sa != 0xFFu && sb != 0xFFu)
-                    tsum = J_DADD(tsum, (double)ia * a4w4j_pow2d((int)(sa + sb) - 256));
+                if (sa != 0xFFu && sb != 0xFFu) { /* positive, negative terms: (ia +- d) / 2 */
+                    const double sc = a4w4j_pow2d((int)(sa + sb) - 256);
+                    tpos = J_DADD(tpos, (double)((ia + d) / 2) * sc);
+                    tneg = J_DADD(tneg, (double)((ia - d) / 2) * sc);
+                }
                 if ((b + 1) % per == 0 || b + 1 == nb) {
                     to = J_FADD(to, ts);
                     ts = 0.0f;
-                    uint32_t pb;
-                    float pf;
+                    double pd;
                     if (spl.nan)
                         snan = 1;
-                    else if (!a4w4j_win_round(&spl, &pb, &pf))
+                    else if (!a4w4j_win_round_f64(&spl, &pd))
                         unsure = 1;
                     else
-                        a4w4j_bound_add(&bd, pf, tsum,
+                        a4w4j_bound_add(&bd, pd, tpos, tneg,
                                         (long long)((b + 1) % per ? (b + 1) % per : per));
                     a4w4j_win_init(&spl);
-                    tsum = 0.0;
+                    tpos = tneg = 0.0;
                 }
             }
             const size_t o = m * N + j;

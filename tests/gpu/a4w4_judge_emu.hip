@@ -172,7 +172,7 @@ static judged judge_output(const dotp *p, unsigned S, unsigned fa, unsigned fw)
     a4w4j_win total, split;
     a4w4j_prove prove;
     a4w4j_bound_acc bound;
-    double tsum = 0.0;
+    double tpos = 0.0, tneg = 0.0;
     int uncertain = 0, split_nan = 0;
     a4w4j_win_init(&total);
     a4w4j_win_init(&split);
@@ -188,21 +188,23 @@ static judged judge_output(const dotp *p, unsigned S, unsigned fa, unsigned fw)
         a4w4j_win_add(&total, d, sa, sb);
         a4w4j_win_add(&split, d, sa, sb);
         a4w4j_prove_add(&prove, ia, sa, sb);
-        if (sa != 0xFFu && sb != 0xFFu)
-            tsum = J_DADD(tsum, (double)ia * a4w4j_pow2d((int)(sa + sb) - 256));
+        if (sa != 0xFFu && sb != 0xFFu) { /* positive and negative terms: (ia +- d) / 2 */
+            tpos = J_DADD(tpos, (double)((ia + d) / 2) * a4w4j_pow2d((int)(sa + sb) - 256));
+            tneg = J_DADD(tneg, (double)((ia - d) / 2) * a4w4j_pow2d((int)(sa + sb) - 256));
+        }
         if ((b + 1) % per == 0 || b + 1 == nb) {
             to = J_FADD(to, ts);
             ts = 0.0f;
-            uint32_t pb;
-            float pf;
+            double pd;
             if (split.nan)
                 split_nan = 1;
-            else if (!a4w4j_win_round(&split, &pb, &pf))
+            else if (!a4w4j_win_round_f64(&split, &pd))
                 uncertain = 1;
             else
-                a4w4j_bound_add(&bound, pf, tsum, (long long)((b + 1) % per ? (b + 1) % per : per));
+                a4w4j_bound_add(&bound, pd, tpos, tneg,
+                                (long long)((b + 1) % per ? (b + 1) % per : per));
             a4w4j_win_init(&split);
-            tsum = 0.0;
+            tpos = tneg = 0.0;
         }
     }
     judged j;
