@@ -74,7 +74,7 @@ fuzz_one() {
   crash=$(find "$run/artifacts" -name "$t-*" -type f | head -n 1)
   if [ "$rc" != 0 ] || [ -n "$crash" ]; then
     echo "FAIL $t: fuzz_$t exited $rc; crash file: ${crash:-none written} (log: $log)"
-    grep -E -A 30 -m 1 '^fuzz|ERROR: |runtime error|libFuzzer: ' "$log" | head -n 40 | sed 's/^/    /'
+    grep -a -E -A 30 -m 1 '^fuzz|ERROR: |runtime error|libFuzzer: ' "$log" | head -n 40 | sed 's/^/    /'
     return 1
   fi
   local execs eps done_line cov ft corp

@@ -448,7 +448,7 @@ NODE_LOOP static void node2_fp32(a4w4_fast_tree_scratch *sc, const float *a, con
         float r = x + y, bb = r - x, e = (x - (r - bb)) + (y - bb);
         uint32_t ur = fbits(r), ue = fbits(e);
         uint32_t finite_r = (ur & mag) < inf;
-        uint32_t finite_xy = ((fbits(x) & inf) != inf) & ((fbits(y) & inf) != inf);
+        uint32_t finite_xy = (uint32_t)((fbits(x) & inf) != inf) & (uint32_t)((fbits(y) & inf) != inf);
         uint32_t away = ((ur ^ ue) >> 31) & ((ue & mag) != 0) & finite_r;
         uint32_t overflow = (ur & mag) == inf && finite_xy;
         out[i] = ffrom(ur - (away | overflow)); /* the next float toward zero */

@@ -212,7 +212,7 @@ Test(bug_rules, each_rule_flags_its_shapes_and_not_the_next_one)
     cr_expect_eq(bugs(32, 1024, 5120, 0, 0, 0, 1, -1, 1), 0, "CK with M = 32");
     cr_expect_eq(bugs(16, 1024, 5120, 1, 256, 256, 1, 0, 1), BIT(A4W4_BUG_SGLANG_26884));
     cr_expect_eq(bugs(16384, 800, 5120, 1, 128, 512, 1, 1, 1), BIT(A4W4_BUG_TILE_128X512));
-    cr_expect_eq(bugs(16384, 1024, 5120, 1, 128, 512, 1, 1, 1), 0, "N % 512 == 0");
+    cr_expect_eq(bugs(16384, 1024, 5120, 1, 128, 512, 1, 1, 1), 0, "N %% 512 == 0");
     cr_expect_eq(bugs(16, 1024, 5120, 1, 32, 128, 1, 1, 0), BIT(A4W4_BUG_TRITON_11624),
                  "the Triton path: the data rule");
 }

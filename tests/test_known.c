@@ -33,7 +33,7 @@ Test(known, shape_predicates_hold_on_exactly_their_shapes)
     cr_expect(a4w4_known_matches(&e, "b", "c", "exact", 65, 8, 768 + 32, NULL));
     cr_expect(!a4w4_known_matches(&e, "b", "c", "exact", 64, 8, 800, NULL), "M > 64");
     cr_expect(!a4w4_known_matches(&e, "b", "c", "exact", 256 + 1, 8, 800, NULL), "M <= 256");
-    cr_expect(!a4w4_known_matches(&e, "b", "c", "exact", 100, 8, 1024, NULL), "K % 256 != 0");
+    cr_expect(!a4w4_known_matches(&e, "b", "c", "exact", 100, 8, 1024, NULL), "K %% 256 != 0");
     char err[256];
     static const char *const bad[] = {"Q<3", "M<", "M%0==1", "M<3 M>1", "M<<3", "M<3 &"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)

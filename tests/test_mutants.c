@@ -571,12 +571,12 @@ static size_t act_shuffle_diff(const a4w4_backend_type *t, size_t M, size_t K)
 Test(layout_mutants, act_scale_stride_wrong_past_the_first_row_group_when_cols_are_padded)
 {
     const a4w4_backend_type *t = mut("mut-act-scale-stride");
-    cr_expect_gt(act_shuffle_diff(t, 40, 288), 0, "(K/32) % 8 = 1, M = 40: group 1 misplaced");
-    cr_expect_gt(act_shuffle_diff(t, 200, 1344), 0, "(K/32) % 8 = 2, M = 200");
+    cr_expect_gt(act_shuffle_diff(t, 40, 288), 0, "(K/32) %% 8 = 1, M = 40: group 1 misplaced");
+    cr_expect_gt(act_shuffle_diff(t, 200, 1344), 0, "(K/32) %% 8 = 2, M = 200");
     size_t d = act_shuffle_diff(t, 32, 288);
     cr_expect_eq(d, 0, "M = 32 has one row group: must be right (%zu differ)", d);
     d = act_shuffle_diff(t, 200, 512);
-    cr_expect_eq(d, 0, "(K/32) % 8 == 0: nothing padded, must be right (%zu differ)", d);
+    cr_expect_eq(d, 0, "(K/32) %% 8 == 0: nothing padded, must be right (%zu differ)", d);
 }
 
 Test(layout_mutants, ref_layout_equals_closed_forms)

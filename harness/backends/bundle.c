@@ -134,7 +134,7 @@ static int bundle_check_items(void *vctx, const a4w4_run_identity *id,
 static int identity_differs(const a4w4_bundle_dir *c, const a4w4_st_file *f,
                             const a4w4_run_args *a, const char *path)
 {
-    char seed[32], shown[64];
+    char seed[32], shown[64], wanted[64];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)a->c->seed);
     const char *keys[6] = {"seed", "matrix_hash", "tool_version", "kernel", "name", "case"};
     const char *want[6] = {seed, a->id ? a->id->matrix_hash : NULL,
@@ -145,7 +145,8 @@ static int identity_differs(const a4w4_bundle_dir *c, const a4w4_st_file *f,
         if (v && want[i] && strcmp(v, want[i])) {
             snprintf(a->why, a->whylen, "%s: metadata %s '%s', the %s is '%s' (%s)", path,
                      keys[i], a4w4_quote(v, shown, sizeof shown),
-                     i == 3 ? "manifest's" : i > 3 ? "case's name" : "run's", want[i],
+                     i == 3 ? "manifest's" : i > 3 ? "case's name" : "run's",
+                     a4w4_quote(want[i], wanted, sizeof wanted),
                      i == 3 ? "the output of another kernel: a stale file"
                             : i > 3 ? "the output of another case" : "outputs of other operands");
             return 1;

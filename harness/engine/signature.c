@@ -305,8 +305,8 @@ static const char *const kind_text[A4W4_MK_COUNT] = {
     "NaN where a finite value is due",
     "Inf where a finite value is due",
     "a number where NaN is due (a 0xFF scale block ignored?)",
-    "a finite value where +-Inf is due (saturated at bf16's largest value, or a total "
-    "clamped? contracts §4.3)",
+    ("a finite value where +-Inf is due (saturated at bf16's largest value, or a total "
+     "clamped? contracts §4.3)"),
     "zero where a nonzero value is due",
     "sign only (the magnitude right, the sign wrong)",
     "off by one bf16 ULP on ties (a rounding mode other than round-to-nearest-even?)",

@@ -168,7 +168,8 @@ static void run_items(a4w4_backend *b, const char *dir, const cJSON *m,
         s.full = 1;
         uint16_t y[64];
         char why[1024] = "";
-        a4w4_run_args a = {&c, &d, &s, y, why, sizeof why, id};
+        a4w4_run_args a = {
+            .c = &c, .d = &d, .s = &s, .y = y, .why = why, .whylen = sizeof why, .id = id};
         int rc = b->type->run(b->ctx, &a);
         char says = manifest_says(m, c.name);
         fz_check(rc != A4W4_EUNSUPPORTED, TARGET, "%s: n/a from a bundle", c.name);
