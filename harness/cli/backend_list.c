@@ -152,6 +152,8 @@ static int apply_one(const char *cmd, a4w4_backend *b, const char *value)
     return A4W4_EXIT_PASS;
 }
 
+const char *const a4w4_code0_names[] = {"both", "2^-127", "2^-126", NULL};
+
 int a4w4_backend_contracts_apply(const char *cmd, const a4w4_opt_strings *specs,
                                  a4w4_backend *bk, size_t n)
 {

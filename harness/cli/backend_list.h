@@ -54,7 +54,18 @@ int a4w4_isolation_options(const char *cmd, int no_isolate, int timeout_s);
 int a4w4_backend_list_check_items(const char *cmd, a4w4_backend *bk, size_t n,
                                   const a4w4_run_identity *id, const char *const *items,
                                   size_t nitems);
-/* The help of `--contract B=FILE|TEXT` (run, hazards). */
+/* --e8m0-code0's values, in A4W4_CODE0_* order (engine/runner.h), as results headers record
+ * them (contracts §1); NULL-terminated. */
+extern const char *const a4w4_code0_names[];
+
+/* The help of `--e8m0-code0 R` (run, shrink). */
+#define A4W4_CODE0_HELP                                                                     \
+    "how E8M0 scale code 0 is read (contracts §1): both (default)\n"                     \
+    "judges under 2^-127 and 2^-126, an entry matching only one is\n"                    \
+    "ambiguous, never a pass (verdict INCOMPLETE); 2^-127 (OCP,\n"                       \
+    "the oracles) or 2^-126 (one host driver) states the reading"
+
+/* The help of `--contract B=FILE|TEXT` (run, hazards, shrink). */
 #define A4W4_CONTRACT_HELP                                                                  \
     "judge backend B (as named in --backend) by this contract instead of\n"              \
     "the one it declares: TEXT is exact, ordered(S), bounded(S) or\n"                    \

@@ -21,6 +21,7 @@
 static const char shrink_usage[] =
     "usage: a4w4check shrink --backend B (--cases FILE | --set NAME) --case NAME [--out DIR]\n"
     "                        [--max-calls N] [--full] [--timeout S] [--no-isolate]\n"
+    "                        [--contract B=FILE|TEXT] [--e8m0-code0 R]\n"
     "\n"
     "Reduces a failing case on one GEMM backend (cpu-asm, cpu-fallback, plugin:LIB.so, a HIP\n"
     "backend, a selftest mutant by name) to a minimal one that fails the same way (the same\n"
@@ -32,13 +33,17 @@ static const char shrink_usage[] =
     "operands left nonzero and the commands that rerun both; writes DIR/minimal.csv and the\n"
     "minimal operands as DIR/<case>@<backend>.safetensors (run --bundle, verify, external).\n"
     "bundle:DIR holds outputs computed elsewhere, once: it cannot be shrunk here (export the\n"
-    "case and shrink the kernel behind it through a plugin).\n"
+    "case and shrink the kernel behind it through a plugin). Give the --contract and\n"
+    "--e8m0-code0 the failing run was judged by (its rerun command carries them): every trial\n"
+    "is judged the same way, and the printed commands repeat them.\n"
     "\n";
 
 typedef struct {
     const char *cases_path, *set, *name, *out_dir;
     a4w4_opt_list backend;
+    a4w4_opt_strings contract; /* --contract B=FILE|TEXT (once: one backend) */
     int max_calls, full, timeout_s, no_isolate;
+    int code0; /* index into a4w4_code0_names */
 } shrink_opts;
 
 static const a4w4_option shrink_options[] = {
@@ -52,6 +57,8 @@ static const a4w4_option shrink_options[] = {
     OPT_FLAG("full", shrink_opts, full, "check every output of the original case"),
     OPT_INT("timeout", shrink_opts, timeout_s, "S", 0, 86400, A4W4_TIMEOUT_HELP),
     OPT_FLAG("no-isolate", shrink_opts, no_isolate, A4W4_NO_ISOLATE_HELP),
+    OPT_STRINGS("contract", shrink_opts, contract, "B=FILE|TEXT", A4W4_CONTRACT_HELP),
+    OPT_CHOICE("e8m0-code0", shrink_opts, code0, "R", a4w4_code0_names, A4W4_CODE0_HELP),
     OPT_END(),
 };
 
@@ -112,7 +119,26 @@ static int open_backend(const shrink_opts *o, a4w4_backend *b, size_t *nb)
         *nb = 0;
         rc = A4W4_EXIT_BADINPUT;
     }
+    if (rc == A4W4_EXIT_PASS && (rc = a4w4_backend_contracts_apply("shrink", &o->contract, b,
+                                                                   *nb)) != A4W4_EXIT_PASS) {
+        a4w4_backend_list_close(b, *nb);
+        *nb = 0;
+    }
     return rc;
+}
+
+/* A rerun command of the shrunk case as run would give it: case file csv (bundle NULL) or
+ * the minimal bundle, with the checking options shrink judged by. */
+static void rerun_command(const shrink_opts *o, const char *csv, const char *const *bundle,
+                          const char *item, const char *backend, char *buf, size_t len)
+{
+    a4w4_repro_run rr = {.set = bundle ? "bundle" : "custom", .cases_file = bundle ? "" : csv,
+                         .bundles = bundle, .nbundles = bundle != NULL,
+                         .budget_s = A4W4_DEFAULT_BUDGET_S, .timeout_s = -1,
+                         .no_isolate = o->no_isolate, .contracts = o->contract.v,
+                         .ncontracts = o->contract.n,
+                         .code0 = o->code0 ? a4w4_code0_names[o->code0] : NULL};
+    a4w4_repro_command(&rr, item, backend, buf, len);
 }
 
 /* DIR/minimal.csv: the header and the minimal shape's line. Returns the exit code. */
@@ -133,24 +159,32 @@ static int write_minimal_csv(const char *dir, const a4w4_case *c, char *line, si
     return A4W4_EXIT_PASS;
 }
 
-/* The repro of the minimal bundle: run --bundle on it (an a4w4_repro_fn). */
+/* What bundle_repro needs: the options and the minimal bundle's path. */
+typedef struct {
+    const shrink_opts *o;
+    const char *path;
+} bundle_ctx;
+
+/* The repro of the minimal bundle: run --bundle on it (an a4w4_repro_fn; ctx a bundle_ctx). */
 static void bundle_repro(const void *ctx, const char *item, const char *backend, char *buf,
                          size_t len)
 {
-    const char *path = ctx;
+    const bundle_ctx *bc = ctx;
+    const char *path = bc->path;
     (void)item;
-    a4w4_repro_run rr = {"bundle", "", NULL, &path, 1, 0, A4W4_DEFAULT_BUDGET_S, -1, 0, NULL, 0, NULL, 0, 0};
     char name[600];
     const char *b = strrchr(path, '/');
     snprintf(name, sizeof name, "golden/%.*s", (int)strlen(b ? b + 1 : path) - 12, b ? b + 1 : path);
-    a4w4_repro_command(&rr, name, backend, buf, len);
+    rerun_command(bc->o, NULL, &bc->path, name, backend, buf, len);
 }
 
 /* The minimal operands through the backend once more, saved as DIR/<case>@<backend>. Returns
  * the exit code; *e gets the entry. */
-static int save_minimal(const char *dir, a4w4_shrink_result *r, a4w4_backend *b,
+static int save_minimal(const shrink_opts *o, a4w4_shrink_result *r, a4w4_backend *b,
                         char *path, size_t plen, a4w4_entry_result *e)
 {
+    const char *dir = o->out_dir;
+    bundle_ctx bc = {o, path};
     char item[600], err[512];
     a4w4_failing_name(r->shape.name, b->name, item, sizeof item);
     snprintf(path, plen, "%s/%s.safetensors", dir, item);
@@ -160,7 +194,7 @@ static int save_minimal(const char *dir, a4w4_shrink_result *r, a4w4_backend *b,
         return A4W4_EXIT_IO;
     }
     a4w4_runner run = {.backends = b, .nbackends = 1, .full = 1, .repro = bundle_repro,
-                       .repro_ctx = path, .save_dir = dir};
+                       .repro_ctx = &bc, .save_dir = dir, .code0_reading = o->code0};
     a4w4_entry_list el = {0};
     a4w4_hstatus st = a4w4_run_data(&run, &r->shape, &d, &el, err, sizeof err);
     int rc = A4W4_EXIT_PASS;
@@ -186,9 +220,7 @@ static void print_result(const shrink_opts *o, const a4w4_shrink_result *r,
            r->budget_hit ? " (--max-calls reached: smaller may exist)" : "", c->M, c->N, c->K,
            s->M, s->N, s->K);
     printf("minimal shape (case-file line, %s):\n  %s\n", csv, line);
-    a4w4_repro_run rrun = {"custom", csv,  NULL, NULL, 0,   0, A4W4_DEFAULT_BUDGET_S, -1,
-                           o->no_isolate, NULL, 0, NULL, 0, 0};
-    a4w4_repro_command(&rrun, s->name, backend, rr, sizeof rr);
+    rerun_command(o, csv, NULL, s->name, backend, rr, sizeof rr);
     printf("  rerun: %s\n", rr);
     a4w4_shrink_units_text(&r->kblocks, 1, kb, sizeof kb);
     a4w4_shrink_units_text(&r->a_rows, 1, ar, sizeof ar);
@@ -204,7 +236,9 @@ static void print_result(const shrink_opts *o, const a4w4_shrink_result *r,
 
 int cmd_shrink(int argc, char **argv)
 {
-    shrink_opts o = {.out_dir = "build/shrink", .max_calls = 200, .timeout_s = -1};
+    const char *contract_v[1];
+    shrink_opts o = {.out_dir = "build/shrink", .max_calls = 200, .timeout_s = -1,
+                     .contract = {contract_v, 0, 1}};
     a4w4_args args;
     int rc = a4w4_options_parse(&shrink_spec, &o, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)
@@ -217,7 +251,7 @@ int cmd_shrink(int argc, char **argv)
         rc = open_backend(&o, &b, &nb);
     if (rc != A4W4_EXIT_PASS)
         return rc;
-    a4w4_shrink_opts so = {&b, (size_t)o.max_calls, o.full};
+    a4w4_shrink_opts so = {&b, (size_t)o.max_calls, o.full, o.code0};
     a4w4_shrink_result r;
     char err[1024], line[512], csv[4200], bundle[4200];
     a4w4_hstatus st = a4w4_shrink(&so, &c, &r, err, sizeof err);
@@ -231,7 +265,7 @@ int cmd_shrink(int argc, char **argv)
         rc = a4w4_exit_code(st);
     } else if (!(rc = write_minimal_csv(o.out_dir, &r.shape, line, sizeof line, csv,
                                         sizeof csv)) &&
-               !(rc = save_minimal(o.out_dir, &r, &b, bundle, sizeof bundle, &e)))
+               !(rc = save_minimal(&o, &r, &b, bundle, sizeof bundle, &e)))
         print_result(&o, &r, &e, line, csv, bundle, b.name);
     a4w4_shrink_free(&r);
     a4w4_backend_list_close(&b, nb);

@@ -8,6 +8,7 @@
 #include "a4w4_bound.h"
 #include "a4w4_formats.h"
 #include "a4w4_gemm.h"
+#include "a4w4_tree.h"
 #include "check.h"
 #include "export.h"
 #include "fsutil.h"
@@ -168,38 +169,32 @@ a4w4_hstatus a4w4_failing_save(const a4w4_failing *f, const char *dir, char *nam
 /* The checked outputs of a recorded failure and its contract. */
 typedef struct {
     size_t *rows, nr, *cols, nc;
-    int kind; /* 0 exact, 1 ordered(S), 2 bounded(S) */
-    unsigned S;
+    a4w4_contract c; /* exact, ordered(S), bounded(S) or tree(...) (contracts §4.1, §4.2) */
 } recorded;
 
-static int parse_contract(const char *c, recorded *r)
+/* The recorded contract text into r->c: one contract that applies to K. 0, or -1. */
+static int parse_contract(const char *text, size_t K, recorded *r)
 {
-    unsigned s = 1;
-    char tail;
-    r->S = 1;
-    if (!strcmp(c, "exact"))
-        r->kind = 0;
-    else if (!strcmp(c, "bounded"))
-        r->kind = 2;
-    else if (sscanf(c, "ordered(%u%c", &s, &tail) == 2 && tail == ')' && s >= 1)
-        r->kind = 1, r->S = s;
-    else if (sscanf(c, "bounded(%u%c", &s, &tail) == 2 && tail == ')' && s >= 1)
-        r->kind = 2, r->S = s;
-    else
+    char err[256];
+    if (a4w4_contract_parse(text, &r->c, err, sizeof err) != A4W4_OK)
         return -1;
-    return 0;
+    return r->c.kind == A4W4_CONTRACT_TREE && a4w4_tree_check(&r->c.tree, K, err, sizeof err)
+               ? -1
+               : 0;
 }
 
-/* The oracle's bits at output (m, n): ordered(S) or the exact value; *e the exact fp32 and
- * *B the bounded(S) bound when r is bounded. */
+/* The oracle's bits at output (m, n): ordered(S), the tree's or the exact value; *e the
+ * exact fp32 and *B the bounded(S) bound when r is bounded. */
 static uint16_t oracle_at(const recorded *r, const a4w4_dot_operands *op, float *e, double *B)
 {
     uint16_t bits;
     a4w4_dot_exact(op, &bits, e);
-    if (r->kind == 1)
-        bits = a4w4_f32_to_bf16(a4w4_dot_ordered(op, r->S));
-    if (r->kind == 2)
-        *B = a4w4_dot_bounded_bound(op, r->S);
+    if (r->c.kind == A4W4_CONTRACT_ORDERED)
+        bits = a4w4_f32_to_bf16(a4w4_dot_ordered(op, r->c.split));
+    if (r->c.kind == A4W4_CONTRACT_TREE)
+        a4w4_dot_tree(op, &r->c.tree, &bits, NULL); /* checked for K by parse_contract */
+    if (r->c.kind == A4W4_CONTRACT_BOUNDED)
+        *B = a4w4_dot_bounded_bound(op, r->c.split);
     return bits;
 }
 
@@ -222,7 +217,7 @@ static void check_got(a4w4_check *c, const char *subject, const recorded *r,
 {
     size_t n = r->nr * r->nc;
     a4w4_check_bf16(c, subject, got, exp, r->nr, r->nc);
-    if (r->kind != 2)
+    if (r->c.kind != A4W4_CONTRACT_BOUNDED)
         return;
     size_t bad = 0, first = n;
     for (size_t k = 0; k < n; k++) {
@@ -291,9 +286,10 @@ a4w4_hstatus a4w4_verify_recorded(const a4w4_st_file *f, const char *path, const
     const char *rows = a4w4_st_meta(f, "rows"), *cols = a4w4_st_meta(f, "cols");
     uint16_t *got = NULL, *yexp = NULL;
     a4w4_hstatus rc = A4W4_ST_BADINPUT;
-    if (!contract || parse_contract(contract, &r))
-        snprintf(err, errlen, "%s: a recorded y_got needs metadata contract exact, ordered(S) "
-                 "or bounded(S) (contracts §4.1)", path);
+    if (!contract || parse_contract(contract, K, &r))
+        snprintf(err, errlen, "%s: a recorded y_got needs metadata contract exact, ordered(S), "
+                 "bounded(S) or a tree(...) that applies to K=%zu (contracts §4.1, §4.2)", path,
+                 K);
     else if (!rows || !cols || a4w4_ranges_parse(rows, M, &r.rows, &r.nr) ||
              a4w4_ranges_parse(cols, N, &r.cols, &r.nc))
         snprintf(err, errlen, "%s: metadata rows and cols must be \"all\" or ascending ranges "

@@ -68,7 +68,8 @@ static int trial_case(shrinker *k, const a4w4_case *c, a4w4_entry_result *keep)
 {
     if (k->error || !take_call(k))
         return 0;
-    a4w4_runner run = {.backends = k->o->b, .nbackends = 1, .full = k->o->full};
+    a4w4_runner run = {.backends = k->o->b, .nbackends = 1, .full = k->o->full,
+                       .code0_reading = k->o->code0_reading};
     a4w4_entry_list el = {0};
     char err[512];
     a4w4_hstatus st = a4w4_run_case(&run, c, &el, err, sizeof err);
@@ -92,7 +93,8 @@ static int trial_data(shrinker *k, a4w4_entry_result *keep)
         snprintf(k->err, k->errlen, "case %s: out of memory", k->r->shape.name);
         return 0;
     }
-    a4w4_runner run = {.backends = k->o->b, .nbackends = 1, .full = 1};
+    a4w4_runner run = {.backends = k->o->b, .nbackends = 1, .full = 1,
+                       .code0_reading = k->o->code0_reading};
     a4w4_entry_list el = {0};
     char err[512];
     int f = a4w4_run_data(&run, &k->r->shape, &d, &el, err, sizeof err) == A4W4_ST_OK &&

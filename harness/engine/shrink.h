@@ -33,6 +33,7 @@ typedef struct {
     a4w4_backend *b;   /* one backend with a GEMM (run) */
     size_t max_calls;  /* trials allowed, >= 1 */
     int full;          /* check every output of the original (else run's sampling rule) */
+    int code0_reading; /* E8M0 code 0 (contracts §1): A4W4_CODE0_*, as run's runner */
 } a4w4_shrink_opts;
 
 /* Units of phase 2: which are left (1) and which were cleared (0). */

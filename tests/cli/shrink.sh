@@ -5,7 +5,9 @@
 # bundle whose `run --bundle` repro fails and which `verify` re-checks; the output is the same
 # on a second run (deterministic); --max-calls bounds it; a case that passes exits 1; a
 # selftest mutant by name shrinks to its fault's shape (mut-rows-small-n keeps 2 rows, the
-# smallest that shows "rows repeat row 0"); bundle: and bad usage exit 2.
+# smallest that shows "rows repeat row 0"); a case judged by --contract / --e8m0-code0 shrinks
+# under them, and its printed reruns carry them and fail again (without them the case passes);
+# bundle: and bad usage exit 2.
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 fail() { echo "shrink: $*"; exit 1; }
@@ -52,6 +54,32 @@ grep -q "^FAIL .* recorded y_got: first mismatch at (0, 0)" out.txt || { cat out
 expect 0 "$CLI" shrink --backend "$DROP" --cases c.csv --case m33_n256_k1312 --out s2 --max-calls 1
 grep -q "^shrink: 1 runs (--max-calls reached: smaller may exist); shape 33x256x1312 -> 33x256x1312" out.txt ||
   { cat out.txt; fail "--max-calls 1"; }
+
+# judged by a stated contract: cpu-fallback (ordered(1)) fails a 12-bit rz tree on wide values
+cat > w.csv <<'CSV'
+name,M,N,K,regime,seed,tags
+w_m33_n256_k1312,33,256,1312,wide,11,tail
+CSV
+tree='cpu-fallback=tree(leaf=1,fuse=16,prec=12,round=rz)'
+expect 1 "$CLI" shrink --backend cpu-fallback --cases w.csv --case w_m33_n256_k1312 --out s5
+grep -q "does not fail on cpu-fallback (pass)" out.txt || { cat out.txt; fail "w: pass without --contract"; }
+expect 0 "$CLI" shrink --backend cpu-fallback --contract "$tree" --e8m0-code0 '2^-127' \
+  --cases w.csv --case w_m33_n256_k1312 --out s5
+cp out.txt s5.txt
+grep -q "^shrink: [0-9]* runs; shape 33x256x1312 -> 1x1x" s5.txt || { cat s5.txt; fail "--contract: not shrunk"; }
+for line in rerun repro; do
+  cmd=$(sed -n "s/^ *$line: a4w4check //p" s5.txt)
+  grep -qF -- "--contract '$tree' --e8m0-code0 '2^-127'" <<<"$cmd" || { cat s5.txt; fail "$line lacks the contract"; }
+  eval "expect 1 \"\$CLI\" $cmd --quiet"
+done
+# the saved bundle records the tree: verify recomputes y_expected by it and fails y_got
+expect 1 "$CLI" verify "s5/w_m33_n256_k1312@cpu-fallback.safetensors"
+grep -q "^PASS .* recorded y_expected (the contract's oracle) (1 checked); cpu-fallback, tree(" out.txt &&
+  grep -q "^FAIL .* recorded y_got: first mismatch" out.txt || { cat out.txt; fail "verify of a tree bundle"; }
+expect 2 "$CLI" shrink --backend cpu-fallback --contract 'cpu-asm=ordered(1)' --cases w.csv \
+  --case w_m33_n256_k1312 --out s6
+grep -q "contract 'cpu-asm=ordered(1)': must be B=FILE or B=TEXT with B one of the selected" out.txt ||
+  { cat out.txt; fail "--contract of another backend"; }
 
 # a case that does not fail, a mutant by name, bad usage
 expect 1 "$CLI" shrink --backend "$DROP" --cases c.csv --case m8_n64_k512 --out s3
