@@ -173,9 +173,12 @@ static uint16_t ordered_without(const a4w4_case_data *d, size_t m, size_t n, siz
 
 /* Votes of output (m, n) for the blocks whose omission (votes[b]) or repetition
  * (votes[nb + b]) explains got: among the blocks whose value lies within two ULPs of the
- * difference, those whose ordered(1) recomputation gives got exactly, or, when none does (an
- * exact or bounded contract), all of them. code0 set when a scale of the output is E8M0
- * code 0. */
+ * difference, those whose ordered(1) recomputation gives got exactly where ordered(1) with
+ * every block does not, or, when none does (an exact, bounded or tree contract), those whose
+ * value is at least half the difference. A block whose omission changes nothing, or far
+ * below the difference, explains nothing: a one-ULP difference of another summation order
+ * (got is ordered(1), judged by a tree) is not a missing tiny block. code0 set when a scale
+ * of the output is E8M0 code 0. */
 static void vote_blocks(const a4w4_case_data *d, size_t m, size_t n, uint16_t got,
                         uint16_t exp, size_t *votes, uint8_t *near, int *code0)
 {
@@ -186,13 +189,17 @@ static void vote_blocks(const a4w4_case_data *d, size_t m, size_t n, uint16_t go
     for (size_t b = 0; b < nb; b++)
         *code0 |= !d->a_scale.data[m * nb + b] || !d->w_scale.data[n * nb + b];
     memset(near, 0, 2 * nb);
+    uint16_t all = ordered_without(d, m, n, nb, 0); /* nb: no block left out */
     for (size_t b = 0; b < nb; b++) {
         double v = block_value(d, m, n, b, &nan);
         int hit = v == 0 ? -1 : fabs(diff + v) <= tol ? 0 : fabs(diff - v) <= tol ? 1 : -1;
         if (hit < 0)
             continue;
+        int exact = all != got && ordered_without(d, m, n, b, hit) == got;
+        if (!exact && fabs(v) < fabs(diff) / 2)
+            continue;
         size_t slot = (size_t)hit * nb + b;
-        near[slot] = 1 + (ordered_without(d, m, n, b, hit) == got);
+        near[slot] = 1 + exact;
         nexact += near[slot] == 2;
     }
     if (nan || isnan(diff))
