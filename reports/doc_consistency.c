@@ -2,6 +2,7 @@
  * a4w4_reports.h): a results document whose own fields contradict the verdicts it records is
  * refused where it is loaded, never rendered, compared or merged as if it were true. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "a4w4_reports.h"
@@ -84,13 +85,81 @@ static int pass_over(const cJSON *doc, char *why, size_t len)
     return 0;
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The entries' distinct case names, their checked outputs (sum), and whether backend b has
+ * one (b NULL: not asked). -1 when out of memory. */
+static double entries_tally(const cJSON *cases, double *outputs, const char *b, int *has_b)
+{
+    size_t n = (size_t)cJSON_GetArraySize(cases), k = 0;
+    const char **v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    const cJSON *e;
+    *outputs = 0;
+    cJSON_ArrayForEach(e, cases) {
+        v[k++] = jstr(e, "name");
+        *outputs += jnum(e, "checked_outputs", 0);
+        *has_b |= b && !strcmp(jstr(e, "backend"), b);
+    }
+    qsort(v, k, sizeof *v, cmp_name);
+    double d = 0;
+    for (size_t i = 0; i < k; i++)
+        d += !i || strcmp(v[i], v[i - 1]);
+    free(v);
+    return d;
+}
+
+/* Counts the entries deny (the document's "counts" against its "cases" and "backends"):
+ * another number of entries or of items, fewer outputs checked in the entries than counted,
+ * a selected backend (not the oracle, not listed unchecked) without an entry. why gets the
+ * phrase; 0 when none (or no counts to hold them to). */
+static int counts_denied(const cJSON *doc, char *why, size_t len)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "counts"), *b;
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    double outputs, n = cJSON_GetArraySize(cases), items;
+    int none = 0;
+    if (!cJSON_IsObject(c) || (items = entries_tally(cases, &outputs, NULL, &none)) < 0)
+        return 0;
+    if (jnum(c, "entries", n) != n || jnum(c, "recorded_items", items) != items ||
+        jnum(c, "outputs_checked", 0) > outputs) {
+        snprintf(why, len, "counts of %.0f entries, %.0f items, %.0f outputs checked over %.0f "
+                 "entries of %.0f items checking %.0f outputs", jnum(c, "entries", n),
+                 jnum(c, "recorded_items", items), jnum(c, "outputs_checked", 0), n, items,
+                 outputs);
+        return 1;
+    }
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(c, "backends_unchecked");
+    cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(doc, "backends")) {
+        int has = 0, listed = 0;
+        const cJSON *x;
+        cJSON_ArrayForEach(x, u) listed |= cJSON_IsString(x) && cJSON_IsString(b) &&
+                                           !strcmp(x->valuestring, b->valuestring);
+        if (!cJSON_IsString(b) || !strcmp(b->valuestring, "oracle") || listed || !n)
+            continue;
+        entries_tally(cases, &outputs, b->valuestring, &has);
+        if (!has) {
+            char bn[80];
+            snprintf(why, len, "backend %s selected, checked, and in no entry",
+                     quote_text(b->valuestring, bn, sizeof bn));
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int a4w4_results_contradiction(const cJSON *doc, const char *name, char *err, size_t errlen)
 {
     if (a4w4_entries_contradiction(cJSON_GetObjectItemCaseSensitive(doc, "cases"),
                                    jstr(doc, "schema"), name, err, errlen))
         return -1;
     char why[300];
-    if (!strcmp(jstr(doc, "verdict"), "PASS") && pass_over(doc, why, sizeof why)) {
+    if ((!strcmp(jstr(doc, "verdict"), "PASS") && pass_over(doc, why, sizeof why)) ||
+        counts_denied(doc, why, sizeof why)) {
         snprintf(err, errlen, "%s: records %s: the document contradicts itself (an edited or "
                  "corrupted document); refused", name ? name : "results", why);
         return -1;

@@ -197,6 +197,11 @@ int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
         snprintf(err, errlen, "--golden %s: cannot read the directory", golden_dir);
         return A4W4_MATRIX_EUSAGE;
     }
+    if (golden_dir && !m->nbundles) { /* never a PASS over bundles that are not there */
+        snprintf(err, errlen, "--golden %s holds no bundle (*.safetensors): nothing to verify "
+                 "there; give --no-golden to verify none", golden_dir);
+        return A4W4_MATRIX_EUSAGE;
+    }
     int ok;
     m->hash = a4w4_hash_file(m->cases_path, 0xCBF29CE484222325ull, &ok);
     for (size_t i = 0; i < m->nbundles; i++) {

@@ -48,8 +48,8 @@ int a4w4_matrix_in_shard(a4w4_matrix *m, size_t k, unsigned i, unsigned n);
  * memory or i is not in 1..n. */
 unsigned long long a4w4_matrix_shard_cost(a4w4_matrix *m, unsigned i, unsigned n);
 
-/* a4w4_matrix_load's failures: a usage error (bad set name, unreadable golden directory: err
- * names the option) or the case file's own error (err names the file, line and rule). */
+/* a4w4_matrix_load's failures: a usage error (bad set name, unreadable golden directory or
+ * one without a bundle: err names the option) or the case file's own error (err names the file, line and rule). */
 enum { A4W4_MATRIX_EUSAGE = -1, A4W4_MATRIX_ECASES = -2 };
 
 /* Load the matrix: cases_path when given (set becomes "custom"), else cases/<set>.csv

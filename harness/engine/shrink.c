@@ -34,13 +34,16 @@ static void failure_family(const a4w4_entry_result *e, char *buf, size_t len)
 }
 
 /* Classify a trial's entry list: 1 when the backend's entry fails in the family kept (the
- * entry copied to keep), 0 when not. */
+ * entry copied to keep), 0 when not. The first trial (no family yet) keeps the entry in
+ * any case: a case that does not fail says how (pass, n/a and why). */
 static int judge(shrinker *k, const a4w4_entry_list *el, a4w4_entry_result *keep)
 {
     const a4w4_entry_result *e = NULL;
     for (size_t i = 0; i < el->n; i++)
         if (!strcmp(el->items[i].backend, k->o->b->name))
             e = &el->items[i];
+    if (e && keep && !k->fam[0])
+        *keep = *e;
     if (!e || e->verdict != A4W4_VERDICT_FAIL)
         return 0;
     char fam[48];

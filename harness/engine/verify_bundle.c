@@ -11,6 +11,7 @@
 #include "a4w4_formats.h"
 #include "a4w4_gemm.h"
 #include "a4w4_layout.h"
+#include "a4w4_quote.h"
 #include "a4w4_quant.h"
 #include "casefile.h"
 #include "errmsg.h"
@@ -302,8 +303,10 @@ static a4w4_hstatus case_tensors_find(bundle *b, case_tensors *t, int operands)
     if (swz && !strcmp(swz, "true") && !t->wsw)
         return bad(b, "tensor '%s' promised by scale_swizzle_supported=true is missing",
                    "w_scale_swizzled");
+    char shown[64];
     if (act && strcmp(act, "codes") && !t->x)
-        return bad(b, "tensor 'x' promised by activation=%s is missing", act);
+        return bad(b, "tensor 'x' promised by activation=%s is missing",
+                   a4w4_quote(act, shown, sizeof shown));
     return A4W4_ST_OK;
 }
 
@@ -320,9 +323,10 @@ static a4w4_hstatus case_check_quant(bundle *b, const case_tensors *t, a4w4_chec
     if (!mode_name && t->operands && regime && !a4w4_regime_parse(regime, &rg, &rm))
         mode_name = a4w4_scale_mode_name(rm); /* an operand bundle: its regime's mode */
     int mode = mode_name ? a4w4_scale_mode_parse(mode_name) : A4W4_ROUND_UP;
+    char shown[64];
     if (mode < 0)
         return bad(b, "metadata round_mode='%s' is not one of round_up, round_down, ceil, even",
-                   mode_name);
+                   a4w4_quote(mode_name, shown, sizeof shown));
     uint16_t *xc = malloc(t->M * t->K * 2);
     if (!xc)
         return bad(b, "out of memory");
@@ -509,9 +513,12 @@ a4w4_hstatus a4w4_verify_bundle(const char *path, const a4w4_bundle_sut *suts, s
     else if (fmt && !strcmp(fmt, A4W4_CAPTURE_FORMAT))
         rc = bad(&b, "a capture bundle (a4w4-capture/1): `verify` and `run --captures` judge "
                  "those (engine/verify_capture.h), not as a case bundle");
-    else
+    else {
+        char shown[64];
         rc = bad(&b, "metadata format='%s' is not a4w4-case/1, a4w4-operands/1, a4w4-quant/1 "
-                 "or a4w4-capture/1 (contracts §7)", fmt ? fmt : "(missing)");
+                 "or a4w4-capture/1 (contracts §7)",
+                 fmt ? a4w4_quote(fmt, shown, sizeof shown) : "(missing)");
+    }
     a4w4_st_free(&b.f);
     return rc;
 }

@@ -22,9 +22,8 @@ def _external(argv: Sequence[str]) -> int:
     try:
         from . import external
     except ImportError as e:  # numpy: every bundle is numpy arrays
-        print(f"{PROG}: external needs the Python package {e.name or 'numpy'!r} (not "
-              f"importable: {' '.join(str(e).split())}); install it, e.g. pip install numpy",
-              file=sys.stderr)
+        from .errors import missing_package
+        print(f"{PROG}: external {missing_package(e)}", file=sys.stderr)
         return 3
     return external.main(list(argv), prog=f"{PROG} external")
 

@@ -38,9 +38,8 @@ try:
 except ImportError as _missing:  # numpy: every bundle is numpy arrays
     if __name__ != "__main__":
         raise
-    print(f"{PROG}: needs the Python package {_missing.name or 'numpy'!r} (not importable: "
-          f"{' '.join(str(_missing).split())}); install it, e.g. pip install numpy",
-          file=sys.stderr)
+    from .errors import missing_package
+    print(f"{PROG}: {missing_package(_missing)}", file=sys.stderr)
     sys.exit(3)
 
 

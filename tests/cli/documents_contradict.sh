@@ -5,7 +5,9 @@
 # Reproducers (before the fix): an entry of results.json / results.jsonl edited to
 #   "pass" with mismatches 12, "pass" with aborted "crashed", "pass" with unwritten 5,
 #   "pass" with checked_outputs 0, or a "skip" entry inside a PASS document
-# gave merge 0, compare 0, report PASS.
+# gave merge 0, compare 0, report PASS; results.json with its "cases" emptied, or with every
+# entry of one backend removed (the counts left as they were), gave report PASS and
+# `compare X X` 0.
 . "$(dirname "$0")/common.sh.inc"
 
 cat > c.csv <<'CSV'
@@ -63,6 +65,28 @@ for case in "mismatches=12:with 12 mismatches" \
   [ ! -e "m-$tag/results.json" ] || fail "$tag: merge wrote a document"
   echo "$tag: merge, report and compare refuse: $(cat err.txt)"
 done
+
+# entries removed under counts that still count them: report and compare refuse
+python3 - <<'PY'
+import json, os, shutil
+for d, keep in {"emptied": lambda e: False,
+                "no-cpu": lambda e: e.get("backend") != "cpu-fallback"}.items():
+    shutil.rmtree(d, ignore_errors=True)
+    os.mkdir(d)
+    doc = json.load(open("good/results.json"))
+    doc["cases"] = [e for e in doc["cases"] if keep(e)]
+    if d == "no-cpu":  # the other counts made to agree: only the backend list denies it
+        doc["counts"]["entries"] = len(doc["cases"])
+        doc["counts"]["outputs_checked"] = sum(e["checked_outputs"] for e in doc["cases"])
+    json.dump(doc, open(d + "/results.json", "w"), indent=1)
+PY
+want="emptied/results.json: records counts of [0-9]+ entries, 2 items, [0-9]+ outputs checked over 0 entries"
+refused "$CLI" report emptied --out r-emptied --quiet
+refused "$CLI" compare emptied emptied
+want="no-cpu/results.json: records backend cpu-fallback selected, checked, and in no entry"
+refused "$CLI" report no-cpu --out r-no-cpu --quiet
+refused "$CLI" compare good no-cpu
+echo "entries removed: refused: $(cat err.txt)"
 
 # a skip entry inside a PASS document (its fields alone are a skip: the document lies)
 want="records verdict PASS over entry [0-9]+ \\(case b on cpu-fallback\\) with verdict skip"

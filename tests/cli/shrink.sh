@@ -86,6 +86,10 @@ grep -q "contract 'cpu-asm=ordered(1)': must be B=FILE or B=TEXT with B one of t
 # a case that does not fail, a mutant by name, bad usage
 expect 1 "$CLI" shrink --backend "$DROP" --cases c.csv --case m8_n64_k512 --out s3
 grep -q "^shrink: m8_n64_k512 does not fail on $DROP (pass)" out.txt || { cat out.txt; fail "pass case"; }
+# an n/a case says n/a and why (reproducer, before: "does not fail on mut-rows-small-n (pass)")
+expect 1 "$CLI" shrink --backend mut-rows-small-n --set edge --case e_n112 --out s7
+grep -q "^shrink: e_n112 does not fail on mut-rows-small-n (n/a: .*N % 32 == 0" out.txt ||
+  { cat out.txt; fail "n/a case"; }
 expect 0 "$CLI" shrink --backend mut-rows-small-n --cases "$SRC/cases/selftest.csv" \
   --case st_m33_n64_k512 --out s4
 grep -q "^shrink: [0-9]* runs; shape 33x64x512 -> 2x32x256$" out.txt || { cat out.txt; fail "mut-rows-small-n"; }
