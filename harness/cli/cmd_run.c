@@ -13,14 +13,13 @@
 #include "a4w4check.h"
 #include "backend_list.h"
 #include "options.h"
-#include "progress.h"
 #include "cpu_sut.h"
 #include "fsutil.h"
 #include "ledger.h"
 #include "registry.h"
 #include "repro.h"
-#include "results.h"
 #include "run_plan.h"
+#include "run_render.h"
 #include "stream.h"
 
 static const char run_usage[] =
@@ -39,7 +38,6 @@ static const char run_usage[] =
     "\n";
 
 #define MAX_SELECT 256
-#define FAILURES_SHOWN 5
 
 typedef struct {
     const char *cases_path, *golden_dir, *out_dir, *set, *captures_dir, *save_dir;
@@ -163,24 +161,15 @@ static int plan_run(const run_opts *o, a4w4_run_plan *p)
         a4w4_errorf("run: --bundle runs the given bundles only: no --set or --cases with it");
         return A4W4_EXIT_BADINPUT;
     }
-    int mr = o->bundles.n ? a4w4_matrix_load_bundles(&p->m, o->bundles.v, o->bundles.n, err,
-                                                     sizeof err)
-                          : a4w4_matrix_load(&p->m, o->set, o->cases_path, o->golden_dir, err,
-                                             sizeof err);
-    if (mr) {
-        if (mr == A4W4_MATRIX_ECASES)
-            a4w4_errorf("%s", err); /* the reader's line names the file */
-        else
-            a4w4_errorf("run: %s", err);
+    a4w4_run_source src = {o->set, o->cases_path, o->golden_dir, o->captures_dir, o->bundles.v,
+                           o->cases_sel.v, o->bundles.n, o->cases_sel.n};
+    int mr = a4w4_run_plan_items(p, &src, err, sizeof err);
+    if (mr) { /* the case file reader's line names the file */
+        a4w4_errorf(mr == A4W4_MATRIX_ECASES ? "%s" : "run: %s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    if ((o->captures_dir && a4w4_matrix_add_captures(&p->m, o->captures_dir, err, sizeof err)) ||
-        (o->cases_sel.n && a4w4_matrix_select(&p->m, o->cases_sel.v, o->cases_sel.n, err,
-                                              sizeof err))) {
-        a4w4_errorf("run: %s", err);
-        return A4W4_EXIT_BADINPUT;
-    }
-    a4w4_backend_list_opts bo = {"run", A4W4_RUN_MAX_BACKENDS, 1, o->quiet}; /* a mutant by name: repros */
+    /* a mutant by name: repros */
+    a4w4_backend_list_opts bo = {"run", A4W4_RUN_MAX_BACKENDS, 1, o->quiet};
     int rc = a4w4_isolation_options("run", o->no_isolate, o->timeout_s);
     if (rc == A4W4_EXIT_PASS)
         rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);
@@ -232,33 +221,6 @@ static int claim_out_dir(const run_opts *o, a4w4_run_plan *p, int argc, char **a
     return A4W4_EXIT_PASS;
 }
 
-/* The progress of a4w4_run_items: its line per item, a write error, the stages every 100
- * items (where the time goes, also for a cut run). */
-typedef struct {
-    a4w4_progress pg;
-    int quiet, fails, write_failed;
-} run_progress;
-
-static void on_item(void *ctx, const a4w4_run_plan *p, size_t count, int fails,
-                    const char *name, const char *write_err)
-{
-    run_progress *rp = ctx;
-    rp->fails = fails;
-    if (write_err) {
-        a4w4_errorf("run: %s", write_err);
-        rp->write_failed = 1;
-    }
-    a4w4_progress_item(&rp->pg, count, p->mine, fails, name, 0);
-    if (!rp->quiet && count % 100 == 0) {
-        const a4w4_stage_times *t = &p->stages;
-        fprintf(stderr, "a4w4check run: stages after %zu items: generate %.1f s, judge "
-                "%.1f s, backends %.1f s, host oracles %.1f s, write %.1f s; %.3g outputs "
-                "on the device, %.3g on the host\n", count, t->generate_s, t->judge_s,
-                t->kernels_s, t->host_oracle_s, t->write_s, t->outputs_device,
-                t->outputs_host);
-    }
-}
-
 /* A capture's failing entry is rerun by `a4w4check verify PATH`. */
 static void verify_repro(const char *path, char *buf, size_t len)
 {
@@ -283,13 +245,14 @@ static int run_items(const run_opts *o, a4w4_run_plan *p)
                           .plan = p->budget.full ? &p->budget : NULL,
                           .rates = p->have_rates ? &p->rates : NULL,
                           .dev = p->dev, .stages = &p->stages};
-    run_progress rp = {.quiet = o->quiet};
+    a4w4_run_progress rp = {.quiet = o->quiet};
     a4w4_progress_start(&rp.pg, "run", o->quiet, 0);
     size_t nsuts, ndone = (size_t)cJSON_GetArraySize(p->done), count;
     if (ndone && !o->quiet)
         fprintf(stderr, "a4w4check run: resuming: %zu cases already recorded in %s\n", ndone,
                 p->st.path);
-    a4w4_run_loop l = {&runner, a4w4_cpu_bundle_suts(&nsuts), 0, verify_repro, on_item, &rp};
+    a4w4_run_loop l = {&runner, a4w4_cpu_bundle_suts(&nsuts), 0, verify_repro,
+                       a4w4_run_on_item, &rp};
     l.nsuts = nsuts;
     a4w4_run_settings rs = settings(o);
     a4w4_hstatus st = a4w4_run_items(p, &rs, &l, &count, err, sizeof err);
@@ -297,79 +260,6 @@ static int run_items(const run_opts *o, a4w4_run_plan *p)
         a4w4_errorf("run: %s", err);
     a4w4_progress_item(&rp.pg, count, p->mine, rp.fails, "done", 1);
     return a4w4_exit_code(st);
-}
-
-/* --save-failing DIR: DIR/manifest.json listing every bundle saved (engine/run_plan.h).
- * Returns the exit code. */
-static int write_saved_manifest(const run_opts *o, const a4w4_run_plan *p)
-{
-    char err[1024];
-    size_t n;
-    int failed;
-    if (a4w4_run_save_manifest(p, o->save_dir, &n, &failed, err, sizeof err)) {
-        a4w4_errorf("run: --save-failing %s", err);
-        return A4W4_EXIT_IO;
-    }
-    if (failed) {
-        a4w4_errorf("run: --save-failing %s: some failing entries could not be saved (their "
-                    "notes say why)", o->save_dir);
-        return A4W4_EXIT_IO;
-    }
-    if (!o->quiet)
-        fprintf(stderr, "a4w4check run: %zu failing entr%s saved in %s\n", n,
-                n == 1 ? "y" : "ies", o->save_dir);
-    return A4W4_EXIT_PASS;
-}
-
-/* The final documents, from the stream (cases of earlier runs included). Returns the exit
- * code of the run. */
-static int write_results(const run_opts *o, a4w4_run_plan *p)
-{
-    char err[1024];
-    cJSON *hdr2 = NULL;
-    a4w4_stream_tally t;
-    p->doc = a4w4_stream_load_items(o->out_dir, &hdr2, &t, err, sizeof err);
-    a4w4_completeness c = {p->mine, t.items}; /* distinct items, each with all its entries */
-    cJSON_Delete(hdr2);
-    if (!p->doc) {
-        a4w4_errorf("run: %s", err);
-        return A4W4_EXIT_IO;
-    }
-    int krc = a4w4_apply_ledger("run", o->known, p->doc);
-    if (krc)
-        return krc;
-    a4w4_doc_verdict v = a4w4_results_judge(p->doc, &c);
-    a4w4_run_add_stages(p);
-    if (a4w4_results_write(p->doc, o->out_dir, err, sizeof err)) {
-        a4w4_errorf("run: %s", err);
-        return A4W4_EXIT_IO;
-    }
-    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(p->doc, "counts");
-    if (!o->quiet)
-        fprintf(stderr, "a4w4check run: %d failing entries of %d; %s/results.json and "
-                "%s/summary.md written\n",
-                cJSON_GetObjectItemCaseSensitive(counts, "fail")->valueint,
-                cJSON_GetObjectItemCaseSensitive(counts, "entries")->valueint, o->out_dir,
-                o->out_dir);
-    /* even with --quiet: the failures (with their repro commands) and why it is incomplete */
-    a4w4_print_failures("run", p->doc, FAILURES_SHOWN);
-    a4w4_print_known("run", p->doc, FAILURES_SHOWN);
-    if (v == A4W4_DOC_INCOMPLETE)
-        a4w4_errorf("run: verdict INCOMPLETE: %s",
-                    cJSON_GetObjectItemCaseSensitive(p->doc, "verdict_reason")->valuestring);
-    if (p->bad_input) { /* one line, however many items the same refusal hit */
-        if (p->nbad > 1)
-            a4w4_errorf("run: %s (and %zu more items refused or bad input: results.json "
-                        "names each)", p->first_bad, p->nbad - 1);
-        else
-            a4w4_errorf("run: %s", p->first_bad);
-        return A4W4_EXIT_BADINPUT;
-    }
-    if (o->save_dir && write_saved_manifest(o, p) != A4W4_EXIT_PASS)
-        return A4W4_EXIT_IO;
-    return v == A4W4_DOC_FAIL ? A4W4_EXIT_MISMATCH
-           : v == A4W4_DOC_INCOMPLETE ? A4W4_EXIT_INCOMPLETE
-                                      : A4W4_EXIT_PASS;
 }
 
 int cmd_run(int argc, char **argv)
@@ -413,7 +303,7 @@ int cmd_run(int argc, char **argv)
     if (rc == A4W4_EXIT_PASS)
         rc = run_items(&o, &p);
     if (rc == A4W4_EXIT_PASS)
-        rc = write_results(&o, &p);
+        rc = a4w4_run_finish(&p, &(a4w4_run_end){o.out_dir, o.known, o.save_dir, o.quiet});
     a4w4_dir_unlock(p.lock_fd);
     a4w4_backend_list_close(p.bk, p.nb);
     a4w4_run_plan_free(&p);

@@ -20,6 +20,19 @@ void a4w4_run_plan_init(a4w4_run_plan *p)
     p->lock_fd = -1;
 }
 
+int a4w4_run_plan_items(a4w4_run_plan *p, const a4w4_run_source *src, char *err, size_t errlen)
+{
+    int mr = src->nbundles ? a4w4_matrix_load_bundles(&p->m, src->bundles, src->nbundles, err,
+                                                      errlen)
+                           : a4w4_matrix_load(&p->m, src->set, src->cases_path, src->golden_dir,
+                                              err, errlen);
+    if (!mr && src->captures_dir)
+        mr = a4w4_matrix_add_captures(&p->m, src->captures_dir, err, errlen);
+    if (!mr && src->nsel)
+        mr = a4w4_matrix_select(&p->m, src->sel, src->nsel, err, errlen);
+    return mr;
+}
+
 int a4w4_run_plan_shard(a4w4_run_plan *p, const a4w4_run_settings *s)
 {
     p->total_items = a4w4_matrix_items(&p->m);

@@ -57,6 +57,20 @@ typedef struct {
 /* An empty plan: no stream, no lock, t_start now. */
 void a4w4_run_plan_init(a4w4_run_plan *p);
 
+/* Where a run's items come from: the given bundles (nbundles > 0), else the set NAME (NULL:
+ * premerge) or case file with golden_dir's bundles (NULL: none); then the capture bundles
+ * under captures_dir (NULL: none) and, when nsel > 0, only the items named sel[0..nsel). */
+typedef struct {
+    const char *set, *cases_path, *golden_dir, *captures_dir;
+    const char *const *bundles, *const *sel;
+    size_t nbundles, nsel;
+} a4w4_run_source;
+
+/* Load the items of src into p->m (engine/matrix.h). 0, or A4W4_MATRIX_ECASES (err is the
+ * case file reader's line, naming the file, line and rule) or A4W4_MATRIX_EUSAGE (err names
+ * the option's input and the rule). */
+int a4w4_run_plan_items(a4w4_run_plan *p, const a4w4_run_source *src, char *err, size_t errlen);
+
 /* Count the matrix's items (p->total_items) and those of shard s->shard_i of s->shard_n
  * (p->mine). A4W4_OK or A4W4_ENOMEM. */
 int a4w4_run_plan_shard(a4w4_run_plan *p, const a4w4_run_settings *s);
