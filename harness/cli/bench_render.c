@@ -34,7 +34,7 @@ void a4w4_bench_print_preamble(const a4w4_bench_plan *p, int reps, int backends_
 }
 
 double a4w4_bench_print_device(const a4w4_bench_plan *p, const a4w4_bench_method *m,
-                                 a4w4_bench_shape *b, int reps, const char *label, double macs)
+                               a4w4_bench_shape *b, int reps, const char *label, double macs)
 {
     double med = 0, mn = 0, bytes = 0;
     char why[256] = "";
@@ -54,7 +54,7 @@ double a4w4_bench_print_device(const a4w4_bench_plan *p, const a4w4_bench_method
 }
 
 void a4w4_bench_print_gpu_rows(const a4w4_bench_plan *p, a4w4_bench_shape *b, int reps,
-                           const double *brate, double macs)
+                               const double *brate, double macs)
 {
 #ifdef A4W4_HAVE_GPU
     char why[256];
@@ -100,22 +100,21 @@ static void print_fast_path(const a4w4_fast_stats *st, int ordered)
 }
 
 double a4w4_bench_print_line(const a4w4_bench_method *m, const a4w4_bench_shape *b,
-                             const a4w4_bench_result *rp, const char *label)
+                             const a4w4_bench_result *r, const char *label)
 {
-    a4w4_bench_result r = *rp;
-    if (r.status != A4W4_OK) {
+    if (r->status != A4W4_OK) {
         printf("%-20s %-44s %s: %s\n", label, m->name,
-               r.status == A4W4_EUNSUPPORTED ? "n/a" : "error",
-               *r.why ? r.why : a4w4_status_str(r.status));
+               r->status == A4W4_EUNSUPPORTED ? "n/a" : "error",
+               *r->why ? r->why : a4w4_status_str(r->status));
         return 0;
     }
-    size_t rows = r.rows;
+    size_t rows = r->rows;
     double scale = (double)b->c.M / (double)rows;
-    double rate = (double)rows * (double)b->c.N * (double)b->c.K / r.median_s / 1e9;
+    double rate = (double)rows * (double)b->c.N * (double)b->c.K / r->median_s / 1e9;
     char name[256];
     snprintf(name, sizeof name, "%.200s%s", m->name, rows < b->c.M ? " *" : "");
-    printf("%-20s %-44s %12.3f %12.3f %10.3f", label, name, r.median_s * scale * 1e3,
-           r.min_s * scale * 1e3, rate);
+    printf("%-20s %-44s %12.3f %12.3f %10.3f", label, name, r->median_s * scale * 1e3,
+           r->min_s * scale * 1e3, rate);
     if (rows < b->c.M)
         printf("  (rows 0..%zu of %zu)", rows - 1, b->c.M);
     if (m->kind == A4W4_BENCH_FAST)

@@ -11,7 +11,7 @@
 #define FAILURES_SHOWN 5
 
 void a4w4_run_on_item(void *ctx, const a4w4_run_plan *p, size_t count, int fails,
-                    const char *name, const char *write_err)
+                      const char *name, const char *write_err)
 {
     a4w4_run_progress *rp = ctx;
     rp->fails = fails;
