@@ -83,7 +83,7 @@ Test(run_plan, the_header_records_the_settings_and_the_contracts_in_their_place)
     a4w4_run_source src = {.cases_path = case_file(tu_scratch_dir(TMP_ROOT, "hdr"), three)};
     char err[1024] = "";
     cr_assert_eq(a4w4_run_plan_items(&p, &src, err, sizeof err), 0, "%s", err);
-    a4w4_run_settings s = {.full = 1, .shard_i = 2, .shard_n = 3, .code0 = A4W4_CODE0_OCP,
+    a4w4_run_settings s = {.full = 1, .shard_i = 2, .shard_n = 3, .code0 = "2^-127",
                            .upstream_version = "1.2"};
     cr_assert_eq(a4w4_run_plan_shard(&p, &s), A4W4_OK);
     cJSON *h = a4w4_run_header(&p, &s, contracts);

@@ -19,16 +19,12 @@
 
 #define A4W4_RUN_MAX_BACKENDS 64
 
-/* --e8m0-code0's values, in A4W4_CODE0_* order (runner.h), as the header records them;
- * NULL-terminated. */
-extern const char *const a4w4_code0_names[];
-
 /* The checking settings of a run that the plan and its header need. */
 typedef struct {
     int full;                     /* every output of every case */
     int budget_s;                 /* the whole-run budget in seconds (0: none, or --full) */
     unsigned shard_i, shard_n;    /* this run is part i of n (1 of 1: the whole matrix) */
-    int code0;                    /* A4W4_CODE0_* (contracts §1) */
+    const char *code0;            /* the reading of E8M0 code 0, as recorded (contracts §1) */
     const char *upstream_version; /* NULL: not recorded */
 } a4w4_run_settings;
 
