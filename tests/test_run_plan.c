@@ -23,6 +23,15 @@ static const char *case_file(const char *dir, const char *rows)
 
 static const char *const three = "a,1,32,64,exact,1,\nb,4,32,128,normal,2,\nc,2,64,64,wide,3,\n";
 
+/* p with the three cases of `three` from a case file under scratch directory name. */
+static void load_three(a4w4_run_plan *p, const char *name)
+{
+    a4w4_run_plan_init(p);
+    a4w4_run_source src = {.cases_path = case_file(tu_scratch_dir(TMP_ROOT, name), three)};
+    char err[1024] = "";
+    cr_assert_eq(a4w4_run_plan_items(p, &src, err, sizeof err), 0, "%s", err);
+}
+
 Test(run_plan, an_unknown_selected_item_is_a_usage_error_naming_it)
 {
     static a4w4_run_plan p;
@@ -51,10 +60,7 @@ Test(run_plan, a_case_file_error_is_the_readers_line)
 Test(run_plan, the_shards_count_every_item_once)
 {
     static a4w4_run_plan p;
-    a4w4_run_plan_init(&p);
-    a4w4_run_source src = {.cases_path = case_file(tu_scratch_dir(TMP_ROOT, "shard"), three)};
-    char err[1024] = "";
-    cr_assert_eq(a4w4_run_plan_items(&p, &src, err, sizeof err), 0, "%s", err);
+    load_three(&p, "shard");
     size_t mine = 0;
     for (unsigned i = 1; i <= 2; i++) {
         a4w4_run_settings s = {.shard_i = i, .shard_n = 2};
@@ -79,10 +85,7 @@ static void contracts(cJSON *header, const a4w4_backend *bk, size_t n)
 Test(run_plan, the_header_records_the_settings_and_the_contracts_in_their_place)
 {
     static a4w4_run_plan p;
-    a4w4_run_plan_init(&p);
-    a4w4_run_source src = {.cases_path = case_file(tu_scratch_dir(TMP_ROOT, "hdr"), three)};
-    char err[1024] = "";
-    cr_assert_eq(a4w4_run_plan_items(&p, &src, err, sizeof err), 0, "%s", err);
+    load_three(&p, "hdr");
     a4w4_run_settings s = {.full = 1, .shard_i = 2, .shard_n = 3, .code0 = "2^-127",
                            .upstream_version = "1.2"};
     cr_assert_eq(a4w4_run_plan_shard(&p, &s), A4W4_OK);
