@@ -1,30 +1,26 @@
 /* cmd_run.c — `a4w4check run`: the main job and the nightly runner. A case matrix (a named
  * set under cases/ or any case file) through every selected backend against the oracles,
  * plus every bundle under cases/golden/; results stream to results.jsonl as each case ends,
- * and results.json + summary.md are written atomically from it. */
+ * and results.json + summary.md are written atomically from it.
+ *
+ * parse (the options) -> plan (the matrix, the backends opened here, the shard, the budget:
+ * engine/run_plan.h) -> run (engine/run_plan.h's loop into the stream, progress lines here)
+ * -> render (results.json and summary.md from the stream, the failures, the exit code). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "a4w4_reports.h"
-#include "environment.h"
 #include "a4w4check.h"
 #include "backend_list.h"
 #include "options.h"
-#include "progress.h"
-#include "casefile.h"
-#include "matrix.h"
 #include "cpu_sut.h"
-#include "entry.h"
-#include "export.h"
 #include "fsutil.h"
 #include "ledger.h"
 #include "registry.h"
 #include "repro.h"
-#include "results.h"
-#include "runner.h"
+#include "run_plan.h"
+#include "run_render.h"
 #include "stream.h"
-#include "verify_capture.h"
 
 static const char run_usage[] =
     "usage: a4w4check run [--set NAME | --cases FILE | --bundle FILE...] [--case NAME...]\n"
@@ -41,9 +37,7 @@ static const char run_usage[] =
     "with the first failures at the end.\n"
     "\n";
 
-#define MAX_BACKENDS 64
 #define MAX_SELECT 256
-#define FAILURES_SHOWN 5
 
 typedef struct {
     const char *cases_path, *golden_dir, *out_dir, *set, *captures_dir, *save_dir;
@@ -131,86 +125,35 @@ static const a4w4_command_spec run_spec = {
     "      3 a GPU backend without a GPU, 4 results not written, 5 incomplete (an item\n"
     "      not recorded, or a backend that compared nothing: every entry n/a or skip)\n"};
 
-/* What a run works through: the matrix items (cases, then golden bundles), the opened
- * backends, the output directory's stream. */
-typedef struct {
-    a4w4_matrix m;
-    size_t total_items, mine;
-    a4w4_backend bk[MAX_BACKENDS];
-    size_t nb;
-    const a4w4_devjudge *dev; /* the device judge, or NULL */
-    char dev_why[256];        /* why none */
-    a4w4_rates rates;
-    int have_rates;
-    a4w4_budget_plan budget;
-    a4w4_stage_times stages;
-    double t_start;
-    cJSON *header, *done, *doc;
-    a4w4_stream st;
-    int bad_input;
-    size_t nbad;          /* items recorded with a refusal or bad input (run_item) */
-    char first_bad[1024]; /* the first one's message, printed once at the end */
-    int lock_fd; /* the --out directory's lock (fsutil.h), -1 when not held */
-} run_plan;
-
 /* Backends holding results made before the run (bundle:DIR) checked against the whole
  * matrix: its hash and every item's name. Returns the exit code. */
-static int check_stored_results(run_plan *p)
+static int check_stored_results(a4w4_run_plan *p)
 {
-    size_t n = a4w4_matrix_items(&p->m);
-    char hash[32];
+    char hash[32], (*store)[160] = NULL;
     snprintf(hash, sizeof hash, "%016llx", p->m.hash);
     a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
-    char (*names)[160] = malloc((n ? n : 1) * sizeof *names);
-    const char **v = malloc((n ? n : 1) * sizeof *v);
+    const char **v = NULL;
+    size_t n;
     int rc = A4W4_EXIT_IO;
-    if (!names || !v)
+    if (a4w4_run_item_names(p, &store, &v, &n))
         a4w4_errorf("run: out of memory listing the items");
-    else {
-        for (size_t k = 0; k < n; k++) {
-            a4w4_matrix_item_name(&p->m, k, names[k], sizeof names[k]);
-            v[k] = names[k];
-        }
+    else
         rc = a4w4_backend_list_check_items("run", p->bk, p->nb, &id, v, n);
-    }
-    free(names);
+    free(store);
     free(v);
     return rc;
 }
 
-/* The whole-run budget: this run's rates measured on a small case, then which of this
- * shard's cases get every output checked on the host. Returns the exit code. */
-static int plan_budget(const run_opts *o, run_plan *p)
+/* The run's settings for engine/run_plan.h. */
+static a4w4_run_settings settings(const run_opts *o)
 {
-    char err[1024];
-    if (o->full || o->budget_s <= 0)
-        return A4W4_EXIT_PASS;
-    a4w4_runner r = {.backends = p->bk, .nbackends = p->nb, .dev = p->dev};
-    if (a4w4_budget_calibrate(&r, &p->rates, err, sizeof err)) {
-        if (!o->quiet) /* the constant cost model then */
-            fprintf(stderr, "a4w4check run: %s; the budget uses the built-in rates\n", err);
-    } else {
-        p->have_rates = 1;
-        r.rates = &p->rates;
-    }
-    uint8_t *mine = calloc(p->m.ncases ? p->m.ncases : 1, 1);
-    if (!mine) {
-        a4w4_errorf("run: out of memory planning the budget");
-        return A4W4_EXIT_IO;
-    }
-    for (size_t k = 0; k < p->m.ncases; k++)
-        mine[k] = a4w4_matrix_in_shard(&p->m, k, o->shard.i, o->shard.n) == 1;
-    int rc = a4w4_budget_plan_make(&r, p->m.cases, p->m.ncases, mine, o->budget_s, &p->budget);
-    free(mine);
-    if (rc) {
-        a4w4_errorf("run: out of memory planning the budget");
-        return A4W4_EXIT_IO;
-    }
-    return A4W4_EXIT_PASS;
+    return (a4w4_run_settings){.full = o->full, .budget_s = o->budget_s, .shard_i = o->shard.i,
+                               .shard_n = o->shard.n, .code0 = code0_names[o->code0],
+                               .upstream_version = o->upstream_version};
 }
 
 /* The items, the backends and the output directory. Returns the exit code. */
-static int plan_run(const run_opts *o, run_plan *p)
+static int plan_run(const run_opts *o, a4w4_run_plan *p)
 {
     char err[1024];
     if (o->set && o->cases_path) {
@@ -221,24 +164,15 @@ static int plan_run(const run_opts *o, run_plan *p)
         a4w4_errorf("run: --bundle runs the given bundles only: no --set or --cases with it");
         return A4W4_EXIT_BADINPUT;
     }
-    int mr = o->bundles.n ? a4w4_matrix_load_bundles(&p->m, o->bundles.v, o->bundles.n, err,
-                                                     sizeof err)
-                          : a4w4_matrix_load(&p->m, o->set, o->cases_path, o->golden_dir, err,
-                                             sizeof err);
-    if (mr) {
-        if (mr == A4W4_MATRIX_ECASES)
-            a4w4_errorf("%s", err); /* the reader's line names the file */
-        else
-            a4w4_errorf("run: %s", err);
+    a4w4_run_source src = {o->set, o->cases_path, o->golden_dir, o->captures_dir, o->bundles.v,
+                           o->cases_sel.v, o->bundles.n, o->cases_sel.n};
+    int mr = a4w4_run_plan_items(p, &src, err, sizeof err);
+    if (mr) { /* the case file reader's line names the file */
+        a4w4_errorf(mr == A4W4_MATRIX_ECASES ? "%s" : "run: %s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    if ((o->captures_dir && a4w4_matrix_add_captures(&p->m, o->captures_dir, err, sizeof err)) ||
-        (o->cases_sel.n && a4w4_matrix_select(&p->m, o->cases_sel.v, o->cases_sel.n, err,
-                                              sizeof err))) {
-        a4w4_errorf("run: %s", err);
-        return A4W4_EXIT_BADINPUT;
-    }
-    a4w4_backend_list_opts bo = {"run", MAX_BACKENDS, 1, o->quiet}; /* a mutant by name: repros */
+    /* a mutant by name: repros */
+    a4w4_backend_list_opts bo = {"run", A4W4_RUN_MAX_BACKENDS, 1, o->quiet};
     int rc = a4w4_isolation_options("run", o->no_isolate, o->timeout_s);
     if (rc == A4W4_EXIT_PASS)
         rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);
@@ -252,23 +186,26 @@ static int plan_run(const run_opts *o, run_plan *p)
         a4w4_errorf("run: --out %s", err);
         return A4W4_EXIT_IO;
     }
-    p->total_items = a4w4_matrix_items(&p->m);
-    for (size_t k = 0; k < p->total_items; k++) {
-        int in = a4w4_matrix_in_shard(&p->m, k, o->shard.i, o->shard.n);
-        if (in < 0) {
-            a4w4_errorf("run: out of memory planning the shards");
-            return A4W4_EXIT_IO;
-        }
-        p->mine += (size_t)in;
+    a4w4_run_settings rs = settings(o);
+    if (a4w4_run_plan_shard(p, &rs)) {
+        a4w4_errorf("run: out of memory planning the shards");
+        return A4W4_EXIT_IO;
     }
     if (!o->host_judge)
         p->dev = a4w4_backend_devjudge(p->dev_why, sizeof p->dev_why);
-    return plan_budget(o, p);
+    int brc = a4w4_run_plan_budget(p, &rs, err, sizeof err);
+    if (!p->have_rates && !o->full && o->budget_s > 0 && !o->quiet) /* the constant model */
+        fprintf(stderr, "a4w4check run: %s; the budget uses the built-in rates\n", err);
+    if (brc) {
+        a4w4_errorf("run: out of memory planning the budget");
+        return A4W4_EXIT_IO;
+    }
+    return A4W4_EXIT_PASS;
 }
 
 /* Take --out's lock (a second run into the same directory would interleave its cases with
  * ours) and remove the temporary files a killed writer left there. Returns the exit code. */
-static int claim_out_dir(const run_opts *o, run_plan *p, int argc, char **argv)
+static int claim_out_dir(const run_opts *o, a4w4_run_plan *p, int argc, char **argv)
 {
     char holder[1024], err[1400];
     size_t k = (size_t)snprintf(holder, sizeof holder, "a4w4check");
@@ -287,113 +224,17 @@ static int claim_out_dir(const run_opts *o, run_plan *p, int argc, char **argv)
     return A4W4_EXIT_PASS;
 }
 
-/* What the budget and the judge are (informational, not part of the identity): the rates
- * measured, the cases checked in full and sampled on the host, the device judge. */
-static void run_header_budget(cJSON *header, const run_opts *o, const run_plan *p)
+/* A capture's failing entry is rerun by `a4w4check verify PATH`. */
+static void verify_repro(const char *path, char *buf, size_t len)
 {
-    cJSON *b = cJSON_AddObjectToObject(header, "budget");
-    if (p->budget.full) {
-        cJSON_AddNumberToObject(b, "cases_full", (double)p->budget.nfull);
-        cJSON_AddNumberToObject(b, "cases_sampled", (double)p->budget.nsampled);
-        cJSON_AddNumberToObject(b, "planned_seconds", p->budget.planned_s);
-    }
-    if (p->have_rates) {
-        cJSON_AddNumberToObject(b, "calibration_seconds", p->rates.calibrate_s);
-        cJSON_AddNumberToObject(b, "oracle_gmac_per_s", 1e-9 / p->rates.oracle_s_per_mac);
-    }
-    cJSON_AddStringToObject(b, "rule", o->full ? "every output (--full)"
-                                   : o->budget_s <= 0 ? "sampled above 2^26 MACs"
-                                   : p->have_rates ? "whole-run budget at measured rates"
-                                                   : "whole-run budget at built-in rates");
-    cJSON_AddStringToObject(header, "judge", p->dev ? p->dev->describe(p->dev->self) : "host");
+    snprintf(buf, len, "a4w4check verify ");
+    a4w4_shell_word(buf, len, path);
 }
 
-/* The run's identity: the header of results.jsonl. */
-static cJSON *run_header(const run_opts *o, const run_plan *p)
+/* Every item of this shard through the backends into the stream. Returns the exit code. */
+static int run_items(const run_opts *o, a4w4_run_plan *p)
 {
-    char hex[32];
-    snprintf(hex, sizeof hex, "%016llx", p->m.hash);
-    cJSON *header = cJSON_CreateObject();
-    cJSON_AddStringToObject(header, "schema", A4W4_RESULTS_SCHEMA);
-    cJSON_AddStringToObject(header, "tool", "a4w4check");
-    cJSON_AddStringToObject(header, "tool_version", A4W4_TOOL_VERSION);
-    cJSON_AddStringToObject(header, "set", p->m.set);
-    cJSON_AddStringToObject(header, "cases_file", p->m.cases_path);
-    cJSON_AddStringToObject(header, "matrix_hash", hex);
-    char shard[32];
-    snprintf(shard, sizeof shard, "%u/%u", o->shard.i, o->shard.n);
-    cJSON_AddStringToObject(header, "shard", shard);
-    cJSON_AddBoolToObject(header, "full", o->full);
-    /* 0: no budget (sampled above 2^26 MACs, or every output with --full); contracts §4.1 */
-    cJSON_AddNumberToObject(header, "budget_seconds", o->budget_s);
-    /* contracts §1: the reading of E8M0 code 0 the GEMM entries are judged under */
-    cJSON_AddStringToObject(header, "e8m0_code0", code0_names[o->code0]);
-    cJSON *bl = cJSON_AddArrayToObject(header, "backends");
-    cJSON_AddItemToArray(bl, cJSON_CreateString("oracle"));
-    a4w4_backends_contracts_json(header, p->bk, p->nb);
-    for (size_t i = 0; i < p->nb; i++)
-        cJSON_AddItemToArray(bl, cJSON_CreateString(p->bk[i].name));
-    if (o->upstream_version)
-        cJSON_AddStringToObject(header, "upstream_version", o->upstream_version);
-    cJSON_AddNumberToObject(header, "matrix_items", (double)p->total_items);
-    cJSON_AddNumberToObject(header, "shard_items", (double)p->mine);
-    run_header_budget(header, o, p);
-    a4w4_environment_json(header); /* compiler, commit, host, date, GPU, tables used */
-    return header;
-}
-
-/* Run matrix item k into *entries (its results entries as JSON). Returns its failing
- * entries, or -1 when the run must stop (*rc set, the message printed). A golden bundle that
- * is bad input counts as one failure and marks the plan. */
-static int run_item(const a4w4_runner *runner, run_plan *p, size_t k, const char *name,
-                    cJSON **entries, int *rc)
-{
-    char err[1024];
-    size_t nsuts;
-    const a4w4_bundle_sut *suts = a4w4_cpu_bundle_suts(&nsuts);
-    a4w4_entry_list el = {0};
-    size_t nc = p->m.ncases, ng = p->m.nbundles;
-    a4w4_hstatus rs =
-        k < nc           ? a4w4_run_case(runner, &p->m.cases[k], &el, err, sizeof err)
-        : k < nc + ng    ? a4w4_run_golden(runner, suts, nsuts, p->m.bundles[k - nc], &el, err,
-                                           sizeof err)
-        : p->m.ncaptures ? a4w4_run_capture(p->m.captures[k - nc - ng], name,
-                                            runner->code0_reading, &el, err, sizeof err)
-                         : a4w4_run_captures_none(p->m.captures_dir, &el, err, sizeof err);
-    if (k >= nc + ng && p->m.ncaptures) /* a capture is judged from its own file: verify reruns it */
-        for (size_t i = 0; i < el.n; i++)
-            if (el.items[i].verdict == A4W4_VERDICT_FAIL) {
-                snprintf(el.items[i].repro, sizeof el.items[i].repro, "a4w4check verify ");
-                a4w4_shell_word(el.items[i].repro, sizeof el.items[i].repro,
-                                p->m.captures[k - nc - ng]);
-            }
-    int f = (int)a4w4_entry_list_failures(&el);
-    *entries = rs == A4W4_ST_NOMEM ? NULL : a4w4_entry_list_json(&el);
-    a4w4_entry_list_free(&el);
-    if (!*entries && rs != A4W4_ST_NOMEM) {
-        rs = A4W4_ST_NOMEM;
-        snprintf(err, sizeof err, "case %s: out of memory for the results", name);
-    }
-    if (rs == A4W4_ST_BADINPUT && *entries && cJSON_GetArraySize(*entries) > 0) {
-        p->bad_input = 1; /* recorded: its failing entry says why; said once at the end */
-        if (!p->nbad++)
-            snprintf(p->first_bad, sizeof p->first_bad, "%s", err);
-        return 1;
-    }
-    if (rs != A4W4_ST_OK)
-        a4w4_errorf("run: %s", err);
-    if (rs != A4W4_ST_OK) {
-        *rc = a4w4_exit_code(rs);
-        cJSON_Delete(*entries);
-        return -1;
-    }
-    return f;
-}
-
-static int run_items(const run_opts *o, run_plan *p)
-{
-    char err[1024];
-    char hash[32];
+    char err[1024], hash[32];
     snprintf(hash, sizeof hash, "%016llx", p->m.hash);
     a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
     a4w4_repro_run rr = {p->m.set, p->m.cases_path, o->golden_dir, o->bundles.v, o->bundles.n,
@@ -407,177 +248,30 @@ static int run_items(const run_opts *o, run_plan *p)
                           .plan = p->budget.full ? &p->budget : NULL,
                           .rates = p->have_rates ? &p->rates : NULL,
                           .dev = p->dev, .stages = &p->stages};
-    a4w4_progress pg;
-    a4w4_progress_start(&pg, "run", o->quiet, 0);
-    int fails = 0, rc = A4W4_EXIT_PASS;
-    size_t ndone = (size_t)cJSON_GetArraySize(p->done), count = 0;
+    a4w4_run_progress rp = {.quiet = o->quiet};
+    a4w4_progress_start(&rp.pg, "run", o->quiet, 0);
+    size_t nsuts, ndone = (size_t)cJSON_GetArraySize(p->done), count;
     if (ndone && !o->quiet)
         fprintf(stderr, "a4w4check run: resuming: %zu cases already recorded in %s\n", ndone,
                 p->st.path);
-    for (size_t k = 0; k < p->total_items && rc == A4W4_EXIT_PASS; k++) {
-        if (a4w4_matrix_in_shard(&p->m, k, o->shard.i, o->shard.n) != 1)
-            continue;
-        count++;
-        char name[160];
-        a4w4_matrix_item_name(&p->m, k, name, sizeof name);
-        int skip = 0;
-        const cJSON *dn;
-        cJSON_ArrayForEach(dn, p->done) skip |= !strcmp(dn->valuestring, name);
-        if (skip)
-            continue;
-        cJSON *entries = NULL;
-        int f = run_item(&runner, p, k, name, &entries, &rc);
-        if (f < 0)
-            break;
-        fails += f;
-        double tw = a4w4_now();
-        int wrc = a4w4_stream_case(&p->st, name, entries, err, sizeof err);
-        p->stages.write_s += a4w4_now() - tw;
-        if (wrc) {
-            a4w4_errorf("run: %s", err);
-            rc = A4W4_EXIT_IO;
-        }
-        cJSON_Delete(entries);
-        a4w4_progress_item(&pg, count, p->mine, fails, name, 0);
-        if (!o->quiet && count % 100 == 0) { /* where the time goes, also for a cut run */
-            const a4w4_stage_times *t = &p->stages;
-            fprintf(stderr, "a4w4check run: stages after %zu items: generate %.1f s, judge "
-                    "%.1f s, backends %.1f s, host oracles %.1f s, write %.1f s; %.3g outputs "
-                    "on the device, %.3g on the host\n", count, t->generate_s, t->judge_s,
-                    t->kernels_s, t->host_oracle_s, t->write_s, t->outputs_device,
-                    t->outputs_host);
-        }
-    }
-    a4w4_stream_close(&p->st);
-    a4w4_progress_item(&pg, count, p->mine, fails, "done", 1);
-    return rc;
-}
-
-/* --save-failing DIR: DIR/manifest.json (a4w4-operands/1, engine/export.h) listing every
- * bundle the document's entries saved, so that python -m a4w4check.external --ops DIR runs
- * them. Returns the exit code. */
-static int write_saved_manifest(const run_opts *o, const run_plan *p)
-{
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(p->doc, "cases"), *e;
-    size_t n = 0, cap = (size_t)cJSON_GetArraySize(cases) + 1;
-    const char **names = calloc(cap, sizeof *names), **why = calloc(cap, sizeof *why);
-    int rc = A4W4_EXIT_PASS, failed = 0;
-    cJSON_ArrayForEach(e, cases) {
-        const cJSON *sv = cJSON_GetObjectItemCaseSensitive(e, "saved");
-        const char *note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "note"));
-        failed |= note && strstr(note, "--save-failing: ") != NULL;
-        if (!cJSON_IsString(sv) || !names)
-            continue;
-        int dup = 0;
-        for (size_t i = 0; i < n && !dup; i++)
-            dup = !strcmp(names[i], sv->valuestring);
-        if (!dup)
-            names[n++] = sv->valuestring;
-    }
-    char hash[32], err[1024];
-    snprintf(hash, sizeof hash, "%016llx", p->m.hash);
-    a4w4_export_opts eo = {hash, A4W4_TOOL_VERSION, 0};
-    if (!names || !why || a4w4_export_manifest(o->save_dir, p->m.set, p->m.cases_path, "1/1",
-                                               &eo, names, why, n, 0, err, sizeof err)) {
-        a4w4_errorf("run: --save-failing %s", names && why ? err : "out of memory");
-        rc = A4W4_EXIT_IO;
-    } else if (failed) {
-        a4w4_errorf("run: --save-failing %s: some failing entries could not be saved (their "
-                    "notes say why)", o->save_dir);
-        rc = A4W4_EXIT_IO;
-    } else if (!o->quiet)
-        fprintf(stderr, "a4w4check run: %zu failing entr%s saved in %s\n", n,
-                n == 1 ? "y" : "ies", o->save_dir);
-    free(names);
-    free(why);
-    return rc;
-}
-
-/* This process's stages into the document (informational; a resumed run's earlier cases are
- * not in them). */
-static void add_stages(run_plan *p)
-{
-    const a4w4_stage_times *t = &p->stages;
-    cJSON *st = cJSON_AddObjectToObject(p->doc, "stages");
-    cJSON_AddNumberToObject(st, "generate_s", t->generate_s);
-    cJSON_AddNumberToObject(st, "judge_s", t->judge_s);
-    cJSON_AddNumberToObject(st, "kernels_s", t->kernels_s);
-    cJSON_AddNumberToObject(st, "host_oracle_s", t->host_oracle_s);
-    cJSON_AddNumberToObject(st, "write_s", t->write_s);
-    cJSON_AddNumberToObject(st, "wall_s", a4w4_now() - p->t_start);
-    cJSON_AddNumberToObject(st, "outputs_device", t->outputs_device);
-    cJSON_AddNumberToObject(st, "outputs_host", t->outputs_host);
-}
-
-/* The final documents, from the stream (cases of earlier runs included). Returns the exit
- * code of the run. */
-static int write_results(const run_opts *o, run_plan *p)
-{
-    char err[1024];
-    cJSON *hdr2 = NULL;
-    a4w4_stream_tally t;
-    p->doc = a4w4_stream_load_items(o->out_dir, &hdr2, &t, err, sizeof err);
-    a4w4_completeness c = {p->mine, t.items}; /* distinct items, each with all its entries */
-    cJSON_Delete(hdr2);
-    if (!p->doc) {
+    a4w4_run_loop l = {&runner, a4w4_cpu_bundle_suts(&nsuts), 0, verify_repro,
+                       a4w4_run_on_item, &rp};
+    l.nsuts = nsuts;
+    a4w4_run_settings rs = settings(o);
+    a4w4_hstatus st = a4w4_run_items(p, &rs, &l, &count, err, sizeof err);
+    if (st != A4W4_ST_OK && !rp.write_failed) /* a write error was said at its item */
         a4w4_errorf("run: %s", err);
-        return A4W4_EXIT_IO;
-    }
-    int krc = a4w4_apply_ledger("run", o->known, p->doc);
-    if (krc)
-        return krc;
-    a4w4_doc_verdict v = a4w4_results_judge(p->doc, &c);
-    add_stages(p);
-    if (a4w4_results_write(p->doc, o->out_dir, err, sizeof err)) {
-        a4w4_errorf("run: %s", err);
-        return A4W4_EXIT_IO;
-    }
-    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(p->doc, "counts");
-    if (!o->quiet)
-        fprintf(stderr, "a4w4check run: %d failing entries of %d; %s/results.json and "
-                "%s/summary.md written\n",
-                cJSON_GetObjectItemCaseSensitive(counts, "fail")->valueint,
-                cJSON_GetObjectItemCaseSensitive(counts, "entries")->valueint, o->out_dir,
-                o->out_dir);
-    /* even with --quiet: the failures (with their repro commands) and why it is incomplete */
-    a4w4_print_failures("run", p->doc, FAILURES_SHOWN);
-    a4w4_print_known("run", p->doc, FAILURES_SHOWN);
-    if (v == A4W4_DOC_INCOMPLETE)
-        a4w4_errorf("run: verdict INCOMPLETE: %s",
-                    cJSON_GetObjectItemCaseSensitive(p->doc, "verdict_reason")->valuestring);
-    if (p->bad_input) { /* one line, however many items the same refusal hit */
-        if (p->nbad > 1)
-            a4w4_errorf("run: %s (and %zu more items refused or bad input: results.json "
-                        "names each)", p->first_bad, p->nbad - 1);
-        else
-            a4w4_errorf("run: %s", p->first_bad);
-        return A4W4_EXIT_BADINPUT;
-    }
-    if (o->save_dir && write_saved_manifest(o, p) != A4W4_EXIT_PASS)
-        return A4W4_EXIT_IO;
-    return v == A4W4_DOC_FAIL ? A4W4_EXIT_MISMATCH
-           : v == A4W4_DOC_INCOMPLETE ? A4W4_EXIT_INCOMPLETE
-                                      : A4W4_EXIT_PASS;
-}
-
-static void plan_free(run_plan *p)
-{
-    a4w4_budget_plan_free(&p->budget);
-    a4w4_dir_unlock(p->lock_fd);
-    a4w4_backend_list_close(p->bk, p->nb);
-    a4w4_matrix_free(&p->m);
-    cJSON_Delete(p->header);
-    cJSON_Delete(p->done);
-    cJSON_Delete(p->doc);
+    a4w4_progress_item(&rp.pg, count, p->mine, rp.fails, "done", 1);
+    return a4w4_exit_code(st);
 }
 
 int cmd_run(int argc, char **argv)
 {
     char golden_buf[4096], err[1024];
-    const char *contract_v[MAX_BACKENDS];
+    const char *contract_v[A4W4_RUN_MAX_BACKENDS];
     run_opts o = {.golden_dir = a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
                   .out_dir = "build/out",
-                  .contract = {contract_v, 0, MAX_BACKENDS},
+                  .contract = {contract_v, 0, A4W4_RUN_MAX_BACKENDS},
                   .shard = {1, 1},
                   .budget_s = A4W4_DEFAULT_BUDGET_S,
                   .timeout_s = -1,
@@ -591,16 +285,14 @@ int cmd_run(int argc, char **argv)
         return rc;
     if (o.full) /* every output anyway: no budget in the run's identity (merge, --resume) */
         o.budget_s = 0;
-    run_plan p;
-    memset(&p, 0, sizeof p);
-    p.t_start = a4w4_now();
-    p.st.fd = -1;
-    p.lock_fd = -1;
+    a4w4_run_plan p;
+    a4w4_run_plan_init(&p);
     rc = plan_run(&o, &p);
     if (rc == A4W4_EXIT_PASS)
         rc = claim_out_dir(&o, &p, argc, argv);
     if (rc == A4W4_EXIT_PASS) {
-        p.header = run_header(&o, &p);
+        a4w4_run_settings rs = settings(&o);
+        p.header = a4w4_run_header(&p, &rs, a4w4_backends_contracts_json);
         a4w4_stream_tally t;
         rc = a4w4_exit_code(
             a4w4_stream_open(&p.st, o.out_dir, p.header, o.resume, &p.done, &t, err, sizeof err));
@@ -614,7 +306,9 @@ int cmd_run(int argc, char **argv)
     if (rc == A4W4_EXIT_PASS)
         rc = run_items(&o, &p);
     if (rc == A4W4_EXIT_PASS)
-        rc = write_results(&o, &p);
-    plan_free(&p);
+        rc = a4w4_run_finish(&p, &(a4w4_run_end){o.out_dir, o.known, o.save_dir, o.quiet});
+    a4w4_dir_unlock(p.lock_fd);
+    a4w4_backend_list_close(p.bk, p.nb);
+    a4w4_run_plan_free(&p);
     return rc;
 }

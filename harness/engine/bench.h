@@ -1,0 +1,163 @@
+/* bench.h — the measuring side of `bench` (cli/cmd_bench.c parses, plans and renders): the
+ * shapes a run times and their operands, the methods (the GEMM oracles of contracts §4.1 and
+ * §4.2, OpenBLAS sgemm, the backends of the table), and the loop that times one method. It
+ * checks nothing and prints nothing.
+ *
+ * A shape's operands are generated once (a4w4_bench_shape_make); every method is timed by the
+ * same loop (a4w4_bench_time: one warm-up, then R timed repetitions, median and minimum of the
+ * wall clock, CLOCK_MONOTONIC). The slow methods (the plain oracle, CPU backends, the plain
+ * tree oracle) run on the first rows only when the shape is large; the result says on how many
+ * rows, so that a rate and a time scaled to the whole shape follow. */
+#ifndef A4W4_BENCH_H
+#define A4W4_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "a4w4_gemm_fast.h"
+#include "a4w4_tree.h"
+#include "backend.h"
+#include "casefile.h"
+#include "gen.h"
+
+#define A4W4_BENCH_MAX_SHAPES 64
+#define A4W4_BENCH_MAX_BACKENDS 16
+#define A4W4_BENCH_MAX_TREES 8 /* --tree contracts of one run */
+#define A4W4_BENCH_SEED 1      /* of every shape's generated case */
+/* The slow methods run on the first rows of A only when the shape has more MACs than this
+ * (about 0.3 s of the plain oracle on one core). */
+#define A4W4_BENCH_SLOW_MACS (1ull << 29)
+/* The leaves (outputs times K / leaf) the plain tree oracle runs on at most (about 1 us a
+ * leaf: some seconds). */
+#define A4W4_BENCH_TREE_PLAIN_LEAVES (1ull << 22)
+
+/* One shape of the run: its size and its operands' regime. */
+typedef struct {
+    size_t mnk[3];
+    a4w4_regime regime;
+    a4w4_scale_mode mode;
+    char regime_text[32];
+} a4w4_bench_shape_spec;
+
+/* A shape's operands, generated once, and the outputs every method writes. */
+typedef struct {
+    a4w4_case c;
+    a4w4_sample s;    /* every output */
+    a4w4_sample sub;  /* the first sub_rows rows, every column (the slow methods') */
+    size_t sub_rows;
+    a4w4_case_data d;
+    float *A, *W, *C; /* dequantized [M, K], [N, K]; sgemm output [M, N] */
+    uint16_t *y;      /* [M, N] bf16 output of the oracles and backends */
+    a4w4_fast_stats st; /* of the last fast-oracle run */
+} a4w4_bench_shape;
+
+/* What a method runs: the plain exact oracle, a fast oracle (exact or ordered(1)), OpenBLAS
+ * sgemm on the dequantized operands, a tree oracle (fast or plain), a backend of the table. */
+typedef enum {
+    A4W4_BENCH_PLAIN,
+    A4W4_BENCH_FAST,
+    A4W4_BENCH_SGEMM,
+    A4W4_BENCH_TREE,
+    A4W4_BENCH_BACKEND
+} a4w4_bench_kind;
+
+/* A4W4_BENCH_FAST's arg: ordered(1) or exact, on threads threads (0: all). */
+typedef struct {
+    int ordered;
+    unsigned threads;
+} a4w4_bench_fast_arg;
+
+/* A4W4_BENCH_TREE's arg: the fast path on every output, or the plain oracle on the first
+ * a4w4_bench_tree_rows rows; one thread either way. */
+typedef struct {
+    a4w4_tree t;
+    int plain;
+} a4w4_bench_tree_arg;
+
+/* One timed thing. arg: A4W4_BENCH_FAST an a4w4_bench_fast_arg, A4W4_BENCH_SGEMM an int
+ * (OpenBLAS threads, 0: its default), A4W4_BENCH_TREE an a4w4_bench_tree_arg,
+ * A4W4_BENCH_BACKEND an opened a4w4_backend. slow: on a large shape, timed on the first rows. */
+typedef struct {
+    char name[sizeof "backend  []" + sizeof ((a4w4_backend *)0)->name +
+              sizeof ((a4w4_backend *)0)->contract]; /* "backend NAME [CONTRACT]" whole */
+    a4w4_bench_kind kind;
+    const void *arg;
+    int slow;
+} a4w4_bench_method;
+
+/* One method's timing: status A4W4_OK with the median and minimum seconds of the timed
+ * repetitions on rows rows of the shape (rows < M: the first rows only); A4W4_EUNSUPPORTED
+ * (n/a) or another error with why (may be empty: a4w4_status_str then). */
+typedef struct {
+    double median_s, min_s;
+    size_t rows;
+    int status;
+    char why[256];
+} a4w4_bench_result;
+
+/* The fixed methods, in this order, first in every plan. */
+enum {
+    A4W4_BENCH_M_PLAIN, A4W4_BENCH_M_FAST1, A4W4_BENCH_M_FASTN, A4W4_BENCH_M_ORDERED1,
+    A4W4_BENCH_M_SGEMMN, A4W4_BENCH_M_SGEMM1, A4W4_BENCH_NFIXED
+};
+
+/* What a bench run times: the shapes, then the methods: the fixed ones, one per backend
+ * instance (be[0..nbe), opened by the caller), then per tree contract the fast and the plain
+ * tree oracle. */
+typedef struct {
+    a4w4_bench_shape_spec shapes[A4W4_BENCH_MAX_SHAPES];
+    size_t nshapes;
+    a4w4_bench_method methods[A4W4_BENCH_NFIXED + A4W4_BENCH_MAX_BACKENDS +
+                              2 * A4W4_BENCH_MAX_TREES];
+    size_t nmethods, ntrees; /* the tree methods follow the others, fast then plain */
+    a4w4_bench_tree_arg trees[2 * A4W4_BENCH_MAX_TREES];
+    a4w4_backend be[A4W4_BENCH_MAX_BACKENDS];
+    size_t nbe;
+    double copy_gbs; /* a GPU backend's device copy bandwidth (GB/s), 0 when not measured */
+} a4w4_bench_plan;
+
+/* The fixed methods into p->methods[0..A4W4_BENCH_NFIXED): their names carry the thread
+ * counts of this machine (a4w4_fast_max_threads, OpenBLAS's default). */
+void a4w4_bench_fixed_methods(a4w4_bench_plan *p);
+
+/* The tree contracts texts[0..n) (n <= A4W4_BENCH_MAX_TREES; contracts §4.2) into p->trees.
+ * 0, or -1 with "bench: --tree 'TEXT': why" in err (a refused text, or not a tree contract). */
+int a4w4_bench_plan_trees(a4w4_bench_plan *p, const char *const *texts, size_t n, char *err,
+                          size_t errlen);
+
+/* After the fixed methods: one method per opened backend p->be[0..nbe) ("backend NAME
+ * [CONTRACT]"), then the tree methods (names carry the canonical contract text). */
+void a4w4_bench_plan_methods(a4w4_bench_plan *p);
+
+/* Generate shape sp's operands (seed A4W4_BENCH_SEED) into b, with the first-rows sample of
+ * the slow methods; operands_only: no dequantized fp32 copies (no sgemm). 0, or -1 (out of
+ * memory); a4w4_bench_shape_free releases b either way. */
+int a4w4_bench_shape_make(a4w4_bench_shape *b, const a4w4_bench_shape_spec *sp,
+                          int operands_only);
+void a4w4_bench_shape_free(a4w4_bench_shape *b);
+
+/* Time m on b: one warm-up run, then reps (>= 1) timed runs; median and minimum wall clock
+ * and the rows it ran on into r. Leaves b->st the fast path's statistics of the last run. */
+void a4w4_bench_time(const a4w4_bench_method *m, a4w4_bench_shape *b, int reps,
+                     a4w4_bench_result *r);
+
+/* A backend's own device-event timing of b (its type's bench hook, operands resident): the
+ * median and minimum milliseconds of reps calls and the bytes one call moves. Returns A4W4_OK,
+ * A4W4_EUNSUPPORTED (n/a) or another error, with why. */
+int a4w4_bench_device(const a4w4_backend *bk, a4w4_bench_shape *b, int reps, double *median_ms,
+                      double *min_ms, double *bytes, char *why, size_t whylen);
+
+/* The machine a run is on: CPUs usable (nproc; -1 unknown) and online, the CPU model
+ * ("unknown CPU" when /proc/cpuinfo has none), OpenBLAS's build (NULL: no config string) and
+ * default thread count. */
+typedef struct {
+    int usable;
+    long online;
+    char model[256];
+    const char *blas_config;
+    int blas_threads;
+} a4w4_bench_machine;
+
+void a4w4_bench_machine_read(a4w4_bench_machine *mc);
+
+#endif
