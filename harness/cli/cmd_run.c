@@ -51,12 +51,9 @@ typedef struct {
     int budget_s;
     int timeout_s, no_isolate; /* timeout_s -1: automatic (registry.h) */
     int max_timeouts;
-    int code0; /* index into code0_names: A4W4_CODE0_BOTH, _OCP, _DRIVER */
+    int code0; /* index into a4w4_code0_names: A4W4_CODE0_BOTH, _OCP, _DRIVER */
     int host_judge;            /* 1: no device judge, everything judged on the host */
 } run_opts;
-
-/* --e8m0-code0's values, in A4W4_CODE0_* order (runner.h), as the header records them. */
-static const char *const code0_names[] = {"both", "2^-127", "2^-126", NULL};
 
 static const a4w4_option run_options[] = {
     OPT_STRING("set", run_opts, set, "NAME",
@@ -100,11 +97,7 @@ static const a4w4_option run_options[] = {
             "again: its remaining entries fail \"not run: backend hung N\n"
             "times in a row\" (default 2)"),
     OPT_FLAG("no-isolate", run_opts, no_isolate, A4W4_NO_ISOLATE_HELP),
-    OPT_CHOICE("e8m0-code0", run_opts, code0, "R", code0_names,
-               "how E8M0 scale code 0 is read (contracts §1): both (default)\n"
-               "judges under 2^-127 and 2^-126, an entry matching only one is\n"
-               "ambiguous, never a pass (verdict INCOMPLETE); 2^-127 (OCP,\n"
-               "the oracles) or 2^-126 (one host driver) states the reading"),
+    OPT_CHOICE("e8m0-code0", run_opts, code0, "R", a4w4_code0_names, A4W4_CODE0_HELP),
     OPT_STRING("save-failing", run_opts, save_dir, "DIR",
                "write each failing GEMM entry's operands with its outputs and the\n"
                "oracle's as DIR/<case>@<backend>.safetensors (+ manifest.json):\n"
@@ -148,7 +141,7 @@ static int check_stored_results(a4w4_run_plan *p)
 static a4w4_run_settings settings(const run_opts *o)
 {
     return (a4w4_run_settings){.full = o->full, .budget_s = o->budget_s, .shard_i = o->shard.i,
-                               .shard_n = o->shard.n, .code0 = code0_names[o->code0],
+                               .shard_n = o->shard.n, .code0 = a4w4_code0_names[o->code0],
                                .upstream_version = o->upstream_version};
 }
 
@@ -239,7 +232,7 @@ static int run_items(const run_opts *o, a4w4_run_plan *p)
     a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
     a4w4_repro_run rr = {p->m.set, p->m.cases_path, o->golden_dir, o->bundles.v, o->bundles.n,
                          o->full, o->budget_s, o->timeout_s, o->no_isolate, o->contract.v,
-                         o->contract.n, o->code0 ? code0_names[o->code0] : NULL,
+                         o->contract.n, o->code0 ? a4w4_code0_names[o->code0] : NULL,
                          o->max_timeouts, o->host_judge};
     a4w4_runner runner = {.backends = p->bk, .nbackends = p->nb, .full = o->full, .id = &id,
                           .budget_s = o->budget_s, .code0_reading = o->code0,

@@ -257,7 +257,8 @@ int a4w4_run_save_manifest(const a4w4_run_plan *p, const char *save_dir, size_t 
     if (!names || !why) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
-    } else if (a4w4_export_manifest(save_dir, p->m.set, p->m.cases_path, "1/1", &eo, names, why,
+    } else if (a4w4_mkdir_p(save_dir, err, errlen) || /* nothing saved: DIR not made yet */
+               a4w4_export_manifest(save_dir, p->m.set, p->m.cases_path, "1/1", &eo, names, why,
                                     *n, 0, err, errlen)) {
         rc = -1;
     }

@@ -107,4 +107,15 @@ if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
 else
   echo "note: no numpy for /usr/bin/python3: the external step is not run"
 fi
+# a failing layout entry has no operands to save: the run still fails (1), not "cannot write"
+# (4), and DIR/manifest.json lists nothing (reproducer, before: exit 4, "cannot create
+# temporary file DIR/manifest.json.tmpXXXX: No such file or directory")
+printf 'name,M,N,K,regime,seed,tags\na,4,64,256,normal,1,\n' > lay.csv
+set +e
+"$CLI" run --cases lay.csv --no-golden --backend mut-preshuffle-k1n1 --full --save-failing sv-lay \
+  --out r-lay --quiet > lay.out 2>&1
+rc=$?
+set -e
+[ "$rc" = 1 ] || { cat lay.out; fail "layout mutant with --save-failing: exit $rc, expected 1"; }
+[ -f sv-lay/manifest.json ] || fail "no sv-lay/manifest.json"
 echo "save failing ok"
