@@ -2,6 +2,7 @@
 #include "matrix.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,16 +136,17 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every DIR/NAME.safetensors, sorted by name. 0 or -1 (unreadable directory, out of memory). */
-static int list_bundles(const char *dir, char ***out, size_t *n)
+/* Every DIR/NAME<suffix> (".safetensors", ".csv"), sorted by name. 0 or -1 (unreadable
+ * directory, out of memory). */
+static int list_files(const char *dir, const char *suffix, char ***out, size_t *n)
 {
     DIR *dp = opendir(dir);
-    size_t cap = 0;
+    size_t cap = 0, S = strlen(suffix);
     if (!dp)
         return -1;
     for (struct dirent *de; (de = readdir(dp));) {
         size_t L = strlen(de->d_name);
-        if (L < 13 || strcmp(de->d_name + L - 12, ".safetensors"))
+        if (L <= S || strcmp(de->d_name + L - S, suffix))
             continue;
         if (*n == cap) {
             char **p = realloc(*out, (cap = cap ? cap * 2 : 16) * sizeof *p);
@@ -162,6 +164,44 @@ static int list_bundles(const char *dir, char ***out, size_t *n)
     if (*n)
         qsort(*out, *n, sizeof **out, cmp_str);
     return 0;
+}
+
+/* 1 when path is a case file: its first line that is not a '#' comment is the case-file
+ * header (io/casefile.h). */
+static int is_case_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[256] = "";
+    while (f && fgets(line, sizeof line, f) && line[0] == '#')
+        ;
+    if (f)
+        fclose(f);
+    return !strncmp(line, "name,M,N,K,", 11);
+}
+
+/* "--set NAME: no cases/NAME.csv (the sets here: a, b, ...)" into err. */
+static void no_such_set(const char *set, const char *path, char *err, size_t errlen)
+{
+    char dir[4096], shown[64];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    size_t k = (size_t)snprintf(err, errlen, "--set %s: there is no %s (the sets here:",
+                                a4w4_quote(set, shown, sizeof shown), path);
+    char **names = NULL;
+    size_t n = 0;
+    if (slash && !list_files(dir, ".csv", &names, &n))
+        for (size_t i = 0; i < n && k < errlen; i++) {
+            const char *b = strrchr(names[i], '/') + 1;
+            if (is_case_file(names[i]))
+                k += (size_t)snprintf(err + k, errlen - k, " %.*s", (int)strlen(b) - 4, b);
+        }
+    if (k < errlen)
+        snprintf(err + k, errlen - k, "; or --cases FILE)");
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
 }
 
 static int resolve_cases(a4w4_matrix *m, const char *set, const char *cases_path, char *err,
@@ -182,6 +222,11 @@ static int resolve_cases(a4w4_matrix *m, const char *set, const char *cases_path
     snprintf(m->set, sizeof m->set, "%s", set);
     snprintf(rel, sizeof rel, "cases/%s.csv", set);
     a4w4_data_path(rel, m->cases_path, sizeof m->cases_path);
+    struct stat st;
+    if (stat(m->cases_path, &st) && errno == ENOENT) {
+        no_such_set(set, m->cases_path, err, errlen);
+        return -1;
+    }
     return 0;
 }
 
@@ -193,7 +238,7 @@ int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
         return A4W4_MATRIX_EUSAGE;
     if (a4w4_casefile_read(m->cases_path, &m->cases, &m->ncases, err, errlen))
         return A4W4_MATRIX_ECASES;
-    if (golden_dir && list_bundles(golden_dir, &m->bundles, &m->nbundles)) {
+    if (golden_dir && list_files(golden_dir, ".safetensors", &m->bundles, &m->nbundles)) {
         snprintf(err, errlen, "--golden %s: cannot read the directory", golden_dir);
         return A4W4_MATRIX_EUSAGE;
     }

@@ -29,3 +29,6 @@ expect_match(r "${r_err}" "--golden .*empty-golden holds no bundle \\(\\*.safete
 if(EXISTS ${WORK}/o6/results.json)
   message(FATAL_ERROR "results written for an empty --golden directory")
 endif()
+# a set that is not there names the sets that are (a case file's header, not a ledger or table)
+expect_run(r 2 ${CLI} run --set nosuch --out ${WORK}/o7)
+expect_match(r "${r_err}" "--set nosuch: there is no .*cases/nosuch.csv \\(the sets here: edge hazard nightly premerge selftest; or --cases FILE\\)")
