@@ -303,7 +303,9 @@ static void stages_section(rbuf *b, const cJSON *doc, const a4w4_report_opts *o)
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, rows[i][0])))
             rb_printf(b, "| %s | %.1f |\n", rows[i][1], jnum(st, rows[i][0], 0));
-    rb_printf(b, "\nOutputs compared: %.0f on the device, %.0f on the host.\n\n",
+    rb_printf(b, "\nOutputs compared: %.0f on the device, %.0f on the host (the backends' case "
+              "entries; the completeness count also holds the oracle's own checks and the "
+              "bundles').\n\n",
               jnum(st, "outputs_device", 0), jnum(st, "outputs_host", 0));
 }
 
