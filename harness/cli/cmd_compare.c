@@ -103,7 +103,7 @@ static const a4w4_option compare_options[] = {
                "known-failures ledger applied to both documents (default\n"
                "cases/known-failures.csv when it exists; 'none': the annotations\n"
                "the documents hold): a known failure (XFAIL) is no new failure"),
-    OPT_FLAG("quiet", compare_opts, quiet, "do not list the files written"),
+    OPT_FLAG("quiet", compare_opts, quiet, A4W4_QUIET_HELP),
     OPT_END(),
 };
 
@@ -301,7 +301,7 @@ int cmd_compare(int argc, char **argv)
         if (o.format == FMT_ALL || o.format == f)
             rc = render_one(&o, cmp, f);
     int nf = a4w4_compare_new_failures(cmp), lost = a4w4_compare_losses(cmp);
-    if (rc == A4W4_EXIT_PASS && !o.quiet)
+    if (rc == A4W4_EXIT_PASS) /* the result: kept under --quiet */
         print_totals(&o, cmp, nf);
     char first_lost[400] = "";
     const cJSON *fl = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cmp, "only_base"), 0);

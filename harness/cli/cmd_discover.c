@@ -6,14 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "a4w4_dispatch.h"
 #include "a4w4check.h"
 #include "backend_list.h"
 #include "discover.h"
 #include "discover_flow.h"
+#include "discover_setup.h"
 #include "options.h"
 #include "registry.h"
-#include "shapelist.h"
 #include "stream.h"
 
 static const char discover_usage[] =
@@ -37,7 +36,8 @@ static const char discover_usage[] =
 
 typedef struct {
     const char *backend, *out, *shapes, *cases, *evidence, *write_probes, *probes, *runner, *seed;
-    int repeats, runner_timeout, timeout_s, no_isolate, quiet, threads, validate_cases;
+    int repeats, runner_timeout, timeout_s, no_isolate, quiet, no_evidence, threads;
+    int validate_cases;
     size_t max_probes, validate_outputs;
 } discover_opts;
 
@@ -69,7 +69,9 @@ static const a4w4_option discover_options[] = {
     OPT_INT("threads", discover_opts, threads, "T", 1, 64, "oracle threads (default: the CPUs)"),
     OPT_INT("timeout", discover_opts, timeout_s, "S", 0, 86400, A4W4_TIMEOUT_HELP),
     OPT_FLAG("no-isolate", discover_opts, no_isolate, A4W4_NO_ISOLATE_HELP),
-    OPT_FLAG("quiet", discover_opts, quiet, "no progress lines, and the evidence only in its file"),
+    OPT_FLAG("quiet", discover_opts, quiet, A4W4_QUIET_HELP),
+    OPT_FLAG("no-evidence", discover_opts, no_evidence,
+             "the evidence only in its file, not on stdout"),
     OPT_END(),
 };
 
@@ -84,115 +86,11 @@ typedef struct {
     a4w4_shape *shapes;
     size_t *groups;
     a4w4_discovery *d;
-    a4w4_backend b;
     int bundle; /* the backend is bundle:OUT */
     const char *out_dir;
     char evidence[4096];
     double seconds;
 } discover_plan;
-
-/* --shapes MxNxK,... into p->shapes. */
-static int parse_shapes(const char *text, discover_plan *p)
-{
-    size_t n = 1;
-    for (const char *c = text; *c; c++)
-        n += *c == ',';
-    p->shapes = calloc(n, sizeof *p->shapes);
-    if (!p->shapes)
-        return -1;
-    const char *c = text;
-    for (size_t i = 0; i < n; i++) {
-        char tail;
-        int used = 0;
-        if (sscanf(c, "%zux%zux%zu%n", &p->shapes[i].M, &p->shapes[i].N, &p->shapes[i].K,
-                   &used) != 3 || (c[used] != ',' && c[used] != 0) ||
-            sscanf(c, "%*[0-9]x%*[0-9]x%*[0-9]%c", &tail) > 1) {
-            a4w4_errorf("discover: --shapes '%s': each shape is MxNxK with decimal M, N, K", text);
-            return -1;
-        }
-        c += used + (c[used] == ',');
-    }
-    p->o.nshapes = n;
-    return 0;
-}
-
-static int shapes_from_cases(const char *path, discover_plan *p)
-{
-    int *s;
-    size_t n;
-    char err[1024];
-    if (a4w4_shapelist_load(path, &s, &n, err, sizeof err) != A4W4_OK) {
-        a4w4_errorf("discover: --cases %s", err);
-        return -1;
-    }
-    p->shapes = calloc(n, sizeof *p->shapes);
-    size_t k = 0;
-    for (size_t i = 0; p->shapes && i < n; i++) {
-        a4w4_shape x = {(size_t)s[3 * i], (size_t)s[3 * i + 1], (size_t)s[3 * i + 2]};
-        int dup = 0;
-        for (size_t j = 0; j < k; j++)
-            dup |= p->shapes[j].M == x.M && p->shapes[j].N == x.N && p->shapes[j].K == x.K;
-        if (!dup)
-            p->shapes[k++] = x;
-    }
-    free(s);
-    p->o.nshapes = k;
-    return p->shapes ? 0 : -1;
-}
-
-/* hip-asm:dispatch: shapes the dispatcher sends to the same ASM tile and split share one probed
- * shape (contracts §5; the first of each group is probed, every one validated). */
-static int dispatch_groups(discover_plan *p)
-{
-    char e[1024], t1[4096], t2[4096];
-    a4w4_tuned_table tuned;
-    a4w4_kernel_table kt;
-    memset(&tuned, 0, sizeof tuned);
-    memset(&kt, 0, sizeof kt);
-    if (a4w4_tuned_load(&tuned, a4w4_data_path("cases/aiter/a4w4_blockscale_tuned_gemm.csv", t1,
-                                               sizeof t1), e, sizeof e) ||
-        a4w4_kernels_load(&kt, a4w4_data_path("cases/aiter/gfx950_f4gemm_bf16_per1x32Fp4.csv",
-                                              t2, sizeof t2), "gfx950", e, sizeof e)) {
-        a4w4_errorf("discover: hip-asm:dispatch needs the dispatch tables: %s", e);
-        return -1;
-    }
-    a4w4_heur_params hp = {"gfx950", 256, 0, 1};
-    a4w4_route *r = calloc(p->o.nshapes, sizeof *r);
-    int *ok = calloc(p->o.nshapes, sizeof *ok);
-    for (size_t i = 0; r && ok && i < p->o.nshapes; i++) {
-        const a4w4_shape *s = &p->shapes[i];
-        ok[i] = !a4w4_route_shape(&tuned, &kt, &hp, (int)s->M, (int)s->N, (int)s->K, &r[i], e,
-                                  sizeof e) && r[i].is_asm;
-        p->groups[i] = i;
-        for (size_t j = 0; ok[i] && j < i; j++)
-            if (ok[j] && !strcmp(r[i].kernel, r[j].kernel) && r[i].split == r[j].split &&
-                p->groups[j] == j) {
-                p->groups[i] = j;
-                break;
-            }
-    }
-    int rc = r && ok ? 0 : -1;
-    free(r);
-    free(ok);
-    a4w4_tuned_free(&tuned);
-    a4w4_kernels_free(&kt);
-    return rc;
-}
-
-/* 1 when the directory that would hold path is missing or not writable. */
-static int dir_unwritable(const char *path)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = 0;
-    else
-        *slash = 0;
-    return access(dir, W_OK) != 0;
-}
 
 /* Shapes, groups and options from the command line (or the probe directory's plan). */
 static int plan(const discover_opts *a, discover_plan *p)
@@ -225,14 +123,10 @@ static int plan(const discover_opts *a, discover_plan *p)
         if (a4w4_dflow_read_plan(a->probes, &p->o, &p->shapes, &p->groups))
             return A4W4_EXIT_BADINPUT;
     } else {
-        int rc = a->cases ? shapes_from_cases(a->cases, p)
-                          : parse_shapes(a->shapes ? a->shapes : "64x64x2048", p);
-        if (rc || !(p->groups = calloc(p->o.nshapes, sizeof *p->groups)))
-            return A4W4_EXIT_BADINPUT;
-        for (size_t i = 0; i < p->o.nshapes; i++)
-            p->groups[i] = i;
-        if (a->backend && !strcmp(a->backend, "hip-asm:dispatch") && dispatch_groups(p))
-            return A4W4_EXIT_BADINPUT;
+        int rc = a4w4_dflow_shapes(a->shapes, a->cases, a->backend, &p->o, &p->shapes,
+                                   &p->groups);
+        if (rc)
+            return rc;
         p->o.seed = a->seed ? strtoull(a->seed, NULL, 10) : 1;
         p->o.repeats = (unsigned)a->repeats;
         p->o.validate_cases = (unsigned)a->validate_cases;
@@ -248,9 +142,11 @@ static int plan(const discover_opts *a, discover_plan *p)
     if (a->out && !a->evidence)
         strncat(p->evidence, ".evidence.md", sizeof p->evidence - strlen(p->evidence) - 1);
     p->out_dir = p->bundle ? a->backend + 7 : NULL;
-    if (a->out && !a->write_probes && (dir_unwritable(a->out) || dir_unwritable(p->evidence))) {
+    if (a->out && !a->write_probes &&
+        (!a4w4_parent_writable(a->out) || !a4w4_parent_writable(p->evidence))) {
         a4w4_errorf("discover: cannot write %s: its directory does not exist or is not "
-                    "writable (nothing probed)", dir_unwritable(a->out) ? a->out : p->evidence);
+                    "writable (nothing probed)", a4w4_parent_writable(a->out) ? p->evidence
+                                                                              : a->out);
         return A4W4_EXIT_IO;
     }
     char err[1024];
@@ -270,41 +166,23 @@ static int plan(const discover_opts *a, discover_plan *p)
     return A4W4_EXIT_PASS;
 }
 
-/* Run the rounds: in this process, or through operand bundles. Returns the exit code. */
+/* Run the rounds: in this process, or through operand bundles (discover_flow.h). Returns the
+ * exit code. */
 static int run(const discover_opts *a, discover_plan *p)
 {
     double t0 = a4w4_now();
     int rc;
-    if (a->write_probes) {
-        rc = a4w4_dflow_write_plan(a->write_probes, &p->o);
-        char dir[4200], err[1024];
-        snprintf(dir, sizeof dir, "%s/r1", a->write_probes);
-        if (!rc && a4w4_discover_write_round(p->d, dir, A4W4_TOOL_VERSION, err, sizeof err)) {
-            a4w4_errorf("discover: %s", err);
-            rc = A4W4_EXIT_IO;
-        }
-        if (!rc)
-            printf("discover: round 1's probes are in %s; run the kernel on them, e.g.\n"
-                   "  python3 -m a4w4check.external --ops %s --out OUT/r1 --kernel NAME "
-                   "--contract exact\nthen: a4w4check discover --backend bundle:OUT --probes %s "
-                   "--out FILE\n", dir, dir, a->write_probes);
-        return rc;
-    }
+    if (a->write_probes)
+        return a4w4_dflow_write_probes(p->d, a->write_probes, &p->o);
     if (p->bundle) {
         if (a->runner && (rc = a4w4_dflow_write_plan(a->probes, &p->o)))
             return rc;
         rc = a4w4_dflow_bundle(p->d, a->probes, p->out_dir, a->runner, a->runner_timeout,
                                a->quiet);
     } else {
-        char err[1024];
         if ((rc = a4w4_isolation_options("discover", a->no_isolate, a->timeout_s)))
             return rc;
-        a4w4_hstatus st = a4w4_backend_open(a->backend, &p->b, err, sizeof err);
-        if (st != A4W4_ST_OK) {
-            a4w4_errorf("discover: %s", err);
-            return a4w4_exit_code(st);
-        }
-        rc = a4w4_dflow_backend(p->d, &p->b, a->quiet);
+        rc = a4w4_dflow_backend(p->d, a->backend, a->quiet);
     }
     p->seconds = a4w4_now() - t0;
     return rc;
@@ -335,67 +213,49 @@ static void shape_line(FILE *f, const discover_plan *p, size_t i, const char *ba
             r->calls);
 }
 
+/* len bytes of text into path, atomically. 0, or -1 after one line. */
+static int write_text(const char *path, const char *text, size_t len)
+{
+    char err[1024];
+    if (!a4w4_write_atomic(path, text, len, err, sizeof err))
+        return 0;
+    a4w4_errorf("discover: %s", err);
+    return -1;
+}
+
+/* The evidence document into its file. 0, or -1 (after one line unless out of memory). */
 static int write_evidence(const discover_plan *p, const char *backend, const char *contract)
 {
-    size_t cap = 1 << 16, len = 0;
-    char *doc = malloc(cap);
-    if (!doc)
-        return -1;
-    len += (size_t)snprintf(doc, cap, "# discover: %s\n\n%.2f s in all, seed %llu, %u run%s of "
-                            "every call\n\n## Contract\n\n```\n%s```\n", backend, p->seconds,
-                            (unsigned long long)p->o.seed, p->o.repeats,
-                            p->o.repeats == 1 ? "" : "s", contract ? contract : "(none)\n");
-    for (size_t i = 0; i < p->o.nshapes; i++) {
-        const char *ev = a4w4_discover_evidence(p->d, i), *df = a4w4_discover_defects(p->d, i);
-        size_t need = len + strlen(ev) + strlen(df) + 512;
-        if (need > cap) {
-            char *q = realloc(doc, cap = 2 * need);
-            if (!q) {
-                free(doc);
-                return -1;
-            }
-            doc = q;
-        }
-        len += (size_t)snprintf(doc + len, cap - len, "\n## %zux%zux%zu\n\n%s%s%s",
-                                p->shapes[i].M, p->shapes[i].N, p->shapes[i].K, ev,
-                                df[0] ? "\n### Defects (outputs no order can give)\n\n" : "",
-                                df);
-    }
-    char err[1024];
-    int rc = a4w4_write_atomic(p->evidence, doc, len, err, sizeof err) ? -1 : 0;
-    if (rc)
-        a4w4_errorf("discover: %s", err);
+    size_t len = 0;
+    char *doc = a4w4_discover_evidence_doc(p->d, &p->o, backend, p->seconds, contract, &len);
+    int rc = doc ? write_text(p->evidence, doc, len) : -1;
     free(doc);
     return rc;
 }
 
 static int render(const discover_opts *a, discover_plan *p)
 {
-    char text[16384], err[1024];
+    char text[16384];
     int found = a4w4_discover_contract_text(p->d, text, sizeof text) >= 0, all = 1;
     for (size_t i = 0; i < p->o.nshapes; i++) {
         shape_line(stdout, p, i, a->backend);
-        if (!a->quiet) /* the evidence: which probe decided what, the validation */
+        if (!a->no_evidence) /* the evidence: which probe decided what, the validation */
             fputs(a4w4_discover_evidence(p->d, i), stdout);
         all &= a4w4_discover_result(p->d, i)->verdict == A4W4_DISCOVER_FOUND;
     }
     printf("discover: %.2f s; evidence in %s\n", p->seconds, p->evidence);
     if (write_evidence(p, a->backend, found ? text : NULL))
         return A4W4_EXIT_IO;
-    if (found && a4w4_write_atomic(a->out, text, strlen(text), err, sizeof err)) {
-        a4w4_errorf("discover: %s", err);
+    if (found && write_text(a->out, text, strlen(text)))
         return A4W4_EXIT_IO;
-    }
     if (found)
         printf("discover: contract written to %s%s\n", a->out, all ? "" :
                " (rules for the shapes that fit only)");
     char closest[4200];
     snprintf(closest, sizeof closest, "%s.closest", a->out);
     if (!all && a4w4_discover_closest_text(p->d, text, sizeof text) >= 0) {
-        if (a4w4_write_atomic(closest, text, strlen(text), err, sizeof err)) {
-            a4w4_errorf("discover: %s", err);
+        if (write_text(closest, text, strlen(text)))
             return A4W4_EXIT_IO;
-        }
         printf("discover: the closest candidates (not accepted) written to %s\n", closest);
     }
     return all ? A4W4_EXIT_PASS : A4W4_EXIT_MISMATCH;
@@ -403,25 +263,18 @@ static int render(const discover_opts *a, discover_plan *p)
 
 int cmd_discover(int argc, char **argv)
 {
-    discover_opts a = {0};
-    a.repeats = 3;
-    a.runner_timeout = 900;
-    a.timeout_s = -1;
-    a.validate_cases = 1;
-    a.validate_outputs = 256;
+    discover_opts a = {.repeats = 3, .runner_timeout = 900, .timeout_s = -1,
+                       .validate_cases = 1, .validate_outputs = 256};
     a4w4_args args;
     int rc = a4w4_options_parse(&discover_spec, &a, argc, argv, &args);
     if (rc != A4W4_OPTS_CONTINUE)
         return rc;
-    discover_plan p;
-    memset(&p, 0, sizeof p);
+    discover_plan p = {0};
     rc = plan(&a, &p);
     if (rc == A4W4_EXIT_PASS)
         rc = run(&a, &p);
     if (rc == A4W4_EXIT_PASS && !a.write_probes)
         rc = render(&a, &p);
-    if (p.b.type)
-        a4w4_backend_close(&p.b);
     a4w4_discover_free(p.d);
     free(p.shapes);
     free(p.groups);

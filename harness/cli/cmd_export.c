@@ -69,7 +69,7 @@ static const a4w4_option export_options[] = {
              "test should not see its answer"),
     OPT_CALLBACK("max-bytes", export_opts, max_bytes, "N", parse_bytes,
                  "refuse (exit 2) when the export would exceed N bytes (suffix K, M, G)"),
-    OPT_FLAG("quiet", export_opts, quiet, "no progress lines"),
+    OPT_FLAG("quiet", export_opts, quiet, A4W4_QUIET_HELP),
     OPT_END(),
 };
 

@@ -91,7 +91,7 @@ static const a4w4_option hazards_options[] = {
             "thread-safe (the CPU ones, mutants, plugins, bundles), else 1)"),
     OPT_INT("timeout", hazards_opts, timeout_s, "S", 0, 86400, A4W4_TIMEOUT_HELP),
     OPT_FLAG("no-isolate", hazards_opts, no_isolate, A4W4_NO_ISOLATE_HELP),
-    OPT_FLAG("quiet", hazards_opts, quiet, "no progress lines"),
+    OPT_FLAG("quiet", hazards_opts, quiet, A4W4_QUIET_HELP),
     OPT_OLD_FLAG("json", hazards_opts, json, "--format json"),
     OPT_END(),
 };

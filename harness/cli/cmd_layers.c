@@ -13,12 +13,13 @@
 #include "options.h"
 #include "layer.h"
 #include "layer_pairs.h"
-#include "entry.h"
+#include "layer_results.h"
 #include "results.h"
 #include "stream.h"
 
 static const char layers_usage[] =
     "usage: a4w4check layers [--pairs cpu[,...]] [--out DIR] [--format F] [--qwen-n N] [--quiet]\n"
+    "                        [--failures-only]\n"
     "\n"
     "Builds SGLang's Quark W4A4 MXFP4 linear layer (contracts §6) on each backend pair and\n"
     "checks every branch: load-time processing (policy decision and reason, the weight\n"
@@ -35,7 +36,7 @@ static const char layers_usage[] =
 typedef struct {
     const char *out_dir;
     a4w4_opt_list backend;
-    int json, quiet;
+    int json, quiet, failures_only;
     size_t qwen_n;
 } layers_opts;
 
@@ -50,7 +51,9 @@ static const a4w4_option layers_options[] = {
              "must be an integer above 144, a multiple of 4, at most 1048576",
              "the Qwen-size N (default 5120, Qwen3.8-27B's hidden size); a multiple\n"
              "of 32 above 128 keeps one ASM layer per K with K/32 % 8 == 0"),
-    OPT_FLAG("quiet", layers_opts, quiet, "only failures and the summary line"),
+    OPT_FLAG("quiet", layers_opts, quiet, A4W4_QUIET_HELP),
+    OPT_FLAG("failures-only", layers_opts, failures_only,
+             "of the case lines, only the failing ones (text format)"),
     OPT_OLD_FLAG("json", layers_opts, json, "--format json"),
     OPT_OLD_LIST("backend", layers_opts, backend, "--pairs"),
     OPT_END(),
@@ -68,68 +71,6 @@ static void print_warning(const char *message, void *user)
 {
     (void)user;
     fprintf(stderr, "a4w4check layers: warning: %s\n", message);
-}
-
-static const char *kind_name(a4w4_input_kind k)
-{
-    switch (k) {
-    case A4W4_INPUT_TENSOR_2D: return "2d";
-    case A4W4_INPUT_TENSOR_3D: return "3d";
-    case A4W4_INPUT_TUPLE2: return "tuple2";
-    case A4W4_INPUT_TUPLE3: return "tuple3";
-    case A4W4_INPUT_TUPLE5: return "tuple5";
-    default: return "tuple";
-    }
-}
-
-static cJSON *entry_of(const a4w4_layer_case_result *r, const a4w4_layer_ops *p,
-                       const a4w4_layer_group *g)
-{
-    char regime[32];
-    snprintf(regime, sizeof regime, "normal:%s",
-             r->expected.layer_asm ? "round_up" : "even");
-    cJSON *e = a4w4_entry_new(r->name, r->M, r->N, r->K, regime, g->seed, p->name, p->contract);
-    cJSON_AddNumberToObject(e, "checked_outputs", (double)r->checked_outputs);
-    cJSON_AddBoolToObject(e, "sampled", 0);
-    cJSON_AddStringToObject(e, "verdict", r->pass ? "pass" : "fail");
-    cJSON_AddNumberToObject(e, "mismatches", (double)r->mismatches);
-    cJSON_AddNumberToObject(e, "unwritten", (double)r->unwritten);
-    cJSON_AddNumberToObject(e, "max_ulp", r->max_ulp == (unsigned)-1 ? -1.0 : (double)r->max_ulp);
-    cJSON *fm = cJSON_AddArrayToObject(e, "first_mismatches");
-    if (r->computed && r->mismatches) {
-        cJSON *m = cJSON_CreateObject();
-        char h[16];
-        size_t cols = r->kind == A4W4_INPUT_TUPLE5 ? 1 : r->N;
-        cJSON_AddStringToObject(m, "tensor", r->kind == A4W4_INPUT_TUPLE5 ? "c1|c2" : "y");
-        cJSON_AddNumberToObject(m, "row", (double)(r->first_index / cols));
-        cJSON_AddNumberToObject(m, "col", (double)(r->first_index % cols));
-        snprintf(h, sizeof h, "0x%04x", r->first_got);
-        cJSON_AddStringToObject(m, "got", h);
-        snprintf(h, sizeof h, "0x%04x", r->first_expected);
-        cJSON_AddStringToObject(m, "expected", h);
-        cJSON_AddItemToArray(fm, m);
-    }
-    cJSON_AddNumberToObject(e, "time_ms", r->time_ms);
-    cJSON_AddNumberToObject(e, "exact_regime_outputs", 0);
-    cJSON_AddBoolToObject(e, "pad_dependent", 0);
-    cJSON_AddBoolToObject(e, "ambiguous", 0);
-    cJSON_AddStringToObject(e, "note", r->note);
-    /* the layer fields */
-    cJSON_AddStringToObject(e, "decision", a4w4_decision_name(r->got.decision));
-    cJSON_AddStringToObject(e, "reason", a4w4_policy_reason_name(r->got.reason));
-    cJSON_AddStringToObject(e, "expected_decision", a4w4_decision_name(r->expected.decision));
-    cJSON_AddStringToObject(e, "expected_reason", a4w4_policy_reason_name(r->expected.reason));
-    cJSON_AddStringToObject(e, "layer_decision", a4w4_decision_name(r->layer_decision));
-    cJSON_AddStringToObject(e, "input_kind", kind_name(r->kind));
-    cJSON_AddBoolToObject(e, "bias", r->bias);
-    cJSON_AddBoolToObject(e, "flag", r->flag_on);
-    cJSON_AddStringToObject(e, "gfx", r->gfx);
-    cJSON_AddStringToObject(e, "dtype", r->dtype == A4W4_IN_BF16 ? "bf16" : "fp32");
-    cJSON_AddBoolToObject(e, "computed", r->computed);
-    cJSON_AddNumberToObject(e, "status", r->status);
-    cJSON_AddNumberToObject(e, "weight_preshuffles", r->preshuffles);
-    cJSON_AddNumberToObject(e, "weight_swizzles", r->swizzles);
-    return e;
 }
 
 /* The pairs to run: those --pairs names, else every pair usable here. Returns the exit
@@ -180,66 +121,29 @@ static int select_pairs(const layers_opts *o, const a4w4_layer_ops **pairs, size
     return A4W4_EXIT_PASS;
 }
 
-/* The run's identity, as `run` writes it. */
-static cJSON *layers_header(size_t qwen_n, size_t ngroups, const a4w4_layer_ops *const *pairs,
-                            size_t npairs)
-{
-    char desc[128], hex[32], shard[] = "1/1";
-    snprintf(desc, sizeof desc, "layers/1 qwen_n=%zu groups=%zu", qwen_n, ngroups);
-    snprintf(hex, sizeof hex, "%016llx", a4w4_hash_str(desc, 0xCBF29CE484222325ull));
-    cJSON *header = cJSON_CreateObject();
-    cJSON_AddStringToObject(header, "schema", A4W4_RESULTS_SCHEMA);
-    cJSON_AddStringToObject(header, "tool", "a4w4check");
-    cJSON_AddStringToObject(header, "tool_version", A4W4_TOOL_VERSION);
-    cJSON_AddStringToObject(header, "set", "layers");
-    cJSON_AddStringToObject(header, "cases_file", desc);
-    cJSON_AddStringToObject(header, "matrix_hash", hex);
-    cJSON_AddStringToObject(header, "shard", shard);
-    cJSON_AddBoolToObject(header, "full", 1);
-    cJSON_AddNumberToObject(header, "budget_seconds", 0);
-    cJSON *bl = cJSON_AddArrayToObject(header, "backends");
-    cJSON *bc = cJSON_AddObjectToObject(header, "contracts");
-    for (size_t i = 0; i < npairs; i++) {
-        cJSON_AddItemToArray(bl, cJSON_CreateString(pairs[i]->name));
-        cJSON_AddStringToObject(bc, pairs[i]->name, pairs[i]->contract);
-    }
-    cJSON_AddNumberToObject(header, "matrix_items",
-                            (double)(ngroups * A4W4_LAYER_CASES_PER_GROUP));
-    cJSON_AddNumberToObject(header, "shard_items", (double)(ngroups * A4W4_LAYER_CASES_PER_GROUP));
-    return header;
-}
-
-typedef struct {
-    size_t passed, failed, rejected, refused, computed;
-} layers_counts;
-
-/* Print case ci of every pair (a JSON line, or a text line unless quiet and passing), count
+/* Print case ci of every pair (a JSON line, or a text line unless failures_only and passing), count
  * it, and stream its entries. Returns the exit code. */
 static int record_case(const layers_opts *o, const a4w4_layer_ops *const *pairs, size_t npairs,
                        const a4w4_layer_group *g, a4w4_layer_case_result (*res)[A4W4_LAYER_CASES_PER_GROUP],
-                       size_t ci, a4w4_stream *st, layers_counts *n)
+                       size_t ci, a4w4_stream *st, a4w4_layer_counts *n)
 {
     char err[1024];
     cJSON *entries = cJSON_CreateArray();
     for (size_t p = 0; p < npairs; p++) {
         const a4w4_layer_case_result *r = &res[p][ci];
-        cJSON *e = entry_of(r, pairs[p], g);
+        cJSON *e = a4w4_layer_entry(r, pairs[p], g);
         if (o->json) {
             char *s = cJSON_PrintUnformatted(e);
             if (s)
                 printf("%s\n", s);
             free(s);
-        } else if (!o->quiet || !r->pass) {
+        } else if (!o->failures_only || !r->pass) {
             printf("%s %s %s: %s/%s; %s\n", r->pass ? "PASS" : "FAIL", pairs[p]->name,
                    r->name, a4w4_decision_name(r->got.decision),
                    a4w4_policy_reason_name(r->got.reason), r->note);
         }
         cJSON_AddItemToArray(entries, e);
-        n->passed += r->pass;
-        n->failed += !r->pass;
-        n->computed += r->computed;
-        n->rejected += !r->computed && r->expected.decision == A4W4_DECIDE_REJECT;
-        n->refused += !r->computed && r->expected.decision != A4W4_DECIDE_REJECT;
+        a4w4_layer_count(n, r);
     }
     int rc = A4W4_EXIT_PASS;
     if (a4w4_stream_case(st, res[0][ci].name, entries, err, sizeof err)) {
@@ -253,7 +157,7 @@ static int record_case(const layers_opts *o, const a4w4_layer_ops *const *pairs,
 /* Check every group on every pair, streaming into st. Returns the exit code. */
 static int run_groups(const layers_opts *o, const a4w4_layer_ops *const *pairs, size_t npairs,
                       const a4w4_layer_group *groups, size_t ngroups, a4w4_stream *st,
-                      layers_counts *n)
+                      a4w4_layer_counts *n)
 {
     static a4w4_layer_case_result res[MAX_PAIRS][A4W4_LAYER_CASES_PER_GROUP];
     char err[1024];
@@ -276,7 +180,7 @@ static int run_groups(const layers_opts *o, const a4w4_layer_ops *const *pairs, 
 }
 
 /* results.json + summary.md from the stream, and the summary line. Returns the exit code. */
-static int write_results(const layers_opts *o, const layers_counts *n, size_t ngroups,
+static int write_results(const layers_opts *o, const a4w4_layer_counts *n, size_t ngroups,
                          size_t npairs, double t0)
 {
     char err[1024];
@@ -351,13 +255,13 @@ int cmd_layers(int argc, char **argv)
         a4w4_errorf("layers: --out %s", err);
         return A4W4_EXIT_IO;
     }
-    cJSON *header = layers_header(o.qwen_n, ngroups, pairs, npairs), *done = NULL;
+    cJSON *header = a4w4_layer_header(o.qwen_n, ngroups, pairs, npairs), *done = NULL;
     a4w4_stream st = {-1, ""};
     rc = a4w4_exit_code(a4w4_stream_open(&st, o.out_dir, header, 0, &done, NULL, err, sizeof err));
     if (rc) {
         a4w4_errorf("layers: %s", err);
     } else {
-        layers_counts n = {0, 0, 0, 0, 0};
+        a4w4_layer_counts n = {0};
         double t0 = a4w4_now();
         rc = run_groups(&o, pairs, npairs, groups, ngroups, &st, &n);
         if (!rc)

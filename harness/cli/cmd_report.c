@@ -52,7 +52,7 @@ static const a4w4_option report_options[] = {
                "one format to standard output"),
     OPT_FLAG("reproducible", report_opts, ro.reproducible,
              "leave out timings and the environment (same results, same bytes)"),
-    OPT_FLAG("quiet", report_opts, quiet, "do not list the files written"),
+    OPT_FLAG("quiet", report_opts, quiet, A4W4_QUIET_HELP),
     /* ignored since the hazard map's dispatch picks come from the route, policy and hazard
      * fields run writes into each entry */
     OPT_OLD_STRING("tuned", report_opts, tuned, A4W4_OPT_IGNORED),

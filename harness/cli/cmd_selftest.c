@@ -13,10 +13,11 @@
 #include "casefile.h"
 #include "mutants.h"
 #include "quantizers.h"
-#include "runner.h"
+#include "selftest.h"
 
 static const char selftest_usage[] =
     "usage: a4w4check selftest [--gpu] [--cases FILE] [--only NAME,...] [--list] [--verbose]\n"
+    "                          [--quiet]\n"
     "\n"
     "Runs every mutant (a deliberately wrong GEMM, quantizer or layout transform) and the\n"
     "correct backends (cpu-asm, cpu-fallback, ref-quant, ref-layout; with --gpu also the HIP\n"
@@ -27,7 +28,7 @@ static const char selftest_usage[] =
     "\n";
 
 typedef struct {
-    int gpu, list, verbose;
+    int gpu, list, verbose, quiet;
     const char *cases_path;
     a4w4_opt_list only;
 } selftest_opts;
@@ -38,6 +39,7 @@ static const a4w4_option selftest_options[] = {
     OPT_LIST("only", selftest_opts, only, "LIST", "only these mutants (comma-separated names; see --list)"),
     OPT_FLAG("list", selftest_opts, list, "list the mutants and their faults, run nothing"),
     OPT_FLAG("verbose", selftest_opts, verbose, "one line per case and backend"),
+    OPT_FLAG("quiet", selftest_opts, quiet, A4W4_QUIET_HELP),
     OPT_END(),
 };
 
@@ -45,46 +47,6 @@ static const a4w4_command_spec selftest_spec = {
     "selftest", selftest_usage, selftest_options, NULL,
     "exit: 0 every mutant killed and every correct backend passes, 1 otherwise,\n"
     "      2 bad input, 3 --gpu without a usable GPU\n"};
-
-#define MAX_CORRECT 64
-#define MAX_MUTANTS 128
-
-typedef struct {
-    a4w4_backend b;
-    int killed;
-    char kcase[96];
-    char reason[640];
-    char signature[384]; /* the killing entry's (engine/signature.h) */
-} mutant_state;
-
-typedef struct {
-    a4w4_backend b;
-    size_t pass, fail, na;
-    char first_fail[760];
-} correct_state;
-
-/* One line saying why an entry failed: the first mismatch, then the runner's note. */
-static void entry_reason(const a4w4_entry_result *e, char *buf, size_t len)
-{
-    const a4w4_mismatch *fm = e->nfirst ? &e->first[0] : NULL;
-    size_t u = 0;
-    buf[0] = 0;
-    if (e->mismatches > 0 && fm) {
-        int outputs = !strcmp(fm->tensor, "y");
-        char got[16], exp[16];
-        a4w4_mismatch_hex(fm->got, fm->elem_bytes, got);
-        a4w4_mismatch_hex(fm->expected, fm->elem_bytes, exp);
-        u += (size_t)snprintf(buf, len, "%zu of %zu %s differ, first%s%s at (%zu, %zu): "
-                              "got %s expected %s",
-                              e->mismatches, e->checked, outputs ? "outputs" : "bytes",
-                              outputs ? "" : " in ", outputs ? "" : fm->tensor, fm->row, fm->col,
-                              got, exp);
-    }
-    if (e->note[0] && u < len)
-        snprintf(buf + u, len - u, "%s%.*s", u ? "; " : "", (int)(len - u), e->note);
-    if (!buf[0])
-        snprintf(buf, len, "verdict fail");
-}
 
 static int in_list(const a4w4_opt_list *list, const char *name)
 {
@@ -110,23 +72,14 @@ static int check_only(const selftest_opts *o, const a4w4_backend_type *const *mt
     return A4W4_EXIT_PASS;
 }
 
-/* The backends of a self-test: the correct ones, then the mutants. */
-typedef struct {
-    mutant_state ms[MAX_MUTANTS];
-    correct_state cs[MAX_CORRECT];
-    size_t nm, nc;
-    int oracle_fail;
-    char oracle_note[760];
-} selftest_plan;
-
 /* Correct backends: the default selection (GPU ones only with --gpu) + the references.
  * *gpu_usable: a GPU backend is among them. skipped: the types the defaults left out. */
-static int open_correct(const selftest_opts *o, selftest_plan *p, int *gpu_usable,
+static int open_correct(const selftest_opts *o, a4w4_selftest *p, int *gpu_usable,
                         char *skipped, size_t skippedlen)
 {
     char err[1024];
-    a4w4_backend def[MAX_CORRECT];
-    size_t nd = a4w4_backend_defaults(def, MAX_CORRECT - 2, skipped, skippedlen);
+    a4w4_backend def[A4W4_SELFTEST_MAX_CORRECT];
+    size_t nd = a4w4_backend_defaults(def, A4W4_SELFTEST_MAX_CORRECT - 2, skipped, skippedlen);
     for (size_t i = 0; i < nd; i++) {
         if (def[i].type->gpu && !o->gpu) {
             a4w4_backend_close(&def[i]);
@@ -150,10 +103,10 @@ static int open_correct(const selftest_opts *o, selftest_plan *p, int *gpu_usabl
 
 /* The mutants (--only's, GPU ones with --gpu). Returns the exit code. */
 static int open_mutants(const selftest_opts *o, const a4w4_backend_type *const *mt, size_t nmt,
-                        selftest_plan *p, int *gpu_usable)
+                        a4w4_selftest *p, int *gpu_usable)
 {
     char err[1024];
-    for (size_t i = 0; i < nmt && p->nm < MAX_MUTANTS; i++) {
+    for (size_t i = 0; i < nmt && p->nm < A4W4_SELFTEST_MAX_MUTANTS; i++) {
         if ((mt[i]->gpu && !o->gpu) || (o->only.text && !in_list(&o->only, mt[i]->name)))
             continue;
         memset(&p->ms[p->nm], 0, sizeof p->ms[p->nm]);
@@ -172,7 +125,7 @@ static int open_mutants(const selftest_opts *o, const a4w4_backend_type *const *
 
 /* Open the correct backends and the mutants. Returns the exit code. */
 static int plan_selftest(const selftest_opts *o, const a4w4_backend_type *const *mt, size_t nmt,
-                         selftest_plan *p)
+                         a4w4_selftest *p)
 {
     char skipped[2048];
     int gpu_usable = 0;
@@ -198,114 +151,57 @@ static int plan_selftest(const selftest_opts *o, const a4w4_backend_type *const 
     return A4W4_EXIT_PASS;
 }
 
-/* One runner entry of case c: the oracle's, a mutant's (the first failure kills it) or a
- * correct backend's verdict. */
-static void tally_entry(const selftest_opts *o, selftest_plan *p, const a4w4_case *c,
-                        const a4w4_entry_result *e)
+/* --verbose: one line per case and backend. */
+static void print_entry(void *user, const a4w4_case *c, const a4w4_entry_result *e,
+                        const char *why)
 {
-    const char *bn = e->backend, *v = a4w4_verdict_name(e->verdict);
-    char why[640];
-    int failed = e->verdict == A4W4_VERDICT_FAIL;
-    if (failed)
-        entry_reason(e, why, sizeof why);
-    if (o->verbose)
-        printf("  %-28s %-22s %s%s%s\n", c->name, bn, v, failed ? "   " : "", failed ? why : "");
-    if (!strcmp(bn, "oracle")) {
-        if (failed && !p->oracle_fail) {
-            p->oracle_fail = 1;
-            snprintf(p->oracle_note, sizeof p->oracle_note, "%s: %s", c->name, why);
-        }
-        return;
-    }
-    for (size_t i = 0; i < p->nm; i++)
-        if (!p->ms[i].killed && !strcmp(p->ms[i].b.name, bn) && failed) {
-            p->ms[i].killed = 1;
-            snprintf(p->ms[i].kcase, sizeof p->ms[i].kcase, "%s", c->name);
-            snprintf(p->ms[i].reason, sizeof p->ms[i].reason, "%s", why);
-            snprintf(p->ms[i].signature, sizeof p->ms[i].signature, "%s", e->signature);
-        }
-    for (size_t i = 0; i < p->nc; i++)
-        if (!strcmp(p->cs[i].b.name, bn)) {
-            if (failed) {
-                if (!p->cs[i].fail)
-                    snprintf(p->cs[i].first_fail, sizeof p->cs[i].first_fail, "%s: %s", c->name,
-                             why);
-                p->cs[i].fail++;
-            } else if (e->verdict == A4W4_VERDICT_PASS)
-                p->cs[i].pass++;
-            else
-                p->cs[i].na++;
-        }
+    (void)user;
+    printf("  %-28s %-22s %s%s%s\n", c->name, e->backend, a4w4_verdict_name(e->verdict),
+           why[0] ? "   " : "", why);
 }
 
-/* Case c through the correct backends and the mutants not yet killed. Returns the exit code. */
-static int run_one_case(const selftest_opts *o, selftest_plan *p, const a4w4_case *c)
+/* Every case through the backends. Returns the exit code. */
+static int run_cases(const selftest_opts *o, a4w4_selftest *p, const a4w4_case *cases,
+                     size_t ncases)
 {
     char err[1024];
-    a4w4_backend run[MAX_CORRECT + MAX_MUTANTS];
-    size_t nr = 0;
-    for (size_t i = 0; i < p->nc; i++)
-        run[nr++] = p->cs[i].b;
-    for (size_t i = 0; i < p->nm; i++)
-        if (!p->ms[i].killed)
-            run[nr++] = p->ms[i].b;
-    /* the mutants are judged by the project's contract, E8M0 code 0 read as 2^-127 (contracts §1):
-     * mut-e8m0-code0 reads 2^-126 and must die */
-    a4w4_runner runner = {.backends = run, .nbackends = nr, .code0_reading = A4W4_CODE0_OCP};
-    a4w4_entry_list el = {0};
-    if (a4w4_run_case(&runner, c, &el, err, sizeof err) != A4W4_ST_OK) {
-        a4w4_errorf("selftest: %s", err);
-        a4w4_entry_list_free(&el);
-        return A4W4_EXIT_BADINPUT;
-    }
-    for (size_t ei = 0; ei < el.n; ei++)
-        tally_entry(o, p, c, &el.items[ei]);
-    a4w4_entry_list_free(&el);
+    for (size_t k = 0; k < ncases; k++)
+        if (a4w4_selftest_run_case(p, &cases[k], o->verbose ? print_entry : NULL, NULL, err,
+                                   sizeof err) != A4W4_ST_OK) {
+            a4w4_errorf("selftest: %s", err);
+            return A4W4_EXIT_BADINPUT;
+        }
     return A4W4_EXIT_PASS;
 }
 
-/* The GPU judge's mutant (a deliberately wrong judge, devjudge.h set_fault): the first case
- * through a matrix-unit backend judged on the device must fail its oracle entry by the C
- * oracles' re-check. Returns 1 killed, 0 survived, -1 no device judge here; why says how. */
-static int judge_mutant(const a4w4_case *cases, size_t ncases, char *why, size_t whylen)
+/* The GPU judge's mutant on the first matrix-unit backend: "GPU judge mutant: ..." (n/a
+ * without a device judge). Returns the exit code given rc so far. */
+static int judge_mutant(const a4w4_case *cases, size_t ncases, int rc)
 {
-    char dwhy[256], err[1024];
+    char dwhy[256], err[1024], why[1024];
     const a4w4_devjudge *dev = a4w4_backend_devjudge(dwhy, sizeof dwhy);
     a4w4_backend b;
+    int k = -1;
     if (!dev || a4w4_backend_open("hip-mma-32x128", &b, err, sizeof err)) {
-        snprintf(why, whylen, "%s", dev ? err : dwhy);
-        return -1;
+        snprintf(why, sizeof why, "%s", dev ? err : dwhy);
+    } else {
+        k = a4w4_selftest_judge_mutant(dev, &b, cases, ncases, why, sizeof why);
+        a4w4_backend_close(&b);
     }
-    a4w4_runner r = {.backends = &b, .nbackends = 1, .dev = dev};
-    int killed = 0;
-    dev->set_fault(dev->self, 1);
-    for (size_t k = 0; k < ncases && !killed; k++) {
-        a4w4_entry_list el = {0};
-        if (a4w4_run_case(&r, &cases[k], &el, err, sizeof err) == A4W4_ST_OK && el.n &&
-            el.items[0].verdict == A4W4_VERDICT_FAIL && strstr(el.items[0].note, "DISAGREES")) {
-            killed = 1;
-            snprintf(why, whylen, "%s: %s", cases[k].name, el.items[0].note);
-        }
-        a4w4_entry_list_free(&el);
-    }
-    dev->set_fault(dev->self, 0);
-    a4w4_backend_close(&b);
-    if (!killed)
-        snprintf(why, whylen, "no case's re-check by the C oracles failed it");
-    return killed;
+    printf("GPU judge mutant: %s%s\n", k > 0 ? "KILLED by " : k == 0 ? "SURVIVED: " : "n/a: ",
+           why);
+    return k == 0 ? A4W4_EXIT_MISMATCH : rc;
 }
 
 /* The verdicts: per mutant, per correct backend, the kill rate. Returns the exit code. */
-static int print_report(const selftest_plan *p, size_t ncases, const char *cases_path,
+static int print_report(const a4w4_selftest *p, size_t ncases, const char *cases_path,
                         double secs)
 {
-    size_t killed = 0, good = 0;
     printf("selftest: %zu cases (%s), %zu mutants, %zu correct backends\n", ncases, cases_path,
            p->nm, p->nc);
     printf("mutants:\n");
     for (size_t i = 0; i < p->nm; i++) {
-        const mutant_state *m = &p->ms[i];
-        killed += (size_t)m->killed;
+        const a4w4_selftest_mutant *m = &p->ms[i];
         if (m->killed) {
             printf("  KILLED   %-22s by %s: %s\n", m->b.name, m->kcase, m->reason);
             if (m->signature[0])
@@ -316,20 +212,27 @@ static int print_report(const selftest_plan *p, size_t ncases, const char *cases
     }
     printf("correct backends:\n");
     for (size_t i = 0; i < p->nc; i++) {
-        const correct_state *c = &p->cs[i];
-        int ok = !c->fail && c->pass > 0;
-        good += (size_t)ok;
-        printf("  %-8s %-22s %zu pass, %zu fail, %zu n/a%s%s\n", ok ? "PASS" : "FAIL", c->b.name,
-               c->pass, c->fail, c->na,
+        const a4w4_selftest_correct *c = &p->cs[i];
+        printf("  %-8s %-22s %zu pass, %zu fail, %zu n/a%s%s\n",
+               a4w4_selftest_correct_ok(c) ? "PASS" : "FAIL", c->b.name, c->pass, c->fail, c->na,
                c->fail ? "; first: " : !c->pass ? "; passed no case (proves nothing)" : "",
                c->fail ? c->first_fail : "");
     }
     if (p->oracle_fail)
         printf("oracle: FAIL %s\n", p->oracle_note);
+    size_t killed = a4w4_selftest_killed(p);
     printf("kill rate: %zu/%zu (%.0f%%); correct backends passing: %zu/%zu; %.2f s\n", killed,
-           p->nm, 100.0 * (double)killed / (double)p->nm, good, p->nc, secs);
-    return killed == p->nm && good == p->nc && !p->oracle_fail ? A4W4_EXIT_PASS
-                                                              : A4W4_EXIT_MISMATCH;
+           p->nm, 100.0 * (double)killed / (double)p->nm, a4w4_selftest_correct_passing(p),
+           p->nc, secs);
+    return a4w4_selftest_passed(p) ? A4W4_EXIT_PASS : A4W4_EXIT_MISMATCH;
+}
+
+/* --list: the mutants and their faults. */
+static int list_mutants(const a4w4_backend_type *const *mt, size_t nmt)
+{
+    for (size_t i = 0; i < nmt; i++)
+        printf("%-22s %s%s\n", mt[i]->name, mt[i]->gpu ? "[gpu] " : "", mt[i]->what);
+    return A4W4_EXIT_PASS;
 }
 
 int cmd_selftest(int argc, char **argv)
@@ -341,11 +244,8 @@ int cmd_selftest(int argc, char **argv)
         return rc;
     size_t nmt;
     const a4w4_backend_type *const *mt = a4w4_mutant_types(&nmt);
-    if (o.list) {
-        for (size_t i = 0; i < nmt; i++)
-            printf("%-22s %s%s\n", mt[i]->name, mt[i]->gpu ? "[gpu] " : "", mt[i]->what);
-        return A4W4_EXIT_PASS;
-    }
+    if (o.list)
+        return list_mutants(mt, nmt);
     if ((rc = check_only(&o, mt, nmt)) != A4W4_EXIT_PASS)
         return rc;
     char buf[4096], err[1024];
@@ -357,22 +257,16 @@ int cmd_selftest(int argc, char **argv)
         a4w4_errorf("selftest: %s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    static selftest_plan p; /* large: a mutant's and a backend's state each */
+    static a4w4_selftest p; /* large: a mutant's and a backend's state each */
     memset(&p, 0, sizeof p);
     rc = plan_selftest(&o, mt, nmt, &p);
     double t0 = a4w4_now();
-    for (size_t k = 0; k < ncases && rc == A4W4_EXIT_PASS; k++)
-        rc = run_one_case(&o, &p, &cases[k]);
+    if (rc == A4W4_EXIT_PASS)
+        rc = run_cases(&o, &p, cases, ncases);
     if (rc == A4W4_EXIT_PASS)
         rc = print_report(&p, ncases, o.cases_path, a4w4_now() - t0);
-    if (o.gpu && (rc == A4W4_EXIT_PASS || rc == A4W4_EXIT_MISMATCH)) {
-        char why[1024];
-        int k = judge_mutant(cases, ncases, why, sizeof why);
-        printf("GPU judge mutant: %s%s\n", k > 0 ? "KILLED by " : k == 0 ? "SURVIVED: " : "n/a: ",
-               why);
-        if (k == 0)
-            rc = A4W4_EXIT_MISMATCH;
-    }
+    if (o.gpu && (rc == A4W4_EXIT_PASS || rc == A4W4_EXIT_MISMATCH))
+        rc = judge_mutant(cases, ncases, rc);
     for (size_t i = 0; i < p.nm; i++)
         a4w4_backend_close(&p.ms[i].b);
     for (size_t i = 0; i < p.nc; i++)

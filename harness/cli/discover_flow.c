@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "a4w4check.h"
+#include "discover_setup.h"
 #include "registry.h"
 #include "stream.h"
 
@@ -30,7 +31,8 @@ static void progress(void *ctx, size_t done, size_t total)
         fputc('\n', stderr);
 }
 
-int a4w4_dflow_backend(a4w4_discovery *d, a4w4_backend *b, int quiet)
+/* Every round through the open backend b. */
+static int run_rounds(a4w4_discovery *d, a4w4_backend *b, int quiet)
 {
     char err[1024];
     size_t n;
@@ -42,6 +44,55 @@ int a4w4_dflow_backend(a4w4_discovery *d, a4w4_backend *b, int quiet)
             a4w4_errorf("discover: round %u: %s", round, err);
             return st == A4W4_ST_NA ? A4W4_EXIT_INCOMPLETE : a4w4_exit_code(st);
         }
+    }
+    return A4W4_EXIT_PASS;
+}
+
+int a4w4_dflow_backend(a4w4_discovery *d, const char *backend, int quiet)
+{
+    char err[1024];
+    a4w4_backend b;
+    a4w4_hstatus st = a4w4_backend_open(backend, &b, err, sizeof err);
+    if (st != A4W4_ST_OK) {
+        a4w4_errorf("discover: %s", err);
+        return a4w4_exit_code(st);
+    }
+    int rc = run_rounds(d, &b, quiet);
+    a4w4_backend_close(&b);
+    return rc;
+}
+
+/* ---- the shapes -------------------------------------------------------------------------- */
+
+int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend,
+                      a4w4_discover_opts *o, a4w4_shape **sh, size_t **groups)
+{
+    char err[1024];
+    if (cases) {
+        a4w4_hstatus st = a4w4_discover_shapes_from_file(cases, sh, &o->nshapes, err,
+                                                         sizeof err);
+        if (st != A4W4_ST_OK && st != A4W4_ST_NOMEM)
+            a4w4_errorf("discover: --cases %s", err);
+        if (st != A4W4_ST_OK)
+            return A4W4_EXIT_BADINPUT;
+    } else {
+        const char *text = shapes ? shapes : "64x64x2048";
+        int rc = a4w4_discover_parse_shapes(text, sh, &o->nshapes);
+        if (rc == -1)
+            a4w4_errorf("discover: --shapes '%s': each shape is MxNxK with decimal M, N, K", text);
+        if (rc)
+            return A4W4_EXIT_BADINPUT;
+    }
+    if (!(*groups = calloc(o->nshapes, sizeof **groups)))
+        return A4W4_EXIT_BADINPUT;
+    for (size_t i = 0; i < o->nshapes; i++)
+        (*groups)[i] = i;
+    if (backend && !strcmp(backend, "hip-asm:dispatch")) {
+        int rc = a4w4_discover_dispatch_groups(*sh, o->nshapes, *groups, err, sizeof err);
+        if (rc == -1)
+            a4w4_errorf("discover: hip-asm:dispatch needs the dispatch tables: %s", err);
+        if (rc)
+            return A4W4_EXIT_BADINPUT;
     }
     return A4W4_EXIT_PASS;
 }
@@ -79,6 +130,24 @@ int a4w4_dflow_write_plan(const char *dir, const a4w4_discover_opts *o)
         return A4W4_EXIT_IO;
     }
     return A4W4_EXIT_PASS;
+}
+
+int a4w4_dflow_write_probes(const a4w4_discovery *d, const char *dir,
+                            const a4w4_discover_opts *o)
+{
+    int rc = a4w4_dflow_write_plan(dir, o);
+    char r1[4200], err[1024];
+    snprintf(r1, sizeof r1, "%s/r1", dir);
+    if (!rc && a4w4_discover_write_round(d, r1, A4W4_TOOL_VERSION, err, sizeof err)) {
+        a4w4_errorf("discover: %s", err);
+        rc = A4W4_EXIT_IO;
+    }
+    if (!rc)
+        printf("discover: round 1's probes are in %s; run the kernel on them, e.g.\n"
+               "  python3 -m a4w4check.external --ops %s --out OUT/r1 --kernel NAME "
+               "--contract exact\nthen: a4w4check discover --backend bundle:OUT --probes %s "
+               "--out FILE\n", r1, r1, dir);
+    return rc;
 }
 
 static char *slurp(const char *path)

@@ -16,9 +16,24 @@
 #include "backend.h"
 #include "discover.h"
 
-/* Run every round through b. Returns an exit code: A4W4_EXIT_PASS when the discovery is done,
- * else after one line on stderr (the call and the backend's reason). */
-int a4w4_dflow_backend(a4w4_discovery *d, a4w4_backend *b, int quiet);
+/* Open backend (a4w4_backend_open's spec: cpu-*, plugin:LIB.so, hip-*) and run every round
+ * through it, with a progress line per round on stderr unless quiet. Returns an exit code:
+ * A4W4_EXIT_PASS when the discovery is done, else after one line on stderr (the backend that
+ * would not open, or the call and the backend's reason). */
+int a4w4_dflow_backend(a4w4_discovery *d, const char *backend, int quiet);
+
+/* --write-probes DIR: DIR/discover.json for o and round 1's operand bundles in DIR/r1, then
+ * what to run next on stdout. Returns an exit code (A4W4_EXIT_IO after one line when a file
+ * could not be written). */
+int a4w4_dflow_write_probes(const a4w4_discovery *d, const char *dir,
+                            const a4w4_discover_opts *o);
+
+/* The shapes of `--shapes TEXT` or `--cases FILE` (both NULL: 64x64x2048) into *sh and
+ * o->nshapes, each its own group in *groups (both malloc'ed); with backend hip-asm:dispatch,
+ * the shapes AITER's dispatcher sends to one ASM kernel share a group. Returns an exit code
+ * (A4W4_EXIT_BADINPUT after one line naming the option and the rule). */
+int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend,
+                      a4w4_discover_opts *o, a4w4_shape **sh, size_t **groups);
 
 /* Write DIR/discover.json for opts (atomically). 0 or an exit code after one line. */
 int a4w4_dflow_write_plan(const char *dir, const a4w4_discover_opts *o);

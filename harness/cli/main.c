@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "a4w4check.h"
+#include "stream.h"
 
 static const a4w4_cmd commands[] = {
     {"verify", cmd_verify, "recompute every tensor of safetensors case bundles bit-exactly"},
@@ -29,7 +30,8 @@ static void usage(FILE *out)
     fprintf(out, "usage: a4w4check <command> [options] [args]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n'a4w4check <command> --help' describes one command.\n"
+    fprintf(out, "\n'a4w4check <command> --help' describes one command; 'a4w4check --version'\n"
+                 "prints the version.\n"
                  "exit codes: 0 pass, 1 mismatch, 2 bad input or usage, 3 no GPU, 4 output not written,\n"
                  "            5 incomplete (not everything expected was checked)\n");
 }
@@ -43,6 +45,10 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         usage(stdout);
         return A4W4_EXIT_PASS;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("a4w4check %s\n", A4W4_TOOL_VERSION); /* python/a4w4check/__init__.py's */
+        return fflush(stdout) ? A4W4_EXIT_IO : A4W4_EXIT_PASS;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))

@@ -26,8 +26,10 @@
  * as their replacement, are left out of --help, and the first use prints one line on stderr,
  * "a4w4check: <cmd>: --old is deprecated, use --new". The vocabulary every command shares:
  * --format (text, json, ...) for what is printed or written, --output FILE for a command that
- * writes one file, --out DIR for one that writes a directory, --quiet (no per-item lines),
- * --backend for backends only, --no-X for every negation. */
+ * writes one file, --out DIR for one that writes a directory, --quiet (A4W4_QUIET_HELP: no
+ * progress and no "wrote FILE" lines on stderr; stdout, the verdict and the failures
+ * unchanged), --verbose (more on stdout, where a command has more to say), --backend for
+ * backends only, --no-X for every negation (docs/cli/README.md). */
 #ifndef A4W4_OPTIONS_H
 #define A4W4_OPTIONS_H
 
@@ -140,6 +142,11 @@ int a4w4_parse_int_list(const char *s, long long lo, long long hi, long long ste
  * A4W4_DIM_MAX, comma-separated, at most max of them, into k[0..*n). Returns 0, or -1 after
  * one line on stderr: "CMD: --k 'LIST': K values must be positive multiples of 32, ...". */
 int a4w4_parse_k_list(const char *cmd, const char *s, int *k, int max, int *n);
+
+/* The one meaning of --quiet (docs/cli/README.md): stderr carries no progress lines and no
+ * "wrote FILE" lines; stdout (results, the verdict line, failures), errors and warnings are
+ * unchanged. */
+#define A4W4_QUIET_HELP "no progress and no \"wrote FILE\" lines on stderr"
 
 /* --format's choices for a command that prints text or JSON lines: index 0 text, 1 json. */
 extern const char *const a4w4_format_text_json[3];

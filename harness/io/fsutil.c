@@ -408,3 +408,17 @@ size_t a4w4_remove_stale_temps(const char *dir, const char *const *bases, size_t
     closedir(d);
     return removed;
 }
+
+int a4w4_parent_writable(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    return access(dir, W_OK) == 0;
+}

@@ -81,4 +81,8 @@ void a4w4_dir_unlock(int fd);
  * only while holding the directory's lock. Returns the number of files removed. */
 size_t a4w4_remove_stale_temps(const char *dir, const char *const *bases, size_t n);
 
+/* 1 when the directory that would hold path (its parent; "." for a bare name) exists and is
+ * writable by this process, else 0: checked before work whose result goes to path. */
+int a4w4_parent_writable(const char *path);
+
 #endif

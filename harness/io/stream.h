@@ -16,7 +16,11 @@
 #include "status.h"
 
 #define A4W4_RESULTS_SCHEMA "a4w4check-results/2"
-#define A4W4_TOOL_VERSION "0.4.0"
+/* A4W4_TOOL_VERSION ("X.Y.Z") is defined by the build (CMakeLists.txt) from its one source,
+ * python/a4w4check/__init__.py's __version__. */
+#ifndef A4W4_TOOL_VERSION
+#error "A4W4_TOOL_VERSION is defined by CMakeLists.txt (from python/a4w4check/__init__.py)"
+#endif
 
 typedef struct {
     int fd;

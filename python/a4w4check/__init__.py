@@ -13,8 +13,9 @@ Importing the package with A4W4CHECK_CAPTURE=DIR in the environment starts a cap
 """
 import os
 
-# The one version of the package (pyproject.toml reads it); the same as the C CLI's
-# (tests/test_cli.py holds them equal): the bridge ships with the harness it feeds.
+# The one version of the project: pyproject.toml reads it, and so does the C build
+# (harness/CMakeLists.txt defines A4W4_TOOL_VERSION from this line, which
+# `a4w4check --version` prints): the bridge ships with the harness it feeds.
 __version__ = "0.4.0"
 
 if os.environ.get("A4W4CHECK_CAPTURE"):

@@ -11,9 +11,11 @@ cd "$SRC"
 : "$CLI"
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || { echo "debug_warnings: no C compiler ($cc)"; exit 1; }
+# the version, from its one source (CMakeLists.txt defines it the same way)
+version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' python/a4w4check/__init__.py)
 flags=(-std=c11 -O0 -Wall -Wextra -ffp-contract=off -Werror -fopenmp -D_POSIX_C_SOURCE=200809L
-       -DA4W4_SOURCE_DIR="\"$SRC\"" -Iref -Ireports -Iharness/io -Iharness/engine
-       -Iharness/backends -Iharness/cli)
+       -DA4W4_SOURCE_DIR="\"$SRC\"" -DA4W4_TOOL_VERSION="\"$version\"" -Iref -Ireports
+       -Iharness/io -Iharness/engine -Iharness/backends -Iharness/cli)
 read -r -a pc <<< "$(pkg-config --cflags libcjson openblas)"
 fails=0
 for f in ref/*.c reports/*.c harness/io/*.c harness/engine/*.c harness/backends/*.c \

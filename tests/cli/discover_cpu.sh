@@ -9,7 +9,7 @@ rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
 fail() { echo "discover_cpu: $*"; exit 1; }
 
 for b in cpu-asm cpu-fallback; do
-  "$CLI" discover --backend "$b" --shapes 48x32x1024,8x64x512 --out "$b.txt" --quiet > "$b.log" 2>&1 \
+  "$CLI" discover --backend "$b" --shapes 48x32x1024,8x64x512 --out "$b.txt" --quiet --no-evidence > "$b.log" 2>&1 \
     || fail "$b: exit $? ($(cat "$b.log"))"
   got=$("$TOOLS/contract_text" --file "$b.txt")
   [ "$got" = "ordered(1)" ] || fail "$b: discovered $got, expected ordered(1)"
@@ -30,13 +30,13 @@ expect() {
 expect 2 "are required" --shapes 32x8x512
 expect 2 "multiple of 32" --backend cpu-asm --shapes 32x8x500 --out bad.txt
 expect 2 "MxNxK" --backend cpu-asm --shapes 32x8 --out bad.txt
-expect 2 "not a registered backend" --backend nosuch --out bad.txt --quiet
+expect 2 "not a registered backend" --backend nosuch --out bad.txt --quiet --no-evidence
 expect 2 "needs --probes" --backend bundle:nowhere --out bad.txt
 expect 2 "over --max-probes" --backend cpu-asm --shapes 32x8x512 --max-probes 10 --out bad.txt
 help=$("$CLI" run --help) # whole, before grep: grep -q closing early fails the pipe
 if ! grep -q "hip-" <<<"$help"; then
-  expect 3 "GPU" --backend hip-asm-32x128 --out bad.txt --quiet
+  expect 3 "GPU" --backend hip-asm-32x128 --out bad.txt --quiet --no-evidence
 fi
-set +e; "$CLI" discover --backend cpu-fallback --shapes 8x8x256 --out /proc/nope/c.txt --quiet > out.log 2>&1; rc=$?; set -e
+set +e; "$CLI" discover --backend cpu-fallback --shapes 8x8x256 --out /proc/nope/c.txt --quiet --no-evidence > out.log 2>&1; rc=$?; set -e
 [ $rc -eq 4 ] || fail "unwritable --out: exit $rc, expected 4: $(cat out.log)"
 echo "discover_cpu: cpu-asm and cpu-fallback are ordered(1); bad input refused"

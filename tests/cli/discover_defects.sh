@@ -18,7 +18,7 @@ fail() { echo "discover_defects: $*"; exit 1; }
 
 # the known tree beside its defects
 "$CLI" discover --backend "plugin:$P/liba4w4_disc_upcast_nan_plugin.so" --shapes 32x8x1152 \
-  --out up.txt --quiet > up.log 2>&1 || fail "upcast_nan: exit $? ($(cat up.log))"
+  --out up.txt --quiet --no-evidence > up.log 2>&1 || fail "upcast_nan: exit $? ($(cat up.log))"
 want=$("$TOOLS/contract_text" "tree(order=desc)")
 [ "$("$TOOLS/contract_text" --file up.txt)" = "$want" ] || fail "upcast_nan: $(cat up.txt)"
 n=$(sed -n 's/^  defects: \([0-9]*\) (first: case .*row [0-9]*, col [0-9]*: got 0x7fff, every order left open gives a finite value.*/\1/p' up.log)
@@ -29,7 +29,7 @@ grep -q "^# 32x8x1152: $n validation outputs are defects" up.txt || fail "upcast
 # NaN everywhere: no order
 set +e
 "$CLI" discover --backend "plugin:$P/liba4w4_disc_nan_all_plugin.so" --shapes 32x8x1152 \
-  --out na.txt --quiet > na.log 2>&1
+  --out na.txt --quiet --no-evidence > na.log 2>&1
 rc=$?
 set -e
 [ $rc -eq 1 ] || fail "nan_all: exit $rc, expected 1: $(cat na.log)"
@@ -38,7 +38,7 @@ grep -q "no tree in the model family fits" na.log || fail "nan_all: $(cat na.log
 
 # a split that depends on K: a rule per shape, each shape judged by its own
 B="plugin:$P/liba4w4_disc_split_by_k_plugin.so"
-"$CLI" discover --backend "$B" --shapes 64x64x1024,64x64x2048 --out sk.txt --quiet > sk.log 2>&1 \
+"$CLI" discover --backend "$B" --shapes 64x64x1024,64x64x2048 --out sk.txt --quiet --no-evidence > sk.log 2>&1 \
   || fail "split_by_k: exit $? ($(cat sk.log))"
 grep -q "^when M==64,N==64,K==1024: tree(.*split=0/384/768," sk.txt || fail "split_by_k: $(cat sk.txt)"
 grep -q "^when M==64,N==64,K==2048: tree(.*split=0/704/1408," sk.txt || fail "split_by_k: $(cat sk.txt)"

@@ -79,7 +79,9 @@ json.dump(d, open(sys.argv[2], "w"))
 PY
 set +e; "$CLI" compare "$WORK/ref" "$WORK/inc.json" --format json --out "$WORK/inc" --quiet 2> "$WORK/err"; rc=$?; set -e
 [ "$rc" -eq 5 ] || { echo "compare against an INCOMPLETE candidate: exit $rc, expected 5"; exit 1; }
-[ "$(wc -l < "$WORK/err")" -eq 1 ] && grep -q "verdict INCOMPLETE (3 of 4 expected items recorded)" "$WORK/err" ||
+# --quiet keeps the totals line (the result), then the one line saying why the exit is 5
+[ "$(wc -l < "$WORK/err")" -eq 2 ] && grep -q "^a4w4check compare: .* new failures" "$WORK/err" &&
+  tail -n 1 "$WORK/err" | grep -q "verdict INCOMPLETE (3 of 4 expected items recorded)" ||
   { echo "compare INCOMPLETE: $(cat "$WORK/err")"; exit 1; }
 # a candidate that says PASS over counts that contradict it (half its items) contradicts
 # itself: refused where it is loaded, exit 2, one line

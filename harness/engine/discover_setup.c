@@ -1,0 +1,139 @@
+/* discover_setup.c — shapes, dispatch groups and the evidence document of `discover`
+ * (discover_setup.h). */
+#include "discover_setup.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4_dispatch.h"
+#include "dispatch_chain.h"
+#include "shapelist.h"
+
+int a4w4_discover_parse_shapes(const char *text, a4w4_shape **shapes, size_t *n)
+{
+    size_t k = 1;
+    for (const char *c = text; *c; c++)
+        k += *c == ',';
+    a4w4_shape *s = calloc(k, sizeof *s);
+    *shapes = NULL;
+    if (!s)
+        return -2;
+    const char *c = text;
+    for (size_t i = 0; i < k; i++) {
+        char tail;
+        int used = 0;
+        if (sscanf(c, "%zux%zux%zu%n", &s[i].M, &s[i].N, &s[i].K, &used) != 3 ||
+            (c[used] != ',' && c[used] != 0) ||
+            sscanf(c, "%*[0-9]x%*[0-9]x%*[0-9]%c", &tail) > 1) {
+            free(s);
+            return -1;
+        }
+        c += used + (c[used] == ',');
+    }
+    *shapes = s;
+    *n = k;
+    return 0;
+}
+
+a4w4_hstatus a4w4_discover_shapes_from_file(const char *path, a4w4_shape **shapes, size_t *n,
+                                            char *err, size_t errlen)
+{
+    int *s;
+    size_t ns;
+    a4w4_hstatus st = a4w4_shapelist_load(path, &s, &ns, err, errlen);
+    if (st != A4W4_ST_OK)
+        return st;
+    a4w4_shape *out = calloc(ns, sizeof *out);
+    size_t k = 0;
+    for (size_t i = 0; out && i < ns; i++) {
+        a4w4_shape x = {(size_t)s[3 * i], (size_t)s[3 * i + 1], (size_t)s[3 * i + 2]};
+        int dup = 0;
+        for (size_t j = 0; j < k; j++)
+            dup |= out[j].M == x.M && out[j].N == x.N && out[j].K == x.K;
+        if (!dup)
+            out[k++] = x;
+    }
+    free(s);
+    *shapes = out;
+    *n = k;
+    if (!out && errlen)
+        err[0] = 0;
+    return out ? A4W4_ST_OK : A4W4_ST_NOMEM;
+}
+
+/* group[i] for routes r[0..n) (ok[i]: shape i routes to an ASM kernel). */
+static void group_by_kernel(const a4w4_route *r, const int *ok, size_t n, size_t *group)
+{
+    for (size_t i = 0; i < n; i++) {
+        group[i] = i;
+        for (size_t j = 0; ok[i] && j < i; j++)
+            if (ok[j] && !strcmp(r[i].kernel, r[j].kernel) && r[i].split == r[j].split &&
+                group[j] == j) {
+                group[i] = j;
+                break;
+            }
+    }
+}
+
+int a4w4_discover_dispatch_groups(const a4w4_shape *shapes, size_t n, size_t *group, char *err,
+                                  size_t errlen)
+{
+    char e[1024], t1[4096], t2[4096];
+    a4w4_tuned_table tuned;
+    a4w4_kernel_table kt;
+    memset(&tuned, 0, sizeof tuned);
+    memset(&kt, 0, sizeof kt);
+    if (a4w4_tuned_load(&tuned, a4w4_data_path(A4W4_TUNED_TABLE_DEFAULT, t1, sizeof t1), err,
+                        errlen) ||
+        a4w4_kernels_load(&kt, a4w4_data_path(A4W4_KERNEL_TABLE_DEFAULT, t2, sizeof t2),
+                          "gfx950", err, errlen))
+        return -1;
+    a4w4_heur_params hp = {"gfx950", 256, 0, 1};
+    a4w4_route *r = calloc(n, sizeof *r);
+    int *ok = calloc(n, sizeof *ok);
+    for (size_t i = 0; r && ok && i < n; i++) {
+        const a4w4_shape *s = &shapes[i];
+        ok[i] = !a4w4_route_shape(&tuned, &kt, &hp, (int)s->M, (int)s->N, (int)s->K, &r[i], e,
+                                  sizeof e) && r[i].is_asm;
+    }
+    if (r && ok)
+        group_by_kernel(r, ok, n, group);
+    int rc = r && ok ? 0 : -2;
+    free(r);
+    free(ok);
+    a4w4_tuned_free(&tuned);
+    a4w4_kernels_free(&kt);
+    return rc;
+}
+
+char *a4w4_discover_evidence_doc(const a4w4_discovery *d, const a4w4_discover_opts *o,
+                                 const char *backend, double seconds, const char *contract,
+                                 size_t *len)
+{
+    size_t cap = 1 << 16, u = 0;
+    char *doc = malloc(cap);
+    if (!doc)
+        return NULL;
+    u += (size_t)snprintf(doc, cap, "# discover: %s\n\n%.2f s in all, seed %llu, %u run%s of "
+                          "every call\n\n## Contract\n\n```\n%s```\n", backend, seconds,
+                          (unsigned long long)o->seed, o->repeats, o->repeats == 1 ? "" : "s",
+                          contract ? contract : "(none)\n");
+    for (size_t i = 0; i < o->nshapes; i++) {
+        const char *ev = a4w4_discover_evidence(d, i), *df = a4w4_discover_defects(d, i);
+        size_t need = u + strlen(ev) + strlen(df) + 512;
+        if (need > cap) {
+            char *q = realloc(doc, cap = 2 * need);
+            if (!q) {
+                free(doc);
+                return NULL;
+            }
+            doc = q;
+        }
+        u += (size_t)snprintf(doc + u, cap - u, "\n## %zux%zux%zu\n\n%s%s%s", o->shapes[i].M,
+                              o->shapes[i].N, o->shapes[i].K, ev,
+                              df[0] ? "\n### Defects (outputs no order can give)\n\n" : "", df);
+    }
+    *len = u;
+    return doc;
+}

@@ -1,0 +1,150 @@
+/* selftest.c — the mutation self-test's bookkeeping (selftest.h). */
+#include "selftest.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "runner.h"
+
+void a4w4_selftest_entry_reason(const a4w4_entry_result *e, char *buf, size_t len)
+{
+    const a4w4_mismatch *fm = e->nfirst ? &e->first[0] : NULL;
+    size_t u = 0;
+    buf[0] = 0;
+    if (e->mismatches > 0 && fm) {
+        int outputs = !strcmp(fm->tensor, "y");
+        char got[16], exp[16];
+        a4w4_mismatch_hex(fm->got, fm->elem_bytes, got);
+        a4w4_mismatch_hex(fm->expected, fm->elem_bytes, exp);
+        u += (size_t)snprintf(buf, len, "%zu of %zu %s differ, first%s%s at (%zu, %zu): "
+                              "got %s expected %s",
+                              e->mismatches, e->checked, outputs ? "outputs" : "bytes",
+                              outputs ? "" : " in ", outputs ? "" : fm->tensor, fm->row, fm->col,
+                              got, exp);
+    }
+    if (e->note[0] && u < len)
+        snprintf(buf + u, len - u, "%s%.*s", u ? "; " : "", (int)(len - u), e->note);
+    if (!buf[0])
+        snprintf(buf, len, "verdict fail");
+}
+
+/* A correct backend's entry: counted, the first failure kept. */
+static void tally_correct(a4w4_selftest_correct *cs, const a4w4_case *c,
+                          const a4w4_entry_result *e, const char *why)
+{
+    if (e->verdict == A4W4_VERDICT_FAIL) {
+        if (!cs->fail)
+            snprintf(cs->first_fail, sizeof cs->first_fail, "%s: %s", c->name, why);
+        cs->fail++;
+    } else if (e->verdict == A4W4_VERDICT_PASS) {
+        cs->pass++;
+    } else {
+        cs->na++;
+    }
+}
+
+/* One entry of case c: the oracle's, a mutant's (the first failure kills it) or a correct
+ * backend's verdict. */
+static void tally_entry(a4w4_selftest *t, const a4w4_case *c, const a4w4_entry_result *e,
+                        const char *why)
+{
+    const char *bn = e->backend;
+    int failed = e->verdict == A4W4_VERDICT_FAIL;
+    if (!strcmp(bn, "oracle")) {
+        if (failed && !t->oracle_fail) {
+            t->oracle_fail = 1;
+            snprintf(t->oracle_note, sizeof t->oracle_note, "%s: %s", c->name, why);
+        }
+        return;
+    }
+    for (size_t i = 0; i < t->nm; i++) {
+        a4w4_selftest_mutant *m = &t->ms[i];
+        if (!m->killed && !strcmp(m->b.name, bn) && failed) {
+            m->killed = 1;
+            snprintf(m->kcase, sizeof m->kcase, "%s", c->name);
+            snprintf(m->reason, sizeof m->reason, "%s", why);
+            snprintf(m->signature, sizeof m->signature, "%s", e->signature);
+        }
+    }
+    for (size_t i = 0; i < t->nc; i++)
+        if (!strcmp(t->cs[i].b.name, bn))
+            tally_correct(&t->cs[i], c, e, why);
+}
+
+a4w4_hstatus a4w4_selftest_run_case(a4w4_selftest *t, const a4w4_case *c,
+                                    a4w4_selftest_entry_fn on_entry, void *user, char *err,
+                                    size_t errlen)
+{
+    a4w4_backend run[A4W4_SELFTEST_MAX_CORRECT + A4W4_SELFTEST_MAX_MUTANTS];
+    size_t nr = 0;
+    for (size_t i = 0; i < t->nc; i++)
+        run[nr++] = t->cs[i].b;
+    for (size_t i = 0; i < t->nm; i++)
+        if (!t->ms[i].killed)
+            run[nr++] = t->ms[i].b;
+    /* the mutants are judged by the project's contract, E8M0 code 0 read as 2^-127 (contracts §1):
+     * mut-e8m0-code0 reads 2^-126 and must die */
+    a4w4_runner runner = {.backends = run, .nbackends = nr, .code0_reading = A4W4_CODE0_OCP};
+    a4w4_entry_list el = {0};
+    a4w4_hstatus st = a4w4_run_case(&runner, c, &el, err, errlen);
+    for (size_t ei = 0; st == A4W4_ST_OK && ei < el.n; ei++) {
+        const a4w4_entry_result *e = &el.items[ei];
+        char why[640] = "";
+        if (e->verdict == A4W4_VERDICT_FAIL)
+            a4w4_selftest_entry_reason(e, why, sizeof why);
+        if (on_entry)
+            on_entry(user, c, e, why);
+        tally_entry(t, c, e, why);
+    }
+    a4w4_entry_list_free(&el);
+    return st;
+}
+
+size_t a4w4_selftest_killed(const a4w4_selftest *t)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < t->nm; i++)
+        k += (size_t)t->ms[i].killed;
+    return k;
+}
+
+int a4w4_selftest_correct_ok(const a4w4_selftest_correct *c)
+{
+    return !c->fail && c->pass > 0;
+}
+
+size_t a4w4_selftest_correct_passing(const a4w4_selftest *t)
+{
+    size_t g = 0;
+    for (size_t i = 0; i < t->nc; i++)
+        g += (size_t)a4w4_selftest_correct_ok(&t->cs[i]);
+    return g;
+}
+
+int a4w4_selftest_passed(const a4w4_selftest *t)
+{
+    return a4w4_selftest_killed(t) == t->nm && a4w4_selftest_correct_passing(t) == t->nc &&
+           !t->oracle_fail;
+}
+
+int a4w4_selftest_judge_mutant(const a4w4_devjudge *dev, a4w4_backend *b,
+                               const a4w4_case *cases, size_t ncases, char *why, size_t whylen)
+{
+    char err[1024];
+    a4w4_runner r = {.backends = b, .nbackends = 1, .dev = dev};
+    int killed = 0;
+    dev->set_fault(dev->self, 1);
+    for (size_t k = 0; k < ncases && !killed; k++) {
+        a4w4_entry_list el = {0};
+        if (a4w4_run_case(&r, &cases[k], &el, err, sizeof err) == A4W4_ST_OK && el.n &&
+            el.items[0].verdict == A4W4_VERDICT_FAIL && strstr(el.items[0].note, "DISAGREES")) {
+            killed = 1;
+            snprintf(why, whylen, "%s: %s", cases[k].name, el.items[0].note);
+        }
+        a4w4_entry_list_free(&el);
+    }
+    dev->set_fault(dev->self, 0);
+    if (!killed)
+        snprintf(why, whylen, "no case's re-check by the C oracles failed it");
+    return killed;
+}
