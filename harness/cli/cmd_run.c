@@ -108,7 +108,7 @@ static const a4w4_option run_options[] = {
                "since/until; recorded as upstream_version"),
     OPT_FLAG("host-judge", run_opts, host_judge,
              "no GPU judge: GPU backends judged on the host sample only"),
-    OPT_FLAG("quiet", run_opts, quiet, "no progress output"),
+    OPT_FLAG("quiet", run_opts, quiet, A4W4_QUIET_HELP),
     OPT_END(),
 };
 

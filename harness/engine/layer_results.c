@@ -71,7 +71,6 @@ cJSON *a4w4_layer_entry(const a4w4_layer_case_result *r, const a4w4_layer_ops *p
         add_first_mismatch(fm, r);
     cJSON_AddNumberToObject(e, "time_ms", r->time_ms);
     cJSON_AddNumberToObject(e, "exact_regime_outputs", 0);
-    cJSON_AddBoolToObject(e, "pad_dependent", 0);
     cJSON_AddBoolToObject(e, "ambiguous", 0);
     cJSON_AddStringToObject(e, "note", r->note);
     add_layer_fields(e, r);

@@ -99,3 +99,7 @@ if(NOT v STREQUAL "pass" OR NOT ik STREQUAL "2d")
   message(FATAL_ERROR "--json first line: ${first}")
 endif()
 expect_match(j "${j_err}" "layers: 360 passed, 0 failed")
+# the results document layers writes is one report reads: it validates against the schema
+# (reproducer, before: report refused it, "/cases/0/pad_dependent: false is a boolean, the
+# schema wants string")
+expect_run(rep 0 ${CLI} report ${WORK}/out --out ${WORK}/out-report --quiet)

@@ -22,7 +22,7 @@ expect_run(h 0 ${CLI} --help)
 expect_match(h "${h_out}" "'a4w4check --version'")
 
 # --- one --quiet help line in every command aligned to the vocabulary
-foreach(cmd compare discover export hazards layers report selftest)
+foreach(cmd compare discover export hazards layers report run selftest)
   expect_run(q 0 ${CLI} ${cmd} --help)
   expect_match(q "${q_out}" "\n  --quiet +no progress and no \"wrote FILE\" lines on stderr\n")
 endforeach()
