@@ -128,7 +128,8 @@ static inline void tu_write_file(const char *path, const void *data, size_t n)
     cr_assert_eq(fclose(f), 0);
 }
 
-/* The whole file at path (malloc'ed, *n bytes); fails the test when it cannot be read. */
+/* The whole file at path (malloc'ed, *n bytes, then a NUL so text can be parsed as a C
+ * string); fails the test when it cannot be read. */
 static inline uint8_t *tu_read_file(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -141,6 +142,7 @@ static inline uint8_t *tu_read_file(const char *path, size_t *n)
     cr_assert_not_null(buf);
     cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
     fclose(f);
+    buf[len] = 0;
     *n = (size_t)len;
     return buf;
 }
