@@ -732,7 +732,12 @@ Test(tree_fast, equals_the_plain_oracle_on_every_regime_path_and_thread_count)
             uint16_t *pb = malloc(n * 2);
             float *pf = malloc(n * 4);
             cr_assert(pb && pf);
-            for (size_t ti = 0; ti < sizeof fast_trees / sizeof fast_trees[0]; ti++) {
+            size_t ntrees = sizeof fast_trees / sizeof fast_trees[0];
+            for (size_t ti = 0; ti < ntrees; ti++) {
+                /* the -O0 builds take every A4W4_SWEEP_STRIDE-th (regime, shape, tree): 19
+                 * trees, so each tree still meets several shapes and regimes */
+                if (tu_sweep_skip((r * (sizeof shapes / sizeof shapes[0]) + si) * ntrees + ti))
+                    continue;
                 a4w4_contract t;
                 char err[256];
                 cr_assert_eq(a4w4_contract_parse(fast_trees[ti], &t, err, sizeof err), A4W4_OK);
