@@ -90,9 +90,8 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The entries' distinct case names, their checked outputs (sum), and whether backend b has
- * one (b NULL: not asked). -1 when out of memory. */
-static double entries_tally(const cJSON *cases, double *outputs, const char *b, int *has_b)
+/* The entries' distinct case names and their checked outputs (sum). -1 when out of memory. */
+static double entries_tally(const cJSON *cases, double *outputs)
 {
     size_t n = (size_t)cJSON_GetArraySize(cases), k = 0;
     const char **v = malloc((n ? n : 1) * sizeof *v);
@@ -103,7 +102,6 @@ static double entries_tally(const cJSON *cases, double *outputs, const char *b, 
     cJSON_ArrayForEach(e, cases) {
         v[k++] = jstr(e, "name");
         *outputs += jnum(e, "checked_outputs", 0);
-        *has_b |= b && !strcmp(jstr(e, "backend"), b);
     }
     qsort(v, k, sizeof *v, cmp_name);
     double d = 0;
@@ -117,13 +115,29 @@ static double entries_tally(const cJSON *cases, double *outputs, const char *b, 
  * another number of entries or of items, fewer outputs checked in the entries than counted,
  * a selected backend (not the oracle, not listed unchecked) without an entry. why gets the
  * phrase; 0 when none (or no counts to hold them to). */
+/* 1 when an entry of cases is backend b's. */
+static int has_entry(const cJSON *cases, const char *b)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cases) if (!strcmp(jstr(e, "backend"), b)) return 1;
+    return 0;
+}
+
+/* 1 when b is a string listed in list. */
+static int listed(const cJSON *list, const cJSON *b)
+{
+    const cJSON *x;
+    cJSON_ArrayForEach(x, list) if (cJSON_IsString(x) && !strcmp(x->valuestring, b->valuestring))
+        return 1;
+    return 0;
+}
+
 static int counts_denied(const cJSON *doc, char *why, size_t len)
 {
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "counts"), *b;
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
     double outputs, n = cJSON_GetArraySize(cases), items;
-    int none = 0;
-    if (!cJSON_IsObject(c) || (items = entries_tally(cases, &outputs, NULL, &none)) < 0)
+    if (!cJSON_IsObject(c) || (items = entries_tally(cases, &outputs)) < 0)
         return 0;
     if (jnum(c, "entries", n) != n || jnum(c, "recorded_items", items) != items ||
         jnum(c, "outputs_checked", 0) > outputs) {
@@ -135,14 +149,9 @@ static int counts_denied(const cJSON *doc, char *why, size_t len)
     }
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(c, "backends_unchecked");
     cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(doc, "backends")) {
-        int has = 0, listed = 0;
-        const cJSON *x;
-        cJSON_ArrayForEach(x, u) listed |= cJSON_IsString(x) && cJSON_IsString(b) &&
-                                           !strcmp(x->valuestring, b->valuestring);
-        if (!cJSON_IsString(b) || !strcmp(b->valuestring, "oracle") || listed || !n)
+        if (!n || !cJSON_IsString(b) || !strcmp(b->valuestring, "oracle") || listed(u, b))
             continue;
-        entries_tally(cases, &outputs, b->valuestring, &has);
-        if (!has) {
+        if (!has_entry(cases, b->valuestring)) {
             char bn[80];
             snprintf(why, len, "backend %s selected, checked, and in no entry",
                      quote_text(b->valuestring, bn, sizeof bn));
