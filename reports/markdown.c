@@ -174,7 +174,8 @@ static void judged_section(rbuf *b, const cJSON *judged)
 }
 
 /* Per bounded entry (contracts §4.1 "bounded"): the bound it was held to, in bf16 ULPs of each
- * output's exact value (median, largest), and the largest distance as a fraction of it. */
+ * output's exact value (median, largest), the largest distance as a fraction of it, and its
+ * strength (the share of outputs whose bound excludes 0). */
 static void bounded_section(rbuf *b, const cJSON *cases)
 {
     const cJSON *e;
@@ -186,18 +187,20 @@ static void bounded_section(rbuf *b, const cJSON *cases)
             rb_puts(b, "## Bounded entries\n\nEach output is held to its own bound, derived from "
                        "its exact split partials for the entry's S (contracts §4.1). Bound in "
                        "bf16 ULPs of the exact value; use = largest |got - exact| / bound "
-                       "(above 1 fails).\n\n| case | backend | contract | verdict | bound "
-                       "ULPs (median) | bound ULPs (largest) | use |\n"
-                       "|---|---|---|---|---:|---:|---:|\n");
+                       "(above 1 fails); strength = share of the outputs with a nonzero "
+                       "exact value whose bound excludes 0 (below 0.5: not judged, "
+                       "contracts §4.1).\n\n| case | backend | contract | verdict | bound "
+                       "ULPs (median) | bound ULPs (largest) | use | strength |\n"
+                       "|---|---|---|---|---:|---:|---:|---:|\n");
         rb_puts(b, "| ");
         rb_md(b, jstr(e, "name"));
         rb_puts(b, " | ");
         rb_md(b, jstr(e, "backend"));
         rb_puts(b, " | ");
         rb_md(b, jstr(e, "contract"));
-        rb_printf(b, " | %s | %.3g | %.3g | %.3g |\n", jstr(e, "verdict"),
+        rb_printf(b, " | %s | %.3g | %.3g | %.3g | %.3g |\n", jstr(e, "verdict"),
                   jnum(e, "bound_ulp_median", 0), jnum(e, "bound_ulp_max", 0),
-                  jnum(e, "bound_use", 0));
+                  jnum(e, "bound_use", 0), jnum(e, "bound_strength", 1));
     }
     if (any)
         rb_puts(b, "\n");

@@ -560,7 +560,7 @@ Test(runner, bounded_contract_accepts_atomic_ulps_and_exact_contract_does_not)
 }
 
 /* A correct bf16-atomic split-K (random orders of blocks and of splits) declared bounded(S)
- * passes on every regime, with the per-entry bound fields set; the bound is used (a correct
+ * passes on every regime where its bound is strong (not judged where it is not), with the per-entry bound fields set; the bound is used (a correct
  * result comes within a visible fraction of it) yet never exceeded. The range regime's
  * outputs at and past bf16's largest value round to +-Inf or NaN on some splits and orders,
  * which the model allows there (contracts §4.3). Reproducer of the bug this holds fixed: a
@@ -588,8 +588,14 @@ Test(runner, a_correct_bf16_atomic_splitk_passes_within_the_per_output_bound)
                 a4w4_entry_list en =
                     run_one(contract, splits[si], 0, regimes[r], 4, 32, Ks[ki], &fails);
                 const a4w4_entry_result *e = entry_of(&en, "fault");
-                cr_expect_str_eq(verdict(e), "pass", "%s regime %zu K %zu: %s", contract, r,
-                                 Ks[ki], note(e));
+                /* the tiny regime's outputs lie inside the bound's underflow terms, and some
+                 * of the range regime's near zero: there the bound admits 0 on most outputs
+                 * and the entry is not judged (contracts §4.1, the strength of a bound) */
+                int weak = regimes[r] == A4W4_REGIME_TINY || regimes[r] == A4W4_REGIME_RANGE;
+                cr_expect_str_eq(verdict(e), e->vacuous ? "skip" : "pass",
+                                 "%s regime %zu K %zu: %s", contract, r, Ks[ki], note(e));
+                cr_expect(!e->vacuous || weak, "%s regime %zu K %zu judged nothing: %s",
+                          contract, r, Ks[ki], note(e));
                 cr_expect(e->has_bound && e->bound_use <= 1.0 && e->bound_ulp_median > 0,
                           "%s: bound fields %d %g %g", contract, e->has_bound, e->bound_use,
                           e->bound_ulp_median);

@@ -256,6 +256,11 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddNumberToObject(o, "bound_use", e->bound_use);
         cJSON_AddNumberToObject(o, "bound_ulp_median", e->bound_ulp_median);
         cJSON_AddNumberToObject(o, "bound_ulp_max", e->bound_ulp_max);
+        cJSON_AddNumberToObject(o, "bound_vacuous", (double)e->bound_vacuous);
+        cJSON_AddNumberToObject(o, "bound_strength",
+                                e->bound_weighed ? 1.0 - (double)e->bound_vacuous /
+                                                             (double)e->bound_weighed
+                                                 : 1.0);
     }
     add_first_mismatches(o, e);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);

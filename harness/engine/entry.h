@@ -44,6 +44,10 @@ void a4w4_mismatch_hex(uint32_t bits, int elem_bytes, char buf[16]);
 
 #define A4W4_ENTRY_MAX_FIRST 5
 
+/* contracts §4.1 "The strength of a bound": a bounded(S) entry whose bound admits 0 on more
+ * than this share of its outputs with a nonzero exact value judges nothing (verdict skip). */
+#define A4W4_BOUND_VACUOUS_SHARE 0.5
+
 /* The static dispatch facts of a generated case (engine/annotate.h says what they mean),
  * written after the other fields as "route", "policy" and "hazard". has 0: none (golden
  * bundles; a shape the tables cannot route). */
@@ -99,6 +103,11 @@ typedef struct {
                                         fails */
     double bound_ulp_median;       /*   the bound in bf16 ULPs of each output's exact value: */
     double bound_ulp_max;          /*   median and largest over the outputs */
+    size_t bound_weighed;          /*   outputs with a finite nonzero exact value and bound */
+    size_t bound_vacuous;          /*   of those, the ones whose bound admits 0 (written as
+                                        "bound_vacuous" and "bound_strength" = 1 - share) */
+    int vacuous;                   /*   more than A4W4_BOUND_VACUOUS_SHARE of them: the entry
+                                        is not judged (verdict skip; contracts §4.1) */
     size_t nfirst;                 /* first mismatches recorded (<= A4W4_ENTRY_MAX_FIRST) */
     a4w4_mismatch first[A4W4_ENTRY_MAX_FIRST];
     double time_ms;                /* NaN when the backend never ran (written null) */

@@ -68,6 +68,10 @@ typedef struct {
      * the exact value (median, largest) over the outputs compared within a bound */
     int has_bound;
     double bound_use, bound_ulp_median, bound_ulp_max;
+    /* bounded(S) only, the bound's strength (contracts §4.1 "The strength of a bound"): of
+     * the outputs with a finite nonzero exact value and a finite bound (bound_weighed), those
+     * whose tolerance admits 0 (and so may admit -exact): a kernel writing 0 passes there */
+    size_t bound_weighed, bound_vacuous;
     size_t nrec;
     struct {
         size_t row, col;
@@ -186,17 +190,19 @@ static void bound_stats(comparison *c, double *ulps, size_t k)
  * + 2^-149, with e the exact value (rounded once to double) and B the per-output bound of
  * a4w4_oracles_bound; +-Inf when the model can overflow that way, NaN when it can both ways or
  * when a scale is 0xFF (then NaN is due). */
-static int bounded_ok(const a4w4_bounded_limits *L, uint16_t got, double *use, double *ulps)
-{
+static int bounded_ok(const a4w4_bounded_limits *L, uint16_t got, double *use, double *ulps,
+                      int *vacuous)
+{ /* *vacuous: 1 when the tolerance admits 0 for a finite nonzero e, 0 when not, -1 neither */
+    double e = L->exact, tol = L->bound + 0x1p-24 * fabs(e) + 0x1p-149;
     *use = *ulps = -1;
+    *vacuous = isfinite(tol) && e != 0 ? fabs(e) <= tol : -1;
     if (isnan(L->bound))
         return bf16_nan(got);
-    double g = a4w4_bf16_to_f32(got), e = L->exact;
+    double g = a4w4_bf16_to_f32(got);
     if (bf16_nan(got))
         return L->inf_pos && L->inf_neg;
     if (isinf(g))
         return g > 0 ? L->inf_pos : L->inf_neg;
-    double tol = L->bound + 0x1p-24 * fabs(e) + 0x1p-149;
     *use = fabs(g - e) / tol;
     *ulps = tol / bf16_ulp_at(e);
     return *use <= 1.0;
@@ -217,7 +223,10 @@ static void compare_bounded(comparison *c, const a4w4_sample *s, const uint16_t 
             continue;
         }
         double use, ulp;
-        int ok = bounded_ok(&L[k], got[k], &use, &ulp);
+        int vac;
+        int ok = bounded_ok(&L[k], got[k], &use, &ulp, &vac);
+        c->bound_weighed += vac >= 0;
+        c->bound_vacuous += vac > 0;
         if (use > c->bound_use)
             c->bound_use = use;
         if (ulps && ulp >= 0)
@@ -270,7 +279,7 @@ static void case_identity(a4w4_entry_result *e, const a4w4_case *c, a4w4_entry_k
 static void put_judged(a4w4_entry_result *e, const comparison *cmp, size_t n)
 {
     e->has_judged = 1;
-    if (e->verdict == A4W4_VERDICT_AMBIGUOUS) {
+    if (e->verdict == A4W4_VERDICT_AMBIGUOUS || e->vacuous) {
         e->judged_bit_exact = e->judged_in_bound = 0;
         e->not_judged = n;
         return;
@@ -293,6 +302,8 @@ static void put_comparison(a4w4_entry_result *e, const comparison *cmp, const a4
     e->bound_use = cmp->bound_use;
     e->bound_ulp_median = cmp->bound_ulp_median;
     e->bound_ulp_max = cmp->bound_ulp_max;
+    e->bound_weighed = cmp->bound_weighed;
+    e->bound_vacuous = cmp->bound_vacuous;
     e->nfirst = cmp->nrec;
     for (size_t i = 0; i < cmp->nrec; i++) {
         a4w4_mismatch *m = &e->first[i];
@@ -901,6 +912,21 @@ static int no_outputs(gemm_run *g, int rc, a4w4_entry_result *e, int *na)
     return 1;
 }
 
+/* 1 when comparison c is a bounded(S) one whose bound admits 0 on more than
+ * A4W4_BOUND_VACUOUS_SHARE of the outputs it weighs (contracts §4.1 "The strength of a
+ * bound"): its outputs are then not judged, and e's note says so. */
+static int bound_vacuous(const comparison *c, a4w4_entry_result *e)
+{
+    if (!c->has_bound || !c->bound_weighed ||
+        (double)c->bound_vacuous <= A4W4_BOUND_VACUOUS_SHARE * (double)c->bound_weighed)
+        return 0;
+    note_add(e->note, sizeof e->note, "not judged: the %s bound admits 0 (a kernel writing "
+             "zeros passes) on %zu of the %zu outputs with a nonzero exact value, more than "
+             "%.0f%% (contracts §4.1, the strength of a bound); ", e->contract, c->bound_vacuous,
+             c->bound_weighed, 100 * A4W4_BOUND_VACUOUS_SHARE);
+    return 1;
+}
+
 /* Run the backend, check its outputs, fill the entry. Returns 1 when it fails. */
 static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
 {
@@ -1033,10 +1059,14 @@ static int run_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c
         fail = gemm_checks(&g, e, &na);
     }
     static const a4w4_sample all = {.full = 1};
+    int vacuous = !fail && !na && !g.ambiguous && bound_vacuous(&g.cmp, e);
     put_comparison(e, &g.cmp, g.dev ? &all : s, e->has_run ? e->run_ms : NAN,
                    g.dev ? j->dor->proven : j->o->proven,
-                   !fail && !na && g.ambiguous ? A4W4_VERDICT_AMBIGUOUS : verdict_of(fail, na));
+                   !fail && !na && g.ambiguous ? A4W4_VERDICT_AMBIGUOUS
+                   : vacuous                   ? A4W4_VERDICT_SKIP
+                                               : verdict_of(fail, na));
     e->ambiguous = e->verdict == A4W4_VERDICT_AMBIGUOUS;
+    e->vacuous = vacuous;
     put_judged(e, &g.cmp, g.dev ? c->M * c->N : g.n);
     if (fail)
         map_failure(&g, e);

@@ -93,6 +93,10 @@ static a4w4_plugin_gemm_args side_args;
 #define PLUGIN_NAME "helper-plugin (leaves a helper process running)"
 #elif defined(DROP_KTAIL)
 #define PLUGIN_NAME "droptail-plugin (drops the last K block when K % 256 != 0)"
+#elif defined(ZERO_OUT)
+#define PLUGIN_NAME "zero-out-plugin (+0 everywhere, declares bounded(65536))"
+#elif defined(NEGATE_OUT)
+#define PLUGIN_NAME "negate-plugin (every output negated, declares bounded(65536))"
 #else
 #define PLUGIN_NAME "ref-plugin"
 #endif
@@ -101,6 +105,8 @@ static a4w4_plugin_gemm_args side_args;
  * (contracts §4.2: tree(split=1) is ordered(1)). */
 #ifdef TREE_CONTRACT
 #define PLUGIN_CONTRACT "tree(final=rne,combine=chain,split=1,acc=fp32,leaf=32)"
+#elif defined(ZERO_OUT) || defined(NEGATE_OUT)
+#define PLUGIN_CONTRACT "bounded(65536)"
 #else
 #define PLUGIN_CONTRACT "ordered(1)"
 #endif
@@ -195,6 +201,12 @@ static int compute(void *state, const a4w4_plugin_gemm_args *a)
 #ifdef BREAK_ROW0
             if (m == 0)
                 v = (uint16_t)(v + 1u);
+#endif
+#ifdef ZERO_OUT
+            v = 0;
+#endif
+#ifdef NEGATE_OUT
+            v ^= 0x8000u;
 #endif
             a->y[i * a->ncols + j] = v;
         }
