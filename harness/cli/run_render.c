@@ -52,6 +52,18 @@ static int write_saved_manifest(const a4w4_run_end *o, const a4w4_run_plan *p)
     return A4W4_EXIT_PASS;
 }
 
+/* Even with --quiet: the verdict under each contract that departs from the reference numerics
+ * (results.json's "contract_departures", contracts §4.2), never silent. */
+static void print_departures(const cJSON *doc, a4w4_doc_verdict v)
+{
+    static const char *const word[3] = {"PASS", "FAIL", "INCOMPLETE"};
+    const cJSON *d;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(doc, "contract_departures"))
+        if (cJSON_IsString(d))
+            fprintf(stderr, "a4w4check run: %s under a contract that %s (%s)\n", word[v],
+                    d->valuestring, d->string);
+}
+
 int a4w4_run_finish(a4w4_run_plan *p, const a4w4_run_end *o)
 {
     char err[1024];
@@ -86,6 +98,7 @@ int a4w4_run_finish(a4w4_run_plan *p, const a4w4_run_end *o)
     if (v == A4W4_DOC_INCOMPLETE)
         a4w4_errorf("run: verdict INCOMPLETE: %s",
                     cJSON_GetObjectItemCaseSensitive(p->doc, "verdict_reason")->valuestring);
+    print_departures(p->doc, v);
     if (p->bad_input) { /* one line, however many items the same refusal hit */
         if (p->nbad > 1)
             a4w4_errorf("run: %s (and %zu more items refused or bad input: results.json "

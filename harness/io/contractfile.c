@@ -52,3 +52,53 @@ a4w4_hstatus a4w4_contract_file_read(const char *path, a4w4_contract_set *set, c
     free(text);
     return st;
 }
+
+/* The departure phrases of c as a bit set (bit i: phrase i of departure_text). */
+static unsigned departure_bits(const a4w4_contract *c)
+{
+    if (c->kind == A4W4_CONTRACT_BOUNDED)
+        return 1u << 4;
+    if (c->kind != A4W4_CONTRACT_TREE)
+        return 0;
+    const a4w4_tree *t = &c->tree;
+    return (t->final == A4W4_ROUND_RZ ? 1u : 0) | (t->round == A4W4_ROUND_RZ ? 2u : 0) |
+           (t->acc == A4W4_ACC_BF16 ? 4u : 0) | (t->prec > 0 ? 8u : 0);
+}
+
+/* The phrases of the bits set in bits (prec: P for phrase 3) into buf. */
+static int departure_text(unsigned bits, unsigned prec, char *buf, size_t len)
+{
+    static const char *const phrase[5] = {
+        "truncates the final bf16 rounding", "rounds every add toward zero",
+        "accumulates in bf16", "adds at %u bits of internal precision, truncated",
+        "adds bf16 partials in any order, judged within a bound, never bit for bit"};
+    size_t k = 0;
+    int n = 0;
+    if (len)
+        buf[0] = 0;
+    for (int i = 0; i < 5; i++) {
+        if (!(bits & (1u << i)) || k >= len)
+            continue;
+        k += (size_t)snprintf(buf + k, len - k, "%s", n++ ? "; " : "");
+        if (k < len)
+            k += (size_t)snprintf(buf + k, len - k, phrase[i], prec);
+    }
+    return n;
+}
+
+int a4w4_contract_departures(const a4w4_contract *c, char *buf, size_t len)
+{
+    return departure_text(departure_bits(c), c->tree.prec, buf, len);
+}
+
+int a4w4_contract_set_departures(const a4w4_contract_set *set, char *buf, size_t len)
+{
+    unsigned bits = 0, prec = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const a4w4_contract *c = &set->rules[i].contract;
+        bits |= departure_bits(c);
+        if (departure_bits(c) & 8u && c->tree.prec > prec)
+            prec = c->tree.prec;
+    }
+    return departure_text(bits, prec, buf, len);
+}
