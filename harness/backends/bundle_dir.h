@@ -2,7 +2,8 @@
  * `bundle:DIR` is opened and checked for conflicts: a bundle directory is one run of one
  * kernel over one matrix, so everything in it must agree.
  *
- * Read: DIR/contract.txt (one contract line, optional), DIR/manifest.json (optional; python -m
+ * Read: DIR/contract.txt (one contract line after any blank or "#" comment lines, such as the
+ * "# discovered by" line of discover's file; optional), DIR/manifest.json (optional; python -m
  * a4w4check.external writes it: {"format": "a4w4-outputs/1", "kernel", "contract",
  * "matrix_hash", "tool_version", "cases": [names written], "failed": {name: why}}) and the
  * names of DIR's *.safetensors files. Refused (one line naming the file and the rule):
