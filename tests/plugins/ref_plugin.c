@@ -93,6 +93,8 @@ static a4w4_plugin_gemm_args side_args;
 #define PLUGIN_NAME "helper-plugin (leaves a helper process running)"
 #elif defined(DROP_KTAIL)
 #define PLUGIN_NAME "droptail-plugin (drops the last K block when K % 256 != 0)"
+#elif defined(NO_WRITE_K256)
+#define PLUGIN_NAME "nowrite-plugin (writes nothing when K % 256 != 0)"
 #elif defined(ZERO_OUT)
 #define PLUGIN_NAME "zero-out-plugin (+0 everywhere, declares bounded(65536))"
 #elif defined(NEGATE_OUT)
@@ -274,6 +276,10 @@ static int adversary(void *state, const a4w4_plugin_gemm_args *a)
     side_started = pthread_create(&side, NULL, side_main, NULL) == 0;
     return side_started ? 0 : -1;
 #else
+#ifdef NO_WRITE_K256
+    if (a->K % 256)
+        return 0;
+#endif
     int rc = compute(state, a);
     if (rc)
         return rc;
