@@ -226,7 +226,7 @@ static void contract_provenance_json(cJSON *header, const a4w4_backend *bk, size
     cJSON *src = cJSON_AddObjectToObject(header, "contract_sources"), *dep = NULL;
     for (size_t i = 0; i < n; i++) {
         char text[1024];
-        if (!bk[i].contract[0] && !bk[i].contracts.n)
+        if (!bk[i].type || !bk[i].type->run) /* byte checks: no contract */
             continue;
         source_text(&bk[i], text, sizeof text);
         cJSON_AddStringToObject(src, bk[i].name, text);

@@ -53,7 +53,8 @@ static int write_saved_manifest(const a4w4_run_end *o, const a4w4_run_plan *p)
 }
 
 /* Even with --quiet: the verdict under each contract that departs from the reference numerics
- * (results.json's "contract_departures", contracts §4.2), never silent. */
+ * (results.json's "contract_departures", contracts §4.2), never silent (an INCOMPLETE verdict
+ * line carries them in its reason). */
 static void print_departures(const cJSON *doc, a4w4_doc_verdict v)
 {
     static const char *const word[3] = {"PASS", "FAIL", "INCOMPLETE"};
@@ -98,7 +99,6 @@ int a4w4_run_finish(a4w4_run_plan *p, const a4w4_run_end *o)
     if (v == A4W4_DOC_INCOMPLETE)
         a4w4_errorf("run: verdict INCOMPLETE: %s",
                     cJSON_GetObjectItemCaseSensitive(p->doc, "verdict_reason")->valuestring);
-    print_departures(p->doc, v);
     if (p->bad_input) { /* one line, however many items the same refusal hit */
         if (p->nbad > 1)
             a4w4_errorf("run: %s (and %zu more items refused or bad input: results.json "
@@ -107,6 +107,8 @@ int a4w4_run_finish(a4w4_run_plan *p, const a4w4_run_end *o)
             a4w4_errorf("run: %s", p->first_bad);
         return A4W4_EXIT_BADINPUT;
     }
+    if (v != A4W4_DOC_INCOMPLETE) /* an INCOMPLETE verdict line says them already */
+        print_departures(p->doc, v);
     if (o->save_dir && write_saved_manifest(o, p) != A4W4_EXIT_PASS)
         return A4W4_EXIT_IO;
     return v == A4W4_DOC_FAIL ? A4W4_EXIT_MISMATCH
