@@ -13,7 +13,7 @@ rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
 fail() { echo "discover_gt: $*"; exit 1; }
 SHAPE=32x8x1152 # K past both boundaries of the three-split kernel (160, 1056)
 
-for k in $GT_KERNELS; do
+for k in $GT_DISCOVERABLE; do
   want=$("$TOOLS/contract_text" --plugin "$GT_PLUGINS/liba4w4_gt_${k}_plugin.so")
   "$CLI" discover --backend "plugin:$GT_PLUGINS/liba4w4_gt_${k}_mis_plugin.so" --shapes $SHAPE \
     --out "$k.txt" --quiet --no-evidence > "$k.log" 2>&1 || fail "gt-$k: exit $? ($(cat "$k.log"))"

@@ -2,7 +2,10 @@
 # tests/plugins/gt/ (one plugin per known accumulation order, true and mis-declared builds),
 # the pre-merge cases they are run on, and what their results must say. Source it after
 # setting CLI, SRC and WORK.
-GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27"
+GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz"
+# the kernels whose trees discover reveals (tests/cli/discover_gt.sh): those with one lane,
+# leaves within a block and one split rule
+GT_DISCOVERABLE="desc pairwise fuse2 fuse4 splits leaf16 rz tc27"
 GT_PLUGINS=$(dirname "$CLI")/plugins
 
 # gt_backends SUFFIX: "plugin:.../liba4w4_gt_<k>SUFFIX_plugin.so,..." for every kernel
