@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `a4w4check discover` recovers every ground-truth kernel's order (tests/plugins/gt/, each
 # probed through its build that declares ordered(1): discover never reads the declaration):
-# the discovered contract's canonical text equals the one its true build declares. A kernel
+# the discovered contract's canonical text equals the one its true build declares (the
+# interleaved, round-robin and fused-leaf kernels too, found as trees beyond the interval
+# model, contracts §4.4 step 7). A kernel
 # that combines its four splits in a chain or pairwise at random per call is found
 # nondeterministic and answered bounded(4); a kernel rounding block values to bf16 gets exit 1,
 # "no tree in the model family fits" and the closest contract (contracts §4.4).
