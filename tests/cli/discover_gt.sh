@@ -24,6 +24,13 @@ for k in $GT_DISCOVERABLE; do
   echo "gt-$k: $got ($(grep -o '([0-9]* probes, [0-9]* calls' "$k.log" | tr -d '('))"
 done
 
+# the contracts found at one shape judge other shapes: the kernels whose order does not change
+# with K pass every output of pre-merge cases of other M, N and K (K % 256 != 0 included)
+gt_cases "$WORK/c.csv" s_m33_n256_k288 sp_m6_n32_k256 c0_m33_n256_k512 nr_m3_n24_k512 \
+  m16_n192_k1024 c0_m64_n192_k2304
+gt_run_discovered "$WORK" --cases "$WORK/c.csv" --no-golden --full || fail "a discovered contract failed"
+echo "discover_gt: the contracts found at $SHAPE pass every output of 6 pre-merge cases"
+
 "$CLI" discover --backend "plugin:$GT_PLUGINS/liba4w4_disc_combine_random_plugin.so" \
   --shapes 32x8x2048 --out nd.txt --quiet --no-evidence > nd.log 2>&1 || fail "combine_random: exit $? ($(cat nd.log))"
 [ "$("$TOOLS/contract_text" --file nd.txt)" = "bounded(4)" ] || fail "combine_random: $(cat nd.txt)"

@@ -148,3 +148,39 @@ gt_run() {
   fi
   gt_judge "$WORK/out" "$mode"
 }
+
+# gt_discover_all DIR SHAPE: `discover` on the ordered(1) build of every kernel of
+# $GT_DISCOVERABLE at SHAPE, each contract written to DIR/<kernel>.txt (the file discover
+# writes, its comment line included). Returns 1 with one line when a discovery fails.
+gt_discover_all() {
+  local dir=$1 shape=$2 k
+  mkdir -p "$dir"
+  for k in $GT_DISCOVERABLE; do
+    "$CLI" discover --backend "plugin:$GT_PLUGINS/liba4w4_gt_${k}_mis_plugin.so" --shapes "$shape" \
+      --out "$dir/$k.txt" --quiet --no-evidence > "$dir/$k.log" 2>&1 \
+      || { echo "gt: discover gt-$k at $shape: exit $? ($(cat "$dir/$k.log"))"; return 1; }
+  done
+}
+
+# The discoverable kernels whose order does not change with K: the contract found at one
+# shape holds at every K (splits cuts at 160 and 1056 only when K > 1056).
+GT_SHAPE_FREE="desc pairwise fuse2 fuse4 leaf16 rz tc27 il2 il8 rr4 f64 f128 f64rz f128rz"
+
+# gt_run_discovered DIR RUN_ARGS...: `a4w4check run RUN_ARGS` with the ordered(1) build of every
+# kernel of $GT_SHAPE_FREE, each judged by the contract discover wrote to DIR/<kernel>.txt
+# (--contract B=FILE); exit 0 and gt_judge's "true" checks over those kernels expected.
+gt_run_discovered() {
+  local dir=$1 list="" args=() k lib rc; shift
+  for k in $GT_SHAPE_FREE; do
+    lib="plugin:$GT_PLUGINS/liba4w4_gt_${k}_mis_plugin.so"
+    list="$list,$lib"
+    args+=(--contract "$lib=$dir/$k.txt")
+  done
+  set +e
+  "$CLI" run "$@" --backend "${list#,}" "${args[@]}" --e8m0-code0 2^-127 --quiet \
+    --out "$WORK/out" > "$WORK/log" 2>&1
+  rc=$?
+  set -e
+  GT_KERNELS=$GT_SHAPE_FREE gt_judge "$WORK/out" true || rc=1
+  [ $rc -eq 0 ] || { echo "gt: run $* under the discovered contracts: exit $rc: $(head -c 2000 "$WORK/log")"; return 1; }
+}
