@@ -121,7 +121,7 @@ PY
 # Every kernel reads E8M0 code 0 as 2^-127, and the run states it (contracts §1: otherwise a
 # code-0 case matching only that reading is ambiguous, never a pass).
 # gt_premerge_small OUT [MACS]: cases/premerge.csv without its cases over 2^30 (or MACS) MACs (every regime and
-# shape family stays; the 8 scalar ground-truth kernels spend most of a whole-set run computing
+# shape family stays; the scalar ground-truth kernels spend most of a whole-set run computing
 # the large ones). A4W4_GT_FULL=1 runs take the whole set instead.
 gt_premerge_small() {
   awk -F, -v lim="${2:-1073741824}" '/^#/ || $1 == "name" { print; next } ($2 * $3 * $4) <= lim' \
