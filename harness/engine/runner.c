@@ -939,8 +939,12 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
         return fail || breached;
     }
     int fail = check_baseline(g, e);
-    if (fail < 0)
+    if (fail < 0) {
+        note_add(e->note, sizeof e->note, "the oracle of this contract could not be computed "
+                 "(out of memory, or more than %d tree contracts in one run): nothing judged; ",
+                 A4W4_ORACLES_MAX_TREES);
         return 1;
+    }
     if (g->b->asm_layout && g->d->a_scale_shuffled.data)
         fail |= check_pad_variants(g, e);
     if (!fail && !breached && !g->cmp.checked) /* every output outside the exact regime */
