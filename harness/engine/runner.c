@@ -1340,6 +1340,7 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
         a4w4_entry_result *e = a4w4_entry_list_add(out);
         if (!e)
             return A4W4_ST_NOMEM;
+        const double t0 = a4w4_now();
         const a4w4_devjudge *dev = j->dev;
         a4w4_contract own;
         int on_dev = b->type->run && on_device(j, b, case_contract(b, c, &own, NULL, 0));
@@ -1358,6 +1359,10 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
             else
                 r->stages->outputs_host += (double)e->checked;
         }
+        e->has_cost = 1;
+        e->cost_ms = (a4w4_now() - t0) * 1e3;
+        if (r->stages && e->has_run && e->run_ms == e->run_ms)
+            r->stages->backend_runs_s += e->run_ms / 1e3;
     }
     return A4W4_ST_OK;
 }
@@ -1613,6 +1618,12 @@ static const a4w4_devjudge *device_for(const a4w4_runner *r, const a4w4_case *c,
     return r->dev->open(r->dev->self, c, d, need, why, whylen) ? NULL : r->dev;
 }
 
+double a4w4_stage_sum(const a4w4_stage_times *t)
+{
+    return t->setup_s + t->generate_s + t->judge_s + t->kernels_s + t->host_oracle_s +
+           t->record_s + t->bundles_s + t->write_s + t->finish_s;
+}
+
 a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
                            char *err, size_t errlen)
 {
@@ -1625,7 +1636,8 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     /* a device judge checks every output: every row exists on the host too */
     const int use_dev = wants_device(r);
     a4w4_stage_times *T = r->stages;
-    double t0 = a4w4_now();
+    const double t_case = a4w4_now();
+    double t0 = t_case;
     int grc = use_dev ? a4w4_case_generate_all(c, &s, &d) : a4w4_case_generate(c, &s, &d);
     if (T)
         T->generate_s += a4w4_now() - t0;
@@ -1672,6 +1684,8 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
                      dwhy);
         note_sampled(r, c, &s, e);
         t0 = a4w4_now();
+        e->has_cost = 1; /* the case's shared work (before e can move: the list grows) */
+        e->cost_ms = (t0 - t_case) * 1e3;
         st = run_backends(r, c, &d, &s, &co.j, &src, out);
         if (T)
             T->kernels_s += a4w4_now() - t0;

@@ -53,38 +53,46 @@ static int status_of(int gpu_rc, char *why, size_t whylen)
 /* ---- device copies of a case's operands ------------------------------------------------
  * One case runs through many HIP backends and pad variants: each operand is uploaded once
  * per case (and a_scale_shuffled again after each refill), keyed by (host pointer, length,
- * case serial, data version). The runner is single-threaded. */
+ * case serial, data version). The device buffers are kept from case to case (grown when a
+ * larger one comes): an allocation and its synchronising free per case cost more than a
+ * small case's kernels. The runner is single-threaded. */
 enum { SLOT_A, SLOT_AS, SLOT_W, SLOT_WS, SLOT_ASH, SLOT_WSH, SLOT_WSW, SLOT_Y, NSLOTS };
 
 static struct {
     const void *host;
-    size_t len;
+    size_t len, cap;
     unsigned long serial;
     unsigned version;
+    int valid; /* holds host's bytes of that serial and version */
     void *dev;
 } cache[NSLOTS];
 
 static void *dev_get(int slot, const void *host, size_t len, const a4w4_case_data *d, int upload,
                      int *rc)
 {
-    if (cache[slot].dev && cache[slot].host == host && cache[slot].len == len &&
+    if (cache[slot].valid && cache[slot].host == host && cache[slot].len == len &&
         cache[slot].serial == d->serial && cache[slot].version == d->version)
         return cache[slot].dev;
-    a4w4_gpu_free(cache[slot].dev);
-    cache[slot].dev = NULL;
-    void *p = NULL;
-    *rc = a4w4_gpu_malloc(&p, len ? len : 1);
-    if (*rc == A4W4_GPU_OK && upload)
-        *rc = a4w4_gpu_memcpy_h2d(p, host, len);
-    if (*rc != A4W4_GPU_OK) {
-        a4w4_gpu_free(p);
-        return NULL;
+    cache[slot].valid = 0;
+    if (!cache[slot].dev || cache[slot].cap < len) {
+        a4w4_gpu_free(cache[slot].dev);
+        cache[slot].dev = NULL;
+        cache[slot].cap = 0;
+        size_t cap = len < 4096 ? 4096 : len + len / 4;
+        if ((*rc = a4w4_gpu_malloc(&cache[slot].dev, cap)) != A4W4_GPU_OK) {
+            cache[slot].dev = NULL;
+            return NULL;
+        }
+        cache[slot].cap = cap;
     }
+    void *p = cache[slot].dev;
+    if (upload && len && (*rc = a4w4_gpu_memcpy_h2d(p, host, len)) != A4W4_GPU_OK)
+        return NULL;
     cache[slot].host = host;
     cache[slot].len = len;
     cache[slot].serial = d->serial;
     cache[slot].version = d->version;
-    cache[slot].dev = p;
+    cache[slot].valid = 1;
     return p;
 }
 
