@@ -5,7 +5,7 @@
 # of wall_s), every entry of a generated case must carry its whole cost (cost_ms, no less
 # than the backend's own run_ms), and the device buffers must be kept across cases: the
 # stand-in's count of device allocations (A4W4_GPU_CPU_COUNT) is the same for 8 cases of
-# one shape as for 32.
+# one shape as for 32. bench prints the per-entry cost of a 1x128x256 case per GPU backend.
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK"; mkdir -p "$WORK"
@@ -45,4 +45,13 @@ PY
 a32=$(cat "$WORK/c32.count") a8=$(cat "$WORK/c8.count")
 [ "$a32" = "$a8" ] || { echo "device allocations grow with the cases: 8 cases $a8, 32 cases $a32"; exit 1; }
 echo "device allocations: $a32 for 8 or 32 cases of one shape"
+# bench's per-entry cost rows: one per GPU backend, the entry no cheaper than its own run
+"$CLI" bench --shapes 1,128,256 --backends-only --backend hip-layout,hip-quant --reps 3 \
+  >"$WORK/bench.txt"
+for b in hip-layout hip-quant; do
+  line=$(grep "^entry cost 1x128x256 *$b " "$WORK/bench.txt") ||
+    { cat "$WORK/bench.txt"; echo "bench: no entry cost row for $b"; exit 1; }
+  echo "$line" | grep -Eq "entry [0-9.]+ ms, its run [0-9.]+ ms, per-entry overhead [0-9.]+ ms" ||
+    { echo "bench: $line"; exit 1; }
+done
 echo "accounting on the CPU stand-ins: PASS"
