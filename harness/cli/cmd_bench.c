@@ -42,7 +42,9 @@ static const char bench_usage[] =
     "line (CPUs, CPU model, OpenBLAS build and threads) comes first. Operands: a generated\n"
     "case per shape (seed 1). Each --tree TEXT (a tree contract, contracts §4.2) adds the fast\n"
     "tree oracle and the plain tree oracle (about 2^22 leaves of outputs: its first rows), one\n"
-    "thread each, and their ratio.\n"
+    "thread each, and their ratio. Each GPU backend then gets an 'entry cost 1x128x256' row:\n"
+    "a 1x128x256 case judged as run judges it, the entry's whole cost, its own run and the\n"
+    "difference (the host overhead of one entry), medians of R cases.\n"
     "\n"
     "options:\n";
 
