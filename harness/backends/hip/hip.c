@@ -152,6 +152,12 @@ typedef struct {
     a4w4_tuned_table tuned;
     a4w4_kernel_table kernels;
     int have_tables;
+    /* dispatch: the last shape's pick (the pad variants and the next cases of one shape ask
+     * again; the route's heuristic costs more than a small case's kernel) */
+    size_t memo_mnk[3];
+    int memo_rc, memo_tile, memo_mode;
+    unsigned memo_splits;
+    char memo_why[512];
 } asm_ctx;
 
 static int asm_open(const char *tile_name, unsigned splits, int mode, int engine, void **ctx,
@@ -193,10 +199,12 @@ static void asm_release(void *ctx)
     free(c);
 }
 
+static int asm_route(const asm_ctx *c, const a4w4_run_args *a, int *tile, unsigned *splits,
+                     int *mode);
+
 /* The tile, splits and split mode of this case: the context's, or AITER's dispatch pick
- * (contracts §5). A4W4_OK, or A4W4_EUNSUPPORTED with a->why. */
-static int asm_pick(const asm_ctx *c, const a4w4_run_args *a, int *tile, unsigned *splits,
-                    int *mode)
+ * (asm_route, remembered for the last shape). A4W4_OK, or A4W4_EUNSUPPORTED with a->why. */
+static int asm_pick(asm_ctx *c, const a4w4_run_args *a, int *tile, unsigned *splits, int *mode)
 {
     const a4w4_case_data *d = a->d;
     *tile = c->tile;
@@ -204,6 +212,28 @@ static int asm_pick(const asm_ctx *c, const a4w4_run_args *a, int *tile, unsigne
     *mode = c->split_mode;
     if (c->tile >= 0)
         return A4W4_OK;
+    if (c->memo_mnk[0] != d->M || c->memo_mnk[1] != d->N || c->memo_mnk[2] != d->K) {
+        char why[512] = "";
+        a4w4_run_args b = *a;
+        b.why = why;
+        b.whylen = sizeof why;
+        c->memo_rc = asm_route(c, &b, &c->memo_tile, &c->memo_splits, &c->memo_mode);
+        memcpy(c->memo_why, why, sizeof why);
+        c->memo_mnk[0] = d->M, c->memo_mnk[1] = d->N, c->memo_mnk[2] = d->K;
+    }
+    *tile = c->memo_tile;
+    *splits = c->memo_splits;
+    *mode = c->memo_mode;
+    if (c->memo_rc != A4W4_OK)
+        snprintf(a->why, a->whylen, "%s", c->memo_why);
+    return c->memo_rc;
+}
+
+/* AITER's dispatch pick for the case's shape (contracts §5). */
+static int asm_route(const asm_ctx *c, const a4w4_run_args *a, int *tile, unsigned *splits,
+                     int *mode)
+{
+    const a4w4_case_data *d = a->d;
     a4w4_heur_params p = {"gfx950", 256, 0, 1};
     a4w4_route r;
     char err[256];
