@@ -66,8 +66,8 @@ typedef struct {
  *            [repro], [saved], [layer, call_site];
  *   BYTES    byte or bit checks (layout and quantizer backends, golden bundles): identity,
  *            [tags], checked_outputs, verdict, mismatches, max_ulp, first_mismatches, [note],
- *            sampled, time_ms, [cost_ms], [judged_bit_exact, judged_in_bound, not_judged], [signature,
- *            signature_class], [repro], [layer, call_site]. */
+ *            sampled, time_ms, [cost_ms], [judged_bit_exact, judged_in_bound, not_judged],
+ *            [signature, signature_class], [repro], [layer, call_site]. */
 typedef enum { A4W4_ENTRY_OUTPUTS = 0, A4W4_ENTRY_BYTES = 1 } a4w4_entry_kind;
 
 typedef struct {

@@ -1999,7 +1999,8 @@ static void golden_quant_entry(a4w4_backend *b, const a4w4_case *c, const a4w4_s
 {
     const size_t rows = x->shape[0], K = x->shape[1], nb = K / 32;
     static const a4w4_sample all = {.full = 1};
-    uint8_t *q = malloc(rows * K / 2 + 1), *sc = malloc(rows * nb + 1), *skip = malloc(rows * K / 2 + 1);
+    uint8_t *q = malloc(rows * K / 2 + 1), *sc = malloc(rows * nb + 1),
+            *skip = malloc(rows * K / 2 + 1);
     a4w4_check chk[2 * A4W4_SCALE_MODE_COUNT];
     int n = 0, na = 1;
     char why[512] = "";
