@@ -297,12 +297,19 @@ static void stages_section(rbuf *b, const cJSON *doc, const a4w4_report_opts *o)
     if (!cJSON_IsObject(st) || o->reproducible) /* wall times differ run to run */
         return;
     rb_puts(b, "## Stages\n\n| stage | wall s |\n|---|---:|\n");
-    static const char *const rows[][2] = {{"generate_s", "generate operands"},
-                                          {"judge_s", "judge (device passes, upload, re-check)"},
-                                          {"kernels_s", "backends under test"},
-                                          {"host_oracle_s", "host oracles (samples)"},
-                                          {"write_s", "write results"},
-                                          {"wall_s", "whole run"}};
+    static const char *const rows[][2] = {
+        {"setup_s", "setup (plan, calibration, header)"},
+        {"generate_s", "generate operands"},
+        {"judge_s", "judge (device passes, upload, re-check)"},
+        {"kernels_s", "backends under test (calls, buffers, pad variants, comparisons)"},
+        {"backend_runs_s", "of which the backends' own runs (run_ms)"},
+        {"host_oracle_s", "host oracles (samples)"},
+        {"record_s", "record (entries into results lines, teardown)"},
+        {"bundles_s", "golden bundles and captures"},
+        {"write_s", "write results"},
+        {"finish_s", "finish (results read back, verdict)"},
+        {"other_s", "not attributed (whole run less the above)"},
+        {"wall_s", "whole run"}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, rows[i][0])))
             rb_printf(b, "| %s | %.1f |\n", rows[i][1], jnum(st, rows[i][0], 0));

@@ -811,7 +811,7 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
     static const char *const fault_keys[] = {
         "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags", "run_ms",
         "y_hash", "pad_variants", "checked_outputs", "sampled", "verdict", "mismatches",
-        "unwritten", "max_ulp", "first_mismatches", "time_ms", "exact_regime_outputs",
+        "unwritten", "max_ulp", "first_mismatches", "time_ms", "cost_ms", "exact_regime_outputs",
         "judged_bit_exact", "judged_in_bound", "not_judged", "signature", "signature_class",
         "mismatch_map", "route", "policy", "hazard", "field_bugs"};
     const cJSON *e = cJSON_GetArrayItem(a, 1);
@@ -821,6 +821,9 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
     cr_expect_eq(cJSON_GetObjectItem(e, "not_judged")->valuedouble, 0);
     cr_expect_str_eq(cJSON_GetObjectItem(e, "verdict")->valuestring, "fail");
     cr_expect_str_eq(cJSON_GetObjectItem(e, "seed")->valuestring, "17");
+    cr_expect_geq(cJSON_GetObjectItem(e, "cost_ms")->valuedouble,
+                  cJSON_GetObjectItem(e, "run_ms")->valuedouble,
+                  "the entry's whole cost holds its backend's run");
     const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "first_mismatches"), 0);
     cr_expect_str_eq(cJSON_GetObjectItem(m, "tensor")->valuestring, "y");
     cr_expect_eq(cJSON_GetObjectItem(m, "col")->valuedouble, 1);
@@ -831,8 +834,8 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
     static const char *const oracle_keys[] = {
         "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags",
         "checked_outputs", "sampled", "verdict", "mismatches", "unwritten", "max_ulp",
-        "first_mismatches", "time_ms", "exact_regime_outputs", "route", "policy", "hazard",
-        "field_bugs"};
+        "first_mismatches", "time_ms", "cost_ms", "exact_regime_outputs", "route", "policy",
+        "hazard", "field_bugs"};
     expect_keys(cJSON_GetArrayItem(a, 0), oracle_keys, sizeof oracle_keys / sizeof oracle_keys[0]);
     cJSON_Delete(a);
     a4w4_entry_list_free(&en);

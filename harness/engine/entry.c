@@ -264,6 +264,8 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
     }
     add_first_mismatches(o, e);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
+    if (e->has_cost)
+        cJSON_AddNumberToObject(o, "cost_ms", e->cost_ms);
     cJSON_AddNumberToObject(o, "exact_regime_outputs", (double)e->exact_regime_outputs);
     add_judged_fields(o, e);
     if (e->ambiguous)
@@ -292,6 +294,8 @@ static void add_bytes_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddStringToObject(o, "note", e->note);
     cJSON_AddBoolToObject(o, "sampled", e->sampled);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
+    if (e->has_cost)
+        cJSON_AddNumberToObject(o, "cost_ms", e->cost_ms);
     add_judged_fields(o, e);
     add_signature(o, e);
     if (e->repro[0])

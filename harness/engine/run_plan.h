@@ -42,6 +42,7 @@ typedef struct {
     a4w4_budget_plan budget;
     a4w4_stage_times stages;
     double t_start; /* a4w4_now() at the start of the run */
+    double t_items_end; /* a4w4_now() when a4w4_run_items returned (0: not yet) */
     cJSON *header, *done, *doc;
     a4w4_stream st;
     int bad_input;
