@@ -335,6 +335,11 @@ int a4w4_inv_predict(const a4w4_tuned_table *tuned, const a4w4_kernel_table *kt,
         a4w4_inv_pair *q = &out->pairs[i];
         q->N = nk[2 * i];
         q->K = nk[2 * i + 1];
+        if (q->N < 1 || q->N > A4W4_DIM_MAX || q->K < 32 || q->K > A4W4_DIM_MAX || q->K % 32)
+            return a4w4_errmsg(err, errlen, A4W4_EINVAL, NULL,
+                               "N %d K %d: N must be in 1..%d and K a positive multiple of 32 "
+                               "(one E8M0 scale per 32 elements, contracts §1)",
+                               q->N, q->K, A4W4_DIM_MAX);
         out->npairs = i + 1;
         int rc = predict_pair(tuned, kt, s, q, err, errlen);
         if (rc != A4W4_OK)
