@@ -9,12 +9,17 @@
 
 #include "a4w4check.h"
 #include "casefile.h"
+#include "invariance_measure.h"
 #include "invariance_render.h"
+#include "mutants.h"
 #include "options.h"
+#include "registry.h"
 #include "shapelist.h"
 
 #define MAX_TUNED 16
 #define TUNED_DSV3 "cases/aiter/dsv3_a4w4_blockscale_tuned_gemm.csv"
+#define MEASURE_M_DEFAULT "1,2,16,17,32,33,64,65,128,129,256,257"
+#define MAX_MEASURE_M 64
 
 static const char inv_usage[] =
     "usage: a4w4check invariance [options]\n"
@@ -30,6 +35,12 @@ static const char inv_usage[] =
     "Pairs: every (N, K) of each --tuned table (default AITER's two tuned CSVs, one map\n"
     "each), or of --cases / --shapes routed with the tuned tables merged.\n"
     "\n"
+    "--measure BACKEND measures instead, at each M of --m for each pair of --cases or\n"
+    "--shapes: the batch twice (a repeat), rows 0, M/2 and M-1 alone, the batch reversed,\n"
+    "every output compared bit for bit; invariant, variant (rows, outputs, max ULP) or\n"
+    "nondeterministic, checked against the prediction of the backend's declared contract\n"
+    "and, with --follows-dispatch, against the tables' prediction (a disagreement fails).\n"
+    "\n"
     "options:\n";
 
 typedef struct {
@@ -38,6 +49,9 @@ typedef struct {
     const char *kernels, *cases, *shapes, *kind_name;
     a4w4_inv_setup setup;
     int m_max, format, verbose;
+    const char *measure, *mlist;
+    int follows_dispatch;
+    int m[MAX_MEASURE_M], nm;
 } inv_opts;
 
 static int cb_switch(const a4w4_option *opt, void *field, const char *value, char *err,
@@ -90,13 +104,23 @@ static const a4w4_option inv_options[] = {
                "text (default), json (one object per pair, then a summary) or markdown\n"
                "(the map: (N, K) x M bucket)"),
     OPT_FLAG("verbose", inv_opts, verbose, "text: every run of M of every pair"),
+    OPT_STRING("measure", inv_opts, measure, "BACKEND",
+               "measure this backend (a --backend name, plugin:LIB.so, or a selftest\n"
+               "mutant) on the pairs of --cases or --shapes"),
+    OPT_STRING("m", inv_opts, mlist, "LIST",
+               "the M values measured (default " MEASURE_M_DEFAULT ")"),
+    OPT_FLAG("follows-dispatch", inv_opts, follows_dispatch,
+             "the backend runs the kernel the tables route to: the tables' prediction\n"
+             "must hold too"),
     OPT_END(),
 };
 
 static const a4w4_command_spec inv_spec = {
     "invariance", inv_usage, inv_options, NULL,
-    "exit: 0 predicted, 2 bad input (malformed table or list, bad switch or contract,\n"
-    "usage), 4 the output could not be written\n"};
+    "exit: 0 predicted, or measured as predicted; 1 a measurement disagrees with its\n"
+    "prediction; 2 bad input (malformed table or list, bad switch or contract, usage);\n"
+    "3 no GPU for a GPU backend; 4 the output could not be written; 5 a measurement was\n"
+    "n/a (nothing failed, not everything measured)\n"};
 
 /* Parse argv into o. Returns -1 on success, else an exit code. */
 static int parse_args(int argc, char **argv, inv_opts *o)
@@ -110,6 +134,13 @@ static int parse_args(int argc, char **argv, inv_opts *o)
     const char *why = NULL;
     if (o->cases && o->shapes)
         why = "--cases and --shapes exclude each other";
+    else if (o->measure && !o->cases && !o->shapes)
+        why = "--measure needs the pairs of --cases or --shapes";
+    else if ((o->mlist || o->follows_dispatch) && !o->measure)
+        why = "--m and --follows-dispatch apply to --measure only";
+    else if (o->measure && a4w4_parse_int_list(o->mlist ? o->mlist : MEASURE_M_DEFAULT, 1,
+                                               65536, 1, o->m, MAX_MEASURE_M, &o->nm))
+        why = "--m: a comma-separated list of at most 64 M values in 1..65536";
     else if (!*o->setup.setup.hp.gfx)
         why = "--gfx is empty";
     else if (!strcmp(o->setup.setup.hp.gfx, "gfx942"))
@@ -245,6 +276,103 @@ static int run_list(inv_opts *o, const a4w4_kernel_table *kt)
     return rc;
 }
 
+/* ---- measure -------------------------------------------------------------------------- */
+
+/* Open --measure: a registered backend, else a selftest mutant. Returns -1, else the exit
+ * code. */
+static int open_measured(const char *spec, a4w4_backend *b)
+{
+    char err[1024];
+    a4w4_hstatus st;
+    const a4w4_backend_type *mt = a4w4_mutant_find(spec);
+    st = mt ? a4w4_backend_open_type(mt, NULL, b, err, sizeof err)
+            : a4w4_backend_open(spec, b, err, sizeof err);
+    if (st == A4W4_ST_OK && !b->type->run) {
+        a4w4_backend_close(b);
+        snprintf(err, sizeof err, "backend %s has no GEMM outputs to measure", spec);
+        st = A4W4_ST_BADINPUT;
+    }
+    if (st != A4W4_ST_OK) {
+        a4w4_errorf("invariance: --measure: %s", err);
+        return st == A4W4_ST_NOGPU ? A4W4_EXIT_NOGPU : A4W4_EXIT_BADINPUT;
+    }
+    return -1;
+}
+
+/* The tables' verdict for M of pair q (its run holding M). */
+static a4w4_inv_verdict table_verdict(const a4w4_inv_pair *q, int M)
+{
+    for (size_t r = 0; r < q->nruns; r++)
+        if (q->runs[r].lo <= M && M <= q->runs[r].hi)
+            return q->runs[r].verdict;
+    return A4W4_INV_UNKNOWN;
+}
+
+/* One pair at every M of --m: a line each. Counts disagreements and n/a. */
+static int measure_pair(const inv_opts *o, a4w4_backend *b, const a4w4_inv_pair *q,
+                        size_t *bad, size_t *na)
+{
+    char err[1024], text[800];
+    for (int i = 0; i < o->nm; i++) {
+        a4w4_inv_measured m;
+        if (a4w4_inv_measure(b, (size_t)o->m[i], (size_t)q->N, (size_t)q->K, 1, &m, err,
+                             sizeof err) != A4W4_OK) {
+            a4w4_errorf("invariance: --measure %s: %s", b->name, err);
+            return A4W4_EXIT_BADINPUT;
+        }
+        a4w4_inv_measured_text(&m, text, sizeof text);
+        printf("%s N %d K %d M %d: %s", b->name, q->N, q->K, o->m[i], text);
+        int ok = m.agrees;
+        if (o->follows_dispatch) {
+            a4w4_inv_verdict tv = table_verdict(q, o->m[i]);
+            int tok = a4w4_inv_agrees(tv, m.verdict);
+            printf("; tables predict %s%s", a4w4_inv_verdict_name(tv), tok ? "" : ": DISAGREES");
+            ok &= tok;
+        }
+        printf("\n");
+        *bad += !ok;
+        *na += m.verdict == A4W4_MEAS_NA;
+    }
+    return -1;
+}
+
+/* --measure over the pairs of --cases or --shapes. Returns the exit code. */
+static int run_measure(inv_opts *o, const a4w4_kernel_table *kt)
+{
+    a4w4_tuned_table t = {0};
+    a4w4_backend b;
+    int *nk = NULL;
+    size_t n = 0, bad = 0, na = 0;
+    a4w4_inv_prediction p = {0};
+    char err[1024];
+    int rc = load_tuned(o->tuned.v, o->tuned.n, &t);
+    if (rc == -1)
+        rc = load_pairs(o, &nk, &n);
+    for (int i = 0; i < o->nm; i++)
+        o->m_max = o->m[i] > o->m_max ? o->m[i] : o->m_max;
+    o->setup.m_max = o->m_max;
+    if (rc == -1 && a4w4_inv_predict(&t, kt, &o->setup, nk, n, &p, err, sizeof err)) {
+        a4w4_errorf("invariance: %s", err);
+        rc = A4W4_EXIT_BADINPUT;
+    }
+    if (rc == -1)
+        rc = open_measured(o->measure, &b);
+    int opened = rc == -1;
+    for (size_t i = 0; rc == -1 && i < n; i++)
+        rc = measure_pair(o, &b, &p.pairs[i], &bad, &na);
+    if (rc == -1)
+        printf("%s: %zu measurements, %zu disagree with their prediction, %zu n/a\n",
+               o->measure, n * (size_t)o->nm, bad, na);
+    if (opened)
+        a4w4_backend_close(&b);
+    a4w4_inv_prediction_free(&p);
+    free(nk);
+    a4w4_tuned_free(&t);
+    if (rc != -1)
+        return rc;
+    return bad ? A4W4_EXIT_MISMATCH : na ? A4W4_EXIT_INCOMPLETE : A4W4_EXIT_PASS;
+}
+
 int cmd_invariance(int argc, char **argv)
 {
     inv_opts o;
@@ -264,7 +392,9 @@ int cmd_invariance(int argc, char **argv)
         a4w4_errorf("invariance: kernel table %s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    rc = o.cases || o.shapes ? run_list(&o, &kt) : run_tables(&o, &kt);
+    rc = o.measure             ? run_measure(&o, &kt)
+         : o.cases || o.shapes ? run_list(&o, &kt)
+                               : run_tables(&o, &kt);
     a4w4_kernels_free(&kt);
     if (fflush(stdout) != 0) {
         a4w4_errorf("invariance: cannot write the output");
@@ -272,3 +402,4 @@ int cmd_invariance(int argc, char **argv)
     }
     return rc == -1 ? A4W4_EXIT_PASS : rc;
 }
+

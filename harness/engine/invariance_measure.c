@@ -244,3 +244,21 @@ int a4w4_inv_agrees(a4w4_inv_verdict p, a4w4_meas_verdict m)
         return 1;
     return p == A4W4_INV_INVARIANT ? m == A4W4_MEAS_INVARIANT : m == A4W4_MEAS_VARIANT;
 }
+
+void a4w4_inv_measured_text(const a4w4_inv_measured *m, char *buf, size_t len)
+{
+    int n;
+    if (m->verdict == A4W4_MEAS_VARIANT)
+        n = snprintf(buf, len, "variant at M %zu (%zu rows, %zu of %zu outputs, max %u ULP)",
+                     m->M, m->rows, m->diffs, m->outputs, m->max_ulp);
+    else if (m->verdict == A4W4_MEAS_NONDET)
+        n = snprintf(buf, len, "nondeterministic at M %zu (a repeat changed %zu outputs)", m->M,
+                     m->repeat_diffs);
+    else if (m->verdict == A4W4_MEAS_NA)
+        n = snprintf(buf, len, "n/a at M %zu: %s", m->M, m->why);
+    else
+        n = snprintf(buf, len, "invariant at M %zu (%zu outputs compared)", m->M, m->outputs);
+    if (n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "; declared contract predicts %s%s",
+                 a4w4_inv_verdict_name(m->prediction), m->agrees ? "" : ": DISAGREES");
+}

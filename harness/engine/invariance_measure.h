@@ -64,5 +64,8 @@ a4w4_inv_verdict a4w4_inv_declared(const a4w4_backend *b, size_t M, size_t N, si
 /* 1 when measured verdict m is what prediction p allows: invariant for invariant, variant for
  * variant; anything for nondeterministic and unknown; n/a is never a disagreement. */
 int a4w4_inv_agrees(a4w4_inv_verdict p, a4w4_meas_verdict m);
+/* One line: "variant at M 65 (3 rows, 120 outputs, max 2 ULP; declared contract predicts
+ * invariant: DISAGREES)". */
+void a4w4_inv_measured_text(const a4w4_inv_measured *m, char *buf, size_t len);
 
 #endif

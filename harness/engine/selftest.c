@@ -149,24 +149,6 @@ int a4w4_selftest_judge_mutant(const a4w4_devjudge *dev, a4w4_backend *b,
     return killed;
 }
 
-void a4w4_inv_measured_text(const a4w4_inv_measured *m, char *buf, size_t len)
-{
-    int n;
-    if (m->verdict == A4W4_MEAS_VARIANT)
-        n = snprintf(buf, len, "variant at M %zu (%zu rows, %zu of %zu outputs, max %u ULP)",
-                     m->M, m->rows, m->diffs, m->outputs, m->max_ulp);
-    else if (m->verdict == A4W4_MEAS_NONDET)
-        n = snprintf(buf, len, "nondeterministic at M %zu (a repeat changed %zu outputs)", m->M,
-                     m->repeat_diffs);
-    else if (m->verdict == A4W4_MEAS_NA)
-        n = snprintf(buf, len, "n/a at M %zu: %s", m->M, m->why);
-    else
-        n = snprintf(buf, len, "invariant at M %zu (%zu outputs compared)", m->M, m->outputs);
-    if (n > 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, "; declared contract predicts %s%s",
-                 a4w4_inv_verdict_name(m->prediction), m->agrees ? "" : ": DISAGREES");
-}
-
 /* Measure b into *m; 1 when it disagrees with its prediction (why then says so). */
 static int inv_disagrees(a4w4_backend *b, size_t M, size_t N, size_t K, a4w4_inv_measured *m,
                          char *why, size_t whylen, a4w4_hstatus *st, char *err, size_t errlen)

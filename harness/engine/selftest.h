@@ -78,10 +78,6 @@ a4w4_hstatus a4w4_selftest_run_case(a4w4_selftest *t, const a4w4_case *c,
 a4w4_hstatus a4w4_selftest_invariance(a4w4_selftest *t, size_t M, size_t N, size_t K,
                                       char *err, size_t errlen);
 
-/* One line: "variant at M 65 (3 rows, 120 outputs, max 2 ULP; declared contract predicts
- * invariant: DISAGREES)". */
-void a4w4_inv_measured_text(const a4w4_inv_measured *m, char *buf, size_t len);
-
 /* The mutants killed so far; the correct backends that pass (no failure, at least one pass). */
 size_t a4w4_selftest_killed(const a4w4_selftest *t);
 int a4w4_selftest_correct_ok(const a4w4_selftest_correct *c);
