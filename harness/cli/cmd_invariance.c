@@ -74,7 +74,7 @@ static int cb_contract(const a4w4_option *opt, void *field, const char *value, c
     return 0;
 }
 
-static const char *const inv_formats[] = {"text", "json", "markdown", NULL};
+static const char *const inv_formats[] = {"text", "json", "markdown", "html", NULL};
 
 static const a4w4_option inv_options[] = {
     OPT_STRINGS("tuned", inv_opts, tuned, "CSV",
@@ -101,8 +101,8 @@ static const a4w4_option inv_options[] = {
     OPT_INT("asm-flag", inv_opts, setup.setup.asm_flag, "0|1", 0, 1,
             "SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM for the policy (default 1)"),
     OPT_CHOICE("format", inv_opts, format, "F", inv_formats,
-               "text (default), json (one object per pair, then a summary) or markdown\n"
-               "(the map: (N, K) x M bucket)"),
+               "text (default), json (one object per pair, then a summary), markdown or\n"
+               "html (the map: (N, K) x M bucket; html one self-contained page)"),
     OPT_FLAG("verbose", inv_opts, verbose, "text: every run of M of every pair"),
     OPT_STRING("measure", inv_opts, measure, "BACKEND",
                "measure this backend (a --backend name, plugin:LIB.so, or a selftest\n"
@@ -136,6 +136,8 @@ static int parse_args(int argc, char **argv, inv_opts *o)
         why = "--cases and --shapes exclude each other";
     else if (o->measure && !o->cases && !o->shapes)
         why = "--measure needs the pairs of --cases or --shapes";
+    else if (o->format == 3 && !o->cases && !o->shapes && o->tuned.n != 1)
+        why = "--format html makes one page: give one --tuned table, --cases or --shapes";
     else if ((o->mlist || o->follows_dispatch) && !o->measure)
         why = "--m and --follows-dispatch apply to --measure only";
     else if (o->measure && a4w4_parse_int_list(o->mlist ? o->mlist : MEASURE_M_DEFAULT, 1,

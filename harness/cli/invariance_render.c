@@ -167,6 +167,63 @@ static void print_markdown(const a4w4_inv_view *v, const a4w4_inv_setup *s,
     fprintf(out, "\n");
 }
 
+/* text with &, <, > and " escaped for HTML. */
+static void html_text(FILE *out, const char *t)
+{
+    for (; *t; t++)
+        switch (*t) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default: fputc(*t, out);
+        }
+}
+
+/* The map as one self-contained HTML page: the summary first, then the (N, K) x M-bucket
+ * table; each cell's colour is doubled by its text (inv, VAR, nondet, ?). */
+static void print_html(const a4w4_inv_view *v, const a4w4_inv_setup *s,
+                       const a4w4_inv_prediction *p, FILE *out)
+{
+    static const char *const mark[] = {"inv", "?", "nondet", "VAR"};
+    static const char *const colour[] = {"#009E73", "#BBBBBB", "#E69F00", "#D55E00"};
+    long lo, hi;
+    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Batch invariance: ", out);
+    html_text(out, v->title);
+    fputs("</title><style>body{font-family:sans-serif}td,th{border:1px solid #ccc;padding:2px "
+          "5px;font-size:12px}table{border-collapse:collapse}td.c{color:#fff;text-align:center}"
+          "</style></head><body>\n<h1>Batch invariance: ", out);
+    html_text(out, v->title);
+    fputs("</h1>\n<p>", out);
+    char line[1024];
+    FILE *mem = fmemopen(line, sizeof line, "w");
+    if (mem) {
+        print_summary(v, s, p, mem);
+        fclose(mem);
+        line[sizeof line - 1] = 0;
+        html_text(out, line);
+    }
+    fputs("</p>\n<table><tr><th>N</th><th>K</th>", out);
+    for (int b = 0; bucket_of(b, s->m_max, &lo, &hi); b++)
+        fprintf(out, lo == hi ? "<th>%ld</th>" : "<th>%ld-%ld</th>", lo, hi);
+    fputs("<th>first break</th></tr>\n", out);
+    for (size_t i = 0; i < p->npairs; i++) {
+        const a4w4_inv_pair *q = &p->pairs[i];
+        fprintf(out, "<tr><td>%d</td><td>%d</td>", q->N, q->K);
+        for (int b = 0; bucket_of(b, s->m_max, &lo, &hi); b++) {
+            a4w4_inv_verdict w = a4w4_inv_bucket_verdict(q, (int)lo, (int)hi);
+            fprintf(out, "<td class=\"c\" style=\"background:%s\">%s</td>", colour[w], mark[w]);
+        }
+        char buf[2 * A4W4_CONTRACT_MAX + 512] = "";
+        if (q->first_break >= 0)
+            a4w4_inv_cause(q, (size_t)q->first_break, s, buf, sizeof buf);
+        fputs("<td>", out);
+        html_text(out, buf);
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</table>\n</body></html>\n", out);
+}
+
 int a4w4_inv_print(const a4w4_inv_view *v, const a4w4_inv_setup *s,
                    const a4w4_inv_prediction *p, FILE *out)
 {
@@ -174,6 +231,8 @@ int a4w4_inv_print(const a4w4_inv_view *v, const a4w4_inv_setup *s,
         print_json(v, s, p, out);
     else if (v->format == 2)
         print_markdown(v, s, p, out);
+    else if (v->format == 3)
+        print_html(v, s, p, out);
     else {
         for (size_t i = 0; i < p->npairs; i++)
             print_text_pair(v, s, &p->pairs[i], out);

@@ -1,6 +1,6 @@
 /* invariance_render.h — what `a4w4check invariance` prints: per table, a summary line, one
  * line per (N, K) with its first break and cause (every run with --verbose), as text, JSON
- * lines, or the Markdown map ((N, K) x M bucket). */
+ * lines, or the map ((N, K) x M bucket) in Markdown or as one HTML page. */
 #ifndef A4W4_INVARIANCE_RENDER_H
 #define A4W4_INVARIANCE_RENDER_H
 
@@ -10,7 +10,7 @@
 
 /* How to print. */
 typedef struct {
-    int format;        /* 0 text, 1 json, 2 markdown */
+    int format;        /* 0 text, 1 json, 2 markdown, 3 html */
     int verbose;       /* text: every run of every pair */
     const char *title; /* the table's name: its file, or the shape list's */
 } a4w4_inv_view;

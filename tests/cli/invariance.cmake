@@ -55,3 +55,12 @@ expect_run(r 2 ${CLI} invariance --measure mut-swizzle-d1d4 --shapes ${WORK}/pai
 expect_match(r "${r_err}" "has no GEMM outputs to measure")
 expect_run(r 2 ${CLI} invariance --m 1,2)
 expect_run(r 2 ${CLI} invariance --measure cpu-asm --shapes ${WORK}/pairs.csv --m 0)
+# the map as one HTML page: a cell per M bucket, coloured and named; one table per page
+expect_run(r 0 ${CLI} invariance --tuned ${SRC}/cases/aiter/dsv3_a4w4_blockscale_tuned_gemm.csv
+  "--switch" "64:triton-preshuffle:ordered(2)" --format html)
+expect_match(r "${r_out}" "^<!DOCTYPE html>")
+set(inv "<td class=\"c\" style=\"background:#009E73\">inv</td>")
+expect_match(r "${r_out}" "<tr><td>7168</td><td>4608</td>${inv}${inv}${inv}${inv}${inv}${inv}${inv}<td class=\"c\" style=\"background:#D55E00\">VAR</td>")
+expect_match(r "${r_out}" "M 64 -&gt; 65: triton-preshuffle")
+expect_run(r 2 ${CLI} invariance --format html)
+expect_match(r "${r_err}" "--format html makes one page")
