@@ -118,7 +118,7 @@ static const a4w4_option inv_options[] = {
 static const a4w4_command_spec inv_spec = {
     "invariance", inv_usage, inv_options, NULL,
     "exit: 0 predicted, or measured as predicted; 1 a measurement disagrees with its\n"
-    "prediction; 2 bad input (malformed table or list, bad switch or contract, usage);\n"
+    "prediction, or the backend crashed or timed out; 2 bad input (malformed table or list, bad switch or contract, usage);\n"
     "3 no GPU for a GPU backend; 4 the output could not be written; 5 a measurement was\n"
     "n/a (nothing failed, not everything measured)\n"};
 
@@ -317,8 +317,14 @@ static int measure_pair(const inv_opts *o, a4w4_backend *b, const a4w4_inv_pair 
     char err[1024], text[800];
     for (int i = 0; i < o->nm; i++) {
         a4w4_inv_measured m;
-        if (a4w4_inv_measure(b, (size_t)o->m[i], (size_t)q->N, (size_t)q->K, 1, &m, err,
-                             sizeof err) != A4W4_OK) {
+        int rc = a4w4_inv_measure(b, (size_t)o->m[i], (size_t)q->N, (size_t)q->K, 1, &m, err,
+                                  sizeof err);
+        if (rc == A4W4_RUN_CRASHED || rc == A4W4_RUN_TIMEOUT) { /* a failed measurement */
+            printf("%s N %d K %d M %d: FAILED: %s\n", b->name, q->N, q->K, o->m[i], err);
+            (*bad)++;
+            continue;
+        }
+        if (rc != A4W4_OK) {
             a4w4_errorf("invariance: --measure %s: %s", b->name, err);
             return A4W4_EXIT_BADINPUT;
         }
@@ -363,7 +369,7 @@ static int run_measure(inv_opts *o, const a4w4_kernel_table *kt)
     for (size_t i = 0; rc == -1 && i < n; i++)
         rc = measure_pair(o, &b, &p.pairs[i], &bad, &na);
     if (rc == -1)
-        printf("%s: %zu measurements, %zu disagree with their prediction, %zu n/a\n",
+        printf("%s: %zu measurements, %zu disagree with their prediction or failed, %zu n/a\n",
                o->measure, n * (size_t)o->nm, bad, na);
     if (opened)
         a4w4_backend_close(&b);

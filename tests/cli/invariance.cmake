@@ -42,7 +42,7 @@ expect_no_match(r "${r_out}" ".")
 file(WRITE ${WORK}/pairs.csv "M,N,K\n1,64,1024\n1,512,4096\n")
 expect_run(r 0 ${CLI} invariance --measure cpu-asm --shapes ${WORK}/pairs.csv --m 1,64,65 --follows-dispatch)
 expect_match(r "${r_out}" "cpu-asm N 512 K 4096 M 65: invariant at M 65 \\(34816 outputs compared\\); declared contract predicts invariant; tables predict invariant\n")
-expect_match(r "${r_out}" "cpu-asm: 6 measurements, 0 disagree with their prediction, 0 n/a")
+expect_match(r "${r_out}" "cpu-asm: 6 measurements, 0 disagree with their prediction or failed, 0 n/a")
 expect_run(r 1 ${CLI} invariance --measure mut-batch-splitk --shapes ${WORK}/pairs.csv --m 64,65)
 expect_match(r "${r_out}" "N 64 K 1024 M 64: invariant at M 64 [^\n]*predicts invariant\n")
 expect_match(r "${r_out}" "N 64 K 1024 M 65: variant at M 65 \\(3 rows, [0-9]+ of 4352 outputs, max [0-9]+ ULP\\); declared contract predicts invariant: DISAGREES")
@@ -64,3 +64,9 @@ expect_match(r "${r_out}" "<tr><td>7168</td><td>4608</td>${inv}${inv}${inv}${inv
 expect_match(r "${r_out}" "M 64 -&gt; 65: triton-preshuffle")
 expect_run(r 2 ${CLI} invariance --format html)
 expect_match(r "${r_err}" "--format html makes one page")
+# a plugin that crashes fails its measurement (exit 1), the others still run
+expect_run(r 1 ${CLI} invariance --measure plugin:${TOOLS}/../plugins/liba4w4_crash_plugin.so
+  --shapes ${WORK}/pairs.csv --m 1,2)
+expect_match(r "${r_out}" "N 64 K 1024 M 1: invariant at M 1")
+expect_match(r "${r_out}" "N 64 K 1024 M 2: FAILED: [^\n]*crashed: SIGSEGV")
+expect_match(r "${r_out}" "4 measurements, 2 disagree with their prediction or failed, 0 n/a")
