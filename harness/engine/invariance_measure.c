@@ -1,6 +1,7 @@
 /* invariance_measure.c — batch invariance measured on a backend (invariance_measure.h). */
 #include "invariance_measure.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,7 +249,10 @@ int a4w4_inv_agrees(a4w4_inv_verdict p, a4w4_meas_verdict m)
 void a4w4_inv_measured_text(const a4w4_inv_measured *m, char *buf, size_t len)
 {
     int n;
-    if (m->verdict == A4W4_MEAS_VARIANT)
+    if (m->verdict == A4W4_MEAS_VARIANT && m->max_ulp == UINT_MAX)
+        n = snprintf(buf, len, "variant at M %zu (%zu rows, %zu of %zu outputs, a NaN against "
+                     "a number)", m->M, m->rows, m->diffs, m->outputs);
+    else if (m->verdict == A4W4_MEAS_VARIANT)
         n = snprintf(buf, len, "variant at M %zu (%zu rows, %zu of %zu outputs, max %u ULP)",
                      m->M, m->rows, m->diffs, m->outputs, m->max_ulp);
     else if (m->verdict == A4W4_MEAS_NONDET)

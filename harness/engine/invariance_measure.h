@@ -39,7 +39,8 @@ typedef struct {
     size_t positions[A4W4_INV_MAX_ALONE]; /* the rows computed alone: 0, M/2, M-1 (distinct) */
     size_t npositions;
     size_t outputs;       /* outputs compared, over every comparison */
-    size_t rows, diffs;   /* rows and outputs that differ from the batch (alone, permuted) */
+    size_t rows, diffs;   /* rows compared (alone, or in the reversed batch) with an output
+                             that differs from the batch's, and those outputs */
     size_t repeat_diffs;  /* outputs of the repeat that differ */
     unsigned max_ulp;     /* the largest bf16 ULP distance of a differing output */
     int first_row;        /* the first differing row (alone or permuted), -1 none */
