@@ -126,9 +126,21 @@ static int route_path(const a4w4_tuned_table *tuned, const a4w4_kernel_table *kt
     return A4W4_OK;
 }
 
-int a4w4_inv_path_of(const a4w4_tuned_table *tuned, const a4w4_kernel_table *kt,
-                     const a4w4_inv_setup *s, int M, int N, int K, a4w4_inv_path *p,
-                     char *err, size_t errlen)
+/* The layer policy's decision for (N, K): 1 ASM, 0 Triton, or a negative status with err. */
+static int policy_asm(const a4w4_inv_setup *s, int N, int K, char *err, size_t errlen)
+{
+    a4w4_policy_result pr;
+    int rc = a4w4_layer_policy(&s->setup, N, K, &pr);
+    if (rc != A4W4_OK)
+        return a4w4_errmsg(err, errlen, rc < 0 ? rc : A4W4_EINVAL, NULL,
+                           "the layer policy refused N %d K %d (status %d)", N, K, rc);
+    return pr.decision == A4W4_DECIDE_ASM;
+}
+
+/* The path at M with the layer's policy decision asm_layer (policy_asm's 1 or 0). */
+static int path_at(const a4w4_tuned_table *tuned, const a4w4_kernel_table *kt,
+                   const a4w4_inv_setup *s, int M, int N, int K, int asm_layer,
+                   a4w4_inv_path *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     p->sw = -1;
@@ -140,18 +152,22 @@ int a4w4_inv_path_of(const a4w4_tuned_table *tuned, const a4w4_kernel_table *kt,
             p->contract = s->sw[i].contract;
             return A4W4_OK;
         }
-    a4w4_policy_result pr;
-    int rc = a4w4_layer_policy(&s->setup, N, K, &pr);
-    if (rc != A4W4_OK) {
-        a4w4_errmsg(err, errlen, A4W4_EINVAL, NULL, "the layer policy refused N %d K %d (status %d)", N, K, rc);
-        return rc;
-    }
-    if (pr.decision != A4W4_DECIDE_ASM) {
+    if (!asm_layer) {
         p->kind = A4W4_PATH_TRITON;
         p->contract = s->triton;
         return A4W4_OK;
     }
     return route_path(tuned, kt, s, M, N, K, p, err, errlen);
+}
+
+int a4w4_inv_path_of(const a4w4_tuned_table *tuned, const a4w4_kernel_table *kt,
+                     const a4w4_inv_setup *s, int M, int N, int K, a4w4_inv_path *p,
+                     char *err, size_t errlen)
+{
+    int asm_layer = policy_asm(s, N, K, err, errlen);
+    if (asm_layer < 0)
+        return asm_layer;
+    return path_at(tuned, kt, s, M, N, K, asm_layer, p, err, errlen);
 }
 
 int a4w4_inv_path_same(const a4w4_inv_path *a, const a4w4_inv_path *b)
@@ -299,10 +315,13 @@ static int predict_pair(const a4w4_tuned_table *tuned, const a4w4_kernel_table *
     if (breakpoints(tuned, kt, s, q->N, q->K, &bp))
         return a4w4_errmsg(err, errlen, A4W4_ENOMEM, NULL, "out of memory");
     char why[512];
-    int rc = A4W4_OK;
+    int asm_layer = policy_asm(s, q->N, q->K, why, sizeof why);
+    int rc = asm_layer < 0 ? asm_layer : A4W4_OK;
+    if (rc != A4W4_OK)
+        a4w4_errmsg(err, errlen, rc, NULL, "%s", why);
     for (size_t i = 0; rc == A4W4_OK && i < bp.n; i++) {
         int M = bp.v[i], last = i + 1 < bp.n ? bp.v[i + 1] - 1 : s->m_max;
-        rc = a4w4_inv_path_of(tuned, kt, s, M, q->N, q->K, &p, why, sizeof why);
+        rc = path_at(tuned, kt, s, M, q->N, q->K, asm_layer, &p, why, sizeof why);
         if (rc != A4W4_OK) {
             a4w4_errmsg(err, errlen, rc, NULL, "M %d N %d K %d: %s", M, q->N, q->K, why);
             break;
