@@ -16,6 +16,7 @@
 
 #include "a4w4check.h"
 #include "discover_setup.h"
+#include "fsutil.h"
 #include "registry.h"
 #include "stream.h"
 
@@ -150,17 +151,13 @@ int a4w4_dflow_write_probes(const a4w4_discovery *d, const char *dir,
     return rc;
 }
 
-static char *slurp(const char *path)
+/* The whole regular file at path (at most 1 MiB), or NULL with why set (a FIFO is refused at
+ * once, never read: a4w4_read_regular). */
+static char *slurp(const char *path, char *why, size_t whylen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = malloc(1 << 20);
-    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
-    fclose(f);
-    if (buf)
-        buf[n] = 0;
-    return buf;
+    size_t n;
+    int missing;
+    return a4w4_read_regular(path, 1 << 20, &n, &missing, why, whylen);
 }
 
 static int num(const cJSON *j, const char *key, double lo, double hi, double *out)
@@ -195,8 +192,13 @@ int a4w4_dflow_read_plan(const char *dir, a4w4_discover_opts *o, a4w4_shape **sh
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/" PLAN_FILE, dir);
-    char *text = slurp(path);
-    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    char why[4400];
+    char *text = slurp(path, why, sizeof why);
+    if (!text) {
+        a4w4_errorf("discover: --probes %s: %s", dir, why);
+        return A4W4_EXIT_BADINPUT;
+    }
+    cJSON *j = cJSON_Parse(text);
     free(text);
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shapes");
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(j, "format");
@@ -335,7 +337,7 @@ static int ensure_operands(a4w4_discovery *d, const char *dir, int quiet)
     char err[1024], man[4200];
     snprintf(man, sizeof man, "%s/manifest.json", dir);
     if (exists(man)) {
-        char hash[32], *text = slurp(man);
+        char hash[32], why[4400], *text = slurp(man, why, sizeof why);
         a4w4_discover_round_hash(d, hash, sizeof hash);
         int same = text && strstr(text, hash);
         free(text);
