@@ -256,8 +256,9 @@ static void quote(const char *s, char *buf, size_t len)
     buf[o < len ? o : len - 1] = 0;
 }
 
-/* Wait for the runner pid, at most timeout_s seconds (then its group is killed): its exit
- * status, 124 on timeout, -1 on a wait error. */
+/* Wait for the runner pid, at most timeout_s seconds: its exit status, 124 on timeout, -1 on
+ * a wait error. Its process group is killed when it exits or times out, so no helper it
+ * started outlives it. */
 static int wait_command(pid_t pid, int timeout_s)
 {
     struct timespec t0;
@@ -265,8 +266,10 @@ static int wait_command(pid_t pid, int timeout_s)
     for (;;) {
         int st;
         pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid)
+        if (r == pid) {
+            kill(-pid, SIGKILL); /* a helper the runner left would hold our stdout: it goes */
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        }
         if (r < 0 && errno != EINTR)
             return -1;
         struct timespec t1;
