@@ -18,8 +18,9 @@ declares none runs without --contract (the outputs record "exact" as a placehold
 manifest says "probes").
 
 Exit: 0 every case written; 1 some case's kernel failed (named in the manifest's "failed");
-2 bad input (an operand bundle or manifest breaks a rule, unknown kernel, no or bad contract,
-unusable output directory); 3 the kernel's Python package, or numpy, is not importable.
+2 bad input (an operand bundle or manifest breaks a rule or is not a regular file, a FIFO
+say, refused at once; unknown kernel, no or bad contract, an unusable output directory or
+--out the --ops directory itself); 3 the kernel's Python package, or numpy, is not importable.
 Failures are one line on stderr starting "a4w4check.external: ".
 """
 from __future__ import annotations
@@ -142,9 +143,19 @@ def _run_case(kern: kernels.Kernel, path: str, device: str) -> tuple[dict[str, s
     return b.meta, kernels.y_bits(kern.run(b.tensors, (M, N, K), device), M, N)
 
 
+def _same_dir(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either does not exist (yet): not the same
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
     """Do the work of main() for parsed args; returns the exit code (raises Usage,
     BundleError, KernelUnavailable for the caller to report)."""
+    if _same_dir(args.ops, args.out):
+        raise Usage(f"--out {args.out} is the operand directory --ops {args.ops}: writing "
+                    "there would overwrite its bundles and manifest.json; give another directory")
     kern = kernels.load(args.kernel)
     manifest, paths, inputs = _check_all(args.ops)
     _check_runner(kern, inputs)
