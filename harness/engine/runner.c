@@ -968,9 +968,12 @@ static void record_failing(const a4w4_runner *r, gemm_run *g, const a4w4_case *c
     const uint16_t *exp = r->save_dir && g->judged_by ? expected_of(g, g->judged_by) : NULL;
     if (!exp)
         return;
+    int qualify = 0; /* two backends of one file name (different folders): each its own file */
+    for (size_t i = 0; i < r->nbackends; i++)
+        qualify |= a4w4_failing_names_collide(g->b->name, r->backends[i].name);
     a4w4_failing f = {c, g->d, g->s, g->yfail ? g->yfail : g->y.y, exp, g->b->name,
                       e->contract, e->mismatches, g->yfail == g->vfail ? g->variant : "",
-                      e->signature, e->repro, r->id};
+                      e->signature, e->repro, r->id, qualify};
     char err[512];
     if (a4w4_failing_save(&f, r->save_dir, e->saved, sizeof e->saved, err, sizeof err)) {
         e->saved[0] = 0;
