@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "a4w4check.h"
+#include "casefile.h"
 #include "discover_setup.h"
 #include "fsutil.h"
 #include "registry.h"
@@ -83,6 +84,11 @@ int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend
             a4w4_errorf("discover: --shapes '%s': each shape is MxNxK with decimal M, N, K", text);
         if (rc)
             return A4W4_EXIT_BADINPUT;
+        for (size_t i = 0; i < o->nshapes; i++) /* as run refuses it: nothing is allocated */
+            if (a4w4_case_shape_rule((*sh)[i].M, (*sh)[i].N, (*sh)[i].K, err, sizeof err)) {
+                a4w4_errorf("discover: --shapes: %s", err);
+                return A4W4_EXIT_BADINPUT;
+            }
     }
     if (!(*groups = calloc(o->nshapes, sizeof **groups)))
         return A4W4_EXIT_BADINPUT;
@@ -136,13 +142,19 @@ int a4w4_dflow_write_plan(const char *dir, const a4w4_discover_opts *o)
 int a4w4_dflow_write_probes(const a4w4_discovery *d, const char *dir,
                             const a4w4_discover_opts *o)
 {
-    int rc = a4w4_dflow_write_plan(dir, o);
     char r1[4200], err[1024];
     snprintf(r1, sizeof r1, "%s/r1", dir);
-    if (!rc && a4w4_discover_write_round(d, r1, A4W4_TOOL_VERSION, err, sizeof err)) {
+    int rc = A4W4_EXIT_PASS, had_dir = access(dir, F_OK) == 0;
+    /* the round first, the plan last: a failure leaves no plan naming a round that is not
+     * there (the round removes its own files), and a directory it made is removed */
+    if (a4w4_discover_write_round(d, r1, A4W4_TOOL_VERSION, err, sizeof err)) {
         a4w4_errorf("discover: %s", err);
         rc = A4W4_EXIT_IO;
+    } else if ((rc = a4w4_dflow_write_plan(dir, o)) != A4W4_EXIT_PASS) {
+        a4w4_discover_remove_round(d, r1);
     }
+    if (rc && !had_dir)
+        rmdir(dir);
     if (!rc)
         printf("discover: round 1's probes are in %s; run the kernel on them, e.g.\n"
                "  python3 -m a4w4check.external --ops %s --out OUT/r1 --kernel NAME "
