@@ -219,6 +219,19 @@ def test_a_malformed_operand_bundle_exits_2_before_any_kernel_runs(tmp_path, cap
     assert not (tmp_path / "o" / "manifest.json").exists()
 
 
+def test_progress_lines_are_whole_lines_on_stderr_and_quiet_leaves_them_out(opsdir, tmp_path,
+                                                                           capsys):
+    d, _ = opsdir
+    assert run(d, tmp_path / "o", "torch-dequant") == 0
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert err.endswith("\n") and lines, err
+    assert all(l.startswith("a4w4check.external: [") and " s elapsed, ETA " in l for l in lines)
+    assert lines[-1].startswith(f"a4w4check.external: [{len(CASES)}/{len(CASES)}] "), lines
+    assert run(d, tmp_path / "q", "torch-dequant", "--quiet") == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_out_the_ops_directory_itself_is_refused_and_nothing_is_overwritten(tmp_path, capsys):
     write_operand_dir(tmp_path, CASES[:2], np.random.default_rng(3))
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
