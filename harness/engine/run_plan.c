@@ -93,7 +93,12 @@ static void header_budget(cJSON *header, const a4w4_run_plan *p, const a4w4_run_
         cJSON_AddNumberToObject(b, "calibration_seconds", p->rates.calibrate_s);
         cJSON_AddNumberToObject(b, "oracle_gmac_per_s", 1e-9 / p->rates.oracle_s_per_mac);
     }
+    int whole = 0; /* a backend that holds every output (bundle:): every case checked whole */
+    for (size_t i = 0; i < p->nb; i++)
+        whole |= p->bk[i].type && p->bk[i].type->full_outputs;
     cJSON_AddStringToObject(b, "rule", s->full ? "every output (--full)"
+                                   : whole ? "every output (a backend holding every output: "
+                                             "bundle; no budget applies)"
                                    : s->budget_s <= 0 ? "sampled above 2^26 MACs"
                                    : p->have_rates ? "whole-run budget at measured rates"
                                                    : "whole-run budget at built-in rates");
