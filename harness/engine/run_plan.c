@@ -20,10 +20,12 @@ void a4w4_run_plan_init(a4w4_run_plan *p)
 
 int a4w4_run_plan_items(a4w4_run_plan *p, const a4w4_run_source *src, char *err, size_t errlen)
 {
-    int mr = src->nbundles ? a4w4_matrix_load_bundles(&p->m, src->bundles, src->nbundles, err,
-                                                      errlen)
-                           : a4w4_matrix_load(&p->m, src->set, src->cases_path, src->golden_dir,
-                                              err, errlen);
+    int mr = src->nbundles || src->captures_only
+                 ? a4w4_matrix_load_bundles(&p->m, src->bundles, src->nbundles, err, errlen)
+                 : a4w4_matrix_load(&p->m, src->set, src->cases_path, src->golden_dir, err,
+                                    errlen);
+    if (!mr && src->captures_only && !src->nbundles) /* the captures alone, no case */
+        snprintf(p->m.set, sizeof p->m.set, "captures");
     if (!mr && src->captures_dir)
         mr = a4w4_matrix_add_captures(&p->m, src->captures_dir, err, errlen);
     if (!mr && src->nsel)
