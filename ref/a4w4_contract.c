@@ -15,11 +15,12 @@
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
-/* "contract 'TEXT'" with TEXT quoted (one line, at most 60 bytes shown). */
+/* "contract 'TEXT'" with TEXT quoted (one line, at most 60 bytes of TEXT shown, every byte
+ * outside printable ASCII as \xNN: a4w4_quote_ascii). */
 static const char *shown(const char *text, char buf[96])
 {
     char q[64];
-    snprintf(buf, 96, "contract '%s'", a4w4_quote(text, q, sizeof q));
+    snprintf(buf, 96, "contract '%s'", a4w4_quote_ascii(text, q, sizeof q));
     return buf;
 }
 
@@ -308,6 +309,12 @@ int a4w4_contract_parse(const char *text, a4w4_contract *c, char *err, size_t er
         if ((unsigned char)*p < 0x20 || *p == 0x7F)
             return errf(err, errlen, A4W4_EINVAL, "%s: a control byte at offset %zu", shown(text, q),
                          (size_t)(p - text));
+    for (const char *p = text; *p; p++)
+        if ((unsigned char)*p >= 0x80)
+            return errf(err, errlen, A4W4_EINVAL, "%s: a non-ASCII byte \\x%02x at offset %zu "
+                         "(contract text is ASCII%s)", shown(text, q), (unsigned char)*p,
+                         (size_t)(p - text), strncmp(p, "\xef\xbb\xbf", 3) ? "" :
+                         "; a UTF-8 byte-order mark?");
     a4w4_contract r;
     memset(&r, 0, sizeof r);
     r.split = 1;

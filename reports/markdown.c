@@ -360,10 +360,17 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         rb_printf(&b, " (matrix %s)", jstr(doc, "matrix_hash"));
     if (*jstr(doc, "shard") && strcmp(jstr(doc, "shard"), "1/1"))
         rb_printf(&b, ", shard %s", jstr(doc, "shard"));
-    if (jhas(doc, "full"))
+    /* a run with a bundle backend checks every output whatever its budget (run_plan.c's
+     * budget rule says so): the header cites no budget that did not apply */
+    const char *rule = jstr(cJSON_GetObjectItemCaseSensitive(doc, "budget"), "rule");
+    int whole = !strncmp(rule, "every output (a backend holding every output", 44);
+    if (whole)
+        rb_puts(&b, ", every output checked (a bundle backend holds every output: no budget "
+                    "or sampling applies)");
+    else if (jhas(doc, "full"))
         rb_puts(&b, jtrue(doc, "full") ? ", every output checked"
                                        : ", outputs sampled above 2^26 MACs");
-    if (jnum(doc, "budget_seconds", 0) > 0)
+    if (!whole && jnum(doc, "budget_seconds", 0) > 0)
         rb_printf(&b, " unless the run's budget of %g s of host checking (at its own measured "
                   "rates) covers the case", jnum(doc, "budget_seconds", 0));
     if (*jstr(doc, "e8m0_code0"))

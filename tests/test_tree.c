@@ -86,6 +86,10 @@ static const struct {
     {"ordered(1", "ordered(S)"},
     {"ordered(18446744073709551617)", "ordered(S)"},
     {"ordered(1)\n", "control byte"},
+    {"ex\xe2\x80\x8b" "act", "contract 'ex\\xe2\\x80\\x8bact': a non-ASCII byte \\xe2 at offset 2"},
+    {"\xef\xbb\xbf" "exact", "'\\xef\\xbb\\xbfexact': a non-ASCII byte \\xef at offset 0 (contract "
+                           "text is ASCII; a UTF-8 byte-order mark?)"},
+    {"tree(\xe2\x80\x8b" "leaf=16)", "'tree(\\xe2\\x80\\x8bleaf=16)': a non-ASCII byte"},
     {"tree", "not one of"},
     {"tree(", "tree(key=value"},
     {"tree(leaf=16)x", "tree(key=value"},

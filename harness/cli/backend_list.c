@@ -167,7 +167,7 @@ int a4w4_backend_contracts_apply(const char *cmd, const a4w4_opt_strings *specs,
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", j ? ", " : "",
                          bk[j].name);
             a4w4_errorf("%s: --contract '%s': must be B=FILE or B=TEXT with B one of the selected "
-                        "backends (%s)", cmd, a4w4_quote(spec, shown, sizeof shown), names);
+                        "backends (%s)", cmd, a4w4_quote_ascii(spec, shown, sizeof shown), names);
             return A4W4_EXIT_BADINPUT;
         }
         for (size_t j = 0; j < i; j++)

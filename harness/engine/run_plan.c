@@ -20,10 +20,12 @@ void a4w4_run_plan_init(a4w4_run_plan *p)
 
 int a4w4_run_plan_items(a4w4_run_plan *p, const a4w4_run_source *src, char *err, size_t errlen)
 {
-    int mr = src->nbundles ? a4w4_matrix_load_bundles(&p->m, src->bundles, src->nbundles, err,
-                                                      errlen)
-                           : a4w4_matrix_load(&p->m, src->set, src->cases_path, src->golden_dir,
-                                              err, errlen);
+    int mr = src->nbundles || src->captures_only
+                 ? a4w4_matrix_load_bundles(&p->m, src->bundles, src->nbundles, err, errlen)
+                 : a4w4_matrix_load(&p->m, src->set, src->cases_path, src->golden_dir, err,
+                                    errlen);
+    if (!mr && src->captures_only && !src->nbundles) /* the captures alone, no case */
+        snprintf(p->m.set, sizeof p->m.set, "captures");
     if (!mr && src->captures_dir)
         mr = a4w4_matrix_add_captures(&p->m, src->captures_dir, err, errlen);
     if (!mr && src->nsel)
@@ -93,7 +95,12 @@ static void header_budget(cJSON *header, const a4w4_run_plan *p, const a4w4_run_
         cJSON_AddNumberToObject(b, "calibration_seconds", p->rates.calibrate_s);
         cJSON_AddNumberToObject(b, "oracle_gmac_per_s", 1e-9 / p->rates.oracle_s_per_mac);
     }
+    int whole = 0; /* a backend that holds every output (bundle:): every case checked whole */
+    for (size_t i = 0; i < p->nb; i++)
+        whole |= p->bk[i].type && p->bk[i].type->full_outputs;
     cJSON_AddStringToObject(b, "rule", s->full ? "every output (--full)"
+                                   : whole ? "every output (a backend holding every output: "
+                                             "bundle; no budget applies)"
                                    : s->budget_s <= 0 ? "sampled above 2^26 MACs"
                                    : p->have_rates ? "whole-run budget at measured rates"
                                                    : "whole-run budget at built-in rates");

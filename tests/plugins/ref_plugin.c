@@ -31,7 +31,10 @@
  *                    exit code, never 1);
  *   HELPER           forks a helper process that outlives the call by 60 s (its pid goes to
  *                    $A4W4_TEST_HELPER_PIDFILE), then takes 0.3 s: the helper must hold
- *                    neither the --out lock nor the results descriptor;
+ *                    neither the --out lock nor the results descriptor. It leaves the call's
+ *                    process group (setsid, a daemon) unless $A4W4_TEST_HELPER_MODE is
+ *                    "group" (a plain forked helper, killed with the isolated call) or
+ *                    "group-hang" (the same, and the call then hangs: a timed-out call);
  *   DROP_KTAIL       the selftest mutant mut-drop-kblock as a plugin: the K loop, unrolled
  *                    by 8 blocks (256 elements), has a tail loop one block short, so the last
  *                    32-block of K is dropped whenever K % 256 != 0 (docs/forensics.md walks
@@ -245,9 +248,11 @@ static void *side_main(void *v)
 /* A helper process that outlives the call (a daemon a real library might start). */
 static void spawn_helper(void)
 {
+    const char *mode = getenv("A4W4_TEST_HELPER_MODE");
     pid_t p = fork();
     if (p == 0) {
-        setsid();
+        if (!mode || strncmp(mode, "group", 5))
+            setsid();
         for (int i = 0; i < 600; i++)
             usleep(100000);
         _exit(0);
@@ -312,6 +317,9 @@ static int adversary(void *state, const a4w4_plugin_gemm_args *a)
 #ifdef HELPER
     spawn_helper();
     usleep(300000); /* a slow call: a test can kill the harness in the middle of a run */
+    const char *mode = getenv("A4W4_TEST_HELPER_MODE");
+    for (int i = 0; mode && !strcmp(mode, "group-hang") && i < 600; i++)
+        usleep(100000);
 #endif
     return 0;
 }
