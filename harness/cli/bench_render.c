@@ -15,9 +15,13 @@ void a4w4_bench_print_preamble(const a4w4_bench_plan *p, int reps, int backends_
            mc.usable, mc.online, mc.model, mc.blas_config ? mc.blas_config
                                                           : "OpenBLAS (no config string)",
            mc.blas_threads);
-    if (!backends_only)
+    const char *best = a4w4_fast_isa_name(a4w4_fast_isa_resolve(A4W4_FAST_AUTO));
+    if (!backends_only && p->isa == A4W4_FAST_AUTO)
         printf("fast oracles: path %s (the best this build and CPU run), %u threads at most\n",
-               a4w4_fast_isa_name(a4w4_fast_isa_resolve(A4W4_FAST_AUTO)),
+               best, a4w4_fast_max_threads());
+    else if (!backends_only)
+        printf("fast oracles: path %s (forced by --isa; the best this build and CPU run: %s), "
+               "%u threads at most\n", a4w4_fast_isa_name(p->isa), best,
                a4w4_fast_max_threads());
     if (p->copy_gbs > 0)
         printf("device copy bandwidth (d2d, 1 GiB, read + write, median): %.1f GB/s; GPU "

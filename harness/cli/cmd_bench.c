@@ -26,7 +26,7 @@
 
 static const char bench_usage[] =
     "usage: a4w4check bench [--shapes M,N,K[:REGIME];...] [--reps R] [--regime REGIME]\n"
-    "                       [--backend NAME[,NAME...]] [--backends-only]\n"
+    "                       [--backend NAME[,NAME...]] [--backends-only] [--isa PATH]\n"
     "\n"
     "Throughput of the GEMM oracles beside OpenBLAS and the CPU systems under test, per shape,\n"
     "in one run on the same operands: the plain exact oracle (wide integer accumulator, one\n"
@@ -39,7 +39,8 @@ static const char bench_usage[] =
     "run, then R timed repetitions; the wall clock (CLOCK_MONOTONIC) median and minimum are\n"
     "printed with G-MAC/s = M*N*K / median / 1e9, then a line of ratios (fast exact / sgemm\n"
     "on one thread each, fast exact all threads / one) and the instruction-set path. A machine\n"
-    "line (CPUs, CPU model, OpenBLAS build and threads) comes first. Operands: a generated\n"
+    "line (CPUs, CPU model, OpenBLAS build and threads) and the fast oracles' path (--isa\n"
+    "forces one this build and CPU run, e.g. avx2 on an AVX-512 machine) come first. Operands: a generated\n"
     "case per shape (seed 1). Each --tree TEXT (a tree contract, contracts §4.2) adds the fast\n"
     "tree oracle and the plain tree oracle (about 2^22 leaves of outputs: its first rows), one\n"
     "thread each, and their ratio.\n"
@@ -47,7 +48,7 @@ static const char bench_usage[] =
     "options:\n";
 
 typedef struct {
-    const char *shapes, *regime;
+    const char *shapes, *regime, *isa;
     int reps, backends_only;
     a4w4_opt_list backend;
     a4w4_opt_strings tree;
@@ -72,6 +73,9 @@ static const a4w4_option bench_options[] = {
     OPT_STRINGS("tree", bench_opts, tree, "TEXT",
                 "also time the fast and the plain oracle of this tree contract\n"
                 "(e.g. 'tree(leaf=1,fuse=16,prec=26,round=rz)'); repeatable, at most 8"),
+    OPT_STRING("isa", bench_opts, isa, "PATH",
+               "the fast oracles' instruction-set path: auto (the best this build and\n"
+               "CPU run), amx, avx512vnni, avxvnni, avx2 or portable (default auto)"),
     OPT_END(),
 };
 
@@ -161,6 +165,10 @@ static int plan_bench(const bench_opts *o, a4w4_bench_plan *p)
         a4w4_errorf("bench: --regime '%s' is not exact, normal, normal:<mode> or wide", o->regime);
         return A4W4_EXIT_BADINPUT;
     }
+    if (a4w4_bench_plan_isa(p, o->isa, err, sizeof err)) {
+        a4w4_errorf("%s", err);
+        return A4W4_EXIT_BADINPUT;
+    }
     a4w4_bench_fixed_methods(p);
     if (parse_shapes(o->shapes, o->regime, p->shapes, &p->nshapes, err, sizeof err) ||
         a4w4_bench_plan_trees(p, o->tree.v, o->tree.n, err, sizeof err)) {
@@ -244,7 +252,8 @@ static int bench_shape_rows(const bench_opts *o, const a4w4_bench_plan *p, size_
 int cmd_bench(int argc, char **argv)
 {
     const char *trees[A4W4_BENCH_MAX_TREES];
-    bench_opts o = {.shapes = DEFAULT_SHAPES, .regime = "normal", .reps = DEFAULT_REPS,
+    bench_opts o = {.shapes = DEFAULT_SHAPES, .regime = "normal", .isa = "auto",
+                    .reps = DEFAULT_REPS,
                     .tree = {trees, 0, A4W4_BENCH_MAX_TREES}};
     a4w4_args args;
     int rc = a4w4_options_parse(&bench_spec, &o, argc, argv, &args);

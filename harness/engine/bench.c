@@ -31,10 +31,10 @@ static int run_fast(a4w4_bench_shape *b, const a4w4_bench_fast_arg *f)
     if (f->ordered)
         return a4w4_gemm_ordered_fast_ex(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
                                          d->w_scale.data, d->M, d->N, d->K, 1, b->y, NULL,
-                                         f->threads, A4W4_FAST_AUTO, &b->st);
+                                         f->threads, f->isa, &b->st);
     return a4w4_gemm_exact_fast_ex(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
                                    d->w_scale.data, d->M, d->N, d->K, b->y, NULL, f->threads,
-                                   A4W4_FAST_AUTO, &b->st);
+                                   f->isa, &b->st);
 }
 
 static int run_tree(a4w4_bench_shape *b, const a4w4_bench_tree_arg *ta)
@@ -45,7 +45,7 @@ static int run_tree(a4w4_bench_shape *b, const a4w4_bench_tree_arg *ta)
                               tree_rows(b, &ta->t), d->N, d->K, &ta->t, b->y, NULL);
     return a4w4_gemm_tree_fast_ex(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
                                   d->w_scale.data, d->M, d->N, d->K, &ta->t, b->y, NULL, 1,
-                                  A4W4_FAST_AUTO, &b->st);
+                                  ta->isa, &b->st);
 }
 
 static int run_backend(a4w4_bench_shape *b, const a4w4_backend *be, char *why, size_t whylen)
@@ -213,12 +213,13 @@ int a4w4_bench_shape_make(a4w4_bench_shape *b, const a4w4_bench_shape_spec *sp,
 void a4w4_bench_fixed_methods(a4w4_bench_plan *p)
 {
     static const int default_threads = 0, one_thread = 1;
-    static const a4w4_bench_fast_arg exact1 = {0, 1}, exactn = {0, 0}, ordered1 = {1, 1};
+    const a4w4_bench_fast_arg fast[3] = {{0, 1, p->isa}, {0, 0, p->isa}, {1, 1, p->isa}};
+    memcpy(p->fast_args, fast, sizeof fast);
     const a4w4_bench_method fixed[A4W4_BENCH_NFIXED] = {
         {"plain exact oracle (1 thread)", A4W4_BENCH_PLAIN, NULL, 1},
-        {"fast exact oracle (1 thread)", A4W4_BENCH_FAST, &exact1, 0},
-        {"", A4W4_BENCH_FAST, &exactn, 0},
-        {"fast ordered(1) oracle (1 thread)", A4W4_BENCH_FAST, &ordered1, 0},
+        {"fast exact oracle (1 thread)", A4W4_BENCH_FAST, &p->fast_args[0], 0},
+        {"", A4W4_BENCH_FAST, &p->fast_args[1], 0},
+        {"fast ordered(1) oracle (1 thread)", A4W4_BENCH_FAST, &p->fast_args[2], 0},
         {"", A4W4_BENCH_SGEMM, &default_threads, 0},
         {"OpenBLAS sgemm (1 thread)", A4W4_BENCH_SGEMM, &one_thread, 0},
     };
@@ -228,6 +229,27 @@ void a4w4_bench_fixed_methods(a4w4_bench_plan *p)
     snprintf(p->methods[A4W4_BENCH_M_SGEMMN].name, sizeof p->methods[A4W4_BENCH_M_SGEMMN].name,
              "OpenBLAS sgemm (%d threads)", openblas_get_num_threads());
     p->nmethods = A4W4_BENCH_NFIXED;
+}
+
+int a4w4_bench_plan_isa(a4w4_bench_plan *p, const char *name, char *err, size_t errlen)
+{
+    int isa = 0;
+    while (isa < A4W4_FAST_ISA_COUNT && strcmp(name, a4w4_fast_isa_name((a4w4_fast_isa)isa)))
+        isa++;
+    if (isa < A4W4_FAST_ISA_COUNT && a4w4_fast_isa_supported((a4w4_fast_isa)isa)) {
+        p->isa = (a4w4_fast_isa)isa;
+        return 0;
+    }
+    char runs[128] = "";
+    for (int i = 0; i < A4W4_FAST_ISA_COUNT; i++)
+        if (a4w4_fast_isa_supported((a4w4_fast_isa)i))
+            snprintf(runs + strlen(runs), sizeof runs - strlen(runs), "%s%s", *runs ? ", " : "",
+                     a4w4_fast_isa_name((a4w4_fast_isa)i));
+    snprintf(err, errlen, "bench: --isa '%s': %s (this build and CPU run: %s)", name,
+             isa < A4W4_FAST_ISA_COUNT ? "a path this build and CPU cannot run"
+                                       : "not an instruction-set path",
+             runs);
+    return -1;
 }
 
 int a4w4_bench_plan_trees(a4w4_bench_plan *p, const char *const *texts, size_t n, char *err,
@@ -244,7 +266,7 @@ int a4w4_bench_plan_trees(a4w4_bench_plan *p, const char *const *texts, size_t n
             return -1;
         }
         for (int plain = 0; plain < 2; plain++)
-            p->trees[2 * i + plain] = (a4w4_bench_tree_arg){c.tree, plain};
+            p->trees[2 * i + plain] = (a4w4_bench_tree_arg){c.tree, plain, p->isa};
     }
     p->ntrees = n;
     return 0;

@@ -61,17 +61,20 @@ typedef enum {
     A4W4_BENCH_BACKEND
 } a4w4_bench_kind;
 
-/* A4W4_BENCH_FAST's arg: ordered(1) or exact, on threads threads (0: all). */
+/* A4W4_BENCH_FAST's arg: ordered(1) or exact, on threads threads (0: all), on instruction-set
+ * path isa (A4W4_FAST_AUTO: the best this build and CPU run; ref/a4w4_gemm_fast.h). */
 typedef struct {
     int ordered;
     unsigned threads;
+    a4w4_fast_isa isa;
 } a4w4_bench_fast_arg;
 
-/* A4W4_BENCH_TREE's arg: the fast path on every output, or the plain oracle on the first
- * a4w4_bench_tree_rows rows; one thread either way. */
+/* A4W4_BENCH_TREE's arg: the fast path (on path isa) on every output, or the plain oracle on
+ * the first a4w4_bench_tree_rows rows; one thread either way. */
 typedef struct {
     a4w4_tree t;
     int plain;
+    a4w4_fast_isa isa;
 } a4w4_bench_tree_arg;
 
 /* One timed thing. arg: A4W4_BENCH_FAST an a4w4_bench_fast_arg, A4W4_BENCH_SGEMM an int
@@ -111,14 +114,23 @@ typedef struct {
                               2 * A4W4_BENCH_MAX_TREES];
     size_t nmethods, ntrees; /* the tree methods follow the others, fast then plain */
     a4w4_bench_tree_arg trees[2 * A4W4_BENCH_MAX_TREES];
+    a4w4_fast_isa isa;                /* the fast oracles' path (set before the methods) */
+    a4w4_bench_fast_arg fast_args[3]; /* of the fixed fast methods: exact 1, exact all, ordered 1 */
     a4w4_backend be[A4W4_BENCH_MAX_BACKENDS];
     size_t nbe;
     double copy_gbs; /* a GPU backend's device copy bandwidth (GB/s), 0 when not measured */
 } a4w4_bench_plan;
 
 /* The fixed methods into p->methods[0..A4W4_BENCH_NFIXED): their names carry the thread
- * counts of this machine (a4w4_fast_max_threads, OpenBLAS's default). */
+ * counts of this machine (a4w4_fast_max_threads, OpenBLAS's default); the fast ones run on
+ * path p->isa (a4w4_bench_plan_isa; 0 is A4W4_FAST_AUTO). */
 void a4w4_bench_fixed_methods(a4w4_bench_plan *p);
+
+/* The fast oracles' path from its name (a4w4_fast_isa_name: auto, amx, avx512vnni, avxvnni,
+ * avx2, portable) into p->isa, before a4w4_bench_fixed_methods and a4w4_bench_plan_trees.
+ * 0, or -1 with "bench: --isa 'NAME': why" in err (an unknown name, or a path this build and
+ * CPU cannot run; the message names the paths they run). */
+int a4w4_bench_plan_isa(a4w4_bench_plan *p, const char *name, char *err, size_t errlen);
 
 /* The tree contracts texts[0..n) (n <= A4W4_BENCH_MAX_TREES; contracts §4.2) into p->trees.
  * 0, or -1 with "bench: --tree 'TEXT': why" in err (a refused text, or not a tree contract). */
