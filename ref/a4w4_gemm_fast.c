@@ -138,6 +138,7 @@ typedef struct {
     uint8_t *panels;
     int32_t *lane_lo;  /* [npanels][16]: per lane, the smallest code (pack_panel) */
     int32_t *p_spread; /* per panel: the largest code spread of a lane */
+    int32_t *p_elo, *p_ehi; /* per panel: the smallest and largest ey of its records */
     uint32_t *p_mask;  /* per panel: a4w4_fast_pack_panel's lane masks */
     uint16_t *y_bf16;
     float *y_f32;
@@ -151,6 +152,7 @@ typedef struct {
     unsigned flags[A4W4_FAST_MAX_MR];
     int32_t xlo[A4W4_FAST_MAX_MR]; /* per row: the smallest code (a4w4_fast_scan_row) */
     int32_t spread;                /* the largest hi - lo of the tile's rows */
+    int32_t ex_lo, ex_hi;          /* the smallest and largest code of every row (padding: 0) */
     int any;                       /* some row has a nonzero finite block */
     size_t i0, rows;
     size_t p_first; /* the first panel run against this X tile in this chunk */
@@ -208,6 +210,8 @@ static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
     s->rows = j->nx - i0 < mr ? j->nx - i0 : mr;
     s->any = 0;
     s->spread = 0;
+    s->ex_lo = 255;
+    s->ex_hi = 0;
     for (unsigned r = 0; r < mr; r++) {
         uint8_t *x = s->x + r * j->K, *ex = s->ex + r * j->nb;
         int32_t lo, hi;
@@ -216,11 +220,14 @@ static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
             memset(ex, 0, j->nb);
             s->flags[r] = 0;
             s->xlo[r] = 0;
+            s->ex_lo = 0;
             continue;
         }
         s->flags[r] = j->k->load_x(j->x_fp4 + (i0 + r) * (j->K / 2), j->x_scale + (i0 + r) * j->nb,
                                    j->K, x, ex, &lo, &hi);
-        s->xlo[r] = lo;
+        s->xlo[r] = lo; /* every sanitized code of the row lies in [lo, hi] */
+        s->ex_lo = lo < s->ex_lo ? lo : s->ex_lo;
+        s->ex_hi = hi > s->ex_hi ? hi : s->ex_hi;
         s->any |= (s->flags[r] & 1u) != 0;
         s->spread = hi - lo > s->spread ? hi - lo : s->spread;
     }
@@ -349,7 +356,8 @@ static void tree_tile(const fast_job *j, fast_scratch *s, size_t p, const a4w4_f
  * nb * 4608 * 2^18 < 2^49 (nb <= 2^18): exact in int64 and in double. */
 static void run_tile(const fast_job *j, fast_scratch *s, size_t p)
 {
-    a4w4_fast_tile t = {s->x, j->K, s->ex, j->nb, j->panels + p * j->panel_bytes, j->nb, NULL, 0};
+    a4w4_fast_tile t = {s->x, j->K, s->ex, j->nb, j->panels + p * j->panel_bytes, j->nb, NULL, 0,
+                        s->ex_lo + j->p_elo[p], s->ex_hi + j->p_ehi[p]};
     if (p == s->p_first && s->i0 + j->k->mr < j->nx) { /* the next X tile's rows */
         size_t rows = j->nx - s->i0 - j->k->mr;
         t.pf = j->x_fp4 + (s->i0 + j->k->mr) * (j->K / 2);
@@ -391,7 +399,26 @@ static void job_free(fast_job *j)
     free(j->panels);
     free(j->lane_lo);
     free(j->p_spread);
+    free(j->p_elo);
+    free(j->p_ehi);
     free(j->p_mask);
+}
+
+/* The smallest and largest ey over panel p's records. */
+static void panel_code_range(fast_job *j, size_t p)
+{
+    const uint8_t *panel = j->panels + p * j->panel_bytes;
+    int32_t lo = INT32_MAX, hi = INT32_MIN;
+    for (size_t b = 0; b < j->nb; b++) {
+        int32_t ey[A4W4_FAST_NR];
+        memcpy(ey, panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF, sizeof ey);
+        for (unsigned l = 0; l < A4W4_FAST_NR; l++) {
+            lo = ey[l] < lo ? ey[l] : lo;
+            hi = ey[l] > hi ? ey[l] : hi;
+        }
+    }
+    j->p_elo[p] = lo;
+    j->p_ehi[p] = hi;
 }
 
 /* Pack every Y panel (in parallel). A4W4_ENOMEM when the buffers cannot be allocated. */
@@ -403,7 +430,9 @@ static int pack_all(fast_job *j, unsigned nt)
     j->lane_lo = malloc(j->npanels * A4W4_FAST_NR * sizeof *j->lane_lo);
     j->p_spread = malloc(j->npanels * sizeof *j->p_spread);
     j->p_mask = malloc(j->npanels * sizeof *j->p_mask);
-    if (!j->panels || !j->lane_lo || !j->p_spread || !j->p_mask)
+    j->p_elo = malloc(j->npanels * sizeof *j->p_elo);
+    j->p_ehi = malloc(j->npanels * sizeof *j->p_ehi);
+    if (!j->panels || !j->lane_lo || !j->p_spread || !j->p_mask || !j->p_elo || !j->p_ehi)
         return A4W4_ENOMEM;
     int failed = 0;
     (void)nt;
@@ -418,11 +447,13 @@ static int pack_all(fast_job *j, unsigned nt)
         for (size_t p = 0; p < j->npanels; p++) {
             size_t j0 = p * A4W4_FAST_NR;
             size_t nrows = j->ny - j0 < A4W4_FAST_NR ? j->ny - j0 : A4W4_FAST_NR;
-            if (codes)
+            if (codes) {
                 j->p_mask[p] =
                     a4w4_fast_pack_panel(j->y_fp4 + j0 * (j->K / 2), j->y_scale + j0 * j->nb, j->K,
                                          nrows, j->panels + p * j->panel_bytes, codes,
                                          j->lane_lo + p * A4W4_FAST_NR, &j->p_spread[p]);
+                panel_code_range(j, p);
+            }
         }
         free(codes);
     }

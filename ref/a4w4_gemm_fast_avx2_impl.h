@@ -1,39 +1,35 @@
 /* a4w4_gemm_fast_avx2_impl.h — the 256-bit kernels of the fast oracles, included once by
  * a4w4_gemm_fast_avx2.c (vpmaddubsw + vpmaddwd) and once by a4w4_gemm_fast_avxvnni.c
- * (vpdpbusd), which define FAST_DOT4(acc, x_u8, y_s8): acc + the sums of four adjacent u8 x s8
- * products per int32 lane. Kernel contracts in a4w4_gemm_fast_kernels.h; contracts §4.1.
- * A panel's 16 lanes are two ymm; MR rows of X per tile. */
-#ifndef FAST_DOT4
-#error "define FAST_DOT4 before including a4w4_gemm_fast_avx2_impl.h"
+ * (vpdpbusd), which define row_dots(rec, x, d): d[h] = the exact dots of one X row (x, its
+ * block's 32 decoded bytes) with lanes 8h..8h+7 of block record rec, the offset correction
+ * included. Kernel contracts in a4w4_gemm_fast_kernels.h; contracts §4.1. A panel's 16 lanes
+ * are two ymm; MR rows of X per tile, one row's dots at a time (the y bytes are read from L1
+ * per row, leaving the registers to the rows' sums). */
+#ifndef A4W4_FAST_ROW_DOTS
+#error "define row_dots and A4W4_FAST_ROW_DOTS before including a4w4_gemm_fast_avx2_impl.h"
 #endif
 
 #include "a4w4_gemm_fast_x86.h"
 
 #define MR 4
 
-/* Exact dots of block b for MR rows x 16 lanes (the offset correction is the start value). */
+/* Block b's record and row r's decoded bytes of it. */
+static inline const uint8_t *block_rec(const a4w4_fast_tile *t, size_t b)
+{
+    return t->panel + b * A4W4_FAST_BLOCK_BYTES;
+}
+
+static inline const uint8_t *block_x(const a4w4_fast_tile *t, int r, size_t b)
+{
+    return t->x + r * t->ldx + b * 32;
+}
+
+/* Exact dots of block b for MR rows x 16 lanes. */
 static inline void block_dots(const a4w4_fast_tile *t, size_t b, __m256i d[MR][2])
 {
-    const uint8_t *rec = t->panel + b * A4W4_FAST_BLOCK_BYTES;
-    const uint8_t *x = t->x + b * 32;
-    __m256i n0 = _mm256_load_si256((const __m256i *)(const void *)(rec + A4W4_FAST_NCORR_OFF));
-    __m256i n1 = _mm256_load_si256((const __m256i *)(const void *)(rec + A4W4_FAST_NCORR_OFF + 32));
 #pragma GCC unroll 4
-    for (int r = 0; r < MR; r++) {
-        d[r][0] = n0;
-        d[r][1] = n1;
-    }
-#pragma GCC unroll 8
-    for (int ks = 0; ks < 8; ks++) {
-        __m256i y0 = _mm256_load_si256((const __m256i *)(const void *)(rec + ks * 64));
-        __m256i y1 = _mm256_load_si256((const __m256i *)(const void *)(rec + ks * 64 + 32));
-#pragma GCC unroll 4
-        for (int r = 0; r < MR; r++) {
-            __m256i xv = _mm256_set1_epi32(a4w4_fast_x4(x + r * t->ldx + ks * 4));
-            d[r][0] = FAST_DOT4(d[r][0], xv, y0);
-            d[r][1] = FAST_DOT4(d[r][1], xv, y1);
-        }
-    }
+    for (int r = 0; r < MR; r++)
+        row_dots(block_rec(t, b), block_x(t, r, b), d[r]);
 }
 
 static inline __m256i load_ey(const a4w4_fast_tile *t, size_t b, int h)
@@ -60,22 +56,21 @@ static void exact_window(const a4w4_fast_tile *t, const int32_t *xoff, const int
 {
     const __m256i yo0 = _mm256_loadu_si256((const __m256i *)(const void *)yoff);
     const __m256i yo1 = _mm256_loadu_si256((const __m256i *)(const void *)(yoff + 8));
-    __m256i w[MR][2], d[MR][2];
+    __m256i w[MR][2];
     for (int r = 0; r < MR; r++)
         w[r][0] = w[r][1] = _mm256_setzero_si256();
     memset(acc, 0, MR * 16 * sizeof *acc);
     size_t left = group;
     for (size_t b = 0; b < t->nb; b++) {
-        block_dots(t, b, d);
         __m256i ey0 = _mm256_add_epi32(load_ey(t, b, 0), yo0);
         __m256i ey1 = _mm256_add_epi32(load_ey(t, b, 1), yo1);
 #pragma GCC unroll 4
         for (int r = 0; r < MR; r++) {
+            __m256i d[2];
+            row_dots(block_rec(t, b), block_x(t, r, b), d);
             __m256i er = _mm256_set1_epi32(t->ex[r * t->lde + b] + xoff[r]);
-            w[r][0] =
-                _mm256_add_epi32(w[r][0], _mm256_sllv_epi32(d[r][0], _mm256_add_epi32(ey0, er)));
-            w[r][1] =
-                _mm256_add_epi32(w[r][1], _mm256_sllv_epi32(d[r][1], _mm256_add_epi32(ey1, er)));
+            w[r][0] = _mm256_add_epi32(w[r][0], _mm256_sllv_epi32(d[0], _mm256_add_epi32(ey0, er)));
+            w[r][1] = _mm256_add_epi32(w[r][1], _mm256_sllv_epi32(d[1], _mm256_add_epi32(ey1, er)));
         }
         if (--left == 0) {
             flush_window(w, acc);
@@ -124,49 +119,92 @@ static inline __m256 block_values8(__m256i dot, __m256i e)
     return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
 }
 
-static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
+/* The tiles whose every block value is a normal fp32 or zero, computed exactly in fp32:
+ * |dot| < 2^13, so dot * 2^(e - 256) for e - 256 in [-126, 114] is exact (a normal value
+ * below 2^127, or +0 for a zero dot) and equals its one RNE rounding. */
+#define FP32_E_LO (256 - 126)
+#define FP32_E_HI (256 + 114)
+
+static inline int fp32_exact(const a4w4_fast_tile *t)
 {
-    __m256 tot[MR][2], part[MR][2];
-    __m256i d[MR][2];
+    return t->e_lo >= FP32_E_LO && t->e_hi <= FP32_E_HI;
+}
+
+/* Eight block values in fp32 where fp32_exact holds: eb = e - 256 + 127, the exponent field
+ * of 2^(e - 256). */
+static inline __m256 block_values8_fp32(__m256i dot, __m256i eb)
+{
+    __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(eb, 23));
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(dot), scale);
+}
+
+/* Row r's block values of block b into v[0..1] (ey[h]: the block's lane codes, plus 127 - 256
+ * on the fp32 path). */
+static inline void row_values(const a4w4_fast_tile *t, int r, size_t b, const __m256i ey[2],
+                              int fp32, __m256 v[2])
+{
+    __m256i d[2];
+    row_dots(block_rec(t, b), block_x(t, r, b), d);
+    __m256i er = _mm256_set1_epi32(t->ex[r * t->lde + b]);
+    for (int h = 0; h < 2; h++)
+        v[h] = fp32 ? block_values8_fp32(d[h], _mm256_add_epi32(ey[h], er))
+                    : block_values8(d[h], _mm256_add_epi32(ey[h], er));
+}
+
+/* The split's part sums of blocks [b0, b1) added to total (+0.0 + parts in order). */
+static inline void ordered_split(const a4w4_fast_tile *t, size_t b0, size_t b1, int fp32,
+                                 float *total)
+{
+    const __m256i bias = _mm256_set1_epi32(fp32 ? 127 - 256 : 0);
+    __m256 part[MR][2];
     for (int r = 0; r < MR; r++)
-        tot[r][0] = tot[r][1] = _mm256_setzero_ps();
-    for (size_t b0 = 0; b0 < t->nb; b0 += per_blocks) {
-        size_t b1 = b0 + per_blocks < t->nb ? b0 + per_blocks : t->nb;
-        for (int r = 0; r < MR; r++)
-            part[r][0] = part[r][1] = _mm256_setzero_ps();
-        for (size_t b = b0; b < b1; b++) {
-            block_dots(t, b, d);
-            __m256i ey0 = load_ey(t, b, 0), ey1 = load_ey(t, b, 1);
+        part[r][0] = part[r][1] = _mm256_setzero_ps();
+    for (size_t b = b0; b < b1; b++) {
+        __m256i ey[2] = {_mm256_add_epi32(load_ey(t, b, 0), bias),
+                         _mm256_add_epi32(load_ey(t, b, 1), bias)};
 #pragma GCC unroll 4
-            for (int r = 0; r < MR; r++) {
-                __m256i er = _mm256_set1_epi32(t->ex[r * t->lde + b]);
-                part[r][0] =
-                    _mm256_add_ps(part[r][0], block_values8(d[r][0], _mm256_add_epi32(ey0, er)));
-                part[r][1] =
-                    _mm256_add_ps(part[r][1], block_values8(d[r][1], _mm256_add_epi32(ey1, er)));
-            }
+        for (int r = 0; r < MR; r++) {
+            __m256 v[2];
+            row_values(t, r, b, ey, fp32, v);
+            part[r][0] = _mm256_add_ps(part[r][0], v[0]);
+            part[r][1] = _mm256_add_ps(part[r][1], v[1]);
         }
-        for (int r = 0; r < MR; r++)
-            for (int h = 0; h < 2; h++)
-                tot[r][h] = _mm256_add_ps(tot[r][h], part[r][h]);
     }
     for (int r = 0; r < MR; r++)
-        for (int h = 0; h < 2; h++)
-            _mm256_store_ps(total + r * 16 + h * 8, tot[r][h]);
+        for (int h = 0; h < 2; h++) {
+            float *p = total + r * 16 + h * 8;
+            _mm256_store_ps(p, _mm256_add_ps(_mm256_load_ps(p), part[r][h]));
+        }
+}
+
+/* The fp32 path and the double one are separate loops (the choice is made once a tile). */
+static void ordered(const a4w4_fast_tile *t, size_t per_blocks, float *total)
+{
+    for (int i = 0; i < MR * 16; i += 8)
+        _mm256_store_ps(total + i, _mm256_setzero_ps());
+    int fp32 = fp32_exact(t);
+    for (size_t b0 = 0; b0 < t->nb; b0 += per_blocks) {
+        size_t b1 = b0 + per_blocks < t->nb ? b0 + per_blocks : t->nb;
+        if (fp32)
+            ordered_split(t, b0, b1, 1, total);
+        else
+            ordered_split(t, b0, b1, 0, total);
+    }
 }
 
 static void blocks(const a4w4_fast_tile *t, size_t b0, size_t b1, float *v)
 {
-    __m256i d[MR][2];
+    int fp32 = fp32_exact(t);
+    const __m256i bias = _mm256_set1_epi32(fp32 ? 127 - 256 : 0);
     for (size_t b = b0; b < b1; b++) {
-        block_dots(t, b, d);
-        __m256i ey0 = load_ey(t, b, 0), ey1 = load_ey(t, b, 1);
+        __m256i ey[2] = {_mm256_add_epi32(load_ey(t, b, 0), bias),
+                         _mm256_add_epi32(load_ey(t, b, 1), bias)};
         float *out = v + (b - b0) * MR * 16;
-#pragma GCC unroll 4
         for (int r = 0; r < MR; r++) {
-            __m256i er = _mm256_set1_epi32(t->ex[r * t->lde + b]);
-            _mm256_storeu_ps(out + r * 16, block_values8(d[r][0], _mm256_add_epi32(ey0, er)));
-            _mm256_storeu_ps(out + r * 16 + 8, block_values8(d[r][1], _mm256_add_epi32(ey1, er)));
+            __m256 vr[2];
+            row_values(t, r, b, ey, fp32, vr);
+            _mm256_storeu_ps(out + r * 16, vr[0]);
+            _mm256_storeu_ps(out + r * 16 + 8, vr[1]);
         }
     }
 }
