@@ -119,19 +119,20 @@ static inline __m256 block_values8(__m256i dot, __m256i e)
     return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
 }
 
-/* The tiles whose every block value is a normal fp32 or zero, computed exactly in fp32:
- * |dot| < 2^13, so dot * 2^(e - 256) for e - 256 in [-126, 114] is exact (a normal value
- * below 2^127, or +0 for a zero dot) and equals its one RNE rounding. */
+/* The tiles whose block values come from one fp32 multiply: for e - 256 in [-126, 127] both
+ * factors of dot * 2^(e - 256) are exact fp32 values (|dot| <= 4608, a normal power of two),
+ * so their IEEE product is the one RNE rounding of the exact value (gradual underflow,
+ * overflow to ±Inf; +0 for a zero dot). */
 #define FP32_E_LO (256 - 126)
-#define FP32_E_HI (256 + 114)
+#define FP32_E_HI (256 + 127)
 
 static inline int fp32_exact(const a4w4_fast_tile *t)
 {
     return t->e_lo >= FP32_E_LO && t->e_hi <= FP32_E_HI;
 }
 
-/* Eight block values in fp32 where fp32_exact holds: eb = e - 256 + 127, the exponent field
- * of 2^(e - 256). */
+/* Eight block values in fp32 where fp32_exact holds: eb = e - 256 + 127 in [1, 254], the
+ * exponent field of 2^(e - 256). */
 static inline __m256 block_values8_fp32(__m256i dot, __m256i eb)
 {
     __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(eb, 23));
