@@ -210,10 +210,44 @@ static void blocks(const a4w4_fast_tile *t, size_t b0, size_t b1, float *v)
     }
 }
 
+/* Four window sums: acc * 2^e exact in double, one RNE to fp32; bf16 from the fp32 bits
+ * unless the fp32 result is inexact and a bf16 midpoint (then a4w4_fast_round_i64, as for a
+ * sum at or beyond 2^51, which the int64-to-double conversion below does not take). */
+static inline void round_window4(const int64_t *acc, int32_t xe, const int32_t *ye,
+                                 uint16_t *bf16, float *f32)
+{
+    const __m256i magic = _mm256_set1_epi64x(0x4338000000000000LL); /* 2^52 + 2^51 */
+    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)acc);
+    __m256i big = _mm256_or_si256(_mm256_cmpgt_epi64(a, _mm256_set1_epi64x((1LL << 51) - 1)),
+                                  _mm256_cmpgt_epi64(_mm256_set1_epi64x(-(1LL << 51)), a));
+    __m256d d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(a, magic)),
+                              _mm256_castsi256_pd(magic)); /* exact for |acc| < 2^51 */
+    __m256i e = _mm256_add_epi64(
+        _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)ye)),
+        _mm256_set1_epi64x(xe + 1023));
+    __m256d v = _mm256_mul_pd(d, _mm256_castsi256_pd(_mm256_slli_epi64(e, 52)));
+    __m128 f = _mm256_cvtpd_ps(v);
+    __m128i u = _mm_castps_si128(f);
+    int inexact = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_cvtps_pd(f), v, _CMP_NEQ_UQ));
+    int tie = _mm_movemask_ps(_mm_castsi128_ps(
+        _mm_cmpeq_epi32(_mm_and_si128(u, _mm_set1_epi32(0xFFFF)), _mm_set1_epi32(0x8000))));
+    __m128i odd = _mm_and_si128(_mm_srli_epi32(u, 16), _mm_set1_epi32(1));
+    __m128i r = _mm_srli_epi32(_mm_add_epi32(u, _mm_add_epi32(_mm_set1_epi32(0x7FFF), odd)), 16);
+    _mm_storel_epi64((__m128i *)(void *)bf16, _mm_packus_epi32(r, r));
+    _mm_storeu_ps(f32, f);
+    int fix = (inexact & tie) | _mm256_movemask_pd(_mm256_castsi256_pd(big));
+    while (fix) {
+        int l = __builtin_ctz((unsigned)fix);
+        a4w4_fast_round_i64(acc[l], xe + ye[l], &bf16[l], &f32[l]);
+        fix &= fix - 1;
+    }
+}
+
 static void round_window(const int64_t *acc, const int32_t *xe, const int32_t *ye, uint16_t *bf16,
                          float *f32)
 {
-    a4w4_fast_round_window_tile(MR, acc, xe, ye, bf16, f32);
+    for (int i = 0; i < MR * 16; i += 4)
+        round_window4(acc + i, xe[i / 16], ye + i % 16, bf16 + i, f32 + i);
 }
 
 static void round_general(const int64_t *limbs, uint16_t *bf16, float *f32)
