@@ -27,6 +27,7 @@
 static const char bench_usage[] =
     "usage: a4w4check bench [--shapes M,N,K[:REGIME];...] [--reps R] [--regime REGIME]\n"
     "                       [--backend NAME[,NAME...]] [--backends-only] [--isa PATH]\n"
+    "                       [--clock wall|thread]\n"
     "\n"
     "Throughput of the GEMM oracles beside OpenBLAS and the CPU systems under test, per shape,\n"
     "in one run on the same operands: the plain exact oracle (wide integer accumulator, one\n"
@@ -36,20 +37,23 @@ static const char bench_usage[] =
     "then each backend (default cpu-asm and cpu-fallback) on the full output. Shapes above\n"
     "2^29 MACs time the plain oracle and CPU backends on their first rows only (marked '*':\n"
     "the rate is theirs, the times are scaled to the whole shape). Each method: one warm-up\n"
-    "run, then R timed repetitions; the wall clock (CLOCK_MONOTONIC) median and minimum are\n"
-    "printed with G-MAC/s = M*N*K / median / 1e9, then a line of ratios (fast exact / sgemm\n"
-    "on one thread each, fast exact all threads / one) and the instruction-set path. A machine\n"
-    "line (CPUs, CPU model, OpenBLAS build and threads) and the fast oracles' path (--isa\n"
-    "forces one this build and CPU run, e.g. avx2 on an AVX-512 machine) come first. Operands: a generated\n"
-    "case per shape (seed 1). Each --tree TEXT (a tree contract, contracts §4.2) adds the fast\n"
+    "run, then R timed repetitions; the wall clock (CLOCK_MONOTONIC; --clock thread: the\n"
+    "thread's CPU time, one-thread methods only) median and minimum are printed with G-MAC/s\n"
+    "= M*N*K / median / 1e9, then a line of ratios (fast exact / sgemm on one thread each,\n"
+    "fast exact all threads / one, fast ordered(1) / sgemm) and the instruction-set path. A\n"
+    "machine line (CPUs, CPU model, OpenBLAS build and threads) and the fast oracles' path\n"
+    "(--isa forces one this build and CPU run, e.g. avx2 on an AVX-512 machine) come first.\n"
+    "Operands: a generated case per shape (seed 1). Each --tree TEXT (a tree contract, contracts §4.2) adds the fast\n"
     "tree oracle and the plain tree oracle (about 2^22 leaves of outputs: its first rows), one\n"
     "thread each, and their ratio.\n"
     "\n"
     "options:\n";
 
+static const char *const clock_names[] = {"wall", "thread", NULL};
+
 typedef struct {
     const char *shapes, *regime, *isa;
-    int reps, backends_only;
+    int reps, backends_only, clock;
     a4w4_opt_list backend;
     a4w4_opt_strings tree;
 } bench_opts;
@@ -76,6 +80,9 @@ static const a4w4_option bench_options[] = {
     OPT_STRING("isa", bench_opts, isa, "PATH",
                "the fast oracles' instruction-set path: auto (the best this build and\n"
                "CPU run), amx, avx512vnni, avxvnni, avx2 or portable (default auto)"),
+    OPT_CHOICE("clock", bench_opts, clock, "CLOCK", clock_names,
+               "wall (CLOCK_MONOTONIC, default) or thread (the calling thread's CPU\n"
+               "time: one-thread methods only, the others n/a; for a loaded machine)"),
     OPT_END(),
 };
 
@@ -169,6 +176,7 @@ static int plan_bench(const bench_opts *o, a4w4_bench_plan *p)
         a4w4_errorf("%s", err);
         return A4W4_EXIT_BADINPUT;
     }
+    p->clock = o->clock ? A4W4_BENCH_THREAD_CPU : A4W4_BENCH_WALL;
     a4w4_bench_fixed_methods(p);
     if (parse_shapes(o->shapes, o->regime, p->shapes, &p->nshapes, err, sizeof err) ||
         a4w4_bench_plan_trees(p, o->tree.v, o->tree.n, err, sizeof err)) {
@@ -226,7 +234,7 @@ static int bench_shape_rows(const bench_opts *o, const a4w4_bench_plan *p, size_
             any_gpu |= bk->type->gpu;
         }
         else {
-            a4w4_bench_time(m, &b, o->reps, &r);
+            a4w4_bench_time(m, &b, o->reps, p->clock, &r);
             double x = a4w4_bench_print_line(m, &b, &r, label);
             if (mi < A4W4_BENCH_NFIXED)
                 rate[mi] = x;
@@ -237,7 +245,7 @@ static int bench_shape_rows(const bench_opts *o, const a4w4_bench_plan *p, size_
         a4w4_bench_print_ratios(rate);
     for (size_t ti = 0; !o->backends_only && ti < ntree; ti++) { /* fast, then plain */
         const a4w4_bench_method *m = &p->methods[p->nmethods - ntree + ti];
-        a4w4_bench_time(m, &b, o->reps, &r);
+        a4w4_bench_time(m, &b, o->reps, p->clock, &r);
         tree_rate[ti % 2] = a4w4_bench_print_line(m, &b, &r, "");
         if (ti % 2)
             a4w4_bench_print_tree_ratio(tree_rate[0], tree_rate[1]);

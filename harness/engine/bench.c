@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "a4w4_gemm.h"
@@ -97,18 +98,37 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* Seconds on clock clk. */
+static double bench_now(a4w4_bench_clock clk)
+{
+    struct timespec ts;
+    if (clk == A4W4_BENCH_WALL || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+        return a4w4_now();
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int a4w4_bench_method_parallel(const a4w4_bench_method *m)
+{
+    switch (m->kind) {
+    case A4W4_BENCH_FAST: return ((const a4w4_bench_fast_arg *)m->arg)->threads != 1;
+    case A4W4_BENCH_SGEMM: return *(const int *)m->arg != 1;
+    case A4W4_BENCH_BACKEND: return ((const a4w4_backend *)m->arg)->type->gpu;
+    default: return 0;
+    }
+}
+
 /* The repetitions after the warm-up (m's sgemm thread count set by the caller). */
 static void time_reps(const a4w4_bench_method *m, a4w4_bench_shape *b, int reps,
-                      a4w4_bench_result *r)
+                      a4w4_bench_clock clk, a4w4_bench_result *r)
 {
     double *t = malloc((size_t)reps * sizeof *t);
     if (!t) {
         r->status = A4W4_ENOMEM;
     } else if (!(r->status = run_once(m, b, r->why, sizeof r->why))) {
         for (int i = 0; i < reps && !r->status; i++) {
-            double t0 = a4w4_now();
+            double t0 = bench_now(clk);
             r->status = run_once(m, b, r->why, sizeof r->why);
-            t[i] = a4w4_now() - t0;
+            t[i] = bench_now(clk) - t0;
         }
         if (!r->status) {
             qsort(t, (size_t)reps, sizeof *t, cmp_double);
@@ -120,16 +140,23 @@ static void time_reps(const a4w4_bench_method *m, a4w4_bench_shape *b, int reps,
 }
 
 void a4w4_bench_time(const a4w4_bench_method *m, a4w4_bench_shape *b, int reps,
-                     a4w4_bench_result *r)
+                     a4w4_bench_clock clk, a4w4_bench_result *r)
 {
     memset(r, 0, sizeof *r);
+    r->rows = method_rows(m, b);
+    if (clk == A4W4_BENCH_THREAD_CPU && a4w4_bench_method_parallel(m)) {
+        r->status = A4W4_EUNSUPPORTED;
+        snprintf(r->why, sizeof r->why, "more than one thread or a GPU: not timed on the thread "
+                 "CPU clock (--clock thread)");
+        return;
+    }
     int saved = 0;
     if (m->kind == A4W4_BENCH_SGEMM) { /* OpenBLAS's thread count for this method only */
         saved = openblas_get_num_threads();
         if (*(const int *)m->arg > 0)
             openblas_set_num_threads(*(const int *)m->arg);
     }
-    time_reps(m, b, reps, r);
+    time_reps(m, b, reps, clk, r);
     if (m->kind == A4W4_BENCH_SGEMM)
         openblas_set_num_threads(saved);
     r->rows = method_rows(m, b);
