@@ -80,8 +80,11 @@ static void failure_line(rbuf *b, const cJSON *e)
         rb_puts(b, ". Signature: ");
         rb_md(b, jstr(e, "signature"));
     }
+    if (jhas(e, "tolerance"))
+        rb_puts(b, ".");
+    int tol = tolerance_text(b, e, rb_md);
     if (*jstr(e, "repro")) {
-        rb_puts(b, ". Repro: `");
+        rb_puts(b, tol ? " Repro: `" : ". Repro: `");
         rb_md(b, jstr(e, "repro"));
         rb_puts(b, "`");
     }
