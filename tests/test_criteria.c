@@ -1,13 +1,19 @@
 /* test_criteria.c — the peers' tolerance criteria (harness/engine/criteria.c): every row of
  * the table on a hand-made output just inside its threshold and one just outside, and its
- * NaN rule; the values are worked out by hand in the comments, not by the code under test. */
+ * NaN rule (the values are worked out by hand in the comments, not by the code under test);
+ * and the self-test's table of which criterion misses which mutant. */
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "a4w4_formats.h"
+#include "casefile.h"
 #include "criteria.h"
+#include "mutants.h"
+#include "registry.h"
+#include "selftest.h"
 
 #define NMAX 16384
 
@@ -219,4 +225,56 @@ Test(criteria, report_line_reads_as_the_issue_asks)
     cr_expect_str_eq(r.text, "AITER checkAllclose: PASS (max rel 0.781 %, 0 % of elements "
                              "over, 0 of 1000)");
     cr_expect(a4w4_criteria_would_ship(&r, 1));
+}
+
+/* The self-test's mutants x criteria table (engine/selftest.h): a bf16-partials split-K is
+ * missed by AITER's checkAllclose (few elements off, all within 5 %), a dropped K block is
+ * caught, a layout mutant has no GEMM outputs to judge. */
+
+Test(criteria, the_selftest_table_says_which_criterion_misses_which_mutant)
+{
+    static a4w4_selftest t;
+    memset(&t, 0, sizeof t);
+    const char *names[] = {"mut-splitk-bf16", "mut-drop-kblock", "mut-preshuffle-k1n1"};
+    char err[512];
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(a4w4_backend_open_type(a4w4_mutant_find(names[i]), NULL, &t.ms[t.nm++].b,
+                                            err, sizeof err), 0, "%s", err);
+    a4w4_case *cs;
+    size_t n;
+    cr_assert_eq(a4w4_casefile_read(A4W4_SOURCE_DIR "/cases/selftest.csv", &cs, &n, err,
+                                    sizeof err), A4W4_ST_OK, "%s", err);
+    for (size_t k = 0; k < n; k++)
+        cr_assert_eq(a4w4_selftest_run_case(&t, &cs[k], NULL, NULL, err, sizeof err), A4W4_ST_OK,
+                     "%s", err);
+    size_t aiter = 0, nc;
+    const a4w4_criterion *c = a4w4_criteria(&nc);
+    while (strcmp(c[aiter].id, "aiter-checkallclose"))
+        aiter++;
+    size_t unit = 0;
+    while (strcmp(c[unit].id, "hipblaslt-unit-check"))
+        unit++;
+    cr_expect_str_eq(a4w4_selftest_criterion_cell(&t.ms[0], aiter), "missed");
+    cr_expect_str_eq(a4w4_selftest_criterion_cell(&t.ms[0], unit), "caught");
+    cr_expect_str_eq(a4w4_selftest_criterion_cell(&t.ms[1], aiter), "caught");
+    cr_expect_str_eq(a4w4_selftest_criterion_cell(&t.ms[2], aiter), "bytes");
+    for (size_t i = 0; i < t.nm; i++)
+        a4w4_backend_close(&t.ms[i].b);
+    free(cs);
+}
+
+/* A criterion that fails the correct outputs as well is marked, and says so. */
+Test(criteria, a_criterion_failing_the_correct_outputs_too_is_marked)
+{
+    fill(4, 1.0f);
+    ref[0] = NAN;
+    got[0] = BF16_NAN; /* torch: NaN never equals NaN, so the right answer fails too */
+    const a4w4_criterion *c = a4w4_criterion_find("torch-assert-close-bf16");
+    a4w4_crit_result r, base;
+    a4w4_criterion_eval(c, got, ref, 4, NULL, &base);
+    got[1] = a4w4_f32_to_bf16(2.0f);
+    a4w4_criterion_eval(c, got, ref, 4, NULL, &r);
+    a4w4_criteria_mark(&r, &base, 1);
+    cr_expect(r.fails_correct);
+    cr_expect(strstr(r.text, "also fails the correct outputs"), "%s", r.text);
 }

@@ -193,6 +193,39 @@ static int judge_mutant(const a4w4_case *cases, size_t ncases, int rc)
     return k == 0 ? A4W4_EXIT_MISMATCH : rc;
 }
 
+/* The mutants x criteria table: each peer criterion (engine/criteria.h) on the outputs of the
+ * entry that killed each mutant, the bit-exact verdict last; then per criterion how many of
+ * the mutants killed on GEMM outputs it missed. */
+static void print_criteria_table(const a4w4_selftest *p)
+{
+    size_t nc;
+    const a4w4_criterion *c = a4w4_criteria(&nc);
+    printf("tolerance criteria on each mutant's killing entry (docs/criteria.md):\n  %-22s",
+           "mutant");
+    for (size_t j = 0; j < nc; j++)
+        printf(" %-8s", c[j].column);
+    printf(" bit-exact\n");
+    size_t missed[A4W4_CRITERIA_MAX] = {0}, outputs = 0;
+    for (size_t i = 0; i < p->nm; i++) {
+        const a4w4_selftest_mutant *m = &p->ms[i];
+        printf("  %-22s", m->b.name);
+        for (size_t j = 0; j < nc; j++) {
+            const char *cell = a4w4_selftest_criterion_cell(m, j);
+            missed[j] += !strcmp(cell, "missed");
+            printf(" %-8s", cell);
+        }
+        outputs += m->killed && m->ntol;
+        printf(" %s\n", m->killed ? "caught" : "missed");
+    }
+    printf("  missed of the %zu mutants killed on GEMM outputs:", outputs);
+    for (size_t j = 0; j < nc; j++)
+        printf("%s %s %zu", j ? "," : "", c[j].column, missed[j]);
+    printf("\n  columns:");
+    for (size_t j = 0; j < nc; j++)
+        printf("%s %s = %s", j ? ";" : "", c[j].column, c[j].label);
+    printf("\n");
+}
+
 /* The verdicts: per mutant, per correct backend, the kill rate. Returns the exit code. */
 static int print_report(const a4w4_selftest *p, size_t ncases, const char *cases_path,
                         double secs)
@@ -220,6 +253,7 @@ static int print_report(const a4w4_selftest *p, size_t ncases, const char *cases
     }
     if (p->oracle_fail)
         printf("oracle: FAIL %s\n", p->oracle_note);
+    print_criteria_table(p);
     size_t killed = a4w4_selftest_killed(p);
     printf("kill rate: %zu/%zu (%.0f%%); correct backends passing: %zu/%zu; %.2f s\n", killed,
            p->nm, 100.0 * (double)killed / (double)p->nm, a4w4_selftest_correct_passing(p),

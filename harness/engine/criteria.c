@@ -13,29 +13,29 @@
 #include "a4w4_formats.h"
 
 static const a4w4_criterion table[] = {
-    {"aiter-checkallclose", "AITER checkAllclose", A4W4_CRIT_ALLCLOSE, A4W4_REF_DEQUANT, 1,
+    {"aiter-checkallclose", "AITER checkAllclose", "aiter", A4W4_CRIT_ALLCLOSE, A4W4_REF_DEQUANT, 1,
      1e-2, 1e-2, 0.05, 0, A4W4_NAN_NOT_CLOSE,
      "ROCm/aiter aiter/test_common.py (checkAllclose), op_tests/test_gemm_a4w4.py (run_torch)"},
-    {"torch-assert-close-bf16", "torch assert_close (bf16 defaults)", A4W4_CRIT_ALLCLOSE,
+    {"torch-assert-close-bf16", "torch assert_close (bf16 defaults)", "torch", A4W4_CRIT_ALLCLOSE,
      A4W4_REF_DEQUANT, 1, 1.6e-2, 1e-5, 0, 0, A4W4_NAN_NOT_CLOSE,
      "pytorch/pytorch torch/testing/_comparison.py (_DTYPE_PRECISIONS)"},
-    {"te-nvfp4-gemm", "TransformerEngine NVFP4 GEMM", A4W4_CRIT_ALLCLOSE, A4W4_REF_DEQUANT, 1,
+    {"te-nvfp4-gemm", "TransformerEngine NVFP4 GEMM", "te", A4W4_CRIT_ALLCLOSE, A4W4_REF_DEQUANT, 1,
      8e-3, 8e-3, 0, 0, A4W4_NAN_ZEROED,
      "NVIDIA/TransformerEngine tests/pytorch/nvfp4/test_nvfp4_gemm_exact.py"},
-    {"flashinfer-cosine", "FlashInfer mm_fp4 cosine", A4W4_CRIT_COSINE, A4W4_REF_UNQUANT, 1, 0,
+    {"flashinfer-cosine", "FlashInfer mm_fp4 cosine", "fi-cos", A4W4_CRIT_COSINE, A4W4_REF_UNQUANT, 1, 0,
      0, 0, 0.97, A4W4_NAN_POISONS, "flashinfer-ai/flashinfer tests/GEMM/test_mm_fp4.py"},
-    {"cosine-dequant", "cosine > 0.97 vs dequantized", A4W4_CRIT_COSINE, A4W4_REF_DEQUANT, 1, 0,
+    {"cosine-dequant", "cosine > 0.97 vs dequantized", "cos-dq", A4W4_CRIT_COSINE, A4W4_REF_DEQUANT, 1, 0,
      0, 0, 0.97, A4W4_NAN_POISONS,
      "FlashInfer's threshold (tests/GEMM/test_mm_fp4.py) on the dequantized reference"},
-    {"torchao-mx-sqnr", "torchao MX SQNR", A4W4_CRIT_SQNR, A4W4_REF_DEQUANT, 1, 0, 0, 0, 80.0,
+    {"torchao-mx-sqnr", "torchao MX SQNR", "sqnr", A4W4_CRIT_SQNR, A4W4_REF_DEQUANT, 1, 0, 0, 0, 80.0,
      A4W4_NAN_POISONS,
      "pytorch/ao test/prototype/mx_formats/test_mx_mm.py, torchao/float8/float8_utils.py "
      "(compute_error)"},
-    {"hipblaslt-unit-check", "hipBLASLt unit_check", A4W4_CRIT_ULP, A4W4_REF_DEQUANT, 1, 0, 0,
+    {"hipblaslt-unit-check", "hipBLASLt unit_check", "unit", A4W4_CRIT_ULP, A4W4_REF_DEQUANT, 1, 0, 0,
      0, 4, A4W4_NAN_MUST_MATCH, "ROCm/hipBLASLt clients/include/unit.hpp (ASSERT_BF16_EQ)"},
-    {"hipblaslt-norm-check", "hipBLASLt norm_check", A4W4_CRIT_NORM, A4W4_REF_DEQUANT, 1, 0, 0,
+    {"hipblaslt-norm-check", "hipBLASLt norm_check", "norm", A4W4_CRIT_NORM, A4W4_REF_DEQUANT, 1, 0, 0,
      0, 0.1, A4W4_NAN_POISONS, "ROCm/hipBLASLt clients/include/norm.hpp (norm_check)"},
-    {"onednn-benchdnn-matmul", "oneDNN benchdnn matmul", A4W4_CRIT_EQUAL, A4W4_REF_DEQUANT, 1,
+    {"onednn-benchdnn-matmul", "oneDNN benchdnn matmul", "benchdnn", A4W4_CRIT_EQUAL, A4W4_REF_DEQUANT, 1,
      0, 0, 0, 0.90, A4W4_NAN_MUST_MATCH,
      "uxlfoundation/oneDNN tests/benchdnn/matmul/matmul.cpp (setup_cmp), "
      "tests/benchdnn/utils/compare.cpp"},
@@ -205,6 +205,17 @@ size_t a4w4_criteria_eval_all(const uint16_t *got, const float *dequant, const f
         a4w4_criterion_eval(&c[i], got, c[i].ref == A4W4_REF_UNQUANT ? unquant : dequant, n,
                             c[i].ref == A4W4_REF_UNQUANT ? why_no_unquant : NULL, &r[i]);
     return nc < A4W4_CRITERIA_MAX ? nc : A4W4_CRITERIA_MAX;
+}
+
+void a4w4_criteria_mark(a4w4_crit_result *r, const a4w4_crit_result *base, size_t nr)
+{
+    for (size_t i = 0; i < nr; i++) {
+        if (base[i].verdict == A4W4_CRIT_PASS || base[i].verdict == A4W4_CRIT_NA)
+            continue;
+        r[i].fails_correct = 1;
+        size_t L = strlen(r[i].text);
+        snprintf(r[i].text + L, sizeof r[i].text - L, "; also fails the correct outputs");
+    }
 }
 
 int a4w4_criteria_would_ship(const a4w4_crit_result *r, size_t nr)

@@ -48,6 +48,7 @@ typedef enum {
 typedef struct {
     const char *id;       /* stable name in results.json ("aiter-checkallclose") */
     const char *label;    /* as reports print it ("AITER checkAllclose") */
+    const char *column;   /* a table column's heading, at most 8 characters ("aiter") */
     a4w4_crit_kind kind;
     a4w4_crit_ref ref;
     int ref_bf16;         /* 1: the reference is rounded to bf16 first (the peer casts it) */
@@ -87,7 +88,9 @@ typedef struct {
     a4w4_crit_verdict verdict;
     size_t n, over;
     double value, max_rel;
-    char text[192];
+    int fails_correct;    /* it also fails the correct outputs (the contract oracle's) on the
+                             same case: its FAIL says nothing about the fault (a4w4_criteria_mark) */
+    char text[224];
 } a4w4_crit_result;
 
 /* Apply criterion c to got [n] (bf16 bits) against ref [n] (fp32 values: the reference of
@@ -100,6 +103,11 @@ void a4w4_criterion_eval(const a4w4_criterion *c, const uint16_t *got, const flo
  * fp32 [n] or NULL), into r [A4W4_CRITERIA_MAX]; returns how many were written. */
 size_t a4w4_criteria_eval_all(const uint16_t *got, const float *dequant, const float *unquant,
                               size_t n, const char *why_no_unquant, a4w4_crit_result *r);
+
+/* r [nr] on some outputs, and base [nr] the same criteria on the correct outputs of that
+ * case (the contract oracle's): each criterion that does not pass base is marked
+ * fails_correct, and its text says "also fails the correct outputs". */
+void a4w4_criteria_mark(a4w4_crit_result *r, const a4w4_crit_result *base, size_t nr);
 
 /* 1 when at least one result passes: "a tolerance test would have shipped this". */
 int a4w4_criteria_would_ship(const a4w4_crit_result *r, size_t nr);

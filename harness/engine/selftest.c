@@ -64,6 +64,8 @@ static void tally_entry(a4w4_selftest *t, const a4w4_case *c, const a4w4_entry_r
             snprintf(m->kcase, sizeof m->kcase, "%s", c->name);
             snprintf(m->reason, sizeof m->reason, "%s", why);
             snprintf(m->signature, sizeof m->signature, "%s", e->signature);
+            m->ntol = e->ntol;
+            memcpy(m->tol, e->tol, sizeof m->tol);
         }
     }
     for (size_t i = 0; i < t->nc; i++)
@@ -98,6 +100,20 @@ a4w4_hstatus a4w4_selftest_run_case(a4w4_selftest *t, const a4w4_case *c,
     }
     a4w4_entry_list_free(&el);
     return st;
+}
+
+const char *a4w4_selftest_criterion_cell(const a4w4_selftest_mutant *m, size_t j)
+{
+    if (!m->killed)
+        return "-";
+    if (!m->ntol || j >= m->ntol)
+        return "bytes";
+    switch (m->tol[j].verdict) {
+    case A4W4_CRIT_FAIL: return m->tol[j].fails_correct ? "alarm" : "caught";
+    case A4W4_CRIT_PASS: return "missed";
+    case A4W4_CRIT_MISTRUSTED: return m->tol[j].fails_correct ? "alarm" : "mistrust";
+    default: return "n/a";
+    }
 }
 
 size_t a4w4_selftest_killed(const a4w4_selftest *t)

@@ -28,6 +28,10 @@ typedef struct {
     char kcase[96];
     char reason[640];    /* a4w4_selftest_entry_reason of the killing entry */
     char signature[384]; /* the killing entry's (engine/signature.h) */
+    /* the peers' tolerance criteria on the killing entry's outputs (engine/criteria.h); ntol
+     * 0: it was killed by a byte check (layout, quantizer) or with no outputs to judge */
+    size_t ntol;
+    a4w4_crit_result tol[A4W4_CRITERIA_MAX];
 } a4w4_selftest_mutant;
 
 /* A correct backend: its verdict counts, the first failure. */
@@ -62,6 +66,14 @@ void a4w4_selftest_entry_reason(const a4w4_entry_result *e, char *buf, size_t le
 a4w4_hstatus a4w4_selftest_run_case(a4w4_selftest *t, const a4w4_case *c,
                                     a4w4_selftest_entry_fn on_entry, void *user, char *err,
                                     size_t errlen);
+
+/* The cell of mutant m's row under criterion j of the criteria table (a4w4_criteria): "caught"
+ * (the criterion fails the killing entry's outputs), "missed" (it passes them: a tolerance
+ * test would have shipped the fault), "alarm" (it fails, but fails the correct outputs of
+ * that case too: no evidence of the fault), "n/a" (its reference is not in the run),
+ * "mistrust" (benchdnn's zero trust), "bytes" (killed by a byte check: no GEMM outputs to judge), or "-"
+ * (the mutant survived). */
+const char *a4w4_selftest_criterion_cell(const a4w4_selftest_mutant *m, size_t j);
 
 /* The mutants killed so far; the correct backends that pass (no failure, at least one pass). */
 size_t a4w4_selftest_killed(const a4w4_selftest *t);

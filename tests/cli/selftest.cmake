@@ -32,6 +32,11 @@ expect_match(s "${s_out}" "mut-scale-f32-first +by st_m9_n32_k1024_range: ")
 # the padded-M bucket 64 < M <= 128: row 64 first; more than 256 tiles: the last row (tile 256)
 expect_match(s "${s_out}" "mut-bucket-rows64 +by st_m65_n64_k256: [^\n]*first at \\(64, ")
 expect_match(s "${s_out}" "mut-persistent-skip +by st_m4097_n4096_k256: [^\n]*first at \\(4096, ")
+# the peers' tolerance criteria on each mutant's killing entry, the bit-exact verdict last:
+# AITER's checkAllclose (5 % of elements may be off) passes the bf16-partials split-K
+expect_match(s "${s_out}" "mutant +aiter +torch +te +fi-cos +cos-dq +sqnr +unit +norm +benchdnn bit-exact")
+expect_match(s "${s_out}" "mut-splitk-bf16 +missed +caught[^\n]* caught\n")
+expect_match(s "${s_out}" "mut-preshuffle-k1n1 +bytes ")
 foreach(b cpu-asm cpu-fallback ref-quant ref-layout)
   expect_match(s "${s_out}" "PASS +${b} +[1-9][0-9]* pass, 0 fail")
 endforeach()
