@@ -278,3 +278,28 @@ Test(criteria, a_criterion_failing_the_correct_outputs_too_is_marked)
     cr_expect(r.fails_correct);
     cr_expect(strstr(r.text, "also fails the correct outputs"), "%s", r.text);
 }
+
+/* Parity of two paths: bits equal where equal, the ULP distance, and the criteria on the
+ * second path with the first as reference (one ULP at 2.0 is 2^-6: within TE's 0.024,
+ * not hipBLASLt's equality; AITER counts the NaN pair as one element in three out). */
+Test(criteria, parity_of_two_paths_counts_bits_and_judges_the_difference)
+{
+    uint16_t a[3] = {a4w4_f32_to_bf16(1.0f), a4w4_f32_to_bf16(2.0f), BF16_NAN};
+    uint16_t b[3] = {a4w4_f32_to_bf16(1.0f), a4w4_f32_to_bf16(2.015625f), BF16_NAN};
+    a4w4_parity_diff d;
+    cr_assert_eq(a4w4_parity_diff_of(a, b, 3, &d), 0);
+    cr_expect_eq(d.equal, 2);
+    cr_expect_eq(d.max_ulp, 1);
+    cr_expect_eq(d.nan_vs_number, 0);
+    const char *want[][2] = {{"aiter-checkallclose", "FAIL"}, {"hipblaslt-unit-check", "FAIL"},
+                             {"te-nvfp4-gemm", "PASS"}, {"flashinfer-cosine", "n/a"}};
+    for (size_t w = 0; w < 4; w++)
+        for (size_t i = 0; i < d.ntol; i++)
+            if (!strcmp(d.tol[i].c->id, want[w][0]))
+                cr_expect_str_eq(a4w4_crit_verdict_name(d.tol[i].verdict), want[w][1], "%s",
+                                 d.tol[i].text);
+    char line[512];
+    a4w4_parity_diff_format(&d, line, sizeof line);
+    cr_expect(strstr(line, "bit-equal 2 of 3, 1 differ, max 1 ULP; peers on the difference: "
+                           "aiter FAIL"), "%s", line);
+}

@@ -8,9 +8,11 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "a4w4_formats.h"
+#include "check.h"
 
 static const a4w4_criterion table[] = {
     {"aiter-checkallclose", "AITER checkAllclose", "aiter", A4W4_CRIT_ALLCLOSE, A4W4_REF_DEQUANT, 1,
@@ -224,4 +226,87 @@ int a4w4_criteria_would_ship(const a4w4_crit_result *r, size_t nr)
         if (r[i].verdict == A4W4_CRIT_PASS)
             return 1;
     return 0;
+}
+
+size_t a4w4_criteria_on_pair(const uint16_t *ref, const uint16_t *got, size_t n,
+                             a4w4_crit_result *r)
+{
+    float *rf = malloc((n ? n : 1) * sizeof *rf);
+    if (!rf)
+        return 0;
+    for (size_t k = 0; k < n; k++)
+        rf[k] = a4w4_bf16_to_f32(ref[k]);
+    size_t nr = a4w4_criteria_eval_all(got, rf, NULL, n, "no unquantized operands here", r);
+    free(rf);
+    return nr;
+}
+
+void a4w4_criteria_brief(const a4w4_crit_result *r, size_t nr, char *buf, size_t len)
+{
+    size_t u = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < nr && u < len; i++)
+        u += (size_t)snprintf(buf + u, len - u, "%s%s %s", i ? ", " : "", r[i].c->column,
+                              a4w4_crit_verdict_name(r[i].verdict));
+}
+
+cJSON *a4w4_criteria_json(const a4w4_crit_result *r, size_t nr)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < nr; i++) {
+        cJSON *c = cJSON_CreateObject();
+        if (!c || !cJSON_AddItemToArray(a, c)) {
+            cJSON_Delete(c);
+            cJSON_Delete(a);
+            return NULL;
+        }
+        cJSON_AddStringToObject(c, "id", r[i].c->id);
+        cJSON_AddStringToObject(c, "verdict", a4w4_crit_verdict_name(r[i].verdict));
+        if (r[i].verdict != A4W4_CRIT_NA && isfinite(r[i].value))
+            cJSON_AddNumberToObject(c, "value", r[i].value);
+        cJSON_AddStringToObject(c, "text", r[i].text);
+    }
+    return a;
+}
+
+int a4w4_parity_diff_of(const uint16_t *a, const uint16_t *b, size_t n, a4w4_parity_diff *d)
+{
+    memset(d, 0, sizeof *d);
+    d->n = n;
+    for (size_t k = 0; k < n; k++) {
+        unsigned u = a4w4_bf16_ulp_distance(a[k], b[k]);
+        d->equal += a[k] == b[k];
+        if (u == (unsigned)-1)
+            d->nan_vs_number += !((a[k] & 0x7FFF) > 0x7F80 && (b[k] & 0x7FFF) > 0x7F80);
+        else if (u > d->max_ulp)
+            d->max_ulp = u;
+    }
+    d->ntol = a4w4_criteria_on_pair(a, b, n, d->tol);
+    return n && !d->ntol ? -1 : 0;
+}
+
+void a4w4_parity_diff_format(const a4w4_parity_diff *d, char *buf, size_t len)
+{
+    char peers[512];
+    a4w4_criteria_brief(d->tol, d->ntol, peers, sizeof peers);
+    snprintf(buf, len, "bit-equal %zu of %zu, %zu differ, max %u ULP%s; peers on the "
+             "difference: %s", d->equal, d->n, d->n - d->equal, d->max_ulp,
+             d->nan_vs_number ? " (and NaN against a number)" : "", peers);
+}
+
+cJSON *a4w4_parity_diff_json(const a4w4_parity_diff *d)
+{
+    cJSON *j = cJSON_CreateObject(), *t = a4w4_criteria_json(d->tol, d->ntol);
+    if (!j || !t) {
+        cJSON_Delete(j);
+        cJSON_Delete(t);
+        return NULL;
+    }
+    cJSON_AddNumberToObject(j, "outputs", (double)d->n);
+    cJSON_AddNumberToObject(j, "bit_equal", (double)d->equal);
+    cJSON_AddNumberToObject(j, "differ", (double)(d->n - d->equal));
+    cJSON_AddNumberToObject(j, "max_ulp", d->max_ulp);
+    cJSON_AddNumberToObject(j, "nan_vs_number", (double)d->nan_vs_number);
+    cJSON_AddItemToObject(j, "tolerance_on_difference", t);
+    return j;
 }

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 /* How a criterion measures: elementwise |got - ref| <= atol + rtol*|ref| (ALLCLOSE, with a
  * share of elements allowed over), cosine similarity over the whole output (COSINE, passes
  * when > threshold), SQNR 20*log10(||ref|| / ||ref - got||) in dB (SQNR, passes when >=
@@ -111,5 +113,37 @@ void a4w4_criteria_mark(a4w4_crit_result *r, const a4w4_crit_result *base, size_
 
 /* 1 when at least one result passes: "a tolerance test would have shipped this". */
 int a4w4_criteria_would_ship(const a4w4_crit_result *r, size_t nr);
+
+/* Parity of two paths on the same inputs: every criterion on got [n] (bf16) with the other
+ * path's outputs ref [n] (bf16, widened exactly) as its reference, the peers' verdict on the
+ * difference (the unquantized reference is n/a). Returns the count written into r
+ * [A4W4_CRITERIA_MAX], 0 when out of memory. */
+size_t a4w4_criteria_on_pair(const uint16_t *ref, const uint16_t *got, size_t n,
+                             a4w4_crit_result *r);
+
+/* Two paths' outputs of the same inputs compared: n outputs, how many are bit-equal, the
+ * largest bf16 ULP distance between them (NaN against a number not counted in it, but in
+ * nan_vs_number), and the peers' criteria on b with a as reference (a4w4_criteria_on_pair). */
+typedef struct {
+    size_t n, equal, nan_vs_number;
+    unsigned max_ulp;
+    size_t ntol;
+    a4w4_crit_result tol[A4W4_CRITERIA_MAX];
+} a4w4_parity_diff;
+
+/* Fill *d from a [n] (the reference path) and b [n]; 0, or -1 when out of memory (ntol 0). */
+int a4w4_parity_diff_of(const uint16_t *a, const uint16_t *b, size_t n, a4w4_parity_diff *d);
+/* "bit-equal E of N, D differ, max U ULP; peers on the difference: aiter PASS, ..." */
+void a4w4_parity_diff_format(const a4w4_parity_diff *d, char *buf, size_t len);
+/* {outputs, bit_equal, differ, max_ulp, nan_vs_number, tolerance_on_difference[]}; NULL when
+ * out of memory. */
+cJSON *a4w4_parity_diff_json(const a4w4_parity_diff *d);
+
+/* "aiter PASS, torch FAIL, ..." (column names and verdicts), truncated to len. */
+void a4w4_criteria_brief(const a4w4_crit_result *r, size_t nr, char *buf, size_t len);
+
+/* A JSON array of r [nr]: {id, verdict, [value], text} each (value absent when n/a or not
+ * finite); NULL when out of memory. */
+cJSON *a4w4_criteria_json(const a4w4_crit_result *r, size_t nr);
 
 #endif

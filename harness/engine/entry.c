@@ -243,17 +243,9 @@ static void add_tolerance(cJSON *o, const a4w4_entry_result *e)
     cJSON_AddStringToObject(t, "reference", "the dequantized operands' product: the exact sum "
                             "rounded to fp32, then to bf16 where the criterion casts it");
     cJSON_AddBoolToObject(t, "would_ship", a4w4_criteria_would_ship(e->tol, e->ntol));
-    cJSON *a = cJSON_AddArrayToObject(t, "criteria");
-    for (size_t i = 0; i < e->ntol; i++) {
-        const a4w4_crit_result *r = &e->tol[i];
-        cJSON *c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "id", r->c->id);
-        cJSON_AddStringToObject(c, "verdict", a4w4_crit_verdict_name(r->verdict));
-        if (r->verdict != A4W4_CRIT_NA && isfinite(r->value))
-            cJSON_AddNumberToObject(c, "value", r->value);
-        cJSON_AddStringToObject(c, "text", r->text);
-        cJSON_AddItemToArray(a, c);
-    }
+    cJSON *a = a4w4_criteria_json(e->tol, e->ntol);
+    if (a)
+        cJSON_AddItemToObject(t, "criteria", a);
 }
 
 /* The fields of an OUTPUTS entry after its identity. */
