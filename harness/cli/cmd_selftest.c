@@ -16,8 +16,8 @@
 #include "selftest.h"
 
 static const char selftest_usage[] =
-    "usage: a4w4check selftest [--gpu] [--cases FILE] [--only NAME,...] [--list] [--verbose]\n"
-    "                          [--quiet]\n"
+    "usage: a4w4check selftest [--gpu] [--cases FILE] [--only NAME,...] [--plugin LIB,...]\n"
+    "                          [--list] [--verbose] [--quiet]\n"
     "\n"
     "Runs every mutant (a deliberately wrong GEMM, quantizer or layout transform) and the\n"
     "correct backends (cpu-asm, cpu-fallback, ref-quant, ref-layout; with --gpu also the HIP\n"
@@ -30,13 +30,14 @@ static const char selftest_usage[] =
 typedef struct {
     int gpu, list, verbose, quiet;
     const char *cases_path;
-    a4w4_opt_list only;
+    a4w4_opt_list only, plugins;
 } selftest_opts;
 
 static const a4w4_option selftest_options[] = {
     OPT_FLAG("gpu", selftest_opts, gpu, "also the GPU mutants and the GPU backends (exit 3 without a GPU)"),
     OPT_STRING("cases", selftest_opts, cases_path, "FILE", "the matrix (default cases/selftest.csv)"),
     OPT_LIST("only", selftest_opts, only, "LIST", "only these mutants (comma-separated names; see --list)"),
+    OPT_LIST("plugin", selftest_opts, plugins, "LIST", "also these plugin kernels as mutants (LIB.so paths, comma-separated; docs/backends.md): each must be killed"),
     OPT_FLAG("list", selftest_opts, list, "list the mutants and their faults, run nothing"),
     OPT_FLAG("verbose", selftest_opts, verbose, "one line per case and backend"),
     OPT_FLAG("quiet", selftest_opts, quiet, A4W4_QUIET_HELP),
@@ -118,6 +119,16 @@ static int open_mutants(const selftest_opts *o, const a4w4_backend_type *const *
             return a4w4_exit_code(orc);
         }
         *gpu_usable |= mt[i]->gpu;
+        p->nm++;
+    }
+    for (size_t k = 0; k < o->plugins.n && p->nm < A4W4_SELFTEST_MAX_MUTANTS; k++) {
+        char spec[1100];
+        snprintf(spec, sizeof spec, "plugin:%s", o->plugins.item[k]);
+        memset(&p->ms[p->nm], 0, sizeof p->ms[p->nm]);
+        if (a4w4_backend_open(spec, &p->ms[p->nm].b, err, sizeof err)) {
+            a4w4_errorf("selftest: --plugin %s", err);
+            return A4W4_EXIT_BADINPUT;
+        }
         p->nm++;
     }
     return A4W4_EXIT_PASS;

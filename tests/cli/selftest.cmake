@@ -37,6 +37,15 @@ expect_match(s "${s_out}" "mut-persistent-skip +by st_m4097_n4096_k256: [^\n]*fi
 expect_match(s "${s_out}" "mutant +aiter +torch +te +fi-cos +cos-dq +sqnr +unit +norm +benchdnn bit-exact")
 expect_match(s "${s_out}" "mut-splitk-bf16 +missed +caught[^\n]* caught\n")
 expect_match(s "${s_out}" "mut-preshuffle-k1n1 +bytes ")
+# a plugin kernel is a mutant too (--plugin): the ref plugin with row 0 one ULP off is killed,
+# and its row says AITER's checkAllclose would have shipped it
+set(bad ${TOOLS}/../plugins/liba4w4_bad_plugin.so)
+expect_run(p 0 ${CLI} selftest --only mut-drop-kblock --plugin ${bad})
+expect_match(p "${p_out}" "kill rate: 2/2")
+expect_match(p "${p_out}" "KILLED +plugin:[^\n]*liba4w4_bad_plugin.so by st_")
+expect_match(p "${p_out}" "plugin:[^\n]*liba4w4_bad_plugin.so +missed +[^\n]* caught\n")
+expect_run(pb 2 ${CLI} selftest --plugin ${WORK}/none.so)
+expect_match(pb "${pb_err}" "selftest: --plugin")
 foreach(b cpu-asm cpu-fallback ref-quant ref-layout)
   expect_match(s "${s_out}" "PASS +${b} +[1-9][0-9]* pass, 0 fail")
 endforeach()
