@@ -121,6 +121,16 @@ static int open_mutants(const selftest_opts *o, const a4w4_backend_type *const *
         *gpu_usable |= mt[i]->gpu;
         p->nm++;
     }
+    size_t nfr;
+    const a4w4_backend_type *const *fr = a4w4_field_repro_types(&nfr);
+    for (size_t i = 0; !o->only.text && i < nfr && p->nfr < sizeof p->fr / sizeof p->fr[0]; i++) {
+        memset(&p->fr[p->nfr], 0, sizeof p->fr[p->nfr]);
+        if (a4w4_backend_open_type(fr[i], NULL, &p->fr[p->nfr].b, err, sizeof err)) {
+            a4w4_errorf("selftest: field reproduction %s", err);
+            return A4W4_EXIT_BADINPUT;
+        }
+        p->nfr++;
+    }
     for (size_t k = 0; k < o->plugins.n && p->nm < A4W4_SELFTEST_MAX_MUTANTS; k++) {
         char spec[1100];
         snprintf(spec, sizeof spec, "plugin:%s", o->plugins.item[k]);
@@ -237,6 +247,29 @@ static void print_criteria_table(const a4w4_selftest *p)
     printf("\n");
 }
 
+/* The same table for the field's bug classes, each through the mutant or field reproduction
+ * that shows it on GEMM outputs (backends/mutants.h a4w4_field_bug_classes). */
+static void print_field_table(const a4w4_selftest *p)
+{
+    size_t nc, nb;
+    const a4w4_criterion *c = a4w4_criteria(&nc);
+    const a4w4_field_bug_class *fb = a4w4_field_bug_classes(&nb);
+    printf("the same for the field's bug classes, each through its reproduction:\n  %-48s",
+           "bug class (reproduction)");
+    for (size_t j = 0; j < nc; j++)
+        printf(" %-8s", c[j].column);
+    printf(" bit-exact\n");
+    for (size_t i = 0; i < nb; i++) {
+        const a4w4_selftest_mutant *m = a4w4_selftest_find(p, fb[i].repro);
+        char row[160];
+        snprintf(row, sizeof row, "%s (%s)", fb[i].bug, fb[i].repro);
+        printf("  %-48s", row);
+        for (size_t j = 0; j < nc; j++)
+            printf(" %-8s", m ? a4w4_selftest_criterion_cell(m, j) : "not run");
+        printf(" %s\n", !m ? "not run" : m->killed ? "caught" : "missed");
+    }
+}
+
 /* The verdicts: per mutant, per correct backend, the kill rate. Returns the exit code. */
 static int print_report(const a4w4_selftest *p, size_t ncases, const char *cases_path,
                         double secs)
@@ -264,7 +297,12 @@ static int print_report(const a4w4_selftest *p, size_t ncases, const char *cases
     }
     if (p->oracle_fail)
         printf("oracle: FAIL %s\n", p->oracle_note);
+    for (size_t i = 0; i < p->nfr; i++)
+        printf("  %s %-22s (field reproduction) %s%s%s\n", p->fr[i].killed ? "KILLED  " : "SURVIVED",
+               p->fr[i].b.name, p->fr[i].killed ? "by " : "", p->fr[i].killed ? p->fr[i].kcase : "",
+               p->fr[i].killed ? "" : ": no case of the matrix failed it");
     print_criteria_table(p);
+    print_field_table(p);
     size_t killed = a4w4_selftest_killed(p);
     printf("kill rate: %zu/%zu (%.0f%%); correct backends passing: %zu/%zu; %.2f s\n", killed,
            p->nm, 100.0 * (double)killed / (double)p->nm, a4w4_selftest_correct_passing(p),
@@ -314,6 +352,8 @@ int cmd_selftest(int argc, char **argv)
         rc = judge_mutant(cases, ncases, rc);
     for (size_t i = 0; i < p.nm; i++)
         a4w4_backend_close(&p.ms[i].b);
+    for (size_t i = 0; i < p.nfr; i++)
+        a4w4_backend_close(&p.fr[i].b);
     for (size_t i = 0; i < p.nc; i++)
         a4w4_backend_close(&p.cs[i].b);
     free(cases);

@@ -44,6 +44,10 @@ typedef struct {
 /* The backends of a self-test (correct ones ms[0..nm), cs[0..nc)) and the oracle's record. */
 typedef struct {
     a4w4_selftest_mutant ms[A4W4_SELFTEST_MAX_MUTANTS];
+    /* field bug reproductions (backends/mutants.h a4w4_field_repro_types): run and killed like
+     * the mutants, reported in the field table, not in the kill rate */
+    a4w4_selftest_mutant fr[8];
+    size_t nfr;
     a4w4_selftest_correct cs[A4W4_SELFTEST_MAX_CORRECT];
     size_t nm, nc;
     int oracle_fail;
@@ -80,7 +84,11 @@ size_t a4w4_selftest_killed(const a4w4_selftest *t);
 int a4w4_selftest_correct_ok(const a4w4_selftest_correct *c);
 size_t a4w4_selftest_correct_passing(const a4w4_selftest *t);
 
-/* 1 when every mutant is killed, every correct backend passes and the oracle never failed. */
+/* The mutant or field reproduction named name, or NULL. */
+const a4w4_selftest_mutant *a4w4_selftest_find(const a4w4_selftest *t, const char *name);
+
+/* 1 when every mutant and field reproduction is killed, every correct backend passes and the
+ * oracle never failed. */
 int a4w4_selftest_passed(const a4w4_selftest *t);
 
 /* The GPU judge's mutant: with dev's fault set (a deliberately wrong judge, devjudge.h

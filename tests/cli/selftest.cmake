@@ -37,6 +37,12 @@ expect_match(s "${s_out}" "mut-persistent-skip +by st_m4097_n4096_k256: [^\n]*fi
 expect_match(s "${s_out}" "mutant +aiter +torch +te +fi-cos +cos-dq +sqnr +unit +norm +benchdnn bit-exact")
 expect_match(s "${s_out}" "mut-splitk-bf16 +missed +caught[^\n]* caught\n")
 expect_match(s "${s_out}" "mut-preshuffle-k1n1 +bytes ")
+# the field's bug classes through their reproductions, three of them selftest's own GEMMs
+foreach(f fb-preshuffle-unapplied fb-swizzle-d1d4-gemm fb-nan-scale-zero)
+  expect_match(s "${s_out}" "KILLED +${f} +\\(field reproduction\\) by st_")
+endforeach()
+expect_match(s "${s_out}" "preshuffle unapplied \\(fb-preshuffle-unapplied\\) +caught ")
+expect_match(s "${s_out}" "FTZ of fp32 subnormals \\(mut-flush-subnormal\\) +missed ")
 # a plugin kernel is a mutant too (--plugin): the ref plugin with row 0 one ULP off is killed,
 # and its row says AITER's checkAllclose would have shipped it
 set(bad ${TOOLS}/../plugins/liba4w4_bad_plugin.so)
