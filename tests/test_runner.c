@@ -1250,6 +1250,24 @@ static a4w4_entry_result judge_given(const char *contract, a4w4_regime regime, s
     return e;
 }
 
+/* A capture's failing outputs (a kernel outside the process) carry the peers' criteria too:
+ * one output one ULP off in 16 x 64 passes AITER's checkAllclose and fails hipBLASLt's
+ * unit_check. */
+Test(runner, a_failing_capture_carries_the_peers_verdicts)
+{
+    g_seed = 17;
+    a4w4_entry_result e = judge_given("ordered(1)", A4W4_REGIME_EXACT, 16, 64, 256, 5);
+    cr_assert_eq(e.verdict, A4W4_VERDICT_FAIL, "%s", e.note);
+    cr_assert_gt(e.ntol, 0);
+    cr_expect_eq(e.tol_outputs, 16 * 64);
+    for (size_t i = 0; i < e.ntol; i++) {
+        if (!strcmp(e.tol[i].c->id, "aiter-checkallclose"))
+            cr_expect_eq(e.tol[i].verdict, A4W4_CRIT_PASS, "%s", e.tol[i].text);
+        if (!strcmp(e.tol[i].c->id, "hipblaslt-unit-check"))
+            cr_expect_eq(e.tol[i].verdict, A4W4_CRIT_FAIL, "%s", e.tol[i].text);
+    }
+}
+
 /* Outputs computed elsewhere are judged as a backend's are: by their declared contract on
  * every output; with none declared, recorded "undeclared" and judged as exact inside the
  * exact regime only (a correct ordered(1) result on wide operands where ordered(1) and exact
