@@ -439,6 +439,33 @@ Test(markdown, no_shipping_line_where_every_criterion_fails_and_texts_are_escape
     cJSON_Delete(d);
 }
 
+/* A layers entry's "parity" object is rendered as recorded (no verdict is recomputed). */
+Test(markdown, parity_of_two_paths_is_a_table_of_what_the_document_says)
+{
+    cJSON *d = small_run();
+    cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "cases"), 1);
+    cJSON *p = cJSON_AddObjectToObject(e, "parity");
+    cJSON_AddNumberToObject(p, "outputs", 4096);
+    cJSON_AddNumberToObject(p, "bit_equal", 4000);
+    cJSON_AddNumberToObject(p, "differ", 96);
+    cJSON_AddNumberToObject(p, "max_ulp", 3);
+    cJSON *a = cJSON_AddArrayToObject(p, "tolerance_on_difference");
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "id", "aiter-checkallclose");
+    cJSON_AddStringToObject(c, "verdict", "PASS");
+    cJSON_AddStringToObject(c, "text", "AITER checkAllclose: PASS");
+    cJSON_AddItemToArray(a, c);
+    char err[512];
+    cr_assert_eq(validate(d, err, sizeof err), 0, "%s", err);
+    char *md = a4w4_report_markdown(d, NULL);
+    cr_assert_not_null(md);
+    cr_expect(contains(md, "## Parity of the two paths"), "%s", md);
+    cr_expect(contains(md, "| m4_n1024_k512 | cpu-asm | 4000 of 4096 | 96 | 3 | "
+                           "aiter-checkallclose PASS |"), "%s", md);
+    free(md);
+    cJSON_Delete(d);
+}
+
 Test(markdown, reproducible_leaves_out_timings_and_environment)
 {
     cJSON *d = small_run();
