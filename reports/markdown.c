@@ -42,6 +42,42 @@ static void layer_text(rbuf *b, const cJSON *e)
     rb_puts(b, ")");
 }
 
+/* Entries with "parity" (layers: an ASM layer's output against the fallback path of the same
+ * activation): one row each, the peers' verdicts on the difference as recorded. */
+static void parity_section(rbuf *b, const cJSON *cases)
+{
+    const cJSON *e;
+    int k = 0;
+    cJSON_ArrayForEach(e, cases) {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "parity");
+        if (!cJSON_IsObject(p))
+            continue;
+        if (!k++)
+            rb_puts(b, "## Parity of the two paths\n\nThe ASM-layout output against the same "
+                       "pair's fallback path on the same activation, and the peers' tolerance "
+                       "criteria on the difference (docs/criteria.md).\n\n| case | backend | "
+                       "bit-equal | differ | max ULP | peers on the difference |\n"
+                       "|---|---|---:|---:|---:|---|\n");
+        rb_puts(b, "| ");
+        rb_md(b, jstr(e, "name"));
+        rb_puts(b, " | ");
+        rb_md(b, jstr(e, "backend"));
+        rb_printf(b, " | %.0f of %.0f | %.0f | %.0f | ", jnum(p, "bit_equal", 0),
+                  jnum(p, "outputs", 0), jnum(p, "differ", 0), jnum(p, "max_ulp", 0));
+        const cJSON *c;
+        int j = 0;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, "tolerance_on_difference")) {
+            rb_puts(b, j++ ? ", " : "");
+            rb_md(b, jstr(c, "id"));
+            rb_puts(b, " ");
+            rb_md(b, jstr(c, "verdict"));
+        }
+        rb_puts(b, " |\n");
+    }
+    if (k)
+        rb_puts(b, "\n");
+}
+
 /* One failure, one line: where, how many, every recorded mismatch in hex. */
 static void failure_line(rbuf *b, const cJSON *e)
 {
@@ -80,8 +116,11 @@ static void failure_line(rbuf *b, const cJSON *e)
         rb_puts(b, ". Signature: ");
         rb_md(b, jstr(e, "signature"));
     }
+    if (jhas(e, "tolerance"))
+        rb_puts(b, ".");
+    int tol = tolerance_text(b, e, rb_md);
     if (*jstr(e, "repro")) {
-        rb_puts(b, ". Repro: `");
+        rb_puts(b, tol ? " Repro: `" : ". Repro: `");
         rb_md(b, jstr(e, "repro"));
         rb_puts(b, "`");
     }
@@ -438,6 +477,7 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         rb_puts(&b, "\n");
     }
     known_section(&b, doc, cases, n[VERDICT_XFAIL]);
+    parity_section(&b, cases);
 
     if (!o->reproducible) {
         const char *labels[16], *values[16];

@@ -800,6 +800,38 @@ static void expect_keys(const cJSON *o, const char *const *keys, size_t n)
     cr_expect_null(it, "extra key %s", it ? it->string : "");
 }
 
+/* One flipped output bit in 96: AITER's checkAllclose lets 5 % of elements be out of
+ * tolerance, so it passes what bit-exactness fails; hipBLASLt's unit_check and benchdnn's
+ * equality catch it. The entry says so, and that a tolerance test would have shipped it. */
+Test(runner, a_failing_entry_carries_the_peers_verdicts_on_its_outputs)
+{
+    g_fault = F_FLIP_ONE;
+    int fails;
+    a4w4_entry_list en = run_one("ordered(1)", 1, 1, A4W4_REGIME_EXACT, 3, 32, 256, &fails);
+    const a4w4_entry_result *e = &en.items[1];
+    cr_assert_eq(e->verdict, A4W4_VERDICT_FAIL);
+    cr_assert_gt(e->ntol, 0);
+    cr_expect_eq(e->tol_outputs, 3 * 32);
+    const char *want[][2] = {{"aiter-checkallclose", "PASS"}, {"hipblaslt-unit-check", "FAIL"},
+                             {"onednn-benchdnn-matmul", "FAIL"}, {"flashinfer-cosine", "n/a"}};
+    for (size_t w = 0; w < 4; w++) {
+        const a4w4_crit_result *r = NULL;
+        for (size_t i = 0; i < e->ntol; i++)
+            if (!strcmp(e->tol[i].c->id, want[w][0]))
+                r = &e->tol[i];
+        cr_assert_not_null(r, "%s", want[w][0]);
+        cr_expect_str_eq(a4w4_crit_verdict_name(r->verdict), want[w][1], "%s", r->text);
+    }
+    cJSON *a = a4w4_entry_list_json(&en);
+    const cJSON *t = cJSON_GetObjectItem(cJSON_GetArrayItem(a, 1), "tolerance");
+    cr_assert_not_null(t);
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(t, "would_ship")));
+    cr_expect_null(cJSON_GetObjectItem(cJSON_GetArrayItem(a, 0), "tolerance"),
+                   "a passing entry has none");
+    cJSON_Delete(a);
+    a4w4_entry_list_free(&en);
+}
+
 Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
 {
     g_fault = F_FLIP_ONE;
@@ -813,7 +845,7 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
         "y_hash", "pad_variants", "checked_outputs", "sampled", "verdict", "mismatches",
         "unwritten", "max_ulp", "first_mismatches", "time_ms", "cost_ms", "exact_regime_outputs",
         "judged_bit_exact", "judged_in_bound", "not_judged", "signature", "signature_class",
-        "mismatch_map", "route", "policy", "hazard", "field_bugs"};
+        "mismatch_map", "tolerance", "route", "policy", "hazard", "field_bugs"};
     const cJSON *e = cJSON_GetArrayItem(a, 1);
     expect_keys(e, fault_keys, sizeof fault_keys / sizeof fault_keys[0]);
     cr_expect_eq(cJSON_GetObjectItem(e, "judged_bit_exact")->valuedouble, 3 * 32,
@@ -1229,6 +1261,24 @@ static a4w4_entry_result judge_given(const char *contract, a4w4_regime regime, s
     a4w4_case_data_free(&d);
     a4w4_sample_free(&s);
     return e;
+}
+
+/* A capture's failing outputs (a kernel outside the process) carry the peers' criteria too:
+ * one output one ULP off in 16 x 64 passes AITER's checkAllclose and fails hipBLASLt's
+ * unit_check. */
+Test(runner, a_failing_capture_carries_the_peers_verdicts)
+{
+    g_seed = 17;
+    a4w4_entry_result e = judge_given("ordered(1)", A4W4_REGIME_EXACT, 16, 64, 256, 5);
+    cr_assert_eq(e.verdict, A4W4_VERDICT_FAIL, "%s", e.note);
+    cr_assert_gt(e.ntol, 0);
+    cr_expect_eq(e.tol_outputs, 16 * 64);
+    for (size_t i = 0; i < e.ntol; i++) {
+        if (!strcmp(e.tol[i].c->id, "aiter-checkallclose"))
+            cr_expect_eq(e.tol[i].verdict, A4W4_CRIT_PASS, "%s", e.tol[i].text);
+        if (!strcmp(e.tol[i].c->id, "hipblaslt-unit-check"))
+            cr_expect_eq(e.tol[i].verdict, A4W4_CRIT_FAIL, "%s", e.tol[i].text);
+    }
 }
 
 /* Outputs computed elsewhere are judged as a backend's are: by their declared contract on

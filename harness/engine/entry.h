@@ -13,6 +13,7 @@
 
 #include "a4w4_tree.h"
 #include "check.h"
+#include "criteria.h"
 #include "signature.h"
 
 /* A verdict, in this order ("pass", "fail", "n/a", "skip", "ambiguous"). skip: the entry
@@ -67,7 +68,7 @@ typedef struct {
  *            [bound_use, bound_ulp_median, bound_ulp_max], first_mismatches, time_ms,
  *            [cost_ms], exact_regime_outputs, judged_bit_exact, judged_in_bound, not_judged,
  *            [ambiguous], [note], [aborted], [signature, signature_class, mismatch_map],
- *            [repro], [saved], [layer, call_site];
+ *            [repro], [saved], [layer, call_site], [tolerance];
  *   BYTES    byte or bit checks (layout and quantizer backends, golden bundles): identity,
  *            [tags], checked_outputs, verdict, mismatches, max_ulp, first_mismatches, [note],
  *            sampled, time_ms, [cost_ms], [judged_bit_exact, judged_in_bound, not_judged],
@@ -151,6 +152,12 @@ typedef struct {
     char saved[512];               /* run --save-failing: the item name of the bundle saved
                                       for it (engine/failing.h; "" none). Written as "saved". */
     int save_failed;               /* --save-failing could not write it (note says why) */
+    /* failing entries with outputs: the peers' tolerance criteria on the outputs that failed
+     * (engine/criteria.h; a verdict of theirs never changes this entry's). Written as
+     * "tolerance" {outputs, reference, would_ship, criteria[]}. */
+    size_t ntol;                   /* 0: none evaluated */
+    size_t tol_outputs;            /* the outputs they were evaluated on (the checked ones) */
+    a4w4_crit_result tol[A4W4_CRITERIA_MAX];
 } a4w4_entry_result;
 
 /* The entries of one case (or of several, appended in turn). */

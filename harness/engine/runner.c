@@ -987,6 +987,29 @@ other: /* a backend error, a guard zone, out of memory: the note says what */
     }
 }
 
+/* A failing entry's outputs under the peers' tolerance criteria (engine/criteria.h), against
+ * the exact value, rounded to fp32, of the oracles that judged it (the dequantized operands'
+ * product) over the checked outputs, each marked where it also fails the contract oracle's
+ * own outputs; the unquantized reference needs a float weight, which no generated case has,
+ * so the criteria that need it are n/a. */
+static void tolerance_of(gemm_run *g, a4w4_entry_result *e)
+{
+    if (e->verdict != A4W4_VERDICT_FAIL || !e->has_y_hash || !g->judged_by || e->aborted[0] ||
+        e->refused)
+        return;
+    static const char no_unquant[] = "no unquantized operands in this run: the weight is "
+                                     "generated as fp4 codes";
+    const uint16_t *exp = expected_of(g, g->judged_by);
+    if (!exp)
+        return;
+    a4w4_crit_result base[A4W4_CRITERIA_MAX];
+    e->tol_outputs = g->n;
+    e->ntol = a4w4_criteria_eval_all(g->yfail ? g->yfail : g->y.y, g->judged_by->exact_f32,
+                                     NULL, g->n, no_unquant, e->tol);
+    a4w4_criteria_eval_all(exp, g->judged_by->exact_f32, NULL, g->n, no_unquant, base);
+    a4w4_criteria_mark(e->tol, base, e->ntol);
+}
+
 /* A failing entry's repro command and, with --save-failing, its bundle (engine/failing.h). */
 static void record_failing(const a4w4_runner *r, gemm_run *g, const a4w4_case *c,
                            a4w4_entry_result *e)
@@ -1082,6 +1105,7 @@ static int run_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c
     put_judged(e, &g.cmp, g.dev ? c->M * c->N : g.n);
     if (fail)
         map_failure(&g, e);
+    tolerance_of(&g, e);
     size_t L = strlen(e->note);
     while (L && (e->note[L - 1] == ' ' || e->note[L - 1] == ';'))
         e->note[--L] = 0;
