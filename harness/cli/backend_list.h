@@ -82,7 +82,8 @@ int a4w4_backend_contracts_apply(const char *cmd, const a4w4_opt_strings *specs,
                                  a4w4_backend *bk, size_t n);
 
 /* Add to header (a results document's) "contracts": {name: the contract in force, canonical;
- * a rule set one rule per line} and, when `--contract` overrode any, "contract_overrides":
+ * a rule set one rule per line}, "e8m0_code0_declared": {name: "2^-127" or "2^-126"} of the
+ * backends declaring their reading of E8M0 code 0 (contracts §1; may be empty) and, when `--contract` overrode any, "contract_overrides":
  * {name: {"declared": what the backend declared, "source": the file, or "text"}}. */
 void a4w4_backends_contracts_json(cJSON *header, const a4w4_backend *bk, size_t n);
 
