@@ -61,9 +61,11 @@ extern const char *const a4w4_code0_names[];
 /* The help of `--e8m0-code0 R` (run, shrink). */
 #define A4W4_CODE0_HELP                                                                     \
     "how E8M0 scale code 0 is read (contracts §1): both (default)\n"                     \
-    "judges under 2^-127 and 2^-126, an entry matching only one is\n"                    \
-    "ambiguous, never a pass (verdict INCOMPLETE); 2^-127 (OCP,\n"                       \
-    "the oracles) or 2^-126 (one host driver) states the reading"
+    "judges each backend under the reading it declares (cpu-asm,\n"                      \
+    "cpu-fallback: 2^-127), an undeclared one under 2^-127 and\n"                        \
+    "2^-126 (an entry matching only one is ambiguous, never a pass,\n"                   \
+    "verdict INCOMPLETE); 2^-127 (OCP, the oracles) or 2^-126 (one\n"                    \
+    "host driver) states the reading for every backend"
 
 /* The help of `--contract B=FILE|TEXT` (run, hazards, shrink). */
 #define A4W4_CONTRACT_HELP                                                                  \
