@@ -16,10 +16,10 @@
 void a4w4_failing_name(const char *case_name, const char *backend, char *buf, size_t len)
 {
     char b[200];
-    const char *slash = strrchr(backend, '/');
-    if ((!strncmp(backend, "plugin:", 7) || !strncmp(backend, "bundle:", 7)) && slash &&
-        slash[1]) /* by its file name */
-        snprintf(b, sizeof b, "%.6s_%s", backend, slash + 1);
+    /* a backend selected as TYPE:PATH (a library, a directory) by its type and file name */
+    const char *colon = strchr(backend, ':'), *slash = strrchr(backend, '/');
+    if (colon && slash > colon && slash[1])
+        snprintf(b, sizeof b, "%.*s_%s", (int)(colon - backend), backend, slash + 1);
     else
         snprintf(b, sizeof b, "%s", backend);
     for (char *p = b; *p; p++)
