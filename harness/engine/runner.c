@@ -1848,7 +1848,7 @@ static void golden_oracle(const a4w4_check_list *checks, const a4w4_bundle_sut *
     snprintf(oracle->subject, sizeof oracle->subject, "bundle tensors");
     oracle->verdict = rc == A4W4_ST_BADINPUT ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
     if (rc == A4W4_ST_BADINPUT) /* no kernel's mismatch: a refusal (the run is bad input) */
-        snprintf(oracle->note, sizeof oracle->note, "refused: bad input: %.140s", err);
+        snprintf(oracle->note, sizeof oracle->note, "refused: bad input: %.130s", err);
     size_t ntensor = 0;
     for (size_t i = 0; i < checks->n; i++) {
         const a4w4_check *c = &checks->items[i];
