@@ -379,6 +379,28 @@ static void verdict_lines(rbuf *b, const cJSON *doc, const int n[NVERDICTS], int
     rb_puts(b, ".\n\n");
 }
 
+/* The header's clause on E8M0 code 0 (contracts §1): the reading the run states, else each
+ * declaring backend's own and both readings for the rest. */
+static void code0_line(rbuf *b, const cJSON *doc)
+{
+    const char *st = jstr(doc, "e8m0_code0");
+    if (strcmp(st, "both")) {
+        rb_printf(b, ", E8M0 code 0 read as %s, as the run states (contracts §1)", st);
+        return;
+    }
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(doc, "e8m0_code0_declared"), *it;
+    if (!cJSON_GetArraySize(d)) {
+        rb_puts(b, ", E8M0 code 0 judged under both readings, 2^-127 and 2^-126 (contracts §1)");
+        return;
+    }
+    rb_puts(b, ", E8M0 code 0 read as each backend declares (");
+    int i = 0;
+    cJSON_ArrayForEach(it, d)
+        rb_printf(b, "%s%s: %s", i++ ? ", " : "", it->string,
+                  cJSON_IsString(it) ? it->valuestring : "?");
+    rb_puts(b, "), any other backend judged under both readings (contracts §1)");
+}
+
 char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
 {
     if (!o)
@@ -413,11 +435,7 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         rb_printf(&b, " unless the run's budget of %g s of host checking (at its own measured "
                   "rates) covers the case", jnum(doc, "budget_seconds", 0));
     if (*jstr(doc, "e8m0_code0"))
-        rb_printf(&b, ", E8M0 code 0 %s (contracts §1)",
-                  !strcmp(jstr(doc, "e8m0_code0"), "both")
-                      ? "judged under both readings, 2^-127 and 2^-126"
-                      : !strcmp(jstr(doc, "e8m0_code0"), "2^-127") ? "read as 2^-127, as the run states"
-                                                                    : "read as 2^-126, as the run states");
+        code0_line(&b, doc);
     if (*jstr(doc, "judge") && strcmp(jstr(doc, "judge"), "host"))
         rb_printf(&b, "; GPU judge: %s", jstr(doc, "judge"));
     rb_puts(&b, ". Contracts: contracts §4.1 (bit-exact against ordered(S) or exact; bounded "

@@ -241,10 +241,13 @@ static void contract_provenance_json(cJSON *header, const a4w4_backend *bk, size
 void a4w4_backends_contracts_json(cJSON *header, const a4w4_backend *bk, size_t n)
 {
     cJSON *bc = cJSON_AddObjectToObject(header, "contracts");
+    cJSON *c0 = cJSON_AddObjectToObject(header, "e8m0_code0_declared");
     cJSON *ov = NULL;
     contract_provenance_json(header, bk, n);
     for (size_t i = 0; i < n; i++) {
         const a4w4_backend *b = &bk[i];
+        if (b->code0_reading)
+            cJSON_AddStringToObject(c0, b->name, a4w4_code0_names[b->code0_reading]);
         char *text = malloc(A4W4_CONTRACT_FILE_MAX);
         int single = !b->contracts.n || (b->contracts.n == 1 && !b->contracts.rules[0].npreds);
         if (single || !text ||

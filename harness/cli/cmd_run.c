@@ -120,16 +120,22 @@ static const a4w4_command_spec run_spec = {
     "      not recorded, or a backend that compared nothing: every entry n/a or skip)\n"};
 
 /* Backends holding results made before the run (bundle:DIR) checked against the whole
- * matrix: its hash and every item's name. Returns the exit code. */
+ * matrix: its hash and every item's name; under --case the matrix it narrowed (its base: the
+ * results of a matrix answer any subset of it, so a failing entry's repro line reruns).
+ * Returns the exit code. */
 static int check_stored_results(a4w4_run_plan *p)
 {
     char hash[32], (*store)[160] = NULL;
-    snprintf(hash, sizeof hash, "%016llx", p->m.hash);
+    snprintf(hash, sizeof hash, "%016llx", p->m.base_items ? p->m.base_hash : p->m.hash);
     a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
     const char **v = NULL;
     size_t n;
     int rc = A4W4_EXIT_IO;
-    if (a4w4_run_item_names(p, &store, &v, &n))
+    if (p->m.base_items)
+        rc = a4w4_backend_list_check_items("run", p->bk, p->nb, &id,
+                                           (const char *const *)p->m.base_items,
+                                           p->m.nbase_items);
+    else if (a4w4_run_item_names(p, &store, &v, &n))
         a4w4_errorf("run: out of memory listing the items");
     else
         rc = a4w4_backend_list_check_items("run", p->bk, p->nb, &id, v, n);
@@ -234,7 +240,8 @@ static void verify_repro(const char *path, char *buf, size_t len)
 static int run_items(const run_opts *o, a4w4_run_plan *p)
 {
     char err[1024], hash[32];
-    snprintf(hash, sizeof hash, "%016llx", p->m.hash);
+    /* the operands' identity: the matrix a --case subset was taken from (check_stored_results) */
+    snprintf(hash, sizeof hash, "%016llx", p->m.base_items ? p->m.base_hash : p->m.hash);
     a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
     a4w4_repro_run rr = {p->m.set, p->m.cases_path, o->golden_dir, o->bundles.v, o->bundles.n,
                          o->full, o->budget_s, o->timeout_s, o->no_isolate, o->contract.v,

@@ -24,13 +24,19 @@
 #define PLAN_FILE "discover.json"
 #define PLAN_FORMAT "a4w4-discover-probes/1"
 
+/* The progress of a round on stderr: one line rewritten in place on a terminal; elsewhere (a
+ * log, a pipe) whole lines, one per eighth of the round and one at its end. */
 static void progress(void *ctx, size_t done, size_t total)
 {
     const unsigned *round = ctx;
-    if (done == total || done % 16 == 0)
-        fprintf(stderr, "\ra4w4check discover: round %u: %zu/%zu calls", *round, done, total);
-    if (done == total)
-        fputc('\n', stderr);
+    static int tty = -1;
+    if (tty < 0)
+        tty = isatty(2);
+    size_t step = tty ? 16 : (total / 8 > 16 ? total / 8 : 16);
+    if (done != total && done % step != 0)
+        return;
+    fprintf(stderr, "%sa4w4check discover: round %u: %zu/%zu calls%s", tty ? "\r" : "", *round,
+            done, total, tty && done != total ? "" : "\n");
 }
 
 /* Every round through the open backend b. */

@@ -13,14 +13,14 @@
 #include "export.h"
 #include "fsutil.h"
 
-/* The item's backend part: a plugin or bundle by its file name, characters outside
+/* The item's backend part: one selected as TYPE:PATH by TYPE_<file name>, characters outside
  * [A-Za-z0-9._-] as '_'. */
 static void backend_part(const char *backend, char *b, size_t len)
 {
-    const char *slash = strrchr(backend, '/');
-    if ((!strncmp(backend, "plugin:", 7) || !strncmp(backend, "bundle:", 7)) && slash &&
-        slash[1]) /* by its file name */
-        snprintf(b, len, "%.6s_%s", backend, slash + 1);
+    /* a backend selected as TYPE:PATH (a library, a directory) by its type and file name */
+    const char *colon = strchr(backend, ':'), *slash = strrchr(backend, '/');
+    if (colon && slash > colon && slash[1])
+        snprintf(b, len, "%.*s_%s", (int)(colon - backend), backend, slash + 1);
     else
         snprintf(b, len, "%s", backend);
     for (char *p = b; *p; p++)

@@ -14,10 +14,11 @@
  * and metadata (strings): backend, contract, rows and cols (the checked output rows and
  * columns as ascending ranges "0-3,15,31-33", or "all"), mismatches, variant (the pad fill
  * whose run the outputs are, "" for the plain run: contracts §3.3), signature, repro.
- * Item name "<case>@<backend, characters outside [A-Za-z0-9._-] as '_', a plugin or bundle
- * by its file name>", and when another backend of the run has the same file name (two
- * plugins libk.so from different folders) "-<8 hex digits>" after it, the FNV-1a hash of
- * the whole backend spec, so each keeps its own file; file name as a4w4_item_path gives it. Nothing here prints. */
+ * Item name "<case>@<backend, characters outside [A-Za-z0-9._-] as '_', one selected as
+ * TYPE:PATH (a plugin, a bundle) by TYPE_<its file name>>", and when another backend of the run
+ * has the same file name (two plugins libk.so from different folders) "-<8 hex digits>" after
+ * it, the FNV-1a hash of the whole backend spec, so each keeps its own file; file name as
+ * a4w4_item_path gives it. Nothing here prints. */
 #ifndef A4W4_FAILING_H
 #define A4W4_FAILING_H
 

@@ -680,7 +680,14 @@ static size_t readings_differ(const gemm_run *g)
 #define OCP_READING "OCP, AITER torch, the oracles"
 #define DRIVER_READING "one host driver"
 
-/* contracts §1, E8M0 code 0 in the operands: judge the baseline under the run's policy.
+/* The E8M0 code-0 reading g's entry is judged under (A4W4_CODE0_*, contracts §1): the one the
+ * run states, else the one its backend declares (BOTH: none). */
+static int code0_policy(const gemm_run *g)
+{
+    return g->j->policy ? g->j->policy : g->b->code0_reading;
+}
+
+/* contracts §1, E8M0 code 0 in the operands: judge the baseline under code0_policy.
  * g->cmp holds the comparison under the oracles' reading (2^-127). Under a stated reading
  * the entry is judged under it (2^-126: g->cmp replaced); under both, where the readings
  * expect other bits, an entry matching exactly one of them is ambiguous (g->ambiguous) and
@@ -698,20 +705,22 @@ static int judge_code0(gemm_run *g, a4w4_entry_result *e)
     }
     int pa = !g->cmp.mismatches, pb = !alt.mismatches;
     static const char *const stated[3] = {"", "2^-127", "2^-126"};
-    if (g->j->policy == A4W4_CODE0_OCP || g->j->policy == A4W4_CODE0_DRIVER) {
-        if (g->j->policy == A4W4_CODE0_DRIVER) {
+    int policy = code0_policy(g);
+    if (policy == A4W4_CODE0_OCP || policy == A4W4_CODE0_DRIVER) {
+        if (policy == A4W4_CODE0_DRIVER) {
             g->cmp = alt;
             g->judged_by = g->j->alt;
         }
-        note_add(e->note, sizeof e->note, "E8M0 code 0 present: judged as %s, the reading this "
-                 "run states (--e8m0-code0); the two readings expect other bits on %zu of %zu "
-                 "outputs (contracts §1); ", stated[g->j->policy], differ, g->n);
+        note_add(e->note, sizeof e->note, "E8M0 code 0 present: judged as %s, the reading %s; "
+                 "the two readings expect other bits on %zu of %zu outputs (contracts §1); ",
+                 stated[policy], g->j->policy ? "this run states (--e8m0-code0)"
+                                              : "the backend declares", differ, g->n);
     } else if (pa != pb) {
         g->ambiguous = 1;
         note_add(e->note, sizeof e->note, "ambiguous: every checked output matches E8M0 code "
                  "0 read as %s (%s), %zu differ from it read as %s (%s); the sources disagree, "
-                 "so this is not judged (contracts §1; a run may state the reading with "
-                 "--e8m0-code0); ", pa ? "2^-127" : "2^-126", pa ? OCP_READING : DRIVER_READING,
+                 "so this is not judged (contracts §1: the backend declares no reading; a "
+                 "run may state one with --e8m0-code0); ", pa ? "2^-127" : "2^-126", pa ? OCP_READING : DRIVER_READING,
                  pa ? alt.mismatches : g->cmp.mismatches, pa ? "2^-126" : "2^-127",
                  pa ? DRIVER_READING : OCP_READING);
     } else {
@@ -1918,8 +1927,8 @@ static void golden_oracle(const a4w4_check_list *checks, const a4w4_bundle_sut *
     memset(oracle, 0, sizeof *oracle);
     snprintf(oracle->subject, sizeof oracle->subject, "bundle tensors");
     oracle->verdict = rc == A4W4_ST_BADINPUT ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
-    if (rc == A4W4_ST_BADINPUT)
-        snprintf(oracle->note, sizeof oracle->note, "bad input: %.140s", err);
+    if (rc == A4W4_ST_BADINPUT) /* no kernel's mismatch: a refusal (the run is bad input) */
+        snprintf(oracle->note, sizeof oracle->note, "refused: bad input: %.130s", err);
     size_t ntensor = 0;
     for (size_t i = 0; i < checks->n; i++) {
         const a4w4_check *c = &checks->items[i];

@@ -212,7 +212,8 @@ static int take_item(line_walk *w, const cJSON *j, size_t lineno)
 /* Fields of the header that must agree for a resume or a merge. */
 static const char *const identity_fields[] = {"schema",         "tool_version", "matrix_hash",
                                               "backends",       "contracts",    "full",
-                                              "budget_seconds", "set",          "e8m0_code0"};
+                                              "budget_seconds", "set",          "e8m0_code0",
+                                              "e8m0_code0_declared"};
 
 static int write_line(int fd, const char *s, size_t n)
 {

@@ -290,13 +290,16 @@ def write_operand_manifest(directory: str, *, set_name: str, matrix_hash: str, t
 
 def write_outputs_manifest(directory: str, *, kernel: str, contract: str, matrix_hash: str,
                            tool_version: str, cases: Sequence[str], failed: Mapping[str, str],
-                           note: str | None = None) -> None:
+                           note: str | None = None, e8m0_code0: str | None = None) -> None:
     """OUT/manifest.json (a4w4-outputs/1) and OUT/contract.txt (the contract line the C bundle
     backend reads for the directory). note (optional) is kept in the manifest: "probes" for
-    outputs of discover's probe rounds, whose contract is a placeholder."""
+    outputs of discover's probe rounds, whose contract is a placeholder. e8m0_code0 (optional:
+    "2^-127" or "2^-126") is the reading of E8M0 code 0 the kernel declares (contracts §1)."""
     m: dict[str, object] = {"format": OUTPUTS, "kernel": kernel, "contract": contract,
                             "matrix_hash": matrix_hash, "tool_version": tool_version,
                             "cases": list(cases), "failed": dict(failed)}
+    if e8m0_code0:
+        m["e8m0_code0"] = e8m0_code0
     if note:
         m["note"] = note
     write_json(os.path.join(directory, "manifest.json"), m)

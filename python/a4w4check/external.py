@@ -1,10 +1,13 @@
 """python -m a4w4check.external --ops DIR --out DIR --kernel NAME [--contract C|FILE]
-[--device cuda|cpu] [--quiet]
+[--e8m0-code0 2^-127|2^-126] [--device cuda|cpu] [--quiet]
 
 Runs a GEMM kernel (a4w4check.kernels) on every case of an operand directory (DIR/manifest.json,
 a4w4-operands/1) and writes one output bundle per case (OUT/<case>.safetensors, a4w4-output/1),
 OUT/manifest.json (a4w4-outputs/1, with the cases written and those that failed) and
-OUT/contract.txt. The C harness judges them: `a4w4check run --backend bundle:OUT`.
+OUT/contract.txt. The C harness judges them: `a4w4check run --backend bundle:OUT`. The
+manifest records the reading of E8M0 scale code 0 the kernel declares (--e8m0-code0, or the
+kernel's own; contracts §1) as "e8m0_code0": the harness judges cases holding code 0 under it,
+and an undeclared kernel's under both readings (a match of one only is ambiguous).
 
 A module:function kernel (a runner) is called as kernels.call_runner says: every input tensor
 of the case's operand bundle as a keyword (torch uint8 on the device), no M, N, K, and never the
@@ -48,6 +51,9 @@ except ImportError as _missing:  # numpy: every bundle is numpy arrays
     sys.exit(3)
 
 
+CODE0_READINGS = ("2^-127", "2^-126")
+
+
 class Usage(Exception):
     """Bad input: one line, exit 2."""
 
@@ -65,6 +71,9 @@ def _parse(argv: Sequence[str] | None, prog: str) -> argparse.Namespace:
                    "module:function")
     p.add_argument("--contract", help="exact, ordered(S), bounded(S), tree(...), or a file "
                    "holding one (`a4w4check discover --out FILE`; default: the kernel's)")
+    p.add_argument("--e8m0-code0", choices=CODE0_READINGS, help="the reading of E8M0 scale "
+                   "code 0 the kernel implements (contracts §1; default: the kernel's "
+                   "a4w4_e8m0_code0, else undeclared)")
     p.add_argument("--device", choices=("cuda", "cpu"), help="default: the kernel's")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return p.parse_args(argv)
@@ -98,6 +107,15 @@ def _contract(args: argparse.Namespace, kern: kernels.Kernel, probes: bool = Fal
         return contract.resolve(c)
     except ValueError as e:
         raise Usage(str(e)) from None
+
+
+def _code0(args: argparse.Namespace, kern: kernels.Kernel) -> str | None:
+    """The E8M0 code-0 reading to declare: --e8m0-code0, else the kernel's (None: none)."""
+    c: str | None = args.e8m0_code0 or kern.e8m0_code0
+    if c is not None and c not in CODE0_READINGS:
+        raise Usage(f"kernel {kern.name}: a4w4_e8m0_code0 is {c!r}, not one of "
+                    f"{', '.join(CODE0_READINGS)} (contracts §1)")
+    return c
 
 
 def _cuda() -> bool:
@@ -185,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
     _check_runner(kern, inputs)
     probes = manifest.get("set") == "discover"
     contract, device = _contract(args, kern, probes), _device(args, kern)
+    code0 = _code0(args, kern)
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
@@ -207,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
     bundle.write_outputs_manifest(args.out, kernel=kern.name, contract=contract,
                                   matrix_hash=manifest.get("matrix_hash", ""),
                                   tool_version=manifest.get("tool_version", ""),
-                                  cases=written, failed=failed,
+                                  cases=written, failed=failed, e8m0_code0=code0,
                                   note="probes" if probes and not (args.contract or
                                                                    kern.contract) else None)
     print(f"{PROG}: {kern.name} ({contract}) on {device}: {len(written)} cases written, "

@@ -288,3 +288,25 @@ def test_the_lane_tile_and_fused_leaf_keys_are_contract_forms():
         assert contract.check(text), text
         assert contract.resolve(text) == text
     assert not contract.check("tree(lanes=2 )")
+
+
+def test_the_e8m0_code0_reading_a_kernel_declares_goes_to_the_manifest(opsdir, tmp_path,
+                                                                      user_module):
+    """contracts §1: torch-dequant reads code 0 as 2^-127 and declares it; --e8m0-code0
+    overrides; a user function without a4w4_e8m0_code0 declares none (no field), with it its
+    value; a value that is neither reading is bad input."""
+    d, _ = opsdir
+    manifest = lambda o: json.loads((tmp_path / o / "manifest.json").read_text())  # noqa: E731
+    assert run(d, tmp_path / "t", "torch-dequant") == 0
+    assert manifest("t")["e8m0_code0"] == "2^-127"
+    assert run(d, tmp_path / "o", "torch-dequant", "--e8m0-code0", "2^-126") == 0
+    assert manifest("o")["e8m0_code0"] == "2^-126"
+    kern = f"{user_module}:gemm"
+    assert run(d, tmp_path / "u", kern, "--device", "cpu") == 1  # its one failing case
+    assert "e8m0_code0" not in manifest("u")
+    fn = sys.modules[user_module].gemm
+    fn.a4w4_e8m0_code0 = "2^-126"
+    assert run(d, tmp_path / "v", kern, "--device", "cpu") == 1
+    assert manifest("v")["e8m0_code0"] == "2^-126"
+    fn.a4w4_e8m0_code0 = "2^-125"
+    assert run(d, tmp_path / "w", kern, "--device", "cpu") == 2
