@@ -647,6 +647,7 @@ static void section_mismatches(rbuf *b, const cJSON *cases)
                 rb_html(b, jstr(e, forensic[i][0]));
                 rb_puts(b, "</code>");
             }
+        tolerance_text(b, e, rb_html);
         rb_puts(b, "</p>\n");
         mismatch_table(b, e);
         rb_puts(b, "</details>\n");

@@ -167,7 +167,7 @@ int a4w4_backend_contracts_apply(const char *cmd, const a4w4_opt_strings *specs,
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", j ? ", " : "",
                          bk[j].name);
             a4w4_errorf("%s: --contract '%s': must be B=FILE or B=TEXT with B one of the selected "
-                        "backends (%s)", cmd, a4w4_quote(spec, shown, sizeof shown), names);
+                        "backends (%s)", cmd, a4w4_quote_ascii(spec, shown, sizeof shown), names);
             return A4W4_EXIT_BADINPUT;
         }
         for (size_t j = 0; j < i; j++)
@@ -241,10 +241,13 @@ static void contract_provenance_json(cJSON *header, const a4w4_backend *bk, size
 void a4w4_backends_contracts_json(cJSON *header, const a4w4_backend *bk, size_t n)
 {
     cJSON *bc = cJSON_AddObjectToObject(header, "contracts");
+    cJSON *c0 = cJSON_AddObjectToObject(header, "e8m0_code0_declared");
     cJSON *ov = NULL;
     contract_provenance_json(header, bk, n);
     for (size_t i = 0; i < n; i++) {
         const a4w4_backend *b = &bk[i];
+        if (b->code0_reading)
+            cJSON_AddStringToObject(c0, b->name, a4w4_code0_names[b->code0_reading]);
         char *text = malloc(A4W4_CONTRACT_FILE_MAX);
         int single = !b->contracts.n || (b->contracts.n == 1 && !b->contracts.rules[0].npreds);
         if (single || !text ||

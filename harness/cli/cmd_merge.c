@@ -48,7 +48,8 @@ static const a4w4_command_spec merge_spec = {
 /* The header fields every shard must share. */
 static const char *const same[] = {"schema",         "tool_version", "matrix_hash",
                                     "backends",       "full",         "budget_seconds",
-                                    "set",            "matrix_items", "e8m0_code0"};
+                                    "set",            "matrix_items", "e8m0_code0",
+                                    "e8m0_code0_declared"};
 
 /* The shards read so far: the first header, the merged document, which i were seen, the
  * items they recorded. */
@@ -120,7 +121,7 @@ static int admit_header(merge_state *m, const cJSON *h, const char *path, const 
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(h, same[k]);
         if (!a || !b || !cJSON_Compare(a, b, 1)) {
             a4w4_errorf("merge: %s differs from %s in '%s' (different matrix, seeds, backends, "
-                        "--full/--budget-seconds or version)",
+                        "--full/--budget-seconds, E8M0 code-0 reading or version)",
                         path, first, same[k]);
             return A4W4_EXIT_BADINPUT;
         }

@@ -456,33 +456,6 @@ static int matched_in(const cJSON *doc, const char *id)
     return 0;
 }
 
-/* The file's bytes (malloc'ed, NUL-terminated) or NULL. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t cap = 0;
-    *len = 0;
-    for (size_t got = 1; got;) {
-        if (*len + 4097 > cap) {
-            char *p = realloc(buf, cap = cap ? 2 * cap : 8192);
-            if (!p) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = p;
-        }
-        got = fread(buf + *len, 1, 4096, f);
-        *len += got;
-    }
-    fclose(f);
-    buf[*len] = 0;
-    return buf;
-}
-
 /* The byte offset of (line, col) in text, or -1. */
 static long offset_of(const char *text, int line, int col)
 {
@@ -504,12 +477,11 @@ a4w4_hstatus a4w4_known_touch(const a4w4_known_ledger *l, const cJSON *doc, cons
     if (day_number(date) == LONG_MIN)
         return a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL, "date '%s' is not YYYY-MM-DD",
                            date);
-    char *text = slurp(l->path, &len);
+    int missing;
+    char *text = a4w4_read_regular(l->path, 0, &len, &missing, err, errlen);
     a4w4_csv_doc d;
-    if (!text) {
-        snprintf(err, errlen, "%s: cannot read", l->path);
+    if (!text)
         return A4W4_ST_IO;
-    }
     if (a4w4_csv_read(l->path, &d, err, errlen)) {
         free(text);
         return A4W4_ST_BADINPUT;

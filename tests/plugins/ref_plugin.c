@@ -16,7 +16,11 @@
  *                    the others: an isolated crash must fail only those entries;
  *   HANG_M2          gemm sleeps forever on every case with M > 1 (--timeout must end it);
  *   CRASH_QUERY      a4w4_plugin_query itself writes through NULL (loading must not kill
- *                    the harness).
+ *                    the harness;
+ *   READ_CODE0_126   reads E8M0 scale code 0 as 2^-126 (the host driver's reading) instead
+ *                    of 2^-127;
+ *   DECLARE_CODE0=S  exports a4w4_plugin_e8m0_code0() returning S (the reading declared,
+ *                    contracts §1; tests/cli/code0_declared.sh).
  * Adversarial variants, after KernelBench's reward hacks (each must fail its entries with a
  * note naming what it did; tests/cli/plugin_mutants.sh):
  *   STALE            returns its previous call's outputs when the output count repeats (kept
@@ -31,7 +35,10 @@
  *                    exit code, never 1);
  *   HELPER           forks a helper process that outlives the call by 60 s (its pid goes to
  *                    $A4W4_TEST_HELPER_PIDFILE), then takes 0.3 s: the helper must hold
- *                    neither the --out lock nor the results descriptor;
+ *                    neither the --out lock nor the results descriptor. It leaves the call's
+ *                    process group (setsid, a daemon) unless $A4W4_TEST_HELPER_MODE is
+ *                    "group" (a plain forked helper, killed with the isolated call) or
+ *                    "group-hang" (the same, and the call then hangs: a timed-out call);
  *   DROP_KTAIL       the selftest mutant mut-drop-kblock as a plugin: the K loop, unrolled
  *                    by 8 blocks (256 elements), has a tail loop one block short, so the last
  *                    32-block of K is dropped whenever K % 256 != 0 (docs/forensics.md walks
@@ -152,7 +159,11 @@ static uint16_t dot_ordered1(const a4w4_plugin_gemm_args *a, int (*dec)[256][2],
             dot += (long)p[0] * q[0] + (long)p[1] * q[1];
         }
         /* exact in double (|dot| <= 4608, exponent >= -256); one rounding to fp32 */
+#ifdef READ_CODE0_126 /* E8M0 code 0 read as 2^-126, as code 1 (contracts §1) */
+        float v = (float)ldexp((double)dot, (sa[b] ? sa[b] : 1) + (sw[b] ? sw[b] : 1) - 256);
+#else
         float v = (float)ldexp((double)dot, (int)sa[b] + (int)sw[b] - 256);
+#endif
         total += v;
     }
     return bf16_rne(total);
@@ -245,9 +256,11 @@ static void *side_main(void *v)
 /* A helper process that outlives the call (a daemon a real library might start). */
 static void spawn_helper(void)
 {
+    const char *mode = getenv("A4W4_TEST_HELPER_MODE");
     pid_t p = fork();
     if (p == 0) {
-        setsid();
+        if (!mode || strncmp(mode, "group", 5))
+            setsid();
         for (int i = 0; i < 600; i++)
             usleep(100000);
         _exit(0);
@@ -312,6 +325,9 @@ static int adversary(void *state, const a4w4_plugin_gemm_args *a)
 #ifdef HELPER
     spawn_helper();
     usleep(300000); /* a slow call: a test can kill the harness in the middle of a run */
+    const char *mode = getenv("A4W4_TEST_HELPER_MODE");
+    for (int i = 0; mode && !strcmp(mode, "group-hang") && i < 600; i++)
+        usleep(100000);
 #endif
     return 0;
 }
@@ -376,3 +392,10 @@ A4W4_PLUGIN_EXPORT const a4w4_plugin_info *a4w4_plugin_query(void)
 #endif
     return &info;
 }
+
+#ifdef DECLARE_CODE0 /* the optional declaration of the E8M0 code-0 reading (contracts §1) */
+A4W4_PLUGIN_EXPORT const char *a4w4_plugin_e8m0_code0(void)
+{
+    return DECLARE_CODE0;
+}
+#endif
