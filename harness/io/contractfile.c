@@ -51,21 +51,23 @@ static unsigned departure_bits(const a4w4_contract *c)
         return 0;
     const a4w4_tree *t = &c->tree;
     return (t->final == A4W4_ROUND_RZ ? 1u : 0) | (t->round == A4W4_ROUND_RZ ? 2u : 0) |
-           (t->acc == A4W4_ACC_BF16 ? 4u : 0) | (t->prec > 0 ? 8u : 0);
+           (t->acc == A4W4_ACC_BF16 ? 4u : 0) | (t->prec > 0 ? 8u : 0) |
+           (t->lround == A4W4_ROUND_RZ ? 32u : 0);
 }
 
 /* The phrases of the bits set in bits (prec: P for phrase 3) into buf. */
 static int departure_text(unsigned bits, unsigned prec, char *buf, size_t len)
 {
-    static const char *const phrase[5] = {
+    static const char *const phrase[6] = {
         "truncates the final bf16 rounding", "rounds every add toward zero",
         "accumulates in bf16", "adds at %u bits of internal precision, truncated",
-        "adds bf16 partials in any order, judged within a bound, never bit for bit"};
+        "adds bf16 partials in any order, judged within a bound, never bit for bit",
+        "truncates each leaf's rounding to fp32"};
     size_t k = 0;
     int n = 0;
     if (len)
         buf[0] = 0;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         if (!(bits & (1u << i)) || k >= len)
             continue;
         k += (size_t)snprintf(buf + k, len - k, "%s", n++ ? "; " : "");
