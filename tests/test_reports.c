@@ -179,6 +179,39 @@ Test(schema, a_well_formed_document_validates)
     cJSON_Delete(d);
 }
 
+/* A version 1 document is read against the frozen version 1 schema, and what only version 2
+ * defines is refused in it: a results document written now, relabelled /1 and edited from an
+ * INCOMPLETE run with ambiguous entries to PASS, was accepted (report "Verdict: PASS",
+ * compare exit 0), the /1 path skipping the checks the /2 path makes. */
+Test(schema, a_version_1_document_holds_only_what_version_1_defines)
+{
+    cJSON *d = doc_new("edge");
+    set_str(d, "schema", A4W4_REPORT_SCHEMA_V1);
+    cJSON *e = add(d, "m1", 1, 256, 512, "cpu-asm", "ordered(1)", "pass", 0.5);
+    char err[512] = "";
+    cr_assert_eq(validate(d, err, sizeof err), 0, "a plain /1 document: %s", err);
+    set_str(e, "verdict", "ambiguous"); /* version 2's verdict */
+    cr_assert_neq(validate(d, err, sizeof err), 0, "verdict ambiguous accepted in /1");
+    cr_expect(contains(err, "/cases/0/verdict") && contains(err, A4W4_REPORT_SCHEMA_V1), "%s", err);
+    set_str(e, "verdict", "pass");
+    cJSON_AddNumberToObject(e, "judged_bit_exact", 0); /* fields version 2 added */
+    cr_assert_neq(validate(d, err, sizeof err), 0, "judged_bit_exact accepted in /1");
+    cr_expect(contains(err, "doc.json: /cases/0/judged_bit_exact: only a4w4check-results/2 "
+                            "defines it"), "%s", err);
+    cJSON_DeleteItemFromObject(e, "judged_bit_exact");
+    cJSON_AddStringToObject(d, "e8m0_code0", "both");
+    cr_assert_neq(validate(d, err, sizeof err), 0, "e8m0_code0 accepted in /1");
+    cr_expect(contains(err, "/e8m0_code0: only"), "%s", err);
+    cJSON_DeleteItemFromObject(d, "e8m0_code0");
+    set_str(e, "contract", "tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,"
+                           "split=1,combine=chain,final=rne)");
+    cr_assert_neq(validate(d, err, sizeof err), 0, "a tree contract accepted in /1");
+    cr_expect(contains(err, "/cases/0/contract (a tree contract)"), "%s", err);
+    set_str(d, "schema", A4W4_REPORT_SCHEMA); /* the same in /2: fine */
+    cr_assert_eq(validate(d, err, sizeof err), 0, "%s", err);
+    cJSON_Delete(d);
+}
+
 Test(schema, dispatch_fields_are_optional_and_checked)
 {
     cJSON *d = doc_new("hazard");

@@ -967,6 +967,35 @@ GEMM_MUTANT(m_bdrop, "mut-bounded-drop-block",
             "bounded(4) bf16-atomic split-K missing the last K block on odd 16-column "
             "sub-tiles (per-output bound)", "bounded(4)", 0, run_bdrop);
 
+/* ---- split-K that changes with the batch size ------------------------------------------------
+ * Row-major base. A launcher that sends small batches to a one-split kernel and, past M = 64,
+ * to a 2-way split-K one (as a serving engine switches kernel families at a batch size):
+ * ordered(1) for M <= 64, ordered(2)'s deterministic split sums (fp32 split totals added in
+ * split order) for M > 64, while declaring ordered(1) at every M. Row i of a 65-row batch then
+ * differs from the same row computed alone; `invariance --measure` calls it variant at M 65
+ * against a prediction of invariant, and the plain comparison fails it on any M > 64 case
+ * with K > 256. */
+static uint16_t out_batch_splitk(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    size_t nb = nblk(d), per = d->M > 64 ? a4w4_split_k_per_split(d->K, 2) / 32 : nb;
+    float acc = 0.0f;
+    int nan = 0;
+    for (size_t b0 = 0; b0 < nb; b0 += per) /* the fault: two splits past M = 64 */
+        acc += dot_range(d, 0, m, n, b0, b0 + per < nb ? b0 + per : nb, &nan);
+    return finish(acc, nan);
+}
+
+static int run_batch_splitk(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    return each_output(a, out_batch_splitk, NULL);
+}
+
+GEMM_MUTANT(m_batch, "mut-batch-splitk",
+            "2-way split-K for M > 64, one split below, declaring ordered(1) (batch "
+            "invariance; plain comparison at M > 64)", "ordered(1)", 0, run_batch_splitk);
+
 GEMM_MUTANT(f_unshuffled, "fb-preshuffle-unapplied",
             "a non-preshuffle GEMM on preshuffled weights: w_fp4_shuffled read row-major",
             "ordered(1)", 1, run_unshuffled);
@@ -1013,6 +1042,7 @@ static const a4w4_backend_type *const mutants[] = {
     &m_k1n1, &m_d1d4, &m_pad_ff, &m_pad_00, &m_nibble, &m_e8m0, &m_mode_ru, &m_mode_rd,
     &m_mode_ce, &m_mode_ev, &m_trunc, &m_drop, &m_rows, &m_splitk, &m_tail, &m_past,
     &m_bdrop, &m_ftz, &m_zsign, &m_stride, &m_sat, &m_scale32, &m_bucket, &m_persist,
+    &m_batch,
 #ifdef A4W4_HAVE_GPU
     A4W4_HIP_MUTANTS,
 #endif

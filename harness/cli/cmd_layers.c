@@ -262,7 +262,7 @@ int cmd_layers(int argc, char **argv)
         return A4W4_EXIT_IO;
     }
     cJSON *header = a4w4_layer_header(o.qwen_n, ngroups, pairs, npairs), *done = NULL;
-    a4w4_stream st = {-1, ""};
+    a4w4_stream st = {.fd = -1};
     rc = a4w4_exit_code(a4w4_stream_open(&st, o.out_dir, header, 0, &done, NULL, err, sizeof err));
     if (rc) {
         a4w4_errorf("layers: %s", err);

@@ -294,6 +294,11 @@ static int print_report(const a4w4_selftest *p, size_t ncases, const char *cases
                a4w4_selftest_correct_ok(c) ? "PASS" : "FAIL", c->b.name, c->pass, c->fail, c->na,
                c->fail ? "; first: " : !c->pass ? "; passed no case (proves nothing)" : "",
                c->fail ? c->first_fail : "");
+        char inv[700];
+        if (c->inv_done) {
+            a4w4_inv_measured_text(&c->inv, inv, sizeof inv);
+            printf("           batch invariance: %s\n", inv);
+        }
     }
     if (p->oracle_fail)
         printf("oracle: FAIL %s\n", p->oracle_note);
@@ -346,6 +351,10 @@ int cmd_selftest(int argc, char **argv)
     double t0 = a4w4_now();
     if (rc == A4W4_EXIT_PASS)
         rc = run_cases(&o, &p, cases, ncases);
+    if (rc == A4W4_EXIT_PASS && a4w4_selftest_invariance(&p, 65, 64, 1024, err, sizeof err)) {
+        a4w4_errorf("selftest: batch invariance: %s", err);
+        rc = A4W4_EXIT_BADINPUT;
+    }
     if (rc == A4W4_EXIT_PASS)
         rc = print_report(&p, ncases, o.cases_path, a4w4_now() - t0);
     if (o.gpu && (rc == A4W4_EXIT_PASS || rc == A4W4_EXIT_MISMATCH))

@@ -272,9 +272,16 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddNumberToObject(o, "bound_use", e->bound_use);
         cJSON_AddNumberToObject(o, "bound_ulp_median", e->bound_ulp_median);
         cJSON_AddNumberToObject(o, "bound_ulp_max", e->bound_ulp_max);
+        cJSON_AddNumberToObject(o, "bound_vacuous", (double)e->bound_vacuous);
+        cJSON_AddNumberToObject(o, "bound_strength",
+                                e->bound_weighed ? 1.0 - (double)e->bound_vacuous /
+                                                             (double)e->bound_weighed
+                                                 : 1.0);
     }
     add_first_mismatches(o, e);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
+    if (e->has_cost)
+        cJSON_AddNumberToObject(o, "cost_ms", e->cost_ms);
     cJSON_AddNumberToObject(o, "exact_regime_outputs", (double)e->exact_regime_outputs);
     add_judged_fields(o, e);
     if (e->ambiguous)
@@ -304,6 +311,8 @@ static void add_bytes_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddStringToObject(o, "note", e->note);
     cJSON_AddBoolToObject(o, "sampled", e->sampled);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
+    if (e->has_cost)
+        cJSON_AddNumberToObject(o, "cost_ms", e->cost_ms);
     add_judged_fields(o, e);
     add_signature(o, e);
     if (e->repro[0])

@@ -180,3 +180,48 @@ int a4w4_selftest_judge_mutant(const a4w4_devjudge *dev, a4w4_backend *b,
         snprintf(why, whylen, "no case's re-check by the C oracles failed it");
     return killed;
 }
+
+/* Measure b into *m; 1 when it disagrees with its prediction (why then says so). */
+static int inv_disagrees(a4w4_backend *b, size_t M, size_t N, size_t K, a4w4_inv_measured *m,
+                         char *why, size_t whylen, a4w4_hstatus *st, char *err, size_t errlen)
+{
+    int rc = a4w4_inv_measure(b, M, N, K, 0x1a7u, m, err, errlen);
+    if (rc != A4W4_OK) {
+        *st = rc == A4W4_ENOMEM ? A4W4_ST_NOMEM : A4W4_ST_BADINPUT;
+        return 0;
+    }
+    char text[600];
+    a4w4_inv_measured_text(m, text, sizeof text);
+    snprintf(why, whylen, "batch invariance: %s", text);
+    return !m->agrees;
+}
+
+a4w4_hstatus a4w4_selftest_invariance(a4w4_selftest *t, size_t M, size_t N, size_t K,
+                                      char *err, size_t errlen)
+{
+    a4w4_hstatus st = A4W4_ST_OK;
+    char why[640], kcase[96];
+    snprintf(kcase, sizeof kcase, "invariance_m%zu_n%zu_k%zu", M, N, K);
+    for (size_t i = 0; st == A4W4_ST_OK && i < t->nc; i++) {
+        a4w4_selftest_correct *c = &t->cs[i];
+        if (!c->b.type->run || c->b.type->gpu)
+            continue;
+        int bad = inv_disagrees(&c->b, M, N, K, &c->inv, why, sizeof why, &st, err, errlen);
+        c->inv_done = st == A4W4_ST_OK;
+        if (bad && !c->fail++)
+            snprintf(c->first_fail, sizeof c->first_fail, "%s: %s", kcase, why);
+    }
+    for (size_t i = 0; st == A4W4_ST_OK && i < t->nm; i++) {
+        a4w4_selftest_mutant *m = &t->ms[i];
+        if (m->killed || !m->b.type->run || m->b.type->gpu)
+            continue;
+        int bad = inv_disagrees(&m->b, M, N, K, &m->inv, why, sizeof why, &st, err, errlen);
+        m->inv_done = st == A4W4_ST_OK;
+        if (bad) {
+            m->killed = 1;
+            snprintf(m->kcase, sizeof m->kcase, "%s", kcase);
+            snprintf(m->reason, sizeof m->reason, "%s", why);
+        }
+    }
+    return st;
+}
