@@ -70,7 +70,7 @@ static void parity_section(rbuf *b, const cJSON *cases)
             rb_puts(b, j++ ? ", " : "");
             rb_md(b, jstr(c, "id"));
             rb_puts(b, " ");
-            rb_md(b, jstr(c, "verdict"));
+            rb_md(b, jstr(c, "outcome"));
         }
         rb_puts(b, " |\n");
     }

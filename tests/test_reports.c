@@ -427,7 +427,7 @@ static void add_tolerance(cJSON *e, int ship)
     cJSON *a = cJSON_AddArrayToObject(t, "criteria");
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "id", "aiter-checkallclose");
-    cJSON_AddStringToObject(c, "verdict", ship ? "PASS" : "FAIL");
+    cJSON_AddStringToObject(c, "outcome", ship ? "PASS" : "FAIL");
     cJSON_AddNumberToObject(c, "value", 0);
     cJSON_AddStringToObject(c, "text", ship ? "AITER checkAllclose: PASS (max rel 0.4 %, 0 % "
                                               "of elements over)" : "AITER <x>: FAIL");
@@ -485,7 +485,7 @@ Test(markdown, parity_of_two_paths_is_a_table_of_what_the_document_says)
     cJSON *a = cJSON_AddArrayToObject(p, "tolerance_on_difference");
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "id", "aiter-checkallclose");
-    cJSON_AddStringToObject(c, "verdict", "PASS");
+    cJSON_AddStringToObject(c, "outcome", "PASS");
     cJSON_AddStringToObject(c, "text", "AITER checkAllclose: PASS");
     cJSON_AddItemToArray(a, c);
     char err[512];

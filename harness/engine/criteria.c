@@ -261,7 +261,7 @@ cJSON *a4w4_criteria_json(const a4w4_crit_result *r, size_t nr)
             return NULL;
         }
         cJSON_AddStringToObject(c, "id", r[i].c->id);
-        cJSON_AddStringToObject(c, "verdict", a4w4_crit_verdict_name(r[i].verdict));
+        cJSON_AddStringToObject(c, "outcome", a4w4_crit_verdict_name(r[i].verdict));
         if (r[i].verdict != A4W4_CRIT_NA && isfinite(r[i].value))
             cJSON_AddNumberToObject(c, "value", r[i].value);
         cJSON_AddStringToObject(c, "text", r[i].text);

@@ -142,7 +142,8 @@ cJSON *a4w4_parity_diff_json(const a4w4_parity_diff *d);
 /* "aiter PASS, torch FAIL, ..." (column names and verdicts), truncated to len. */
 void a4w4_criteria_brief(const a4w4_crit_result *r, size_t nr, char *buf, size_t len);
 
-/* A JSON array of r [nr]: {id, verdict, [value], text} each (value absent when n/a or not
+/* A JSON array of r [nr]: {id, outcome (the criterion's verdict: "PASS", "FAIL", "n/a",
+ * "MISTRUSTED"), [value], text} each (value absent when n/a or not
  * finite); NULL when out of memory. */
 cJSON *a4w4_criteria_json(const a4w4_crit_result *r, size_t nr);
 
