@@ -40,6 +40,26 @@ list(LENGTH ctl nctl)
 if(NOT nctl EQUAL 2)
   message(FATAL_ERROR "selftest: ${nctl} correct GEMM backends measured batch-invariant, expected 2\n${s_out}")
 endif()
+# the peers' tolerance criteria on each mutant's killing entry, the bit-exact verdict last:
+# AITER's checkAllclose (5 % of elements may be off) passes the bf16-partials split-K
+expect_match(s "${s_out}" "mutant +aiter +torch +te +fi-cos +cos-dq +sqnr +unit +norm +benchdnn bit-exact")
+expect_match(s "${s_out}" "mut-splitk-bf16 +missed +caught[^\n]* caught\n")
+expect_match(s "${s_out}" "mut-preshuffle-k1n1 +bytes ")
+# the field's bug classes through their reproductions, three of them selftest's own GEMMs
+foreach(f fb-preshuffle-unapplied fb-swizzle-d1d4-gemm fb-nan-scale-zero)
+  expect_match(s "${s_out}" "KILLED +${f} +\\(field reproduction\\) by st_")
+endforeach()
+expect_match(s "${s_out}" "preshuffle unapplied \\(fb-preshuffle-unapplied\\) +caught ")
+expect_match(s "${s_out}" "FTZ of fp32 subnormals \\(mut-flush-subnormal\\) +missed ")
+# a plugin kernel is a mutant too (--plugin): the ref plugin with row 0 one ULP off is killed,
+# and its row says AITER's checkAllclose would have shipped it
+set(bad ${TOOLS}/../plugins/liba4w4_bad_plugin.so)
+expect_run(p 0 ${CLI} selftest --only mut-drop-kblock --plugin ${bad})
+expect_match(p "${p_out}" "kill rate: 2/2")
+expect_match(p "${p_out}" "KILLED +plugin:[^\n]*liba4w4_bad_plugin.so by st_")
+expect_match(p "${p_out}" "plugin:[^\n]*liba4w4_bad_plugin.so +missed +[^\n]* caught\n")
+expect_run(pb 2 ${CLI} selftest --plugin ${WORK}/none.so)
+expect_match(pb "${pb_err}" "selftest: --plugin")
 foreach(b cpu-asm cpu-fallback ref-quant ref-layout)
   expect_match(s "${s_out}" "PASS +${b} +[1-9][0-9]* pass, 0 fail")
 endforeach()
