@@ -97,8 +97,15 @@ Test(signature, every_selftest_mutant_is_named_by_its_fault_class, .timeout = 12
     a4w4_mutant_types(&nm);
     size_t ncpu = 0;
     const a4w4_backend_type *const *all = a4w4_mutant_types(&nm);
-    for (size_t i = 0; i < nm; i++)
-        ncpu += !all[i]->gpu;
+    /* killed by selftest's batch-invariance stage, whose kill is a measurement and has no
+     * mismatch map (test_mutants.c holds that mutant to its measurement) */
+    static const char *const by_stage[] = {"mut-batch-splitk"};
+    for (size_t i = 0; i < nm; i++) {
+        int staged = 0;
+        for (size_t j = 0; j < sizeof by_stage / sizeof by_stage[0]; j++)
+            staged |= !strcmp(all[i]->name, by_stage[j]);
+        ncpu += !all[i]->gpu && !staged;
+    }
     cr_assert_eq(sizeof table / sizeof table[0], ncpu, "a CPU mutant without a row here");
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         char sig[512], cls[32];

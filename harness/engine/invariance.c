@@ -312,8 +312,10 @@ static int predict_pair(const a4w4_tuned_table *tuned, const a4w4_kernel_table *
     q->first_break = -1;
     q->worst = A4W4_INV_INVARIANT;
     m_list bp = {0};
-    if (breakpoints(tuned, kt, s, q->N, q->K, &bp))
+    if (breakpoints(tuned, kt, s, q->N, q->K, &bp)) {
+        free(bp.v);
         return a4w4_errmsg(err, errlen, A4W4_ENOMEM, NULL, "out of memory");
+    }
     char why[512];
     int asm_layer = policy_asm(s, q->N, q->K, why, sizeof why);
     int rc = asm_layer < 0 ? asm_layer : A4W4_OK;

@@ -68,5 +68,5 @@ expect_match(r "${r_err}" "--format html makes one page")
 expect_run(r 1 ${CLI} invariance --measure plugin:${TOOLS}/../plugins/liba4w4_crash_plugin.so
   --shapes ${WORK}/pairs.csv --m 1,2)
 expect_match(r "${r_out}" "N 64 K 1024 M 1: invariant at M 1")
-expect_match(r "${r_out}" "N 64 K 1024 M 2: FAILED: [^\n]*crashed: SIGSEGV")
+expect_match(r "${r_out}" "N 64 K 1024 M 2: FAILED: [^\n]*crashed: ")
 expect_match(r "${r_out}" "4 measurements, 2 disagree with their prediction or failed, 0 n/a")
