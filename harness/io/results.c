@@ -168,13 +168,17 @@ static void add_unjudged(const cJSON *cases, const char *verdict, double count, 
 }
 
 /* Add an entry's judged_* counts to the row of its regime (without a ":mode" suffix) and to
- * "all" in the object of its backend. NULL when out of memory. */
+ * "all" in the object of its backend, with "matching": the judged outputs (bit for bit or
+ * within the bound) that matched, i.e. less the entry's mismatches. NULL when out of memory. */
 static cJSON *judged_add(cJSON *per_backend, const cJSON *e)
 {
-    static const char *const keys[4] = {"outputs", "bit_exact", "in_bound", "not_judged"};
-    double v[4] = {0, jnum_or(e, "judged_bit_exact"), jnum_or(e, "judged_in_bound"),
-                   jnum_or(e, "not_judged")};
+    static const char *const keys[5] = {"outputs", "bit_exact", "in_bound", "not_judged",
+                                        "matching"};
+    double v[5] = {0, jnum_or(e, "judged_bit_exact"), jnum_or(e, "judged_in_bound"),
+                   jnum_or(e, "not_judged"), 0};
     v[0] = v[1] + v[2] + v[3];
+    double differ = jnum_or(e, "mismatches"); /* among the judged outputs; at most all */
+    v[4] = v[1] + v[2] - (differ < v[1] + v[2] ? differ : v[1] + v[2]);
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "regime");
     char regime[32];
     snprintf(regime, sizeof regime, "%s", cJSON_IsString(r) ? r->valuestring : "?");
@@ -184,7 +188,7 @@ static cJSON *judged_add(cJSON *per_backend, const cJSON *e)
         cJSON *row = cJSON_GetObjectItemCaseSensitive(per_backend, rows[i]);
         if (!row && !(row = cJSON_AddObjectToObject(per_backend, rows[i])))
             return NULL;
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             cJSON *n = cJSON_GetObjectItemCaseSensitive(row, keys[k]);
             if (n)
                 cJSON_SetNumberValue(n, n->valuedouble + v[k]);
