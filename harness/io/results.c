@@ -45,36 +45,48 @@ static void tally_entries(const cJSON *cases, double n[7], double *outputs)
 
 /* 1 when some entry of backend b compared outputs: verdict pass or fail, checked_outputs
  * > 0. */
-static int backend_compared(const cJSON *cases, const char *b)
+static size_t backend_compared(const cJSON *cases, const char *b, size_t *entries)
 {
     const cJSON *e;
+    size_t n = 0;
+    *entries = 0;
     cJSON_ArrayForEach(e, cases) {
         const cJSON *be = cJSON_GetObjectItemCaseSensitive(e, "backend");
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
         const cJSON *co = cJSON_GetObjectItemCaseSensitive(e, "checked_outputs");
-        if (cJSON_IsString(be) && !strcmp(be->valuestring, b) && cJSON_IsString(v) &&
-            (!strcmp(v->valuestring, "pass") || !strcmp(v->valuestring, "fail")) &&
-            cJSON_IsNumber(co) && co->valuedouble > 0)
-            return 1;
+        if (!cJSON_IsString(be) || strcmp(be->valuestring, b))
+            continue;
+        ++*entries;
+        n += cJSON_IsString(v) &&
+             (!strcmp(v->valuestring, "pass") || !strcmp(v->valuestring, "fail")) &&
+             cJSON_IsNumber(co) && co->valuedouble > 0;
     }
-    return 0;
+    return n;
 }
 
-/* The selected backends (doc's "backends" but "oracle") without a comparison, as a new
- * array; their names joined by ", " into list (truncated to len). */
-static cJSON *unchecked_backends(const cJSON *doc, const cJSON *cases, char *list, size_t len)
+/* The selected backends (doc's "backends" but "oracle") without a comparison, or that judged
+ * fewer than A4W4_MIN_JUDGED_SHARE of their entries (the rest n/a or skip), as a new array;
+ * the names of the first joined by ", " into list, the second with their shares into few
+ * (each truncated to len). */
+static cJSON *unchecked_backends(const cJSON *doc, const cJSON *cases, char *list, char *few,
+                                 size_t len)
 {
     cJSON *u = cJSON_CreateArray();
-    size_t k = 0;
-    list[0] = 0;
+    size_t k = 0, kf = 0, entries;
+    list[0] = few[0] = 0;
     const cJSON *b;
     cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(doc, "backends")) {
-        if (!cJSON_IsString(b) || !strcmp(b->valuestring, "oracle") ||
-            backend_compared(cases, b->valuestring))
+        if (!cJSON_IsString(b) || !strcmp(b->valuestring, "oracle"))
+            continue;
+        size_t judged = backend_compared(cases, b->valuestring, &entries);
+        if (judged && judged * 100 >= entries * A4W4_MIN_JUDGED_SHARE)
             continue;
         cJSON_AddItemToArray(u, cJSON_CreateString(b->valuestring));
-        if (k < len)
+        if (!judged && k < len)
             k += (size_t)snprintf(list + k, len - k, "%s%s", k ? ", " : "", b->valuestring);
+        else if (judged && kf < len)
+            kf += (size_t)snprintf(few + kf, len - kf, "%sbackend %s judged %zu of its %zu "
+                                   "entries", kf ? "; " : "", b->valuestring, judged, entries);
     }
     return u;
 }
@@ -94,17 +106,22 @@ static void add_known(const double n[7], char *reason, size_t len)
 
 /* The one-line reason for verdict v. */
 static void reason_text(char *r, size_t len, a4w4_doc_verdict v, double fails,
-                        const a4w4_completeness *c, int nunchecked, const char *unchecked,
+                        const a4w4_completeness *c, const char *unchecked, const char *few,
                         double outputs)
 {
-    char inc[1400] = "";
+    char inc[2600] = "";
     size_t k = 0;
     if (c->recorded_items != c->expected_items)
         k += (size_t)snprintf(inc, sizeof inc, "%zu of %zu expected items recorded",
                               c->recorded_items, c->expected_items);
-    if (nunchecked && k < sizeof inc)
-        snprintf(inc + k, sizeof inc - k, "%sbackend%s %s made no comparison (every entry n/a "
-                 "or skip)", k ? "; " : "", nunchecked > 1 ? "s" : "", unchecked);
+    if (*unchecked && k < sizeof inc)
+        k += (size_t)snprintf(inc + k, sizeof inc - k, "%sbackend%s %s made no comparison "
+                              "(every entry n/a or skip)", k ? "; " : "",
+                              strchr(unchecked, ',') ? "s" : "", unchecked);
+    if (*few && k < sizeof inc)
+        snprintf(inc + k, sizeof inc - k, "%s%s: fewer than %d %% judged, the rest n/a or skip "
+                 "(a backend must judge at least that share of its entries)", k ? "; " : "", few,
+                 A4W4_MIN_JUDGED_SHARE);
     if (v == A4W4_DOC_FAIL)
         snprintf(r, len, "%.0f failing entr%s%s%s", fails, fails == 1 ? "y" : "ies",
                  *inc ? "; also incomplete: " : "", inc);
@@ -225,15 +242,15 @@ a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c)
     cJSON *cases = cJSON_DetachItemFromObjectCaseSensitive(doc, "cases");
     double n[7] = {0, 0, 0, 0, 0, 0, 0}, outputs = 0;
     tally_entries(cases, n, &outputs);
-    char unchecked[1024], reason[3200];
-    cJSON *u = unchecked_backends(doc, cases, unchecked, sizeof unchecked);
+    char unchecked[1024], few[1024], reason[3200];
+    cJSON *u = unchecked_backends(doc, cases, unchecked, few, sizeof unchecked);
     int nu = cJSON_GetArraySize(u);
     /* a skipped entry (e.g. a bundle with no output file for a case) is an expected
      * comparison not made, and so is an ambiguous one (contracts §1: an ambiguous result is
      * never a pass): the verdict cannot be PASS over either */
     int complete = !nu && !n[3] && !n[4] && c->recorded_items == c->expected_items;
     a4w4_doc_verdict v = n[1] > 0 ? A4W4_DOC_FAIL : complete ? A4W4_DOC_PASS : A4W4_DOC_INCOMPLETE;
-    reason_text(reason, sizeof reason, v, n[1], c, nu, unchecked, outputs);
+    reason_text(reason, sizeof reason, v, n[1], c, unchecked, few, outputs);
     add_unjudged(cases, "skip", n[3], reason, sizeof reason);
     add_unjudged(cases, "ambiguous", n[4], reason, sizeof reason);
     add_aborted(cases, reason, sizeof reason);
