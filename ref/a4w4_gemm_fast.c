@@ -138,7 +138,14 @@ typedef struct {
     uint8_t *panels;
     int32_t *lane_lo;  /* [npanels][16]: per lane, the smallest code (pack_panel) */
     int32_t *p_spread; /* per panel: the largest code spread of a lane */
+    int32_t *p_elo, *p_ehi; /* per panel: the smallest and largest ey of its records */
     uint32_t *p_mask;  /* per panel: a4w4_fast_pack_panel's lane masks */
+    /* X decoded once for every chunk of panels (NULL: each tile decoded per chunk): rows
+     * padded to whole tiles, [nx_pad][K] bytes, [nx_pad][nb] codes, per row load_x's flags
+     * and code range */
+    uint8_t *xd, *xcodes;
+    unsigned *xflags;
+    int32_t *xrlo, *xrhi;
     uint16_t *y_bf16;
     float *y_f32;
     size_t xs, ys;
@@ -148,9 +155,11 @@ typedef struct {
 typedef struct {
     uint8_t *x;  /* [mr][K] */
     uint8_t *ex; /* [mr][nb] sanitized codes (a4w4_fast_scan_row); missing rows 0 */
+    const uint8_t *tx, *tex; /* the tile's rows and codes: x and ex, or the job's decoded X */
     unsigned flags[A4W4_FAST_MAX_MR];
     int32_t xlo[A4W4_FAST_MAX_MR]; /* per row: the smallest code (a4w4_fast_scan_row) */
     int32_t spread;                /* the largest hi - lo of the tile's rows */
+    int32_t ex_lo, ex_hi;          /* the smallest and largest code of every row (padding: 0) */
     int any;                       /* some row has a nonzero finite block */
     size_t i0, rows;
     size_t p_first; /* the first panel run against this X tile in this chunk */
@@ -200,7 +209,20 @@ static fast_scratch *scratch_new(const fast_job *j)
 
 /* ---- X tiles ---------------------------------------------------------------------------- */
 
-/* Decode and scan X rows i0 .. i0+mr-1 (missing rows as zeros). */
+/* Decode and scan X row i into x and ex (a row past nx: zeros, code 0); its load_x flags. */
+static unsigned decode_x_row(const fast_job *j, size_t i, uint8_t *x, uint8_t *ex, int32_t *lo,
+                             int32_t *hi)
+{
+    if (i >= j->nx) {
+        memset(x, j->k->x_zero, j->K);
+        memset(ex, 0, j->nb);
+        *lo = *hi = 0;
+        return 0;
+    }
+    return j->k->load_x(j->x_fp4 + i * (j->K / 2), j->x_scale + i * j->nb, j->K, x, ex, lo, hi);
+}
+
+/* X rows i0 .. i0+mr-1 (missing rows as zeros): from the job's decoded X, or decoded here. */
 static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
 {
     unsigned mr = j->k->mr;
@@ -208,19 +230,22 @@ static void load_x_tile(const fast_job *j, fast_scratch *s, size_t i0)
     s->rows = j->nx - i0 < mr ? j->nx - i0 : mr;
     s->any = 0;
     s->spread = 0;
+    s->ex_lo = 255;
+    s->ex_hi = 0;
+    s->tx = j->xd ? j->xd + i0 * j->K : s->x;
+    s->tex = j->xd ? j->xcodes + i0 * j->nb : s->ex;
     for (unsigned r = 0; r < mr; r++) {
-        uint8_t *x = s->x + r * j->K, *ex = s->ex + r * j->nb;
         int32_t lo, hi;
-        if (r >= s->rows) {
-            memset(x, j->k->x_zero, j->K);
-            memset(ex, 0, j->nb);
-            s->flags[r] = 0;
-            s->xlo[r] = 0;
-            continue;
+        if (j->xd) {
+            s->flags[r] = j->xflags[i0 + r];
+            lo = j->xrlo[i0 + r];
+            hi = j->xrhi[i0 + r];
+        } else {
+            s->flags[r] = decode_x_row(j, i0 + r, s->x + r * j->K, s->ex + r * j->nb, &lo, &hi);
         }
-        s->flags[r] = j->k->load_x(j->x_fp4 + (i0 + r) * (j->K / 2), j->x_scale + (i0 + r) * j->nb,
-                                   j->K, x, ex, &lo, &hi);
-        s->xlo[r] = lo;
+        s->xlo[r] = lo; /* every sanitized code of the row lies in [lo, hi]; padding 0 */
+        s->ex_lo = lo < s->ex_lo ? lo : s->ex_lo;
+        s->ex_hi = hi > s->ex_hi ? hi : s->ex_hi;
         s->any |= (s->flags[r] & 1u) != 0;
         s->spread = hi - lo > s->spread ? hi - lo : s->spread;
     }
@@ -349,7 +374,8 @@ static void tree_tile(const fast_job *j, fast_scratch *s, size_t p, const a4w4_f
  * nb * 4608 * 2^18 < 2^49 (nb <= 2^18): exact in int64 and in double. */
 static void run_tile(const fast_job *j, fast_scratch *s, size_t p)
 {
-    a4w4_fast_tile t = {s->x, j->K, s->ex, j->nb, j->panels + p * j->panel_bytes, j->nb, NULL, 0};
+    a4w4_fast_tile t = {s->tx, j->K, s->tex, j->nb, j->panels + p * j->panel_bytes, j->nb, NULL, 0,
+                        s->ex_lo + j->p_elo[p], s->ex_hi + j->p_ehi[p]};
     if (p == s->p_first && s->i0 + j->k->mr < j->nx) { /* the next X tile's rows */
         size_t rows = j->nx - s->i0 - j->k->mr;
         t.pf = j->x_fp4 + (s->i0 + j->k->mr) * (j->K / 2);
@@ -391,7 +417,58 @@ static void job_free(fast_job *j)
     free(j->panels);
     free(j->lane_lo);
     free(j->p_spread);
+    free(j->p_elo);
+    free(j->p_ehi);
     free(j->p_mask);
+    free(j->xd);
+    free(j->xcodes);
+    free(j->xflags);
+    free(j->xrlo);
+    free(j->xrhi);
+}
+
+/* Panels per chunk (a sweep over X each). */
+static size_t chunk_panels(const fast_job *j)
+{
+    return CHUNK_BYTES / j->panel_bytes ? CHUNK_BYTES / j->panel_bytes : 1;
+}
+
+/* Room for X decoded once (rows padded to whole tiles); left NULL when it does not fit. */
+static void alloc_decoded_x(fast_job *j)
+{
+    size_t rows = (j->nx + j->k->mr - 1) / j->k->mr * j->k->mr;
+    j->xd = aligned_alloc(64, (rows * j->K + 63) / 64 * 64);
+    j->xcodes = malloc(rows * j->nb + 4); /* kernels may read 4 bytes at the last code */
+    j->xflags = malloc(rows * sizeof *j->xflags);
+    j->xrlo = malloc(rows * sizeof *j->xrlo);
+    j->xrhi = malloc(rows * sizeof *j->xrhi);
+    if (!j->xd || !j->xcodes || !j->xflags || !j->xrlo || !j->xrhi) {
+        free(j->xd);
+        free(j->xcodes);
+        free(j->xflags);
+        free(j->xrlo);
+        free(j->xrhi);
+        j->xd = j->xcodes = NULL;
+        j->xflags = NULL;
+        j->xrlo = j->xrhi = NULL;
+    }
+}
+
+/* The smallest and largest ey over panel p's records. */
+static void panel_code_range(fast_job *j, size_t p)
+{
+    const uint8_t *panel = j->panels + p * j->panel_bytes;
+    int32_t lo = INT32_MAX, hi = INT32_MIN;
+    for (size_t b = 0; b < j->nb; b++) {
+        int32_t ey[A4W4_FAST_NR];
+        memcpy(ey, panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF, sizeof ey);
+        for (unsigned l = 0; l < A4W4_FAST_NR; l++) {
+            lo = ey[l] < lo ? ey[l] : lo;
+            hi = ey[l] > hi ? ey[l] : hi;
+        }
+    }
+    j->p_elo[p] = lo;
+    j->p_ehi[p] = hi;
 }
 
 /* Pack every Y panel (in parallel). A4W4_ENOMEM when the buffers cannot be allocated. */
@@ -403,7 +480,9 @@ static int pack_all(fast_job *j, unsigned nt)
     j->lane_lo = malloc(j->npanels * A4W4_FAST_NR * sizeof *j->lane_lo);
     j->p_spread = malloc(j->npanels * sizeof *j->p_spread);
     j->p_mask = malloc(j->npanels * sizeof *j->p_mask);
-    if (!j->panels || !j->lane_lo || !j->p_spread || !j->p_mask)
+    j->p_elo = malloc(j->npanels * sizeof *j->p_elo);
+    j->p_ehi = malloc(j->npanels * sizeof *j->p_ehi);
+    if (!j->panels || !j->lane_lo || !j->p_spread || !j->p_mask || !j->p_elo || !j->p_ehi)
         return A4W4_ENOMEM;
     int failed = 0;
     (void)nt;
@@ -418,11 +497,13 @@ static int pack_all(fast_job *j, unsigned nt)
         for (size_t p = 0; p < j->npanels; p++) {
             size_t j0 = p * A4W4_FAST_NR;
             size_t nrows = j->ny - j0 < A4W4_FAST_NR ? j->ny - j0 : A4W4_FAST_NR;
-            if (codes)
+            if (codes) {
                 j->p_mask[p] =
                     a4w4_fast_pack_panel(j->y_fp4 + j0 * (j->K / 2), j->y_scale + j0 * j->nb, j->K,
                                          nrows, j->panels + p * j->panel_bytes, codes,
                                          j->lane_lo + p * A4W4_FAST_NR, &j->p_spread[p]);
+                panel_code_range(j, p);
+            }
         }
         free(codes);
     }
@@ -445,7 +526,7 @@ static int sweep(const fast_job *j, unsigned nt, a4w4_fast_stats *st)
 {
     unsigned mr = j->k->mr;
     size_t ntiles = (j->nx + mr - 1) / mr;
-    size_t chunk = CHUNK_BYTES / j->panel_bytes ? CHUNK_BYTES / j->panel_bytes : 1;
+    size_t chunk = chunk_panels(j);
     /* X tiles per grab: 4 when there are plenty, so neighbouring output columns (C = y^T)
      * are not written by two threads at once */
     int grab = ntiles >= (size_t)16 * nt ? 4 : 1;
@@ -458,6 +539,12 @@ static int sweep(const fast_job *j, unsigned nt, a4w4_fast_stats *st)
         if (!s) {
 #pragma omp atomic write
             failed = 1;
+        }
+        if (j->xd) {
+#pragma omp for schedule(static)
+            for (size_t i = 0; i < ntiles * mr; i++)
+                j->xflags[i] = decode_x_row(j, i, j->xd + i * j->K, j->xcodes + i * j->nb,
+                                            &j->xrlo[i], &j->xrhi[i]);
         }
         for (size_t c0 = 0; c0 < j->npanels; c0 += chunk) {
             size_t c1 = c0 + chunk < j->npanels ? c0 + chunk : j->npanels;
@@ -542,6 +629,8 @@ static int run_job(fast_job *j, const uint8_t *a_fp4, const uint8_t *a_scale,
     j->xs = a_is_x ? N : 1;
     j->ys = a_is_x ? 1 : N;
     int rc = pack_all(j, st->threads);
+    if (rc == A4W4_OK && j->npanels > chunk_panels(j))
+        alloc_decoded_x(j); /* more than one chunk: decode X once, not once a chunk */
     if (rc == A4W4_OK)
         rc = sweep(j, st->threads, st);
     job_free(j);

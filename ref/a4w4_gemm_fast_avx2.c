@@ -1,18 +1,41 @@
 /* a4w4_gemm_fast_avx2.c — the plain AVX2 path of the fast oracles (compiled with -mavx2; run
- * only where the CPU has AVX2): u8 x s8 products by vpmaddubsw (|pair sum| <= 576, never
- * saturating), pairs summed to int32 by vpmaddwd. Kernels in a4w4_gemm_fast_avx2_impl.h. */
+ * only where the CPU has AVX2): u8 x s8 products by vpmaddubsw, summed in int16 over the
+ * block's 32 elements, then pairs to int32 by one vpmaddwd per block. Kernels in
+ * a4w4_gemm_fast_avx2_impl.h. */
 #include "a4w4_gemm_fast_kernels.h"
 
 #if defined(__AVX2__)
 #include <immintrin.h>
 
-static inline __m256i dot4_avx2(__m256i acc, __m256i x, __m256i y)
+#include "a4w4_gemm_fast_x86.h"
+
+/* One X row's dots with the 16 lanes of a block record. Each int16 lane of a vpmaddubsw sums
+ * two products x * y with x in [0, 24] (2 * e2m1 + 12) and |y| <= 12 (2 * e2m1): |pair| <=
+ * 576, never saturating; the eight steps' int16 sums hold 16 products, |sum| <= 4608 < 2^15;
+ * vpmaddwd adds the lane's two int16 sums to int32, then the offset correction. */
+static inline void row_dots(const uint8_t *rec, const uint8_t *x, __m256i d[2])
 {
-    __m256i pairs = _mm256_maddubs_epi16(x, y);
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+    A4W4_FAST_OPAQUE(rec);
+    __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int ks = 0; ks < 8; ks++) {
+        int32_t x4;
+        memcpy(&x4, x + ks * 4, sizeof x4);
+        __m256i xv = _mm256_set1_epi32(x4);
+        __m256i y0 = _mm256_load_si256((const __m256i *)(const void *)(rec + ks * 64));
+        __m256i y1 = _mm256_load_si256((const __m256i *)(const void *)(rec + ks * 64 + 32));
+        s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(xv, y0));
+        s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(xv, y1));
+    }
+    const __m256i ones = _mm256_set1_epi16(1);
+    const uint8_t *nc = rec + A4W4_FAST_NCORR_OFF;
+    d[0] = _mm256_add_epi32(_mm256_madd_epi16(s0, ones),
+                            _mm256_load_si256((const __m256i *)(const void *)nc));
+    d[1] = _mm256_add_epi32(_mm256_madd_epi16(s1, ones),
+                            _mm256_load_si256((const __m256i *)(const void *)(nc + 32)));
 }
 
-#define FAST_DOT4(acc, x, y) dot4_avx2((acc), (x), (y))
+#define A4W4_FAST_ROW_DOTS
 #include "a4w4_gemm_fast_avx2_impl.h"
 
 static const a4w4_fast_kernels table = {

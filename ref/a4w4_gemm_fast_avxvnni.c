@@ -6,7 +6,28 @@
 #if defined(__AVX2__) && defined(__AVXVNNI__)
 #include <immintrin.h>
 
-#define FAST_DOT4(acc, x, y) _mm256_dpbusd_avx_epi32((acc), (x), (y))
+#include "a4w4_gemm_fast_x86.h"
+
+/* One X row's dots with the 16 lanes of a block record: vpdpbusd from the offset correction. */
+static inline void row_dots(const uint8_t *rec, const uint8_t *x, __m256i d[2])
+{
+    A4W4_FAST_OPAQUE(rec);
+    const uint8_t *nc = rec + A4W4_FAST_NCORR_OFF;
+    d[0] = _mm256_load_si256((const __m256i *)(const void *)nc);
+    d[1] = _mm256_load_si256((const __m256i *)(const void *)(nc + 32));
+#pragma GCC unroll 8
+    for (int ks = 0; ks < 8; ks++) {
+        int32_t x4;
+        memcpy(&x4, x + ks * 4, sizeof x4);
+        __m256i xv = _mm256_set1_epi32(x4);
+        d[0] = _mm256_dpbusd_avx_epi32(
+            d[0], xv, _mm256_load_si256((const __m256i *)(const void *)(rec + ks * 64)));
+        d[1] = _mm256_dpbusd_avx_epi32(
+            d[1], xv, _mm256_load_si256((const __m256i *)(const void *)(rec + ks * 64 + 32)));
+    }
+}
+
+#define A4W4_FAST_ROW_DOTS
 #include "a4w4_gemm_fast_avx2_impl.h"
 
 static const a4w4_fast_kernels table = {

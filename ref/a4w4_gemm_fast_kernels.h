@@ -46,6 +46,8 @@ typedef struct {
     size_t nb;            /* blocks (K / 32) */
     const uint8_t *pf;    /* bytes the kernel may prefetch while it runs (NULL: none) */
     size_t pf_len;
+    int32_t e_lo, e_hi;   /* bounds of ex[r][b] + ey[b][l] over every row (padding rows
+                           * included), lane and block of the tile */
 } a4w4_fast_tile;
 
 /* One instruction-set path (a BLIS-style context). Outputs of a tile are [mr][16] row-major.

@@ -31,6 +31,11 @@ static inline unsigned a4w4_fast_load_x_ssse3(const uint8_t *fp4, const uint8_t 
     return a4w4_fast_scan_row(fp4, scale, K / 32, code, lo, hi);
 }
 
+/* Hide a pointer's value from the optimizer, so that loads through it are not merged with
+ * the same loads of a neighbouring row (GCC and clang would hold all of a block's y vectors in
+ * registers across the rows, spilling them). */
+#define A4W4_FAST_OPAQUE(p) __asm__("" : "+r"(p))
+
 /* Four consecutive X bytes as one int32, broadcast-ready. */
 static inline int32_t a4w4_fast_x4(const uint8_t *p)
 {

@@ -651,3 +651,62 @@ Test(fast_window, paths_taken_per_regime)
         ops_free(&o);
     }
 }
+
+/* ---- block values in fp32 at the ends of their exact range -------------------------------- */
+
+/* A path may compute block values dot * 2^(e - 256) by one fp32 multiply when every e = ex +
+ * ey of a tile lies in [130, 383] (a4w4_gemm_fast_avx2_impl.h: 2^(e - 256) is then a normal
+ * fp32). Tiles with e at 128..131 (values at and below 2^-126, fp32 subnormals) and 368..372,
+ * 382..385 (values overflowing to Inf; the scale itself not an fp32 above 383), uniform and
+ * with one row or lane one code further out, for ordered(1), ordered(3) and the leaf=32 tree
+ * (the blocks kernel), with a row of zero dots but one block (+0 whatever its e, so its
+ * outputs are ±Inf where the other values overflow), on every path: equal to the plain
+ * oracles. */
+static void check_tree_leaf32(const operands *o)
+{
+    a4w4_contract c;
+    char err[256];
+    cr_assert_eq(a4w4_contract_parse("tree()", &c, err, sizeof err), A4W4_OK, "%s", err);
+    size_t n = o->M * o->N;
+    result plain = result_new(n), f = result_new(n);
+    cr_assert_eq(a4w4_gemm_tree(o->a, o->as, o->w, o->ws, o->M, o->N, o->K, &c.tree, plain.bf16,
+                                plain.f32), A4W4_OK);
+    for (int isa = A4W4_FAST_AUTO + 1; isa < A4W4_FAST_ISA_COUNT; isa++) {
+        if (!a4w4_fast_isa_supported((a4w4_fast_isa)isa))
+            continue;
+        cr_assert_eq(a4w4_gemm_tree_fast_ex(o->a, o->as, o->w, o->ws, o->M, o->N, o->K, &c.tree,
+                                            f.bf16, f.f32, 1, (a4w4_fast_isa)isa, NULL), A4W4_OK);
+        cr_assert_arr_eq(f.bf16, plain.bf16, n * sizeof *f.bf16, "tree() on %s",
+                         a4w4_fast_isa_name((a4w4_fast_isa)isa));
+        cr_assert_arr_eq(f.f32, plain.f32, n * sizeof *f.f32, "tree() on %s",
+                         a4w4_fast_isa_name((a4w4_fast_isa)isa));
+    }
+    result_free(&plain);
+    result_free(&f);
+}
+
+Test(fast_fp32_values, both_ends_of_the_exact_fp32_range)
+{
+    static const int ends[] = {128, 129, 130, 131, 368, 370, 372, 382, 383, 384, 385};
+    for (size_t i = 0; i < sizeof ends / sizeof *ends; i++)
+        for (int outlier = 0; outlier < 3; outlier++) {
+            int e = ends[i], sa = e / 2, sw = e - e / 2;
+            operands o = ops_new(9, 20, 256);
+            fill_codes(o.a, o.M * o.K / 2, 7);
+            fill_codes(o.w, o.N * o.K / 2, 7);
+            memset(o.as, sa, o.M * o.K / 32);
+            memset(o.ws, sw, o.N * o.K / 32);
+            memset(o.a + 2 * (o.K / 2) + 16, 0, o.K / 2 - 16); /* A row 2: one nonzero block */
+            int step = e < 256 ? -1 : 1; /* one code further out */
+            if (outlier == 1)
+                o.as[3 * (o.K / 32) + 5] = (uint8_t)(sa + step);
+            if (outlier == 2)
+                o.ws[17 * (o.K / 32) + 2] = (uint8_t)(sw + step);
+            char what[64];
+            snprintf(what, sizeof what, "e %d, outlier %d", e, outlier);
+            check_all_paths(&o, 1, 1, what);
+            check_all_paths(&o, 1, 3, what);
+            check_tree_leaf32(&o);
+            ops_free(&o);
+        }
+}

@@ -53,16 +53,36 @@ static char *read_small_file(const char *path, size_t max, size_t *n, char *err,
     return buf;
 }
 
-/* DIR/contract.txt into contract[len] ("" when absent). 0 or -1 with err. */
+/* Blank lines and comment lines (first non-blank byte '#': the "# discovered by" line of the
+ * file `a4w4check discover --out FILE` writes) at the start of buf[0..*n) dropped, in place. */
+static void drop_comment_lines(char *buf, size_t *n)
+{
+    size_t b = 0;
+    for (;;) {
+        size_t i = b;
+        while (i < *n && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r'))
+            i++;
+        if (i >= *n || (buf[i] != '#' && buf[i] != '\n'))
+            break;
+        char *nl = memchr(buf + i, '\n', *n - i);
+        b = nl ? (size_t)(nl - buf) + 1 : *n;
+    }
+    memmove(buf, buf + b, *n - b + 1);
+    *n -= b;
+}
+
+/* DIR/contract.txt into contract[len] ("" when absent): one contract line, after any blank or
+ * comment lines (contracts §7). 0 or -1 with err. */
 static int read_contract(const char *dir, char *contract, size_t len, char *err, size_t errlen)
 {
     char path[4200];
     size_t n = 0;
     snprintf(path, sizeof path, "%s/" CONTRACT_FILE, dir);
     contract[0] = 0;
-    char *buf = read_small_file(path, A4W4_CONTRACT_MAX + 64, &n, err, errlen);
+    char *buf = read_small_file(path, A4W4_CONTRACT_MAX + 4096, &n, err, errlen);
     if (!buf)
         return err[0] ? -1 : 0;
+    drop_comment_lines(buf, &n);
     size_t b = 0, e = n;
     while (b < e && strchr(" \t\r\n", buf[b]))
         b++;

@@ -2,7 +2,8 @@
  * `bundle:DIR` is opened and checked for conflicts: a bundle directory is one run of one
  * kernel over one matrix, so everything in it must agree.
  *
- * Read: DIR/contract.txt (one contract line, optional), DIR/manifest.json (optional; python -m
+ * Read: DIR/contract.txt (one contract line after any blank or "#" comment lines, such as the
+ * "# discovered by" line of discover's file; optional), DIR/manifest.json (optional; python -m
  * a4w4check.external writes it: {"format": "a4w4-outputs/1", "kernel", "contract",
  * "e8m0_code0" (optional: "2^-127" or "2^-126", the reading of E8M0 code 0 the kernel
  * declares, contracts §1), "matrix_hash", "tool_version", "cases": [names written], "failed":

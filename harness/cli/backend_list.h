@@ -85,8 +85,14 @@ int a4w4_backend_contracts_apply(const char *cmd, const a4w4_opt_strings *specs,
 
 /* Add to header (a results document's) "contracts": {name: the contract in force, canonical;
  * a rule set one rule per line}, "e8m0_code0_declared": {name: "2^-127" or "2^-126"} of the
- * backends declaring their reading of E8M0 code 0 (contracts §1; may be empty) and, when `--contract` overrode any, "contract_overrides":
- * {name: {"declared": what the backend declared, "source": the file, or "text"}}. */
+ * backends declaring their reading of E8M0 code 0 (contracts §1; may be empty) and, when
+ * `--contract` overrode any, "contract_overrides": {name: {"declared": what the backend
+ * declared, "source": the file, or "text"}}; for every GEMM backend "contract_sources": {name:
+ * "declared by the backend", "given with --contract (text)", "given with --contract FILE" or
+ * "discovered by discover, given with --contract FILE" (the file has discover's "# discovered
+ * by" line)}, and for those whose contract departs from the reference numerics
+ * "contract_departures": {name: the phrases of io/contractfile.h
+ * a4w4_contract_set_departures} (contracts §4.2). */
 void a4w4_backends_contracts_json(cJSON *header, const a4w4_backend *bk, size_t n);
 
 /* Close bk[0..n). */

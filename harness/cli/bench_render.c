@@ -15,19 +15,25 @@ void a4w4_bench_print_preamble(const a4w4_bench_plan *p, int reps, int backends_
            mc.usable, mc.online, mc.model, mc.blas_config ? mc.blas_config
                                                           : "OpenBLAS (no config string)",
            mc.blas_threads);
-    if (!backends_only)
+    const char *best = a4w4_fast_isa_name(a4w4_fast_isa_resolve(A4W4_FAST_AUTO));
+    if (!backends_only && p->isa == A4W4_FAST_AUTO)
         printf("fast oracles: path %s (the best this build and CPU run), %u threads at most\n",
-               a4w4_fast_isa_name(a4w4_fast_isa_resolve(A4W4_FAST_AUTO)),
+               best, a4w4_fast_max_threads());
+    else if (!backends_only)
+        printf("fast oracles: path %s (forced by --isa; the best this build and CPU run: %s), "
+               "%u threads at most\n", a4w4_fast_isa_name(p->isa), best,
                a4w4_fast_max_threads());
     if (p->copy_gbs > 0)
         printf("device copy bandwidth (d2d, 1 GiB, read + write, median): %.1f GB/s; GPU "
                "backends are timed with device events around each launch, operands "
                "resident\n", p->copy_gbs);
-    printf("timing: median (and min) wall clock, CLOCK_MONOTONIC, of %d timed repetitions "
-           "after 1 warm-up, every method in this run on the same operands (regime per shape, "
+    printf("timing: median (and min) %s of %d timed repetitions after 1 warm-up,",
+           p->clock == A4W4_BENCH_WALL ? "wall clock, CLOCK_MONOTONIC,"
+                                       : "thread CPU time, CLOCK_THREAD_CPUTIME_ID,", reps);
+    printf(" every method in this run on the same operands (regime per shape, "
            "seed %d); G-MAC/s = M*N*K / median / 1e9; '*': timed on the first rows only (rate "
            "from those rows, times scaled to the whole shape)\n\n",
-           reps, A4W4_BENCH_SEED);
+           A4W4_BENCH_SEED);
     printf("%-20s %-44s %12s %12s %10s\n", "shape MxNxK", "method", "median ms", "min ms",
            "G-MAC/s");
     fflush(stdout);
@@ -88,6 +94,16 @@ void a4w4_bench_print_gpu_rows(const a4w4_bench_plan *p, a4w4_bench_shape *b, in
 #endif
 }
 
+void a4w4_bench_print_entry_cost(const char *backend, int rc, double cost_ms, double run_ms,
+                                 const char *why)
+{
+    if (rc)
+        printf("%-20s %-44s n/a: %s\n", "entry cost 1x128x256", backend, why);
+    else
+        printf("%-20s %-44s entry %.3f ms, its run %.3f ms, per-entry overhead %.3f ms\n",
+               "entry cost 1x128x256", backend, cost_ms, run_ms, cost_ms - run_ms);
+}
+
 /* "  [path, window W% general G%]" of a fast-oracle run (the exact one's accumulators). */
 static void print_fast_path(const a4w4_fast_stats *st, int ordered)
 {
@@ -138,7 +154,10 @@ void a4w4_bench_print_ratios(const double *rate)
         printf(" sgemm %d / 1 threads x%.2f;", openblas_get_num_threads(),
                rate[A4W4_BENCH_M_SGEMMN] / rate[A4W4_BENCH_M_SGEMM1]);
     if (rate[A4W4_BENCH_M_FAST1] > 0 && rate[A4W4_BENCH_M_PLAIN] > 0)
-        printf(" fast / plain exact (1 thread each) x%.1f", rate[A4W4_BENCH_M_FAST1] / rate[A4W4_BENCH_M_PLAIN]);
+        printf(" fast / plain exact (1 thread each) x%.1f;", rate[A4W4_BENCH_M_FAST1] / rate[A4W4_BENCH_M_PLAIN]);
+    if (rate[A4W4_BENCH_M_ORDERED1] > 0 && rate[A4W4_BENCH_M_SGEMM1] > 0)
+        printf(" fast ordered(1) / sgemm (1 thread each) x%.2f",
+               rate[A4W4_BENCH_M_ORDERED1] / rate[A4W4_BENCH_M_SGEMM1]);
     printf("\n");
 }
 

@@ -26,7 +26,8 @@
 
 static const char bench_usage[] =
     "usage: a4w4check bench [--shapes M,N,K[:REGIME];...] [--reps R] [--regime REGIME]\n"
-    "                       [--backend NAME[,NAME...]] [--backends-only]\n"
+    "                       [--backend NAME[,NAME...]] [--backends-only] [--isa PATH]\n"
+    "                       [--clock wall|thread]\n"
     "\n"
     "Throughput of the GEMM oracles beside OpenBLAS and the CPU systems under test, per shape,\n"
     "in one run on the same operands: the plain exact oracle (wide integer accumulator, one\n"
@@ -36,19 +37,25 @@ static const char bench_usage[] =
     "then each backend (default cpu-asm and cpu-fallback) on the full output. Shapes above\n"
     "2^29 MACs time the plain oracle and CPU backends on their first rows only (marked '*':\n"
     "the rate is theirs, the times are scaled to the whole shape). Each method: one warm-up\n"
-    "run, then R timed repetitions; the wall clock (CLOCK_MONOTONIC) median and minimum are\n"
-    "printed with G-MAC/s = M*N*K / median / 1e9, then a line of ratios (fast exact / sgemm\n"
-    "on one thread each, fast exact all threads / one) and the instruction-set path. A machine\n"
-    "line (CPUs, CPU model, OpenBLAS build and threads) comes first. Operands: a generated\n"
-    "case per shape (seed 1). Each --tree TEXT (a tree contract, contracts §4.2) adds the fast\n"
+    "run, then R timed repetitions; the wall clock (CLOCK_MONOTONIC; --clock thread: the\n"
+    "thread's CPU time, one-thread methods only) median and minimum are printed with G-MAC/s\n"
+    "= M*N*K / median / 1e9, then a line of ratios (fast exact / sgemm on one thread each,\n"
+    "fast exact all threads / one, fast ordered(1) / sgemm) and the instruction-set path. A\n"
+    "machine line (CPUs, CPU model, OpenBLAS build and threads) and the fast oracles' path\n"
+    "(--isa forces one this build and CPU run, e.g. avx2 on an AVX-512 machine) come first.\n"
+    "Operands: a generated case per shape (seed 1). Each --tree TEXT (a tree contract, contracts §4.2) adds the fast\n"
     "tree oracle and the plain tree oracle (about 2^22 leaves of outputs: its first rows), one\n"
-    "thread each, and their ratio.\n"
+    "thread each, and their ratio. Each GPU backend then gets an 'entry cost 1x128x256' row:\n"
+    "a 1x128x256 case judged as run judges it, the entry's whole cost, its own run and the\n"
+    "difference (the host overhead of one entry), medians of R cases.\n"
     "\n"
     "options:\n";
 
+static const char *const clock_names[] = {"wall", "thread", NULL};
+
 typedef struct {
-    const char *shapes, *regime;
-    int reps, backends_only;
+    const char *shapes, *regime, *isa;
+    int reps, backends_only, clock;
     a4w4_opt_list backend;
     a4w4_opt_strings tree;
 } bench_opts;
@@ -72,6 +79,12 @@ static const a4w4_option bench_options[] = {
     OPT_STRINGS("tree", bench_opts, tree, "TEXT",
                 "also time the fast and the plain oracle of this tree contract\n"
                 "(e.g. 'tree(leaf=1,fuse=16,prec=26,round=rz)'); repeatable, at most 8"),
+    OPT_STRING("isa", bench_opts, isa, "PATH",
+               "the fast oracles' instruction-set path: auto (the best this build and\n"
+               "CPU run), amx, avx512vnni, avxvnni, avx2 or portable (default auto)"),
+    OPT_CHOICE("clock", bench_opts, clock, "CLOCK", clock_names,
+               "wall (CLOCK_MONOTONIC, default) or thread (the calling thread's CPU\n"
+               "time: one-thread methods only, the others n/a; for a loaded machine)"),
     OPT_END(),
 };
 
@@ -161,6 +174,11 @@ static int plan_bench(const bench_opts *o, a4w4_bench_plan *p)
         a4w4_errorf("bench: --regime '%s' is not exact, normal, normal:<mode> or wide", o->regime);
         return A4W4_EXIT_BADINPUT;
     }
+    if (a4w4_bench_plan_isa(p, o->isa, err, sizeof err)) {
+        a4w4_errorf("%s", err);
+        return A4W4_EXIT_BADINPUT;
+    }
+    p->clock = o->clock ? A4W4_BENCH_THREAD_CPU : A4W4_BENCH_WALL;
     a4w4_bench_fixed_methods(p);
     if (parse_shapes(o->shapes, o->regime, p->shapes, &p->nshapes, err, sizeof err) ||
         a4w4_bench_plan_trees(p, o->tree.v, o->tree.n, err, sizeof err)) {
@@ -182,7 +200,7 @@ static int plan_bench(const bench_opts *o, a4w4_bench_plan *p)
     a4w4_bench_plan_methods(p);
 #ifdef A4W4_HAVE_GPU
     for (size_t i = 0; i < p->nbe && rc == A4W4_EXIT_PASS; i++)
-        if (p->be[i].type->gpu && p->copy_gbs == 0)
+        if (p->be[i].type->gpu && p->be[i].type->bench && p->copy_gbs == 0)
             p->copy_gbs = a4w4_hip_copy_bandwidth_gbs(o->reps < 5 ? 5 : o->reps);
 #endif
     return rc;
@@ -218,7 +236,7 @@ static int bench_shape_rows(const bench_opts *o, const a4w4_bench_plan *p, size_
             any_gpu |= bk->type->gpu;
         }
         else {
-            a4w4_bench_time(m, &b, o->reps, &r);
+            a4w4_bench_time(m, &b, o->reps, p->clock, &r);
             double x = a4w4_bench_print_line(m, &b, &r, label);
             if (mi < A4W4_BENCH_NFIXED)
                 rate[mi] = x;
@@ -229,7 +247,7 @@ static int bench_shape_rows(const bench_opts *o, const a4w4_bench_plan *p, size_
         a4w4_bench_print_ratios(rate);
     for (size_t ti = 0; !o->backends_only && ti < ntree; ti++) { /* fast, then plain */
         const a4w4_bench_method *m = &p->methods[p->nmethods - ntree + ti];
-        a4w4_bench_time(m, &b, o->reps, &r);
+        a4w4_bench_time(m, &b, o->reps, p->clock, &r);
         tree_rate[ti % 2] = a4w4_bench_print_line(m, &b, &r, "");
         if (ti % 2)
             a4w4_bench_print_tree_ratio(tree_rate[0], tree_rate[1]);
@@ -241,10 +259,30 @@ static int bench_shape_rows(const bench_opts *o, const a4w4_bench_plan *p, size_
     return A4W4_EXIT_PASS;
 }
 
+/* The per-entry cost rows: a 1x128x256 case through each GPU backend as run judges it (on
+ * the device judge when there is one), after the shapes. */
+static void bench_entry_costs(const bench_opts *o, a4w4_bench_plan *p)
+{
+    const a4w4_devjudge *dev = NULL;
+    char why[512];
+    for (size_t i = 0; i < p->nbe; i++) {
+        if (!p->be[i].type->gpu || (!p->be[i].type->run && !p->be[i].type->layouts &&
+                                    !p->be[i].type->quantize))
+            continue;
+        if (!dev)
+            dev = a4w4_backend_devjudge(why, sizeof why);
+        double cost = 0, run = 0;
+        int rc = a4w4_bench_entry_cost(&p->be[i], dev, o->reps, &cost, &run, why, sizeof why);
+        a4w4_bench_print_entry_cost(p->be[i].name, rc, cost, run, why);
+        fflush(stdout);
+    }
+}
+
 int cmd_bench(int argc, char **argv)
 {
     const char *trees[A4W4_BENCH_MAX_TREES];
-    bench_opts o = {.shapes = DEFAULT_SHAPES, .regime = "normal", .reps = DEFAULT_REPS,
+    bench_opts o = {.shapes = DEFAULT_SHAPES, .regime = "normal", .isa = "auto",
+                    .reps = DEFAULT_REPS,
                     .tree = {trees, 0, A4W4_BENCH_MAX_TREES}};
     a4w4_args args;
     int rc = a4w4_options_parse(&bench_spec, &o, argc, argv, &args);
@@ -257,6 +295,8 @@ int cmd_bench(int argc, char **argv)
         a4w4_bench_print_preamble(&p, o.reps, o.backends_only);
     for (size_t si = 0; si < p.nshapes && rc == A4W4_EXIT_PASS; si++)
         rc = bench_shape_rows(&o, &p, si);
+    if (rc == A4W4_EXIT_PASS)
+        bench_entry_costs(&o, &p);
     a4w4_backend_list_close(p.be, p.nbe);
     return rc;
 }

@@ -68,6 +68,31 @@ static const char *hstr(const cJSON *h, const char *k)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
+/* 1 (after one line on stderr) when header h judged a backend under another contract than the
+ * first shard's header ref (their "contracts"; both absent: an older document, accepted):
+ * the merged verdict would mix two contracts under one header. */
+static int contracts_differ(const cJSON *ref, const cJSON *h, const char *path,
+                            const char *first)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(ref, "contracts");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(h, "contracts"), *x;
+    if ((!a && !b) || (a && b && cJSON_Compare(a, b, 1)))
+        return 0;
+    cJSON_ArrayForEach(x, a) {
+        const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
+        if (!cJSON_IsString(x) || !cJSON_IsString(y) || strcmp(x->valuestring, y->valuestring)) {
+            a4w4_errorf("merge: %s judged %s under contract '%.200s', %s under '%.200s' "
+                        "(shards must be judged under the same contracts)", path, x->string,
+                        cJSON_IsString(y) ? y->valuestring : "none", first,
+                        cJSON_IsString(x) ? x->valuestring : "none");
+            return 1;
+        }
+    }
+    a4w4_errorf("merge: %s and %s record other contracts (shards must be judged under the "
+                "same contracts)", path, first);
+    return 1;
+}
+
 /* Check one shard's header h against the first (path, first: for messages); the first
  * shard starts the merged document. Returns the exit code (PASS: accepted). */
 static int admit_header(merge_state *m, const cJSON *h, const char *path, const char *first)
@@ -101,6 +126,8 @@ static int admit_header(merge_state *m, const cJSON *h, const char *path, const 
             return A4W4_EXIT_BADINPUT;
         }
     }
+    if (contracts_differ(m->ref, h, path, first))
+        return A4W4_EXIT_BADINPUT;
     if (m->seen[si]) {
         a4w4_errorf("merge: shard %u/%u given twice (%s)", si, sn, path);
         return A4W4_EXIT_BADINPUT;

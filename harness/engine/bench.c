@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "a4w4_gemm.h"
 #include "a4w4_quant.h"
 #include "bench.h"
 #include "casefile.h"
+#include "runner.h"
 #include "fsutil.h"
 
 /* ---- the methods ------------------------------------------------------------------------ */
@@ -31,10 +33,10 @@ static int run_fast(a4w4_bench_shape *b, const a4w4_bench_fast_arg *f)
     if (f->ordered)
         return a4w4_gemm_ordered_fast_ex(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
                                          d->w_scale.data, d->M, d->N, d->K, 1, b->y, NULL,
-                                         f->threads, A4W4_FAST_AUTO, &b->st);
+                                         f->threads, f->isa, &b->st);
     return a4w4_gemm_exact_fast_ex(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
                                    d->w_scale.data, d->M, d->N, d->K, b->y, NULL, f->threads,
-                                   A4W4_FAST_AUTO, &b->st);
+                                   f->isa, &b->st);
 }
 
 static int run_tree(a4w4_bench_shape *b, const a4w4_bench_tree_arg *ta)
@@ -45,7 +47,7 @@ static int run_tree(a4w4_bench_shape *b, const a4w4_bench_tree_arg *ta)
                               tree_rows(b, &ta->t), d->N, d->K, &ta->t, b->y, NULL);
     return a4w4_gemm_tree_fast_ex(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
                                   d->w_scale.data, d->M, d->N, d->K, &ta->t, b->y, NULL, 1,
-                                  A4W4_FAST_AUTO, &b->st);
+                                  ta->isa, &b->st);
 }
 
 static int run_backend(a4w4_bench_shape *b, const a4w4_backend *be, char *why, size_t whylen)
@@ -97,18 +99,37 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* Seconds on clock clk. */
+static double bench_now(a4w4_bench_clock clk)
+{
+    struct timespec ts;
+    if (clk == A4W4_BENCH_WALL || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+        return a4w4_now();
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int a4w4_bench_method_parallel(const a4w4_bench_method *m)
+{
+    switch (m->kind) {
+    case A4W4_BENCH_FAST: return ((const a4w4_bench_fast_arg *)m->arg)->threads != 1;
+    case A4W4_BENCH_SGEMM: return *(const int *)m->arg != 1;
+    case A4W4_BENCH_BACKEND: return ((const a4w4_backend *)m->arg)->type->gpu;
+    default: return 0;
+    }
+}
+
 /* The repetitions after the warm-up (m's sgemm thread count set by the caller). */
 static void time_reps(const a4w4_bench_method *m, a4w4_bench_shape *b, int reps,
-                      a4w4_bench_result *r)
+                      a4w4_bench_clock clk, a4w4_bench_result *r)
 {
     double *t = malloc((size_t)reps * sizeof *t);
     if (!t) {
         r->status = A4W4_ENOMEM;
     } else if (!(r->status = run_once(m, b, r->why, sizeof r->why))) {
         for (int i = 0; i < reps && !r->status; i++) {
-            double t0 = a4w4_now();
+            double t0 = bench_now(clk);
             r->status = run_once(m, b, r->why, sizeof r->why);
-            t[i] = a4w4_now() - t0;
+            t[i] = bench_now(clk) - t0;
         }
         if (!r->status) {
             qsort(t, (size_t)reps, sizeof *t, cmp_double);
@@ -120,16 +141,23 @@ static void time_reps(const a4w4_bench_method *m, a4w4_bench_shape *b, int reps,
 }
 
 void a4w4_bench_time(const a4w4_bench_method *m, a4w4_bench_shape *b, int reps,
-                     a4w4_bench_result *r)
+                     a4w4_bench_clock clk, a4w4_bench_result *r)
 {
     memset(r, 0, sizeof *r);
+    r->rows = method_rows(m, b);
+    if (clk == A4W4_BENCH_THREAD_CPU && a4w4_bench_method_parallel(m)) {
+        r->status = A4W4_EUNSUPPORTED;
+        snprintf(r->why, sizeof r->why, "more than one thread or a GPU: not timed on the thread "
+                 "CPU clock (--clock thread)");
+        return;
+    }
     int saved = 0;
     if (m->kind == A4W4_BENCH_SGEMM) { /* OpenBLAS's thread count for this method only */
         saved = openblas_get_num_threads();
         if (*(const int *)m->arg > 0)
             openblas_set_num_threads(*(const int *)m->arg);
     }
-    time_reps(m, b, reps, r);
+    time_reps(m, b, reps, clk, r);
     if (m->kind == A4W4_BENCH_SGEMM)
         openblas_set_num_threads(saved);
     r->rows = method_rows(m, b);
@@ -213,12 +241,13 @@ int a4w4_bench_shape_make(a4w4_bench_shape *b, const a4w4_bench_shape_spec *sp,
 void a4w4_bench_fixed_methods(a4w4_bench_plan *p)
 {
     static const int default_threads = 0, one_thread = 1;
-    static const a4w4_bench_fast_arg exact1 = {0, 1}, exactn = {0, 0}, ordered1 = {1, 1};
+    const a4w4_bench_fast_arg fast[3] = {{0, 1, p->isa}, {0, 0, p->isa}, {1, 1, p->isa}};
+    memcpy(p->fast_args, fast, sizeof fast);
     const a4w4_bench_method fixed[A4W4_BENCH_NFIXED] = {
         {"plain exact oracle (1 thread)", A4W4_BENCH_PLAIN, NULL, 1},
-        {"fast exact oracle (1 thread)", A4W4_BENCH_FAST, &exact1, 0},
-        {"", A4W4_BENCH_FAST, &exactn, 0},
-        {"fast ordered(1) oracle (1 thread)", A4W4_BENCH_FAST, &ordered1, 0},
+        {"fast exact oracle (1 thread)", A4W4_BENCH_FAST, &p->fast_args[0], 0},
+        {"", A4W4_BENCH_FAST, &p->fast_args[1], 0},
+        {"fast ordered(1) oracle (1 thread)", A4W4_BENCH_FAST, &p->fast_args[2], 0},
         {"", A4W4_BENCH_SGEMM, &default_threads, 0},
         {"OpenBLAS sgemm (1 thread)", A4W4_BENCH_SGEMM, &one_thread, 0},
     };
@@ -228,6 +257,27 @@ void a4w4_bench_fixed_methods(a4w4_bench_plan *p)
     snprintf(p->methods[A4W4_BENCH_M_SGEMMN].name, sizeof p->methods[A4W4_BENCH_M_SGEMMN].name,
              "OpenBLAS sgemm (%d threads)", openblas_get_num_threads());
     p->nmethods = A4W4_BENCH_NFIXED;
+}
+
+int a4w4_bench_plan_isa(a4w4_bench_plan *p, const char *name, char *err, size_t errlen)
+{
+    int isa = 0;
+    while (isa < A4W4_FAST_ISA_COUNT && strcmp(name, a4w4_fast_isa_name((a4w4_fast_isa)isa)))
+        isa++;
+    if (isa < A4W4_FAST_ISA_COUNT && a4w4_fast_isa_supported((a4w4_fast_isa)isa)) {
+        p->isa = (a4w4_fast_isa)isa;
+        return 0;
+    }
+    char runs[128] = "";
+    for (int i = 0; i < A4W4_FAST_ISA_COUNT; i++)
+        if (a4w4_fast_isa_supported((a4w4_fast_isa)i))
+            snprintf(runs + strlen(runs), sizeof runs - strlen(runs), "%s%s", *runs ? ", " : "",
+                     a4w4_fast_isa_name((a4w4_fast_isa)i));
+    snprintf(err, errlen, "bench: --isa '%s': %s (this build and CPU run: %s)", name,
+             isa < A4W4_FAST_ISA_COUNT ? "a path this build and CPU cannot run"
+                                       : "not an instruction-set path",
+             runs);
+    return -1;
 }
 
 int a4w4_bench_plan_trees(a4w4_bench_plan *p, const char *const *texts, size_t n, char *err,
@@ -244,7 +294,7 @@ int a4w4_bench_plan_trees(a4w4_bench_plan *p, const char *const *texts, size_t n
             return -1;
         }
         for (int plain = 0; plain < 2; plain++)
-            p->trees[2 * i + plain] = (a4w4_bench_tree_arg){c.tree, plain};
+            p->trees[2 * i + plain] = (a4w4_bench_tree_arg){c.tree, plain, p->isa};
     }
     p->ntrees = n;
     return 0;
@@ -308,4 +358,56 @@ void a4w4_bench_machine_read(a4w4_bench_machine *mc)
     cpu_model(mc->model, sizeof mc->model);
     mc->blas_config = openblas_get_config();
     mc->blas_threads = openblas_get_num_threads();
+}
+
+static int cmp_ms(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_ms);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int a4w4_bench_entry_cost(a4w4_backend *bk, const a4w4_devjudge *dev, int reps, double *cost_ms,
+                          double *run_ms, char *why, size_t whylen)
+{
+    reps = reps < 1 ? 1 : reps;
+    a4w4_runner r = {.backends = bk, .nbackends = 1, .code0_reading = A4W4_CODE0_OCP,
+                     .dev = dev};
+    a4w4_case c = {.M = 1, .N = 128, .K = 256, .regime = A4W4_REGIME_NORMAL,
+                   .seed = A4W4_BENCH_SEED};
+    snprintf(c.name, sizeof c.name, "entry_cost_m1_n128_k256");
+    snprintf(c.regime_text, sizeof c.regime_text, "normal");
+    double *cost = malloc((size_t)reps * sizeof *cost), *run = malloc((size_t)reps * sizeof *run);
+    int rc = cost && run ? A4W4_OK : A4W4_ENOMEM;
+    if (rc)
+        snprintf(why, whylen, "out of memory");
+    for (int i = -1; i < reps && rc == A4W4_OK; i++) { /* i = -1: the warm-up */
+        a4w4_entry_list l = {0};
+        char err[512];
+        if (a4w4_run_case(&r, &c, &l, err, sizeof err) != A4W4_ST_OK || l.n < 2) {
+            snprintf(why, whylen, "%s", l.n < 2 ? err : "the case failed to run");
+            rc = A4W4_EINVAL;
+        } else if (!l.items[1].has_cost || l.items[1].verdict == A4W4_VERDICT_NA ||
+                   l.items[1].verdict == A4W4_VERDICT_SKIP) {
+            snprintf(why, whylen, "%s", l.items[1].note[0] ? l.items[1].note : "did not run");
+            rc = A4W4_EUNSUPPORTED;
+        } else if (i >= 0) { /* a layout or quantizer entry: its call and comparison */
+            const a4w4_entry_result *e = &l.items[1];
+            cost[i] = e->cost_ms;
+            run[i] = e->has_run ? e->run_ms : e->time_ms;
+        }
+        a4w4_entry_list_free(&l);
+    }
+    if (rc == A4W4_OK) {
+        *cost_ms = median_of(cost, reps);
+        *run_ms = median_of(run, reps);
+    }
+    free(cost);
+    free(run);
+    return rc;
 }

@@ -18,6 +18,7 @@
 #include "a4w4_tree.h"
 #include "backend.h"
 #include "casefile.h"
+#include "devjudge.h"
 #include "gen.h"
 
 #define A4W4_BENCH_MAX_SHAPES 64
@@ -61,17 +62,20 @@ typedef enum {
     A4W4_BENCH_BACKEND
 } a4w4_bench_kind;
 
-/* A4W4_BENCH_FAST's arg: ordered(1) or exact, on threads threads (0: all). */
+/* A4W4_BENCH_FAST's arg: ordered(1) or exact, on threads threads (0: all), on instruction-set
+ * path isa (A4W4_FAST_AUTO: the best this build and CPU run; ref/a4w4_gemm_fast.h). */
 typedef struct {
     int ordered;
     unsigned threads;
+    a4w4_fast_isa isa;
 } a4w4_bench_fast_arg;
 
-/* A4W4_BENCH_TREE's arg: the fast path on every output, or the plain oracle on the first
- * a4w4_bench_tree_rows rows; one thread either way. */
+/* A4W4_BENCH_TREE's arg: the fast path (on path isa) on every output, or the plain oracle on
+ * the first a4w4_bench_tree_rows rows; one thread either way. */
 typedef struct {
     a4w4_tree t;
     int plain;
+    a4w4_fast_isa isa;
 } a4w4_bench_tree_arg;
 
 /* One timed thing. arg: A4W4_BENCH_FAST an a4w4_bench_fast_arg, A4W4_BENCH_SGEMM an int
@@ -101,6 +105,11 @@ enum {
     A4W4_BENCH_M_SGEMMN, A4W4_BENCH_M_SGEMM1, A4W4_BENCH_NFIXED
 };
 
+/* The clock a run reads: the wall clock (CLOCK_MONOTONIC), or the calling thread's CPU time
+ * (CLOCK_THREAD_CPUTIME_ID: the time it ran, not the time other processes took from it, on a
+ * loaded machine; meaningful for the methods on one thread only). */
+typedef enum { A4W4_BENCH_WALL, A4W4_BENCH_THREAD_CPU } a4w4_bench_clock;
+
 /* What a bench run times: the shapes, then the methods: the fixed ones, one per backend
  * instance (be[0..nbe), opened by the caller), then per tree contract the fast and the plain
  * tree oracle. */
@@ -111,14 +120,24 @@ typedef struct {
                               2 * A4W4_BENCH_MAX_TREES];
     size_t nmethods, ntrees; /* the tree methods follow the others, fast then plain */
     a4w4_bench_tree_arg trees[2 * A4W4_BENCH_MAX_TREES];
+    a4w4_fast_isa isa;                /* the fast oracles' path (set before the methods) */
+    a4w4_bench_clock clock;           /* what a4w4_bench_time reads */
+    a4w4_bench_fast_arg fast_args[3]; /* of the fixed fast methods: exact 1, exact all, ordered 1 */
     a4w4_backend be[A4W4_BENCH_MAX_BACKENDS];
     size_t nbe;
     double copy_gbs; /* a GPU backend's device copy bandwidth (GB/s), 0 when not measured */
 } a4w4_bench_plan;
 
 /* The fixed methods into p->methods[0..A4W4_BENCH_NFIXED): their names carry the thread
- * counts of this machine (a4w4_fast_max_threads, OpenBLAS's default). */
+ * counts of this machine (a4w4_fast_max_threads, OpenBLAS's default); the fast ones run on
+ * path p->isa (a4w4_bench_plan_isa; 0 is A4W4_FAST_AUTO). */
 void a4w4_bench_fixed_methods(a4w4_bench_plan *p);
+
+/* The fast oracles' path from its name (a4w4_fast_isa_name: auto, amx, avx512vnni, avxvnni,
+ * avx2, portable) into p->isa, before a4w4_bench_fixed_methods and a4w4_bench_plan_trees.
+ * 0, or -1 with "bench: --isa 'NAME': why" in err (an unknown name, or a path this build and
+ * CPU cannot run; the message names the paths they run). */
+int a4w4_bench_plan_isa(a4w4_bench_plan *p, const char *name, char *err, size_t errlen);
 
 /* The tree contracts texts[0..n) (n <= A4W4_BENCH_MAX_TREES; contracts §4.2) into p->trees.
  * 0, or -1 with "bench: --tree 'TEXT': why" in err (a refused text, or not a tree contract). */
@@ -136,16 +155,32 @@ int a4w4_bench_shape_make(a4w4_bench_shape *b, const a4w4_bench_shape_spec *sp,
                           int operands_only);
 void a4w4_bench_shape_free(a4w4_bench_shape *b);
 
-/* Time m on b: one warm-up run, then reps (>= 1) timed runs; median and minimum wall clock
- * and the rows it ran on into r. Leaves b->st the fast path's statistics of the last run. */
+/* 1 when m runs on more than one thread (a fast oracle or sgemm with threads != 1) or on a
+ * GPU; 0 otherwise. */
+int a4w4_bench_method_parallel(const a4w4_bench_method *m);
+
+/* Time m on b: one warm-up run, then reps (>= 1) timed runs; median and minimum seconds on
+ * clock clk and the rows it ran on into r. A4W4_BENCH_THREAD_CPU and a method that
+ * a4w4_bench_method_parallel: status A4W4_EUNSUPPORTED (n/a) with why, nothing run. Leaves
+ * b->st the fast path's statistics of the last run. */
 void a4w4_bench_time(const a4w4_bench_method *m, a4w4_bench_shape *b, int reps,
-                     a4w4_bench_result *r);
+                     a4w4_bench_clock clk, a4w4_bench_result *r);
 
 /* A backend's own device-event timing of b (its type's bench hook, operands resident): the
  * median and minimum milliseconds of reps calls and the bytes one call moves. Returns A4W4_OK,
  * A4W4_EUNSUPPORTED (n/a) or another error, with why. */
 int a4w4_bench_device(const a4w4_backend *bk, a4w4_bench_shape *b, int reps, double *median_ms,
                       double *min_ms, double *bytes, char *why, size_t whylen);
+
+/* The whole cost of one entry of backend bk as `run` makes it (engine/runner.h: its call,
+ * buffers, pad variants, comparisons and re-check, on the device judge dev when not NULL, as
+ * run's): a 1x128x256 normal-regime case, E8M0 code 0 read as 2^-127, one warm-up then reps
+ * (>= 1) cases; the medians of the entry's cost_ms and of its own run_ms (a layout or
+ * quantizer entry: its time_ms, the call and its comparison), in milliseconds.
+ * Returns A4W4_OK, or another status with why (out of memory, or the entry's note when the
+ * backend did not run). */
+int a4w4_bench_entry_cost(a4w4_backend *bk, const a4w4_devjudge *dev, int reps, double *cost_ms,
+                          double *run_ms, char *why, size_t whylen);
 
 /* The machine a run is on: CPUs usable (nproc; -1 unknown) and online, the CPU model
  * ("unknown CPU" when /proc/cpuinfo has none), OpenBLAS's build (NULL: no config string) and

@@ -47,12 +47,21 @@ typedef struct {
 
 /* Where a run's wall time goes, summed over its cases (seconds): generating operands, the
  * device judge (upload, its passes, the C oracles' re-check), the backends under test
- * (device and host runs, pad variants), the host oracles of the samples. */
+ * (device and host runs, pad variants, downloads, comparisons), the host oracles of the
+ * samples. The runner adds these; the caller (engine/run_plan.c) adds the rest of the wall
+ * so that the table sums to it: setup (plan, calibration, header), record (the entries
+ * annotated and turned into results lines, a case's memory freed), bundles (golden and
+ * capture items), write (the results stream) and finish (the document). */
 typedef struct {
-    double generate_s, judge_s, kernels_s, host_oracle_s;
-    double write_s; /* the results stream and documents (the caller's) */
+    double setup_s, generate_s, judge_s, kernels_s, host_oracle_s;
+    double record_s, bundles_s;
+    double write_s, finish_s;   /* the results stream and documents (the caller's) */
+    double backend_runs_s;      /* the backends' own run_ms, inside kernels_s */
     double outputs_device, outputs_host; /* outputs compared on the device / on the host */
 } a4w4_stage_times;
+
+/* The seconds of t's stages (backend_runs_s, inside kernels_s, not counted twice). */
+double a4w4_stage_sum(const a4w4_stage_times *t);
 
 typedef struct {
     a4w4_backend *backends;

@@ -264,10 +264,12 @@ def read_operand_manifest(directory: str) -> dict[str, Any]:
     list of names. Raises BundleError."""
     path = os.path.join(directory, "manifest.json")
     try:
-        with open(path, encoding="utf-8") as f:
-            m = json.load(f)
+        with codec.open_regular(path) as f:
+            m = json.loads(f.read().decode("utf-8"))
     except OSError as e:
         raise BundleError(path, "manifest", f"cannot read ({e.strerror})") from None
+    except RecursionError:
+        raise BundleError(path, "manifest", "not valid JSON (nested too deep)") from None
     except ValueError as e:
         raise BundleError(path, "manifest", f"not valid JSON ({e})") from None
     if not isinstance(m, dict) or m.get("format") != OPERANDS:

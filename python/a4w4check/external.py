@@ -1,5 +1,5 @@
 """python -m a4w4check.external --ops DIR --out DIR --kernel NAME [--contract C|FILE]
-[--e8m0-code0 2^-127|2^-126] [--device cuda|cpu]
+[--e8m0-code0 2^-127|2^-126] [--device cuda|cpu] [--quiet]
 
 Runs a GEMM kernel (a4w4check.kernels) on every case of an operand directory (DIR/manifest.json,
 a4w4-operands/1) and writes one output bundle per case (OUT/<case>.safetensors, a4w4-output/1),
@@ -20,9 +20,13 @@ rounds: their outputs are read by discover, never judged by a contract, so a ker
 declares none runs without --contract (the outputs record "exact" as a placeholder and the
 manifest says "probes").
 
+Progress: a line on stderr ("a4w4check.external: [i/n] NAME MxNxK, S s elapsed, ETA E s",
+newline-terminated) at most every 2 s and after the last case; --quiet leaves them out.
+
 Exit: 0 every case written; 1 some case's kernel failed (named in the manifest's "failed");
-2 bad input (an operand bundle or manifest breaks a rule, unknown kernel, no or bad contract,
-unusable output directory); 3 the kernel's Python package, or numpy, is not importable.
+2 bad input (an operand bundle or manifest breaks a rule or is not a regular file, a FIFO
+say, refused at once; unknown kernel, no or bad contract, an unusable output directory or
+--out the --ops directory itself); 3 the kernel's Python package, or numpy, is not importable.
 Failures are one line on stderr starting "a4w4check.external: ".
 """
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import Any, Sequence
 
 PROG = "a4w4check.external"
@@ -70,7 +75,27 @@ def _parse(argv: Sequence[str] | None, prog: str) -> argparse.Namespace:
                    "code 0 the kernel implements (contracts §1; default: the kernel's "
                    "a4w4_e8m0_code0, else undeclared)")
     p.add_argument("--device", choices=("cuda", "cpu"), help="default: the kernel's")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return p.parse_args(argv)
+
+
+class Progress:
+    """One newline-terminated line on stderr per case that ends at least `every` seconds
+    after the last line (and for the last case): "[i/n] NAME MxNxK, S s elapsed, ETA E s"."""
+
+    def __init__(self, total: int, quiet: bool, every: float = 2.0) -> None:
+        self.total, self.quiet, self.every = total, quiet, every
+        self.t0 = self.last = time.monotonic()
+
+    def case_done(self, done: int, name: str, dims: str) -> None:
+        now = time.monotonic()
+        if self.quiet or (now - self.last < self.every and done < self.total):
+            return
+        self.last = now
+        spent = now - self.t0
+        eta = spent / done * (self.total - done) if done else 0.0
+        print(f"{PROG}: [{done}/{self.total}] {name} {dims}, {spent:.0f} s elapsed, "
+              f"ETA {eta:.0f} s", file=sys.stderr, flush=True)
 
 
 def _contract(args: argparse.Namespace, kern: kernels.Kernel, probes: bool = False) -> str:
@@ -160,9 +185,19 @@ def _run_case(kern: kernels.Kernel, path: str, device: str) -> tuple[dict[str, s
     return b.meta, kernels.y_bits(kern.run(b.tensors, (M, N, K), device), M, N)
 
 
+def _same_dir(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either does not exist (yet): not the same
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
     """Do the work of main() for parsed args; returns the exit code (raises Usage,
     BundleError, KernelUnavailable for the caller to report)."""
+    if _same_dir(args.ops, args.out):
+        raise Usage(f"--out {args.out} is the operand directory --ops {args.ops}: writing "
+                    "there would overwrite its bundles and manifest.json; give another directory")
     kern = kernels.load(args.kernel)
     manifest, paths, inputs = _check_all(args.ops)
     _check_runner(kern, inputs)
@@ -175,7 +210,9 @@ def run(args: argparse.Namespace) -> int:
         raise Usage(f"{args.out}: cannot create the output directory ({e.strerror})") from None
     written: list[str] = []
     failed: dict[str, str] = {}
-    for name, path in paths.items():
+    progress = Progress(len(paths), args.quiet)
+    for done, (name, path) in enumerate(paths.items(), 1):
+        meta: dict[str, str] = {}
         try:
             meta, y = _run_case(kern, path, device)
             bundle.save_output(args.out, name, y, source=meta, kernel=kern.name,
@@ -185,6 +222,7 @@ def run(args: argparse.Namespace) -> int:
             raise
         except Exception as e:  # the kernel's failure is this case's, the rest go on
             failed[name] = " ".join(f"{type(e).__name__}: {e}".split())
+        progress.case_done(done, name, "x".join(meta.get(k, "?") for k in ("M", "N", "K")))
     bundle.write_outputs_manifest(args.out, kernel=kern.name, contract=contract,
                                   matrix_hash=manifest.get("matrix_hash", ""),
                                   tool_version=manifest.get("tool_version", ""),

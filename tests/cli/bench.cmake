@@ -34,3 +34,22 @@ expect_run(r 2 ${CLI} bench --shapes 4,32,256 --tree "ordered(2)")
 expect_match(tree_bad "${r_err}" "--tree 'ordered\\(2\\)': not a tree contract")
 expect_run(r 2 ${CLI} bench --shapes 4,32,256 --tree "tree(prec=7)")
 expect_match(tree_bad "${r_err}" "--tree 'tree\\(prec=7\\)': .*prec=7")
+# --isa forces the fast oracles' path (portable runs everywhere): the preamble and every fast
+# line name it; a name that is not a path: exit 2 naming the paths this build and CPU run
+expect_run(r 0 ${CLI} bench --shapes 4,64,256 --reps 1 --backend cpu-fallback --isa portable)
+expect_match(isa "${r_out}" "fast oracles: path portable \\(forced by --isa; the best this build and CPU run: [a-z0-9]+\\)")
+expect_match(isa "${r_out}" "fast exact oracle \\(1 thread\\) .*\\[portable, window")
+expect_match(isa "${r_out}" "fast ordered\\(1\\) oracle \\(1 thread\\) .*\\[portable\\]")
+expect_no_match(isa "${r_out}" "\\[(amx|avx512vnni|avxvnni|avx2)")
+expect_run(r 2 ${CLI} bench --shapes 4,64,256 --isa sse2)
+expect_match(isa_bad "${r_err}" "bench: --isa 'sse2': not an instruction-set path \\(this build and CPU run: auto, .*portable\\)")
+# --clock thread: the thread CPU clock named in the timing line; the methods on more than one
+# thread n/a, the one-thread ones timed; a clock that is not wall or thread: exit 2
+expect_run(r 0 ${CLI} bench --shapes 4,64,256 --reps 1 --backend cpu-fallback --clock thread)
+expect_match(clock "${r_out}" "timing: median \\(and min\\) thread CPU time, CLOCK_THREAD_CPUTIME_ID,")
+expect_match(clock "${r_out}" "fast exact oracle \\(1 thread\\) +[0-9.]+ +[0-9.]+ +[0-9.]+")
+expect_match(clock "${r_out}" "fast exact oracle \\([0-9]+ threads\\) +n/a: more than one thread")
+expect_match(clock "${r_out}" "OpenBLAS sgemm \\(1 thread\\) +[0-9.]+")
+expect_match(clock "${r_out}" "fast ordered\\(1\\) / sgemm \\(1 thread each\\) x[0-9.]+")
+expect_run(r 2 ${CLI} bench --shapes 4,64,256 --clock cpu)
+expect_match(clock_bad "${r_err}" "--clock")
