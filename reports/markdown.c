@@ -168,18 +168,22 @@ static void share_cell(rbuf *b, double part, double whole)
         rb_puts(b, "0");
 }
 
-/* The bit-exact, in-bound and not-judged cells of one "judged" row (dashes without one). */
+/* The judged-bit-for-bit, in-bound, not-judged and matching cells of one "judged" row (dashes
+ * without one; matching a dash in a document written before it was counted). */
 static void judged_cells(rbuf *b, const cJSON *row)
 {
     if (!row) {
-        rb_puts(b, " - | - | - |");
+        rb_puts(b, " - | - | - | - |");
         return;
     }
     double all = jnum(row, "outputs", 0);
-    static const char *const keys[3] = {"bit_exact", "in_bound", "not_judged"};
-    for (int k = 0; k < 3; k++) {
+    static const char *const keys[4] = {"bit_exact", "in_bound", "not_judged", "matching"};
+    for (int k = 0; k < 4; k++) {
         rb_puts(b, " ");
-        share_cell(b, jnum(row, keys[k], 0), all);
+        if (k == 3 && !cJSON_GetObjectItemCaseSensitive(row, keys[k]))
+            rb_puts(b, "-");
+        else
+            share_cell(b, jnum(row, keys[k], 0), all);
         rb_puts(b, " |");
     }
 }
@@ -194,9 +198,11 @@ static void judged_section(rbuf *b, const cJSON *judged)
                "covered: judged bit for bit against the contract's oracle, within the bounded(S) "
                "bound, or not judged (an n/a, skipped, aborted or ambiguous entry, or an output "
                "outside the exact regime under `exact` or under no declared contract; contracts "
-               "§4.1).\n\n"
-               "| backend | regime | outputs | bit-exact | in bound | not judged |\n"
-               "|---|---|---:|---:|---:|---:|\n");
+               "§4.1); and of the judged ones, how many matched (equal bits, or within the "
+               "bound).\n\n"
+               "| backend | regime | outputs | judged bit for bit | in bound | not judged | "
+               "matching |\n"
+               "|---|---|---:|---:|---:|---:|---:|\n");
     const cJSON *pb, *row;
     cJSON_ArrayForEach(pb, judged) {
         cJSON_ArrayForEach(row, pb) {
@@ -449,11 +455,12 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
     tally *t = tally_build(cases, &nt);
     const cJSON *judged = cJSON_GetObjectItemCaseSensitive(doc, "judged");
     rb_puts(&b, "## Verdict per backend and contract\n\n"
-                "The last three columns count the backend's GEMM outputs over all its contracts "
-                "(\"What was judged\" below).\n\n"
+                "The last four columns count the backend's GEMM outputs over all its contracts "
+                "(\"What was judged\" below): judged bit for bit, judged within a bound, not "
+                "judged, and of the judged ones those that matched.\n\n"
                 "| verdict | backend | contract | pass | fail | n/a | skip | max ULP | "
-                "outputs bit-exact | in bound | not judged |\n"
-                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                "judged bit for bit | in bound | not judged | matching |\n"
+                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (size_t i = 0; i < nt; i++) {
         const cJSON *all = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(judged, t[i].backend), "all");

@@ -357,3 +357,32 @@ Test(judge, judged_sums_each_backends_outputs_per_regime_and_over_all)
     cr_expect_null(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "judged"), "layouts"));
     cJSON_Delete(d);
 }
+
+/* A backend n/a on all but one of many entries does not pass (reproducer: a plugin n/a on 29
+ * of the edge set's 30 cases gave PASS): under A4W4_MIN_JUDGED_SHARE % of its entries judged,
+ * the verdict is INCOMPLETE, the backend is listed unchecked and the reason gives its share;
+ * at the share it passes. */
+Test(judge, a_backend_judging_too_few_of_its_entries_is_incomplete)
+{
+    for (int judged = 1; judged <= 2; judged++) {
+        cJSON *d = doc_with(two, 2);
+        char name[16];
+        for (int i = 0; i < 20; i++) {
+            snprintf(name, sizeof name, "c%d", i);
+            entry(d, name, "oracle", "pass", 8);
+            entry(d, name, "cpu-asm", i < judged ? "pass" : "n/a", i < judged ? 8 : 0);
+        }
+        a4w4_completeness c = {20, 20};
+        if (judged == 1) { /* 1 of 20: 5 % */
+            cr_expect_eq(a4w4_results_judge(d, &c), A4W4_DOC_INCOMPLETE);
+            cr_expect_str_eq(str(d, "verdict_reason"), "backend cpu-asm judged 1 of its 20 "
+                             "entries: fewer than 10 % judged, the rest n/a or skip (a backend "
+                             "must judge at least that share of its entries)");
+            cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(
+                             cJSON_GetObjectItem(d, "counts"), "backends_unchecked")), 1);
+        } else { /* 2 of 20: 10 % */
+            cr_expect_eq(a4w4_results_judge(d, &c), A4W4_DOC_PASS);
+        }
+        cJSON_Delete(d);
+    }
+}

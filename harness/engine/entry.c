@@ -107,9 +107,13 @@ void a4w4_entry_format(const a4w4_entry_result *e, const char *prefix, char *buf
                               "expected %s, %zu mismatch%s", m->tensor, m->row, m->col, got, exp,
                               e->mismatches, e->mismatches == 1 ? "" : "es");
     }
-    if (k < len && e->has_judged)
-        k += (size_t)snprintf(buf + k, len - k, " (%zu bit-exact, %zu within bound, %zu not "
-                              "judged)", e->judged_bit_exact, e->judged_in_bound, e->not_judged);
+    if (k < len && e->has_judged) {
+        size_t judged = e->judged_bit_exact + e->judged_in_bound;
+        k += (size_t)snprintf(buf + k, len - k, " (%zu judged bit for bit, %zu within bound, "
+                              "%zu not judged; %zu of the judged match)", e->judged_bit_exact,
+                              e->judged_in_bound, e->not_judged,
+                              judged - (e->mismatches < judged ? e->mismatches : judged));
+    }
     if (k < len && e->note[0])
         snprintf(buf + k, len - k, "; %s", e->note);
 }

@@ -45,36 +45,48 @@ static void tally_entries(const cJSON *cases, double n[7], double *outputs)
 
 /* 1 when some entry of backend b compared outputs: verdict pass or fail, checked_outputs
  * > 0. */
-static int backend_compared(const cJSON *cases, const char *b)
+static size_t backend_compared(const cJSON *cases, const char *b, size_t *entries)
 {
     const cJSON *e;
+    size_t n = 0;
+    *entries = 0;
     cJSON_ArrayForEach(e, cases) {
         const cJSON *be = cJSON_GetObjectItemCaseSensitive(e, "backend");
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
         const cJSON *co = cJSON_GetObjectItemCaseSensitive(e, "checked_outputs");
-        if (cJSON_IsString(be) && !strcmp(be->valuestring, b) && cJSON_IsString(v) &&
-            (!strcmp(v->valuestring, "pass") || !strcmp(v->valuestring, "fail")) &&
-            cJSON_IsNumber(co) && co->valuedouble > 0)
-            return 1;
+        if (!cJSON_IsString(be) || strcmp(be->valuestring, b))
+            continue;
+        ++*entries;
+        n += cJSON_IsString(v) &&
+             (!strcmp(v->valuestring, "pass") || !strcmp(v->valuestring, "fail")) &&
+             cJSON_IsNumber(co) && co->valuedouble > 0;
     }
-    return 0;
+    return n;
 }
 
-/* The selected backends (doc's "backends" but "oracle") without a comparison, as a new
- * array; their names joined by ", " into list (truncated to len). */
-static cJSON *unchecked_backends(const cJSON *doc, const cJSON *cases, char *list, size_t len)
+/* The selected backends (doc's "backends" but "oracle") without a comparison, or that judged
+ * fewer than A4W4_MIN_JUDGED_SHARE of their entries (the rest n/a or skip), as a new array;
+ * the names of the first joined by ", " into list, the second with their shares into few
+ * (each truncated to len). */
+static cJSON *unchecked_backends(const cJSON *doc, const cJSON *cases, char *list, char *few,
+                                 size_t len)
 {
     cJSON *u = cJSON_CreateArray();
-    size_t k = 0;
-    list[0] = 0;
+    size_t k = 0, kf = 0, entries;
+    list[0] = few[0] = 0;
     const cJSON *b;
     cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(doc, "backends")) {
-        if (!cJSON_IsString(b) || !strcmp(b->valuestring, "oracle") ||
-            backend_compared(cases, b->valuestring))
+        if (!cJSON_IsString(b) || !strcmp(b->valuestring, "oracle"))
+            continue;
+        size_t judged = backend_compared(cases, b->valuestring, &entries);
+        if (judged && judged * 100 >= entries * A4W4_MIN_JUDGED_SHARE)
             continue;
         cJSON_AddItemToArray(u, cJSON_CreateString(b->valuestring));
-        if (k < len)
+        if (!judged && k < len)
             k += (size_t)snprintf(list + k, len - k, "%s%s", k ? ", " : "", b->valuestring);
+        else if (judged && kf < len)
+            kf += (size_t)snprintf(few + kf, len - kf, "%sbackend %s judged %zu of its %zu "
+                                   "entries", kf ? "; " : "", b->valuestring, judged, entries);
     }
     return u;
 }
@@ -114,17 +126,22 @@ static void add_departures(const cJSON *doc, const char *verdict, char *reason, 
 
 /* The one-line reason for verdict v. */
 static void reason_text(char *r, size_t len, a4w4_doc_verdict v, double fails,
-                        const a4w4_completeness *c, int nunchecked, const char *unchecked,
+                        const a4w4_completeness *c, const char *unchecked, const char *few,
                         double outputs)
 {
-    char inc[1400] = "";
+    char inc[2600] = "";
     size_t k = 0;
     if (c->recorded_items != c->expected_items)
         k += (size_t)snprintf(inc, sizeof inc, "%zu of %zu expected items recorded",
                               c->recorded_items, c->expected_items);
-    if (nunchecked && k < sizeof inc)
-        snprintf(inc + k, sizeof inc - k, "%sbackend%s %s made no comparison (every entry n/a "
-                 "or skip)", k ? "; " : "", nunchecked > 1 ? "s" : "", unchecked);
+    if (*unchecked && k < sizeof inc)
+        k += (size_t)snprintf(inc + k, sizeof inc - k, "%sbackend%s %s made no comparison "
+                              "(every entry n/a or skip)", k ? "; " : "",
+                              strchr(unchecked, ',') ? "s" : "", unchecked);
+    if (*few && k < sizeof inc)
+        snprintf(inc + k, sizeof inc - k, "%s%s: fewer than %d %% judged, the rest n/a or skip "
+                 "(a backend must judge at least that share of its entries)", k ? "; " : "", few,
+                 A4W4_MIN_JUDGED_SHARE);
     if (v == A4W4_DOC_FAIL)
         snprintf(r, len, "%.0f failing entr%s%s%s", fails, fails == 1 ? "y" : "ies",
                  *inc ? "; also incomplete: " : "", inc);
@@ -188,13 +205,17 @@ static void add_unjudged(const cJSON *cases, const char *verdict, double count, 
 }
 
 /* Add an entry's judged_* counts to the row of its regime (without a ":mode" suffix) and to
- * "all" in the object of its backend. NULL when out of memory. */
+ * "all" in the object of its backend, with "matching": the judged outputs (bit for bit or
+ * within the bound) that matched, i.e. less the entry's mismatches. NULL when out of memory. */
 static cJSON *judged_add(cJSON *per_backend, const cJSON *e)
 {
-    static const char *const keys[4] = {"outputs", "bit_exact", "in_bound", "not_judged"};
-    double v[4] = {0, jnum_or(e, "judged_bit_exact"), jnum_or(e, "judged_in_bound"),
-                   jnum_or(e, "not_judged")};
+    static const char *const keys[5] = {"outputs", "bit_exact", "in_bound", "not_judged",
+                                        "matching"};
+    double v[5] = {0, jnum_or(e, "judged_bit_exact"), jnum_or(e, "judged_in_bound"),
+                   jnum_or(e, "not_judged"), 0};
     v[0] = v[1] + v[2] + v[3];
+    double differ = jnum_or(e, "mismatches"); /* among the judged outputs; at most all */
+    v[4] = v[1] + v[2] - (differ < v[1] + v[2] ? differ : v[1] + v[2]);
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "regime");
     char regime[32];
     snprintf(regime, sizeof regime, "%s", cJSON_IsString(r) ? r->valuestring : "?");
@@ -204,7 +225,7 @@ static cJSON *judged_add(cJSON *per_backend, const cJSON *e)
         cJSON *row = cJSON_GetObjectItemCaseSensitive(per_backend, rows[i]);
         if (!row && !(row = cJSON_AddObjectToObject(per_backend, rows[i])))
             return NULL;
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             cJSON *n = cJSON_GetObjectItemCaseSensitive(row, keys[k]);
             if (n)
                 cJSON_SetNumberValue(n, n->valuedouble + v[k]);
@@ -241,15 +262,15 @@ a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c)
     cJSON *cases = cJSON_DetachItemFromObjectCaseSensitive(doc, "cases");
     double n[7] = {0, 0, 0, 0, 0, 0, 0}, outputs = 0;
     tally_entries(cases, n, &outputs);
-    char unchecked[1024], reason[3200];
-    cJSON *u = unchecked_backends(doc, cases, unchecked, sizeof unchecked);
+    char unchecked[1024], few[1024], reason[3200];
+    cJSON *u = unchecked_backends(doc, cases, unchecked, few, sizeof unchecked);
     int nu = cJSON_GetArraySize(u);
     /* a skipped entry (e.g. a bundle with no output file for a case) is an expected
      * comparison not made, and so is an ambiguous one (contracts §1: an ambiguous result is
      * never a pass): the verdict cannot be PASS over either */
     int complete = !nu && !n[3] && !n[4] && c->recorded_items == c->expected_items;
     a4w4_doc_verdict v = n[1] > 0 ? A4W4_DOC_FAIL : complete ? A4W4_DOC_PASS : A4W4_DOC_INCOMPLETE;
-    reason_text(reason, sizeof reason, v, n[1], c, nu, unchecked, outputs);
+    reason_text(reason, sizeof reason, v, n[1], c, unchecked, few, outputs);
     add_unjudged(cases, "skip", n[3], reason, sizeof reason);
     add_unjudged(cases, "ambiguous", n[4], reason, sizeof reason);
     add_aborted(cases, reason, sizeof reason);

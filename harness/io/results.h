@@ -29,11 +29,17 @@ typedef struct {
     size_t recorded_items;
 } a4w4_completeness;
 
+/* The least share of its entries, in percent, a selected backend must judge (pass or fail with
+ * outputs checked) for a PASS: a backend n/a or skipped on more than 90 % of a set (a plugin
+ * that runs one case of thirty) makes the verdict INCOMPLETE, listed in backends_unchecked,
+ * the reason saying how many of its entries it judged. */
+#define A4W4_MIN_JUDGED_SHARE 10
+
 /* Judge doc and record the verdict in it (contracts §4.1: a verdict is only as good as what
  * was compared). PASS only when every expected item was recorded
  * (recorded_items == expected_items), every selected backend (the "backends" list but the
  * "oracle" self-checks) has at least one comparison (an entry with verdict pass or fail and
- * checked_outputs > 0), and no entry failed but known failures; FAIL when an entry failed
+ * checked_outputs > 0) in at least A4W4_MIN_JUDGED_SHARE % of its entries, and no entry failed but known failures; FAIL when an entry failed
  * that is no known failure (io/known.h: an entry whose "known_failure" status is "xfail"
  * counts as "xfail", never as "fail" and never silently: the reason names the count);
  * INCOMPLETE otherwise. Adds, before "cases" (replacing earlier ones): "verdict" ("PASS",

@@ -46,11 +46,11 @@ PY
   declared=PASS user=PASS outside=SKIP wrong=FAIL || fail "verify and run --captures disagree (above)"
 grep -q "^verify: 2 passed, 1 failed, 1 n/a$" "$WORK/verify.txt" || fail "$(tail -1 "$WORK/verify.txt")"
 # what each must say beyond agreeing
-grep -q "^PASS declared.safetensors \[called at [^]]*make_captures.py:[0-9]*\]: ordered(1), 3072 checked (3072 bit-exact, 0 within bound, 0 not judged)$" \
+grep -q "^PASS declared.safetensors \[called at [^]]*make_captures.py:[0-9]*\]: ordered(1), 3072 checked (3072 judged bit for bit, 0 within bound, 0 not judged; 3072 of the judged match)$" \
   "$WORK/verify.txt" || fail "declared: $(grep declared "$WORK/verify.txt")"
-grep -q "^PASS user.safetensors \[called at [^]]*make_captures.py:[0-9]*\]: ordered(1), 3072 checked (3072 bit-exact, 0 within bound, 0 not judged)$" \
+grep -q "^PASS user.safetensors \[called at [^]]*make_captures.py:[0-9]*\]: ordered(1), 3072 checked (3072 judged bit for bit, 0 within bound, 0 not judged; 3072 of the judged match)$" \
   "$WORK/verify.txt" || fail "user: $(grep user "$WORK/verify.txt")"
-grep -qE "^SKIP outside.safetensors \[called at [^]]*make_captures.py:[0-9]*\]: undeclared, 0 checked \(0 bit-exact, 0 within bound, 3072 not judged\); no contract declared" \
+grep -qE "^SKIP outside.safetensors \[called at [^]]*make_captures.py:[0-9]*\]: undeclared, 0 checked \(0 judged bit for bit, 0 within bound, 3072 not judged; 0 of the judged match\); no contract declared" \
   "$WORK/verify.txt" || fail "outside: $(grep outside "$WORK/verify.txt")"
 grep -qE "^FAIL wrong.safetensors \[called at [^]]*make_captures.py:[0-9]*\]: undeclared, [0-9]+ checked, first mismatch .* \(1, 2\)" \
   "$WORK/verify.txt" || fail "wrong: $(grep wrong "$WORK/verify.txt")"

@@ -30,6 +30,6 @@ printf 'name,M,N,K,regime,seed,tags\nt,1,16,64,exact,1,t\n' > "$WORK/t.csv"
   --out "$WORK/run" --quiet > "$WORK/run.log" 2>&1 || fail "run --captures exit $?: $(cat "$WORK/run.log")"
 /usr/bin/python3 "$SRC/tests/cli/capture/same_judgement.py" "$WORK/verify.txt" "$WORK/run/results.json" \
   tree=PASS || fail "verify and run --captures disagree (above)"
-grep -q "^PASS tree.safetensors \[called at [^]]*make_captures.py:[0-9]*\]: tree(leaf=32,order=desc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,split=1,combine=chain,final=rne), 3072 checked (3072 bit-exact, 0 within bound, 0 not judged)" \
+grep -q "^PASS tree.safetensors \[called at [^]]*make_captures.py:[0-9]*\]: tree(leaf=32,order=desc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,split=1,combine=chain,final=rne), 3072 checked (3072 judged bit for bit, 0 within bound, 0 not judged; 3072 of the judged match)" \
   "$WORK/verify.txt" || fail "not every output judged bit for bit: $(cat "$WORK/verify.txt")"
 echo "capture_judge_tree: the tree(order=desc) capture passes, judged the same by verify and run --captures"

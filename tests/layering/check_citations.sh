@@ -86,7 +86,8 @@ done < <(grep -rInoE 'docs/[a-z/_-]+\.md' "${present[@]}")
 # (their files are written by tests/docs at build time), and facts of the sources
 # docs/contracts.md states (AITER's, SGLang's, torch's and Triton's own names).
 KNOWN_NAMES="harness/backends/mygemm.c harness/cli/cmd_hello.c tests/cli/hello.cmake
-  docs/cli/hello.md cmd_hello a4w4_backend_mygemm cli_hello csv.h reports/gpu-nightly/nightly.log"
+  docs/cli/hello.md cmd_hello a4w4_backend_mygemm cli_hello csv.h reports/gpu-nightly/nightly.log
+  OPENBLAS_CORETYPE DYNAMIC_ARCH"
 if [ -d docs ]; then
   declare -A known word
   for n in $KNOWN_NAMES; do known[$n]=1; done

@@ -10,7 +10,8 @@ import sys
 
 LINE = re.compile(r"(PASS|FAIL|N/A|SKIP|AMBIGUOUS) (\S+)\.safetensors(?: \[(.*?)\])?: (\S+), "
                   r"(\d+) checked.* \((\d+) "
-                  r"bit-exact, (\d+) within bound, (\d+) not judged\)(?:; (.*))?$")
+                  r"judged bit for bit, (\d+) within bound, (\d+) not judged; \d+ of the judged match\)"
+                  r"(?:; (.*))?$")
 WORD = {"pass": "PASS", "fail": "FAIL", "n/a": "N/A", "skip": "SKIP", "ambiguous": "AMBIGUOUS"}
 
 
