@@ -460,6 +460,17 @@ Test(fast_shapes, every_tile_and_pad_boundary_of_m_and_n, .timeout = 300)
         }
 }
 
+/* More packed panels than one chunk (1 MiB: six panels of K = 8192) with a small X: X is
+ * decoded once for all chunks (a4w4_gemm_fast.c), its last tile padded (122 rows). */
+Test(fast_shapes, more_than_one_chunk_of_panels_with_x_decoded_once)
+{
+    operands o = ops_new(122, 100, 8192);
+    fill_special(&o);
+    check_all_paths(&o, 0, 1, "x decoded once");
+    check_all_paths(&o, 1, 2, "x decoded once");
+    ops_free(&o);
+}
+
 Test(fast_shapes, every_k_boundary)
 {
     for (size_t kk = 0; kk < COUNT(shape_k); kk++)
