@@ -7,9 +7,10 @@
 # a4w4check, a4w4_gpu_check and a4w4_gpu_emu targets). Writes OUT/nightly.tar.gz (the reports:
 # logs, every group's results, the merged results.json, summary.md, junit.xml, report.html,
 # groups.md) and OUT/summary.txt (each group's wall time, the merged verdict and counts, the
-# steps' times). Meant to finish within 4 minutes on 16 cores. Env: GROUPS_PER_GPU, SET, BACKENDS,
-# BUILD_DIR as ci/nightly-gpu.sh takes them; PREBUILT=DIR passes --prebuilt DIR (a dry run
-# without a GPU: A4W4_GPU=nvidia PREBUILT=... BACKENDS=cpu-fallback,cpu-asm).
+# steps' times: how long the whole takes is not stated here; summary.txt measures it). Env:
+# GROUPS_PER_GPU, SET, BACKENDS, BUILD_DIR as ci/nightly-gpu.sh takes them; PREBUILT=DIR passes
+# --prebuilt DIR (a dry run without a GPU: A4W4_GPU=nvidia PREBUILT=...
+# BACKENDS=cpu-fallback,cpu-asm).
 # Exit: ci/nightly-gpu.sh's (0 pass, 1 a check failed, 2 missing library or build, 77 no GPU).
 set -uo pipefail
 out=${1:?usage: ci/device-nightly.sh OUT [DEBDIR]}

@@ -196,7 +196,7 @@ run_groups() { # cli backends: G groups at once, each pinned to one GPU; sets G,
   done
   for g in $(seq 1 "$G"); do
     wait "${pids[$((g - 1))]}"
-    log "$(cat "$reports/group-$g.log")"
+    log "$(tail -n 1 "$reports/group-$g.log")" # the group's verdict; its progress stays there
   done
 }
 cli=$bindir/a4w4check

@@ -16,7 +16,7 @@
 #                 binary (default $A4W4CHECK, else build/a4w4check)
 #   RUN_ARGS      passed to `a4w4check run` as is (e.g. --no-golden, --budget-seconds S)
 # The device is whatever CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES leave visible: the caller
-# pins it. Prints one line: group, exit code, wall time.
+# pins it. Prints the run's progress lines, then one line: group, exit code, wall time.
 # Exit: the run's exit code (0 pass, 1 mismatch, ...; see `a4w4check run --help`); 2 bad usage.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,9 +68,11 @@ case $? in
 esac
 cd "$root" || exit 2
 t0=$(date +%s)
-"$cli" run --set "$set_name" --backend "$backends" --shard "$group" --out "$out" --quiet "$@" \
-  >"$out/run.log" 2>&1 9>&-
-rc=$?
+# the run's progress lines (one every 5 s, the stage table every 100 items) go to run.log and
+# to this script's output, the caller's group log, so a running group shows where it is
+"$cli" run --set "$set_name" --backend "$backends" --shard "$group" --out "$out" "$@" \
+  2>&1 9>&- | tee "$out/run.log"
+rc=${PIPESTATUS[0]}
 wall=$(( $(date +%s) - t0 ))
 cat >"$out/group.txt" <<INFO
 group=$group

@@ -15,11 +15,12 @@
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
-/* "contract 'TEXT'" with TEXT quoted (one line, at most 60 bytes shown). */
+/* "contract 'TEXT'" with TEXT quoted (one line, at most 60 bytes of TEXT shown, every byte
+ * outside printable ASCII as \xNN: a4w4_quote_ascii). */
 static const char *shown(const char *text, char buf[96])
 {
     char q[64];
-    snprintf(buf, 96, "contract '%s'", a4w4_quote(text, q, sizeof q));
+    snprintf(buf, 96, "contract '%s'", a4w4_quote_ascii(text, q, sizeof q));
     return buf;
 }
 
@@ -30,15 +31,26 @@ int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen)
     if (!t)
         return errf(err, errlen, A4W4_EINVAL, "no tree");
     unsigned G = t->leaf;
-    if (G != 1 && G != 2 && G != 4 && G != 8 && G != 16 && G != 32)
-        return errf(err, errlen, A4W4_EINVAL, "leaf=%u: leaf is one of 1, 2, 4, 8, 16, 32", G);
+    if (G < 1 || G > 128 || (G & (G - 1)))
+        return errf(err, errlen, A4W4_EINVAL, "leaf=%u: leaf is one of 1, 2, 4, 8, 16, 32, 64, 128",
+                    G);
     if (t->fuse < 1)
         return errf(err, errlen, A4W4_EINVAL, "fuse=0: fuse is at least 1");
     if (t->prec != 0 && (t->prec < 8 || t->prec > 64))
         return errf(err, errlen, A4W4_EINVAL, "prec=%u: prec is 0 or 8..64", t->prec);
     if ((unsigned)t->order > 1 || (unsigned)t->reduce > 1 || (unsigned)t->round > 1 ||
-        (unsigned)t->acc > 1 || (unsigned)t->combine > 1 || (unsigned)t->final > 1)
+        (unsigned)t->acc > 1 || (unsigned)t->combine > 1 || (unsigned)t->final > 1 ||
+        (unsigned)t->lround > 1 || (unsigned)t->lanecomb > 1)
         return errf(err, errlen, A4W4_EINVAL, "a key holds a value outside its set");
+    if (t->lanes < 1 || t->lanes > A4W4_TREE_LANES_MAX)
+        return errf(err, errlen, A4W4_EINVAL, "lanes=%u: lanes is 1..%u", t->lanes,
+                    A4W4_TREE_LANES_MAX);
+    if (t->chunk == 0 || t->chunk % 32 || (t->lanes > 1 && t->chunk % (G > 32 ? G : 32)))
+        return errf(err, errlen, A4W4_EINVAL, "chunk=%u: chunk is a positive multiple of 32 and, "
+                    "with lanes > 1, of the leaf", t->chunk);
+    if (t->tile % 32 || (t->tile && (t->nbounds || t->split != 1)))
+        return errf(err, errlen, A4W4_EINVAL, "tile=%u: tile is a positive multiple of 32 and "
+                    "replaces split (split=1)", t->tile);
     if (t->nbounds == 0 && (t->split < 1 || t->split > A4W4_SPLIT_MAX))
         return errf(err, errlen, A4W4_EINVAL, "split=%u: split is 1..%u or boundaries", t->split,
                     A4W4_SPLIT_MAX);
@@ -82,10 +94,12 @@ static int parse_uint(const char *s, size_t len, unsigned long long lo, unsigned
 
 /* ---- tree(key=value,...) -------------------------------------------------------------- */
 
-static const char *const key_names[] = {"leaf",  "order", "fuse",    "reduce", "prec",
-                                        "round", "acc",   "split",   "combine", "final"};
+static const char *const key_names[] = {"leaf",  "order",  "fuse",  "reduce", "prec",
+                                        "round", "acc",    "split", "combine", "final",
+                                        "lround", "lanes", "chunk", "lanecomb", "tile"};
 #define NKEYS (sizeof key_names / sizeof key_names[0])
-#define KEY_LIST "leaf, order, fuse, reduce, prec, round, acc, split, combine, final"
+#define KEY_LIST "leaf, order, fuse, reduce, prec, round, acc, split, combine, final, lround, " \
+                 "lanes, chunk, lanecomb, tile"
 
 /* v[0..len) equals word. */
 static int is(const char *v, size_t len, const char *word)
@@ -148,8 +162,8 @@ static int set_key(a4w4_tree *t, size_t key, const char *v, size_t len, const ch
     int w;
     switch (key) {
     case 0:
-        *why = "leaf is one of 1, 2, 4, 8, 16, 32";
-        if (parse_uint(v, len, 1, 32, &x) || (x & (x - 1)))
+        *why = "leaf is one of 1, 2, 4, 8, 16, 32, 64, 128";
+        if (parse_uint(v, len, 1, 128, &x) || (x & (x - 1)))
             return -1;
         t->leaf = (unsigned)x;
         return 0;
@@ -167,10 +181,13 @@ static int set_key(a4w4_tree *t, size_t key, const char *v, size_t len, const ch
         return 0;
     case 3:
     case 8:
-        *why = key == 3 ? "reduce is chain or pairwise" : "combine is chain or pairwise";
+    case 13:
+        *why = key == 3 ? "reduce is chain or pairwise" : key == 8 ? "combine is chain or pairwise"
+                                                                   : "lanecomb is chain or pairwise";
         if (parse_word(v, len, "chain", "pairwise", &w))
             return -1;
-        *(key == 3 ? &t->reduce : &t->combine) = w ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
+        *(key == 3 ? &t->reduce : key == 8 ? &t->combine : &t->lanecomb) =
+            w ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
         return 0;
     case 4:
         *why = "prec is 0 or 8..64";
@@ -180,10 +197,27 @@ static int set_key(a4w4_tree *t, size_t key, const char *v, size_t len, const ch
         return 0;
     case 5:
     case 9:
-        *why = key == 5 ? "round is rne or rz" : "final is rne or rz";
+    case 10:
+        *why = key == 5 ? "round is rne or rz" : key == 9 ? "final is rne or rz"
+                                                          : "lround is rne or rz";
         if (parse_word(v, len, "rne", "rz", &w))
             return -1;
-        *(key == 5 ? &t->round : &t->final) = w ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;
+        *(key == 5 ? &t->round : key == 9 ? &t->final : &t->lround) =
+            w ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;
+        return 0;
+    case 11:
+        *why = "lanes is a decimal 1..65536";
+        if (parse_uint(v, len, 1, A4W4_TREE_LANES_MAX, &x))
+            return -1;
+        t->lanes = (unsigned)x;
+        return 0;
+    case 12:
+    case 14:
+        *why = key == 12 ? "chunk is a positive multiple of 32 (elements)"
+                         : "tile is a positive multiple of 32 (elements per split)";
+        if (parse_uint(v, len, 32, A4W4_TREE_BOUND_MAX, &x) || x % 32)
+            return -1;
+        *(key == 12 ? &t->chunk : &t->tile) = (unsigned)x;
         return 0;
     case 6:
         *why = "acc is fp32 or bf16";
@@ -251,6 +285,13 @@ static int parse_tree(const char *text, a4w4_contract *c, char *err, size_t errl
                 break;
             s = comma + 1;
         }
+    if (t.lanes == 1 && (seen[12] || seen[13]))
+        return errf(err, errlen, A4W4_EINVAL, "%s: chunk and lanecomb need lanes > 1 (one lane is "
+                    "the split itself)", shown(text, q));
+    char why[256];
+    size_t K = t.nbounds ? (size_t)t.bounds[t.nbounds - 1] + 32 : 32; /* applies any bounds */
+    if (a4w4_tree_check(&t, K, why, sizeof why))
+        return errf(err, errlen, A4W4_EINVAL, "%s: %s", shown(text, q), why);
     c->kind = A4W4_CONTRACT_TREE;
     c->split = 1;
     c->tree = t;
@@ -268,6 +309,12 @@ int a4w4_contract_parse(const char *text, a4w4_contract *c, char *err, size_t er
         if ((unsigned char)*p < 0x20 || *p == 0x7F)
             return errf(err, errlen, A4W4_EINVAL, "%s: a control byte at offset %zu", shown(text, q),
                          (size_t)(p - text));
+    for (const char *p = text; *p; p++)
+        if ((unsigned char)*p >= 0x80)
+            return errf(err, errlen, A4W4_EINVAL, "%s: a non-ASCII byte \\x%02x at offset %zu "
+                         "(contract text is ASCII%s)", shown(text, q), (unsigned char)*p,
+                         (size_t)(p - text), strncmp(p, "\xef\xbb\xbf", 3) ? "" :
+                         "; a UTF-8 byte-order mark?");
     a4w4_contract r;
     memset(&r, 0, sizeof r);
     r.split = 1;
@@ -322,7 +369,15 @@ static int format_tree(const a4w4_tree *t, char *buf, size_t len, size_t *o)
         bad |= put(buf, len, o, "0");
     for (size_t i = 0; i < t->nbounds; i++)
         bad |= put(buf, len, o, "/%u", (unsigned)t->bounds[i]);
-    bad |= put(buf, len, o, ",combine=%s,final=%s)", red[t->combine], rnd[t->final]);
+    bad |= put(buf, len, o, ",combine=%s,final=%s", red[t->combine], rnd[t->final]);
+    if (t->lround != A4W4_ROUND_RNE)
+        bad |= put(buf, len, o, ",lround=%s", rnd[t->lround]);
+    if (t->lanes > 1)
+        bad |= put(buf, len, o, ",lanes=%u,chunk=%u,lanecomb=%s", t->lanes, t->chunk,
+                   red[t->lanecomb]);
+    if (t->tile)
+        bad |= put(buf, len, o, ",tile=%u", t->tile);
+    bad |= put(buf, len, o, ")");
     return bad;
 }
 

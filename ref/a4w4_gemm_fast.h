@@ -105,7 +105,9 @@ int a4w4_gemm_ordered_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, cons
 
 /* Tree contracts (contracts §4.2): 1 when the fast path computes t itself, else 0. It takes
  * every tree with prec=0 and every tree with prec=8..64 and fuse <= A4W4_TREE_FAST_PREC_FUSE_MAX
- * (any leaf, order, reduce, round, acc, split, combine and final). t NULL: 0. */
+ * (any leaf up to 32, order, reduce, round, acc, split or tile, combine and final) with one lane
+ * and lround=rne; the others (lanes > 1, fused leaves of 64 or 128, lround=rz) run the plain
+ * oracle, threaded. t NULL: 0. */
 int a4w4_tree_fast_eligible(const a4w4_tree *t);
 
 /* A tree contract over every output, same arguments, outputs and errors as a4w4_gemm_tree

@@ -17,4 +17,11 @@
  * one byte, so a caller's "%.40s" keeps its cut. Returns buf. */
 const char *a4w4_quote(const char *s, char *buf, size_t len);
 
+/* Copy s into buf[len] with every byte outside printable ASCII (0x20..0x7E) shown as \xNN
+ * (a zero-width space as \xe2\x80\x8b, a UTF-8 byte-order mark as \xef\xbb\xbf), for text
+ * whose grammar is ASCII (a contract, contracts §4): a refusal then shows what a terminal
+ * would hide. Cut like a4w4_quote (whole escapes only, then "..." when len >= 4); s NULL is
+ * "(null)"; len 0 writes nothing. Returns buf. */
+const char *a4w4_quote_ascii(const char *s, char *buf, size_t len);
+
 #endif

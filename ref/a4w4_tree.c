@@ -13,11 +13,12 @@
  * An exact value is v * 2^-EXACT_FRAC with v a signed integer held in two's complement over
  * EXACT_LIMBS 32-bit limbs, least significant first. Every number a tree meets is such a
  * value: a leaf's exact sum is an integer times 2^(sa + sb - 256) with sa + sb >= 0, and an
- * fp32 or bf16 value is an integer below 2^24 times 2^k with k >= -149 - 23. The magnitudes
- * stay below 2^191 (inputs below 2^128, at most 2^32 of them per node), so 448 bits hold
- * every sum with room to spare. */
+ * fp32 or bf16 value is an integer below 2^24 times 2^k with k >= -149 - 23. Node sums stay
+ * below 2^191 (inputs below 2^128, at most 2^32 of them per node), and a fused leaf of up to
+ * four blocks below 2^(13 + 252 + 2) = 2^267 (a block's isum < 2^13 times 2^(sa+sb-256),
+ * sa + sb <= 508), so 576 bits hold every sum with room to spare. */
 #define EXACT_FRAC 256
-#define EXACT_LIMBS 14
+#define EXACT_LIMBS 18
 /* A truncation exponent below every value's last bit. */
 #define NO_TRUNCATION (-100000)
 
@@ -110,6 +111,10 @@ static float exact_round(const exact_t *x, int p, a4w4_tree_round mode)
         exact_negate(&mag);
     int top = exact_top(&mag);
     int e = top - EXACT_FRAC;                   /* 2^e <= |x| < 2^(e+1) */
+    if (e >= 128) {                             /* past every finite value of the format */
+        float r = mode == A4W4_ROUND_RNE ? INFINITY : (float)ldexp((double)((1u << p) - 1), 128 - p);
+        return neg ? -r : r;
+    }
     int qe = (e < -126 ? -126 : e) - (p - 1);   /* exponent of the quantum (one ulp) */
     int qb = qe + EXACT_FRAC;                   /* its bit position in mag (>= 107) */
     uint64_t m = 0;                             /* |x| truncated to the quantum, in ulps */
@@ -193,39 +198,42 @@ static float pairwise(float *v, size_t n, const a4w4_tree *t)
 }
 
 /* ---- leaves (contracts §4.2) --------------------------------------------------------------
- * A leaf is G consecutive elements k0 .. k0+G-1 of one 32-block b: its value is the exact sum
- * of their products ia * ib in units of 2^(sa + sb - 256) (ia, ib twice the E2M1 values,
- * contracts §4), rounded once to fp32 by RNE with gradual underflow and overflow to ±inf. An
- * exact zero sum is +0. */
-static float leaf_value(const a4w4_dot_operands *op, size_t k0, unsigned G)
+ * A leaf is G consecutive elements k0 .. k0+len-1 (len = G, or fewer for the last leaf of a
+ * chunk when G > 32): inside one 32-block when G <= 32, whole blocks when G is 64 or 128 (a
+ * fused matrix step). Its value is the exact sum of its products ia * ib * 2^(sa + sb - 256)
+ * (ia, ib twice the E2M1 values, contracts §4; each block with its own scales), rounded once
+ * to fp32 with lround (RNE or RZ) with gradual underflow; overflow to ±inf (RNE) or ±the
+ * largest finite value (RZ). An exact zero sum is +0. */
+static float leaf_value(const a4w4_dot_operands *op, size_t k0, size_t len, a4w4_tree_round mode)
 {
-    size_t b = k0 / 32;
-    int isum = 0;
-    for (size_t k = k0; k < k0 + G; k++)
-        isum += a4w4_e2m1_to_int2x(a4w4_fp4_get(op->a_fp4, k)) *
-                a4w4_e2m1_to_int2x(a4w4_fp4_get(op->w_fp4, k));
-    int e = (int)op->a_scale[b] + (int)op->w_scale[b]; /* value = isum * 2^(e - 256) */
-    if (isum == 0)
+    exact_t sum = exact_of(0, 0, 0);
+    int nonzero = 0;
+    for (size_t b0 = k0; b0 < k0 + len; b0 = (b0 / 32 + 1) * 32) {
+        size_t b = b0 / 32, b1 = (b + 1) * 32 < k0 + len ? (b + 1) * 32 : k0 + len;
+        int isum = 0;
+        for (size_t k = b0; k < b1; k++)
+            isum += a4w4_e2m1_to_int2x(a4w4_fp4_get(op->a_fp4, k)) *
+                    a4w4_e2m1_to_int2x(a4w4_fp4_get(op->w_fp4, k));
+        int e = (int)op->a_scale[b] + (int)op->w_scale[b]; /* value = isum * 2^(e - 256) */
+        if (isum == 0)
+            continue;
+        if (len <= 32 && mode == A4W4_ROUND_RNE && e - EXACT_FRAC >= 128)
+            return isum < 0 ? -INFINITY : INFINITY; /* |value| >= 2^128: overflows fp32 */
+        exact_t v = exact_of(isum < 0, (uint32_t)abs(isum), e);
+        exact_add(&sum, &v);
+        nonzero = 1;
+    }
+    if (!nonzero || exact_is_zero(&sum))
         return 0.0f;
-    if (e - EXACT_FRAC >= 128) /* |value| >= 2^128: overflows fp32 */
-        return isum < 0 ? -INFINITY : INFINITY;
-    exact_t v = exact_of(isum < 0, (uint32_t)abs(isum), e);
-    return exact_round(&v, 24, A4W4_ROUND_RNE);
+    return exact_round(&sum, 24, mode);
 }
 
-/* ---- one split ------------------------------------------------------------------------------
- * Leaves of [k0, k1) in consumption order (ascending or descending K) into leaves[], grouped
- * by fuse F (the last group may be shorter). chain: acc = +0, then acc = node(acc, the
- * group's leaves) per group. pairwise: each group's node value, then those reduced pairwise.
- * work holds at least (k1 - k0) / G + 1 floats. */
-static float split_value(const a4w4_dot_operands *op, size_t k0, size_t k1, const a4w4_tree *t,
-                         float *leaves, float *work)
+/* Reduce n leaf values (in consumption order) as a split's leaves: grouped by fuse F (the
+ * last group may be shorter); chain: acc = +0, then acc = node(acc, the group's leaves) per
+ * group; pairwise: each group's node value, then those reduced pairwise. work holds at least
+ * n + 1 floats. */
+static float reduce_leaves(const float *leaves, size_t n, const a4w4_tree *t, float *work)
 {
-    size_t n = (k1 - k0) / t->leaf;
-    for (size_t i = 0; i < n; i++) {
-        size_t idx = t->order == A4W4_ORDER_ASC ? i : n - 1 - i;
-        leaves[i] = leaf_value(op, k0 + idx * t->leaf, t->leaf);
-    }
     size_t F = t->fuse;
     if (t->reduce == A4W4_REDUCE_CHAIN) {
         float acc = 0.0f;
@@ -245,6 +253,55 @@ static float split_value(const a4w4_dot_operands *op, size_t k0, size_t k1, cons
     return pairwise(work, groups, t);
 }
 
+/* The leaves of lane l of the split [k0, k1) into leaves[] in consumption order; their
+ * count. The split is cut into chunks of t->chunk elements from k0 (one chunk of the whole
+ * split when lanes = 1; the last may be shorter); chunk j belongs to lane j mod L; a chunk is
+ * cut into leaves of G elements from its start (G > 32: the last may be shorter). The lane's
+ * leaves in ascending K, reversed for order=desc. */
+static size_t lane_leaves(const a4w4_dot_operands *op, size_t k0, size_t k1, size_t l,
+                          const a4w4_tree *t, float *leaves)
+{
+    size_t C = t->lanes == 1 ? k1 - k0 : t->chunk, n = 0;
+    for (size_t c0 = k0 + l * C; c0 < k1; c0 += (size_t)t->lanes * C) {
+        size_t c1 = c0 + C < k1 ? c0 + C : k1;
+        for (size_t x = c0; x < c1; x += t->leaf)
+            leaves[n++] = leaf_value(op, x, c1 - x < t->leaf ? c1 - x : t->leaf, t->lround);
+    }
+    for (size_t i = 0; t->order == A4W4_ORDER_DESC && i < n / 2; i++) {
+        float v = leaves[i];
+        leaves[i] = leaves[n - 1 - i];
+        leaves[n - 1 - i] = v;
+    }
+    return n;
+}
+
+/* ---- one split ------------------------------------------------------------------------------
+ * Each lane's leaves reduced (reduce_leaves); one lane is the split's value, L > 1 lanes are
+ * reduced by lanecomb: chain, acc = +0 then acc = node(acc, lane value) in lane order; or
+ * pairwise. A lane that holds no chunk (L above the split's chunk count) takes no part.
+ * leaves and work hold at least (k1 - k0) / min(G, 32) + 1 floats, lanes t->lanes. */
+static float split_value(const a4w4_dot_operands *op, size_t k0, size_t k1, const a4w4_tree *t,
+                         float *leaves, float *work, float *lanes)
+{
+    size_t L = t->lanes, used = 0;
+    for (size_t l = 0; l < L; l++) {
+        size_t n = lane_leaves(op, k0, k1, l, t, leaves);
+        if (n == 0)
+            break; /* lanes take chunks in turn: every later lane is empty too */
+        lanes[used++] = reduce_leaves(leaves, n, t, work);
+    }
+    if (used == 1 && L == 1)
+        return lanes[0];
+    if (t->lanecomb == A4W4_REDUCE_PAIRWISE)
+        return pairwise(lanes, used, t);
+    float acc = 0.0f;
+    for (size_t l = 0; l < used; l++) {
+        float in[2] = {acc, lanes[l]};
+        acc = node(in, 2, t);
+    }
+    return acc;
+}
+
 /* ---- the output ------------------------------------------------------------------------- */
 
 void a4w4_tree_defaults(a4w4_tree *t)
@@ -261,18 +318,25 @@ void a4w4_tree_defaults(a4w4_tree *t)
     t->nbounds = 0;
     t->combine = A4W4_REDUCE_CHAIN;
     t->final = A4W4_ROUND_RNE;
+    t->lround = A4W4_ROUND_RNE;
+    t->lanes = 1;
+    t->chunk = 32;
+    t->lanecomb = A4W4_REDUCE_CHAIN;
+    t->tile = 0;
 }
 
 size_t a4w4_tree_splits(const a4w4_tree *t, size_t K, size_t *starts, size_t max)
 {
     size_t n = t->nbounds + 1;
-    if (t->nbounds == 0)
+    if (t->tile)
+        n = (K + t->tile - 1) / t->tile;
+    else if (t->nbounds == 0)
         n = a4w4_split_count(K, t->split);
     if (!starts)
         return n;
     if (max < n + 1)
         return 0;
-    size_t per = a4w4_split_k_per_split(K, t->split);
+    size_t per = t->tile ? t->tile : a4w4_split_k_per_split(K, t->split);
     for (size_t j = 0; j < n; j++)
         starts[j] = j == 0 ? 0 : t->nbounds ? t->bounds[j - 1] : j * per;
     starts[n] = K;
@@ -306,15 +370,17 @@ static uint16_t to_bf16(float v, a4w4_tree_round mode)
 static int tree_value(const a4w4_dot_operands *op, const a4w4_tree *t, float *value)
 {
     size_t n = a4w4_tree_splits(t, op->K, NULL, 0);
+    size_t nleaf = op->K / (t->leaf < 32 ? t->leaf : 32) + 1;
     size_t *starts = malloc((n + 1) * sizeof *starts);
     float *splits = malloc(n * sizeof *splits);
-    float *leaves = malloc((op->K / t->leaf + 1) * sizeof *leaves);
-    float *work = malloc((op->K / t->leaf + 1) * sizeof *work);
-    int rc = starts && splits && leaves && work ? A4W4_OK : A4W4_ENOMEM;
+    float *leaves = malloc(nleaf * sizeof *leaves);
+    float *work = malloc(nleaf * sizeof *work);
+    float *lanes = malloc(t->lanes * sizeof *lanes);
+    int rc = starts && splits && leaves && work && lanes ? A4W4_OK : A4W4_ENOMEM;
     if (rc == A4W4_OK) {
         a4w4_tree_splits(t, op->K, starts, n + 1);
         for (size_t j = 0; j < n; j++)
-            splits[j] = split_value(op, starts[j], starts[j + 1], t, leaves, work);
+            splits[j] = split_value(op, starts[j], starts[j + 1], t, leaves, work, lanes);
         if (t->combine == A4W4_REDUCE_PAIRWISE) {
             *value = pairwise(splits, n, t);
         } else {
@@ -330,6 +396,7 @@ static int tree_value(const a4w4_dot_operands *op, const a4w4_tree *t, float *va
     free(splits);
     free(leaves);
     free(work);
+    free(lanes);
     return rc;
 }
 

@@ -32,6 +32,9 @@
 /* S of ordered(S), bounded(S) and tree(split=S): 1 .. 65536. fuse: 1 .. 2^32 - 1. */
 #define A4W4_SPLIT_MAX 65536u
 #define A4W4_TREE_FUSE_MAX 4294967295u
+/* L of tree(lanes=L): 1 .. 65536 accumulators inside a split. chunk and tile: positive
+ * multiples of 32 up to A4W4_TREE_BOUND_MAX elements. */
+#define A4W4_TREE_LANES_MAX 65536u
 
 typedef enum { A4W4_ORDER_ASC = 0, A4W4_ORDER_DESC = 1 } a4w4_tree_order;
 /* How a list of values is reduced (the tree's reduce and combine keys): chain from +0, or
@@ -45,7 +48,9 @@ typedef enum { A4W4_ACC_FP32 = 0, A4W4_ACC_BF16 = 1 } a4w4_tree_acc;
 
 /* A tree contract (contracts §4.2). a4w4_tree_defaults gives ordered(1)'s values. */
 typedef struct {
-    unsigned leaf;            /* G in {1, 2, 4, 8, 16, 32}: elements per leaf */
+    unsigned leaf;            /* G in {1, 2, 4, 8, 16, 32, 64, 128}: elements per leaf (64, 128:
+                               * a fused multi-block leaf, one matrix step) */
+    a4w4_tree_round lround;   /* rounding of a leaf's exact sum to fp32 */
     a4w4_tree_order order;    /* leaf consumption order inside a split */
     unsigned fuse;            /* F >= 1: leaves per group (one node) */
     a4w4_tree_reduce reduce;  /* how a split's groups are reduced */
@@ -57,6 +62,10 @@ typedef struct {
     uint32_t bounds[A4W4_TREE_MAX_BOUNDS]; /* strictly increasing multiples of 32 */
     a4w4_tree_reduce combine; /* how split values are reduced */
     a4w4_tree_round final;    /* rounding of the accumulator value to bf16 */
+    unsigned lanes;           /* L >= 1: accumulators inside a split (interleaved, strided) */
+    unsigned chunk;           /* elements dealt to one lane at a time (a multiple of 32) */
+    a4w4_tree_reduce lanecomb; /* how a split's lane values are reduced */
+    unsigned tile;            /* 0, or T: splits of T elements each (instead of split) */
 } a4w4_tree;
 
 typedef enum {
@@ -75,7 +84,8 @@ typedef struct {
 } a4w4_contract;
 
 /* ordered(1)'s values: leaf=32, order=asc, fuse=1, reduce=chain, prec=0, round=rne,
- * acc=fp32, split=1, combine=chain, final=rne. contracts §4.2. */
+ * acc=fp32, split=1, combine=chain, final=rne, lround=rne, lanes=1, chunk=32,
+ * lanecomb=chain, tile=0 (off). contracts §4.2. */
 void a4w4_tree_defaults(a4w4_tree *t);
 
 /* Parse one contract text, strictly: "exact", "ordered(S)", "bounded", "bounded(S)" (S a
@@ -88,7 +98,9 @@ int a4w4_contract_parse(const char *text, a4w4_contract *c, char *err, size_t er
 
 /* The canonical text of c into buf (len bytes): "exact", "ordered(S)", "bounded(S)", or
  * "tree(leaf=..,order=..,fuse=..,reduce=..,prec=..,round=..,acc=..,split=..,combine=..,
- * final=..)" with every key, in that order. Returns the text's length, or -1 when it does not
+ * final=..)" with every key, in that order, then lround=rz when set, lanes=L,chunk=C,
+ * lanecomb=.. when L > 1, and tile=T when set (contracts §4.2: the later keys are written
+ * only when they leave ordered(1)'s values). Returns the text's length, or -1 when it does not
  * fit in len (buf then holds "") or c is not a valid contract. Parsing the text gives c back. */
 int a4w4_contract_format(const a4w4_contract *c, char *buf, size_t len);
 
@@ -103,7 +115,8 @@ int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen);
 /* The splits of t over K (t checked for K): their count n, and when starts is not NULL the
  * first element of each split in starts[0..n) plus starts[n] = K (max >= n + 1 entries;
  * max too small: returns 0). Split S: contracts §4.1 (a4w4_split_k_per_split); explicit
- * boundaries b1 < b2 < ...: [0, b1), [b1, b2), ..., [b_last, K). */
+ * boundaries b1 < b2 < ...: [0, b1), [b1, b2), ..., [b_last, K); tile T: [0, T), [T, 2T),
+ * ..., the last one ending at K. */
 size_t a4w4_tree_splits(const a4w4_tree *t, size_t K, size_t *starts, size_t max);
 
 /* One output of tree contract t (contracts §4.2), plain oracle. *bf16 (may be NULL) receives

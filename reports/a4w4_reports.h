@@ -31,7 +31,11 @@ const char *a4w4_results_schema_text(void);
 /* Validate doc against the results schema. name (the file, for messages) may be NULL.
  * Returns 0, or -1 with one line in err: "NAME: /cases/3/verdict (case e_k32 on cpu-asm):
  * 'maybe' is not one of ... (schema a4w4check-results/2)". A document of another schema
- * version than these two is refused naming the version found and the one supported. */
+ * version than these two is refused naming the version found and the one supported. A
+ * version 1 document is validated against the frozen version 1 schema
+ * (reports/schema/results.v1.schema.json), and one holding what only version 2 defines (a
+ * header, counts or entry field the version 1 schema lacks, a tree contract or rule set) is
+ * refused: "NAME: /cases/3/judged_bit_exact: only a4w4check-results/2 defines it, ...". */
 int a4w4_results_validate(const cJSON *doc, const char *name, char *err, size_t errlen);
 
 /* Parse text (len bytes, need not be NUL-terminated) as a results document, validate it and

@@ -196,6 +196,7 @@ static cJSON *run_info(const cJSON *doc)
 /* The comparison's lists and counters, filled entry by entry. */
 typedef struct {
     cJSON *newf, *fixed, *still, *vchg, *bchg, *indiff, *only_b, *only_c;
+    cJSON *kchg; /* "contract_changes": one object per (backend, base, cand contract) */
     int matched, same, unknown, unpaired;
 } cmp_lists;
 
@@ -210,6 +211,29 @@ static void lists_make(cJSON *out, cmp_lists *L)
     L->indiff = cJSON_AddArrayToObject(out, "inputs_differ");
     L->only_b = cJSON_AddArrayToObject(out, "only_base");
     L->only_c = cJSON_AddArrayToObject(out, "only_cand");
+    L->kchg = cJSON_AddArrayToObject(out, "contract_changes");
+}
+
+/* A matched pair judged under other contracts: counted in L's "contract_changes" under its
+ * backend (the candidate's name) and the two contract texts. */
+static void note_contract_change(const cJSON *e, const cJSON *c, cmp_lists *L)
+{
+    cJSON *k;
+    cJSON_ArrayForEach(k, L->kchg) {
+        if (!strcmp(jstr(k, "backend"), jstr(c, "backend")) &&
+            !strcmp(jstr(k, "base"), jstr(e, "contract")) &&
+            !strcmp(jstr(k, "cand"), jstr(c, "contract"))) {
+            cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(k, "entries"),
+                                 jnum(k, "entries", 0) + 1);
+            return;
+        }
+    }
+    k = cJSON_CreateObject();
+    cJSON_AddStringToObject(k, "backend", jstr(c, "backend"));
+    cJSON_AddStringToObject(k, "base", jstr(e, "contract"));
+    cJSON_AddStringToObject(k, "cand", jstr(c, "contract"));
+    cJSON_AddNumberToObject(k, "entries", 1);
+    cJSON_AddItemToArray(L->kchg, k);
 }
 
 /* Base entry e matched with candidate entry c: verdict change, inputs, output bits. */
@@ -218,11 +242,18 @@ static void classify_pair(const cJSON *e, const cJSON *c, cmp_lists *L)
     /* a known failure (XFAIL, as run, merge or compare --known recorded it) is neither a new
      * failure nor a still failing one */
     int vb = entry_verdict_index(e), vc = entry_verdict_index(c);
+    int other = strcmp(jstr(e, "contract"), jstr(c, "contract")) != 0;
     char why[300];
     L->matched++;
+    if (other)
+        note_contract_change(e, c, L);
     if (vc == 1 && vb != 1)
         cJSON_AddItemToArray(L->newf, item_new(e, c, NULL));
-    else if (vb == 1 && vc == 0)
+    else if (vb == 1 && vc == 0 && other) { /* a pass under another contract is no fix */
+        snprintf(why, sizeof why, "passes under another contract (%.120s, was %.120s): not a "
+                 "fix", jstr(c, "contract"), jstr(e, "contract"));
+        cJSON_AddItemToArray(L->vchg, item_new(e, c, why));
+    } else if (vb == 1 && vc == 0)
         cJSON_AddItemToArray(L->fixed, item_new(e, c, NULL));
     else if (vb == 1 && vc == 1)
         cJSON_AddItemToArray(L->still, item_new(e, c, NULL));
@@ -327,6 +358,7 @@ static void add_totals(cJSON *totals, const cmp_lists *L, int nslow, int nfast)
     cJSON_AddNumberToObject(totals, "only_base", cJSON_GetArraySize(L->only_b));
     cJSON_AddNumberToObject(totals, "only_cand", cJSON_GetArraySize(L->only_c));
     cJSON_AddNumberToObject(totals, "unpaired", L->unpaired);
+    cJSON_AddNumberToObject(totals, "contract_changes", cJSON_GetArraySize(L->kchg));
     cJSON_AddNumberToObject(totals, "slower", nslow);
     cJSON_AddNumberToObject(totals, "faster", nfast);
 }
@@ -527,6 +559,30 @@ static void md_head(rbuf *b, const cJSON *cmp, int nf, const cJSON *base, const 
     rb_puts(b, k ? ".\n\n" : "\n\n");
 }
 
+/* The backends judged under another contract in the candidate, with both contracts. */
+static void md_contract_changes(rbuf *b, const cJSON *cmp)
+{
+    const cJSON *k;
+    int n = 0;
+    cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(cmp, "contract_changes")) {
+        if (!n++)
+            rb_puts(b, "## Contract changes\n\nThese entries were judged under another contract "
+                       "in the candidate: their verdicts compare two contracts, not two "
+                       "kernels, and a pass under the new one is never counted as fixed.\n\n"
+                       "| backend | base contract | candidate contract | entries |\n"
+                       "|---|---|---|---:|\n");
+        rb_puts(b, "| ");
+        rb_md(b, jstr(k, "backend"));
+        rb_puts(b, " | ");
+        rb_md(b, jstr(k, "base"));
+        rb_puts(b, " | ");
+        rb_md(b, jstr(k, "cand"));
+        rb_printf(b, " | %.0f |\n", jnum(k, "entries", 0));
+    }
+    if (n)
+        rb_puts(b, "\n");
+}
+
 char *a4w4_compare_markdown(const cJSON *cmp, const a4w4_report_opts *o)
 {
     if (!o)
@@ -561,6 +617,7 @@ char *a4w4_compare_markdown(const cJSON *cmp, const a4w4_report_opts *o)
                   jnum(t, "slower", 0));
     }
     rb_puts(&b, "\n");
+    md_contract_changes(&b, cmp);
     md_list(&b, cmp, "new_failures", "New failures", 0);
     md_list(&b, cmp, "fixed", "Fixed (newly passing)", 0);
     md_list(&b, cmp, "still_failing", "Still failing", 0);
@@ -728,6 +785,28 @@ static void html_run(rbuf *b, const cJSON *r, const char *label)
     rb_puts(b, ")</p>\n");
 }
 
+/* The backends judged under another contract in the candidate (md_contract_changes). */
+static void html_contract_changes(rbuf *b, const cJSON *cmp)
+{
+    const cJSON *k;
+    int n = 0;
+    cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(cmp, "contract_changes")) {
+        if (!n++)
+            rb_puts(b, "<p class=\"banner incomplete\" id=\"contract-changes\">&#9888; "
+                       "Contract changes: a pass under another contract is never counted as "
+                       "fixed.</p>\n<ul>\n");
+        rb_puts(b, "<li><code>");
+        rb_html(b, jstr(k, "backend"));
+        rb_puts(b, "</code>: <code>");
+        rb_html(b, jstr(k, "base"));
+        rb_puts(b, "</code> &#8594; <code>");
+        rb_html(b, jstr(k, "cand"));
+        rb_printf(b, "</code> (%.0f entries)</li>\n", jnum(k, "entries", 0));
+    }
+    if (n)
+        rb_puts(b, "</ul>\n");
+}
+
 char *a4w4_compare_html(const cJSON *cmp, const a4w4_report_opts *o)
 {
     if (!o)
@@ -757,6 +836,7 @@ char *a4w4_compare_html(const cJSON *cmp, const a4w4_report_opts *o)
     html_totals(&b, t, tm, o);
     html_run(&b, cJSON_GetObjectItemCaseSensitive(cmp, "base"), "Base");
     html_run(&b, cJSON_GetObjectItemCaseSensitive(cmp, "cand"), "Candidate");
+    html_contract_changes(&b, cmp);
     html_items(&b, cmp, "new_failures", "New failures", 1, 1);
     html_items(&b, cmp, "fixed", "Fixed (newly passing)", 1, 0);
     html_items(&b, cmp, "still_failing", "Still failing", 0, 0);

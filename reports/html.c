@@ -580,7 +580,8 @@ static void section_mismatches(rbuf *b, const cJSON *cases)
         int nan, mu = entry_max_ulp(e, &nan);
         ulp_cell(b, mu, nan, "&#8211;");
         if (jhas(e, "bound_use"))
-            rb_printf(b, " (%.3g of the bound)", jnum(e, "bound_use", 0));
+            rb_printf(b, " (%.3g of the bound, strength %.3g)", jnum(e, "bound_use", 0),
+                      jnum(e, "bound_strength", 1));
         rb_puts(b, "</td><td class=\"mono\">");
         const cJSON *m =
             cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "first_mismatches"), 0);
@@ -646,6 +647,7 @@ static void section_mismatches(rbuf *b, const cJSON *cases)
                 rb_html(b, jstr(e, forensic[i][0]));
                 rb_puts(b, "</code>");
             }
+        tolerance_text(b, e, rb_html);
         rb_puts(b, "</p>\n");
         mismatch_table(b, e);
         rb_puts(b, "</details>\n");

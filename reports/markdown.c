@@ -42,6 +42,42 @@ static void layer_text(rbuf *b, const cJSON *e)
     rb_puts(b, ")");
 }
 
+/* Entries with "parity" (layers: an ASM layer's output against the fallback path of the same
+ * activation): one row each, the peers' verdicts on the difference as recorded. */
+static void parity_section(rbuf *b, const cJSON *cases)
+{
+    const cJSON *e;
+    int k = 0;
+    cJSON_ArrayForEach(e, cases) {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "parity");
+        if (!cJSON_IsObject(p))
+            continue;
+        if (!k++)
+            rb_puts(b, "## Parity of the two paths\n\nThe ASM-layout output against the same "
+                       "pair's fallback path on the same activation, and the peers' tolerance "
+                       "criteria on the difference (docs/criteria.md).\n\n| case | backend | "
+                       "bit-equal | differ | max ULP | peers on the difference |\n"
+                       "|---|---|---:|---:|---:|---|\n");
+        rb_puts(b, "| ");
+        rb_md(b, jstr(e, "name"));
+        rb_puts(b, " | ");
+        rb_md(b, jstr(e, "backend"));
+        rb_printf(b, " | %.0f of %.0f | %.0f | %.0f | ", jnum(p, "bit_equal", 0),
+                  jnum(p, "outputs", 0), jnum(p, "differ", 0), jnum(p, "max_ulp", 0));
+        const cJSON *c;
+        int j = 0;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, "tolerance_on_difference")) {
+            rb_puts(b, j++ ? ", " : "");
+            rb_md(b, jstr(c, "id"));
+            rb_puts(b, " ");
+            rb_md(b, jstr(c, "verdict"));
+        }
+        rb_puts(b, " |\n");
+    }
+    if (k)
+        rb_puts(b, "\n");
+}
+
 /* One failure, one line: where, how many, every recorded mismatch in hex. */
 static void failure_line(rbuf *b, const cJSON *e)
 {
@@ -80,8 +116,11 @@ static void failure_line(rbuf *b, const cJSON *e)
         rb_puts(b, ". Signature: ");
         rb_md(b, jstr(e, "signature"));
     }
+    if (jhas(e, "tolerance"))
+        rb_puts(b, ".");
+    int tol = tolerance_text(b, e, rb_md);
     if (*jstr(e, "repro")) {
-        rb_puts(b, ". Repro: `");
+        rb_puts(b, tol ? " Repro: `" : ". Repro: `");
         rb_md(b, jstr(e, "repro"));
         rb_puts(b, "`");
     }
@@ -174,7 +213,8 @@ static void judged_section(rbuf *b, const cJSON *judged)
 }
 
 /* Per bounded entry (contracts §4.1 "bounded"): the bound it was held to, in bf16 ULPs of each
- * output's exact value (median, largest), and the largest distance as a fraction of it. */
+ * output's exact value (median, largest), the largest distance as a fraction of it, and its
+ * strength (the share of outputs whose bound excludes 0). */
 static void bounded_section(rbuf *b, const cJSON *cases)
 {
     const cJSON *e;
@@ -186,18 +226,20 @@ static void bounded_section(rbuf *b, const cJSON *cases)
             rb_puts(b, "## Bounded entries\n\nEach output is held to its own bound, derived from "
                        "its exact split partials for the entry's S (contracts §4.1). Bound in "
                        "bf16 ULPs of the exact value; use = largest |got - exact| / bound "
-                       "(above 1 fails).\n\n| case | backend | contract | verdict | bound "
-                       "ULPs (median) | bound ULPs (largest) | use |\n"
-                       "|---|---|---|---|---:|---:|---:|\n");
+                       "(above 1 fails); strength = share of the outputs with a nonzero "
+                       "exact value whose bound excludes 0 (below 0.5: not judged, "
+                       "contracts §4.1).\n\n| case | backend | contract | verdict | bound "
+                       "ULPs (median) | bound ULPs (largest) | use | strength |\n"
+                       "|---|---|---|---|---:|---:|---:|---:|\n");
         rb_puts(b, "| ");
         rb_md(b, jstr(e, "name"));
         rb_puts(b, " | ");
         rb_md(b, jstr(e, "backend"));
         rb_puts(b, " | ");
         rb_md(b, jstr(e, "contract"));
-        rb_printf(b, " | %s | %.3g | %.3g | %.3g |\n", jstr(e, "verdict"),
+        rb_printf(b, " | %s | %.3g | %.3g | %.3g | %.3g |\n", jstr(e, "verdict"),
                   jnum(e, "bound_ulp_median", 0), jnum(e, "bound_ulp_max", 0),
-                  jnum(e, "bound_use", 0));
+                  jnum(e, "bound_use", 0), jnum(e, "bound_strength", 1));
     }
     if (any)
         rb_puts(b, "\n");
@@ -294,12 +336,19 @@ static void stages_section(rbuf *b, const cJSON *doc, const a4w4_report_opts *o)
     if (!cJSON_IsObject(st) || o->reproducible) /* wall times differ run to run */
         return;
     rb_puts(b, "## Stages\n\n| stage | wall s |\n|---|---:|\n");
-    static const char *const rows[][2] = {{"generate_s", "generate operands"},
-                                          {"judge_s", "judge (device passes, upload, re-check)"},
-                                          {"kernels_s", "backends under test"},
-                                          {"host_oracle_s", "host oracles (samples)"},
-                                          {"write_s", "write results"},
-                                          {"wall_s", "whole run"}};
+    static const char *const rows[][2] = {
+        {"setup_s", "setup (plan, calibration, header)"},
+        {"generate_s", "generate operands"},
+        {"judge_s", "judge (device passes, upload, re-check)"},
+        {"kernels_s", "backends under test (calls, buffers, pad variants, comparisons)"},
+        {"backend_runs_s", "of which the backends' own runs (run_ms)"},
+        {"host_oracle_s", "host oracles (samples)"},
+        {"record_s", "record (entries into results lines, teardown)"},
+        {"bundles_s", "golden bundles and captures"},
+        {"write_s", "write results"},
+        {"finish_s", "finish (results read back, verdict)"},
+        {"other_s", "not attributed (whole run less the above)"},
+        {"wall_s", "whole run"}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, rows[i][0])))
             rb_printf(b, "| %s | %.1f |\n", rows[i][1], jnum(st, rows[i][0], 0));
@@ -330,6 +379,28 @@ static void verdict_lines(rbuf *b, const cJSON *doc, const int n[NVERDICTS], int
     rb_puts(b, ".\n\n");
 }
 
+/* The header's clause on E8M0 code 0 (contracts §1): the reading the run states, else each
+ * declaring backend's own and both readings for the rest. */
+static void code0_line(rbuf *b, const cJSON *doc)
+{
+    const char *st = jstr(doc, "e8m0_code0");
+    if (strcmp(st, "both")) {
+        rb_printf(b, ", E8M0 code 0 read as %s, as the run states (contracts §1)", st);
+        return;
+    }
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(doc, "e8m0_code0_declared"), *it;
+    if (!cJSON_GetArraySize(d)) {
+        rb_puts(b, ", E8M0 code 0 judged under both readings, 2^-127 and 2^-126 (contracts §1)");
+        return;
+    }
+    rb_puts(b, ", E8M0 code 0 read as each backend declares (");
+    int i = 0;
+    cJSON_ArrayForEach(it, d)
+        rb_printf(b, "%s%s: %s", i++ ? ", " : "", it->string,
+                  cJSON_IsString(it) ? it->valuestring : "?");
+    rb_puts(b, "), any other backend judged under both readings (contracts §1)");
+}
+
 char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
 {
     if (!o)
@@ -350,18 +421,21 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         rb_printf(&b, " (matrix %s)", jstr(doc, "matrix_hash"));
     if (*jstr(doc, "shard") && strcmp(jstr(doc, "shard"), "1/1"))
         rb_printf(&b, ", shard %s", jstr(doc, "shard"));
-    if (jhas(doc, "full"))
+    /* a run with a bundle backend checks every output whatever its budget (run_plan.c's
+     * budget rule says so): the header cites no budget that did not apply */
+    const char *rule = jstr(cJSON_GetObjectItemCaseSensitive(doc, "budget"), "rule");
+    int whole = !strncmp(rule, "every output (a backend holding every output", 44);
+    if (whole)
+        rb_puts(&b, ", every output checked (a bundle backend holds every output: no budget "
+                    "or sampling applies)");
+    else if (jhas(doc, "full"))
         rb_puts(&b, jtrue(doc, "full") ? ", every output checked"
                                        : ", outputs sampled above 2^26 MACs");
-    if (jnum(doc, "budget_seconds", 0) > 0)
+    if (!whole && jnum(doc, "budget_seconds", 0) > 0)
         rb_printf(&b, " unless the run's budget of %g s of host checking (at its own measured "
                   "rates) covers the case", jnum(doc, "budget_seconds", 0));
     if (*jstr(doc, "e8m0_code0"))
-        rb_printf(&b, ", E8M0 code 0 %s (contracts §1)",
-                  !strcmp(jstr(doc, "e8m0_code0"), "both")
-                      ? "judged under both readings, 2^-127 and 2^-126"
-                      : !strcmp(jstr(doc, "e8m0_code0"), "2^-127") ? "read as 2^-127, as the run states"
-                                                                    : "read as 2^-126, as the run states");
+        code0_line(&b, doc);
     if (*jstr(doc, "judge") && strcmp(jstr(doc, "judge"), "host"))
         rb_printf(&b, "; GPU judge: %s", jstr(doc, "judge"));
     rb_puts(&b, ". Contracts: contracts §4.1 (bit-exact against ordered(S) or exact; bounded "
@@ -421,6 +495,7 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         rb_puts(&b, "\n");
     }
     known_section(&b, doc, cases, n[VERDICT_XFAIL]);
+    parity_section(&b, cases);
 
     if (!o->reproducible) {
         const char *labels[16], *values[16];

@@ -453,3 +453,21 @@ size_t environment_rows(const cJSON *doc, const char *labels[], const char *valu
     }
     return n;
 }
+
+int tolerance_text(rbuf *b, const cJSON *e, void (*esc)(rbuf *, const char *))
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "tolerance");
+    if (!cJSON_IsObject(t))
+        return 0;
+    rb_printf(b, " Tolerance criteria on its %.0f outputs: ", jnum(t, "outputs", 0));
+    const cJSON *c;
+    int k = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(t, "criteria")) {
+        rb_puts(b, k++ ? "; " : "");
+        esc(b, jstr(c, "text"));
+    }
+    rb_puts(b, ".");
+    if (jtrue(t, "would_ship"))
+        rb_puts(b, " A tolerance test would have shipped this.");
+    return 1;
+}

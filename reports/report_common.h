@@ -127,4 +127,11 @@ long bf16_hex_ulp(const char *a, const char *b);
 size_t environment_rows(const cJSON *doc, const char *labels[], const char *values[], size_t max,
                         char scratch[][160]);
 
+/* A failing entry's "tolerance" object (the peers' tolerance criteria, docs/criteria.md) as
+ * one sentence run: " Tolerance criteria on its N outputs: TEXT; TEXT; ... A tolerance test
+ * would have shipped this." (the last sentence only where one passes), each text escaped by
+ * esc (rb_md, rb_html). Renders what the document says; recomputes nothing. Returns 0 and
+ * writes nothing when the entry has none. */
+int tolerance_text(rbuf *b, const cJSON *e, void (*esc)(rbuf *, const char *));
+
 #endif

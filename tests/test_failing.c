@@ -46,10 +46,27 @@ Test(failing, malformed_ranges_are_refused)
 Test(failing, item_names_keep_the_case_and_a_file_safe_backend)
 {
     char buf[256];
-    a4w4_failing_name("m16_n1024_k5120", "plugin:/opt/x/libmy gemm.so", buf, sizeof buf);
+    a4w4_failing_name("m16_n1024_k5120", "plugin:/opt/x/libmy gemm.so", 0, buf, sizeof buf);
     cr_assert_str_eq(buf, "m16_n1024_k5120@plugin_libmy_gemm.so");
-    a4w4_failing_name("golden/g1", "hip-asm:256x256", buf, sizeof buf);
+    a4w4_failing_name("golden/g1", "hip-asm:256x256", 0, buf, sizeof buf);
     cr_assert_str_eq(buf, "golden/g1@hip-asm_256x256");
+}
+
+Test(failing, two_plugins_of_one_file_name_get_distinct_item_names)
+{
+    const char *a = "plugin:/opt/a/libk.so", *b = "plugin:/opt/b/libk.so";
+    cr_assert(a4w4_failing_names_collide(a, b));
+    cr_assert_not(a4w4_failing_names_collide(a, a)); /* the backend itself */
+    cr_assert_not(a4w4_failing_names_collide(a, "plugin:/opt/a/libj.so"));
+    char na[256], nb[256];
+    a4w4_failing_name("c", a, 1, na, sizeof na);
+    a4w4_failing_name("c", b, 1, nb, sizeof nb);
+    cr_assert_str_neq(na, nb);
+    cr_assert_eq(strncmp(na, "c@plugin_libk.so-", 17), 0, "%s", na);
+    cr_assert_eq(strlen(na), strlen("c@plugin_libk.so-") + 8, "%s", na);
+    char again[256]; /* the same spec, the same name: a rerun overwrites its own file */
+    a4w4_failing_name("c", a, 1, again, sizeof again);
+    cr_assert_str_eq(na, again);
 }
 
 /* Save case c with got = the ordered(1) oracle's outputs, changed at output (1, 2) when
@@ -75,7 +92,7 @@ static a4w4_hstatus save_and_verify(const char *dir, int break_it, int break_exp
     if (break_expected)
         exp[0] ^= 0x8000;
     a4w4_failing f = {&c, &d, &s, got, exp, "plugin:x.so", "ordered(1)", break_it, "", "",
-                      "a4w4check run ...", NULL};
+                      "a4w4check run ...", NULL, 0};
     char name[256], err[512], path[1024];
     cr_assert_eq(a4w4_failing_save(&f, dir, name, sizeof name, err, sizeof err), A4W4_ST_OK,
                  "%s", err);

@@ -828,3 +828,33 @@ Test(layer, a_group_that_cannot_run_is_a_status_not_a_verdict)
     cr_expect_eq(a4w4_layer_check_group(&a4w4_layer_ops_cpu, &no_gfx, res, NULL, err, sizeof err),
                  A4W4_ST_BADINPUT);
 }
+
+/* Parity of the two paths (flag on vs the fallback it replaces): a 2-D input on an ASM layer
+ * carries the ASM output against the pair's fallback path on the same activation, with the
+ * peers' criteria on the difference; round_up and even quantize some blocks differently, so
+ * the two paths differ; a fallback layer has no parity to report. */
+Test(layer_check, an_asm_layer_reports_parity_with_the_fallback_path)
+{
+    a4w4_layer_group on = {1, "gfx950", 256, 256, 2, 3, 8}, off = on;
+    off.flag_on = 0;
+    a4w4_layer_case_result res[A4W4_LAYER_CASES_PER_GROUP];
+    char err[256];
+    int f;
+    cr_assert_eq(a4w4_layer_check_group(&a4w4_layer_ops_cpu, &on, res, &f, err, sizeof err),
+                 A4W4_ST_OK, "%s", err);
+    size_t with = 0;
+    for (size_t c = 0; c < A4W4_LAYER_CASES_PER_GROUP; c++) {
+        cr_expect_eq(res[c].has_parity, res[c].kind == A4W4_INPUT_TENSOR_2D, "%s", res[c].name);
+        if (!res[c].has_parity)
+            continue;
+        with++;
+        cr_expect_eq(res[c].parity.n, 6 * 256);
+        cr_expect_lt(res[c].parity.equal, res[c].parity.n, "round_up vs even moves outputs");
+        cr_expect_gt(res[c].parity.ntol, 0);
+    }
+    cr_expect_eq(with, 2, "the 2-D input with and without bias");
+    cr_assert_eq(a4w4_layer_check_group(&a4w4_layer_ops_cpu, &off, res, &f, err, sizeof err),
+                 A4W4_ST_OK, "%s", err);
+    for (size_t c = 0; c < A4W4_LAYER_CASES_PER_GROUP; c++)
+        cr_expect_not(res[c].has_parity, "%s", res[c].name);
+}

@@ -20,6 +20,7 @@
 #include "a4w4_quant.h"
 #include "registry.h"
 #include "gen.h"
+#include "invariance_measure.h"
 #include "mutants.h"
 #include "quantizers.h"
 
@@ -601,7 +602,7 @@ Test(table, every_mutant_is_tested_here_and_none_is_a_default_backend)
         "mut-rows-small-n", "mut-splitk-bf16", "mut-tail-unwritten", "mut-read-past-a",
         "mut-bounded-drop-block", "mut-flush-subnormal", "mut-zero-sign",
         "mut-act-scale-stride", "mut-bf16-saturate", "mut-scale-f32-first",
-        "mut-bucket-rows64", "mut-persistent-skip"};
+        "mut-bucket-rows64", "mut-persistent-skip", "mut-batch-splitk"};
     size_t n, nb;
     const a4w4_backend_type *const *t = a4w4_mutant_types(&n);
     const a4w4_backend_type *const *b = a4w4_backend_types(&nb);
@@ -752,4 +753,34 @@ Test(fingerprint, quantizer_lookup)
     cr_expect_null(a4w4_quantizer_find("cpu-asm", names, sizeof names));
     cr_expect_null(a4w4_quantizer_find("mut-pad-ff", names, sizeof names));
     cr_expect(strstr(names, "mut-mode-even") != NULL, "names: %s", names);
+}
+
+/* mut-batch-splitk declares ordered(1) and switches to two splits past M = 64: batch-invariant
+ * up to M 64, variant at M 65 (rows alone differ from the batch), where its contract predicts
+ * invariant; the correct row-major system (the same base, ordered(1) at every M) stays
+ * invariant at both, as predicted; a repeat changes nothing for either. */
+Test(mutants, batch_splitk_is_variant_past_m64_and_the_control_invariant)
+{
+    char err[512];
+    a4w4_backend mb, cb;
+    cr_assert_eq(a4w4_backend_open_type(mut("mut-batch-splitk"), NULL, &mb, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert_eq(a4w4_backend_open("cpu-fallback", &cb, err, sizeof err), 0, "%s", err);
+    a4w4_inv_measured m;
+    cr_assert_eq(a4w4_inv_measure(&mb, 64, 32, 1024, 5, &m, err, sizeof err), A4W4_OK, "%s", err);
+    cr_assert_eq(m.verdict, A4W4_MEAS_INVARIANT);
+    cr_assert(m.agrees);
+    cr_assert_eq(a4w4_inv_measure(&mb, 65, 32, 1024, 5, &m, err, sizeof err), A4W4_OK, "%s", err);
+    cr_assert_eq(m.verdict, A4W4_MEAS_VARIANT);
+    cr_assert_eq(m.repeat_diffs, 0);
+    cr_assert_eq(m.npositions, 3);
+    cr_assert_gt(m.rows, 0);
+    cr_assert_eq(m.prediction, A4W4_INV_INVARIANT);
+    cr_assert(!m.agrees);
+    cr_assert_eq(a4w4_inv_measure(&cb, 65, 32, 1024, 5, &m, err, sizeof err), A4W4_OK, "%s", err);
+    cr_assert_eq(m.verdict, A4W4_MEAS_INVARIANT);
+    cr_assert_eq(m.outputs, (3 + 65) * 32);
+    cr_assert(m.agrees);
+    a4w4_backend_close(&mb);
+    a4w4_backend_close(&cb);
 }

@@ -327,6 +327,27 @@ Test(options, an_empty_value_is_refused)
     cr_assert_str_eq(err, "a4w4check: demo: option --out needs a value, got an empty one\n");
 }
 
+/* A value left out takes no option for it (reproducer: `run --out --quiet` made a folder named
+ * --quiet); the value may still start with -- when given after '='. */
+Test(options, an_option_is_not_taken_as_the_value_before_it)
+{
+    t_opts o;
+    char err[512];
+    a4w4_args args;
+    char *argv[] = {"demo", "--out", "--quiet"};
+    t_init(&o);
+    cr_assert_eq(parse_capture(&t_spec, &o, ARGC(argv), argv, &args, err, sizeof err),
+                 A4W4_EXIT_BADINPUT);
+    cr_assert_str_eq(err, "a4w4check: demo: option --out needs a value, and the next argument "
+                          "'--quiet' is an option (write --out=--quiet for a value that starts "
+                          "with --)\n");
+    char *argv2[] = {"demo", "--out=--quiet"};
+    t_init(&o);
+    cr_assert_eq(parse_capture(&t_spec, &o, ARGC(argv2), argv2, &args, err, sizeof err),
+                 A4W4_OPTS_CONTINUE);
+    cr_assert_str_eq(o.out, "--quiet");
+}
+
 /* One integer rule for every option (reproducer: ' 5' and '+5' were accepted by --timeout and
  * refused by --shard). */
 Test(options, integers_are_plain_decimals_for_every_option)

@@ -35,6 +35,15 @@ Test(quant_parity, exactly_the_blocks_the_two_rules_round_apart_differ)
         total += p.hist[i];
     cr_expect_eq(total, p.outputs);
     cr_expect_eq(p.hist[0], p.outputs - p.outputs_differ);
+    /* the peers' criteria on the difference: every row of the table, and the equality tests
+     * (hipBLASLt unit_check, benchdnn) fail where outputs differ */
+    size_t nc;
+    a4w4_criteria(&nc);
+    cr_assert_eq(p.ntol, nc);
+    for (size_t i = 0; i < p.ntol; i++)
+        if (!strcmp(p.tol[i].c->id, "hipblaslt-unit-check") ||
+            !strcmp(p.tol[i].c->id, "onednn-benchdnn-matmul"))
+            cr_expect_eq(p.tol[i].verdict, A4W4_CRIT_FAIL, "%s", p.tol[i].text);
 }
 
 Test(quant_parity, bad_shapes_are_refused)

@@ -179,6 +179,39 @@ Test(schema, a_well_formed_document_validates)
     cJSON_Delete(d);
 }
 
+/* A version 1 document is read against the frozen version 1 schema, and what only version 2
+ * defines is refused in it: a results document written now, relabelled /1 and edited from an
+ * INCOMPLETE run with ambiguous entries to PASS, was accepted (report "Verdict: PASS",
+ * compare exit 0), the /1 path skipping the checks the /2 path makes. */
+Test(schema, a_version_1_document_holds_only_what_version_1_defines)
+{
+    cJSON *d = doc_new("edge");
+    set_str(d, "schema", A4W4_REPORT_SCHEMA_V1);
+    cJSON *e = add(d, "m1", 1, 256, 512, "cpu-asm", "ordered(1)", "pass", 0.5);
+    char err[512] = "";
+    cr_assert_eq(validate(d, err, sizeof err), 0, "a plain /1 document: %s", err);
+    set_str(e, "verdict", "ambiguous"); /* version 2's verdict */
+    cr_assert_neq(validate(d, err, sizeof err), 0, "verdict ambiguous accepted in /1");
+    cr_expect(contains(err, "/cases/0/verdict") && contains(err, A4W4_REPORT_SCHEMA_V1), "%s", err);
+    set_str(e, "verdict", "pass");
+    cJSON_AddNumberToObject(e, "judged_bit_exact", 0); /* fields version 2 added */
+    cr_assert_neq(validate(d, err, sizeof err), 0, "judged_bit_exact accepted in /1");
+    cr_expect(contains(err, "doc.json: /cases/0/judged_bit_exact: only a4w4check-results/2 "
+                            "defines it"), "%s", err);
+    cJSON_DeleteItemFromObject(e, "judged_bit_exact");
+    cJSON_AddStringToObject(d, "e8m0_code0", "both");
+    cr_assert_neq(validate(d, err, sizeof err), 0, "e8m0_code0 accepted in /1");
+    cr_expect(contains(err, "/e8m0_code0: only"), "%s", err);
+    cJSON_DeleteItemFromObject(d, "e8m0_code0");
+    set_str(e, "contract", "tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,"
+                           "split=1,combine=chain,final=rne)");
+    cr_assert_neq(validate(d, err, sizeof err), 0, "a tree contract accepted in /1");
+    cr_expect(contains(err, "/cases/0/contract (a tree contract)"), "%s", err);
+    set_str(d, "schema", A4W4_REPORT_SCHEMA); /* the same in /2: fine */
+    cr_assert_eq(validate(d, err, sizeof err), 0, "%s", err);
+    cJSON_Delete(d);
+}
+
 Test(schema, dispatch_fields_are_optional_and_checked)
 {
     cJSON *d = doc_new("hazard");
@@ -378,6 +411,90 @@ Test(markdown, verdict_failures_with_hex_and_groups)
                            "| full | pass | 1.2 |  |"),
               "%s", md);
     cr_expect(contains(md, "## Environment\n\nNot recorded"));
+    free(md);
+    cJSON_Delete(d);
+}
+
+/* A "tolerance" object as the harness writes it (harness/engine/entry.c): texts and verdicts
+ * are stated in the document, and the reports print them as they are (a PASS here that no
+ * threshold in reports/ could produce proves nothing is recomputed). */
+static void add_tolerance(cJSON *e, int ship)
+{
+    cJSON *t = cJSON_AddObjectToObject(e, "tolerance");
+    cJSON_AddNumberToObject(t, "outputs", 33792);
+    cJSON_AddStringToObject(t, "reference", "the dequantized operands' product");
+    cJSON_AddBoolToObject(t, "would_ship", ship);
+    cJSON *a = cJSON_AddArrayToObject(t, "criteria");
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "id", "aiter-checkallclose");
+    cJSON_AddStringToObject(c, "verdict", ship ? "PASS" : "FAIL");
+    cJSON_AddNumberToObject(c, "value", 0);
+    cJSON_AddStringToObject(c, "text", ship ? "AITER checkAllclose: PASS (max rel 0.4 %, 0 % "
+                                              "of elements over)" : "AITER <x>: FAIL");
+    cJSON_AddItemToArray(a, c);
+}
+
+Test(markdown, a_failing_entry_names_the_criteria_that_would_have_passed_it)
+{
+    cJSON *d = small_run();
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(d, "cases"))
+        if (!strcmp(jstr(e, "verdict"), "fail"))
+            add_tolerance((cJSON *)e, 1);
+    char err[512];
+    cr_assert_eq(validate(d, err, sizeof err), 0, "%s", err);
+    char *md = a4w4_report_markdown(d, NULL), *html = a4w4_report_html(d, NULL);
+    cr_assert(md && html);
+    const char *line = " Tolerance criteria on its 33792 outputs: AITER checkAllclose: PASS (max "
+                       "rel 0.4 %, 0 % of elements over). A tolerance test would have shipped "
+                       "this.";
+    cr_expect(contains(md, line), "%s", md);
+    cr_expect(contains(html, line), "%s", html);
+    free(md);
+    free(html);
+    cJSON_Delete(d);
+}
+
+Test(markdown, no_shipping_line_where_every_criterion_fails_and_texts_are_escaped)
+{
+    cJSON *d = small_run();
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(d, "cases"))
+        if (!strcmp(jstr(e, "verdict"), "fail"))
+            add_tolerance((cJSON *)e, 0);
+    char *md = a4w4_report_markdown(d, NULL), *html = a4w4_report_html(d, NULL);
+    cr_assert(md && html);
+    cr_expect(!contains(md, "would have shipped"), "%s", md);
+    cr_expect(contains(html, "AITER &lt;x>: FAIL") || contains(html, "AITER &lt;x&gt;: FAIL"),
+              "%s", html);
+    free(md);
+    free(html);
+    cJSON_Delete(d);
+}
+
+/* A layers entry's "parity" object is rendered as recorded (no verdict is recomputed). */
+Test(markdown, parity_of_two_paths_is_a_table_of_what_the_document_says)
+{
+    cJSON *d = small_run();
+    cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "cases"), 1);
+    cJSON *p = cJSON_AddObjectToObject(e, "parity");
+    cJSON_AddNumberToObject(p, "outputs", 4096);
+    cJSON_AddNumberToObject(p, "bit_equal", 4000);
+    cJSON_AddNumberToObject(p, "differ", 96);
+    cJSON_AddNumberToObject(p, "max_ulp", 3);
+    cJSON *a = cJSON_AddArrayToObject(p, "tolerance_on_difference");
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "id", "aiter-checkallclose");
+    cJSON_AddStringToObject(c, "verdict", "PASS");
+    cJSON_AddStringToObject(c, "text", "AITER checkAllclose: PASS");
+    cJSON_AddItemToArray(a, c);
+    char err[512];
+    cr_assert_eq(validate(d, err, sizeof err), 0, "%s", err);
+    char *md = a4w4_report_markdown(d, NULL);
+    cr_assert_not_null(md);
+    cr_expect(contains(md, "## Parity of the two paths"), "%s", md);
+    cr_expect(contains(md, "| m4_n1024_k512 | cpu-asm | 4000 of 4096 | 96 | 3 | "
+                           "aiter-checkallclose PASS |"), "%s", md);
     free(md);
     cJSON_Delete(d);
 }

@@ -49,6 +49,22 @@ static const struct {
      "combine=chain,final=rne)"},
     {"tree(prec=8,leaf=2)", "tree(leaf=2,order=asc,fuse=1,reduce=chain,prec=8,round=rne,"
                             "acc=fp32,split=1,combine=chain,final=rne)"},
+    /* the later keys: written only where they leave ordered(1)'s values */
+    {"tree(lanes=1,lround=rne)", NULL},
+    {"tree(lanes=2)", "tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,"
+                      "split=1,combine=chain,final=rne,lanes=2,chunk=32,lanecomb=chain)"},
+    {"tree(chunk=256,lanecomb=pairwise,lanes=4)",
+     "tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,split=1,"
+     "combine=chain,final=rne,lanes=4,chunk=256,lanecomb=pairwise)"},
+    {"tree(leaf=64)", "tree(leaf=64,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,"
+                      "split=1,combine=chain,final=rne)"},
+    {"tree(lround=rz,leaf=128)", "tree(leaf=128,order=asc,fuse=1,reduce=chain,prec=0,round=rne,"
+                                 "acc=fp32,split=1,combine=chain,final=rne,lround=rz)"},
+    {"tree(tile=256)", "tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,"
+                       "split=1,combine=chain,final=rne,tile=256)"},
+    {"tree(leaf=64,lanes=8,chunk=128,tile=1024)",
+     "tree(leaf=64,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,split=1,"
+     "combine=chain,final=rne,lanes=8,chunk=128,lanecomb=chain,tile=1024)"},
 };
 
 /* Refused texts and a word the one-line error must name (the key or the rule). */
@@ -70,6 +86,10 @@ static const struct {
     {"ordered(1", "ordered(S)"},
     {"ordered(18446744073709551617)", "ordered(S)"},
     {"ordered(1)\n", "control byte"},
+    {"ex\xe2\x80\x8b" "act", "contract 'ex\\xe2\\x80\\x8bact': a non-ASCII byte \\xe2 at offset 2"},
+    {"\xef\xbb\xbf" "exact", "'\\xef\\xbb\\xbfexact': a non-ASCII byte \\xef at offset 0 (contract "
+                           "text is ASCII; a UTF-8 byte-order mark?)"},
+    {"tree(\xe2\x80\x8b" "leaf=16)", "'tree(\\xe2\\x80\\x8bleaf=16)': a non-ASCII byte"},
     {"tree", "not one of"},
     {"tree(", "tree(key=value"},
     {"tree(leaf=16)x", "tree(key=value"},
@@ -78,7 +98,21 @@ static const struct {
     {"tree(leaf= 16)", "whitespace"},
     {"tree(leaf=16, fuse=2)", "whitespace"},
     {"tree(leaf=3)", "leaf=3: leaf is one of"},
-    {"tree(leaf=64)", "leaf=64: leaf is"},
+    {"tree(leaf=256)", "leaf=256: leaf is"},
+    {"tree(leaf=96)", "leaf=96: leaf is"},
+    {"tree(lround=rd)", "lround=rd: lround is rne or rz"},
+    {"tree(lanes=0)", "lanes=0: lanes is"},
+    {"tree(lanes=65537)", "lanes=65537: lanes is"},
+    {"tree(chunk=64)", "chunk and lanecomb need lanes > 1"},
+    {"tree(lanecomb=pairwise)", "chunk and lanecomb need lanes > 1"},
+    {"tree(lanes=2,chunk=48)", "chunk=48: chunk is"},
+    {"tree(lanes=2,chunk=0)", "chunk=0: chunk is"},
+    {"tree(lanes=2,leaf=128,chunk=64)", "chunk=64: chunk is a positive multiple of 32 and, with"},
+    {"tree(lanes=2,lanecomb=tree)", "lanecomb=tree: lanecomb is chain or pairwise"},
+    {"tree(tile=100)", "tile=100: tile is"},
+    {"tree(tile=0)", "tile=0: tile is"},
+    {"tree(tile=256,split=2)", "tile=256: tile is a positive multiple of 32 and replaces split"},
+    {"tree(tile=256,split=0/512)", "replaces split"},
     {"tree(leaf=0)", "leaf=0: leaf is"},
     {"tree(leaf=016)", "leaf=016: leaf is"},
     {"tree(leaf=+16)", "leaf=+16: leaf is"},
@@ -122,7 +156,8 @@ Test(tree_parse, accepts_every_form_and_prints_its_canonical_text)
         cr_assert_eq(a4w4_contract_parse(accepted[i].text, &c, err, sizeof err), A4W4_OK,
                      "'%s' refused: %s", accepted[i].text, err);
         cr_assert_geq(a4w4_contract_format(&c, out, sizeof out), 0);
-        cr_expect_str_eq(out, accepted[i].canonical, "'%s'", accepted[i].text);
+        cr_expect_str_eq(out, accepted[i].canonical ? accepted[i].canonical : canonical_default,
+                         "'%s'", accepted[i].text);
         /* round trip: the canonical text parses to the same contract and prints the same */
         a4w4_contract c2;
         char out2[A4W4_CONTRACT_MAX];
@@ -587,6 +622,122 @@ Test(tree_oracle, a_leaf_rounds_once_to_fp32_with_gradual_underflow)
     free(o);
 }
 
+Test(tree_oracle, interleaved_lanes_take_blocks_or_chunks_by_index_mod_l)
+{
+    /* blocks 2^24, 0, 1, 1. ordered(1): 2^24, then + 1 twice, each a tie to even: 2^24.
+     * lanes=2 (chunks of one block): lane 0 = {2^24, 1} -> 2^24, lane 1 = {0, 1} -> 1,
+     * combined 2^24 + 1 -> 2^24. lanes=2,chunk=64: lane 0 = {2^24, 0} -> 2^24, lane 1 =
+     * {1, 1} -> 2, combined 2^24 + 2 exactly (0x4B800001). lanes=4: one block per lane, chain
+     * from +0: 2^24, 2^24, 2^24 (tie), 2^24 (tie); pairwise: (2^24 + 0), (1 + 1) = 2, then
+     * 2^24 + 2. lanes=8 has four lanes without a chunk: the same as lanes=4. */
+    one_output *o = out_new(128);
+    block_pow2(o, 0, 24);
+    block_pow2(o, 2, 0);
+    block_pow2(o, 3, 0);
+    expect_tree(o, "tree()", 0x4B800000u, 0x4B80);
+    expect_tree(o, "tree(lanes=2)", 0x4B800000u, 0x4B80);
+    expect_tree(o, "tree(lanes=2,chunk=64)", 0x4B800001u, 0x4B80);
+    expect_tree(o, "tree(lanes=2,chunk=64,lanecomb=pairwise)", 0x4B800001u, 0x4B80);
+    expect_tree(o, "tree(lanes=4)", 0x4B800000u, 0x4B80);
+    expect_tree(o, "tree(lanes=4,lanecomb=pairwise)", 0x4B800001u, 0x4B80);
+    expect_tree(o, "tree(lanes=8,lanecomb=pairwise)", 0x4B800001u, 0x4B80);
+    /* order=desc inside each lane: lane 0 = {1, 2^24} -> 2^24 + 1 -> 2^24 as before; with
+     * chunk=64, lane 1 = {1, 1} -> 2: unchanged; a lane's reversal never crosses lanes */
+    expect_tree(o, "tree(lanes=2,chunk=64,order=desc)", 0x4B800001u, 0x4B80);
+    free(o);
+}
+
+Test(tree_oracle, tile_cuts_k_into_splits_of_t_elements_the_last_shorter)
+{
+    /* blocks 2^24, 1, 1 at K = 96. tile=64: splits [0, 64) = 2^24 + 1 -> 2^24 and [64, 96) = 1;
+     * chained: 2^24 + 1 -> 2^24. At K = 128 with block 3 = 1 too, [64, 128) = 2 and the total
+     * is 2^24 + 2. The splits are those of explicit boundaries at every multiple of T. */
+    one_output *o = out_new(160);
+    block_pow2(o, 0, 24);
+    block_pow2(o, 1, 0);
+    block_pow2(o, 2, 0);
+    block_pow2(o, 3, 0);
+    expect_tree(o, "tree(tile=64)", 0x4B800001u, 0x4B80);
+    expect_tree(o, "tree(split=0/64/128)", 0x4B800001u, 0x4B80);
+    o->K = 96;
+    expect_tree(o, "tree(tile=64)", 0x4B800000u, 0x4B80);
+    a4w4_contract c;
+    cr_assert_eq(a4w4_contract_parse("tree(tile=64)", &c, NULL, 0), A4W4_OK);
+    size_t st[8];
+    cr_assert_eq(a4w4_tree_splits(&c.tree, 160, st, 8), 3);
+    cr_expect(st[0] == 0 && st[1] == 64 && st[2] == 128 && st[3] == 160);
+    cr_assert_eq(a4w4_tree_splits(&c.tree, 64, st, 8), 1);
+    cr_assert_eq(a4w4_tree_splits(&c.tree, 4096, NULL, 0), 64);
+    free(o);
+}
+
+Test(tree_oracle, a_fused_leaf_sums_its_blocks_exactly_and_rounds_once)
+{
+    /* blocks 2^24, 0, 1, 2^-30. leaf=64: leaves {2^24, 0} = 2^24 and {1, 2^-30}, rounded once
+     * to 1; 2^24 + 1 ties to 2^24. fuse=2 sums the block values in the node instead:
+     * 2^24 + 1 + 2^-30 lies above the tie: 2^24 + 2. */
+    one_output *o = out_new(128);
+    block_pow2(o, 0, 24);
+    block_pow2(o, 2, 0);
+    block_pow2(o, 3, -30);
+    expect_tree(o, "tree(leaf=64)", 0x4B800000u, 0x4B80);
+    expect_tree(o, "tree(fuse=2)", 0x4B800001u, 0x4B80);
+    /* blocks 2^24, 1, 1, 0: ordered(1) and leaf=64 ({2^24, 1} ties to 2^24, then + 1 ties):
+     * 2^24; leaf=128 sums all four exactly: 2^24 + 2. */
+    block_pow2(o, 1, 0);
+    set_a(o, 96, 0, 127);
+    expect_tree(o, "tree()", 0x4B800000u, 0x4B80);
+    expect_tree(o, "tree(leaf=64)", 0x4B800000u, 0x4B80);
+    expect_tree(o, "tree(leaf=128)", 0x4B800001u, 0x4B80);
+    /* K = 96 with leaf=128: one leaf of the three blocks, 2^24 + 2 */
+    o->K = 96;
+    expect_tree(o, "tree(leaf=128)", 0x4B800001u, 0x4B80);
+    free(o);
+}
+
+Test(tree_oracle, a_fused_leaf_rounds_with_lround_and_sums_past_fp32_exactly)
+{
+    /* blocks 1 and -2^-30 (code 0xA is -1.0): exact 1 - 2^-30. RNE: 1.0 (0x3F800000); the
+     * leaf rounded toward zero: 1 - 2^-24 (0x3F7FFFFF), bf16 1.0 by RNE, 0x3F7F by final=rz. */
+    one_output *o = out_new(64);
+    block_pow2(o, 0, 0);
+    set_a(o, 32, 0xA, 127 - 30);
+    expect_tree(o, "tree()", 0x3F800000u, 0x3F80);
+    expect_tree(o, "tree(leaf=64)", 0x3F800000u, 0x3F80);
+    expect_tree(o, "tree(leaf=64,lround=rz)", 0x3F7FFFFFu, 0x3F80);
+    expect_tree(o, "tree(leaf=64,lround=rz,final=rz)", 0x3F7FFFFFu, 0x3F7F);
+    expect_tree(o, "tree(leaf=32,lround=rz)", 0x3F800000u, 0x3F80);
+    /* blocks +2^254 and -2^254 (both scales 254): each alone overflows fp32, so ordered(1)
+     * meets +inf and -inf (NaN); a 64-K leaf sums them exactly to 0: +0. With +2^254 and
+     * -2^254 + 2^253 (element -0.5): the leaf's exact 2^253 rounds to +inf (RNE) or the
+     * largest finite fp32 (RZ, 0x7F7FFFFF, bf16 RNE of that is +inf, RZ 0x7F7F). */
+    set_a(o, 0, 2, 254);
+    o->ws[0] = 254;
+    set_a(o, 32, 0xA, 254);
+    o->ws[1] = 254;
+    expect_tree(o, "tree()", 0x7FC00000u, 0x7FC0);
+    expect_tree(o, "tree(leaf=64)", 0x00000000u, 0x0000);
+    set_a(o, 33, 1, 254);
+    expect_tree(o, "tree(leaf=64)", 0x7F800000u, 0x7F80);
+    expect_tree(o, "tree(leaf=64,lround=rz)", 0x7F7FFFFFu, 0x7F80);
+    expect_tree(o, "tree(leaf=64,lround=rz,final=rz)", 0x7F7FFFFFu, 0x7F7F);
+    free(o);
+}
+
+Test(tree_oracle, lanes_fused_leaves_and_lround_rz_go_to_the_plain_oracle_tile_stays_fast)
+{
+    static const struct {
+        const char *text;
+        int fast;
+    } routes[] = {{"tree(tile=256)", 1}, {"tree(lanes=2)", 0}, {"tree(leaf=64)", 0},
+                  {"tree(leaf=128)", 0}, {"tree(lround=rz)", 0}, {"tree(leaf=16)", 1}};
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        a4w4_contract c;
+        cr_assert_eq(a4w4_contract_parse(routes[i].text, &c, NULL, 0), A4W4_OK);
+        cr_expect_eq(a4w4_tree_fast_eligible(&c.tree), routes[i].fast, "%s", routes[i].text);
+    }
+}
+
 /* ---- ordered(S) == tree(split=S) on every generated regime ------------------------------- */
 
 static a4w4_case mk(const char *name, size_t M, size_t N, size_t K, a4w4_regime r, uint64_t seed)
@@ -689,6 +840,8 @@ static const char *const fast_trees[] = {
     "tree(leaf=2,split=3,final=rz)",
     "tree(acc=bf16,prec=30,reduce=pairwise)",
     "tree(leaf=16,prec=27,fuse=4)",
+    "tree(tile=256,fuse=2)",
+    "tree(tile=96,reduce=pairwise,combine=pairwise,order=desc)",
 };
 
 /* Outputs of the fast path (path isa, threads) that differ from the plain oracle's bits

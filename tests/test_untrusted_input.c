@@ -74,6 +74,28 @@ Test(quote, long_text_is_cut_with_an_ellipsis)
     cr_assert_str_eq(tiny, "a");
 }
 
+Test(quote, ascii_quote_shows_every_byte_outside_printable_ascii_as_an_escape)
+{
+    char buf[64];
+    cr_assert_str_eq(a4w4_quote_ascii("ex\xe2\x80\x8b" "act", buf, sizeof buf),
+                     "ex\\xe2\\x80\\x8bact"); /* a zero-width space shown */
+    cr_assert_str_eq(a4w4_quote_ascii("\xef\xbb\xbf" "exact", buf, sizeof buf),
+                     "\\xef\\xbb\\xbfexact"); /* a UTF-8 byte-order mark shown */
+    cr_assert_str_eq(a4w4_quote_ascii("a\nb", buf, sizeof buf), "a\\x0ab");
+    cr_assert_str_eq(a4w4_quote_ascii(NULL, buf, sizeof buf), "(null)");
+}
+
+Test(quote, ascii_quote_cuts_whole_escapes_only)
+{
+    char buf[8];
+    cr_assert_str_eq(a4w4_quote_ascii("1234567", buf, sizeof buf), "1234567"); /* fits exactly */
+    cr_assert_str_eq(a4w4_quote_ascii("12345678", buf, sizeof buf), "1234...");
+    cr_assert_str_eq(a4w4_quote_ascii("12\xe2\x80", buf, sizeof buf), "12..."); /* no half \xe2 */
+    cr_assert_str_eq(a4w4_quote_ascii("\xe2", buf, sizeof buf), "\\xe2");
+    char tiny[2] = "x";
+    cr_assert_str_eq(a4w4_quote_ascii("\xe2", tiny, sizeof tiny), "");
+}
+
 /* ---- the ASM heuristic and the route at their limits ----------------------------------- */
 
 Test(heuristic, ratio_of_tiles_up_to_65536_is_computed_without_overflow)

@@ -38,7 +38,8 @@
  * fp4x2:  two E2M1 codes per byte, element 2i in the low nibble, 2i+1 in the high nibble;
  *         codes 0..7 = {0, 0.5, 1, 1.5, 2, 3, 4, 6}, 8..15 their negatives (8 is -0).
  * E8M0:   one byte per 32-element block along K, value 2^(code-127); 0xFF is NaN (every
- *         output reading such a block must be NaN); code 0 is 2^-127.
+ *         output reading such a block must be NaN); code 0 is 2^-127 in the oracles, but
+ *         disputed: see "E8M0 code 0" below.
  * bf16:   outputs are raw bf16 bit patterns (uint16_t, host byte order).
  *
  * ---- The GEMM (contracts §4) ------------------------------------------------------------------
@@ -128,7 +129,21 @@
  *                 rules per shape) instead.
  * asm_layout = 1 declares that the kernel reads the ASM layouts (a_scale_shuffled,
  * w_fp4_shuffled, w_scale_swizzled): the harness then reruns it with different pad fills and
- * checks that the valid outputs do not change (contracts §3.3).  0: row-major operands only. */
+ * checks that the valid outputs do not change (contracts §3.3).  0: row-major operands only.
+ *
+ * ---- E8M0 code 0 (contracts §1) -------------------------------------------------------------
+ * Sources disagree on scale code 0: 2^-127 (OCP, AITER's torch reference, the oracles) or
+ * 2^-126 (one host driver).  A plugin declares the reading its kernel implements by also
+ * exporting
+ *
+ *     A4W4_PLUGIN_EXPORT const char *a4w4_plugin_e8m0_code0(void) { return "2^-127"; }
+ *
+ * ("2^-127" or "2^-126"; anything else refuses the plugin).  Cases holding code 0 are then
+ * judged under that reading alone.  A plugin that exports no such function declares nothing:
+ * where the two readings expect other bits, an entry matching only one of them is
+ * "ambiguous" (not judged; the run is INCOMPLETE, exit 5).  `run --e8m0-code0 R` overrides
+ * every backend's declaration.  The harness process calls this function and
+ * a4w4_plugin_query only (isolated: after the probe child called both). */
 #ifndef A4W4_PLUGIN_H
 #define A4W4_PLUGIN_H
 
@@ -193,8 +208,17 @@ typedef struct {
 
 typedef const a4w4_plugin_info *(*a4w4_plugin_query_fn)(void);
 
+/* Optional (ABI 1 compatible: a plugin without it is undeclared): the reading of E8M0 scale
+ * code 0 the kernel implements, "2^-127" (OCP, AITER's torch reference) or "2^-126" (one host
+ * driver), a static string. See "E8M0 code 0" above. */
+#define A4W4_PLUGIN_E8M0_CODE0_SYMBOL "a4w4_plugin_e8m0_code0"
+typedef const char *(*a4w4_plugin_e8m0_code0_fn)(void);
+
 /* Exported by every plugin; may return NULL to refuse loading (e.g. no device). */
 A4W4_PLUGIN_EXPORT const a4w4_plugin_info *a4w4_plugin_query(void);
+
+/* Exported by a plugin that declares its E8M0 code-0 reading (optional, above). */
+A4W4_PLUGIN_EXPORT const char *a4w4_plugin_e8m0_code0(void);
 
 #ifdef __cplusplus
 }

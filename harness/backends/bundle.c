@@ -265,6 +265,13 @@ static void bundle_release(void *vctx)
     free(vctx);
 }
 
+/* The E8M0 code-0 reading the directory's manifest declares (A4W4_CODE0_*; contracts §1). */
+static int bundle_code0(void *vctx)
+{
+    const a4w4_bundle_dir *c = vctx;
+    return c ? c->code0 : A4W4_CODE0_BOTH;
+}
+
 const a4w4_backend_type a4w4_backend_bundle = {
     .name = "bundle",
     .what = "outputs produced elsewhere, read from DIR/<case>.safetensors (tensor y, BF16 [M, N])",
@@ -273,6 +280,7 @@ const a4w4_backend_type a4w4_backend_bundle = {
     .full_outputs = 1,
     .thread_safe = 1, /* each run reads its own file; the context is read-only */
     .prepare = bundle_prepare,
+    .code0 = bundle_code0,
     .run = bundle_run,
     .check_items = bundle_check_items,
     .release = bundle_release};

@@ -13,7 +13,8 @@
  *                                        {"format": "a4w4-outputs/1", "kernel", "contract",
  *                                        "matrix_hash", "tool_version", "cases" (written),
  *                                        "failed" ({case: why})}.
- *   DIR/contract.txt                     optional: one line, the accumulation contract.
+ *   DIR/contract.txt                     optional: one line, the accumulation contract
+ *                                        (after any "#" comment lines: discover's file).
  * A directory is one run of one kernel over one matrix (backends/bundle_dir.h reads it and
  * refuses every conflict with one line, exit 2: a manifest and contract.txt naming different
  * contracts, a manifest of another tool version or matrix, a file the manifest does not list

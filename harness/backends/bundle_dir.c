@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "a4w4_quote.h"
+#include "backend.h"
 #include "bundle.h"
 #include "errmsg.h"
 #include "fsutil.h"
@@ -52,16 +53,36 @@ static char *read_small_file(const char *path, size_t max, size_t *n, char *err,
     return buf;
 }
 
-/* DIR/contract.txt into contract[len] ("" when absent). 0 or -1 with err. */
+/* Blank lines and comment lines (first non-blank byte '#': the "# discovered by" line of the
+ * file `a4w4check discover --out FILE` writes) at the start of buf[0..*n) dropped, in place. */
+static void drop_comment_lines(char *buf, size_t *n)
+{
+    size_t b = 0;
+    for (;;) {
+        size_t i = b;
+        while (i < *n && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r'))
+            i++;
+        if (i >= *n || (buf[i] != '#' && buf[i] != '\n'))
+            break;
+        char *nl = memchr(buf + i, '\n', *n - i);
+        b = nl ? (size_t)(nl - buf) + 1 : *n;
+    }
+    memmove(buf, buf + b, *n - b + 1);
+    *n -= b;
+}
+
+/* DIR/contract.txt into contract[len] ("" when absent): one contract line, after any blank or
+ * comment lines (contracts §7). 0 or -1 with err. */
 static int read_contract(const char *dir, char *contract, size_t len, char *err, size_t errlen)
 {
     char path[4200];
     size_t n = 0;
     snprintf(path, sizeof path, "%s/" CONTRACT_FILE, dir);
     contract[0] = 0;
-    char *buf = read_small_file(path, A4W4_CONTRACT_MAX + 64, &n, err, errlen);
+    char *buf = read_small_file(path, A4W4_CONTRACT_MAX + 4096, &n, err, errlen);
     if (!buf)
         return err[0] ? -1 : 0;
+    drop_comment_lines(buf, &n);
     size_t b = 0, e = n;
     while (b < e && strchr(" \t\r\n", buf[b]))
         b++;
@@ -165,6 +186,20 @@ const a4w4_bundle_case *a4w4_bundle_dir_failed(const a4w4_bundle_dir *d, const c
     return find_case(d->failed, d->nfailed, case_name);
 }
 
+/* The manifest's optional "e8m0_code0" into *code0 (A4W4_CODE0_*; BOTH when absent). 0, or
+ * -1 when present but not "2^-127" or "2^-126". */
+static int manifest_code0(const cJSON *m, int *code0)
+{
+    char r[16];
+    *code0 = A4W4_CODE0_BOTH;
+    if (manifest_str(m, "e8m0_code0", r, sizeof r))
+        return -1;
+    if (!cJSON_GetObjectItemCaseSensitive(m, "e8m0_code0"))
+        return 0;
+    *code0 = !strcmp(r, "2^-127") ? A4W4_CODE0_OCP : !strcmp(r, "2^-126") ? A4W4_CODE0_DRIVER : -1;
+    return *code0 < 0 ? -1 : 0;
+}
+
 /* The manifest's fields of parsed m into d (contract into contract). 0 or -1 with err. */
 static int manifest_fields(const cJSON *m, a4w4_bundle_dir *d, char *contract, size_t clen,
                            const char *path, char *err, size_t errlen)
@@ -184,6 +219,9 @@ static int manifest_fields(const cJSON *m, a4w4_bundle_dir *d, char *contract, s
         manifest_str(m, "tool_version", d->version, sizeof d->version))
         return refuse(err, errlen, path, "\"kernel\", \"matrix_hash\" and \"tool_version\" "
                       "must be strings (of at most 127, 39 and 39 bytes)");
+    if (manifest_code0(m, &d->code0))
+        return refuse(err, errlen, path, "\"e8m0_code0\" must be \"2^-127\" or \"2^-126\" "
+                      "(the reading of E8M0 code 0 the kernel implements, contracts §1)");
     if (d->version[0] && strcmp(d->version, A4W4_TOOL_VERSION))
         return refuse(err, errlen, path, "tool_version '%s', this a4w4check is %s (outputs of "
                       "operands another version exported: export and run the kernel again)",

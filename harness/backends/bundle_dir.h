@@ -2,9 +2,12 @@
  * `bundle:DIR` is opened and checked for conflicts: a bundle directory is one run of one
  * kernel over one matrix, so everything in it must agree.
  *
- * Read: DIR/contract.txt (one contract line, optional), DIR/manifest.json (optional; python -m
+ * Read: DIR/contract.txt (one contract line after any blank or "#" comment lines, such as the
+ * "# discovered by" line of discover's file; optional), DIR/manifest.json (optional; python -m
  * a4w4check.external writes it: {"format": "a4w4-outputs/1", "kernel", "contract",
- * "matrix_hash", "tool_version", "cases": [names written], "failed": {name: why}}) and the
+ * "e8m0_code0" (optional: "2^-127" or "2^-126", the reading of E8M0 code 0 the kernel
+ * declares, contracts §1), "matrix_hash", "tool_version", "cases": [names written], "failed":
+ * {name: why}}) and the
  * names of DIR's *.safetensors files. Refused (one line naming the file and the rule):
  *   - a manifest that breaks its format (fields of the wrong type, "cases" missing, a case
  *     named twice or both written and failed);
@@ -34,6 +37,8 @@ typedef struct {
     char *dir;
     char contract[A4W4_CONTRACT_MAX]; /* the directory's contract; "ordered(1)" when none is named */
     int has_manifest;          /* DIR/manifest.json was read */
+    int code0;                 /* manifest's e8m0_code0 as A4W4_CODE0_* (engine/backend.h;
+                                  0: none declared) */
     char kernel[128];          /* manifest's kernel ("" none) */
     char hash[40], version[40]; /* manifest's matrix_hash, tool_version ("" none) */
     a4w4_bundle_case *cases;   /* manifest's cases, sorted by name */

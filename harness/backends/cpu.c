@@ -36,6 +36,7 @@ const a4w4_backend_type a4w4_backend_cpu_asm = {
     .contract = "ordered(1)",
     .asm_layout = 1,
     .thread_safe = 1,
+    .code0_reading = A4W4_CODE0_OCP, /* 2^(code-127) for every code: 2^-127 (contracts §1) */
     .run = run_cpu_asm};
 
 const a4w4_backend_type a4w4_backend_cpu_fallback = {
@@ -43,6 +44,7 @@ const a4w4_backend_type a4w4_backend_cpu_fallback = {
     .what = "C GEMM on row-major operands and scales (Triton gemm_afp4wfp4's role)",
     .contract = "ordered(1)",
     .thread_safe = 1,
+    .code0_reading = A4W4_CODE0_OCP, /* 2^(code-127) for every code: 2^-127 (contracts §1) */
     .run = run_cpu_fallback};
 
 /* Whole-output forms (golden bundles, the CPU layer pair; see cpu_sut.h). */

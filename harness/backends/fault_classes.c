@@ -54,6 +54,12 @@ RULE(r_grid256)
     return asm_ok(c) && ((c->M + 255) / 256) * ((c->N + 255) / 256) > 256;
 }
 
+RULE(r_batch_split)
+{
+    (void)arg;
+    return c->M > 64 && c->K > 256 && c->regime != A4W4_REGIME_EXACT;
+}
+
 static const a4w4_fault_class classes[] = {
     {"mut-preshuffle-k1n1", "weight preshuffle exists (N % 16 == 0, K % 64 == 0)", r_preshuffle},
     {"mut-swizzle-d1d4", "every case (the activation-scale shuffle always exists)", r_always},
@@ -79,6 +85,8 @@ static const a4w4_fault_class classes[] = {
     {"mut-scale-f32-first", "range (sa + sb >= 382 and <= 104)", r_range},
     {"mut-bucket-rows64", "ASM layouts, 64 < M <= 128", r_bucket128},
     {"mut-persistent-skip", "ASM layouts, more than 256 tiles of 256x256", r_grid256},
+    {"mut-batch-splitk", "M > 64, K > 256, outside the exact regime (or invariance --measure)",
+     r_batch_split},
 };
 
 const a4w4_fault_class *a4w4_fault_classes(size_t *n)

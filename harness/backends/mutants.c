@@ -784,6 +784,84 @@ static int layouts_d1d4(void *ctx, const a4w4_case_data *d, uint8_t *wsh, uint8_
 
 /* ---- the table -------------------------------------------------------------------------------- */
 
+/* ---- field bug reproductions on GEMM outputs (a4w4_field_repro_types) -------------------------
+ * Three faults of the field that the mutants above show only on layout bytes or not at all,
+ * as GEMMs whose outputs the peers' tolerance criteria can be run on (selftest's field table):
+ * the preshuffled weight read as if row-major (a non-preshuffle kernel on preshuffled
+ * weights), the swizzled weight scale read through the map with d1 and d4 swapped, and a NaN
+ * scale (0xFF) read as a zero block. */
+static uint16_t out_unshuffled(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    int nan = 0;
+    float acc = 0.0f;
+    for (size_t b = 0; b < nblk(d); b++) {
+        unsigned sa = a_sc(d, 1, m, b), sb = w_sc(d, 1, n, b);
+        nan |= sa == 0xFF || sb == 0xFF;
+        const uint8_t *ar = d->a_fp4.data + m * (d->K / 2);
+        const uint8_t *wr = d->w_fp4_shuffled.data + n * (d->K / 2); /* the fault */
+        int isum = 0;
+        for (size_t kb = b * 16; kb < b * 16 + 16; kb++)
+            isum += twice[ar[kb] & 15] * twice[wr[kb] & 15] +
+                    twice[ar[kb] >> 4] * twice[wr[kb] >> 4];
+        acc += block_f32(isum, (int)sa - 127, (int)sb - 127);
+    }
+    return finish(acc, nan);
+}
+
+/* The weight scale at (n, b) read from the swizzled buffer with d1 and d4 swapped. */
+static unsigned w_sc_d1d4(const a4w4_case_data *d, size_t n, size_t b)
+{
+    size_t cols = nblk(d), d0 = n / 32, d1 = n / 16 % 2, d2 = n % 16;
+    size_t d3 = b / 8, d4 = b / 4 % 2, d5 = b % 4;
+    return d->w_scale_swizzled.data[((((d0 * (cols / 8) + d3) * 4 + d5) * 16 + d2) * 2 + d1) * 2 +
+                                    d4];
+}
+
+static uint16_t out_swz(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    int nan = 0;
+    float acc = 0.0f;
+    for (size_t b = 0; b < nblk(d); b++) {
+        unsigned sa = a_sc(d, 1, m, b), sb = w_sc_d1d4(d, n, b);
+        nan |= sa == 0xFF || sb == 0xFF;
+        acc += block_f32(block_isum(d, 1, m, n, b), (int)sa - 127, (int)sb - 127);
+    }
+    return finish(acc, nan);
+}
+
+static uint16_t out_nanzero(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    float acc = 0.0f;
+    for (size_t b = 0; b < nblk(d); b++) {
+        unsigned sa = a_sc(d, 0, m, b), sb = w_sc(d, 0, n, b);
+        if (sa == 0xFF || sb == 0xFF)
+            continue; /* the fault: the block counts as zero, the output is not NaN */
+        acc += block_f32(block_isum(d, 0, m, n, b), (int)sa - 127, (int)sb - 127);
+    }
+    return finish(acc, 0);
+}
+
+static int run_unshuffled(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    return has_asm_layouts(a) ? each_output(a, out_unshuffled, NULL) : A4W4_EUNSUPPORTED;
+}
+
+static int run_swz(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    return has_asm_layouts(a) ? each_output(a, out_swz, NULL) : A4W4_EUNSUPPORTED;
+}
+
+static int run_nanzero(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    return each_output(a, out_nanzero, NULL);
+}
+
 #define GEMM_MUTANT(var, nm, desc, contr, asm_, fn)                                            \
     static const a4w4_backend_type var = {.name = nm, .what = desc, .contract = contr,         \
                                           .asm_layout = asm_, .thread_safe = 1, .run = fn}
@@ -889,6 +967,73 @@ GEMM_MUTANT(m_bdrop, "mut-bounded-drop-block",
             "bounded(4) bf16-atomic split-K missing the last K block on odd 16-column "
             "sub-tiles (per-output bound)", "bounded(4)", 0, run_bdrop);
 
+/* ---- split-K that changes with the batch size ------------------------------------------------
+ * Row-major base. A launcher that sends small batches to a one-split kernel and, past M = 64,
+ * to a 2-way split-K one (as a serving engine switches kernel families at a batch size):
+ * ordered(1) for M <= 64, ordered(2)'s deterministic split sums (fp32 split totals added in
+ * split order) for M > 64, while declaring ordered(1) at every M. Row i of a 65-row batch then
+ * differs from the same row computed alone; `invariance --measure` calls it variant at M 65
+ * against a prediction of invariant, and the plain comparison fails it on any M > 64 case
+ * with K > 256. */
+static uint16_t out_batch_splitk(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    size_t nb = nblk(d), per = d->M > 64 ? a4w4_split_k_per_split(d->K, 2) / 32 : nb;
+    float acc = 0.0f;
+    int nan = 0;
+    for (size_t b0 = 0; b0 < nb; b0 += per) /* the fault: two splits past M = 64 */
+        acc += dot_range(d, 0, m, n, b0, b0 + per < nb ? b0 + per : nb, &nan);
+    return finish(acc, nan);
+}
+
+static int run_batch_splitk(void *ctx, const a4w4_run_args *a)
+{
+    (void)ctx;
+    return each_output(a, out_batch_splitk, NULL);
+}
+
+GEMM_MUTANT(m_batch, "mut-batch-splitk",
+            "2-way split-K for M > 64, one split below, declaring ordered(1) (batch "
+            "invariance; plain comparison at M > 64)", "ordered(1)", 0, run_batch_splitk);
+
+GEMM_MUTANT(f_unshuffled, "fb-preshuffle-unapplied",
+            "a non-preshuffle GEMM on preshuffled weights: w_fp4_shuffled read row-major",
+            "ordered(1)", 1, run_unshuffled);
+GEMM_MUTANT(f_swz, "fb-swizzle-d1d4-gemm",
+            "GEMM reading the swizzled weight scale with d1 and d4 swapped", "ordered(1)", 1,
+            run_swz);
+GEMM_MUTANT(f_nanzero, "fb-nan-scale-zero",
+            "a block with scale 0xFF (NaN) counted as zero: outputs finite where NaN is due",
+            "ordered(1)", 0, run_nanzero);
+
+static const a4w4_backend_type *const field_repros[] = {&f_unshuffled, &f_swz, &f_nanzero};
+
+const a4w4_backend_type *const *a4w4_field_repro_types(size_t *n)
+{
+    *n = sizeof field_repros / sizeof field_repros[0];
+    return field_repros;
+}
+
+/* The field's bug classes and what reproduces each on GEMM outputs. */
+static const a4w4_field_bug_class field_classes[] = {
+    {"small-N heuristic rows", "route --scan, docs/findings.md",
+     "mut-rows-small-n"},
+    {"K % 256 tails", "ROCm/aiter#4176", "mut-drop-kblock"},
+    {"preshuffle unapplied", "sgl-project/sglang#26884", "fb-preshuffle-unapplied"},
+    {"scale swizzle swapped", "contracts §3.2", "fb-swizzle-d1d4-gemm"},
+    {"E8M0 code 0 read as 2^-126", "contracts §1", "mut-e8m0-code0"},
+    {"NaN scale read as zero", "contracts §2 step 4", "fb-nan-scale-zero"},
+    {"bf16 saturation", "contracts §4.3", "mut-bf16-saturate"},
+    {"-0 output", "contracts §4.1", "mut-zero-sign"},
+    {"FTZ of fp32 subnormals", "contracts §4.1", "mut-flush-subnormal"},
+};
+
+const a4w4_field_bug_class *a4w4_field_bug_classes(size_t *n)
+{
+    *n = sizeof field_classes / sizeof field_classes[0];
+    return field_classes;
+}
+
 /* The table, in the order the mutation self-test reports them. The GPU mutants (mutants_hip.c: faults injected
  * in the device code through a4w4_gpu_set_fault) follow in GPU builds, as types with .gpu = 1
  * and an .available that reports "no GPU"; selftest runs them only with --gpu and exits 3
@@ -897,6 +1042,7 @@ static const a4w4_backend_type *const mutants[] = {
     &m_k1n1, &m_d1d4, &m_pad_ff, &m_pad_00, &m_nibble, &m_e8m0, &m_mode_ru, &m_mode_rd,
     &m_mode_ce, &m_mode_ev, &m_trunc, &m_drop, &m_rows, &m_splitk, &m_tail, &m_past,
     &m_bdrop, &m_ftz, &m_zsign, &m_stride, &m_sat, &m_scale32, &m_bucket, &m_persist,
+    &m_batch,
 #ifdef A4W4_HAVE_GPU
     A4W4_HIP_MUTANTS,
 #endif

@@ -27,4 +27,16 @@ const a4w4_backend_type *const *a4w4_mutant_types(size_t *n);
 /* The mutant named `name` ("mut-pad-ff"), or NULL. */
 const a4w4_backend_type *a4w4_mutant_find(const char *name);
 
+/* The field bug reproductions that are not in the mutants' kill rate: GEMMs showing on
+ * outputs three faults the mutants show only on layout bytes or not at all (selftest runs
+ * them for its field table; each must be killed too). */
+const a4w4_backend_type *const *a4w4_field_repro_types(size_t *n);
+
+/* A bug class of the field (the hazards' rules and the contracts' edge cases), its source and
+ * the mutant or field reproduction (by name) that shows it on GEMM outputs. */
+typedef struct {
+    const char *bug, *source, *repro;
+} a4w4_field_bug_class;
+const a4w4_field_bug_class *a4w4_field_bug_classes(size_t *n);
+
 #endif

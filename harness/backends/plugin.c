@@ -34,6 +34,7 @@ typedef struct {
     pthread_mutex_t lock; /* serializes gemm calls into this instance (ABI "Threading") */
     int isolated;         /* 1: init / gemm / fini run in a child per call (engine/isolate.h) */
     char msg[512];        /* the last gemm's message (under lock) */
+    int code0;            /* the E8M0 code-0 reading it declares (A4W4_CODE0_*, 0: none) */
 } plugin_ctx;
 
 /* ISO C forbids converting an object pointer to a function pointer; dlsym returns one. */
@@ -106,6 +107,32 @@ static const char *info_problem(const a4w4_plugin_info *info, size_t contract_le
         return "the info struct has no gemm callback";
     if (info->asm_layout != 0 && info->asm_layout != 1) {
         snprintf(why, whylen, "asm_layout is %d, must be 0 or 1", info->asm_layout);
+        return why;
+    }
+    return NULL;
+}
+
+/* The E8M0 code-0 reading plugin h declares through the optional a4w4_plugin_e8m0_code0()
+ * (contracts §1) into *reading (A4W4_CODE0_*; BOTH when it exports none: an ABI 1 plugin
+ * built before the symbol existed stays undeclared). NULL, or what is wrong (why is scratch). */
+static const char *code0_problem(void *h, int *reading, char *why, size_t whylen)
+{
+    *reading = A4W4_CODE0_BOTH;
+    dlerror();
+    void *sym = dlsym(h, A4W4_PLUGIN_E8M0_CODE0_SYMBOL);
+    if (!sym)
+        return NULL;
+    a4w4_plugin_e8m0_code0_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    const char *r = fn();
+    if (r && !strcmp(r, "2^-127"))
+        *reading = A4W4_CODE0_OCP;
+    else if (r && !strcmp(r, "2^-126"))
+        *reading = A4W4_CODE0_DRIVER;
+    else {
+        char shown[44];
+        snprintf(why, whylen, A4W4_PLUGIN_E8M0_CODE0_SYMBOL "() returned '%.40s', not \"2^-127\" "
+                 "or \"2^-126\" (contracts §1)", r ? a4w4_quote(r, shown, sizeof shown) : "NULL");
         return why;
     }
     return NULL;
@@ -190,7 +217,10 @@ static int probe_child(void *v)
         return 0;
     const a4w4_plugin_info *info = sym_to_fn(sym)();
     char why[256] = "";
+    int code0;
     const char *bad = info_problem(info, j->contract_len, why, sizeof why);
+    if (!bad)
+        bad = code0_problem(h, &code0, why, sizeof why);
     if (bad) {
         snprintf(j->r->msg, sizeof j->r->msg, "plugin %s: %s", j->arg, bad);
         return 0;
@@ -252,7 +282,10 @@ static int plugin_prepare(const char *arg, void **vctx, char *contract, size_t c
         return -1;
     const a4w4_plugin_info *info = sym_to_fn(sym)();
     char why[256] = "";
+    int code0;
     const char *bad = info_problem(info, contract_len, why, sizeof why);
+    if (!bad)
+        bad = code0_problem(h, &code0, why, sizeof why);
     if (bad) {
         snprintf(err, errlen, "plugin %s: %s", arg, bad);
         dlclose(h);
@@ -261,6 +294,7 @@ static int plugin_prepare(const char *arg, void **vctx, char *contract, size_t c
     plugin_ctx *c = plugin_instance(arg, h, info, isolated, err, errlen);
     if (!c)
         return -1;
+    c->code0 = code0;
     snprintf(contract, contract_len, "%s", info->contract);
     *asm_layout = info->asm_layout;
     *vctx = c;
@@ -430,6 +464,12 @@ static void plugin_release(void *vctx)
     free(c);
 }
 
+static int plugin_code0(void *vctx)
+{
+    const plugin_ctx *c = vctx;
+    return c ? c->code0 : A4W4_CODE0_BOTH;
+}
+
 const a4w4_backend_type a4w4_backend_plugin = {
     .name = "plugin",
     .what = "a shared library exporting the a4w4 plugin ABI (harness/backends/a4w4_plugin.h), e.g. AITER's gemm_a4w4",
@@ -437,5 +477,6 @@ const a4w4_backend_type a4w4_backend_plugin = {
     .needs_arg = 1,
     .thread_safe = 1, /* plugin_run serializes the calls into one instance itself (ABI "Threading") */
     .prepare = plugin_prepare,
+    .code0 = plugin_code0,
     .run = plugin_run,
     .release = plugin_release};

@@ -167,6 +167,7 @@ a4w4_hstatus a4w4_backend_open_type(const a4w4_backend_type *t, const char *arg,
         a4w4_backend_close(b);
         return A4W4_ST_BADINPUT;
     }
+    b->code0_reading = t->code0 ? t->code0(b->ctx) : t->code0_reading;
     return A4W4_ST_OK;
 }
 

@@ -36,6 +36,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_route(int argc, char **argv);
+int cmd_invariance(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
 int cmd_coverage(int argc, char **argv);

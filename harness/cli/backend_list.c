@@ -167,7 +167,7 @@ int a4w4_backend_contracts_apply(const char *cmd, const a4w4_opt_strings *specs,
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", j ? ", " : "",
                          bk[j].name);
             a4w4_errorf("%s: --contract '%s': must be B=FILE or B=TEXT with B one of the selected "
-                        "backends (%s)", cmd, a4w4_quote(spec, shown, sizeof shown), names);
+                        "backends (%s)", cmd, a4w4_quote_ascii(spec, shown, sizeof shown), names);
             return A4W4_EXIT_BADINPUT;
         }
         for (size_t j = 0; j < i; j++)
@@ -183,12 +183,71 @@ int a4w4_backend_contracts_apply(const char *cmd, const a4w4_opt_strings *specs,
     return A4W4_EXIT_PASS;
 }
 
+/* 1 when the contract file at path has a line starting "# discovered by" (discover's). */
+static int discovered_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = !strncmp(line, "# discovered by", 15);
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* Where b's contract came from, as "contract_sources" records it. */
+static void source_text(const a4w4_backend *b, char *buf, size_t len)
+{
+    if (!b->declared[0])
+        snprintf(buf, len, "declared by the backend");
+    else if (!b->contract_source[0])
+        snprintf(buf, len, "given with --contract (text)");
+    else
+        snprintf(buf, len, "%s with --contract %s", discovered_file(b->contract_source)
+                 ? "discovered by discover, given" : "given", b->contract_source);
+}
+
+/* b's departures from the reference numerics (io/contractfile.h) into buf; how many. */
+static int departures_of(const a4w4_backend *b, char *buf, size_t len)
+{
+    a4w4_contract c;
+    if (b->contracts.n)
+        return a4w4_contract_set_departures(&b->contracts, buf, len);
+    if (!a4w4_contract_parse(b->contract, &c, NULL, 0))
+        return a4w4_contract_departures(&c, buf, len);
+    buf[0] = 0;
+    return 0;
+}
+
+/* "contract_sources" and "contract_departures" of bk[0..n) into header. */
+static void contract_provenance_json(cJSON *header, const a4w4_backend *bk, size_t n)
+{
+    cJSON *src = cJSON_AddObjectToObject(header, "contract_sources"), *dep = NULL;
+    for (size_t i = 0; i < n; i++) {
+        char text[1024];
+        if (!bk[i].contract[0] && !bk[i].contracts.n)
+            continue;
+        source_text(&bk[i], text, sizeof text);
+        cJSON_AddStringToObject(src, bk[i].name, text);
+        if (!departures_of(&bk[i], text, sizeof text))
+            continue;
+        if (!dep)
+            dep = cJSON_AddObjectToObject(header, "contract_departures");
+        cJSON_AddStringToObject(dep, bk[i].name, text);
+    }
+}
+
 void a4w4_backends_contracts_json(cJSON *header, const a4w4_backend *bk, size_t n)
 {
     cJSON *bc = cJSON_AddObjectToObject(header, "contracts");
+    cJSON *c0 = cJSON_AddObjectToObject(header, "e8m0_code0_declared");
     cJSON *ov = NULL;
+    contract_provenance_json(header, bk, n);
     for (size_t i = 0; i < n; i++) {
         const a4w4_backend *b = &bk[i];
+        if (b->code0_reading)
+            cJSON_AddStringToObject(c0, b->name, a4w4_code0_names[b->code0_reading]);
         char *text = malloc(A4W4_CONTRACT_FILE_MAX);
         int single = !b->contracts.n || (b->contracts.n == 1 && !b->contracts.rules[0].npreds);
         if (single || !text ||

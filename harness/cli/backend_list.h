@@ -61,9 +61,11 @@ extern const char *const a4w4_code0_names[];
 /* The help of `--e8m0-code0 R` (run, shrink). */
 #define A4W4_CODE0_HELP                                                                     \
     "how E8M0 scale code 0 is read (contracts §1): both (default)\n"                     \
-    "judges under 2^-127 and 2^-126, an entry matching only one is\n"                    \
-    "ambiguous, never a pass (verdict INCOMPLETE); 2^-127 (OCP,\n"                       \
-    "the oracles) or 2^-126 (one host driver) states the reading"
+    "judges each backend under the reading it declares (cpu-asm,\n"                      \
+    "cpu-fallback: 2^-127), an undeclared one under 2^-127 and\n"                        \
+    "2^-126 (an entry matching only one is ambiguous, never a pass,\n"                   \
+    "verdict INCOMPLETE); 2^-127 (OCP, the oracles) or 2^-126 (one\n"                    \
+    "host driver) states the reading for every backend"
 
 /* The help of `--contract B=FILE|TEXT` (run, hazards, shrink). */
 #define A4W4_CONTRACT_HELP                                                                  \
@@ -82,8 +84,15 @@ int a4w4_backend_contracts_apply(const char *cmd, const a4w4_opt_strings *specs,
                                  a4w4_backend *bk, size_t n);
 
 /* Add to header (a results document's) "contracts": {name: the contract in force, canonical;
- * a rule set one rule per line} and, when `--contract` overrode any, "contract_overrides":
- * {name: {"declared": what the backend declared, "source": the file, or "text"}}. */
+ * a rule set one rule per line}, "e8m0_code0_declared": {name: "2^-127" or "2^-126"} of the
+ * backends declaring their reading of E8M0 code 0 (contracts §1; may be empty) and, when
+ * `--contract` overrode any, "contract_overrides": {name: {"declared": what the backend
+ * declared, "source": the file, or "text"}}; for every GEMM backend "contract_sources": {name:
+ * "declared by the backend", "given with --contract (text)", "given with --contract FILE" or
+ * "discovered by discover, given with --contract FILE" (the file has discover's "# discovered
+ * by" line)}, and for those whose contract departs from the reference numerics
+ * "contract_departures": {name: the phrases of io/contractfile.h
+ * a4w4_contract_set_departures} (contracts §4.2). */
 void a4w4_backends_contracts_json(cJSON *header, const a4w4_backend *bk, size_t n);
 
 /* Close bk[0..n). */

@@ -94,6 +94,16 @@ void a4w4_bench_print_gpu_rows(const a4w4_bench_plan *p, a4w4_bench_shape *b, in
 #endif
 }
 
+void a4w4_bench_print_entry_cost(const char *backend, int rc, double cost_ms, double run_ms,
+                                 const char *why)
+{
+    if (rc)
+        printf("%-20s %-44s n/a: %s\n", "entry cost 1x128x256", backend, why);
+    else
+        printf("%-20s %-44s entry %.3f ms, its run %.3f ms, per-entry overhead %.3f ms\n",
+               "entry cost 1x128x256", backend, cost_ms, run_ms, cost_ms - run_ms);
+}
+
 /* "  [path, window W% general G%]" of a fast-oracle run (the exact one's accumulators). */
 static void print_fast_path(const a4w4_fast_stats *st, int ordered)
 {

@@ -26,6 +26,12 @@ double a4w4_bench_print_device(const a4w4_bench_plan *p, const a4w4_bench_method
  * passes on b's operands (device-resident, wall clock around each synchronised call) and
  * cuBLAS's bf16 GEMM of the same shape (NVIDIA), then each GPU backend's rate (brate[i] of
  * p->be[i], G-MAC/s) over cuBLAS's. */
+/* One row of the per-entry cost (engine/bench.h a4w4_bench_entry_cost): the entry's whole
+ * cost, its backend's own run and the difference, the host overhead of one entry; or n/a with
+ * why when rc is not 0. */
+void a4w4_bench_print_entry_cost(const char *backend, int rc, double cost_ms, double run_ms,
+                                 const char *why);
+
 void a4w4_bench_print_gpu_rows(const a4w4_bench_plan *p, a4w4_bench_shape *b, int reps,
                                const double *brate, double macs);
 

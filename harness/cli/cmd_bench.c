@@ -45,7 +45,9 @@ static const char bench_usage[] =
     "(--isa forces one this build and CPU run, e.g. avx2 on an AVX-512 machine) come first.\n"
     "Operands: a generated case per shape (seed 1). Each --tree TEXT (a tree contract, contracts §4.2) adds the fast\n"
     "tree oracle and the plain tree oracle (about 2^22 leaves of outputs: its first rows), one\n"
-    "thread each, and their ratio.\n"
+    "thread each, and their ratio. Each GPU backend then gets an 'entry cost 1x128x256' row:\n"
+    "a 1x128x256 case judged as run judges it, the entry's whole cost, its own run and the\n"
+    "difference (the host overhead of one entry), medians of R cases.\n"
     "\n"
     "options:\n";
 
@@ -198,7 +200,7 @@ static int plan_bench(const bench_opts *o, a4w4_bench_plan *p)
     a4w4_bench_plan_methods(p);
 #ifdef A4W4_HAVE_GPU
     for (size_t i = 0; i < p->nbe && rc == A4W4_EXIT_PASS; i++)
-        if (p->be[i].type->gpu && p->copy_gbs == 0)
+        if (p->be[i].type->gpu && p->be[i].type->bench && p->copy_gbs == 0)
             p->copy_gbs = a4w4_hip_copy_bandwidth_gbs(o->reps < 5 ? 5 : o->reps);
 #endif
     return rc;
@@ -257,6 +259,25 @@ static int bench_shape_rows(const bench_opts *o, const a4w4_bench_plan *p, size_
     return A4W4_EXIT_PASS;
 }
 
+/* The per-entry cost rows: a 1x128x256 case through each GPU backend as run judges it (on
+ * the device judge when there is one), after the shapes. */
+static void bench_entry_costs(const bench_opts *o, a4w4_bench_plan *p)
+{
+    const a4w4_devjudge *dev = NULL;
+    char why[512];
+    for (size_t i = 0; i < p->nbe; i++) {
+        if (!p->be[i].type->gpu || (!p->be[i].type->run && !p->be[i].type->layouts &&
+                                    !p->be[i].type->quantize))
+            continue;
+        if (!dev)
+            dev = a4w4_backend_devjudge(why, sizeof why);
+        double cost = 0, run = 0;
+        int rc = a4w4_bench_entry_cost(&p->be[i], dev, o->reps, &cost, &run, why, sizeof why);
+        a4w4_bench_print_entry_cost(p->be[i].name, rc, cost, run, why);
+        fflush(stdout);
+    }
+}
+
 int cmd_bench(int argc, char **argv)
 {
     const char *trees[A4W4_BENCH_MAX_TREES];
@@ -274,6 +295,8 @@ int cmd_bench(int argc, char **argv)
         a4w4_bench_print_preamble(&p, o.reps, o.backends_only);
     for (size_t si = 0; si < p.nshapes && rc == A4W4_EXIT_PASS; si++)
         rc = bench_shape_rows(&o, &p, si);
+    if (rc == A4W4_EXIT_PASS)
+        bench_entry_costs(&o, &p);
     a4w4_backend_list_close(p.be, p.nbe);
     return rc;
 }

@@ -23,7 +23,8 @@ static const char compare_usage[] =
     "Compares two results documents (results.json of run or merge; a directory means\n"
     "DIR/results.json) entry by entry, matched by case name and backend:\n"
     "  new failures     fail in CAND, not failing (or absent) in BASE\n"
-    "  fixed            fail in BASE, pass in CAND\n"
+    "  fixed            fail in BASE, pass in CAND under the same contract (a pass\n"
+    "                   under another contract is a verdict change, named per backend)\n"
     "  bits changed     the checked output bits differ: y_hash when both runs record it,\n"
     "                   else a differing mismatch record; unknown otherwise\n"
     "  timing           CAND/BASE time per entry, the geometric mean, entries slower by RATIO\n"
@@ -273,6 +274,14 @@ static void print_totals(const compare_opts *o, const cJSON *cmp, int nf)
             cJSON_GetObjectItemCaseSensitive(t, "slower")->valueint,
             cJSON_GetObjectItemCaseSensitive(t, "matched")->valueint,
             o->co.slower_ratio > 0 ? o->co.slower_ratio : 1.25);
+    const cJSON *k; /* even with --quiet: a verdict under another contract is no fix */
+    cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(cmp, "contract_changes"))
+        fprintf(stderr, "a4w4check compare: contract changed for %s: %s -> %s (%d entries; "
+                "a pass under it is not counted as fixed)\n",
+                cJSON_GetObjectItemCaseSensitive(k, "backend")->valuestring,
+                cJSON_GetObjectItemCaseSensitive(k, "base")->valuestring,
+                cJSON_GetObjectItemCaseSensitive(k, "cand")->valuestring,
+                cJSON_GetObjectItemCaseSensitive(k, "entries")->valueint);
 }
 
 int cmd_compare(int argc, char **argv)

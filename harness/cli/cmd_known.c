@@ -61,6 +61,11 @@ static int touch(const known_opts *o, const a4w4_known_ledger *l)
         a4w4_errorf("known: %s", err);
         return A4W4_EXIT_BADINPUT;
     }
+    if (a4w4_known_check_share(doc, l, err, sizeof err)) {
+        a4w4_errorf("known: %s", err);
+        cJSON_Delete(doc);
+        return A4W4_EXIT_BADINPUT;
+    }
     a4w4_known_apply(doc, l, o->date);
     const cJSON *kf = cJSON_GetObjectItemCaseSensitive(doc, "known_failures");
     snprintf(day, sizeof day, "%s", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(kf, "date")));

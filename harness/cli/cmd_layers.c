@@ -142,6 +142,12 @@ static int record_case(const layers_opts *o, const a4w4_layer_ops *const *pairs,
                    r->name, a4w4_decision_name(r->got.decision),
                    a4w4_policy_reason_name(r->got.reason), r->note);
         }
+        if (!o->json && r->has_parity) {
+            char line[1024];
+            a4w4_parity_diff_format(&r->parity, line, sizeof line);
+            printf("  parity %s %s, ASM-layout path against the fallback path: %s\n",
+                   pairs[p]->name, r->name, line);
+        }
         cJSON_AddItemToArray(entries, e);
         a4w4_layer_count(n, r);
     }
@@ -256,7 +262,7 @@ int cmd_layers(int argc, char **argv)
         return A4W4_EXIT_IO;
     }
     cJSON *header = a4w4_layer_header(o.qwen_n, ngroups, pairs, npairs), *done = NULL;
-    a4w4_stream st = {-1, ""};
+    a4w4_stream st = {.fd = -1};
     rc = a4w4_exit_code(a4w4_stream_open(&st, o.out_dir, header, 0, &done, NULL, err, sizeof err));
     if (rc) {
         a4w4_errorf("layers: %s", err);

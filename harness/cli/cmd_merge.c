@@ -48,7 +48,8 @@ static const a4w4_command_spec merge_spec = {
 /* The header fields every shard must share. */
 static const char *const same[] = {"schema",         "tool_version", "matrix_hash",
                                     "backends",       "full",         "budget_seconds",
-                                    "set",            "matrix_items", "e8m0_code0"};
+                                    "set",            "matrix_items", "e8m0_code0",
+                                    "e8m0_code0_declared"};
 
 /* The shards read so far: the first header, the merged document, which i were seen, the
  * items they recorded. */
@@ -65,6 +66,31 @@ static const char *hstr(const cJSON *h, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(h, k);
     return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* 1 (after one line on stderr) when header h judged a backend under another contract than the
+ * first shard's header ref (their "contracts"; both absent: an older document, accepted):
+ * the merged verdict would mix two contracts under one header. */
+static int contracts_differ(const cJSON *ref, const cJSON *h, const char *path,
+                            const char *first)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(ref, "contracts");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(h, "contracts"), *x;
+    if ((!a && !b) || (a && b && cJSON_Compare(a, b, 1)))
+        return 0;
+    cJSON_ArrayForEach(x, a) {
+        const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
+        if (!cJSON_IsString(x) || !cJSON_IsString(y) || strcmp(x->valuestring, y->valuestring)) {
+            a4w4_errorf("merge: %s judged %s under contract '%.200s', %s under '%.200s' "
+                        "(shards must be judged under the same contracts)", path, x->string,
+                        cJSON_IsString(y) ? y->valuestring : "none", first,
+                        cJSON_IsString(x) ? x->valuestring : "none");
+            return 1;
+        }
+    }
+    a4w4_errorf("merge: %s and %s record other contracts (shards must be judged under the "
+                "same contracts)", path, first);
+    return 1;
 }
 
 /* Check one shard's header h against the first (path, first: for messages); the first
@@ -95,11 +121,13 @@ static int admit_header(merge_state *m, const cJSON *h, const char *path, const 
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(h, same[k]);
         if (!a || !b || !cJSON_Compare(a, b, 1)) {
             a4w4_errorf("merge: %s differs from %s in '%s' (different matrix, seeds, backends, "
-                        "--full/--budget-seconds or version)",
+                        "--full/--budget-seconds, E8M0 code-0 reading or version)",
                         path, first, same[k]);
             return A4W4_EXIT_BADINPUT;
         }
     }
+    if (contracts_differ(m->ref, h, path, first))
+        return A4W4_EXIT_BADINPUT;
     if (m->seen[si]) {
         a4w4_errorf("merge: shard %u/%u given twice (%s)", si, sn, path);
         return A4W4_EXIT_BADINPUT;

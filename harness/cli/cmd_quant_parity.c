@@ -74,6 +74,9 @@ static void report(const qp_opts *o, const char *layer, const a4w4_quant_parity 
         for (int i = 0; i < A4W4_PARITY_BINS; i++)
             h[i] = (double)p->hist[i];
         cJSON_AddItemToObject(j, "ulp_histogram", cJSON_CreateDoubleArray(h, A4W4_PARITY_BINS));
+        cJSON *tol = a4w4_criteria_json(p->tol, p->ntol);
+        if (tol)
+            cJSON_AddItemToObject(j, "tolerance_on_difference", tol);
         char *s = cJSON_PrintUnformatted(j);
         if (s)
             puts(s);
@@ -98,7 +101,10 @@ static void report(const qp_opts *o, const char *layer, const a4w4_quant_parity 
         else
             printf(" %u-%u:%zu", 1u << (i - 1), (1u << i) - 1, p->hist[i]);
     }
-    printf("\n");
+    char peers[512];
+    a4w4_criteria_brief(p->tol, p->ntol, peers, sizeof peers);
+    printf("; the peers' tolerance criteria on the difference (round_up against even): %s\n",
+           peers);
 }
 
 /* Generated layers of shapes[0..n). Returns the exit code. */

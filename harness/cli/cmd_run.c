@@ -42,6 +42,7 @@ static const char run_usage[] =
 typedef struct {
     const char *cases_path, *golden_dir, *out_dir, *set, *captures_dir, *save_dir;
     const char *known, *upstream_version;
+    const char *golden_default; /* golden_dir's default (cases/golden): --golden not given */
     const char *case_v[MAX_SELECT], *bundle_v[MAX_SELECT];
     a4w4_opt_strings cases_sel, bundles;
     a4w4_opt_list backend;
@@ -119,16 +120,22 @@ static const a4w4_command_spec run_spec = {
     "      not recorded, or a backend that compared nothing: every entry n/a or skip)\n"};
 
 /* Backends holding results made before the run (bundle:DIR) checked against the whole
- * matrix: its hash and every item's name. Returns the exit code. */
+ * matrix: its hash and every item's name; under --case the matrix it narrowed (its base: the
+ * results of a matrix answer any subset of it, so a failing entry's repro line reruns).
+ * Returns the exit code. */
 static int check_stored_results(a4w4_run_plan *p)
 {
     char hash[32], (*store)[160] = NULL;
-    snprintf(hash, sizeof hash, "%016llx", p->m.hash);
+    snprintf(hash, sizeof hash, "%016llx", p->m.base_items ? p->m.base_hash : p->m.hash);
     a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
     const char **v = NULL;
     size_t n;
     int rc = A4W4_EXIT_IO;
-    if (a4w4_run_item_names(p, &store, &v, &n))
+    if (p->m.base_items)
+        rc = a4w4_backend_list_check_items("run", p->bk, p->nb, &id,
+                                           (const char *const *)p->m.base_items,
+                                           p->m.nbase_items);
+    else if (a4w4_run_item_names(p, &store, &v, &n))
         a4w4_errorf("run: out of memory listing the items");
     else
         rc = a4w4_backend_list_check_items("run", p->bk, p->nb, &id, v, n);
@@ -158,7 +165,11 @@ static int plan_run(const run_opts *o, a4w4_run_plan *p)
         return A4W4_EXIT_BADINPUT;
     }
     a4w4_run_source src = {o->set, o->cases_path, o->golden_dir, o->captures_dir, o->bundles.v,
-                           o->cases_sel.v, o->bundles.n, o->cases_sel.n};
+                           o->cases_sel.v, o->bundles.n, o->cases_sel.n, 0};
+    /* --captures alone judges the captures alone (no premerge set, no golden bundle):
+     * --set, --cases or --golden given as well add theirs */
+    src.captures_only = o->captures_dir && !o->set && !o->cases_path && !o->bundles.n &&
+                        (!o->golden_dir || o->golden_dir == o->golden_default);
     int mr = a4w4_run_plan_items(p, &src, err, sizeof err);
     if (mr) { /* the case file reader's line names the file */
         a4w4_errorf(mr == A4W4_MATRIX_ECASES ? "%s" : "run: %s", err);
@@ -167,8 +178,9 @@ static int plan_run(const run_opts *o, a4w4_run_plan *p)
     /* a mutant by name: repros */
     a4w4_backend_list_opts bo = {"run", A4W4_RUN_MAX_BACKENDS, 1, o->quiet};
     int rc = a4w4_isolation_options("run", o->no_isolate, o->timeout_s);
-    if (rc == A4W4_EXIT_PASS)
-        rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb);
+    if (rc == A4W4_EXIT_PASS && !(src.captures_only && !o->backend.text))
+        rc = a4w4_backend_list_open(&bo, &o->backend, p->bk, &p->nb); /* else none: every
+                                                          * capture is judged from its file */
     if (rc == A4W4_EXIT_PASS)
         rc = check_stored_results(p);
     if (rc == A4W4_EXIT_PASS)
@@ -228,7 +240,8 @@ static void verify_repro(const char *path, char *buf, size_t len)
 static int run_items(const run_opts *o, a4w4_run_plan *p)
 {
     char err[1024], hash[32];
-    snprintf(hash, sizeof hash, "%016llx", p->m.hash);
+    /* the operands' identity: the matrix a --case subset was taken from (check_stored_results) */
+    snprintf(hash, sizeof hash, "%016llx", p->m.base_items ? p->m.base_hash : p->m.hash);
     a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
     a4w4_repro_run rr = {p->m.set, p->m.cases_path, o->golden_dir, o->bundles.v, o->bundles.n,
                          o->full, o->budget_s, o->timeout_s, o->no_isolate, o->contract.v,
@@ -263,6 +276,7 @@ int cmd_run(int argc, char **argv)
     char golden_buf[4096], err[1024];
     const char *contract_v[A4W4_RUN_MAX_BACKENDS];
     run_opts o = {.golden_dir = a4w4_data_path("cases/golden", golden_buf, sizeof golden_buf),
+                  .golden_default = golden_buf,
                   .out_dir = "build/out",
                   .contract = {contract_v, 0, A4W4_RUN_MAX_BACKENDS},
                   .shard = {1, 1},

@@ -16,8 +16,8 @@
 #include "selftest.h"
 
 static const char selftest_usage[] =
-    "usage: a4w4check selftest [--gpu] [--cases FILE] [--only NAME,...] [--list] [--verbose]\n"
-    "                          [--quiet]\n"
+    "usage: a4w4check selftest [--gpu] [--cases FILE] [--only NAME,...] [--plugin LIB,...]\n"
+    "                          [--list] [--verbose] [--quiet]\n"
     "\n"
     "Runs every mutant (a deliberately wrong GEMM, quantizer or layout transform) and the\n"
     "correct backends (cpu-asm, cpu-fallback, ref-quant, ref-layout; with --gpu also the HIP\n"
@@ -30,13 +30,14 @@ static const char selftest_usage[] =
 typedef struct {
     int gpu, list, verbose, quiet;
     const char *cases_path;
-    a4w4_opt_list only;
+    a4w4_opt_list only, plugins;
 } selftest_opts;
 
 static const a4w4_option selftest_options[] = {
     OPT_FLAG("gpu", selftest_opts, gpu, "also the GPU mutants and the GPU backends (exit 3 without a GPU)"),
     OPT_STRING("cases", selftest_opts, cases_path, "FILE", "the matrix (default cases/selftest.csv)"),
     OPT_LIST("only", selftest_opts, only, "LIST", "only these mutants (comma-separated names; see --list)"),
+    OPT_LIST("plugin", selftest_opts, plugins, "LIST", "also these plugin kernels as mutants (LIB.so paths, comma-separated; docs/backends.md): each must be killed"),
     OPT_FLAG("list", selftest_opts, list, "list the mutants and their faults, run nothing"),
     OPT_FLAG("verbose", selftest_opts, verbose, "one line per case and backend"),
     OPT_FLAG("quiet", selftest_opts, quiet, A4W4_QUIET_HELP),
@@ -120,6 +121,26 @@ static int open_mutants(const selftest_opts *o, const a4w4_backend_type *const *
         *gpu_usable |= mt[i]->gpu;
         p->nm++;
     }
+    size_t nfr;
+    const a4w4_backend_type *const *fr = a4w4_field_repro_types(&nfr);
+    for (size_t i = 0; !o->only.text && i < nfr && p->nfr < sizeof p->fr / sizeof p->fr[0]; i++) {
+        memset(&p->fr[p->nfr], 0, sizeof p->fr[p->nfr]);
+        if (a4w4_backend_open_type(fr[i], NULL, &p->fr[p->nfr].b, err, sizeof err)) {
+            a4w4_errorf("selftest: field reproduction %s", err);
+            return A4W4_EXIT_BADINPUT;
+        }
+        p->nfr++;
+    }
+    for (size_t k = 0; k < o->plugins.n && p->nm < A4W4_SELFTEST_MAX_MUTANTS; k++) {
+        char spec[1100];
+        snprintf(spec, sizeof spec, "plugin:%s", o->plugins.item[k]);
+        memset(&p->ms[p->nm], 0, sizeof p->ms[p->nm]);
+        if (a4w4_backend_open(spec, &p->ms[p->nm].b, err, sizeof err)) {
+            a4w4_errorf("selftest: --plugin %s", err);
+            return A4W4_EXIT_BADINPUT;
+        }
+        p->nm++;
+    }
     return A4W4_EXIT_PASS;
 }
 
@@ -193,6 +214,62 @@ static int judge_mutant(const a4w4_case *cases, size_t ncases, int rc)
     return k == 0 ? A4W4_EXIT_MISMATCH : rc;
 }
 
+/* The mutants x criteria table: each peer criterion (engine/criteria.h) on the outputs of the
+ * entry that killed each mutant, the bit-exact verdict last; then per criterion how many of
+ * the mutants killed on GEMM outputs it missed. */
+static void print_criteria_table(const a4w4_selftest *p)
+{
+    size_t nc;
+    const a4w4_criterion *c = a4w4_criteria(&nc);
+    printf("tolerance criteria on each mutant's killing entry (docs/criteria.md):\n  %-22s",
+           "mutant");
+    for (size_t j = 0; j < nc; j++)
+        printf(" %-8s", c[j].column);
+    printf(" bit-exact\n");
+    size_t missed[A4W4_CRITERIA_MAX] = {0}, outputs = 0;
+    for (size_t i = 0; i < p->nm; i++) {
+        const a4w4_selftest_mutant *m = &p->ms[i];
+        printf("  %-22s", m->b.name);
+        for (size_t j = 0; j < nc; j++) {
+            const char *cell = a4w4_selftest_criterion_cell(m, j);
+            missed[j] += !strcmp(cell, "missed");
+            printf(" %-8s", cell);
+        }
+        outputs += m->killed && m->ntol;
+        printf(" %s\n", m->killed ? "caught" : "missed");
+    }
+    printf("  missed of the %zu mutants killed on GEMM outputs:", outputs);
+    for (size_t j = 0; j < nc; j++)
+        printf("%s %s %zu", j ? "," : "", c[j].column, missed[j]);
+    printf("\n  columns:");
+    for (size_t j = 0; j < nc; j++)
+        printf("%s %s = %s", j ? ";" : "", c[j].column, c[j].label);
+    printf("\n");
+}
+
+/* The same table for the field's bug classes, each through the mutant or field reproduction
+ * that shows it on GEMM outputs (backends/mutants.h a4w4_field_bug_classes). */
+static void print_field_table(const a4w4_selftest *p)
+{
+    size_t nc, nb;
+    const a4w4_criterion *c = a4w4_criteria(&nc);
+    const a4w4_field_bug_class *fb = a4w4_field_bug_classes(&nb);
+    printf("the same for the field's bug classes, each through its reproduction:\n  %-48s",
+           "bug class (reproduction)");
+    for (size_t j = 0; j < nc; j++)
+        printf(" %-8s", c[j].column);
+    printf(" bit-exact\n");
+    for (size_t i = 0; i < nb; i++) {
+        const a4w4_selftest_mutant *m = a4w4_selftest_find(p, fb[i].repro);
+        char row[160];
+        snprintf(row, sizeof row, "%s (%s)", fb[i].bug, fb[i].repro);
+        printf("  %-48s", row);
+        for (size_t j = 0; j < nc; j++)
+            printf(" %-8s", m ? a4w4_selftest_criterion_cell(m, j) : "not run");
+        printf(" %s\n", !m ? "not run" : m->killed ? "caught" : "missed");
+    }
+}
+
 /* The verdicts: per mutant, per correct backend, the kill rate. Returns the exit code. */
 static int print_report(const a4w4_selftest *p, size_t ncases, const char *cases_path,
                         double secs)
@@ -217,9 +294,20 @@ static int print_report(const a4w4_selftest *p, size_t ncases, const char *cases
                a4w4_selftest_correct_ok(c) ? "PASS" : "FAIL", c->b.name, c->pass, c->fail, c->na,
                c->fail ? "; first: " : !c->pass ? "; passed no case (proves nothing)" : "",
                c->fail ? c->first_fail : "");
+        char inv[700];
+        if (c->inv_done) {
+            a4w4_inv_measured_text(&c->inv, inv, sizeof inv);
+            printf("           batch invariance: %s\n", inv);
+        }
     }
     if (p->oracle_fail)
         printf("oracle: FAIL %s\n", p->oracle_note);
+    for (size_t i = 0; i < p->nfr; i++)
+        printf("  %s %-22s (field reproduction) %s%s%s\n", p->fr[i].killed ? "KILLED  " : "SURVIVED",
+               p->fr[i].b.name, p->fr[i].killed ? "by " : "", p->fr[i].killed ? p->fr[i].kcase : "",
+               p->fr[i].killed ? "" : ": no case of the matrix failed it");
+    print_criteria_table(p);
+    print_field_table(p);
     size_t killed = a4w4_selftest_killed(p);
     printf("kill rate: %zu/%zu (%.0f%%); correct backends passing: %zu/%zu; %.2f s\n", killed,
            p->nm, 100.0 * (double)killed / (double)p->nm, a4w4_selftest_correct_passing(p),
@@ -263,12 +351,18 @@ int cmd_selftest(int argc, char **argv)
     double t0 = a4w4_now();
     if (rc == A4W4_EXIT_PASS)
         rc = run_cases(&o, &p, cases, ncases);
+    if (rc == A4W4_EXIT_PASS && a4w4_selftest_invariance(&p, 65, 64, 1024, err, sizeof err)) {
+        a4w4_errorf("selftest: batch invariance: %s", err);
+        rc = A4W4_EXIT_BADINPUT;
+    }
     if (rc == A4W4_EXIT_PASS)
         rc = print_report(&p, ncases, o.cases_path, a4w4_now() - t0);
     if (o.gpu && (rc == A4W4_EXIT_PASS || rc == A4W4_EXIT_MISMATCH))
         rc = judge_mutant(cases, ncases, rc);
     for (size_t i = 0; i < p.nm; i++)
         a4w4_backend_close(&p.ms[i].b);
+    for (size_t i = 0; i < p.nfr; i++)
+        a4w4_backend_close(&p.fr[i].b);
     for (size_t i = 0; i < p.nc; i++)
         a4w4_backend_close(&p.cs[i].b);
     free(cases);

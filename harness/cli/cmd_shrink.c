@@ -186,7 +186,7 @@ static int save_minimal(const shrink_opts *o, a4w4_shrink_result *r, a4w4_backen
     const char *dir = o->out_dir;
     bundle_ctx bc = {o, path};
     char item[600], err[512];
-    a4w4_failing_name(r->shape.name, b->name, item, sizeof item);
+    a4w4_failing_name(r->shape.name, b->name, 0, item, sizeof item);
     snprintf(path, plen, "%s/%s.safetensors", dir, item);
     a4w4_case_data d;
     if (a4w4_shrink_data(r, &d)) {

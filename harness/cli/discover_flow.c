@@ -15,20 +15,28 @@
 #include <cjson/cJSON.h>
 
 #include "a4w4check.h"
+#include "casefile.h"
 #include "discover_setup.h"
+#include "fsutil.h"
 #include "registry.h"
 #include "stream.h"
 
 #define PLAN_FILE "discover.json"
 #define PLAN_FORMAT "a4w4-discover-probes/1"
 
+/* The progress of a round on stderr: one line rewritten in place on a terminal; elsewhere (a
+ * log, a pipe) whole lines, one per eighth of the round and one at its end. */
 static void progress(void *ctx, size_t done, size_t total)
 {
     const unsigned *round = ctx;
-    if (done == total || done % 16 == 0)
-        fprintf(stderr, "\ra4w4check discover: round %u: %zu/%zu calls", *round, done, total);
-    if (done == total)
-        fputc('\n', stderr);
+    static int tty = -1;
+    if (tty < 0)
+        tty = isatty(2);
+    size_t step = tty ? 16 : (total / 8 > 16 ? total / 8 : 16);
+    if (done != total && done % step != 0)
+        return;
+    fprintf(stderr, "%sa4w4check discover: round %u: %zu/%zu calls%s", tty ? "\r" : "", *round,
+            done, total, tty && done != total ? "" : "\n");
 }
 
 /* Every round through the open backend b. */
@@ -82,6 +90,11 @@ int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend
             a4w4_errorf("discover: --shapes '%s': each shape is MxNxK with decimal M, N, K", text);
         if (rc)
             return A4W4_EXIT_BADINPUT;
+        for (size_t i = 0; i < o->nshapes; i++) /* as run refuses it: nothing is allocated */
+            if (a4w4_case_shape_rule((*sh)[i].M, (*sh)[i].N, (*sh)[i].K, err, sizeof err)) {
+                a4w4_errorf("discover: --shapes: %s", err);
+                return A4W4_EXIT_BADINPUT;
+            }
     }
     if (!(*groups = calloc(o->nshapes, sizeof **groups)))
         return A4W4_EXIT_BADINPUT;
@@ -135,13 +148,19 @@ int a4w4_dflow_write_plan(const char *dir, const a4w4_discover_opts *o)
 int a4w4_dflow_write_probes(const a4w4_discovery *d, const char *dir,
                             const a4w4_discover_opts *o)
 {
-    int rc = a4w4_dflow_write_plan(dir, o);
     char r1[4200], err[1024];
     snprintf(r1, sizeof r1, "%s/r1", dir);
-    if (!rc && a4w4_discover_write_round(d, r1, A4W4_TOOL_VERSION, err, sizeof err)) {
+    int rc = A4W4_EXIT_PASS, had_dir = access(dir, F_OK) == 0;
+    /* the round first, the plan last: a failure leaves no plan naming a round that is not
+     * there (the round removes its own files), and a directory it made is removed */
+    if (a4w4_discover_write_round(d, r1, A4W4_TOOL_VERSION, err, sizeof err)) {
         a4w4_errorf("discover: %s", err);
         rc = A4W4_EXIT_IO;
+    } else if ((rc = a4w4_dflow_write_plan(dir, o)) != A4W4_EXIT_PASS) {
+        a4w4_discover_remove_round(d, r1);
     }
+    if (rc && !had_dir)
+        rmdir(dir);
     if (!rc)
         printf("discover: round 1's probes are in %s; run the kernel on them, e.g.\n"
                "  python3 -m a4w4check.external --ops %s --out OUT/r1 --kernel NAME "
@@ -150,17 +169,13 @@ int a4w4_dflow_write_probes(const a4w4_discovery *d, const char *dir,
     return rc;
 }
 
-static char *slurp(const char *path)
+/* The whole regular file at path (at most 1 MiB), or NULL with why set (a FIFO is refused at
+ * once, never read: a4w4_read_regular). */
+static char *slurp(const char *path, char *why, size_t whylen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = malloc(1 << 20);
-    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
-    fclose(f);
-    if (buf)
-        buf[n] = 0;
-    return buf;
+    size_t n;
+    int missing;
+    return a4w4_read_regular(path, 1 << 20, &n, &missing, why, whylen);
 }
 
 static int num(const cJSON *j, const char *key, double lo, double hi, double *out)
@@ -195,8 +210,13 @@ int a4w4_dflow_read_plan(const char *dir, a4w4_discover_opts *o, a4w4_shape **sh
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/" PLAN_FILE, dir);
-    char *text = slurp(path);
-    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    char why[4400];
+    char *text = slurp(path, why, sizeof why);
+    if (!text) {
+        a4w4_errorf("discover: --probes %s: %s", dir, why);
+        return A4W4_EXIT_BADINPUT;
+    }
+    cJSON *j = cJSON_Parse(text);
     free(text);
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shapes");
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(j, "format");
@@ -254,8 +274,9 @@ static void quote(const char *s, char *buf, size_t len)
     buf[o < len ? o : len - 1] = 0;
 }
 
-/* Wait for the runner pid, at most timeout_s seconds (then its group is killed): its exit
- * status, 124 on timeout, -1 on a wait error. */
+/* Wait for the runner pid, at most timeout_s seconds: its exit status, 124 on timeout, -1 on
+ * a wait error. Its process group is killed when it exits or times out, so no helper it
+ * started outlives it. */
 static int wait_command(pid_t pid, int timeout_s)
 {
     struct timespec t0;
@@ -263,8 +284,10 @@ static int wait_command(pid_t pid, int timeout_s)
     for (;;) {
         int st;
         pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid)
+        if (r == pid) {
+            kill(-pid, SIGKILL); /* a helper the runner left would hold our stdout: it goes */
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        }
         if (r < 0 && errno != EINTR)
             return -1;
         struct timespec t1;
@@ -335,7 +358,7 @@ static int ensure_operands(a4w4_discovery *d, const char *dir, int quiet)
     char err[1024], man[4200];
     snprintf(man, sizeof man, "%s/manifest.json", dir);
     if (exists(man)) {
-        char hash[32], *text = slurp(man);
+        char hash[32], why[4400], *text = slurp(man, why, sizeof why);
         a4w4_discover_round_hash(d, hash, sizeof hash);
         int same = text && strstr(text, hash);
         free(text);

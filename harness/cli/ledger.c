@@ -25,6 +25,11 @@ int a4w4_apply_ledger(const char *cmd, const char *known, cJSON *doc)
         a4w4_errorf("%s: --known %s", cmd, err);
         return A4W4_EXIT_BADINPUT;
     }
+    if (a4w4_known_check_share(doc, &l, err, sizeof err)) {
+        a4w4_errorf("%s: --known %s", cmd, err);
+        a4w4_known_free(&l);
+        return A4W4_EXIT_BADINPUT;
+    }
     a4w4_known_apply(doc, &l, NULL);
     a4w4_known_free(&l);
     return A4W4_EXIT_PASS;

@@ -10,6 +10,7 @@ static const a4w4_cmd commands[] = {
     {"run", cmd_run, "run a case matrix through the backends against the oracles (main job)"},
     {"merge", cmd_merge, "combine the results of sharded runs into one report"},
     {"route", cmd_route, "which kernel AITER routes each shape to, its possible winners, the layer policy"},
+    {"invariance", cmd_invariance, "does row i get the same bits at every batch size M; where not, why"},
     {"layers", cmd_layers, "the SGLang layer path end to end (contracts §6) on each backend pair vs the oracles"},
     {"bench", cmd_bench, "throughput of the exact and ordered oracles beside OpenBLAS sgemm (G-MAC/s)"},
     {"selftest", cmd_selftest, "mutation self-test: every deliberately wrong backend must fail, every correct one pass"},

@@ -203,6 +203,13 @@ static void note_old(const a4w4_command_spec *spec, const a4w4_option *o, unsign
         a4w4_errorf("%s: --%s is deprecated and ignored", spec->name, o->name);
 }
 
+/* 1 when a looks like a long option ("--name", "--name=value"), not "--" alone. */
+static int is_long_option(const char *a)
+{
+    return a[0] == '-' && a[1] == '-' &&
+           ((a[2] >= 'a' && a[2] <= 'z') || (a[2] >= 'A' && a[2] <= 'Z'));
+}
+
 /* argv[*i] is an option: find it, take its value (after '=' or the next argument) and store
  * it; *i moves past a value taken from the next argument. 0, or -1 after the error. */
 static int parse_one(const a4w4_command_spec *spec, void *opts, int argc, char **argv, int *i,
@@ -226,6 +233,12 @@ static int parse_one(const a4w4_command_spec *spec, void *opts, int argc, char *
         }
     } else if (eq) {
         v = eq + 1;
+    } else if (*i + 1 < argc && is_long_option(argv[*i + 1])) {
+        /* `--out --quiet`: the value was left out and the next option taken for it */
+        a4w4_errorf("%s: option --%s needs a value, and the next argument '%s' is an option "
+                    "(write --%s=%s for a value that starts with --)", spec->name, o->name,
+                    argv[*i + 1], o->name, argv[*i + 1]);
+        return -1;
     } else if (*i + 1 < argc) {
         v = argv[++*i];
     } else {

@@ -1,6 +1,7 @@
 /* repro.c — repro commands and the failing entries printed at a command's end (repro.h). */
 #include "repro.h"
 
+#include "registry.h"
 #include "runner.h"
 
 #include <stdio.h>
@@ -40,8 +41,24 @@ static void add_opt(char *buf, size_t len, const char *opt, const char *value)
         a4w4_shell_word(buf, len, value);
 }
 
-/* The matrix part: --set S, --cases FILE, or the --bundle holding item. */
-static void matrix_part(const a4w4_repro_run *r, const char *item, char *buf, size_t len)
+/* 1 when backend holds results made before the run (bundle:DIR: its type checks them against
+ * the run's matrix): its rerun keeps the run's matrix and narrows it with --case only. */
+static int holds_results(const char *backend)
+{
+    size_t n;
+    const a4w4_backend_type *const *t = a4w4_backend_types(&n);
+    for (size_t i = 0; i < n; i++) {
+        size_t L = strlen(t[i]->name);
+        if (t[i]->check_items && !strncmp(backend, t[i]->name, L) && backend[L] == ':')
+            return 1;
+    }
+    return 0;
+}
+
+/* The matrix part: --set S, --cases FILE, or the --bundle holding item; golden bundles as the
+ * run had them where the backend's results belong to the run's whole matrix (stored). */
+static void matrix_part(const a4w4_repro_run *r, const char *item, int stored, char *buf,
+                        size_t len)
 {
     if (!strcmp(r->set, "bundle")) {
         for (size_t i = 0; i < r->nbundles; i++) {
@@ -58,7 +75,7 @@ static void matrix_part(const a4w4_repro_run *r, const char *item, char *buf, si
         add_opt(buf, len, "--cases", r->cases_file);
     else
         add_opt(buf, len, "--set", r->set);
-    if (!strncmp(item, "golden/", 7) && r->golden_dir)
+    if ((stored || !strncmp(item, "golden/", 7)) && r->golden_dir)
         add_opt(buf, len, "--golden", r->golden_dir);
     else
         add_opt(buf, len, "--no-golden", NULL);
@@ -88,7 +105,7 @@ void a4w4_repro_command(const void *ctx, const char *item, const char *backend, 
     const a4w4_repro_run *r = ctx;
     char budget[32], timeout[32];
     snprintf(buf, len, "a4w4check run");
-    matrix_part(r, item, buf, len);
+    matrix_part(r, item, holds_results(backend), buf, len);
     add_opt(buf, len, "--backend", backend);
     if (r->full)
         add_opt(buf, len, "--full", NULL);

@@ -22,11 +22,12 @@ void a4w4_run_on_item(void *ctx, const a4w4_run_plan *p, size_t count, int fails
     a4w4_progress_item(&rp->pg, count, p->mine, fails, name, 0);
     if (!rp->quiet && count % 100 == 0) {
         const a4w4_stage_times *t = &p->stages;
-        fprintf(stderr, "a4w4check run: stages after %zu items: generate %.1f s, judge "
-                "%.1f s, backends %.1f s, host oracles %.1f s, write %.1f s; %.3g outputs "
-                "on the device, %.3g on the host\n", count, t->generate_s, t->judge_s,
-                t->kernels_s, t->host_oracle_s, t->write_s, t->outputs_device,
-                t->outputs_host);
+        fprintf(stderr, "a4w4check run: stages after %zu items: setup %.1f s, generate %.1f s, "
+                "judge %.1f s, backends %.1f s (their own runs %.1f s), host oracles %.1f s, "
+                "record %.1f s, bundles %.1f s, write %.1f s; %.3g outputs on the device, "
+                "%.3g on the host\n", count, t->setup_s, t->generate_s, t->judge_s,
+                t->kernels_s, t->backend_runs_s, t->host_oracle_s, t->record_s, t->bundles_s,
+                t->write_s, t->outputs_device, t->outputs_host);
     }
 }
 
@@ -50,6 +51,18 @@ static int write_saved_manifest(const a4w4_run_end *o, const a4w4_run_plan *p)
         fprintf(stderr, "a4w4check run: %zu failing entr%s saved in %s\n", n,
                 n == 1 ? "y" : "ies", o->save_dir);
     return A4W4_EXIT_PASS;
+}
+
+/* Even with --quiet: the verdict under each contract that departs from the reference numerics
+ * (results.json's "contract_departures", contracts §4.2), never silent. */
+static void print_departures(const cJSON *doc, a4w4_doc_verdict v)
+{
+    static const char *const word[3] = {"PASS", "FAIL", "INCOMPLETE"};
+    const cJSON *d;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(doc, "contract_departures"))
+        if (cJSON_IsString(d))
+            fprintf(stderr, "a4w4check run: %s under a contract that %s (%s)\n", word[v],
+                    d->valuestring, d->string);
 }
 
 int a4w4_run_finish(a4w4_run_plan *p, const a4w4_run_end *o)
@@ -86,6 +99,7 @@ int a4w4_run_finish(a4w4_run_plan *p, const a4w4_run_end *o)
     if (v == A4W4_DOC_INCOMPLETE)
         a4w4_errorf("run: verdict INCOMPLETE: %s",
                     cJSON_GetObjectItemCaseSensitive(p->doc, "verdict_reason")->valuestring);
+    print_departures(p->doc, v);
     if (p->bad_input) { /* one line, however many items the same refusal hit */
         if (p->nbad > 1)
             a4w4_errorf("run: %s (and %zu more items refused or bad input: results.json "

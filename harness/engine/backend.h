@@ -35,6 +35,22 @@
 #define A4W4_RUN_CRASHED (-102)
 #define A4W4_RUN_TIMEOUT (-103)
 
+/* How E8M0 code 0 is read where it occurs (contracts §1: 2^-127 per OCP and AITER's torch
+ * reference, the oracles' reading; 2^-126 per one host driver): the reading a backend
+ * declares (a4w4_backend_type.code0_reading, or its code0 callback), or that a run states
+ * for every backend (`run --e8m0-code0`).
+ *   BOTH     the entry is judged under both readings (the other one's oracle is the same
+ *            oracle on the operands with every scale byte 0x00 read as 0x01, i.e. 2^-126):
+ *            where the two expect the same bits on every checked output the entry is judged
+ *            as usual; where they differ it passes only if it passes under both, fails if it
+ *            fails under both, and is "ambiguous" (never a pass; not judged, so the run is
+ *            INCOMPLETE) when it matches exactly one reading;
+ *   2^-127   the oracles' reading is declared or stated: judged under it alone, the note says
+ *            so;
+ *   2^-126   the other reading is declared or stated: judged under it alone.
+ * BOTH is what a backend that declares nothing gets. */
+enum { A4W4_CODE0_BOTH = 0, A4W4_CODE0_OCP = 1, A4W4_CODE0_DRIVER = 2 };
+
 /* Who a run is: the matrix hash and tool version written into results.json. */
 typedef struct {
     const char *matrix_hash;
@@ -96,6 +112,12 @@ typedef struct {
     /* 1: every output of a case is checked (the runner does not sample cases this backend is
      * in): outputs computed elsewhere are all there, and all of them are judged. */
     int full_outputs;
+    /* The reading of E8M0 code 0 its GEMM outputs implement (A4W4_CODE0_*; contracts §1): 0
+     * (BOTH) declares none, so entries holding code 0 are judged under both readings. */
+    int code0_reading;
+    /* Optional, for types whose reading depends on the instance (a plugin's, a bundle's
+     * manifest): the instance's A4W4_CODE0_*, called once after prepare. NULL: code0_reading. */
+    int (*code0)(void *ctx);
     /* 0 when usable here; else fills why (e.g. "no GPU") and returns nonzero. NULL: always. */
     int (*available)(char *why, size_t whylen);
     /* Set *ctx (may stay NULL) from arg (NULL without ":ARG"). contract/asm_layout may be
@@ -157,6 +179,8 @@ typedef struct {
     char contract_source[256];           /* a set's file ("" for a single contract) */
     char declared[A4W4_CONTRACT_MAX];    /* what the backend declared, when `run --contract`
                                             overrode it; "" otherwise */
+    int code0_reading;                   /* the E8M0 code-0 reading it declares (A4W4_CODE0_*,
+                                            0: none), contracts §1 */
     /* The runner's record of this instance from case to case (under its lock):
      * timeouts_in_row  calls in a row that ran past their deadline (A4W4_RUN_TIMEOUT);
      * hung             1 once that reached the runner's max_timeouts: not called again;

@@ -13,6 +13,7 @@
 #include "a4w4_quant.h"
 #include "bench.h"
 #include "casefile.h"
+#include "runner.h"
 #include "fsutil.h"
 
 /* ---- the methods ------------------------------------------------------------------------ */
@@ -357,4 +358,56 @@ void a4w4_bench_machine_read(a4w4_bench_machine *mc)
     cpu_model(mc->model, sizeof mc->model);
     mc->blas_config = openblas_get_config();
     mc->blas_threads = openblas_get_num_threads();
+}
+
+static int cmp_ms(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_ms);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int a4w4_bench_entry_cost(a4w4_backend *bk, const a4w4_devjudge *dev, int reps, double *cost_ms,
+                          double *run_ms, char *why, size_t whylen)
+{
+    reps = reps < 1 ? 1 : reps;
+    a4w4_runner r = {.backends = bk, .nbackends = 1, .code0_reading = A4W4_CODE0_OCP,
+                     .dev = dev};
+    a4w4_case c = {.M = 1, .N = 128, .K = 256, .regime = A4W4_REGIME_NORMAL,
+                   .seed = A4W4_BENCH_SEED};
+    snprintf(c.name, sizeof c.name, "entry_cost_m1_n128_k256");
+    snprintf(c.regime_text, sizeof c.regime_text, "normal");
+    double *cost = malloc((size_t)reps * sizeof *cost), *run = malloc((size_t)reps * sizeof *run);
+    int rc = cost && run ? A4W4_OK : A4W4_ENOMEM;
+    if (rc)
+        snprintf(why, whylen, "out of memory");
+    for (int i = -1; i < reps && rc == A4W4_OK; i++) { /* i = -1: the warm-up */
+        a4w4_entry_list l = {0};
+        char err[512];
+        if (a4w4_run_case(&r, &c, &l, err, sizeof err) != A4W4_ST_OK || l.n < 2) {
+            snprintf(why, whylen, "%s", l.n < 2 ? err : "the case failed to run");
+            rc = A4W4_EINVAL;
+        } else if (!l.items[1].has_cost || l.items[1].verdict == A4W4_VERDICT_NA ||
+                   l.items[1].verdict == A4W4_VERDICT_SKIP) {
+            snprintf(why, whylen, "%s", l.items[1].note[0] ? l.items[1].note : "did not run");
+            rc = A4W4_EUNSUPPORTED;
+        } else if (i >= 0) { /* a layout or quantizer entry: its call and comparison */
+            const a4w4_entry_result *e = &l.items[1];
+            cost[i] = e->cost_ms;
+            run[i] = e->has_run ? e->run_ms : e->time_ms;
+        }
+        a4w4_entry_list_free(&l);
+    }
+    if (rc == A4W4_OK) {
+        *cost_ms = median_of(cost, reps);
+        *run_ms = median_of(run, reps);
+    }
+    free(cost);
+    free(run);
+    return rc;
 }

@@ -18,6 +18,7 @@
 #include "a4w4_tree.h"
 #include "backend.h"
 #include "casefile.h"
+#include "devjudge.h"
 #include "gen.h"
 
 #define A4W4_BENCH_MAX_SHAPES 64
@@ -170,6 +171,16 @@ void a4w4_bench_time(const a4w4_bench_method *m, a4w4_bench_shape *b, int reps,
  * A4W4_EUNSUPPORTED (n/a) or another error, with why. */
 int a4w4_bench_device(const a4w4_backend *bk, a4w4_bench_shape *b, int reps, double *median_ms,
                       double *min_ms, double *bytes, char *why, size_t whylen);
+
+/* The whole cost of one entry of backend bk as `run` makes it (engine/runner.h: its call,
+ * buffers, pad variants, comparisons and re-check, on the device judge dev when not NULL, as
+ * run's): a 1x128x256 normal-regime case, E8M0 code 0 read as 2^-127, one warm-up then reps
+ * (>= 1) cases; the medians of the entry's cost_ms and of its own run_ms (a layout or
+ * quantizer entry: its time_ms, the call and its comparison), in milliseconds.
+ * Returns A4W4_OK, or another status with why (out of memory, or the entry's note when the
+ * backend did not run). */
+int a4w4_bench_entry_cost(a4w4_backend *bk, const a4w4_devjudge *dev, int reps, double *cost_ms,
+                          double *run_ms, char *why, size_t whylen);
 
 /* The machine a run is on: CPUs usable (nproc; -1 unknown) and online, the CPU model
  * ("unknown CPU" when /proc/cpuinfo has none), OpenBLAS's build (NULL: no config string) and

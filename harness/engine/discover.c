@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "a4w4_formats.h"
 #include "discover_internal.h"
 #include "export.h"
 #include "fsutil.h"
 #include "integrity.h"
+#include "itemfile.h"
 
 static uint64_t mix64(uint64_t z)
 {
@@ -771,6 +773,24 @@ a4w4_hstatus a4w4_discover_run_round(a4w4_discovery *d, a4w4_backend *b,
     return A4W4_ST_OK;
 }
 
+/* Remove the bundles of calls [0, n) and the manifest from dir, and dir when that leaves it
+ * empty: what a failed write left. */
+static void remove_round(const a4w4_discovery *d, const char *dir, size_t n)
+{
+    char path[4400];
+    for (size_t i = 0; i < n; i++)
+        if (!a4w4_item_path(dir, d->calls[i].c.name, path, sizeof path))
+            remove(path);
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    remove(path);
+    rmdir(dir); /* fails, harmlessly, when other files are there */
+}
+
+void a4w4_discover_remove_round(const a4w4_discovery *d, const char *dir)
+{
+    remove_round(d, dir, d->ncalls);
+}
+
 int a4w4_discover_write_round(const a4w4_discovery *d, const char *dir, const char *tool_version,
                               char *err, size_t errlen)
 {
@@ -781,13 +801,14 @@ int a4w4_discover_write_round(const a4w4_discovery *d, const char *dir, const ch
     const char **why = calloc(d->ncalls ? d->ncalls : 1, sizeof *why);
     double bytes = 0;
     int rc = -1;
+    size_t i = 0;
     if (!names || !why) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
     if (a4w4_mkdir_p(dir, err, errlen))
         goto out;
-    for (size_t i = 0; i < d->ncalls; i++) {
+    for (; i < d->ncalls; i++) {
         a4w4_case_data data;
         double b = 0;
         if (a4w4_discover_call_data(d, i, &data) != A4W4_OK) {
@@ -795,7 +816,7 @@ int a4w4_discover_write_round(const a4w4_discovery *d, const char *dir, const ch
             goto out;
         }
         int w = a4w4_export_case_data(d->calls[i].c.name, &d->calls[i].c, &data, &eo, NULL, dir, &b,
-                                          err, errlen);
+                                      err, errlen);
         a4w4_case_data_free(&data);
         if (w)
             goto out;
@@ -805,6 +826,8 @@ int a4w4_discover_write_round(const a4w4_discovery *d, const char *dir, const ch
     rc = a4w4_export_manifest(dir, "discover", "", "1/1", &eo, names, why, d->ncalls, bytes, err,
                               errlen);
 out:
+    if (rc && names && why)
+        remove_round(d, dir, i); /* never a partial round */
     free(names);
     free(why);
     return rc;

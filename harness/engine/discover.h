@@ -122,9 +122,14 @@ a4w4_hstatus a4w4_discover_run_round(a4w4_discovery *d, a4w4_backend *b,
 
 /* Write the current round's operands into dir as operand bundles (engine/export.h, one per
  * call, named by the call) with manifest.json ("set": "discover", matrix hash as
- * a4w4_discover_round_hash). 0, or -1 with err. */
+ * a4w4_discover_round_hash). 0, or -1 with err; on failure the bundles written are removed
+ * (and dir, when that empties it): never a partial round. */
 int a4w4_discover_write_round(const a4w4_discovery *d, const char *dir, const char *tool_version,
                               char *err, size_t errlen);
+
+/* Remove what a4w4_discover_write_round wrote into dir (the bundles, manifest.json, dir when
+ * that empties it): a caller whose next step failed leaves no round behind. */
+void a4w4_discover_remove_round(const a4w4_discovery *d, const char *dir);
 
 /* Per-shape results once a4w4_discover_round returns NULL. */
 const a4w4_discover_shape_result *a4w4_discover_result(const a4w4_discovery *d, size_t shape);

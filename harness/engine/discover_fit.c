@@ -147,6 +147,45 @@ static void candidates(const dc_shape *s, cand_list *L)
     }
 }
 
+/* The trees beyond the interval model (contracts §4.2 rules 1a and 2): fused 64/128-K leaves
+ * (RNE or truncated), L interleaved lanes dealt blocks or chunks (chained or pairwise), and,
+ * when the fitted order cut K at explicit boundaries, tile=256 (per-tile partials). Every
+ * other key at ordered(1)'s value, final RNE (and RZ when the first rounding to bf16 was read
+ * as RZ or not read). Each is checked on the probes and the validation cases like any other
+ * candidate, so one is accepted only when it predicts every output checked at this shape. */
+static void family_candidates(const dc_shape *s, int tiles, cand_list *L)
+{
+    static const unsigned lanes[] = {2, 4, 8, 16}, chunks[] = {32, 64, 128, 256, 512};
+    int finals = s->nfam > 0 && s->num.round1 == A4W4_ROUND_RNE ? 1 : 2;
+    for (int fr = 0; fr < finals; fr++) {
+        a4w4_tree t;
+        a4w4_tree_defaults(&t);
+        t.final = fr ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;
+        for (unsigned G = 64; G <= 128; G *= 2)
+            for (int lr = 0; lr < 2 && G < s->sh.K + 64; lr++) {
+                a4w4_tree f = t;
+                f.leaf = G;
+                f.lround = lr ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;
+                push(L, &(a4w4_contract){A4W4_CONTRACT_TREE, 1, f});
+            }
+        for (size_t li = 0; li < sizeof lanes / sizeof lanes[0]; li++)
+            for (size_t ci = 0; ci < sizeof chunks / sizeof chunks[0]; ci++)
+                for (int comb = 0; comb < 2; comb++) {
+                    a4w4_tree f = t;
+                    f.lanes = lanes[li];
+                    f.chunk = chunks[ci];
+                    f.lanecomb = comb ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
+                    if ((size_t)f.chunk < s->sh.K) /* else one lane: ordered(1) */
+                        push(L, &(a4w4_contract){A4W4_CONTRACT_TREE, 1, f});
+                }
+        if (tiles) {
+            a4w4_tree f = t;
+            f.tile = 256;
+            push(L, &(a4w4_contract){A4W4_CONTRACT_TREE, 1, f});
+        }
+    }
+}
+
 /* ---- validation --------------------------------------------------------------------------- */
 
 typedef struct {
@@ -865,7 +904,23 @@ void dc_fit(dc_shape *s, const a4w4_discover_opts *o)
                     s->nvaried_gaps, b.split);
         push(&L, &b);
     } else {
-        candidates(s, &L);
+        /* an order the interval model could not read, or read only as boundaries fitted to
+         * this K: the trees beyond the model come first (fewer parameters than boundaries) */
+        static cand_list fitted;
+        fitted.n = 0;
+        candidates(s, &fitted);
+        int bounds = fitted.n && fitted.c[0].kind == A4W4_CONTRACT_TREE &&
+                     fitted.c[0].tree.nbounds >= 2;
+        if (s->nfam == 0 || bounds) {
+            family_candidates(s, bounds, &L);
+            dc_text_add(&s->ev, "- %s: %zu trees beyond the interval model (fused 64/128-K "
+                        "leaves, interleaved lanes%s) are tried first\n",
+                        s->nfam == 0 ? "no interval tree fits the probes"
+                                     : "the interval tree cuts K at fitted boundaries",
+                        L.n, bounds ? ", tile=256" : "");
+        }
+        for (size_t i = 0; i < fitted.n; i++)
+            push(&L, &fitted.c[i]);
     }
     dc_text_add(&s->ev, "- candidates the decisions leave open: %zu (each checked on the probes, "
                 "then on the validation cases, simplest first)\n", L.n);

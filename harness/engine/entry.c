@@ -3,6 +3,7 @@
 
 #include "a4w4_hazard.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,21 @@ static void add_layer(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddStringToObject(o, "call_site", e->call_site);
 }
 
+/* "tolerance": the peers' criteria on a failing entry's outputs (engine/criteria.h). */
+static void add_tolerance(cJSON *o, const a4w4_entry_result *e)
+{
+    if (!e->ntol)
+        return;
+    cJSON *t = cJSON_AddObjectToObject(o, "tolerance");
+    cJSON_AddNumberToObject(t, "outputs", (double)e->tol_outputs);
+    cJSON_AddStringToObject(t, "reference", "the dequantized operands' product: the exact sum "
+                            "rounded to fp32, then to bf16 where the criterion casts it");
+    cJSON_AddBoolToObject(t, "would_ship", a4w4_criteria_would_ship(e->tol, e->ntol));
+    cJSON *a = a4w4_criteria_json(e->tol, e->ntol);
+    if (a)
+        cJSON_AddItemToObject(t, "criteria", a);
+}
+
 /* The fields of an OUTPUTS entry after its identity. */
 static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
 {
@@ -256,9 +272,16 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddNumberToObject(o, "bound_use", e->bound_use);
         cJSON_AddNumberToObject(o, "bound_ulp_median", e->bound_ulp_median);
         cJSON_AddNumberToObject(o, "bound_ulp_max", e->bound_ulp_max);
+        cJSON_AddNumberToObject(o, "bound_vacuous", (double)e->bound_vacuous);
+        cJSON_AddNumberToObject(o, "bound_strength",
+                                e->bound_weighed ? 1.0 - (double)e->bound_vacuous /
+                                                             (double)e->bound_weighed
+                                                 : 1.0);
     }
     add_first_mismatches(o, e);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
+    if (e->has_cost)
+        cJSON_AddNumberToObject(o, "cost_ms", e->cost_ms);
     cJSON_AddNumberToObject(o, "exact_regime_outputs", (double)e->exact_regime_outputs);
     add_judged_fields(o, e);
     if (e->ambiguous)
@@ -273,6 +296,7 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
     if (e->saved[0])
         cJSON_AddStringToObject(o, "saved", e->saved);
     add_layer(o, e);
+    add_tolerance(o, e);
 }
 
 /* The fields of a BYTES entry after its identity. */
@@ -287,11 +311,14 @@ static void add_bytes_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddStringToObject(o, "note", e->note);
     cJSON_AddBoolToObject(o, "sampled", e->sampled);
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
+    if (e->has_cost)
+        cJSON_AddNumberToObject(o, "cost_ms", e->cost_ms);
     add_judged_fields(o, e);
     add_signature(o, e);
     if (e->repro[0])
         cJSON_AddStringToObject(o, "repro", e->repro);
     add_layer(o, e);
+    add_tolerance(o, e);
 }
 
 /* "route", "policy", "hazard" of a generated case (engine/annotate.h). */

@@ -13,6 +13,7 @@
 
 #include "a4w4_tree.h"
 #include "check.h"
+#include "criteria.h"
 #include "signature.h"
 
 /* A verdict, in this order ("pass", "fail", "n/a", "skip", "ambiguous"). skip: the entry
@@ -44,6 +45,10 @@ void a4w4_mismatch_hex(uint32_t bits, int elem_bytes, char buf[16]);
 
 #define A4W4_ENTRY_MAX_FIRST 5
 
+/* contracts §4.1 "The strength of a bound": a bounded(S) entry whose bound admits 0 on more
+ * than this share of its outputs with a nonzero exact value judges nothing (verdict skip). */
+#define A4W4_BOUND_VACUOUS_SHARE 0.5
+
 /* The static dispatch facts of a generated case (engine/annotate.h says what they mean),
  * written after the other fields as "route", "policy" and "hazard". has 0: none (golden
  * bundles; a shape the tables cannot route). */
@@ -61,13 +66,13 @@ typedef struct {
  *            own cross-check): identity, tags, [run_ms, y_hash, pad_variants, pad_dependent],
  *            checked_outputs, sampled, verdict, mismatches, unwritten, max_ulp,
  *            [bound_use, bound_ulp_median, bound_ulp_max], first_mismatches, time_ms,
- *            exact_regime_outputs, judged_bit_exact, judged_in_bound, not_judged,
+ *            [cost_ms], exact_regime_outputs, judged_bit_exact, judged_in_bound, not_judged,
  *            [ambiguous], [note], [aborted], [signature, signature_class, mismatch_map],
- *            [repro], [saved], [layer, call_site];
+ *            [repro], [saved], [layer, call_site], [tolerance];
  *   BYTES    byte or bit checks (layout and quantizer backends, golden bundles): identity,
  *            [tags], checked_outputs, verdict, mismatches, max_ulp, first_mismatches, [note],
- *            sampled, time_ms, [judged_bit_exact, judged_in_bound, not_judged], [signature,
- *            signature_class], [repro], [layer, call_site]. */
+ *            sampled, time_ms, [cost_ms], [judged_bit_exact, judged_in_bound, not_judged],
+ *            [signature, signature_class], [repro], [layer, call_site]. */
 typedef enum { A4W4_ENTRY_OUTPUTS = 0, A4W4_ENTRY_BYTES = 1 } a4w4_entry_kind;
 
 typedef struct {
@@ -99,9 +104,20 @@ typedef struct {
                                         fails */
     double bound_ulp_median;       /*   the bound in bf16 ULPs of each output's exact value: */
     double bound_ulp_max;          /*   median and largest over the outputs */
+    size_t bound_weighed;          /*   outputs with a finite nonzero exact value and bound */
+    size_t bound_vacuous;          /*   of those, the ones whose bound admits 0 (written as
+                                        "bound_vacuous" and "bound_strength" = 1 - share) */
+    int vacuous;                   /*   more than A4W4_BOUND_VACUOUS_SHARE of them: the entry
+                                        is not judged (verdict skip; contracts §4.1) */
     size_t nfirst;                 /* first mismatches recorded (<= A4W4_ENTRY_MAX_FIRST) */
     a4w4_mismatch first[A4W4_ENTRY_MAX_FIRST];
     double time_ms;                /* NaN when the backend never ran (written null) */
+    int has_cost;                  /* cost_ms recorded (entries of generated cases) */
+    double cost_ms;                /* the entry's whole wall cost: a backend's every call,
+                                      buffer, upload, pad variant, download, comparison and
+                                      re-check; the oracle entry's: the case's shared work
+                                      (generation, the device judge's upload and passes, the
+                                      host oracles). Written "cost_ms" after time_ms */
     size_t exact_regime_outputs;   /* OUTPUTS: outputs the exact-regime prover covers */
     /* What the entry's GEMM outputs were judged by (OUTPUTS entries, and BYTES entries that
      * compare GEMM outputs: golden systems under test, captures); the three add up to the
@@ -136,6 +152,12 @@ typedef struct {
     char saved[512];               /* run --save-failing: the item name of the bundle saved
                                       for it (engine/failing.h; "" none). Written as "saved". */
     int save_failed;               /* --save-failing could not write it (note says why) */
+    /* failing entries with outputs: the peers' tolerance criteria on the outputs that failed
+     * (engine/criteria.h; a verdict of theirs never changes this entry's). Written as
+     * "tolerance" {outputs, reference, would_ship, criteria[]}. */
+    size_t ntol;                   /* 0: none evaluated */
+    size_t tol_outputs;            /* the outputs they were evaluated on (the checked ones) */
+    a4w4_crit_result tol[A4W4_CRITERIA_MAX];
 } a4w4_entry_result;
 
 /* The entries of one case (or of several, appended in turn). */

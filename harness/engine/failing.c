@@ -13,20 +13,42 @@
 #include "export.h"
 #include "fsutil.h"
 
-void a4w4_failing_name(const char *case_name, const char *backend, char *buf, size_t len)
+/* The item's backend part: one selected as TYPE:PATH by TYPE_<file name>, characters outside
+ * [A-Za-z0-9._-] as '_'. */
+static void backend_part(const char *backend, char *b, size_t len)
 {
-    char b[200];
-    const char *slash = strrchr(backend, '/');
-    if ((!strncmp(backend, "plugin:", 7) || !strncmp(backend, "bundle:", 7)) && slash &&
-        slash[1]) /* by its file name */
-        snprintf(b, sizeof b, "%.6s_%s", backend, slash + 1);
+    /* a backend selected as TYPE:PATH (a library, a directory) by its type and file name */
+    const char *colon = strchr(backend, ':'), *slash = strrchr(backend, '/');
+    if (colon && slash > colon && slash[1])
+        snprintf(b, len, "%.*s_%s", (int)(colon - backend), backend, slash + 1);
     else
-        snprintf(b, sizeof b, "%s", backend);
+        snprintf(b, len, "%s", backend);
     for (char *p = b; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
               *p == '.' || *p == '-' || *p == '_'))
             *p = '_';
-    snprintf(buf, len, "%s@%s", case_name, b);
+}
+
+int a4w4_failing_names_collide(const char *a, const char *b)
+{
+    char pa[200], pb[200];
+    backend_part(a, pa, sizeof pa);
+    backend_part(b, pb, sizeof pb);
+    return strcmp(a, b) != 0 && strcmp(pa, pb) == 0;
+}
+
+void a4w4_failing_name(const char *case_name, const char *backend, int qualify, char *buf,
+                       size_t len)
+{
+    char b[200];
+    backend_part(backend, b, sizeof b);
+    uint32_t h = 2166136261u; /* FNV-1a of the whole backend spec: its path tells them apart */
+    for (const char *p = backend; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    if (qualify)
+        snprintf(buf, len, "%s@%s-%08x", case_name, b, (unsigned)h);
+    else
+        snprintf(buf, len, "%s@%s", case_name, b);
 }
 
 int a4w4_ranges_format(const size_t *idx, size_t n, int full, char *buf, size_t len)
@@ -145,7 +167,7 @@ a4w4_hstatus a4w4_failing_save(const a4w4_failing *f, const char *dir, char *nam
                                size_t namelen, char *err, size_t errlen)
 {
     char item[512];
-    a4w4_failing_name(f->c->name, f->backend, item, sizeof item);
+    a4w4_failing_name(f->c->name, f->backend, f->qualify, item, sizeof item);
     if (name)
         snprintf(name, namelen, "%s", item);
     a4w4_hstatus rc = a4w4_mkdir_p(dir, err, errlen);

@@ -14,8 +14,11 @@
  * and metadata (strings): backend, contract, rows and cols (the checked output rows and
  * columns as ascending ranges "0-3,15,31-33", or "all"), mismatches, variant (the pad fill
  * whose run the outputs are, "" for the plain run: contracts §3.3), signature, repro.
- * Item name "<case>@<backend, characters outside [A-Za-z0-9._-] as '_', a plugin or bundle
- * by its file name>", file name as a4w4_item_path gives it. Nothing here prints. */
+ * Item name "<case>@<backend, characters outside [A-Za-z0-9._-] as '_', one selected as
+ * TYPE:PATH (a plugin, a bundle) by TYPE_<its file name>>", and when another backend of the run
+ * has the same file name (two plugins libk.so from different folders) "-<8 hex digits>" after
+ * it, the FNV-1a hash of the whole backend spec, so each keeps its own file; file name as
+ * a4w4_item_path gives it. Nothing here prints. */
 #ifndef A4W4_FAILING_H
 #define A4W4_FAILING_H
 
@@ -42,10 +45,17 @@ typedef struct {
     const char *signature; /* "" when none */
     const char *repro;     /* "" when none */
     const a4w4_run_identity *id; /* may be NULL */
+    int qualify; /* another backend of the run has the same item name: add the hash */
 } a4w4_failing;
 
-/* The item name of the saved entry into buf ("<case>@<backend>", see above). */
-void a4w4_failing_name(const char *case_name, const char *backend, char *buf, size_t len);
+/* The item name of the saved entry into buf ("<case>@<backend>", "-<hash>" after it when
+ * qualify; see above). */
+void a4w4_failing_name(const char *case_name, const char *backend, int qualify, char *buf,
+                       size_t len);
+
+/* 1 when backend specs a and b differ yet a4w4_failing_name gives them the same item name
+ * (unqualified): a run holding both qualifies both. */
+int a4w4_failing_names_collide(const char *a, const char *b);
 
 /* Write f's bundle into dir (created) as item a4w4_failing_name; name (optional) receives the
  * item name. A4W4_ST_OK, or A4W4_ST_IO / A4W4_ST_NOMEM / A4W4_ST_BADINPUT with err; never a

@@ -112,14 +112,16 @@ a4w4_iso_status a4w4_isolate_run(int (*fn)(void *), void *arg, double timeout_s,
         return A4W4_ISO_ERROR;
     }
     if (pid == 0) {
+        setpgid(0, 0); /* the call's own process group: its helpers go with it */
 #if defined(__linux__)
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphan keeps running a hung kernel */
 #endif
         _exit(fn(arg) & 0xFF);
     }
+    setpgid(pid, pid); /* also here: the group exists before either side goes on */
     int st = 0, r = wait_deadline(pid, deadline, &st);
     if (r == 0) {
-        kill(pid, SIGKILL);
+        kill(-pid, SIGKILL);
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
             ;
         snprintf(why, whylen, "timed out after %g s", timeout_s);
@@ -127,9 +129,12 @@ a4w4_iso_status a4w4_isolate_run(int (*fn)(void *), void *arg, double timeout_s,
     }
     if (r < 0) {
         snprintf(why, whylen, "waitpid failed: %s", strerror(errno));
-        kill(pid, SIGKILL);
+        kill(-pid, SIGKILL);
         return A4W4_ISO_ERROR;
     }
+    /* The call is over: a helper it forked (still in its group) would hold this process's
+     * stdout and stderr, so `$(a4w4check ...)` waited for it; it goes now. */
+    kill(-pid, SIGKILL);
     if (WIFSIGNALED(st)) {
         signal_text(WTERMSIG(st), why, whylen);
         return A4W4_ISO_CRASHED;

@@ -29,7 +29,9 @@ void a4w4_shared_free(void *p, size_t bytes);
 
 /* Fork; in the child run fn(arg) and _exit with its return (0..255). The parent waits at
  * most timeout_s seconds of CLOCK_MONOTONIC (<= 0: no deadline), then SIGKILLs and reaps the
- * child. Returns the outcome; why (always written, "" for OK) says it in one line:
+ * child. The child leads its own process group; the whole group is SIGKILLed when the child
+ * exits or times out, so a helper process fn forked neither outlives the call nor keeps this
+ * process's stdout open. Returns the outcome; why (always written, "" for OK) says it in one line:
  * "SIGSEGV (signal 11)", "timed out after 2 s", "exited 3", "exited 87 (sanitizer
  * report?)" (86 too), or the failed call. Thread-safe (several threads may each run a child). */
 a4w4_iso_status a4w4_isolate_run(int (*fn)(void *), void *arg, double timeout_s, char *why,

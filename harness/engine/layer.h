@@ -51,6 +51,7 @@
 
 #include "a4w4_policy.h"
 #include "a4w4_quant.h"
+#include "criteria.h"
 #include "status.h"
 
 /* ---- status codes (beside ref's a4w4_status: 0 ok, -1 EINVAL, -2 EUNSUPPORTED, -3 ENOMEM) */
@@ -252,6 +253,11 @@ typedef struct {
     int pass;
     char note[400];        /* the first failed check, or what was checked */
     double time_ms;
+    /* 2-D inputs on an ASM layer: the same activation through the pair's fallback path
+     * (quantize even, row-major gemm_fallback, bias) as reference, the ASM output against it:
+     * "does flag-on give the bits flag-off gives" (has_parity 0: not such a case) */
+    int has_parity;
+    a4w4_parity_diff parity;
 } a4w4_layer_case_result;
 
 /* The default matrix: flag {on, off} x gfx {gfx950, gfx942, gfx1100} x N x K {256, 288}

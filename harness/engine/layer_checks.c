@@ -577,6 +577,30 @@ static void check_same_as_2d(const group_run *gr, a4w4_layer_case_result *R, act
     }
 }
 
+/* A 2-D input on an ASM layer: the same activation through the pair's fallback path (quantize
+ * in the fallback's mode, row-major weight, gemm_fallback, bias), the ASM output against it.
+ * Calls the pair directly (not counted: the path checks count the layer's calls only). */
+static void flag_parity(const group_run *gr, a4w4_layer_case_result *R, const activation *A)
+{
+    size_t M = gr->M, N = gr->N, K = gr->K;
+    const a4w4_layer_ops *p = gr->pair;
+    if (R->kind != A4W4_INPUT_TENSOR_2D || !gr->expect_asm || R->status != A4W4_OK)
+        return;
+    uint8_t *q = malloc(M * K / 2), *s = malloc(M * gr->nb);
+    uint16_t *y = malloc(M * N * sizeof *y);
+    if (q && s && y &&
+        !p->quantize(p->ctx, A->x, R->bias ? A4W4_IN_BF16 : A4W4_IN_F32, M, K,
+                     gr->L.fallback_mode, 0, q, s) &&
+        !p->gemm_fallback(p->ctx, q, s, gr->w, gr->ws, M, N, K, y)) {
+        for (size_t i = 0; R->bias && i < M * N; i++)
+            y[i] = a4w4_layer_oracle_bias_add(y[i], gr->bias[i % N]);
+        R->has_parity = !a4w4_parity_diff_of(y, gr->out, M * N, &R->parity);
+    }
+    free(q);
+    free(s);
+    free(y);
+}
+
 /* 2b. a computed input: outputs, path, shape and the other forms of the same activation. */
 static void check_computed(group_run *gr, a4w4_layer_case_result *R, activation *A,
                            const counting_ops *before, size_t n_out)
@@ -591,6 +615,7 @@ static void check_computed(group_run *gr, a4w4_layer_case_result *R, activation 
     compare_outputs(gr, R, n_out);
     check_path(gr, R, before);
     check_same_as_2d(gr, R, A);
+    flag_parity(gr, R, A);
     if (R->pass)
         snprintf(R->note, sizeof R->note, "%zu outputs bit-exact vs ref quantize (%s) "
                  "-> %s oracle%s%s", n_out, a4w4_scale_mode_name(gr->mode), gr->pair->contract,

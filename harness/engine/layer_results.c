@@ -73,6 +73,9 @@ cJSON *a4w4_layer_entry(const a4w4_layer_case_result *r, const a4w4_layer_ops *p
     cJSON_AddNumberToObject(e, "exact_regime_outputs", 0);
     cJSON_AddBoolToObject(e, "ambiguous", 0);
     cJSON_AddStringToObject(e, "note", r->note);
+    cJSON *par = r->has_parity ? a4w4_parity_diff_json(&r->parity) : NULL;
+    if (par)
+        cJSON_AddItemToObject(e, "parity", par);
     add_layer_fields(e, r);
     return e;
 }

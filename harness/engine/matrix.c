@@ -305,9 +305,33 @@ static int wanted(const char *name, const char *const *names, size_t n)
 static void select_paths(char **p, size_t *np, const char *prefix, const char *const *names,
                          size_t n);
 
+/* Keep m's identity and item names as its base (once: a narrowed matrix keeps the first). 0,
+ * or -1 when out of memory. */
+static int keep_base(a4w4_matrix *m)
+{
+    if (m->base_items)
+        return 0;
+    size_t n = a4w4_matrix_items(m);
+    if (!(m->base_items = calloc(n ? n : 1, sizeof *m->base_items)))
+        return -1;
+    for (size_t k = 0; k < n; k++) {
+        char item[512];
+        a4w4_matrix_item_name(m, k, item, sizeof item);
+        if (!(m->base_items[k] = strdup(item)))
+            return -1;
+        m->nbase_items = k + 1;
+    }
+    m->base_hash = m->hash;
+    return 0;
+}
+
 int a4w4_matrix_select(a4w4_matrix *m, const char *const *names, size_t n, char *err,
                        size_t errlen)
 {
+    if (keep_base(m)) {
+        snprintf(err, errlen, "--case: out of memory");
+        return A4W4_MATRIX_EUSAGE;
+    }
     for (size_t i = 0; i < n; i++) {
         int found = 0;
         char item[512];
@@ -465,6 +489,9 @@ void a4w4_matrix_free(a4w4_matrix *m)
         free(m->captures[i]);
     free(m->captures);
     free(m->captures_dir);
+    for (size_t i = 0; i < m->nbase_items; i++)
+        free(m->base_items[i]);
+    free(m->base_items);
     free(m->cases);
     free(m->shard_of);
     memset(m, 0, sizeof *m);

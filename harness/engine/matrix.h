@@ -21,6 +21,12 @@ typedef struct {
     size_t ncaptures;
     char *captures_dir;        /* --captures DIR (NULL: none asked for) */
     unsigned long long hash;   /* FNV-1a 64 of the case file bytes and the bundle file names */
+    /* The matrix before a4w4_matrix_select narrowed it (`--case`): its hash and item names
+     * (NULL, 0: never narrowed, the matrix is its own base). Results made before the run
+     * (bundle:DIR) belong to the base: a subset of it reruns them. */
+    unsigned long long base_hash;
+    char **base_items;
+    size_t nbase_items;
     unsigned shard_n;          /* the shard count shard_of holds (0: not planned yet) */
     unsigned *shard_of;        /* per item, its shard 1..shard_n (a4w4_matrix_in_shard) */
 } a4w4_matrix;
@@ -67,7 +73,8 @@ int a4w4_matrix_load_bundles(a4w4_matrix *m, const char *const *paths, size_t n,
                              size_t errlen);
 
 /* Keep only the items named names[0..n) (`run --case NAME`: a case name, "golden/<stem>" or
- * "capture/<stem>"), in matrix order, folding the names into the hash (a selection is another
+ * "capture/<stem>"), in matrix order, the matrix before it kept as base_hash and base_items,
+ * folding the names into the hash (a selection is another
  * matrix for --resume and merge). 0, or A4W4_MATRIX_EUSAGE with err naming the first name no
  * item has. */
 int a4w4_matrix_select(a4w4_matrix *m, const char *const *names, size_t n, char *err,

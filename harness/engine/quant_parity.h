@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "casefile.h"
+#include "criteria.h"
 
 /* Histogram bins of ULP distances: bin 0 is 0, bin i >= 1 holds [2^(i-1), 2^i - 1]; the last
  * bin holds the outputs where one side is NaN (no distance). */
@@ -24,6 +25,10 @@ typedef struct {
     size_t outputs, outputs_differ;
     size_t hist[A4W4_PARITY_BINS];
     unsigned max_ulp;               /* the largest distance (NaN pairs excluded) */
+    /* the peers' tolerance criteria on the difference: the round_up (HIP) outputs with the
+     * even (Triton) outputs as reference (engine/criteria.h a4w4_criteria_on_pair) */
+    size_t ntol;
+    a4w4_crit_result tol[A4W4_CRITERIA_MAX];
 } a4w4_quant_parity;
 
 /* Activations x (bf16 [M, K]) quantized in even and in round_up, each through the exact

@@ -20,10 +20,12 @@ void a4w4_run_plan_init(a4w4_run_plan *p)
 
 int a4w4_run_plan_items(a4w4_run_plan *p, const a4w4_run_source *src, char *err, size_t errlen)
 {
-    int mr = src->nbundles ? a4w4_matrix_load_bundles(&p->m, src->bundles, src->nbundles, err,
-                                                      errlen)
-                           : a4w4_matrix_load(&p->m, src->set, src->cases_path, src->golden_dir,
-                                              err, errlen);
+    int mr = src->nbundles || src->captures_only
+                 ? a4w4_matrix_load_bundles(&p->m, src->bundles, src->nbundles, err, errlen)
+                 : a4w4_matrix_load(&p->m, src->set, src->cases_path, src->golden_dir, err,
+                                    errlen);
+    if (!mr && src->captures_only && !src->nbundles) /* the captures alone, no case */
+        snprintf(p->m.set, sizeof p->m.set, "captures");
     if (!mr && src->captures_dir)
         mr = a4w4_matrix_add_captures(&p->m, src->captures_dir, err, errlen);
     if (!mr && src->nsel)
@@ -93,7 +95,12 @@ static void header_budget(cJSON *header, const a4w4_run_plan *p, const a4w4_run_
         cJSON_AddNumberToObject(b, "calibration_seconds", p->rates.calibrate_s);
         cJSON_AddNumberToObject(b, "oracle_gmac_per_s", 1e-9 / p->rates.oracle_s_per_mac);
     }
+    int whole = 0; /* a backend that holds every output (bundle:): every case checked whole */
+    for (size_t i = 0; i < p->nb; i++)
+        whole |= p->bk[i].type && p->bk[i].type->full_outputs;
     cJSON_AddStringToObject(b, "rule", s->full ? "every output (--full)"
+                                   : whole ? "every output (a backend holding every output: "
+                                             "bundle; no budget applies)"
                                    : s->budget_s <= 0 ? "sampled above 2^26 MACs"
                                    : p->have_rates ? "whole-run budget at measured rates"
                                                    : "whole-run budget at built-in rates");
@@ -191,6 +198,7 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
     int fails = 0;
     a4w4_hstatus st = A4W4_ST_OK;
     *count = 0;
+    p->stages.setup_s = a4w4_now() - p->t_start; /* plan, calibration, header, stream */
     for (size_t k = 0; k < p->total_items && st == A4W4_ST_OK; k++) {
         if (a4w4_matrix_in_shard(&p->m, k, s->shard_i, s->shard_n) != 1)
             continue;
@@ -200,6 +208,7 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
         if (recorded(p, name))
             continue;
         cJSON *entries = NULL;
+        const double t_item = a4w4_now(), before = a4w4_stage_sum(&p->stages);
         int f = run_item(p, l, k, name, &entries, &st, err, errlen);
         if (f < 0)
             break;
@@ -211,21 +220,36 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
             st = A4W4_ST_IO;
         cJSON_Delete(entries);
         l->on_item(l->ctx, p, *count, fails, name, wrc ? werr : NULL);
+        /* what the runner's stages did not cover of this item: a case's annotation, results
+         * line and teardown, the progress line; a bundle's or capture's whole check */
+        const double rest = a4w4_now() - t_item - (a4w4_stage_sum(&p->stages) - before);
+        *(k < p->m.ncases ? &p->stages.record_s : &p->stages.bundles_s) += rest > 0 ? rest : 0;
     }
     a4w4_stream_close(&p->st);
+    p->t_items_end = a4w4_now();
     return st;
 }
 
 void a4w4_run_add_stages(a4w4_run_plan *p)
 {
-    const a4w4_stage_times *t = &p->stages;
+    a4w4_stage_times *t = &p->stages;
+    const double now = a4w4_now();
+    if (p->t_items_end > 0) /* the stream read back, the ledger, the document's verdict */
+        t->finish_s = now - p->t_items_end;
+    const double wall = now - p->t_start;
     cJSON *st = cJSON_AddObjectToObject(p->doc, "stages");
+    cJSON_AddNumberToObject(st, "setup_s", t->setup_s);
     cJSON_AddNumberToObject(st, "generate_s", t->generate_s);
     cJSON_AddNumberToObject(st, "judge_s", t->judge_s);
     cJSON_AddNumberToObject(st, "kernels_s", t->kernels_s);
+    cJSON_AddNumberToObject(st, "backend_runs_s", t->backend_runs_s);
     cJSON_AddNumberToObject(st, "host_oracle_s", t->host_oracle_s);
+    cJSON_AddNumberToObject(st, "record_s", t->record_s);
+    cJSON_AddNumberToObject(st, "bundles_s", t->bundles_s);
     cJSON_AddNumberToObject(st, "write_s", t->write_s);
-    cJSON_AddNumberToObject(st, "wall_s", a4w4_now() - p->t_start);
+    cJSON_AddNumberToObject(st, "finish_s", t->finish_s);
+    cJSON_AddNumberToObject(st, "other_s", wall - a4w4_stage_sum(t));
+    cJSON_AddNumberToObject(st, "wall_s", wall);
     cJSON_AddNumberToObject(st, "outputs_device", t->outputs_device);
     cJSON_AddNumberToObject(st, "outputs_host", t->outputs_host);
 }

@@ -42,6 +42,7 @@ typedef struct {
     a4w4_budget_plan budget;
     a4w4_stage_times stages;
     double t_start; /* a4w4_now() at the start of the run */
+    double t_items_end; /* a4w4_now() when a4w4_run_items returned (0: not yet) */
     cJSON *header, *done, *doc;
     a4w4_stream st;
     int bad_input;
@@ -53,13 +54,15 @@ typedef struct {
 /* An empty plan: no stream, no lock, t_start now. */
 void a4w4_run_plan_init(a4w4_run_plan *p);
 
-/* Where a run's items come from: the given bundles (nbundles > 0), else the set NAME (NULL:
- * premerge) or case file with golden_dir's bundles (NULL: none); then the capture bundles
- * under captures_dir (NULL: none) and, when nsel > 0, only the items named sel[0..nsel). */
+/* Where a run's items come from: the given bundles (nbundles > 0), else, with captures_only,
+ * no case and no golden bundle (set "captures"), else the set NAME (NULL: premerge) or case
+ * file with golden_dir's bundles (NULL: none); then the capture bundles under captures_dir
+ * (NULL: none) and, when nsel > 0, only the items named sel[0..nsel). */
 typedef struct {
     const char *set, *cases_path, *golden_dir, *captures_dir;
     const char *const *bundles, *const *sel;
     size_t nbundles, nsel;
+    int captures_only; /* `run --captures DIR` with no --set, --cases, --golden or --bundle */
 } a4w4_run_source;
 
 /* Load the items of src into p->m (engine/matrix.h). 0, or A4W4_MATRIX_ECASES (err is the

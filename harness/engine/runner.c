@@ -68,6 +68,10 @@ typedef struct {
      * the exact value (median, largest) over the outputs compared within a bound */
     int has_bound;
     double bound_use, bound_ulp_median, bound_ulp_max;
+    /* bounded(S) only, the bound's strength (contracts §4.1 "The strength of a bound"): of
+     * the outputs with a finite nonzero exact value and a finite bound (bound_weighed), those
+     * whose tolerance admits 0 (and so may admit -exact): a kernel writing 0 passes there */
+    size_t bound_weighed, bound_vacuous;
     size_t nrec;
     struct {
         size_t row, col;
@@ -186,17 +190,19 @@ static void bound_stats(comparison *c, double *ulps, size_t k)
  * + 2^-149, with e the exact value (rounded once to double) and B the per-output bound of
  * a4w4_oracles_bound; +-Inf when the model can overflow that way, NaN when it can both ways or
  * when a scale is 0xFF (then NaN is due). */
-static int bounded_ok(const a4w4_bounded_limits *L, uint16_t got, double *use, double *ulps)
-{
+static int bounded_ok(const a4w4_bounded_limits *L, uint16_t got, double *use, double *ulps,
+                      int *vacuous)
+{ /* *vacuous: 1 when the tolerance admits 0 for a finite nonzero e, 0 when not, -1 neither */
+    double e = L->exact, tol = L->bound + 0x1p-24 * fabs(e) + 0x1p-149;
     *use = *ulps = -1;
+    *vacuous = isfinite(tol) && e != 0 ? fabs(e) <= tol : -1;
     if (isnan(L->bound))
         return bf16_nan(got);
-    double g = a4w4_bf16_to_f32(got), e = L->exact;
+    double g = a4w4_bf16_to_f32(got);
     if (bf16_nan(got))
         return L->inf_pos && L->inf_neg;
     if (isinf(g))
         return g > 0 ? L->inf_pos : L->inf_neg;
-    double tol = L->bound + 0x1p-24 * fabs(e) + 0x1p-149;
     *use = fabs(g - e) / tol;
     *ulps = tol / bf16_ulp_at(e);
     return *use <= 1.0;
@@ -217,7 +223,10 @@ static void compare_bounded(comparison *c, const a4w4_sample *s, const uint16_t 
             continue;
         }
         double use, ulp;
-        int ok = bounded_ok(&L[k], got[k], &use, &ulp);
+        int vac;
+        int ok = bounded_ok(&L[k], got[k], &use, &ulp, &vac);
+        c->bound_weighed += vac >= 0;
+        c->bound_vacuous += vac > 0;
         if (use > c->bound_use)
             c->bound_use = use;
         if (ulps && ulp >= 0)
@@ -270,7 +279,7 @@ static void case_identity(a4w4_entry_result *e, const a4w4_case *c, a4w4_entry_k
 static void put_judged(a4w4_entry_result *e, const comparison *cmp, size_t n)
 {
     e->has_judged = 1;
-    if (e->verdict == A4W4_VERDICT_AMBIGUOUS) {
+    if (e->verdict == A4W4_VERDICT_AMBIGUOUS || e->vacuous) {
         e->judged_bit_exact = e->judged_in_bound = 0;
         e->not_judged = n;
         return;
@@ -293,6 +302,8 @@ static void put_comparison(a4w4_entry_result *e, const comparison *cmp, const a4
     e->bound_use = cmp->bound_use;
     e->bound_ulp_median = cmp->bound_ulp_median;
     e->bound_ulp_max = cmp->bound_ulp_max;
+    e->bound_weighed = cmp->bound_weighed;
+    e->bound_vacuous = cmp->bound_vacuous;
     e->nfirst = cmp->nrec;
     for (size_t i = 0; i < cmp->nrec; i++) {
         a4w4_mismatch *m = &e->first[i];
@@ -669,7 +680,14 @@ static size_t readings_differ(const gemm_run *g)
 #define OCP_READING "OCP, AITER torch, the oracles"
 #define DRIVER_READING "one host driver"
 
-/* contracts §1, E8M0 code 0 in the operands: judge the baseline under the run's policy.
+/* The E8M0 code-0 reading g's entry is judged under (A4W4_CODE0_*, contracts §1): the one the
+ * run states, else the one its backend declares (BOTH: none). */
+static int code0_policy(const gemm_run *g)
+{
+    return g->j->policy ? g->j->policy : g->b->code0_reading;
+}
+
+/* contracts §1, E8M0 code 0 in the operands: judge the baseline under code0_policy.
  * g->cmp holds the comparison under the oracles' reading (2^-127). Under a stated reading
  * the entry is judged under it (2^-126: g->cmp replaced); under both, where the readings
  * expect other bits, an entry matching exactly one of them is ambiguous (g->ambiguous) and
@@ -687,20 +705,22 @@ static int judge_code0(gemm_run *g, a4w4_entry_result *e)
     }
     int pa = !g->cmp.mismatches, pb = !alt.mismatches;
     static const char *const stated[3] = {"", "2^-127", "2^-126"};
-    if (g->j->policy == A4W4_CODE0_OCP || g->j->policy == A4W4_CODE0_DRIVER) {
-        if (g->j->policy == A4W4_CODE0_DRIVER) {
+    int policy = code0_policy(g);
+    if (policy == A4W4_CODE0_OCP || policy == A4W4_CODE0_DRIVER) {
+        if (policy == A4W4_CODE0_DRIVER) {
             g->cmp = alt;
             g->judged_by = g->j->alt;
         }
-        note_add(e->note, sizeof e->note, "E8M0 code 0 present: judged as %s, the reading this "
-                 "run states (--e8m0-code0); the two readings expect other bits on %zu of %zu "
-                 "outputs (contracts §1); ", stated[g->j->policy], differ, g->n);
+        note_add(e->note, sizeof e->note, "E8M0 code 0 present: judged as %s, the reading %s; "
+                 "the two readings expect other bits on %zu of %zu outputs (contracts §1); ",
+                 stated[policy], g->j->policy ? "this run states (--e8m0-code0)"
+                                              : "the backend declares", differ, g->n);
     } else if (pa != pb) {
         g->ambiguous = 1;
         note_add(e->note, sizeof e->note, "ambiguous: every checked output matches E8M0 code "
                  "0 read as %s (%s), %zu differ from it read as %s (%s); the sources disagree, "
-                 "so this is not judged (contracts §1; a run may state the reading with "
-                 "--e8m0-code0); ", pa ? "2^-127" : "2^-126", pa ? OCP_READING : DRIVER_READING,
+                 "so this is not judged (contracts §1: the backend declares no reading; a "
+                 "run may state one with --e8m0-code0); ", pa ? "2^-127" : "2^-126", pa ? OCP_READING : DRIVER_READING,
                  pa ? alt.mismatches : g->cmp.mismatches, pa ? "2^-126" : "2^-127",
                  pa ? DRIVER_READING : OCP_READING);
     } else {
@@ -901,6 +921,21 @@ static int no_outputs(gemm_run *g, int rc, a4w4_entry_result *e, int *na)
     return 1;
 }
 
+/* 1 when comparison c is a bounded(S) one whose bound admits 0 on more than
+ * A4W4_BOUND_VACUOUS_SHARE of the outputs it weighs (contracts §4.1 "The strength of a
+ * bound"): its outputs are then not judged, and e's note says so. */
+static int bound_vacuous(const comparison *c, a4w4_entry_result *e)
+{
+    if (!c->has_bound || !c->bound_weighed ||
+        (double)c->bound_vacuous <= A4W4_BOUND_VACUOUS_SHARE * (double)c->bound_weighed)
+        return 0;
+    note_add(e->note, sizeof e->note, "not judged: the %s bound admits 0 (a kernel writing "
+             "zeros passes) on %zu of the %zu outputs with a nonzero exact value, more than "
+             "%.0f%% (contracts §4.1, the strength of a bound); ", e->contract, c->bound_vacuous,
+             c->bound_weighed, 100 * A4W4_BOUND_VACUOUS_SHARE);
+    return 1;
+}
+
 /* Run the backend, check its outputs, fill the entry. Returns 1 when it fails. */
 static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
 {
@@ -913,8 +948,12 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
         return fail || breached;
     }
     int fail = check_baseline(g, e);
-    if (fail < 0)
+    if (fail < 0) {
+        note_add(e->note, sizeof e->note, "the oracle of this contract could not be computed "
+                 "(out of memory, or more than %d tree contracts in one run): nothing judged; ",
+                 A4W4_ORACLES_MAX_TREES);
         return 1;
+    }
     if (g->b->asm_layout && g->d->a_scale_shuffled.data)
         fail |= check_pad_variants(g, e);
     if (!fail && !breached && !g->cmp.checked) /* every output outside the exact regime */
@@ -957,6 +996,29 @@ other: /* a backend error, a guard zone, out of memory: the note says what */
     }
 }
 
+/* A failing entry's outputs under the peers' tolerance criteria (engine/criteria.h), against
+ * the exact value, rounded to fp32, of the oracles that judged it (the dequantized operands'
+ * product) over the checked outputs, each marked where it also fails the contract oracle's
+ * own outputs; the unquantized reference needs a float weight, which no generated case has,
+ * so the criteria that need it are n/a. */
+static void tolerance_of(gemm_run *g, a4w4_entry_result *e)
+{
+    if (e->verdict != A4W4_VERDICT_FAIL || !e->has_y_hash || !g->judged_by || e->aborted[0] ||
+        e->refused)
+        return;
+    static const char no_unquant[] = "no unquantized operands in this run: the weight is "
+                                     "generated as fp4 codes";
+    const uint16_t *exp = expected_of(g, g->judged_by);
+    if (!exp)
+        return;
+    a4w4_crit_result base[A4W4_CRITERIA_MAX];
+    e->tol_outputs = g->n;
+    e->ntol = a4w4_criteria_eval_all(g->yfail ? g->yfail : g->y.y, g->judged_by->exact_f32,
+                                     NULL, g->n, no_unquant, e->tol);
+    a4w4_criteria_eval_all(exp, g->judged_by->exact_f32, NULL, g->n, no_unquant, base);
+    a4w4_criteria_mark(e->tol, base, e->ntol);
+}
+
 /* A failing entry's repro command and, with --save-failing, its bundle (engine/failing.h). */
 static void record_failing(const a4w4_runner *r, gemm_run *g, const a4w4_case *c,
                            a4w4_entry_result *e)
@@ -968,9 +1030,12 @@ static void record_failing(const a4w4_runner *r, gemm_run *g, const a4w4_case *c
     const uint16_t *exp = r->save_dir && g->judged_by ? expected_of(g, g->judged_by) : NULL;
     if (!exp)
         return;
+    int qualify = 0; /* two backends of one file name (different folders): each its own file */
+    for (size_t i = 0; i < r->nbackends; i++)
+        qualify |= a4w4_failing_names_collide(g->b->name, r->backends[i].name);
     a4w4_failing f = {c, g->d, g->s, g->yfail ? g->yfail : g->y.y, exp, g->b->name,
                       e->contract, e->mismatches, g->yfail == g->vfail ? g->variant : "",
-                      e->signature, e->repro, r->id};
+                      e->signature, e->repro, r->id, qualify};
     char err[512];
     if (a4w4_failing_save(&f, r->save_dir, e->saved, sizeof e->saved, err, sizeof err)) {
         e->saved[0] = 0;
@@ -1025,21 +1090,31 @@ static int run_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c
         snprintf(e->note, sizeof e->note, "%s", kwhy);
     } else if (g.k->kind == A4W4_CONTRACT_TREE &&
                a4w4_tree_check(&g.k->tree, c->K, kwhy, sizeof kwhy)) {
-        snprintf(e->note, sizeof e->note, "contract error for this case: %s (contracts §4.2)",
-                 kwhy);
+        /* a tree that does not apply at this K (a split boundary at or past it): nothing
+         * judges the outputs, so the entry is skipped (the run INCOMPLETE), never a FAIL of
+         * "0 of 0 checked" that reads as the kernel's mismatch */
+        fail = 0;
+        na = 2;
+        snprintf(e->note, sizeof e->note, "not judged: the contract does not apply to this "
+                 "case: %s (contracts §4.2)", kwhy);
     } else if (oom) {
         snprintf(e->note, sizeof e->note, "out of memory for %zu outputs", g.n);
     } else {
         fail = gemm_checks(&g, e, &na);
     }
     static const a4w4_sample all = {.full = 1};
+    int vacuous = !fail && !na && !g.ambiguous && bound_vacuous(&g.cmp, e);
     put_comparison(e, &g.cmp, g.dev ? &all : s, e->has_run ? e->run_ms : NAN,
                    g.dev ? j->dor->proven : j->o->proven,
-                   !fail && !na && g.ambiguous ? A4W4_VERDICT_AMBIGUOUS : verdict_of(fail, na));
+                   !fail && !na && g.ambiguous ? A4W4_VERDICT_AMBIGUOUS
+                   : vacuous                   ? A4W4_VERDICT_SKIP
+                                               : verdict_of(fail, na));
     e->ambiguous = e->verdict == A4W4_VERDICT_AMBIGUOUS;
+    e->vacuous = vacuous;
     put_judged(e, &g.cmp, g.dev ? c->M * c->N : g.n);
     if (fail)
         map_failure(&g, e);
+    tolerance_of(&g, e);
     size_t L = strlen(e->note);
     while (L && (e->note[L - 1] == ' ' || e->note[L - 1] == ';'))
         e->note[--L] = 0;
@@ -1340,6 +1415,7 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
         a4w4_entry_result *e = a4w4_entry_list_add(out);
         if (!e)
             return A4W4_ST_NOMEM;
+        const double t0 = a4w4_now();
         const a4w4_devjudge *dev = j->dev;
         a4w4_contract own;
         int on_dev = b->type->run && on_device(j, b, case_contract(b, c, &own, NULL, 0));
@@ -1358,6 +1434,10 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
             else
                 r->stages->outputs_host += (double)e->checked;
         }
+        e->has_cost = 1;
+        e->cost_ms = (a4w4_now() - t0) * 1e3;
+        if (r->stages && e->has_run && e->run_ms == e->run_ms)
+            r->stages->backend_runs_s += e->run_ms / 1e3;
     }
     return A4W4_ST_OK;
 }
@@ -1613,6 +1693,12 @@ static const a4w4_devjudge *device_for(const a4w4_runner *r, const a4w4_case *c,
     return r->dev->open(r->dev->self, c, d, need, why, whylen) ? NULL : r->dev;
 }
 
+double a4w4_stage_sum(const a4w4_stage_times *t)
+{
+    return t->setup_s + t->generate_s + t->judge_s + t->kernels_s + t->host_oracle_s +
+           t->record_s + t->bundles_s + t->write_s + t->finish_s;
+}
+
 a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
                            char *err, size_t errlen)
 {
@@ -1625,7 +1711,8 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     /* a device judge checks every output: every row exists on the host too */
     const int use_dev = wants_device(r);
     a4w4_stage_times *T = r->stages;
-    double t0 = a4w4_now();
+    const double t_case = a4w4_now();
+    double t0 = t_case;
     int grc = use_dev ? a4w4_case_generate_all(c, &s, &d) : a4w4_case_generate(c, &s, &d);
     if (T)
         T->generate_s += a4w4_now() - t0;
@@ -1672,6 +1759,8 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
                      dwhy);
         note_sampled(r, c, &s, e);
         t0 = a4w4_now();
+        e->has_cost = 1; /* the case's shared work (before e can move: the list grows) */
+        e->cost_ms = (t0 - t_case) * 1e3;
         st = run_backends(r, c, &d, &s, &co.j, &src, out);
         if (T)
             T->kernels_s += a4w4_now() - t0;
@@ -1838,8 +1927,8 @@ static void golden_oracle(const a4w4_check_list *checks, const a4w4_bundle_sut *
     memset(oracle, 0, sizeof *oracle);
     snprintf(oracle->subject, sizeof oracle->subject, "bundle tensors");
     oracle->verdict = rc == A4W4_ST_BADINPUT ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
-    if (rc == A4W4_ST_BADINPUT)
-        snprintf(oracle->note, sizeof oracle->note, "bad input: %.140s", err);
+    if (rc == A4W4_ST_BADINPUT) /* no kernel's mismatch: a refusal (the run is bad input) */
+        snprintf(oracle->note, sizeof oracle->note, "refused: bad input: %.130s", err);
     size_t ntensor = 0;
     for (size_t i = 0; i < checks->n; i++) {
         const a4w4_check *c = &checks->items[i];
@@ -1912,7 +2001,7 @@ static int golden_operands(const a4w4_st_file *f, const size_t dims[3], const ui
  * else OK. */
 static a4w4_hstatus data_backends(const a4w4_runner *r, const a4w4_bundle_sut *suts,
                                   size_t nsuts, const a4w4_case *c, const uint8_t *const op[4],
-                                  a4w4_entry_list *out)
+                                  int layouts, a4w4_entry_list *out)
 {
     given_case g;
     a4w4_hstatus st = given_case_open(&g, c, op, r->code0_reading, r->max_timeouts)
@@ -1921,11 +2010,18 @@ static a4w4_hstatus data_backends(const a4w4_runner *r, const a4w4_bundle_sut *s
     for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
         a4w4_backend *b = &r->backends[i];
         a4w4_entry_result *e;
-        if (!b->type || !b->type->run || is_sut(b, suts, nsuts))
+        const int lay = layouts && b->type && !b->type->run && b->type->layouts;
+        if (!b->type || (!b->type->run && !lay) || is_sut(b, suts, nsuts))
             continue;
         if (!(e = a4w4_entry_list_add(out)))
             st = A4W4_ST_NOMEM;
-        else
+        else if (lay) { /* ref's layouts of the bundle's operands, which the bundle's oracle
+                         * entry holds equal to the bundle's own (AITER's) layout tensors */
+            run_layout_backend(b, c, &g.d, &g.s, e);
+            note_add(e->note, sizeof e->note, "%sagainst ref's layouts of the bundle's "
+                     "operands (the oracle entry holds them equal to the bundle's)",
+                     e->note[0] ? "; " : "");
+        } else
             run_backend(r, b, c, &g.d, &g.s, &g.co.j, &g.src, e);
     }
     given_case_close(&g);
@@ -1936,7 +2032,7 @@ a4w4_hstatus a4w4_run_data(const a4w4_runner *r, const a4w4_case *c, a4w4_case_d
                            a4w4_entry_list *out, char *err, size_t errlen)
 {
     const uint8_t *op[4] = {d->a_fp4.data, d->a_scale.data, d->w_fp4.data, d->w_scale.data};
-    a4w4_hstatus st = data_backends(r, NULL, 0, c, op, out);
+    a4w4_hstatus st = data_backends(r, NULL, 0, c, op, 0, out);
     if (st != A4W4_ST_OK)
         snprintf(err, errlen, "case %s: out of memory", c->name);
     return st;
@@ -1951,7 +2047,8 @@ static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut 
 {
     size_t want = 0;
     for (size_t i = 0; i < r->nbackends; i++)
-        want += r->backends[i].type && r->backends[i].type->run &&
+        want += r->backends[i].type &&
+                (r->backends[i].type->run || r->backends[i].type->layouts) &&
                 !is_sut(&r->backends[i], suts, nsuts);
     a4w4_st_file f;
     if (!want || !dims[0] || a4w4_st_load(path, &f, NULL, 0))
@@ -1964,7 +2061,95 @@ static a4w4_hstatus golden_backends(const a4w4_runner *r, const a4w4_bundle_sut 
     const uint8_t *op[4];
     a4w4_hstatus st = A4W4_ST_OK;
     if (golden_operands(&f, dims, op) == 0)
-        st = data_backends(r, suts, nsuts, &c, op, out);
+        st = data_backends(r, suts, nsuts, &c, op, 1, out);
+    a4w4_st_free(&f);
+    return st;
+}
+
+/* Quantizer backend b on a quantization bundle's x_bf16 [rows, K] in every scale mode whose
+ * expected codes and scales (a_fp4_<mode>_from_bf16, a_scale_<mode>_from_bf16: AITER's) the
+ * bundle holds, byte for byte (codes of NaN blocks, scale 0xFF, skipped: contracts §2). */
+static void golden_quant_entry(a4w4_backend *b, const a4w4_case *c, const a4w4_st_file *f,
+                               const a4w4_st_tensor *x, a4w4_entry_result *e)
+{
+    const size_t rows = x->shape[0], K = x->shape[1], nb = K / 32;
+    static const a4w4_sample all = {.full = 1};
+    uint8_t *q = malloc(rows * K / 2 + 1), *sc = malloc(rows * nb + 1),
+            *skip = malloc(rows * K / 2 + 1);
+    a4w4_check chk[2 * A4W4_SCALE_MODE_COUNT];
+    int n = 0, na = 1;
+    char why[512] = "";
+    double ms = 0;
+    for (int m = 0; m < A4W4_SCALE_MODE_COUNT && q && sc && skip; m++) {
+        char tq[64], ts[64];
+        snprintf(tq, sizeof tq, "a_fp4_%s_from_bf16", a4w4_scale_mode_name((a4w4_scale_mode)m));
+        snprintf(ts, sizeof ts, "a_scale_%s_from_bf16", a4w4_scale_mode_name((a4w4_scale_mode)m));
+        const a4w4_st_tensor *rq = a4w4_st_find(f, tq), *rs = a4w4_st_find(f, ts);
+        if (!rq || !rs || rq->nbytes != rows * K / 2 || rs->nbytes != rows * nb)
+            continue;
+        double t0 = a4w4_now() * 1e3;
+        enter(b);
+        int rc = b->type->quantize(b->ctx, (const uint16_t *)x->data, rows, K, m, q, sc, why,
+                                   sizeof why);
+        leave(b);
+        ms += a4w4_now() * 1e3 - t0;
+        if (rc == A4W4_EUNSUPPORTED)
+            continue;
+        na = 0;
+        if (rc != A4W4_OK) {
+            a4w4_check_na(&chk[n], "quantize", why[0] ? why : a4w4_status_str(rc));
+            chk[n++].verdict = A4W4_CHECK_FAIL;
+            break;
+        }
+        for (size_t k = 0; k < rows * K / 2; k++) /* a NaN block's codes are unspecified */
+            skip[k] = rs->data[(k / (K / 2)) * nb + (k % (K / 2)) / 16] == 0xFF;
+        a4w4_check_bytes(&chk[n++], tq, q, rq->data, rows, K / 2, skip);
+        a4w4_check_bytes(&chk[n++], ts, sc, rs->data, rows, nb, NULL);
+    }
+    if (!q || !sc || !skip) {
+        a4w4_check_na(&chk[n], "quantize", "out of memory");
+        chk[n++].verdict = A4W4_CHECK_FAIL;
+        na = 0;
+    }
+    byte_entry(c, b, &all, chk, n, ms,
+               na ? (why[0] ? why : "the bundle holds no mode's codes and scales from bf16") : NULL,
+               e);
+    free(q);
+    free(sc);
+    free(skip);
+}
+
+/* Every quantizer backend of r on a quantization bundle (x_bf16 and each mode's expected
+ * codes and scales). NOMEM, else OK. */
+static a4w4_hstatus golden_quantizers(const a4w4_runner *r, const char *path,
+                                      a4w4_entry_list *out)
+{
+    size_t want = 0;
+    for (size_t i = 0; i < r->nbackends; i++)
+        want += r->backends[i].type && r->backends[i].type->quantize != NULL;
+    a4w4_st_file f;
+    if (!want || a4w4_st_load(path, &f, NULL, 0))
+        return A4W4_ST_OK;
+    const a4w4_st_tensor *x = a4w4_st_find(&f, "x_bf16");
+    a4w4_hstatus st = A4W4_ST_OK;
+    if (x && x->dtype == A4W4_DT_BF16 && x->ndim == 2 && x->shape[0] && x->shape[1] &&
+        x->shape[1] % 32 == 0) {
+        a4w4_case c = {.M = x->shape[0], .N = 0, .K = x->shape[1]};
+        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        snprintf(c.name, sizeof c.name, "golden/%.*s", (int)(strlen(base) - 12), base);
+        snprintf(c.regime_text, sizeof c.regime_text, "golden");
+        snprintf(c.tags, sizeof c.tags, "golden");
+        for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
+            a4w4_backend *b = &r->backends[i];
+            a4w4_entry_result *e;
+            if (!b->type || !b->type->quantize)
+                continue;
+            if (!(e = a4w4_entry_list_add(out)))
+                st = A4W4_ST_NOMEM;
+            else
+                golden_quant_entry(b, &c, &f, x, e);
+        }
+    }
     a4w4_st_free(&f);
     return st;
 }
@@ -2003,7 +2188,8 @@ a4w4_hstatus a4w4_run_golden(const a4w4_runner *r, const a4w4_bundle_sut *suts, 
     }
     if (st == A4W4_ST_OK && rc != A4W4_ST_BADINPUT) {
         size_t first = out->n;
-        st = golden_backends(r, suts, nsuts, path, dims, out);
+        st = dims[1] ? golden_backends(r, suts, nsuts, path, dims, out) /* a GEMM's bundle */
+                     : golden_quantizers(r, path, out);
         if (st == A4W4_ST_OK) /* a backend refusing the bundle is bad input, as for a case */
             st = refusals(out, first, err, errlen);
     }

@@ -47,12 +47,21 @@ typedef struct {
 
 /* Where a run's wall time goes, summed over its cases (seconds): generating operands, the
  * device judge (upload, its passes, the C oracles' re-check), the backends under test
- * (device and host runs, pad variants), the host oracles of the samples. */
+ * (device and host runs, pad variants, downloads, comparisons), the host oracles of the
+ * samples. The runner adds these; the caller (engine/run_plan.c) adds the rest of the wall
+ * so that the table sums to it: setup (plan, calibration, header), record (the entries
+ * annotated and turned into results lines, a case's memory freed), bundles (golden and
+ * capture items), write (the results stream) and finish (the document). */
 typedef struct {
-    double generate_s, judge_s, kernels_s, host_oracle_s;
-    double write_s; /* the results stream and documents (the caller's) */
+    double setup_s, generate_s, judge_s, kernels_s, host_oracle_s;
+    double record_s, bundles_s;
+    double write_s, finish_s;   /* the results stream and documents (the caller's) */
+    double backend_runs_s;      /* the backends' own run_ms, inside kernels_s */
     double outputs_device, outputs_host; /* outputs compared on the device / on the host */
 } a4w4_stage_times;
+
+/* The seconds of t's stages (backend_runs_s, inside kernels_s, not counted twice). */
+double a4w4_stage_sum(const a4w4_stage_times *t);
 
 typedef struct {
     a4w4_backend *backends;
@@ -62,8 +71,9 @@ typedef struct {
     /* > 0 without a plan: check every output of a case whose a4w4_full_check_seconds is at
      * most this, sample the others; 0: sample above A4W4_FULL_CHECK_MACS */
     double budget_s;
-    /* E8M0 code 0 (contracts §1): which reading the GEMM entries of a case holding code 0
-     * are judged under (A4W4_CODE0_*; 0, the default, judges under both). */
+    /* E8M0 code 0 (contracts §1): the reading the run states for every backend (A4W4_CODE0_*,
+     * `--e8m0-code0`); 0, the default, judges each backend under the reading it declares
+     * (a4w4_backend.code0_reading) and an undeclared one under both. */
     int code0_reading;
     /* A backend whose calls time out this many times in a row (A4W4_RUN_TIMEOUT: an isolated
      * plugin past --timeout) is not called again: its remaining entries fail "not run:
@@ -86,17 +96,7 @@ typedef struct {
 
 #define A4W4_MAX_TIMEOUTS_DEFAULT 2
 
-/* How E8M0 code 0 is read where it occurs (contracts §1: 2^-127 per OCP and AITER's torch
- * reference, the oracles' reading; 2^-126 per one host driver).
- *   BOTH     the entry is judged under both readings (the other one's oracle is the same
- *            oracle on the operands with every scale byte 0x00 read as 0x01, i.e. 2^-126):
- *            where the two expect the same bits on every checked output the entry is judged
- *            as usual; where they differ it passes only if it passes under both, fails if it
- *            fails under both, and is "ambiguous" (never a pass; not judged, so the run is
- *            INCOMPLETE) when it matches exactly one reading;
- *   2^-127   the run states the oracles' reading: judged under it alone, the note says so;
- *   2^-126   the run states the other reading: judged under it alone. */
-enum { A4W4_CODE0_BOTH = 0, A4W4_CODE0_OCP = 1, A4W4_CODE0_DRIVER = 2 };
+/* A4W4_CODE0_* (how E8M0 code 0 is read): engine/backend.h. */
 
 /* `run`'s default --budget-seconds: the whole run's host checking, estimated at the run's own
  * measured rates (a4w4_budget_calibrate). 60 s checks every output of the pre-merge set in an

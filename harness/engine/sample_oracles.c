@@ -369,7 +369,7 @@ const uint16_t *a4w4_oracles_tree(a4w4_oracles *o, const a4w4_tree *t)
     for (size_t i = 0; i < o->ntree; i++)
         if (!strcmp(o->tree[i].text, text))
             return o->tree[i].y;
-    if (o->ntree == 8)
+    if (o->ntree == A4W4_ORACLES_MAX_TREES)
         return NULL;
     uint16_t *y = malloc((o->count ? o->count : 1) * 2);
     const a4w4_sub_problem *p = &o->p;

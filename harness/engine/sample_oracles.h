@@ -26,6 +26,9 @@ typedef struct {
     uint8_t *copy; /* the gathered rows (one allocation); NULL for a full sample */
 } a4w4_sub_problem;
 
+/* The distinct tree contracts one case's oracles hold (one per backend's tree at most). */
+#define A4W4_ORACLES_MAX_TREES 32
+
 /* Oracle values over the sample. */
 typedef struct {
     a4w4_sub_problem p;
@@ -51,7 +54,7 @@ typedef struct {
     struct {
         char text[A4W4_CONTRACT_MAX]; /* the tree's canonical text */
         uint16_t *y;
-    } tree[8];           /* tree contracts' outputs (a4w4_oracles_tree) */
+    } tree[A4W4_ORACLES_MAX_TREES]; /* tree contracts' outputs (a4w4_oracles_tree) */
     size_t ntree;
 } a4w4_oracles;
 
@@ -93,7 +96,7 @@ const a4w4_bounded_limits *a4w4_oracles_bound(a4w4_oracles *o, unsigned S);
 /* Tree contract t over the sample (contracts §4.2; ref/a4w4_gemm_fast.h
  * a4w4_gemm_tree_fast_ex, bit-equal to the plain oracle), computed once per tree. t must
  * apply to the case's K (a4w4_tree_check). NULL when out of memory, when t does not apply,
- * or when 8 other trees are held already. */
+ * or when A4W4_ORACLES_MAX_TREES other trees are held already. */
 const uint16_t *a4w4_oracles_tree(a4w4_oracles *o, const a4w4_tree *t);
 
 void a4w4_oracles_free(a4w4_oracles *o);

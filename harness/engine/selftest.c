@@ -57,13 +57,15 @@ static void tally_entry(a4w4_selftest *t, const a4w4_case *c, const a4w4_entry_r
         }
         return;
     }
-    for (size_t i = 0; i < t->nm; i++) {
-        a4w4_selftest_mutant *m = &t->ms[i];
+    for (size_t i = 0; i < t->nm + t->nfr; i++) {
+        a4w4_selftest_mutant *m = i < t->nm ? &t->ms[i] : &t->fr[i - t->nm];
         if (!m->killed && !strcmp(m->b.name, bn) && failed) {
             m->killed = 1;
             snprintf(m->kcase, sizeof m->kcase, "%s", c->name);
             snprintf(m->reason, sizeof m->reason, "%s", why);
             snprintf(m->signature, sizeof m->signature, "%s", e->signature);
+            m->ntol = e->ntol;
+            memcpy(m->tol, e->tol, sizeof m->tol);
         }
     }
     for (size_t i = 0; i < t->nc; i++)
@@ -75,13 +77,16 @@ a4w4_hstatus a4w4_selftest_run_case(a4w4_selftest *t, const a4w4_case *c,
                                     a4w4_selftest_entry_fn on_entry, void *user, char *err,
                                     size_t errlen)
 {
-    a4w4_backend run[A4W4_SELFTEST_MAX_CORRECT + A4W4_SELFTEST_MAX_MUTANTS];
+    a4w4_backend run[A4W4_SELFTEST_MAX_CORRECT + A4W4_SELFTEST_MAX_MUTANTS + 8];
     size_t nr = 0;
     for (size_t i = 0; i < t->nc; i++)
         run[nr++] = t->cs[i].b;
     for (size_t i = 0; i < t->nm; i++)
         if (!t->ms[i].killed)
             run[nr++] = t->ms[i].b;
+    for (size_t i = 0; i < t->nfr && nr < sizeof run / sizeof run[0]; i++)
+        if (!t->fr[i].killed)
+            run[nr++] = t->fr[i].b;
     /* the mutants are judged by the project's contract, E8M0 code 0 read as 2^-127 (contracts §1):
      * mut-e8m0-code0 reads 2^-126 and must die */
     a4w4_runner runner = {.backends = run, .nbackends = nr, .code0_reading = A4W4_CODE0_OCP};
@@ -98,6 +103,20 @@ a4w4_hstatus a4w4_selftest_run_case(a4w4_selftest *t, const a4w4_case *c,
     }
     a4w4_entry_list_free(&el);
     return st;
+}
+
+const char *a4w4_selftest_criterion_cell(const a4w4_selftest_mutant *m, size_t j)
+{
+    if (!m->killed)
+        return "-";
+    if (!m->ntol || j >= m->ntol)
+        return "bytes";
+    switch (m->tol[j].verdict) {
+    case A4W4_CRIT_FAIL: return m->tol[j].fails_correct ? "alarm" : "caught";
+    case A4W4_CRIT_PASS: return "missed";
+    case A4W4_CRIT_MISTRUSTED: return m->tol[j].fails_correct ? "alarm" : "mistrust";
+    default: return "n/a";
+    }
 }
 
 size_t a4w4_selftest_killed(const a4w4_selftest *t)
@@ -121,8 +140,21 @@ size_t a4w4_selftest_correct_passing(const a4w4_selftest *t)
     return g;
 }
 
+const a4w4_selftest_mutant *a4w4_selftest_find(const a4w4_selftest *t, const char *name)
+{
+    for (size_t i = 0; i < t->nm + t->nfr; i++) {
+        const a4w4_selftest_mutant *m = i < t->nm ? &t->ms[i] : &t->fr[i - t->nm];
+        if (!strcmp(m->b.name, name))
+            return m;
+    }
+    return NULL;
+}
+
 int a4w4_selftest_passed(const a4w4_selftest *t)
 {
+    for (size_t i = 0; i < t->nfr; i++)
+        if (!t->fr[i].killed)
+            return 0;
     return a4w4_selftest_killed(t) == t->nm && a4w4_selftest_correct_passing(t) == t->nc &&
            !t->oracle_fail;
 }
@@ -147,4 +179,49 @@ int a4w4_selftest_judge_mutant(const a4w4_devjudge *dev, a4w4_backend *b,
     if (!killed)
         snprintf(why, whylen, "no case's re-check by the C oracles failed it");
     return killed;
+}
+
+/* Measure b into *m; 1 when it disagrees with its prediction (why then says so). */
+static int inv_disagrees(a4w4_backend *b, size_t M, size_t N, size_t K, a4w4_inv_measured *m,
+                         char *why, size_t whylen, a4w4_hstatus *st, char *err, size_t errlen)
+{
+    int rc = a4w4_inv_measure(b, M, N, K, 0x1a7u, m, err, errlen);
+    if (rc != A4W4_OK) {
+        *st = rc == A4W4_ENOMEM ? A4W4_ST_NOMEM : A4W4_ST_BADINPUT;
+        return 0;
+    }
+    char text[600];
+    a4w4_inv_measured_text(m, text, sizeof text);
+    snprintf(why, whylen, "batch invariance: %s", text);
+    return !m->agrees;
+}
+
+a4w4_hstatus a4w4_selftest_invariance(a4w4_selftest *t, size_t M, size_t N, size_t K,
+                                      char *err, size_t errlen)
+{
+    a4w4_hstatus st = A4W4_ST_OK;
+    char why[640], kcase[96];
+    snprintf(kcase, sizeof kcase, "invariance_m%zu_n%zu_k%zu", M, N, K);
+    for (size_t i = 0; st == A4W4_ST_OK && i < t->nc; i++) {
+        a4w4_selftest_correct *c = &t->cs[i];
+        if (!c->b.type->run || c->b.type->gpu)
+            continue;
+        int bad = inv_disagrees(&c->b, M, N, K, &c->inv, why, sizeof why, &st, err, errlen);
+        c->inv_done = st == A4W4_ST_OK;
+        if (bad && !c->fail++)
+            snprintf(c->first_fail, sizeof c->first_fail, "%s: %s", kcase, why);
+    }
+    for (size_t i = 0; st == A4W4_ST_OK && i < t->nm; i++) {
+        a4w4_selftest_mutant *m = &t->ms[i];
+        if (m->killed || !m->b.type->run || m->b.type->gpu)
+            continue;
+        int bad = inv_disagrees(&m->b, M, N, K, &m->inv, why, sizeof why, &st, err, errlen);
+        m->inv_done = st == A4W4_ST_OK;
+        if (bad) {
+            m->killed = 1;
+            snprintf(m->kcase, sizeof m->kcase, "%s", kcase);
+            snprintf(m->reason, sizeof m->reason, "%s", why);
+        }
+    }
+    return st;
 }

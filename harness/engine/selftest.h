@@ -16,6 +16,7 @@
 #include "casefile.h"
 #include "devjudge.h"
 #include "entry.h"
+#include "invariance_measure.h"
 #include "status.h"
 
 #define A4W4_SELFTEST_MAX_CORRECT 64
@@ -28,6 +29,12 @@ typedef struct {
     char kcase[96];
     char reason[640];    /* a4w4_selftest_entry_reason of the killing entry */
     char signature[384]; /* the killing entry's (engine/signature.h) */
+    int inv_done;        /* measured by the batch-invariance stage (inv) */
+    a4w4_inv_measured inv;
+    /* the peers' tolerance criteria on the killing entry's outputs (engine/criteria.h); ntol
+     * 0: it was killed by a byte check (layout, quantizer) or with no outputs to judge */
+    size_t ntol;
+    a4w4_crit_result tol[A4W4_CRITERIA_MAX];
 } a4w4_selftest_mutant;
 
 /* A correct backend: its verdict counts, the first failure. */
@@ -35,11 +42,17 @@ typedef struct {
     a4w4_backend b;
     size_t pass, fail, na;
     char first_fail[760]; /* "CASE: reason" */
+    int inv_done;         /* measured by the batch-invariance stage (inv) */
+    a4w4_inv_measured inv;
 } a4w4_selftest_correct;
 
 /* The backends of a self-test (correct ones ms[0..nm), cs[0..nc)) and the oracle's record. */
 typedef struct {
     a4w4_selftest_mutant ms[A4W4_SELFTEST_MAX_MUTANTS];
+    /* field bug reproductions (backends/mutants.h a4w4_field_repro_types): run and killed like
+     * the mutants, reported in the field table, not in the kill rate */
+    a4w4_selftest_mutant fr[8];
+    size_t nfr;
     a4w4_selftest_correct cs[A4W4_SELFTEST_MAX_CORRECT];
     size_t nm, nc;
     int oracle_fail;
@@ -63,12 +76,33 @@ a4w4_hstatus a4w4_selftest_run_case(a4w4_selftest *t, const a4w4_case *c,
                                     a4w4_selftest_entry_fn on_entry, void *user, char *err,
                                     size_t errlen);
 
+/* The batch-invariance stage (engine/invariance_measure.h) at one shape past a batch-size
+ * switch (the CLI uses M 65, N 64, K 1024): every correct GEMM backend and every GEMM mutant
+ * still alive is measured (alone, at several positions, permuted, repeated) and checked
+ * against the prediction of its declared contract. A correct backend whose measurement
+ * disagrees fails ("invariance_mM_nN_kK: ..."); a mutant whose measurement disagrees is
+ * killed by it. GPU types are left out. A4W4_ST_OK, or A4W4_ST_BADINPUT / A4W4_ST_NOMEM
+ * with err when a measurement could not be made. */
+a4w4_hstatus a4w4_selftest_invariance(a4w4_selftest *t, size_t M, size_t N, size_t K,
+                                      char *err, size_t errlen);
+/* The cell of mutant m's row under criterion j of the criteria table (a4w4_criteria): "caught"
+ * (the criterion fails the killing entry's outputs), "missed" (it passes them: a tolerance
+ * test would have shipped the fault), "alarm" (it fails, but fails the correct outputs of
+ * that case too: no evidence of the fault), "n/a" (its reference is not in the run),
+ * "mistrust" (benchdnn's zero trust), "bytes" (killed by a byte check: no GEMM outputs to judge), or "-"
+ * (the mutant survived). */
+const char *a4w4_selftest_criterion_cell(const a4w4_selftest_mutant *m, size_t j);
+
 /* The mutants killed so far; the correct backends that pass (no failure, at least one pass). */
 size_t a4w4_selftest_killed(const a4w4_selftest *t);
 int a4w4_selftest_correct_ok(const a4w4_selftest_correct *c);
 size_t a4w4_selftest_correct_passing(const a4w4_selftest *t);
 
-/* 1 when every mutant is killed, every correct backend passes and the oracle never failed. */
+/* The mutant or field reproduction named name, or NULL. */
+const a4w4_selftest_mutant *a4w4_selftest_find(const a4w4_selftest *t, const char *name);
+
+/* 1 when every mutant and field reproduction is killed, every correct backend passes and the
+ * oracle never failed. */
 int a4w4_selftest_passed(const a4w4_selftest *t);
 
 /* The GPU judge's mutant: with dev's fault set (a deliberately wrong judge, devjudge.h

@@ -137,6 +137,18 @@ static a4w4_hstatus parse_name(const where *w, const char *name, a4w4_case *c)
     return A4W4_ST_OK;
 }
 
+int a4w4_case_shape_rule(size_t M, size_t N, size_t K, char *why, size_t len)
+{
+    /* a case must be generable here: each dimension <= 2^22 and the operands
+     * (M + N) * K / 2 bytes <= 2^36 (they are allocated, if mostly untouched) */
+    if (M <= A4W4_CASE_DIM_MAX && N <= A4W4_CASE_DIM_MAX && K <= A4W4_CASE_DIM_MAX &&
+        ((double)M + (double)N) * (double)K / 2 <= A4W4_CASE_BYTES_MAX)
+        return 0;
+    snprintf(why, len, "M=%zu N=%zu K=%zu breaks the shape rule (each of M, N, K <= 4194304 "
+             "and (M+N)*K/2 <= 64 GiB of operands)", M, N, K);
+    return -1;
+}
+
 /* Columns 2..4: M, N, K in 1..2^32, then the shape rule and K % 32 == 0. */
 static a4w4_hstatus parse_dims(const where *w, char *const *field, a4w4_case *c)
 {
@@ -150,13 +162,9 @@ static a4w4_hstatus parse_dims(const where *w, char *const *field, a4w4_case *c)
     c->M = (size_t)v[0];
     c->N = (size_t)v[1];
     c->K = (size_t)v[2];
-    /* a case must be generable here: each dimension <= 2^22 and the operands
-     * (M + N) * K / 2 bytes <= 2^36 (they are allocated, if mostly untouched) */
-    if (c->M > A4W4_CASE_DIM_MAX || c->N > A4W4_CASE_DIM_MAX || c->K > A4W4_CASE_DIM_MAX ||
-        (double)(c->M + c->N) * (double)c->K / 2 > A4W4_CASE_BYTES_MAX) {
-        snprintf(w->err, w->errlen, "%s:%zu: case %s: M=%zu N=%zu K=%zu breaks the shape rule "
-                 "(each of M, N, K <= 4194304 and (M+N)*K/2 <= 64 GiB of operands)",
-                 w->path, w->lineno, c->name, c->M, c->N, c->K);
+    char why[200];
+    if (a4w4_case_shape_rule(c->M, c->N, c->K, why, sizeof why)) {
+        snprintf(w->err, w->errlen, "%s:%zu: case %s: %s", w->path, w->lineno, c->name, why);
         return A4W4_ST_BADINPUT;
     }
     if (c->K % 32) {

@@ -38,6 +38,11 @@ typedef enum {
 #define A4W4_CASE_DIM_MAX 4194304u
 #define A4W4_CASE_BYTES_MAX 68719476736.0
 
+/* The shape rule above for M, N, K: 0, or -1 with why "M=.. N=.. K=.. breaks the shape rule
+ * (each of M, N, K <= 4194304 and (M+N)*K/2 <= 64 GiB of operands)". Every command that takes
+ * shapes (a case file, run, discover --shapes) refuses a shape by it, exit 2. */
+int a4w4_case_shape_rule(size_t M, size_t N, size_t K, char *why, size_t len);
+
 typedef struct {
     char name[96];
     size_t M, N, K;

@@ -1,5 +1,7 @@
-/* errmsg.h — the one way the harness fills a caller's error buffer: "<where>: <message>" (or
- * just the message), always one line, truncated to the buffer. */
+/* errmsg.h — a formatter for a caller's error buffer: "<where>: <message>" (or just the
+ * message), always one line (line breaks become spaces), truncated to the buffer. Library code
+ * writes one line into err either through it or with snprintf(err, errlen, ...) directly, as
+ * most older code does; the line's shape is the same either way. */
 #ifndef A4W4_ERRMSG_H
 #define A4W4_ERRMSG_H
 

@@ -207,6 +207,19 @@ static int read_entry(const char *path, const a4w4_csv_record *r, const int *col
                            "empty ('*' matches anything)",
                            path, r->line, e->id),
                -1;
+    if (!e->symptom[0])
+        return a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL,
+                           "%s:%d: entry %s: symptom is required: text its failure's signature "
+                           "contains, class=CLASS (the signature_class), or unwritten, crashed "
+                           "or timed-out stated explicitly (docs/forensics.md)",
+                           path, r->line, e->id),
+               -1;
+    if (!strcmp(e->backend, "*") && !strcmp(e->cases, "*"))
+        return a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL,
+                           "%s:%d: entry %s: backend '*' and case '*' match every entry of "
+                           "every run: a known failure names its backend and its cases",
+                           path, r->line, e->id),
+               -1;
     if (a4w4_known_parse_shape(e->shape, e, why, sizeof why))
         return a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL, "%s:%d:%d: entry %s: %s", path,
                            f[col[3]].line, f[col[3]].col, e->id, why),
@@ -299,6 +312,25 @@ int a4w4_known_is_xfail(const cJSON *e)
     return !strcmp(jstr_of(e, "verdict"), "fail") && !strcmp(jstr_of(k, "status"), "xfail");
 }
 
+/* 1 when failing entry e shows symptom sym (io/known.h): an aborted entry only "crashed" or
+ * "timed-out" as it was; one with unwritten outputs only "unwritten"; else "class=C" its
+ * signature_class C, or text its signature contains. */
+static int shows_symptom(const cJSON *e, const char *sym)
+{
+    const char *ab = jstr_of(e, "aborted");
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(e, "unwritten");
+    int unwritten = cJSON_IsNumber(u) && u->valuedouble > 0;
+    if (*ab)
+        return !strcmp(sym, !strcmp(ab, "crashed") ? "crashed" : "timed-out");
+    if (unwritten || !strcmp(sym, "unwritten"))
+        return unwritten && !strcmp(sym, "unwritten");
+    if (!strcmp(sym, "crashed") || !strcmp(sym, "timed-out"))
+        return 0;
+    if (!strncmp(sym, "class=", 6))
+        return !strcmp(jstr_of(e, "signature_class"), sym + 6);
+    return strstr(jstr_of(e, "signature"), sym) != NULL;
+}
+
 /* The status of entry e under ledger entry k, or NULL when it gets none. */
 static const char *status_of(const cJSON *e, const a4w4_known_entry *k)
 {
@@ -307,8 +339,34 @@ static const char *status_of(const cJSON *e, const a4w4_known_entry *k)
         return "xpass";
     if (strcmp(v, "fail"))
         return NULL;
-    return !k->symptom[0] || strstr(jstr_of(e, "signature"), k->symptom) ? "xfail"
-                                                                         : "symptom-differs";
+    return shows_symptom(e, k->symptom) ? "xfail" : "symptom-differs";
+}
+
+int a4w4_known_check_share(const cJSON *doc, const a4w4_known_ledger *l, char *err,
+                           size_t errlen)
+{
+    const char *ver = jstr_of(doc, "upstream_version");
+    for (size_t i = 0; i < l->n; i++) {
+        size_t hit = 0, of = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "cases")) {
+            const char *b = jstr_of(e, "backend");
+            if (!strcmp(b, "oracle"))
+                continue;
+            of++;
+            hit += a4w4_known_matches(&l->e[i], b, jstr_of(e, "name"), jstr_of(e, "regime"),
+                                      jdim(e, "M"), jdim(e, "N"), jdim(e, "K"), ver);
+        }
+        if (of >= A4W4_KNOWN_SHARE_MIN && (double)hit > A4W4_KNOWN_MAX_SHARE * (double)of) {
+            a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL,
+                        "%s:%d: entry %s matches %zu of the run's %zu entries, "
+                        "more than %.0f%%: a known failure is one bug on some shapes, not the "
+                        "run (docs/forensics.md)", l->path, l->e[i].line, l->e[i].id, hit, of,
+                        100 * A4W4_KNOWN_MAX_SHARE);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* 1 when k's backend pattern matches one of doc's backends. */
@@ -398,33 +456,6 @@ static int matched_in(const cJSON *doc, const char *id)
     return 0;
 }
 
-/* The file's bytes (malloc'ed, NUL-terminated) or NULL. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t cap = 0;
-    *len = 0;
-    for (size_t got = 1; got;) {
-        if (*len + 4097 > cap) {
-            char *p = realloc(buf, cap = cap ? 2 * cap : 8192);
-            if (!p) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = p;
-        }
-        got = fread(buf + *len, 1, 4096, f);
-        *len += got;
-    }
-    fclose(f);
-    buf[*len] = 0;
-    return buf;
-}
-
 /* The byte offset of (line, col) in text, or -1. */
 static long offset_of(const char *text, int line, int col)
 {
@@ -446,12 +477,11 @@ a4w4_hstatus a4w4_known_touch(const a4w4_known_ledger *l, const cJSON *doc, cons
     if (day_number(date) == LONG_MIN)
         return a4w4_errmsg(err, errlen, A4W4_ST_BADINPUT, NULL, "date '%s' is not YYYY-MM-DD",
                            date);
-    char *text = slurp(l->path, &len);
+    int missing;
+    char *text = a4w4_read_regular(l->path, 0, &len, &missing, err, errlen);
     a4w4_csv_doc d;
-    if (!text) {
-        snprintf(err, errlen, "%s: cannot read", l->path);
+    if (!text)
         return A4W4_ST_IO;
-    }
     if (a4w4_csv_read(l->path, &d, err, errlen)) {
         free(text);
         return A4W4_ST_BADINPUT;

@@ -17,8 +17,12 @@
  *                 comparison with the run's --upstream-version V (results.json
  *                 "upstream_version"); either may be empty (open); a run that states no
  *                 version gets every entry (the bug is assumed present)
- *   symptom       "" (any failure) or text the failing entry's signature must contain
- *                 (engine/signature.h), so a different failure on the same shape stays red
+ *   symptom       required: text the failing entry's signature must contain
+ *                 (engine/signature.h), or "class=C" its signature_class C ("values",
+ *                 "nan", ...), so a different failure on the same shape stays red; an entry
+ *                 with unwritten outputs shows only "unwritten", an aborted one only
+ *                 "crashed" or "timed-out": missing data is never XFAIL unless the entry
+ *                 says exactly that. backend "*" with case "*" is refused (every entry)
  *   last_matched  YYYY-MM-DD: the last day a run matched the entry (XFAIL or XPASS); the
  *                 nightly rewrites it (a4w4check known --touch); required, the day an entry is
  *                 added counts as a match
@@ -37,6 +41,11 @@
 
 #define A4W4_KNOWN_STALE_DAYS 30
 #define A4W4_KNOWN_MAX_TERMS 8
+/* A ledger entry matching more than this share of a run's entries (runs of at least
+ * A4W4_KNOWN_SHARE_MIN entries, the oracle's left out) is refused: docs/forensics.md says
+ * why. */
+#define A4W4_KNOWN_MAX_SHARE 0.5
+#define A4W4_KNOWN_SHARE_MIN 8
 
 typedef struct {
     int var;            /* 0 M, 1 N, 2 K */
@@ -77,6 +86,12 @@ int a4w4_known_matches(const a4w4_known_entry *e, const char *backend, const cha
 /* Days from date a to date b ("YYYY-MM-DD", the first 10 bytes of an ISO date-time count);
  * INT_MIN when either is malformed. */
 int a4w4_known_days(const char *a, const char *b);
+
+/* 0 when no entry of l matches more than A4W4_KNOWN_MAX_SHARE of doc's entries (oracle
+ * entries left out; checked when there are at least A4W4_KNOWN_SHARE_MIN of them); else -1 with one line in err naming the entry, its line and
+ * the counts. */
+int a4w4_known_check_share(const cJSON *doc, const a4w4_known_ledger *l, char *err,
+                           size_t errlen);
 
 /* Annotate results document doc with ledger l (may be empty): every entry an entry of l
  * applies to gets "known_failure": {"id", "upstream", "status"} with status "xfail" (it fails

@@ -92,6 +92,26 @@ static void add_known(const double n[7], char *reason, size_t len)
                  "remove the ledger entry)", n[6]);
 }
 
+/* Append to reason (of len bytes) the contracts departing from the reference numerics that
+ * judged the document's entries (its "contract_departures", contracts §4.2), so that no
+ * verdict hides them: "; PASS under a contract that truncates the final bf16 rounding
+ * (plugin:X; its contract discovered by ..., given with --contract F)". */
+static void add_departures(const cJSON *doc, const char *verdict, char *reason, size_t len)
+{
+    const cJSON *dep = cJSON_GetObjectItemCaseSensitive(doc, "contract_departures"), *d;
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(doc, "contract_sources");
+    size_t k = strlen(reason);
+    cJSON_ArrayForEach(d, dep) {
+        if (!cJSON_IsString(d) || k >= len)
+            continue;
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(src, d->string);
+        k += (size_t)snprintf(reason + k, len - k, "; %s under a contract that %s (%s%s%s)",
+                              verdict, d->valuestring, d->string,
+                              cJSON_IsString(s) ? ": " : "",
+                              cJSON_IsString(s) ? s->valuestring : "");
+    }
+}
+
 /* The one-line reason for verdict v. */
 static void reason_text(char *r, size_t len, a4w4_doc_verdict v, double fails,
                         const a4w4_completeness *c, int nunchecked, const char *unchecked,
@@ -234,6 +254,7 @@ a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c)
     add_unjudged(cases, "ambiguous", n[4], reason, sizeof reason);
     add_aborted(cases, reason, sizeof reason);
     add_known(n, reason, sizeof reason);
+    add_departures(doc, verdict_text[v], reason, sizeof reason);
     static const char *const keys[3] = {"verdict", "verdict_reason", "counts"};
     for (int i = 0; i < 3; i++)
         cJSON_DeleteItemFromObjectCaseSensitive(doc, keys[i]);

@@ -3,8 +3,9 @@
  * Line 1 is the run's identity {"a4w4check_header": {...}} (schema, tool version, set, cases
  * file, matrix_hash = FNV-1a of the case file bytes and the golden bundle names, shard "i/n",
  * backends, full). Every later line is one finished case {"case": NAME, "entries": [...]},
- * written with one write() and fsync'd, so a crash or a kill loses at most the case in flight
- * (a torn last line is ignored when read back). results.json and summary.md are built from it
+ * written with one write(), so a kill loses at most the case in flight, and fsync'd at most
+ * once a second (a4w4_stream below), so a machine crash loses at most that second's cases (a
+ * torn last line is ignored when read back). results.json and summary.md are built from it
  * and written atomically. */
 #ifndef A4W4_STREAM_H
 #define A4W4_STREAM_H
@@ -22,10 +23,20 @@
 #error "A4W4_TOOL_VERSION is defined by CMakeLists.txt (from python/a4w4check/__init__.py)"
 #endif
 
+/* The results stream: each item's line is written in one write (a process killed at any
+ * point loses at most the item in flight); the file is fsync'd at most once every
+ * A4W4_STREAM_SYNC_S seconds of items and at a4w4_stream_close (an fsync per item cost more
+ * than a small case's checks; a machine crash loses at most that second's items, which
+ * --resume runs again). */
 typedef struct {
     int fd;
     char path[4096];
+    double last_sync; /* a4w4_now() of the last fsync (0: none yet) */
+    int dirty;        /* lines written since it */
+    unsigned long syncs; /* fsyncs of item lines so far */
 } a4w4_stream;
+
+#define A4W4_STREAM_SYNC_S 1.0
 
 /* What reading results.jsonl found beyond its header. An item counts once, and only when its
  * line holds every entry the header promises (one per backend of "backends" for a case; the

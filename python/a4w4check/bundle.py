@@ -264,10 +264,12 @@ def read_operand_manifest(directory: str) -> dict[str, Any]:
     list of names. Raises BundleError."""
     path = os.path.join(directory, "manifest.json")
     try:
-        with open(path, encoding="utf-8") as f:
-            m = json.load(f)
+        with codec.open_regular(path) as f:
+            m = json.loads(f.read().decode("utf-8"))
     except OSError as e:
         raise BundleError(path, "manifest", f"cannot read ({e.strerror})") from None
+    except RecursionError:
+        raise BundleError(path, "manifest", "not valid JSON (nested too deep)") from None
     except ValueError as e:
         raise BundleError(path, "manifest", f"not valid JSON ({e})") from None
     if not isinstance(m, dict) or m.get("format") != OPERANDS:
@@ -288,13 +290,16 @@ def write_operand_manifest(directory: str, *, set_name: str, matrix_hash: str, t
 
 def write_outputs_manifest(directory: str, *, kernel: str, contract: str, matrix_hash: str,
                            tool_version: str, cases: Sequence[str], failed: Mapping[str, str],
-                           note: str | None = None) -> None:
+                           note: str | None = None, e8m0_code0: str | None = None) -> None:
     """OUT/manifest.json (a4w4-outputs/1) and OUT/contract.txt (the contract line the C bundle
     backend reads for the directory). note (optional) is kept in the manifest: "probes" for
-    outputs of discover's probe rounds, whose contract is a placeholder."""
+    outputs of discover's probe rounds, whose contract is a placeholder. e8m0_code0 (optional:
+    "2^-127" or "2^-126") is the reading of E8M0 code 0 the kernel declares (contracts §1)."""
     m: dict[str, object] = {"format": OUTPUTS, "kernel": kernel, "contract": contract,
                             "matrix_hash": matrix_hash, "tool_version": tool_version,
                             "cases": list(cases), "failed": dict(failed)}
+    if e8m0_code0:
+        m["e8m0_code0"] = e8m0_code0
     if note:
         m["note"] = note
     write_json(os.path.join(directory, "manifest.json"), m)

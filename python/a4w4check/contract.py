@@ -1,7 +1,8 @@
 """a4w4check.contract: the accumulation contract a kernel declares (contracts §4.1, §4.2), as
 text the C harness judges by: "exact", "ordered(S)", "bounded" or "bounded(S)", or a tree form
 "tree(key=value,...)". resolve() takes that text or the path of a file holding it (what
-`a4w4check discover --out FILE` writes) and returns the text; check() says whether text has
+`a4w4check discover --out FILE` writes, its "# discovered by" comment line left out) and
+returns the text; check() says whether text has
 one of those forms (the C side parses it fully and refuses what it does not judge)."""
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import re
 
 # The form only (the keys of contracts §4.2); the C harness parses the text strictly when it
 # reads the bundle (key ranges, duplicates, split boundaries).
-_TREE_KEY = r"(leaf|order|fuse|reduce|prec|round|acc|split|combine|final)=[0-9a-z/]+"
+_TREE_KEY = (r"(leaf|order|fuse|reduce|prec|round|acc|split|combine|final|lround|lanes|chunk"
+             r"|lanecomb|tile)=[0-9a-z/]+")
 FORM = re.compile(r"(exact|ordered\([1-9][0-9]*\)|bounded(\([1-9][0-9]*\))?"
                   rf"|tree\(({_TREE_KEY}(,{_TREE_KEY})*)?\))\Z")
 
@@ -20,17 +22,28 @@ def check(text: str) -> bool:
     return bool(FORM.match(text))
 
 
+def rules(text: str) -> list[str]:
+    """The rule lines of a contract file's text (contracts §4.2 "The file form"): every line
+    stripped, blank lines and comment lines (starting with "#", as the "# discovered by" line
+    `a4w4check discover --out FILE` writes first) left out."""
+    lines = (line.strip() for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
 def resolve(value: str) -> str:
-    """Contract text from value: the text itself, or the stripped contents of the file it
-    names (a discovered contract). ValueError when neither holds a contract form."""
+    """Contract text from value: the text itself, or the rules of the file it names (a
+    discovered contract, its comment lines left out): its one contract line, or its `when`
+    rules one per line (the C side parses those). ValueError when neither holds a contract
+    form."""
     text = value
     if not check(value) and os.path.isfile(value):
         try:
             with open(value, encoding="utf-8") as f:
-                text = f.read().strip()
+                found = rules(f.read())
         except (OSError, UnicodeDecodeError) as e:
             raise ValueError(f"contract file {value}: cannot read it ({e})") from None
-        if check(text) or "\n" in text:  # a multi-line file form: the C side parses it
+        text = "\n".join(found)
+        if len(found) > 1:  # a file of `when` rules: the C side parses it
             return text
     if not check(text):
         raise ValueError(f"contract {value!r} is not exact, ordered(S), bounded(S), a "

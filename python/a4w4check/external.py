@@ -1,10 +1,13 @@
 """python -m a4w4check.external --ops DIR --out DIR --kernel NAME [--contract C|FILE]
-[--device cuda|cpu]
+[--e8m0-code0 2^-127|2^-126] [--device cuda|cpu] [--quiet]
 
 Runs a GEMM kernel (a4w4check.kernels) on every case of an operand directory (DIR/manifest.json,
 a4w4-operands/1) and writes one output bundle per case (OUT/<case>.safetensors, a4w4-output/1),
 OUT/manifest.json (a4w4-outputs/1, with the cases written and those that failed) and
-OUT/contract.txt. The C harness judges them: `a4w4check run --backend bundle:OUT`.
+OUT/contract.txt. The C harness judges them: `a4w4check run --backend bundle:OUT`. The
+manifest records the reading of E8M0 scale code 0 the kernel declares (--e8m0-code0, or the
+kernel's own; contracts §1) as "e8m0_code0": the harness judges cases holding code 0 under it,
+and an undeclared kernel's under both readings (a match of one only is ambiguous).
 
 A module:function kernel (a runner) is called as kernels.call_runner says: every input tensor
 of the case's operand bundle as a keyword (torch uint8 on the device), no M, N, K, and never the
@@ -17,9 +20,13 @@ rounds: their outputs are read by discover, never judged by a contract, so a ker
 declares none runs without --contract (the outputs record "exact" as a placeholder and the
 manifest says "probes").
 
+Progress: a line on stderr ("a4w4check.external: [i/n] NAME MxNxK, S s elapsed, ETA E s",
+newline-terminated) at most every 2 s and after the last case; --quiet leaves them out.
+
 Exit: 0 every case written; 1 some case's kernel failed (named in the manifest's "failed");
-2 bad input (an operand bundle or manifest breaks a rule, unknown kernel, no or bad contract,
-unusable output directory); 3 the kernel's Python package, or numpy, is not importable.
+2 bad input (an operand bundle or manifest breaks a rule or is not a regular file, a FIFO
+say, refused at once; unknown kernel, no or bad contract, an unusable output directory or
+--out the --ops directory itself); 3 the kernel's Python package, or numpy, is not importable.
 Failures are one line on stderr starting "a4w4check.external: ".
 """
 from __future__ import annotations
@@ -27,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import Any, Sequence
 
 PROG = "a4w4check.external"
@@ -41,6 +49,9 @@ except ImportError as _missing:  # numpy: every bundle is numpy arrays
     from .errors import missing_package
     print(f"{PROG}: {missing_package(_missing)}", file=sys.stderr)
     sys.exit(3)
+
+
+CODE0_READINGS = ("2^-127", "2^-126")
 
 
 class Usage(Exception):
@@ -60,8 +71,31 @@ def _parse(argv: Sequence[str] | None, prog: str) -> argparse.Namespace:
                    "module:function")
     p.add_argument("--contract", help="exact, ordered(S), bounded(S), tree(...), or a file "
                    "holding one (`a4w4check discover --out FILE`; default: the kernel's)")
+    p.add_argument("--e8m0-code0", choices=CODE0_READINGS, help="the reading of E8M0 scale "
+                   "code 0 the kernel implements (contracts §1; default: the kernel's "
+                   "a4w4_e8m0_code0, else undeclared)")
     p.add_argument("--device", choices=("cuda", "cpu"), help="default: the kernel's")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return p.parse_args(argv)
+
+
+class Progress:
+    """One newline-terminated line on stderr per case that ends at least `every` seconds
+    after the last line (and for the last case): "[i/n] NAME MxNxK, S s elapsed, ETA E s"."""
+
+    def __init__(self, total: int, quiet: bool, every: float = 2.0) -> None:
+        self.total, self.quiet, self.every = total, quiet, every
+        self.t0 = self.last = time.monotonic()
+
+    def case_done(self, done: int, name: str, dims: str) -> None:
+        now = time.monotonic()
+        if self.quiet or (now - self.last < self.every and done < self.total):
+            return
+        self.last = now
+        spent = now - self.t0
+        eta = spent / done * (self.total - done) if done else 0.0
+        print(f"{PROG}: [{done}/{self.total}] {name} {dims}, {spent:.0f} s elapsed, "
+              f"ETA {eta:.0f} s", file=sys.stderr, flush=True)
 
 
 def _contract(args: argparse.Namespace, kern: kernels.Kernel, probes: bool = False) -> str:
@@ -73,6 +107,15 @@ def _contract(args: argparse.Namespace, kern: kernels.Kernel, probes: bool = Fal
         return contract.resolve(c)
     except ValueError as e:
         raise Usage(str(e)) from None
+
+
+def _code0(args: argparse.Namespace, kern: kernels.Kernel) -> str | None:
+    """The E8M0 code-0 reading to declare: --e8m0-code0, else the kernel's (None: none)."""
+    c: str | None = args.e8m0_code0 or kern.e8m0_code0
+    if c is not None and c not in CODE0_READINGS:
+        raise Usage(f"kernel {kern.name}: a4w4_e8m0_code0 is {c!r}, not one of "
+                    f"{', '.join(CODE0_READINGS)} (contracts §1)")
+    return c
 
 
 def _cuda() -> bool:
@@ -142,21 +185,34 @@ def _run_case(kern: kernels.Kernel, path: str, device: str) -> tuple[dict[str, s
     return b.meta, kernels.y_bits(kern.run(b.tensors, (M, N, K), device), M, N)
 
 
+def _same_dir(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either does not exist (yet): not the same
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
     """Do the work of main() for parsed args; returns the exit code (raises Usage,
     BundleError, KernelUnavailable for the caller to report)."""
+    if _same_dir(args.ops, args.out):
+        raise Usage(f"--out {args.out} is the operand directory --ops {args.ops}: writing "
+                    "there would overwrite its bundles and manifest.json; give another directory")
     kern = kernels.load(args.kernel)
     manifest, paths, inputs = _check_all(args.ops)
     _check_runner(kern, inputs)
     probes = manifest.get("set") == "discover"
     contract, device = _contract(args, kern, probes), _device(args, kern)
+    code0 = _code0(args, kern)
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
         raise Usage(f"{args.out}: cannot create the output directory ({e.strerror})") from None
     written: list[str] = []
     failed: dict[str, str] = {}
-    for name, path in paths.items():
+    progress = Progress(len(paths), args.quiet)
+    for done, (name, path) in enumerate(paths.items(), 1):
+        meta: dict[str, str] = {}
         try:
             meta, y = _run_case(kern, path, device)
             bundle.save_output(args.out, name, y, source=meta, kernel=kern.name,
@@ -166,10 +222,11 @@ def run(args: argparse.Namespace) -> int:
             raise
         except Exception as e:  # the kernel's failure is this case's, the rest go on
             failed[name] = " ".join(f"{type(e).__name__}: {e}".split())
+        progress.case_done(done, name, "x".join(meta.get(k, "?") for k in ("M", "N", "K")))
     bundle.write_outputs_manifest(args.out, kernel=kern.name, contract=contract,
                                   matrix_hash=manifest.get("matrix_hash", ""),
                                   tool_version=manifest.get("tool_version", ""),
-                                  cases=written, failed=failed,
+                                  cases=written, failed=failed, e8m0_code0=code0,
                                   note="probes" if probes and not (args.contract or
                                                                    kern.contract) else None)
     print(f"{PROG}: {kern.name} ({contract}) on {device}: {len(written)} cases written, "

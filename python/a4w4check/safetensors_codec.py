@@ -26,8 +26,10 @@ A4W4CHECK_ST=lib), see a4w4check.safetensors_library.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Union
 
 import numpy as np
@@ -280,6 +282,8 @@ def parse_header(path: str | os.PathLike[str], prefix: bytes | bytearray | memor
         raise BundleError(path, "header-start", "header does not start with '{'")
     try:
         obj = json.loads(text, object_pairs_hook=_no_duplicates(path))
+    except RecursionError:
+        raise BundleError(path, "header-json", "nested too deep to parse") from None
     except ValueError as e:
         raise BundleError(path, "header-json", f"header is not valid JSON ({e})") from None
     meta = obj.pop("__metadata__", None)
@@ -291,9 +295,34 @@ def parse_header(path: str | os.PathLike[str], prefix: bytes | bytearray | memor
     return Header(path, size, 8 + n, meta, infos)
 
 
+def _kind(mode: int) -> str:
+    return ("a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode) else
+            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "not a plain file")
+
+
+def open_regular(path: str | os.PathLike[str]) -> Any:
+    """path opened for reading ("rb") only when it is a regular file: a FIFO, a device or a
+    directory raises OSError(EINVAL, "not a regular file (a FIFO); give a file") at once
+    (opened non-blocking, so a FIFO without a writer cannot block), as the C side's
+    a4w4_read_regular refuses it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)}); give a file",
+                          os.fspath(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_header(path: str | os.PathLike[str]) -> Header:
-    """Validate path's header and layout against its size without reading the data section."""
-    with open(path, "rb") as f:
+    """Validate path's header and layout against its size without reading the data section.
+    Raises BundleError, OSError (a FIFO or another non-regular file: open_regular)."""
+    with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         prefix = f.read(8)
         if len(prefix) == 8:
@@ -321,8 +350,9 @@ def loads(buf: bytes | bytearray, path: str = "<bytes>",
 
 
 def load(path: str | os.PathLike[str], backend: str | None = None) -> Loaded:
-    """Read and validate the file at path (see loads). Raises BundleError, OSError."""
-    with open(path, "rb") as f:
+    """Read and validate the file at path (see loads). Raises BundleError, OSError (a FIFO or
+    another non-regular file: open_regular)."""
+    with open_regular(path) as f:
         buf = bytearray(os.fstat(f.fileno()).st_size)
         got = f.readinto(buf)
     return loads(buf[:got] if got != len(buf) else buf, str(path), backend)

@@ -264,7 +264,7 @@ def test_a_user_contract_text_or_file_wins_over_the_attribute(tiny, fake_aiter, 
                                                               monkeypatch):
     monkeypatch.setattr(fake_aiter.gemm_a4w4, "a4w4_contract", "ordered(1)", raising=False)
     found = tmp_path / "discovered.txt"
-    found.write_text("tree(order=desc)\n")
+    found.write_text("# discovered by a4w4check discover at 64x64x2048\ntree(order=desc)\n")
     with capture.capture(tmp_path / "c", sample_every=0,
                          contracts={"aiter.gemm_a4w4": str(found),
                                     "aiter.gemm_afp4wfp4": "ordered(2)"}):

@@ -188,6 +188,14 @@ def corrupt(d, how):
         p.unlink()
     elif how == "manifest":
         (d / "manifest.json").write_text("{not json")
+    elif how == "deep-manifest":  # a RecursionError in json, not a traceback and exit 1
+        (d / "manifest.json").write_text("[" * 200_000 + "]" * 200_000)
+    elif how == "fifo-bundle":  # a FIFO without a writer: refused at once, never opened blocking
+        p.unlink()
+        os.mkfifo(p)
+    elif how == "fifo-manifest":
+        (d / "manifest.json").unlink()
+        os.mkfifo(d / "manifest.json")
     return p
 
 
@@ -197,6 +205,10 @@ def corrupt(d, how):
     ("wrong-shape", "seventeen.safetensors: shape: tensor a_scale"),
     ("missing", "seventeen.safetensors: missing-bundle:"),
     ("manifest", "manifest.json: manifest: not valid JSON"),
+    ("deep-manifest", "manifest.json: manifest: not valid JSON (nested too deep)"),
+    ("fifo-bundle", "seventeen.safetensors: missing-bundle: cannot read (not a regular file (a "
+                    "FIFO); give a file)"),
+    ("fifo-manifest", "manifest.json: manifest: cannot read (not a regular file (a FIFO)"),
 ])
 def test_a_malformed_operand_bundle_exits_2_before_any_kernel_runs(tmp_path, capsys, how,
                                                                      needle):
@@ -205,6 +217,27 @@ def test_a_malformed_operand_bundle_exits_2_before_any_kernel_runs(tmp_path, cap
     assert run(tmp_path, tmp_path / "o", "torch-dequant") == 2
     assert needle in one_error_line(capsys)
     assert not (tmp_path / "o" / "manifest.json").exists()
+
+
+def test_progress_lines_are_whole_lines_on_stderr_and_quiet_leaves_them_out(opsdir, tmp_path,
+                                                                           capsys):
+    d, _ = opsdir
+    assert run(d, tmp_path / "o", "torch-dequant") == 0
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert err.endswith("\n") and lines, err
+    assert all(l.startswith("a4w4check.external: [") and " s elapsed, ETA " in l for l in lines)
+    assert lines[-1].startswith(f"a4w4check.external: [{len(CASES)}/{len(CASES)}] "), lines
+    assert run(d, tmp_path / "q", "torch-dequant", "--quiet") == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_out_the_ops_directory_itself_is_refused_and_nothing_is_overwritten(tmp_path, capsys):
+    write_operand_dir(tmp_path, CASES[:2], np.random.default_rng(3))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert run(tmp_path, tmp_path / "." , "torch-dequant") == 2
+    assert "is the operand directory --ops" in one_error_line(capsys)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
 def child(args, **env):
@@ -238,9 +271,42 @@ def test_the_module_runs_as_a_program(opsdir, tmp_path):
 def test_a_tree_contract_or_a_discovered_file_is_passed_through(opsdir, tmp_path):
     d, _ = opsdir
     found = tmp_path / "found.txt"
-    found.write_text("tree(fuse=4,prec=27,round=rz)\n")
+    # as discover writes it: its comment line first (left out of contract.txt)
+    found.write_text("# discovered by a4w4check discover at 64x64x2048\n"
+                     "tree(fuse=4,prec=27,round=rz)\n")
     for c, want in (("tree(order=desc)", "tree(order=desc)"),
                     (str(found), "tree(fuse=4,prec=27,round=rz)")):
         out = tmp_path / want.replace("(", "_").replace(")", "_")
         assert run(d, out, "torch-dequant", "--contract", c) == 0
         assert (out / "contract.txt").read_text() == want + "\n"
+
+
+def test_the_lane_tile_and_fused_leaf_keys_are_contract_forms():
+    from a4w4check import contract
+    for text in ("tree(lanes=2)", "tree(lanes=8,lanecomb=pairwise)", "tree(lanes=4,chunk=256)",
+                 "tree(tile=256)", "tree(leaf=64)", "tree(leaf=128,lround=rz)"):
+        assert contract.check(text), text
+        assert contract.resolve(text) == text
+    assert not contract.check("tree(lanes=2 )")
+
+
+def test_the_e8m0_code0_reading_a_kernel_declares_goes_to_the_manifest(opsdir, tmp_path,
+                                                                      user_module):
+    """contracts §1: torch-dequant reads code 0 as 2^-127 and declares it; --e8m0-code0
+    overrides; a user function without a4w4_e8m0_code0 declares none (no field), with it its
+    value; a value that is neither reading is bad input."""
+    d, _ = opsdir
+    manifest = lambda o: json.loads((tmp_path / o / "manifest.json").read_text())  # noqa: E731
+    assert run(d, tmp_path / "t", "torch-dequant") == 0
+    assert manifest("t")["e8m0_code0"] == "2^-127"
+    assert run(d, tmp_path / "o", "torch-dequant", "--e8m0-code0", "2^-126") == 0
+    assert manifest("o")["e8m0_code0"] == "2^-126"
+    kern = f"{user_module}:gemm"
+    assert run(d, tmp_path / "u", kern, "--device", "cpu") == 1  # its one failing case
+    assert "e8m0_code0" not in manifest("u")
+    fn = sys.modules[user_module].gemm
+    fn.a4w4_e8m0_code0 = "2^-126"
+    assert run(d, tmp_path / "v", kern, "--device", "cpu") == 1
+    assert manifest("v")["e8m0_code0"] == "2^-126"
+    fn.a4w4_e8m0_code0 = "2^-125"
+    assert run(d, tmp_path / "w", kern, "--device", "cpu") == 2

@@ -55,6 +55,70 @@ static int dalloc(void **p, size_t bytes)
     return A4W4J_OK;
 }
 
+/* Device arrays of closed cases, kept for the next case (a device allocation and its
+ * synchronising free per case cost more than a small case's passes): a4w4j_close returns a
+ * case's arrays here, pool_alloc takes the smallest that fits. The judge is used from one
+ * thread at a time (the runner serializes GPU work). */
+enum { POOL_SLOTS = 24, LIVE_SLOTS = 64 };
+static struct {
+    void *p;
+    size_t cap;
+} g_pool[POOL_SLOTS], g_live[LIVE_SLOTS];
+
+static int pool_alloc(void **p, size_t bytes)
+{
+    bytes = bytes ? bytes : 1;
+    int best = -1;
+    for (int i = 0; i < POOL_SLOTS; i++)
+        if (g_pool[i].p && g_pool[i].cap >= bytes && (best < 0 || g_pool[i].cap < g_pool[best].cap))
+            best = i;
+    size_t cap = bytes;
+    if (best >= 0) {
+        *p = g_pool[best].p;
+        cap = g_pool[best].cap;
+        g_pool[best].p = NULL;
+    } else {
+        int rc = dalloc(p, bytes);
+        if (rc)
+            return rc;
+    }
+    for (int i = 0; i < LIVE_SLOTS; i++)
+        if (!g_live[i].p) {
+            g_live[i].p = *p;
+            g_live[i].cap = cap;
+            break; /* a full table: the array is freed at close, not kept */
+        }
+    return A4W4J_OK;
+}
+
+/* Back into the pool (its smallest array freed when full), or freed. */
+static void pool_free(void *p)
+{
+    size_t cap = 0;
+    for (int i = 0; p && i < LIVE_SLOTS && !cap; i++)
+        if (g_live[i].p == p) {
+            cap = g_live[i].cap;
+            g_live[i].p = NULL;
+        }
+    if (!p)
+        return;
+    int slot = -1;
+    for (int i = 0; cap && i < POOL_SLOTS && slot < 0; i++)
+        if (!g_pool[i].p)
+            slot = i;
+    for (int i = 0; cap && slot < 0 && i < POOL_SLOTS; i++)
+        if (g_pool[i].cap < cap && (slot < 0 || g_pool[i].cap < g_pool[slot].cap))
+            slot = i;
+    if (slot < 0) {
+        (void)hipFree(p);
+        return;
+    }
+    if (g_pool[slot].p)
+        (void)hipFree(g_pool[slot].p);
+    g_pool[slot].p = p;
+    g_pool[slot].cap = cap;
+}
+
 struct a4w4j_case {
     a4w4j_operands op;
     uint16_t *ord1, *ordS;
@@ -102,8 +166,7 @@ extern "C" void a4w4j_close(a4w4j_case *c)
     void *bufs[] = {c->ord1, c->ordS, c->ex_bf16, c->ex_f32, c->proven, c->uncertain,
                     c->facts_a, c->facts_w, c->bound};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        if (bufs[i])
-            (void)hipFree(bufs[i]);
+        pool_free(bufs[i]);
     free(c);
 }
 
@@ -127,9 +190,9 @@ static int run_ordered(a4w4j_case *c, unsigned S)
 {
     const size_t n = c->op.M * c->op.N;
     int rc;
-    if (!c->ord1 && (rc = dalloc((void **)&c->ord1, n * 2)))
+    if (!c->ord1 && (rc = pool_alloc((void **)&c->ord1, n * 2)))
         return rc;
-    if (S > 1 && !c->ordS && (rc = dalloc((void **)&c->ordS, n * 2)))
+    if (S > 1 && !c->ordS && (rc = pool_alloc((void **)&c->ordS, n * 2)))
         return rc;
     a4w4j_pass p = pass_of(c);
     p.ord1 = c->ord1;
@@ -154,7 +217,7 @@ static int fix_uncertain(a4w4j_case *c, unsigned Sb)
     const size_t n = c->op.M * c->op.N, chunks = (n + A4W4J_CHUNK - 1) / A4W4J_CHUNK;
     unsigned *cnt = NULL, *list_n = NULL;
     unsigned long long *list = NULL;
-    int rc = dalloc((void **)&cnt, chunks * sizeof *cnt);
+    int rc = pool_alloc((void **)&cnt, chunks * sizeof *cnt);
     if (!rc)
         rc = chk(a4w4j_launch_count(c->uncertain, (long long)n, cnt), "uncertain count");
     unsigned *host = (unsigned *)malloc(chunks * sizeof *host);
@@ -166,7 +229,7 @@ static int fix_uncertain(a4w4j_case *c, unsigned Sb)
     for (size_t i = 0; !rc && i < chunks; i++)
         total += host[i];
     free(host);
-    (void)hipFree(cnt);
+    pool_free(cnt);
     c->n_uncertain = total;
     if (rc || !total)
         return rc;
@@ -212,19 +275,19 @@ static int run_exact(a4w4j_case *c, unsigned Sb)
     const size_t n = c->op.M * c->op.N, M = c->op.M, N = c->op.N;
     int rc = A4W4J_OK;
     if (!c->ex_bf16)
-        rc = dalloc((void **)&c->ex_bf16, n * 2);
+        rc = pool_alloc((void **)&c->ex_bf16, n * 2);
     if (!rc && !c->ex_f32)
-        rc = dalloc((void **)&c->ex_f32, n * 4);
+        rc = pool_alloc((void **)&c->ex_f32, n * 4);
     if (!rc && !c->proven)
-        rc = dalloc((void **)&c->proven, n);
+        rc = pool_alloc((void **)&c->proven, n);
     if (!rc && !c->uncertain)
-        rc = dalloc((void **)&c->uncertain, n);
+        rc = pool_alloc((void **)&c->uncertain, n);
     if (!rc && Sb && !c->bound)
-        rc = dalloc((void **)&c->bound, n * 8);
+        rc = pool_alloc((void **)&c->bound, n * 8);
     if (!rc && !c->facts_a) {
-        rc = dalloc((void **)&c->facts_a, M);
+        rc = pool_alloc((void **)&c->facts_a, M);
         if (!rc)
-            rc = dalloc((void **)&c->facts_w, N);
+            rc = pool_alloc((void **)&c->facts_w, N);
         if (!rc)
             rc = chk(a4w4j_launch_row_facts(c->op.a_fp4, c->op.a_scale, (long long)M,
                                             (long long)c->op.K, c->facts_a),

@@ -27,6 +27,11 @@ for e in es:
     assert e["contract"] == "bounded(1)", e
     assert e["checked_outputs"] == e["M"] * e["N"] and not e["sampled"], e
 PY
+# every output judged, whatever the budget: summary.md cites no budget (before: "outputs
+# sampled above 2^26 MACs unless the run's budget of 60 s ... covers the case")
+grep -q "every output checked (a bundle backend holds every output: no budget" "$WORK/r-good/summary.md" ||
+  fail "summary.md does not say every output was checked"
+if grep -q "budget of" "$WORK/r-good/summary.md"; then fail "summary.md cites a budget that did not apply"; fi
 
 # a kernel with one output two binades off in one case: the run fails there, exit 1
 cat > "$WORK/planted.py" <<'PY'

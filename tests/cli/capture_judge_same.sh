@@ -28,14 +28,19 @@ export PYTHONPATH="$SRC/python:$SRC/python/tests/fake_aiter:$SRC/python/tests" P
 set +e
 "$CLI" verify "$WORK"/caps/*.safetensors > "$WORK/verify.txt" 2> "$WORK/verify.err"
 vrc=$?
-printf 'name,M,N,K,regime,seed,tags\nt,1,16,64,exact,1,t\n' > "$WORK/t.csv"
-"$CLI" run --cases "$WORK/t.csv" --no-golden --backend cpu-fallback --captures "$WORK/caps" \
-  --out "$WORK/run" --quiet > "$WORK/run.log" 2>&1
+# the captures alone: no case file, no backend (before, a hand-made one-case CSV was needed)
+"$CLI" run --captures "$WORK/caps" --out "$WORK/run" --quiet > "$WORK/run.log" 2>&1
 rrc=$?
 set -e
 [ $vrc -eq 1 ] || fail "verify exit $vrc, expected 1 (the wrong capture): $(cat "$WORK/verify.txt" "$WORK/verify.err")"
 [ $rrc -eq 1 ] || fail "run --captures exit $rrc, expected 1: $(cat "$WORK/run.log")"
 "$CLI" report "$WORK/run" --format md --out - > /dev/null || fail "report refuses the run's results.json"
+/usr/bin/python3 - "$WORK/run/results.json" <<'PY' || fail "run --captures alone ran more than the captures"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["set"] == "captures" and doc["backends"] == ["oracle"], (doc["set"], doc["backends"])
+assert doc["cases"] and all(e["name"].startswith("capture/") for e in doc["cases"]), doc["cases"]
+PY
 
 /usr/bin/python3 "$SRC/tests/cli/capture/same_judgement.py" "$WORK/verify.txt" "$WORK/run/results.json" \
   declared=PASS user=PASS outside=SKIP wrong=FAIL || fail "verify and run --captures disagree (above)"

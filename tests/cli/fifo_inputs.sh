@@ -6,6 +6,8 @@
 #   mkfifo DIR/contract.txt     ; a4w4check run --backend bundle:DIR
 #   mkfifo SHARD/results.jsonl  ; a4w4check merge --out M SHARD    (and run --resume --out SHARD)
 #   mkfifo R.json               ; a4w4check compare R.json R.json   (and report R.json)
+#   mkfifo C                    ; a4w4check run --contract cpu-asm=C   (and shrink --contract)
+#   mkfifo P/discover.json      ; a4w4check discover --backend bundle:O --probes P
 # Every command runs under `timeout 60`: a hang fails the test (124) instead of stalling it.
 . "$(dirname "$0")/common.sh.inc"
 printf 'name,M,N,K,regime,seed,tags\na,4,32,64,normal,1,\n' > c.csv
@@ -37,4 +39,14 @@ refused "run onto a FIFO results.jsonl" "$CLI" run --cases c.csv --no-golden --o
 mkfifo r.json
 refused "compare of a FIFO" "$CLI" compare r.json r.json
 refused "report of a FIFO" "$CLI" report r.json --out rep --quiet
+mkfifo contract.fifo
+refused "run --contract B=FIFO" "$CLI" run --cases c.csv --no-golden --backend cpu-asm \
+  --contract cpu-asm=contract.fifo --out o3 --quiet
+refused "shrink --contract B=FIFO" "$CLI" shrink --cases c.csv --case a --backend cpu-asm \
+  --contract cpu-asm=contract.fifo --out s3
+
+mkdir probes
+mkfifo probes/discover.json
+refused "discover --probes with a FIFO discover.json" "$CLI" discover --backend bundle:po \
+  --probes probes --out d.txt
 echo "fifo_inputs: every reader refuses a FIFO at once"

@@ -18,6 +18,9 @@ done
 for g in $(seq 1 $G); do
   wait "${pids[$((g - 1))]}" || { cat "$WORK/g$g.out"; echo "group $g/$G failed"; exit 1; }
   grep -q "group $g/$G: shard verdict PASS, exit 0" "$WORK/g$g.out"
+  # the group log shows the run's progress while it runs (nightly-gpu.sh's group-g.log)
+  grep -q "^a4w4check run: \[1/[0-9]*\]" "$WORK/g$g.out" ||
+    { cat "$WORK/g$g.out"; echo "group $g/$G: no progress line in its log"; exit 1; }
 done
 bash ci/nightly-merge.sh "$WORK/merged" "$WORK/g1" "$WORK/g2" "$WORK/g3"
 doc=$WORK/merged/results.json

@@ -43,3 +43,43 @@ kill -9 "$pid"; set +e; wait "$pid" 2>/dev/null; set -e
 set +e; run --out k --no-isolate --resume 2> err.txt; rc=$?; set -e
 [ "$rc" = 0 ] || { cat err.txt; fail "--resume after kill -9: exit $rc, expected 0"; }
 echo "plugin_helper_process: killed mid-run, --resume goes on"
+
+# A helper left in the isolated call's process group (a plain fork, sleeping 60 s): the group is
+# killed when the call ends, so `$(a4w4check ...)` (the helper held its stdout) returns at once
+# and no helper is left; a timed-out call's helpers die with it. Reproducer (before): the
+# command substitution waited 60 s for the helper; a timed-out call's helper ran on.
+alive() { local p; while read -r p; do if [ -d "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null; then echo "$p"; fi; done < helpers; }
+while read -r p; do if kill "$p" 2>/dev/null; then :; fi; done < helpers
+: > helpers
+t0=$(date +%s)
+captured=$(A4W4_TEST_HELPER_MODE=group timeout 50 "$CLI" run --cases c.csv --no-golden \
+  --backend "plugin:$P/liba4w4_helper_plugin.so" --out g 2>&1) || fail "group: exit $?"
+t1=$(date +%s)
+[ $((t1 - t0)) -lt 30 ] || fail "group: \$(a4w4check ...) took $((t1 - t0)) s: a helper held its stdout"
+echo "$captured" | grep -q "0 failing entries" || fail "group: no verdict captured: $captured"
+[ -s helpers ] || fail "group: the plugin started no helper"
+[ -z "$(alive)" ] || fail "group: helper(s) $(alive) outlived their isolated call"
+: > helpers
+set +e
+A4W4_TEST_HELPER_MODE=group-hang timeout 50 "$CLI" run --cases c.csv --no-golden --quiet \
+  --backend "plugin:$P/liba4w4_helper_plugin.so" --out gh --timeout 1 --max-timeouts 1 > /dev/null 2>&1
+rc=$?
+set -e
+[ "$rc" != 124 ] || fail "group-hang: the run did not return"
+[ -s helpers ] || fail "group-hang: the plugin started no helper"
+[ -z "$(alive)" ] || fail "group-hang: helper(s) $(alive) of timed-out calls still run"
+echo "plugin_helper_process: an isolated call's process group goes with it (exit or timeout)"
+
+# discover's runner: a helper it leaves in its process group goes when it exits (before, the
+# command substitution waited for the helper's 40 s)
+t0=$(date +%s)
+set +e
+captured=$(timeout 50 "$CLI" discover --backend bundle:ro --probes rp --shapes 24x8x512 \
+  --runner 'sleep 40 & echo $! > runner_helper; exit 3; :' --out d.txt 2>&1)
+set -e
+t1=$(date +%s)
+[ $((t1 - t0)) -lt 30 ] || fail "runner: \$(a4w4check discover ...) took $((t1 - t0)) s"
+echo "$captured" | grep -q "the runner failed" || fail "runner: $captured"
+h=$(cat runner_helper)
+[ ! -d "/proc/$h" ] || grep -q '^State:.*Z' "/proc/$h/status" || fail "runner: its helper $h still runs"
+echo "plugin_helper_process: discover's runner's helpers go with it"

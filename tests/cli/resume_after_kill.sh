@@ -9,9 +9,9 @@ cd "$SRC"
 # cover only the cases it ran)
 strip() { grep -v -E '"(time_ms|run_ms|date|[a-z_]+_s|outputs_device|outputs_host)"' "$1"; }
 
-"$CLI" run --e8m0-code0 2^-127 --set premerge --no-golden --budget-seconds 0 --out "$WORK/clean" --quiet
+"$CLI" run --set premerge --no-golden --budget-seconds 0 --out "$WORK/clean" --quiet
 
-"$CLI" run --e8m0-code0 2^-127 --set premerge --no-golden --budget-seconds 0 --out "$WORK/killed" --quiet &
+"$CLI" run --set premerge --no-golden --budget-seconds 0 --out "$WORK/killed" --quiet &
 pid=$!
 for _ in $(seq 1 6000); do   # wait until at least 12 cases are recorded
   n=$(wc -l < "$WORK/killed/results.jsonl" 2>/dev/null || echo 0)
@@ -35,7 +35,7 @@ set -e
 [ "$rc" -eq 2 ] || { echo "resume against another matrix: exit $rc, expected 2"; exit 1; }
 grep -q "resume refused" "$WORK/refused.err"
 
-"$CLI" run --e8m0-code0 2^-127 --set premerge --no-golden --budget-seconds 0 --out "$WORK/killed" --resume 2> "$WORK/resume.err"
+"$CLI" run --set premerge --no-golden --budget-seconds 0 --out "$WORK/killed" --resume 2> "$WORK/resume.err"
 grep -q "resuming: $recorded cases already recorded" "$WORK/resume.err"
 diff <(strip "$WORK/clean/results.json") <(strip "$WORK/killed/results.json")
 diff <(grep -v -e '| [0-9.]* |  *$' -e '^| date (UTC) |' -e '^Outputs compared:' "$WORK/clean/summary.md" | sed 's/| [0-9]*\.[0-9] |/|/') \

@@ -118,4 +118,28 @@ rc=$?
 set -e
 [ "$rc" = 1 ] || { cat lay.out; fail "layout mutant with --save-failing: exit $rc, expected 1"; }
 [ -f sv-lay/manifest.json ] || fail "no sv-lay/manifest.json"
+
+# two failing plugins of one file name from different folders: each entry keeps its own bundle
+# (a hash of its path after the name) and says which (reproducer, before: both said
+# "saved: k288@plugin_libk.so", one file remained holding the second plugin's outputs)
+mkdir -p pa pb
+cp "$P/liba4w4_droptail_plugin.so" pa/libk.so
+cp "$P/liba4w4_droptail_plugin.so" pb/libk.so
+set +e
+"$CLI" run --cases c.csv --no-golden --case k288 \
+  --backend "plugin:$WORK/pa/libk.so,plugin:$WORK/pb/libk.so" --out r-two --save-failing sv-two --quiet > two.out 2>&1
+rc=$?
+set -e
+[ "$rc" = 1 ] || { cat two.out; fail "two plugins libk.so: exit $rc, expected 1"; }
+[ "$(grep -c '  saved: k288@plugin_libk.so-' two.out)" = 2 ] || { cat two.out; fail "two plugins libk.so: the saved lines do not name each"; }
+python3 - "$WORK" <<'PY' || { cat two.out; fail "two plugins libk.so: not two saved bundles"; }
+import json, os, sys
+doc = json.load(open("r-two/results.json"))
+saved = {x["backend"]: x.get("saved") for x in doc["cases"] if x["backend"].startswith("plugin:")}
+assert len(saved) == 2 and len(set(saved.values())) == 2, saved
+for b, s in saved.items():
+    assert s and s.startswith("k288@plugin_libk.so-"), saved
+    assert os.path.isfile(os.path.join("sv-two", s + ".safetensors")), s
+assert len(os.listdir("sv-two")) == 3, os.listdir("sv-two")
+PY
 echo "save failing ok"

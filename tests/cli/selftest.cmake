@@ -4,7 +4,7 @@
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
 
 expect_run(s 0 ${CLI} selftest)
-expect_match(s "${s_out}" "kill rate: 24/24 \\(100%\\); correct backends passing: 4/4")
+expect_match(s "${s_out}" "kill rate: 25/25 \\(100%\\); correct backends passing: 4/4")
 expect_no_match(s "${s_out}" "SURVIVED")
 foreach(m mut-preshuffle-k1n1 mut-swizzle-d1d4 mut-pad-ff mut-pad-00 mut-nibble-swap
           mut-e8m0-code0 mut-mode-round_up mut-mode-round_down mut-mode-ceil mut-mode-even
@@ -32,6 +32,34 @@ expect_match(s "${s_out}" "mut-scale-f32-first +by st_m9_n32_k1024_range: ")
 # the padded-M bucket 64 < M <= 128: row 64 first; more than 256 tiles: the last row (tile 256)
 expect_match(s "${s_out}" "mut-bucket-rows64 +by st_m65_n64_k256: [^\n]*first at \\(64, ")
 expect_match(s "${s_out}" "mut-persistent-skip +by st_m4097_n4096_k256: [^\n]*first at \\(4096, ")
+# the batch-invariance stage: split-K past M = 64 under one declared contract is flagged; the
+# correct CPU backends (ordered(1) at every M) measure invariant, as their contract predicts
+expect_match(s "${s_out}" "KILLED +mut-batch-splitk +by invariance_m65_n64_k1024: batch invariance: variant at M 65 \\(3 rows, [0-9]+ of 4352 outputs[^\n]*declared contract predicts invariant: DISAGREES")
+string(REGEX MATCHALL "batch invariance: invariant at M 65 \\(4352 outputs compared\\)" ctl "${s_out}")
+list(LENGTH ctl nctl)
+if(NOT nctl EQUAL 2)
+  message(FATAL_ERROR "selftest: ${nctl} correct GEMM backends measured batch-invariant, expected 2\n${s_out}")
+endif()
+# the peers' tolerance criteria on each mutant's killing entry, the bit-exact verdict last:
+# AITER's checkAllclose (5 % of elements may be off) passes the bf16-partials split-K
+expect_match(s "${s_out}" "mutant +aiter +torch +te +fi-cos +cos-dq +sqnr +unit +norm +benchdnn bit-exact")
+expect_match(s "${s_out}" "mut-splitk-bf16 +missed +caught[^\n]* caught\n")
+expect_match(s "${s_out}" "mut-preshuffle-k1n1 +bytes ")
+# the field's bug classes through their reproductions, three of them selftest's own GEMMs
+foreach(f fb-preshuffle-unapplied fb-swizzle-d1d4-gemm fb-nan-scale-zero)
+  expect_match(s "${s_out}" "KILLED +${f} +\\(field reproduction\\) by st_")
+endforeach()
+expect_match(s "${s_out}" "preshuffle unapplied \\(fb-preshuffle-unapplied\\) +caught ")
+expect_match(s "${s_out}" "FTZ of fp32 subnormals \\(mut-flush-subnormal\\) +missed ")
+# a plugin kernel is a mutant too (--plugin): the ref plugin with row 0 one ULP off is killed,
+# and its row says AITER's checkAllclose would have shipped it
+set(bad ${TOOLS}/../plugins/liba4w4_bad_plugin.so)
+expect_run(p 0 ${CLI} selftest --only mut-drop-kblock --plugin ${bad})
+expect_match(p "${p_out}" "kill rate: 2/2")
+expect_match(p "${p_out}" "KILLED +plugin:[^\n]*liba4w4_bad_plugin.so by st_")
+expect_match(p "${p_out}" "plugin:[^\n]*liba4w4_bad_plugin.so +missed +[^\n]* caught\n")
+expect_run(pb 2 ${CLI} selftest --plugin ${WORK}/none.so)
+expect_match(pb "${pb_err}" "selftest: --plugin")
 foreach(b cpu-asm cpu-fallback ref-quant ref-layout)
   expect_match(s "${s_out}" "PASS +${b} +[1-9][0-9]* pass, 0 fail")
 endforeach()
@@ -40,9 +68,10 @@ endforeach()
 file(WRITE ${WORK}/weak.csv "name,M,N,K,regime,seed,tags\nw_m4_n32_k1024,4,32,1024,normal:ceil,1,x\n")
 expect_run(w 1 ${CLI} selftest --cases ${WORK}/weak.csv)
 expect_match(w "${w_out}" "SURVIVED mut-drop-kblock")
-expect_match(w "${w_out}" "SURVIVED mut-read-past-a")
+# the batch-invariance stage's odd M 65 shows a read past A as rows that change in the batch
+expect_match(w "${w_out}" "KILLED +mut-read-past-a +by invariance_m65_n64_k1024: batch invariance: variant")
 expect_match(w "${w_out}" "KILLED +mut-mode-ceil")
-expect_match(w "${w_out}" "kill rate: [0-9]+/24 ")
+expect_match(w "${w_out}" "kill rate: [0-9]+/25 ")
 
 # the per-output bound of bounded(S) (contracts §4.1) kills a bf16-atomic split-K that drops
 # one whole 32-block of K, at K = 16384 (512 blocks, where the old bound let it pass)

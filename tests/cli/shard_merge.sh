@@ -5,8 +5,8 @@ set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK"; mkdir -p "$WORK"
 cd "$SRC"
-"$CLI" run --e8m0-code0 2^-127 --set edge --out "$WORK/all" --quiet
-for i in 1 2 3; do "$CLI" run --e8m0-code0 2^-127 --set edge --shard $i/3 --out "$WORK/s$i" --quiet; done
+"$CLI" run --set edge --out "$WORK/all" --quiet
+for i in 1 2 3; do "$CLI" run --set edge --shard $i/3 --out "$WORK/s$i" --quiet; done
 names() { grep -o '"case":"[^"]*"' "$1/results.jsonl" | sort; }
 cat <(names "$WORK/s1") <(names "$WORK/s2") <(names "$WORK/s3") | sort > "$WORK/union"
 [ -z "$(sort "$WORK/union" | uniq -d)" ] || { echo "shards overlap"; exit 1; }
@@ -21,13 +21,13 @@ expect2 "$CLI" merge --out "$WORK/m2" "$WORK/s1" "$WORK/s2"                   # 
 grep -q "shard 3/3 is missing" "$WORK/err"
 expect2 "$CLI" merge --out "$WORK/m3" "$WORK/s1" "$WORK/s1" "$WORK/s3"        # duplicate
 grep -q "given twice" "$WORK/err"
-"$CLI" run --e8m0-code0 2^-127 --set premerge --no-golden --shard 2/3 --out "$WORK/other" --quiet --backend cpu-fallback
+"$CLI" run --set premerge --no-golden --shard 2/3 --out "$WORK/other" --quiet --backend cpu-fallback
 expect2 "$CLI" merge --out "$WORK/m4" "$WORK/s1" "$WORK/other" "$WORK/s3"     # another matrix
 grep -q "differs" "$WORK/err"
 [ ! -e "$WORK/m4/results.json" ]
 # the budget is part of a run's identity: recorded, shown, and a shard run under another
 # --budget-seconds is refused (the default is 60)
-"$CLI" run --e8m0-code0 2^-127 --set edge --shard 2/3 --budget-seconds 5 --out "$WORK/b2" --quiet
+"$CLI" run --set edge --shard 2/3 --budget-seconds 5 --out "$WORK/b2" --quiet
 head -n 1 "$WORK/b2/results.jsonl" | grep -q '"budget_seconds":[[:space:]]*5[,}]'
 head -n 1 "$WORK/s2/results.jsonl" | grep -q '"budget_seconds":[[:space:]]*60[,}]'
 grep -q "budget of 5 s of host checking" "$WORK/b2/summary.md"
@@ -38,8 +38,8 @@ grep -q "in 'budget_seconds'" "$WORK/err"
 [ ! -e "$WORK/m5/results.json" ]
 # with --full every output is checked whatever the budget: the budget is not part of the
 # identity then (recorded 0), so --full shards run under different budgets merge
-"$CLI" run --e8m0-code0 2^-127 --set edge --shard 1/2 --full --out "$WORK/f1" --quiet
-"$CLI" run --e8m0-code0 2^-127 --set edge --shard 2/2 --full --budget-seconds 3 --out "$WORK/f2" --quiet
+"$CLI" run --set edge --shard 1/2 --full --out "$WORK/f1" --quiet
+"$CLI" run --set edge --shard 2/2 --full --budget-seconds 3 --out "$WORK/f2" --quiet
 head -n 1 "$WORK/f2/results.jsonl" | grep -q '"budget_seconds":[[:space:]]*0[,}]'
 "$CLI" merge --out "$WORK/fm" "$WORK/f1" "$WORK/f2" 2> "$WORK/err" ||
   { cat "$WORK/err"; echo "--full shards under two budgets refused"; exit 1; }

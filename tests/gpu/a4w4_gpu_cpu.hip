@@ -371,10 +371,26 @@ extern "C" int a4w4_gpu_gemm_rowmajor_engine_dev(int engine, const uint8_t *a_fp
 }
 
 /* ---- memory and timers ------------------------------------------------------------------------ */
+/* Device allocations made so far; with A4W4_GPU_CPU_COUNT=FILE set, written to FILE at exit
+ * (tests/gpu/cpu_stages.sh holds the harness to keeping its device buffers across cases). */
+static unsigned long g_allocs;
+
+static void write_alloc_count(void)
+{
+    const char *path = getenv("A4W4_GPU_CPU_COUNT");
+    FILE *f = path && *path ? fopen(path, "w") : NULL;
+    if (f) {
+        fprintf(f, "%lu\n", g_allocs);
+        fclose(f);
+    }
+}
+
 extern "C" int a4w4_gpu_malloc(void **ptr, size_t bytes)
 {
     if (!ptr)
         return A4W4_GPU_EARG;
+    if (!g_allocs++)
+        atexit(write_alloc_count);
     *ptr = aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
     return *ptr ? A4W4_GPU_OK : A4W4_GPU_ENOMEM;
 }

@@ -22,7 +22,7 @@
 set -u
 src=${1:?usage: check_citations.sh SRC}
 cd "$src" || exit 2
-dirs=(harness ref reports gpu tests ci cases python docs README.md)
+dirs=(harness ref reports gpu tests ci cases python examples docs README.md)
 contracts=docs/contracts.md
 bad=0
 
@@ -91,7 +91,7 @@ if [ -d docs ]; then
   declare -A known word
   for n in $KNOWN_NAMES; do known[$n]=1; done
   while IFS= read -r w; do word[$w]=1; done < <(grep -rhoE '[A-Za-z_][A-Za-z0-9_]*' harness ref \
-    reports gpu tests ci cases python .github CMakeLists.txt 2>/dev/null | sort -u)
+    reports gpu tests ci cases python examples .github CMakeLists.txt 2>/dev/null | sort -u)
   for t in tests/cli/*.sh tests/cli/*.cmake; do  # the CTest names of the CLI tests
     n=${t##*/}; [[ "$t" == *.sh ]] && word[sh_${n%.sh}]=1 || word[cli_${n%.cmake}]=1
   done

@@ -55,5 +55,15 @@ while IFS= read -r f; do
   done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | sed 's#.*/##')
 done < <(find ref gpu reports harness \( -name '*.c' -o -name '*.h' -o -name '*.hip' \) | sort)
 
+# The engine (and io below it) sees a backend only through engine/backend.h and never names one:
+# no string literal there starts with a registered type's name and ':' ("plugin:...") or is
+# a system under test's name ("cpu-asm").
+while IFS= read -r n; do
+  pat="\"$n:"; [[ "$n" == *-* ]] && pat="\"$n:|\"$n\""
+  while IFS= read -r hit; do
+    echo "$hit: names backend $n (the engine never names one: ask the backend type)"; bad=1
+  done < <(grep -nE "$pat" harness/engine/*.c harness/io/*.c 2>/dev/null)
+done < <(grep -rhoE '\.name = "[^"]+"' harness/backends | sed 's/.*"\(.*\)"/\1/' | sort -u)
+
 if [ "$bad" = 0 ]; then echo "layering: every include follows io <- engine <- backends <- cli; ref/, gpu/, reports/ stand alone"; fi
 exit $bad

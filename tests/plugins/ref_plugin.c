@@ -16,7 +16,11 @@
  *                    the others: an isolated crash must fail only those entries;
  *   HANG_M2          gemm sleeps forever on every case with M > 1 (--timeout must end it);
  *   CRASH_QUERY      a4w4_plugin_query itself writes through NULL (loading must not kill
- *                    the harness).
+ *                    the harness;
+ *   READ_CODE0_126   reads E8M0 scale code 0 as 2^-126 (the host driver's reading) instead
+ *                    of 2^-127;
+ *   DECLARE_CODE0=S  exports a4w4_plugin_e8m0_code0() returning S (the reading declared,
+ *                    contracts §1; tests/cli/code0_declared.sh).
  * Adversarial variants, after KernelBench's reward hacks (each must fail its entries with a
  * note naming what it did; tests/cli/plugin_mutants.sh):
  *   STALE            returns its previous call's outputs when the output count repeats (kept
@@ -31,7 +35,10 @@
  *                    exit code, never 1);
  *   HELPER           forks a helper process that outlives the call by 60 s (its pid goes to
  *                    $A4W4_TEST_HELPER_PIDFILE), then takes 0.3 s: the helper must hold
- *                    neither the --out lock nor the results descriptor;
+ *                    neither the --out lock nor the results descriptor. It leaves the call's
+ *                    process group (setsid, a daemon) unless $A4W4_TEST_HELPER_MODE is
+ *                    "group" (a plain forked helper, killed with the isolated call) or
+ *                    "group-hang" (the same, and the call then hangs: a timed-out call);
  *   DROP_KTAIL       the selftest mutant mut-drop-kblock as a plugin: the K loop, unrolled
  *                    by 8 blocks (256 elements), has a tail loop one block short, so the last
  *                    32-block of K is dropped whenever K % 256 != 0 (docs/forensics.md walks
@@ -93,6 +100,12 @@ static a4w4_plugin_gemm_args side_args;
 #define PLUGIN_NAME "helper-plugin (leaves a helper process running)"
 #elif defined(DROP_KTAIL)
 #define PLUGIN_NAME "droptail-plugin (drops the last K block when K % 256 != 0)"
+#elif defined(NO_WRITE_K256)
+#define PLUGIN_NAME "nowrite-plugin (writes nothing when K % 256 != 0)"
+#elif defined(ZERO_OUT)
+#define PLUGIN_NAME "zero-out-plugin (+0 everywhere, declares bounded(65536))"
+#elif defined(NEGATE_OUT)
+#define PLUGIN_NAME "negate-plugin (every output negated, declares bounded(65536))"
 #else
 #define PLUGIN_NAME "ref-plugin"
 #endif
@@ -101,6 +114,8 @@ static a4w4_plugin_gemm_args side_args;
  * (contracts §4.2: tree(split=1) is ordered(1)). */
 #ifdef TREE_CONTRACT
 #define PLUGIN_CONTRACT "tree(final=rne,combine=chain,split=1,acc=fp32,leaf=32)"
+#elif defined(ZERO_OUT) || defined(NEGATE_OUT)
+#define PLUGIN_CONTRACT "bounded(65536)"
 #else
 #define PLUGIN_CONTRACT "ordered(1)"
 #endif
@@ -144,7 +159,11 @@ static uint16_t dot_ordered1(const a4w4_plugin_gemm_args *a, int (*dec)[256][2],
             dot += (long)p[0] * q[0] + (long)p[1] * q[1];
         }
         /* exact in double (|dot| <= 4608, exponent >= -256); one rounding to fp32 */
+#ifdef READ_CODE0_126 /* E8M0 code 0 read as 2^-126, as code 1 (contracts §1) */
+        float v = (float)ldexp((double)dot, (sa[b] ? sa[b] : 1) + (sw[b] ? sw[b] : 1) - 256);
+#else
         float v = (float)ldexp((double)dot, (int)sa[b] + (int)sw[b] - 256);
+#endif
         total += v;
     }
     return bf16_rne(total);
@@ -196,6 +215,12 @@ static int compute(void *state, const a4w4_plugin_gemm_args *a)
             if (m == 0)
                 v = (uint16_t)(v + 1u);
 #endif
+#ifdef ZERO_OUT
+            v = 0;
+#endif
+#ifdef NEGATE_OUT
+            v ^= 0x8000u;
+#endif
             a->y[i * a->ncols + j] = v;
         }
     }
@@ -231,9 +256,11 @@ static void *side_main(void *v)
 /* A helper process that outlives the call (a daemon a real library might start). */
 static void spawn_helper(void)
 {
+    const char *mode = getenv("A4W4_TEST_HELPER_MODE");
     pid_t p = fork();
     if (p == 0) {
-        setsid();
+        if (!mode || strncmp(mode, "group", 5))
+            setsid();
         for (int i = 0; i < 600; i++)
             usleep(100000);
         _exit(0);
@@ -262,6 +289,10 @@ static int adversary(void *state, const a4w4_plugin_gemm_args *a)
     side_started = pthread_create(&side, NULL, side_main, NULL) == 0;
     return side_started ? 0 : -1;
 #else
+#ifdef NO_WRITE_K256
+    if (a->K % 256)
+        return 0;
+#endif
     int rc = compute(state, a);
     if (rc)
         return rc;
@@ -294,6 +325,9 @@ static int adversary(void *state, const a4w4_plugin_gemm_args *a)
 #ifdef HELPER
     spawn_helper();
     usleep(300000); /* a slow call: a test can kill the harness in the middle of a run */
+    const char *mode = getenv("A4W4_TEST_HELPER_MODE");
+    for (int i = 0; mode && !strcmp(mode, "group-hang") && i < 600; i++)
+        usleep(100000);
 #endif
     return 0;
 }
@@ -358,3 +392,10 @@ A4W4_PLUGIN_EXPORT const a4w4_plugin_info *a4w4_plugin_query(void)
 #endif
     return &info;
 }
+
+#ifdef DECLARE_CODE0 /* the optional declaration of the E8M0 code-0 reading (contracts §1) */
+A4W4_PLUGIN_EXPORT const char *a4w4_plugin_e8m0_code0(void)
+{
+    return DECLARE_CODE0;
+}
+#endif

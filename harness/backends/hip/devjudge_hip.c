@@ -1,6 +1,7 @@
 /* devjudge_hip.c — the device judge of engine/devjudge.h over the GPU judge of
  * ref/gpu/a4w4_judge_gpu.h (GPU builds only). One case at a time: its row-major operands are
- * uploaded once and shared by every HIP backend of the process; the ASM layouts the backends
+ * uploaded once and shared by every HIP backend of the process, into device buffers kept
+ * from case to case; the ASM layouts the backends
  * read come from the host's reference (the scales, small) and from the judge's preshuffle
  * (the weight, as large as W); the judge computes the expected outputs of the contracts the
  * selected backends keep, and every backend's outputs are compared on the device. The
@@ -15,12 +16,45 @@
 #include "fsutil.h"
 #include "registry.h"
 
-/* Device buffers of the open case. */
+/* The device buffers, kept from case to case and grown when a larger case comes: a device
+ * allocation (and the synchronising free) per case or per entry costs more than a small
+ * case's kernels. */
+enum { BUF_A, BUF_AS, BUF_W, BUF_WS, BUF_ASH, BUF_WSH, BUF_WSW, BUF_X, BUF_Y, BUF_Y2, BUF_WORK,
+       BUF_OUT0, BUF_OUT1, BUF_OUT2, NBUFS };
+
+typedef struct {
+    void *p;
+    size_t cap;
+} dev_buf;
+
+static dev_buf g_bufs[NBUFS];
+
+/* Buffer i with at least n bytes (its contents undefined), or NULL (out of device memory). */
+static void *buf_get(int i, size_t n, int *rc)
+{
+    dev_buf *b = &g_bufs[i];
+    n = n ? n : 1;
+    if (b->p && b->cap >= n)
+        return b->p;
+    a4w4_gpu_free(b->p);
+    b->p = NULL;
+    b->cap = 0;
+    size_t cap = n < 4096 ? 4096 : n + n / 4; /* a little room: shapes vary by a few rows */
+    if ((*rc = a4w4_gpu_malloc(&b->p, cap)) != A4W4_GPU_OK) {
+        b->p = NULL;
+        return NULL;
+    }
+    b->cap = cap;
+    return b->p;
+}
+
+/* Device buffers of the open case (views of g_bufs). */
 typedef struct {
     const a4w4_case_data *d;
     void *a, *as, *w, *ws, *ash, *wsh, *wsw, *x;
     uint16_t *y, *y2;
-    void *work; /* fp32 [M, N]: a deterministic split-K kernel's accumulator */
+    void *work; /* fp32: a deterministic split-K kernel's accumulator or partials */
+    size_t work_bytes;
     a4w4j_case *jc;
     a4w4_devneeds need;
     unsigned ash_version;    /* d->version of the uploaded a_scale_shuffled */
@@ -38,9 +72,11 @@ static int dj_err(char *why, size_t whylen, const char *what, int rc)
     return rc ? rc : 1;
 }
 
-static int upload(void **dst, const void *src, size_t n)
+/* Host bytes src[0, n) into buffer i; *dst its device address. */
+static int upload(int i, void **dst, const void *src, size_t n)
 {
-    int rc = a4w4_gpu_malloc(dst, n ? n : 1);
+    int rc = A4W4_GPU_OK;
+    *dst = buf_get(i, n, &rc);
     if (rc == A4W4_GPU_OK && n)
         rc = a4w4_gpu_memcpy_h2d(*dst, src, n);
     return rc;
@@ -49,10 +85,7 @@ static int upload(void **dst, const void *src, size_t n)
 static void dj_close(void *self)
 {
     dj_state *s = self;
-    void *bufs[] = {s->a, s->as, s->w, s->ws, s->ash, s->wsh, s->wsw, s->x, s->y, s->y2, s->work};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        a4w4_gpu_free(bufs[i]);
-    a4w4j_close(s->jc);
+    a4w4j_close(s->jc); /* the buffers stay in g_bufs for the next case */
     char keep[256];
     memcpy(keep, s->describe, sizeof keep);
     memset(s, 0, sizeof *s);
@@ -69,20 +102,20 @@ static int dj_open(void *self, const a4w4_case *c, const a4w4_case_data *d,
     s->d = d;
     s->need = *need;
     const size_t M = d->M, N = d->N, K = d->K;
-    int rc = upload(&s->a, d->a_fp4.data, M * K / 2);
+    int rc = upload(BUF_A, &s->a, d->a_fp4.data, M * K / 2);
     if (!rc)
-        rc = upload(&s->as, d->a_scale.data, M * K / 32);
+        rc = upload(BUF_AS, &s->as, d->a_scale.data, M * K / 32);
     if (!rc)
-        rc = upload(&s->w, d->w_fp4.data, N * K / 2);
+        rc = upload(BUF_W, &s->w, d->w_fp4.data, N * K / 2);
     if (!rc)
-        rc = upload(&s->ws, d->w_scale.data, N * K / 32);
+        rc = upload(BUF_WS, &s->ws, d->w_scale.data, N * K / 32);
     if (!rc && d->a_scale_shuffled.data)
-        rc = upload(&s->ash, d->a_scale_shuffled.data, d->a_scale_shuffled.len);
+        rc = upload(BUF_ASH, &s->ash, d->a_scale_shuffled.data, d->a_scale_shuffled.len);
     s->ash_version = d->version;
     if (!rc && d->w_scale_swizzled.data)
-        rc = upload(&s->wsw, d->w_scale_swizzled.data, d->w_scale_swizzled.len);
+        rc = upload(BUF_WSW, &s->wsw, d->w_scale_swizzled.data, d->w_scale_swizzled.len);
     if (!rc && d->w_fp4_shuffled.data) { /* the judge's §3.1 preshuffle of the whole W */
-        rc = a4w4_gpu_malloc(&s->wsh, N * K / 2);
+        s->wsh = buf_get(BUF_WSH, N * K / 2, &rc);
         if (!rc && a4w4j_preshuffle(s->w, N, K, s->wsh))
             return dj_err(why, whylen, "GPU judge preshuffle", 1);
     }
@@ -230,21 +263,28 @@ static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int
     dj_state *s = self;
     const size_t n = s->d->M * s->d->N;
     uint16_t **yp = variant ? &s->y2 : &s->y;
-    int rc = *yp ? A4W4_GPU_OK : a4w4_gpu_malloc((void **)yp, n * 2);
+    int rc = A4W4_GPU_OK;
+    if (!*yp)
+        *yp = buf_get(variant ? BUF_Y2 : BUF_Y, n * 2, &rc);
     if (!rc)
         rc = sync_ash(s);
     if (rc)
         return dj_err(why, whylen, "GPU output buffer", rc);
     if (a4w4j_fill16(*yp, n, A4W4_POISON_BF16))
         return dj_err(why, whylen, "GPU output poison", 1);
-    if (!rc && b->split > 1 && !is_bounded(b) && !s->work)
-        rc = a4w4_gpu_malloc(&s->work, n * 4);
+    if (b->split > 1 && !is_bounded(b)) { /* as large as either kernel family wants */
+        size_t need = a4w4_gpu_gemm_workspace_bytes(s->d->M, s->d->N, s->d->K, b->split,
+                                                    A4W4_GPU_SPLIT_ORDERED);
+        need = need > n * 4 ? need : n * 4;
+        if (s->work_bytes < need && (s->work = buf_get(BUF_WORK, need, &rc)))
+            s->work_bytes = need;
+    }
     if (rc)
         return dj_err(why, whylen, "GPU split-K workspace", rc);
     a4w4_dev_tensors t;
     tensors_of(s, *yp, &t);
     t.workspace = s->work;
-    t.workspace_bytes = s->work ? n * 4 : 0;
+    t.workspace_bytes = s->work ? s->work_bytes : 0;
     double t0 = a4w4_now();
     *brc = b->type->run_device(b->ctx, a, &t);
     const double run_ms = (a4w4_now() - t0) * 1e3;
@@ -317,15 +357,13 @@ static int dj_layouts(void *self, const a4w4_backend *b, const a4w4_case_data *d
     int rc = sync_ash(s);
     for (int i = 0; i < 3 && !rc; i++)
         if (ref[i])
-            rc = a4w4_gpu_malloc(&t.out[i], len[i]);
+            t.out[i] = buf_get(BUF_OUT0 + i, len[i], &rc);
     if (!rc) {
         *brc = b->type->layouts_device(b->ctx, d, &t, why, whylen);
         for (int i = 0; i < 3 && !rc && *brc == A4W4_OK; i++)
             if (ref[i])
                 rc = bytes_into(t.out[i], ref[i], len[i], NULL, 0, (size_t)i, out);
     }
-    for (int i = 0; i < 3; i++)
-        a4w4_gpu_free(t.out[i]);
     return rc ? dj_err(why, whylen, "GPU layouts", rc) : 0;
 }
 
@@ -337,12 +375,12 @@ static int dj_quantize(void *self, const a4w4_backend *b, const a4w4_case *c,
     const size_t M = d->M, K = d->K;
     a4w4_dev_tensors t;
     memset(out, 0, sizeof *out);
-    int rc = s->x ? A4W4_GPU_OK : upload(&s->x, d->x, M * K * 2);
+    int rc = s->x ? A4W4_GPU_OK : upload(BUF_X, &s->x, d->x, M * K * 2);
     tensors_of(s, NULL, &t);
     if (!rc)
-        rc = a4w4_gpu_malloc(&t.out[0], M * K / 2);
+        t.out[0] = buf_get(BUF_OUT0, M * K / 2, &rc);
     if (!rc)
-        rc = a4w4_gpu_malloc(&t.out[1], M * K / 32);
+        t.out[1] = buf_get(BUF_OUT1, M * K / 32, &rc);
     if (!rc) {
         *brc = b->type->quantize_device(b->ctx, d, (int)c->mode, &t, why, whylen);
         /* codes of a NaN block are unspecified (contracts §2 step 4): skipped */
@@ -351,8 +389,6 @@ static int dj_quantize(void *self, const a4w4_backend *b, const a4w4_case *c,
         if (!rc && *brc == A4W4_OK)
             rc = bytes_into(t.out[1], s->as, M * K / 32, NULL, 0, 1, out);
     }
-    a4w4_gpu_free(t.out[0]);
-    a4w4_gpu_free(t.out[1]);
     return rc ? dj_err(why, whylen, "GPU quantizer", rc) : 0;
 }
 

@@ -53,38 +53,46 @@ static int status_of(int gpu_rc, char *why, size_t whylen)
 /* ---- device copies of a case's operands ------------------------------------------------
  * One case runs through many HIP backends and pad variants: each operand is uploaded once
  * per case (and a_scale_shuffled again after each refill), keyed by (host pointer, length,
- * case serial, data version). The runner is single-threaded. */
+ * case serial, data version). The device buffers are kept from case to case (grown when a
+ * larger one comes): an allocation and its synchronising free per case cost more than a
+ * small case's kernels. The runner is single-threaded. */
 enum { SLOT_A, SLOT_AS, SLOT_W, SLOT_WS, SLOT_ASH, SLOT_WSH, SLOT_WSW, SLOT_Y, NSLOTS };
 
 static struct {
     const void *host;
-    size_t len;
+    size_t len, cap;
     unsigned long serial;
     unsigned version;
+    int valid; /* holds host's bytes of that serial and version */
     void *dev;
 } cache[NSLOTS];
 
 static void *dev_get(int slot, const void *host, size_t len, const a4w4_case_data *d, int upload,
                      int *rc)
 {
-    if (cache[slot].dev && cache[slot].host == host && cache[slot].len == len &&
+    if (cache[slot].valid && cache[slot].host == host && cache[slot].len == len &&
         cache[slot].serial == d->serial && cache[slot].version == d->version)
         return cache[slot].dev;
-    a4w4_gpu_free(cache[slot].dev);
-    cache[slot].dev = NULL;
-    void *p = NULL;
-    *rc = a4w4_gpu_malloc(&p, len ? len : 1);
-    if (*rc == A4W4_GPU_OK && upload)
-        *rc = a4w4_gpu_memcpy_h2d(p, host, len);
-    if (*rc != A4W4_GPU_OK) {
-        a4w4_gpu_free(p);
-        return NULL;
+    cache[slot].valid = 0;
+    if (!cache[slot].dev || cache[slot].cap < len) {
+        a4w4_gpu_free(cache[slot].dev);
+        cache[slot].dev = NULL;
+        cache[slot].cap = 0;
+        size_t cap = len < 4096 ? 4096 : len + len / 4;
+        if ((*rc = a4w4_gpu_malloc(&cache[slot].dev, cap)) != A4W4_GPU_OK) {
+            cache[slot].dev = NULL;
+            return NULL;
+        }
+        cache[slot].cap = cap;
     }
+    void *p = cache[slot].dev;
+    if (upload && len && (*rc = a4w4_gpu_memcpy_h2d(p, host, len)) != A4W4_GPU_OK)
+        return NULL;
     cache[slot].host = host;
     cache[slot].len = len;
     cache[slot].serial = d->serial;
     cache[slot].version = d->version;
-    cache[slot].dev = p;
+    cache[slot].valid = 1;
     return p;
 }
 
@@ -144,6 +152,12 @@ typedef struct {
     a4w4_tuned_table tuned;
     a4w4_kernel_table kernels;
     int have_tables;
+    /* dispatch: the last shape's pick (the pad variants and the next cases of one shape ask
+     * again; the route's heuristic costs more than a small case's kernel) */
+    size_t memo_mnk[3];
+    int memo_rc, memo_tile, memo_mode;
+    unsigned memo_splits;
+    char memo_why[512];
 } asm_ctx;
 
 static int asm_open(const char *tile_name, unsigned splits, int mode, int engine, void **ctx,
@@ -185,10 +199,12 @@ static void asm_release(void *ctx)
     free(c);
 }
 
+static int asm_route(const asm_ctx *c, const a4w4_run_args *a, int *tile, unsigned *splits,
+                     int *mode);
+
 /* The tile, splits and split mode of this case: the context's, or AITER's dispatch pick
- * (contracts §5). A4W4_OK, or A4W4_EUNSUPPORTED with a->why. */
-static int asm_pick(const asm_ctx *c, const a4w4_run_args *a, int *tile, unsigned *splits,
-                    int *mode)
+ * (asm_route, remembered for the last shape). A4W4_OK, or A4W4_EUNSUPPORTED with a->why. */
+static int asm_pick(asm_ctx *c, const a4w4_run_args *a, int *tile, unsigned *splits, int *mode)
 {
     const a4w4_case_data *d = a->d;
     *tile = c->tile;
@@ -196,6 +212,28 @@ static int asm_pick(const asm_ctx *c, const a4w4_run_args *a, int *tile, unsigne
     *mode = c->split_mode;
     if (c->tile >= 0)
         return A4W4_OK;
+    if (c->memo_mnk[0] != d->M || c->memo_mnk[1] != d->N || c->memo_mnk[2] != d->K) {
+        char why[512] = "";
+        a4w4_run_args b = *a;
+        b.why = why;
+        b.whylen = sizeof why;
+        c->memo_rc = asm_route(c, &b, &c->memo_tile, &c->memo_splits, &c->memo_mode);
+        memcpy(c->memo_why, why, sizeof why);
+        c->memo_mnk[0] = d->M, c->memo_mnk[1] = d->N, c->memo_mnk[2] = d->K;
+    }
+    *tile = c->memo_tile;
+    *splits = c->memo_splits;
+    *mode = c->memo_mode;
+    if (c->memo_rc != A4W4_OK)
+        snprintf(a->why, a->whylen, "%s", c->memo_why);
+    return c->memo_rc;
+}
+
+/* AITER's dispatch pick for the case's shape (contracts §5). */
+static int asm_route(const asm_ctx *c, const a4w4_run_args *a, int *tile, unsigned *splits,
+                     int *mode)
+{
+    const a4w4_case_data *d = a->d;
     a4w4_heur_params p = {"gfx950", 256, 0, 1};
     a4w4_route r;
     char err[256];

@@ -6,7 +6,8 @@ would be. Each scenario writes OUT_DIR/<scenario>.safetensors:
 
   declared      ordered(1) kernel declaring a4w4_contract = "ordered(1)", wide operands
   user          the same kernel declaring nothing, the user giving capture(contracts=...)
-                a contract file holding "ordered(1)"
+                a contract file holding "ordered(1)" ($A4W4_TEST_CONTRACT_FILE when set: a
+                file `a4w4check discover` wrote)
   outside       the same kernel declaring nothing, wide operands (outside the exact regime;
                 the kernel's y differs from y_exact there: checked here, else exit 1)
   wrong         declaring nothing, exact-regime operands, one output one ULP off (an output
@@ -98,9 +99,10 @@ def main(ops_dir, out, scenarios):
             kernel.a4w4_contract = "ordered(1)"
             one_call(wide, kernel, path)
         elif s == "user":
-            cfile = os.path.join(out, "discovered.txt")
-            with open(cfile, "w") as f:
-                f.write("ordered(1)\n")
+            cfile = os.environ.get("A4W4_TEST_CONTRACT_FILE") or os.path.join(out, "discovered.txt")
+            if cfile == os.path.join(out, "discovered.txt"):
+                with open(cfile, "w") as f:
+                    f.write("ordered(1)\n")
             one_call(wide, ordered1, path, {"aiter.gemm_afp4wfp4": cfile})
         elif s == "outside":
             y = one_call(wide, ordered1, path)

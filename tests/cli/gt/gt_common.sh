@@ -2,7 +2,10 @@
 # tests/plugins/gt/ (one plugin per known accumulation order, true and mis-declared builds),
 # the pre-merge cases they are run on, and what their results must say. Source it after
 # setting CLI, SRC and WORK.
-GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27"
+GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz"
+# the kernels whose trees discover reveals at one shape (tests/cli/discover_gt.sh); tiles256's
+# tile=256 equals ordered(ceil(K/256)) at any one K, so one shape cannot tell them apart
+GT_DISCOVERABLE="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 f64 f128 f64rz f128rz"
 GT_PLUGINS=$(dirname "$CLI")/plugins
 
 # gt_backends SUFFIX: "plugin:.../liba4w4_gt_<k>SUFFIX_plugin.so,..." for every kernel
@@ -117,11 +120,11 @@ PY
 # plugin, exit 1 expected; "true": the true declarations (gt_contract_args), exit 0 expected.
 # Every kernel reads E8M0 code 0 as 2^-127, and the run states it (contracts §1: otherwise a
 # code-0 case matching only that reading is ambiguous, never a pass).
-# gt_premerge_small OUT: cases/premerge.csv without its cases over 2^30 MACs (every regime and
-# shape family stays; the 8 scalar ground-truth kernels spend most of a whole-set run computing
+# gt_premerge_small OUT [MACS]: cases/premerge.csv without its cases over 2^30 (or MACS) MACs (every regime and
+# shape family stays; the scalar ground-truth kernels spend most of a whole-set run computing
 # the large ones). A4W4_GT_FULL=1 runs take the whole set instead.
 gt_premerge_small() {
-  awk -F, '/^#/ || $1 == "name" { print; next } ($2 * $3 * $4) <= 1073741824' \
+  awk -F, -v lim="${2:-1073741824}" '/^#/ || $1 == "name" { print; next } ($2 * $3 * $4) <= lim' \
     "$SRC/cases/premerge.csv" > "$1"
 }
 
@@ -144,4 +147,40 @@ gt_run() {
     return 1
   fi
   gt_judge "$WORK/out" "$mode"
+}
+
+# gt_discover_all DIR SHAPE: `discover` on the ordered(1) build of every kernel of
+# $GT_DISCOVERABLE at SHAPE, each contract written to DIR/<kernel>.txt (the file discover
+# writes, its comment line included). Returns 1 with one line when a discovery fails.
+gt_discover_all() {
+  local dir=$1 shape=$2 k
+  mkdir -p "$dir"
+  for k in $GT_DISCOVERABLE; do
+    "$CLI" discover --backend "plugin:$GT_PLUGINS/liba4w4_gt_${k}_mis_plugin.so" --shapes "$shape" \
+      --out "$dir/$k.txt" --quiet --no-evidence > "$dir/$k.log" 2>&1 \
+      || { echo "gt: discover gt-$k at $shape: exit $? ($(cat "$dir/$k.log"))"; return 1; }
+  done
+}
+
+# The discoverable kernels whose order does not change with K: the contract found at one
+# shape holds at every K (splits cuts at 160 and 1056 only when K > 1056).
+GT_SHAPE_FREE="desc pairwise fuse2 fuse4 leaf16 rz tc27 il2 il8 rr4 f64 f128 f64rz f128rz"
+
+# gt_run_discovered DIR RUN_ARGS...: `a4w4check run RUN_ARGS` with the ordered(1) build of every
+# kernel of $GT_SHAPE_FREE, each judged by the contract discover wrote to DIR/<kernel>.txt
+# (--contract B=FILE); exit 0 and gt_judge's "true" checks over those kernels expected.
+gt_run_discovered() {
+  local dir=$1 list="" args=() k lib rc; shift
+  for k in $GT_SHAPE_FREE; do
+    lib="plugin:$GT_PLUGINS/liba4w4_gt_${k}_mis_plugin.so"
+    list="$list,$lib"
+    args+=(--contract "$lib=$dir/$k.txt")
+  done
+  set +e
+  "$CLI" run "$@" --backend "${list#,}" "${args[@]}" --e8m0-code0 2^-127 --quiet \
+    --out "$WORK/out" > "$WORK/log" 2>&1
+  rc=$?
+  set -e
+  GT_KERNELS=$GT_SHAPE_FREE gt_judge "$WORK/out" true || rc=1
+  [ $rc -eq 0 ] || { echo "gt: run $* under the discovered contracts: exit $rc: $(head -c 2000 "$WORK/log")"; return 1; }
 }

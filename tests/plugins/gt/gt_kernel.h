@@ -57,7 +57,7 @@ static int gt_elem(const uint8_t *row, size_t k)
  * exact dot times both block scales, rounded once to fp32 RNE. The dot is an integer below
  * 2^13 in units of 2^(sa+sw-256) (products of twice-values are 4 * a * b), so the double is
  * exact and the cast rounds once. */
-static float gt_leaf(const gt_output *o, size_t k0, size_t len)
+__attribute__((unused)) static float gt_leaf(const gt_output *o, size_t k0, size_t len)
 {
     long dot = 0;
     for (size_t k = k0; k < k0 + len; k++)

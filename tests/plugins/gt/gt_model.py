@@ -18,6 +18,10 @@ KERNELS = {
     "desc": {"order": "desc"}, "pairwise": {"reduce": "pairwise"}, "fuse2": {"fuse": 2},
     "fuse4": {"fuse": 4}, "splits": {"split": [160, 1056]}, "leaf16": {"leaf": 16},
     "rz": {"round": "rz"}, "tc27": {"fuse": 4, "prec": 27, "round": "rz"},
+    "il2": {"lanes": 2}, "il8": {"lanes": 8, "lanecomb": "pairwise"},
+    "rr4": {"lanes": 4, "chunk": 256}, "tiles256": {"tile": 256},
+    "f64": {"leaf": 64}, "f128": {"leaf": 128}, "f64rz": {"leaf": 64, "lround": "rz"},
+    "f128rz": {"leaf": 128, "lround": "rz"},
 }
 INF = Q(2) ** 1000  # stands for fp32 overflow under RNE
 
@@ -74,30 +78,53 @@ def node(inputs, t):
     return fp32(sum(inputs, Q(0)), t["round"])
 
 
+def reduce_pairwise(v, t):
+    while len(v) > 1:
+        v = [node(v[i:i + 2], t) if i + 1 < len(v) else v[i] for i in range(0, len(v), 2)]
+    return v[0]
+
+
+def lane_value(a, w, sa, sw, chunks, t):
+    """One lane (rule 1a; the whole split when lanes = 1): its chunks' leaves, each the exact
+    sum of its products rounded once (lround), reduced by the split's rules."""
+    leaves = []
+    for c0, c1 in chunks:
+        for k0 in range(c0, c1, t["leaf"]):
+            ex = sum(twice(a[k]) * twice(w[k]) * Q(2) ** (sa[k // 32] + sw[k // 32] - 256)
+                     for k in range(k0, min(k0 + t["leaf"], c1)))
+            leaves.append(fp32(ex, t["lround"]))
+    if t["order"] == "desc":
+        leaves.reverse()
+    groups = [leaves[i:i + t["fuse"]] for i in range(0, len(leaves), t["fuse"])]
+    if t["reduce"] == "chain":
+        acc = Q(0)
+        for g in groups:
+            acc = node([acc] + g, t)
+        return acc
+    return reduce_pairwise([node(g, t) for g in groups], t)
+
+
 def model(a, w, sa, sw, K, keys):
     t = {"leaf": 32, "order": "asc", "fuse": 1, "reduce": "chain", "prec": 0, "round": "rne",
-         "split": []}
+         "split": [], "lround": "rne", "lanes": 1, "chunk": 32, "lanecomb": "chain", "tile": 0}
     t.update(keys)
-    bounds = [0] + t["split"] + [K]
+    bounds = ([0] + t["split"] + [K]) if not t["tile"] else list(range(0, K, t["tile"])) + [K]
     total = Q(0)
     for s in range(len(bounds) - 1):
         lo, hi = min(bounds[s], K), min(bounds[s + 1], K)
-        leaves = []
-        for k0 in range(lo, hi, t["leaf"]):
-            dot = sum(twice(a[k]) * twice(w[k]) for k in range(k0, k0 + t["leaf"]))
-            leaves.append(fp32(dot * Q(2) ** (sa[k0 // 32] + sw[k0 // 32] - 256)))
-        if t["order"] == "desc":
-            leaves.reverse()
-        groups = [leaves[i:i + t["fuse"]] for i in range(0, len(leaves), t["fuse"])]
-        if t["reduce"] == "chain":
-            acc = Q(0)
-            for g in groups:
-                acc = node([acc] + g, t)
+        if t["lanes"] == 1:
+            acc = lane_value(a, w, sa, sw, [(lo, hi)], t)
         else:
-            v = [node(g, t) for g in groups]
-            while len(v) > 1:
-                v = [node(v[i:i + 2], t) if i + 1 < len(v) else v[i] for i in range(0, len(v), 2)]
-            acc = v[0] if v else Q(0)
+            C, L = t["chunk"], t["lanes"]
+            lanes = [[(c0, min(c0 + C, hi)) for c0 in range(lo + l * C, hi, L * C)]
+                     for l in range(L)]
+            vals = [lane_value(a, w, sa, sw, ch, t) for ch in lanes if ch]
+            if t["lanecomb"] == "chain":
+                acc = Q(0)
+                for v in vals:
+                    acc = node([acc, v], t)
+            else:
+                acc = reduce_pairwise(vals, t)
         total = node([total, acc], t)
     return bf16_bits(total)
 

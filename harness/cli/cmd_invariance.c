@@ -1,0 +1,413 @@
+/* cmd_invariance.c — `a4w4check invariance`: batch invariance predicted from the tables
+ * (engine/invariance.h): for each (N, K) of a tuned table, a case file or a shape list, and
+ * every M the dispatch chain distinguishes, whether row i of an M-row batch gets the bits it
+ * gets at M = 1, and the cause where it does not (contracts §5 dispatch, §6 layer policy,
+ * §4.1 contracts). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a4w4check.h"
+#include "casefile.h"
+#include "invariance_measure.h"
+#include "invariance_render.h"
+#include "mutants.h"
+#include "options.h"
+#include "registry.h"
+#include "shapelist.h"
+
+#define MAX_TUNED 16
+#define TUNED_DSV3 "cases/aiter/dsv3_a4w4_blockscale_tuned_gemm.csv"
+#define MEASURE_M_DEFAULT "1,2,16,17,32,33,64,65,128,129,256,257"
+#define MAX_MEASURE_M 64
+
+static const char inv_usage[] =
+    "usage: a4w4check invariance [options]\n"
+    "\n"
+    "Predicts, on the CPU from the tables alone, whether row i of an M-row batch gets the\n"
+    "bits it gets computed alone (M = 1), for each (N, K) and every M the dispatch chain\n"
+    "distinguishes: a framework switch given as data (--switch), SGLang's layer policy\n"
+    "(contracts §6), AITER's route (contracts §5: each padded-M bucket edge and the M past\n"
+    "it, each heuristic tile change). A row's bits change with M exactly where the contract\n"
+    "of the path that computes it changes: an ASM kernel at one split keeps ordered(1), at\n"
+    "more splits it adds bf16 partials with atomics (nondeterministic); CK kernels, Triton\n"
+    "layers and switch paths take the contract declared for them, else none (unknown).\n"
+    "Pairs: every (N, K) of each --tuned table (default AITER's two tuned CSVs, one map\n"
+    "each), or of --cases / --shapes routed with the tuned tables merged.\n"
+    "\n"
+    "--measure BACKEND measures instead, at each M of --m for each pair of --cases or\n"
+    "--shapes: the batch twice (a repeat), rows 0, M/2 and M-1 alone, the batch reversed,\n"
+    "every output compared bit for bit; invariant, variant (rows, outputs, max ULP) or\n"
+    "nondeterministic, checked against the prediction of the backend's declared contract\n"
+    "and, with --follows-dispatch, against the tables' prediction (a disagreement fails).\n"
+    "\n"
+    "options:\n";
+
+typedef struct {
+    const char *tuned_v[MAX_TUNED];
+    a4w4_opt_strings tuned;
+    const char *kernels, *cases, *shapes, *kind_name;
+    a4w4_inv_setup setup;
+    int m_max, format, verbose;
+    const char *measure, *mlist;
+    int follows_dispatch;
+    int m[MAX_MEASURE_M], nm;
+} inv_opts;
+
+static int cb_switch(const a4w4_option *opt, void *field, const char *value, char *err,
+                     size_t errlen)
+{
+    (void)opt;
+    return a4w4_inv_switch_parse(field, value, err, errlen) ? -1 : 0;
+}
+
+static int cb_contract(const a4w4_option *opt, void *field, const char *value, char *err,
+                       size_t errlen)
+{
+    a4w4_inv_contract *c = field;
+    char why[256];
+    if (a4w4_contract_parse(value, &c->c, why, sizeof why)) {
+        snprintf(err, errlen, "--%s: %s", opt->name, why);
+        return -1;
+    }
+    c->declared = 1;
+    return 0;
+}
+
+static const char *const inv_formats[] = {"text", "json", "markdown", "html", NULL};
+
+static const a4w4_option inv_options[] = {
+    OPT_STRINGS("tuned", inv_opts, tuned, "CSV",
+                "tuned table, one map each (repeat; default " A4W4_TUNED_TABLE_DEFAULT "\n"
+                "and " TUNED_DSV3 ")"),
+    OPT_STRING("kernels", inv_opts, kernels, "CSV",
+               "ASM kernel table (default " A4W4_KERNEL_TABLE_DEFAULT ")"),
+    OPT_STRING("cases", inv_opts, cases, "FILE", "the (N, K) pairs of a case file"),
+    OPT_STRING("shapes", inv_opts, shapes, "FILE",
+               "the (N, K) pairs of a shape list (a CSV naming M, N, K: a model's layers)"),
+    OPT_CALLBACK("switch", inv_opts, setup, "M:NAME[:CONTRACT]", cb_switch,
+                 "a framework switch: M' <= M runs NAME (e.g. vLLM's 64:triton-preshuffle),\n"
+                 "with CONTRACT when declared; repeat for several"),
+    OPT_CALLBACK("ck-contract", inv_opts, setup.ck, "CONTRACT", cb_contract,
+                 "the contract of every CK kernel (default: none declared)"),
+    OPT_CALLBACK("triton-contract", inv_opts, setup.triton, "CONTRACT", cb_contract,
+                 "the contract of a layer the policy keeps on Triton (default: none)"),
+    OPT_INT("m-max", inv_opts, m_max, "M", 1, A4W4_INV_M_MAX,
+            "the last M predicted (default: the largest tuned M + 1, at least 8193)"),
+    OPT_STRING("gfx", inv_opts, setup.setup.hp.gfx, "ARCH", "device arch (default gfx950)"),
+    OPT_INT("cu", inv_opts, setup.setup.hp.num_cu, "N", 1, 65536, "compute units (default 256)"),
+    OPT_INT("log2-k-split", inv_opts, setup.setup.hp.log2_k_split, "N", -1, 4,
+            "what the heuristic gets (default 0, AITER's Python wrapper)"),
+    OPT_INT("asm-flag", inv_opts, setup.setup.asm_flag, "0|1", 0, 1,
+            "SGLANG_ROCM_USE_AITER_FP4_ASM_GEMM for the policy (default 1)"),
+    OPT_CHOICE("format", inv_opts, format, "F", inv_formats,
+               "text (default), json (one object per pair, then a summary), markdown or\n"
+               "html (the map: (N, K) x M bucket; html one self-contained page)"),
+    OPT_FLAG("verbose", inv_opts, verbose, "text: every run of M of every pair"),
+    OPT_STRING("measure", inv_opts, measure, "BACKEND",
+               "measure this backend (a --backend name, plugin:LIB.so, or a selftest\n"
+               "mutant) on the pairs of --cases or --shapes"),
+    OPT_STRING("m", inv_opts, mlist, "LIST",
+               "the M values measured (default " MEASURE_M_DEFAULT ")"),
+    OPT_FLAG("follows-dispatch", inv_opts, follows_dispatch,
+             "the backend runs the kernel the tables route to: the tables' prediction\n"
+             "must hold too"),
+    OPT_END(),
+};
+
+static const a4w4_command_spec inv_spec = {
+    "invariance", inv_usage, inv_options, NULL,
+    "exit: 0 predicted, or measured as predicted; 1 a measurement disagrees with its\n"
+    "prediction, or the backend crashed or timed out; 2 bad input (malformed table or list, bad switch or contract, usage);\n"
+    "3 no GPU for a GPU backend; 4 the output could not be written; 5 a measurement was\n"
+    "n/a (nothing failed, not everything measured)\n"};
+
+/* Parse argv into o. Returns -1 on success, else an exit code. */
+static int parse_args(int argc, char **argv, inv_opts *o)
+{
+    *o = (inv_opts){.tuned = {o->tuned_v, 0, MAX_TUNED}};
+    o->setup.setup = (a4w4_dispatch_setup)A4W4_DISPATCH_SETUP_DEFAULT;
+    a4w4_args pos;
+    int rc = a4w4_options_parse(&inv_spec, o, argc, argv, &pos);
+    if (rc != A4W4_OPTS_CONTINUE)
+        return rc;
+    const char *why = NULL;
+    if (o->cases && o->shapes)
+        why = "--cases and --shapes exclude each other";
+    else if (o->measure && !o->cases && !o->shapes)
+        why = "--measure needs the pairs of --cases or --shapes";
+    else if (o->format == 3 && !o->cases && !o->shapes && o->tuned.n != 1)
+        why = "--format html makes one page: give one --tuned table, --cases or --shapes";
+    else if ((o->mlist || o->follows_dispatch) && !o->measure)
+        why = "--m and --follows-dispatch apply to --measure only";
+    else if (o->measure && a4w4_parse_int_list(o->mlist ? o->mlist : MEASURE_M_DEFAULT, 1,
+                                               65536, 1, o->m, MAX_MEASURE_M, &o->nm))
+        why = "--m: a comma-separated list of at most 64 M values in 1..65536";
+    else if (!*o->setup.setup.hp.gfx)
+        why = "--gfx is empty";
+    else if (!strcmp(o->setup.setup.hp.gfx, "gfx942"))
+        why = "A4W4 GEMM kernel is not supported on gfx942, but got gfx942! (contracts §5.4)";
+    if (why) {
+        a4w4_errorf("invariance: %s", why);
+        return A4W4_EXIT_BADINPUT;
+    }
+    return -1;
+}
+
+/* ---- plan ----------------------------------------------------------------------------- */
+
+/* Load tuned tables paths[0..n) merged into t. Returns -1, else the exit code. */
+static int load_tuned(const char *const *paths, size_t n, a4w4_tuned_table *t)
+{
+    char err[1024];
+    for (size_t i = 0; i < n; i++)
+        if (a4w4_tuned_load(t, paths[i], err, sizeof err) != A4W4_OK) {
+            a4w4_errorf("invariance: tuned table %s", err);
+            return A4W4_EXIT_BADINPUT;
+        }
+    return -1;
+}
+
+/* The (N, K) pairs of --cases or --shapes into *nk. Returns -1, else the exit code. */
+static int load_pairs(const inv_opts *o, int **nk, size_t *n)
+{
+    char err[1024];
+    int *shapes = NULL;
+    size_t ns = 0;
+    if (o->shapes && a4w4_shapelist_load(o->shapes, &shapes, &ns, err, sizeof err)) {
+        a4w4_errorf("invariance: shapes %s", err);
+        return A4W4_EXIT_BADINPUT;
+    }
+    if (o->cases) {
+        a4w4_case *cs = NULL;
+        if (a4w4_casefile_read(o->cases, &cs, &ns, err, sizeof err) != A4W4_ST_OK) {
+            a4w4_errorf("invariance: %s", err);
+            return A4W4_EXIT_BADINPUT;
+        }
+        shapes = malloc((ns ? ns : 1) * 3 * sizeof *shapes);
+        for (size_t i = 0; shapes && i < ns; i++) {
+            shapes[3 * i] = (int)cs[i].M;
+            shapes[3 * i + 1] = (int)cs[i].N;
+            shapes[3 * i + 2] = (int)cs[i].K;
+        }
+        free(cs);
+    }
+    int rc = shapes ? a4w4_inv_pairs_of_shapes(shapes, ns, nk, n) : A4W4_ENOMEM;
+    free(shapes);
+    if (rc != A4W4_OK) {
+        a4w4_errorf("invariance: out of memory");
+        return A4W4_EXIT_BADINPUT;
+    }
+    return -1;
+}
+
+/* The scan's last M: --m-max, else the largest tuned M + 1 (the M just past the last
+ * bucket), at least 8193 (past getPaddedM's gl 1 cap) and past every switch. */
+static int m_max_of(const inv_opts *o, const a4w4_tuned_table *t)
+{
+    if (o->m_max)
+        return o->m_max;
+    long m = 8193;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->rows[i].M + 1L > m)
+            m = t->rows[i].M + 1L;
+    for (size_t i = 0; i < o->setup.nsw; i++)
+        if (o->setup.sw[i].m_max + 1L > m)
+            m = o->setup.sw[i].m_max + 1L;
+    return m > A4W4_INV_M_MAX ? A4W4_INV_M_MAX : (int)m;
+}
+
+/* ---- run and render ------------------------------------------------------------------- */
+
+/* Predict pairs nk[0..n) with tuned t and print them under title. Returns -1, else the exit
+ * code. */
+static int predict_print(inv_opts *o, const a4w4_tuned_table *t, const a4w4_kernel_table *kt,
+                         const int *nk, size_t n, const char *title)
+{
+    char err[1024];
+    a4w4_inv_prediction p;
+    o->setup.m_max = m_max_of(o, t);
+    int rc = a4w4_inv_predict(t, kt, &o->setup, nk, n, &p, err, sizeof err);
+    int ex = -1;
+    if (rc != A4W4_OK) {
+        a4w4_errorf("invariance: %s: %s", title, err);
+        ex = A4W4_EXIT_BADINPUT;
+    } else {
+        a4w4_inv_view v = {.format = o->format, .verbose = o->verbose, .title = title};
+        if (a4w4_inv_print(&v, &o->setup, &p, stdout))
+            ex = A4W4_EXIT_IO;
+    }
+    a4w4_inv_prediction_free(&p);
+    return ex;
+}
+
+/* One map per tuned table, each table routed alone. */
+static int run_tables(inv_opts *o, const a4w4_kernel_table *kt)
+{
+    int rc = -1;
+    for (size_t i = 0; rc == -1 && i < o->tuned.n; i++) {
+        a4w4_tuned_table t = {0};
+        int *nk = NULL;
+        size_t n = 0;
+        rc = load_tuned(&o->tuned.v[i], 1, &t);
+        if (rc == -1 && a4w4_inv_pairs_of_table(&t, &nk, &n) != A4W4_OK) {
+            a4w4_errorf("invariance: out of memory");
+            rc = A4W4_EXIT_BADINPUT;
+        }
+        if (rc == -1)
+            rc = predict_print(o, &t, kt, nk, n, o->tuned.v[i]);
+        free(nk);
+        a4w4_tuned_free(&t);
+    }
+    return rc;
+}
+
+/* The pairs of --cases or --shapes, routed with the tuned tables merged. */
+static int run_list(inv_opts *o, const a4w4_kernel_table *kt)
+{
+    a4w4_tuned_table t = {0};
+    int *nk = NULL;
+    size_t n = 0;
+    int rc = load_tuned(o->tuned.v, o->tuned.n, &t);
+    if (rc == -1)
+        rc = load_pairs(o, &nk, &n);
+    if (rc == -1)
+        rc = predict_print(o, &t, kt, nk, n, o->cases ? o->cases : o->shapes);
+    free(nk);
+    a4w4_tuned_free(&t);
+    return rc;
+}
+
+/* ---- measure -------------------------------------------------------------------------- */
+
+/* Open --measure: a registered backend, else a selftest mutant. Returns -1, else the exit
+ * code. */
+static int open_measured(const char *spec, a4w4_backend *b)
+{
+    char err[1024];
+    a4w4_hstatus st;
+    const a4w4_backend_type *mt = a4w4_mutant_find(spec);
+    st = mt ? a4w4_backend_open_type(mt, NULL, b, err, sizeof err)
+            : a4w4_backend_open(spec, b, err, sizeof err);
+    if (st == A4W4_ST_OK && !b->type->run) {
+        a4w4_backend_close(b);
+        snprintf(err, sizeof err, "backend %s has no GEMM outputs to measure", spec);
+        st = A4W4_ST_BADINPUT;
+    }
+    if (st != A4W4_ST_OK) {
+        a4w4_errorf("invariance: --measure: %s", err);
+        return st == A4W4_ST_NOGPU ? A4W4_EXIT_NOGPU : A4W4_EXIT_BADINPUT;
+    }
+    return -1;
+}
+
+/* The tables' verdict for M of pair q (its run holding M). */
+static a4w4_inv_verdict table_verdict(const a4w4_inv_pair *q, int M)
+{
+    for (size_t r = 0; r < q->nruns; r++)
+        if (q->runs[r].lo <= M && M <= q->runs[r].hi)
+            return q->runs[r].verdict;
+    return A4W4_INV_UNKNOWN;
+}
+
+/* One pair at every M of --m: a line each. Counts disagreements and n/a. */
+static int measure_pair(const inv_opts *o, a4w4_backend *b, const a4w4_inv_pair *q,
+                        size_t *bad, size_t *na)
+{
+    char err[1024], text[800];
+    for (int i = 0; i < o->nm; i++) {
+        a4w4_inv_measured m;
+        int rc = a4w4_inv_measure(b, (size_t)o->m[i], (size_t)q->N, (size_t)q->K, 1, &m, err,
+                                  sizeof err);
+        if (rc == A4W4_RUN_CRASHED || rc == A4W4_RUN_TIMEOUT) { /* a failed measurement */
+            printf("%s N %d K %d M %d: FAILED: %s\n", b->name, q->N, q->K, o->m[i], err);
+            (*bad)++;
+            continue;
+        }
+        if (rc != A4W4_OK) {
+            a4w4_errorf("invariance: --measure %s: %s", b->name, err);
+            return A4W4_EXIT_BADINPUT;
+        }
+        a4w4_inv_measured_text(&m, text, sizeof text);
+        printf("%s N %d K %d M %d: %s", b->name, q->N, q->K, o->m[i], text);
+        int ok = m.agrees;
+        if (o->follows_dispatch) {
+            a4w4_inv_verdict tv = table_verdict(q, o->m[i]);
+            int tok = a4w4_inv_agrees(tv, m.verdict);
+            printf("; tables predict %s%s", a4w4_inv_verdict_name(tv), tok ? "" : ": DISAGREES");
+            ok &= tok;
+        }
+        printf("\n");
+        *bad += !ok;
+        *na += m.verdict == A4W4_MEAS_NA;
+    }
+    return -1;
+}
+
+/* --measure over the pairs of --cases or --shapes. Returns the exit code. */
+static int run_measure(inv_opts *o, const a4w4_kernel_table *kt)
+{
+    a4w4_tuned_table t = {0};
+    a4w4_backend b;
+    int *nk = NULL;
+    size_t n = 0, bad = 0, na = 0;
+    a4w4_inv_prediction p = {0};
+    char err[1024];
+    int rc = load_tuned(o->tuned.v, o->tuned.n, &t);
+    if (rc == -1)
+        rc = load_pairs(o, &nk, &n);
+    for (int i = 0; i < o->nm; i++)
+        o->m_max = o->m[i] > o->m_max ? o->m[i] : o->m_max;
+    o->setup.m_max = o->m_max;
+    if (rc == -1 && a4w4_inv_predict(&t, kt, &o->setup, nk, n, &p, err, sizeof err)) {
+        a4w4_errorf("invariance: %s", err);
+        rc = A4W4_EXIT_BADINPUT;
+    }
+    if (rc == -1)
+        rc = open_measured(o->measure, &b);
+    int opened = rc == -1;
+    for (size_t i = 0; rc == -1 && i < n; i++)
+        rc = measure_pair(o, &b, &p.pairs[i], &bad, &na);
+    if (rc == -1)
+        printf("%s: %zu measurements, %zu disagree with their prediction or failed, %zu n/a\n",
+               o->measure, n * (size_t)o->nm, bad, na);
+    if (opened)
+        a4w4_backend_close(&b);
+    a4w4_inv_prediction_free(&p);
+    free(nk);
+    a4w4_tuned_free(&t);
+    if (rc != -1)
+        return rc;
+    return bad ? A4W4_EXIT_MISMATCH : na ? A4W4_EXIT_INCOMPLETE : A4W4_EXIT_PASS;
+}
+
+int cmd_invariance(int argc, char **argv)
+{
+    inv_opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc != -1)
+        return rc;
+    char err[1024], b1[4096], b2[4096], b3[4096];
+    if (!o.tuned.n) {
+        o.tuned.v[o.tuned.n++] = a4w4_data_path(A4W4_TUNED_TABLE_DEFAULT, b1, sizeof b1);
+        if (!o.cases && !o.shapes)
+            o.tuned.v[o.tuned.n++] = a4w4_data_path(TUNED_DSV3, b3, sizeof b3);
+    }
+    a4w4_kernel_table kt = {0};
+    const char *kpath = o.kernels ? o.kernels
+                                  : a4w4_data_path(A4W4_KERNEL_TABLE_DEFAULT, b2, sizeof b2);
+    if (a4w4_kernels_load(&kt, kpath, NULL, err, sizeof err) != A4W4_OK) {
+        a4w4_errorf("invariance: kernel table %s", err);
+        return A4W4_EXIT_BADINPUT;
+    }
+    rc = o.measure             ? run_measure(&o, &kt)
+         : o.cases || o.shapes ? run_list(&o, &kt)
+                               : run_tables(&o, &kt);
+    a4w4_kernels_free(&kt);
+    if (fflush(stdout) != 0) {
+        a4w4_errorf("invariance: cannot write the output");
+        return A4W4_EXIT_IO;
+    }
+    return rc == -1 ? A4W4_EXIT_PASS : rc;
+}
+

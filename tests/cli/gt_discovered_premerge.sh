@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Ground truth end to end: every ground-truth kernel whose order does not change with K
+# (gt_common.sh GT_SHAPE_FREE: the earlier orders and the interleaved, round-robin and
+# fused-leaf ones), probed by `discover` through its ordered(1) build at one shape, then run on
+# the pre-merge set judged by the contract file discover wrote (`run --contract B=FILE`): exit 0,
+# every entry passes, every output the run checks judged (docs/contracts.md §4.4). CI runs the
+# set's cases up to 2^26 MACs (110 cases, every regime; the 14 scalar kernels dominate; the
+# same contracts, declared, run on the cases up to 2^30 in gt_declared_premerge, and
+# discover_gt checks the discovered texts equal the declared ones); A4W4_GT_FULL=1 the whole
+# set with `--budget-seconds 10`. Heavy (label `heavy`). Usage: gt_discovered_premerge.sh CLI SRC WORK TOOLS
+set -euo pipefail
+CLI=$1 SRC=$2 WORK=$3
+rm -rf "$WORK" && mkdir -p "$WORK"
+. "$SRC/tests/cli/gt/gt_common.sh"
+GT_DISCOVERABLE=$GT_SHAPE_FREE gt_discover_all "$WORK/found" 32x8x1152
+cd "$SRC"
+if [ "${A4W4_GT_FULL:-0}" = 1 ]; then
+  gt_run_discovered "$WORK/found" --set premerge --budget-seconds 10
+else
+  gt_premerge_small "$WORK/premerge-small.csv" 67108864
+  gt_run_discovered "$WORK/found" --cases "$WORK/premerge-small.csv"
+fi
+echo "gt_discovered_premerge: $(wc -w <<<"$GT_SHAPE_FREE") kernels pass the pre-merge set under the contracts discovered at 32x8x1152"
