@@ -17,6 +17,9 @@
 
 /* Packed Y panels handled by one sweep over X (kept in L2 while X tiles stream past). */
 #define CHUNK_BYTES (1u << 20)
+/* X decoded once for all chunks only up to this many bytes (beyond, writing and re-reading it
+ * through memory costs more than decoding each tile once a chunk in cache). */
+#define X_DECODED_MAX ((size_t)8 << 20)
 /* The general path's lazy carries hold for up to 2^18 blocks (a4w4_fast_kernels contract). */
 #define MAX_FAST_BLOCKS ((size_t)1 << 18)
 /* Largest |dot| of one 32-block in units of its quantum: 32 * 12 * 12 (contracts §4). */
@@ -629,7 +632,7 @@ static int run_job(fast_job *j, const uint8_t *a_fp4, const uint8_t *a_scale,
     j->xs = a_is_x ? N : 1;
     j->ys = a_is_x ? 1 : N;
     int rc = pack_all(j, st->threads);
-    if (rc == A4W4_OK && j->npanels > chunk_panels(j))
+    if (rc == A4W4_OK && j->npanels > chunk_panels(j) && j->nx * j->K <= X_DECODED_MAX)
         alloc_decoded_x(j); /* more than one chunk: decode X once, not once a chunk */
     if (rc == A4W4_OK)
         rc = sweep(j, st->threads, st);
