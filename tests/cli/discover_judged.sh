@@ -9,6 +9,10 @@ set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
 . "$SRC/tests/cli/gt/gt_common.sh"
+# the per-256-K tile kernel is left out: the contract discover finds at one K (ordered(5) at
+# K 1152) is that kernel's order at that K only, and contracts found at one shape are not yet
+# rules of the shape (contracts §4.4)
+GT_KERNELS=$GT_DISCOVERABLE
 fail() { echo "discover_judged: $*"; exit 1; }
 backends="" overrides=()
 for k in $GT_KERNELS; do
