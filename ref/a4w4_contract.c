@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_dispatch.h"
 #include "a4w4_errf.h"
 #include "a4w4_quote.h"
 #include "a4w4_tree.h"
@@ -443,13 +444,19 @@ static void trim(const char **s, size_t *len)
         (*len)--;
 }
 
-/* One predicate s[0..len): M|N|K then an operator and a decimal, or X%D==R. 0 or -1. */
+/* One predicate s[0..len): M|N|K|Mpad then an operator and a decimal, or X%D==R. 0 or -1.
+ * "Mpad" is stored as dim 'P'; s is advanced past the dimension's name. */
 static int parse_pred(const char *s, size_t len, a4w4_shape_pred *p)
 {
     if (len < 3 || (s[0] != 'M' && s[0] != 'N' && s[0] != 'K'))
         return -1;
     p->dim = s[0];
     p->mod = 0;
+    if (len > 4 && !memcmp(s, "Mpad", 4)) { /* the padded-M bucket: s[1] becomes its operator */
+        p->dim = 'P';
+        s += 3;
+        len -= 3;
+    }
     unsigned long long v;
     if (s[1] == '%') {
         const char *eq = NULL;
@@ -522,7 +529,7 @@ static int parse_rule(const char *s, size_t len, unsigned line, a4w4_contract_ru
         if (parse_preds(s + 5, (size_t)(colon - s - 5), r, &bad, &badlen)) {
             char q[64], raw[64];
             snprintf(raw, sizeof raw, "%.*s", (int)(badlen > 60 ? 60 : badlen), bad);
-            return errf(err, errlen, A4W4_EINVAL, "line %u: predicate '%s' is not M|N|K followed by ==, "
+            return errf(err, errlen, A4W4_EINVAL, "line %u: predicate '%s' is not M|N|K|Mpad followed by ==, "
                          "!=, <, <=, >, >= and a decimal, or X%%D==R with 0 <= R < D (at most "
                          "%d per rule)", line, a4w4_quote(raw, q, sizeof q), A4W4_RULE_MAX_PREDS);
         }
@@ -593,9 +600,18 @@ int a4w4_contract_set_parse(const char *text, a4w4_contract_set *set, char *err,
     return A4W4_OK;
 }
 
+/* AITER's getPaddedM(M, ., ., 0) (contracts §5.1): the dispatcher's padded-M bucket; past
+ * A4W4_DIM_MAX the same rule (a multiple of 128). */
+static uint64_t padded_m(size_t M)
+{
+    if (M >= 1 && M <= A4W4_DIM_MAX)
+        return (uint64_t)a4w4_padded_m((int)M, 1, 1, 0);
+    return ((uint64_t)M + 127) / 128 * 128;
+}
+
 static int pred_holds(const a4w4_shape_pred *p, size_t M, size_t N, size_t K)
 {
-    uint64_t x = p->dim == 'M' ? M : p->dim == 'N' ? N : K;
+    uint64_t x = p->dim == 'M' ? M : p->dim == 'N' ? N : p->dim == 'P' ? padded_m(M) : K;
     switch (p->op) {
     case A4W4_PRED_EQ: return x == p->value;
     case A4W4_PRED_NE: return x != p->value;
@@ -632,12 +648,13 @@ int a4w4_contract_set_format(const a4w4_contract_set *set, char *buf, size_t len
         bad |= i ? put(buf, len, &o, "\n") : 0;
         for (size_t k = 0; k < r->npreds && !bad; k++) {
             const a4w4_shape_pred *p = &r->preds[k];
+            const char *dim = p->dim == 'P' ? "Mpad" : p->dim == 'M' ? "M" : p->dim == 'N' ? "N" : "K";
             bad |= put(buf, len, &o, "%s", k ? "," : "when ");
             if (p->op == A4W4_PRED_MOD)
-                bad |= put(buf, len, &o, "%c%%%llu==%llu", p->dim, (unsigned long long)p->mod,
+                bad |= put(buf, len, &o, "%s%%%llu==%llu", dim, (unsigned long long)p->mod,
                            (unsigned long long)p->value);
             else
-                bad |= put(buf, len, &o, "%c%s%llu", p->dim, op_names[p->op],
+                bad |= put(buf, len, &o, "%s%s%llu", dim, op_names[p->op],
                            (unsigned long long)p->value);
         }
         bad |= r->npreds ? put(buf, len, &o, ": ") : 0;

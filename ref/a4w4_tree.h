@@ -146,8 +146,10 @@ int a4w4_gemm_contract(const a4w4_contract *c, const uint8_t *a_fp4, const uint8
 /* ---- contract sets: the file form (contracts §4.2 "The file form") --------------------
  * Text, one rule per line: `[when PRED[,PRED...]:] CONTRACT`; '#' starts a comment; blank
  * lines are skipped; spaces and tabs around the words, the ':' and the ','s are allowed. PRED
- * is `M|N|K` then `==`, `!=`, `<`, `<=`, `>` or `>=` then a decimal, or `X%D==R` (D >= 1,
- * R < D). The first rule whose predicates all hold for a shape is its contract. */
+ * is `M|N|K|Mpad` then `==`, `!=`, `<`, `<=`, `>` or `>=` then a decimal, or `X%D==R` (D >= 1,
+ * R < D); `Mpad` is the dispatcher's padded-M bucket, getPaddedM(M, N, K, 0) (contracts §5.1:
+ * M rounded up to 16 up to 256, to 32 up to 1024, to 64 up to 4096, else to 128). The first
+ * rule whose predicates all hold for a shape is its contract. */
 #define A4W4_RULE_MAX_PREDS 8
 
 typedef enum {
@@ -161,7 +163,7 @@ typedef enum {
 } a4w4_pred_op;
 
 typedef struct {
-    char dim; /* 'M', 'N' or 'K' */
+    char dim; /* 'M', 'N', 'K', or 'P': Mpad, the padded-M bucket of M */
     a4w4_pred_op op;
     uint64_t value;
     uint64_t mod; /* A4W4_PRED_MOD only */

@@ -264,6 +264,42 @@ Test(tree_sets, the_first_matching_rule_wins_and_unmatched_shapes_find_none)
     a4w4_contract_set_free(&set);
 }
 
+/* Mpad is AITER's getPaddedM(M, N, K, 0) (contracts §5.1), written out here by hand: M up to
+ * 256 rounds up to 16, up to 1024 to 32, up to 4096 to 64, past it to 128. */
+Test(tree_sets, mpad_rules_follow_the_dispatchers_padded_m_buckets)
+{
+    const char *text = "when Mpad<=32: ordered(2)\n"
+                       "when Mpad==288, K%256==0: ordered(3)\n"
+                       "when Mpad%128==0: ordered(4)\n";
+    a4w4_contract_set set;
+    char err[256] = "", out[1024];
+    cr_assert_eq(a4w4_contract_set_parse(text, &set, err, sizeof err), A4W4_OK, "%s", err);
+    static const struct {
+        size_t M, K;
+        unsigned split; /* 0: no rule */
+    } want[] = {
+        {1, 256, 2},   {16, 256, 2},  {17, 256, 2},  {32, 256, 2},   {33, 256, 0},
+        {257, 512, 3}, {288, 512, 3}, {289, 512, 0}, {288, 500, 0},  {4097, 64, 4},
+        {4096, 64, 4}, {4033, 64, 4}, {4032, 64, 0}, {1025, 64, 0},  {8192, 64, 4},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const a4w4_contract *c = a4w4_contract_set_find(&set, want[i].M, 64, want[i].K);
+        if (!want[i].split) {
+            cr_expect_null(c, "M=%zu K=%zu: a rule matched", want[i].M, want[i].K);
+            continue;
+        }
+        cr_assert_not_null(c, "M=%zu K=%zu: no rule", want[i].M, want[i].K);
+        cr_expect_eq(c->split, want[i].split, "M=%zu K=%zu: S=%u", want[i].M, want[i].K, c->split);
+    }
+    cr_assert_geq(a4w4_contract_set_format(&set, out, sizeof out), 0);
+    cr_expect_str_eq(out, "when Mpad<=32: ordered(2)\nwhen Mpad==288,K%256==0: ordered(3)\n"
+                          "when Mpad%128==0: ordered(4)");
+    a4w4_contract_set_free(&set);
+    cr_expect_eq(a4w4_contract_set_parse("when Mpad=32: exact", &set, err, sizeof err), A4W4_EINVAL);
+    cr_expect(strstr(err, "predicate 'Mpad=32'"), "%s", err);
+    cr_expect_eq(a4w4_contract_set_parse("when Mp<=32: exact", &set, err, sizeof err), A4W4_EINVAL);
+}
+
 Test(tree_sets, a_single_contract_is_a_set_of_one_unconditional_rule)
 {
     a4w4_contract_set set;

@@ -20,19 +20,49 @@
 #define CONTRACT_FILE "contract.txt"
 #define MANIFEST_FILE "manifest.json"
 
+int a4w4_contract_text_is_rules(const char *s)
+{
+    while (s && *s) {
+        s += strspn(s, " \t\r\n");
+        if (*s != '#')
+            return !strncmp(s, "when", 4) && (s[4] == ' ' || s[4] == '\t');
+        s += strcspn(s, "\n");
+    }
+    return 0;
+}
+
 int a4w4_contract_valid(const char *s)
 {
     a4w4_contract c;
-    return s && a4w4_contract_parse(s, &c, NULL, 0) == A4W4_OK;
+    a4w4_contract_set set;
+    if (!a4w4_contract_text_is_rules(s))
+        return s && a4w4_contract_parse(s, &c, NULL, 0) == A4W4_OK;
+    if (a4w4_contract_set_parse(s, &set, NULL, 0) != A4W4_OK)
+        return 0;
+    a4w4_contract_set_free(&set);
+    return 1;
+}
+
+/* The canonical text of contract or rule-set text s into buf (contracts §4.2). 0 or -1. */
+static int canonical_set(const char *s, char *buf, size_t len)
+{
+    a4w4_contract_set set;
+    if (!a4w4_contract_valid(s) || a4w4_contract_set_parse(s, &set, NULL, 0) != A4W4_OK)
+        return -1;
+    int n = a4w4_contract_set_format(&set, buf, len);
+    a4w4_contract_set_free(&set);
+    return n < 0 ? -1 : 0;
 }
 
 /* 1 when contract texts a and b name the same contract: the same canonical form (plain
- * "bounded" is "bounded(1)", contracts §4.1; a tree's keys in any order, contracts §4.2). */
+ * "bounded" is "bounded(1)", contracts §4.1; a tree's keys in any order, contracts §4.2; a
+ * rule set's rules in the same order, comments and spacing aside). */
 int a4w4_contract_text_same(const char *a, const char *b)
 {
-    a4w4_contract ca, cb;
-    return !a4w4_contract_parse(a, &ca, NULL, 0) && !a4w4_contract_parse(b, &cb, NULL, 0) &&
-           a4w4_contract_same(&ca, &cb);
+    /* a bundle's text is at most A4W4_CONTRACT_MAX bytes: 60 or so rules, each canonical
+     * tree at most ~160 bytes */
+    static _Thread_local char ca[16384], cb[16384];
+    return !canonical_set(a, ca, sizeof ca) && !canonical_set(b, cb, sizeof cb) && !strcmp(ca, cb);
 }
 
 int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len)

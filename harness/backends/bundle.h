@@ -60,13 +60,19 @@ a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, s
 
 /* 1 when contract texts a and b (a4w4_contract_valid's forms) name the same contract: the same
  * canonical form (plain "bounded" is "bounded(1)", contracts §4.1; a tree's keys in any order,
- * contracts §4.2). */
+ * contracts §4.2; a rule set's rules in order, comments and spacing aside). */
 int a4w4_contract_text_same(const char *a, const char *b);
 
 /* 1 when s is a contract string the harness knows (contracts §4.1, §4.2): "exact",
  * "bounded", "ordered(S)" or "bounded(S)" with S a decimal integer in 1..65536 without sign,
- * spaces or leading zeros, or "tree(key=value,...)" (ref/a4w4_tree.h a4w4_contract_parse);
- * else 0. Shared by the bundle and plugin backends. */
+ * spaces or leading zeros, or "tree(key=value,...)" (ref/a4w4_tree.h a4w4_contract_parse), or
+ * the file form's rules, `when PRED,...: CONTRACT` one per line, the first starting with
+ * "when" (contracts §4.2 "The file form", a4w4_contract_text_is_rules); else 0. Shared by the bundle and plugin backends. */
 int a4w4_contract_valid(const char *s);
+
+/* 1 when contract text s is the file form's rules: its first line that is neither blank nor a
+ * '#' comment starts with "when " (contracts §4.2 "The file form"); 0 for one contract line
+ * (parsed strictly: no spaces, no second line) and for NULL. */
+int a4w4_contract_text_is_rules(const char *s);
 
 #endif

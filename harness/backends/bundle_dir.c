@@ -71,7 +71,8 @@ static void drop_comment_lines(char *buf, size_t *n)
     *n -= b;
 }
 
-/* DIR/contract.txt into contract[len] ("" when absent): one contract line, after any blank or
+/* DIR/contract.txt into contract[len] ("" when absent): one contract line, or the rules of
+ * the file form (`when PRED,...: CONTRACT`, one per line, contracts §4.2), after any blank or
  * comment lines (contracts §7). 0 or -1 with err. */
 static int read_contract(const char *dir, char *contract, size_t len, char *err, size_t errlen)
 {
@@ -90,14 +91,14 @@ static int read_contract(const char *dir, char *contract, size_t len, char *err,
         e--;
     buf[e] = '\0';
     char *s = buf + b;
-    if (strlen(s) != e - b || strpbrk(s, "\r\n") || !a4w4_contract_valid(s) ||
-        strlen(s) >= len) {
+    if (strlen(s) != e - b || !a4w4_contract_valid(s) || strlen(s) >= len) {
         char shown[48];
         size_t cut = strcspn(s, "\r\n");
         int lines = s[cut] != '\0';
         s[cut] = '\0';
-        refuse(err, errlen, path, "'%s'%s is not one contract line (" CONTRACT_RULE ")",
-               a4w4_quote(s, shown, sizeof shown), lines ? " (and more lines)" : "");
+        refuse(err, errlen, path, "'%s'%s is not one contract line (" CONTRACT_RULE ") nor "
+               "rules `when PRED,...: CONTRACT` of at most %zu bytes", a4w4_quote(s, shown,
+               sizeof shown), lines ? " (and more lines)" : "", len - 1);
         free(buf);
         return -1;
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "a4w4_formats.h"
+#include "bundle.h"
 
 #define MAX_TYPES 64
 
@@ -59,7 +60,8 @@ static void describe_contracts(a4w4_backend *b)
     }
 }
 
-/* b's contract from the text its type or prepare declared: parsed strictly (contracts §4.2);
+/* b's contract from the text its type or prepare declared: parsed strictly (contracts §4.2),
+ * a text of `when` lines as the file form's rules (a bundle's contract.txt of rules);
  * a type without GEMM outputs keeps its text ("bytes") and no rule. 0, or -1 with err. */
 static int set_contract(a4w4_backend *b, const char *contract, char *err, size_t errlen)
 {
@@ -71,12 +73,16 @@ static int set_contract(a4w4_backend *b, const char *contract, char *err, size_t
         b->split = 1;
         return 0;
     }
-    if (a4w4_contract_parse(contract, &c, why, sizeof why)) {
+    int rules = a4w4_contract_text_is_rules(contract);
+    if (!rules && a4w4_contract_parse(contract, &c, why, sizeof why)) {
         snprintf(err, errlen, "--backend %s: declared %s", b->name, why);
         return -1;
     }
-    if (a4w4_contract_set_single(&c, &b->contracts)) {
-        snprintf(err, errlen, "--backend %s: out of memory", b->name);
+    int rc = rules ? a4w4_contract_set_parse(contract, &b->contracts, why, sizeof why)
+                   : a4w4_contract_set_single(&c, &b->contracts);
+    if (rc) {
+        snprintf(err, errlen, "--backend %s: declared %s", b->name,
+                 rc == A4W4_ENOMEM ? "contract: out of memory" : why);
         return -1;
     }
     describe_contracts(b);

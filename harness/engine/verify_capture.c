@@ -118,26 +118,41 @@ static a4w4_hstatus gemm_operands(capture *c, const uint8_t *op[4], uint8_t *buf
 }
 
 /* The contract the capture is judged by: the one its kernel declared (contracts §4.1, §4.2),
- * NULL when it records none (*declared 0). Bad input (*rc set, NULL) when the text is no
- * contract, or a tree that does not apply to the capture's K. */
-static const char *capture_contract(capture *c, int *declared, a4w4_hstatus *rc)
+ * or the rule of its declared rule set (`when` lines, contracts §4.2 "The file form") that
+ * matches the call's M, N, K, as canonical text in buf[len]; NULL when it records none
+ * (*declared 0). Bad input (*rc set, NULL) when the text is no contract, no rule matches the
+ * shape, or a tree that does not apply to the capture's K. */
+static const char *capture_contract(capture *c, char *buf, size_t len, int *declared,
+                                    a4w4_hstatus *rc)
 {
     const char *t = a4w4_st_meta(c->f, "contract");
     char why[512], shown[512];
-    a4w4_contract k;
+    a4w4_contract_set set;
     *declared = t && *t;
     if (!*declared)
         return NULL;
-    if (a4w4_contract_parse(t, &k, why, sizeof why)) {
+    /* the file form when its first line is a `when` rule, else one contract, strictly */
+    int rules = !strncmp(t + strspn(t, " \t\r\n"), "when", 4);
+    a4w4_contract one;
+    int st = rules ? a4w4_contract_set_parse(t, &set, why, sizeof why)
+                   : a4w4_contract_parse(t, &one, why, sizeof why);
+    if (!st && !rules && a4w4_contract_set_single(&one, &set))
+        snprintf(why, sizeof why, "contract: out of memory"), st = A4W4_ENOMEM;
+    if (st) {
         *rc = bad(c, "metadata %s", a4w4_quote(why, shown, sizeof shown));
         return NULL;
     }
-    if (k.kind == A4W4_CONTRACT_TREE && a4w4_tree_check(&k.tree, c->K, why, sizeof why)) {
+    const a4w4_contract *k = a4w4_contract_set_find(&set, c->M, c->N, c->K);
+    if (!k)
+        *rc = bad(c, "metadata contract has no rule for M=%zu N=%zu K=%zu (contracts §4.2)",
+                  c->M, c->N, c->K);
+    else if (k->kind == A4W4_CONTRACT_TREE && a4w4_tree_check(&k->tree, c->K, why, sizeof why))
         *rc = bad(c, "metadata contract does not apply to K=%zu: %s (contracts §4.2)", c->K,
                   a4w4_quote(why, shown, sizeof shown));
-        return NULL;
-    }
-    return t;
+    else if (a4w4_contract_format(k, buf, len) < 0)
+        *rc = bad(c, "metadata contract: its canonical text is too long");
+    a4w4_contract_set_free(&set);
+    return *rc ? NULL : buf;
 }
 
 /* 1 when metadata key is absent or reads as exactly the number want. */
@@ -241,7 +256,8 @@ static a4w4_hstatus verify_gemm(capture *c, int a4w4, a4w4_entry_list *out)
     if (rc)
         return rc;
     int declared;
-    const char *contract = capture_contract(c, &declared, &rc);
+    char text[A4W4_CONTRACT_MAX];
+    const char *contract = capture_contract(c, text, sizeof text, &declared, &rc);
     if (rc)
         return rc;
     const char *label = declared ? contract : A4W4_CONTRACT_UNDECLARED;

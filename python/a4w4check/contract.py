@@ -43,8 +43,8 @@ def resolve(value: str) -> str:
         except (OSError, UnicodeDecodeError) as e:
             raise ValueError(f"contract file {value}: cannot read it ({e})") from None
         text = "\n".join(found)
-        if len(found) > 1:  # a file of `when` rules: the C side parses it
-            return text
+        if len(found) > 1 or (found and found[0].startswith("when")):
+            return text  # a file of `when` rules (Mpad, M, N, K): the C side parses it
     if not check(text):
         raise ValueError(f"contract {value!r} is not exact, ordered(S), bounded(S), a "
                          "tree(...) form or a file holding one")
