@@ -162,7 +162,7 @@ static void discover_listing(fake *f, size_t M, size_t N, size_t K,
                              size_t listlen)
 {
     a4w4_shape sh = {M, N, K};
-    a4w4_discover_opts o = {&sh, 1, NULL, 7, 3, 0, 1, 0, 2};
+    a4w4_discover_opts o = {&sh, 1, NULL, 7, 3, 0, 1, 0, 2, NULL};
     a4w4_discovery *d;
     char err[256];
     cr_assert_eq(a4w4_discover_new(&o, &d, err, sizeof err), A4W4_ST_OK, "%s", err);

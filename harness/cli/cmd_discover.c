@@ -85,6 +85,7 @@ typedef struct {
     a4w4_discover_opts o;
     a4w4_shape *shapes;
     size_t *groups;
+    unsigned char *validate_only; /* the shapes of a rule of K that are only validated */
     a4w4_discovery *d;
     int bundle; /* the backend is bundle:OUT */
     const char *out_dir;
@@ -120,11 +121,11 @@ static int plan(const discover_opts *a, discover_plan *p)
                         "--shapes/--cases", a->probes);
             return A4W4_EXIT_BADINPUT;
         }
-        if (a4w4_dflow_read_plan(a->probes, &p->o, &p->shapes, &p->groups))
+        if (a4w4_dflow_read_plan(a->probes, &p->o, &p->shapes, &p->groups, &p->validate_only))
             return A4W4_EXIT_BADINPUT;
     } else {
         int rc = a4w4_dflow_shapes(a->shapes, a->cases, a->backend, &p->o, &p->shapes,
-                                   &p->groups);
+                                   &p->groups, &p->validate_only);
         if (rc)
             return rc;
         p->o.seed = a->seed ? strtoull(a->seed, NULL, 10) : 1;
@@ -197,6 +198,15 @@ static void shape_line(FILE *f, const discover_plan *p, size_t i, const char *ba
     char c[A4W4_CONTRACT_MAX] = "";
     if (r->verdict != A4W4_DISCOVER_FAILED)
         a4w4_contract_format(&r->contract, c, sizeof c);
+    if (a4w4_discover_validate_only(p->d, i)) { /* not probed: the rule of K checked there */
+        int held = r->verdict == A4W4_DISCOVER_FOUND, tried = r->validation_cases > 0;
+        fprintf(f, "discover: %s at %zux%zux%zu (validated only, not probed): %s%s%s%s\n",
+                backend, s->M, s->N, s->K, held ? "the rule of K holds: " : tried ?
+                "the rule of K fails: " : "no rule of K to validate (per-shape rules written)",
+                held ? c : "", !held && tried && r->has_closest ? r->closest_fails : "",
+                held ? " predicted bit for bit" : "");
+        return;
+    }
     if (r->verdict == A4W4_DISCOVER_FOUND) {
         fprintf(f, "discover: %s at %zux%zux%zu: %s (%zu probes, %zu calls; %zu validation "
                 "outputs of %zu cases predicted bit for bit%s)\n", backend, s->M, s->N, s->K, c,
@@ -241,7 +251,8 @@ static int render(const discover_opts *a, discover_plan *p)
         shape_line(stdout, p, i, a->backend);
         if (!a->no_evidence) /* the evidence: which probe decided what, the validation */
             fputs(a4w4_discover_evidence(p->d, i), stdout);
-        all &= a4w4_discover_result(p->d, i)->verdict == A4W4_DISCOVER_FOUND;
+        all &= a4w4_discover_validate_only(p->d, i) || /* its rule or per-shape rules */
+               a4w4_discover_result(p->d, i)->verdict == A4W4_DISCOVER_FOUND;
     }
     printf("discover: %.2f s; evidence in %s\n", p->seconds, p->evidence);
     if (write_evidence(p, a->backend, found ? text : NULL))
@@ -278,5 +289,6 @@ int cmd_discover(int argc, char **argv)
     a4w4_discover_free(p.d);
     free(p.shapes);
     free(p.groups);
+    free(p.validate_only);
     return rc;
 }

@@ -72,10 +72,32 @@ int a4w4_dflow_backend(a4w4_discovery *d, const char *backend, int quiet)
 
 /* ---- the shapes -------------------------------------------------------------------------- */
 
+/* The shapes of a rule of K around *sh (a4w4_discover_expand): *sh and o->nshapes replaced,
+ * *vo set. An exit code. */
+static int expand(a4w4_discover_opts *o, a4w4_shape **sh, unsigned char **vo)
+{
+    char err[512];
+    a4w4_shape *x;
+    size_t n;
+    int rc = a4w4_discover_expand(*sh, o->nshapes, &x, &n, vo, err, sizeof err);
+    if (rc == -1)
+        a4w4_errorf("discover: --shapes: %s", err);
+    if (rc)
+        return A4W4_EXIT_BADINPUT;
+    free(*sh);
+    *sh = x;
+    o->nshapes = n;
+    o->validate_only = *vo;
+    return A4W4_EXIT_PASS;
+}
+
 int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend,
-                      a4w4_discover_opts *o, a4w4_shape **sh, size_t **groups)
+                      a4w4_discover_opts *o, a4w4_shape **sh, size_t **groups,
+                      unsigned char **vo)
 {
     char err[1024];
+    int dispatch = backend && !strcmp(backend, "hip-asm:dispatch");
+    *vo = NULL;
     if (cases) {
         a4w4_hstatus st = a4w4_discover_shapes_from_file(cases, sh, &o->nshapes, err,
                                                          sizeof err);
@@ -96,11 +118,13 @@ int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend
                 return A4W4_EXIT_BADINPUT;
             }
     }
+    if (!dispatch && expand(o, sh, vo))
+        return A4W4_EXIT_BADINPUT;
     if (!(*groups = calloc(o->nshapes, sizeof **groups)))
         return A4W4_EXIT_BADINPUT;
     for (size_t i = 0; i < o->nshapes; i++)
         (*groups)[i] = i;
-    if (backend && !strcmp(backend, "hip-asm:dispatch")) {
+    if (dispatch) {
         int rc = a4w4_discover_dispatch_groups(*sh, o->nshapes, *groups, err, sizeof err);
         if (rc == -1)
             a4w4_errorf("discover: hip-asm:dispatch needs the dispatch tables: %s", err);
@@ -123,10 +147,12 @@ int a4w4_dflow_write_plan(const char *dir, const a4w4_discover_opts *o)
     cJSON_AddStringToObject(j, "format", PLAN_FORMAT);
     cJSON_AddStringToObject(j, "tool_version", A4W4_TOOL_VERSION);
     cJSON *sh = cJSON_AddArrayToObject(j, "shapes"), *gr = cJSON_AddArrayToObject(j, "groups");
+    cJSON *vo = cJSON_AddArrayToObject(j, "validate_only");
     for (size_t i = 0; i < o->nshapes; i++) {
         snprintf(s, sizeof s, "%zux%zux%zu", o->shapes[i].M, o->shapes[i].N, o->shapes[i].K);
         cJSON_AddItemToArray(sh, cJSON_CreateString(s));
         cJSON_AddItemToArray(gr, cJSON_CreateNumber(o->group ? (double)o->group[i] : (double)i));
+        cJSON_AddItemToArray(vo, cJSON_CreateNumber(o->validate_only && o->validate_only[i]));
     }
     snprintf(s, sizeof s, "%llu", (unsigned long long)o->seed);
     cJSON_AddStringToObject(j, "seed", s);
@@ -188,13 +214,21 @@ static int num(const cJSON *j, const char *key, double lo, double hi, double *ou
     return 0;
 }
 
-static int read_shapes(const cJSON *j, a4w4_shape *shapes, size_t *groups, size_t n)
+static int read_shapes(const cJSON *j, a4w4_shape *shapes, size_t *groups, unsigned char *vo,
+                       size_t n)
 {
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shapes");
     const cJSON *gr = cJSON_GetObjectItemCaseSensitive(j, "groups");
+    const cJSON *vl = cJSON_GetObjectItemCaseSensitive(j, "validate_only");
+    if (vl && (!cJSON_IsArray(vl) || (size_t)cJSON_GetArraySize(vl) != n))
+        return -1;
     for (size_t i = 0; i < n; i++) {
         const cJSON *x = cJSON_GetArrayItem(sh, (int)i), *g = cJSON_GetArrayItem(gr, (int)i);
+        const cJSON *v = vl ? cJSON_GetArrayItem(vl, (int)i) : NULL;
         char tail;
+        if (v && (!cJSON_IsNumber(v) || (v->valuedouble != 0 && v->valuedouble != 1)))
+            return -1;
+        vo[i] = v && v->valuedouble == 1;
         if (!cJSON_IsString(x) || !cJSON_IsNumber(g) || g->valuedouble < 0 ||
             g->valuedouble > (double)i ||
             sscanf(x->valuestring, "%zux%zux%zu%c", &shapes[i].M, &shapes[i].N, &shapes[i].K,
@@ -206,7 +240,7 @@ static int read_shapes(const cJSON *j, a4w4_shape *shapes, size_t *groups, size_
 }
 
 int a4w4_dflow_read_plan(const char *dir, a4w4_discover_opts *o, a4w4_shape **shapes,
-                         size_t **groups)
+                         size_t **groups, unsigned char **vonly)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/" PLAN_FILE, dir);
@@ -229,11 +263,13 @@ int a4w4_dflow_read_plan(const char *dir, a4w4_discover_opts *o, a4w4_shape **sh
               num(j, "validate_outputs", 0, 1e12, &vo);
     *shapes = bad ? NULL : malloc(n * sizeof **shapes);
     *groups = bad ? NULL : malloc(n * sizeof **groups);
+    *vonly = bad ? NULL : malloc(n);
     if (!bad)
-        bad = !*shapes || !*groups || read_shapes(j, *shapes, *groups, n);
+        bad = !*shapes || !*groups || !*vonly || read_shapes(j, *shapes, *groups, *vonly, n);
     if (!bad) {
         o->shapes = *shapes;
         o->group = *groups;
+        o->validate_only = *vonly;
         o->nshapes = n;
         o->seed = strtoull(seed->valuestring, NULL, 10);
         o->repeats = (unsigned)rep;
@@ -244,8 +280,10 @@ int a4w4_dflow_read_plan(const char *dir, a4w4_discover_opts *o, a4w4_shape **sh
     if (bad) {
         free(*shapes);
         free(*groups);
+        free(*vonly);
         *shapes = NULL;
         *groups = NULL;
+        *vonly = NULL;
         a4w4_errorf("discover: --probes %s: not a probe directory (%s: %s with shapes, groups, "
                     "seed, repeats, validate_cases, validate_outputs)", dir, path, PLAN_FORMAT);
         return A4W4_EXIT_BADINPUT;

@@ -30,18 +30,22 @@ int a4w4_dflow_write_probes(const a4w4_discovery *d, const char *dir,
 
 /* The shapes of `--shapes TEXT` or `--cases FILE` (both NULL: 64x64x2048) into *sh and
  * o->nshapes, each its own group in *groups (both malloc'ed); with backend hip-asm:dispatch,
- * the shapes AITER's dispatcher sends to one ASM kernel share a group. Returns an exit code
+ * the shapes AITER's dispatcher sends to one ASM kernel share a group. Otherwise the shapes
+ * of a rule of K are added (a4w4_discover_expand: more probed K per family, and shapes only
+ * validated, marked in *vo, malloc'ed; NULL with dispatch groups). Returns an exit code
  * (A4W4_EXIT_BADINPUT after one line naming the option and the rule). */
 int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend,
-                      a4w4_discover_opts *o, a4w4_shape **sh, size_t **groups);
+                      a4w4_discover_opts *o, a4w4_shape **sh, size_t **groups,
+                      unsigned char **vo);
 
 /* Write DIR/discover.json for opts (atomically). 0 or an exit code after one line. */
 int a4w4_dflow_write_plan(const char *dir, const a4w4_discover_opts *o);
 
-/* Read DIR/discover.json into *o (shapes and groups malloc'ed into *shapes, *groups). 0 or
+/* Read DIR/discover.json into *o (shapes, groups and the validate-only marks malloc'ed into
+ * *shapes, *groups, *vo; a plan without "validate_only" probes every shape). 0 or
  * A4W4_EXIT_BADINPUT after one line naming the file and the rule. */
 int a4w4_dflow_read_plan(const char *dir, a4w4_discover_opts *o, a4w4_shape **shapes,
-                         size_t **groups);
+                         size_t **groups, unsigned char **vo);
 
 /* The bundle flow: for round k, read OUT/r<k> through a bundle: backend when it exists; when it
  * does not, write DIR/r<k> (if missing) and either run `runner --ops DIR/r<k> --out OUT/r<k>`

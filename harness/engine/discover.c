@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "a4w4_dispatch.h"
 #include "a4w4_formats.h"
 #include "discover_internal.h"
 #include "export.h"
@@ -305,6 +306,18 @@ static int setup_validation(dc_shape *s, const a4w4_discover_opts *o, size_t ind
     return 0;
 }
 
+/* The family of shape i (contracts §4.4, the rule of K): the first shape with its N and its
+ * padded-M bucket (getPaddedM gl 0, contracts §5.1). */
+static size_t family_of(const a4w4_discovery *d, size_t i)
+{
+    const a4w4_shape *x = &d->shapes[i];
+    for (size_t j = 0; j < i; j++)
+        if (d->shapes[j].N == x->N && a4w4_padded_m((int)d->shapes[j].M, 1, 1, 0) ==
+                                          a4w4_padded_m((int)x->M, 1, 1, 0))
+            return j;
+    return i;
+}
+
 a4w4_hstatus a4w4_discover_new(const a4w4_discover_opts *o, a4w4_discovery **out, char *err,
                                size_t errlen)
 {
@@ -349,16 +362,18 @@ a4w4_hstatus a4w4_discover_new(const a4w4_discover_opts *o, a4w4_discovery **out
         s->slots = s->w_side ? s->sh.N : s->sh.M;
         s->probed = d->group[i];
         s->tree.root = -1;
+        s->validate_only = o->validate_only && o->validate_only[i];
+        s->family = family_of(d, i);
         int rc = dc_gaps_init(&s->gaps, s->n) || setup_validation(s, o, i) ||
                  !(s->gap_varied = calloc(s->n + 1, 1));
-        if (!rc && s->probed == i)
+        if (!rc && s->probed == i && !s->validate_only)
             rc = plan_structure(s);
         if (rc) {
             a4w4_discover_free(d);
             snprintf(err, errlen, "out of memory");
             return A4W4_ST_NOMEM;
         }
-        s->phase = s->probed == i ? DC_PHASE_STRUCTURE : DC_PHASE_DONE;
+        s->phase = s->probed == i && !s->validate_only ? DC_PHASE_STRUCTURE : DC_PHASE_DONE;
     }
     *out = d;
     return A4W4_ST_OK;
@@ -625,7 +640,16 @@ static void keep_validation(a4w4_discovery *d)
 static int finish_shape(a4w4_discovery *d, size_t i)
 {
     dc_shape *s = &d->sh[i];
-    if (s->probed != i) {
+    if (s->validate_only) {
+        const dc_shape *lead = &d->sh[s->family];
+        if (!lead->gen_ok) {
+            s->res.verdict = A4W4_DISCOVER_NO_FIT;
+            dc_text_add(&s->ev, "- not probed; the probed shapes of its family give no rule of "
+                        "K to validate here: %s\n", lead->gen_why);
+            return 0;
+        }
+        s->forced = &lead->gen;
+    } else if (s->probed != i) {
         const dc_shape *lead = &d->sh[s->probed];
         if (lead->res.verdict != A4W4_DISCOVER_FOUND) {
             s->res.verdict = A4W4_DISCOVER_NO_FIT;
@@ -763,9 +787,15 @@ a4w4_hstatus a4w4_discover_run_round(a4w4_discovery *d, a4w4_backend *b,
     int all_done = 1;
     for (size_t i = 0; i < d->nshapes; i++)
         all_done &= d->sh[i].phase == DC_PHASE_DONE;
-    if (all_done)
-        for (size_t i = 0; i < d->nshapes; i++)
-            finish_shape(d, i);
+    /* the probed shapes first, then each family's rule of K, then the shapes that only
+     * validate it */
+    for (int pass = 0; all_done && pass < 3; pass++)
+        for (size_t i = 0; i < d->nshapes; i++) {
+            if (pass == 1 && d->sh[i].family == i)
+                dc_generalize(d->sh, d->nshapes, i, &d->o);
+            else if (pass != 1 && d->sh[i].validate_only == (pass == 2))
+                finish_shape(d, i);
+        }
     if (next_round(d)) {
         snprintf(err, errlen, "out of memory planning the next round");
         return A4W4_ST_NOMEM;
@@ -848,6 +878,114 @@ const char *a4w4_discover_defects(const a4w4_discovery *d, size_t shape)
     return shape < d->nshapes && d->sh[shape].defects_ev.s ? d->sh[shape].defects_ev.s : "";
 }
 
+/* " MxNxK" of every shape whose validate_only is vo (and, v >= 0, whose verdict is v). */
+static size_t shape_list(const a4w4_discovery *d, int vo, int v, char *buf, size_t len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < d->nshapes && o < len; i++)
+        if (d->sh[i].validate_only == vo && (v < 0 || (int)d->sh[i].res.verdict == v))
+            o += (size_t)snprintf(buf + o, len - o, " %zux%zux%zu", d->shapes[i].M,
+                                  d->shapes[i].N, d->shapes[i].K);
+    return o;
+}
+
+/* 1 when family f has a validated rule of K: its rule exists, every probed shape of it found
+ * a contract and every validate-only shape of it took the rule. */
+static int family_rule(const a4w4_discovery *d, size_t f)
+{
+    if (!d->sh[f].gen_ok)
+        return 0;
+    for (size_t i = 0; i < d->nshapes; i++)
+        if (d->sh[i].family == f && d->sh[i].res.verdict != A4W4_DISCOVER_FOUND)
+            return 0;
+    return 1;
+}
+
+/* The comment lines of the found contracts: the probed shapes, those only validated, the
+ * defects per shape. */
+static size_t found_head(const a4w4_discovery *d, const char *head, char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "# %s: probed at", head);
+    o += shape_list(d, 0, -1, buf + o, o < len ? len - o : 0);
+    int vo = 0;
+    for (size_t i = 0; i < d->nshapes; i++)
+        vo |= d->sh[i].validate_only;
+    if (vo && o < len) {
+        o += (size_t)snprintf(buf + o, len - o, "\n# rules of K validated (not probed) at");
+        size_t at = o;
+        o += shape_list(d, 1, A4W4_DISCOVER_FOUND, buf + o, o < len ? len - o : 0);
+        if (o == at && o < len)
+            o += (size_t)snprintf(buf + o, len - o, " none");
+        char rej[1024];
+        if (shape_list(d, 1, A4W4_DISCOVER_NO_FIT, rej, sizeof rej) && o < len)
+            o += (size_t)snprintf(buf + o, len - o, "; rejected at%s", rej);
+    }
+    for (size_t i = 0; i < d->nshapes && o < len; i++)
+        if (d->sh[i].res.verdict == A4W4_DISCOVER_FOUND && d->sh[i].res.defects)
+            o += (size_t)snprintf(buf + o, len - o, "\n# %zux%zux%zu: %zu validation outputs "
+                                  "are defects (no order gives them; see the evidence)",
+                                  d->shapes[i].M, d->shapes[i].N, d->shapes[i].K,
+                                  d->sh[i].res.defects);
+    return o;
+}
+
+/* The rule line of family f: `when Mpad==P[,N==N]: C`, N named when another family of the
+ * bucket has another rule. */
+static size_t family_line(const a4w4_discovery *d, size_t f, const char *c, char *buf,
+                          size_t len)
+{
+    const a4w4_shape *x = &d->shapes[f];
+    int pm = a4w4_padded_m((int)x->M, 1, 1, 0), by_n = 0;
+    char cj[A4W4_CONTRACT_MAX];
+    for (size_t j = 0; j < d->nshapes; j++)
+        if (d->sh[j].family == j && j != f && a4w4_padded_m((int)d->shapes[j].M, 1, 1, 0) == pm)
+            by_n |= !family_rule(d, j) || a4w4_contract_format(&d->sh[j].gen, cj, sizeof cj) < 0 ||
+                    strcmp(c, cj);
+    if (by_n)
+        return (size_t)snprintf(buf, len, "\nwhen Mpad==%d,N==%zu: %s", pm, x->N, c);
+    return (size_t)snprintf(buf, len, "\nwhen Mpad==%d: %s", pm, c);
+}
+
+/* The found contracts: per family its rule of K, or its probed shapes' own rules. */
+static int found_text(const a4w4_discovery *d, const char *head, char *buf, size_t len)
+{
+    char c0[A4W4_CONTRACT_MAX] = "", ci[A4W4_CONTRACT_MAX];
+    int same = 1, any = 0;
+    for (size_t i = 0; i < d->nshapes; i++) {
+        any |= !d->sh[i].validate_only && d->sh[i].res.verdict == A4W4_DISCOVER_FOUND;
+        if (d->sh[i].family != i)
+            continue;
+        if (!family_rule(d, i) || a4w4_contract_format(&d->sh[i].gen, ci, sizeof ci) < 0) {
+            same = 0;
+            continue;
+        }
+        same &= !c0[0] || !strcmp(c0, ci);
+        snprintf(c0, sizeof c0, "%s", ci);
+    }
+    if (!any)
+        return -1;
+    size_t o = found_head(d, head, buf, len);
+    if (o < len && same)
+        return o + strlen(c0) + 2 < len ? (int)(o + (size_t)snprintf(buf + o, len - o, "\n%s\n", c0)) : -1;
+    for (size_t f = 0; f < d->nshapes && o < len; f++) {
+        if (d->sh[f].family != f)
+            continue;
+        if (family_rule(d, f) && a4w4_contract_format(&d->sh[f].gen, ci, sizeof ci) >= 0) {
+            o += family_line(d, f, ci, buf + o, len - o);
+            continue;
+        }
+        for (size_t i = 0; i < d->nshapes && o < len; i++) /* per-shape rules */
+            if (d->sh[i].family == f && !d->sh[i].validate_only &&
+                d->sh[i].res.verdict == A4W4_DISCOVER_FOUND &&
+                a4w4_contract_format(&d->sh[i].res.contract, ci, sizeof ci) >= 0)
+                o += (size_t)snprintf(buf + o, len - o, "\nwhen M==%zu,N==%zu,K==%zu: %s",
+                                      d->shapes[i].M, d->shapes[i].N, d->shapes[i].K, ci);
+    }
+    if (o < len)
+        o += (size_t)snprintf(buf + o, len - o, "\n");
+    return o < len ? (int)o : -1;
+}
+
 /* The rules of the shapes whose verdict is v (FOUND: the accepted contracts; NO_FIT: the
  * closest candidates), after the comment line head. */
 static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const char *head,
@@ -855,9 +993,13 @@ static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const ch
 {
     char c0[A4W4_CONTRACT_MAX], ci[A4W4_CONTRACT_MAX];
     int same = 1, any = 0;
+    if (v == A4W4_DISCOVER_FOUND)
+        return found_text(d, head, buf, len);
     for (size_t i = 0; i < d->nshapes; i++) {
         const a4w4_discover_shape_result *r = &d->sh[i].res;
-        if (r->verdict != v || (v == A4W4_DISCOVER_NO_FIT && !r->has_closest)) {
+        if (d->sh[i].validate_only)
+            continue;
+        if (r->verdict != v || !r->has_closest) {
             same = 0;
             continue;
         }
@@ -869,20 +1011,12 @@ static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const ch
     if (!any)
         return -1;
     size_t o = (size_t)snprintf(buf, len, "# %s at", head);
-    for (size_t i = 0; i < d->nshapes && o < len; i++)
-        o += (size_t)snprintf(buf + o, len - o, " %zux%zux%zu", d->shapes[i].M, d->shapes[i].N,
-                              d->shapes[i].K);
-    for (size_t i = 0; v == A4W4_DISCOVER_FOUND && i < d->nshapes && o < len; i++)
-        if (d->sh[i].res.verdict == v && d->sh[i].res.defects)
-            o += (size_t)snprintf(buf + o, len - o, "\n# %zux%zux%zu: %zu validation outputs "
-                                  "are defects (no order gives them; see the evidence)",
-                                  d->shapes[i].M, d->shapes[i].N, d->shapes[i].K,
-                                  d->sh[i].res.defects);
+    o += shape_list(d, 0, (int)v, buf + o, o < len ? len - o : 0);
     if (o < len && same)
         o += (size_t)snprintf(buf + o, len - o, "\n%s\n", c0);
     for (size_t i = 0; !same && i < d->nshapes && o < len; i++) {
         const a4w4_discover_shape_result *r = &d->sh[i].res;
-        if (r->verdict != v || (v == A4W4_DISCOVER_NO_FIT && !r->has_closest) ||
+        if (d->sh[i].validate_only || r->verdict != v || !r->has_closest ||
             a4w4_contract_format(&r->contract, ci, sizeof ci) < 0)
             continue;
         o += (size_t)snprintf(buf + o, len - o, "\nwhen M==%zu,N==%zu,K==%zu: %s", d->shapes[i].M,
@@ -891,6 +1025,11 @@ static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const ch
     if (o < len && !same)
         o += (size_t)snprintf(buf + o, len - o, "\n");
     return o < len ? (int)o : -1;
+}
+
+int a4w4_discover_validate_only(const a4w4_discovery *d, size_t shape)
+{
+    return d->sh[shape].validate_only;
 }
 
 int a4w4_discover_contract_text(const a4w4_discovery *d, char *buf, size_t len)

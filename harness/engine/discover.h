@@ -45,6 +45,10 @@ typedef struct {
     unsigned validate_cases;    /* validation cases per regime and shape (>= 1) */
     size_t validate_outputs;    /* outputs checked per validation case (0: all) */
     int threads;                /* oracle threads for the validation (>= 1) */
+    /* validate_only[i] 1: shape i is not probed; the rule of K inferred from the probed
+     * shapes of its family (same N and padded-M bucket, contracts §5.1) is validated on it
+     * (NULL: every shape is probed or grouped) */
+    const unsigned char *validate_only;
 } a4w4_discover_opts;
 
 /* One GEMM of a round. y (M x N, row-major bf16 bits) is filled by a4w4_discover_run_round. */
@@ -131,6 +135,9 @@ int a4w4_discover_write_round(const a4w4_discovery *d, const char *dir, const ch
  * that empties it): a caller whose next step failed leaves no round behind. */
 void a4w4_discover_remove_round(const a4w4_discovery *d, const char *dir);
 
+/* 1 when shape i was only validated (opts validate_only), not probed. */
+int a4w4_discover_validate_only(const a4w4_discovery *d, size_t shape);
+
 /* Per-shape results once a4w4_discover_round returns NULL. */
 const a4w4_discover_shape_result *a4w4_discover_result(const a4w4_discovery *d, size_t shape);
 
@@ -143,10 +150,14 @@ const char *a4w4_discover_evidence(const a4w4_discovery *d, size_t shape);
  * until a4w4_discover_free. */
 const char *a4w4_discover_defects(const a4w4_discovery *d, size_t shape);
 
-/* The accepted contracts as the file form of contracts §4.2 into buf: one unconditional rule
- * when every shape found the same contract, else one `when M==..,N==..,K==..:` rule per
- * shape (shapes without a contract get none). A '#' comment line first names the shapes.
- * Returns the length, or -1 when it does not fit or no shape found a contract. */
+/* The accepted contracts as the file form of contracts §4.2 into buf. Per family (the shapes
+ * of one N and padded-M bucket): its rule of K (one contract for every probed K, or the
+ * splits of each written as tile=T) when its validate-only shapes all took it, else one
+ * `when M==..,N==..,K==..:` rule per probed shape that found a contract. One unconditional
+ * rule when every family has the same rule of K; else `when Mpad==P:` per family (with
+ * `,N==..` when two families of one bucket differ). '#' comment lines first name the probed
+ * shapes and those only validated. Returns the length, or -1 when it does not fit or no shape
+ * found a contract. */
 int a4w4_discover_contract_text(const a4w4_discovery *d, char *buf, size_t len);
 
 /* The closest candidates of the shapes no tree fits, in the same form, after a comment line

@@ -887,6 +887,31 @@ static void choose(dc_shape *s, const a4w4_discover_opts *o, cand_list *L, a4w4_
     free(r.dl.v);
 }
 
+int dc_check(dc_shape *s, const a4w4_discover_opts *o, const a4w4_contract *c)
+{
+    static cand_list L; /* large; runs on one thread at a time, as dc_fit */
+    L.n = 0;
+    push(&L, c);
+    if (probe_rejects(s, c, o->threads, NULL, NULL, 0))
+        return 0;
+    a4w4_case_data *data = calloc(s->nvcases ? s->nvcases : 1, sizeof *data);
+    grid *grids = calloc(s->nvcases ? s->nvcases : 1, sizeof *grids);
+    vresult r = {0};
+    int ok = data && grids && !load_cases(s, data, grids, o);
+    if (ok) {
+        validate(s, o, c, &L, data, grids, 1, &r);
+        ok = !r.bad && !defects_dominate(&r);
+    }
+    for (size_t i = 0; data && grids && i < s->nvcases; i++) {
+        a4w4_case_data_free(&data[i]);
+        grid_free(&grids[i]);
+    }
+    free(r.dl.v);
+    free(data);
+    free(grids);
+    return ok;
+}
+
 void dc_fit(dc_shape *s, const a4w4_discover_opts *o)
 {
     static cand_list L; /* large; dc_fit runs on one thread at a time */
@@ -894,8 +919,12 @@ void dc_fit(dc_shape *s, const a4w4_discover_opts *o)
     if (s->forced) {
         char txt[A4W4_CONTRACT_MAX];
         describe(s->forced, txt, sizeof txt);
-        dc_text_add(&s->ev, "- this shape is probed through the first shape of its group; its "
-                    "contract %s is validated here\n", txt);
+        if (s->validate_only)
+            dc_text_add(&s->ev, "- not probed: the rule of K its family's probed shapes gave, "
+                        "%s, is validated here (contracts §4.4)\n", txt);
+        else
+            dc_text_add(&s->ev, "- this shape is probed through the first shape of its group; "
+                        "its contract %s is validated here\n", txt);
         push(&L, s->forced);
     } else if (s->nondet) {
         a4w4_contract b = {A4W4_CONTRACT_BOUNDED, bounded_splits(s), {0}};

@@ -221,6 +221,12 @@ typedef struct dc_shape_s {
     dc_text defects_ev; /* the accepted contract's defects, one list item each */
     a4w4_discover_shape_result res;
     const a4w4_contract *forced; /* a grouped shape: validate its leader's contract only */
+    /* the rule of K (contracts §4.4, generalising over K) */
+    int validate_only;  /* not probed: validates its family's rule of K */
+    size_t family;      /* the first shape of the same N and padded-M bucket */
+    int gen_ok;         /* family leader: the probed shapes' contracts make one rule of K */
+    a4w4_contract gen;  /* that rule */
+    char gen_why[256];  /* !gen_ok: why not */
 } dc_shape;
 
 struct a4w4_discovery {
@@ -252,6 +258,14 @@ const char *dc_round_name(int r);
 /* Candidates from s->fam and s->num, validated on the shape's validation outputs; fills
  * s->res (verdict, contract or closest, counts) and evidence. threads >= 1. */
 void dc_fit(dc_shape *s, const a4w4_discover_opts *o);
+
+/* 1 when contract c predicts shape s's probes and its validation outputs (every repeat), the
+ * defects aside as dc_fit counts them; s's result is left as it is. */
+int dc_check(dc_shape *s, const a4w4_discover_opts *o, const a4w4_contract *c);
+
+/* The rule of K of family f (its leader s = &sh[f]): from the contracts the probed shapes of
+ * the family found (discover_rule.c). Sets s->gen_ok, s->gen, or s->gen_why. */
+void dc_generalize(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_opts *o);
 
 /* The value a bf16 output stands for. */
 float dc_bf16_value(uint16_t h);

@@ -62,6 +62,116 @@ a4w4_hstatus a4w4_discover_shapes_from_file(const char *path, a4w4_shape **shape
     return out ? A4W4_ST_OK : A4W4_ST_NOMEM;
 }
 
+static size_t pad_m(size_t M)
+{
+    return (size_t)a4w4_padded_m((int)M, 1, 1, 0);
+}
+
+/* 1 when (M, N, K) is among x[0..n). */
+static int has_shape(const a4w4_shape *x, size_t n, size_t M, size_t N, size_t K)
+{
+    for (size_t i = 0; i < n; i++)
+        if (x[i].M == M && x[i].N == N && x[i].K == K)
+            return 1;
+    return 0;
+}
+
+/* 1 when family (N, bucket pm) already holds a shape at K among x[0..n). */
+static int family_has_k(const a4w4_shape *x, size_t n, size_t N, size_t pm, size_t K)
+{
+    for (size_t i = 0; i < n; i++)
+        if (x[i].N == N && pad_m(x[i].M) == pm && x[i].K == K)
+            return 1;
+    return 0;
+}
+
+/* A multiple of 32 in 64 .. A4W4_DISCOVER_MAX_K near k that family (N, pm) lacks, or 0. */
+static size_t fresh_k(const a4w4_shape *x, size_t n, size_t N, size_t pm, size_t k)
+{
+    k = k / 32 * 32;
+    for (int t = 0; t < 64; t++, k += 32) {
+        size_t kk = k < 64 ? 64 : k;
+        if (kk <= A4W4_DISCOVER_MAX_K && !family_has_k(x, n, N, pm, kk))
+            return kk;
+    }
+    return 0;
+}
+
+/* Family (N, pm) of first shape f: the probed K (three distinct, one not a multiple of 256),
+ * then the validated shapes, appended to x (room for 5 more). */
+static size_t expand_family(a4w4_shape *x, size_t n, unsigned char *vo, const a4w4_shape *f)
+{
+    size_t pm = pad_m(f->M), nk = 0, odd = 0, kmin = f->K, kmax = f->K;
+    for (size_t i = 0; i < n; i++)
+        if (x[i].N == f->N && pad_m(x[i].M) == pm) {
+            int fresh = 1;
+            for (size_t j = 0; j < i; j++)
+                fresh &= !(x[j].N == f->N && pad_m(x[j].M) == pm && x[j].K == x[i].K);
+            nk += (size_t)fresh;
+            odd |= x[i].K % 256 != 0;
+        }
+    const size_t want[4] = {f->K / 2 + 32, f->K * 3 / 4 + 96, f->K + 288, f->K / 4 + 32};
+    for (int t = 0; t < 4 && nk < 3; t++) {
+        size_t k = fresh_k(x, n, f->N, pm, want[t]);
+        if (k && !odd && nk == 2 && k % 256 == 0)
+            k = fresh_k(x, n, f->N, pm, k + 32);
+        if (!k)
+            continue;
+        x[n] = (a4w4_shape){f->M, f->N, k};
+        vo[n++] = 0;
+        nk++;
+        odd |= k % 256 != 0;
+        kmin = k < kmin ? k : kmin;
+        kmax = k > kmax ? k : kmax;
+    }
+    size_t kv = fresh_k(x, n, f->N, pm, kmax + 160);
+    if (kv) {
+        x[n] = (a4w4_shape){f->M, f->N, kv};
+        vo[n++] = 1;
+    }
+    size_t m2 = f->M + 1 <= pm ? f->M + 1 : f->M > 1 && pad_m(f->M - 1) == pm ? f->M - 1 : f->M;
+    size_t kv2 = fresh_k(x, n, f->N, pm, (kmin + kmax) / 2 + 64);
+    if (kv2 && !has_shape(x, n, m2, f->N, kv2)) {
+        x[n] = (a4w4_shape){m2, f->N, kv2};
+        vo[n++] = 1;
+    }
+    return n;
+}
+
+int a4w4_discover_expand(const a4w4_shape *shapes, size_t n, a4w4_shape **out, size_t *nout,
+                         unsigned char **vo, char *err, size_t errlen)
+{
+    size_t cap = 6 * n;
+    *out = calloc(cap, sizeof **out);
+    *vo = calloc(cap, 1);
+    if (!*out || !*vo) {
+        free(*out), free(*vo);
+        *out = NULL, *vo = NULL;
+        return -2;
+    }
+    memcpy(*out, shapes, n * sizeof *shapes);
+    size_t k = n, families = 0;
+    for (size_t i = 0; i < n; i++) {
+        int first = 1;
+        for (size_t j = 0; j < i; j++)
+            first &= !(shapes[j].N == shapes[i].N && pad_m(shapes[j].M) == pad_m(shapes[i].M));
+        if (first) {
+            k = expand_family(*out, k, *vo, &shapes[i]);
+            families++;
+        }
+    }
+    *nout = k;
+    if (k > A4W4_DISCOVER_MAX_SHAPES) {
+        snprintf(err, errlen, "%zu shapes in %zu families of N and padded-M bucket make %zu "
+                 "with the K probed and validated for a rule of K, over %d", n, families, k,
+                 A4W4_DISCOVER_MAX_SHAPES);
+        free(*out), free(*vo);
+        *out = NULL, *vo = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 /* group[i] for routes r[0..n) (ok[i]: shape i routes to an ASM kernel). */
 static void group_by_kernel(const a4w4_route *r, const int *ok, size_t n, size_t *group)
 {

@@ -29,6 +29,17 @@ a4w4_hstatus a4w4_discover_shapes_from_file(const char *path, a4w4_shape **shape
 int a4w4_discover_dispatch_groups(const a4w4_shape *shapes, size_t n, size_t *group, char *err,
                                   size_t errlen);
 
+/* The shapes of a rule of K (contracts §4.4, "Rules of the shape"): every requested shape,
+ * then per family (one N and padded-M bucket, getPaddedM gl 0, contracts §5.1) more probed
+ * K at the family's first M until it has three distinct K, one of them with K % 256 != 0,
+ * then two shapes validated only: a K not probed at that M, and another M of the bucket
+ * (when it has one) at another K not probed. *out (malloc'ed, *nout shapes) and *vo
+ * (malloc'ed, 1 for a validate-only shape) replace nothing: the caller frees them. Returns 0;
+ * -1 when the expansion passes A4W4_DISCOVER_MAX_SHAPES (err: how many families fit); -2
+ * out of memory. */
+int a4w4_discover_expand(const a4w4_shape *shapes, size_t n, a4w4_shape **out, size_t *nout,
+                         unsigned char **vo, char *err, size_t errlen);
+
 /* The evidence document (Markdown) of a finished discovery d run with o on backend:
  * "# discover: BACKEND", the time in seconds, seed and repeats, the accepted contract text
  * (contract; NULL: "(none)"), then per shape its evidence and its defects (outputs no order

@@ -9,9 +9,8 @@ set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
 . "$SRC/tests/cli/gt/gt_common.sh"
-# the per-256-K tile kernel is left out: the contract discover finds at one K (ordered(5) at
-# K 1152) is that kernel's order at that K only, and contracts found at one shape are not yet
-# rules of the shape (contracts §4.4)
+# the per-256-K tile kernel included: discover probes three K and writes tile=256, its rule of
+# K (found at K 1152 alone it was ordered(5), that K's order only; contracts §4.4)
 GT_KERNELS=$GT_DISCOVERABLE
 fail() { echo "discover_judged: $*"; exit 1; }
 backends="" overrides=()

@@ -3,9 +3,10 @@
 # the pre-merge cases they are run on, and what their results must say. Source it after
 # setting CLI, SRC and WORK.
 GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz"
-# the kernels whose trees discover reveals at one shape (tests/cli/discover_gt.sh); tiles256's
-# tile=256 equals ordered(ceil(K/256)) at any one K, so one shape cannot tell them apart
-GT_DISCOVERABLE="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 f64 f128 f64rz f128rz"
+# the kernels whose trees discover reveals from one requested shape (tests/cli/discover_gt.sh):
+# tiles256's tile=256 comes out of the rule of K (three K probed, contracts §4.4). gt-mbucket
+# (split-K by M's bucket) needs a shape per bucket: tests/cli/discover_rules.sh
+GT_DISCOVERABLE="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz"
 GT_PLUGINS=$(dirname "$CLI")/plugins
 
 # gt_backends SUFFIX: "plugin:.../liba4w4_gt_<k>SUFFIX_plugin.so,..." for every kernel
@@ -162,9 +163,9 @@ gt_discover_all() {
   done
 }
 
-# The discoverable kernels whose order does not change with K: the contract found at one
-# shape holds at every K (splits cuts at 160 and 1056 only when K > 1056).
-GT_SHAPE_FREE="desc pairwise fuse2 fuse4 leaf16 rz tc27 il2 il8 rr4 f64 f128 f64rz f128rz"
+# The discoverable kernels whose discovered contract is a rule of K: it holds at every K
+# (splits cuts at 160 and 1056 only when K > 1056: per-shape rules).
+GT_SHAPE_FREE="desc pairwise fuse2 fuse4 leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz"
 
 # gt_run_discovered DIR RUN_ARGS...: `a4w4check run RUN_ARGS` with the ordered(1) build of every
 # kernel of $GT_SHAPE_FREE, each judged by the contract discover wrote to DIR/<kernel>.txt

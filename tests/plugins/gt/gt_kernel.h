@@ -34,6 +34,7 @@ typedef struct {
     const uint8_t *sa, *sw; /* K/32 E8M0 each */
     size_t K;
     float *scratch;         /* K/16 floats */
+    size_t M;               /* the call's M (a kernel whose order follows M's bucket) */
 } gt_output;
 
 static uint16_t gt_dot(const gt_output *o);
@@ -111,7 +112,7 @@ static int gt_gemm(void *state, const a4w4_plugin_gemm_args *a)
                 return gt_bad(a, "an output index is out of range");
             }
             gt_output o = {a->a_fp4 + m * half, a->w_fp4 + n * half, a->a_scale + m * nb,
-                           a->w_scale + n * nb, a->K, scratch};
+                           a->w_scale + n * nb, a->K, scratch, a->M};
             a->y[i * a->ncols + j] = gt_reads_nan(&o) ? GT_NAN_BF16 : gt_dot(&o);
         }
     }

@@ -1,0 +1,142 @@
+/* discover_rule.c — the rule of K of `discover` (contracts §4.4, "Rules of the shape"): the
+ * contracts found at several K of one family (one N and padded-M bucket) made into one
+ * contract that names the tree at every K, or the reason none does. */
+#include <stdio.h>
+#include <string.h>
+
+#include "discover_internal.h"
+
+/* c as a tree (ordered(S) is tree(split=S), contracts §4.2). 0, or -1 for exact and
+ * bounded(S), which have no tree. */
+static int as_tree(const a4w4_contract *c, a4w4_tree *t)
+{
+    if (c->kind == A4W4_CONTRACT_TREE) {
+        *t = c->tree;
+        return 0;
+    }
+    if (c->kind != A4W4_CONTRACT_ORDERED)
+        return -1;
+    a4w4_tree_defaults(t);
+    t->split = c->split;
+    return 0;
+}
+
+/* The tile width T whose splits [0, T), [T, 2T), ... are t's at K: 0 when t has one split
+ * (any T >= K fits), -1 when its splits are not such tiles. */
+static long tile_of(const a4w4_tree *t, size_t K)
+{
+    size_t starts[A4W4_DISCOVER_MAX_K / 32 + 2]; /* a split holds at least one block */
+    size_t n = a4w4_tree_splits(t, K, starts, sizeof starts / sizeof starts[0]);
+    if (n == 0)
+        return -1;
+    if (n == 1)
+        return 0;
+    size_t T = starts[1];
+    for (size_t i = 0; i < n; i++)
+        if (starts[i] != i * T)
+            return -1;
+    return (long)T;
+}
+
+/* The family's probed shapes' trees all one tree but for their splits, each tiles of one T:
+ * the rule tree(..., tile=T). 0 with *gen, or -1 with why. */
+static int tile_rule(const dc_shape *sh, size_t nshapes, size_t f, a4w4_contract *gen, char *why,
+                     size_t whylen)
+{
+    long T = 0;
+    for (size_t i = 0; i < nshapes; i++) {
+        a4w4_tree t;
+        if (sh[i].family != f || sh[i].validate_only)
+            continue;
+        long ti = as_tree(&sh[i].res.contract, &t) ? -1 : tile_of(&t, sh[i].sh.K);
+        if (ti < 0 || (ti > 0 && T > 0 && ti != T)) {
+            snprintf(why, whylen, "the contracts differ between K and their splits are not "
+                     "tiles of one width (at K=%zu)", sh[i].sh.K);
+            return -1;
+        }
+        T = ti > 0 ? ti : T;
+    }
+    if (T <= 0) {
+        snprintf(why, whylen, "the contracts differ between K in more than their splits");
+        return -1;
+    }
+    int have = 0;
+    for (size_t i = 0; i < nshapes; i++) {
+        a4w4_contract c = {A4W4_CONTRACT_TREE, 1, {0}};
+        if (sh[i].family != f || sh[i].validate_only)
+            continue;
+        as_tree(&sh[i].res.contract, &c.tree);
+        c.tree.split = 1;
+        c.tree.nbounds = 0;
+        c.tree.tile = (unsigned)T;
+        if (tile_of(&c.tree, sh[i].sh.K) < 0 || (have && !a4w4_contract_same(&c, gen)) ||
+            a4w4_tree_check(&c.tree, sh[i].sh.K, NULL, 0)) {
+            snprintf(why, whylen, "the contracts differ between K in more than their splits "
+                     "(at K=%zu)", sh[i].sh.K);
+            return -1;
+        }
+        if (!have)
+            *gen = c;
+        have = 1;
+    }
+    return 0;
+}
+
+/* 1 when candidate c holds on every probed shape of family f: the shape's own contract is c,
+ * or c predicts its probes and validation outputs (dc_check). */
+static int holds_on_family(dc_shape *sh, size_t nshapes, size_t f, const a4w4_contract *c,
+                           const a4w4_discover_opts *o)
+{
+    for (size_t i = 0; i < nshapes; i++)
+        if (sh[i].family == f && !sh[i].validate_only &&
+            !a4w4_contract_same(&sh[i].res.contract, c) && !dc_check(&sh[i], o, c))
+            return 0;
+    return 1;
+}
+
+void dc_generalize(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_opts *o)
+{
+    dc_shape *lead = &sh[f];
+    size_t ks[3] = {0}, nk = 0, big = f;
+    lead->gen_ok = 0;
+    for (size_t i = 0; i < nshapes; i++) {
+        const dc_shape *s = &sh[i];
+        if (s->family != f || s->validate_only)
+            continue;
+        if (s->res.verdict != A4W4_DISCOVER_FOUND) {
+            snprintf(lead->gen_why, sizeof lead->gen_why, "no contract fits at %zux%zux%zu",
+                     s->sh.M, s->sh.N, s->sh.K);
+            return;
+        }
+        if (nk < 3 && (nk < 1 || ks[0] != s->sh.K) && (nk < 2 || ks[1] != s->sh.K))
+            ks[nk++] = s->sh.K;
+        big = s->sh.K > sh[big].sh.K ? i : big;
+    }
+    if (nk < 3) {
+        snprintf(lead->gen_why, sizeof lead->gen_why, "probed at %zu K only (a rule of K needs "
+                 "three)", nk);
+        return;
+    }
+    /* the candidates, each held to every probed shape: the splits as tiles of one width,
+     * then the contract found at the largest K (it shows most of the tree: lanes dealt past
+     * their first chunk), then the others */
+    a4w4_contract tile;
+    if (!tile_rule(sh, nshapes, f, &tile, lead->gen_why, sizeof lead->gen_why) &&
+        holds_on_family(sh, nshapes, f, &tile, o)) {
+        lead->gen = tile;
+        lead->gen_ok = 1;
+        return;
+    }
+    for (size_t t = 0; t <= nshapes; t++) {
+        size_t i = t == 0 ? big : t - 1;
+        if (i >= nshapes || sh[i].family != f || sh[i].validate_only || (t && i == big))
+            continue;
+        if (holds_on_family(sh, nshapes, f, &sh[i].res.contract, o)) {
+            lead->gen = sh[i].res.contract;
+            lead->gen_ok = 1;
+            return;
+        }
+    }
+    snprintf(lead->gen_why, sizeof lead->gen_why, "no contract found at one K holds at every K "
+             "probed, nor do their splits make tiles of one width");
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# discover writes rules of the shape (contracts §4.4, "Rules of the shape"): it probes three K
+# per family of N and padded-M bucket (one with K % 256 != 0), infers the rule of K and
+# validates it on shapes it did not probe (another K, another M of the bucket), and the file
+# says which shapes were probed and which only validated. The per-256-K tile kernel comes out
+# as tile=256 (found at one K it was ordered(5) at K 1152, which fails at every other K), and
+# the kernel whose split-K follows M's bucket as one rule per bucket; both, judged by what
+# discover wrote, pass at shapes never probed, and a bucket never probed is not judged.
+. "$(dirname "$0")/common.sh.inc"
+G=$P/liba4w4_gt
+body() { grep -v '^#' "$1"; }
+
+"$CLI" discover --backend "plugin:${G}_tiles256_mis_plugin.so" --shapes 32x8x1152 --out t.txt \
+  --quiet --no-evidence --repeats 2 > t.log 2>&1 || fail "discover tiles256: exit $? ($(cat t.log))"
+[ "$(body t.txt)" = "tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,split=1,combine=chain,final=rne,tile=256)" ] ||
+  fail "tiles256: discover wrote $(cat t.txt)"
+grep -q '^# discovered by a4w4check discover: probed at 32x8x1152 32x8x608 32x8x960$' t.txt &&
+  grep -q '^# rules of K validated (not probed) at 32x8x1312 31x8x928$' t.txt || fail "tiles256: comments $(cat t.txt)"
+grep -q "not probed: the rule of K" t.txt.evidence.md || fail "tiles256: the evidence does not say what was only validated"
+
+"$CLI" discover --backend "plugin:${G}_mbucket_mis_plugin.so" --shapes 8x16x1152,40x16x1152 \
+  --out m.txt --quiet --no-evidence --repeats 2 > m.log 2>&1 || fail "discover mbucket: exit $? ($(cat m.log))"
+[ "$(body m.txt)" = "$(printf 'when Mpad==16: ordered(2)\nwhen Mpad==48: ordered(1)')" ] ||
+  fail "mbucket: discover wrote $(cat m.txt)"
+
+# judged by the discovered rules at shapes never probed (K 800: K % 256 != 0)
+printf 'name,M,N,K,regime,seed,tags\n' > c.csv
+for s in 12:1344:normal 5:800:wide 16:2048:exact 44:1344:normal 33:800:wide 48:2048:special; do
+  IFS=: read -r m k r <<< "$s"
+  echo "m${m}_k$k,$m,16,$k,$r,$m," >> c.csv
+done
+T="plugin:${G}_tiles256_mis_plugin.so" M="plugin:${G}_mbucket_mis_plugin.so"
+code "$CLI" run --cases c.csv --no-golden --quiet --out r1 --backend "$T,$M" \
+  --contract "$T=t.txt" --contract "$M=m.txt" --e8m0-code0 2^-127
+[ "$rc" = 0 ] || fail "run under the discovered rules: exit $rc: $(cat err.txt)"
+/usr/bin/python3 - r1 <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1] + "/results.json"))
+es = [e for e in d["cases"] if "_gt_" in e["backend"]]
+bad = [(e["name"], e["backend"][-30:], e["verdict"]) for e in es if e["verdict"] != "pass"]
+if len(es) != 12 or bad or d["verdict"] != "PASS":
+    sys.exit("discover_rules: %d entries, not passing: %s (%s)" % (len(es), bad, d["verdict"]))
+PY
+# a bucket no rule covers (M 20: Mpad 32) is not judged
+printf 'name,M,N,K,regime,seed,tags\nm20,20,16,1344,normal,3,\n' > c20.csv
+code "$CLI" run --cases c20.csv --no-golden --quiet --out r3 --backend "$M" --contract "$M=m.txt"
+[ "$rc" = 5 ] || fail "M 20 under rules for Mpad 16 and 48: exit $rc, expected 5: $(cat err.txt)"
+grep -q "has no rule for M=20 N=16 K=1344" r3/results.json || fail "M 20: the reason is not given"
+echo "discover_rules: tile=256 and one rule per M bucket, validated and judged at shapes never probed"
