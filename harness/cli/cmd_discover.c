@@ -77,7 +77,7 @@ static const a4w4_option discover_options[] = {
 
 static const a4w4_command_spec discover_spec = {
     "discover", discover_usage, discover_options, NULL,
-    "exit: 0 a contract fits every shape, 1 no tree in the model family fits (the closest and\n"
+    "exit: 0 a contract fits every shape asked for, 1 no tree in the model family fits (the closest and\n"
     "      where it fails are printed), 2 bad usage or input, 3 a hip backend without a GPU,\n"
     "      4 FILE not written, 5 a round's outputs are missing (what to run is printed)\n"};
 
@@ -86,6 +86,7 @@ typedef struct {
     a4w4_shape *shapes;
     size_t *groups;
     unsigned char *validate_only; /* the shapes of a rule of K that are only validated */
+    size_t requested; /* the shapes asked for come first (the rest: for the rules of K) */
     a4w4_discovery *d;
     int bundle; /* the backend is bundle:OUT */
     const char *out_dir;
@@ -125,7 +126,7 @@ static int plan(const discover_opts *a, discover_plan *p)
             return A4W4_EXIT_BADINPUT;
     } else {
         int rc = a4w4_dflow_shapes(a->shapes, a->cases, a->backend, &p->o, &p->shapes,
-                                   &p->groups, &p->validate_only);
+                                   &p->groups, &p->validate_only, &p->requested);
         if (rc)
             return rc;
         p->o.seed = a->seed ? strtoull(a->seed, NULL, 10) : 1;
@@ -251,7 +252,8 @@ static int render(const discover_opts *a, discover_plan *p)
         shape_line(stdout, p, i, a->backend);
         if (!a->no_evidence) /* the evidence: which probe decided what, the validation */
             fputs(a4w4_discover_evidence(p->d, i), stdout);
-        all &= a4w4_discover_validate_only(p->d, i) || /* its rule or per-shape rules */
+        /* the shapes asked for decide; those added for a rule of K give it or per-shape rules */
+        all &= (p->requested && i >= p->requested) || a4w4_discover_validate_only(p->d, i) ||
                a4w4_discover_result(p->d, i)->verdict == A4W4_DISCOVER_FOUND;
     }
     printf("discover: %.2f s; evidence in %s\n", p->seconds, p->evidence);

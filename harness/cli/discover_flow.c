@@ -93,7 +93,7 @@ static int expand(a4w4_discover_opts *o, a4w4_shape **sh, unsigned char **vo)
 
 int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend,
                       a4w4_discover_opts *o, a4w4_shape **sh, size_t **groups,
-                      unsigned char **vo)
+                      unsigned char **vo, size_t *requested)
 {
     char err[1024];
     int dispatch = backend && !strcmp(backend, "hip-asm:dispatch");
@@ -118,6 +118,7 @@ int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend
                 return A4W4_EXIT_BADINPUT;
             }
     }
+    *requested = o->nshapes;
     if (!dispatch && expand(o, sh, vo))
         return A4W4_EXIT_BADINPUT;
     if (!(*groups = calloc(o->nshapes, sizeof **groups)))

@@ -32,11 +32,12 @@ int a4w4_dflow_write_probes(const a4w4_discovery *d, const char *dir,
  * o->nshapes, each its own group in *groups (both malloc'ed); with backend hip-asm:dispatch,
  * the shapes AITER's dispatcher sends to one ASM kernel share a group. Otherwise the shapes
  * of a rule of K are added (a4w4_discover_expand: more probed K per family, and shapes only
- * validated, marked in *vo, malloc'ed; NULL with dispatch groups). Returns an exit code
+ * validated, marked in *vo, malloc'ed; NULL with dispatch groups), after the *requested
+ * shapes asked for. Returns an exit code
  * (A4W4_EXIT_BADINPUT after one line naming the option and the rule). */
 int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend,
                       a4w4_discover_opts *o, a4w4_shape **sh, size_t **groups,
-                      unsigned char **vo);
+                      unsigned char **vo, size_t *requested);
 
 /* Write DIR/discover.json for opts (atomically). 0 or an exit code after one line. */
 int a4w4_dflow_write_plan(const char *dir, const a4w4_discover_opts *o);

@@ -633,7 +633,7 @@ static void keep_validation(a4w4_discovery *d)
             for (unsigned k = 1; k < R; k++)
                 if (s->vy[v * R] && s->vy[v * R + k] &&
                     memcmp(s->vy[v * R], s->vy[v * R + k], s->sh.M * s->sh.N * 2))
-                    s->nondet = 1;
+                    s->nondet = s->nondet_cases = 1;
     }
 }
 

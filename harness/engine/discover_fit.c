@@ -926,6 +926,14 @@ void dc_fit(dc_shape *s, const a4w4_discover_opts *o)
             dc_text_add(&s->ev, "- this shape is probed through the first shape of its group; "
                         "its contract %s is validated here\n", txt);
         push(&L, s->forced);
+    } else if (s->nondet && !s->nondet_cases) {
+        /* no bounded(S) for a kernel whose real answers never varied: only its probes did, as
+         * a kernel that recognises them answers (contracts §4.4, nondeterminism) */
+        dc_text_add(&s->ev, "- the probes' outputs changed between runs (%zu gaps varied), the "
+                    "random validation cases' never did: bounded(S) is accepted only for "
+                    "nondeterminism seen on random cases, and no fixed tree reads from probes "
+                    "that change; the kernel answers probes unlike real data\n",
+                    s->nvaried_gaps);
     } else if (s->nondet) {
         a4w4_contract b = {A4W4_CONTRACT_BOUNDED, bounded_splits(s), {0}};
         dc_text_add(&s->ev, "- nondeterministic: repeated runs of the same operands differed "

@@ -197,6 +197,7 @@ typedef struct dc_shape_s {
     float *value;       /* [nprobes]: the output of repeat 0 (NaN when not read) */
     uint16_t *bits;     /* [nprobes] */
     int nondet;         /* a probe or validation output changed between repeats */
+    int nondet_cases;   /* a validation output (random operands) changed between repeats */
     int position_dep;   /* columns (or rows) of one probe disagreed */
     size_t nvaried_gaps;
     uint8_t *gap_varied; /* [n] */
