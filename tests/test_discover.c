@@ -263,7 +263,12 @@ Test(discover_fake, recovers_leaves_and_nodes_below_a_block)
     expect_found("tree(leaf=4,fuse=4,prec=30,round=rz)", 32, 256);
 }
 
-Test(discover_fake, a_backend_that_changes_its_order_per_call_is_bounded_by_its_splits)
+/* Its two orders differ in how four fp32 split totals are combined, which the bf16 output of
+ * a random case almost never shows: the nondeterminism is seen on the probes only, and
+ * bounded(S) is accepted only for nondeterminism seen on the random validation cases
+ * (contracts §4.4; disc-combine-random, which adds bf16 partials, gets bounded(4):
+ * tests/cli/discover_gt.sh). */
+Test(discover_fake, a_backend_whose_order_changes_where_random_data_cannot_see_gets_no_bound)
 {
     fake f = {{{0}}, 1, 12345, 0};
     a4w4_tree_defaults(&f.t[0]);
@@ -274,8 +279,7 @@ Test(discover_fake, a_backend_that_changes_its_order_per_call_is_bounded_by_its_
     char got[A4W4_CONTRACT_MAX];
     discover(&f, 32, 1, 1024, &r, got, sizeof got);
     cr_expect(r.nondeterministic);
-    cr_expect_eq(r.verdict, A4W4_DISCOVER_FOUND, "closest %s: %s", got, r.closest_fails);
-    cr_expect_str_eq(got, "bounded(4)");
+    cr_expect_eq(r.verdict, A4W4_DISCOVER_NO_FIT, "accepted %s", got);
 }
 
 Test(discover_fake, block_values_rounded_to_bf16_fit_no_tree_and_name_the_closest)

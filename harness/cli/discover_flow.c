@@ -74,12 +74,12 @@ int a4w4_dflow_backend(a4w4_discovery *d, const char *backend, int quiet)
 
 /* The shapes of a rule of K around *sh (a4w4_discover_expand): *sh and o->nshapes replaced,
  * *vo set. An exit code. */
-static int expand(a4w4_discover_opts *o, a4w4_shape **sh, unsigned char **vo)
+static int expand(a4w4_discover_opts *o, a4w4_shape **sh, unsigned char **vo, size_t kstep)
 {
     char err[512];
     a4w4_shape *x;
     size_t n;
-    int rc = a4w4_discover_expand(*sh, o->nshapes, &x, &n, vo, err, sizeof err);
+    int rc = a4w4_discover_expand(*sh, o->nshapes, kstep, &x, &n, vo, err, sizeof err);
     if (rc == -1)
         a4w4_errorf("discover: --shapes: %s", err);
     if (rc)
@@ -119,7 +119,9 @@ int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend
             }
     }
     *requested = o->nshapes;
-    if (!dispatch && expand(o, sh, vo))
+    /* the ASM-layout backends take K % 256 == 0 only (the scale swizzle, contracts §3.2) */
+    int asm_k = backend && (!strncmp(backend, "cpu-asm", 7) || !strncmp(backend, "hip-asm", 7));
+    if (!dispatch && expand(o, sh, vo, asm_k ? 256 : 32))
         return A4W4_EXIT_BADINPUT;
     if (!(*groups = calloc(o->nshapes, sizeof **groups)))
         return A4W4_EXIT_BADINPUT;

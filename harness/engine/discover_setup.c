@@ -85,12 +85,15 @@ static int family_has_k(const a4w4_shape *x, size_t n, size_t N, size_t pm, size
     return 0;
 }
 
-/* A multiple of 32 in 64 .. A4W4_DISCOVER_MAX_K near k that family (N, pm) lacks, or 0. */
+/* The K step of the expansion: 32, or 256 for a backend that takes K % 256 == 0 only. */
+static size_t kstep = 32;
+
+/* A multiple of kstep in 64 .. A4W4_DISCOVER_MAX_K near k that family (N, pm) lacks, or 0. */
 static size_t fresh_k(const a4w4_shape *x, size_t n, size_t N, size_t pm, size_t k)
 {
-    k = k / 32 * 32;
-    for (int t = 0; t < 64; t++, k += 32) {
-        size_t kk = k < 64 ? 64 : k;
+    k = k / kstep * kstep;
+    for (int t = 0; t < 64; t++, k += kstep) {
+        size_t kk = k < 64 ? (kstep > 64 ? kstep : 64) : k;
         if (kk <= A4W4_DISCOVER_MAX_K && !family_has_k(x, n, N, pm, kk))
             return kk;
     }
@@ -113,7 +116,7 @@ static size_t expand_family(a4w4_shape *x, size_t n, unsigned char *vo, const a4
     const size_t want[4] = {f->K / 2 + 32, f->K * 3 / 4 + 96, f->K + 288, f->K / 4 + 32};
     for (int t = 0; t < 4 && nk < 3; t++) {
         size_t k = fresh_k(x, n, f->N, pm, want[t]);
-        if (k && !odd && nk == 2 && k % 256 == 0)
+        if (k && !odd && nk == 2 && k % 256 == 0 && kstep < 256)
             k = fresh_k(x, n, f->N, pm, k + 32);
         if (!k)
             continue;
@@ -138,9 +141,10 @@ static size_t expand_family(a4w4_shape *x, size_t n, unsigned char *vo, const a4
     return n;
 }
 
-int a4w4_discover_expand(const a4w4_shape *shapes, size_t n, a4w4_shape **out, size_t *nout,
-                         unsigned char **vo, char *err, size_t errlen)
+int a4w4_discover_expand(const a4w4_shape *shapes, size_t n, size_t k_step, a4w4_shape **out,
+                         size_t *nout, unsigned char **vo, char *err, size_t errlen)
 {
+    kstep = k_step == 256 ? 256 : 32;
     size_t cap = 6 * n;
     *out = calloc(cap, sizeof **out);
     *vo = calloc(cap, 1);

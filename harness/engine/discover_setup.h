@@ -31,14 +31,15 @@ int a4w4_discover_dispatch_groups(const a4w4_shape *shapes, size_t n, size_t *gr
 
 /* The shapes of a rule of K (contracts §4.4, "Rules of the shape"): every requested shape,
  * then per family (one N and padded-M bucket, getPaddedM gl 0, contracts §5.1) more probed
- * K at the family's first M until it has three distinct K, one of them with K % 256 != 0,
+ * K at the family's first M until it has three distinct K (multiples of k_step: 32, or 256
+ * for a backend that takes K % 256 == 0 only), one of them with K % 256 != 0 when k_step is 32,
  * then two shapes validated only: a K not probed at that M, and another M of the bucket
  * (when it has one) at another K not probed. *out (malloc'ed, *nout shapes) and *vo
  * (malloc'ed, 1 for a validate-only shape) replace nothing: the caller frees them. Returns 0;
  * -1 when the expansion passes A4W4_DISCOVER_MAX_SHAPES (err: how many families fit); -2
  * out of memory. */
-int a4w4_discover_expand(const a4w4_shape *shapes, size_t n, a4w4_shape **out, size_t *nout,
-                         unsigned char **vo, char *err, size_t errlen);
+int a4w4_discover_expand(const a4w4_shape *shapes, size_t n, size_t k_step, a4w4_shape **out,
+                         size_t *nout, unsigned char **vo, char *err, size_t errlen);
 
 /* The evidence document (Markdown) of a finished discovery d run with o on backend:
  * "# discover: BACKEND", the time in seconds, seed and repeats, the accepted contract text
