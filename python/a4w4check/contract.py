@@ -1,8 +1,9 @@
 """a4w4check.contract: the accumulation contract a kernel declares (contracts §4.1, §4.2), as
 text the C harness judges by: "exact", "ordered(S)", "bounded" or "bounded(S)", or a tree form
 "tree(key=value,...)". resolve() takes that text or the path of a file holding it (what
-`a4w4check discover --out FILE` writes, its "# discovered by" comment line left out) and
-returns the text; check() says whether text has
+`a4w4check discover --out FILE` writes, its "#" comment lines left out: one contract, or rules
+of the shape `when Mpad<=32: ordered(2)`, one per line, which the C side parses) and returns
+the text; check() says whether text has
 one of those forms (the C side parses it fully and refuses what it does not judge)."""
 from __future__ import annotations
 
