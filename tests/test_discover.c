@@ -16,6 +16,7 @@
 #include "a4w4_formats.h"
 #include "a4w4_tree.h"
 #include "discover.h"
+#include "discover_setup.h"
 #include "discover_internal.h"
 #include "test_util.h"
 
@@ -373,4 +374,42 @@ Test(discover_defects, a_kernel_without_defects_reports_none)
     cr_assert_eq(r.verdict, A4W4_DISCOVER_FOUND);
     cr_expect_eq(r.defects, 0u);
     cr_expect_eq(r.validated, 6u * 256 * 3);
+}
+
+/* The shapes of a rule of K (contracts §4.4): per family of N and padded-M bucket three K
+ * probed, one with K % 256 != 0 (steps of 256 for the ASM-layout backends), then a larger K
+ * and another M of the bucket validated only. */
+Test(discover_rules, the_shapes_of_a_rule_of_k)
+{
+    const a4w4_shape asked[2] = {{32, 8, 1152}, {40, 8, 1024}};
+    a4w4_shape *x;
+    unsigned char *vo;
+    size_t n;
+    char err[256];
+    cr_assert_eq(a4w4_discover_expand(asked, 2, 32, &x, &n, &vo, err, sizeof err), 0, "%s", err);
+    static const struct {
+        size_t M, K;
+        unsigned char vo;
+    } want[] = {/* asked; K/2 + 32, 3K/4 + 96; the largest + 160; M + 1 (same bucket) at the
+                 * probed K's midpoint + 64, down to a multiple of 32 */
+                {32, 1152, 0}, {40, 1024, 0}, {32, 608, 0}, {32, 960, 0}, {32, 1312, 1},
+                {31, 928, 1},  {40, 544, 0},  {40, 864, 0}, {40, 1184, 1}, {41, 832, 1}};
+    cr_assert_eq(n, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < n; i++) {
+        cr_expect(x[i].M == want[i].M && x[i].N == 8 && x[i].K == want[i].K && vo[i] == want[i].vo,
+                  "shape %zu: %zux%zux%zu vo %d, expected %zux8x%zu vo %d", i, x[i].M, x[i].N,
+                  x[i].K, vo[i], want[i].M, want[i].K, want[i].vo);
+    }
+    free(x);
+    free(vo);
+    cr_assert_eq(a4w4_discover_expand(asked, 1, 256, &x, &n, &vo, err, sizeof err), 0, "%s", err);
+    for (size_t i = 0; i < n; i++)
+        cr_expect_eq(x[i].K % 256, i == 0 ? 1152 % 256 : 0, "K %zu", x[i].K);
+    free(x);
+    free(vo);
+    a4w4_shape many[13];
+    for (size_t i = 0; i < 13; i++)
+        many[i] = (a4w4_shape){1, 16 * (i + 1), 512};
+    cr_expect_eq(a4w4_discover_expand(many, 13, 32, &x, &n, &vo, err, sizeof err), -1);
+    cr_expect(strstr(err, "13 families"), "%s", err);
 }
