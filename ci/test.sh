@@ -18,7 +18,12 @@
 # A4W4_SKIP_GPU_BUILD=1 skips the GPU stages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ci/setup.sh
+# every stage's packages in one apt-get update + install (one per stage cost two more updates
+# and installs on a fresh machine): the fuzz stage's clang, the AMD GPU stage's hipcc
+extra=()
+[ "${A4W4_SKIP_FUZZ:-0}" = 1 ] || extra+=(clang libclang-rt-14-dev llvm)
+[ "${A4W4_SKIP_GPU_BUILD:-0}" = 1 ] || extra+=(hipcc libamdhip64-dev rocm-device-libs)
+ci/setup.sh ${extra[@]+"${extra[@]}"}
 jobs=$(nproc)
 
 t_all=$SECONDS t_step=$SECONDS name_step="" times=""
@@ -58,7 +63,6 @@ unset UBSAN_OPTIONS ASAN_OPTIONS
 
 if [ "${A4W4_SKIP_FUZZ:-0}" != 1 ]; then
   step "fuzzing, 45 s per target (build-fuzz/, ci/fuzz.sh)"
-  ci/setup.sh clang libclang-rt-14-dev llvm
   A4W4_FUZZ_COVERAGE=0 ci/fuzz.sh 45 || {
     echo "ci/test.sh: FUZZING FAILED: a target crashed, leaked, hung or broke an invariant;" \
       "the crash file and the sanitizer report are above (reproduce:" \
@@ -90,7 +94,6 @@ if [ "${A4W4_SKIP_GPU_BUILD:-0}" != 1 ]; then
   echo "no GPU here, as expected (exit 3): $(cat build-gpu-nvidia/nogpu.err)"
 
   step "GPU code, AMD platform: hipcc build for gfx90a;gfx940 (build-gpu-amd/)"
-  ci/setup.sh hipcc libamdhip64-dev rocm-device-libs
   # hipcc asks rocm_agent_enumerator for the GPU when a compile names no --offload-arch
   # (CMake's compiler check does): without /sys/class/kfd that prints a Python traceback,
   # harmless but alarming. Name the targets instead.
