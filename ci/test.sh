@@ -7,9 +7,10 @@
 #   build-asan/  with -fsanitize=address,undefined (-O1), `ctest -LE heavy`;
 # in those two builds the unit tests' long sweeps take every 4th point (A4W4_TEST_REDUCED,
 # tests/test_util.h); then fuzz the readers of untrusted input (A4W4_SKIP_FUZZ=1 skips it):
-#   build-fuzz/  clang + libFuzzer: ci/fuzz.sh 45 (every target of tests/fuzz, 45 s each, as
-#                many at once as there are cores), then its CTest checks (label fuzz: corpus
-#                replays, the script's crash test);
+#   build-fuzz/  clang + libFuzzer: ci/fuzz.sh 15 (every target of tests/fuzz, 15 s each, as
+#                many at once as there are cores; A4W4_FUZZ_SECONDS sets it, ci/nightly-cpu.sh
+#                runs 300), then its CTest checks (label fuzz: corpus replays, the script's
+#                crash test);
 # then compile the GPU code for both platforms (no GPU needed: the CLI and the GPU programs
 # only, target a4w4_gpu_tests) and run its CPU-side tests:
 #   build-gpu-nvidia/  nvcc (CUDA 13), sm_90, through gpu/a4w4_hip_port.h,
@@ -62,8 +63,9 @@ ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE heavy
 unset UBSAN_OPTIONS ASAN_OPTIONS
 
 if [ "${A4W4_SKIP_FUZZ:-0}" != 1 ]; then
-  step "fuzzing, 45 s per target (build-fuzz/, ci/fuzz.sh)"
-  A4W4_FUZZ_COVERAGE=0 ci/fuzz.sh 45 || {
+  fuzz_secs=${A4W4_FUZZ_SECONDS:-15}
+  step "fuzzing, $fuzz_secs s per target (build-fuzz/, ci/fuzz.sh)"
+  A4W4_FUZZ_COVERAGE=0 ci/fuzz.sh "$fuzz_secs" || {
     echo "ci/test.sh: FUZZING FAILED: a target crashed, leaked, hung or broke an invariant;" \
       "the crash file and the sanitizer report are above (reproduce:" \
       "build-fuzz/fuzz/fuzz_<target> <crash file>; tests/fuzz/README.md)"
