@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test: set up, then build and run the CTest suite three ways —
 #   build/       optimized (the CLI other tools call stays at build/a4w4check): every test,
-#                the heavy ones (label heavy: whole-set runs) included,
+#                the heavy ones (label heavy: whole-set runs) included; the ground-truth
+#                pre-merge runs (label wholeset) judge a slice here, the whole set in
+#                ci/nightly-cpu.sh,
 #   build-cov/   with gcov instrumentation (-O0), `ctest -LE heavy`, then gcovr line coverage
 #                of ref/, harness/, reports/,
 #   build-asan/  with -fsanitize=address,undefined (-O1), `ctest -LE heavy`;
