@@ -21,6 +21,7 @@
 #include "fsutil.h"
 #include "gen.h"
 #include "integrity.h"
+#include "judge.h"
 #include "matrix.h"
 #include "safetensors.h"
 #include "sample_oracles.h"
@@ -56,200 +57,11 @@ static int call_run(const a4w4_backend *b, const a4w4_run_args *a)
 static size_t row_at(const a4w4_sample *s, size_t i) { return s->full ? i : s->rows[i]; }
 static size_t col_at(const a4w4_sample *s, size_t j) { return s->full ? j : s->cols[j]; }
 
-static int bf16_nan(uint16_t h) { return (h & 0x7FFF) > 0x7F80; }
-
-typedef struct {
-    size_t checked, mismatches, unwritten;
-    size_t not_judged; /* outputs left out: outside the exact regime under exact */
-    size_t not_finite; /* of those, NaN or Inf where every order gives a finite sum (also in
-                          checked: compared, though not bit for bit) */
-    unsigned max_ulp;
-    /* bounded(S) only: the largest |got - exact| / bound, and the bound in bf16 ULPs of
-     * the exact value (median, largest) over the outputs compared within a bound */
-    int has_bound;
-    double bound_use, bound_ulp_median, bound_ulp_max;
-    /* bounded(S) only, the bound's strength (contracts §4.1 "The strength of a bound"): of
-     * the outputs with a finite nonzero exact value and a finite bound (bound_weighed), those
-     * whose tolerance admits 0 (and so may admit -exact): a kernel writing 0 passes there */
-    size_t bound_weighed, bound_vacuous;
-    size_t nrec;
-    struct {
-        size_t row, col;
-        uint16_t got, expected;
-    } rec[MAX_RECORDED];
-    uint8_t *mism; /* optional [n]: 1 where output k mismatched (the map's input) */
-} comparison;
-
-static void record(comparison *c, const a4w4_sample *s, size_t k, uint16_t got, uint16_t exp)
+/* The grid of sample s's outputs (judge.h): row-major nrows x ncols, at s's rows and columns. */
+static a4w4_judge_grid grid_of(const a4w4_sample *s)
 {
-    unsigned d = a4w4_bf16_ulp_distance(got, exp);
-    if (d > c->max_ulp)
-        c->max_ulp = d;
-    if (c->nrec < MAX_RECORDED) {
-        c->rec[c->nrec].row = row_at(s, k / s->ncols);
-        c->rec[c->nrec].col = col_at(s, k % s->ncols);
-        c->rec[c->nrec].got = got;
-        c->rec[c->nrec].expected = exp;
-        c->nrec++;
-    }
-    if (c->mism)
-        c->mism[k] = 1;
-    c->mismatches++;
-}
-
-/* Start comparison c of n outputs, marking mismatches in mism (NULL: not marked). */
-static void start_comparison(comparison *c, uint8_t *mism, size_t n)
-{
-    memset(c, 0, sizeof *c);
-    c->mism = mism;
-    if (mism)
-        memset(mism, 0, n);
-}
-
-/* Bit-exact comparison (NaN == NaN; the poison counts as unwritten, not as NaN). */
-static void compare_exact(comparison *c, const a4w4_sample *s, const uint16_t *got,
-                          const uint16_t *exp, size_t n, uint8_t *mism)
-{
-    start_comparison(c, mism, n);
-    for (size_t k = 0; k < n; k++) {
-        c->checked++;
-        if (got[k] == A4W4_POISON_BF16) {
-            c->unwritten++;
-            record(c, s, k, got[k], exp[k]);
-            continue;
-        }
-        if (got[k] == exp[k] || (bf16_nan(got[k]) && bf16_nan(exp[k])))
-            continue;
-        record(c, s, k, got[k], exp[k]);
-    }
-}
-
-/* 1 when no summation order of output k's terms, in any rounding, can leave fp32's finite
- * range: no NaN scale is read and the sum of |terms| is below 2^126. */
-static int finite_in_any_order(const a4w4_oracles *o, size_t k)
-{
-    return o->abs_sum[k] < 0x1p126f;
-}
-
-/* exact (contracts §4.1): bit for bit where the exact regime is proven, and where the output
- * reads a NaN scale (NaN under every contract, contracts §2); the other outputs are not judged
- * (exact is a reference there, not a verdict), only required to be written and, where every
- * order gives a finite sum, finite (a NaN or Inf there is wrong under any order: a checked
- * mismatch, counted in not_finite, the output still not judged bit for bit). */
-static void compare_exact_regime(comparison *c, const a4w4_sample *s, const uint16_t *got,
-                                 const a4w4_oracles *o, size_t n, uint8_t *mism)
-{
-    start_comparison(c, mism, n);
-    for (size_t k = 0; k < n; k++) {
-        if (got[k] == A4W4_POISON_BF16) {
-            c->checked++;
-            c->unwritten++;
-            record(c, s, k, got[k], o->exact[k]);
-            continue;
-        }
-        if (!o->in_regime[k] && !isnan(o->exact_f32[k])) {
-            c->not_judged++;
-            if ((got[k] & 0x7F80) == 0x7F80 && finite_in_any_order(o, k)) {
-                c->not_finite++;
-                c->checked++;
-                record(c, s, k, got[k], o->exact[k]);
-            }
-            continue;
-        }
-        c->checked++;
-        if (got[k] != o->exact[k] && !(bf16_nan(got[k]) && bf16_nan(o->exact[k])))
-            record(c, s, k, got[k], o->exact[k]);
-    }
-}
-
-/* One bf16 ULP at |x| (2^-133 below the normal range). */
-static double bf16_ulp_at(double x)
-{
-    x = fabs(x);
-    return x < 0x1p-126 ? 0x1p-133 : ldexp(1.0, ilogb(x) - 7);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The bound's use and size over the outputs compared within it (ulps[0..k)). */
-static void bound_stats(comparison *c, double *ulps, size_t k)
-{
-    c->has_bound = 1;
-    if (!ulps || !k)
-        return;
-    qsort(ulps, k, sizeof *ulps, cmp_double);
-    c->bound_ulp_max = ulps[k - 1];
-    c->bound_ulp_median = k % 2 ? ulps[k / 2] : 0.5 * (ulps[k / 2 - 1] + ulps[k / 2]);
-}
-
-/* bounded(S) (contracts §4.1 "bounded", §4.3): output k passes when |got - e| <= B + 2^-24 |e|
- * + 2^-149, with e the exact value (rounded once to double) and B the per-output bound of
- * a4w4_oracles_bound; +-Inf when the model can overflow that way, NaN when it can both ways or
- * when a scale is 0xFF (then NaN is due). */
-static int bounded_ok(const a4w4_bounded_limits *L, uint16_t got, double *use, double *ulps,
-                      int *vacuous)
-{ /* *vacuous: 1 when the tolerance admits 0 for a finite nonzero e, 0 when not, -1 neither */
-    double e = L->exact, tol = L->bound + 0x1p-24 * fabs(e) + 0x1p-149;
-    *use = *ulps = -1;
-    *vacuous = isfinite(tol) && e != 0 ? fabs(e) <= tol : -1;
-    if (isnan(L->bound))
-        return bf16_nan(got);
-    double g = a4w4_bf16_to_f32(got);
-    if (bf16_nan(got))
-        return L->inf_pos && L->inf_neg;
-    if (isinf(g))
-        return g > 0 ? L->inf_pos : L->inf_neg;
-    *use = fabs(g - e) / tol;
-    *ulps = tol / bf16_ulp_at(e);
-    return *use <= 1.0;
-}
-
-static void compare_bounded(comparison *c, const a4w4_sample *s, const uint16_t *got,
-                            const uint16_t *exact, const a4w4_bounded_limits *L, size_t n,
-                            uint8_t *mism)
-{
-    start_comparison(c, mism, n);
-    double *ulps = malloc((n ? n : 1) * sizeof *ulps);
-    size_t k_ulps = 0;
-    for (size_t k = 0; k < n; k++) {
-        c->checked++;
-        if (got[k] == A4W4_POISON_BF16) {
-            c->unwritten++;
-            record(c, s, k, got[k], exact[k]);
-            continue;
-        }
-        double use, ulp;
-        int vac;
-        int ok = bounded_ok(&L[k], got[k], &use, &ulp, &vac);
-        c->bound_weighed += vac >= 0;
-        c->bound_vacuous += vac > 0;
-        if (use > c->bound_use)
-            c->bound_use = use;
-        if (ulps && ulp >= 0)
-            ulps[k_ulps++] = ulp;
-        if (!ok)
-            record(c, s, k, got[k], exact[k]);
-        else if (got[k] != exact[k] && !bf16_nan(got[k])) { /* within: the distance only */
-            unsigned d = a4w4_bf16_ulp_distance(got[k], exact[k]);
-            if (d > c->max_ulp)
-                c->max_ulp = d;
-        }
-    }
-    bound_stats(c, ulps, k_ulps);
-    free(ulps);
-}
-
-/* na: 1 not applicable, 2 skipped (the backend has no result for the case). */
-static a4w4_verdict verdict_of(int fail, int na)
-{
-    return na == 2 ? A4W4_VERDICT_SKIP
-           : na    ? A4W4_VERDICT_NA
-           : fail  ? A4W4_VERDICT_FAIL
-                   : A4W4_VERDICT_PASS;
+    a4w4_judge_grid g = {s->ncols, s->full ? NULL : s->rows, s->full ? NULL : s->cols};
+    return g;
 }
 
 /* Append printf-style text to a note buffer (truncating at its end). */
@@ -276,7 +88,7 @@ static void case_identity(a4w4_entry_result *e, const a4w4_case *c, a4w4_entry_k
 /* What the n outputs of an entry were judged by: the compared ones bit for bit or within the
  * bound, the rest not judged (an entry that compared nothing, or an ambiguous one, matching
  * one reading of E8M0 code 0 only (contracts §1): all of them). After put_comparison. */
-static void put_judged(a4w4_entry_result *e, const comparison *cmp, size_t n)
+static void put_judged(a4w4_entry_result *e, const a4w4_comparison *cmp, size_t n)
 {
     e->has_judged = 1;
     if (e->verdict == A4W4_VERDICT_AMBIGUOUS || e->vacuous) {
@@ -289,7 +101,7 @@ static void put_judged(a4w4_entry_result *e, const comparison *cmp, size_t n)
     e->not_judged = n - e->judged_bit_exact - e->judged_in_bound;
 }
 
-static void put_comparison(a4w4_entry_result *e, const comparison *cmp, const a4w4_sample *s,
+static void put_comparison(a4w4_entry_result *e, const a4w4_comparison *cmp, const a4w4_sample *s,
                            double ms, size_t proven, a4w4_verdict verdict)
 {
     e->checked = cmp->checked;
@@ -329,8 +141,8 @@ static void nan_set(const a4w4_case *c, const a4w4_case_data *d, const a4w4_samp
     for (size_t i = 0; i < s->nrows; i++)
         for (size_t j = 0; j < s->ncols; j++) {
             int dep = row_at(s, i) == d->nan_a_row || col_at(s, j) == d->nan_w_row;
-            int en = bf16_nan(o->exact[i * s->ncols + j]);
-            int on = bf16_nan(o->ordered1[i * s->ncols + j]);
+            int en = a4w4_bf16_is_nan(o->exact[i * s->ncols + j]);
+            int on = a4w4_bf16_is_nan(o->ordered1[i * s->ncols + j]);
             int extra = c->regime == A4W4_REGIME_RANGE ? 0 : on;
             *nans += (size_t)(en && on);
             *wrong += (size_t)(dep ? !(en && on) : en || extra);
@@ -343,11 +155,13 @@ static void nan_set(const a4w4_case *c, const a4w4_case_data *d, const a4w4_samp
 static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_sample *s,
                         const a4w4_oracles *o, a4w4_entry_result *e)
 {
-    comparison cmp;
+    a4w4_comparison cmp;
     int na = o->proven != o->count;
     char note[256] = "";
+    a4w4_judge_grid grid = grid_of(s);
     if (!na)
-        compare_exact(&cmp, s, o->ordered1, o->exact, o->count, NULL);
+        a4w4_judge_exact(&cmp, &grid, o->ordered1, o->exact, o->count, A4W4_POISON_UNWRITTEN,
+                         NULL);
     else {
         memset(&cmp, 0, sizeof cmp);
         cmp.checked = o->count;
@@ -364,7 +178,9 @@ static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_
         na = 0;
     }
     case_identity(e, c, A4W4_ENTRY_OUTPUTS, "oracle", "ordered(1) == exact");
-    put_comparison(e, &cmp, s, 0, o->proven, verdict_of(fail, na && !fail));
+    put_comparison(e, &cmp, s, 0, o->proven,
+                   a4w4_judge_verdict(fail, na && !fail ? A4W4_VERDICT_NA : A4W4_VERDICT_PASS,
+                                      0, 0));
     snprintf(e->note, sizeof e->note, "%s", note);
     return fail;
 }
@@ -409,7 +225,7 @@ typedef struct {
     a4w4_case_digest dig;
     char why[512], breach[256];
     char stale_of[160]; /* the case whose outputs the baseline repeated bit for bit ("" none) */
-    comparison cmp;     /* the baseline against the contract's oracle */
+    a4w4_comparison cmp;     /* the baseline against the contract's oracle */
     int ambiguous;      /* the baseline matches one reading of E8M0 code 0 only */
     uint8_t *mism;      /* [n] the mismatches of the mapped comparison (a failing entry) */
     const uint16_t *yfail; /* the outputs the map is of: y's, or a variant's copy (vfail) */
@@ -420,7 +236,7 @@ typedef struct {
     /* device path (engine/devjudge.h, device_judges): every output judged on the device; y
      * holds the backend's outputs at the sample, re-judged by the C oracles into host_cmp */
     const a4w4_devjudge *dev;
-    comparison host_cmp;
+    a4w4_comparison host_cmp;
 } gemm_run;
 
 static int is_bounded(const gemm_run *g) { return g->k->kind == A4W4_CONTRACT_BOUNDED; }
@@ -563,43 +379,24 @@ static void note_repeat(gemm_run *g, a4w4_entry_result *e, unsigned long long ha
     pthread_mutex_unlock(&state_mu);
 }
 
-/* The device's comparison over every output as the runner's. */
-static void from_devcmp(comparison *c, const a4w4_devcmp *d)
-{
-    memset(c, 0, sizeof *c);
-    c->checked = d->checked;
-    c->mismatches = d->mismatches;
-    c->unwritten = d->unwritten;
-    c->max_ulp = d->max_ulp;
-    c->has_bound = d->has_bound;
-    c->bound_use = d->bound_use;
-    c->bound_ulp_max = d->bound_ulp_max;
-    c->nrec = d->nrec < MAX_RECORDED ? d->nrec : MAX_RECORDED;
-    for (size_t i = 0; i < c->nrec; i++) {
-        c->rec[i].row = d->rec[i].row;
-        c->rec[i].col = d->rec[i].col;
-        c->rec[i].got = d->rec[i].got;
-        c->rec[i].expected = d->rec[i].expected;
-    }
-}
-
 /* The device path's baseline: the backend on every output, compared on the device into
  * g->cmp; its outputs at the sample come back in g->y. The device buffers are the judge's:
  * the host's guard zones and operand digests (engine/integrity.h) do not see them. */
 static int run_baseline_dev(gemm_run *g, a4w4_entry_result *e)
 {
-    a4w4_devcmp dc;
+    a4w4_comparison dc;
+    a4w4_devcall call;
     int brc = A4W4_OK;
     a4w4_out_poison(&g->y);
     g->args.y = g->y.y;
-    if (g->dev->run(g->dev->self, g->b, &g->args, 0, &brc, &dc, g->why, sizeof g->why))
+    if (g->dev->run(g->dev->self, g->b, &g->args, 0, &brc, &dc, &call, g->why, sizeof g->why))
         return brc == A4W4_OK ? A4W4_EINVAL : brc;
-    e->run_ms = dc.run_ms;
+    e->run_ms = call.run_ms;
     e->has_run = 1;
     if (brc == A4W4_OK) {
-        from_devcmp(&g->cmp, &dc);
-        if (dc.has_y_hash)
-            note_repeat(g, e, dc.y_hash);
+        g->cmp = dc;
+        if (call.has_y_hash)
+            note_repeat(g, e, call.y_hash);
     }
     return brc;
 }
@@ -621,60 +418,19 @@ static int run_baseline(gemm_run *g, a4w4_entry_result *e, int *breached)
     return rc;
 }
 
-/* The bits contract g->k expects of o's outputs: its ordered(S) or tree oracle's; exact's
- * for exact and bounded(S) (the value a bound is measured from). NULL when out of memory. */
+/* The bits contract g->k expects of o's outputs (a4w4_judge_expected). */
 static const uint16_t *expected_of(const gemm_run *g, a4w4_oracles *o)
 {
-    switch (g->k->kind) {
-    case A4W4_CONTRACT_TREE: return a4w4_oracles_tree(o, &g->k->tree);
-    case A4W4_CONTRACT_ORDERED: return a4w4_oracles_ordered(o, g->k->split);
-    default: return o->exact;
-    }
+    return a4w4_judge_expected(g->k, o);
 }
 
-/* got against oracles o per contract g->k into cmp (exact: inside the exact regime,
- * compare_exact_regime), mismatches marked in mism ([n], NULL: not marked). 0, or -1 when the
- * oracle's outputs could not be computed (out of memory). */
+/* got against oracles o per contract g->k into cmp (a4w4_judge_contract), mismatches marked
+ * in mism ([n], NULL: not marked). 0, or -1 when the oracle's outputs could not be computed. */
 static int compare_with(const gemm_run *g, a4w4_oracles *o, const uint16_t *got,
-                        comparison *cmp, uint8_t *mism)
+                        a4w4_comparison *cmp, uint8_t *mism)
 {
-    if (is_bounded(g)) {
-        const a4w4_bounded_limits *L = a4w4_oracles_bound(o, g->k->split);
-        if (!L)
-            return -1;
-        compare_bounded(cmp, g->s, got, o->exact, L, g->n, mism);
-    } else if (g->k->kind == A4W4_CONTRACT_EXACT) {
-        compare_exact_regime(cmp, g->s, got, o, g->n, mism);
-    } else {
-        const uint16_t *exp = expected_of(g, o);
-        if (!exp)
-            return -1;
-        compare_exact(cmp, g->s, got, exp, g->n, mism);
-    }
-    return 0;
-}
-
-/* 1 when exact judges output k of o bit for bit (compare_exact_regime). */
-static int exact_judges(const a4w4_oracles *o, size_t k)
-{
-    return o->in_regime[k] || isnan(o->exact_f32[k]);
-}
-
-/* Outputs where the two readings of E8M0 code 0 expect other bits for this contract (the
- * exact values for a bounded one; for exact, the outputs it judges under either reading);
- * SIZE_MAX when out of memory. */
-static size_t readings_differ(const gemm_run *g)
-{
-    a4w4_oracles *o = g->j->o, *alt = g->j->alt;
-    const uint16_t *a = expected_of(g, o), *b = expected_of(g, alt);
-    if (!a || !b)
-        return SIZE_MAX;
-    int exact = g->k->kind == A4W4_CONTRACT_EXACT;
-    size_t n = 0;
-    for (size_t k = 0; k < g->n; k++)
-        n += a[k] != b[k] && !(bf16_nan(a[k]) && bf16_nan(b[k])) &&
-             (!exact || exact_judges(o, k) || exact_judges(alt, k));
-    return n;
+    a4w4_judge_grid grid = grid_of(g->s);
+    return a4w4_judge_contract(cmp, &grid, g->k, o, got, mism);
 }
 
 #define OCP_READING "OCP, AITER torch, the oracles"
@@ -694,19 +450,18 @@ static int code0_policy(const gemm_run *g)
  * g->cmp stays the oracles' comparison. 0, or -1 when out of memory. */
 static int judge_code0(gemm_run *g, a4w4_entry_result *e)
 {
-    size_t differ = readings_differ(g);
-    comparison alt;
+    size_t differ = a4w4_judge_readings_differ(g->k, g->j->o, g->j->alt);
+    a4w4_comparison alt;
     if (differ == SIZE_MAX || compare_with(g, g->j->alt, g->y.y, &alt, NULL))
         return -1;
-    if (!differ) {
+    int policy = code0_policy(g), pa = !g->cmp.mismatches;
+    static const char *const stated[3] = {"", "2^-127", "2^-126"};
+    switch (a4w4_judge_code0(differ, policy, g->cmp.mismatches, alt.mismatches)) {
+    case A4W4_CODE0_READINGS_AGREE:
         note_add(e->note, sizeof e->note, "E8M0 code 0 present: both readings (2^-127, "
                  "2^-126) expect the same bits on every checked output (contracts §1); ");
-        return 0;
-    }
-    int pa = !g->cmp.mismatches, pb = !alt.mismatches;
-    static const char *const stated[3] = {"", "2^-127", "2^-126"};
-    int policy = code0_policy(g);
-    if (policy == A4W4_CODE0_OCP || policy == A4W4_CODE0_DRIVER) {
+        break;
+    case A4W4_CODE0_JUDGED_AS_STATED:
         if (policy == A4W4_CODE0_DRIVER) {
             g->cmp = alt;
             g->judged_by = g->j->alt;
@@ -715,18 +470,22 @@ static int judge_code0(gemm_run *g, a4w4_entry_result *e)
                  "the two readings expect other bits on %zu of %zu outputs (contracts §1); ",
                  stated[policy], g->j->policy ? "this run states (--e8m0-code0)"
                                               : "the backend declares", differ, g->n);
-    } else if (pa != pb) {
+        break;
+    case A4W4_CODE0_JUDGED_AMBIGUOUS:
         g->ambiguous = 1;
         note_add(e->note, sizeof e->note, "ambiguous: every checked output matches E8M0 code "
                  "0 read as %s (%s), %zu differ from it read as %s (%s); the sources disagree, "
                  "so this is not judged (contracts §1: the backend declares no reading; a "
-                 "run may state one with --e8m0-code0); ", pa ? "2^-127" : "2^-126", pa ? OCP_READING : DRIVER_READING,
-                 pa ? alt.mismatches : g->cmp.mismatches, pa ? "2^-126" : "2^-127",
-                 pa ? DRIVER_READING : OCP_READING);
-    } else {
+                 "run may state one with --e8m0-code0); ", pa ? "2^-127" : "2^-126",
+                 pa ? OCP_READING : DRIVER_READING, pa ? alt.mismatches : g->cmp.mismatches,
+                 pa ? "2^-126" : "2^-127", pa ? DRIVER_READING : OCP_READING);
+        break;
+    case A4W4_CODE0_MATCHES_BOTH:
+    case A4W4_CODE0_MATCHES_NEITHER:
         note_add(e->note, sizeof e->note, "E8M0 code 0 present: the two readings expect other "
                  "bits on %zu outputs; %s (contracts §1); ", differ,
                  pa ? "the outputs pass under both" : "the outputs match neither reading");
+        break;
     }
     return 0;
 }
@@ -750,7 +509,7 @@ static void note_not_judged(const gemm_run *g, a4w4_entry_result *e)
  * so far, -1 when the oracle's outputs could not be computed (out of memory: it fails). */
 static int check_baseline(gemm_run *g, a4w4_entry_result *e)
 {
-    comparison devc = g->cmp;
+    a4w4_comparison devc = g->cmp;
     int disagree = 0;
     g->judged_by = g->j->o;
     if (compare_with(g, g->j->o, g->y.y, &g->cmp, NULL))
@@ -791,11 +550,12 @@ static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *
 {
     a4w4_case_refill(g->d, v->row_fill, v->col_fill, v->guard);
     if (g->dev) { /* every output, compared with the baseline on the device */
-        a4w4_devcmp dc;
+        a4w4_comparison dc;
+        a4w4_devcall call;
         int brc = A4W4_OK;
         a4w4_out_poison(&g->y2);
         g->args.y = g->y2.y;
-        int bad = g->dev->run(g->dev->self, g->b, &g->args, 1, &brc, &dc, g->why,
+        int bad = g->dev->run(g->dev->self, g->b, &g->args, 1, &brc, &dc, &call, g->why,
                               sizeof g->why);
         g->args.y = g->y.y;
         if (bad || brc != A4W4_OK)
@@ -825,9 +585,10 @@ static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *
     if (is_bounded(g)) {
         /* the reduction order of a bounded kernel varies run to run: a variant only
          * counts when it leaves the bound the baseline kept */
-        comparison c2;
-        compare_bounded(&c2, g->s, g->y2.y, g->j->o->exact,
-                        a4w4_oracles_bound(g->j->o, g->k->split), g->n, NULL);
+        a4w4_comparison c2;
+        a4w4_judge_grid grid = grid_of(g->s);
+        a4w4_judge_bounded(&c2, &grid, g->y2.y, g->j->o->exact,
+                           a4w4_oracles_bound(g->j->o, g->k->split), g->n, NULL);
         diff = c2.mismatches > g->cmp.mismatches ? c2.mismatches - g->cmp.mismatches : 0;
     } else {
         for (size_t k = 0; k < g->n; k++)
@@ -893,17 +654,17 @@ static int check_pad_variants(gemm_run *g, a4w4_entry_result *e)
 }
 
 /* The entry of a baseline call that returned no outputs (rc != A4W4_OK). Returns 1 when the
- * entry fails; *na: 1 not applicable, 2 skipped. */
-static int no_outputs(gemm_run *g, int rc, a4w4_entry_result *e, int *na)
+ * entry fails; *unjudged: A4W4_VERDICT_NA not applicable, A4W4_VERDICT_SKIP skipped. */
+static int no_outputs(gemm_run *g, int rc, a4w4_entry_result *e, a4w4_verdict *unjudged)
 {
     const char *why = g->why[0] ? g->why : NULL;
     if (rc == A4W4_RUN_SKIP) {
-        *na = 2;
+        *unjudged = A4W4_VERDICT_SKIP;
         note_add(e->note, sizeof e->note, "skipped: %s; ", why ? why : "no result");
         return 0;
     }
     if (rc == A4W4_EUNSUPPORTED) {
-        *na = 1;
+        *unjudged = A4W4_VERDICT_NA;
         note_add(e->note, sizeof e->note, "%s; ", why ? why : "not applicable to this shape");
         return 0;
     }
@@ -924,7 +685,7 @@ static int no_outputs(gemm_run *g, int rc, a4w4_entry_result *e, int *na)
 /* 1 when comparison c is a bounded(S) one whose bound admits 0 on more than
  * A4W4_BOUND_VACUOUS_SHARE of the outputs it weighs (contracts §4.1 "The strength of a
  * bound"): its outputs are then not judged, and e's note says so. */
-static int bound_vacuous(const comparison *c, a4w4_entry_result *e)
+static int bound_vacuous(const a4w4_comparison *c, a4w4_entry_result *e)
 {
     if (!c->has_bound || !c->bound_weighed ||
         (double)c->bound_vacuous <= A4W4_BOUND_VACUOUS_SHARE * (double)c->bound_weighed)
@@ -937,14 +698,14 @@ static int bound_vacuous(const comparison *c, a4w4_entry_result *e)
 }
 
 /* Run the backend, check its outputs, fill the entry. Returns 1 when it fails. */
-static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
+static int gemm_checks(gemm_run *g, a4w4_entry_result *e, a4w4_verdict *unjudged)
 {
     int breached = 0;
     int rc = run_baseline(g, e, &breached);
     if (rc != A4W4_OK) {
-        int fail = no_outputs(g, rc, e, na);
+        int fail = no_outputs(g, rc, e, unjudged);
         if (breached) /* a skip or n/a that also wrote out of bounds still fails */
-            *na = 0;
+            *unjudged = A4W4_VERDICT_PASS;
         return fail || breached;
     }
     int fail = check_baseline(g, e);
@@ -957,7 +718,7 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, int *na)
     if (g->b->asm_layout && g->d->a_scale_shuffled.data)
         fail |= check_pad_variants(g, e);
     if (!fail && !breached && !g->cmp.checked) /* every output outside the exact regime */
-        *na = 1;
+        *unjudged = A4W4_VERDICT_NA;
     return fail | breached;
 }
 
@@ -976,7 +737,7 @@ static void map_failure(gemm_run *g, a4w4_entry_result *e)
     }
     if (!g->mism || !e->has_y_hash || !g->judged_by || (!g->cmp.mismatches && !g->vfail))
         goto other;
-    comparison cv; /* again, marking the mismatches, against the oracles that judged it */
+    a4w4_comparison cv; /* again, marking the mismatches, against the oracles that judged it */
     g->yfail = g->cmp.mismatches ? g->y.y : g->vfail;
     if (compare_with(g, g->judged_by, g->yfail, &cv, g->mism) || !cv.mismatches)
         goto other;
@@ -1082,11 +843,12 @@ static int run_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c
     if (j->dev && b->type->run_device && g.k && !g.dev)
         note_add(e->note, sizeof e->note, "judged on the host sample: the device judge takes "
                  "single ordered(S) contracts only; ");
-    int fail = 1, na = 0;
+    int fail = 1;
+    a4w4_verdict unjudged = A4W4_VERDICT_PASS; /* NA, SKIP: the outputs have no judgement */
     if (!g.k) { /* no contract applies to this shape: its outputs are unjudged, so the entry is
                  * skipped (the run INCOMPLETE), never n/a (contracts §4.2) */
         fail = 0;
-        na = 2;
+        unjudged = A4W4_VERDICT_SKIP;
         snprintf(e->note, sizeof e->note, "%s", kwhy);
     } else if (g.k->kind == A4W4_CONTRACT_TREE &&
                a4w4_tree_check(&g.k->tree, c->K, kwhy, sizeof kwhy)) {
@@ -1094,21 +856,20 @@ static int run_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c
          * judges the outputs, so the entry is skipped (the run INCOMPLETE), never a FAIL of
          * "0 of 0 checked" that reads as the kernel's mismatch */
         fail = 0;
-        na = 2;
+        unjudged = A4W4_VERDICT_SKIP;
         snprintf(e->note, sizeof e->note, "not judged: the contract does not apply to this "
                  "case: %s (contracts §4.2)", kwhy);
     } else if (oom) {
         snprintf(e->note, sizeof e->note, "out of memory for %zu outputs", g.n);
     } else {
-        fail = gemm_checks(&g, e, &na);
+        fail = gemm_checks(&g, e, &unjudged);
     }
     static const a4w4_sample all = {.full = 1};
-    int vacuous = !fail && !na && !g.ambiguous && bound_vacuous(&g.cmp, e);
+    int judged = unjudged == A4W4_VERDICT_PASS;
+    int vacuous = !fail && judged && !g.ambiguous && bound_vacuous(&g.cmp, e);
     put_comparison(e, &g.cmp, g.dev ? &all : s, e->has_run ? e->run_ms : NAN,
                    g.dev ? j->dor->proven : j->o->proven,
-                   !fail && !na && g.ambiguous ? A4W4_VERDICT_AMBIGUOUS
-                   : vacuous                   ? A4W4_VERDICT_SKIP
-                                               : verdict_of(fail, na));
+                   a4w4_judge_verdict(fail, unjudged, g.ambiguous, vacuous));
     e->ambiguous = e->verdict == A4W4_VERDICT_AMBIGUOUS;
     e->vacuous = vacuous;
     put_judged(e, &g.cmp, g.dev ? c->M * c->N : g.n);
@@ -1365,7 +1126,7 @@ static int run_bytes_dev(const a4w4_devjudge *dev, a4w4_backend *b, const a4w4_c
     static const char *const lay[3] = {"w_fp4_shuffled", "w_scale_swizzled", "a_scale_shuffled"};
     static const char *const qnt[2] = {"a_fp4", "a_scale"};
     static const a4w4_sample all = {.full = 1};
-    a4w4_devcmp dc;
+    a4w4_comparison dc;
     char why[512] = "";
     int brc = A4W4_OK, quant = b->type->quantize_device != NULL;
     size_t which = 0; /* the first mismatching tensor (dc.rec[0].col) */
@@ -1492,15 +1253,15 @@ static size_t recheck(const a4w4_devjudge *dev, const a4w4_devneeds *need, const
             memcpy(&jf, &js.exact_f32[k], 4);
             memcpy(&cf, &o->exact_f32[k], 4);
             const char *w = !(js.ordered1[k] == o->ordered1[k] ||
-                              (bf16_nan(js.ordered1[k]) && bf16_nan(o->ordered1[k])))
+                              (a4w4_bf16_is_nan(js.ordered1[k]) && a4w4_bf16_is_nan(o->ordered1[k])))
                                 ? "ordered(1)"
                             : !(js.exact[k] == o->exact[k] ||
-                                (bf16_nan(js.exact[k]) && bf16_nan(o->exact[k])))
+                                (a4w4_bf16_is_nan(js.exact[k]) && a4w4_bf16_is_nan(o->exact[k])))
                                 ? "exact"
                             : !(jf == cf || (isnan(js.exact_f32[k]) && isnan(o->exact_f32[k])))
                                 ? "exact fp32"
                             : cs && !(js.ordered_s[k] == cs[k] ||
-                                      (bf16_nan(js.ordered_s[k]) && bf16_nan(cs[k])))
+                                      (a4w4_bf16_is_nan(js.ordered_s[k]) && a4w4_bf16_is_nan(cs[k])))
                                 ? "ordered(S)"
                                 : NULL;
             if (w && first == SIZE_MAX) {
@@ -1530,14 +1291,14 @@ static int oracle_entry_dev(const a4w4_devjudge *dev, const a4w4_devneeds *need,
 {
     static const a4w4_sample all = {.full = 1};
     char note[512] = "", why[256] = "";
-    comparison cmp;
+    a4w4_comparison cmp;
     memset(&cmp, 0, sizeof cmp);
     int fail = 0, na = 0;
     if (dev->oracle(dev->self, d, c->regime == A4W4_REGIME_SPECIAL, dor, why, sizeof why)) {
         snprintf(note, sizeof note, "the GPU judge failed: %s", why);
         fail = 1;
     } else {
-        from_devcmp(&cmp, &dor->ord_vs_exact);
+        cmp = dor->ord_vs_exact;
         cmp.checked = dor->outputs;
         fail = cmp.mismatches != 0;
         na = dor->proven != dor->outputs;
@@ -1560,7 +1321,9 @@ static int oracle_entry_dev(const a4w4_devjudge *dev, const a4w4_devneeds *need,
             fail = 1, na = 0;
     }
     case_identity(e, c, A4W4_ENTRY_OUTPUTS, "oracle", "ordered(1) == exact");
-    put_comparison(e, &cmp, &all, dor->judge_ms, dor->proven, verdict_of(fail, na && !fail));
+    put_comparison(e, &cmp, &all, dor->judge_ms, dor->proven,
+                   a4w4_judge_verdict(fail, na && !fail ? A4W4_VERDICT_NA : A4W4_VERDICT_PASS,
+                                      0, 0));
     snprintf(e->note, sizeof e->note, "%s", note);
     return fail;
 }

@@ -23,9 +23,10 @@ mask() { # mask FILE...: timings, dates, paths
     for f in "$@"; do
         sed -E -i \
             -e "s#$T#TMP#g" -e "s#$O#OUT#g" \
-            -e 's/"([a-z_]*_ms|[a-z_]*seconds|[a-z_]*_s|elapsed|rate[a-z_]*|started|finished|date|created|timestamp|host|hostname|cpu|cpu_model|threads|compiler|build|version_git|git)":[[:space:]]*("[^"]*"|[-0-9.eE+]+|null)/"\1": "~"/g' \
+            -e 's/"([a-z_]*_ms|[a-z_]*seconds|[a-z_]*_s|elapsed|rate[a-z_]*|started|finished|date|created|timestamp|host|hostname|cpu|cpu_model|threads|compiler|build|version_git|git|git_commit|git_dirty|[a-z_]*ratio)":[[:space:]]*("[^"]*"|[-0-9.eE+]+|null|true|false)/"\1": "~"/g' \
             -e 's/[0-9]+(\.[0-9]+)? ?(ms|s|µs|us|G-MAC\/s|MAC\/s|M-out\/s)\b/~\2/g' \
             -e 's/\| [0-9]+\.[0-9]+ \|/| ~ |/g' -e 's/\| [0-9]+\.[0-9]+ \|/| ~ |/g' \
+            -e 's/^\| commit \| .* \|$/| commit | ~ |/' \
             -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+Z?)?/DATE/g' \
             "$f"
     done
@@ -100,7 +101,8 @@ one verify "$A" verify cases/golden/g1_m1_n256_k512.safetensors cases/golden/q1_
 one verify_failing "$A" verify "$T/failing/s_wide@mut-drop-kblock.safetensors"
 one report "$A" report "$T/run_small/results.json" --format all --reproducible --out "$T/report"
 docs report "$T/report"
-one compare "$A" compare "$T/run_small/results.json" "$T/run_contract/results.json" --reproducible --slower 1000 --out -
+one compare "$A" compare "$T/run_small/results.json" "$T/run_contract/results.json" --reproducible --slower 1000 --out "$T/compare"
+docs compare "$T/compare"
 for i in 1 2; do
     "$A" run --cases "$T/small.csv" --out "$T/shard$i" --quiet --full --no-golden \
         --backend cpu-asm,mut-drop-kblock --shard "$i/2" >/dev/null 2>&1
