@@ -56,7 +56,7 @@ Test(judge, a_mismatch_is_recorded_at_the_case_row_and_column_of_the_sample)
 
 Test(judge, only_the_first_mismatches_are_recorded_and_all_are_counted)
 {
-    enum { n = 3 * A4W4_ENTRY_MAX_FIRST };
+    enum { n = 3 * A4W4_JUDGE_MAX_RECORDED };
     uint16_t got[n], exp[n];
     for (size_t k = 0; k < n; k++)
         got[k] = B_TWO, exp[k] = B_ONE;
@@ -64,8 +64,8 @@ Test(judge, only_the_first_mismatches_are_recorded_and_all_are_counted)
     a4w4_comparison c;
     a4w4_judge_exact(&c, &g, got, exp, n, A4W4_POISON_IGNORED, NULL);
     cr_assert_eq(c.mismatches, n);
-    cr_assert_eq(c.nrec, A4W4_ENTRY_MAX_FIRST);
-    cr_assert_eq(c.rec[A4W4_ENTRY_MAX_FIRST - 1].col, A4W4_ENTRY_MAX_FIRST - 1);
+    cr_assert_eq(c.nrec, A4W4_JUDGE_MAX_RECORDED);
+    cr_assert_eq(c.rec[A4W4_JUDGE_MAX_RECORDED - 1].col, A4W4_JUDGE_MAX_RECORDED - 1);
 }
 
 Test(judge, the_poison_rules)

@@ -36,16 +36,6 @@ void a4w4_check_bytes(a4w4_check *c, const char *subject, const uint8_t *got,
     c->verdict = c->mismatches ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
 }
 
-unsigned a4w4_bf16_ulp_distance(uint16_t a, uint16_t b)
-{
-    if (a4w4_bf16_is_nan(a) || a4w4_bf16_is_nan(b))
-        return (a4w4_bf16_is_nan(a) && a4w4_bf16_is_nan(b)) ? 0 : UINT_MAX;
-    /* map sign-magnitude to a monotonic integer line (-0 and +0 one apart) */
-    int ia = (a & 0x8000u) ? -(int)(a & 0x7FFFu) - 1 : (int)a;
-    int ib = (b & 0x8000u) ? -(int)(b & 0x7FFFu) - 1 : (int)b;
-    return (unsigned)(ia > ib ? ia - ib : ib - ia);
-}
-
 void a4w4_check_bf16(a4w4_check *c, const char *subject, const uint16_t *got,
                      const uint16_t *expected, size_t rows, size_t cols)
 {

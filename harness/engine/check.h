@@ -33,9 +33,6 @@ void a4w4_check_bf16(a4w4_check *c, const char *subject, const uint16_t *got,
 /* Mark a check not applicable with a reason. */
 void a4w4_check_na(a4w4_check *c, const char *subject, const char *why);
 
-/* ULP distance between two bf16 patterns on the ordered integer line (NaN -> UINT_MAX). */
-unsigned a4w4_bf16_ulp_distance(uint16_t a, uint16_t b);
-
 /* bounded(S) (contracts §4.1 "bounded"): how far got lies from e = RNE_fp32(exact) as a
  * fraction of the output's tolerance B + 2^-24 |e| + 2^-149 (B: its bound, ref/a4w4_bound.h
  * a4w4_dot_bounded_bound); above 1 fails. NaN must meet NaN and an infinity the same

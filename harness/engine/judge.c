@@ -7,7 +7,6 @@
 
 #include "a4w4_formats.h"
 #include "backend.h"
-#include "check.h"
 
 static size_t row_at(const a4w4_judge_grid *g, size_t i) { return g->rows ? g->rows[i] : i; }
 static size_t col_at(const a4w4_judge_grid *g, size_t j) { return g->cols ? g->cols[j] : j; }
@@ -19,7 +18,7 @@ static void record(a4w4_comparison *c, const a4w4_judge_grid *g, size_t k, uint1
     unsigned d = a4w4_bf16_ulp_distance(got, exp);
     if (d > c->max_ulp)
         c->max_ulp = d;
-    if (c->nrec < A4W4_ENTRY_MAX_FIRST) {
+    if (c->nrec < A4W4_JUDGE_MAX_RECORDED) {
         c->rec[c->nrec].row = row_at(g, k / g->ncols);
         c->rec[c->nrec].col = col_at(g, k % g->ncols);
         c->rec[c->nrec].got = got;

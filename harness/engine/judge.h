@@ -20,8 +20,22 @@
 
 #include "a4w4_bound.h"
 #include "a4w4_tree.h"
-#include "entry.h"
 #include "sample_oracles.h"
+
+/* A verdict, in this order ("pass", "fail", "n/a", "skip", "ambiguous"). skip: the entry
+ * was never run (a bundle without the case's file; commands use it for cells a backend has
+ * no entry for). ambiguous: the outputs match one reading of E8M0 code 0 and not the other
+ * (contracts §1): never a pass, not judged. */
+typedef enum {
+    A4W4_VERDICT_PASS = 0,
+    A4W4_VERDICT_FAIL = 1,
+    A4W4_VERDICT_NA = 2,
+    A4W4_VERDICT_SKIP = 3,
+    A4W4_VERDICT_AMBIGUOUS = 4
+} a4w4_verdict;
+
+/* The mismatches a comparison records (the first ones, in array order). */
+#define A4W4_JUDGE_MAX_RECORDED 5
 
 /* Where the compared outputs lie in the case's M x N outputs: array position k is row
  * rows[k / ncols], column cols[k % ncols] (rows or cols NULL: k / ncols, k % ncols). */
@@ -57,7 +71,7 @@ typedef struct {
      * those whose tolerance admits 0 (a kernel writing 0 passes there) */
     size_t bound_weighed, bound_vacuous;
     size_t nrec; /* the first mismatches, in array order */
-    a4w4_judge_mismatch rec[A4W4_ENTRY_MAX_FIRST];
+    a4w4_judge_mismatch rec[A4W4_JUDGE_MAX_RECORDED];
     uint8_t *mism; /* optional [n]: 1 where output k mismatched (the failure map's input) */
 } a4w4_comparison;
 
