@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "a4w4_formats.h"
@@ -98,4 +99,24 @@ void a4w4_check_format(const a4w4_check *c, const char *prefix, char *buf, size_
         snprintf(buf, len, "N/A  %s %s: %s", prefix, c->subject, c->note);
         break;
     }
+}
+
+a4w4_check *a4w4_check_list_add(a4w4_check_list *l)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 32;
+        a4w4_check *p = realloc(l->items, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        l->items = p;
+        l->cap = cap;
+    }
+    memset(&l->items[l->n], 0, sizeof l->items[0]);
+    return &l->items[l->n++];
+}
+
+void a4w4_check_list_free(a4w4_check_list *l)
+{
+    free(l->items);
+    memset(l, 0, sizeof *l);
 }

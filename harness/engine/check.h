@@ -40,6 +40,16 @@ void a4w4_check_na(a4w4_check *c, const char *subject, const char *why);
  * they agree, INFINITY when not, and set *tol to NaN; otherwise *tol is the tolerance. */
 double a4w4_bounded_use(uint16_t got, float e, double B, double *tol);
 
+/* A growable list of checks (a bundle's tensors, a failing entry's re-check). */
+typedef struct {
+    a4w4_check *items;
+    size_t n, cap;
+} a4w4_check_list;
+
+/* Append a zeroed check and return it (NULL when out of memory). */
+a4w4_check *a4w4_check_list_add(a4w4_check_list *l);
+void a4w4_check_list_free(a4w4_check_list *l);
+
 /* One human line: "PASS subject (n checked)" / "FAIL subject: first mismatch at (r, c): got
  * 0x.. expected 0x.., k mismatches" / "N/A subject: why". */
 void a4w4_check_format(const a4w4_check *c, const char *prefix, char *buf, size_t len);

@@ -1,6 +1,6 @@
-/* run_bytes.c — the layout and quantizer backends' entries (runner.h, run_internal.h): their
+/* run_bytes.c — the layout and quantizer backends' entries (runner.h, runner_internal.h): their
  * bytes against the reference layouts (contracts §3) and quantizers (contracts §2). */
-#include "run_internal.h"
+#include "runner_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

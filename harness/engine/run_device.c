@@ -1,7 +1,7 @@
-/* run_device.c — the device judge's use (engine/devjudge.h, run_internal.h): a GEMM
+/* run_device.c — the device judge's use (engine/devjudge.h, runner_internal.h): a GEMM
  * baseline on the device, a layout or quantizer backend's bytes on the device, and a case's
  * device oracle entry with the C oracles' re-check of the judge on the sample. */
-#include "run_internal.h"
+#include "runner_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
-/* run_gemm.c — a GEMM backend's entry (runner.h, run_internal.h): the guarded call and its
+/* run_gemm.c — a GEMM backend's entry (runner.h, runner_internal.h): the guarded call and its
  * integrity checks, the baseline against the contract's oracle (engine/judge.h) with the
  * two readings of E8M0 code 0, the pad variants (contracts §3.3), the failure map and the
  * failing entry's saved operands. */
-#include "run_internal.h"
+#include "runner_internal.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
-/* run_golden.c — cases made of given operands (runner.h, run_internal.h): golden bundles
+/* run_golden.c — cases made of given operands (runner.h, runner_internal.h): golden bundles
  * (contracts §7) through the backends and their quantizer tensors, captures judged from
  * their own outputs (a4w4_judge_outputs), and a4w4_run_data. */
-#include "run_internal.h"
+#include "runner_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* runner.c — see runner.h: a4w4_run_case and the backends loop of one case, the oracle's own
  * entry, the oracles a case is judged against, the full-check estimate. The stages are
- * run_gemm.c, run_bytes.c, run_device.c and run_golden.c (run_internal.h). */
+ * run_gemm.c, run_bytes.c, run_device.c and run_golden.c (runner_internal.h). */
 #include "runner.h"
 
 #include <pthread.h>
@@ -13,7 +13,7 @@
 #include "a4w4_layout.h"
 #include "annotate.h"
 #include "fsutil.h"
-#include "run_internal.h"
+#include "runner_internal.h"
 
 /* Backends whose type is not thread_safe (GPU backends: one device, the HIP backends' per-case
  * device cache) are entered one call at a time, whatever the callers' threading (hazards

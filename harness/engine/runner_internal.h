@@ -1,8 +1,8 @@
-/* run_internal.h — what the runner's stages share (runner.c, run_gemm.c, run_bytes.c,
+/* runner_internal.h — what the runner's stages share (runner.c, run_gemm.c, run_bytes.c,
  * run_device.c, run_golden.c): a case's judging, a GEMM run's state, and the helpers each
  * stage calls. Internal to the engine's runner: nothing outside those files includes it. */
-#ifndef A4W4_RUN_INTERNAL_H
-#define A4W4_RUN_INTERNAL_H
+#ifndef A4W4_RUNNER_INTERNAL_H
+#define A4W4_RUNNER_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
