@@ -23,7 +23,7 @@ mask() { # mask FILE...: timings, dates, paths
     for f in "$@"; do
         sed -E -i \
             -e "s#$T#TMP#g" -e "s#$O#OUT#g" \
-            -e 's/"([a-z_]*_ms|[a-z_]*seconds|[a-z_]*_s|elapsed|rate[a-z_]*|started|finished|date|created|timestamp|host|hostname|cpu|cpu_model|threads|compiler|build|version_git|git|git_commit|git_dirty|[a-z_]*ratio)":[[:space:]]*("[^"]*"|[-0-9.eE+]+|null|true|false)/"\1": "~"/g' \
+            -e 's/"([a-z_]*_ms|[a-z_]*seconds|[a-z_]*_s|elapsed|rate[a-z_]*|started|finished|date|created|timestamp|host|hostname|cpu|cpu_model|threads|compiler|build|version_git|git|git_commit|git_dirty|[a-z_]*ratio|timed)":[[:space:]]*("[^"]*"|[-0-9.eE+]+|null|true|false)/"\1": "~"/g' \
             -e 's/[0-9]+(\.[0-9]+)? ?(ms|s|µs|us|G-MAC\/s|MAC\/s|M-out\/s)\b/~\2/g' \
             -e 's/\| [0-9]+\.[0-9]+ \|/| ~ |/g' -e 's/\| [0-9]+\.[0-9]+ \|/| ~ |/g' \
             -e 's/^\| commit \| .* \|$/| commit | ~ |/' -e 's/commit [0-9a-f]{12,40}/commit ~/g' \
