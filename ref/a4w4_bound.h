@@ -72,7 +72,8 @@ int a4w4_dot_bounded_limits(const a4w4_dot_operands *op, unsigned S, a4w4_bounde
 /* ---- the fast form (a4w4_bound_fast.c), held equal to the plain one above -----------------
  * The same limits as a4w4_dot_bounded_limits, bit for bit on every input (0xFF scales, Inf
  * thresholds, subnormal partials, E8M0 code 0), from one pass over the K blocks per output:
- * each block's exact dot and sum of |products| from a pair table (both at once), its positive
+ * each block's exact dot and sum of |products| together (AVX2 where the CPU has it, else a
+ * pair table), its positive
  * and negative term sums added in double in the plain order, its dot into a 32-bit-digit
  * accumulator of the split; each split's exact partial and the whole exact sum rounded once
  * to double from those digits (contracts §4.1 "bounded"). Held equal by tests/test_bound.c. */
@@ -89,5 +90,12 @@ int a4w4_gemm_bounded_limits_fast(const uint8_t *a_fp4, const uint8_t *a_scale,
                                   const uint8_t *w_fp4, const uint8_t *w_scale, size_t M,
                                   size_t N, size_t K, unsigned S, a4w4_bounded_limits *out,
                                   unsigned threads);
+
+/* The same on a chosen path: simd 1 the AVX2 block sums where the build and the CPU have them
+ * (what the two functions above take), 0 the portable pair table; the outputs are the same. */
+int a4w4_gemm_bounded_limits_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale,
+                                     const uint8_t *w_fp4, const uint8_t *w_scale, size_t M,
+                                     size_t N, size_t K, unsigned S, a4w4_bounded_limits *out,
+                                     unsigned threads, int simd);
 
 #endif

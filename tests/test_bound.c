@@ -189,17 +189,20 @@ Test(bounded_limits_fast, equals_the_plain_form_on_random_shapes_regimes_and_spl
     for (size_t t = 0; t < 240; t++) {
         int regime = (int)(t % R_COUNT);
         size_t M = 1 + tu_xorshift64_below(&r, 3), N = 2 + tu_xorshift64_below(&r, 3);
-        size_t K = 32 * (1 + tu_xorshift64_below(&r, t % 5 ? 96 : 600));
+        size_t K = 32 * (1 + tu_xorshift64_below(&r, t % 5 ? 96 : 600)); /* odd counts too */
         unsigned S = splits[tu_xorshift64_below(&r, sizeof splits / sizeof splits[0])];
         uint8_t *a = malloc(M * K / 2), *as = malloc(M * K / 32), *w = malloc(N * K / 2),
                 *ws = malloc(N * K / 32);
-        a4w4_bounded_limits *out = malloc(M * N * sizeof *out);
-        cr_assert(a && as && w && ws && out);
+        a4w4_bounded_limits *out = malloc(M * N * sizeof *out),
+                            *out2 = malloc(M * N * sizeof *out);
+        cr_assert(a && as && w && ws && out && out2);
         rand_problem(&r, regime, M, N, K, a, as, w, ws);
         if (tu_sweep_skip(t))
             goto next;
+        /* the AVX2 path (where the CPU has it), threaded or not, and the portable one */
         cr_assert_eq(a4w4_gemm_bounded_limits_fast(a, as, w, ws, M, N, K, S, out, t % 2 ? 0 : 1),
                      0);
+        cr_assert_eq(a4w4_gemm_bounded_limits_fast_ex(a, as, w, ws, M, N, K, S, out2, 1, 0), 0);
         for (size_t i = 0; i < M; i++)
             for (size_t j = 0; j < N; j++) {
                 a4w4_dot_operands op = {a + i * K / 2, as + i * K / 32, w + j * K / 2,
@@ -212,10 +215,11 @@ Test(bounded_limits_fast, equals_the_plain_form_on_random_shapes_regimes_and_spl
                          regime, i, j, K, S);
                 expect_same_limits(&f, &p, what);
                 expect_same_limits(&out[i * N + j], &p, what);
+                expect_same_limits(&out2[i * N + j], &p, what);
                 outputs++;
             }
     next:
-        free(a), free(as), free(w), free(ws), free(out);
+        free(a), free(as), free(w), free(ws), free(out), free(out2);
     }
     cr_expect_gt(outputs, 100, "outputs compared: %zu", outputs);
 }
