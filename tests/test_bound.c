@@ -268,3 +268,24 @@ Test(bounded_limits_fast, refuses_what_the_whole_matrix_form_cannot_take)
     cr_expect_eq(a4w4_gemm_bounded_limits_fast(a, s, a, s, 1, 1, 32, 1, out, 1), 0);
     cr_expect_eq(out[0].exact, 0.0);
 }
+
+Test(bounded_limits_fast, equals_the_plain_form_on_every_thread)
+{
+    enum { M = 8, N = 12, K = 2048 }; /* 96 outputs: the threaded loop's chunks of 16 */
+    static uint8_t a[M * K / 2], as[M * K / 32], w[N * K / 2], ws[N * K / 32];
+    static a4w4_bounded_limits out[M * N];
+    tu_rng r;
+    tu_xorshift64_seed(&r, 0x7EAD5);
+    rand_problem(&r, R_WIDE, M, N, K, a, as, w, ws);
+    cr_assert_eq(a4w4_gemm_bounded_limits_fast_ex(a, as, w, ws, M, N, K, 3, out, 0, 1), 0);
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++) {
+            a4w4_dot_operands op = {a + i * K / 2, as + i * K / 32, w + j * K / 2,
+                                    ws + j * K / 32, K};
+            a4w4_bounded_limits p;
+            a4w4_dot_bounded_limits(&op, 3, &p);
+            char what[64];
+            snprintf(what, sizeof what, "output (%zu, %zu)", i, j);
+            expect_same_limits(&out[i * N + j], &p, what);
+        }
+}
