@@ -1,6 +1,7 @@
 /* a4w4_formats.c — element and scale formats (contracts §1). */
 #include "a4w4_formats.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -117,4 +118,14 @@ float a4w4_fp16_to_f32(uint16_t h)
         u = sign | ((uint32_t)(112 - e) << 23) | (man << 13);
     }
     return a4w4_f32_from_bits(u);
+}
+
+unsigned a4w4_bf16_ulp_distance(uint16_t a, uint16_t b)
+{
+    if (a4w4_bf16_is_nan(a) || a4w4_bf16_is_nan(b))
+        return (a4w4_bf16_is_nan(a) && a4w4_bf16_is_nan(b)) ? 0 : UINT_MAX;
+    /* map sign-magnitude to a monotonic integer line (-0 and +0 one apart) */
+    int ia = (a & 0x8000u) ? -(int)(a & 0x7FFFu) - 1 : (int)a;
+    int ib = (b & 0x8000u) ? -(int)(b & 0x7FFFu) - 1 : (int)b;
+    return (unsigned)(ia > ib ? ia - ib : ib - ia);
 }

@@ -41,6 +41,13 @@ float a4w4_e8m0_to_f32(uint8_t code);
 /* fp32 -> bf16 bits, round-to-nearest-even; NaN -> quiet NaN with the sign kept. */
 uint16_t a4w4_f32_to_bf16(float f);
 
+/* 1 when bf16 bits h are a NaN (any sign, any payload: exponent all ones, mantissa not 0). */
+static inline int a4w4_bf16_is_nan(uint16_t h) { return (h & 0x7FFFu) > 0x7F80u; }
+
+/* ULP distance between two bf16 patterns on the ordered integer line (-0 and +0 one apart);
+ * 0 for two NaNs, UINT_MAX for a NaN against a number. */
+unsigned a4w4_bf16_ulp_distance(uint16_t a, uint16_t b);
+
 /* bf16 bits -> fp32 (exact). */
 float a4w4_bf16_to_f32(uint16_t h);
 

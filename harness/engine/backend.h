@@ -16,10 +16,6 @@
 #include "gen.h"
 #include "integrity.h"
 
-/* The output poison: a signalling-NaN bf16 pattern no arithmetic produces. Outputs still
- * holding it after a run were never written. */
-#define A4W4_POISON_BF16 0x7FA5u
-
 /* Returns of a backend's run beyond A4W4_OK / A4W4_EUNSUPPORTED (ref's codes):
  *   A4W4_RUN_SKIP     it has no result for this case (an output bundle directory without the
  *                     case's file): verdict "skip", why says what is missing;

@@ -4,7 +4,11 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "a4w4_formats.h"
+#include "judge.h"
 
 static void start(a4w4_check *c, const char *subject, int elem_bytes)
 {
@@ -33,39 +37,21 @@ void a4w4_check_bytes(a4w4_check *c, const char *subject, const uint8_t *got,
     c->verdict = c->mismatches ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
 }
 
-static int bf16_isnan(uint16_t h)
-{
-    return (h & 0x7FFFu) > 0x7F80u;
-}
-
-unsigned a4w4_bf16_ulp_distance(uint16_t a, uint16_t b)
-{
-    if (bf16_isnan(a) || bf16_isnan(b))
-        return (bf16_isnan(a) && bf16_isnan(b)) ? 0 : UINT_MAX;
-    /* map sign-magnitude to a monotonic integer line (-0 and +0 one apart) */
-    int ia = (a & 0x8000u) ? -(int)(a & 0x7FFFu) - 1 : (int)a;
-    int ib = (b & 0x8000u) ? -(int)(b & 0x7FFFu) - 1 : (int)b;
-    return (unsigned)(ia > ib ? ia - ib : ib - ia);
-}
-
 void a4w4_check_bf16(a4w4_check *c, const char *subject, const uint16_t *got,
                      const uint16_t *expected, size_t rows, size_t cols)
 {
     start(c, subject, 2);
-    for (size_t i = 0; i < rows * cols; i++) {
-        c->checked++;
-        int same = got[i] == expected[i] || (bf16_isnan(got[i]) && bf16_isnan(expected[i]));
-        if (same)
-            continue;
-        unsigned d = a4w4_bf16_ulp_distance(got[i], expected[i]);
-        if (d > c->max_ulp)
-            c->max_ulp = d;
-        if (!c->mismatches++) {
-            c->first_row = i / cols;
-            c->first_col = i % cols;
-            c->got = got[i];
-            c->expected = expected[i];
-        }
+    a4w4_judge_grid grid = {cols, NULL, NULL};
+    a4w4_comparison j;
+    a4w4_judge_exact(&j, &grid, got, expected, rows * cols, A4W4_POISON_IGNORED, NULL);
+    c->checked = j.checked;
+    c->mismatches = j.mismatches;
+    c->max_ulp = j.max_ulp;
+    if (j.nrec) {
+        c->first_row = j.rec[0].row;
+        c->first_col = j.rec[0].col;
+        c->got = j.rec[0].got;
+        c->expected = j.rec[0].expected;
     }
     c->verdict = c->mismatches ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
 }
@@ -73,7 +59,7 @@ void a4w4_check_bf16(a4w4_check *c, const char *subject, const uint16_t *got,
 double a4w4_bounded_use(uint16_t got, float e, double B, double *tol)
 {
     *tol = NAN;
-    int gn = bf16_isnan(got), en = isnan(e);
+    int gn = a4w4_bf16_is_nan(got), en = isnan(e);
     if (gn || en)
         return gn && en ? 0.0 : INFINITY;
     uint32_t u = (uint32_t)got << 16;
@@ -113,4 +99,24 @@ void a4w4_check_format(const a4w4_check *c, const char *prefix, char *buf, size_
         snprintf(buf, len, "N/A  %s %s: %s", prefix, c->subject, c->note);
         break;
     }
+}
+
+a4w4_check *a4w4_check_list_add(a4w4_check_list *l)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 32;
+        a4w4_check *p = realloc(l->items, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        l->items = p;
+        l->cap = cap;
+    }
+    memset(&l->items[l->n], 0, sizeof l->items[0]);
+    return &l->items[l->n++];
+}
+
+void a4w4_check_list_free(a4w4_check_list *l)
+{
+    free(l->items);
+    memset(l, 0, sizeof *l);
 }

@@ -33,15 +33,22 @@ void a4w4_check_bf16(a4w4_check *c, const char *subject, const uint16_t *got,
 /* Mark a check not applicable with a reason. */
 void a4w4_check_na(a4w4_check *c, const char *subject, const char *why);
 
-/* ULP distance between two bf16 patterns on the ordered integer line (NaN -> UINT_MAX). */
-unsigned a4w4_bf16_ulp_distance(uint16_t a, uint16_t b);
-
 /* bounded(S) (contracts §4.1 "bounded"): how far got lies from e = RNE_fp32(exact) as a
  * fraction of the output's tolerance B + 2^-24 |e| + 2^-149 (B: its bound, ref/a4w4_bound.h
  * a4w4_dot_bounded_bound); above 1 fails. NaN must meet NaN and an infinity the same
  * infinity (a NaN B: the output reads a 0xFF scale, got must equal e): those return 0 when
  * they agree, INFINITY when not, and set *tol to NaN; otherwise *tol is the tolerance. */
 double a4w4_bounded_use(uint16_t got, float e, double B, double *tol);
+
+/* A growable list of checks (a bundle's tensors, a failing entry's re-check). */
+typedef struct {
+    a4w4_check *items;
+    size_t n, cap;
+} a4w4_check_list;
+
+/* Append a zeroed check and return it (NULL when out of memory). */
+a4w4_check *a4w4_check_list_add(a4w4_check_list *l);
+void a4w4_check_list_free(a4w4_check_list *l);
 
 /* One human line: "PASS subject (n checked)" / "FAIL subject: first mismatch at (r, c): got
  * 0x.. expected 0x.., k mismatches" / "N/A subject: why". */

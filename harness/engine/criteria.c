@@ -277,7 +277,7 @@ int a4w4_parity_diff_of(const uint16_t *a, const uint16_t *b, size_t n, a4w4_par
         unsigned u = a4w4_bf16_ulp_distance(a[k], b[k]);
         d->equal += a[k] == b[k];
         if (u == (unsigned)-1)
-            d->nan_vs_number += !((a[k] & 0x7FFF) > 0x7F80 && (b[k] & 0x7FFF) > 0x7F80);
+            d->nan_vs_number += !(a4w4_bf16_is_nan(a[k]) && a4w4_bf16_is_nan(b[k]));
         else if (u > d->max_ulp)
             d->max_ulp = u;
     }

@@ -15,22 +15,15 @@
 
 #include "backend.h"
 #include "entry.h"
+#include "judge.h"
 
-/* One comparison over every output of a case (the runner's comparison, on the device). */
+/* What a device call of a GEMM backend leaves beside its comparison (judge.h's record, over
+ * every output of the case). */
 typedef struct {
-    size_t checked, mismatches, unwritten;
-    unsigned max_ulp;
-    int has_bound;
-    double bound_use, bound_ulp_max;
-    size_t nrec;
-    struct {
-        size_t row, col;
-        uint16_t got, expected;
-    } rec[A4W4_ENTRY_MAX_FIRST];
     int has_y_hash;
     unsigned long long y_hash; /* order-independent hash of every output */
     double run_ms;             /* the backend's device work, wall */
-} a4w4_devcmp;
+} a4w4_devcall;
 
 /* What a case needs the judge to compute, from the selected backends' contracts. */
 typedef struct {
@@ -42,7 +35,7 @@ typedef struct {
 typedef struct {
     size_t outputs;    /* M * N */
     size_t proven;     /* outputs in the exact regime */
-    a4w4_devcmp ord_vs_exact; /* ordered(1) vs exact on the proven outputs */
+    a4w4_comparison ord_vs_exact; /* ordered(1) vs exact on the proven outputs */
     size_t nan_wrong, nans;   /* special regime: outputs off the NaN rule, NaN outputs */
     size_t uncertain; /* outputs the device could not round (the plain C oracle did) */
     double judge_ms;  /* the judge's passes, wall */
@@ -68,15 +61,16 @@ typedef struct a4w4_devjudge {
     /* Run GEMM backend b on every output and compare per its contract (variant 0), or re-run
      * it after the runner changed the pad fills (a4w4_case_refill) and count the outputs
      * that changed against its baseline (variant 1; bounded: outputs newly outside the
-     * bound). Returns the backend's own status in *brc (A4W4_OK, A4W4_EUNSUPPORTED, ...). */
+     * bound) into out->mismatches; the call's time and outputs' hash into *call. Returns the
+     * backend's own status in *brc (A4W4_OK, A4W4_EUNSUPPORTED, ...). */
     int (*run)(void *self, const a4w4_backend *b, const a4w4_run_args *a, int variant,
-               int *brc, a4w4_devcmp *out, char *why, size_t whylen);
+               int *brc, a4w4_comparison *out, a4w4_devcall *call, char *why, size_t whylen);
     /* A layout backend's three layouts vs the reference layouts, byte for byte. */
     int (*layouts)(void *self, const a4w4_backend *b, const a4w4_case_data *d, int *brc,
-                   a4w4_devcmp *out, char *why, size_t whylen);
+                   a4w4_comparison *out, char *why, size_t whylen);
     /* A quantizer backend on every activation row vs the reference codes and scales. */
     int (*quantize)(void *self, const a4w4_backend *b, const a4w4_case *c,
-                    const a4w4_case_data *d, int *brc, a4w4_devcmp *out, char *why,
+                    const a4w4_case_data *d, int *brc, a4w4_comparison *out, char *why,
                     size_t whylen);
     void (*close)(void *self);
     /* One line for the run's environment ("NVIDIA H200, judge ...") */

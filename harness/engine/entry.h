@@ -14,19 +14,8 @@
 #include "a4w4_tree.h"
 #include "check.h"
 #include "criteria.h"
+#include "judge.h"
 #include "signature.h"
-
-/* A verdict, in this order ("pass", "fail", "n/a", "skip", "ambiguous"). skip: the entry
- * was never run (a bundle without the case's file; commands use it for cells a backend has
- * no entry for). ambiguous: the outputs match one reading of E8M0 code 0 and not the other
- * (contracts §1): never a pass, not judged. */
-typedef enum {
-    A4W4_VERDICT_PASS = 0,
-    A4W4_VERDICT_FAIL = 1,
-    A4W4_VERDICT_NA = 2,
-    A4W4_VERDICT_SKIP = 3,
-    A4W4_VERDICT_AMBIGUOUS = 4
-} a4w4_verdict;
 
 /* "pass", "fail", "n/a", "skip", "ambiguous" (static storage; "skip" for any other value). */
 const char *a4w4_verdict_name(a4w4_verdict v);
@@ -43,7 +32,7 @@ typedef struct {
 /* got/expected bits as results.json writes them: "0x" and 2 * elem_bytes hex digits. */
 void a4w4_mismatch_hex(uint32_t bits, int elem_bytes, char buf[16]);
 
-#define A4W4_ENTRY_MAX_FIRST 5
+#define A4W4_ENTRY_MAX_FIRST A4W4_JUDGE_MAX_RECORDED
 
 /* contracts §4.1 "The strength of a bound": a bounded(S) entry whose bound admits 0 on more
  * than this share of its outputs with a nonzero exact value judges nothing (verdict skip). */

@@ -30,7 +30,7 @@
 #include "gen.h"
 #include "safetensors.h"
 #include "status.h"
-#include "verify_bundle.h"
+#include "check.h"
 
 /* What the runner holds of one failing GEMM entry. got and expected are in sample order
  * ([s->nrows, s->ncols]); d may hold only the sampled rows (it is regenerated in full). */

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "a4w4_formats.h"
-#include "backend.h"
 
 int a4w4_out_alloc(a4w4_out_buf *o, size_t nrows, size_t ncols)
 {

@@ -23,6 +23,10 @@
 
 #include "gen.h"
 
+/* The output poison: a signalling-NaN bf16 pattern no arithmetic produces. Outputs still
+ * holding it after a run were never written. */
+#define A4W4_POISON_BF16 0x7FA5u
+
 /* Guard values on each side of y (4 KiB each), beyond the padding rows after it. */
 #define A4W4_OUT_GUARD 2048
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_formats.h"
 #include "check.h"
 #include "errmsg.h"
 

@@ -19,6 +19,7 @@
 #include "check.h"
 #include "fsutil.h"
 #include "gen.h"
+#include "judge.h"
 
 uint16_t a4w4_layer_oracle_bias_add(uint16_t y, uint16_t b)
 {
@@ -507,23 +508,19 @@ static void expected_outputs(group_run *gr, const activation *A, const a4w4_laye
 /* Outputs against gr->expect bit for bit (NaN == NaN; the poison counts as unwritten). */
 static void compare_outputs(const group_run *gr, a4w4_layer_case_result *R, size_t n_out)
 {
-    for (size_t i = 0; i < n_out; i++) {
-        uint16_t gv = gr->out[i], ev = gr->expect[i];
-        int gnan = (gv & 0x7FFF) > 0x7F80, enan = (ev & 0x7FFF) > 0x7F80;
-        R->checked_outputs++;
-        if (gv == A4W4_POISON_BF16 && ev != A4W4_POISON_BF16)
-            R->unwritten++;
-        if (gv == ev || (gnan && enan && gv != A4W4_POISON_BF16))
-            continue;
-        if (!R->mismatches++) {
-            R->first_index = i;
-            R->first_got = gv;
-            R->first_expected = ev;
-        }
-        unsigned d = a4w4_bf16_ulp_distance(gv, ev);
-        if (d > R->max_ulp)
-            R->max_ulp = d;
+    a4w4_judge_grid grid = {n_out ? n_out : 1, NULL, NULL}; /* one row: col is the index */
+    a4w4_comparison j;
+    a4w4_judge_exact(&j, &grid, gr->out, gr->expect, n_out, A4W4_POISON_UNLESS_EXPECTED, NULL);
+    if (!R->mismatches && j.nrec) {
+        R->first_index = j.rec[0].col;
+        R->first_got = j.rec[0].got;
+        R->first_expected = j.rec[0].expected;
     }
+    R->checked_outputs += j.checked;
+    R->unwritten += j.unwritten;
+    R->mismatches += j.mismatches;
+    if (j.max_ulp > R->max_ulp)
+        R->max_ulp = j.max_ulp;
     if (R->unwritten)
         fail(R, "%zu of %zu outputs never written", R->unwritten, n_out);
     if (R->mismatches)

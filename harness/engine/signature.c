@@ -21,16 +21,15 @@ const char *a4w4_mismatch_kind_name(a4w4_mismatch_kind k)
     return k < A4W4_MK_COUNT ? kind_names[k] : "?";
 }
 
-static int is_nan(uint16_t h) { return (h & 0x7FFFu) > 0x7F80u; }
 static int is_inf(uint16_t h) { return (h & 0x7FFFu) == 0x7F80u; }
 
 a4w4_mismatch_kind a4w4_mismatch_kind_of(uint16_t got, uint16_t expected, float exact_f32)
 {
     if (got == POISON)
         return A4W4_MK_UNWRITTEN;
-    if (is_nan(expected))
-        return is_nan(got) ? A4W4_MK_OTHER : A4W4_MK_NAN_MISSING;
-    if (is_nan(got))
+    if (a4w4_bf16_is_nan(expected))
+        return a4w4_bf16_is_nan(got) ? A4W4_MK_OTHER : A4W4_MK_NAN_MISSING;
+    if (a4w4_bf16_is_nan(got))
         return A4W4_MK_NAN;
     if (is_inf(got) && !is_inf(expected))
         return A4W4_MK_INF;
@@ -223,7 +222,8 @@ static int attribute_blocks(const a4w4_map_input *in, a4w4_mismatch_map *m)
         return -1;
     }
     for (size_t k = 0; k < n && m->k_tested < K_TESTED_MAX; k++) {
-        if (!in->mism[k] || in->got[k] == POISON || is_nan(in->got[k]) || is_nan(in->expected[k]))
+        if (!in->mism[k] || in->got[k] == POISON || a4w4_bf16_is_nan(in->got[k]) ||
+            a4w4_bf16_is_nan(in->expected[k]))
             continue;
         size_t r = at(s->rows, s->full, k / s->ncols), c = at(s->cols, s->full, k % s->ncols);
         int c0 = 0;

@@ -19,26 +19,6 @@
 #include "failing.h"
 #include "safetensors.h"
 
-a4w4_check *a4w4_check_list_add(a4w4_check_list *l)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 32;
-        a4w4_check *p = realloc(l->items, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        l->items = p;
-        l->cap = cap;
-    }
-    memset(&l->items[l->n], 0, sizeof l->items[0]);
-    return &l->items[l->n++];
-}
-
-void a4w4_check_list_free(a4w4_check_list *l)
-{
-    free(l->items);
-    memset(l, 0, sizeof *l);
-}
-
 typedef struct {
     const char *path;
     a4w4_st_file f;

@@ -10,15 +10,6 @@
 #include "safetensors.h"
 #include "status.h"
 
-typedef struct {
-    a4w4_check *items;
-    size_t n, cap;
-} a4w4_check_list;
-
-/* Append a zeroed check and return it (NULL when out of memory). */
-a4w4_check *a4w4_check_list_add(a4w4_check_list *l);
-void a4w4_check_list_free(a4w4_check_list *l);
-
 /* A system under test checked against a case bundle's y_ordered (contracts §7), provided by the
  * caller (backends/cpu_sut.h's a4w4_cpu_bundle_suts: cpu-asm and cpu-fallback); the engine
  * never names one. */

@@ -1,5 +1,5 @@
 /* a4w4_judge_cmp.hip — the judge's device-side comparisons (the rules of harness/engine/
- * runner.c's compare_exact and compare_bounded, contracts §4.1), row facts for the prover,
+ * judge.c's a4w4_judge_exact and a4w4_judge_bounded, contracts §4.1), row facts for the prover,
  * and the weight preshuffle of contracts §3.1. Each comparison kernel gives one CUDA/HIP
  * block a chunk of A4W4J_CHUNK outputs and writes that chunk's counts, so the host can find
  * the first mismatches in row-major order without copying the outputs back. */

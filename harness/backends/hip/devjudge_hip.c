@@ -160,8 +160,9 @@ static int dj_sample(void *self, const a4w4_sample *smp, const a4w4_devsample *o
     return rc ? dj_err(why, whylen, "GPU judge sample", rc) : 0;
 }
 
-/* a4w4j_cmp -> the runner's devcmp (first mismatches at their row and column). */
-static void to_devcmp(const a4w4j_cmp *j, size_t N, a4w4_devcmp *out)
+/* a4w4j_cmp -> the comparison record (engine/judge.h; first mismatches at their row and
+ * column). */
+static void to_comparison(const a4w4j_cmp *j, size_t N, a4w4_comparison *out)
 {
     memset(out, 0, sizeof *out);
     out->checked = j->checked;
@@ -170,8 +171,6 @@ static void to_devcmp(const a4w4j_cmp *j, size_t N, a4w4_devcmp *out)
     out->max_ulp = j->max_ulp;
     out->bound_use = j->bound_use;
     out->bound_ulp_max = j->bound_ulp_max;
-    out->has_y_hash = 1;
-    out->y_hash = j->hash;
     out->nrec = j->nfirst < A4W4_ENTRY_MAX_FIRST ? j->nfirst : A4W4_ENTRY_MAX_FIRST;
     for (size_t i = 0; i < out->nrec; i++) {
         out->rec[i].row = j->first[i].index / N;
@@ -203,7 +202,7 @@ static int dj_oracle(void *self, const a4w4_case_data *d, int special, a4w4_devo
                            &out->nans);
     if (rc)
         return dj_err(why, whylen, "GPU judge oracle", rc);
-    to_devcmp(&cmp, d->N, &out->ord_vs_exact);
+    to_comparison(&cmp, d->N, &out->ord_vs_exact);
     out->uncertain = uncertain;
     out->judge_ms = s->judge_ms;
     return 0;
@@ -258,7 +257,8 @@ static int compare_contract(dj_state *s, const a4w4_backend *b, const uint16_t *
 }
 
 static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int variant,
-                  int *brc, a4w4_devcmp *out, char *why, size_t whylen)
+                  int *brc, a4w4_comparison *out, a4w4_devcall *call, char *why,
+                  size_t whylen)
 {
     dj_state *s = self;
     const size_t n = s->d->M * s->d->N;
@@ -289,7 +289,8 @@ static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int
     *brc = b->type->run_device(b->ctx, a, &t);
     const double run_ms = (a4w4_now() - t0) * 1e3;
     memset(out, 0, sizeof *out);
-    out->run_ms = run_ms;
+    memset(call, 0, sizeof *call);
+    call->run_ms = run_ms;
     if (*brc != A4W4_OK) { /* the backend's reason is in a->why (the runner's buffer) */
         if (why != a->why)
             snprintf(why, whylen, "%s", a->why);
@@ -299,8 +300,9 @@ static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int
     if (!variant) {
         if ((rc = compare_contract(s, b, s->y, &c)))
             return dj_err(why, whylen, "GPU judge compare", rc);
-        to_devcmp(&c, s->d->N, out);
-        out->run_ms = run_ms;
+        to_comparison(&c, s->d->N, out);
+        call->has_y_hash = 1;
+        call->y_hash = c.hash;
         out->has_bound = is_bounded(b);
         s->base_mismatches = c.mismatches;
         /* the outputs at the runner's sample, for the C oracles' re-check */
@@ -325,7 +327,7 @@ static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int
 
 /* Bytes of a device buffer against the reference; the first mismatch's tensor in rec.col. */
 static int bytes_into(const void *got, const void *exp, size_t n, const void *scale,
-                      size_t row_bytes, size_t which, a4w4_devcmp *out)
+                      size_t row_bytes, size_t which, a4w4_comparison *out)
 {
     a4w4j_cmp c;
     int rc = a4w4j_compare_bytes(got, exp, n, scale, row_bytes, &c);
@@ -344,7 +346,7 @@ static int bytes_into(const void *got, const void *exp, size_t n, const void *sc
 }
 
 static int dj_layouts(void *self, const a4w4_backend *b, const a4w4_case_data *d, int *brc,
-                      a4w4_devcmp *out, char *why, size_t whylen)
+                      a4w4_comparison *out, char *why, size_t whylen)
 {
     dj_state *s = self;
     const void *ref[3] = {s->wsh, s->wsw, s->ash};
@@ -368,7 +370,7 @@ static int dj_layouts(void *self, const a4w4_backend *b, const a4w4_case_data *d
 }
 
 static int dj_quantize(void *self, const a4w4_backend *b, const a4w4_case *c,
-                       const a4w4_case_data *d, int *brc, a4w4_devcmp *out, char *why,
+                       const a4w4_case_data *d, int *brc, a4w4_comparison *out, char *why,
                        size_t whylen)
 {
     dj_state *s = self;

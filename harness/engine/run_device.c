@@ -1,0 +1,245 @@
+/* run_device.c — the device judge's use (engine/devjudge.h, runner_internal.h): a GEMM
+ * baseline on the device, a layout or quantizer backend's bytes on the device, and a case's
+ * device oracle entry with the C oracles' re-check of the judge on the sample. */
+#include "runner_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+
+/* The device path's baseline: the backend on every output, compared on the device into
+ * g->cmp; its outputs at the sample come back in g->y. The device buffers are the judge's:
+ * the host's guard zones and operand digests (engine/integrity.h) do not see them. */
+int run_baseline_dev(gemm_run *g, a4w4_entry_result *e)
+{
+    a4w4_comparison dc;
+    a4w4_devcall call;
+    int brc = A4W4_OK;
+    a4w4_out_poison(&g->y);
+    g->args.y = g->y.y;
+    if (g->dev->run(g->dev->self, g->b, &g->args, 0, &brc, &dc, &call, g->why, sizeof g->why))
+        return brc == A4W4_OK ? A4W4_EINVAL : brc;
+    e->run_ms = call.run_ms;
+    e->has_run = 1;
+    if (brc == A4W4_OK) {
+        g->cmp = dc;
+        if (call.has_y_hash)
+            run_note_repeat(g, e, call.y_hash);
+    }
+    return brc;
+}
+
+/* 1 when bf16 bits a and b are equal or both NaN (the judge's and the C oracles' values). */
+static int same_bits(uint16_t a, uint16_t b)
+{
+    return a == b || (a4w4_bf16_is_nan(a) && a4w4_bf16_is_nan(b));
+}
+
+/* A pad variant on the device (the runner refilled the pads): the backend's outputs that
+ * change against its baseline, counted on the device (every output when the call failed,
+ * which e's note names). */
+size_t run_variant_dev(gemm_run *g, const char *what, a4w4_entry_result *e)
+{
+    a4w4_comparison dc;
+    a4w4_devcall call;
+    int brc = A4W4_OK;
+    a4w4_out_poison(&g->y2);
+    g->args.y = g->y2.y;
+    int bad = g->dev->run(g->dev->self, g->b, &g->args, 1, &brc, &dc, &call, g->why,
+                          sizeof g->why);
+    g->args.y = g->y.y;
+    if (bad || brc != A4W4_OK)
+        run_note(e->note, sizeof e->note, "%s (variant %s, on the device); ",
+                 g->why[0] ? g->why : a4w4_status_str(brc), what);
+    else if (dc.mismatches && !g->cmp.mismatches)
+        run_note(e->note, sizeof e->note, "variant %s judged on the device: its outputs "
+                 "are not gathered back, so no failure map is built of them; ", what);
+    return bad || brc != A4W4_OK ? g->d->M * g->d->N : dc.mismatches;
+}
+
+/* A layout or quantizer backend judged on the device: its bytes over the whole case. */
+int run_bytes_dev(const a4w4_devjudge *dev, a4w4_backend *b, const a4w4_case *c,
+                  const a4w4_case_data *d, a4w4_entry_result *e)
+{
+    static const char *const lay[3] = {"w_fp4_shuffled", "w_scale_swizzled", "a_scale_shuffled"};
+    static const char *const qnt[2] = {"a_fp4", "a_scale"};
+    static const a4w4_sample all = {.full = 1};
+    a4w4_comparison dc;
+    char why[512] = "";
+    int brc = A4W4_OK, quant = b->type->quantize_device != NULL;
+    size_t which = 0; /* the first mismatching tensor (dc.rec[0].col) */
+    double t0 = a4w4_now() * 1e3;
+    int bad = quant ? dev->quantize(dev->self, b, c, d, &brc, &dc, why, sizeof why)
+                    : dev->layouts(dev->self, b, d, &brc, &dc, why, sizeof why);
+    double ms = a4w4_now() * 1e3 - t0;
+    a4w4_check chk;
+    memset(&chk, 0, sizeof chk);
+    chk.elem_bytes = 1;
+    which = !bad && dc.nrec ? dc.rec[0].col : 0;
+    if (brc == A4W4_EUNSUPPORTED)
+        return run_byte_entry(c, b, &all, NULL, 0, ms, why[0] ? why : "not applicable", e);
+    if (bad || brc != A4W4_OK) {
+        a4w4_check_na(&chk, quant ? "quantize" : "layouts", why[0] ? why : a4w4_status_str(brc));
+        chk.verdict = A4W4_CHECK_FAIL;
+    } else {
+        snprintf(chk.subject, sizeof chk.subject, "%s", quant ? qnt[which % 2] : lay[which % 3]);
+        chk.checked = dc.checked;
+        chk.mismatches = dc.mismatches;
+        chk.verdict = dc.mismatches ? A4W4_CHECK_FAIL : A4W4_CHECK_PASS;
+        chk.first_row = dc.nrec ? dc.rec[0].row : 0;
+        chk.got = dc.nrec ? dc.rec[0].got : 0;
+        chk.expected = dc.nrec ? dc.rec[0].expected : 0;
+    }
+    int fail = run_byte_entry(c, b, &all, &chk, 1, ms, NULL, e);
+    if (fail && chk.mismatches && !e->signature[0]) { /* no map: the bytes stay on the device */
+        snprintf(e->signature, sizeof e->signature, "%s: %zu of %zu bytes differ (compared on "
+                 "the device: the bytes are not gathered back, so whether they are a "
+                 "permutation is not known)", chk.subject, chk.mismatches, chk.checked);
+        snprintf(e->signature_class, sizeof e->signature_class, "%s",
+                 quant ? (which % 2 ? "scales" : "codes") : "layout-bytes");
+    }
+    return fail;
+}
+
+/* ---- the device judge's case ------------------------------------------------------------- */
+
+/* 1 when some selected backend has a device form. */
+int run_wants_device(const a4w4_runner *r)
+{
+    for (size_t i = 0; r->dev && i < r->nbackends; i++) {
+        const a4w4_backend_type *t = r->backends[i].type;
+        if (t->run_device || t->layouts_device || t->quantize_device)
+            return 1;
+    }
+    return 0;
+}
+
+/* What the case's device backends need of the judge: the S of an ordered(S) one (S > 1);
+ * the others are judged on the host (on_device). */
+a4w4_devneeds run_device_needs(const a4w4_runner *r)
+{
+    a4w4_devneeds n = {0, 0};
+    for (size_t i = 0; i < r->nbackends; i++) {
+        const a4w4_backend *b = &r->backends[i];
+        if (b->type->run_device && !strncmp(b->contract, "ordered(", 8) && b->split > 1)
+            n.ordered_s = b->split;
+    }
+    return n;
+}
+
+/* Values of the judge at the sample against the C oracles, bit for bit: the judge judged.
+ * ordered(1), exact (bf16 and fp32) and ordered(S) on every sampled output (bounded(S)
+ * backends are judged on the host: on_device). Appends to note; returns the mismatches. */
+static size_t recheck(const a4w4_devjudge *dev, const a4w4_devneeds *need, const a4w4_sample *s,
+                      a4w4_oracles *o, char *note, size_t notelen)
+{
+    const size_t n = o->count;
+    a4w4_devsample js = {malloc(n * 2), malloc(n * 2), need->ordered_s ? malloc(n * 2) : NULL,
+                         malloc(n * 4), NULL};
+    const uint16_t *cs = need->ordered_s ? a4w4_oracles_ordered(o, need->ordered_s) : NULL;
+    char why[256] = "";
+    size_t bad = 0, first = SIZE_MAX;
+    const char *what = "";
+    if (!js.ordered1 || !js.exact || !js.exact_f32 || (need->ordered_s && (!js.ordered_s || !cs)) ||
+        dev->sample(dev->self, s, &js, why, sizeof why)) {
+        run_note(note, notelen, "%sthe C oracles' re-check of the GPU judge failed to run: %s",
+                 note[0] ? "; " : "", why[0] ? why : "out of memory");
+        bad = 1;
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            uint32_t jf, cf;
+            memcpy(&jf, &js.exact_f32[k], 4);
+            memcpy(&cf, &o->exact_f32[k], 4);
+            const char *w = !same_bits(js.ordered1[k], o->ordered1[k])       ? "ordered(1)"
+                            : !same_bits(js.exact[k], o->exact[k])             ? "exact"
+                            : !(jf == cf || (isnan(js.exact_f32[k]) && isnan(o->exact_f32[k])))
+                                ? "exact fp32"
+                            : cs && !same_bits(js.ordered_s[k], cs[k])
+                                ? "ordered(S)"
+                                : NULL;
+            if (w && first == SIZE_MAX) {
+                first = k;
+                what = w;
+            }
+            bad += w != NULL;
+        }
+        if (bad)
+            run_note(note, notelen, "%sTHE GPU JUDGE DISAGREES WITH THE C ORACLES on %zu of %zu "
+                     "sampled outputs (first: %s at (%zu, %zu))", note[0] ? "; " : "", bad, n,
+                     what, row_at(s, first / s->ncols), col_at(s, first % s->ncols));
+    }
+    free(js.ordered1);
+    free(js.exact);
+    free(js.ordered_s);
+    free(js.exact_f32);
+    return bad;
+}
+
+/* The oracle's entry on the device: ordered(1) == exact on every output the prover holds for,
+ * the special regime's NaN set over every output, and the C oracles' re-check of the judge on
+ * the sample. *dor receives the judge's facts. Returns 1 when it fails. */
+int run_oracle_entry_dev(const a4w4_devjudge *dev, const a4w4_devneeds *need,
+                         const a4w4_case *c, const a4w4_case_data *d, const a4w4_sample *s,
+                         a4w4_oracles *o, a4w4_devoracle *dor, a4w4_entry_result *e)
+{
+    static const a4w4_sample all = {.full = 1};
+    char note[512] = "", why[256] = "";
+    a4w4_comparison cmp;
+    memset(&cmp, 0, sizeof cmp);
+    int fail = 0, na = 0;
+    if (dev->oracle(dev->self, d, c->regime == A4W4_REGIME_SPECIAL, dor, why, sizeof why)) {
+        snprintf(note, sizeof note, "the GPU judge failed: %s", why);
+        fail = 1;
+    } else {
+        cmp = dor->ord_vs_exact;
+        cmp.checked = dor->outputs;
+        fail = cmp.mismatches != 0;
+        na = dor->proven != dor->outputs;
+        if (na)
+            snprintf(note, sizeof note, "%zu of %zu outputs outside the exact regime: exact is a "
+                     "reference there, not a verdict", dor->outputs - dor->proven, dor->outputs);
+        if (c->regime == A4W4_REGIME_SPECIAL) {
+            run_note(note, sizeof note, "%sspecial blocks: %zu NaN outputs, %zu outside the "
+                     "dependent set", note[0] ? "; " : "", dor->nans, dor->nan_wrong);
+            fail |= dor->nan_wrong != 0;
+            na = 0;
+        }
+        run_note(note, sizeof note, "%sGPU judge: every output; %zu sampled outputs re-checked "
+                 "by the C oracles%s", note[0] ? "; " : "", o->count,
+                 dor->uncertain ? "" : "");
+        if (dor->uncertain)
+            run_note(note, sizeof note, "; %zu outputs rounded by the plain C oracle",
+                     dor->uncertain);
+        if (recheck(dev, need, s, o, note, sizeof note))
+            fail = 1, na = 0;
+    }
+    run_case_identity(e, c, A4W4_ENTRY_OUTPUTS, "oracle", "ordered(1) == exact");
+    run_put_comparison(e, &cmp, &all, dor->judge_ms, dor->proven,
+                   a4w4_judge_verdict(fail, na && !fail ? A4W4_VERDICT_NA : A4W4_VERDICT_PASS,
+                                      0, 0));
+    snprintf(e->note, sizeof e->note, "%s", note);
+    return fail;
+}
+
+/* The device judge of case c (data d) opened for need, or NULL with why: the case is one the
+ * judge does not rule on as the C oracles do (the range regime's overflow rules, contracts
+ * §4.3; E8M0 code 0 unless the run states the judge's reading 2^-127, contracts §1), or it
+ * could not take it. */
+const a4w4_devjudge *run_device_for(const a4w4_runner *r, const a4w4_case *c,
+                                    const a4w4_case_data *d, const a4w4_devneeds *need,
+                                    char *why, size_t whylen)
+{
+    if (c->regime == A4W4_REGIME_RANGE) {
+        snprintf(why, whylen, "the range regime's limits (contracts §4.3) are the C oracles'");
+        return NULL;
+    }
+    if (d->code0 && r->code0_reading != A4W4_CODE0_OCP) {
+        snprintf(why, whylen, "E8M0 code 0 present, judged under %s (contracts §1) by the C "
+                 "oracles", r->code0_reading ? "2^-126" : "both readings");
+        return NULL;
+    }
+    return r->dev->open(r->dev->self, c, d, need, why, whylen) ? NULL : r->dev;
+}
