@@ -90,16 +90,7 @@ int a4w4_dot_split_facts(const a4w4_dot_operands *op, unsigned S, unsigned j,
     return 0;
 }
 
-/* Running sums of the bound over the splits (steps 2 and 3 of the proof above), and whether
- * an fp32 rounding inside a split can overflow upward or downward. */
-typedef struct {
-    double dsum, qpos, qneg;
-    size_t n;
-    int f32_pos, f32_neg; /* an fp32 rounding inside some split can overflow that way */
-    int q_pos, q_neg;     /* the bf16 rounding of some split total can overflow that way */
-} bound_acc;
-
-static void acc_add(bound_acc *a, const a4w4_split_facts *f)
+void a4w4_bound_acc_add(a4w4_bound_acc *a, const a4w4_split_facts *f)
 {
     double n = (double)f->blocks;
     double g = n * U32 / (1.0 - n * U32);
@@ -119,7 +110,7 @@ static void acc_add(bound_acc *a, const a4w4_split_facts *f)
 }
 
 /* The atomic stage's accumulated error |e_n'| (step 3). */
-static double acc_atomic(const bound_acc *a)
+static double acc_atomic(const a4w4_bound_acc *a)
 {
     double w = fmax(a->qpos, a->qneg), step = V16 * w + H_UNDER, grow = 1.0, e = 0;
     for (size_t i = 0; i + 1 < a->n; i++) {
@@ -129,23 +120,33 @@ static double acc_atomic(const bound_acc *a)
     return e;
 }
 
-static double acc_bound(const bound_acc *a)
+static double acc_bound(const a4w4_bound_acc *a)
 {
     return (a->dsum + acc_atomic(a)) * (1.0 + 0x1p-40);
 }
 
 double a4w4_bounded_bound_of(const a4w4_split_facts *f, size_t n)
 {
-    bound_acc a;
+    a4w4_bound_acc a;
     memset(&a, 0, sizeof a);
     for (size_t i = 0; i < n; i++)
-        acc_add(&a, &f[i]);
+        a4w4_bound_acc_add(&a, &f[i]);
     return acc_bound(&a);
+}
+
+void a4w4_bound_acc_limits(const a4w4_bound_acc *a, double exact, a4w4_bounded_limits *l)
+{
+    double at = acc_atomic(a);
+    int adds = a->n >= 2; /* the first add into +0 is exact: atomic roundings need two splits */
+    l->bound = acc_bound(a);
+    l->exact = exact;
+    l->inf_pos = a->f32_pos || a->q_pos || (adds && (a->qpos + at) * OVER_MARGIN >= OVER_BF16);
+    l->inf_neg = a->f32_neg || a->q_neg || (adds && (a->qneg + at) * OVER_MARGIN >= OVER_BF16);
 }
 
 int a4w4_dot_bounded_limits(const a4w4_dot_operands *op, unsigned S, a4w4_bounded_limits *l)
 {
-    bound_acc a;
+    a4w4_bound_acc a;
     memset(&a, 0, sizeof a);
     unsigned ns = a4w4_split_count(op->K, S < 1 ? 1 : S);
     for (unsigned j = 0; j < ns; j++) {
@@ -154,14 +155,9 @@ int a4w4_dot_bounded_limits(const a4w4_dot_operands *op, unsigned S, a4w4_bounde
             *l = (a4w4_bounded_limits){NAN, NAN, 0, 0};
             return 1;
         }
-        acc_add(&a, &f);
+        a4w4_bound_acc_add(&a, &f);
     }
-    double at = acc_atomic(&a);
-    int adds = a.n >= 2; /* the first add into +0 is exact: atomic roundings need two splits */
-    l->bound = acc_bound(&a);
-    l->exact = a4w4_dot_exact_f64(op);
-    l->inf_pos = a.f32_pos || a.q_pos || (adds && (a.qpos + at) * OVER_MARGIN >= OVER_BF16);
-    l->inf_neg = a.f32_neg || a.q_neg || (adds && (a.qneg + at) * OVER_MARGIN >= OVER_BF16);
+    a4w4_bound_acc_limits(&a, a4w4_dot_exact_f64(op), l);
     return 0;
 }
 

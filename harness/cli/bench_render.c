@@ -161,8 +161,8 @@ void a4w4_bench_print_ratios(const double *rate)
     printf("\n");
 }
 
-void a4w4_bench_print_tree_ratio(double fast, double plain)
+void a4w4_bench_print_tree_ratio(const char *what, double fast, double plain)
 {
     if (fast > 0 && plain > 0)
-        printf("%-20s ratios: fast / plain tree (1 thread each) x%.1f\n", "", fast / plain);
+        printf("%-20s ratios: fast / plain %s (1 thread each) x%.1f\n", "", what, fast / plain);
 }

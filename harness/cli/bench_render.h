@@ -39,7 +39,8 @@ void a4w4_bench_print_gpu_rows(const a4w4_bench_plan *p, a4w4_bench_shape *b, in
  * methods, rate[A4W4_BENCH_M_*]. */
 void a4w4_bench_print_ratios(const double *rate);
 
-/* A tree contract's ratio line from its fast and plain rates (nothing when one did not run). */
-void a4w4_bench_print_tree_ratio(double fast, double plain);
+/* The ratio line of a fast and a plain oracle (what: "tree", "bounded limits") from their
+ * rates (nothing when one did not run). */
+void a4w4_bench_print_tree_ratio(const char *what, double fast, double plain);
 
 #endif

@@ -27,7 +27,7 @@
 static const char bench_usage[] =
     "usage: a4w4check bench [--shapes M,N,K[:REGIME];...] [--reps R] [--regime REGIME]\n"
     "                       [--backend NAME[,NAME...]] [--backends-only] [--isa PATH]\n"
-    "                       [--clock wall|thread]\n"
+    "                       [--clock wall|thread] [--bounded S]\n"
     "\n"
     "Throughput of the GEMM oracles beside OpenBLAS and the CPU systems under test, per shape,\n"
     "in one run on the same operands: the plain exact oracle (wide integer accumulator, one\n"
@@ -45,7 +45,8 @@ static const char bench_usage[] =
     "(--isa forces one this build and CPU run, e.g. avx2 on an AVX-512 machine) come first.\n"
     "Operands: a generated case per shape (seed 1). Each --tree TEXT (a tree contract, contracts §4.2) adds the fast\n"
     "tree oracle and the plain tree oracle (about 2^22 leaves of outputs: its first rows), one\n"
-    "thread each, and their ratio. Each GPU backend then gets an 'entry cost 1x128x256' row:\n"
+    "thread each, and their ratio; --bounded S the plain and the fast bounded(S) limits\n"
+    "(ref/a4w4_bound.h, about 2^23 MACs of rows, one thread each) and their ratio. Each GPU backend then gets an 'entry cost 1x128x256' row:\n"
     "a 1x128x256 case judged as run judges it, the entry's whole cost, its own run and the\n"
     "difference (the host overhead of one entry), medians of R cases.\n"
     "\n"
@@ -55,7 +56,7 @@ static const char *const clock_names[] = {"wall", "thread", NULL};
 
 typedef struct {
     const char *shapes, *regime, *isa;
-    int reps, backends_only, clock;
+    int reps, backends_only, clock, bounded;
     a4w4_opt_list backend;
     a4w4_opt_strings tree;
 } bench_opts;
@@ -79,6 +80,9 @@ static const a4w4_option bench_options[] = {
     OPT_STRINGS("tree", bench_opts, tree, "TEXT",
                 "also time the fast and the plain oracle of this tree contract\n"
                 "(e.g. 'tree(leaf=1,fuse=16,prec=26,round=rz)'); repeatable, at most 8"),
+    OPT_INT("bounded", bench_opts, bounded, "S", 1, 65536,
+            "also time the plain and the fast bounded(S) limits (the bound of\n"
+            "each output, contracts §4.1) on the first rows, one thread each"),
     OPT_STRING("isa", bench_opts, isa, "PATH",
                "the fast oracles' instruction-set path: auto (the best this build and\n"
                "CPU run), amx, avx512vnni, avxvnni, avx2 or portable (default auto)"),
@@ -197,6 +201,8 @@ static int plan_bench(const bench_opts *o, a4w4_bench_plan *p)
     a4w4_backend_list_opts bo = {"bench", A4W4_BENCH_MAX_BACKENDS, 0, 0};
     a4w4_plugin_isolation(0, 0); /* bench times the kernel, not a fork per call; judging is run's */
     int rc = a4w4_backend_list_open(&bo, o->backend.text ? &o->backend : &dflt, p->be, &p->nbe);
+    if (o->bounded)
+        a4w4_bench_plan_bound(p, (unsigned)o->bounded);
     a4w4_bench_plan_methods(p);
 #ifdef A4W4_HAVE_GPU
     for (size_t i = 0; i < p->nbe && rc == A4W4_EXIT_PASS; i++)
@@ -225,8 +231,8 @@ static int bench_shape_rows(const bench_opts *o, const a4w4_bench_plan *p, size_
     size_t first = o->backends_only ? A4W4_BENCH_NFIXED : 0;
     char regime[48];
     snprintf(regime, sizeof regime, "(%s)", p->shapes[si].regime_text);
-    size_t ntree = 2 * p->ntrees;
-    for (size_t mi = first; mi < p->nmethods - ntree; mi++) {
+    size_t ntree = 2 * p->ntrees, tail = ntree + p->nbound;
+    for (size_t mi = first; mi < p->nmethods - tail; mi++) {
         const a4w4_bench_method *m = &p->methods[mi];
         const a4w4_backend *bk = mi >= A4W4_BENCH_NFIXED ? m->arg : NULL;
         const char *label = mi == first ? shape : mi == first + 1 ? regime : "";
@@ -245,12 +251,13 @@ static int bench_shape_rows(const bench_opts *o, const a4w4_bench_plan *p, size_
     }
     if (!o->backends_only)
         a4w4_bench_print_ratios(rate);
-    for (size_t ti = 0; !o->backends_only && ti < ntree; ti++) { /* fast, then plain */
-        const a4w4_bench_method *m = &p->methods[p->nmethods - ntree + ti];
+    for (size_t ti = 0; !o->backends_only && ti < tail; ti++) { /* fast, then plain */
+        const a4w4_bench_method *m = &p->methods[p->nmethods - tail + ti];
         a4w4_bench_time(m, &b, o->reps, p->clock, &r);
         tree_rate[ti % 2] = a4w4_bench_print_line(m, &b, &r, "");
         if (ti % 2)
-            a4w4_bench_print_tree_ratio(tree_rate[0], tree_rate[1]);
+            a4w4_bench_print_tree_ratio(m->kind == A4W4_BENCH_BOUND ? "bounded limits" : "tree",
+                                        tree_rate[0], tree_rate[1]);
     }
     if (any_gpu)
         a4w4_bench_print_gpu_rows(p, &b, o->reps, brate, macs);

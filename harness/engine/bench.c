@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "a4w4_bound.h"
 #include "a4w4_gemm.h"
 #include "a4w4_quant.h"
 #include "bench.h"
@@ -25,6 +26,33 @@ static size_t tree_rows(const a4w4_bench_shape *b, const a4w4_tree *t)
     double per_row = (double)b->c.N * (double)b->c.K / t->leaf;
     size_t rows = (size_t)((double)A4W4_BENCH_TREE_PLAIN_LEAVES / per_row);
     return rows < 1 ? 1 : rows > b->c.M ? b->c.M : rows;
+}
+
+/* The rows the bounded(S) methods run on (A4W4_BENCH_BOUND_MACS). */
+static size_t bound_rows(const a4w4_bench_shape *b)
+{
+    size_t rows = (size_t)((double)A4W4_BENCH_BOUND_MACS / ((double)b->c.N * (double)b->c.K));
+    return rows < 1 ? 1 : rows > b->c.M ? b->c.M : rows;
+}
+
+/* The bounded(S) limits of the first bound_rows rows into b->bound, plain or fast. */
+static int run_bound(a4w4_bench_shape *b, const a4w4_bench_bound_arg *ba)
+{
+    const a4w4_case_data *d = &b->d;
+    size_t rows = bound_rows(b), rb = d->K / 2, nb = d->K / 32;
+    if (!b->bound && !(b->bound = malloc(rows * d->N * sizeof *b->bound)))
+        return A4W4_ENOMEM;
+    if (!ba->plain)
+        return a4w4_gemm_bounded_limits_fast(d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
+                                             d->w_scale.data, rows, d->N, d->K, ba->S,
+                                             b->bound, 1);
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < d->N; j++) {
+            a4w4_dot_operands op = {d->a_fp4.data + i * rb, d->a_scale.data + i * nb,
+                                    d->w_fp4.data + j * rb, d->w_scale.data + j * nb, d->K};
+            a4w4_dot_bounded_limits(&op, ba->S, &b->bound[i * d->N + j]);
+        }
+    return A4W4_OK;
 }
 
 static int run_fast(a4w4_bench_shape *b, const a4w4_bench_fast_arg *f)
@@ -73,6 +101,7 @@ static int run_once(const a4w4_bench_method *m, a4w4_bench_shape *b, char *why, 
     case A4W4_BENCH_FAST: return run_fast(b, m->arg);
     case A4W4_BENCH_TREE: return run_tree(b, m->arg);
     case A4W4_BENCH_BACKEND: return run_backend(b, m->arg, why, whylen);
+    case A4W4_BENCH_BOUND: return run_bound(b, m->arg);
     case A4W4_BENCH_SGEMM:
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)d->M, (int)d->N, (int)d->K,
                     1.0f, b->A, (int)d->K, b->W, (int)d->K, 0.0f, b->C, (int)d->N);
@@ -87,6 +116,8 @@ static size_t method_rows(const a4w4_bench_method *m, const a4w4_bench_shape *b)
 {
     if (m->kind == A4W4_BENCH_TREE && m->slow)
         return tree_rows(b, &((const a4w4_bench_tree_arg *)m->arg)->t);
+    if (m->kind == A4W4_BENCH_BOUND)
+        return bound_rows(b);
     const a4w4_backend *be = m->kind == A4W4_BENCH_BACKEND ? m->arg : NULL;
     return m->slow || (be && !be->type->gpu) ? b->sub_rows : b->c.M;
 }
@@ -180,6 +211,7 @@ void a4w4_bench_shape_free(a4w4_bench_shape *b)
     free(b->W);
     free(b->C);
     free(b->y);
+    free(b->bound);
     memset(b, 0, sizeof *b);
 }
 
@@ -300,6 +332,13 @@ int a4w4_bench_plan_trees(a4w4_bench_plan *p, const char *const *texts, size_t n
     return 0;
 }
 
+void a4w4_bench_plan_bound(a4w4_bench_plan *p, unsigned S)
+{
+    p->bound[0] = (a4w4_bench_bound_arg){S, 0};
+    p->bound[1] = (a4w4_bench_bound_arg){S, 1};
+    p->nbound = 2;
+}
+
 void a4w4_bench_plan_methods(a4w4_bench_plan *p)
 {
     for (size_t i = 0; i < p->nbe; i++) {
@@ -320,6 +359,15 @@ void a4w4_bench_plan_methods(a4w4_bench_plan *p)
         m->kind = A4W4_BENCH_TREE;
         m->arg = &p->trees[i];
         m->slow = p->trees[i].plain;
+    }
+    for (size_t i = 0; i < p->nbound; i++) {
+        a4w4_bench_method *m = &p->methods[p->nmethods++];
+        memset(m, 0, sizeof *m);
+        snprintf(m->name, sizeof m->name, "%s bounded(%u) limits (1 thread)",
+                 p->bound[i].plain ? "plain" : "fast", p->bound[i].S);
+        m->kind = A4W4_BENCH_BOUND;
+        m->arg = &p->bound[i];
+        m->slow = 1;
     }
 }
 

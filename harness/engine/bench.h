@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "a4w4_bound.h"
 #include "a4w4_gemm_fast.h"
 #include "a4w4_tree.h"
 #include "backend.h"
@@ -49,6 +50,7 @@ typedef struct {
     a4w4_case_data d;
     float *A, *W, *C; /* dequantized [M, K], [N, K]; sgemm output [M, N] */
     uint16_t *y;      /* [M, N] bf16 output of the oracles and backends */
+    a4w4_bounded_limits *bound; /* the bounded(S) methods' output, [their rows, N] */
     a4w4_fast_stats st; /* of the last fast-oracle run */
 } a4w4_bench_shape;
 
@@ -59,7 +61,8 @@ typedef enum {
     A4W4_BENCH_FAST,
     A4W4_BENCH_SGEMM,
     A4W4_BENCH_TREE,
-    A4W4_BENCH_BACKEND
+    A4W4_BENCH_BACKEND,
+    A4W4_BENCH_BOUND
 } a4w4_bench_kind;
 
 /* A4W4_BENCH_FAST's arg: ordered(1) or exact, on threads threads (0: all), on instruction-set
@@ -78,9 +81,22 @@ typedef struct {
     a4w4_fast_isa isa;
 } a4w4_bench_tree_arg;
 
+/* A4W4_BENCH_BOUND's arg: the bounded(S) limits of every output (contracts §4.1 "bounded";
+ * ref/a4w4_bound.h), the plain form (a4w4_dot_bounded_limits per output) or the fast one
+ * (a4w4_gemm_bounded_limits_fast), one thread either way, on the first a4w4_bench_bound_rows
+ * rows. */
+typedef struct {
+    unsigned S;
+    int plain;
+} a4w4_bench_bound_arg;
+
+/* The rows the bounded(S) methods run on: about 2^23 MACs (a tenth of a second of the plain
+ * form), at least 1. */
+#define A4W4_BENCH_BOUND_MACS (1ull << 23)
+
 /* One timed thing. arg: A4W4_BENCH_FAST an a4w4_bench_fast_arg, A4W4_BENCH_SGEMM an int
  * (OpenBLAS threads, 0: its default), A4W4_BENCH_TREE an a4w4_bench_tree_arg,
- * A4W4_BENCH_BACKEND an opened a4w4_backend. slow: on a large shape, timed on the first rows. */
+ * A4W4_BENCH_BACKEND an opened a4w4_backend, A4W4_BENCH_BOUND an a4w4_bench_bound_arg. slow: on a large shape, timed on the first rows. */
 typedef struct {
     char name[sizeof "backend  []" + sizeof ((a4w4_backend *)0)->name +
               sizeof ((a4w4_backend *)0)->contract]; /* "backend NAME [CONTRACT]" whole */
@@ -111,15 +127,17 @@ enum {
 typedef enum { A4W4_BENCH_WALL, A4W4_BENCH_THREAD_CPU } a4w4_bench_clock;
 
 /* What a bench run times: the shapes, then the methods: the fixed ones, one per backend
- * instance (be[0..nbe), opened by the caller), then per tree contract the fast and the plain
- * tree oracle. */
+ * instance (be[0..nbe), opened by the caller), per tree contract the fast and the plain
+ * tree oracle, then (nbound 2) the fast and the plain bounded(S) limits. */
 typedef struct {
     a4w4_bench_shape_spec shapes[A4W4_BENCH_MAX_SHAPES];
     size_t nshapes;
     a4w4_bench_method methods[A4W4_BENCH_NFIXED + A4W4_BENCH_MAX_BACKENDS +
-                              2 * A4W4_BENCH_MAX_TREES];
+                              2 * A4W4_BENCH_MAX_TREES + 2];
     size_t nmethods, ntrees; /* the tree methods follow the others, fast then plain */
     a4w4_bench_tree_arg trees[2 * A4W4_BENCH_MAX_TREES];
+    size_t nbound;                  /* 2 with --bounded S (last: fast, then plain), else 0 */
+    a4w4_bench_bound_arg bound[2];
     a4w4_fast_isa isa;                /* the fast oracles' path (set before the methods) */
     a4w4_bench_clock clock;           /* what a4w4_bench_time reads */
     a4w4_bench_fast_arg fast_args[3]; /* of the fixed fast methods: exact 1, exact all, ordered 1 */
@@ -144,8 +162,12 @@ int a4w4_bench_plan_isa(a4w4_bench_plan *p, const char *name, char *err, size_t 
 int a4w4_bench_plan_trees(a4w4_bench_plan *p, const char *const *texts, size_t n, char *err,
                           size_t errlen);
 
+/* The fast and the plain bounded(S) limits into p->bound (S >= 1; p->nbound becomes 2). */
+void a4w4_bench_plan_bound(a4w4_bench_plan *p, unsigned S);
+
 /* After the fixed methods: one method per opened backend p->be[0..nbe) ("backend NAME
- * [CONTRACT]"), then the tree methods (names carry the canonical contract text). */
+ * [CONTRACT]"), then the tree methods (names carry the canonical contract text), then the
+ * bounded(S) methods when p->nbound is 2 (a4w4_bench_plan_bound). */
 void a4w4_bench_plan_methods(a4w4_bench_plan *p);
 
 /* Generate shape sp's operands (seed A4W4_BENCH_SEED) into b, with the first-rows sample of

@@ -89,8 +89,9 @@ const double *a4w4_oracles_sum_abs(a4w4_oracles *o);
  * a4w4_dot_bounded_limits: the bound B with |y - exact| <= B for every finite bf16-atomic
  * split-K result over S splits, from the output's own exact split partials and per-split sums
  * of |terms|; the exact value in double; where the model can overflow to +-Inf); bound NaN for
- * an output reading a 0xFF scale. Computed once per S. NULL when out of memory or when 8
- * other S are held already. */
+ * an output reading a 0xFF scale. Computed once per S by the fast form
+ * (a4w4_gemm_bounded_limits_fast, bit-equal, threaded on large samples). NULL when out of
+ * memory or when 8 other S are held already. */
 const a4w4_bounded_limits *a4w4_oracles_bound(a4w4_oracles *o, unsigned S);
 
 /* Tree contract t over the sample (contracts §4.2; ref/a4w4_gemm_fast.h

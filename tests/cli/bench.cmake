@@ -34,6 +34,14 @@ expect_run(r 2 ${CLI} bench --shapes 4,32,256 --tree "ordered(2)")
 expect_match(tree_bad "${r_err}" "--tree 'ordered\\(2\\)': not a tree contract")
 expect_run(r 2 ${CLI} bench --shapes 4,32,256 --tree "tree(prec=7)")
 expect_match(tree_bad "${r_err}" "--tree 'tree\\(prec=7\\)': .*prec=7")
+# --bounded S: the fast and the plain bounded(S) limits on the same first rows, their ratio;
+# S outside 1..65536: exit 2
+expect_run(r 0 ${CLI} bench --shapes 4,32,256 --reps 1 --backend cpu-fallback --bounded 4)
+expect_match(bounded "${r_out}" "fast bounded\\(4\\) limits \\(1 thread\\) +[0-9.]+ +[0-9.]+ +[0-9.]+\n")
+expect_match(bounded "${r_out}" "plain bounded\\(4\\) limits \\(1 thread\\) +[0-9.]+")
+expect_match(bounded "${r_out}" "ratios: fast / plain bounded limits \\(1 thread each\\) x[0-9.]+")
+expect_run(r 2 ${CLI} bench --shapes 4,32,256 --bounded 0)
+expect_match(bounded_bad "${r_err}" "--bounded")
 # --isa forces the fast oracles' path (portable runs everywhere): the preamble and every fast
 # line name it; a name that is not a path: exit 2 naming the paths this build and CPU run
 expect_run(r 0 ${CLI} bench --shapes 4,64,256 --reps 1 --backend cpu-fallback --isa portable)
