@@ -9,6 +9,7 @@
 
 #include "a4w4check.h"
 #include "casefile.h"
+#include "fsutil.h"
 #include "invariance_measure.h"
 #include "invariance_render.h"
 #include "mutants.h"
@@ -20,6 +21,7 @@
 #define TUNED_DSV3 "cases/aiter/dsv3_a4w4_blockscale_tuned_gemm.csv"
 #define MEASURE_M_DEFAULT "1,2,16,17,32,33,64,65,128,129,256,257"
 #define MAX_MEASURE_M 64
+#define MEASURE_SEED 1
 
 static const char inv_usage[] =
     "usage: a4w4check invariance [options]\n"
@@ -40,6 +42,10 @@ static const char inv_usage[] =
     "every output compared bit for bit; invariant, variant (rows, outputs, max ULP) or\n"
     "nondeterministic, checked against the prediction of the backend's declared contract\n"
     "and, with --follows-dispatch, against the tables' prediction (a disagreement fails).\n"
+    "--export-ops DIR writes the operands of every call instead, one operand bundle each\n"
+    "with DIR/manifest.json, for a kernel outside the process (python -m\n"
+    "a4w4check.external --ops DIR --out OUT); --measure bundle:OUT with the same pairs and\n"
+    "--m then reads each call's output by name (a missing one makes that measurement n/a).\n"
     "\n"
     "options:\n";
 
@@ -49,7 +55,7 @@ typedef struct {
     const char *kernels, *cases, *shapes, *kind_name;
     a4w4_inv_setup setup;
     int m_max, format, verbose;
-    const char *measure, *mlist;
+    const char *measure, *mlist, *export_ops;
     int follows_dispatch;
     int m[MAX_MEASURE_M], nm;
 } inv_opts;
@@ -109,6 +115,9 @@ static const a4w4_option inv_options[] = {
                "mutant) on the pairs of --cases or --shapes"),
     OPT_STRING("m", inv_opts, mlist, "LIST",
                "the M values measured (default " MEASURE_M_DEFAULT ")"),
+    OPT_STRING("export-ops", inv_opts, export_ops, "DIR",
+               "write the operands of every call --measure would make (pairs of --cases or\n"
+               "--shapes, M of --m) as operand bundles into DIR, for bundle: measurement"),
     OPT_FLAG("follows-dispatch", inv_opts, follows_dispatch,
              "the backend runs the kernel the tables route to: the tables' prediction\n"
              "must hold too"),
@@ -134,13 +143,21 @@ static int parse_args(int argc, char **argv, inv_opts *o)
     const char *why = NULL;
     if (o->cases && o->shapes)
         why = "--cases and --shapes exclude each other";
-    else if (o->measure && !o->cases && !o->shapes)
-        why = "--measure needs the pairs of --cases or --shapes";
+    else if ((o->measure || o->export_ops) && !o->cases && !o->shapes)
+        why = o->measure ? "--measure needs the pairs of --cases or --shapes"
+                         : "--export-ops needs the pairs of --cases or --shapes";
+    else if (o->measure && o->export_ops)
+        why = "--measure and --export-ops exclude each other (export, run the kernel, then "
+              "--measure bundle:OUT)";
+    else if (o->export_ops && (o->follows_dispatch || o->format))
+        why = "--follows-dispatch and --format apply to --measure or the prediction, not to "
+              "--export-ops";
     else if (o->format == 3 && !o->cases && !o->shapes && o->tuned.n != 1)
         why = "--format html makes one page: give one --tuned table, --cases or --shapes";
-    else if ((o->mlist || o->follows_dispatch) && !o->measure)
-        why = "--m and --follows-dispatch apply to --measure only";
-    else if (o->measure && a4w4_parse_int_list(o->mlist ? o->mlist : MEASURE_M_DEFAULT, 1,
+    else if ((o->mlist && !o->measure && !o->export_ops) ||
+             (o->follows_dispatch && !o->measure))
+        why = "--m applies to --measure and --export-ops, --follows-dispatch to --measure only";
+    else if ((o->measure || o->export_ops) && a4w4_parse_int_list(o->mlist ? o->mlist : MEASURE_M_DEFAULT, 1,
                                                65536, 1, o->m, MAX_MEASURE_M, &o->nm))
         why = "--m: a comma-separated list of at most 64 M values in 1..65536";
     else if (!*o->setup.setup.hp.gfx)
@@ -310,15 +327,55 @@ static a4w4_inv_verdict table_verdict(const a4w4_inv_pair *q, int M)
     return A4W4_INV_UNKNOWN;
 }
 
+/* The names of every call of the measurement set (each pair of nk[0..n) at each M of --m)
+ * into *names (malloc'ed), their hash into hash. Returns the count; 0 out of memory. */
+typedef char call_name[A4W4_INV_CALL_NAME_MAX];
+static size_t set_names(const inv_opts *o, const int *nk, size_t n, call_name **names,
+                        char hash[17])
+{
+    size_t c = 0;
+    *names = malloc((n ? n : 1) * (size_t)o->nm * A4W4_INV_MAX_CALLS * sizeof **names);
+    for (size_t i = 0; *names && i < n; i++)
+        for (int j = 0; j < o->nm; j++)
+            c += a4w4_inv_call_names((size_t)o->m[j], (size_t)nk[2 * i], (size_t)nk[2 * i + 1],
+                                     *names + c);
+    if (*names)
+        a4w4_inv_calls_hash((const call_name *)*names, c, MEASURE_SEED, hash);
+    return c;
+}
+
+/* A bundle: backend's directory checked against the set's calls (another pair list, --m or
+ * tool version: one line, exit 2). Returns -1, else the exit code. */
+static int check_calls(a4w4_backend *b, call_name *names, size_t n,
+                       const a4w4_run_identity *id)
+{
+    char err[1024];
+    const char **v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) {
+        a4w4_errorf("invariance: out of memory");
+        return A4W4_EXIT_BADINPUT;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = names[i];
+    int rc = b->type->check_items && b->type->check_items(b->ctx, id, v, n, err, sizeof err);
+    free(v);
+    if (rc) {
+        a4w4_errorf("invariance: --measure %s: %s (export the operands with the same --cases or "
+                    "--shapes and --m)", b->name, err);
+        return A4W4_EXIT_BADINPUT;
+    }
+    return -1;
+}
+
 /* One pair at every M of --m: a line each. Counts disagreements and n/a. */
-static int measure_pair(const inv_opts *o, a4w4_backend *b, const a4w4_inv_pair *q,
-                        size_t *bad, size_t *na)
+static int measure_pair(const inv_opts *o, a4w4_backend *b, const a4w4_run_identity *id,
+                        const a4w4_inv_pair *q, size_t *bad, size_t *na)
 {
     char err[1024], text[800];
     for (int i = 0; i < o->nm; i++) {
         a4w4_inv_measured m;
-        int rc = a4w4_inv_measure(b, (size_t)o->m[i], (size_t)q->N, (size_t)q->K, 1, &m, err,
-                                  sizeof err);
+        int rc = a4w4_inv_measure_id(b, id, (size_t)o->m[i], (size_t)q->N, (size_t)q->K,
+                                     MEASURE_SEED, &m, err, sizeof err);
         if (rc == A4W4_RUN_CRASHED || rc == A4W4_RUN_TIMEOUT) { /* a failed measurement */
             printf("%s N %d K %d M %d: FAILED: %s\n", b->name, q->N, q->K, o->m[i], err);
             (*bad)++;
@@ -366,8 +423,15 @@ static int run_measure(inv_opts *o, const a4w4_kernel_table *kt)
     if (rc == -1)
         rc = open_measured(o->measure, &b);
     int opened = rc == -1;
+    call_name *names = NULL;
+    char hash[17] = "";
+    size_t ncalls = opened ? set_names(o, nk, n, &names, hash) : 0;
+    a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
+    if (opened && b.type->check_items)
+        rc = check_calls(&b, names, ncalls, &id);
+    free(names);
     for (size_t i = 0; rc == -1 && i < n; i++)
-        rc = measure_pair(o, &b, &p.pairs[i], &bad, &na);
+        rc = measure_pair(o, &b, b.type->check_items ? &id : NULL, &p.pairs[i], &bad, &na);
     if (rc == -1)
         printf("%s: %zu measurements, %zu disagree with their prediction or failed, %zu n/a\n",
                o->measure, n * (size_t)o->nm, bad, na);
@@ -379,6 +443,51 @@ static int run_measure(inv_opts *o, const a4w4_kernel_table *kt)
     if (rc != -1)
         return rc;
     return bad ? A4W4_EXIT_MISMATCH : na ? A4W4_EXIT_INCOMPLETE : A4W4_EXIT_PASS;
+}
+
+/* --export-ops: every call's operands into DIR, then DIR/manifest.json. Returns the exit
+ * code. */
+static int run_export(const inv_opts *o)
+{
+    int *nk = NULL;
+    size_t n = 0;
+    call_name *names = NULL;
+    char hash[17] = "", err[1024];
+    double bytes = 0;
+    int rc = load_pairs(o, &nk, &n);
+    size_t ncalls = rc == -1 ? set_names(o, nk, n, &names, hash) : 0;
+    a4w4_export_opts eo = {hash, A4W4_TOOL_VERSION, 0};
+    const char **v = calloc(ncalls ? ncalls : 1, sizeof *v), **why = calloc(ncalls ? ncalls : 1,
+                                                                           sizeof *why);
+    if (rc == -1 && (!names || !v || !why)) {
+        a4w4_errorf("invariance: out of memory");
+        rc = A4W4_EXIT_BADINPUT;
+    }
+    if (rc == -1 && a4w4_mkdir_p(o->export_ops, err, sizeof err) != A4W4_ST_OK)
+        rc = A4W4_EXIT_IO;
+    for (size_t i = 0; rc == -1 && i < n; i++)
+        for (int j = 0; rc == -1 && j < o->nm; j++)
+            if (a4w4_inv_export((size_t)o->m[j], (size_t)nk[2 * i], (size_t)nk[2 * i + 1],
+                                MEASURE_SEED, &eo, o->export_ops, &bytes, err, sizeof err))
+                rc = A4W4_EXIT_IO;
+    for (size_t i = 0; rc == -1 && i < ncalls; i++)
+        v[i] = names[i];
+    if (rc == -1 && a4w4_export_manifest(o->export_ops, "invariance", o->cases ? o->cases
+                                         : o->shapes, "1/1", &eo, v, why, ncalls, bytes, err,
+                                         sizeof err))
+        rc = A4W4_EXIT_IO;
+    if (rc == A4W4_EXIT_IO)
+        a4w4_errorf("invariance: --export-ops %s", err);
+    else if (rc == -1)
+        printf("invariance: %zu calls of %zu measurements (%zu pairs x %d M) written to %s "
+               "(%.1f MB); run the kernel on them (python -m a4w4check.external --ops %s --out "
+               "OUT ...), then --measure bundle:OUT with the same pairs and --m\n", ncalls,
+               n * (size_t)o->nm, n, o->nm, o->export_ops, bytes / 1e6, o->export_ops);
+    free(v);
+    free(why);
+    free(names);
+    free(nk);
+    return rc;
 }
 
 int cmd_invariance(int argc, char **argv)
@@ -400,7 +509,8 @@ int cmd_invariance(int argc, char **argv)
         a4w4_errorf("invariance: kernel table %s", err);
         return A4W4_EXIT_BADINPUT;
     }
-    rc = o.measure             ? run_measure(&o, &kt)
+    rc = o.export_ops          ? run_export(&o)
+         : o.measure           ? run_measure(&o, &kt)
          : o.cases || o.shapes ? run_list(&o, &kt)
                                : run_tables(&o, &kt);
     a4w4_kernels_free(&kt);
