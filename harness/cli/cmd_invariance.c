@@ -127,7 +127,7 @@ static const a4w4_option inv_options[] = {
 static const a4w4_command_spec inv_spec = {
     "invariance", inv_usage, inv_options, NULL,
     "exit: 0 predicted, or measured as predicted; 1 a measurement disagrees with its\n"
-    "prediction, or the backend crashed or timed out; 2 bad input (malformed table or list, bad switch or contract, usage);\n"
+    "prediction, or the backend crashed, timed out or failed on a call; 2 bad input (malformed table or list, bad switch or contract, usage);\n"
     "3 no GPU for a GPU backend; 4 the output could not be written; 5 a measurement was\n"
     "n/a (nothing failed, not everything measured)\n"};
 
@@ -376,7 +376,10 @@ static int measure_pair(const inv_opts *o, a4w4_backend *b, const a4w4_run_ident
         a4w4_inv_measured m;
         int rc = a4w4_inv_measure_id(b, id, (size_t)o->m[i], (size_t)q->N, (size_t)q->K,
                                      MEASURE_SEED, &m, err, sizeof err);
-        if (rc == A4W4_RUN_CRASHED || rc == A4W4_RUN_TIMEOUT) { /* a failed measurement */
+        /* a failed measurement: the backend crashed, timed out, or failed on a call (left
+         * outputs unwritten, wrote out of bounds, a bundle's kernel failed on the call);
+         * outputs of other operands (refused) and no memory are errors */
+        if (rc != A4W4_OK && rc != A4W4_RUN_REFUSED && rc != A4W4_ENOMEM) {
             printf("%s N %d K %d M %d: FAILED: %s\n", b->name, q->N, q->K, o->m[i], err);
             (*bad)++;
             continue;

@@ -92,6 +92,22 @@ echo "$out" | grep -q "M 33: n/a at M 33: no output file .*invariance_m33_n64_k5
   fail "missing output line: $out"
 echo "$out" | grep -q ": 5 measurements, 0 disagree with their prediction or failed, 1 n/a" ||
   fail "missing output summary: $out"
+# a call the kernel failed on (the outputs manifest's "failed"): that measurement FAILED, exit 1
+"$PY" - "$WORK/split" <<'PY' || fail "editing the manifest"
+import json, os, sys
+d = sys.argv[1]
+m = json.load(open(os.path.join(d, "manifest.json")))
+name = "invariance_m2_n64_k512_reversed"
+m["cases"].remove(name)
+m["failed"][name] = "RuntimeError: planted"
+os.remove(os.path.join(d, name + ".safetensors"))
+json.dump(m, open(os.path.join(d, "manifest.json"), "w"))
+PY
+out=$(inv --measure "bundle:$WORK/split"); rc=$?
+[ $rc = 1 ] || fail "failed call exit $rc (1 expected): $out"
+echo "$out" | grep -q "M 2: FAILED: .*invariance_m2_n64_k512_reversed.*RuntimeError: planted" ||
+  fail "failed call line: $out"
+echo "$out" | grep -q "M 33: variant at M 33" || fail "after a failed call: $out"
 # outputs of another measurement set: refused, one line, exit 2
 out=$(inv --measure "bundle:$WORK/split" --m 1,2 2>&1); rc=$?
 [ $rc = 2 ] || fail "other --m exit $rc (2 expected): $out"
