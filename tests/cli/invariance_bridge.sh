@@ -6,7 +6,8 @@
 # contract; one that splits K in two past M = 32 while declaring ordered(1) measures variant
 # from M 33 and DISAGREES (exit 1); a missing call's output makes that measurement n/a (exit
 # 5), never invariant; outputs of another --m are refused (exit 2); with torch importable,
-# torch.matmul on the dequantized operands is measured too (skipped with a reason otherwise).
+# torch.matmul on the dequantized operands is measured too, in one command (python -m
+# a4w4check.invariance), and skipped with a reason otherwise.
 # Needs Debian's python3 with numpy (ci/setup.sh installs it).
 # Usage: invariance_bridge.sh CLI SRC WORK TOOLS
 set -u
@@ -114,13 +115,13 @@ out=$(inv --measure "bundle:$WORK/split" --m 1,2 2>&1); rc=$?
 echo "$out" | grep -q "export the operands with the same --cases or --shapes and --m" || fail "other --m line: $out"
 
 if "$PY" -c 'import torch' 2>/dev/null; then
-  ext --out "$WORK/torch" --kernel inv_kernels:torch_matmul --contract "ordered(1)" \
-    --device cpu >/dev/null || fail "external torch exit $?"
   # fp32 sgemm on the CPU: where its blocking makes rows differ with M or position depends on
   # the BLAS and the CPU, so the test asks for a deterministic verdict at every M (invariant
   # at M 1, where the batch is the row alone) and shows each line; exit 1 where it is variant
   # (its declared ordered(1) then DISAGREES)
-  out=$(inv --measure "bundle:$WORK/torch"); rc=$?
+  # in one command: python -m a4w4check.invariance exports, runs the kernel, judges
+  out=$("$PY" -m a4w4check.invariance --cli "$CLI" --kernel inv_kernels:torch_matmul \
+    --contract "ordered(1)" --device cpu --shapes "$WORK/pairs.csv" --m $M --work "$WORK/torch"); rc=$?
   echo "$out"
   [ $rc = 0 ] || [ $rc = 1 ] || fail "torch measured exit $rc: $out"
   echo "$out" | grep -q "M 1: invariant at M 1 " || fail "torch at M 1: $out"
