@@ -9,6 +9,7 @@
 
 #include "a4w4check.h"
 #include "casefile.h"
+#include "contractfile.h"
 #include "fsutil.h"
 #include "invariance_measure.h"
 #include "invariance_render.h"
@@ -55,7 +56,7 @@ typedef struct {
     const char *kernels, *cases, *shapes, *kind_name;
     a4w4_inv_setup setup;
     int m_max, format, verbose;
-    const char *measure, *mlist, *export_ops;
+    const char *measure, *mlist, *export_ops, *contract_file;
     int follows_dispatch;
     int m[MAX_MEASURE_M], nm;
 } inv_opts;
@@ -115,6 +116,9 @@ static const a4w4_option inv_options[] = {
                "mutant) on the pairs of --cases or --shapes"),
     OPT_STRING("m", inv_opts, mlist, "LIST",
                "the M values measured (default " MEASURE_M_DEFAULT ")"),
+    OPT_STRING("contract", inv_opts, contract_file, "FILE",
+               "hold the measured backend to this contract file (contracts §4.2's file\n"
+               "form, shape rules such as 'when M>32: ordered(2)') instead of its own"),
     OPT_STRING("export-ops", inv_opts, export_ops, "DIR",
                "write the operands of every call --measure would make (pairs of --cases or\n"
                "--shapes, M of --m) as operand bundles into DIR, for bundle: measurement"),
@@ -154,6 +158,8 @@ static int parse_args(int argc, char **argv, inv_opts *o)
               "--export-ops";
     else if (o->format == 3 && !o->cases && !o->shapes && o->tuned.n != 1)
         why = "--format html makes one page: give one --tuned table, --cases or --shapes";
+    else if (o->contract_file && !o->measure)
+        why = "--contract applies to --measure only";
     else if ((o->mlist && !o->measure && !o->export_ops) ||
              (o->follows_dispatch && !o->measure))
         why = "--m applies to --measure and --export-ops, --follows-dispatch to --measure only";
@@ -318,6 +324,23 @@ static int open_measured(const char *spec, a4w4_backend *b)
     return -1;
 }
 
+/* --contract FILE: b held to its rules instead of its own. Returns -1, else the exit code. */
+static int override_contract(const char *path, a4w4_backend *b)
+{
+    char err[1024];
+    a4w4_contract_set set;
+    memset(&set, 0, sizeof set);
+    a4w4_hstatus st = a4w4_contract_file_read(path, &set, err, sizeof err);
+    if (st == A4W4_ST_OK)
+        st = a4w4_backend_override_contracts(b, &set, path, err, sizeof err);
+    a4w4_contract_set_free(&set);
+    if (st != A4W4_ST_OK) {
+        a4w4_errorf("invariance: --contract: %s", err);
+        return A4W4_EXIT_BADINPUT;
+    }
+    return -1;
+}
+
 /* The tables' verdict for M of pair q (its run holding M). */
 static a4w4_inv_verdict table_verdict(const a4w4_inv_pair *q, int M)
 {
@@ -426,11 +449,13 @@ static int run_measure(inv_opts *o, const a4w4_kernel_table *kt)
     if (rc == -1)
         rc = open_measured(o->measure, &b);
     int opened = rc == -1;
+    if (opened && o->contract_file)
+        rc = override_contract(o->contract_file, &b);
     call_name *names = NULL;
     char hash[17] = "";
     size_t ncalls = opened ? set_names(o, nk, n, &names, hash) : 0;
     a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
-    if (opened && b.type->check_items)
+    if (rc == -1 && b.type->check_items)
         rc = check_calls(&b, names, ncalls, &id);
     free(names);
     for (size_t i = 0; rc == -1 && i < n; i++)

@@ -93,6 +93,19 @@ echo "$out" | grep -q "M 33: n/a at M 33: no output file .*invariance_m33_n64_k5
   fail "missing output line: $out"
 echo "$out" | grep -q ": 5 measurements, 0 disagree with their prediction or failed, 1 n/a" ||
   fail "missing output summary: $out"
+# held to the contract it keeps (two K halves past M = 32): variant at M 33 as predicted, exit 0
+printf 'when M>32: ordered(2)\nordered(1)\n' > "$WORK/split.contract"
+out=$(inv --measure "bundle:$WORK/split" --contract "$WORK/split.contract"); rc=$?
+[ $rc = 0 ] || fail "split with its contract exit $rc (0 expected): $out"
+echo "$out" | grep -q "M 33: variant at M 33 (3 rows, [0-9]* of [0-9]* outputs, max [0-9]* ULP); declared contract predicts variant$" ||
+  fail "split with its contract at M 33: $out"
+echo "$out" | grep -q "M 32: invariant at M 32 .*predicts invariant$" || fail "split with its contract at M 32: $out"
+out=$(inv --contract "$WORK/split.contract" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "contract applies to --measure only" || fail "--contract alone: $rc $out"
+printf 'when M>>32: ordered(2)\n' > "$WORK/bad.contract"
+out=$(inv --measure "bundle:$WORK/split" --contract "$WORK/bad.contract" 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "^a4w4check: invariance: --contract: contract file .*bad.contract: line 1" ||
+  fail "bad contract file: $rc $out"
 # a call the kernel failed on (the outputs manifest's "failed"): that measurement FAILED, exit 1
 "$PY" - "$WORK/split" <<'PY' || fail "editing the manifest"
 import json, os, sys
