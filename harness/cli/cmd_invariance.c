@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_reports.h"
 #include "a4w4check.h"
 #include "casefile.h"
 #include "contractfile.h"
@@ -47,6 +48,8 @@ static const char inv_usage[] =
     "with DIR/manifest.json, for a kernel outside the process (python -m\n"
     "a4w4check.external --ops DIR --out OUT); --measure bundle:OUT with the same pairs and\n"
     "--m then reads each call's output by name (a missing one makes that measurement n/a).\n"
+    "--out DIR also writes DIR/results.json (the maps and measurements under the results\n"
+    "schema; a4w4check report DIR renders them).\n"
     "\n"
     "options:\n";
 
@@ -56,7 +59,8 @@ typedef struct {
     const char *kernels, *cases, *shapes, *kind_name;
     a4w4_inv_setup setup;
     int m_max, format, verbose;
-    const char *measure, *mlist, *export_ops, *contract_file;
+    const char *measure, *mlist, *export_ops, *contract_file, *out;
+    cJSON *maps, *meas; /* --out: what results.json records */
     int follows_dispatch;
     int m[MAX_MEASURE_M], nm;
 } inv_opts;
@@ -122,6 +126,9 @@ static const a4w4_option inv_options[] = {
     OPT_STRING("export-ops", inv_opts, export_ops, "DIR",
                "write the operands of every call --measure would make (pairs of --cases or\n"
                "--shapes, M of --m) as operand bundles into DIR, for bundle: measurement"),
+    OPT_STRING("out", inv_opts, out, "DIR",
+               "also write DIR/results.json: the maps and measurements under the results\n"
+               "schema (a4w4check report DIR renders them)"),
     OPT_FLAG("follows-dispatch", inv_opts, follows_dispatch,
              "the backend runs the kernel the tables route to: the tables' prediction\n"
              "must hold too"),
@@ -153,6 +160,8 @@ static int parse_args(int argc, char **argv, inv_opts *o)
     else if (o->measure && o->export_ops)
         why = "--measure and --export-ops exclude each other (export, run the kernel, then "
               "--measure bundle:OUT)";
+    else if (o->export_ops && o->out)
+        why = "--out records a prediction or a measurement, not --export-ops";
     else if (o->export_ops && (o->follows_dispatch || o->format))
         why = "--follows-dispatch and --format apply to --measure or the prediction, not to "
               "--export-ops";
@@ -259,6 +268,8 @@ static int predict_print(inv_opts *o, const a4w4_tuned_table *t, const a4w4_kern
         a4w4_inv_view v = {.format = o->format, .verbose = o->verbose, .title = title};
         if (a4w4_inv_print(&v, &o->setup, &p, stdout))
             ex = A4W4_EXIT_IO;
+        if (o->maps)
+            cJSON_AddItemToArray(o->maps, a4w4_inv_map_json(&v, &o->setup, &p));
     }
     a4w4_inv_prediction_free(&p);
     return ex;
@@ -390,6 +401,35 @@ static int check_calls(a4w4_backend *b, call_name *names, size_t n,
     return -1;
 }
 
+/* --out: measurement m (NULL: it failed) of pair q at M, its line text; tv the tables'
+ * prediction (-1 none). */
+static void record(const inv_opts *o, const a4w4_backend *b, const a4w4_inv_pair *q, int M,
+                   const a4w4_inv_measured *m, int tv, int ok, const char *text)
+{
+    if (!o->meas)
+        return;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "backend", b->name);
+    cJSON_AddNumberToObject(j, "N", q->N);
+    cJSON_AddNumberToObject(j, "K", q->K);
+    cJSON_AddNumberToObject(j, "M", M);
+    cJSON_AddStringToObject(j, "verdict", m ? a4w4_meas_verdict_name(m->verdict) : "failed");
+    if (m) {
+        cJSON_AddNumberToObject(j, "outputs", (double)m->outputs);
+        cJSON_AddNumberToObject(j, "rows", (double)m->rows);
+        cJSON_AddNumberToObject(j, "diffs", (double)m->diffs);
+        cJSON_AddNumberToObject(j, "repeat_diffs", (double)m->repeat_diffs);
+        cJSON_AddNumberToObject(j, "max_ulp", (double)m->max_ulp);
+        cJSON_AddStringToObject(j, "prediction", a4w4_inv_verdict_name(m->prediction));
+        if (tv >= 0)
+            cJSON_AddStringToObject(j, "tables_prediction",
+                                    a4w4_inv_verdict_name((a4w4_inv_verdict)tv));
+    }
+    cJSON_AddBoolToObject(j, "agrees", m && ok);
+    cJSON_AddStringToObject(j, "line", text);
+    cJSON_AddItemToArray(o->meas, j);
+}
+
 /* One pair at every M of --m: a line each. Counts disagreements and n/a. */
 static int measure_pair(const inv_opts *o, a4w4_backend *b, const a4w4_run_identity *id,
                         const a4w4_inv_pair *q, size_t *bad, size_t *na)
@@ -403,7 +443,9 @@ static int measure_pair(const inv_opts *o, a4w4_backend *b, const a4w4_run_ident
          * outputs unwritten, wrote out of bounds, a bundle's kernel failed on the call);
          * outputs of other operands (refused) and no memory are errors */
         if (rc != A4W4_OK && rc != A4W4_RUN_REFUSED && rc != A4W4_ENOMEM) {
-            printf("%s N %d K %d M %d: FAILED: %s\n", b->name, q->N, q->K, o->m[i], err);
+            snprintf(text, sizeof text, "FAILED: %.700s", err);
+            printf("%s N %d K %d M %d: %s\n", b->name, q->N, q->K, o->m[i], text);
+            record(o, b, q, o->m[i], NULL, -1, 0, text);
             (*bad)++;
             continue;
         }
@@ -421,6 +463,8 @@ static int measure_pair(const inv_opts *o, a4w4_backend *b, const a4w4_run_ident
             ok &= tok;
         }
         printf("\n");
+        record(o, b, q, o->m[i], &m, o->follows_dispatch ? (int)table_verdict(q, o->m[i]) : -1,
+               ok, text);
         *bad += !ok;
         *na += m.verdict == A4W4_MEAS_NA;
     }
@@ -518,6 +562,51 @@ static int run_export(const inv_opts *o)
     return rc;
 }
 
+/* --out DIR: DIR/results.json (set "invariance", no entries: the maps and measurements under
+ * "invariance"), validated against the results schema before it is written. A measurement's
+ * verdict is the command's (exit ex); a prediction records none (nothing was checked).
+ * Returns ex, or the exit code of the failure. */
+static int write_doc(inv_opts *o, int ex)
+{
+    char err[1024], path[4200];
+    cJSON *doc = cJSON_CreateObject(), *inv = cJSON_CreateObject(), *bk = cJSON_CreateArray();
+    cJSON_AddStringToObject(doc, "schema", "a4w4check-results/2");
+    cJSON_AddStringToObject(doc, "tool", "a4w4check");
+    cJSON_AddStringToObject(doc, "tool_version", A4W4_TOOL_VERSION);
+    cJSON_AddStringToObject(doc, "set", "invariance");
+    if (o->cases || o->shapes)
+        cJSON_AddStringToObject(doc, "cases_file", o->cases ? o->cases : o->shapes);
+    cJSON_AddItemToArray(bk, cJSON_CreateString(o->measure ? o->measure : "tables"));
+    cJSON_AddItemToObject(doc, "backends", bk);
+    if (o->measure) {
+        cJSON_AddStringToObject(doc, "verdict", ex == A4W4_EXIT_PASS ? "PASS"
+                                : ex == A4W4_EXIT_MISMATCH ? "FAIL" : "INCOMPLETE");
+        cJSON_AddStringToObject(doc, "verdict_reason", ex == A4W4_EXIT_PASS
+            ? "every measurement as its prediction allows"
+            : ex == A4W4_EXIT_MISMATCH ? "a measurement disagrees with its prediction, or failed"
+                                       : "a measurement was n/a: not everything was measured");
+    }
+    cJSON_AddItemToObject(doc, "cases", cJSON_CreateArray());
+    cJSON_AddItemToObject(inv, "maps", o->maps);
+    cJSON_AddItemToObject(inv, "measurements", o->meas);
+    o->maps = o->meas = NULL;
+    cJSON_AddItemToObject(doc, "invariance", inv);
+    snprintf(path, sizeof path, "%s/results.json", o->out);
+    char *text = NULL;
+    int rc = ex;
+    if (a4w4_results_validate(doc, path, err, sizeof err)) {
+        a4w4_errorf("invariance: the document breaks the results schema: %s", err);
+        rc = A4W4_EXIT_IO;
+    } else if (!(text = cJSON_Print(doc)) || a4w4_mkdir_p(o->out, err, sizeof err) ||
+               a4w4_write_atomic(path, text, strlen(text), err, sizeof err)) {
+        a4w4_errorf("invariance: --out %s", text ? err : "out of memory");
+        rc = A4W4_EXIT_IO;
+    }
+    free(text);
+    cJSON_Delete(doc);
+    return rc;
+}
+
 int cmd_invariance(int argc, char **argv)
 {
     inv_opts o;
@@ -529,6 +618,10 @@ int cmd_invariance(int argc, char **argv)
         o.tuned.v[o.tuned.n++] = a4w4_data_path(A4W4_TUNED_TABLE_DEFAULT, b1, sizeof b1);
         if (!o.cases && !o.shapes)
             o.tuned.v[o.tuned.n++] = a4w4_data_path(TUNED_DSV3, b3, sizeof b3);
+    }
+    if (o.out) {
+        o.maps = cJSON_CreateArray();
+        o.meas = cJSON_CreateArray();
     }
     a4w4_kernel_table kt = {0};
     const char *kpath = o.kernels ? o.kernels
@@ -542,6 +635,10 @@ int cmd_invariance(int argc, char **argv)
          : o.cases || o.shapes ? run_list(&o, &kt)
                                : run_tables(&o, &kt);
     a4w4_kernels_free(&kt);
+    if (o.out && (rc == -1 || rc == A4W4_EXIT_MISMATCH || rc == A4W4_EXIT_INCOMPLETE))
+        rc = write_doc(&o, rc == -1 ? A4W4_EXIT_PASS : rc);
+    cJSON_Delete(o.maps);
+    cJSON_Delete(o.meas);
     if (fflush(stdout) != 0) {
         a4w4_errorf("invariance: cannot write the output");
         return A4W4_EXIT_IO;
