@@ -490,6 +490,10 @@ static int run_measure(inv_opts *o, const a4w4_kernel_table *kt)
         a4w4_errorf("invariance: %s", err);
         rc = A4W4_EXIT_BADINPUT;
     }
+    if (rc == -1 && o->maps) { /* the tables' map of the measured pairs, up to the last M */
+        a4w4_inv_view v = {.format = 0, .title = o->cases ? o->cases : o->shapes};
+        cJSON_AddItemToArray(o->maps, a4w4_inv_map_json(&v, &o->setup, &p));
+    }
     if (rc == -1)
         rc = open_measured(o->measure, &b);
     int opened = rc == -1;

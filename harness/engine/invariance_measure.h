@@ -72,12 +72,13 @@ int a4w4_inv_measure_id(a4w4_backend *b, const a4w4_run_identity *id, size_t M, 
  * "invariance_m<M>_n<N>_k<K>_batch", "..._repeat" (the same batch again), "..._row<i>" for
  * each row i computed alone (0, M/2, M-1, each once), "..._reversed" (M > 1). Returns how
  * many (at most A4W4_INV_MAX_CALLS). A bundle: backend finds each call's output by this name
- * (backends/bundle.h); a name without an output makes the measurement n/a. */
+ * (backends/bundle.h, contracts §7); a name without an output makes the measurement n/a. */
 size_t a4w4_inv_call_names(size_t M, size_t N, size_t K,
                            char names[A4W4_INV_MAX_CALLS][A4W4_INV_CALL_NAME_MAX]);
 
 /* Write the operands of every call a4w4_inv_measure makes at (M, N, K) with seed into dir,
- * one operand bundle per call named as a4w4_inv_call_names says (export.h; matrix hash and
+ * one operand bundle per call named as a4w4_inv_call_names says (export.h, contracts §7:
+ * a_fp4 [M, K/2], a_scale [M, K/32], W [N, ...] and their layouts; matrix hash and
  * tool version from o; the directory must exist; its manifest is the caller's:
  * a4w4_export_manifest). *bytes (may be NULL) grows by the tensors' size. Returns A4W4_OK,
  * or an error status with err (a file not written: its path and why; out of memory). */

@@ -81,6 +81,7 @@ expect_match(r "${r_out}" "\\| 7168 \\| 4608 \\| inv \\| inv \\| inv \\| inv \\|
 expect_run(r 1 ${CLI} invariance --measure mut-batch-splitk --shapes ${WORK}/pairs.csv --m 64,65 --out ${WORK}/inv-meas)
 expect_run(r 0 ${CLI} report ${WORK}/inv-meas --format md --out -)
 expect_match(r "${r_out}" "Verdict: FAIL")
+expect_match(r "${r_out}" "### [^\n]*pairs\\.csv\n\n1 invariant, 0 variant, 0 nondeterministic, 1 unknown over M 1\\.\\.65")
 expect_match(r "${r_out}" "\\| mut-batch-splitk \\| 64 \\| 1024 \\| 65 \\| variant at M 65 [^\n]*: DISAGREES \\|")
 expect_run(r 0 ${CLI} report ${WORK}/inv-meas --format html --out -)
 expect_match(r "${r_out}" "<h2 id=\"invariance\">Batch invariance</h2>")
