@@ -940,6 +940,62 @@ static void section_cases(rbuf *b, const cJSON *cases, const a4w4_report_opts *o
     groups_free(g, ng);
 }
 
+/* One invariance map as recorded: (N, K) rows, M-bucket columns, each cell's colour doubled
+ * by its text. */
+static void invariance_map(rbuf *b, const cJSON *m)
+{
+    static const char *const names[] = {"invariant", "variant", "nondeterministic", "unknown"};
+    static const char *const marks[] = {"inv", "VAR", "nondet", "?"};
+    static const char *const colour[] = {"#009E73", "#D55E00", "#E69F00", "#BBBBBB"};
+    const cJSON *x, *q;
+    rb_puts(b, "<h3>");
+    rb_html(b, jstr(m, "title"));
+    rb_puts(b, "</h3>\n<table><tr><th>N</th><th>K</th>");
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(m, "buckets")) {
+        double lo = cJSON_GetArrayItem(x, 0)->valuedouble, hi = cJSON_GetArrayItem(x, 1)->valuedouble;
+        rb_printf(b, lo == hi ? "<th>%.0f</th>" : "<th>%.0f-%.0f</th>", lo, hi);
+    }
+    rb_puts(b, "<th>first break</th></tr>\n");
+    cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(m, "pairs")) {
+        rb_printf(b, "<tr><td>%.0f</td><td>%.0f</td>", jnum(q, "N", 0), jnum(q, "K", 0));
+        cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(q, "cells"))
+            for (int k = 0; k < 4; k++)
+                if (cJSON_IsString(x) && !strcmp(x->valuestring, names[k]))
+                    rb_printf(b, "<td style=\"background:%s;color:#fff\">%s</td>", colour[k],
+                              marks[k]);
+        rb_puts(b, "<td>");
+        rb_html(b, jstr(q, "cause"));
+        rb_puts(b, "</td></tr>\n");
+    }
+    rb_puts(b, "</table>\n");
+}
+
+/* `invariance --out`'s maps and measurements, as recorded (docs/cli/invariance.md). */
+static void section_invariance(rbuf *b, const cJSON *doc)
+{
+    const cJSON *inv = cJSON_GetObjectItemCaseSensitive(doc, "invariance"), *x;
+    if (!cJSON_IsObject(inv))
+        return;
+    rb_puts(b, "<h2 id=\"invariance\">Batch invariance</h2>\n<p>Cells: inv (every M of the "
+               "bucket gives row i the bits it gets at M = 1), VAR (variant), nondet (bf16 "
+               "atomics), ? (no declared contract decides).</p>\n");
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(inv, "maps"))
+        invariance_map(b, x);
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(inv, "measurements");
+    if (cJSON_GetArraySize(ms) > 0)
+        rb_puts(b, "<h3>Measured</h3>\n<table><tr><th>backend</th><th>N</th><th>K</th><th>M</th>"
+                   "<th>measurement</th></tr>\n");
+    cJSON_ArrayForEach(x, ms) {
+        rb_puts(b, "<tr><td>");
+        rb_html(b, jstr(x, "backend"));
+        rb_printf(b, "</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>", jnum(x, "N", 0),
+                  jnum(x, "K", 0), jnum(x, "M", 0));
+        rb_html(b, jstr(x, "line"));
+        rb_puts(b, "</td></tr>\n");
+    }
+    rb_puts(b, cJSON_GetArraySize(ms) > 0 ? "</table>\n" : "");
+}
+
 char *a4w4_report_html(const cJSON *doc, const a4w4_report_opts *o)
 {
     if (!o)
@@ -956,6 +1012,7 @@ char *a4w4_report_html(const cJSON *doc, const a4w4_report_opts *o)
     section_summary(&b, doc, cases, o);
     section_environment(&b, doc, cases, o);
     section_hazard(&b, cases);
+    section_invariance(&b, doc);
     section_mismatches(&b, cases);
     section_ulp(&b, cases);
     section_timing(&b, cases, o);

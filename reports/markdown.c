@@ -44,6 +44,65 @@ static void layer_text(rbuf *b, const cJSON *e)
 
 /* Entries with "parity" (layers: an ASM layer's output against the fallback path of the same
  * activation): one row each, the peers' verdicts on the difference as recorded. */
+/* One map of an invariance document: its buckets as columns, each pair's cells as recorded. */
+static void invariance_map(rbuf *b, const cJSON *m)
+{
+    static const char *const names[] = {"invariant", "variant", "nondeterministic", "unknown"};
+    static const char *const marks[] = {"inv", "VAR", "nondet", "?"};
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "counts"), *x, *q;
+    rb_puts(b, "### ");
+    rb_md(b, jstr(m, "title"));
+    rb_printf(b, "\n\n%.0f invariant, %.0f variant, %.0f nondeterministic, %.0f unknown over M "
+              "1..%.0f", jnum(c, "invariant", 0), jnum(c, "variant", 0),
+              jnum(c, "nondeterministic", 0), jnum(c, "unknown", 0), jnum(m, "m_max", 0));
+    if (jnum(m, "first_break_M", 0) > 0)
+        rb_printf(b, "; first break at M = %.0f", jnum(m, "first_break_M", 0));
+    rb_puts(b, ".\n\n| N | K |");
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(m, "buckets")) {
+        double lo = cJSON_GetArrayItem(x, 0)->valuedouble, hi = cJSON_GetArrayItem(x, 1)->valuedouble;
+        rb_printf(b, lo == hi ? " %.0f |" : " %.0f-%.0f |", lo, hi);
+    }
+    rb_puts(b, " first break |\n|---|---|");
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(m, "buckets"))
+        rb_puts(b, "---|");
+    rb_puts(b, "---|\n");
+    cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(m, "pairs")) {
+        rb_printf(b, "| %.0f | %.0f |", jnum(q, "N", 0), jnum(q, "K", 0));
+        cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(q, "cells"))
+            for (int k = 0; k < 4; k++)
+                if (cJSON_IsString(x) && !strcmp(x->valuestring, names[k]))
+                    rb_printf(b, " %s |", marks[k]);
+        rb_puts(b, " ");
+        rb_md(b, jstr(q, "cause"));
+        rb_puts(b, " |\n");
+    }
+    rb_puts(b, "\n");
+}
+
+/* `invariance --out`'s maps and measurements, as recorded (docs/cli/invariance.md). */
+static void invariance_section(rbuf *b, const cJSON *doc)
+{
+    const cJSON *inv = cJSON_GetObjectItemCaseSensitive(doc, "invariance"), *x;
+    if (!cJSON_IsObject(inv))
+        return;
+    rb_puts(b, "## Batch invariance\n\nCells: inv (every M of the bucket gives row i the bits "
+               "it gets at M = 1), VAR (variant), nondet (bf16 atomics), ? (no declared "
+               "contract decides).\n\n");
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(inv, "maps"))
+        invariance_map(b, x);
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(inv, "measurements");
+    if (cJSON_GetArraySize(ms) > 0)
+        rb_puts(b, "### Measured\n\n| backend | N | K | M | measurement |\n|---|---:|---:|---:|---|\n");
+    cJSON_ArrayForEach(x, ms) {
+        rb_puts(b, "| ");
+        rb_md(b, jstr(x, "backend"));
+        rb_printf(b, " | %.0f | %.0f | %.0f | ", jnum(x, "N", 0), jnum(x, "K", 0), jnum(x, "M", 0));
+        rb_md(b, jstr(x, "line"));
+        rb_puts(b, " |\n");
+    }
+    rb_puts(b, cJSON_GetArraySize(ms) > 0 ? "\n" : "");
+}
+
 static void parity_section(rbuf *b, const cJSON *cases)
 {
     const cJSON *e;
@@ -370,6 +429,9 @@ static void verdict_lines(rbuf *b, const cJSON *doc, const int n[NVERDICTS], int
     doc_verdict_read(doc, &v);
     if (v.verdict)
         rb_printf(b, "**Verdict: %s** (%d failing entries of %d: ", v.verdict, n[1], total);
+    else if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "invariance")))
+        rb_printf(b, "**No verdict: batch invariance predicted from the tables, nothing "
+                  "measured** (%d failing entries of %d: ", n[1], total);
     else
         rb_printf(b, "**Verdict not recorded** (an older results document; %d failing entries "
                   "of %d: ", n[1], total);
@@ -503,6 +565,7 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
     }
     known_section(&b, doc, cases, n[VERDICT_XFAIL]);
     parity_section(&b, cases);
+    invariance_section(&b, doc);
 
     if (!o->reproducible) {
         const char *labels[16], *values[16];

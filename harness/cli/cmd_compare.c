@@ -8,6 +8,7 @@
 
 #include "a4w4_reports.h"
 #include "a4w4check.h"
+#include "compare_outputs.h"
 #include "doc_verdict.h"
 #include "ledger.h"
 #include "options.h"
@@ -31,6 +32,10 @@ static const char compare_usage[] =
     "Two paths in one comparison: --pair cpu-fallback=cpu-asm matches BASE's cpu-fallback\n"
     "entries with CAND's cpu-asm entries (repeatable); a name without an entry in its\n"
     "document is refused (exit 2).\n"
+    "--outputs: BASE and CAND are output bundle directories (python -m a4w4check.external's,\n"
+    "or any bundle:DIR) of the same operands; per case the outputs bit-equal, those that\n"
+    "differ, the largest ULP distance and the peers' criteria on the difference (exit 1\n"
+    "when some output differs, 5 when a case is in one directory only).\n"
     "\n";
 
 enum { FMT_MD, FMT_HTML, FMT_JSON, FMT_ALL };
@@ -45,7 +50,7 @@ typedef struct {
 
 typedef struct {
     const char *out, *known;
-    int format, quiet; /* format: -1 until given */
+    int format, quiet, outputs; /* format: -1 until given */
     compare_pairs pairs;
     a4w4_compare_opts co;
     a4w4_report_opts ro;
@@ -100,6 +105,9 @@ static const a4w4_option compare_options[] = {
     OPT_CALLBACK("min-ms", compare_opts, co.min_ms, "MS", parse_positive,
                  "time only entries of at least MS in both runs (default 0.05)"),
     OPT_FLAG("reproducible", compare_opts, ro.reproducible, "leave out timings"),
+    OPT_FLAG("outputs", compare_opts, outputs,
+             "BASE and CAND are output bundle directories: parity of their outputs\n"
+             "(Markdown on standard output, or compare.md and compare.json in --out)"),
     OPT_STRING("known", compare_opts, known, "FILE",
                "known-failures ledger applied to both documents (default\n"
                "cases/known-failures.csv when it exists; 'none': the annotations\n"
@@ -291,10 +299,17 @@ int cmd_compare(int argc, char **argv)
     o.format = -1;
     a4w4_args in;
     int rc = a4w4_options_parse(&compare_spec, &o, argc, argv, &in);
+    if (rc == A4W4_OPTS_CONTINUE && o.outputs && (o.format >= 0 || o.pairs.np || o.known)) {
+        a4w4_errorf("compare: --format, --pair and --known do not apply to --outputs (it "
+                    "writes Markdown, or compare.md and compare.json in --out)");
+        return A4W4_EXIT_BADINPUT;
+    }
     if (rc == A4W4_OPTS_CONTINUE)
         rc = check_args(&o, &in);
     if (rc != -1)
         return rc;
+    if (o.outputs)
+        return a4w4_compare_outputs(in.v[0], in.v[1], o.out, o.quiet);
     int incomplete;
     char why[1024];
     cJSON *cmp = compare_docs(&o, &in, &rc, &incomplete, why, sizeof why);

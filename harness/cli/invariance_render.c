@@ -240,3 +240,41 @@ int a4w4_inv_print(const a4w4_inv_view *v, const a4w4_inv_setup *s,
     }
     return ferror(out) ? -1 : 0;
 }
+
+cJSON *a4w4_inv_map_json(const a4w4_inv_view *v, const a4w4_inv_setup *s,
+                         const a4w4_inv_prediction *p)
+{
+    cJSON *m = cJSON_CreateObject(), *bk = cJSON_CreateArray(), *pairs = cJSON_CreateArray();
+    cJSON *counts = cJSON_CreateObject();
+    long lo, hi, first = -1;
+    cJSON_AddStringToObject(m, "title", v->title);
+    cJSON_AddNumberToObject(m, "m_max", s->m_max);
+    for (int b = 0; bucket_of(b, s->m_max, &lo, &hi); b++) {
+        cJSON *x = cJSON_CreateArray();
+        cJSON_AddItemToArray(x, cJSON_CreateNumber((double)lo));
+        cJSON_AddItemToArray(x, cJSON_CreateNumber((double)hi));
+        cJSON_AddItemToArray(bk, x);
+    }
+    cJSON_AddItemToObject(m, "buckets", bk);
+    for (int k = 0; k < 4; k++)
+        cJSON_AddNumberToObject(counts, a4w4_inv_verdict_name((a4w4_inv_verdict)k),
+                                (double)p->count[k]);
+    cJSON_AddItemToObject(m, "counts", counts);
+    for (size_t i = 0; i < p->npairs; i++) {
+        const a4w4_inv_pair *q = &p->pairs[i];
+        cJSON *j = pair_json(s, q), *cells = cJSON_CreateArray();
+        cJSON_DeleteItemFromObjectCaseSensitive(j, "runs");
+        for (int b = 0; bucket_of(b, s->m_max, &lo, &hi); b++)
+            cJSON_AddItemToArray(cells, cJSON_CreateString(a4w4_inv_verdict_name(
+                                            a4w4_inv_bucket_verdict(q, (int)lo, (int)hi))));
+        cJSON_AddItemToObject(j, "cells", cells);
+        cJSON_AddItemToArray(pairs, j);
+        if (q->first_break >= 0 && q->runs[q->first_break].lo > 1 &&
+            (first < 0 || q->runs[q->first_break].lo < first))
+            first = q->runs[q->first_break].lo;
+    }
+    if (first > 0)
+        cJSON_AddNumberToObject(m, "first_break_M", (double)first);
+    cJSON_AddItemToObject(m, "pairs", pairs);
+    return m;
+}

@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
 #include "invariance.h"
 
 /* How to print. */
@@ -18,6 +20,13 @@ typedef struct {
 /* The prediction p (made with setup s) on out. Returns 0, or -1 when out failed. */
 int a4w4_inv_print(const a4w4_inv_view *v, const a4w4_inv_setup *s,
                    const a4w4_inv_prediction *p, FILE *out);
+
+/* The map of prediction p (made with setup s) as results.json records it (reports/schema
+ * results.schema.json $defs/invariance, maps[]): title, m_max, buckets [[lo, hi], ...],
+ * counts per verdict, first_break_M, and per (N, K) its verdict, first break, cause and the
+ * worst verdict of each bucket (cells). cJSON may run out of memory: the caller validates. */
+cJSON *a4w4_inv_map_json(const a4w4_inv_view *v, const a4w4_inv_setup *s,
+                         const a4w4_inv_prediction *p);
 
 /* The M buckets of the map: [1], [2], [3, 4], [5, 8], ... up to m_max (powers of two). A
  * pair's cell in a bucket is the worst verdict of its runs that meet the bucket. */

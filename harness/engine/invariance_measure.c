@@ -16,11 +16,17 @@ const char *a4w4_meas_verdict_name(a4w4_meas_verdict v)
     return (unsigned)v < 4 ? names[v] : "?";
 }
 
-/* One call of b on d (every output) into y [d->M, d->N]. A4W4_OK; A4W4_EUNSUPPORTED or
- * A4W4_RUN_SKIP with why (no result here); else an error with err. */
-static int call(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d, uint16_t *y,
-                char *why, size_t whylen, char *err, size_t errlen)
+/* One call of b on d (every output) into y [d->M, d->N], as case "<c's name>_<call>"
+ * (a4w4_inv_call_names). A4W4_OK; A4W4_EUNSUPPORTED or A4W4_RUN_SKIP with why (no result
+ * here); else an error with err. */
+static int call(a4w4_backend *b, const a4w4_case *c0, const char *name, const a4w4_case_data *d,
+                uint16_t *y, const a4w4_run_identity *id, char *why, size_t whylen, char *err,
+                size_t errlen)
 {
+    a4w4_case cc = *c0, *c = &cc;
+    if (snprintf(cc.name, sizeof cc.name, "%s_%s", c0->name, name) >= (int)sizeof cc.name)
+        return a4w4_errmsg(err, errlen, A4W4_EINVAL, NULL, "%s_%s: case name too long",
+                           c0->name, name);
     a4w4_out_buf out;
     if (a4w4_out_alloc(&out, d->M, d->N))
         return a4w4_errmsg(err, errlen, A4W4_ENOMEM, NULL, "out of memory for the outputs");
@@ -29,14 +35,15 @@ static int call(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d, ui
     char breach[256] = "";
     why[0] = 0;
     a4w4_run_args args = {.c = c, .d = d, .s = &full, .y = out.y, .why = why,
-                          .whylen = whylen, .y_before = out.before, .y_after = out.after};
+                          .whylen = whylen, .id = id, .y_before = out.before,
+                          .y_after = out.after};
     int rc = b->type->run(b->ctx, &args);
     size_t n = d->M * d->N;
     if (a4w4_out_breached(&out, breach, sizeof breach))
         rc = a4w4_errmsg(err, errlen, A4W4_EINVAL, NULL, "backend %s %s", b->name, breach);
     else if (rc != A4W4_OK && rc != A4W4_EUNSUPPORTED && rc != A4W4_RUN_SKIP)
-        a4w4_errmsg(err, errlen, rc, NULL, "backend %s failed at M %zu N %zu K %zu%s%s",
-                    b->name, d->M, d->N, d->K, why[0] ? ": " : "", why);
+        a4w4_errmsg(err, errlen, rc, NULL, "backend %s failed on %s (M %zu N %zu K %zu)%s%s",
+                    b->name, cc.name, d->M, d->N, d->K, why[0] ? ": " : "", why);
     for (size_t k = 0; rc == A4W4_OK && k < n; k++)
         if (out.y[k] == A4W4_POISON_BF16)
             rc = a4w4_errmsg(err, errlen, A4W4_EINVAL, NULL,
@@ -91,9 +98,10 @@ static int rows_of(const a4w4_case_data *d, const size_t *order, size_t rows,
 
 /* Run b on rows order[0..rows) of d and compare each result row i with batch row order[i].
  * Returns as call(); *na set when the backend has no result (why). */
-static int subset(a4w4_backend *b, const a4w4_case *c0, const a4w4_case_data *d,
-                  const size_t *order, size_t rows, const uint16_t *batch,
-                  a4w4_inv_measured *m, char *err, size_t errlen)
+static int subset(a4w4_backend *b, const a4w4_case *c0, const char *name,
+                  const a4w4_case_data *d, const size_t *order, size_t rows,
+                  const uint16_t *batch, const a4w4_run_identity *id, a4w4_inv_measured *m,
+                  char *err, size_t errlen)
 {
     a4w4_case_data sd;
     memset(&sd, 0, sizeof sd);
@@ -105,7 +113,7 @@ static int subset(a4w4_backend *b, const a4w4_case *c0, const a4w4_case_data *d,
     }
     a4w4_case c = *c0;
     c.M = rows;
-    int rc = call(b, &c, &sd, y, m->why, sizeof m->why, err, errlen);
+    int rc = call(b, &c, name, &sd, y, id, m->why, sizeof m->why, err, errlen);
     for (size_t i = 0; rc == A4W4_OK && i < rows; i++)
         compare_row(y + i * d->N, batch + order[i] * d->N, d->N, order[i], m);
     free(y);
@@ -113,27 +121,32 @@ static int subset(a4w4_backend *b, const a4w4_case *c0, const a4w4_case_data *d,
     return rc;
 }
 
-/* The batch twice (the repeat), each position alone, the batch reversed. */
+/* The batch twice (the repeat), each position alone, the batch reversed: the calls named
+ * as a4w4_inv_call_names says. */
 static int measure_calls(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d,
-                         a4w4_inv_measured *m, char *err, size_t errlen)
+                         const a4w4_run_identity *id, a4w4_inv_measured *m, char *err,
+                         size_t errlen)
 {
     size_t n = d->M * d->N;
     uint16_t *y0 = malloc(n * sizeof *y0), *y1 = malloc(n * sizeof *y1);
     size_t *rev = malloc(d->M * sizeof *rev);
+    char row[32];
     int rc = y0 && y1 && rev ? A4W4_OK : a4w4_errmsg(err, errlen, A4W4_ENOMEM, NULL,
                                                      "out of memory");
     if (rc == A4W4_OK)
-        rc = call(b, c, d, y0, m->why, sizeof m->why, err, errlen);
+        rc = call(b, c, "batch", d, y0, id, m->why, sizeof m->why, err, errlen);
     if (rc == A4W4_OK)
-        rc = call(b, c, d, y1, m->why, sizeof m->why, err, errlen);
+        rc = call(b, c, "repeat", d, y1, id, m->why, sizeof m->why, err, errlen);
     for (size_t k = 0; rc == A4W4_OK && k < n; k++)
         m->repeat_diffs += y0[k] != y1[k];
-    for (size_t i = 0; rc == A4W4_OK && i < m->npositions; i++)
-        rc = subset(b, c, d, &m->positions[i], 1, y0, m, err, errlen);
+    for (size_t i = 0; rc == A4W4_OK && i < m->npositions; i++) {
+        snprintf(row, sizeof row, "row%zu", m->positions[i]);
+        rc = subset(b, c, row, d, &m->positions[i], 1, y0, id, m, err, errlen);
+    }
     for (size_t i = 0; rc == A4W4_OK && i < d->M; i++)
         rev[i] = d->M - 1 - i;
     if (rc == A4W4_OK && d->M > 1)
-        rc = subset(b, c, d, rev, d->M, y0, m, err, errlen);
+        rc = subset(b, c, "reversed", d, rev, d->M, y0, id, m, err, errlen);
     free(y0);
     free(y1);
     free(rev);
@@ -177,8 +190,40 @@ static int cancelling_case(const a4w4_case *c, a4w4_case_data *d)
     return rc;
 }
 
+/* The rows computed alone at M: 0, M/2, M-1, each once. Returns how many. */
+static size_t positions_of(size_t M, size_t pos[A4W4_INV_MAX_ALONE])
+{
+    size_t cand[3] = {0, M / 2, M - 1}, n = 0;
+    for (size_t i = 0; i < 3; i++)
+        if (!n || pos[n - 1] != cand[i])
+            pos[n++] = cand[i];
+    return n;
+}
+
+size_t a4w4_inv_call_names(size_t M, size_t N, size_t K,
+                           char names[A4W4_INV_MAX_CALLS][A4W4_INV_CALL_NAME_MAX])
+{
+    size_t pos[A4W4_INV_MAX_ALONE], np = positions_of(M, pos), n = 0;
+    char base[64];
+    snprintf(base, sizeof base, "invariance_m%zu_n%zu_k%zu", M, N, K);
+    snprintf(names[n++], A4W4_INV_CALL_NAME_MAX, "%s_batch", base);
+    snprintf(names[n++], A4W4_INV_CALL_NAME_MAX, "%s_repeat", base);
+    for (size_t i = 0; i < np; i++)
+        snprintf(names[n++], A4W4_INV_CALL_NAME_MAX, "%s_row%zu", base, pos[i]);
+    if (M > 1)
+        snprintf(names[n++], A4W4_INV_CALL_NAME_MAX, "%s_reversed", base);
+    return n;
+}
+
 int a4w4_inv_measure(a4w4_backend *b, size_t M, size_t N, size_t K, uint64_t seed,
                      a4w4_inv_measured *out, char *err, size_t errlen)
+{
+    return a4w4_inv_measure_id(b, NULL, M, N, K, seed, out, err, errlen);
+}
+
+int a4w4_inv_measure_id(a4w4_backend *b, const a4w4_run_identity *id, size_t M, size_t N,
+                        size_t K, uint64_t seed, a4w4_inv_measured *out, char *err,
+                        size_t errlen)
 {
     memset(out, 0, sizeof *out);
     out->M = M, out->N = N, out->K = K;
@@ -187,10 +232,7 @@ int a4w4_inv_measure(a4w4_backend *b, size_t M, size_t N, size_t K, uint64_t see
         return a4w4_errmsg(err, errlen, A4W4_EINVAL, NULL,
                            "M %zu N %zu K %zu: M, N >= 1 and K a positive multiple of 32", M, N,
                            K);
-    size_t cand[3] = {0, M / 2, M - 1};
-    for (size_t i = 0; i < 3; i++)
-        if (!out->npositions || out->positions[out->npositions - 1] != cand[i])
-            out->positions[out->npositions++] = cand[i];
+    out->npositions = positions_of(M, out->positions);
     a4w4_case c;
     memset(&c, 0, sizeof c);
     snprintf(c.name, sizeof c.name, "invariance_m%zu_n%zu_k%zu", M, N, K);
@@ -202,7 +244,7 @@ int a4w4_inv_measure(a4w4_backend *b, size_t M, size_t N, size_t K, uint64_t see
     memset(&d, 0, sizeof d);
     if (cancelling_case(&c, &d))
         return a4w4_errmsg(err, errlen, A4W4_ENOMEM, NULL, "out of memory for %s", c.name);
-    int rc = measure_calls(b, &c, &d, out, err, errlen);
+    int rc = measure_calls(b, &c, &d, id, out, err, errlen);
     a4w4_case_data_free(&d);
     if (rc == A4W4_EUNSUPPORTED || rc == A4W4_RUN_SKIP) {
         out->verdict = A4W4_MEAS_NA;
@@ -266,4 +308,61 @@ void a4w4_inv_measured_text(const a4w4_inv_measured *m, char *buf, size_t len)
     if (n > 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, "; declared contract predicts %s%s",
                  a4w4_inv_verdict_name(m->prediction), m->agrees ? "" : ": DISAGREES");
+}
+
+/* ---- the calls as operand bundles (for a kernel outside the process) ------------------- */
+
+typedef struct {
+    const a4w4_export_opts *o;
+    const char *dir;
+    double bytes;
+} recorder;
+
+/* A backend that writes each call's operands as an operand bundle named as the call, and
+ * answers zeros: the measurement walks every call, its verdict is discarded. */
+static int record_run(void *ctx, const a4w4_run_args *a)
+{
+    recorder *r = ctx;
+    double bytes = 0;
+    if (a4w4_export_case_data(a->c->name, a->c, a->d, r->o, NULL, r->dir, &bytes, a->why,
+                              a->whylen))
+        return A4W4_EINVAL;
+    r->bytes += bytes;
+    memset(a->y, 0, a->d->M * a->d->N * sizeof *a->y);
+    return A4W4_OK;
+}
+
+int a4w4_inv_export(size_t M, size_t N, size_t K, uint64_t seed, const a4w4_export_opts *o,
+                    const char *dir, double *bytes, char *err, size_t errlen)
+{
+    static const a4w4_backend_type rec_type = {.name = "export", .contract = "exact",
+                                               .full_outputs = 1, .run = record_run};
+    recorder r = {o, dir, 0};
+    a4w4_backend b;
+    memset(&b, 0, sizeof b);
+    b.type = &rec_type;
+    b.ctx = &r;
+    snprintf(b.name, sizeof b.name, "export %s", dir);
+    a4w4_inv_measured m;
+    int rc = a4w4_inv_measure(&b, M, N, K, seed, &m, err, errlen);
+    if (rc == A4W4_OK && m.verdict == A4W4_MEAS_NA)
+        rc = a4w4_errmsg(err, errlen, A4W4_EINVAL, NULL, "%s", m.why);
+    if (bytes)
+        *bytes += r.bytes;
+    return rc;
+}
+
+void a4w4_inv_calls_hash(const char (*names)[A4W4_INV_CALL_NAME_MAX], size_t n, uint64_t seed,
+                         char out[17])
+{
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (size_t i = 0; i < n; i++)
+        for (const char *p = names[i]; ; p++) {
+            h = (h ^ (uint8_t)*p) * 0x100000001B3ull; /* the NUL too: names stay apart */
+            if (!*p)
+                break;
+        }
+    for (int i = 0; i < 8; i++)
+        h = (h ^ (uint8_t)(seed >> (8 * i))) * 0x100000001B3ull;
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
 }

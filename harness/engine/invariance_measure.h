@@ -18,10 +18,14 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "export.h"
 #include "invariance.h"
 
 /* Rows checked alone: at most this many positions. */
 #define A4W4_INV_MAX_ALONE 4
+/* Calls of one measurement (batch, repeat, each row alone, reversed) and their names' size. */
+#define A4W4_INV_MAX_CALLS (3 + A4W4_INV_MAX_ALONE)
+#define A4W4_INV_CALL_NAME_MAX 96
 
 typedef enum {
     A4W4_MEAS_INVARIANT = 0,
@@ -57,6 +61,34 @@ typedef struct {
  * bounds), A4W4_ENOMEM. */
 int a4w4_inv_measure(a4w4_backend *b, size_t M, size_t N, size_t K, uint64_t seed,
                      a4w4_inv_measured *out, char *err, size_t errlen);
+
+/* As a4w4_inv_measure, each call handed run identity id (NULL: none; a bundle: backend then
+ * refuses outputs whose metadata names another matrix hash or tool version). */
+int a4w4_inv_measure_id(a4w4_backend *b, const a4w4_run_identity *id, size_t M, size_t N,
+                        size_t K, uint64_t seed, a4w4_inv_measured *out, char *err,
+                        size_t errlen);
+
+/* The case names of the calls a4w4_inv_measure makes at (M, N, K), in call order:
+ * "invariance_m<M>_n<N>_k<K>_batch", "..._repeat" (the same batch again), "..._row<i>" for
+ * each row i computed alone (0, M/2, M-1, each once), "..._reversed" (M > 1). Returns how
+ * many (at most A4W4_INV_MAX_CALLS). A bundle: backend finds each call's output by this name
+ * (backends/bundle.h, contracts §7); a name without an output makes the measurement n/a. */
+size_t a4w4_inv_call_names(size_t M, size_t N, size_t K,
+                           char names[A4W4_INV_MAX_CALLS][A4W4_INV_CALL_NAME_MAX]);
+
+/* Write the operands of every call a4w4_inv_measure makes at (M, N, K) with seed into dir,
+ * one operand bundle per call named as a4w4_inv_call_names says (export.h, contracts §7:
+ * a_fp4 [M, K/2], a_scale [M, K/32], W [N, ...] and their layouts; matrix hash and
+ * tool version from o; the directory must exist; its manifest is the caller's:
+ * a4w4_export_manifest). *bytes (may be NULL) grows by the tensors' size. Returns A4W4_OK,
+ * or an error status with err (a file not written: its path and why; out of memory). */
+int a4w4_inv_export(size_t M, size_t N, size_t K, uint64_t seed, const a4w4_export_opts *o,
+                    const char *dir, double *bytes, char *err, size_t errlen);
+
+/* The matrix hash of a set of measurement calls: FNV-1a 64 of names[0..n) and seed, as 16
+ * hex digits (the export's manifest and the outputs read back carry it). */
+void a4w4_inv_calls_hash(const char (*names)[A4W4_INV_CALL_NAME_MAX], size_t n, uint64_t seed,
+                         char out[17]);
 
 /* The prediction from b's declared contracts at (M, N, K) against (1, N, K): invariant,
  * variant, nondeterministic (a bounded contract) or unknown (no rule for a shape). */
