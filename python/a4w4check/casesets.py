@@ -78,7 +78,8 @@ def load(which: Union[str, Iterable[Sequence[int]]], regime: str = "normal") -> 
         rel, prefix = SHAPE_SETS[which]
         with open(os.path.join(cases_dir(), rel), newline="") as f:
             rows = list(csv.DictReader(f))
-        return shapes_cases(((r["M"], r["N"], r["K"]) for r in rows), prefix, regime)
+        return shapes_cases([(int(r["M"]), int(r["N"]), int(r["K"])) for r in rows], prefix,
+                            regime)
     if os.path.isfile(which):
         return read_case_file(which)
     raise ValueError(f"a4w4check.cases: {which!r}: one of {', '.join(CASE_SETS)}, "

@@ -112,17 +112,19 @@ def library() -> ctypes.CDLL:
         raise LibraryNotFound(f"a4w4check: {path}: API version {got}, this package speaks "
                               f"{API_VERSION}: install the library and package of one release")
     lib.a4w4check_tool_version.restype = ctypes.c_char_p
-    err = [ctypes.c_char_p, ctypes.c_size_t]
-    lib.a4w4check_generate.argtypes = [ctypes.POINTER(_Case), ctypes.POINTER(ctypes.c_void_p)] + err
+    err: list[Any] = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.a4w4check_generate.argtypes = [ctypes.POINTER(_Case),
+                                       ctypes.POINTER(ctypes.c_void_p), *err]
     lib.a4w4check_operands_tensor.argtypes = [ctypes.c_void_p, ctypes.c_int,
                                               ctypes.POINTER(ctypes.c_size_t * 2)]
     lib.a4w4check_operands_tensor.restype = ctypes.c_void_p
     lib.a4w4check_operands_free.argtypes = [ctypes.c_void_p]
     lib.a4w4check_judge.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
-                                    ctypes.POINTER(_Opts), ctypes.POINTER(_Verdict)] + err
+                                    ctypes.POINTER(_Opts), ctypes.POINTER(_Verdict), *err]
     lib.a4w4check_save_failing.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
                                            ctypes.POINTER(_Opts), ctypes.POINTER(_Verdict),
-                                           ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t] + err
+                                           ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t,
+                                           *err]
     _LIB = lib
     return lib
 
@@ -239,11 +241,12 @@ def _kernel(kernel: KernelLike) -> kernels.Kernel:
         return kernel
     if isinstance(kernel, str):
         return kernels.load(kernel)
-    name = f"{getattr(kernel, '__module__', '?')}:{getattr(kernel, '__qualname__', 'kernel')}"
-    return kernels.Kernel(name, getattr(kernel, "a4w4_contract", None),
-                          getattr(kernel, "a4w4_device", "cpu"),
-                          lambda ops, dims, dev: kernels.call_runner(kernel, ops, dims, dev),
-                          runner=kernel, e8m0_code0=getattr(kernel, "a4w4_e8m0_code0", None))
+    fn: Callable[..., Any] = kernel
+    name = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', 'kernel')}"
+    return kernels.Kernel(name, getattr(fn, "a4w4_contract", None),
+                          getattr(fn, "a4w4_device", "cpu"),
+                          lambda ops, dims, dev: kernels.call_runner(fn, ops, dims, dev),
+                          runner=fn, e8m0_code0=getattr(fn, "a4w4_e8m0_code0", None))
 
 
 def _device(kern: kernels.Kernel, device: Optional[str]) -> str:
