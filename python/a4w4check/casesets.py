@@ -89,8 +89,10 @@ def load(which: Union[str, Iterable[Sequence[int]]], regime: str = "normal") -> 
 def cases(which: Union[str, Iterable[Sequence[int]]], regime: str = "normal",
           select: Optional[Callable[[Case], bool]] = None) -> Callable[[F], F]:
     """pytest.mark.parametrize("case", ...) over load(which) (those select keeps), one test
-    per case, its id the case name."""
+    per case, its id the case name. $A4W4CHECK_SET, when set, replaces which (a set name or
+    case file) in every such test: `A4W4CHECK_SET=edge pytest ...` is the quick run."""
     import pytest
+    which = os.environ.get("A4W4CHECK_SET") or which
     chosen = [c for c in load(which, regime) if select is None or select(c)]
     mark: Callable[[F], F] = pytest.mark.parametrize("case", chosen, ids=[c.name for c in chosen])
     return mark
