@@ -166,3 +166,12 @@ def test_same_verdicts_as_the_cli_case_by_case(tmp_path):
     assert {n: (v.verdict, v.mismatches) for n, v in mine.items()} == cli
     fails = {n for n, (verdict, _) in cli.items() if verdict == "fail"}
     assert fails and fails != set(cli), "the planted bugs must fail some cases and pass others"
+
+
+def test_builtin_kernel_by_name_gets_torch_tensors():
+    """A built-in kernel by name (torch-dequant: torch tensors on the CPU, declared
+    bounded(1) and 2^-127) is judged by its own declarations."""
+    pytest.importorskip("torch")
+    v = a4w4check.judge("torch-dequant", 4, 64, 256, device="cpu")
+    assert v.passed and v.contract == "bounded(1)" and v.judged_in_bound == 256, v.line
+    assert "within a bound" in v.departures
