@@ -153,8 +153,9 @@ a4w4check_status a4w4check_judge(const a4w4check_operands *o, const uint16_t *y,
                                  char *err, size_t errlen);
 
 /* Save o's case with outputs y as a failing-case bundle (the `run --save-failing` format,
- * engine/failing.h: every operand layout, y_got, y_expected (the contract's oracle; exact for
- * bounded(S)), y_exact, backend, contract, mismatches, signature) into directory dir (created
+ * engine/failing.h: every operand layout, y_got, y_expected (the contract's oracle, E8M0
+ * code 0 read as 2^-127; exact for bounded(S)), y_exact, backend, contract, mismatches,
+ * signature) into directory dir (created
  * when missing), for `a4w4check verify FILE` and `a4w4check shrink FILE`. v: the verdict of
  * a4w4check_judge on the same o, y and opts. path receives the file's path (pathlen bytes).
  * A4W4CHECK_OK; A4W4CHECK_EINVAL (NULL arguments, y_len wrong, bad contract);
