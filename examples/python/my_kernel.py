@@ -18,7 +18,7 @@ import numpy.typing as npt
 from a4w4check.numerics import dequant, f64_to_bf16
 
 
-ROWS = 2048  # rows of A dequantized at a time
+ROWS = 1 << 24  # float64 elements of one [rows, max(N, K)] block: rows of A taken at a time
 
 
 def _host(t: Any) -> npt.NDArray[np.uint8]:
@@ -33,12 +33,13 @@ def gemm(a_fp4: Any, a_scale: Any, w_fp4: Any, w_scale: Any,
     a, sa = _host(a_fp4), _host(a_scale)
     W = dequant(_host(w_fp4), _host(w_scale))  # float64 [N, K], exact; scale 0xFF: NaN
     y = np.empty((a.shape[0], W.shape[0]), dtype=np.uint16)
-    for m in range(0, a.shape[0], ROWS):  # rows in chunks: memory stays small for large M
-        A = dequant(a[m:m + ROWS], sa[m:m + ROWS])  # float64 [rows, K]
+    rows = max(1, ROWS // max(W.shape))  # [rows, N] and [rows, K] blocks: memory stays small
+    for m in range(0, a.shape[0], rows):
+        A = dequant(a[m:m + rows], sa[m:m + rows])  # float64 [rows, K]
         total = np.zeros((A.shape[0], W.shape[0]), dtype=np.float32)
         for k in range(0, A.shape[1], 32):  # one block's dot is exact in float64
             total += (A[:, k:k + 32] @ W[:, k:k + 32].T).astype(np.float32)
-        y[m:m + ROWS] = f64_to_bf16(total.astype(np.float64))
+        y[m:m + rows] = f64_to_bf16(total.astype(np.float64))
     return y
 
 
