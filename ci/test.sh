@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Every test: set up, then build and run the CTest suite three ways —
 #   build/       optimized (the CLI other tools call stays at build/a4w4check): every test,
-#                the heavy ones (label heavy: whole-set runs) included,
+#                the heavy ones (label heavy: whole-set runs) included; the ground-truth
+#                pre-merge runs (label wholeset) judge a slice here, the whole set in
+#                ci/nightly-cpu.sh,
 #   build-cov/   with gcov instrumentation (-O0), `ctest -LE heavy`, then gcovr line coverage
 #                of ref/, harness/, reports/,
 #   build-asan/  with -fsanitize=address,undefined (-O1), `ctest -LE heavy`;
 # in those two builds the unit tests' long sweeps take every 4th point (A4W4_TEST_REDUCED,
 # tests/test_util.h); then fuzz the readers of untrusted input (A4W4_SKIP_FUZZ=1 skips it):
-#   build-fuzz/  clang + libFuzzer: ci/fuzz.sh 45 (every target of tests/fuzz, 45 s each, as
-#                many at once as there are cores), then its CTest checks (label fuzz: corpus
-#                replays, the script's crash test);
+#   build-fuzz/  clang + libFuzzer: ci/fuzz.sh 15 (every target of tests/fuzz, 15 s each, as
+#                many at once as there are cores; A4W4_FUZZ_SECONDS sets it, ci/nightly-cpu.sh
+#                runs 300), then its CTest checks (label fuzz: corpus replays, the script's
+#                crash test);
 # then compile the GPU code for both platforms (no GPU needed: the CLI and the GPU programs
 # only, target a4w4_gpu_tests) and run its CPU-side tests:
 #   build-gpu-nvidia/  nvcc (CUDA 13), sm_90, through gpu/a4w4_hip_port.h,
@@ -18,7 +21,12 @@
 # A4W4_SKIP_GPU_BUILD=1 skips the GPU stages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ci/setup.sh
+# every stage's packages in one apt-get update + install (one per stage cost two more updates
+# and installs on a fresh machine): the fuzz stage's clang, the AMD GPU stage's hipcc
+extra=()
+[ "${A4W4_SKIP_FUZZ:-0}" = 1 ] || extra+=(clang libclang-rt-14-dev llvm)
+[ "${A4W4_SKIP_GPU_BUILD:-0}" = 1 ] || extra+=(hipcc libamdhip64-dev rocm-device-libs)
+ci/setup.sh ${extra[@]+"${extra[@]}"}
 jobs=$(nproc)
 
 t_all=$SECONDS t_step=$SECONDS name_step="" times=""
@@ -57,9 +65,9 @@ ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE heavy
 unset UBSAN_OPTIONS ASAN_OPTIONS
 
 if [ "${A4W4_SKIP_FUZZ:-0}" != 1 ]; then
-  step "fuzzing, 45 s per target (build-fuzz/, ci/fuzz.sh)"
-  ci/setup.sh clang libclang-rt-14-dev llvm
-  A4W4_FUZZ_COVERAGE=0 ci/fuzz.sh 45 || {
+  fuzz_secs=${A4W4_FUZZ_SECONDS:-15}
+  step "fuzzing, $fuzz_secs s per target (build-fuzz/, ci/fuzz.sh)"
+  A4W4_FUZZ_COVERAGE=0 ci/fuzz.sh "$fuzz_secs" || {
     echo "ci/test.sh: FUZZING FAILED: a target crashed, leaked, hung or broke an invariant;" \
       "the crash file and the sanitizer report are above (reproduce:" \
       "build-fuzz/fuzz/fuzz_<target> <crash file>; tests/fuzz/README.md)"
@@ -90,7 +98,6 @@ if [ "${A4W4_SKIP_GPU_BUILD:-0}" != 1 ]; then
   echo "no GPU here, as expected (exit 3): $(cat build-gpu-nvidia/nogpu.err)"
 
   step "GPU code, AMD platform: hipcc build for gfx90a;gfx940 (build-gpu-amd/)"
-  ci/setup.sh hipcc libamdhip64-dev rocm-device-libs
   # hipcc asks rocm_agent_enumerator for the GPU when a compile names no --offload-arch
   # (CMake's compiler check does): without /sys/class/kfd that prints a Python traceback,
   # harmless but alarming. Name the targets instead.

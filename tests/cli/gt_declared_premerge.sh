@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole pre-merge set (golden bundles included) through every ground-truth kernel declaring
 # its true tree contract (docs/contracts.md §4.2): exit 0, every kernel entry passes, every
-# output the run checks judged. CI runs the set's cases up to 2^30 MACs and the golden bundles
-# (gt_premerge_small); A4W4_GT_FULL=1 runs the whole set and checks every output (`--budget-seconds 10`: 16 scalar
+# output the run checks judged. CI runs a representative slice of the set's cases up to 2^30
+# MACs and the golden bundles (gt_premerge_small); A4W4_GT_FULL=1 (label `wholeset`) runs the whole set and checks every output (`--budget-seconds 10`: 16 scalar
 # kernels over 10 M outputs, many minutes on 2 cores). Skips
 # (77, one line) only while the CLI does not know tree contracts (gt_common.sh gt_tree_known).
 # Heavy (label `heavy`). Usage: gt_declared_premerge.sh CLI SRC WORK TOOLS

@@ -3,11 +3,12 @@
 # (gt_common.sh GT_SHAPE_FREE: the earlier orders and the interleaved, round-robin and
 # fused-leaf ones), probed by `discover` through its ordered(1) build at one shape, then run on
 # the pre-merge set judged by the contract file discover wrote (`run --contract B=FILE`): exit 0,
-# every entry passes, every output the run checks judged (docs/contracts.md §4.4). CI runs the
-# set's cases up to 2^26 MACs (110 cases, every regime; the 14 scalar kernels dominate; the
+# every entry passes, every output the run checks judged (docs/contracts.md §4.4). CI runs a
+# representative slice of the set's cases up to 2^26 MACs (gt_premerge_small: 77 cases, every
+# regime and K; the 14 scalar kernels dominate; the
 # same contracts, declared, run on the cases up to 2^30 in gt_declared_premerge, and
-# discover_gt checks the discovered texts equal the declared ones); A4W4_GT_FULL=1 the whole
-# set with `--budget-seconds 10`. Heavy (label `heavy`). Usage: gt_discovered_premerge.sh CLI SRC WORK TOOLS
+# discover_gt checks the discovered texts equal the declared ones); A4W4_GT_FULL=1 (label
+# `wholeset`) the whole set with `--budget-seconds 10`. Heavy (label `heavy`). Usage: gt_discovered_premerge.sh CLI SRC WORK TOOLS
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK"

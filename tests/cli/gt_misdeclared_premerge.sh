@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The pre-merge set (its cases up to 2^30 MACs, gt_premerge_small; the whole set with
-# A4W4_GT_FULL=1; golden bundles included) through every
+# The pre-merge set (a representative slice of its cases up to 2^30 MACs, gt_premerge_small;
+# the whole set with A4W4_GT_FULL=1, label `wholeset`; golden bundles included) through every
 # ground-truth kernel declared ordered(1) and the ordered(1) reference plugin: exit 1, every
 # mis-declared kernel caught, nothing else failing; prints the cases that caught each kernel.
 # Heavy (label `heavy`): minutes of plugin work. Usage: gt_misdeclared_premerge.sh CLI SRC WORK TOOLS
