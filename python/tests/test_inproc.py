@@ -175,3 +175,14 @@ def test_builtin_kernel_by_name_gets_torch_tensors():
     v = a4w4check.judge("torch-dequant", 4, 64, 256, device="cpu")
     assert v.passed and v.contract == "bounded(1)" and v.judged_in_bound == 256, v.line
     assert "within a bound" in v.departures
+
+
+def test_cases_parametrises_the_selected_cases(monkeypatch):
+    monkeypatch.delenv("A4W4CHECK_SET", raising=False)
+    mark = casesets.cases("edge", select=lambda c: c.M * c.N <= 64).mark
+    chosen = mark.args[1]
+    assert mark.args[0] == "case" and chosen and all(c.M * c.N <= 64 for c in chosen)
+    assert mark.kwargs["ids"] == [c.name for c in chosen]
+    assert len(chosen) < len(casesets.load("edge"))
+    monkeypatch.setenv("A4W4CHECK_SET", "dsv3-layers")
+    assert len(casesets.cases("premerge").mark.args[1]) == 30
