@@ -18,6 +18,9 @@ import numpy.typing as npt
 from a4w4check.numerics import dequant, f64_to_bf16
 
 
+ROWS = 1 << 24  # float64 elements of one [rows, max(N, K)] block: rows of A taken at a time
+
+
 def _host(t: Any) -> npt.NDArray[np.uint8]:
     """A torch tensor (on any device) or numpy array -> numpy uint8."""
     return np.asarray(t.cpu() if hasattr(t, "cpu") else t, dtype=np.uint8)
@@ -27,12 +30,17 @@ def gemm(a_fp4: Any, a_scale: Any, w_fp4: Any, w_scale: Any,
          **rest: Any) -> npt.NDArray[np.uint16]:
     """y [M, N] as bf16 bits from a_fp4 [M, K/2], a_scale [M, K/32], w_fp4 [N, K/2], w_scale
     [N, K/32] (fp4x2 and E8M0, row-major)."""
-    A = dequant(_host(a_fp4), _host(a_scale))  # float64 [M, K], exact; scale 0xFF: NaN
-    W = dequant(_host(w_fp4), _host(w_scale))  # float64 [N, K]
-    total = np.zeros((A.shape[0], W.shape[0]), dtype=np.float32)
-    for k in range(0, A.shape[1], 32):  # one block's dot is exact in float64
-        total += (A[:, k:k + 32] @ W[:, k:k + 32].T).astype(np.float32)
-    return f64_to_bf16(total.astype(np.float64))
+    a, sa = _host(a_fp4), _host(a_scale)
+    W = dequant(_host(w_fp4), _host(w_scale))  # float64 [N, K], exact; scale 0xFF: NaN
+    y = np.empty((a.shape[0], W.shape[0]), dtype=np.uint16)
+    rows = max(1, ROWS // max(W.shape))  # [rows, N] and [rows, K] blocks: memory stays small
+    for m in range(0, a.shape[0], rows):
+        A = dequant(a[m:m + rows], sa[m:m + rows])  # float64 [rows, K]
+        total = np.zeros((A.shape[0], W.shape[0]), dtype=np.float32)
+        for k in range(0, A.shape[1], 32):  # one block's dot is exact in float64
+            total += (A[:, k:k + 32] @ W[:, k:k + 32].T).astype(np.float32)
+        y[m:m + rows] = f64_to_bf16(total.astype(np.float64))
+    return y
 
 
 gemm.a4w4_contract = "ordered(1)"  # type: ignore[attr-defined]

@@ -5,8 +5,10 @@ Modules: safetensors_codec (a strict safetensors reader and writer) and safetens
 bundles), layouts (contracts §3 byte permutations), numerics (E2M1, E8M0, bf16 rounding),
 kernels and external (run a GEMM on operand bundles: `a4w4check-py external`, or
 `python -m a4w4check.external`), capture (record a model's MXFP4 calls), cli (the
-`a4w4check-py` program). The judging stays in C (`a4w4check run --backend bundle:DIR`,
-`a4w4check verify`).
+`a4w4check-py` program). The judging stays in C: `a4w4check run --backend bundle:DIR` and
+`a4w4check verify` through files, or in this process through the C library (inproc:
+`a4w4check.judge`, `a4w4check.assert_bitexact`; casesets: `a4w4check.cases`, the pytest
+parametrisation over the case sets). Those names load on first use (numpy, the library).
 
 Importing the package with A4W4CHECK_CAPTURE=DIR in the environment starts a capture
 (a4w4check.capture).
@@ -17,6 +19,20 @@ import os
 # (harness/CMakeLists.txt defines A4W4_TOOL_VERSION from this line, which
 # `a4w4check --version` prints): the bridge ships with the harness it feeds.
 __version__ = "0.4.0"
+
+_LAZY = {"judge": "inproc", "judge_case": "inproc", "assert_bitexact": "inproc",
+         "Case": "inproc", "Verdict": "inproc", "LibraryNotFound": "inproc",
+         "JudgeError": "inproc", "cases": "casesets"}
+
+
+def __getattr__(name: str) -> object:
+    """The in-process judge's names, imported on first use (PEP 562): importing the package
+    needs neither numpy nor the C library."""
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 if os.environ.get("A4W4CHECK_CAPTURE"):
     try:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# README.md's "Judge your kernel" works as written: its two command blocks (marked
-# `<!-- readme-quickstart: plugin -->` and `<!-- readme-quickstart: python -->`) run line by
+# README.md's "Judge your kernel" works as written: its three command blocks (marked
+# `<!-- readme-quickstart: plugin -->`, `<!-- readme-quickstart: python -->` and
+# `<!-- readme-quickstart: pytest -->`, the in-process pytest file) run line by
 # line, verbatim, from a directory laid out as the repository root after a build (harness/,
 # examples/, python/, cases/ and build/a4w4check), and each run passes (exit 0, verdict PASS,
 # the example kernel's entries judged). The example plugin also compiles without a warning
@@ -15,9 +16,17 @@ block() {
   awk -v m="<!-- readme-quickstart: $1 -->" '$0 == m {on = 1; next}
     on && /^```sh$/ {inb = 1; next} inb && /^```$/ {exit} inb {print}' "$SRC/README.md"
 }
-for name in plugin python; do
+# the pytest block loads build/liba4w4check.so into python: not in a sanitizer build
+ln -s "$(dirname "$CLI")/liba4w4check.so" build/liba4w4check.so
+names="plugin python pytest"
+if ldd build/liba4w4check.so | grep -q 'libasan\|libubsan'; then
+  echo "readme_quickstart: the pytest block is not run: liba4w4check is built with sanitizers"
+  names="plugin python"
+fi
+for name in $names; do
   lines=$(block "$name")
-  [ "$(printf '%s\n' "$lines" | grep -c .)" -ge 2 ] || fail "README has no '$name' quick-start block"
+  least=2; [ "$name" = pytest ] && least=1
+  [ "$(printf '%s\n' "$lines" | grep -c .)" -ge $least ] || fail "README has no '$name' quick-start block"
   while IFS= read -r line; do
     [ -n "$line" ] || continue
     set +e; bash -c "$line" > "out-$name.txt" 2> "err-$name.txt"; rc=$?; set -e

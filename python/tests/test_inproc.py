@@ -1,0 +1,188 @@
+"""The in-process judge (a4w4check.inproc over liba4w4check, docs/bridge.md): verdicts, the
+AssertionError's message and saved bundle, the library's refusals, the case sets, and the
+same verdicts as the CLI's file path (export -> external -> run --backend bundle:) case by
+case for a kernel with planted bugs. The library is found at A4W4CHECK_LIB (CTest sets it to
+the build's) or in the repository's build/."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import a4w4check
+from a4w4check import casesets, inproc
+from conftest import PYROOT, subprocess_env
+
+REPO = os.path.dirname(PYROOT)
+EXAMPLES = os.path.join(REPO, "examples", "python")
+sys.path.insert(0, EXAMPLES)
+import my_kernel  # noqa: E402
+import planted  # noqa: E402
+
+CLI = os.environ.get("A4W4CHECK_CLI")
+SKIP = os.environ.get("A4W4CHECK_INPROC_SKIP")
+pytestmark = pytest.mark.skipif(bool(SKIP), reason=SKIP or "")
+needs_cli = pytest.mark.skipif(not CLI, reason="A4W4CHECK_CLI (path of the a4w4check binary) "
+                               "is not set")
+
+# Small cases over every regime; K 288 and 320 have a tail block (K % 256 != 0), N 32 the
+# stale row: each planted bug shows on some and not on others.
+SMALL = """name,M,N,K,regime,seed,tags
+p_exact_tail,3,32,288,exact,7,t
+p_exact_even,4,96,256,exact,8,t
+p_normal_tail,5,80,320,normal,9,t
+p_normal_row,3,48,512,normal,10,t
+p_wide,2,128,512,wide,11,t
+p_special,7,32,256,special,12,t
+p_code0,4,96,256,code0,13,t
+p_tiny,3,128,64,tiny,14,t
+p_range,6,96,512,range,15,t
+"""
+
+
+def test_exports_and_version():
+    assert callable(a4w4check.judge) and callable(a4w4check.assert_bitexact)
+    assert inproc.library().a4w4check_tool_version().decode() == a4w4check.__version__
+
+
+def test_example_kernel_passes_every_regime(tmp_path):
+    f = tmp_path / "c.csv"
+    f.write_text(SMALL)
+    for case in casesets.read_case_file(str(f)):
+        v = a4w4check.assert_bitexact(my_kernel.gemm, case, save_dir=str(tmp_path / "fail"))
+        assert v.verdict == "pass" and v.checked == case.M * case.N, v.line
+        assert v.judged_bit_exact + v.judged_in_bound + v.not_judged == case.M * case.N
+    assert not (tmp_path / "fail").exists()
+
+
+def test_judge_by_shape():
+    v = a4w4check.judge(my_kernel.gemm, 16, 64, 512, regime="normal", seed=3)
+    assert v.passed and v.contract == "ordered(1)" and v.case.name == "m16_n64_k512_normal"
+    v = a4w4check.judge(my_kernel.gemm, 16, 64, 512, contract="bounded(2)")
+    assert v.passed and "within a bound" in v.departures
+
+
+@needs_cli
+def test_failure_message_names_mismatch_signature_and_rerun(tmp_path):
+    case = a4w4check.Case("k288", 3, 32, 288, "exact", 7)
+    with pytest.raises(AssertionError) as e:
+        a4w4check.assert_bitexact(planted.gemm, case, save_dir=str(tmp_path))
+    msg = str(e.value)
+    lines = msg.splitlines()
+    assert lines[0].startswith("FAIL k288: ordered(1), 96 checked, first mismatch y (")
+    assert lines[1].startswith("  y (") and " got 0x" in lines[1]
+    assert any(line.startswith("  signature: ") for line in lines)
+    saved = os.path.join(str(tmp_path), "k288@planted_gemm.safetensors")
+    assert f"  rerun: a4w4check verify {saved}" in lines, msg
+    r = subprocess.run([CLI, "verify", saved], capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout + r.stderr  # the saved case fails again from the file
+    assert "k288,3,32,288,exact,7," in msg  # the case-file line for run --cases and shrink
+
+
+def test_not_a_pass_without_judging(tmp_path):
+    """code0 outputs under one reading with no reading declared: ambiguous, which raises."""
+    def undeclared(**ops):
+        return my_kernel.gemm(**ops)
+    undeclared.a4w4_contract = "ordered(1)"
+    case = a4w4check.Case("c0", 4, 32, 256, "code0", 16)
+    v = a4w4check.judge_case(undeclared, case)
+    assert v.verdict == "ambiguous"
+    with pytest.raises(AssertionError, match="^AMBIGUOUS c0"):
+        a4w4check.assert_bitexact(undeclared, case, save_dir=str(tmp_path))
+    assert a4w4check.judge_case(my_kernel.gemm, case).verdict == "pass"  # declares 2^-127
+
+
+@pytest.mark.parametrize("case,why", [
+    (("bad", 1, 32, 33, "exact", 1), "K a positive multiple of 32"),
+    (("bad", 1, 32, 64, "sparse", 1), "regime 'sparse'"),
+])
+def test_library_refuses_bad_cases(case, why):
+    with pytest.raises(a4w4check.JudgeError, match=why) as e:
+        a4w4check.judge_case(my_kernel.gemm, a4w4check.Case(*case))
+    assert "\n" not in str(e.value)
+
+
+def test_bad_contract_and_output_shape():
+    with pytest.raises(a4w4check.JudgeError, match="ordered\\(0\\)"):
+        a4w4check.judge(my_kernel.gemm, 2, 32, 64, contract="ordered(0)")
+    with pytest.raises(ValueError, match="shape"):
+        a4w4check.judge(lambda **ops: np.zeros((1, 32), np.uint16), 2, 32, 64,
+                        contract="exact")
+
+
+def test_missing_library_is_one_line():
+    code = "import a4w4check; a4w4check.judge(lambda **o: None, 1, 32, 32)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=subprocess_env(A4W4CHECK_LIB="/nonexistent/liba4w4check.so"))
+    assert r.returncode != 0
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("a4w4check.inproc.LibraryNotFound: a4w4check: liba4w4check.so not "
+                           "found (looked at /nonexistent/liba4w4check.so): set A4W4CHECK_LIB")
+
+
+def test_case_sets():
+    lines = open(os.path.join(REPO, "cases", "premerge.csv")).read().splitlines()
+    premerge = casesets.load("premerge")
+    assert len(premerge) == len([t for t in lines if t and not t.startswith("#")]) - 1
+    assert len({c.name for c in premerge}) == len(premerge)
+    op = casesets.load("aiter-op-test")
+    assert len(op) == 67 and op[0].name == "aiter_m256_n2048_k8192"  # 69 listed, 2 repeated
+    assert (op[-1].M, op[-1].N, op[-1].K) == (3072, 8192, 28672)
+    assert len(casesets.load("dsv3-layers")) == 30
+    mine = casesets.load([(1, 4096, 4096), (1, 4096, 4096), (8, 11008, 4096)])
+    assert [c.name for c in mine] == ["layer_m1_n4096_k4096", "layer_m8_n11008_k4096"]
+    with pytest.raises(ValueError, match="one of premerge"):
+        casesets.load("premerg")
+
+
+def _cli_verdicts(tmp_path, csv_path):
+    """Per case: (verdict, mismatches) of the planted kernel through the file path."""
+    env = subprocess_env([os.path.dirname(os.path.abspath(__file__))])
+    run = dict(capture_output=True, text=True, cwd=str(tmp_path), env=env)
+    r = subprocess.run([CLI, "export", "--cases", csv_path, "--no-golden", "--quiet",
+                        "--out", "ops"], **run)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "a4w4check.external", "--ops", "ops", "--out",
+                        "outs", "--kernel", "planted:gemm", "--device", "cpu", "--quiet"], **run)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([CLI, "run", "--cases", csv_path, "--no-golden", "--quiet", "--full",
+                        "--backend", "bundle:outs", "--out", "run"], **run)
+    assert r.returncode in (0, 1), r.stderr
+    doc = json.loads((tmp_path / "run" / "results.json").read_text())
+    return {e["name"]: (e["verdict"], e["mismatches"]) for e in doc["cases"]
+            if e["backend"] == "bundle:outs"}
+
+
+@needs_cli
+def test_same_verdicts_as_the_cli_case_by_case(tmp_path):
+    f = tmp_path / "c.csv"
+    f.write_text(SMALL)
+    cli = _cli_verdicts(tmp_path, str(f))
+    cases = casesets.read_case_file(str(f))
+    assert sorted(cli) == sorted(c.name for c in cases)
+    mine = {c.name: a4w4check.judge_case(planted.gemm, c) for c in cases}
+    assert {n: (v.verdict, v.mismatches) for n, v in mine.items()} == cli
+    fails = {n for n, (verdict, _) in cli.items() if verdict == "fail"}
+    assert fails and fails != set(cli), "the planted bugs must fail some cases and pass others"
+
+
+def test_builtin_kernel_by_name_gets_torch_tensors():
+    """A built-in kernel by name (torch-dequant: torch tensors on the CPU, declared
+    bounded(1) and 2^-127) is judged by its own declarations."""
+    pytest.importorskip("torch")
+    v = a4w4check.judge("torch-dequant", 4, 64, 256, device="cpu")
+    assert v.passed and v.contract == "bounded(1)" and v.judged_in_bound == 256, v.line
+    assert "within a bound" in v.departures
+
+
+def test_cases_parametrises_the_selected_cases(monkeypatch):
+    monkeypatch.delenv("A4W4CHECK_SET", raising=False)
+    mark = casesets.cases("edge", select=lambda c: c.M * c.N <= 64).mark
+    chosen = mark.args[1]
+    assert mark.args[0] == "case" and chosen and all(c.M * c.N <= 64 for c in chosen)
+    assert mark.kwargs["ids"] == [c.name for c in chosen]
+    assert len(chosen) < len(casesets.load("edge"))
+    monkeypatch.setenv("A4W4CHECK_SET", "dsv3-layers")
+    assert len(casesets.cases("premerge").mark.args[1]) == 30
