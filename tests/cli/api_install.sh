@@ -40,8 +40,11 @@ int main(void)
     return 0;
 }
 C
-cc -std=c11 -Wall -Wextra -Werror tiny.c $(pkg-config --cflags --libs a4w4check) -o tiny_shared
-cc -std=c11 -Wall -Wextra -Werror tiny.c $(pkg-config --cflags a4w4check) \
+# an instrumented build's library (gcov, ASan/UBSan) needs its runtime in the program too
+# (tests/CMakeLists.txt sets A4W4_INSTRUMENT_FLAGS; empty in the optimized build)
+read -r -a instr <<< "${A4W4_INSTRUMENT_FLAGS:-}"
+cc -std=c11 -Wall -Wextra -Werror "${instr[@]}" tiny.c $(pkg-config --cflags --libs a4w4check) -o tiny_shared
+cc -std=c11 -Wall -Wextra -Werror "${instr[@]}" tiny.c $(pkg-config --cflags a4w4check) \
   "$libdir/liba4w4check.a" $(pkg-config --static --libs-only-l a4w4check | sed 's/-la4w4check//') \
   -o tiny_static
 out_shared=$(LD_LIBRARY_PATH=$libdir ./tiny_shared) || fail "shared build exit $?"
