@@ -30,7 +30,9 @@ ln -sf "$L/openblas-pthread/pkgconfig/openblas.pc" "$L/pkgconfig/openblas.pc"
 rtpath="$L:$L/openblas-pthread"
 # libgfortran5 (OpenBLAS needs it) only when the machine has none
 # (into PREFIX itself, so that A4W4_DEPS_PREFIX=PREFIX finds it too)
-if ! ldconfig -p 2>/dev/null | grep -q 'libgfortran.so.5'; then
+# ldconfig's list is read whole: under pipefail `ldconfig -p | grep -q` fails when grep exits
+# at the first match while ldconfig still writes (SIGPIPE)
+if ! grep -q 'libgfortran.so.5' <<< "$(ldconfig -p 2>/dev/null || true)"; then
   for d in "$debs"/libgfortran5*.deb "$debs"/libquadmath0*.deb; do unpack "$d" "$P"; done
   echo "deps: libgfortran5 not on this machine; using the unpacked one" >&2
 fi

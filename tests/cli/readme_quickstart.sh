@@ -19,7 +19,10 @@ block() {
 # the pytest block loads build/liba4w4check.so into python: not in a sanitizer build
 ln -s "$(dirname "$CLI")/liba4w4check.so" build/liba4w4check.so
 names="plugin python pytest"
-if ldd build/liba4w4check.so | grep -q 'libasan\|libubsan'; then
+# ldd's output is read whole: under pipefail `ldd | grep -q` fails when grep exits at the first
+# match and ldd, still writing, gets SIGPIPE
+libs=$(ldd build/liba4w4check.so) || fail "ldd build/liba4w4check.so: exit $?"
+if grep -q 'libasan\|libubsan' <<< "$libs"; then
   echo "readme_quickstart: the pytest block is not run: liba4w4check is built with sanitizers"
   names="plugin python"
 fi
