@@ -303,3 +303,24 @@ Test(criteria, parity_of_two_paths_counts_bits_and_judges_the_difference)
     cr_expect(strstr(line, "bit-equal 2 of 3, 1 differ, max 1 ULP; peers on the difference: "
                            "aiter FAIL"), "%s", line);
 }
+
+/* A mutant killed by the batch-invariance stage (a split-K that changes with M while declaring
+ * ordered(1)) matches its contract on the generated case of that shape, so no criterion has
+ * outputs that differ to judge: its row says "invar" under every criterion, never "bytes" (a
+ * layout byte check) nor "missed". */
+Test(criteria, a_mutant_killed_by_batch_invariance_reads_invar)
+{
+    static a4w4_selftest t;
+    memset(&t, 0, sizeof t);
+    char err[512];
+    cr_assert_eq(a4w4_backend_open_type(a4w4_mutant_find("mut-batch-splitk"), NULL,
+                                        &t.ms[t.nm++].b, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(a4w4_selftest_invariance(&t, 65, 64, 1024, err, sizeof err), A4W4_ST_OK, "%s",
+                 err);
+    cr_assert(t.ms[0].killed, "%s", t.ms[0].reason);
+    size_t nc;
+    a4w4_criteria(&nc);
+    for (size_t j = 0; j < nc; j++)
+        cr_expect_str_eq(a4w4_selftest_criterion_cell(&t.ms[0], j), "invar");
+    a4w4_backend_close(&t.ms[0].b);
+}

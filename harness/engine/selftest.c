@@ -109,6 +109,8 @@ const char *a4w4_selftest_criterion_cell(const a4w4_selftest_mutant *m, size_t j
 {
     if (!m->killed)
         return "-";
+    if ((!m->ntol || j >= m->ntol) && m->inv_done && !strncmp(m->kcase, "invariance_", 11))
+        return "invar";
     if (!m->ntol || j >= m->ntol)
         return "bytes";
     switch (m->tol[j].verdict) {
@@ -181,6 +183,32 @@ int a4w4_selftest_judge_mutant(const a4w4_devjudge *dev, a4w4_backend *b,
     return killed;
 }
 
+/* Mutant m, just killed by the batch-invariance stage at (M, N, K): the generated case of that
+ * shape (normal regime, round_up) through the runner against m's declared contract, so the
+ * criteria table has the peers' verdicts on the outputs a tolerance test at that batch size
+ * would see. ntol stays 0 when that entry does not fail (the fault shows only between calls). */
+static void inv_kill_criteria(a4w4_selftest_mutant *m, size_t M, size_t N, size_t K)
+{
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "invariance_m%zu_n%zu_k%zu", M, N, K);
+    c.M = M, c.N = N, c.K = K, c.seed = 0x1a7u;
+    c.regime = A4W4_REGIME_NORMAL;
+    c.mode = A4W4_ROUND_UP;
+    snprintf(c.regime_text, sizeof c.regime_text, "normal");
+    a4w4_runner r = {.backends = &m->b, .nbackends = 1, .code0_reading = A4W4_CODE0_OCP};
+    a4w4_entry_list el = {0};
+    char err[256];
+    if (a4w4_run_case(&r, &c, &el, err, sizeof err) == A4W4_ST_OK)
+        for (size_t i = 0; i < el.n; i++)
+            if (!strcmp(el.items[i].backend, m->b.name) &&
+                el.items[i].verdict == A4W4_VERDICT_FAIL && el.items[i].ntol) {
+                m->ntol = el.items[i].ntol;
+                memcpy(m->tol, el.items[i].tol, sizeof m->tol);
+            }
+    a4w4_entry_list_free(&el);
+}
+
 /* Measure b into *m; 1 when it disagrees with its prediction (why then says so). */
 static int inv_disagrees(a4w4_backend *b, size_t M, size_t N, size_t K, a4w4_inv_measured *m,
                          char *why, size_t whylen, a4w4_hstatus *st, char *err, size_t errlen)
@@ -221,6 +249,7 @@ a4w4_hstatus a4w4_selftest_invariance(a4w4_selftest *t, size_t M, size_t N, size
             m->killed = 1;
             snprintf(m->kcase, sizeof m->kcase, "%s", kcase);
             snprintf(m->reason, sizeof m->reason, "%s", why);
+            inv_kill_criteria(m, M, N, K);
         }
     }
     return st;

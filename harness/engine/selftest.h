@@ -89,8 +89,10 @@ a4w4_hstatus a4w4_selftest_invariance(a4w4_selftest *t, size_t M, size_t N, size
  * (the criterion fails the killing entry's outputs), "missed" (it passes them: a tolerance
  * test would have shipped the fault), "alarm" (it fails, but fails the correct outputs of
  * that case too: no evidence of the fault), "n/a" (its reference is not in the run),
- * "mistrust" (benchdnn's zero trust), "bytes" (killed by a byte check: no GEMM outputs to judge), or "-"
- * (the mutant survived). */
+ * "mistrust" (benchdnn's zero trust), "bytes" (killed by a byte check: no GEMM outputs to judge), "invar"
+ * (killed by the batch-invariance stage with outputs its contract accepts at that shape: the
+ * fault shows only between two calls), or "-" (the mutant survived). A mutant killed by the
+ * batch-invariance stage is judged on the generated case of that shape. */
 const char *a4w4_selftest_criterion_cell(const a4w4_selftest_mutant *m, size_t j);
 
 /* The mutants killed so far; the correct backends that pass (no failure, at least one pass). */
