@@ -90,6 +90,10 @@ static void testcase(rbuf *b, const cJSON *e, int timings)
             if (u >= 0)
                 rb_printf(b, " (%ld ULP)", u);
         }
+        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(e, "tolerance"))) {
+            rb_puts(b, "\n ");
+            tolerance_text(b, e, rb_xml); /* the peers' criteria on the same outputs */
+        }
         rb_puts(b, "</failure>\n");
     } else {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "known_failure");

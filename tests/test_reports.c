@@ -444,14 +444,17 @@ Test(markdown, a_failing_entry_names_the_criteria_that_would_have_passed_it)
     char err[512];
     cr_assert_eq(validate(d, err, sizeof err), 0, "%s", err);
     char *md = a4w4_report_markdown(d, NULL), *html = a4w4_report_html(d, NULL);
-    cr_assert(md && html);
+    char *junit = a4w4_report_junit(d, NULL);
+    cr_assert(md && html && junit);
     const char *line = " Tolerance criteria on its 33792 outputs: AITER checkAllclose: PASS (max "
                        "rel 0.4 %, 0 % of elements over). A tolerance test would have shipped "
                        "this.";
     cr_expect(contains(md, line), "%s", md);
     cr_expect(contains(html, line), "%s", html);
+    cr_expect(contains(junit, line), "%s", junit); /* in the <failure> text */
     free(md);
     free(html);
+    free(junit);
     cJSON_Delete(d);
 }
 
