@@ -44,6 +44,13 @@ Test(quant_parity, exactly_the_blocks_the_two_rules_round_apart_differ)
         if (!strcmp(p.tol[i].c->id, "hipblaslt-unit-check") ||
             !strcmp(p.tol[i].c->id, "onednn-benchdnn-matmul"))
             cr_expect_eq(p.tol[i].verdict, A4W4_CRIT_FAIL, "%s", p.tol[i].text);
+    /* the parity columns (layers, compare --outputs): bit-equal and differing outputs counted
+     * from the histogram's bin 0, the same largest distance, the same criteria */
+    cr_expect_eq(p.parity.n, p.outputs);
+    cr_expect_eq(p.parity.equal, p.hist[0]);
+    cr_expect_eq(p.parity.n - p.parity.equal, p.outputs_differ);
+    cr_expect_eq(p.parity.max_ulp, p.max_ulp);
+    cr_expect_eq(p.parity.ntol, nc);
 }
 
 Test(quant_parity, bad_shapes_are_refused)

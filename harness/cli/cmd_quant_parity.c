@@ -77,6 +77,9 @@ static void report(const qp_opts *o, const char *layer, const a4w4_quant_parity 
         cJSON *tol = a4w4_criteria_json(p->tol, p->ntol);
         if (tol)
             cJSON_AddItemToObject(j, "tolerance_on_difference", tol);
+        cJSON *par = a4w4_parity_diff_json(&p->parity);
+        if (par)
+            cJSON_AddItemToObject(j, "parity", par);
         char *s = cJSON_PrintUnformatted(j);
         if (s)
             puts(s);
@@ -89,6 +92,8 @@ static void report(const qp_opts *o, const char *layer, const a4w4_quant_parity 
            "outputs, max %u ULP; ULP histogram", layer, p->M, p->N, p->K, p->blocks_differ,
            p->blocks, p->blocks ? 100.0 * (double)p->blocks_differ / (double)p->blocks : 0.0,
            p->up, p->down, p->bytes_differ, p->outputs_differ, p->outputs, p->max_ulp);
+    char par[768];
+    a4w4_parity_diff_format(&p->parity, par, sizeof par);
     for (int i = 0; i < A4W4_PARITY_BINS; i++) {
         if (!p->hist[i])
             continue;
@@ -101,10 +106,7 @@ static void report(const qp_opts *o, const char *layer, const a4w4_quant_parity 
         else
             printf(" %u-%u:%zu", 1u << (i - 1), (1u << i) - 1, p->hist[i]);
     }
-    char peers[512];
-    a4w4_criteria_brief(p->tol, p->ntol, peers, sizeof peers);
-    printf("; the peers' tolerance criteria on the difference (round_up against even): %s\n",
-           peers);
+    printf("; parity, round_up against even: %s\n", par);
 }
 
 /* Generated layers of shapes[0..n). Returns the exit code. */

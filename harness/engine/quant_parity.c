@@ -45,7 +45,10 @@ static void tally(a4w4_quant_parity *p, const uint8_t *s0, const uint8_t *s1, co
         if (d > p->max_ulp)
             p->max_ulp = d;
     }
-    p->ntol = a4w4_criteria_on_pair(y0, y1, M * N, p->tol);
+    if (a4w4_parity_diff_of(y0, y1, M * N, &p->parity) == 0) {
+        p->ntol = p->parity.ntol;
+        memcpy(p->tol, p->parity.tol, sizeof p->tol);
+    }
 }
 
 int a4w4_quant_parity_of(const uint16_t *x, const uint8_t *w_fp4, const uint8_t *w_scale,

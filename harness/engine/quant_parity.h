@@ -29,6 +29,10 @@ typedef struct {
      * even (Triton) outputs as reference (engine/criteria.h a4w4_criteria_on_pair) */
     size_t ntol;
     a4w4_crit_result tol[A4W4_CRITERIA_MAX];
+    /* the same outputs as two paths' parity, the columns `layers` and `compare --outputs`
+     * give (criteria.h a4w4_parity_diff: bit-equal, differ, max ULP, NaN against a number,
+     * the criteria above); ntol 0 in it when out of memory */
+    a4w4_parity_diff parity;
 } a4w4_quant_parity;
 
 /* Activations x (bf16 [M, K]) quantized in even and in round_up, each through the exact
