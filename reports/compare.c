@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "a4w4_reports.h"
+#include "compare_parity.h"
 #include "doc_verdict.h"
 #include "html_common.h"
 
@@ -626,6 +627,7 @@ char *a4w4_compare_markdown(const cJSON *cmp, const a4w4_report_opts *o)
     md_list(&b, cmp, "inputs_differ", "Inputs differ (not comparable)", 1);
     md_list(&b, cmp, "only_base", "Only in base", 0);
     md_list(&b, cmp, "only_cand", "Only in candidate", 0);
+    compare_parity_md(&b, cmp);
     if (!o->reproducible) {
         rb_puts(&b, "## Timing\n\n");
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(tm, "geomean_ratio");
@@ -845,6 +847,7 @@ char *a4w4_compare_html(const cJSON *cmp, const a4w4_report_opts *o)
     html_items(&b, cmp, "inputs_differ", "Inputs differ (not comparable)", 0, 1);
     html_items(&b, cmp, "only_base", "Only in base", 0, 0);
     html_items(&b, cmp, "only_cand", "Only in candidate", 0, 0);
+    compare_parity_html(&b, cmp);
     rb_puts(&b, "<h2 id=\"timing\">Timing</h2>\n");
     if (o->reproducible)
         rb_puts(&b, "<p class=\"note\">Left out (reproducible rendering).</p>\n");

@@ -8,6 +8,7 @@
 
 #include "a4w4_reports.h"
 #include "a4w4check.h"
+#include "compare_kept.h"
 #include "compare_outputs.h"
 #include "doc_verdict.h"
 #include "ledger.h"
@@ -32,6 +33,8 @@ static const char compare_usage[] =
     "Two paths in one comparison: --pair cpu-fallback=cpu-asm matches BASE's cpu-fallback\n"
     "entries with CAND's cpu-asm entries (repeatable); a name without an entry in its\n"
     "document is refused (exit 2).\n"
+    "Runs made with run --keep-outputs DIR: per entry the parity of their outputs (bit-equal,\n"
+    "differ, max ULP, the peers' criteria on the difference); what could not be compared, why.\n"
     "--outputs: BASE and CAND are output bundle directories (python -m a4w4check.external's,\n"
     "or any bundle:DIR) of the same operands; per case the outputs bit-equal, those that\n"
     "differ, the largest ULP distance and the peers' criteria on the difference (exit 1\n"
@@ -214,6 +217,11 @@ static cJSON *compare_docs(const compare_opts *o, const a4w4_args *in, int *rc,
     *incomplete = doc_incomplete(doc[1], why, whylen);
     *rc = check_pairs(o, in, doc);
     cJSON *cmp = *rc == A4W4_EXIT_PASS ? a4w4_compare(doc[0], doc[1], &o->co) : NULL;
+    if (cmp && a4w4_compare_kept(doc[0], doc[1], (const char *const *)o->pairs.pb,
+                                 (const char *const *)o->pairs.pc, o->pairs.np, cmp)) {
+        cJSON_Delete(cmp);
+        cmp = NULL;
+    }
     cJSON_Delete(doc[0]);
     cJSON_Delete(doc[1]);
     if (*rc != A4W4_EXIT_PASS)
@@ -282,6 +290,16 @@ static void print_totals(const compare_opts *o, const cJSON *cmp, int nf)
             cJSON_GetObjectItemCaseSensitive(t, "slower")->valueint,
             cJSON_GetObjectItemCaseSensitive(t, "matched")->valueint,
             o->co.slower_ratio > 0 ? o->co.slower_ratio : 1.25);
+    const cJSON *op = cJSON_GetObjectItemCaseSensitive(cmp, "output_parity");
+    const cJSON *opw = cJSON_GetObjectItemCaseSensitive(op, "why");
+    if (cJSON_IsString(opw))
+        fprintf(stderr, "a4w4check compare: %s\n", opw->valuestring);
+    else if (op)
+        fprintf(stderr, "a4w4check compare: kept outputs: %d entries compared, %d with outputs "
+                "that differ, %d not compared (compare.md says why)\n",
+                cJSON_GetObjectItemCaseSensitive(op, "compared")->valueint,
+                cJSON_GetObjectItemCaseSensitive(op, "differ")->valueint,
+                cJSON_GetObjectItemCaseSensitive(op, "not_compared")->valueint);
     const cJSON *k; /* even with --quiet: a verdict under another contract is no fix */
     cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(cmp, "contract_changes"))
         fprintf(stderr, "a4w4check compare: contract changed for %s: %s -> %s (%d entries; "

@@ -18,6 +18,7 @@
 #include "ledger.h"
 #include "registry.h"
 #include "repro.h"
+#include "run_keep.h"
 #include "run_plan.h"
 #include "run_render.h"
 #include "stream.h"
@@ -28,6 +29,7 @@ static const char run_usage[] =
     "                     [--out DIR] [--shard i/n] [--resume] [--full | --budget-seconds S]\n"
     "                     [--timeout S] [--contract B=FILE|TEXT]... [--max-timeouts N]\n"
     "                     [--no-isolate] [--e8m0-code0 R] [--save-failing DIR]\n"
+    "                     [--keep-outputs DIR] [--keep-outputs-max-mb MB]\n"
     "                     [--host-judge] [--quiet]\n"
     "\n"
     "Runs each case of a matrix through the backends and compares every checked output bit\n"
@@ -41,6 +43,8 @@ static const char run_usage[] =
 
 typedef struct {
     const char *cases_path, *golden_dir, *out_dir, *set, *captures_dir, *save_dir;
+    const char *keep_dir; /* --keep-outputs */
+    int keep_max_mb;
     const char *known, *upstream_version;
     const char *golden_default; /* golden_dir's default (cases/golden): --golden not given */
     const char *case_v[MAX_SELECT], *bundle_v[MAX_SELECT];
@@ -103,6 +107,13 @@ static const a4w4_option run_options[] = {
                "write each failing GEMM entry's operands with its outputs and the\n"
                "oracle's as DIR/<case>@<backend>.safetensors (+ manifest.json):\n"
                "verify, run --bundle and python -m a4w4check.external take them"),
+    OPT_STRING("keep-outputs", run_opts, keep_dir, "DIR",
+               "keep every generated case's GEMM outputs, per backend, as output\n"
+               "bundles DIR/<backend>/<case>.safetensors (recorded in results.json;\n"
+               "compare of two such runs gives the parity of their outputs)"),
+    OPT_INT("keep-outputs-max-mb", run_opts, keep_max_mb, "MB", 1, 1048576,
+            "refuse --keep-outputs when the outputs would take more than MB\n"
+            "megabytes (default 1024)"),
     OPT_STRING("known", run_opts, known, "FILE", A4W4_KNOWN_HELP),
     OPT_STRING("upstream-version", run_opts, upstream_version, "V",
                "the version of the code under test (AITER's), for the ledger's\n"
@@ -251,6 +262,7 @@ static int run_items(const run_opts *o, a4w4_run_plan *p)
                           .budget_s = o->budget_s, .code0_reading = o->code0,
                           .max_timeouts = o->max_timeouts, .repro = a4w4_repro_command,
                           .repro_ctx = &rr, .save_dir = o->save_dir,
+                          .keep_dir = o->keep_dir,
                           .plan = p->budget.full ? &p->budget : NULL,
                           .rates = p->have_rates ? &p->rates : NULL,
                           .dev = p->dev, .stages = &p->stages};
@@ -283,7 +295,8 @@ int cmd_run(int argc, char **argv)
                   .budget_s = A4W4_DEFAULT_BUDGET_S,
                   .timeout_s = -1,
                   .max_timeouts = A4W4_MAX_TIMEOUTS_DEFAULT,
-                  .code0 = A4W4_CODE0_BOTH};
+                  .code0 = A4W4_CODE0_BOTH,
+                  .keep_max_mb = 1024};
     o.cases_sel = (a4w4_opt_strings){o.case_v, 0, MAX_SELECT};
     o.bundles = (a4w4_opt_strings){o.bundle_v, 0, MAX_SELECT};
     a4w4_args args;
@@ -295,11 +308,19 @@ int cmd_run(int argc, char **argv)
     a4w4_run_plan p;
     a4w4_run_plan_init(&p);
     rc = plan_run(&o, &p);
+    if (rc == A4W4_EXIT_PASS && o.keep_dir) /* before anything is written */
+        rc = a4w4_run_keep_check(&p, o.keep_dir, o.keep_max_mb * 1048576.0, o.shard.i,
+                                 o.shard.n);
     if (rc == A4W4_EXIT_PASS)
         rc = claim_out_dir(&o, &p, argc, argv);
     if (rc == A4W4_EXIT_PASS) {
         a4w4_run_settings rs = settings(&o);
         p.header = a4w4_run_header(&p, &rs, a4w4_backends_contracts_json);
+        if (o.keep_dir && p.header)
+            rc = a4w4_run_keep_prepare(&p, o.keep_dir, o.keep_max_mb * 1048576.0, o.shard.i,
+                                       o.shard.n, o.quiet);
+    }
+    if (rc == A4W4_EXIT_PASS) {
         a4w4_stream_tally t;
         rc = a4w4_exit_code(
             a4w4_stream_open(&p.st, o.out_dir, p.header, o.resume, &p.done, &t, err, sizeof err));

@@ -299,6 +299,10 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
         cJSON_AddStringToObject(o, "repro", e->repro);
     if (e->saved[0])
         cJSON_AddStringToObject(o, "saved", e->saved);
+    if (e->kept[0])
+        cJSON_AddStringToObject(o, "kept_output", e->kept);
+    if (e->kept_why[0])
+        cJSON_AddStringToObject(o, "kept_output_missing", e->kept_why);
     add_layer(o, e);
     add_tolerance(o, e);
 }

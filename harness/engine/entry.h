@@ -140,6 +140,11 @@ typedef struct {
                                       "layer", "call_site" when set */
     char saved[512];               /* run --save-failing: the item name of the bundle saved
                                       for it (engine/failing.h; "" none). Written as "saved". */
+    char kept[320];                /* run --keep-outputs: its output bundle, relative to the
+                                      directory (engine/kept_outputs.h; "" none). Written as
+                                      "kept_output". */
+    char kept_why[160];            /* run --keep-outputs, none kept: why ("sampled: ...").
+                                      Written as "kept_output_missing". */
     int save_failed;               /* --save-failing could not write it (note says why) */
     /* failing entries with outputs: the peers' tolerance criteria on the outputs that failed
      * (engine/criteria.h; a verdict of theirs never changes this entry's). Written as

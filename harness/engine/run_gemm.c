@@ -13,6 +13,7 @@
 #include "a4w4_layout.h"
 #include "failing.h"
 #include "fsutil.h"
+#include "kept_outputs.h"
 
 /* One pad-dependence variant: the fills under test. */
 typedef struct {
@@ -546,6 +547,24 @@ static void record_failing(const a4w4_runner *r, gemm_run *g, const a4w4_case *c
     }
 }
 
+/* --keep-outputs: the baseline outputs when every one of them is on the host. */
+static void keep_outputs(const char *dir, const gemm_run *g, const a4w4_case *c,
+                         a4w4_entry_result *e)
+{
+    char why[160];
+    const uint16_t *y = NULL;
+    if (!e->has_y_hash)
+        snprintf(why, sizeof why, "no outputs: the backend returned none for this case");
+    else if (g->dev)
+        snprintf(why, sizeof why, "judged on the device: the outputs stay there");
+    else if (!g->s->full)
+        snprintf(why, sizeof why, "sampled: %zu of %zu outputs computed (run --full keeps "
+                 "all)", g->n, c->M * c->N);
+    else
+        y = g->y.y;
+    a4w4_kept_entry(dir, g->b->name, c, y, why, e);
+}
+
 /* 1 when GEMM backend b with contract k (NULL: none) is judged on the device in j: it has a
  * device form and keeps a single ordered(S) contract, which the device judge computes over
  * every output bit for bit as the C oracles do. exact (judged inside the exact regime only),
@@ -621,6 +640,8 @@ int run_gemm_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c,
     while (L && (e->note[L - 1] == ' ' || e->note[L - 1] == ';'))
         e->note[--L] = 0;
     record_failing(r, &g, c, e);
+    if (r && r->keep_dir)
+        keep_outputs(r->keep_dir, &g, c, e);
     a4w4_out_free(&g.y);
     a4w4_out_free(&g.y2);
     free(g.mism);

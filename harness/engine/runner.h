@@ -86,6 +86,10 @@ typedef struct {
      * (engine/failing.h; the entry's "saved" names the item, a write error goes to its
      * note and save_failed) */
     const char *save_dir;
+    /* optional: every generated case's GEMM outputs kept, per backend, as output bundles in
+     * this directory (engine/kept_outputs.h; the entry's "kept_output" names the file, or
+     * "kept_output_missing" says why none was kept: sampled, judged on the device, not run) */
+    const char *keep_dir;
     const a4w4_budget_plan *plan; /* the run's budget (NULL: budget_s's per-case rule) */
     const a4w4_rates *rates;      /* this run's rates (NULL: the constants below) */
     /* the device judge (NULL: none): every output of every case compared on the device for
