@@ -310,7 +310,7 @@ int cmd_run(int argc, char **argv)
     rc = plan_run(&o, &p);
     if (rc == A4W4_EXIT_PASS && o.keep_dir) /* before anything is written */
         rc = a4w4_run_keep_check(&p, o.keep_dir, o.keep_max_mb * 1048576.0, o.shard.i,
-                                 o.shard.n);
+                                 o.shard.n, o.full);
     if (rc == A4W4_EXIT_PASS)
         rc = claim_out_dir(&o, &p, argc, argv);
     if (rc == A4W4_EXIT_PASS) {
@@ -318,7 +318,7 @@ int cmd_run(int argc, char **argv)
         p.header = a4w4_run_header(&p, &rs, a4w4_backends_contracts_json);
         if (o.keep_dir && p.header)
             rc = a4w4_run_keep_prepare(&p, o.keep_dir, o.keep_max_mb * 1048576.0, o.shard.i,
-                                       o.shard.n, o.quiet);
+                                       o.shard.n, o.full, o.quiet);
     }
     if (rc == A4W4_EXIT_PASS) {
         a4w4_stream_tally t;

@@ -88,7 +88,7 @@ printf 'name,M,N,K,regime,seed,tags\nhuge,1024,1024,32,exact,1,\n' > "$WORK/h.cs
 "$CLI" run --cases "$WORK/h.csv" --no-golden --backend cpu-fallback --out "$WORK/rc" \
   --keep-outputs "$WORK/kc" --keep-outputs-max-mb 1 > /dev/null 2> "$WORK/err3"
 [ $? -eq 2 ] || fail "over the limit: exit not 2"
-[ "$(wc -l < "$WORK/err3")" -eq 1 ] && grep -q -- "--keep-outputs .*take up to 2.0 MiB, more than the limit of 1.0 MiB" "$WORK/err3" ||
+[ "$(wc -l < "$WORK/err3")" -eq 1 ] && grep -q -- "--keep-outputs .* take up to 2.0 MiB, more than the limit of 1.0 MiB" "$WORK/err3" ||
   fail "over the limit: not one line naming size and limit: $(cat "$WORK/err3")"
 # (run's planning makes --out before the check, as for any other refusal: it stays empty)
 [ ! -e "$WORK/kc" ] && [ -z "$(ls -A "$WORK/rc" 2>/dev/null)" ] ||
