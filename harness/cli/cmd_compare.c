@@ -292,9 +292,12 @@ static void print_totals(const compare_opts *o, const cJSON *cmp, int nf)
             o->co.slower_ratio > 0 ? o->co.slower_ratio : 1.25);
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(cmp, "output_parity");
     const cJSON *opw = cJSON_GetObjectItemCaseSensitive(op, "why");
-    if (cJSON_IsString(opw))
-        fprintf(stderr, "a4w4check compare: %s\n", opw->valuestring);
-    else if (op)
+    int kept_any = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(op, "base_dir")) ||
+                   cJSON_IsString(cJSON_GetObjectItemCaseSensitive(op, "cand_dir"));
+    if (cJSON_IsString(opw)) {
+        if (kept_any || !o->quiet) /* one run kept its outputs: said even under --quiet */
+            fprintf(stderr, "a4w4check compare: %s\n", opw->valuestring);
+    } else if (op)
         fprintf(stderr, "a4w4check compare: kept outputs: %d entries compared, %d with outputs "
                 "that differ, %d not compared (compare.md says why)\n",
                 cJSON_GetObjectItemCaseSensitive(op, "compared")->valueint,

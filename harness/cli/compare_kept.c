@@ -173,9 +173,10 @@ int a4w4_compare_kept(const cJSON *base, const cJSON *cand, const char *const *p
         return 0;
     }
     char why[200];
-    snprintf(why, sizeof why, "%s kept no outputs (run --keep-outputs DIR keeps them): the "
-             "outputs of the two runs were not compared",
-             !dirs[0] && !dirs[1] ? "neither run" : !dirs[0] ? "BASE" : "CAND");
+    snprintf(why, sizeof why, "%s (run --keep-outputs DIR keeps them): the outputs of the "
+             "two runs were not compared", !dirs[0] && !dirs[1] ? "neither run kept its outputs"
+                                           : !dirs[0]           ? "BASE kept no outputs"
+                                                                : "CAND kept no outputs");
     cJSON_AddStringToObject(op, "why", why);
     cJSON_AddNumberToObject(op, "compared", 0);
     cJSON_AddNumberToObject(op, "differ", 0);
