@@ -60,6 +60,7 @@ typedef struct {
     a4w4_inv_setup setup;
     int m_max, format, verbose;
     const char *measure, *mlist, *export_ops, *contract_file, *out;
+    const char *title; /* --title: the name of the --cases / --shapes map */
     cJSON *maps, *meas; /* --out: what results.json records */
     int follows_dispatch;
     int m[MAX_MEASURE_M], nm;
@@ -96,6 +97,9 @@ static const a4w4_option inv_options[] = {
     OPT_STRING("cases", inv_opts, cases, "FILE", "the (N, K) pairs of a case file"),
     OPT_STRING("shapes", inv_opts, shapes, "FILE",
                "the (N, K) pairs of a shape list (a CSV naming M, N, K: a model's layers)"),
+    OPT_STRING("title", inv_opts, title, "NAME",
+               "the name of the --cases or --shapes map and its summary line (a model's\n"
+               "layers: \"Qwen3 27B dense layers\"; default the file name)"),
     OPT_CALLBACK("switch", inv_opts, setup, "M:NAME[:CONTRACT]", cb_switch,
                  "a framework switch: M' <= M runs NAME (e.g. vLLM's 64:triton-preshuffle),\n"
                  "with CONTRACT when declared; repeat for several"),
@@ -169,6 +173,8 @@ static int parse_args(int argc, char **argv, inv_opts *o)
         why = "--format html makes one page: give one --tuned table, --cases or --shapes";
     else if (o->contract_file && !o->measure)
         why = "--contract applies to --measure only";
+    else if (o->title && ((!o->cases && !o->shapes) || !*o->title))
+        why = "--title names the map of --cases or --shapes (a non-empty name)";
     else if ((o->mlist && !o->measure && !o->export_ops) ||
              (o->follows_dispatch && !o->measure))
         why = "--m applies to --measure and --export-ops, --follows-dispatch to --measure only";
@@ -297,6 +303,12 @@ static int run_tables(inv_opts *o, const a4w4_kernel_table *kt)
 }
 
 /* The pairs of --cases or --shapes, routed with the tuned tables merged. */
+/* The title of the --cases / --shapes map: --title, else the file name. */
+static const char *list_title(const inv_opts *o)
+{
+    return o->title ? o->title : o->cases ? o->cases : o->shapes;
+}
+
 static int run_list(inv_opts *o, const a4w4_kernel_table *kt)
 {
     a4w4_tuned_table t = {0};
@@ -306,7 +318,7 @@ static int run_list(inv_opts *o, const a4w4_kernel_table *kt)
     if (rc == -1)
         rc = load_pairs(o, &nk, &n);
     if (rc == -1)
-        rc = predict_print(o, &t, kt, nk, n, o->cases ? o->cases : o->shapes);
+        rc = predict_print(o, &t, kt, nk, n, list_title(o));
     free(nk);
     a4w4_tuned_free(&t);
     return rc;
@@ -491,7 +503,7 @@ static int run_measure(inv_opts *o, const a4w4_kernel_table *kt)
         rc = A4W4_EXIT_BADINPUT;
     }
     if (rc == -1 && o->maps) { /* the tables' map of the measured pairs, up to the last M */
-        a4w4_inv_view v = {.format = 0, .title = o->cases ? o->cases : o->shapes};
+        a4w4_inv_view v = {.format = 0, .title = list_title(o)};
         cJSON_AddItemToArray(o->maps, a4w4_inv_map_json(&v, &o->setup, &p));
     }
     if (rc == -1)

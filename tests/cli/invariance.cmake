@@ -85,6 +85,16 @@ expect_match(r "${r_out}" "### [^\n]*pairs\\.csv\n\n1 invariant, 0 variant, 0 no
 expect_match(r "${r_out}" "\\| mut-batch-splitk \\| 64 \\| 1024 \\| 65 \\| variant at M 65 [^\n]*: DISAGREES \\|")
 expect_run(r 0 ${CLI} report ${WORK}/inv-meas --format html --out -)
 expect_match(r "${r_out}" "<h2 id=\"invariance\">Batch invariance</h2>")
+# --title names a model's map: its summary line, and its heading in the rendered document
+expect_run(r 0 ${CLI} invariance --shapes ${WORK}/pairs.csv --title "Qwen3 27B dense layers"
+  "--switch" "64:triton-preshuffle:ordered(2)")
+expect_match(r "${r_out}" "\nQwen3 27B dense layers: [0-9]+ \\(N, K\\) pairs over M 1\\.\\.[0-9]+: ")
+expect_run(r 0 ${CLI} invariance --shapes ${WORK}/pairs.csv --title "Qwen3 27B dense layers"
+  --out ${WORK}/inv-title)
+expect_run(r 0 ${CLI} report ${WORK}/inv-title --format md --out -)
+expect_match(r "${r_out}" "### Qwen3 27B dense layers\n\n[0-9]+ invariant, [0-9]+ variant")
+expect_run(r 2 ${CLI} invariance --title "Qwen3 27B dense layers")
+expect_match(r "${r_err}" "--title names the map of --cases or --shapes")
 file(READ ${WORK}/inv-pred/results.json doc)
 string(REPLACE "\"variant\"" "\"VAR\"" doc "${doc}")
 file(MAKE_DIRECTORY ${WORK}/inv-bad)
