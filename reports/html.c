@@ -11,6 +11,7 @@
 #include "doc_verdict.h"
 #include "entry_dispatch.h"
 #include "html_common.h"
+#include "layer_parity.h"
 
 static const a4w4_report_opts default_opts = {0, NULL};
 
@@ -1013,6 +1014,7 @@ char *a4w4_report_html(const cJSON *doc, const a4w4_report_opts *o)
     section_environment(&b, doc, cases, o);
     section_hazard(&b, cases);
     section_invariance(&b, doc);
+    layer_parity_html(&b, cases);
     section_mismatches(&b, cases);
     section_ulp(&b, cases);
     section_timing(&b, cases, o);

@@ -498,6 +498,14 @@ Test(markdown, parity_of_two_paths_is_a_table_of_what_the_document_says)
     cr_expect(contains(md, "## Parity of the two paths"), "%s", md);
     cr_expect(contains(md, "| m4_n1024_k512 | cpu-asm | 4000 of 4096 | 96 | 3 | "
                            "aiter-checkallclose PASS |"), "%s", md);
+    char *html = a4w4_report_html(d, NULL); /* report.html has the same table */
+    cr_assert_not_null(html);
+    cr_expect(contains(html, "<h2 id=\"parity\">Parity of the two paths</h2>"));
+    cr_expect(contains(html, "<tr><td><code>m4_n1024_k512</code></td><td>cpu-asm</td><td "
+                             "class=\"n\">4000 of 4096</td><td class=\"n\">96</td><td "
+                             "class=\"n\">3</td><td>aiter-checkallclose PASS</td></tr>"),
+              "%s", html);
+    free(html);
     free(md);
     cJSON_Delete(d);
 }
