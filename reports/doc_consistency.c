@@ -90,7 +90,17 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The entries' distinct case names and their checked outputs (sum). -1 when out of memory. */
+/* 1 when name is a call-sequence entry's, "<case>/call-sequence" (docs/backends.md "Call
+ * sequences"): recorded in its case's item, no item of its own. */
+static int sequence_entry(const char *name)
+{
+    static const char suffix[] = "/call-sequence";
+    size_t L = strlen(name), S = sizeof suffix - 1;
+    return L > S && !strcmp(name + L - S, suffix);
+}
+
+/* The entries' distinct case names (call-sequence entries are their case's) and their checked
+ * outputs (sum). -1 when out of memory. */
 static double entries_tally(const cJSON *cases, double *outputs)
 {
     size_t n = (size_t)cJSON_GetArraySize(cases), k = 0;
@@ -100,8 +110,9 @@ static double entries_tally(const cJSON *cases, double *outputs)
     const cJSON *e;
     *outputs = 0;
     cJSON_ArrayForEach(e, cases) {
-        v[k++] = jstr(e, "name");
         *outputs += jnum(e, "checked_outputs", 0);
+        if (!sequence_entry(jstr(e, "name")))
+            v[k++] = jstr(e, "name");
     }
     qsort(v, k, sizeof *v, cmp_name);
     double d = 0;

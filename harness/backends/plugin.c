@@ -475,14 +475,25 @@ typedef struct {
     int done, stage, init_rc;
     int rc[SEQ_MAX];
     char msg[512];
+    char breach[SEQ_MAX][192]; /* each call's integrity finding (engine/integrity.h) */
 } seq_reply;
 
 typedef struct {
     const a4w4_plugin_info *info;
     a4w4_plugin_gemm_args *g; /* [n], y already in shared memory */
+    const a4w4_run_args *calls;
     size_t n;
     seq_reply *r;
 } seq_job;
+
+/* After call a's gemm: the plugin's writes into its operands (where they land: the child's
+ * copy when isolated) into breach. */
+static void seq_tampered(const a4w4_run_args *a, char *breach, size_t len)
+{
+    breach[0] = '\0';
+    if (a->inputs)
+        a4w4_case_tampered(a->d, a->s, a->inputs, breach, len);
+}
 
 static int seq_child(void *v)
 {
@@ -496,6 +507,7 @@ static int seq_child(void *v)
         j->g[i].msglen = sizeof j->r->msg;
         j->r->msg[0] = '\0';
         j->r->rc[i] = j->info->gemm(state, &j->g[i]);
+        seq_tampered(&j->calls[i], j->r->breach[i], sizeof j->r->breach[i]);
         j->r->done = (int)i + 1;
     }
     j->r->stage = 2;
@@ -537,7 +549,7 @@ static int seq_isolated(plugin_ctx *c, const a4w4_run_args *calls, size_t n,
     double t = 0;
     for (size_t i = 0; i < n; i++)
         t += a4w4_plugin_timeout(g[i].nrows, g[i].ncols, g[i].K);
-    seq_job j = {c->info, g, n, r};
+    seq_job j = {c->info, g, calls, n, r};
     char why[160];
     a4w4_iso_status st = a4w4_isolate_run(seq_child, &j, t, why, sizeof why);
     r->msg[sizeof r->msg - 1] = '\0';
@@ -545,6 +557,10 @@ static int seq_isolated(plugin_ctx *c, const a4w4_run_args *calls, size_t n,
         const a4w4_run_args *a = &calls[i];
         size_t span = a->y_before + g[i].nrows * g[i].ncols + a->y_after;
         memcpy(a->y - a->y_before, g[i].y - a->y_before, span * 2);
+        if ((int)i < r->done && a->breach) {
+            r->breach[i][sizeof r->breach[i] - 1] = '\0';
+            snprintf(a->breach, a->breachlen, "%s", r->breach[i]);
+        }
         if ((int)i < r->done)
             rcs[i] = plugin_status(c, r->rc[i], (int)i + 1 == r->done ? r->msg : "", a);
         else if ((int)i == r->done && st != A4W4_ISO_OK) {
@@ -583,6 +599,8 @@ static int plugin_run_sequence(void *vctx, const a4w4_run_args *calls, size_t n,
             g[i].msg = c->msg;
             g[i].msglen = sizeof c->msg;
             int rc = c->info->gemm(c->state, &g[i]);
+            if (calls[i].breach)
+                seq_tampered(&calls[i], calls[i].breach, calls[i].breachlen);
             c->msg[sizeof c->msg - 1] = '\0';
             rcs[i] = plugin_status(c, rc, c->msg, &calls[i]);
         }

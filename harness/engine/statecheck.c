@@ -75,26 +75,35 @@ typedef struct {
     a4w4_case_data *d;
     a4w4_sample *s;
     a4w4_out_buf y;
+    const a4w4_case_digest *digest; /* its operands before the sequence */
     char why[512];
+    char breach[384]; /* what it wrote outside y or into its operands ("" nothing) */
     int rc;
     a4w4_entry_result *e;
 } seq_call;
 
-/* The sequence's cases: A, A again, A' (A reseeded), B (when the matrix has one), A again. */
-static size_t seq_plan(const a4w4_statecheck *sc, const a4w4_case *a2, a4w4_case_data *d,
-                       a4w4_sample *s, seq_call *calls)
+/* The sequence's cases: A, A again, A' (A reseeded), B (when the matrix has one), A again
+ * (their data is set by seq_backend). */
+static size_t seq_plan(const a4w4_statecheck *sc, const a4w4_case *a2, seq_call *calls)
 {
     const a4w4_case *cs[A4W4_SEQ_CALLS] = {&sc->a, &sc->a, a2, &sc->b, &sc->a};
-    const int di[A4W4_SEQ_CALLS] = {0, 0, 1, 2, 0};
     size_t n = 0;
     for (size_t i = 0; i < A4W4_SEQ_CALLS; i++) {
         if (cs[i] == &sc->b && !sc->b.M)
             continue;
-        calls[n] = (seq_call){.c = cs[i], .label = i == 2 ? " with other operands" : "",
-                              .d = &d[di[i]], .s = &s[di[i]]};
+        calls[n] = (seq_call){.c = cs[i], .label = i == 2 ? " with other operands" : ""};
         n++;
     }
     return n;
+}
+
+/* 1 when call i failed and its outputs repeat call i-1's bit for bit (a stale result). */
+static int repeats_previous(const seq_call *calls, size_t i)
+{
+    if (!i || calls[i].e->verdict != A4W4_VERDICT_FAIL || calls[i].c->M != calls[i - 1].c->M ||
+        calls[i].c->N != calls[i - 1].c->N)
+        return 0;
+    return !memcmp(calls[i].y.y, calls[i - 1].y.y, calls[i].c->M * calls[i].c->N * 2);
 }
 
 /* Judge call k's outputs under the contract b holds its case to, into k->e. */
@@ -123,7 +132,16 @@ static int seq_judge(const a4w4_runner *r, const a4w4_backend *b, seq_call *k)
         snprintf(k->e->note, sizeof k->e->note, "%s", ct ? k->why : why);
         return A4W4_ST_OK;
     }
-    return a4w4_judge_outputs(&in, k->e);
+    if (a4w4_judge_outputs(&in, k->e) != A4W4_ST_OK)
+        return A4W4_ST_NOMEM;
+    if (k->breach[0]) { /* outputs as judged, but the call broke the rules around them */
+        char note[sizeof k->e->note];
+        snprintf(note, sizeof note, "%s%s%.500s", k->breach, k->e->note[0] ? "; " : "",
+                 k->e->note);
+        memcpy(k->e->note, note, sizeof note);
+        k->e->verdict = A4W4_VERDICT_FAIL;
+    }
+    return A4W4_ST_OK;
 }
 
 static const char *ordinal(size_t k)
@@ -150,12 +168,18 @@ static void describe(const seq_call *calls, size_t n, size_t i, char *buf, size_
         L += snprintf(buf + L, len - (size_t)L, " after %zux%zux%zu%s", calls[i - 1].c->M,
                       calls[i - 1].c->N, calls[i - 1].c->K, calls[i - 1].label);
     const a4w4_entry_result *e = calls[i].e;
-    if (L > 0 && (size_t)L < len && e->mismatches)
-        snprintf(buf + L, len - (size_t)L, " in one process (call %zu of %zu): %zu of %zu "
-                 "outputs differ", i + 1, n, e->mismatches, e->checked);
+    if (L > 0 && (size_t)L < len && calls[i].breach[0])
+        L += snprintf(buf + L, len - (size_t)L, " in one process (call %zu of %zu): %s", i + 1,
+                      n, calls[i].breach);
+    else if (L > 0 && (size_t)L < len && e->mismatches)
+        L += snprintf(buf + L, len - (size_t)L, " in one process (call %zu of %zu): %zu of %zu "
+                      "outputs differ", i + 1, n, e->mismatches, e->checked);
     else if (L > 0 && (size_t)L < len)
-        snprintf(buf + L, len - (size_t)L, " in one process (call %zu of %zu): %.300s", i + 1,
-                 n, e->note[0] ? e->note : "failed");
+        L += snprintf(buf + L, len - (size_t)L, " in one process (call %zu of %zu): %.300s",
+                      i + 1, n, e->note[0] ? e->note : "failed");
+    if (L > 0 && (size_t)L < len && repeats_previous(calls, i))
+        snprintf(buf + L, len - (size_t)L, "; stale result: its outputs repeat bit for bit "
+                 "those of its previous call (call %zu of %zu)", i, n);
 }
 
 /* The calibration call's judgement for backend bi (runner.h a4w4_rates) folded into e's
@@ -264,31 +288,51 @@ static int seq_setup(const a4w4_case *cs[3], a4w4_case_data *d, a4w4_sample *s, 
     return 0;
 }
 
-/* The sequence on backend bi into e. A4W4_ST_OK or A4W4_ST_NOMEM. */
-static a4w4_hstatus seq_backend(const a4w4_runner *r, size_t bi, seq_call *calls, size_t n,
-                                a4w4_entry_result *e)
+/* The sequence on backend bi into e, its calls' data generated anew (a plugin that wrote into
+ * its operands in-process leaves nothing to the next). A4W4_ST_OK or A4W4_ST_NOMEM. */
+static a4w4_hstatus seq_backend(const a4w4_runner *r, size_t bi, const a4w4_case *cs[3],
+                                seq_call *calls, size_t n, a4w4_entry_result *e)
 {
     const a4w4_backend *b = &r->backends[bi];
+    a4w4_case_data d[3];
+    a4w4_sample s[3];
+    a4w4_case_digest dg[3];
     a4w4_run_args args[A4W4_SEQ_CALLS];
     int rcs[A4W4_SEQ_CALLS];
-    for (size_t i = 0; i < n; i++) {
-        a4w4_out_poison(&calls[i].y);
-        calls[i].why[0] = '\0';
-        args[i] = (a4w4_run_args){.c = calls[i].c, .d = calls[i].d, .s = calls[i].s,
-                                  .y = calls[i].y.y, .why = calls[i].why,
-                                  .whylen = sizeof calls[i].why, .id = r->id,
-                                  .y_before = calls[i].y.before, .y_after = calls[i].y.after};
+    memset(d, 0, sizeof d);
+    memset(s, 0, sizeof s);
+    a4w4_hstatus st = seq_setup(cs, d, s, calls, n) ? A4W4_ST_NOMEM : A4W4_ST_OK;
+    for (int i = 0; i < 3 && st == A4W4_ST_OK; i++)
+        if (cs[i]->M)
+            a4w4_case_digest_of(&d[i], &s[i], &dg[i]);
+    for (size_t i = 0; i < n && st == A4W4_ST_OK; i++) {
+        int k = calls[i].c == cs[0] ? 0 : calls[i].c == cs[1] ? 1 : 2;
+        calls[i].d = &d[k], calls[i].s = &s[k], calls[i].digest = &dg[k];
+        calls[i].why[0] = calls[i].breach[0] = '\0';
+        args[i] = (a4w4_run_args){.c = calls[i].c, .d = &d[k], .s = &s[k], .y = calls[i].y.y,
+                                  .why = calls[i].why, .whylen = sizeof calls[i].why,
+                                  .id = r->id, .y_before = calls[i].y.before,
+                                  .y_after = calls[i].y.after, .inputs = &dg[k],
+                                  .breach = calls[i].breach,
+                                  .breachlen = sizeof calls[i].breach};
     }
-    run_enter(b);
-    int st = b->type->run_sequence(b->ctx, args, n, rcs);
-    run_leave(b);
-    for (size_t i = 0; i < n; i++) {
-        calls[i].rc = st == A4W4_OK ? rcs[i] : st;
-        if (seq_judge(r, b, &calls[i]) != A4W4_ST_OK)
-            return A4W4_ST_NOMEM;
+    if (st == A4W4_ST_OK) {
+        run_enter(b);
+        int rs = b->type->run_sequence(b->ctx, args, n, rcs);
+        run_leave(b);
+        for (size_t i = 0; i < n && st == A4W4_ST_OK; i++) {
+            char out[256];
+            calls[i].rc = rs == A4W4_OK ? rcs[i] : rs;
+            if (a4w4_out_breached(&calls[i].y, out, sizeof out))
+                run_note(calls[i].breach, sizeof calls[i].breach, "%s%s",
+                         calls[i].breach[0] ? "; " : "", out);
+            st = seq_judge(r, b, &calls[i]);
+        }
     }
-    fold(r, bi, calls[0].c, calls, n, e);
-    return A4W4_ST_OK;
+    if (st == A4W4_ST_OK)
+        fold(r, bi, cs[0], calls, n, e);
+    seq_free(calls, n, d, s);
+    return st;
 }
 
 a4w4_hstatus run_statecheck(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out)
@@ -299,20 +343,15 @@ a4w4_hstatus run_statecheck(const a4w4_runner *r, const a4w4_case *c, a4w4_entry
     a4w4_case a2 = sc->a; /* A's shape, other operands */
     a2.seed = sc->a.seed ^ 0x5eedu;
     const a4w4_case *cs[3] = {&sc->a, &a2, &sc->b};
-    a4w4_case_data d[3];
-    a4w4_sample s[3];
-    seq_call calls[A4W4_SEQ_CALLS];
-    memset(d, 0, sizeof d);
-    memset(s, 0, sizeof s);
-    memset(calls, 0, sizeof calls);
-    size_t n = seq_plan(sc, &a2, d, s, calls);
-    a4w4_hstatus st = seq_setup(cs, d, s, calls, n) ? A4W4_ST_NOMEM : A4W4_ST_OK;
+    a4w4_hstatus st = A4W4_ST_OK;
     for (size_t i = 0; i < r->nbackends && st == A4W4_ST_OK; i++) {
         if (!r->backends[i].type->run_sequence)
             continue;
+        seq_call calls[A4W4_SEQ_CALLS];
+        memset(calls, 0, sizeof calls);
+        size_t n = seq_plan(sc, &a2, calls);
         a4w4_entry_result *e = a4w4_entry_list_add(out);
-        st = e ? seq_backend(r, i, calls, n, e) : A4W4_ST_NOMEM;
+        st = e ? seq_backend(r, i, cs, calls, n, e) : A4W4_ST_NOMEM;
     }
-    seq_free(calls, n, d, s);
     return st;
 }

@@ -13,7 +13,7 @@ rm -rf "$WORK"; mkdir -p "$WORK"
 cd "$WORK"
 P=$(dirname "$CLI")/plugins
 fail() { echo "call_sequence: $*"; exit 1; }
-for v in gt_stalecache gt_firstcall ref; do
+for v in gt_stalecache gt_firstcall ref crash; do
   [ -f "$P/liba4w4_${v}_plugin.so" ] || fail "no $P/liba4w4_${v}_plugin.so"
 done
 
@@ -91,7 +91,26 @@ check ref PASS pass '^5 calls in one child process'
 run ref_inproc ref 0 --no-isolate
 check ref_inproc PASS pass '^5 calls in one process \(this one\)'
 
-# 5. shards: the entry is recorded once, with A's item, and merge takes it
+# 5. a crash inside the sequence (the crash plugin dies when M > 1: call 4, m2) fails the
+# entry, "aborted": "crashed", naming the call; the call after it is not made
+printf 'name,M,N,K,regime,seed,tags\nm1,1,32,64,normal,1,\nm2,2,32,64,normal,2,\n' > crash.csv
+set +e
+timeout 300 "$CLI" run --cases crash.csv --no-golden --quiet --out crash \
+  --backend "plugin:$P/liba4w4_crash_plugin.so" > crash.log 2>&1
+rc=$?
+set -e
+[ "$rc" = 1 ] || { cat crash.log; fail "crash: exit $rc, expected 1"; }
+python3 - <<'PY' || fail "crash: the sequence entry does not say it (above)"
+import json, re
+e = [e for e in json.load(open("crash/results.json"))["cases"] if e["name"] == "m1/call-sequence"][0]
+ok = e["verdict"] == "fail" and e.get("aborted") == "crashed" and re.search(
+    r"^first call of 2x32x64 after 1x32x64 with other operands in one process \(call 4 of 5\): "
+    r"plugin crash-plugin \(SIGSEGV when M > 1\) crashed: (SIGSEGV \(signal 11\)|exited 8[67])", e["note"])
+print("" if ok else e)
+raise SystemExit(0 if ok else 1)
+PY
+
+# 6. shards: the entry is recorded once, with A's item, and merge takes it
 run sh1 ref 0 --shard 1/2
 run sh2 ref 0 --shard 2/2
 "$CLI" merge --out merged sh1 sh2 > merge.log 2>&1 || { cat merge.log; fail "merge: exit $?"; }
