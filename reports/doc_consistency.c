@@ -90,15 +90,6 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* 1 when name is a call-sequence entry's, "<case>/call-sequence" (docs/backends.md "Call
- * sequences"): recorded in its case's item, no item of its own. */
-static int sequence_entry(const char *name)
-{
-    static const char suffix[] = "/call-sequence";
-    size_t L = strlen(name), S = sizeof suffix - 1;
-    return L > S && !strcmp(name + L - S, suffix);
-}
-
 /* The entries' distinct case names (call-sequence entries are their case's) and their checked
  * outputs (sum). -1 when out of memory. */
 static double entries_tally(const cJSON *cases, double *outputs)
@@ -111,7 +102,7 @@ static double entries_tally(const cJSON *cases, double *outputs)
     *outputs = 0;
     cJSON_ArrayForEach(e, cases) {
         *outputs += jnum(e, "checked_outputs", 0);
-        if (!sequence_entry(jstr(e, "name")))
+        if (!is_call_sequence(jstr(e, "name")))
             v[k++] = jstr(e, "name");
     }
     qsort(v, k, sizeof *v, cmp_name);

@@ -3,6 +3,7 @@
  * (a4w4_judge_outputs), one entry per backend. */
 #include "statecheck.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,7 +137,7 @@ static int seq_judge(const a4w4_runner *r, const a4w4_backend *b, seq_call *k)
         return A4W4_ST_NOMEM;
     if (k->breach[0]) { /* outputs as judged, but the call broke the rules around them */
         char note[sizeof k->e->note];
-        snprintf(note, sizeof note, "%s%s%.500s", k->breach, k->e->note[0] ? "; " : "",
+        snprintf(note, sizeof note, "%.380s%s%.380s", k->breach, k->e->note[0] ? "; " : "",
                  k->e->note);
         memcpy(k->e->note, note, sizeof note);
         k->e->verdict = A4W4_VERDICT_FAIL;
@@ -335,6 +336,21 @@ static a4w4_hstatus seq_backend(const a4w4_runner *r, size_t bi, const a4w4_case
     return st;
 }
 
+/* The sequence entry of a backend the runner no longer calls (it hung --max-timeouts times in
+ * a row): failing, "not run", like its other remaining entries. */
+static void seq_not_run(const a4w4_runner *r, size_t bi, const a4w4_case *a, a4w4_entry_result *e)
+{
+    const a4w4_backend *b = &r->backends[bi];
+    run_case_identity(e, a, A4W4_ENTRY_OUTPUTS, b->name, b->contract);
+    snprintf(e->name, sizeof e->name, "%.140s" A4W4_SEQ_SUFFIX, a->name);
+    e->verdict = A4W4_VERDICT_FAIL;
+    e->has_judged = 1;
+    snprintf(e->aborted, sizeof e->aborted, "not run");
+    snprintf(e->note, sizeof e->note, "not run: backend hung %d times in a row (the call "
+             "sequence is not made)", r->max_timeouts ? r->max_timeouts : A4W4_MAX_TIMEOUTS_DEFAULT);
+    e->time_ms = NAN; /* never ran: written null */
+}
+
 a4w4_hstatus run_statecheck(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out)
 {
     const a4w4_statecheck *sc = r->seq;
@@ -351,7 +367,10 @@ a4w4_hstatus run_statecheck(const a4w4_runner *r, const a4w4_case *c, a4w4_entry
         memset(calls, 0, sizeof calls);
         size_t n = seq_plan(sc, &a2, calls);
         a4w4_entry_result *e = a4w4_entry_list_add(out);
-        st = e ? seq_backend(r, i, cs, calls, n, e) : A4W4_ST_NOMEM;
+        if (e && r->backends[i].hung) /* the runner stopped calling it: so does the sequence */
+            seq_not_run(r, i, &sc->a, e);
+        else
+            st = e ? seq_backend(r, i, cs, calls, n, e) : A4W4_ST_NOMEM;
     }
     return st;
 }
