@@ -224,7 +224,9 @@ static void fold(const a4w4_runner *r, size_t bi, const a4w4_case *a, const seq_
     *e = *calls[bad < n ? bad : 0].e; /* first mismatches, signature, contract of that call */
     char contract[A4W4_CONTRACT_MAX], lead[512] = "", cal[512] = "";
     snprintf(contract, sizeof contract, "%s", e->contract[0] ? e->contract : b->contract);
-    run_case_identity(e, a, A4W4_ENTRY_OUTPUTS, b->name, contract);
+    /* the shape (and operands' seed) of the first failing call, A's when none fails: what a
+     * ledger entry's shape predicate and a signature describe (the name stays A's) */
+    run_case_identity(e, bad < n ? calls[bad].c : a, A4W4_ENTRY_OUTPUTS, b->name, contract);
     snprintf(e->name, sizeof e->name, "%.140s" A4W4_SEQ_SUFFIX, a->name);
     e->sampled = 0;
     e->checked = e->mismatches = e->unwritten = e->judged_bit_exact = e->judged_in_bound = 0;
