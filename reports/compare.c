@@ -410,6 +410,11 @@ cJSON *a4w4_compare(const cJSON *base, const cJSON *cand, const a4w4_compare_opt
         }
         keyed key = {jstr(e, "name"), mapped_backend(jstr(e, "backend"), co), NULL, 0};
         keyed *hit = ncand ? bsearch(&key, ck, ncand, sizeof *ck, cmp_keyed) : NULL;
+        if (!hit && co && co->npairs && is_call_sequence(key.name) &&
+            strcmp(key.backend, jstr(e, "backend"))) {
+            L.unpaired++; /* a plugin's call sequence: the other path may have none */
+            continue;
+        }
         if (!hit) {
             cJSON_AddItemToArray(L.only_b, item_new(e, NULL, "not in the candidate run"));
             continue;
@@ -419,7 +424,8 @@ cJSON *a4w4_compare(const cJSON *base, const cJSON *cand, const a4w4_compare_opt
         add_ratio(e, hit->e, min_ms, ratios, &nr, &logsum);
     }
     for (size_t i = 0; i < ncand; i++)
-        if (!ck[i].used && !on_side(ck[i].backend, co, 1))
+        if (!ck[i].used && (!on_side(ck[i].backend, co, 1) ||
+                            (co && co->npairs && is_call_sequence(ck[i].name))))
             L.unpaired++;
         else if (!ck[i].used)
             cJSON_AddItemToArray(entry_verdict_index(ck[i].e) == 1 ? L.newf : L.only_c,

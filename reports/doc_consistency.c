@@ -90,7 +90,8 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The entries' distinct case names and their checked outputs (sum). -1 when out of memory. */
+/* The entries' distinct case names (call-sequence entries are their case's) and their checked
+ * outputs (sum). -1 when out of memory. */
 static double entries_tally(const cJSON *cases, double *outputs)
 {
     size_t n = (size_t)cJSON_GetArraySize(cases), k = 0;
@@ -100,8 +101,9 @@ static double entries_tally(const cJSON *cases, double *outputs)
     const cJSON *e;
     *outputs = 0;
     cJSON_ArrayForEach(e, cases) {
-        v[k++] = jstr(e, "name");
         *outputs += jnum(e, "checked_outputs", 0);
+        if (!is_call_sequence(jstr(e, "name")))
+            v[k++] = jstr(e, "name");
     }
     qsort(v, k, sizeof *v, cmp_name);
     double d = 0;

@@ -305,6 +305,13 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+int is_call_sequence(const char *name)
+{
+    static const char suffix[] = "/call-sequence";
+    size_t L = strlen(name), S = sizeof suffix - 1;
+    return L > S && !strcmp(name + L - S, suffix);
+}
+
 size_t distinct_cases(const cJSON *cases)
 {
     size_t n = 0, m = 0;
@@ -313,7 +320,8 @@ size_t distinct_cases(const cJSON *cases)
         return 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, cases)
-        names[m++] = jstr(e, "name");
+        if (!is_call_sequence(jstr(e, "name"))) /* its case's, no case of its own */
+            names[m++] = jstr(e, "name");
     qsort(names, m, sizeof *names, cmp_str);
     for (size_t i = 0; i < m; i++)
         n += i == 0 || strcmp(names[i - 1], names[i]) != 0;

@@ -99,6 +99,10 @@ void verdict_counts(const cJSON *cases, int n[NVERDICTS]);
 /* Number of distinct case names. */
 size_t distinct_cases(const cJSON *cases);
 
+/* 1 when name is a call-sequence entry's, "<case>/call-sequence" (docs/backends.md "Call
+ * sequences"): recorded in its case's item, no case of its own. */
+int is_call_sequence(const char *name);
+
 /* ---- groups --------------------------------------------------------------------------- */
 
 /* The group an entry belongs to: "golden bundles" for regime golden; "layer N=.. K=.." for

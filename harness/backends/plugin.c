@@ -405,13 +405,13 @@ static int gemm_isolated(plugin_ctx *c, a4w4_plugin_gemm_args *g, const a4w4_run
     return rc;
 }
 
-static int plugin_run(void *vctx, const a4w4_run_args *a)
+/* The plugin's arguments for run a (its case, sample and outputs y). */
+static void plugin_args(const a4w4_run_args *a, a4w4_plugin_gemm_args *g)
 {
-    plugin_ctx *c = vctx;
     const a4w4_case_data *d = a->d;
     const a4w4_sample *s = a->s;
     int all_r = s->full || !s->rows, all_c = s->full || !s->cols;
-    a4w4_plugin_gemm_args g = {
+    *g = (a4w4_plugin_gemm_args){
         .M = d->M, .N = d->N, .K = d->K,
         .a_fp4 = d->a_fp4.data, .a_scale = d->a_scale.data,
         .a_scale_shuffled = d->a_scale_shuffled.data,
@@ -422,10 +422,32 @@ static int plugin_run(void *vctx, const a4w4_run_args *a)
         .cols = all_c ? NULL : s->cols, .ncols = all_c ? d->N : s->ncols,
         .y = a->y,
     };
-    if (g.a_scale_shuffled) {
-        g.a_scale_rows_padded = a4w4_act_scale_padded_rows(d->M);
-        g.a_scale_cols_padded = a4w4_act_scale_padded_cols(d->K / 32);
+    if (g->a_scale_shuffled) {
+        g->a_scale_rows_padded = a4w4_act_scale_padded_rows(d->M);
+        g->a_scale_cols_padded = a4w4_act_scale_padded_cols(d->K / 32);
     }
+}
+
+/* The harness status of the plugin's gemm return rc with message msg (a->why set). */
+static int plugin_status(const plugin_ctx *c, int rc, const char *msg, const a4w4_run_args *a)
+{
+    if (rc == A4W4_PLUGIN_OK)
+        return A4W4_OK;
+    if (rc == A4W4_PLUGIN_NOT_APPLICABLE) {
+        snprintf(a->why, a->whylen, "%s", *msg ? msg : "the plugin says not applicable (no reason given)");
+        return A4W4_EUNSUPPORTED;
+    }
+    snprintf(a->why, a->whylen, "plugin %s: gemm %s %d: %s", c->name,
+             rc < 0 ? "failed with" : "returned the undefined code", rc,
+             *msg ? msg : "no message");
+    return A4W4_EINVAL;
+}
+
+static int plugin_run(void *vctx, const a4w4_run_args *a)
+{
+    plugin_ctx *c = vctx;
+    a4w4_plugin_gemm_args g;
+    plugin_args(a, &g);
     pthread_mutex_lock(&c->lock);
     int rc = 0, st = A4W4_OK;
     c->msg[0] = '\0';
@@ -440,16 +462,150 @@ static int plugin_run(void *vctx, const a4w4_run_args *a)
     c->msg[sizeof c->msg - 1] = '\0';
     snprintf(msg, sizeof msg, "%s", c->msg);
     pthread_mutex_unlock(&c->lock);
-    if (st != A4W4_OK || rc == A4W4_PLUGIN_OK)
-        return st;
-    if (rc == A4W4_PLUGIN_NOT_APPLICABLE) {
-        snprintf(a->why, a->whylen, "%s", *msg ? msg : "the plugin says not applicable (no reason given)");
-        return A4W4_EUNSUPPORTED;
+    return st != A4W4_OK ? st : plugin_status(c, rc, msg, a);
+}
+
+/* ---- the call sequence (engine/statecheck.h): several calls in one instance ------------- */
+
+#define SEQ_MAX 16
+
+/* What the sequence's child hands back: how many gemm calls returned, their codes, the
+ * message of the last one, and where it stopped (0 init, 1 in a gemm, 2 past every gemm). */
+typedef struct {
+    int done, stage, init_rc;
+    int rc[SEQ_MAX];
+    char msg[512];
+    char breach[SEQ_MAX][192]; /* each call's integrity finding (engine/integrity.h) */
+} seq_reply;
+
+typedef struct {
+    const a4w4_plugin_info *info;
+    a4w4_plugin_gemm_args *g; /* [n], y already in shared memory */
+    const a4w4_run_args *calls;
+    size_t n;
+    seq_reply *r;
+} seq_job;
+
+/* After call a's gemm: the plugin's writes into its operands (where they land: the child's
+ * copy when isolated) into breach. */
+static void seq_tampered(const a4w4_run_args *a, char *breach, size_t len)
+{
+    breach[0] = '\0';
+    if (a->inputs)
+        a4w4_case_tampered(a->d, a->s, a->inputs, breach, len);
+}
+
+static int seq_child(void *v)
+{
+    seq_job *j = v;
+    void *state = NULL;
+    if (j->info->init && (j->r->init_rc = j->info->init(&state, j->r->msg, sizeof j->r->msg)))
+        return 0;
+    j->r->stage = 1;
+    for (size_t i = 0; i < j->n; i++) {
+        j->g[i].msg = j->r->msg;
+        j->g[i].msglen = sizeof j->r->msg;
+        j->r->msg[0] = '\0';
+        j->r->rc[i] = j->info->gemm(state, &j->g[i]);
+        seq_tampered(&j->calls[i], j->r->breach[i], sizeof j->r->breach[i]);
+        j->r->done = (int)i + 1;
     }
-    snprintf(a->why, a->whylen, "plugin %s: gemm %s %d: %s", c->name,
-             rc < 0 ? "failed with" : "returned the undefined code", rc,
-             *msg ? msg : "no message");
-    return A4W4_EINVAL;
+    j->r->stage = 2;
+    if (j->info->fini)
+        j->info->fini(state);
+    return 0;
+}
+
+/* Shared memory for the child of a sequence: the reply, then each call's outputs with their
+ * poisoned guards (as the caller's); g[i].y set into it. Its size into *bytes. */
+static unsigned char *seq_shared(const a4w4_run_args *calls, size_t n, a4w4_plugin_gemm_args *g,
+                                 size_t *bytes)
+{
+    size_t off = (sizeof(seq_reply) + 63) / 64 * 64, at[SEQ_MAX];
+    for (size_t i = 0; i < n; i++) {
+        at[i] = off;
+        off += (calls[i].y_before + g[i].nrows * g[i].ncols + calls[i].y_after) * 2;
+        off = (off + 63) / 64 * 64;
+    }
+    unsigned char *shm = a4w4_shared_alloc(off);
+    for (size_t i = 0; shm && i < n; i++) {
+        size_t span = calls[i].y_before + g[i].nrows * g[i].ncols + calls[i].y_after;
+        memcpy(shm + at[i], calls[i].y - calls[i].y_before, span * 2);
+        g[i].y = (uint16_t *)(shm + at[i]) + calls[i].y_before;
+    }
+    *bytes = off;
+    return shm;
+}
+
+/* calls[0..n) in one child: init, every gemm, fini; statuses into rcs (see backend.h). */
+static int seq_isolated(plugin_ctx *c, const a4w4_run_args *calls, size_t n,
+                        a4w4_plugin_gemm_args *g, int *rcs)
+{
+    size_t bytes;
+    unsigned char *shm = seq_shared(calls, n, g, &bytes);
+    if (!shm)
+        return A4W4_ENOMEM;
+    seq_reply *r = (seq_reply *)shm;
+    double t = 0;
+    for (size_t i = 0; i < n; i++)
+        t += a4w4_plugin_timeout(g[i].nrows, g[i].ncols, g[i].K);
+    seq_job j = {c->info, g, calls, n, r};
+    char why[160];
+    a4w4_iso_status st = a4w4_isolate_run(seq_child, &j, t, why, sizeof why);
+    r->msg[sizeof r->msg - 1] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        const a4w4_run_args *a = &calls[i];
+        size_t span = a->y_before + g[i].nrows * g[i].ncols + a->y_after;
+        memcpy(a->y - a->y_before, g[i].y - a->y_before, span * 2);
+        if ((int)i < r->done && a->breach) {
+            r->breach[i][sizeof r->breach[i] - 1] = '\0';
+            snprintf(a->breach, a->breachlen, "%s", r->breach[i]);
+        }
+        if ((int)i < r->done)
+            rcs[i] = plugin_status(c, r->rc[i], (int)i + 1 == r->done ? r->msg : "", a);
+        else if ((int)i == r->done && st != A4W4_ISO_OK) {
+            snprintf(a->why, a->whylen, "plugin %s %s: %s%s", c->name,
+                     st == A4W4_ISO_TIMEOUT ? "hung" : "crashed", why,
+                     r->stage == 0 ? " (in init)" : "");
+            rcs[i] = st == A4W4_ISO_TIMEOUT ? A4W4_RUN_TIMEOUT : A4W4_RUN_CRASHED;
+        } else if ((int)i == r->done && r->stage == 0) {
+            snprintf(a->why, a->whylen, "plugin %s: init failed (%d) in the sequence's child: "
+                     "%s", c->name, r->init_rc, *r->msg ? r->msg : "no message");
+            rcs[i] = A4W4_EINVAL;
+        } else {
+            snprintf(a->why, a->whylen, "not called: an earlier call of the sequence ended it");
+            rcs[i] = A4W4_RUN_SKIP;
+        }
+    }
+    a4w4_shared_free(shm, bytes);
+    return A4W4_OK;
+}
+
+static int plugin_run_sequence(void *vctx, const a4w4_run_args *calls, size_t n, int *rcs)
+{
+    plugin_ctx *c = vctx;
+    a4w4_plugin_gemm_args g[SEQ_MAX];
+    if (n > SEQ_MAX)
+        return A4W4_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        plugin_args(&calls[i], &g[i]);
+    pthread_mutex_lock(&c->lock);
+    int st = A4W4_OK;
+    if (c->isolated)
+        st = seq_isolated(c, calls, n, g, rcs);
+    else
+        for (size_t i = 0; i < n; i++) { /* this instance, after the run's other calls */
+            c->msg[0] = '\0';
+            g[i].msg = c->msg;
+            g[i].msglen = sizeof c->msg;
+            int rc = c->info->gemm(c->state, &g[i]);
+            if (calls[i].breach)
+                seq_tampered(&calls[i], calls[i].breach, calls[i].breachlen);
+            c->msg[sizeof c->msg - 1] = '\0';
+            rcs[i] = plugin_status(c, rc, c->msg, &calls[i]);
+        }
+    pthread_mutex_unlock(&c->lock);
+    return st;
 }
 
 static void plugin_release(void *vctx)
@@ -479,4 +635,5 @@ const a4w4_backend_type a4w4_backend_plugin = {
     .prepare = plugin_prepare,
     .code0 = plugin_code0,
     .run = plugin_run,
+    .run_sequence = plugin_run_sequence,
     .release = plugin_release};

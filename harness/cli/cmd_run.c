@@ -20,6 +20,7 @@
 #include "repro.h"
 #include "run_keep.h"
 #include "run_plan.h"
+#include "statecheck.h"
 #include "run_render.h"
 #include "stream.h"
 
@@ -28,8 +29,8 @@ static const char run_usage[] =
     "                     [--golden DIR | --no-golden] [--captures DIR] [--backend a,b,...]\n"
     "                     [--out DIR] [--shard i/n] [--resume] [--full | --budget-seconds S]\n"
     "                     [--timeout S] [--contract B=FILE|TEXT]... [--max-timeouts N]\n"
-    "                     [--no-isolate] [--e8m0-code0 R] [--save-failing DIR]\n"
-    "                     [--keep-outputs DIR] [--keep-outputs-max-mb MB]\n"
+    "                     [--no-isolate] [--no-call-sequence] [--e8m0-code0 R]\n"
+    "                     [--save-failing DIR] [--keep-outputs DIR] [--keep-outputs-max-mb MB]\n"
     "                     [--host-judge] [--quiet]\n"
     "\n"
     "Runs each case of a matrix through the backends and compares every checked output bit\n"
@@ -58,6 +59,7 @@ typedef struct {
     int max_timeouts;
     int code0; /* index into a4w4_code0_names: A4W4_CODE0_BOTH, _OCP, _DRIVER */
     int host_judge;            /* 1: no device judge, everything judged on the host */
+    int no_call_sequence;      /* 1: no call sequence (engine/statecheck.h) */
 } run_opts;
 
 static const a4w4_option run_options[] = {
@@ -102,6 +104,10 @@ static const a4w4_option run_options[] = {
             "again: its remaining entries fail \"not run: backend hung N\n"
             "times in a row\" (default 2)"),
     OPT_FLAG("no-isolate", run_opts, no_isolate, A4W4_NO_ISOLATE_HELP),
+    OPT_FLAG("no-call-sequence", run_opts, no_call_sequence,
+             "do not also call each plugin 5 times in one process on the run's\n"
+             "smallest cases, every call judged (docs/backends.md \"Call\n"
+             "sequences\"); the verdict then says the sequence was off"),
     OPT_CHOICE("e8m0-code0", run_opts, code0, "R", a4w4_code0_names, A4W4_CODE0_HELP),
     OPT_STRING("save-failing", run_opts, save_dir, "DIR",
                "write each failing GEMM entry's operands with its outputs and the\n"
@@ -219,6 +225,23 @@ static int plan_run(const run_opts *o, a4w4_run_plan *p)
     return A4W4_EXIT_PASS;
 }
 
+/* The call sequence of the run (engine/statecheck.h): its cases from the whole matrix (every
+ * shard picks the same), off with --no-call-sequence, none without a plugin backend. */
+static void plan_sequence(const run_opts *o, const a4w4_run_plan *p, a4w4_statecheck *sc)
+{
+    size_t plugins = 0;
+    for (size_t i = 0; i < p->nb; i++)
+        plugins += p->bk[i].type->run_sequence != NULL;
+    if (o->no_call_sequence || !plugins) {
+        memset(sc, 0, sizeof *sc);
+        snprintf(sc->why, sizeof sc->why, "%s", o->no_call_sequence
+                 ? "off (--no-call-sequence): no plugin was called twice in one process"
+                 : "none: no backend with a call sequence (plugin:LIB) in the run");
+    } else
+        a4w4_statecheck_pick(p->m.cases, p->m.ncases, sc);
+    sc->isolated = !o->no_isolate;
+}
+
 /* Take --out's lock (a second run into the same directory would interleave its cases with
  * ours) and remove the temporary files a killed writer left there. Returns the exit code. */
 static int claim_out_dir(const run_opts *o, a4w4_run_plan *p, int argc, char **argv)
@@ -248,7 +271,7 @@ static void verify_repro(const char *path, char *buf, size_t len)
 }
 
 /* Every item of this shard through the backends into the stream. Returns the exit code. */
-static int run_items(const run_opts *o, a4w4_run_plan *p)
+static int run_items(const run_opts *o, a4w4_run_plan *p, const a4w4_statecheck *sc)
 {
     char err[1024], hash[32];
     /* the operands' identity: the matrix a --case subset was taken from (check_stored_results) */
@@ -265,7 +288,7 @@ static int run_items(const run_opts *o, a4w4_run_plan *p)
                           .keep_dir = o->keep_dir,
                           .plan = p->budget.full ? &p->budget : NULL,
                           .rates = p->have_rates ? &p->rates : NULL,
-                          .dev = p->dev, .stages = &p->stages};
+                          .dev = p->dev, .stages = &p->stages, .seq = sc};
     a4w4_run_progress rp = {.quiet = o->quiet};
     a4w4_progress_start(&rp.pg, "run", o->quiet, 0);
     size_t nsuts, ndone = (size_t)cJSON_GetArraySize(p->done), count;
@@ -306,16 +329,25 @@ int cmd_run(int argc, char **argv)
     if (o.full) /* every output anyway: no budget in the run's identity (merge, --resume) */
         o.budget_s = 0;
     a4w4_run_plan p;
+    a4w4_statecheck sc;
     a4w4_run_plan_init(&p);
     rc = plan_run(&o, &p);
     if (rc == A4W4_EXIT_PASS && o.keep_dir) /* before anything is written */
         rc = a4w4_run_keep_check(&p, o.keep_dir, o.keep_max_mb * 1048576.0, o.shard.i,
                                  o.shard.n, o.full);
     if (rc == A4W4_EXIT_PASS)
+        plan_sequence(&o, &p, &sc);
+    if (rc == A4W4_EXIT_PASS)
         rc = claim_out_dir(&o, &p, argc, argv);
     if (rc == A4W4_EXIT_PASS) {
         a4w4_run_settings rs = settings(&o);
         p.header = a4w4_run_header(&p, &rs, a4w4_backends_contracts_json);
+        char seq[512];
+        a4w4_statecheck_describe(&sc, seq, sizeof seq);
+        if (p.header && !cJSON_AddStringToObject(p.header, "call_sequence", seq)) {
+            cJSON_Delete(p.header);
+            p.header = NULL;
+        }
         if (o.keep_dir && p.header)
             rc = a4w4_run_keep_prepare(&p, o.keep_dir, o.keep_max_mb * 1048576.0, o.shard.i,
                                        o.shard.n, o.full, o.quiet);
@@ -332,7 +364,7 @@ int cmd_run(int argc, char **argv)
                     t.first_dropped);
     }
     if (rc == A4W4_EXIT_PASS)
-        rc = run_items(&o, &p);
+        rc = run_items(&o, &p, &sc);
     if (rc == A4W4_EXIT_PASS)
         rc = a4w4_run_finish(&p, &(a4w4_run_end){o.out_dir, o.known, o.save_dir, o.quiet});
     a4w4_dir_unlock(p.lock_fd);

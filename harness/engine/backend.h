@@ -123,6 +123,15 @@ typedef struct {
                    int *asm_layout, char *err, size_t errlen);
     /* A4W4_OK, A4W4_EUNSUPPORTED (verdict n/a, why says the rule) or another status. */
     int (*run)(void *ctx, const a4w4_run_args *a);
+    /* Optional (plugins): the call sequence (engine/statecheck.h): calls[0..n) (n <= 16) in
+     * this order into one instance of the kernel in one process (an isolated plugin: one
+     * child for all of them; in-process: the instance the run's other calls use), each
+     * call's status into rcs[i]: A4W4_OK, A4W4_EUNSUPPORTED, an error, or for the call
+     * that died A4W4_RUN_CRASHED / A4W4_RUN_TIMEOUT and for the calls after it
+     * A4W4_RUN_SKIP (why set for each); each call's a->breach (when not NULL) gets its
+     * writes into its operands, checked against a->inputs right after that call where the
+     * writes land. A4W4_OK, or a status when nothing ran. */
+    int (*run_sequence)(void *ctx, const a4w4_run_args *calls, size_t n, int *rcs);
     /* Optional, for backends whose results were made before the run (bundle:DIR): called
      * once by `run` after prepare, with the run's identity and the names of every item of
      * its matrix (all shards). Nonzero with one line in err when the stored results cannot

@@ -7,6 +7,7 @@
 #include "gen.h"
 #include "integrity.h"
 #include "runner.h"
+#include "runner_internal.h"
 #include "sample_oracles.h"
 
 /* The calibration case: normal regime, 64 x 512 x 4096 (2^27 MACs): above the oracles' one-thread
@@ -35,7 +36,8 @@ static void calibration_case(a4w4_case *c)
  * poisoned guards as the runner's, engine/integrity.h: a backend that writes past them
  * corrupts nothing here; the runner's own calls find and report it). */
 static int time_call(const a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d,
-                     const a4w4_sample *s, double *sec, char *why, size_t whylen)
+                     const a4w4_sample *s, double *sec, char *why, size_t whylen,
+                     a4w4_out_buf *keep)
 {
     a4w4_out_buf y;
     if (a4w4_out_alloc(&y, s->full ? c->M : s->nrows, s->full ? c->N : s->ncols))
@@ -46,17 +48,44 @@ static int time_call(const a4w4_backend *b, const a4w4_case *c, const a4w4_case_
     double t0 = a4w4_now();
     int rc = b->type->run(b->ctx, &a);
     *sec = a4w4_now() - t0;
-    a4w4_out_free(&y);
+    if (keep)
+        *keep = y;
+    else
+        a4w4_out_free(&y);
     return rc;
+}
+
+/* Judge the outputs y of the calibration's first call of backend bi on sample s of case c
+ * (data d) under the contract b holds c to, into rt (statecheck.h reports it). */
+static void judge_calibration(const a4w4_backend *b, size_t bi, const a4w4_case *c,
+                              const a4w4_case_data *d, const a4w4_sample *s,
+                              const uint16_t *y, a4w4_rates *rt)
+{
+    a4w4_contract own;
+    const a4w4_contract *k = run_case_contract(b, c, &own, NULL, 0);
+    a4w4_oracles o;
+    a4w4_comparison cmp;
+    a4w4_judge_grid g = run_grid_of(s);
+    if (!k || a4w4_oracles_compute(d, s, &o))
+        return;
+    if (!a4w4_judge_contract(&cmp, &g, k, &o, y, NULL)) {
+        rt->cal_judged[bi] = 1;
+        rt->cal_bound[bi] = cmp.has_bound;
+        rt->cal_checked[bi] = cmp.checked;
+        rt->cal_mismatches[bi] = cmp.mismatches;
+    }
+    a4w4_oracles_free(&o);
 }
 
 /* Seconds per MAC of backend b on the calibration data (full: its every output). First one
  * call on a CAL_ROWS x CAL_COLS sample: a backend slower than CAL_SMALL_S there (a
  * ground-truth kernel, an isolated plugin's process start) is rated by that call, so that
  * its calibration stays short; the others by the faster of two calls over the whole case. */
-static int rate_backend(const a4w4_backend *b, const a4w4_case *c, const a4w4_case_data *d,
-                        const a4w4_sample *full, double *s_per_mac, char *err, size_t errlen)
+static int rate_backend(const a4w4_backend *b, size_t bi, const a4w4_case *c,
+                        const a4w4_case_data *d, const a4w4_sample *full, a4w4_rates *rt,
+                        char *err, size_t errlen)
 {
+    double *s_per_mac = &rt->run_s_per_mac[bi];
     size_t rows[CAL_ROWS], cols[CAL_COLS];
     for (size_t i = 0; i < CAL_ROWS; i++)
         rows[i] = i * (c->M / CAL_ROWS);
@@ -66,10 +95,16 @@ static int rate_backend(const a4w4_backend *b, const a4w4_case *c, const a4w4_ca
     const double k = (double)c->K;
     char why[512] = "";
     double sec = 0, best = 1e30;
-    int rc = time_call(b, c, d, &small, &sec, why, sizeof why);
+    a4w4_out_buf y = {0};
+    int judge = b->type->run_sequence != NULL; /* a plugin's first call: judged (statecheck.h) */
+    int rc = time_call(b, c, d, &small, &sec, why, sizeof why, judge ? &y : NULL);
+    if (judge && rc == A4W4_OK)
+        judge_calibration(b, bi, c, d, &small, y.y, rt);
+    if (judge)
+        a4w4_out_free(&y);
     *s_per_mac = sec / (CAL_ROWS * CAL_COLS * k);
     for (int rep = 0; rep < 2 && rc == A4W4_OK && sec < CAL_SMALL_S; rep++) {
-        rc = time_call(b, c, d, full, &sec, why, sizeof why);
+        rc = time_call(b, c, d, full, &sec, why, sizeof why, NULL);
         best = sec < best ? sec : best;
         *s_per_mac = best / ((double)c->M * (double)c->N * k);
     }
@@ -117,7 +152,7 @@ int a4w4_budget_calibrate(const a4w4_runner *r, a4w4_rates *rt, char *err, size_
         const a4w4_backend *b = &r->backends[i];
         if (!b->type->run || (r->dev && b->type->run_device) || b->type->full_outputs)
             continue; /* judged on the device, or outputs computed elsewhere */
-        rc = rate_backend(b, &c, &d, &s, &rt->run_s_per_mac[i], err, errlen);
+        rc = rate_backend(b, i, &c, &d, &s, rt, err, errlen);
     }
     if (rc == A4W4_OK || d.a_fp4.data)
         a4w4_case_data_free(&d);

@@ -428,6 +428,8 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
         e->has_cost = 1; /* the case's shared work (before e can move: the list grows) */
         e->cost_ms = (t0 - t_case) * 1e3;
         st = run_backends(r, c, &d, &s, &co.j, &src, out);
+        if (st == A4W4_ST_OK)
+            st = run_statecheck(r, c, out);
         if (T)
             T->kernels_s += a4w4_now() - t0;
         annotate_entries(c, out, first);

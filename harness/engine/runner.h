@@ -32,7 +32,18 @@ typedef struct {
     double oracle_s_per_mac, gen_s_per_element;
     double run_s_per_mac[64];
     double calibrate_s; /* the calibration's own wall */
+    /* The calibration's first call of each backend with a run_sequence (plugins), judged like
+     * any other call (engine/statecheck.h reports it in the backend's call-sequence entry):
+     * cal_judged[i] 1 when judged (0: not called, or no contract for the shape), its
+     * outputs checked and those that differ, cal_bound[i] 1 when judged within a bound. */
+    int cal_judged[64], cal_bound[64];
+    size_t cal_checked[64], cal_mismatches[64];
 } a4w4_rates;
+
+/* The calibration case and the outputs of its first call, in words. */
+#define A4W4_CALIBRATION_SHAPE "64x512x4096, a 4x64 sample"
+
+struct a4w4_statecheck;
 
 /* The whole-run budget (a4w4_budget_plan_make): which cases of this shard get every output
  * checked on the host. cases[i] is checked in full when full[i]; est_s[i] its estimate. */
@@ -96,6 +107,9 @@ typedef struct {
      * backends with device forms (engine/devjudge.h) */
     const a4w4_devjudge *dev;
     a4w4_stage_times *stages; /* accumulated when not NULL */
+    /* the call sequence (engine/statecheck.h): recorded with its first case's item; NULL or
+     * !have: none */
+    const struct a4w4_statecheck *seq;
 } a4w4_runner;
 
 #define A4W4_MAX_TIMEOUTS_DEFAULT 2

@@ -1,6 +1,7 @@
 /* runner_internal.h — what the runner's stages share (runner.c, run_gemm.c, run_bytes.c,
  * run_device.c, run_golden.c): a case's judging, a GEMM run's state, and the helpers each
- * stage calls. Internal to the engine's runner: nothing outside those files includes it. */
+ * stage calls. Internal to the engine's runner: nothing outside those files (and budget.c,
+ * statecheck.c) includes it. */
 #ifndef A4W4_RUNNER_INTERNAL_H
 #define A4W4_RUNNER_INTERNAL_H
 
@@ -113,6 +114,11 @@ void run_case_oracles_close(case_oracles *co);
 /* A4W4_ST_BADINPUT with err = the first refusal's note when an entry of first.. refused its
  * result (another matrix's outputs), else A4W4_ST_OK. */
 a4w4_hstatus run_refusals(const a4w4_entry_list *out, size_t first, char *err, size_t errlen);
+
+/* ---- statecheck.c ---- */
+/* When c is the call sequence's first case (r->seq, engine/statecheck.h): one entry per
+ * backend with a run_sequence appended to out. A4W4_ST_OK or A4W4_ST_NOMEM. */
+a4w4_hstatus run_statecheck(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out);
 
 /* ---- run_gemm.c ---- */
 /* The contract backend b holds case c to (contracts §4.1, §4.2): the first of its rules that

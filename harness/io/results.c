@@ -124,6 +124,18 @@ static void add_departures(const cJSON *doc, const char *verdict, char *reason, 
     }
 }
 
+/* A call sequence (docs/backends.md "Call sequences") the run turned off or could not make,
+ * said in the verdict line: "; call sequence off (--no-call-sequence): ...". */
+static void add_call_sequence(const cJSON *doc, char *reason, size_t len)
+{
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(doc, "call_sequence");
+    size_t k = strlen(reason);
+    if (!cJSON_IsString(cs) || k >= len ||
+        (strncmp(cs->valuestring, "off", 3) && strncmp(cs->valuestring, "not run", 7)))
+        return;
+    snprintf(reason + k, len - k, "; call sequence %s", cs->valuestring);
+}
+
 /* The one-line reason for verdict v. */
 static void reason_text(char *r, size_t len, a4w4_doc_verdict v, double fails,
                         const a4w4_completeness *c, const char *unchecked, const char *few,
@@ -276,6 +288,7 @@ a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c)
     add_aborted(cases, reason, sizeof reason);
     add_known(n, reason, sizeof reason);
     add_departures(doc, verdict_text[v], reason, sizeof reason);
+    add_call_sequence(doc, reason, sizeof reason);
     static const char *const keys[3] = {"verdict", "verdict_reason", "counts"};
     for (int i = 0; i < 3; i++)
         cJSON_DeleteItemFromObjectCaseSensitive(doc, keys[i]);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -86,9 +87,17 @@ static int golden_needs(const cJSON *header, const char *b, int case_bundle)
     return !strcmp(b, "oracle") || (case_bundle && !(c && !strcmp(c, "bytes")));
 }
 
-/* Each entry of the line of item nm names nm and one of the header's backends (a capture's:
- * "capture:<op>", or "capture" for an empty --captures directory), none twice (a capture
- * has one entry per tensor), counted into count[].
+/* 1 when entry name en is the call-sequence entry of item nm ("nm/call-sequence"). */
+static int is_sequence(const char *en, const char *nm)
+{
+    size_t L = strlen(nm);
+    return !strncmp(en, nm, L) && !strcmp(en + L, A4W4_SEQ_SUFFIX);
+}
+
+/* Each entry of the line of item nm names nm (or is a backend's call-sequence entry of nm,
+ * one per backend) and one of the header's backends (a capture's: "capture:<op>", or
+ * "capture" for an empty --captures directory), none twice (a capture has one entry per
+ * tensor), counted into count[] (call-sequence entries not).
  * *case_bundle: the oracle entry is of a GEMM (N > 0) and did not fail on bad input. 0, or
  * -1 with why. */
 static int entries_known(const cJSON *header, const char *nm, const cJSON *entries, int capture,
@@ -96,9 +105,19 @@ static int entries_known(const cJSON *header, const char *nm, const cJSON *entri
 {
     const cJSON *e;
     int k = 0;
+    uint64_t seq_seen = 0; /* backends (below 64) with a call-sequence entry */
     cJSON_ArrayForEach(e, entries) {
         const char *en = jstr_of(e, "name"), *b = jstr_of(e, "backend");
         int i = b ? backend_index(header, b) : -1;
+        if (en && b && !capture && i >= 0 && i < 64 && is_sequence(en, nm)) {
+            if (seq_seen & (1ull << i)) {
+                snprintf(why, len, "backend '%.80s' has two call-sequence entries", b);
+                return -1;
+            }
+            seq_seen |= 1ull << i;
+            k++;
+            continue;
+        }
         if (!en || strcmp(en, nm) || !b) {
             snprintf(why, len, "entry %d names case '%.80s', not the line's", k, en ? en : "?");
             return -1;

@@ -62,6 +62,11 @@ a4w4_hstatus a4w4_stream_open(a4w4_stream *st, const char *dir, const cJSON *hea
                               int resume, cJSON **done, a4w4_stream_tally *t, char *err,
                               size_t errlen);
 
+/* The name of a backend's call-sequence entry (engine/statecheck.h), recorded in the line of
+ * the sequence's first case NAME as "NAME" A4W4_SEQ_SUFFIX: one per backend at most, beside
+ * that backend's entry for NAME. */
+#define A4W4_SEQ_SUFFIX "/call-sequence"
+
 /* Append one finished case and fsync. A4W4_ST_OK, or A4W4_ST_IO / A4W4_ST_NOMEM (err set). */
 a4w4_hstatus a4w4_stream_case(a4w4_stream *st, const char *name, const cJSON *entries,
                               char *err, size_t errlen);

@@ -9,6 +9,12 @@ manifest records the reading of E8M0 scale code 0 the kernel declares (--e8m0-co
 kernel's own; contracts §1) as "e8m0_code0": the harness judges cases holding code 0 under it,
 and an undeclared kernel's under both readings (a match of one only is ambiguous).
 
+The first case written is run again after the last one, in the same process (docs/backends.md
+"Call sequences"): when its outputs differ from its first call's (a warm-up bug, a cache that
+went stale), or the repeat fails, the case is listed as failed with both calls named and its
+file is removed, so `run --backend bundle:OUT` fails it. Not for a bounded(S) contract (its
+outputs may differ from call to call within the bound) nor for discover's probe rounds.
+
 A module:function kernel (a runner) is called as kernels.call_runner says: every input tensor
 of the case's operand bundle as a keyword (torch uint8 on the device), no M, N, K, and never the
 expected values (y_exact, any y_*: they stay out of everything the kernel is handed, see
@@ -203,6 +209,32 @@ def _run_case(kern: kernels.Kernel, path: str, device: str) -> tuple[dict[str, s
     return b.meta, kernels.y_bits(kern.run(b.tensors, (M, N, K), device), M, N)
 
 
+def _repeat_first(kern: kernels.Kernel, paths: dict[str, str], out: str, device: str,
+                  written: list[str], failed: dict[str, str]) -> None:
+    """The call sequence the file-based path allows (docs/backends.md "Call sequences"): the
+    first case written runs again, in this process, after every other case; when the repeat
+    fails or its outputs differ from the first call's, that case moves from written to failed
+    (its file removed), the reason naming both calls."""
+    if not written:
+        return
+    name, n = written[0], len(paths) + 1
+    after = f"after {written[-1]}" if len(written) > 1 else "right after its first call"
+    first = bundle.load_output(os.path.join(out, bundle.file_name(name))).tensors["y"]
+    try:
+        y = _run_case(kern, paths[name], device)[1]
+    except Exception as e:  # the repeat is this case's call like any other
+        failed[name] = (f"call {n} in one process, {name} again {after}, failed: "
+                        + " ".join(f"{type(e).__name__}: {e}".split()))
+    else:
+        differ = int((y != first).sum())
+        if differ:
+            failed[name] = (f"call {n} in one process, {name} again {after}, differs from its "
+                            f"first call (call 1): {differ} of {y.size} outputs")
+    if name in failed:
+        written.remove(name)
+        os.remove(os.path.join(out, bundle.file_name(name)))
+
+
 def _same_dir(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -248,6 +280,10 @@ def run(args: argparse.Namespace) -> int:
         except Exception as e:  # the kernel's failure is this case's, the rest go on
             failed[name] = " ".join(f"{type(e).__name__}: {e}".split())
         progress.case_done(done, name, "x".join(meta.get(k, "?") for k in ("M", "N", "K")))
+    # discover's probe rounds are read by discover, never judged; a bounded(S) kernel's
+    # outputs may differ from call to call within its bound, which only the harness can judge
+    if not probes and "bounded" not in contract:
+        _repeat_first(kern, paths, args.out, device, written, failed)
     bundle.write_outputs_manifest(args.out, kernel=kern.name, contract=contract,
                                   matrix_hash=manifest.get("matrix_hash", ""),
                                   tool_version=manifest.get("tool_version", ""),

@@ -49,6 +49,15 @@ def every(a_fp4, a_scale, w_fp4, w_scale, a_scale_shuffled=None, w_fp4_shuffled=
     CALLS.append("every")
     return _y(a_fp4, a_scale, w_fp4, w_scale)
 
+FIRST = []
+
+def first_call(a_fp4, a_scale, w_fp4, w_scale, **rest):  # one bf16 ULP off on its first call
+    y = _y(a_fp4, a_scale, w_fp4, w_scale)
+    if not FIRST:
+        FIRST.append(1)
+        y = (y.view(torch.int16) + 1).view(torch.bfloat16)
+    return y
+
 def cheat(**t):  # returns the answer it is handed
     return t["y_exact"]
 
@@ -62,7 +71,7 @@ def cheat_frames(**t):  # walks up the calling frames for anything holding the a
         f = f.f_back
     raise LookupError("no y_exact within reach")
 
-for _f in (good, explicit, no_rest, positional, every, cheat, cheat_frames):
+for _f in (good, explicit, no_rest, positional, every, first_call, cheat, cheat_frames):
     _f.a4w4_contract = "exact"
 '''
 
@@ -95,8 +104,8 @@ def test_a_runner_gets_every_input_tensor_as_a_keyword_and_nothing_else(opsdir, 
                                                                          runners):
     d, want = opsdir
     assert run(d, tmp_path, "runners_t:good") == 0
-    assert runners.CALLS == [["a_scale_shuffled", "w_fp4_shuffled", "w_scale_swizzled"],
-                             ["a_scale_shuffled"]]
+    one = ["a_scale_shuffled", "w_fp4_shuffled", "w_scale_swizzled"]  # "one" again at the end
+    assert runners.CALLS == [one, ["a_scale_shuffled"], one]
     m = manifest(tmp_path)
     assert m["cases"] == ["one", "n24"] and m["failed"] == {}
     for name, (_, y) in want.items():
@@ -105,7 +114,17 @@ def test_a_runner_gets_every_input_tensor_as_a_keyword_and_nothing_else(opsdir, 
 
 def test_a_runner_naming_every_input_with_defaults_is_accepted(opsdir, tmp_path, runners):
     assert run(opsdir[0], tmp_path, "runners_t:every") == 0
-    assert runners.CALLS == ["every", "every"]
+    assert runners.CALLS == ["every", "every", "every"]
+
+
+def test_a_runner_wrong_on_its_first_call_fails_that_case_by_the_repeat(opsdir, tmp_path,
+                                                                         runners):
+    assert run(opsdir[0], tmp_path, "runners_t:first_call") == 1
+    m = manifest(tmp_path)
+    assert m["cases"] == ["n24"] and list(m["failed"]) == ["one"]
+    assert m["failed"]["one"] == ("call 3 in one process, one again after n24, differs from "
+                                  "its first call (call 1): 32 of 32 outputs")
+    assert not (tmp_path / bundle.file_name("one")).exists()
 
 
 @pytest.mark.parametrize("name,why", [

@@ -50,13 +50,14 @@ code "$CLI" compare two two --format json --pair "$bad=cpu-fallback"
 python3 - out.txt <<'PY' || fail "--pair bad=good: wrong totals"
 import json, sys
 t = json.load(open(sys.argv[1]))["totals"]
-assert t["new_failures"] == 0 and t["fixed"] == 3 and t["unpaired"] == 6, t
+# unpaired: the oracle entries on each side and the plugin's call sequence on each side
+assert t["new_failures"] == 0 and t["fixed"] == 3 and t["unpaired"] == 8, t
 PY
 code "$CLI" compare two two --format json --pair "cpu-fallback=$bad"
 [ "$rc" = 1 ] || { cat err.txt; fail "--pair good=bad: exit $rc, expected 1 (new failures)"; }
 python3 - out.txt <<'PY' || fail "--pair good=bad: wrong totals"
 import json, sys
 t = json.load(open(sys.argv[1]))["totals"]
-assert t["new_failures"] == 3 and t["fixed"] == 0 and t["unpaired"] == 6, t
+assert t["new_failures"] == 3 and t["fixed"] == 0 and t["unpaired"] == 8, t
 PY
 echo "compare_losses: losses exit 5; --pair either way counts only its two paths"

@@ -33,6 +33,19 @@ code "$CLI" run --cases c.csv --no-golden --quiet --out failing --backend "$REF"
 grep -q "^a4w4check run: FAIL under a contract that rounds every add toward zero ($REF)$" err.txt ||
   { cat err.txt; fail "the failing run does not name the departure"; }
 
+# a kernel truncating its fp32 total to bf16 (the classic bug; tests/plugins/gt/gt_finalrz.c),
+# declaring tree(final=rz), passes bit for bit, and every verdict line says it truncates
+FRZ="plugin:$P/liba4w4_gt_finalrz_plugin.so"
+code "$CLI" run --cases c.csv --no-golden --quiet --out finalrz --backend "$FRZ"
+[ "$rc" = 0 ] || { cat err.txt; fail "the truncating kernel under tree(final=rz): exit $rc"; }
+grep -q "^a4w4check run: PASS under a contract that truncates the final bf16 rounding ($FRZ)$" err.txt ||
+  { cat err.txt; fail "the truncating kernel's closing line does not name the departure"; }
+grep -q "PASS under a contract that truncates the final bf16 rounding ($FRZ: declared by the backend)" finalrz/summary.md ||
+  fail "summary.md does not name the truncation"
+code "$CLI" run --cases c.csv --no-golden --quiet --out finalrz-ord --backend "$FRZ" \
+  --contract "$FRZ=ordered(1)"
+[ "$rc" = 1 ] || { cat err.txt; fail "the truncating kernel judged ordered(1): exit $rc, expected 1"; }
+
 python3 - "$RZ" "$REF" <<'PY' || fail "results.json does not record them (above)"
 import json, sys
 rz, ref = sys.argv[1:]

@@ -156,12 +156,20 @@ static int gt_gemm(void *state, const a4w4_plugin_gemm_args *a)
     return 0;
 }
 
+/* A kernel file may define GT_GEMM as its own entry point (state kept between calls, then
+ * gt_gemm), declared here so that the info struct can name it. */
+#ifdef GT_GEMM
+static int GT_GEMM(void *state, const a4w4_plugin_gemm_args *a);
+#else
+#define GT_GEMM gt_gemm
+#endif
+
 #ifdef GT_MISDECLARED
 static const a4w4_plugin_info gt_info = {A4W4_PLUGIN_ABI_VERSION, GT_NAME " declared ordered(1)",
-                                         "ordered(1)", 0, NULL, gt_gemm, NULL};
+                                         "ordered(1)", 0, NULL, GT_GEMM, NULL};
 #else
 static const a4w4_plugin_info gt_info = {A4W4_PLUGIN_ABI_VERSION, GT_NAME, GT_CONTRACT, 0, NULL,
-                                         gt_gemm, NULL};
+                                         GT_GEMM, NULL};
 #endif
 
 A4W4_PLUGIN_EXPORT const a4w4_plugin_info *a4w4_plugin_query(void)
