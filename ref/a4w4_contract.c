@@ -281,12 +281,16 @@ static int tree_item(const char *text, const char *s, size_t len, a4w4_tree *t, 
     return A4W4_OK;
 }
 
-/* 1 when s[0..len) never closes more '(' than it opened and closes every one. */
+/* 1 when s[0..len) never closes more '(' than it opened, closes every one, and opens one
+ * outside all others only as a value of sum= (the general form's nodes). */
 static int balanced(const char *s, size_t len)
 {
     long depth = 0;
-    for (size_t i = 0; i < len && depth >= 0; i++)
+    for (size_t i = 0; i < len && depth >= 0; i++) {
+        if (s[i] == '(' && depth == 0 && (i < 4 || memcmp(s + i - 4, "sum=", 4)))
+            return 0;
         depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+    }
     return depth == 0;
 }
 

@@ -57,7 +57,7 @@ Test(sumtree_parse, refuses_each_rule_with_one_line_naming_it)
         {"tree(sum=(01,1))", "leading zero"},
         {"tree(sum=((0,1)2))", "','-separated"},
         {"tree(sum=(0,1)2)", "text after the root"},
-        {"tree(sum=(0,1),(2))", "unknown key '(2)'"},
+        {"tree(sum=(0,1),(2))", "nothing after ')'"},
         {"tree(sum=0)", "the value is one node"},
         {"tree(sum=(0,1)", "nothing after ')'"},
         {"tree(sum=(0,1)))", "nothing after ')'"},
