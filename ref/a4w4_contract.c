@@ -41,8 +41,11 @@ int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen)
         return errf(err, errlen, A4W4_EINVAL, "prec=%u: prec is 0 or 8..64", t->prec);
     if ((unsigned)t->order > 1 || (unsigned)t->reduce > 1 || (unsigned)t->round > 1 ||
         (unsigned)t->acc > 1 || (unsigned)t->combine > 1 || (unsigned)t->final > 1 ||
-        (unsigned)t->lround > 1 || (unsigned)t->lanecomb > 1)
+        (unsigned)t->lround > 1 || (unsigned)t->lanecomb > 2)
         return errf(err, errlen, A4W4_EINVAL, "a key holds a value outside its set");
+    if (t->lanecomb == A4W4_REDUCE_XOR && (t->lanes < 2 || (t->lanes & (t->lanes - 1))))
+        return errf(err, errlen, A4W4_EINVAL, "lanecomb=xor: the xor shuffle needs lanes a "
+                    "power of two, 2 or more (lanes=%u)", t->lanes);
     if (t->lanes < 1 || t->lanes > A4W4_TREE_LANES_MAX)
         return errf(err, errlen, A4W4_EINVAL, "lanes=%u: lanes is 1..%u", t->lanes,
                     A4W4_TREE_LANES_MAX);
@@ -198,7 +201,11 @@ static int set_key(a4w4_tree *t, size_t key, const char *v, size_t len, const ch
     case 8:
     case 13:
         *why = key == 3 ? "reduce is chain or pairwise" : key == 8 ? "combine is chain or pairwise"
-                                                                   : "lanecomb is chain or pairwise";
+                                                                   : "lanecomb is chain, pairwise or xor";
+        if (key == 13 && is(v, len, "xor")) {
+            t->lanecomb = A4W4_REDUCE_XOR;
+            return 0;
+        }
         if (parse_word(v, len, "chain", "pairwise", &w))
             return -1;
         *(key == 3 ? &t->reduce : key == 8 ? &t->combine : &t->lanecomb) =
@@ -412,7 +419,7 @@ static int put(char *buf, size_t len, size_t *o, const char *fmt, ...)
 
 static int format_tree(const a4w4_tree *t, char *buf, size_t len, size_t *o)
 {
-    static const char *const red[2] = {"chain", "pairwise"}, *const rnd[2] = {"rne", "rz"};
+    static const char *const red[3] = {"chain", "pairwise", "xor"}, *const rnd[2] = {"rne", "rz"};
     if (t->sum_blocks) { /* the general form: its node keys, then the tree */
         int bad = put(buf, len, o, "tree(prec=%u,round=%s,acc=%s,final=%s%s,sum=", t->prec,
                       rnd[t->round], t->acc ? "bf16" : "fp32", rnd[t->final],

@@ -292,6 +292,16 @@ static float split_value(const a4w4_dot_operands *op, size_t k0, size_t k1, cons
     }
     if (used == 1 && L == 1)
         return lanes[0];
+    if (t->lanecomb == A4W4_REDUCE_XOR) { /* every lane, empty ones +0; lane 0 needs [0, x) */
+        for (size_t l = used; l < L; l++)
+            lanes[l] = 0.0f;
+        for (size_t x = L / 2; x >= 1; x /= 2)
+            for (size_t l = 0; l < x; l++) {
+                float in[2] = {lanes[l], lanes[l + x]};
+                lanes[l] = node(in, 2, t);
+            }
+        return lanes[0];
+    }
     if (t->lanecomb == A4W4_REDUCE_PAIRWISE)
         return pairwise(lanes, used, t);
     float acc = 0.0f;

@@ -47,8 +47,9 @@
 
 typedef enum { A4W4_ORDER_ASC = 0, A4W4_ORDER_DESC = 1 } a4w4_tree_order;
 /* How a list of values is reduced (the tree's reduce and combine keys): chain from +0, or
- * pairwise level by level (contracts §4.2). */
-typedef enum { A4W4_REDUCE_CHAIN = 0, A4W4_REDUCE_PAIRWISE = 1 } a4w4_tree_reduce;
+ * pairwise level by level; for lanecomb only, xor: the shuffle v[l] = node(v[l], v[l ^ x]),
+ * x = L/2 .. 1, lane 0's value (contracts §4.2 rule 1a). */
+typedef enum { A4W4_REDUCE_CHAIN = 0, A4W4_REDUCE_PAIRWISE = 1, A4W4_REDUCE_XOR = 2 } a4w4_tree_reduce;
 /* Rounding of a node result and of the final bf16: to nearest even, or toward zero. */
 typedef enum { A4W4_ROUND_RNE = 0, A4W4_ROUND_RZ = 1 } a4w4_tree_round;
 /* The accumulator format node results are rounded to: fp32, or bf16 (8 significand bits,
@@ -73,7 +74,7 @@ typedef struct {
     a4w4_tree_round final;    /* rounding of the accumulator value to bf16 */
     unsigned lanes;           /* L >= 1: accumulators inside a split (interleaved, strided) */
     unsigned chunk;           /* elements dealt to one lane at a time (a multiple of 32) */
-    a4w4_tree_reduce lanecomb; /* how a split's lane values are reduced */
+    a4w4_tree_reduce lanecomb; /* how a split's lane values are reduced (xor: L a power of 2) */
     unsigned tile;            /* 0, or T: splits of T elements each (instead of split) */
     unsigned sum_blocks;      /* 0; or n: the general form over n blocks (K = 32 n only) */
     size_t nsum;              /* tokens in sum (0 without the general form) */

@@ -234,6 +234,14 @@ static void spell(text_buf *t, const char *key, size_t n, size_t split0, const c
         chain(t, split0, n, 1);
     } else if (!strcmp(key, "pairwise")) { /* node(+0, the split's pairwise value) */
         pairwise(t, 0, n);
+    } else if (!strcmp(key, "xor")) { /* lanes=8, lanecomb=xor: node(+0, lane 0 shuffled) */
+        static const int order[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+        static const char *const sep[8] = {"(((", ",", "),(", ",", ")),((", ",", "),(", ","};
+        for (int l = 0; l < 8; l++) { /* (((c0,c4),(c2,c6)),((c1,c5),(c3,c7))) */
+            put(t, sep[l]);
+            chain(t, (size_t)order[l], n, 8);
+        }
+        put(t, ")))");
     } else { /* lanes=2: node(+0, node(node(+0, lane 0), lane 1)) */
         put(t, "((");
         chain(t, 0, n, 2);
@@ -271,6 +279,42 @@ static void expect_same_outputs(const a4w4_case_data *d, const a4w4_case *c, con
     free(ys);
     free(fk);
     free(fs);
+}
+
+/* lanecomb=xor (contracts §4.2 rule 1a): 8 lanes shuffled v[l] + v[l ^ x], x = 4, 2, 1, are
+ * the sum tree (((c0,c4),(c2,c6)),((c1,c5),(c3,c7))) at K = 256 and 512, every regime. */
+Test(sumtree_keys, lanecomb_xor_is_the_xor_shuffle_of_its_sum_spelling)
+{
+    static const a4w4_regime regimes[] = {A4W4_REGIME_EXACT, A4W4_REGIME_NORMAL, A4W4_REGIME_WIDE,
+                                          A4W4_REGIME_SPECIAL, A4W4_REGIME_CODE0, A4W4_REGIME_TINY,
+                                          A4W4_REGIME_RANGE};
+    static const char *const variants[] = {"", "acc=bf16,final=rz,", "round=rz,prec=12,"};
+    for (size_t r = 0; r < sizeof regimes / sizeof regimes[0]; r++)
+        for (size_t K = 256; K <= 512; K += 256) {
+            a4w4_case c;
+            memset(&c, 0, sizeof c);
+            snprintf(c.name, sizeof c.name, "xor_%zu_%zu", r, K);
+            c.M = 5;
+            c.N = 9;
+            c.K = K;
+            c.regime = regimes[r];
+            c.mode = A4W4_ROUND_UP;
+            snprintf(c.regime_text, sizeof c.regime_text, "r%d", (int)regimes[r]);
+            c.seed = 91 + r * 3 + K;
+            a4w4_sample s;
+            a4w4_case_data d;
+            cr_assert_eq(a4w4_sample_make(c.M, c.N, c.K, c.seed, c.name, 1, &s), A4W4_OK);
+            cr_assert_eq(a4w4_case_generate(&c, &s, &d), A4W4_OK, "generate %s", c.name);
+            for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+                char ktext[128];
+                text_buf st;
+                snprintf(ktext, sizeof ktext, "tree(%slanes=8,lanecomb=xor)", variants[v]);
+                spell(&st, "xor", K / 32, 0, variants[v]);
+                expect_same_outputs(&d, &c, ktext, st.s);
+            }
+            a4w4_case_data_free(&d);
+            a4w4_sample_free(&s);
+        }
 }
 
 Test(sumtree_keys, the_sum_spelling_of_ordered_2_pairwise_and_lanes_2_is_bit_identical)

@@ -32,4 +32,8 @@ PY
 printf 'name,M,N,K,regime,seed,tags\nw,64,64,1024,wide,2,\n' > m.csv
 code "$CLI" run --cases m.csv --no-golden --quiet --out r2 --backend "$MIS"
 [ "$rc" = 1 ] || fail "the butterfly declared ordered(1): exit $rc, expected 1"
+# the key lanecomb=xor spells it at every K (contracts §4.2 rule 1a): judged at K 512 and 1024
+code "$CLI" run --cases c.csv --no-golden --quiet --out r3 --backend "$BF" \
+  --contract "$BF=tree(lanes=8,lanecomb=xor)"
+[ "$rc" = 0 ] || fail "run --contract tree(lanes=8,lanecomb=xor): exit $rc: $(cat err.txt)"
 echo "FPRev: gt-butterfly found as per-shape sum trees, judged at them, other K not judged"

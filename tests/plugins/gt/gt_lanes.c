@@ -14,10 +14,10 @@
 #if defined(GT_BUTTERFLY)
 /* 8 lanes (block b into lane b mod 8, each chained from +0.0f), then the xor-shuffle
  * reduction of a wavefront: v[l] += v[l ^ 4], then ^ 2, then ^ 1, every lane at once; lane 0's
- * value. No key spells it (lanecomb=pairwise pairs neighbours); the general form does, one K
- * at a time: at K = 256 each lane holds one block (contracts §4.2 "The general form"). */
+ * value: lanecomb=xor (contracts §4.2 rule 1a; lanecomb=pairwise pairs neighbours). discover
+ * finds it as the general form, one sum tree per K (tests/cli/discover_fprev.sh). */
 #define GT_NAME "gt-butterfly"
-#define GT_CONTRACT "tree(sum=(((0,4),(2,6)),((1,5),(3,7))))"
+#define GT_CONTRACT "tree(lanes=8,lanecomb=xor)"
 #define GT_LANES 8
 #elif defined(GT_TILE)
 #define GT_NAME "gt-tiles256"
