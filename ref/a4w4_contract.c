@@ -41,8 +41,11 @@ int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen)
         return errf(err, errlen, A4W4_EINVAL, "prec=%u: prec is 0 or 8..64", t->prec);
     if ((unsigned)t->order > 1 || (unsigned)t->reduce > 1 || (unsigned)t->round > 1 ||
         (unsigned)t->acc > 1 || (unsigned)t->combine > 1 || (unsigned)t->final > 1 ||
-        (unsigned)t->lround > 1 || (unsigned)t->lanecomb > 1)
+        (unsigned)t->lround > 1 || (unsigned)t->lanecomb > 2)
         return errf(err, errlen, A4W4_EINVAL, "a key holds a value outside its set");
+    if (t->lanecomb == A4W4_REDUCE_XOR && (t->lanes < 2 || (t->lanes & (t->lanes - 1))))
+        return errf(err, errlen, A4W4_EINVAL, "lanecomb=xor: the xor shuffle needs lanes a "
+                    "power of two, 2 or more (lanes=%u)", t->lanes);
     if (t->lanes < 1 || t->lanes > A4W4_TREE_LANES_MAX)
         return errf(err, errlen, A4W4_EINVAL, "lanes=%u: lanes is 1..%u", t->lanes,
                     A4W4_TREE_LANES_MAX);
@@ -61,8 +64,20 @@ int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen)
         if (t->bounds[i] == 0 || t->bounds[i] % 32 || (i && t->bounds[i] <= t->bounds[i - 1]))
             return errf(err, errlen, A4W4_EINVAL, "split boundary %u: boundaries are strictly increasing "
                         "positive multiples of 32", (unsigned)t->bounds[i]);
+    if (t->sum_blocks || t->nsum) { /* the general form: the tree is the whole order */
+        if (G != 32 || t->order || t->fuse != 1 || t->reduce || t->split != 1 || t->nbounds ||
+            t->combine || t->lanes != 1 || t->chunk != 32 || t->lanecomb || t->tile)
+            return errf(err, errlen, A4W4_EINVAL, "sum: the sum tree is the whole order; only "
+                        "prec, round, acc, final and lround go with it");
+        int rc = a4w4_sumtree_check(t, err, errlen);
+        if (rc)
+            return rc;
+    }
     if (K == 0 || K % 32)
         return errf(err, errlen, A4W4_EINVAL, "K=%zu: K is a positive multiple of 32", K);
+    if (t->sum_blocks && K != 32 * (size_t)t->sum_blocks)
+        return errf(err, errlen, A4W4_EINVAL, "sum names %u blocks (K=%u), not K=%zu: a sum "
+                    "tree applies to one K", t->sum_blocks, 32 * t->sum_blocks, K);
     if (t->nbounds && t->bounds[t->nbounds - 1] >= K)
         return errf(err, errlen, A4W4_EINVAL, "split boundary %u is not below K=%zu",
                     (unsigned)t->bounds[t->nbounds - 1], K);
@@ -97,10 +112,12 @@ static int parse_uint(const char *s, size_t len, unsigned long long lo, unsigned
 
 static const char *const key_names[] = {"leaf",  "order",  "fuse",  "reduce", "prec",
                                         "round", "acc",    "split", "combine", "final",
-                                        "lround", "lanes", "chunk", "lanecomb", "tile"};
+                                        "lround", "lanes", "chunk", "lanecomb", "tile",
+                                        "sum"};
 #define NKEYS (sizeof key_names / sizeof key_names[0])
 #define KEY_LIST "leaf, order, fuse, reduce, prec, round, acc, split, combine, final, lround, " \
-                 "lanes, chunk, lanecomb, tile"
+                 "lanes, chunk, lanecomb, tile, sum"
+#define KEY_SUM 15
 
 /* v[0..len) equals word. */
 static int is(const char *v, size_t len, const char *word)
@@ -184,7 +201,11 @@ static int set_key(a4w4_tree *t, size_t key, const char *v, size_t len, const ch
     case 8:
     case 13:
         *why = key == 3 ? "reduce is chain or pairwise" : key == 8 ? "combine is chain or pairwise"
-                                                                   : "lanecomb is chain or pairwise";
+                                                                   : "lanecomb is chain, pairwise or xor";
+        if (key == 13 && is(v, len, "xor")) {
+            t->lanecomb = A4W4_REDUCE_XOR;
+            return 0;
+        }
         if (parse_word(v, len, "chain", "pairwise", &w))
             return -1;
         *(key == 3 ? &t->reduce : key == 8 ? &t->combine : &t->lanecomb) =
@@ -255,17 +276,49 @@ static int tree_item(const char *text, const char *s, size_t len, a4w4_tree *t, 
                      shown(text, c), key_names[key]);
     seen[key] = 1;
     const char *why = "";
+    if (key == KEY_SUM) {
+        char w[160];
+        if (a4w4_sumtree_parse(eq + 1, len - klen - 1, t, w, sizeof w))
+            return errf(err, errlen, A4W4_EINVAL, "%s: %s", shown(text, c), w);
+        return A4W4_OK;
+    }
     if (set_key(t, key, eq + 1, len - klen - 1, &why))
         return errf(err, errlen, A4W4_EINVAL, "%s: %.*s%s: %s", shown(text, c), (int)(len > 40 ? 37 : len),
                      s, len > 40 ? "..." : "", why);
     return A4W4_OK;
 }
 
+/* 1 when s[0..len) never closes more '(' than it opened, closes every one, and opens one
+ * outside all others only as a value of sum= (the general form's nodes). */
+static int balanced(const char *s, size_t len)
+{
+    long depth = 0;
+    for (size_t i = 0; i < len && depth >= 0; i++) {
+        if (s[i] == '(' && depth == 0 && (i < 4 || memcmp(s + i - 4, "sum=", 4)))
+            return 0;
+        depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+    }
+    return depth == 0;
+}
+
+/* The ',' ending the item at s (outside any parentheses: sum's nodes hold commas), or NULL
+ * when the item runs to end. */
+static const char *item_end(const char *s, const char *end)
+{
+    long depth = 0;
+    for (; s < end; s++) {
+        depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
+        if (*s == ',' && depth == 0)
+            return s;
+    }
+    return NULL;
+}
+
 static int parse_tree(const char *text, a4w4_contract *c, char *err, size_t errlen)
 {
     char q[96];
     size_t L = strlen(text);
-    if (L < 6 || text[L - 1] != ')' || strpbrk(text + 5, "()") != text + L - 1)
+    if (L < 6 || text[L - 1] != ')' || !balanced(text + 5, L - 6))
         return errf(err, errlen, A4W4_EINVAL, "%s: a tree is tree(key=value,...) with nothing after ')'",
                      shown(text, q));
     const char *ws = strpbrk(text, " \t\r\n\v\f");
@@ -278,7 +331,7 @@ static int parse_tree(const char *text, a4w4_contract *c, char *err, size_t errl
     const char *s = text + 5, *end = text + L - 1;
     if (s < end)
         for (;;) {
-            const char *comma = memchr(s, ',', (size_t)(end - s));
+            const char *comma = item_end(s, end);
             const char *stop = comma ? comma : end;
             if (tree_item(text, s, (size_t)(stop - s), &t, seen, err, errlen))
                 return A4W4_EINVAL;
@@ -289,8 +342,14 @@ static int parse_tree(const char *text, a4w4_contract *c, char *err, size_t errl
     if (t.lanes == 1 && (seen[12] || seen[13]))
         return errf(err, errlen, A4W4_EINVAL, "%s: chunk and lanecomb need lanes > 1 (one lane is "
                     "the split itself)", shown(text, q));
+    for (size_t k = 0; seen[KEY_SUM] && k < KEY_SUM; k++)
+        if (seen[k] && k != 4 && k != 5 && k != 6 && k != 9 && k != 10) /* prec round acc final lround */
+            return errf(err, errlen, A4W4_EINVAL, "%s: key %s does not go with sum (the sum tree is "
+                        "the whole order; only prec, round, acc, final and lround do)",
+                        shown(text, q), key_names[k]);
     char why[256];
     size_t K = t.nbounds ? (size_t)t.bounds[t.nbounds - 1] + 32 : 32; /* applies any bounds */
+    K = t.sum_blocks ? 32 * (size_t)t.sum_blocks : K;
     if (a4w4_tree_check(&t, K, why, sizeof why))
         return errf(err, errlen, A4W4_EINVAL, "%s: %s", shown(text, q), why);
     c->kind = A4W4_CONTRACT_TREE;
@@ -360,7 +419,17 @@ static int put(char *buf, size_t len, size_t *o, const char *fmt, ...)
 
 static int format_tree(const a4w4_tree *t, char *buf, size_t len, size_t *o)
 {
-    static const char *const red[2] = {"chain", "pairwise"}, *const rnd[2] = {"rne", "rz"};
+    static const char *const red[3] = {"chain", "pairwise", "xor"}, *const rnd[2] = {"rne", "rz"};
+    if (t->sum_blocks) { /* the general form: its node keys, then the tree */
+        int bad = put(buf, len, o, "tree(prec=%u,round=%s,acc=%s,final=%s%s,sum=", t->prec,
+                      rnd[t->round], t->acc ? "bf16" : "fp32", rnd[t->final],
+                      t->lround ? ",lround=rz" : "");
+        int w = bad ? -1 : a4w4_sumtree_format(t, buf + *o, len - *o);
+        if (w < 0)
+            return -1;
+        *o += (size_t)w;
+        return put(buf, len, o, ")");
+    }
     int bad = put(buf, len, o, "tree(leaf=%u,order=%s,fuse=%u,reduce=%s,prec=%u,round=%s,"
                   "acc=%s,split=", t->leaf, t->order ? "desc" : "asc", t->fuse, red[t->reduce],
                   t->prec, rnd[t->round], t->acc ? "bf16" : "fp32");
@@ -396,6 +465,7 @@ static int contract_ok(const a4w4_contract *c)
         size_t K = c->tree.nbounds && c->tree.nbounds <= A4W4_TREE_MAX_BOUNDS
                        ? (size_t)c->tree.bounds[c->tree.nbounds - 1] + 32
                        : 32;
+        K = c->tree.sum_blocks ? 32 * (size_t)c->tree.sum_blocks : K;
         return a4w4_tree_check(&c->tree, K, NULL, 0) == A4W4_OK;
     }
     default:

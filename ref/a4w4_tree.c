@@ -292,6 +292,16 @@ static float split_value(const a4w4_dot_operands *op, size_t k0, size_t k1, cons
     }
     if (used == 1 && L == 1)
         return lanes[0];
+    if (t->lanecomb == A4W4_REDUCE_XOR) { /* every lane, empty ones +0; lane 0 needs [0, x) */
+        for (size_t l = used; l < L; l++)
+            lanes[l] = 0.0f;
+        for (size_t x = L / 2; x >= 1; x /= 2)
+            for (size_t l = 0; l < x; l++) {
+                float in[2] = {lanes[l], lanes[l + x]};
+                lanes[l] = node(in, 2, t);
+            }
+        return lanes[0];
+    }
     if (t->lanecomb == A4W4_REDUCE_PAIRWISE)
         return pairwise(lanes, used, t);
     float acc = 0.0f;
@@ -365,10 +375,43 @@ static uint16_t to_bf16(float v, a4w4_tree_round mode)
     return (uint16_t)(a4w4_f32_bits(exact_round(&x, 8, mode)) >> 16);
 }
 
+/* The accumulator value of the general form (contracts §4.2 "The general form"): block b's
+ * leaf is its exact sum rounded once to fp32 with lround; a node of a inputs is node() of
+ * their values; the root node takes one more input, +0 (the accumulator's start). The
+ * prefix tokens are read from the last: a block pushes its leaf, a node pops its a inputs
+ * (the top of the stack is its first) and pushes its value. */
+static int sum_value(const a4w4_dot_operands *op, const a4w4_tree *t, float *value)
+{
+    float *stack = malloc((t->nsum + 1) * sizeof *stack), *in = malloc((t->nsum + 1) * sizeof *in);
+    size_t top = 0;
+    for (size_t i = t->nsum; stack && in && i-- > 0;) {
+        unsigned tok = t->sum[i];
+        if (!(tok & A4W4_SUMTREE_NODE)) {
+            stack[top++] = leaf_value(op, (size_t)tok * 32, 32, t->lround);
+            continue;
+        }
+        size_t a = tok & ~A4W4_SUMTREE_NODE;
+        for (size_t j = 0; j < a; j++)
+            in[j] = stack[top - 1 - j];
+        top -= a;
+        if (i == 0)
+            in[a++] = 0.0f; /* the root: the accumulator starts at +0 */
+        stack[top++] = node(in, a, t);
+    }
+    int rc = stack && in ? A4W4_OK : A4W4_ENOMEM;
+    if (rc == A4W4_OK)
+        *value = stack[0];
+    free(stack);
+    free(in);
+    return rc;
+}
+
 /* The accumulator value of one output (no NaN scale): every split's value, then combined:
  * chain, total = +0 then total = node(total, split value) in split order; or pairwise. */
 static int tree_value(const a4w4_dot_operands *op, const a4w4_tree *t, float *value)
 {
+    if (t->sum_blocks)
+        return sum_value(op, t, value);
     size_t n = a4w4_tree_splits(t, op->K, NULL, 0);
     size_t nleaf = op->K / (t->leaf < 32 ? t->leaf : 32) + 1;
     size_t *starts = malloc((n + 1) * sizeof *starts);

@@ -23,8 +23,9 @@
 #include "a4w4_gemm.h"
 
 /* The longest contract text, its terminating NUL included. The canonical text of every
- * contract the parser accepts fits (the limits below keep it under 900 bytes). */
-#define A4W4_CONTRACT_MAX 1024
+ * contract the parser accepts fits (the limits below keep it under 2200 bytes: a sum tree of
+ * 256 blocks and 512 nodes is at most 1944 bytes of brackets, digits and commas). */
+#define A4W4_CONTRACT_MAX 4096
 /* Explicit split boundaries of a tree: at most 63 (64 splits); each a multiple of 32 in
  * 32 .. A4W4_TREE_BOUND_MAX. */
 #define A4W4_TREE_MAX_BOUNDS 63
@@ -35,11 +36,20 @@
 /* L of tree(lanes=L): 1 .. 65536 accumulators inside a split. chunk and tile: positive
  * multiples of 32 up to A4W4_TREE_BOUND_MAX elements. */
 #define A4W4_TREE_LANES_MAX 65536u
+/* The general form tree(...,sum=(...)) (contracts §4.2 "The general form"): a fixed tree over
+ * the n = K/32 blocks of one output, n <= A4W4_SUMTREE_MAX_BLOCKS (K <= 8192), at most
+ * A4W4_SUMTREE_MAX_NODES nodes. Held as tokens in prefix order: a block index b (< n), or
+ * A4W4_SUMTREE_NODE | a for a node of a >= 1 inputs, the a subtrees following it. */
+#define A4W4_SUMTREE_MAX_BLOCKS 256u
+#define A4W4_SUMTREE_MAX_NODES 512u
+#define A4W4_SUMTREE_MAX_TOKENS (A4W4_SUMTREE_MAX_BLOCKS + A4W4_SUMTREE_MAX_NODES)
+#define A4W4_SUMTREE_NODE 0x8000u
 
 typedef enum { A4W4_ORDER_ASC = 0, A4W4_ORDER_DESC = 1 } a4w4_tree_order;
 /* How a list of values is reduced (the tree's reduce and combine keys): chain from +0, or
- * pairwise level by level (contracts §4.2). */
-typedef enum { A4W4_REDUCE_CHAIN = 0, A4W4_REDUCE_PAIRWISE = 1 } a4w4_tree_reduce;
+ * pairwise level by level; for lanecomb only, xor: the shuffle v[l] = node(v[l], v[l ^ x]),
+ * x = L/2 .. 1, lane 0's value (contracts §4.2 rule 1a). */
+typedef enum { A4W4_REDUCE_CHAIN = 0, A4W4_REDUCE_PAIRWISE = 1, A4W4_REDUCE_XOR = 2 } a4w4_tree_reduce;
 /* Rounding of a node result and of the final bf16: to nearest even, or toward zero. */
 typedef enum { A4W4_ROUND_RNE = 0, A4W4_ROUND_RZ = 1 } a4w4_tree_round;
 /* The accumulator format node results are rounded to: fp32, or bf16 (8 significand bits,
@@ -64,8 +74,11 @@ typedef struct {
     a4w4_tree_round final;    /* rounding of the accumulator value to bf16 */
     unsigned lanes;           /* L >= 1: accumulators inside a split (interleaved, strided) */
     unsigned chunk;           /* elements dealt to one lane at a time (a multiple of 32) */
-    a4w4_tree_reduce lanecomb; /* how a split's lane values are reduced */
+    a4w4_tree_reduce lanecomb; /* how a split's lane values are reduced (xor: L a power of 2) */
     unsigned tile;            /* 0, or T: splits of T elements each (instead of split) */
+    unsigned sum_blocks;      /* 0; or n: the general form over n blocks (K = 32 n only) */
+    size_t nsum;              /* tokens in sum (0 without the general form) */
+    uint16_t sum[A4W4_SUMTREE_MAX_TOKENS]; /* the tree, prefix order (above) */
 } a4w4_tree;
 
 typedef enum {
@@ -91,7 +104,10 @@ void a4w4_tree_defaults(a4w4_tree *t);
 /* Parse one contract text, strictly: "exact", "ordered(S)", "bounded", "bounded(S)" (S a
  * decimal 1..65536, no sign, no leading zero, no spaces), or "tree(key=value,...)" with the
  * keys of contracts §4.2 in any order, each at most once (omitted keys take ordered(1)'s
- * values). No whitespace anywhere. A4W4_OK with *c set, or A4W4_EINVAL with err = one line
+ * values), or the general form "tree(sum=(...),...)": a node is '(' then its inputs (block
+ * indices, decimals, or nodes), ','-separated, then ')'; only prec, round, acc, final and
+ * lround go with sum (contracts §4.2 "The general form"). No whitespace anywhere.
+ * A4W4_OK with *c set, or A4W4_EINVAL with err = one line
  * naming the text, the key and the rule (e.g. "contract 'tree(leaf=3)': leaf=3: leaf is one of
  * 1, 2, 4, 8, 16, 32"); *c is then untouched. */
 int a4w4_contract_parse(const char *text, a4w4_contract *c, char *err, size_t errlen);
@@ -100,7 +116,8 @@ int a4w4_contract_parse(const char *text, a4w4_contract *c, char *err, size_t er
  * "tree(leaf=..,order=..,fuse=..,reduce=..,prec=..,round=..,acc=..,split=..,combine=..,
  * final=..)" with every key, in that order, then lround=rz when set, lanes=L,chunk=C,
  * lanecomb=.. when L > 1, and tile=T when set (contracts §4.2: the later keys are written
- * only when they leave ordered(1)'s values). Returns the text's length, or -1 when it does not
+ * only when they leave ordered(1)'s values); the general form as "tree(prec=..,round=..,
+ * acc=..,final=..[,lround=rz],sum=(...))". Returns the text's length, or -1 when it does not
  * fit in len (buf then holds "") or c is not a valid contract. Parsing the text gives c back. */
 int a4w4_contract_format(const a4w4_contract *c, char *buf, size_t len);
 
@@ -108,9 +125,29 @@ int a4w4_contract_format(const a4w4_contract *c, char *buf, size_t len);
 int a4w4_contract_same(const a4w4_contract *a, const a4w4_contract *b);
 
 /* A4W4_OK when t is a valid tree (every field in its range) and applies to K (K a positive
- * multiple of 32; every explicit boundary below K); else A4W4_EINVAL with err, e.g. "split
- * boundary 4096 is not below K=4096". */
+ * multiple of 32; every explicit boundary below K; a general form's K = 32 * sum_blocks, its
+ * tokens one tree holding every block once, contracts §4.2 "The general form"); else
+ * A4W4_EINVAL with err, e.g. "split boundary 4096 is not below K=4096", "sum names 8 blocks
+ * (K=256), not K=512". */
 int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen);
+
+/* ---- the general form (contracts §4.2 "The general form"), ref/a4w4_sumtree.c ---------- */
+
+/* Read the value of sum=, v[0..len) ("((0,1),(2,3))": '(' then inputs, block indices or
+ * nodes, ','-separated, then ')'), into t->sum, t->nsum and t->sum_blocks (the largest index
+ * + 1). 0; or -1 with why = one line naming the offset or block and the rule (a malformed
+ * node, a block past A4W4_SUMTREE_MAX_BLOCKS, a block twice or missing, more than
+ * A4W4_SUMTREE_MAX_NODES nodes). */
+int a4w4_sumtree_parse(const char *v, size_t len, a4w4_tree *t, char *why, size_t whylen);
+
+/* A4W4_OK when t->sum is one tree (prefix tokens, root a node, every node with >= 1 input, at
+ * most A4W4_SUMTREE_MAX_NODES nodes) holding every block 0 .. sum_blocks-1 exactly once;
+ * else A4W4_EINVAL with err. */
+int a4w4_sumtree_check(const a4w4_tree *t, char *err, size_t errlen);
+
+/* The text of t->sum ("((0,1),2)") into buf[len]: its length, or -1 when it does not fit or
+ * the tokens are not one tree. */
+int a4w4_sumtree_format(const a4w4_tree *t, char *buf, size_t len);
 
 /* The splits of t over K (t checked for K): their count n, and when starts is not NULL the
  * first element of each split in starts[0..n) plus starts[n] = K (max >= n + 1 entries;

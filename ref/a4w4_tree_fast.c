@@ -123,7 +123,7 @@ a4w4_fast_tree_scratch *a4w4_fast_tree_scratch_new(unsigned mr)
 int a4w4_tree_fast_eligible(const a4w4_tree *t)
 {
     return t && (t->prec == 0 || t->fuse <= A4W4_TREE_FAST_PREC_FUSE_MAX) && t->lanes == 1 &&
-           t->leaf <= 32 && t->lround == A4W4_ROUND_RNE;
+           !t->sum_blocks && t->leaf <= 32 && t->lround == A4W4_ROUND_RNE;
 }
 
 /* ---- one node over every output of the tile -------------------------------------------- */

@@ -200,6 +200,44 @@ Test(api, every_contract_form, .timeout = 60)
     a4w4check_operands_free(o);
 }
 
+/* The general form (contracts §4.2): a chain over n blocks, its first node holding one
+ * block, "((((0),1),2),...)" into buf. */
+static void chain_sum(char *buf, size_t len, size_t n)
+{
+    size_t o = (size_t)snprintf(buf, len, "tree(sum=(");
+    for (size_t i = 0; i < n; i++)
+        buf[o++] = '(';
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)snprintf(buf + o, len - o, i ? ",%zu)" : "%zu)", i);
+    snprintf(buf + o, len - o, "))");
+}
+
+/* A sum tree judges at its K (the chain spelling of ordered(1) passes ordered(1)'s outputs);
+ * one whose canonical text does not fit a verdict's 1024 bytes is refused with one line. */
+Test(api, a_sum_tree_judges_and_one_too_long_for_the_verdict_is_refused, .timeout = 60)
+{
+    static char text[4096];
+    a4w4check_operands *o = gen("sum", 2, 32, 512, "normal", 5);
+    size_t n;
+    uint16_t *y = ordered1(o, &n);
+    chain_sum(text, sizeof text, 16);
+    a4w4check_verdict v = judge(o, y, n, text, A4W4CHECK_CODE0_BOTH);
+    cr_assert_eq(v.verdict, A4W4CHECK_PASS, "%s", v.line);
+    cr_assert(strstr(v.contract, ",sum=(((") && strstr(v.contract, "(0),1),2),"), "%s", v.contract);
+    free(y);
+    a4w4check_operands_free(o);
+    o = gen("long", 1, 32, 32 * 200, "normal", 6);
+    y = ordered1(o, &n);
+    chain_sum(text, sizeof text, 200);
+    char err[512] = "";
+    a4w4check_judge_opts opts = {text, A4W4CHECK_CODE0_BOTH, "test"};
+    cr_assert_eq(a4w4check_judge(o, y, n, &opts, &v, err, sizeof err), A4W4CHECK_EINVAL);
+    cr_assert(strstr(err, "longer than a verdict's 1023 bytes"), "%s", err);
+    cr_assert_null(strchr(err, '\n'));
+    free(y);
+    a4w4check_operands_free(o);
+}
+
 /* E8M0 code 0 (contracts §1): outputs under the 2^-127 reading are ambiguous when no reading
  * is declared, pass when 2^-127 is, fail when 2^-126 is. */
 Test(api, code0_reading, .timeout = 60)

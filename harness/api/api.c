@@ -143,6 +143,13 @@ static a4w4check_status contract_of(const a4w4check_judge_opts *opts, size_t K,
     if (k->kind == A4W4_CONTRACT_TREE && a4w4_tree_check(&k->tree, K, why, sizeof why))
         return fail(A4W4CHECK_EINVAL, err, errlen, "contract '%.300s': %s", opts->contract,
                     why);
+    char text[A4W4_CONTRACT_MAX];
+    int tl = a4w4_contract_format(k, text, sizeof text);
+    if (tl < 0 || (size_t)tl >= sizeof ((a4w4check_verdict *)0)->contract)
+        return fail(A4W4CHECK_EINVAL, err, errlen, "contract '%.60s...': its canonical text "
+                    "is longer than a verdict's %zu bytes (a sum tree of about 128 blocks or "
+                    "more, contracts §4.2)", opts->contract,
+                    sizeof ((a4w4check_verdict *)0)->contract - 1);
     if ((unsigned)opts->code0 > A4W4CHECK_CODE0_2M126)
         return fail(A4W4CHECK_EINVAL, err, errlen, "code0 reading %d: one of 0 (both), 1 "
                     "(2^-127), 2 (2^-126)", (int)opts->code0);
@@ -170,7 +177,7 @@ static void verdict_of(const a4w4_entry_result *e, const a4w4_contract *k, size_
     memset(v, 0, sizeof *v);
     v->verdict = (a4w4check_verdict_kind)e->verdict;
     snprintf(v->verdict_name, sizeof v->verdict_name, "%s", a4w4_verdict_name(e->verdict));
-    snprintf(v->contract, sizeof v->contract, "%s", e->contract);
+    snprintf(v->contract, sizeof v->contract, "%.1023s", e->contract); /* fits: contract_of */
     a4w4_contract_departures(k, v->departures, sizeof v->departures);
     v->outputs = outputs, v->checked = e->checked;
     v->mismatches = e->mismatches, v->unwritten = e->unwritten;

@@ -246,7 +246,9 @@ static int write_evidence(const discover_plan *p, const char *backend, const cha
 
 static int render(const discover_opts *a, discover_plan *p)
 {
-    char text[16384];
+    /* every shape's rule: up to A4W4_DISCOVER_MAX_SHAPES shapes, each probed at three K, a
+     * per-shape sum tree (contracts §4.2 "The general form") up to 2200 bytes each */
+    static char text[1 << 20];
     int found = a4w4_discover_contract_text(p->d, text, sizeof text) >= 0, all = 1;
     for (size_t i = 0; i < p->o.nshapes; i++) {
         shape_line(stdout, p, i, a->backend);

@@ -689,6 +689,10 @@ static int analyse(dc_shape *s)
         dc_leaf_read(s);
         s->phase = DC_PHASE_DONE;
         return 0;
+    case DC_PHASE_FPREV:
+        dc_fprev_read(s);
+        s->phase = DC_PHASE_DONE;
+        return 0;
     case DC_PHASE_DONE:
         return 0;
     }
@@ -787,6 +791,16 @@ a4w4_hstatus a4w4_discover_run_round(a4w4_discovery *d, a4w4_backend *b,
     int all_done = 1;
     for (size_t i = 0; i < d->nshapes; i++)
         all_done &= d->sh[i].phase == DC_PHASE_DONE;
+    int fprev = 0; /* no candidate fits a shape: its pairwise probes first, then finish */
+    for (size_t i = 0; all_done && i < d->nshapes; i++) {
+        int rc = dc_fprev_start(&d->sh[i], i, &d->o);
+        if (rc < 0) {
+            snprintf(err, errlen, "out of memory planning the pairwise probes");
+            return A4W4_ST_NOMEM;
+        }
+        fprev |= rc;
+    }
+    all_done &= !fprev;
     /* the probed shapes first, then each family's rule of K, then the shapes that only
      * validate it */
     for (int pass = 0; all_done && pass < 3; pass++)

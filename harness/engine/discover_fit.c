@@ -958,6 +958,11 @@ void dc_fit(dc_shape *s, const a4w4_discover_opts *o)
         }
         for (size_t i = 0; i < fitted.n; i++)
             push(&L, &fitted.c[i]);
+        for (int rz = 0; s->have_fprev && rz < 2; rz++) { /* FPRev's tree: the last resort */
+            a4w4_contract c = s->fprev;
+            c.tree.final = rz ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;
+            push(&L, &c);
+        }
     }
     dc_text_add(&s->ev, "- candidates the decisions leave open: %zu (each checked on the probes, "
                 "then on the validation cases, simplest first)\n", L.n);

@@ -48,7 +48,10 @@ struct dc_shape_s;
  *                 of u
  *   DC_G_ELEM     x, u, y, q, P, e: +2^e at x, -1.5 * 2^(e-P) at elements 0 and q of u,
  *                 -2^e at y
- *   DC_ZERO       nothing: every element 0 (a filler slot; its output must be +0) */
+ *   DC_ZERO       nothing: every element 0 (a filler slot; its output must be +0)
+ *   DC_FPREV_PAIR i, j: +2^32 at block i, -2^32 at block j, +1 at every other block (FPRev's
+ *                 pairwise probe: the output counts the units outside the children of
+ *                 LCA(i, j) that hold i and j; discover_fprev.c) */
 typedef enum {
     DC_ZERO = 0,
     DC_GAP_COUNT,
@@ -61,7 +64,8 @@ typedef enum {
     DC_N4E,
     DC_E,
     DC_G_BLOCK,
-    DC_G_ELEM
+    DC_G_ELEM,
+    DC_FPREV_PAIR
 } dc_kind;
 
 typedef struct {
@@ -73,6 +77,7 @@ typedef struct {
 #define DC_E_COUNT 34 /* window probes: up to 256 units swamped in fp32 by RNE and RZ */
 #define DC_E_PAIR 26  /* two-unit probes: 1 + 2 = 3 < half an ulp of 2^26, exact at P >= 27 */
 #define DC_WINDOW 256 /* units per window probe: a count up to 256 is exact in bf16 */
+#define DC_E_FPREV 32 /* pairwise probes: up to 254 units below half an ulp of 2^32 in fp32 */
 
 /* A growing list of probes; oom is set (and the probe dropped) when it cannot grow. */
 typedef struct {
@@ -178,6 +183,7 @@ typedef enum {
     DC_PHASE_SCAN,          /* the window counts disagreed: every position, two units each */
     DC_PHASE_NUMERIC,       /* numeric and element probes */
     DC_PHASE_LEAF,          /* P > 0: the leaf width inside a node */
+    DC_PHASE_FPREV,         /* no candidate fits: FPRev's pairwise probes over every block pair */
     DC_PHASE_DONE
 } dc_phase;
 
@@ -228,6 +234,10 @@ typedef struct dc_shape_s {
     int gen_ok;         /* family leader: the probed shapes' contracts make one rule of K */
     a4w4_contract gen;  /* that rule */
     char gen_why[256];  /* !gen_ok: why not */
+    /* FPRev's pairwise probes (discover_fprev.c): run once, when no candidate fits */
+    int fprev_tried;
+    int have_fprev;     /* fprev holds the rebuilt tree as tree(sum=...) */
+    a4w4_contract fprev;
 } dc_shape;
 
 struct a4w4_discovery {
@@ -267,6 +277,18 @@ int dc_check(dc_shape *s, const a4w4_discover_opts *o, const a4w4_contract *c);
 /* The rule of K of family f (its leader s = &sh[f]): from the contracts the probed shapes of
  * the family found (discover_rule.c). Sets s->gen_ok, s->gen, or s->gen_why. */
 void dc_generalize(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_opts *o);
+
+/* FPRev (contracts §4.4 "Any tree: FPRev's pairwise probes"), for probed shape s (index
+ * its index; o unused): when its structure read no interval tree (the model family's trees
+ * beyond intervals are then tried, and random validation cases cannot tell all of them from
+ * the kernel's tree), the pairwise probes of every block pair (n <= A4W4_SUMTREE_MAX_BLOCKS)
+ * are planned and s->phase is DC_PHASE_FPREV: returns 1. Every candidate is then held to
+ * them. 0 when FPRev is not wanted or was run; -2 out of memory. */
+int dc_fprev_start(dc_shape *s, size_t index, const a4w4_discover_opts *o);
+
+/* Read the pairwise probes: rebuild the tree over blocks into s->fprev (s->have_fprev), or
+ * say in the evidence why none (a count that is no count, a pair no binary tree gives). */
+void dc_fprev_read(dc_shape *s);
 
 /* The value a bf16 output stands for. */
 float dc_bf16_value(uint16_t h);

@@ -188,6 +188,10 @@ void dc_probe_write(const dc_probe *pr, size_t K, uint8_t *fp4, uint8_t *scale)
         put(&r, (size_t)p[1], p[5] - p[4], (size_t)p[3], C_ONE_HALF | C_NEG);
         power(&r, p[2], p[5], 1);
         break;
+    case DC_FPREV_PAIR:
+        for (int32_t b = 0; b < (int32_t)(K / 32); b++)
+            power(&r, b, b == p[0] || b == p[1] ? DC_E_FPREV : 0, b == p[1]);
+        break;
     }
 }
 
@@ -243,6 +247,10 @@ void dc_probe_describe(const dc_probe *pr, char *buf, size_t len)
     case DC_G_ELEM:
         snprintf(buf, len, "2^%d at %d, -1.5*2^(%d-%d) at elements 0,%d of %d, -2^%d at %d",
                  p[5], p[0], p[5], p[4], p[3], p[1], p[5], p[2]);
+        break;
+    case DC_FPREV_PAIR:
+        snprintf(buf, len, "2^%d at %d, -2^%d at %d, 1 at every other block", DC_E_FPREV, p[0],
+                 DC_E_FPREV, p[1]);
         break;
     }
 }

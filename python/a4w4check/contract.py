@@ -1,6 +1,6 @@
 """a4w4check.contract: the accumulation contract a kernel declares (contracts §4.1, §4.2), as
 text the C harness judges by: "exact", "ordered(S)", "bounded" or "bounded(S)", or a tree form
-"tree(key=value,...)". resolve() takes that text or the path of a file holding it (what
+"tree(key=value,...)" (the general form's sum=(...) a key too: any fixed tree over the blocks). resolve() takes that text or the path of a file holding it (what
 `a4w4check discover --out FILE` writes, its "#" comment lines left out: one contract, or rules
 of the shape `when Mpad<=32: ordered(2)`, one per line, which the C side parses) and returns
 the text; check() says whether text has
@@ -12,8 +12,8 @@ import re
 
 # The form only (the keys of contracts §4.2); the C harness parses the text strictly when it
 # reads the bundle (key ranges, duplicates, split boundaries).
-_TREE_KEY = (r"(leaf|order|fuse|reduce|prec|round|acc|split|combine|final|lround|lanes|chunk"
-             r"|lanecomb|tile)=[0-9a-z/]+")
+_TREE_KEY = (r"((leaf|order|fuse|reduce|prec|round|acc|split|combine|final|lround|lanes|chunk"
+             r"|lanecomb|tile)=[0-9a-z/]+|sum=\([0-9(),]+\))")
 FORM = re.compile(r"(exact|ordered\([1-9][0-9]*\)|bounded(\([1-9][0-9]*\))?"
                   rf"|tree\(({_TREE_KEY}(,{_TREE_KEY})*)?\))\Z")
 

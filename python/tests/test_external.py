@@ -290,6 +290,23 @@ def test_the_lane_tile_and_fused_leaf_keys_are_contract_forms():
     assert not contract.check("tree(lanes=2 )")
 
 
+def test_the_general_sum_tree_is_a_contract_form_and_a_file_of_it_resolves(tmp_path):
+    """contracts §4.2 "The general form": tree(...,sum=(...)) nests parentheses inside the
+    tree; the form check takes it, and a file discover writes (comment line, then the rule
+    of its one shape) resolves to its rule."""
+    from a4w4check import contract
+    for text in ("tree(sum=((0,1),(2,3)))", "tree(acc=bf16,sum=(((0),2),(1,3)))",
+                 "tree(prec=0,round=rne,acc=fp32,final=rne,sum=(0))"):
+        assert contract.check(text), text
+        assert contract.resolve(text) == text
+    assert not contract.check("tree(sum=(0, 1))")
+    assert not contract.check("tree(sum=[0,1])")
+    found = tmp_path / "found.txt"
+    found.write_text("# discovered by a4w4check discover\n"
+                     "when M==8,N==64,K==128: tree(sum=((0,4),(1,5)))\n")
+    assert contract.resolve(str(found)) == "when M==8,N==64,K==128: tree(sum=((0,4),(1,5)))"
+
+
 def test_the_e8m0_code0_reading_a_kernel_declares_goes_to_the_manifest(opsdir, tmp_path,
                                                                       user_module):
     """contracts §1: torch-dequant reads code 0 as 2^-127 and declares it; --e8m0-code0

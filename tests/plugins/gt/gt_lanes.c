@@ -8,10 +8,18 @@
  * With GT_TILE instead, every tile of GT_TILE blocks (the last one shorter) is summed from
  * +0.0f and the tile totals are chained from +0.0f: per-tile partials whose count grows with K.
  * Contracts (docs/contracts.md §4.2): tree(lanes=2), tree(lanes=8,lanecomb=pairwise),
- * tree(lanes=4,chunk=256), tree(tile=256). */
+ * tree(lanes=4,chunk=256), tree(tile=256); GT_BUTTERFLY: the xor-shuffle combine below. */
 #include <stdint.h>
 
-#if defined(GT_TILE)
+#if defined(GT_BUTTERFLY)
+/* 8 lanes (block b into lane b mod 8, each chained from +0.0f), then the xor-shuffle
+ * reduction of a wavefront: v[l] += v[l ^ 4], then ^ 2, then ^ 1, every lane at once; lane 0's
+ * value: lanecomb=xor (contracts §4.2 rule 1a; lanecomb=pairwise pairs neighbours). discover
+ * finds it as the general form, one sum tree per K (tests/cli/discover_fprev.sh). */
+#define GT_NAME "gt-butterfly"
+#define GT_CONTRACT "tree(lanes=8,lanecomb=xor)"
+#define GT_LANES 8
+#elif defined(GT_TILE)
 #define GT_NAME "gt-tiles256"
 #define GT_CONTRACT "tree(tile=256)"
 #elif GT_LANES == 2
@@ -53,7 +61,15 @@ static uint16_t gt_dot(const gt_output *o)
         p[l] = 0.0f;
     for (size_t b = 0; b < nb; b++)
         p[(b / GT_CHUNK) % GT_LANES] += gt_leaf(o, b * 32, 32);
-#ifdef GT_PAIRWISE
+#if defined(GT_BUTTERFLY)
+    for (int x = GT_LANES / 2; x >= 1; x /= 2) { /* a shuffle: every lane reads the old values */
+        float q[GT_LANES];
+        for (int l = 0; l < GT_LANES; l++)
+            q[l] = p[l] + p[l ^ x];
+        memcpy(p, q, sizeof q);
+    }
+    return gt_bf16_rne(p[0]);
+#elif defined(GT_PAIRWISE)
     for (int width = GT_LANES; width > 1; width /= 2) /* GT_LANES a power of two */
         for (int l = 0; l < width / 2; l++)
             p[l] = p[2 * l] + p[2 * l + 1];

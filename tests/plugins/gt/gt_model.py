@@ -22,6 +22,9 @@ KERNELS = {
     "rr4": {"lanes": 4, "chunk": 256}, "tiles256": {"tile": 256},
     "f64": {"leaf": 64}, "f128": {"leaf": 128}, "f64rz": {"leaf": 64, "lround": "rz"},
     "f128rz": {"leaf": 128, "lround": "rz"},
+    # no key spells it (tree(sum=...) does, one K at a time): 8 lanes, then the xor shuffle
+    # v[l] = v[l] + v[l ^ x] for x = 4, 2, 1, every lane at once, empty lanes +0; lane 0's value
+    "butterfly": {"lanes": 8, "lanecomb": "xor"},
 }
 INF = Q(2) ** 1000  # stands for fp32 overflow under RNE
 
@@ -119,7 +122,13 @@ def model(a, w, sa, sw, K, keys):
             lanes = [[(c0, min(c0 + C, hi)) for c0 in range(lo + l * C, hi, L * C)]
                      for l in range(L)]
             vals = [lane_value(a, w, sa, sw, ch, t) for ch in lanes if ch]
-            if t["lanecomb"] == "chain":
+            if t["lanecomb"] == "xor":
+                v, x = vals + [Q(0)] * (L - len(vals)), L // 2
+                while x:
+                    v = [node([v[lane], v[lane ^ x]], t) for lane in range(L)]
+                    x //= 2
+                acc = v[0]
+            elif t["lanecomb"] == "chain":
                 acc = Q(0)
                 for v in vals:
                     acc = node([acc, v], t)
