@@ -25,7 +25,9 @@ code "$CLI" run --cases c.csv --no-golden --quiet --out r1 --backend "$BF" --con
 import json, sys
 d = json.load(open(sys.argv[1] + "/results.json"))
 got = {e["name"]: e["verdict"] for e in d["cases"] if e["backend"].startswith("plugin:")}
-if got != {"a": "pass", "w": "pass", "other": "skip"}:
+# the call sequence (docs/backends.md) calls K 512 and K 1024 in one process: K 1024 is not
+# judged under a one-K sum tree, so neither is the sequence
+if got != {"a": "pass", "w": "pass", "other": "skip", "a/call-sequence": "skip"}:
     sys.exit("discover_fprev: entries %s, expected a and w pass, other skip" % got)
 PY
 # declared ordered(1): 2 of the 4096 outputs of this wide case show the order

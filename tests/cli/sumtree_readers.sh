@@ -35,7 +35,8 @@ code "$CLI" run --cases two.csv --no-golden --quiet --out r3 --backend "$REF" --
 import json, sys
 d = json.load(open(sys.argv[1] + "/results.json"))
 got = {e["name"]: e["verdict"] for e in d["cases"] if e["backend"].startswith("plugin:")}
-if got != {"a": "pass", "other": "skip"}:
+# the call sequence (docs/backends.md) also calls K 256, which the one-K sum tree does not judge
+if got != {"a": "pass", "other": "skip", "a/call-sequence": "skip"}:
     sys.exit("sumtree_readers: rule.txt: entries %s, expected a pass, other skip" % got)
 PY
 code "$CLI" run --cases one.csv --no-golden --quiet --out r4 --backend "$REF" --contract "$REF=tree(sum=(0,0))"
