@@ -32,6 +32,129 @@ int run_baseline_dev(gemm_run *g, a4w4_entry_result *e)
     return brc;
 }
 
+/* Outputs at sample s of the row-major [M, N] all into y (s's grid). */
+static void take_sample(const a4w4_sample *s, const uint16_t *all, size_t N, uint16_t *y)
+{
+    if (s->full) {
+        memcpy(y, all, s->nrows * N * 2);
+        return;
+    }
+    for (size_t i = 0; i < s->nrows; i++)
+        for (size_t j = 0; j < s->ncols; j++)
+            y[i * s->ncols + j] = all[s->rows[i] * N + s->cols[j]];
+}
+
+/* The backend on every output into yall, gathered back whole (variant: after a refill). */
+static int run_gather_all(gemm_run *g, int variant, uint16_t *yall, a4w4_comparison *dc,
+                          a4w4_devcall *call, int *brc)
+{
+    const a4w4_sample all = {NULL, g->d->M, NULL, g->d->N, 1};
+    g->args.s = &all;
+    g->args.y = yall;
+    int bad = g->dev->run(g->dev->self, g->b, &g->args, variant, brc, dc, call, g->why,
+                          sizeof g->why);
+    g->args.s = g->s;
+    g->args.y = g->y.y;
+    return bad;
+}
+
+/* FNV-1a 64 of n outputs: the baseline's hash for the stale-result check. */
+static unsigned long long hash_of(const uint16_t *y, size_t n)
+{
+    unsigned long long h = 0xCBF29CE484222325ull;
+    for (size_t k = 0; k < n; k++) {
+        h = (h ^ (y[k] & 0xFFu)) * 0x100000001B3ull;
+        h = (h ^ (y[k] >> 8)) * 0x100000001B3ull;
+    }
+    return h;
+}
+
+/* The exact outputs (bf16, from the device judge) and the C oracles' bounded(S) limits of
+ * every output of g's case into g->exact_all and g->limits_all. 0, or nonzero with g->why. */
+static int limits_of_all(gemm_run *g)
+{
+    const size_t M = g->d->M, N = g->d->N, n = M * N;
+    const a4w4_sample all = {NULL, M, NULL, N, 1};
+    uint16_t *o1 = malloc(n * 2);
+    float *ef = malloc(n * 4);
+    g->exact_all = malloc(n * 2);
+    g->limits_all = malloc(n * sizeof *g->limits_all);
+    a4w4_devsample js = {o1, g->exact_all, NULL, ef, NULL};
+    int bad = !o1 || !ef || !g->exact_all || !g->limits_all;
+    if (!bad)
+        bad = g->dev->sample(g->dev->self, &all, &js, g->why, sizeof g->why);
+    if (!bad && a4w4_gemm_bounded_limits_fast(g->d->a_fp4.data, g->d->a_scale.data,
+                                              g->d->w_fp4.data, g->d->w_scale.data, M, N,
+                                              g->d->K, g->k->split < 1 ? 1 : g->k->split,
+                                              g->limits_all,
+                                              (double)n * (double)g->d->K < 0x1p22 ? 1u : 0u))
+        bad = 1;
+    if (bad && !g->why[0])
+        snprintf(g->why, sizeof g->why, "out of memory for the limits of %zu outputs", n);
+    free(o1);
+    free(ef);
+    return bad;
+}
+
+int run_bounded_dev(gemm_run *g, a4w4_entry_result *e)
+{
+    const size_t N = g->d->N, n = g->d->M * N;
+    a4w4_comparison dc;
+    a4w4_devcall call;
+    int brc = A4W4_OK;
+    a4w4_out_poison(&g->y);
+    if (!(g->y_all = malloc(n * 2))) {
+        snprintf(g->why, sizeof g->why, "out of memory for %zu outputs", n);
+        return A4W4_ENOMEM;
+    }
+    if (run_gather_all(g, 0, g->y_all, &dc, &call, &brc))
+        return brc == A4W4_OK ? A4W4_EINVAL : brc;
+    e->run_ms = call.run_ms;
+    e->has_run = 1;
+    if (brc != A4W4_OK)
+        return brc;
+    if (limits_of_all(g)) {
+        free(g->limits_all); /* no limits: the variants do not use them */
+        g->limits_all = NULL;
+        return A4W4_ENOMEM;
+    }
+    run_note_repeat(g, e, hash_of(g->y_all, n));
+    take_sample(g->s, g->y_all, N, g->y.y);
+    const a4w4_judge_grid grid = {N, NULL, NULL};
+    a4w4_judge_bounded(&g->cmp, &grid, g->y_all, g->exact_all, g->limits_all, n, NULL);
+    return A4W4_OK;
+}
+
+void run_bounded_dev_free(gemm_run *g)
+{
+    free(g->y_all);
+    free(g->y2_all);
+    free(g->exact_all);
+    free(g->limits_all);
+}
+
+/* A bounded variant: every output back, those newly outside the bound (the baseline's
+ * limits) counted. */
+static size_t bounded_variant(gemm_run *g, const char *what, a4w4_entry_result *e)
+{
+    const size_t n = g->d->M * g->d->N;
+    a4w4_comparison dc, c2;
+    a4w4_devcall call;
+    int brc = A4W4_OK;
+    if (!g->y2_all && !(g->y2_all = malloc(n * 2))) {
+        run_note(e->note, sizeof e->note, "out of memory (variant %s); ", what);
+        return n;
+    }
+    if (run_gather_all(g, 1, g->y2_all, &dc, &call, &brc) || brc != A4W4_OK) {
+        run_note(e->note, sizeof e->note, "%s (variant %s, on the device); ",
+                 g->why[0] ? g->why : a4w4_status_str(brc), what);
+        return n;
+    }
+    const a4w4_judge_grid grid = {g->d->N, NULL, NULL};
+    a4w4_judge_bounded(&c2, &grid, g->y2_all, g->exact_all, g->limits_all, n, NULL);
+    return c2.mismatches > g->cmp.mismatches ? c2.mismatches - g->cmp.mismatches : 0;
+}
+
 /* 1 when bf16 bits a and b are equal or both NaN (the judge's and the C oracles' values). */
 static int same_bits(uint16_t a, uint16_t b)
 {
@@ -43,6 +166,8 @@ static int same_bits(uint16_t a, uint16_t b)
  * which e's note names). */
 size_t run_variant_dev(gemm_run *g, const char *what, a4w4_entry_result *e)
 {
+    if (g->limits_all)
+        return bounded_variant(g, what, e);
     a4w4_comparison dc;
     a4w4_devcall call;
     int brc = A4W4_OK;

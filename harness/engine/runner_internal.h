@@ -68,6 +68,10 @@ typedef struct {
      * holds the backend's outputs at the sample, re-judged by the C oracles into host_cmp */
     const a4w4_devjudge *dev;
     a4w4_comparison host_cmp;
+    /* bounded(S) on the device path: every output judged on the host by the C oracles' fast
+     * limits (run_bounded_dev); the case's M * N outputs, exact bf16 and limits, or NULL */
+    uint16_t *y_all, *y2_all, *exact_all;
+    a4w4_bounded_limits *limits_all;
 } gemm_run;
 
 /* The oracles a case's GEMM entries are judged against (judging j): o over the case's
@@ -161,6 +165,14 @@ int run_quant_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data 
  * g->cmp; its outputs at the sample come back in g->y. The device buffers are the judge's:
  * the host's guard zones and operand digests (engine/integrity.h) do not see them. */
 int run_baseline_dev(gemm_run *g, a4w4_entry_result *e);
+
+/* A bounded(S) backend on the device path: its every output comes back and is judged on the
+ * host against the C oracles' limits of every output (a4w4_gemm_bounded_limits_fast,
+ * contracts §4.1 "bounded", §4.3), into g->cmp; its outputs at the sample into g->y. The
+ * device's own bounded comparison measures from the exact value rounded to fp32 and has no
+ * overflow rule, so it is not the verdict. Frees nothing: run_bounded_dev_free. */
+int run_bounded_dev(gemm_run *g, a4w4_entry_result *e);
+void run_bounded_dev_free(gemm_run *g);
 
 /* A pad variant on the device (the runner refilled the pads): the backend's outputs that
  * change against its baseline, counted on the device (every output when the call failed,

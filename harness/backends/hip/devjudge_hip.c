@@ -296,6 +296,12 @@ static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int
             snprintf(why, whylen, "%s", a->why);
         return 0;
     }
+    if (is_bounded(b) && a->s && a->s->full && a->y) {
+        /* every output back: the runner judges them on the host (run_bounded_dev) */
+        if (a4w4j_gather(*yp, 2, s->d->N, NULL, s->d->M, NULL, s->d->N, a->y))
+            return dj_err(why, whylen, "GPU gather", 1);
+        return 0;
+    }
     a4w4j_cmp c;
     if (!variant) {
         if ((rc = compare_contract(s, b, s->y, &c)))

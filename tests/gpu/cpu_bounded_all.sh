@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# A bounded(S) GPU backend is judged on every output, not on the host sample (a4w4check_cpu,
+# the CPU stand-ins): one case of 32x1024x4096 (above 2^26 multiply-adds, so the run samples
+# it: 980 of 32,768 outputs) through hip-mma-atomic with one output off the sample written far
+# outside the bound (A4W4_GPU_CPU_FAULT=atomic-one). On the device path the entry judges all
+# 32,768 outputs within the bound and fails on that one (exit 1); with --host-judge only the
+# sample is judged and the fault passes, which shows the case's sample misses it.
+set -euo pipefail
+CLI=$1 SRC=$2 WORK=$3
+rm -rf "$WORK"; mkdir -p "$WORK"
+cd "$SRC"
+printf 'name,M,N,K,regime,seed,tags\nbig,32,1024,4096,normal,11,bounded\n' >"$WORK/c.csv"
+run() { # out extra-args; prints the exit status
+  set +e
+  A4W4_GPU_CPU_FAULT=atomic-one "$CLI" run --e8m0-code0 2^-127 --cases "$WORK/c.csv" \
+    --no-golden --budget-seconds 0 --backend hip-mma-atomic --out "$WORK/$1" --quiet "${@:2}" \
+    >"$WORK/$1.log" 2>&1
+  echo $?
+  set -e
+}
+rc=$(run dev)
+[ "$rc" = 1 ] || { cat "$WORK/dev.log"; echo "device path: exit $rc, expected 1 (the fault)"; exit 1; }
+rc=$(run host --host-judge)
+[ "$rc" = 0 ] || { cat "$WORK/host.log"; echo "host sample: exit $rc, expected 0"; exit 1; }
+python3 - "$WORK/dev/results.json" "$WORK/host/results.json" <<'PY'
+import json, sys
+def entry(p):
+    d = json.load(open(p))
+    return [e for e in d["cases"] if e["backend"] == "hip-mma-atomic"][0]
+dev, host = entry(sys.argv[1]), entry(sys.argv[2])
+assert dev["verdict"] == "fail" and dev["mismatches"] == 1, dev
+assert dev["judged_in_bound"] == 32 * 1024, "device path judged %s outputs" % dev["judged_in_bound"]
+assert host["verdict"] == "pass" and host["judged_in_bound"] < 32 * 1024, host
+print("bounded: %d outputs judged on the device path (fault found), %d on the host sample"
+      % (dev["judged_in_bound"], host["judged_in_bound"]))
+PY
+echo "bounded GPU entry judged on every output: PASS"
