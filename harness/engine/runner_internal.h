@@ -134,11 +134,12 @@ void run_note_repeat(gemm_run *g, a4w4_entry_result *e, unsigned long long hash)
  * bound"): its outputs are then not judged, and e's note says so. */
 int run_bound_vacuous(const a4w4_comparison *c, a4w4_entry_result *e);
 
-/* 1 when GEMM backend b with contract k (NULL: none) is judged on the device in j: it has a
+/* 1 when GEMM backend b with contract k (NULL: none) runs on the device path in j: it has a
  * device form and keeps a single ordered(S) contract, which the device judge computes over
- * every output bit for bit as the C oracles do. exact (judged inside the exact regime only),
- * bounded(S) (limits in double with their overflow rule, contracts §4.1), tree contracts and
- * shape rules stay on the host sample. */
+ * every output bit for bit as the C oracles do, or a bounded(S) contract, whose every output
+ * is judged on the host against the C oracles' limits (run_bounded_dev; contracts §4.1,
+ * §4.3). exact (judged inside the exact regime only), tree contracts and shape rules stay on
+ * the host sample. */
 int run_on_device(const judging *j, const a4w4_backend *b, const a4w4_contract *k);
 
 int run_gemm_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c,
