@@ -42,11 +42,14 @@ typedef struct {
 } a4w4_devoracle;
 
 /* The judge's values at a sample's outputs (host arrays, s->nrows * s->ncols each; NULL
- * where not wanted). */
+ * where not wanted). bound, exact_f64 and infs are the bounded(S) limits of the S the case
+ * was opened for (a4w4_devneeds.bounded_s): the bound, the exact value rounded once to
+ * double and where ±Inf is allowed (bit 0 +Inf, bit 1 -Inf), a4w4_bounded_limits' fields. */
 typedef struct {
     uint16_t *ordered1, *exact, *ordered_s;
     float *exact_f32;
-    double *bound;
+    double *bound, *exact_f64;
+    uint8_t *infs;
 } a4w4_devsample;
 
 typedef struct a4w4_devjudge {

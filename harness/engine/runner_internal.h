@@ -40,6 +40,7 @@ typedef struct {
     int policy, max_timeouts;
     const a4w4_devjudge *dev;   /* the case's device judge (NULL: everything on the host) */
     const a4w4_devoracle *dor;  /* its oracle facts over every output */
+    unsigned bounded_s;         /* the S of the bounded(S) limits the device judge holds */
 } judging;
 
 /* What run_gemm_backend carries between its steps. */
@@ -187,8 +188,9 @@ int run_bytes_dev(const a4w4_devjudge *dev, a4w4_backend *b, const a4w4_case *c,
 /* 1 when some selected backend has a device form. */
 int run_wants_device(const a4w4_runner *r);
 
-/* What the case's device backends need of the judge: the S of an ordered(S) one (S > 1);
- * the others are judged on the host (on_device). */
+/* What the case's device backends need of the judge: the S of an ordered(S) one (S > 1) and
+ * of a bounded(S) one (the last selected, if several S); the others are judged on the host
+ * (on_device). */
 a4w4_devneeds run_device_needs(const a4w4_runner *r);
 
 /* The oracle's entry on the device: ordered(1) == exact on every output the prover holds for,

@@ -4,7 +4,9 @@
 # it: 980 of 32,768 outputs) through hip-mma-atomic with one output off the sample written far
 # outside the bound (A4W4_GPU_CPU_FAULT=atomic-one). On the device path the entry judges all
 # 32,768 outputs within the bound and fails on that one (exit 1); with --host-judge only the
-# sample is judged and the fault passes, which shows the case's sample misses it.
+# sample is judged and the fault passes, which shows the case's sample misses it. The limits
+# come from the device judge, held to the C oracles' on the sample: a judge whose bound is
+# twice too lenient (A4W4_JUDGE_CPU_FAULT=2) fails the case's oracle entry (exit 1).
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK"; mkdir -p "$WORK"
@@ -12,12 +14,16 @@ cd "$SRC"
 printf 'name,M,N,K,regime,seed,tags\nbig,32,1024,4096,normal,11,bounded\n' >"$WORK/c.csv"
 run() { # out extra-args; prints the exit status
   set +e
-  A4W4_GPU_CPU_FAULT=atomic-one "$CLI" run --e8m0-code0 2^-127 --cases "$WORK/c.csv" \
+  A4W4_GPU_CPU_FAULT=${A4W4_GPU_CPU_FAULT:-atomic-one} "$CLI" run --e8m0-code0 2^-127 --cases "$WORK/c.csv" \
     --no-golden --budget-seconds 0 --backend hip-mma-atomic --out "$WORK/$1" --quiet "${@:2}" \
     >"$WORK/$1.log" 2>&1
   echo $?
   set -e
 }
+rc=$(A4W4_GPU_CPU_FAULT=none A4W4_JUDGE_CPU_FAULT=2 run lenient)
+[ "$rc" = 1 ] && grep -q "THE GPU JUDGE DISAGREES WITH THE C ORACLES.*bounded(S) limits" \
+  "$WORK/lenient/results.json" ||
+  { cat "$WORK/lenient.log"; echo "a lenient judge's bound: exit $rc, expected 1 and the note"; exit 1; }
 rc=$(run dev)
 [ "$rc" = 1 ] || { cat "$WORK/dev.log"; echo "device path: exit $rc, expected 1 (the fault)"; exit 1; }
 rc=$(run host --host-judge)
