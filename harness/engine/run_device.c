@@ -90,14 +90,12 @@ static int limits_of_all(gemm_run *g)
     const unsigned S = g->k->split < 1 ? 1 : g->k->split;
     const int on_dev = S == g->j->bounded_s;
     const a4w4_sample all = {NULL, M, NULL, N, 1};
-    uint16_t *o1 = malloc(n * 2);
-    float *ef = malloc(n * 4);
     double *B = on_dev ? malloc(n * 8) : NULL, *E = on_dev ? malloc(n * 8) : NULL;
     uint8_t *inf = on_dev ? malloc(n) : NULL;
     g->exact_all = malloc(n * 2);
     g->limits_all = malloc(n * sizeof *g->limits_all);
-    a4w4_devsample js = {o1, g->exact_all, NULL, ef, B, E, inf};
-    int bad = !o1 || !ef || !g->exact_all || !g->limits_all || (on_dev && (!B || !E || !inf));
+    a4w4_devsample js = {NULL, g->exact_all, NULL, NULL, B, E, inf};
+    int bad = !g->exact_all || !g->limits_all || (on_dev && (!B || !E || !inf));
     if (!bad)
         bad = g->dev->sample(g->dev->self, &all, &js, g->why, sizeof g->why);
     if (!bad && on_dev)
@@ -110,8 +108,6 @@ static int limits_of_all(gemm_run *g)
         bad = 1;
     if (bad && !g->why[0])
         snprintf(g->why, sizeof g->why, "out of memory for the limits of %zu outputs", n);
-    free(o1);
-    free(ef);
     free(B);
     free(E);
     free(inf);

@@ -149,11 +149,11 @@ static int dj_sample(void *self, const a4w4_sample *smp, const a4w4_devsample *o
                                : A4W4J_EARG;
     const size_t N = s->d->N;
     const size_t *rows = smp->full ? NULL : smp->rows, *cols = smp->full ? NULL : smp->cols;
-    if (!rc)
+    if (!rc && out->ordered1)
         rc = a4w4j_gather(o1, 2, N, rows, smp->nrows, cols, smp->ncols, out->ordered1);
-    if (!rc)
+    if (!rc && out->exact)
         rc = a4w4j_gather(ex, 2, N, rows, smp->nrows, cols, smp->ncols, out->exact);
-    if (!rc)
+    if (!rc && out->exact_f32)
         rc = a4w4j_gather(exf, 4, N, rows, smp->nrows, cols, smp->ncols, out->exact_f32);
     if (!rc && oS)
         rc = a4w4j_gather(oS, 2, N, rows, smp->nrows, cols, smp->ncols, out->ordered_s);
