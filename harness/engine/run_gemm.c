@@ -549,8 +549,9 @@ static void record_failing(const a4w4_runner *r, gemm_run *g, const a4w4_case *c
 /* 1 when GEMM backend b with contract k (NULL: none) runs on the device path in j: it has a
  * device form and keeps a single ordered(S) contract, which the device judge computes over
  * every output bit for bit as the C oracles do, or a bounded(S) contract, whose every output
- * comes back to be judged on the host by the C oracles' limits (run_bounded_dev: the limits
- * in double with their overflow rule, contracts §4.1, §4.3). exact (judged inside the exact
+ * comes back to be judged on the host against the judge's limits of every output
+ * (run_bounded_dev: the bound, the exact value in double and the overflow rule, contracts
+ * §4.1, §4.3, re-checked by the C oracles on the sample). exact (judged inside the exact
  * regime only), tree contracts and other shape rules stay on the host sample. */
 int run_on_device(const judging *j, const a4w4_backend *b, const a4w4_contract *k)
 {
