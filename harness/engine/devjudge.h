@@ -42,11 +42,14 @@ typedef struct {
 } a4w4_devoracle;
 
 /* The judge's values at a sample's outputs (host arrays, s->nrows * s->ncols each; NULL
- * where not wanted). */
+ * where not wanted). bound, exact_f64 and infs are the bounded(S) limits of the S the case
+ * was opened for (a4w4_devneeds.bounded_s): the bound, the exact value rounded once to
+ * double and where ±Inf is allowed (bit 0 +Inf, bit 1 -Inf), a4w4_bounded_limits' fields. */
 typedef struct {
     uint16_t *ordered1, *exact, *ordered_s;
     float *exact_f32;
-    double *bound;
+    double *bound, *exact_f64;
+    uint8_t *infs;
 } a4w4_devsample;
 
 typedef struct a4w4_devjudge {
@@ -61,8 +64,10 @@ typedef struct a4w4_devjudge {
     /* Run GEMM backend b on every output and compare per its contract (variant 0), or re-run
      * it after the runner changed the pad fills (a4w4_case_refill) and count the outputs
      * that changed against its baseline (variant 1; bounded: outputs newly outside the
-     * bound) into out->mismatches; the call's time and outputs' hash into *call. Returns the
-     * backend's own status in *brc (A4W4_OK, A4W4_EUNSUPPORTED, ...). */
+     * bound) into out->mismatches; the call's time and outputs' hash into *call. A bounded
+     * backend called with a full sample (a->s->full) is not compared: its every output
+     * comes back in a->y ([M, N] row-major) for the host to judge. Returns the backend's
+     * own status in *brc (A4W4_OK, A4W4_EUNSUPPORTED, ...). */
     int (*run)(void *self, const a4w4_backend *b, const a4w4_run_args *a, int variant,
                int *brc, a4w4_comparison *out, a4w4_devcall *call, char *why, size_t whylen);
     /* A layout backend's three layouts vs the reference layouts, byte for byte. */

@@ -105,21 +105,49 @@ static double bf16_ulp_at(double x)
     return x < 0x1p-126 ? 0x1p-133 : ldexp(1.0, ilogb(x) - 7);
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The i-th smallest of v[0..n) (i < n; no NaN), v reordered: quickselect, linear on average
+ * (a case's every output is judged, so a sort would cost n log n). */
+static double nth_smallest(double *v, size_t n, size_t i)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    long long lo = 0, hi = (long long)n - 1;
+    const long long want = (long long)i;
+    while (lo < hi) {
+        const double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+        const double pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+        long long l = lo, r = hi;
+        while (l <= r) { /* Hoare: v[lo..r] <= pivot <= v[l..hi], pivot between */
+            while (v[l] < pivot)
+                l++;
+            while (v[r] > pivot)
+                r--;
+            if (l <= r) {
+                const double t = v[l];
+                v[l++] = v[r];
+                v[r--] = t;
+            }
+        }
+        if (want <= r)
+            hi = r;
+        else if (want >= l)
+            lo = l;
+        else
+            return v[want];
+    }
+    return v[want];
 }
 
-/* The bound's use and size over the outputs compared within it (ulps[0..k)). */
+/* The bound's use and size over the outputs compared within it (ulps[0..k), reordered). */
 static void bound_stats(a4w4_comparison *c, double *ulps, size_t k)
 {
     c->has_bound = 1;
     if (!ulps || !k)
         return;
-    qsort(ulps, k, sizeof *ulps, cmp_double);
-    c->bound_ulp_max = ulps[k - 1];
-    c->bound_ulp_median = k % 2 ? ulps[k / 2] : 0.5 * (ulps[k / 2 - 1] + ulps[k / 2]);
+    double max = ulps[0];
+    for (size_t i = 1; i < k; i++)
+        max = ulps[i] > max ? ulps[i] : max;
+    c->bound_ulp_max = max;
+    const double hi = nth_smallest(ulps, k, k / 2);
+    c->bound_ulp_median = k % 2 ? hi : 0.5 * (nth_smallest(ulps, k, k / 2 - 1) + hi);
 }
 
 /* One output under bounded(S): 1 when it passes. *use: |got - e| / tolerance (-1 when not

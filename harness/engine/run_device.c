@@ -32,6 +32,147 @@ int run_baseline_dev(gemm_run *g, a4w4_entry_result *e)
     return brc;
 }
 
+/* Outputs at sample s of the row-major [M, N] all into y (s's grid). */
+static void take_sample(const a4w4_sample *s, const uint16_t *all, size_t N, uint16_t *y)
+{
+    if (s->full) {
+        memcpy(y, all, s->nrows * N * 2);
+        return;
+    }
+    for (size_t i = 0; i < s->nrows; i++)
+        for (size_t j = 0; j < s->ncols; j++)
+            y[i * s->ncols + j] = all[s->rows[i] * N + s->cols[j]];
+}
+
+/* The backend on every output into yall, gathered back whole (variant: after a refill). */
+static int run_gather_all(gemm_run *g, int variant, uint16_t *yall, a4w4_comparison *dc,
+                          a4w4_devcall *call, int *brc)
+{
+    const a4w4_sample all = {NULL, g->d->M, NULL, g->d->N, 1};
+    g->args.s = &all;
+    g->args.y = yall;
+    int bad = g->dev->run(g->dev->self, g->b, &g->args, variant, brc, dc, call, g->why,
+                          sizeof g->why);
+    g->args.s = g->s;
+    g->args.y = g->y.y;
+    return bad;
+}
+
+/* FNV-1a 64 of n outputs: the baseline's hash for the stale-result check. */
+static unsigned long long hash_of(const uint16_t *y, size_t n)
+{
+    unsigned long long h = 0xCBF29CE484222325ull;
+    for (size_t k = 0; k < n; k++) {
+        h = (h ^ (y[k] & 0xFFu)) * 0x100000001B3ull;
+        h = (h ^ (y[k] >> 8)) * 0x100000001B3ull;
+    }
+    return h;
+}
+
+/* The device judge's bounded(S) limits of every output (computed on the device, held equal
+ * to the C oracles' by recheck on the sample) into L, from the arrays js gathered. */
+static void limits_from(const a4w4_devsample *js, size_t n, a4w4_bounded_limits *L)
+{
+    for (size_t k = 0; k < n; k++) {
+        L[k].bound = js->bound[k];
+        L[k].exact = js->exact_f64[k];
+        L[k].inf_pos = js->infs[k] & 1;
+        L[k].inf_neg = (js->infs[k] >> 1) & 1;
+    }
+}
+
+/* The exact outputs (bf16, from the device judge) and the bounded(S) limits of every output
+ * of g's case into g->exact_all and g->limits_all: the device judge's when it holds this S
+ * (g->j->bounded_s), else the C oracles' fast form on the host. 0, or nonzero with g->why. */
+static int limits_of_all(gemm_run *g)
+{
+    const size_t M = g->d->M, N = g->d->N, n = M * N;
+    const unsigned S = g->k->split < 1 ? 1 : g->k->split;
+    const int on_dev = S == g->j->bounded_s;
+    const a4w4_sample all = {NULL, M, NULL, N, 1};
+    double *B = on_dev ? malloc(n * 8) : NULL, *E = on_dev ? malloc(n * 8) : NULL;
+    uint8_t *inf = on_dev ? malloc(n) : NULL;
+    g->exact_all = malloc(n * 2);
+    g->limits_all = malloc(n * sizeof *g->limits_all);
+    a4w4_devsample js = {NULL, g->exact_all, NULL, NULL, B, E, inf};
+    int bad = !g->exact_all || !g->limits_all || (on_dev && (!B || !E || !inf));
+    if (!bad)
+        bad = g->dev->sample(g->dev->self, &all, &js, g->why, sizeof g->why);
+    if (!bad && on_dev)
+        limits_from(&js, n, g->limits_all);
+    else if (!bad && a4w4_gemm_bounded_limits_fast(g->d->a_fp4.data, g->d->a_scale.data,
+                                                   g->d->w_fp4.data, g->d->w_scale.data, M, N,
+                                                   g->d->K, S, g->limits_all,
+                                                   (double)n * (double)g->d->K < 0x1p22 ? 1u
+                                                                                        : 0u))
+        bad = 1;
+    if (bad && !g->why[0])
+        snprintf(g->why, sizeof g->why, "out of memory for the limits of %zu outputs", n);
+    free(B);
+    free(E);
+    free(inf);
+    return bad;
+}
+
+int run_bounded_dev(gemm_run *g, a4w4_entry_result *e)
+{
+    const size_t N = g->d->N, n = g->d->M * N;
+    a4w4_comparison dc;
+    a4w4_devcall call;
+    int brc = A4W4_OK;
+    a4w4_out_poison(&g->y);
+    if (!(g->y_all = malloc(n * 2))) {
+        snprintf(g->why, sizeof g->why, "out of memory for %zu outputs", n);
+        return A4W4_ENOMEM;
+    }
+    if (run_gather_all(g, 0, g->y_all, &dc, &call, &brc))
+        return brc == A4W4_OK ? A4W4_EINVAL : brc;
+    e->run_ms = call.run_ms;
+    e->has_run = 1;
+    if (brc != A4W4_OK)
+        return brc;
+    if (limits_of_all(g)) {
+        free(g->limits_all); /* no limits: the variants do not use them */
+        g->limits_all = NULL;
+        return A4W4_ENOMEM;
+    }
+    run_note_repeat(g, e, hash_of(g->y_all, n));
+    take_sample(g->s, g->y_all, N, g->y.y);
+    const a4w4_judge_grid grid = {N, NULL, NULL};
+    a4w4_judge_bounded(&g->cmp, &grid, g->y_all, g->exact_all, g->limits_all, n, NULL);
+    return A4W4_OK;
+}
+
+void run_bounded_dev_free(gemm_run *g)
+{
+    free(g->y_all);
+    free(g->y2_all);
+    free(g->exact_all);
+    free(g->limits_all);
+}
+
+/* A bounded variant: every output back, those newly outside the bound (the baseline's
+ * limits) counted. */
+static size_t bounded_variant(gemm_run *g, const char *what, a4w4_entry_result *e)
+{
+    const size_t n = g->d->M * g->d->N;
+    a4w4_comparison dc, c2;
+    a4w4_devcall call;
+    int brc = A4W4_OK;
+    if (!g->y2_all && !(g->y2_all = malloc(n * 2))) {
+        run_note(e->note, sizeof e->note, "out of memory (variant %s); ", what);
+        return n;
+    }
+    if (run_gather_all(g, 1, g->y2_all, &dc, &call, &brc) || brc != A4W4_OK) {
+        run_note(e->note, sizeof e->note, "%s (variant %s, on the device); ",
+                 g->why[0] ? g->why : a4w4_status_str(brc), what);
+        return n;
+    }
+    const a4w4_judge_grid grid = {g->d->N, NULL, NULL};
+    a4w4_judge_bounded(&c2, &grid, g->y2_all, g->exact_all, g->limits_all, n, NULL);
+    return c2.mismatches > g->cmp.mismatches ? c2.mismatches - g->cmp.mismatches : 0;
+}
+
 /* 1 when bf16 bits a and b are equal or both NaN (the judge's and the C oracles' values). */
 static int same_bits(uint16_t a, uint16_t b)
 {
@@ -43,6 +184,8 @@ static int same_bits(uint16_t a, uint16_t b)
  * which e's note names). */
 size_t run_variant_dev(gemm_run *g, const char *what, a4w4_entry_result *e)
 {
+    if (g->limits_all)
+        return bounded_variant(g, what, e);
     a4w4_comparison dc;
     a4w4_devcall call;
     int brc = A4W4_OK;
@@ -117,8 +260,9 @@ int run_wants_device(const a4w4_runner *r)
     return 0;
 }
 
-/* What the case's device backends need of the judge: the S of an ordered(S) one (S > 1);
- * the others are judged on the host (on_device). */
+/* What the case's device backends need of the judge: the S of an ordered(S) one (S > 1) and
+ * of a bounded(S) one (the last selected, if several S; a bounded backend of another S gets
+ * its limits on the host); the others are judged on the host (on_device). */
 a4w4_devneeds run_device_needs(const a4w4_runner *r)
 {
     a4w4_devneeds n = {0, 0};
@@ -126,40 +270,66 @@ a4w4_devneeds run_device_needs(const a4w4_runner *r)
         const a4w4_backend *b = &r->backends[i];
         if (b->type->run_device && !strncmp(b->contract, "ordered(", 8) && b->split > 1)
             n.ordered_s = b->split;
+        if (b->type->run_device && !strncmp(b->contract, "bounded", 7))
+            n.bounded_s = b->split ? b->split : 1;
     }
     return n;
 }
 
+/* 1 when doubles a and b differ in a bit and are not both NaN. */
+static int other_double(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) && !(isnan(a) && isnan(b));
+}
+
+/* What the judge's value k of js differs from the C oracles' in (o; cs its ordered(S), L its
+ * bounded(S) limits, NULL when not needed), or NULL. */
+static const char *judge_differs(const a4w4_devsample *js, a4w4_oracles *o, const uint16_t *cs,
+                                 const a4w4_bounded_limits *L, size_t k)
+{
+    uint32_t jf, cf;
+    memcpy(&jf, &js->exact_f32[k], 4);
+    memcpy(&cf, &o->exact_f32[k], 4);
+    if (!same_bits(js->ordered1[k], o->ordered1[k]))
+        return "ordered(1)";
+    if (!same_bits(js->exact[k], o->exact[k]))
+        return "exact";
+    if (!(jf == cf || (isnan(js->exact_f32[k]) && isnan(o->exact_f32[k]))))
+        return "exact fp32";
+    if (cs && !same_bits(js->ordered_s[k], cs[k]))
+        return "ordered(S)";
+    if (L && (other_double(js->bound[k], L[k].bound) ||
+              other_double(js->exact_f64[k], L[k].exact) ||
+              js->infs[k] != ((L[k].inf_pos ? 1 : 0) | (L[k].inf_neg ? 2 : 0))))
+        return "bounded(S) limits";
+    return NULL;
+}
+
 /* Values of the judge at the sample against the C oracles, bit for bit: the judge judged.
- * ordered(1), exact (bf16 and fp32) and ordered(S) on every sampled output (bounded(S)
- * backends are judged on the host: on_device). Appends to note; returns the mismatches. */
+ * ordered(1), exact (bf16 and fp32), ordered(S) and the bounded(S) limits (the bound, the
+ * exact value in double, where ±Inf is allowed) on every sampled output. Appends to note;
+ * returns the mismatches. */
 static size_t recheck(const a4w4_devjudge *dev, const a4w4_devneeds *need, const a4w4_sample *s,
                       a4w4_oracles *o, char *note, size_t notelen)
 {
-    const size_t n = o->count;
+    const size_t n = o->count, Sb = need->bounded_s;
     a4w4_devsample js = {malloc(n * 2), malloc(n * 2), need->ordered_s ? malloc(n * 2) : NULL,
-                         malloc(n * 4), NULL};
+                         malloc(n * 4), Sb ? malloc(n * 8) : NULL, Sb ? malloc(n * 8) : NULL,
+                         Sb ? malloc(n) : NULL};
     const uint16_t *cs = need->ordered_s ? a4w4_oracles_ordered(o, need->ordered_s) : NULL;
+    const a4w4_bounded_limits *L = Sb ? a4w4_oracles_bound(o, (unsigned)Sb) : NULL;
     char why[256] = "";
     size_t bad = 0, first = SIZE_MAX;
     const char *what = "";
     if (!js.ordered1 || !js.exact || !js.exact_f32 || (need->ordered_s && (!js.ordered_s || !cs)) ||
+        (Sb && (!js.bound || !js.exact_f64 || !js.infs || !L)) ||
         dev->sample(dev->self, s, &js, why, sizeof why)) {
         run_note(note, notelen, "%sthe C oracles' re-check of the GPU judge failed to run: %s",
                  note[0] ? "; " : "", why[0] ? why : "out of memory");
         bad = 1;
     } else {
         for (size_t k = 0; k < n; k++) {
-            uint32_t jf, cf;
-            memcpy(&jf, &js.exact_f32[k], 4);
-            memcpy(&cf, &o->exact_f32[k], 4);
-            const char *w = !same_bits(js.ordered1[k], o->ordered1[k])       ? "ordered(1)"
-                            : !same_bits(js.exact[k], o->exact[k])             ? "exact"
-                            : !(jf == cf || (isnan(js.exact_f32[k]) && isnan(o->exact_f32[k])))
-                                ? "exact fp32"
-                            : cs && !same_bits(js.ordered_s[k], cs[k])
-                                ? "ordered(S)"
-                                : NULL;
+            const char *w = judge_differs(&js, o, cs, L, k);
             if (w && first == SIZE_MAX) {
                 first = k;
                 what = w;
@@ -175,6 +345,9 @@ static size_t recheck(const a4w4_devjudge *dev, const a4w4_devneeds *need, const
     free(js.exact);
     free(js.ordered_s);
     free(js.exact_f32);
+    free(js.bound);
+    free(js.exact_f64);
+    free(js.infs);
     return bad;
 }
 

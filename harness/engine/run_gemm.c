@@ -164,7 +164,7 @@ void run_note_repeat(gemm_run *g, a4w4_entry_result *e, unsigned long long hash)
 static int run_baseline(gemm_run *g, a4w4_entry_result *e, int *breached)
 {
     if (g->dev)
-        return run_baseline_dev(g, e);
+        return is_bounded(g) ? run_bounded_dev(g, e) : run_baseline_dev(g, e);
     double t0 = (a4w4_now() * 1e3);
     int rc = guarded_call(g, &g->y, e, breached);
     e->run_ms = (a4w4_now() * 1e3) - t0;
@@ -280,7 +280,7 @@ static int check_baseline(gemm_run *g, a4w4_entry_result *e)
                      "oracles %zu on the %zu sampled outputs alone; ", g->cmp.mismatches,
                      g->host_cmp.mismatches, g->n);
         else if (g->cmp.mismatches && !g->host_cmp.mismatches)
-            run_note(e->note, sizeof e->note, "judged on the device: none of its %zu "
+            run_note(e->note, sizeof e->note, "judged on every output: none of its %zu "
                      "mismatches lies on the host sample of %zu outputs, which is all the "
                      "failure map and --save-failing cover; ", g->cmp.mismatches, g->n);
     }
@@ -565,15 +565,21 @@ static void keep_outputs(const char *dir, const gemm_run *g, const a4w4_case *c,
     a4w4_kept_entry(dir, g->b->name, c, y, why, e);
 }
 
-/* 1 when GEMM backend b with contract k (NULL: none) is judged on the device in j: it has a
+/* 1 when GEMM backend b with contract k (NULL: none) runs on the device path in j: it has a
  * device form and keeps a single ordered(S) contract, which the device judge computes over
- * every output bit for bit as the C oracles do. exact (judged inside the exact regime only),
- * bounded(S) (limits in double with their overflow rule, contracts §4.1), tree contracts and
- * shape rules stay on the host sample. */
+ * every output bit for bit as the C oracles do, or a bounded(S) contract, whose every output
+ * comes back to be judged on the host against the judge's limits of every output
+ * (run_bounded_dev: the bound, the exact value in double and the overflow rule, contracts
+ * §4.1, §4.3, re-checked by the C oracles on the sample). exact (judged inside the exact
+ * regime only), tree contracts and other shape rules stay on the host sample. */
 int run_on_device(const judging *j, const a4w4_backend *b, const a4w4_contract *k)
 {
-    return j->dev && b->type->run_device && k && k->kind == A4W4_CONTRACT_ORDERED &&
-           !strncmp(b->contract, "ordered(", 8) && k->split == b->split;
+    if (!j->dev || !b->type->run_device || !k)
+        return 0;
+    if (k->kind == A4W4_CONTRACT_BOUNDED)
+        return !strncmp(b->contract, "bounded", 7);
+    return k->kind == A4W4_CONTRACT_ORDERED && !strncmp(b->contract, "ordered(", 8) &&
+           k->split == b->split;
 }
 
 int run_gemm_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c,
@@ -601,8 +607,8 @@ int run_gemm_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c,
     run_case_identity(e, c, A4W4_ENTRY_OUTPUTS, b->name, ktext);
     g.dev = run_on_device(j, b, g.k) ? j->dev : NULL;
     if (j->dev && b->type->run_device && g.k && !g.dev)
-        run_note(e->note, sizeof e->note, "judged on the host sample: the device judge takes "
-                 "single ordered(S) contracts only; ");
+        run_note(e->note, sizeof e->note, "judged on the host sample: the device path takes "
+                 "single ordered(S) and bounded(S) contracts only; ");
     int fail = 1;
     a4w4_verdict unjudged = A4W4_VERDICT_PASS; /* NA, SKIP: the outputs have no judgement */
     if (!g.k) { /* no contract applies to this shape: its outputs are unjudged, so the entry is
@@ -646,5 +652,6 @@ int run_gemm_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c,
     a4w4_out_free(&g.y2);
     free(g.mism);
     free(g.vfail);
+    run_bounded_dev_free(&g);
     return fail;
 }

@@ -198,7 +198,7 @@ int run_case_oracles_open(case_oracles *co, const a4w4_case_data *d, const a4w4_
                           int policy, int max_timeouts)
 {
     memset(co, 0, sizeof *co);
-    co->j = (judging){&co->o, d->code0 ? &co->alt : NULL, policy, max_timeouts, NULL, NULL};
+    co->j = (judging){&co->o, d->code0 ? &co->alt : NULL, policy, max_timeouts, NULL, NULL, 0};
     if (a4w4_oracles_compute(d, s, &co->o) != 0)
         return -1;
     return d->code0 && alt_oracles(d, s, &co->ad, &co->alt) ? -1 : 0;
@@ -403,6 +403,7 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     int orc = run_case_oracles_open(&co, &d, &s, r->code0_reading, r->max_timeouts);
     co.j.dev = dev;
     co.j.dor = &dor;
+    co.j.bounded_s = need.bounded_s;
     if (T) {
         T->judge_s += t1 - t0;
         T->host_oracle_s += a4w4_now() - t1;

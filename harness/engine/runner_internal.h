@@ -41,6 +41,7 @@ typedef struct {
     int policy, max_timeouts;
     const a4w4_devjudge *dev;   /* the case's device judge (NULL: everything on the host) */
     const a4w4_devoracle *dor;  /* its oracle facts over every output */
+    unsigned bounded_s;         /* the S of the bounded(S) limits the device judge holds */
 } judging;
 
 /* What run_gemm_backend carries between its steps. */
@@ -69,6 +70,10 @@ typedef struct {
      * holds the backend's outputs at the sample, re-judged by the C oracles into host_cmp */
     const a4w4_devjudge *dev;
     a4w4_comparison host_cmp;
+    /* bounded(S) on the device path: every output judged on the host (run_bounded_dev); the
+     * case's M * N outputs (baseline, a variant), exact bf16 and limits, or NULL */
+    uint16_t *y_all, *y2_all, *exact_all;
+    a4w4_bounded_limits *limits_all;
 } gemm_run;
 
 /* The oracles a case's GEMM entries are judged against (judging j): o over the case's
@@ -136,11 +141,12 @@ void run_note_repeat(gemm_run *g, a4w4_entry_result *e, unsigned long long hash)
  * bound"): its outputs are then not judged, and e's note says so. */
 int run_bound_vacuous(const a4w4_comparison *c, a4w4_entry_result *e);
 
-/* 1 when GEMM backend b with contract k (NULL: none) is judged on the device in j: it has a
+/* 1 when GEMM backend b with contract k (NULL: none) runs on the device path in j: it has a
  * device form and keeps a single ordered(S) contract, which the device judge computes over
- * every output bit for bit as the C oracles do. exact (judged inside the exact regime only),
- * bounded(S) (limits in double with their overflow rule, contracts §4.1), tree contracts and
- * shape rules stay on the host sample. */
+ * every output bit for bit as the C oracles do, or a bounded(S) contract, whose every output
+ * is judged on the host against the judge's limits (run_bounded_dev; contracts §4.1, §4.3).
+ * exact (judged inside the exact regime only), tree contracts and shape rules stay on
+ * the host sample. */
 int run_on_device(const judging *j, const a4w4_backend *b, const a4w4_contract *k);
 
 int run_gemm_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c,
@@ -168,6 +174,16 @@ int run_quant_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data 
  * the host's guard zones and operand digests (engine/integrity.h) do not see them. */
 int run_baseline_dev(gemm_run *g, a4w4_entry_result *e);
 
+/* A bounded(S) backend on the device path: its every output comes back and is judged on the
+ * host by the runner's bounded rule (a4w4_judge_bounded) against the limits of every output
+ * (contracts §4.1 "bounded", §4.3): the device judge's (a4w4_devsample bound, exact_f64,
+ * infs; the C oracles re-check them on the sample) when it holds this S, else the C oracles'
+ * fast form; into g->cmp, its outputs at the sample into g->y, the backend's status
+ * returned. The device's own bounded comparison measures from the exact value rounded to fp32
+ * and has no overflow rule, so it is not the verdict. run_bounded_dev_free frees g's arrays. */
+int run_bounded_dev(gemm_run *g, a4w4_entry_result *e);
+void run_bounded_dev_free(gemm_run *g);
+
 /* A pad variant on the device (the runner refilled the pads): the backend's outputs that
  * change against its baseline, counted on the device (every output when the call failed,
  * which e's note names). */
@@ -180,8 +196,9 @@ int run_bytes_dev(const a4w4_devjudge *dev, a4w4_backend *b, const a4w4_case *c,
 /* 1 when some selected backend has a device form. */
 int run_wants_device(const a4w4_runner *r);
 
-/* What the case's device backends need of the judge: the S of an ordered(S) one (S > 1);
- * the others are judged on the host (on_device). */
+/* What the case's device backends need of the judge: the S of an ordered(S) one (S > 1) and
+ * of a bounded(S) one (the last selected, if several S); the others are judged on the host
+ * (on_device). */
 a4w4_devneeds run_device_needs(const a4w4_runner *r);
 
 /* The oracle's entry on the device: ordered(1) == exact on every output the prover holds for,

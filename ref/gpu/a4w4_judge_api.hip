@@ -127,7 +127,8 @@ struct a4w4j_case {
     uint16_t *ex_bf16;
     float *ex_f32;
     uint8_t *proven, *uncertain, *facts_a, *facts_w;
-    double *bound;
+    double *bound, *ex_f64; /* with Sb: the bound, the exact value rounded to double */
+    uint8_t *infs;          /* with Sb: where ±Inf is allowed (A4W4J_INF_* bits) */
     unsigned Sb;         /* the S of bound (0: none) */
     int have_exact;
     size_t n_uncertain;
@@ -164,7 +165,7 @@ extern "C" void a4w4j_close(a4w4j_case *c)
     if (!c)
         return;
     void *bufs[] = {c->ord1, c->ordS, c->ex_bf16, c->ex_f32, c->proven, c->uncertain,
-                    c->facts_a, c->facts_w, c->bound};
+                    c->facts_a, c->facts_w, c->bound, c->ex_f64, c->infs};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         pool_free(bufs[i]);
     free(c);
@@ -210,7 +211,7 @@ static int run_ordered(a4w4j_case *c, unsigned S)
     return A4W4J_OK;
 }
 
-/* The uncertain outputs through the plain C oracle (a4w4_dot_exact, a4w4_dot_bounded_bound),
+/* The uncertain outputs through the plain C oracle (a4w4_dot_exact, a4w4_dot_bounded_limits),
  * written back to the device arrays. */
 static int fix_uncertain(a4w4j_case *c, unsigned Sb)
 {
@@ -259,8 +260,16 @@ static int fix_uncertain(a4w4j_case *c, unsigned Sb)
         if (!rc)
             rc = chk(hipMemcpy(c->ex_f32 + idx[i], &f, 4, hipMemcpyHostToDevice), "copy");
         if (!rc && Sb) {
-            const double B = a4w4_dot_bounded_bound(&d, Sb);
-            rc = chk(hipMemcpy(c->bound + idx[i], &B, 8, hipMemcpyHostToDevice), "copy");
+            a4w4_bounded_limits L;
+            a4w4_dot_bounded_limits(&d, Sb, &L);
+            const uint8_t inf = (uint8_t)((L.inf_pos ? A4W4J_INF_POS : 0u) |
+                                          (L.inf_neg ? A4W4J_INF_NEG : 0u));
+            rc = chk(hipMemcpy(c->bound + idx[i], &L.bound, 8, hipMemcpyHostToDevice), "copy");
+            if (!rc)
+                rc = chk(hipMemcpy(c->ex_f64 + idx[i], &L.exact, 8, hipMemcpyHostToDevice),
+                         "copy");
+            if (!rc)
+                rc = chk(hipMemcpy(c->infs + idx[i], &inf, 1, hipMemcpyHostToDevice), "copy");
         }
     }
     free(idx);
@@ -284,6 +293,10 @@ static int run_exact(a4w4j_case *c, unsigned Sb)
         rc = pool_alloc((void **)&c->uncertain, n);
     if (!rc && Sb && !c->bound)
         rc = pool_alloc((void **)&c->bound, n * 8);
+    if (!rc && Sb && !c->ex_f64)
+        rc = pool_alloc((void **)&c->ex_f64, n * 8);
+    if (!rc && Sb && !c->infs)
+        rc = pool_alloc((void **)&c->infs, n);
     if (!rc && !c->facts_a) {
         rc = pool_alloc((void **)&c->facts_a, M);
         if (!rc)
@@ -308,6 +321,8 @@ static int run_exact(a4w4j_case *c, unsigned Sb)
     p.facts_w = c->facts_w;
     if (Sb) {
         p.bound = c->bound;
+        p.ex_f64 = c->ex_f64;
+        p.infs = c->infs;
         p.bound_blocks = (long long)split_blocks(c->op.K, Sb);
     }
     rc = chk(a4w4j_launch_exact(&p), "exact pass launch");
@@ -370,6 +385,18 @@ extern "C" int a4w4j_bound(a4w4j_case *c, unsigned S, const double **B)
         return A4W4J_EARG;
     int rc = c->Sb == S ? A4W4J_OK : run_exact(c, S);
     *B = rc ? NULL : c->bound;
+    return rc;
+}
+
+extern "C" int a4w4j_bound_limits(a4w4j_case *c, unsigned S, const double **B,
+                                  const double **exact, const uint8_t **infs)
+{
+    if (!c || !B || !exact || !infs || S < 1)
+        return A4W4J_EARG;
+    int rc = c->Sb == S ? A4W4J_OK : run_exact(c, S);
+    *B = rc ? NULL : c->bound;
+    *exact = rc ? NULL : c->ex_f64;
+    *infs = rc ? NULL : c->infs;
     return rc;
 }
 
@@ -729,6 +756,8 @@ extern "C" int a4w4j_gather(const void *dev, size_t elem, size_t N, const size_t
     const size_t n = nrows * ncols;
     if (!n)
         return A4W4J_OK;
+    if (!rows && !cols && ncols == N) /* every row: one copy */
+        return chk(hipMemcpy(host, dev, n * elem, hipMemcpyDeviceToHost), "gather");
     unsigned long long *idx = (unsigned long long *)malloc(n * sizeof *idx);
     if (!idx)
         return A4W4J_ENOMEM;

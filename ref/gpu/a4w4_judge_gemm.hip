@@ -335,9 +335,12 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_exact_kernel(a4w4j_pass p)
         p.ex_f32[o] = sure ? f : a4w4j_f(0x7FC00000u);
         p.proven[o] = (uint8_t)a4w4j_proven(p.facts_a[m], p.facts_w[n], &st[i].prove);
         if (BOUND) {
-            p.bound[o] = st[i].split_nan || st[i].total.nan ? a4w4j_d(0x7FF8000000000000ull)
-                                                             : a4w4j_bound_final(&st[i].bound);
-            sure = sure && !st[i].uncertain;
+            const int nan = st[i].split_nan || st[i].total.nan;
+            double e64 = a4w4j_d(0x7FF8000000000000ull);
+            p.bound[o] = nan ? e64 : a4w4j_bound_final(&st[i].bound);
+            p.infs[o] = (uint8_t)(nan ? 0u : a4w4j_bound_infs(&st[i].bound));
+            sure = sure && !st[i].uncertain && (nan || a4w4j_win_round_d(&st[i].total, &e64));
+            p.ex_f64[o] = e64;
         }
         p.uncertain[o] = (uint8_t)!sure;
     }

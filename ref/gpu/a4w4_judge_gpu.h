@@ -61,6 +61,12 @@ int a4w4j_exact(a4w4j_case *c, const uint16_t **bf16, const float **f32, const u
 /* bounded(S) bound B [M, N] double on the device (a4w4_dot_bounded_bound's value, NaN where
  * a scale is 0xFF); computed with the exact outputs. */
 int a4w4j_bound(a4w4j_case *c, unsigned S, const double **B);
+/* bounded(S) limits of every output (a4w4_dot_bounded_limits' values, contracts §4.1, §4.3):
+ * the bound B [M, N] double as a4w4j_bound, the exact value rounded once to double [M, N]
+ * (NaN where a scale is 0xFF) and where ±Inf is allowed [M, N] uint8 (A4W4J_INF_POS 1,
+ * A4W4J_INF_NEG 2), all on the device. */
+int a4w4j_bound_limits(a4w4j_case *c, unsigned S, const double **B, const double **exact,
+                       const uint8_t **infs);
 /* Compute in as few passes as possible what a case needs: ordered(1) and ordered(S1) for
  * S1 > 1 (0: none), exact (+ proven) when exact != 0, bound(Sb) for Sb > 0. */
 int a4w4j_prepare(a4w4j_case *c, unsigned S1, int exact, unsigned Sb);

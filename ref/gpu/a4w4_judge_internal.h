@@ -21,6 +21,8 @@ typedef struct {
     uint8_t *proven, *uncertain; /* per output flags */
     const uint8_t *facts_a, *facts_w; /* a4w4j_row_facts per row */
     double *bound;          /* bounded(S) bound, or NULL */
+    double *ex_f64;         /* with bound: the exact value rounded once to double */
+    uint8_t *infs;          /* with bound: where ±Inf is allowed (A4W4J_INF_* bits) */
     long long bound_blocks; /* blocks per split of the bound */
     int fault;              /* a4w4j_set_fault */
 } a4w4j_pass;

@@ -396,15 +396,25 @@ A4W4J_HD unsigned a4w4j_row_facts(const uint8_t *fp4, const uint8_t *sc, long lo
 #define A4W4J_V16 (0x1p-8 + 0x1p-23)
 #define A4W4J_H_UNDER 0x1p-126
 
+#define A4W4J_OVER_F32 (0x1p128 - 0x1p103)
+#define A4W4J_OVER_BF16 (0x1p128 - 0x1p119)
+#define A4W4J_OVER_MARGIN (1.0 + 0x1p-20)
+/* a4w4j_bound_infs bits: +Inf allowed, -Inf allowed (a4w4_bounded_limits inf_pos, inf_neg) */
+#define A4W4J_INF_POS 1u
+#define A4W4J_INF_NEG 2u
+
 typedef struct {
     double dsum, qpos, qneg;
     int n;
+    unsigned over; /* bits 0/1: an fp32 rounding in a split can overflow up/down; 2/3: the
+                      bf16 rounding of a split total can (a4w4_bound_acc's f32_*, q_*) */
 } a4w4j_bound_acc;
 
 A4W4J_HD void a4w4j_bound_init(a4w4j_bound_acc *a)
 {
     a->dsum = a->qpos = a->qneg = 0.0;
     a->n = 0;
+    a->over = 0;
 }
 
 /* Add split facts: p = the split's exact partial rounded to the nearest double, tpos / tneg =
@@ -416,7 +426,8 @@ A4W4J_HD void a4w4j_bound_add(a4w4j_bound_acc *a, double p, double tpos, double 
 {
     const double n = (double)blocks;
     const double grow = J_DADD(1.0, J_DMUL(J_DMUL(32.0, n), 0x1p-52));
-    const double t = J_DADD(J_DMUL(tpos, grow), J_DMUL(tneg, grow));
+    const double tp = J_DMUL(tpos, grow), tn = J_DMUL(tneg, grow);
+    const double t = J_DADD(tp, tn);
     const double g = J_DDIV(J_DMUL(n, A4W4J_U32), J_DADD(1.0, -J_DMUL(n, A4W4J_U32)));
     const double e = J_DADD(J_DMUL(g, t), J_DMUL(J_DMUL(4.0, n), A4W4J_H_UNDER));
     const double pd = p, pabs = pd < 0 ? -pd : pd;
@@ -427,11 +438,16 @@ A4W4J_HD void a4w4j_bound_add(a4w4j_bound_acc *a, double p, double tpos, double 
     const double up = J_DADD(pd, slack), dn = J_DADD(slack, -pd);
     a->qpos = J_DADD(a->qpos, up > 0.0 ? up : 0.0);
     a->qneg = J_DADD(a->qneg, dn > 0.0 ? dn : 0.0);
+    const double pe = J_DADD(J_DADD(J_DMUL(A4W4J_U32, pabs), 0x1p-149), e);
+    a->over |= (J_DMUL(J_DADD(tp, e), A4W4J_OVER_MARGIN) >= A4W4J_OVER_F32 ? 1u : 0u) |
+               (J_DMUL(J_DADD(tn, e), A4W4J_OVER_MARGIN) >= A4W4J_OVER_F32 ? 2u : 0u) |
+               (J_DMUL(J_DADD(pd, pe), A4W4J_OVER_MARGIN) >= A4W4J_OVER_BF16 ? 4u : 0u) |
+               (J_DMUL(J_DADD(pe, -pd), A4W4J_OVER_MARGIN) >= A4W4J_OVER_BF16 ? 8u : 0u);
     a->n++;
 }
 
-/* The bound B (ref/a4w4_bound.c's acc_bound). */
-A4W4J_HD double a4w4j_bound_final(const a4w4j_bound_acc *a)
+/* The atomic stage's accumulated error |e_n'| (ref/a4w4_bound.c's acc_atomic). */
+A4W4J_HD double a4w4j_bound_atomic(const a4w4j_bound_acc *a)
 {
     const double w = a->qpos > a->qneg ? a->qpos : a->qneg;
     const double step = J_DADD(J_DMUL(A4W4J_V16, w), A4W4J_H_UNDER);
@@ -440,7 +456,25 @@ A4W4J_HD double a4w4j_bound_final(const a4w4j_bound_acc *a)
         e = J_DADD(e, J_DMUL(grow, step));
         grow = J_DMUL(grow, J_DADD(1.0, A4W4J_V16));
     }
-    return J_DMUL(J_DADD(a->dsum, e), J_DADD(1.0, 0x1p-40));
+    return e;
+}
+
+/* Where ±Inf is allowed (A4W4J_INF_* bits; ref/a4w4_bound.c's a4w4_bound_acc_limits). */
+A4W4J_HD unsigned a4w4j_bound_infs(const a4w4j_bound_acc *a)
+{
+    const double at = a4w4j_bound_atomic(a);
+    const int adds = a->n >= 2; /* the first add into +0 is exact */
+    const int up = (a->over & 5u) ||
+                   (adds && J_DMUL(J_DADD(a->qpos, at), A4W4J_OVER_MARGIN) >= A4W4J_OVER_BF16);
+    const int dn = (a->over & 10u) ||
+                   (adds && J_DMUL(J_DADD(a->qneg, at), A4W4J_OVER_MARGIN) >= A4W4J_OVER_BF16);
+    return (up ? A4W4J_INF_POS : 0u) | (dn ? A4W4J_INF_NEG : 0u);
+}
+
+/* The bound B (ref/a4w4_bound.c's acc_bound). */
+A4W4J_HD double a4w4j_bound_final(const a4w4j_bound_acc *a)
+{
+    return J_DMUL(J_DADD(a->dsum, a4w4j_bound_atomic(a)), J_DADD(1.0, 0x1p-40));
 }
 
 #endif

@@ -18,7 +18,9 @@ static char g_last[256];
 /* Fault injection, to prove the checker fails when it should (CTest WILL_FAIL tests):
  * A4W4_GPU_CPU_FAULT=gemm   flip the last bit of every ASM GEMM output (device form)
  *                   =guard  also write one element past the end of y (device form)
- *                   =quant  flip bit 0 of the first scale byte of every quantization */
+ *                   =quant  flip bit 0 of the first scale byte of every quantization
+ *                   =atomic-one  the bf16-atomic split-K writes 2^16 at output (M/2, N/2 + 1)
+ *                                (one output off a run's sample on most shapes) */
 static int fault(const char *what)
 {
     const char *f = getenv("A4W4_GPU_CPU_FAULT");
@@ -217,6 +219,8 @@ static void gemm_impl(const gargs *p, unsigned splits, int atomic, uint16_t *y)
                     cur = a4w4d_f32_to_bf16(A4W4_FADD(a4w4d_bf16_to_f32(cur), q));
                 }
                 y[m * p->N + n] = (uint16_t)cur;
+                if (m == p->M / 2 && n == p->N / 2 + 1 && fault("atomic-one"))
+                    y[m * p->N + n] = 0x4780; /* 65536: far outside any bound here */
             }
         }
 }

@@ -9,6 +9,7 @@
  *   exact                   vs a4w4_gemm_exact            (bf16 and fp32 bits)
  *   bounded(S) bound        vs a4w4_dot_bounded_bound     (the same double)
  *   exact-regime prover     vs a4w4_exact_regime          (per output)
+ *   bounded(S) limits (bound, exact in double, ±Inf) vs a4w4_dot_bounded_limits (per output)
  * A mismatch prints its output (m, n) with both values. Built with the judge (the device) as
  * a4w4_judge_check, and with the judge's CPU stand-in as a4w4_judge_check_cpu (tests the test).
  * Usage: a4w4_judge_check [--quick]. Exit 0 pass, 1 a mismatch, 77 no GPU (CTest skip). */
@@ -146,13 +147,14 @@ static void check_case(size_t M, size_t N, size_t K, int regime, unsigned S)
     const uint16_t *o1, *oS, *ex;
     const float *exf;
     const uint8_t *pv;
-    const double *B;
+    const double *B, *E;
+    const uint8_t *inf;
     size_t unsure = 0;
-    char what[200], first[160] = "";
+    char what[200], first[320] = "";
     snprintf(what, sizeof what, "%s M=%zu N=%zu K=%zu S=%u", rname[regime], M, N, K, S);
     if (a4w4j_open(&op, &jc) || a4w4j_prepare(jc, S, 1, S) || a4w4j_ordered(jc, 1, &o1) ||
         a4w4j_ordered(jc, S, &oS) || a4w4j_exact(jc, &ex, &exf, &pv, &unsure) ||
-        a4w4j_bound(jc, S, &B)) {
+        a4w4j_bound(jc, S, &B) || a4w4j_bound_limits(jc, S, &B, &E, &inf)) {
         snprintf(first, sizeof first, "judge error: %s", a4w4j_last_error());
         result(0, first, what, 1, 1);
         goto out;
@@ -161,17 +163,20 @@ static void check_case(size_t M, size_t N, size_t K, int regime, unsigned S)
     uint16_t *w1 = xmalloc(n * 2), *wS = xmalloc(n * 2), *wx = xmalloc(n * 2);
     float *gf = xmalloc(n * 4), *wf = xmalloc(n * 4);
     uint8_t *gp = xmalloc(n);
-    double *gB = xmalloc(n * 8);
+    double *gB = xmalloc(n * 8), *gE = xmalloc(n * 8);
+    uint8_t *gI = xmalloc(n);
     a4w4j_download(g1, o1, n * 2);
     a4w4j_download(gS, S > 1 ? oS : o1, n * 2);
     a4w4j_download(gx, ex, n * 2);
     a4w4j_download(gf, exf, n * 4);
     a4w4j_download(gp, pv, n);
     a4w4j_download(gB, B, n * 8);
+    a4w4j_download(gE, E, n * 8);
+    a4w4j_download(gI, inf, n);
     a4w4_gemm_ordered(a, as, w, ws, M, N, K, 1, w1, NULL);
     a4w4_gemm_ordered(a, as, w, ws, M, N, K, S, wS, NULL);
     a4w4_gemm_exact(a, as, w, ws, M, N, K, wx, wf);
-    char full[260];
+    char full[420];
     size_t bad = diff16(g1, w1, M, N, first, sizeof first);
     snprintf(full, sizeof full, "%s ordered(1)", what);
     result(!bad, first, full, bad, n);
@@ -190,17 +195,24 @@ static void check_case(size_t M, size_t N, size_t K, int regime, unsigned S)
     snprintf(full, sizeof full, "%s exact bf16+fp32 (%zu by the plain oracle)", what, unsure);
     result(!bad, first, full, bad, n);
     bad = 0;
-    size_t badp = 0;
+    size_t badp = 0, infs = 0;
     for (size_t m = 0; m < M; m++)
         for (size_t j = 0; j < N; j++) {
             a4w4_dot_operands d = {a + m * K / 2, as + m * nb, w + j * K / 2, ws + j * nb, K};
-            const double b = a4w4_dot_bounded_bound(&d, S);
-            if (memcmp(&b, &gB[m * N + j], 8) && !(isnan(b) && isnan(gB[m * N + j])) && !bad++)
-                snprintf(first, sizeof first, "first (m=%zu, n=%zu) judge %.17g C %.17g", m, j,
-                         gB[m * N + j], b);
-            badp += (size_t)(gp[m * N + j] != a4w4_exact_regime(&d));
+            a4w4_bounded_limits L;
+            a4w4_dot_bounded_limits(&d, S, &L);
+            const size_t k = m * N + j;
+            const unsigned li = (L.inf_pos ? 1u : 0u) | (L.inf_neg ? 2u : 0u);
+            infs += li != 0;
+            if (((memcmp(&L.bound, &gB[k], 8) && !(isnan(L.bound) && isnan(gB[k]))) ||
+                 (memcmp(&L.exact, &gE[k], 8) && !(isnan(L.exact) && isnan(gE[k]))) ||
+                 li != gI[k]) && !bad++)
+                snprintf(first, sizeof first, "first (m=%zu, n=%zu) judge %.17g %.17g %u, C "
+                         "%.17g %.17g %u", m, j, gB[k], gE[k], gI[k], L.bound, L.exact, li);
+            badp += (size_t)(gp[k] != a4w4_exact_regime(&d));
         }
-    snprintf(full, sizeof full, "%s bounded(%u) bound", what, S);
+    snprintf(full, sizeof full, "%s bounded(%u) limits: bound, exact in double, where Inf is "
+             "allowed (on %zu outputs)", what, S, infs);
     result(!bad, first, full, bad, n);
     snprintf(full, sizeof full, "%s exact-regime prover", what);
     result(!badp, NULL, full, badp, n);
@@ -214,6 +226,8 @@ static void check_case(size_t M, size_t N, size_t K, int regime, unsigned S)
     free(wf);
     free(gp);
     free(gB);
+    free(gE);
+    free(gI);
 out:
     a4w4j_close(jc);
     a4w4j_free(da);

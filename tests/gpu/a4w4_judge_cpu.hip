@@ -30,7 +30,8 @@ struct a4w4j_case {
     uint16_t *ord1, *ordS, *ex;
     float *exf;
     uint8_t *proven;
-    double *B;
+    double *B, *E; /* with Sb: the bound, the exact value rounded to double */
+    uint8_t *infs; /* with Sb: where ±Inf is allowed (A4W4J_INF_* bits) */
     unsigned S, Sb;
     int have_exact;
     size_t uncertain;
@@ -45,7 +46,8 @@ extern "C" int a4w4j_open(const a4w4j_operands *op, a4w4j_case **out)
     if (!c)
         return A4W4J_ENOMEM;
     c->op = *op;
-    const char *f = getenv("A4W4_JUDGE_CPU_FAULT"); /* the judge mutant, for the CLI test */
+    /* the judge mutants, for the CLI tests: 1 ordered(1) wrong, 2 the bounded(S) bound */
+    const char *f = getenv("A4W4_JUDGE_CPU_FAULT");
     if (f && *f)
         g_fault = atoi(f);
     *out = c;
@@ -62,6 +64,8 @@ extern "C" void a4w4j_close(a4w4j_case *c)
     free(c->exf);
     free(c->proven);
     free(c->B);
+    free(c->E);
+    free(c->infs);
     free(c);
 }
 
@@ -97,8 +101,11 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
             c->exf = (float *)malloc(n * 4);
             c->proven = (uint8_t *)malloc(n);
         }
-        if (S && !c->B)
+        if (S && !c->B) {
             c->B = (double *)malloc(n * 8);
+            c->E = (double *)malloc(n * 8);
+            c->infs = (uint8_t *)malloc(n);
+        }
     }
     for (size_t m = 0; m < M; m++) {
         const uint8_t *a = c->op.a_fp4 + m * K / 2, *as = c->op.a_scale + m * nb;
@@ -155,21 +162,34 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
                     c->ordS[o] = (uint16_t)a4w4j_bf16_of_f32(to);
                 continue;
             }
-            uint32_t hb;
+            uint32_t hb = 0;
             float f;
             int sure = a4w4j_win_round(&tot, &hb, &f) && !(S && unsure);
             const unsigned fw = a4w4j_row_facts(w, ws, (long long)nb);
             c->proven[o] = (uint8_t)a4w4j_proven(fa, fw, &pr);
-            if (S)
-                c->B[o] = snan || tot.nan ? NAN : a4w4j_bound_final(&bd);
+            if (S) {
+                const int nan = snan || tot.nan;
+                c->B[o] = nan ? NAN : a4w4j_bound_final(&bd);
+                if (g_fault == 2) /* the bound mutant: twice too lenient (A4W4_JUDGE_CPU_FAULT) */
+                    c->B[o] *= 2.0;
+                c->infs[o] = (uint8_t)(nan ? 0u : a4w4j_bound_infs(&bd));
+                c->E[o] = NAN;
+                sure = sure && (nan || a4w4j_win_round_d(&tot, &c->E[o]));
+            }
             if (!sure) { /* the plain oracle, as the device path does */
                 a4w4_dot_operands op = {c->op.h_a_fp4 + m * K / 2, c->op.h_a_scale + m * nb,
                                         c->op.h_w_fp4 + j * K / 2, c->op.h_w_scale + j * nb, K};
                 uint16_t h16;
                 a4w4_dot_exact(&op, &h16, &f);
                 hb = h16;
-                if (S)
-                    c->B[o] = a4w4_dot_bounded_bound(&op, S);
+                if (S) {
+                    a4w4_bounded_limits L;
+                    a4w4_dot_bounded_limits(&op, S, &L);
+                    c->B[o] = L.bound;
+                    c->E[o] = L.exact;
+                    c->infs[o] = (uint8_t)((L.inf_pos ? A4W4J_INF_POS : 0u) |
+                                           (L.inf_neg ? A4W4J_INF_NEG : 0u));
+                }
                 c->uncertain++;
             }
             c->ex[o] = (uint16_t)hb;
@@ -221,6 +241,16 @@ extern "C" int a4w4j_bound(a4w4j_case *c, unsigned S, const double **B)
 {
     int rc = c->Sb == S ? A4W4J_OK : compute(c, 1, S);
     *B = c->B;
+    return rc;
+}
+
+extern "C" int a4w4j_bound_limits(a4w4j_case *c, unsigned S, const double **B,
+                                  const double **exact, const uint8_t **infs)
+{
+    int rc = c->Sb == S ? A4W4J_OK : compute(c, 1, S);
+    *B = c->B;
+    *exact = c->E;
+    *infs = c->infs;
     return rc;
 }
 

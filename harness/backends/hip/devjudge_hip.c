@@ -137,26 +137,32 @@ static int dj_sample(void *self, const a4w4_sample *smp, const a4w4_devsample *o
     dj_state *s = self;
     const uint16_t *o1, *oS = NULL, *ex;
     const float *exf;
-    const double *B = NULL;
+    const double *B = NULL, *E = NULL;
+    const uint8_t *inf = NULL;
     int rc = a4w4j_ordered(s->jc, 1, &o1);
     if (!rc)
         rc = a4w4j_exact(s->jc, &ex, &exf, NULL, NULL);
     if (!rc && out->ordered_s)
         rc = a4w4j_ordered(s->jc, s->need.ordered_s, &oS);
-    if (!rc && out->bound)
-        rc = a4w4j_bound(s->jc, s->need.bounded_s, &B);
+    if (!rc && (out->bound || out->exact_f64 || out->infs))
+        rc = s->need.bounded_s ? a4w4j_bound_limits(s->jc, s->need.bounded_s, &B, &E, &inf)
+                               : A4W4J_EARG;
     const size_t N = s->d->N;
     const size_t *rows = smp->full ? NULL : smp->rows, *cols = smp->full ? NULL : smp->cols;
-    if (!rc)
+    if (!rc && out->ordered1)
         rc = a4w4j_gather(o1, 2, N, rows, smp->nrows, cols, smp->ncols, out->ordered1);
-    if (!rc)
+    if (!rc && out->exact)
         rc = a4w4j_gather(ex, 2, N, rows, smp->nrows, cols, smp->ncols, out->exact);
-    if (!rc)
+    if (!rc && out->exact_f32)
         rc = a4w4j_gather(exf, 4, N, rows, smp->nrows, cols, smp->ncols, out->exact_f32);
     if (!rc && oS)
         rc = a4w4j_gather(oS, 2, N, rows, smp->nrows, cols, smp->ncols, out->ordered_s);
-    if (!rc && B)
+    if (!rc && out->bound)
         rc = a4w4j_gather(B, 8, N, rows, smp->nrows, cols, smp->ncols, out->bound);
+    if (!rc && out->exact_f64)
+        rc = a4w4j_gather(E, 8, N, rows, smp->nrows, cols, smp->ncols, out->exact_f64);
+    if (!rc && out->infs)
+        rc = a4w4j_gather(inf, 1, N, rows, smp->nrows, cols, smp->ncols, out->infs);
     return rc ? dj_err(why, whylen, "GPU judge sample", rc) : 0;
 }
 
@@ -294,6 +300,12 @@ static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int
     if (*brc != A4W4_OK) { /* the backend's reason is in a->why (the runner's buffer) */
         if (why != a->why)
             snprintf(why, whylen, "%s", a->why);
+        return 0;
+    }
+    if (is_bounded(b) && a->s && a->s->full && a->y) {
+        /* every output back: the runner judges them on the host (run_bounded_dev) */
+        if (a4w4j_gather(*yp, 2, s->d->N, NULL, s->d->M, NULL, s->d->N, a->y))
+            return dj_err(why, whylen, "GPU gather", 1);
         return 0;
     }
     a4w4j_cmp c;
