@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "a4w4_formats.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "discover.h"
 #include "discover_setup.h"

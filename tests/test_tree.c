@@ -1,4 +1,4 @@
-/* test_tree.c — tree contracts (ref/a4w4_tree.h, contracts §4.2): the strict parser (accept and
+/* test_tree.c — tree contracts (ref/a4w4_tree.h and a4w4_contract.h, contracts §4.2): the strict parser (accept and
  * refuse tables, the key each refusal names), the canonical printer's round trip, contract
  * sets (the file form), hand-computed outputs for every key of the tree (expected values worked
  * out in the comments, never taken from the code under test), ordered(S) == tree(split=S) on
@@ -13,6 +13,7 @@
 
 #include "a4w4_gemm.h"
 #include "a4w4_gemm_fast.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "gen.h"
 #include "test_util.h"
