@@ -167,10 +167,12 @@ static int list_files(const char *dir, const char *suffix, char ***out, size_t *
 }
 
 /* 1 when path is a case file: its first line that is not a '#' comment is the case-file
- * header (io/casefile.h). */
+ * header (io/casefile.h). A FIFO or a device is none (a4w4_fopen_regular: never blocks). */
 static int is_case_file(const char *path)
 {
-    FILE *f = fopen(path, "r");
+    char err[64];
+    int not_regular;
+    FILE *f = a4w4_fopen_regular(path, &not_regular, err, sizeof err);
     char line[256] = "";
     while (f && fgets(line, sizeof line, f) && line[0] == '#')
         ;
