@@ -15,6 +15,7 @@
 #include "options.h"
 #include "registry.h"
 #include "repro.h"
+#include "budget.h"
 #include "runner.h"
 #include "shrink.h"
 
