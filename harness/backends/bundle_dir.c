@@ -15,6 +15,7 @@
 #include "backend.h"
 #include "errmsg.h"
 #include "fsutil.h"
+#include "grow.h"
 #include "stream.h"
 
 #define CONTRACT_FILE "contract.txt"
@@ -291,11 +292,7 @@ static int list_files(const char *dir, a4w4_bundle_dir *d, char *err, size_t err
         size_t L = strlen(de->d_name);
         if (L < 13 || strcmp(de->d_name + L - 12, ".safetensors"))
             continue;
-        if (d->nfiles == cap) {
-            char **p = realloc(d->files, (cap = cap ? 2 * cap : 32) * sizeof *p);
-            oom = !p;
-            d->files = p ? p : d->files;
-        }
+        oom = A4W4_GROW(d->files, d->nfiles + 1, cap, 32) != 0;
         if (!oom && !(oom = !(d->files[d->nfiles] = strdup(de->d_name))))
             d->nfiles++;
     }
