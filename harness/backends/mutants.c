@@ -279,18 +279,28 @@ static int run_rows(void *ctx, const a4w4_run_args *a)
  * AITER's bf16-atomic split-K does, which is only the bounded contract; this kernel declares
  * ordered(2) (fp32 totals added in split order, one rounding at the end). Caught by the
  * bit-exact ordered(2) comparison wherever a partial is not exact in bf16. */
-static uint16_t out_splitk(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+/* AITER's bf16-atomic split-K on the row-major base: ordered(S)'s split ranges
+ * (a4w4_split_k_per_split), each split's blocks below `end` summed in fp32 in ascending K (an
+ * empty split adds +0), rounded to bf16 and added into a bf16 output that starts at +0. NaN
+ * when a summed block reads a NaN scale. end = K/32: every block (the faithful kernel). */
+static uint16_t splitk_bf16(const a4w4_case_data *d, size_t m, size_t n, unsigned splits,
+                            size_t end)
 {
-    (void)aux;
-    size_t nb = nblk(d), per = a4w4_split_k_per_split(d->K, 2) / 32;
+    size_t nb = nblk(d), per = a4w4_split_k_per_split(d->K, splits) / 32;
     uint16_t y = 0x0000; /* +0.0 */
     int nan = 0;
     for (size_t b0 = 0; b0 < nb; b0 += per) {
-        size_t b1 = b0 + per < nb ? b0 + per : nb;
-        float part = dot_range(d, 0, m, n, b0, b1, &nan);
+        size_t b1 = b0 + per < end ? b0 + per : end;
+        float part = b0 < b1 ? dot_range(d, 0, m, n, b0, b1, &nan) : 0.0f;
         y = a4w4_f32_to_bf16(a4w4_bf16_to_f32(y) + a4w4_bf16_to_f32(a4w4_f32_to_bf16(part)));
     }
     return nan ? NAN_BF16 : y;
+}
+
+static uint16_t out_splitk(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    return splitk_bf16(d, m, n, 2, nblk(d));
 }
 
 static int run_splitk(void *ctx, const a4w4_run_args *a)
@@ -945,16 +955,8 @@ BYTES_MUTANT(m_stride, "mut-act-scale-stride",
 static uint16_t out_bdrop(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
 {
     (void)aux;
-    size_t nb = nblk(d), per = a4w4_split_k_per_split(d->K, 4) / 32;
-    size_t end = (n / 16) % 2 ? nb - 1 : nb; /* the fault: one block short */
-    uint16_t y = 0x0000;
-    int nan = 0;
-    for (size_t b0 = 0; b0 < nb; b0 += per) {
-        size_t b1 = b0 + per < end ? b0 + per : end;
-        float part = b0 < b1 ? dot_range(d, 0, m, n, b0, b1, &nan) : 0.0f;
-        y = a4w4_f32_to_bf16(a4w4_bf16_to_f32(y) + a4w4_bf16_to_f32(a4w4_f32_to_bf16(part)));
-    }
-    return nan ? NAN_BF16 : y;
+    size_t nb = nblk(d);
+    return splitk_bf16(d, m, n, 4, (n / 16) % 2 ? nb - 1 : nb); /* the fault: one block short */
 }
 
 static int run_bdrop(void *ctx, const a4w4_run_args *a)
