@@ -13,8 +13,8 @@
 #                many at once as there are cores; A4W4_FUZZ_SECONDS sets it, ci/nightly-cpu.sh
 #                runs 300), then its CTest checks (label fuzz: corpus replays, the script's
 #                crash test);
-# then compile the GPU code for both platforms (no GPU needed: the CLI and the GPU programs
-# only, target a4w4_gpu_tests) and run its CPU-side tests:
+# then compile the GPU code for both platforms, side by side (no GPU needed: the CLI and the
+# GPU programs only, target a4w4_gpu_tests) and run its CPU-side tests:
 #   build-gpu-nvidia/  nvcc (CUDA 13), sm_90, through gpu/a4w4_hip_port.h,
 #   build-gpu-amd/     Debian's hipcc for gfx90a;gfx940 (its clang 15 knows no gfx942/gfx950).
 # Prints each stage's wall time at the end. Fails loudly on the first failing step.
@@ -37,6 +37,36 @@ step() { # close the previous stage's clock, open the next
   printf '\n=== %s ===\n' "$*"
 }
 
+# The GPU stages (run side by side below; each fails on its first failing step).
+gpu_nvidia() (
+  set -euo pipefail
+  cmake -S . -B build-gpu-nvidia -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA4W4_GPU=nvidia \
+    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
+  cmake --build build-gpu-nvidia -j"$gpu_jobs" --target a4w4check a4w4_gpu_tests
+  # no GPU here: the gpu-labelled test skips (exit 77); the emulation tests run
+  ctest --test-dir build-gpu-nvidia --output-on-failure -L gpu -j"$gpu_jobs"
+  # asking for a hip backend without a GPU must exit 3 with one line; that line carries the
+  # CUDA runtime's reason ("CUDA driver version is insufficient for CUDA runtime version"
+  # on a machine with the toolkit but no driver): expected here, not a failure
+  local rc=0
+  build-gpu-nvidia/a4w4check run --backend hip-fallback --out build-gpu-nvidia/nogpu --quiet \
+    2> build-gpu-nvidia/nogpu.err || rc=$?
+  [ "$rc" -eq 3 ] ||
+    { cat build-gpu-nvidia/nogpu.err; echo "ci/test.sh: a hip backend without a GPU: exit $rc, expected 3"; exit 1; }
+  echo "no GPU here, as expected (exit 3): $(cat build-gpu-nvidia/nogpu.err)"
+)
+gpu_amd() (
+  set -euo pipefail
+  # hipcc asks rocm_agent_enumerator for the GPU when a compile names no --offload-arch
+  # (CMake's compiler check does): without /sys/class/kfd that prints a Python traceback,
+  # harmless but alarming. Name the targets instead.
+  export HCC_AMDGPU_TARGET="gfx90a,gfx940"
+  CXX=hipcc cmake -S . -B build-gpu-amd -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA4W4_GPU=amd \
+    -DGPU_TARGETS="gfx90a;gfx940" -DAMDGPU_TARGETS="gfx90a;gfx940" >/dev/null
+  cmake --build build-gpu-amd -j"$gpu_jobs" --target a4w4check a4w4_gpu_tests
+  ctest --test-dir build-gpu-amd --output-on-failure -L gpu -j"$gpu_jobs"
+)
+
 step "optimized build + tests (build/)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
@@ -48,7 +78,7 @@ find build-cov -name '*.gcda' -delete
 cmake --build build-cov -j"$jobs"
 ctest --test-dir build-cov --output-on-failure -j"$jobs" -LE heavy
 step "line coverage (gcovr)"
-gcovr -r . --gcov-ignore-parse-errors --object-directory build-cov --filter 'ref/' --filter 'harness/' --filter 'reports/' \
+gcovr -j "$jobs" -r . --gcov-ignore-parse-errors --object-directory build-cov --filter 'ref/' --filter 'harness/' --filter 'reports/' \
   --print-summary \
   | tail -n 40
 
@@ -77,35 +107,25 @@ if [ "${A4W4_SKIP_FUZZ:-0}" != 1 ]; then
 fi
 
 if [ "${A4W4_SKIP_GPU_BUILD:-0}" != 1 ]; then
-  step "GPU code, NVIDIA platform: nvcc build + CPU-side GPU tests (build-gpu-nvidia/)"
+  # The two GPU platforms share nothing: built side by side, one core each (their configure
+  # steps and link tails are serial), each into its own log, printed whole when both are done;
+  # a failing one names its stage and ends the command.
+  step "GPU code, NVIDIA and AMD platforms side by side (build-gpu-nvidia/, build-gpu-amd/)"
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   [ -x "$nvcc" ] || { echo "ci/test.sh: nvcc not found (expected on PATH or /usr/local/cuda/bin)"; exit 1; }
-  cmake -S . -B build-gpu-nvidia -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA4W4_GPU=nvidia \
-    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
-  cmake --build build-gpu-nvidia -j"$jobs" --target a4w4check a4w4_gpu_tests
-  # no GPU here: the gpu-labelled test skips (exit 77); the emulation tests run
-  ctest --test-dir build-gpu-nvidia --output-on-failure -L gpu
-  # asking for a hip backend without a GPU must exit 3 with one line; that line carries the
-  # CUDA runtime's reason ("CUDA driver version is insufficient for CUDA runtime version"
-  # on a machine with the toolkit but no driver): expected here, not a failure
-  set +e
-  build-gpu-nvidia/a4w4check run --backend hip-fallback --out build-gpu-nvidia/nogpu --quiet \
-    2> build-gpu-nvidia/nogpu.err
-  rc=$?
-  set -e
-  [ "$rc" -eq 3 ] ||
-    { cat build-gpu-nvidia/nogpu.err; echo "ci/test.sh: a hip backend without a GPU: exit $rc, expected 3"; exit 1; }
-  echo "no GPU here, as expected (exit 3): $(cat build-gpu-nvidia/nogpu.err)"
-
-  step "GPU code, AMD platform: hipcc build for gfx90a;gfx940 (build-gpu-amd/)"
-  # hipcc asks rocm_agent_enumerator for the GPU when a compile names no --offload-arch
-  # (CMake's compiler check does): without /sys/class/kfd that prints a Python traceback,
-  # harmless but alarming. Name the targets instead.
-  export HCC_AMDGPU_TARGET="gfx90a,gfx940"
-  CXX=hipcc cmake -S . -B build-gpu-amd -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA4W4_GPU=amd \
-    -DGPU_TARGETS="gfx90a;gfx940" -DAMDGPU_TARGETS="gfx90a;gfx940" >/dev/null
-  cmake --build build-gpu-amd -j"$jobs" --target a4w4check a4w4_gpu_tests
-  ctest --test-dir build-gpu-amd --output-on-failure -L gpu
+  gpu_jobs=$(( jobs > 2 ? jobs / 2 : 1 ))
+  mkdir -p build-gpu-nvidia build-gpu-amd
+  gpu_nvidia > build-gpu-nvidia/stage.log 2>&1 & pid_nvidia=$!
+  gpu_amd > build-gpu-amd/stage.log 2>&1 & pid_amd=$!
+  rc_nvidia=0 rc_amd=0
+  wait $pid_nvidia || rc_nvidia=$?
+  wait $pid_amd || rc_amd=$?
+  printf '\n=== GPU code, NVIDIA platform: nvcc build + CPU-side GPU tests (build-gpu-nvidia/) ===\n'
+  cat build-gpu-nvidia/stage.log
+  printf '\n=== GPU code, AMD platform: hipcc build for gfx90a;gfx940 (build-gpu-amd/) ===\n'
+  cat build-gpu-amd/stage.log
+  [ $rc_nvidia -eq 0 ] || { echo "ci/test.sh: GPU STAGE FAILED: NVIDIA platform (build-gpu-nvidia/), exit $rc_nvidia; its log is above"; exit 1; }
+  [ $rc_amd -eq 0 ] || { echo "ci/test.sh: GPU STAGE FAILED: AMD platform (build-gpu-amd/), exit $rc_amd; its log is above"; exit 1; }
 fi
 
 step "all test stages passed"

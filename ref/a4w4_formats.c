@@ -31,7 +31,6 @@ float a4w4_f32_from_bits(uint32_t u)
 }
 
 static const float e2m1_values[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-static const int e2m1_int2x[8] = {0, 1, 2, 3, 4, 6, 8, 12};
 
 float a4w4_e2m1_to_f32(uint8_t code)
 {
@@ -41,8 +40,7 @@ float a4w4_e2m1_to_f32(uint8_t code)
 
 int a4w4_e2m1_to_int2x(uint8_t code)
 {
-    int v = e2m1_int2x[code & 7];
-    return (code & 8) ? -v : v;
+    return a4w4_e2m1_int2x_inline(code);
 }
 
 uint8_t a4w4_f32_to_e2m1(float q)

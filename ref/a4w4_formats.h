@@ -58,6 +58,14 @@ float a4w4_fp16_to_f32(uint16_t h);
 uint32_t a4w4_f32_bits(float f);
 float a4w4_f32_from_bits(uint32_t u);
 
+/* a4w4_e2m1_to_int2x inline (the one table; the out-of-line function calls this): for the
+ * oracles' inner loops, which decode every element of every output's two rows. contracts §4. */
+static inline int a4w4_e2m1_int2x_inline(uint8_t code)
+{
+    static const signed char int2x[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+    return int2x[code & 15];
+}
+
 /* fp4x2 access: element k of a packed row (k even -> low nibble). */
 static inline uint8_t a4w4_fp4_get(const uint8_t *row, size_t k)
 {

@@ -212,8 +212,8 @@ static float leaf_value(const a4w4_dot_operands *op, size_t k0, size_t len, a4w4
         size_t b = b0 / 32, b1 = (b + 1) * 32 < k0 + len ? (b + 1) * 32 : k0 + len;
         int isum = 0;
         for (size_t k = b0; k < b1; k++)
-            isum += a4w4_e2m1_to_int2x(a4w4_fp4_get(op->a_fp4, k)) *
-                    a4w4_e2m1_to_int2x(a4w4_fp4_get(op->w_fp4, k));
+            isum += a4w4_e2m1_int2x_inline(a4w4_fp4_get(op->a_fp4, k)) *
+                    a4w4_e2m1_int2x_inline(a4w4_fp4_get(op->w_fp4, k));
         int e = (int)op->a_scale[b] + (int)op->w_scale[b]; /* value = isum * 2^(e - 256) */
         if (isum == 0)
             continue;

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from a4w4check.numerics import dequant, f64_to_bf16
+from a4w4check.numerics import dequant, f32_to_bf16
 
 
 ROWS = 1 << 24  # float64 elements of one [rows, max(N, K)] block: rows of A taken at a time
@@ -39,7 +39,7 @@ def gemm(a_fp4: Any, a_scale: Any, w_fp4: Any, w_scale: Any,
         total = np.zeros((A.shape[0], W.shape[0]), dtype=np.float32)
         for k in range(0, A.shape[1], 32):  # one block's dot is exact in float64
             total += (A[:, k:k + 32] @ W[:, k:k + 32].T).astype(np.float32)
-        y[m:m + rows] = f64_to_bf16(total.astype(np.float64))
+        y[m:m + rows] = f32_to_bf16(total)  # RNE of the fp32 totals
     return y
 
 

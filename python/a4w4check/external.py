@@ -76,7 +76,25 @@ def _parse(argv: Sequence[str] | None, prog: str) -> argparse.Namespace:
                    "a4w4_e8m0_code0, else undeclared)")
     p.add_argument("--device", choices=("cuda", "cpu"), help="default: the kernel's")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--max-outputs", type=_positive, metavar="N", help="run only the cases of "
+                   "at most N outputs (M x N); each larger one gets no output bundle, is "
+                   "named on stderr, and `run` counts it skipped (INCOMPLETE, exit 5)")
     return p.parse_args(argv)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is no positive decimal integer")
+    return int(text)
+
+
+def _outputs(path: str) -> int:
+    """M x N of an operand bundle, from its metadata (0 when it names none: such a case runs)."""
+    meta = codec.read_header(path).metadata or {}
+    try:
+        return int(meta.get("M", 0)) * int(meta.get("N", 0))
+    except ValueError:
+        return 0
 
 
 class Progress:
@@ -210,6 +228,13 @@ def run(args: argparse.Namespace) -> int:
         raise Usage(f"{args.out}: cannot create the output directory ({e.strerror})") from None
     written: list[str] = []
     failed: dict[str, str] = {}
+    left: list[str] = []
+    if args.max_outputs:
+        left = [n for n, p in paths.items() if _outputs(p) > args.max_outputs]
+        for n in left:
+            _say(f"--max-outputs {args.max_outputs}: {n} left out ({_outputs(paths[n])} "
+                 "outputs); `run` counts it skipped")
+        paths = {n: p for n, p in paths.items() if n not in left}
     progress = Progress(len(paths), args.quiet)
     for done, (name, path) in enumerate(paths.items(), 1):
         meta: dict[str, str] = {}
@@ -230,7 +255,8 @@ def run(args: argparse.Namespace) -> int:
                                   note="probes" if probes and not (args.contract or
                                                                    kern.contract) else None)
     print(f"{PROG}: {kern.name} ({contract}) on {device}: {len(written)} cases written, "
-          f"{len(failed)} failed -> {args.out}")
+          f"{len(failed)} failed" + (f", {len(left)} left out (--max-outputs)" if left else "") +
+          f" -> {args.out}")
     return 1 if failed else 0
 
 

@@ -74,6 +74,18 @@ def f64_to_bf16(x: npt.ArrayLike) -> npt.NDArray[np.uint16]:
     return np.asarray(out, dtype=np.uint16)
 
 
+def f32_to_bf16(x: npt.ArrayLike) -> npt.NDArray[np.uint16]:
+    """float32 array -> bf16 bit patterns (uint16), round to nearest even: the same bits as
+    f64_to_bf16 of the same values (float32 -> float64 is exact), in three integer passes over
+    the float32 bits instead of f64_to_bf16's many int64 ones (a kernel that keeps fp32 totals,
+    e.g. an ordered(S) one, contracts §4.1, should round them here). NaN becomes 0x7FC0."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    out = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
+    out = out.astype(np.uint16)
+    out[(u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)] = BF16_NAN
+    return out
+
+
 def bf16_to_f64(h: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """bf16 bit patterns (uint16) -> float64 values (exact)."""
     h = np.asarray(h, dtype=np.uint16).astype(np.uint32) << np.uint32(16)

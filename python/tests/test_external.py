@@ -310,3 +310,21 @@ def test_the_e8m0_code0_reading_a_kernel_declares_goes_to_the_manifest(opsdir, t
     assert manifest("v")["e8m0_code0"] == "2^-126"
     fn.a4w4_e8m0_code0 = "2^-125"
     assert run(d, tmp_path / "w", kern, "--device", "cpu") == 2
+
+
+def test_max_outputs_leaves_the_larger_cases_out_and_names_each(opsdir, tmp_path, capsys):
+    d, _ = opsdir
+    assert run(d, tmp_path / "o", "torch-dequant", "--max-outputs", "1000", "--quiet") == 0
+    cap = capsys.readouterr()
+    large = [n for n, M, N, _ in CASES if M * N > 1000]
+    assert large == ["wide", "tall"]
+    m, ys = outputs(tmp_path / "o")
+    assert sorted(m["cases"]) == sorted(n for n, *_ in CASES if n not in large)
+    assert not any((tmp_path / "o" / bundle.file_name(n)).exists() for n in large)
+    for n, M, N, _ in CASES:
+        said = f"--max-outputs 1000: {n} left out ({M * N} outputs)"
+        assert (said in cap.err) == (n in large), cap.err
+    assert "2 left out (--max-outputs)" in cap.out
+    with pytest.raises(SystemExit) as e:
+        run(d, tmp_path / "z", "torch-dequant", "--max-outputs", "0")
+    assert e.value.code == 2

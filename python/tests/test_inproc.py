@@ -177,6 +177,25 @@ def test_builtin_kernel_by_name_gets_torch_tensors():
     assert "within a bound" in v.departures
 
 
+def test_premerge_quick_runs_the_small_cases_and_skips_the_large_ones_saying_so():
+    import pytest
+    params = casesets.cases("premerge-quick").mark.args[1]
+    rows = [r.split(",") for r in open(os.path.join(REPO, "cases", "premerge.csv")).read()
+            .splitlines() if r and not r.startswith("#")][1:]
+    large = {r[0] for r in rows if int(r[1]) * int(r[2]) > 1 << 22}
+    assert len(params) == len(rows) and large  # the large-grid cases only:
+    assert all(n.startswith(("b_", "g_")) for n in large), sorted(large)
+    for p in params:
+        if isinstance(p, type(pytest.param(0))):
+            case, = p.values
+            assert case.name in large
+            assert [m.name for m in p.marks] == ["skip"]
+            assert p.marks[0].kwargs["reason"].startswith(f"premerge-quick leaves out {case.name} ")
+        else:
+            assert p.name not in large
+    assert sum(isinstance(p, type(pytest.param(0))) for p in params) == len(large)
+
+
 def test_cases_parametrises_the_selected_cases(monkeypatch):
     monkeypatch.delenv("A4W4CHECK_SET", raising=False)
     mark = casesets.cases("edge", select=lambda c: c.M * c.N <= 64).mark

@@ -34,6 +34,20 @@ def test_f64_to_bf16_edges(value, bits):
     assert int(numerics.f64_to_bf16(np.array([value]))[0]) == bits
 
 
+def test_f32_to_bf16_gives_f64_to_bf16s_bits_for_every_kind_of_float32():
+    rng = np.random.default_rng(7)
+    bits = np.concatenate([
+        rng.integers(0, 1 << 32, 200000, dtype=np.uint64).astype(np.uint32),  # any pattern
+        np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFFFFFFF, 0x7F800001,
+                  0x7F7FFFFF, 0x7F7F8000, 0x3F808000, 0x3F818000, 0x00008000, 0x00018000,
+                  0x80000001, 0x007FFFFF], dtype=np.uint32),           # specials and ties
+    ])
+    x = bits.view(np.float32)
+    with np.errstate(invalid="ignore"):  # signalling NaNs quieten in the cast
+        x64 = x.astype(np.float64)
+    assert numerics.f32_to_bf16(x).tolist() == numerics.f64_to_bf16(x64).tolist()
+
+
 def test_fp4_packing_puts_the_even_element_in_the_low_nibble():
     codes = np.array([[1, 2, 15, 8]], dtype=np.uint8)
     assert numerics.pack_fp4(codes).tolist() == [[0x21, 0x8F]]

@@ -51,6 +51,6 @@ out_shared=$(LD_LIBRARY_PATH=$libdir ./tiny_shared) || fail "shared build exit $
 out_static=$(./tiny_static) || fail "static build exit $?"
 [ "$out_shared" = "fail|64" ] || fail "shared build printed '$out_shared', expected 'fail|64'"
 [ "$out_static" = "$out_shared" ] || fail "static build printed '$out_static'"
-static_libs=$(ldd tiny_static || true) # read whole: `ldd | grep -q` races under pipefail
+static_libs=$(ldd tiny_static) || fail "ldd tiny_static: exit $?" # read whole: `ldd | grep -q` races under pipefail
 grep -q a4w4check <<< "$static_libs" && fail "the static build loads a shared liba4w4check"
 echo "api_install: header, liba4w4check.so/.a and a4w4check.pc installed; both link and judge"

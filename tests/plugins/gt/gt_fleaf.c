@@ -112,7 +112,7 @@ static uint16_t gt_dot(const gt_output *o)
         for (size_t b = b0; b < b0 + GT_BLOCKS && b < nb; b++) {
             long dot = 0;
             for (size_t k = b * 32; k < b * 32 + 32; k++)
-                dot += (long)gt_elem(o->a, k) * gt_elem(o->w, k);
+                dot += o->da[k] * o->dw[k];
             w_add(&s, dot, (unsigned)o->sa[b] + o->sw[b]);
         }
         acc += w_round(&s);

@@ -27,10 +27,12 @@
 
 #define GT_NAN_BF16 0x7FC0u
 
-/* One output's operands: row m of A and row n of W, K elements, K/32 scales each, and a
- * scratch of K/16 floats the kernel may use (leaf values). */
+/* One output's operands: row m of A and row n of W, K elements, K/32 scales each, the same
+ * rows decoded (twice each element's E2M1 value, decoded once per row and call: the kernels'
+ * dots run over these), and a scratch of K/16 floats the kernel may use (leaf values). */
 typedef struct {
     const uint8_t *a, *w;   /* K/2 fp4x2 bytes each */
+    const int8_t *da, *dw;  /* K twice-values each (gt_elem of every k) */
     const uint8_t *sa, *sw; /* K/32 E8M0 each */
     size_t K;
     float *scratch;         /* K/16 floats */
@@ -49,9 +51,19 @@ static int gt_e2m1_twice(unsigned code)
 }
 
 /* Element k of a packed fp4x2 row, as twice its value. */
-static int gt_elem(const uint8_t *row, size_t k)
+__attribute__((unused)) static int gt_elem(const uint8_t *row, size_t k)
 {
     return gt_e2m1_twice(k % 2 ? row[k / 2] >> 4 : row[k / 2] & 15u);
+}
+
+/* 2^e for -256 <= e <= 254, exactly (a normal double built from its exponent bits; ldexp's
+ * call cost more than the block's dot). */
+__attribute__((unused)) static double gt_pow2(int e)
+{
+    uint64_t bits = (uint64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
 }
 
 /* The value of elements [k0, k0 + len) of one block (k0 and len inside one 32-block): the
@@ -60,11 +72,27 @@ static int gt_elem(const uint8_t *row, size_t k)
  * exact and the cast rounds once. */
 __attribute__((unused)) static float gt_leaf(const gt_output *o, size_t k0, size_t len)
 {
-    long dot = 0;
+    int dot = 0; /* |dot| <= 32 * 12 * 12 */
     for (size_t k = k0; k < k0 + len; k++)
-        dot += (long)gt_elem(o->a, k) * gt_elem(o->w, k);
+        dot += o->da[k] * o->dw[k];
     size_t b = k0 / 32;
-    return (float)ldexp((double)dot, (int)o->sa[b] + (int)o->sw[b] - 256);
+    return (float)((double)dot * gt_pow2((int)o->sa[b] + (int)o->sw[b] - 256));
+}
+
+/* The rows idx[0..n) (0..n when idx is NULL) of a packed fp4x2 operand of K columns,
+ * decoded to twice-values: out[i * K + k] = gt_elem(row idx[i], k). */
+static void gt_decode_rows(const uint8_t *x, const size_t *idx, size_t n, size_t K, int8_t *out)
+{
+    int8_t lut[16];
+    for (unsigned c = 0; c < 16; c++)
+        lut[c] = (int8_t)gt_e2m1_twice(c);
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *row = x + (idx ? idx[i] : i) * (K / 2);
+        for (size_t k = 0; k < K / 2; k++) {
+            out[i * K + 2 * k] = lut[row[k] & 15u];
+            out[i * K + 2 * k + 1] = lut[row[k] >> 4];
+        }
+    }
 }
 
 /* 1 when a scale of either row is the NaN code 0xFF: the output must be NaN. */
@@ -99,24 +127,32 @@ static int gt_gemm(void *state, const a4w4_plugin_gemm_args *a)
         return gt_bad(a, "need M, N, K >= 1 and K % 32 == 0");
     if (!a->a_fp4 || !a->a_scale || !a->w_fp4 || !a->w_scale || !a->y)
         return gt_bad(a, "a row-major operand or y is NULL");
-    float *scratch = malloc(a->K / 16 * sizeof *scratch);
-    if (!scratch)
-        return gt_bad(a, "out of memory");
     size_t nb = a->K / 32, half = a->K / 2;
+    for (size_t i = 0; i < a->nrows; i++)
+        if ((a->rows ? a->rows[i] : i) >= a->M)
+            return gt_bad(a, "an output index is out of range");
+    for (size_t j = 0; j < a->ncols; j++)
+        if ((a->cols ? a->cols[j] : j) >= a->N)
+            return gt_bad(a, "an output index is out of range");
+    float *scratch = malloc(a->K / 16 * sizeof *scratch);
+    int8_t *da = malloc(a->nrows * a->K + 1), *dw = malloc(a->ncols * a->K + 1);
+    if (!scratch || !da || !dw) {
+        free(scratch), free(da), free(dw);
+        return gt_bad(a, "out of memory");
+    }
+    gt_decode_rows(a->a_fp4, a->rows, a->nrows, a->K, da);
+    gt_decode_rows(a->w_fp4, a->cols, a->ncols, a->K, dw);
     for (size_t i = 0; i < a->nrows; i++) {
         size_t m = a->rows ? a->rows[i] : i;
         for (size_t j = 0; j < a->ncols; j++) {
             size_t n = a->cols ? a->cols[j] : j;
-            if (m >= a->M || n >= a->N) {
-                free(scratch);
-                return gt_bad(a, "an output index is out of range");
-            }
-            gt_output o = {a->a_fp4 + m * half, a->w_fp4 + n * half, a->a_scale + m * nb,
-                           a->w_scale + n * nb, a->K, scratch, a->M};
+            gt_output o = {a->a_fp4 + m * half, a->w_fp4 + n * half, da + i * a->K,
+                           dw + j * a->K, a->a_scale + m * nb, a->w_scale + n * nb, a->K,
+                           scratch, a->M};
             a->y[i * a->ncols + j] = gt_reads_nan(&o) ? GT_NAN_BF16 : gt_dot(&o);
         }
     }
-    free(scratch);
+    free(scratch), free(da), free(dw);
     return 0;
 }
 
