@@ -15,13 +15,14 @@ room_of() { # path relative to src -> room name
     ref/*) echo ref ;; gpu/*) echo gpu ;; reports/*) echo reports ;;
     harness/io/*) echo io ;; harness/engine/*) echo engine ;;
     harness/discover/*) echo discover ;;
+    harness/commands/*) echo commands ;;
     harness/backends/*) echo backends ;; harness/api/*) echo api ;; harness/cli/*) echo cli ;;
     *) echo other ;;
   esac
 }
 rank() {
   case $1 in
-    io) echo 1 ;; engine) echo 2 ;; discover) echo 3 ;; backends) echo 4 ;;
+    io) echo 1 ;; engine) echo 2 ;; discover | commands) echo 3 ;; backends) echo 4 ;;
     api) echo 5 ;; cli) echo 6 ;; *) echo 0 ;;
   esac
 }
@@ -42,7 +43,7 @@ allowed() { # from-room to-room -> 0 when allowed
   [ "$f" = "$t" ] && return 0
   case $f in
     ref|gpu|reports) return 1 ;;
-    io|engine|discover|backends|api|cli)
+    io|engine|discover|commands|backends|api|cli)
       case $t in
         ref|gpu|reports) return 0 ;;
         *) [ "$(rank "$t")" -lt "$(rank "$f")" ] ;; # lower rooms only: siblings stay apart
@@ -69,8 +70,8 @@ while IFS= read -r n; do
   pat="\"$n:"; [[ "$n" == *-* ]] && pat="\"$n:|\"$n\""
   while IFS= read -r hit; do
     echo "$hit: names backend $n (the engine never names one: ask the backend type)"; bad=1
-  done < <(grep -nE "$pat" harness/engine/*.c harness/io/*.c harness/discover/*.c 2>/dev/null)
+  done < <(grep -nE "$pat" harness/engine/*.c harness/io/*.c harness/discover/*.c harness/commands/*.c 2>/dev/null)
 done < <(grep -rhoE '\.name = "[^"]+"' harness/backends | sed 's/.*"\(.*\)"/\1/' | sort -u)
 
-if [ "$bad" = 0 ]; then echo "layering: every include follows io <- engine <- discover <- backends <- api <- cli; ref/, gpu/, reports/ stand alone"; fi
+if [ "$bad" = 0 ]; then echo "layering: every include follows io <- engine <- discover, commands <- backends <- api <- cli; ref/, gpu/, reports/ stand alone"; fi
 exit $bad
