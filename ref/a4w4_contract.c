@@ -1,6 +1,7 @@
 /* a4w4_contract.c — the text forms of accumulation contracts (contracts §4.1, §4.2): the one
  * strict parser, the canonical printer, the check of a tree's fields against a K, and
- * contract sets (the file form). Numbers are read
+ * contract sets (the file form), the oracle of a contract, and the text checks (valid, same)
+ * the backends share. Numbers are read
  * with strtoull and end-pointer checks after a digits-only scan, so a sign, a space, a
  * leading zero, trailing text or an overflow is refused with a line naming the key. */
 #include <errno.h>
@@ -12,7 +13,7 @@
 #include "a4w4_dispatch.h"
 #include "a4w4_errf.h"
 #include "a4w4_quote.h"
-#include "a4w4_tree.h"
+#include "a4w4_contract.h"
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
@@ -769,4 +770,72 @@ void a4w4_contract_set_free(a4w4_contract_set *set)
         return;
     free(set->rules);
     memset(set, 0, sizeof *set);
+}
+
+/* ---- the oracle of a contract ------------------------------------------------------------ */
+
+int a4w4_gemm_contract(const a4w4_contract *c, const uint8_t *a_fp4, const uint8_t *a_scale,
+                       const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
+                       size_t K, uint16_t *y_bf16, float *y_f32)
+{
+    if (!c)
+        return A4W4_EINVAL;
+    switch (c->kind) {
+    case A4W4_CONTRACT_EXACT:
+        return a4w4_gemm_exact(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32);
+    case A4W4_CONTRACT_ORDERED:
+        return a4w4_gemm_ordered(a_fp4, a_scale, w_fp4, w_scale, M, N, K, c->split, y_bf16,
+                                 y_f32);
+    case A4W4_CONTRACT_TREE:
+        return a4w4_gemm_tree(a_fp4, a_scale, w_fp4, w_scale, M, N, K, &c->tree, y_bf16, y_f32);
+    default:
+        return A4W4_EUNSUPPORTED;
+    }
+}
+
+/* ---- contract texts: valid, rules, the same contract ------------------------------------ */
+
+int a4w4_contract_text_is_rules(const char *s)
+{
+    while (s && *s) {
+        s += strspn(s, " \t\r\n");
+        if (*s != '#')
+            return !strncmp(s, "when", 4) && (s[4] == ' ' || s[4] == '\t');
+        s += strcspn(s, "\n");
+    }
+    return 0;
+}
+
+int a4w4_contract_valid(const char *s)
+{
+    a4w4_contract c;
+    a4w4_contract_set set;
+    if (!a4w4_contract_text_is_rules(s))
+        return s && a4w4_contract_parse(s, &c, NULL, 0) == A4W4_OK;
+    if (a4w4_contract_set_parse(s, &set, NULL, 0) != A4W4_OK)
+        return 0;
+    a4w4_contract_set_free(&set);
+    return 1;
+}
+
+/* The canonical text of contract or rule-set text s into buf (contracts §4.2). 0 or -1. */
+static int canonical_set(const char *s, char *buf, size_t len)
+{
+    a4w4_contract_set set;
+    if (!a4w4_contract_valid(s) || a4w4_contract_set_parse(s, &set, NULL, 0) != A4W4_OK)
+        return -1;
+    int n = a4w4_contract_set_format(&set, buf, len);
+    a4w4_contract_set_free(&set);
+    return n < 0 ? -1 : 0;
+}
+
+/* 1 when contract texts a and b name the same contract: the same canonical form (plain
+ * "bounded" is "bounded(1)", contracts §4.1; a tree's keys in any order, contracts §4.2; a
+ * rule set's rules in the same order, comments and spacing aside). */
+int a4w4_contract_text_same(const char *a, const char *b)
+{
+    /* a bundle's text is at most A4W4_CONTRACT_MAX bytes: 60 or so rules, each canonical
+     * tree at most ~160 bytes */
+    static _Thread_local char ca[16384], cb[16384];
+    return !canonical_set(a, ca, sizeof ca) && !canonical_set(b, cb, sizeof cb) && !strcmp(ca, cb);
 }

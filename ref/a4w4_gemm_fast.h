@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "a4w4_formats.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 
 /* Instruction-set paths, chosen at run time from CPU features (__builtin_cpu_supports). */
@@ -123,7 +124,7 @@ int a4w4_gemm_tree_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, const u
                            const a4w4_tree *t, uint16_t *y_bf16, float *y_f32, unsigned threads,
                            a4w4_fast_isa isa, a4w4_fast_stats *stats);
 
-/* The bit-exact oracle of contract c (ref/a4w4_tree.h a4w4_gemm_contract) through the fast
+/* The bit-exact oracle of contract c (ref/a4w4_contract.h a4w4_gemm_contract) through the fast
  * oracles above, with a thread count (0: all); the same outputs and errors
  * (A4W4_EUNSUPPORTED for bounded(S)). */
 int a4w4_gemm_contract_fast(const a4w4_contract *c, const uint8_t *a_fp4, const uint8_t *a_scale,

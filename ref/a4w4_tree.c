@@ -1,8 +1,8 @@
 /* a4w4_tree.c — the plain oracle of tree contracts (contracts §4.2): one output at a time,
  * every node's inputs summed exactly in a wide fixed-point integer and rounded once, exactly as
  * §4.2 states. Written to be checked line by line against that section; the fast path
- * (a4w4_tree_fast.c) is held bit-equal to it. Text forms and a4w4_tree_check are in
- * a4w4_contract.c. */
+ * (a4w4_tree_fast.c) is held bit-equal to it. Text forms, a4w4_tree_check and
+ * a4w4_gemm_contract are in a4w4_contract.c. */
 #include "a4w4_tree.h"
 
 #include <math.h>
@@ -476,23 +476,4 @@ int a4w4_gemm_tree(const uint8_t *a_fp4, const uint8_t *a_scale, const uint8_t *
                 return rc;
         }
     return A4W4_OK;
-}
-
-int a4w4_gemm_contract(const a4w4_contract *c, const uint8_t *a_fp4, const uint8_t *a_scale,
-                       const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
-                       size_t K, uint16_t *y_bf16, float *y_f32)
-{
-    if (!c)
-        return A4W4_EINVAL;
-    switch (c->kind) {
-    case A4W4_CONTRACT_EXACT:
-        return a4w4_gemm_exact(a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32);
-    case A4W4_CONTRACT_ORDERED:
-        return a4w4_gemm_ordered(a_fp4, a_scale, w_fp4, w_scale, M, N, K, c->split, y_bf16,
-                                 y_f32);
-    case A4W4_CONTRACT_TREE:
-        return a4w4_gemm_tree(a_fp4, a_scale, w_fp4, w_scale, M, N, K, &c->tree, y_bf16, y_f32);
-    default:
-        return A4W4_EUNSUPPORTED;
-    }
 }

@@ -2,13 +2,18 @@
  * (liba4w4check.so), held to the CLI: its operands are `export`'s and `run --save-failing`'s
  * byte for byte, its verdict on a failing kernel's outputs is `run`'s (mismatches, first
  * mismatch, signature), every contract form judges, bad input is refused with one line, and
- * the bundle it saves is one `a4w4check verify` and `a4w4check run --bundle` read. The harness's
+ * the bundle it saves is one `a4w4check verify` and `a4w4check run --bundle` read, and its
+ * verdict record on a capture of mismatching outputs is `verify`'s and `run --captures`'s. The harness's
  * safetensors reader and ref/'s oracles stand beside it as the independent side. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
+
+#include <cjson/cJSON.h>
 
 #include "a4w4_gemm.h"
 #include "a4w4check_api.h"
@@ -333,6 +338,119 @@ Test(api, saved_bundle_is_verify_and_shrink_input, .timeout = 120)
     cr_assert_neq(a4w4check_save_failing(o, y, n, &opts, &v, sdir, path, sizeof path, err,
                                          sizeof err), A4W4CHECK_OK);
     cr_assert(err[0] && !strchr(err, '\n'), "%s", err);
+    free(y);
+    a4w4check_operands_free(o);
+}
+
+/* A capture (contracts §7.1) of o's operands and outputs y under contract, at path. */
+static void write_capture(const a4w4check_operands *o, const uint16_t *y, const char *contract,
+                          const char *path)
+{
+    size_t sa[2], ss[2], sw[2], sv[2];
+    const uint8_t *a = a4w4check_operands_tensor(o, A4W4CHECK_A_FP4, sa);
+    const uint8_t *as = a4w4check_operands_tensor(o, A4W4CHECK_A_SCALE, ss);
+    const uint8_t *w = a4w4check_operands_tensor(o, A4W4CHECK_W_FP4, sw);
+    const uint8_t *ws = a4w4check_operands_tensor(o, A4W4CHECK_W_SCALE, sv);
+    size_t M = sa[0], N = sw[0], K = sa[1] * 2;
+    a4w4_st_tensor_in t[5] = {{"a_fp4", A4W4_DT_U8, 2, {M, K / 2}, a, 0},
+                              {"a_scale", A4W4_DT_U8, 2, {M, K / 32}, as, 0},
+                              {"w_fp4", A4W4_DT_U8, 2, {N, K / 2}, w, 0},
+                              {"w_scale", A4W4_DT_U8, 2, {N, K / 32}, ws, 0},
+                              {"y", A4W4_DT_BF16, 2, {M, N}, y, 0}};
+    char ms[32], ns[32], ks[32], err[512] = "";
+    snprintf(ms, sizeof ms, "%zu", M);
+    snprintf(ns, sizeof ns, "%zu", N);
+    snprintf(ks, sizeof ks, "%zu", K);
+    const char *keys[] = {"format", "op", "M", "N", "K", "contract"};
+    const char *vals[] = {"a4w4-capture/1", "aiter.gemm_a4w4", ms, ns, ks, contract};
+    cr_assert_eq(a4w4_st_write(path, t, 5, keys, vals, 6, err, sizeof err), A4W4_ST_OK, "%s",
+                 err);
+}
+
+/* The number at key of entry e (results.json), or -1 when it is absent. */
+static double num_of(const cJSON *e, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+static const char *str_of(const cJSON *e, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* v against results.json entry e, field by field (the verdict record both paths fill). */
+static void same_record(const a4w4check_verdict *v, const cJSON *e)
+{
+    cr_assert_str_eq(str_of(e, "verdict"), v->verdict_name);
+    cr_assert_str_eq(str_of(e, "contract"), v->contract);
+    cr_assert_eq(num_of(e, "checked_outputs"), (double)v->checked);
+    cr_assert_eq(num_of(e, "mismatches"), (double)v->mismatches);
+    cr_assert_eq(num_of(e, "unwritten"), (double)v->unwritten);
+    cr_assert_eq(num_of(e, "judged_bit_exact"), (double)v->judged_bit_exact);
+    cr_assert_eq(num_of(e, "judged_in_bound"), (double)v->judged_in_bound);
+    cr_assert_eq(num_of(e, "not_judged"), (double)v->not_judged);
+    /* results.json writes UINT_MAX (NaN against a number) as -1 */
+    cr_assert_eq(num_of(e, "max_ulp"), v->max_ulp == UINT_MAX ? -1.0 : (double)v->max_ulp);
+    cr_assert_str_eq(str_of(e, "signature"), v->signature);
+    cr_assert_str_eq(str_of(e, "signature_class"), v->signature_class);
+    const cJSON *first = cJSON_GetObjectItemCaseSensitive(e, "first_mismatches");
+    cr_assert_eq((size_t)cJSON_GetArraySize(first), v->nfirst);
+    for (size_t i = 0; i < v->nfirst; i++) {
+        const cJSON *f = cJSON_GetArrayItem(first, (int)i);
+        char got[16], exp[16];
+        snprintf(got, sizeof got, "0x%04X", v->first[i].got);
+        snprintf(exp, sizeof exp, "0x%04X", v->first[i].expected);
+        cr_assert_eq(num_of(f, "row"), (double)v->first[i].row, "first mismatch %zu", i);
+        cr_assert_eq(num_of(f, "col"), (double)v->first[i].col, "first mismatch %zu", i);
+        cr_assert(!strcasecmp(str_of(f, "got"), got), "%s != %s", str_of(f, "got"), got);
+        cr_assert(!strcasecmp(str_of(f, "expected"), exp), "%s != %s", str_of(f, "expected"),
+                  exp);
+    }
+}
+
+/* One judgement for the library and the CLI: outputs with three wrong bits (a sign, a low
+ * mantissa bit, a NaN), judged by a4w4check_judge and, as a capture, by `verify` (its line) and
+ * `run --captures` (its results.json entry): the same verdict record, field by field. */
+Test(api, verdict_record_is_verifys_on_a_capture, .timeout = 120)
+{
+    const char *dir = tu_scratch_dir(A4W4_BINARY_DIR "/api-work", "capture");
+    a4w4check_operands *o = gen("vcap", 5, 48, 512, "wide", 3);
+    size_t n;
+    uint16_t *y = ordered1(o, &n);
+    y[7] ^= 0x8000;
+    y[61] ^= 0x0001;
+    y[200] = 0x7FC0;
+    a4w4check_verdict v = judge(o, y, n, "ordered(1)", A4W4CHECK_CODE0_BOTH);
+    cr_assert_eq(v.verdict, A4W4CHECK_FAIL, "%s", v.line);
+    cr_assert_eq(v.mismatches, 3);
+    cr_assert_eq(v.max_ulp, UINT_MAX, "the NaN against a number");
+    char caps[2048], path[2200], out[2200];
+    snprintf(caps, sizeof caps, "%s/caps", dir);
+    tu_mkdir_p(caps);
+    snprintf(path, sizeof path, "%s/vcap.safetensors", caps);
+    write_capture(o, y, "ordered(1)", path);
+    snprintf(out, sizeof out, "%s/verify.out", dir);
+    cr_assert_eq(sh(CLI " verify %s > %s 2>&1", path, out), 1);
+    size_t len;
+    char *text = (char *)tu_read_file(out, &len);
+    /* the same line but for the entry's name: the file's there, the case's here */
+    char want[sizeof v.line + 64];
+    snprintf(want, sizeof want, "FAIL vcap.safetensors%s", strchr(v.line, ':'));
+    cr_assert(strstr(text, want), "verify printed:\n%s\nthe library's line: %s", text, v.line);
+    free(text);
+    snprintf(out, sizeof out, "%s/run", dir);
+    cr_assert_eq(sh(CLI " run --captures %s --quiet --out %s > /dev/null 2>&1", caps, out), 1);
+    snprintf(out, sizeof out, "%s/run/results.json", dir);
+    text = (char *)tu_read_file(out, &len);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases"), *e = NULL;
+    cr_assert_eq(cJSON_GetArraySize(cases), 1, "one entry for the one capture");
+    e = cJSON_GetArrayItem(cases, 0);
+    same_record(&v, e);
+    cJSON_Delete(doc);
     free(y);
     a4w4check_operands_free(o);
 }

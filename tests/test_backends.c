@@ -19,9 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "a4w4_contract.h"
 #include "a4w4_gemm.h"
 #include "registry.h"
 #include "bundle.h"
+#include "bundle_dir.h"
 #include "gen.h"
 #include "mutants.h"
 #include "quantizers.h"

@@ -1,4 +1,4 @@
-/* test_bench.c — bench's measuring side (harness/engine/bench.h): the plan's methods in their
+/* test_bench.c — bench's measuring side (harness/commands/bench.h): the plan's methods in their
  * order, refused --tree texts, the first-rows sample of a large shape, a timed oracle writing
  * the oracle's output, sgemm's OpenBLAS thread count restored after its method. */
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-/* test_coverage.c — the coverage model (harness/engine/coverage.h, backends/fault_classes.h)
+/* test_coverage.c — the coverage model (harness/commands/coverage.h, backends/fault_classes.h)
  * and the pre-merge set against it: every padded-M bucket of the tuned tables shipped under
  * cases/aiter/ (found by globbing the directory, buckets derived by a4w4_m_buckets, contracts
  * §5.1), every tile_M and tile_N of the shipped kernel table (§5.3), every regime edge and grid,

@@ -227,7 +227,7 @@ Test(criteria, report_line_reads_as_the_issue_asks)
     cr_expect(a4w4_criteria_would_ship(&r, 1));
 }
 
-/* The self-test's mutants x criteria table (engine/selftest.h): a bf16-partials split-K is
+/* The self-test's mutants x criteria table (commands/selftest.h): a bf16-partials split-K is
  * missed by AITER's checkAllclose (few elements off, all within 5 %), a dropped K block is
  * caught, a layout mutant has no GEMM outputs to judge. */
 

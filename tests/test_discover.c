@@ -1,4 +1,4 @@
-/* test_discover.c — the discover engine (harness/engine/discover*.c, contracts §4.4).
+/* test_discover.c — the discover engine (harness/discover/discover*.c, contracts §4.4).
  *
  * The ordered tree over blocks: every family structure's gap data builds a valid tree and
  * parses back to a structure with the same tree. End to end: a backend that computes the
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "a4w4_formats.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "discover.h"
 #include "discover_setup.h"

@@ -9,21 +9,7 @@
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
 #include "gen.h"
-
-static a4w4_case mk(const char *name, size_t M, size_t N, size_t K, a4w4_regime r, uint64_t seed)
-{
-    a4w4_case c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "%s", name);
-    c.M = M;
-    c.N = N;
-    c.K = K;
-    c.regime = r;
-    c.mode = A4W4_ROUND_UP;
-    snprintf(c.regime_text, sizeof c.regime_text, "r%d", (int)r);
-    c.seed = seed;
-    return c;
-}
+#include "test_util.h"
 
 static void full_sample(const a4w4_case *c, a4w4_sample *s)
 {
@@ -32,7 +18,7 @@ static void full_sample(const a4w4_case *c, a4w4_sample *s)
 
 Test(gen, same_seed_and_name_give_the_same_bytes)
 {
-    a4w4_case c = mk("det", 5, 64, 512, A4W4_REGIME_WIDE, 42);
+    a4w4_case c = tu_case("det", 5, 64, 512, A4W4_REGIME_WIDE, A4W4_ROUND_UP, 42);
     a4w4_sample s;
     full_sample(&c, &s);
     a4w4_case_data d1, d2;
@@ -41,7 +27,7 @@ Test(gen, same_seed_and_name_give_the_same_bytes)
     cr_expect_eq(memcmp(d1.a_fp4.data, d2.a_fp4.data, d1.a_fp4.len), 0);
     cr_expect_eq(memcmp(d1.w_scale.data, d2.w_scale.data, d1.w_scale.len), 0);
     /* another seed or another name changes the data */
-    a4w4_case c2 = mk("det", 5, 64, 512, A4W4_REGIME_WIDE, 43), c3 = mk("det2", 5, 64, 512, A4W4_REGIME_WIDE, 42);
+    a4w4_case c2 = tu_case("det", 5, 64, 512, A4W4_REGIME_WIDE, A4W4_ROUND_UP, 43), c3 = tu_case("det2", 5, 64, 512, A4W4_REGIME_WIDE, A4W4_ROUND_UP, 42);
     a4w4_case_data d3, d4;
     cr_assert_eq(a4w4_case_generate(&c2, &s, &d3), 0);
     cr_assert_eq(a4w4_case_generate(&c3, &s, &d4), 0);
@@ -58,7 +44,7 @@ Test(gen, a_row_does_not_depend_on_which_rows_are_generated)
 {
     /* M*N*K above the full-check threshold: the sample generates only some rows, and those
      * must equal the same rows of a full generation */
-    a4w4_case c = mk("rows", 300, 1024, 512, A4W4_REGIME_NORMAL, 9);
+    a4w4_case c = tu_case("rows", 300, 1024, 512, A4W4_REGIME_NORMAL, A4W4_ROUND_UP, 9);
     a4w4_sample sf, ss;
     full_sample(&c, &sf);
     cr_assert_eq(a4w4_sample_make(c.M, c.N, c.K, c.seed, c.name, 0, &ss), 0);
@@ -89,7 +75,7 @@ Test(gen, exact_regime_is_proven_for_every_output)
 {
     size_t Ks[] = {32, 512, 16384, 49920};
     for (size_t t = 0; t < 4; t++) {
-        a4w4_case c = mk("ex", 3, 32, Ks[t], A4W4_REGIME_EXACT, 5 + t);
+        a4w4_case c = tu_case("ex", 3, 32, Ks[t], A4W4_REGIME_EXACT, A4W4_ROUND_UP, 5 + t);
         a4w4_sample s;
         full_sample(&c, &s);
         a4w4_case_data d;
@@ -111,7 +97,7 @@ Test(gen, normal_regime_activations_are_valid_quantizations)
     /* every A block's scale is what the mode computes from the dequantized block's amax range:
      * round_up keeps |x| / 2^(s-127) <= 6, so some code in each nonzero block is >= 4 (|v|>=2)
      * or the block saturates; and no scale is 0xFF */
-    a4w4_case c = mk("nq", 4, 32, 1024, A4W4_REGIME_NORMAL, 77);
+    a4w4_case c = tu_case("nq", 4, 32, 1024, A4W4_REGIME_NORMAL, A4W4_ROUND_UP, 77);
     a4w4_sample s;
     full_sample(&c, &s);
     a4w4_case_data d;
@@ -134,7 +120,7 @@ Test(gen, wide_code0_and_special_regimes_have_their_properties)
 {
     a4w4_sample s;
     a4w4_case_data d;
-    a4w4_case w = mk("wide", 8, 64, 2048, A4W4_REGIME_WIDE, 3);
+    a4w4_case w = tu_case("wide", 8, 64, 2048, A4W4_REGIME_WIDE, A4W4_ROUND_UP, 3);
     full_sample(&w, &s);
     cr_assert_eq(a4w4_case_generate(&w, &s, &d), 0);
     unsigned lo = 255, hi = 0;
@@ -148,14 +134,14 @@ Test(gen, wide_code0_and_special_regimes_have_their_properties)
     a4w4_case_data_free(&d);
     a4w4_sample_free(&s);
 
-    a4w4_case z = mk("code0", 8, 64, 2048, A4W4_REGIME_CODE0, 3);
+    a4w4_case z = tu_case("code0", 8, 64, 2048, A4W4_REGIME_CODE0, A4W4_ROUND_UP, 3);
     full_sample(&z, &s);
     cr_assert_eq(a4w4_case_generate(&z, &s, &d), 0);
     cr_expect_eq(d.code0, 1);
     a4w4_case_data_free(&d);
     a4w4_sample_free(&s);
 
-    a4w4_case sp = mk("special", 6, 32, 512, A4W4_REGIME_SPECIAL, 3);
+    a4w4_case sp = tu_case("special", 6, 32, 512, A4W4_REGIME_SPECIAL, A4W4_ROUND_UP, 3);
     full_sample(&sp, &s);
     cr_assert_eq(a4w4_case_generate(&sp, &s, &d), 0);
     cr_expect_eq(d.nan_a_row, 3);
@@ -178,7 +164,7 @@ Test(gen, wide_code0_and_special_regimes_have_their_properties)
 
 Test(gen, guard_zones_hold_the_nan_scale_and_detect_writes)
 {
-    a4w4_case c = mk("g", 2, 32, 256, A4W4_REGIME_EXACT, 1);
+    a4w4_case c = tu_case("g", 2, 32, 256, A4W4_REGIME_EXACT, A4W4_ROUND_UP, 1);
     a4w4_sample s;
     full_sample(&c, &s);
     a4w4_case_data d;
@@ -235,7 +221,7 @@ Test(gen, refill_equals_a_whole_shuffle_with_the_new_fills)
     static const uint8_t fills[][2] = {{0xFF, 0x7F}, {0x00, 0x7F}, {0x7F, 0x00}, {0x7F, 0xFF},
                                        {0x11, 0x22}, {0x7F, 0x7F}};
     for (size_t i = 0; i < 4; i++) {
-        a4w4_case c = mk("refill", shapes[i][0], 32, shapes[i][1], A4W4_REGIME_WIDE, 9 + i);
+        a4w4_case c = tu_case("refill", shapes[i][0], 32, shapes[i][1], A4W4_REGIME_WIDE, A4W4_ROUND_UP, 9 + i);
         a4w4_sample s;
         full_sample(&c, &s);
         a4w4_case_data d;
@@ -339,14 +325,14 @@ static void expect_preshuffle_plain(const a4w4_case_data *d, const uint8_t *need
 Test(gen, table_codes_and_runwise_preshuffle_equal_the_plain_forms)
 {
     const a4w4_case cases[] = {
-        mk("p_exact_mc7_s3", 17, 64, 256, A4W4_REGIME_EXACT, 11),
-        mk("p_exact_mc7_s1", 3, 32, 16384, A4W4_REGIME_EXACT, 12),
-        mk("p_exact_mc6_s0", 2, 16, 131072, A4W4_REGIME_EXACT, 13),
-        mk("p_wide", 33, 96, 512, A4W4_REGIME_WIDE, 14),
-        mk("p_code0", 5, 48, 768, A4W4_REGIME_CODE0, 15),
-        mk("p_normal", 4, 64, 1024, A4W4_REGIME_NORMAL, 16),
-        mk("p_special", 9, 32, 256, A4W4_REGIME_SPECIAL, 17),
-        mk("p_sampled", 300, 1024, 2048, A4W4_REGIME_WIDE, 18), /* above 2^26 MACs */
+        tu_case("p_exact_mc7_s3", 17, 64, 256, A4W4_REGIME_EXACT, A4W4_ROUND_UP, 11),
+        tu_case("p_exact_mc7_s1", 3, 32, 16384, A4W4_REGIME_EXACT, A4W4_ROUND_UP, 12),
+        tu_case("p_exact_mc6_s0", 2, 16, 131072, A4W4_REGIME_EXACT, A4W4_ROUND_UP, 13),
+        tu_case("p_wide", 33, 96, 512, A4W4_REGIME_WIDE, A4W4_ROUND_UP, 14),
+        tu_case("p_code0", 5, 48, 768, A4W4_REGIME_CODE0, A4W4_ROUND_UP, 15),
+        tu_case("p_normal", 4, 64, 1024, A4W4_REGIME_NORMAL, A4W4_ROUND_UP, 16),
+        tu_case("p_special", 9, 32, 256, A4W4_REGIME_SPECIAL, A4W4_ROUND_UP, 17),
+        tu_case("p_sampled", 300, 1024, 2048, A4W4_REGIME_WIDE, A4W4_ROUND_UP, 18), /* above 2^26 MACs */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const a4w4_case *c = &cases[i];

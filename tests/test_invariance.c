@@ -1,4 +1,4 @@
-/* test_invariance.c — batch invariance predicted from the tables (engine/invariance.h): the
+/* test_invariance.c — batch invariance predicted from the tables (commands/invariance.h): the
  * breakpoint walk against a walk over every M, the verdicts and causes on hand-made tables,
  * the switch parser. */
 #include <criterion/criterion.h>

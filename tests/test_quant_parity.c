@@ -1,5 +1,5 @@
 /* test_quant_parity.c — even against round_up activation quantization side by side
- * (harness/engine/quant_parity.c, contracts §2). Blocks whose amax is 1.6 * 2^k get a scale
+ * (harness/commands/quant_parity.c, contracts §2). Blocks whose amax is 1.6 * 2^k get a scale
  * one higher in round_up than in even (even keeps the exponent below 1.75, round_up bumps
  * amax/6 = 0.267 * 2^k past its power of two); blocks whose amax is 2^k get the same code in
  * both: so exactly the 1.6 blocks differ, and their outputs with them. */

@@ -14,22 +14,6 @@
 #include "sample_oracles.h"
 #include "test_util.h"
 
-static a4w4_case mk(const char *name, size_t M, size_t N, size_t K, a4w4_regime r,
-                    a4w4_scale_mode mode, uint64_t seed)
-{
-    a4w4_case c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "%s", name);
-    c.M = M;
-    c.N = N;
-    c.K = K;
-    c.regime = r;
-    c.mode = mode;
-    snprintf(c.regime_text, sizeof c.regime_text, "r%d", (int)r);
-    c.seed = seed;
-    return c;
-}
-
 static a4w4_dot_operands op_at(const a4w4_case_data *d, size_t m, size_t n)
 {
     size_t nb = d->K / 32;
@@ -102,7 +86,7 @@ Test(sample_oracles, every_generated_regime_matches_the_plain_oracles_in_full)
         for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
             char name[64];
             snprintf(name, sizeof name, "so_r%zu_s%zu", r, i);
-            a4w4_case c = mk(name, shapes[i][0], shapes[i][1], shapes[i][2], regimes[r].r,
+            a4w4_case c = tu_case(name, shapes[i][0], shapes[i][1], shapes[i][2], regimes[r].r,
                              regimes[r].mode, 100 + r * 10 + i);
             check_case(&c, 1);
         }
@@ -116,7 +100,7 @@ Test(sample_oracles, a_sampled_case_gathers_its_rows_and_columns)
     for (size_t i = 0; i < sizeof rs / sizeof *rs; i++) {
         char name[64];
         snprintf(name, sizeof name, "so_sampled_%zu", i);
-        a4w4_case c = mk(name, 300, 1100, 512, rs[i], A4W4_ROUND_UP, 7 + i);
+        a4w4_case c = tu_case(name, 300, 1100, 512, rs[i], A4W4_ROUND_UP, 7 + i);
         a4w4_sample s;
         cr_assert_eq(a4w4_sample_make(c.M, c.N, c.K, c.seed, c.name, 0, &s), 0);
         cr_assert(!s.full, "expected a sampled case");

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "a4w4_gemm.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "gen.h"
 #include "test_util.h"

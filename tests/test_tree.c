@@ -1,4 +1,4 @@
-/* test_tree.c — tree contracts (ref/a4w4_tree.h, contracts §4.2): the strict parser (accept and
+/* test_tree.c — tree contracts (ref/a4w4_tree.h and a4w4_contract.h, contracts §4.2): the strict parser (accept and
  * refuse tables, the key each refusal names), the canonical printer's round trip, contract
  * sets (the file form), hand-computed outputs for every key of the tree (expected values worked
  * out in the comments, never taken from the code under test), ordered(S) == tree(split=S) on
@@ -13,6 +13,7 @@
 
 #include "a4w4_gemm.h"
 #include "a4w4_gemm_fast.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "gen.h"
 #include "test_util.h"
@@ -777,21 +778,6 @@ Test(tree_oracle, lanes_fused_leaves_and_lround_rz_go_to_the_plain_oracle_tile_s
 
 /* ---- ordered(S) == tree(split=S) on every generated regime ------------------------------- */
 
-static a4w4_case mk(const char *name, size_t M, size_t N, size_t K, a4w4_regime r, uint64_t seed)
-{
-    a4w4_case c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "%s", name);
-    c.M = M;
-    c.N = N;
-    c.K = K;
-    c.regime = r;
-    c.mode = A4W4_ROUND_UP;
-    snprintf(c.regime_text, sizeof c.regime_text, "r%d", (int)r);
-    c.seed = seed;
-    return c;
-}
-
 static const a4w4_regime regimes[] = {A4W4_REGIME_EXACT,   A4W4_REGIME_NORMAL, A4W4_REGIME_WIDE,
                                       A4W4_REGIME_SPECIAL, A4W4_REGIME_CODE0,  A4W4_REGIME_TINY,
                                       A4W4_REGIME_RANGE};
@@ -813,7 +799,7 @@ Test(tree_ordered, tree_split_s_is_bit_identical_to_ordered_s_on_every_regime)
         for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
             char name[64];
             snprintf(name, sizeof name, "tree_eq_%zu_%zu", r, Ks[ki]);
-            a4w4_case c = mk(name, 9, 17, Ks[ki], regimes[r], 1000 + r * 7 + ki);
+            a4w4_case c = tu_case(name, 9, 17, Ks[ki], regimes[r], A4W4_ROUND_UP, 1000 + r * 7 + ki);
             a4w4_sample s;
             a4w4_case_data d;
             generate(&c, &s, &d);
@@ -913,7 +899,7 @@ Test(tree_fast, equals_the_plain_oracle_on_every_regime_path_and_thread_count)
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
             char name[64];
             snprintf(name, sizeof name, "tree_fast_%zu_%zu", r, si);
-            a4w4_case c = mk(name, shapes[si][0], shapes[si][1], shapes[si][2], regimes[r],
+            a4w4_case c = tu_case(name, shapes[si][0], shapes[si][1], shapes[si][2], regimes[r], A4W4_ROUND_UP,
                              77 + r * 5 + si);
             a4w4_sample s;
             a4w4_case_data d;
@@ -1182,7 +1168,7 @@ Test(tree_fast_prec, equals_the_plain_oracle_on_a_grid_of_contracts_and_operands
             a4w4_regime reg = grid_regimes[ri] < 0 ? A4W4_REGIME_NORMAL : (a4w4_regime)grid_regimes[ri];
             char name[64];
             snprintf(name, sizeof name, "tree_prec_%zu_%zu", ri, si);
-            a4w4_case c = mk(name, shapes[si][0], shapes[si][1], shapes[si][2], reg,
+            a4w4_case c = tu_case(name, shapes[si][0], shapes[si][1], shapes[si][2], reg, A4W4_ROUND_UP,
                              900 + ri * 3 + si);
             a4w4_sample s;
             a4w4_case_data d;

@@ -1,5 +1,5 @@
 /* test_util.h — helpers the Criterion unit tests share: deterministic RNGs, scratch files, and
- * hand-built fp4 blocks.
+ * hand-built fp4 blocks, and (after io/casefile.h) a case.
  *
  * Header only (static inline), no project library: a test that includes it still links only
  * the library it tests. Include it after <criterion/criterion.h>; the scratch helpers fail
@@ -180,5 +180,28 @@ static inline void tu_units_block(uint8_t *a, uint8_t *w, unsigned units, int ne
     }
     cr_assert_eq(units, 0, "tu_units_block: more than 384 units");
 }
+
+/* ---- cases (harness tests) ------------------------------------------------------------- */
+
+#ifdef A4W4_CASEFILE_H
+/* Declared only where io/casefile.h was included first (the harness's tests; ref/'s tests link
+ * a4w4_ref alone and never see a4w4_case). A case as a case file would give it: name, M x N
+ * x K, regime r with regime text "r<r>", scale mode, seed; no tags. */
+static inline a4w4_case tu_case(const char *name, size_t M, size_t N, size_t K, a4w4_regime r,
+                                a4w4_scale_mode mode, uint64_t seed)
+{
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "%s", name);
+    c.M = M;
+    c.N = N;
+    c.K = K;
+    c.regime = r;
+    c.mode = mode;
+    snprintf(c.regime_text, sizeof c.regime_text, "r%d", (int)r);
+    c.seed = seed;
+    return c;
+}
+#endif
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "gen.h"
 #include "safetensors.h"

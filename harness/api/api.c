@@ -10,6 +10,7 @@
 
 #include "a4w4_formats.h"
 #include "a4w4_layout.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "a4w4check_api.h"
 #include "casefile.h"

@@ -12,6 +12,7 @@
 #include "a4w4_formats.h"
 #include "a4w4_quote.h"
 #include "bundle_dir.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "fsutil.h"
 #include "registry.h"
@@ -19,74 +20,6 @@
 
 #define CONTRACT_FILE "contract.txt"
 #define MANIFEST_FILE "manifest.json"
-
-int a4w4_contract_text_is_rules(const char *s)
-{
-    while (s && *s) {
-        s += strspn(s, " \t\r\n");
-        if (*s != '#')
-            return !strncmp(s, "when", 4) && (s[4] == ' ' || s[4] == '\t');
-        s += strcspn(s, "\n");
-    }
-    return 0;
-}
-
-int a4w4_contract_valid(const char *s)
-{
-    a4w4_contract c;
-    a4w4_contract_set set;
-    if (!a4w4_contract_text_is_rules(s))
-        return s && a4w4_contract_parse(s, &c, NULL, 0) == A4W4_OK;
-    if (a4w4_contract_set_parse(s, &set, NULL, 0) != A4W4_OK)
-        return 0;
-    a4w4_contract_set_free(&set);
-    return 1;
-}
-
-/* The canonical text of contract or rule-set text s into buf (contracts §4.2). 0 or -1. */
-static int canonical_set(const char *s, char *buf, size_t len)
-{
-    a4w4_contract_set set;
-    if (!a4w4_contract_valid(s) || a4w4_contract_set_parse(s, &set, NULL, 0) != A4W4_OK)
-        return -1;
-    int n = a4w4_contract_set_format(&set, buf, len);
-    a4w4_contract_set_free(&set);
-    return n < 0 ? -1 : 0;
-}
-
-/* 1 when contract texts a and b name the same contract: the same canonical form (plain
- * "bounded" is "bounded(1)", contracts §4.1; a tree's keys in any order, contracts §4.2; a
- * rule set's rules in the same order, comments and spacing aside). */
-int a4w4_contract_text_same(const char *a, const char *b)
-{
-    /* a bundle's text is at most A4W4_CONTRACT_MAX bytes: 60 or so rules, each canonical
-     * tree at most ~160 bytes */
-    static _Thread_local char ca[16384], cb[16384];
-    return !canonical_set(a, ca, sizeof ca) && !canonical_set(b, cb, sizeof cb) && !strcmp(ca, cb);
-}
-
-int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len)
-{
-    if (!case_name || !*case_name || !len)
-        return -1;
-    size_t o = 0;
-    for (const char *p = case_name; *p; p++) {
-        const char *piece = *p == '/' ? "__" : NULL;
-        size_t n = piece ? 2 : 1;
-        if (o + n >= len)
-            return -1;
-        if (piece)
-            memcpy(buf + o, piece, 2);
-        else
-            buf[o] = *p;
-        o += n;
-    }
-    static const char ext[] = ".safetensors";
-    if (o + sizeof ext > len)
-        return -1;
-    memcpy(buf + o, ext, sizeof ext);
-    return 0;
-}
 
 a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, size_t M,
                                        size_t N, const uint16_t *y, char *err, size_t errlen)

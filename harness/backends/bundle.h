@@ -31,7 +31,8 @@
  * File name of a case: its name with every '/' replaced by "__" (case "golden/g1" is stored
  * as DIR/golden__g1.safetensors), so every case of a directory lives flat in DIR.
  * Producers: any tool that writes safetensors (Python: safetensors.torch.save_file({"y":
- * y.to(torch.bfloat16).contiguous()}, path)); or a4w4_bundle_write_outputs below. */
+ * y.to(torch.bfloat16).contiguous()}, path)); or a4w4_bundle_write_outputs below. The directory's
+ * file names and format string: bundle_dir.h. */
 #ifndef A4W4_BACKEND_BUNDLE_H
 #define A4W4_BACKEND_BUNDLE_H
 
@@ -39,13 +40,6 @@
 #include <stdint.h>
 
 #include "status.h"
-
-/* The format string the exporter writes to __metadata__ "format". */
-#define A4W4_BUNDLE_OUTPUTS_FORMAT "a4w4-outputs/1"
-
-/* File name (no directory) of case_name's output bundle: '/' -> "__", then ".safetensors".
- * Returns 0, or -1 when it does not fit in len or the name is empty. */
-int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len);
 
 /* Write y [M, N] (bf16 bits, row-major: the whole output of the case) to
  * dir/<file name of case_name> as an output bundle (tensor "y", BF16, metadata format, case,
@@ -57,22 +51,5 @@ int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len);
  * A4W4_ST_NOMEM. */
 a4w4_hstatus a4w4_bundle_write_outputs(const char *dir, const char *case_name, size_t M,
                                        size_t N, const uint16_t *y, char *err, size_t errlen);
-
-/* 1 when contract texts a and b (a4w4_contract_valid's forms) name the same contract: the same
- * canonical form (plain "bounded" is "bounded(1)", contracts §4.1; a tree's keys in any order,
- * contracts §4.2; a rule set's rules in order, comments and spacing aside). */
-int a4w4_contract_text_same(const char *a, const char *b);
-
-/* 1 when s is a contract string the harness knows (contracts §4.1, §4.2): "exact",
- * "bounded", "ordered(S)" or "bounded(S)" with S a decimal integer in 1..65536 without sign,
- * spaces or leading zeros, or "tree(key=value,...)" (ref/a4w4_tree.h a4w4_contract_parse), or
- * the file form's rules, `when PRED,...: CONTRACT` one per line, the first starting with
- * "when" (contracts §4.2 "The file form", a4w4_contract_text_is_rules); else 0. Shared by the bundle and plugin backends. */
-int a4w4_contract_valid(const char *s);
-
-/* 1 when contract text s is the file form's rules: its first line that is neither blank nor a
- * '#' comment starts with "when " (contracts §4.2 "The file form"); 0 for one contract line
- * (parsed strictly: no spaces, no second line) and for NULL. */
-int a4w4_contract_text_is_rules(const char *s);
 
 #endif

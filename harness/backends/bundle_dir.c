@@ -13,9 +13,9 @@
 
 #include "a4w4_quote.h"
 #include "backend.h"
-#include "bundle.h"
 #include "errmsg.h"
 #include "fsutil.h"
+#include "grow.h"
 #include "stream.h"
 
 #define CONTRACT_FILE "contract.txt"
@@ -24,6 +24,29 @@
     "(contracts §4.2)"
 #define MANIFEST_FILE "manifest.json"
 #define MANIFEST_MAX (64u << 20)
+
+int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len)
+{
+    if (!case_name || !*case_name || !len)
+        return -1;
+    size_t o = 0;
+    for (const char *p = case_name; *p; p++) {
+        const char *piece = *p == '/' ? "__" : NULL;
+        size_t n = piece ? 2 : 1;
+        if (o + n >= len)
+            return -1;
+        if (piece)
+            memcpy(buf + o, piece, 2);
+        else
+            buf[o] = *p;
+        o += n;
+    }
+    static const char ext[] = ".safetensors";
+    if (o + sizeof ext > len)
+        return -1;
+    memcpy(buf + o, ext, sizeof ext);
+    return 0;
+}
 
 static int refuse(char *err, size_t errlen, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -269,11 +292,7 @@ static int list_files(const char *dir, a4w4_bundle_dir *d, char *err, size_t err
         size_t L = strlen(de->d_name);
         if (L < 13 || strcmp(de->d_name + L - 12, ".safetensors"))
             continue;
-        if (d->nfiles == cap) {
-            char **p = realloc(d->files, (cap = cap ? 2 * cap : 32) * sizeof *p);
-            oom = !p;
-            d->files = p ? p : d->files;
-        }
+        oom = A4W4_GROW(d->files, d->nfiles + 1, cap, 32) != 0;
         if (!oom && !(oom = !(d->files[d->nfiles] = strdup(de->d_name))))
             d->nfiles++;
     }

@@ -20,13 +20,21 @@
  *   - against the run's items (a4w4_bundle_dir_check_items): a manifest of another matrix
  *     hash, a manifest case that is no item of the run, and (with or without a manifest) a
  *     file that is the output of no item of the run.
- * Files are found by case name as bundle.h says ('/' -> "__", then ".safetensors"). */
+ * Files are found by case name: a4w4_bundle_file_name below ('/' -> "__", then ".safetensors"). */
 #ifndef A4W4_BUNDLE_DIR_H
 #define A4W4_BUNDLE_DIR_H
 
 #include <stddef.h>
 
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
+
+/* The format string the exporter writes to __metadata__ "format". */
+#define A4W4_BUNDLE_OUTPUTS_FORMAT "a4w4-outputs/1"
+
+/* File name (no directory) of case_name's output bundle: '/' -> "__", then ".safetensors".
+ * Returns 0, or -1 when it does not fit in len or the name is empty. */
+int a4w4_bundle_file_name(const char *case_name, char *buf, size_t len);
 
 typedef struct {
     char *name; /* case name */

@@ -27,98 +27,10 @@
 #include "a4w4_quant.h"
 #include "cpu_sut.h"
 #include "gen.h"
+#include "mutants_internal.h"
 #ifdef A4W4_HAVE_GPU
 #include "backend_hip.h"
 #endif
-
-/* ---- shared GEMM pieces ------------------------------------------------------------------ */
-
-/* Twice the E2M1 value of each code (contracts §1), signed. */
-static const int8_t twice[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
-
-#define NAN_BF16 0x7FC0u
-#define M_TILE 32 /* rows of one M tile (the smallest tile_M of AITER's gfx950 table) */
-
-static size_t nblk(const a4w4_case_data *d) { return d->K / 32; }
-
-static int has_asm_layouts(const a4w4_run_args *a)
-{
-    const a4w4_case_data *d = a->d;
-    if (d->w_fp4_shuffled.data && d->w_scale_swizzled.data && d->a_scale_shuffled.data)
-        return 1;
-    snprintf(a->why, a->whylen,
-             "ASM layouts need N %% 16 == 0, K %% 64 == 0 (preshuffle) and N %% 32 == 0, "
-             "(K/32) %% 8 == 0 (scale swizzle); N=%zu K=%zu", d->N, d->K);
-    return 0;
-}
-
-/* Activation / weight scale of (row, block) as each base reads it. Shuffled reads accept
- * pad rows (row < a4w4_act_scale_padded_rows(M)) and pad columns. */
-static unsigned a_sc(const a4w4_case_data *d, int asm_, size_t r, size_t b)
-{
-    return asm_ ? d->a_scale_shuffled.data[a4w4_act_scale_shuffle_index(d->M, nblk(d), r, b)]
-                : d->a_scale.data[r * nblk(d) + b];
-}
-
-static unsigned w_sc(const a4w4_case_data *d, int asm_, size_t n, size_t b)
-{
-    return asm_ ? d->w_scale_swizzled.data[a4w4_scale_swizzle_index(d->N, nblk(d), n, b)]
-                : d->w_scale.data[n * nblk(d) + b];
-}
-
-/* Exact integer dot of block b (in units of the two scales' quantum, times 4). */
-static int block_isum(const a4w4_case_data *d, int asm_, size_t am, size_t n, size_t b)
-{
-    const uint8_t *ar = d->a_fp4.data + am * (d->K / 2);
-    int isum = 0;
-    for (size_t kb = b * 16; kb < b * 16 + 16; kb++) {
-        uint8_t av = ar[kb];
-        uint8_t wv = asm_ ? d->w_fp4_shuffled.data[a4w4_preshuffle_index(d->N, d->K, n, kb)]
-                          : d->w_fp4.data[n * (d->K / 2) + kb];
-        isum += twice[av & 15] * twice[wv & 15] + twice[av >> 4] * twice[wv >> 4];
-    }
-    return isum;
-}
-
-/* One block's fp32 value isum * 2^(ea + eb - 2) with ea = sa - 127, eb = sb - 127 (isum
- * counts quarter units): a single rounding, as ordered(S) fixes it. */
-static float block_f32(int isum, int ea, int eb)
-{
-    return ldexpf((float)isum, ea + eb - 2);
-}
-
-/* ordered(1) partial over blocks [b0, b1) of output (m, n), activation row am (normally m);
- * *nan set when a block has scale 0xFF on either side. */
-static float dot_range(const a4w4_case_data *d, int asm_, size_t am, size_t n, size_t b0,
-                       size_t b1, int *nan)
-{
-    float acc = 0.0f;
-    for (size_t b = b0; b < b1; b++) {
-        unsigned sa = a_sc(d, asm_, am, b), sb = w_sc(d, asm_, n, b);
-        if (sa == 0xFF || sb == 0xFF)
-            *nan = 1;
-        acc += block_f32(block_isum(d, asm_, am, n, b), (int)sa - 127, (int)sb - 127);
-    }
-    return acc;
-}
-
-/* Output value (bf16 bits) of (m, n), or A4W4_POISON_BF16 to leave it unwritten. */
-typedef uint16_t (*out_fn)(const a4w4_case_data *d, size_t m, size_t n, const void *aux);
-
-static int each_output(const a4w4_run_args *a, out_fn f, const void *aux)
-{
-    const a4w4_sample *s = a->s;
-    for (size_t i = 0; i < s->nrows; i++)
-        for (size_t j = 0; j < s->ncols; j++) {
-            size_t m = s->full ? i : s->rows[i], n = s->full ? j : s->cols[j];
-            uint16_t v = f(a->d, m, n, aux);
-            if (v != A4W4_POISON_BF16)
-                a->y[i * s->ncols + j] = v;
-        }
-    return A4W4_OK;
-}
-
-static uint16_t finish(float acc, int nan) { return nan ? NAN_BF16 : a4w4_f32_to_bf16(acc); }
 
 /* ---- activation-scale pad filled 0xFF ---------------------------------------------------------
  * ASM base. The kernel loads, per K block, the scale vector of its whole 32-row M tile and
@@ -279,18 +191,28 @@ static int run_rows(void *ctx, const a4w4_run_args *a)
  * AITER's bf16-atomic split-K does, which is only the bounded contract; this kernel declares
  * ordered(2) (fp32 totals added in split order, one rounding at the end). Caught by the
  * bit-exact ordered(2) comparison wherever a partial is not exact in bf16. */
-static uint16_t out_splitk(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+/* AITER's bf16-atomic split-K on the row-major base: ordered(S)'s split ranges
+ * (a4w4_split_k_per_split), each split's blocks below `end` summed in fp32 in ascending K (an
+ * empty split adds +0), rounded to bf16 and added into a bf16 output that starts at +0. NaN
+ * when a summed block reads a NaN scale. end = K/32: every block (the faithful kernel). */
+static uint16_t splitk_bf16(const a4w4_case_data *d, size_t m, size_t n, unsigned splits,
+                            size_t end)
 {
-    (void)aux;
-    size_t nb = nblk(d), per = a4w4_split_k_per_split(d->K, 2) / 32;
+    size_t nb = nblk(d), per = a4w4_split_k_per_split(d->K, splits) / 32;
     uint16_t y = 0x0000; /* +0.0 */
     int nan = 0;
     for (size_t b0 = 0; b0 < nb; b0 += per) {
-        size_t b1 = b0 + per < nb ? b0 + per : nb;
-        float part = dot_range(d, 0, m, n, b0, b1, &nan);
+        size_t b1 = b0 + per < end ? b0 + per : end;
+        float part = b0 < b1 ? dot_range(d, 0, m, n, b0, b1, &nan) : 0.0f;
         y = a4w4_f32_to_bf16(a4w4_bf16_to_f32(y) + a4w4_bf16_to_f32(a4w4_f32_to_bf16(part)));
     }
     return nan ? NAN_BF16 : y;
+}
+
+static uint16_t out_splitk(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
+{
+    (void)aux;
+    return splitk_bf16(d, m, n, 2, nblk(d));
 }
 
 static int run_splitk(void *ctx, const a4w4_run_args *a)
@@ -584,204 +506,6 @@ static int run_persist(void *ctx, const a4w4_run_args *a)
     return each_output(a, out_persist, NULL);
 }
 
-/* ---- activation-scale shuffle with the unpadded column stride (the AITER PR #2900 class) -------
- * Layout bytes. The quantizer fills the padded [rows256(M), cols8(K/32)] tensor's pad cells in
- * the right places (contracts §3.3), but writes the valid scales with the row-group stride of
- * the unpadded column count, floor((K/32) / 8) groups of 8 columns instead of ceil: right when
- * (K/32) % 8 == 0, and right for the first 32-row group always (its stride term is 0); every
- * later group lands 256 bytes per group too early, over its neighbour's cells. Caught by the
- * layout bytes on a case with (K/32) % 8 != 0 and M > 32. */
-static size_t act_index_unpadded(size_t nb, size_t r, size_t c)
-{
-    size_t d0 = r / 32, d1 = (r % 32) / 16, d2 = r % 16, d3 = c / 8, d4 = (c % 8) / 4, d5 = c % 4;
-    return ((((d0 * (nb / 8) + d3) * 4 + d5) * 16 + d2) * 2 + d4) * 2 + d1; /* nb / 8: the fault */
-}
-
-static int layouts_stride(void *ctx, const a4w4_case_data *d, uint8_t *wsh, uint8_t *wsw,
-                          uint8_t *ash, char *why, size_t whylen)
-{
-    (void)ctx;
-    (void)why;
-    (void)whylen;
-    size_t nb = nblk(d), M = d->M;
-    int rc = A4W4_OK;
-    if (wsh)
-        rc = a4w4_preshuffle(d->w_fp4.data, d->N, d->K, wsh);
-    if (rc == A4W4_OK && wsw)
-        rc = a4w4_scale_swizzle(d->w_scale.data, d->N, nb, wsw);
-    if (rc != A4W4_OK || !ash)
-        return rc;
-    size_t prow = a4w4_act_scale_padded_rows(M), pcol = a4w4_act_scale_padded_cols(nb);
-    for (size_t r = 0; r < prow; r++) /* the pad cells, where they belong */
-        for (size_t c = 0; c < pcol; c++)
-            if (r >= M || c >= nb)
-                ash[a4w4_act_scale_shuffle_index(M, nb, r, c)] = c >= nb ? d->col_fill : d->row_fill;
-    for (size_t r = 0; r < M; r++)
-        for (size_t c = 0; c < nb; c++)
-            ash[act_index_unpadded(nb, r, c)] = d->a_scale.data[r * nb + c];
-    return A4W4_OK;
-}
-
-/* ---- quantizer mutants ------------------------------------------------------------------------ */
-
-typedef struct {
-    int mode_for[A4W4_SCALE_MODE_COUNT]; /* scale mode actually used for each asked mode */
-    int trunc;                           /* E2M1 by truncation toward zero instead of RNE */
-    int nibble_swap;                     /* element 2i in the high nibble */
-} quant_fault;
-
-/* E2M1 code of q by truncation toward zero (the largest grid magnitude <= |q|, saturating at
- * 6), sign kept as RNE keeps it (negative -> sign bit, also for zero). */
-static uint8_t e2m1_trunc(float q)
-{
-    static const float grid[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-    uint8_t sign = signbit(q) ? 8 : 0;
-    float a = fabsf(q);
-    if (a != a)
-        return (uint8_t)(7 | sign);
-    uint8_t c = 0;
-    for (uint8_t i = 0; i < 8; i++)
-        if (grid[i] <= a)
-            c = i;
-    return (uint8_t)(c | sign);
-}
-
-/* Quantize bf16 x [rows, K] per 1x32 (contracts §2) with the faults of f; fp4 [rows, K/2] and
- * row-major scale [rows, K/32]. NaN/Inf blocks get scale 0xFF and codes 0. */
-static int quant_faulty(const quant_fault *f, const uint16_t *x, size_t rows, size_t K, int mode,
-                        uint8_t *fp4, uint8_t *scale, char *why, size_t whylen)
-{
-    if (mode < 0 || mode >= A4W4_SCALE_MODE_COUNT || K % 32) {
-        snprintf(why, whylen, "mode %d or K %zu out of range", mode, K);
-        return A4W4_EINVAL;
-    }
-    size_t nb = K / 32;
-    for (size_t r = 0; r < rows; r++)
-        for (size_t b = 0; b < nb; b++) {
-            float v[32], amax = 0.0f;
-            int special = 0;
-            for (size_t k = 0; k < 32; k++) {
-                v[k] = a4w4_bf16_to_f32(x[r * K + b * 32 + k]);
-                if (isnan(v[k]) || isinf(v[k]))
-                    special = 1;
-                else if (fabsf(v[k]) > amax)
-                    amax = fabsf(v[k]);
-            }
-            uint8_t s = special ? 0xFF : a4w4_scale_code(amax, (a4w4_scale_mode)f->mode_for[mode]);
-            scale[r * nb + b] = s;
-            uint8_t *out = fp4 + r * (K / 2) + b * 16;
-            memset(out, 0, 16);
-            if (special)
-                continue;
-            float sc = a4w4_e8m0_to_f32(s);
-            for (size_t k = 0; k < 32; k++) {
-                uint8_t c = f->trunc ? e2m1_trunc(v[k] / sc) : a4w4_f32_to_e2m1(v[k] / sc);
-                a4w4_fp4_set(out, f->nibble_swap ? k ^ 1 : k, c);
-            }
-        }
-    return A4W4_OK;
-}
-
-#define SAME_MODES {0, 1, 2, 3}
-#define QUANT_MUTANT(fn, ...)                                                                 \
-    static int fn(void *ctx, const uint16_t *x, size_t rows, size_t K, int mode, uint8_t *fp4, \
-                  uint8_t *scale, char *why, size_t whylen)                                   \
-    {                                                                                         \
-        (void)ctx;                                                                            \
-        static const quant_fault f = __VA_ARGS__;                                             \
-        return quant_faulty(&f, x, rows, K, mode, fp4, scale, why, whylen);                   \
-    }
-
-/* Nibble order swapped: the packer puts element 2i in the high nibble (the fp4x2 rule of docs/contracts.md
- * §1 is low nibble first). Codes and scales are otherwise right. */
-QUANT_MUTANT(q_nibble, {SAME_MODES, 0, 1})
-/* E2M1 by truncation toward zero (a float-to-int style conversion) instead of RNE. */
-QUANT_MUTANT(q_trunc, {SAME_MODES, 1, 0})
-/* Wrong scale mode, each only when asked for one mode (contracts §2 step 2), the others right:
- *   round_up asked -> ceil       the RoundUp formula with Ceil's divisor (amax/4, not amax/6);
- *   round_down asked -> round_up the mode argument ignored for round_down: AITER's default;
- *   ceil asked -> round_down     Ceil without its bump (exponent field only);
- *   even asked -> round_down     Even without its + 0x00200000 carry (bits masked directly). */
-QUANT_MUTANT(q_mode_ru, {{A4W4_CEIL, 1, 2, 3}, 0, 0})
-QUANT_MUTANT(q_mode_rd, {{0, A4W4_ROUND_UP, 2, 3}, 0, 0})
-QUANT_MUTANT(q_mode_ce, {{0, 1, A4W4_ROUND_DOWN, 3}, 0, 0})
-QUANT_MUTANT(q_mode_ev, {{0, 1, 2, A4W4_ROUND_DOWN}, 0, 0})
-
-/* ---- layout mutants --------------------------------------------------------------------------- */
-
-/* Weight preshuffle with k1 and n1 swapped: view (N/16, 16, Kb/32, 2, 16) permuted
- * (0, 2, 1, 3, 4) instead of contracts §3.1's (0, 2, 3, 1, 4): each 16-byte run still holds 16
- * consecutive K bytes of one row, but the two K halves of a 32-byte group are interleaved
- * per row instead of per 16-row block. */
-static void preshuffle_k1n1(const uint8_t *w, size_t N, size_t K, uint8_t *dst)
-{
-    size_t Kb = K / 2;
-    for (size_t n = 0; n < N; n++)
-        for (size_t kb = 0; kb < Kb; kb++) {
-            size_t n0 = n / 16, n1 = n % 16, k0 = kb / 32, k1 = (kb % 32) / 16, k2 = kb % 16;
-            dst[(((n0 * (Kb / 32) + k0) * 16 + n1) * 2 + k1) * 16 + k2] = w[n * Kb + kb];
-        }
-}
-
-/* Scale swizzle with axes d1 and d4 swapped: view (rows/32, 2, 16, cols/8, 2, 4) permuted
- * (0, 3, 5, 2, 1, 4) instead of contracts §3.2's (0, 3, 5, 2, 4, 1). Both axes have extent 2, so
- * the shape and every tile boundary stay right; only the two inner pairs trade places. Used
- * for the weight-scale swizzle and the activation-scale shuffle alike (one shared helper). */
-static void swizzle_d1d4(const uint8_t *src, size_t rows, size_t cols, uint8_t *dst)
-{
-    for (size_t r = 0; r < rows; r++)
-        for (size_t c = 0; c < cols; c++) {
-            size_t d0 = r / 32, d1 = (r % 32) / 16, d2 = r % 16;
-            size_t d3 = c / 8, d4 = (c % 8) / 4, d5 = c % 4;
-            dst[((((d0 * (cols / 8) + d3) * 4 + d5) * 16 + d2) * 2 + d1) * 2 + d4] =
-                src[r * cols + c];
-        }
-}
-
-static int layouts_k1n1(void *ctx, const a4w4_case_data *d, uint8_t *wsh, uint8_t *wsw,
-                        uint8_t *ash, char *why, size_t whylen)
-{
-    (void)ctx;
-    (void)why;
-    (void)whylen;
-    size_t nb = nblk(d);
-    int rc = A4W4_OK;
-    if (wsh)
-        preshuffle_k1n1(d->w_fp4.data, d->N, d->K, wsh);
-    if (wsw)
-        rc = a4w4_scale_swizzle(d->w_scale.data, d->N, nb, wsw);
-    if (rc == A4W4_OK && ash)
-        rc = a4w4_act_scale_shuffle(d->a_scale.data, d->M, nb, d->row_fill, d->col_fill, ash);
-    return rc;
-}
-
-static int layouts_d1d4(void *ctx, const a4w4_case_data *d, uint8_t *wsh, uint8_t *wsw,
-                        uint8_t *ash, char *why, size_t whylen)
-{
-    (void)ctx;
-    size_t nb = nblk(d);
-    int rc = A4W4_OK;
-    if (wsh)
-        rc = a4w4_preshuffle(d->w_fp4.data, d->N, d->K, wsh);
-    if (wsw)
-        swizzle_d1d4(d->w_scale.data, d->N, nb, wsw);
-    if (rc == A4W4_OK && ash) {
-        size_t prow = a4w4_act_scale_padded_rows(d->M), pcol = a4w4_act_scale_padded_cols(nb);
-        uint8_t *pad = malloc(prow * pcol);
-        if (!pad) {
-            snprintf(why, whylen, "out of memory for a %zux%zu pad", prow, pcol);
-            return A4W4_ENOMEM;
-        }
-        for (size_t r = 0; r < prow; r++)
-            for (size_t c = 0; c < pcol; c++)
-                pad[r * pcol + c] = c >= nb ? d->col_fill : r >= d->M ? d->row_fill
-                                                                     : d->a_scale.data[r * nb + c];
-        swizzle_d1d4(pad, prow, pcol, ash);
-        free(pad);
-    }
-    return rc;
-}
-
 /* ---- the table -------------------------------------------------------------------------------- */
 
 /* ---- field bug reproductions on GEMM outputs (a4w4_field_repro_types) -------------------------
@@ -865,38 +589,15 @@ static int run_nanzero(void *ctx, const a4w4_run_args *a)
 #define GEMM_MUTANT(var, nm, desc, contr, asm_, fn)                                            \
     static const a4w4_backend_type var = {.name = nm, .what = desc, .contract = contr,         \
                                           .asm_layout = asm_, .thread_safe = 1, .run = fn}
-#define BYTES_MUTANT(var, nm, desc, field, fn)                                                 \
-    static const a4w4_backend_type var = {.name = nm, .what = desc, .contract = "bytes",       \
-                                          .thread_safe = 1, .field = fn}
 
-BYTES_MUTANT(m_k1n1, "mut-preshuffle-k1n1",
-             "weight preshuffle with k1 and n1 swapped (layout bytes)", layouts, layouts_k1n1);
-BYTES_MUTANT(m_d1d4, "mut-swizzle-d1d4",
-             "scale swizzle with permutation axes d1 and d4 swapped (layout bytes)", layouts,
-             layouts_d1d4);
 GEMM_MUTANT(m_pad_ff, "mut-pad-ff",
             "NaN test over the whole 32-row scale tile: breaks when the activation-scale pad "
             "is 0xFF (row pad 0xFF variant)", "ordered(1)", 1, run_pad_ff);
 GEMM_MUTANT(m_pad_00, "mut-pad-00",
             "zero-block skip on the tile's minimum scale: breaks when the activation-scale "
             "pad is 0x00 (row pad 0x00 variant)", "ordered(1)", 1, run_pad_00);
-BYTES_MUTANT(m_nibble, "mut-nibble-swap",
-             "quantizer packs element 2i in the high nibble (quantizer bytes)", quantize,
-             q_nibble);
 GEMM_MUTANT(m_e8m0, "mut-e8m0-code0",
             "E8M0 code 0 decoded as 2^-126 (code0 regime)", "ordered(1)", 0, run_e8m0);
-BYTES_MUTANT(m_mode_ru, "mut-mode-round_up",
-             "asked for round_up, quantizes in ceil (quantizer bytes)", quantize, q_mode_ru);
-BYTES_MUTANT(m_mode_rd, "mut-mode-round_down",
-             "asked for round_down, quantizes in round_up (quantizer bytes)", quantize,
-             q_mode_rd);
-BYTES_MUTANT(m_mode_ce, "mut-mode-ceil",
-             "asked for ceil, quantizes in round_down (quantizer bytes)", quantize, q_mode_ce);
-BYTES_MUTANT(m_mode_ev, "mut-mode-even",
-             "asked for even, quantizes in round_down (quantizer bytes)", quantize, q_mode_ev);
-BYTES_MUTANT(m_trunc, "mut-e2m1-trunc",
-             "E2M1 rounding by truncation instead of RNE (quantizer bytes)", quantize,
-             q_trunc);
 GEMM_MUTANT(m_drop, "mut-drop-kblock",
             "drops the last K block when K % 256 != 0 (plain comparison)", "ordered(1)", 0,
             run_drop);
@@ -930,9 +631,6 @@ GEMM_MUTANT(m_bucket, "mut-bucket-rows64",
 GEMM_MUTANT(m_persist, "mut-persistent-skip",
             "persistent 256x256 grid skips K block 0 from tile 256 on (more than 256 output "
             "tiles)", "ordered(1)", 1, run_persist);
-BYTES_MUTANT(m_stride, "mut-act-scale-stride",
-             "activation-scale shuffle written with the unpadded column stride (layout bytes, "
-             "(K/32) % 8 != 0 and M > 32)", layouts, layouts_stride);
 
 /* ---- bounded(4) split-K that drops one whole K block -------------------------------------------
  * Row-major base, AITER's bf16-atomic split-K done right (contracts §4.1 "bounded", §5.3):
@@ -945,16 +643,8 @@ BYTES_MUTANT(m_stride, "mut-act-scale-stride",
 static uint16_t out_bdrop(const a4w4_case_data *d, size_t m, size_t n, const void *aux)
 {
     (void)aux;
-    size_t nb = nblk(d), per = a4w4_split_k_per_split(d->K, 4) / 32;
-    size_t end = (n / 16) % 2 ? nb - 1 : nb; /* the fault: one block short */
-    uint16_t y = 0x0000;
-    int nan = 0;
-    for (size_t b0 = 0; b0 < nb; b0 += per) {
-        size_t b1 = b0 + per < end ? b0 + per : end;
-        float part = b0 < b1 ? dot_range(d, 0, m, n, b0, b1, &nan) : 0.0f;
-        y = a4w4_f32_to_bf16(a4w4_bf16_to_f32(y) + a4w4_bf16_to_f32(a4w4_f32_to_bf16(part)));
-    }
-    return nan ? NAN_BF16 : y;
+    size_t nb = nblk(d);
+    return splitk_bf16(d, m, n, 4, (n / 16) % 2 ? nb - 1 : nb); /* the fault: one block short */
 }
 
 static int run_bdrop(void *ctx, const a4w4_run_args *a)
@@ -1039,9 +729,9 @@ const a4w4_field_bug_class *a4w4_field_bug_classes(size_t *n)
  * and an .available that reports "no GPU"; selftest runs them only with --gpu and exits 3
  * when one cannot be opened. */
 static const a4w4_backend_type *const mutants[] = {
-    &m_k1n1, &m_d1d4, &m_pad_ff, &m_pad_00, &m_nibble, &m_e8m0, &m_mode_ru, &m_mode_rd,
-    &m_mode_ce, &m_mode_ev, &m_trunc, &m_drop, &m_rows, &m_splitk, &m_tail, &m_past,
-    &m_bdrop, &m_ftz, &m_zsign, &m_stride, &m_sat, &m_scale32, &m_bucket, &m_persist,
+    &a4w4_mut_k1n1, &a4w4_mut_d1d4, &m_pad_ff, &m_pad_00, &a4w4_mut_nibble, &m_e8m0, &a4w4_mut_mode_ru, &a4w4_mut_mode_rd,
+    &a4w4_mut_mode_ce, &a4w4_mut_mode_ev, &a4w4_mut_trunc, &m_drop, &m_rows, &m_splitk, &m_tail, &m_past,
+    &m_bdrop, &m_ftz, &m_zsign, &a4w4_mut_stride, &m_sat, &m_scale32, &m_bucket, &m_persist,
     &m_batch,
 #ifdef A4W4_HAVE_GPU
     A4W4_HIP_MUTANTS,

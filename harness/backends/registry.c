@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "a4w4_formats.h"
-#include "bundle.h"
 
 #define MAX_TYPES 64
 

@@ -7,6 +7,7 @@
 #include "a4w4_quote.h"
 #include "backend_list.h"
 #include "contractfile.h"
+#include "fsutil.h"
 #include "mutants.h"
 #include "registry.h"
 
@@ -183,10 +184,13 @@ int a4w4_backend_contracts_apply(const char *cmd, const a4w4_opt_strings *specs,
     return A4W4_EXIT_PASS;
 }
 
-/* 1 when the contract file at path has a line starting "# discovered by" (discover's). */
+/* 1 when the contract file at path has a line starting "# discovered by" (discover's); 0 for
+ * a FIFO or a device (a4w4_fopen_regular: never blocks). */
 static int discovered_file(const char *path)
 {
-    FILE *f = fopen(path, "r");
+    char err[64];
+    int not_regular;
+    FILE *f = a4w4_fopen_regular(path, &not_regular, err, sizeof err);
     char line[256];
     int found = 0;
     while (f && !found && fgets(line, sizeof line, f))

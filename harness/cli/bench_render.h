@@ -1,4 +1,4 @@
-/* bench_render.h — the text `bench` prints on stdout (cli/cmd_bench.c runs, engine/bench.h
+/* bench_render.h — the text `bench` prints on stdout (cli/cmd_bench.c runs, commands/bench.h
  * measures): columns "shape MxNxK", "method", "median ms", "min ms", "G-MAC/s", where
  * G-MAC/s = M*N*K / median / 1e9 and a method timed on the first rows only is marked '*'
  * (rate from those rows, times scaled to the whole shape). */
@@ -26,7 +26,7 @@ double a4w4_bench_print_device(const a4w4_bench_plan *p, const a4w4_bench_method
  * passes on b's operands (device-resident, wall clock around each synchronised call) and
  * cuBLAS's bf16 GEMM of the same shape (NVIDIA), then each GPU backend's rate (brate[i] of
  * p->be[i], G-MAC/s) over cuBLAS's. */
-/* One row of the per-entry cost (engine/bench.h a4w4_bench_entry_cost): the entry's whole
+/* One row of the per-entry cost (commands/bench.h a4w4_bench_entry_cost): the entry's whole
  * cost, its backend's own run and the difference, the host overhead of one entry; or n/a with
  * why when rc is not 0. */
 void a4w4_bench_print_entry_cost(const char *backend, int rc, double cost_ms, double run_ms,

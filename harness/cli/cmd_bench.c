@@ -3,8 +3,8 @@
  * systems under test (or any backends of the table), in one run on one machine. A benchmark,
  * not a test: it checks nothing.
  *
- * parse (the options, engine/bench.h's shape list) -> plan (the shapes, the fixed methods,
- * the backends opened here, the --tree contracts; contracts §4.2) -> run (engine/bench.h
+ * parse (the options, commands/bench.h's shape list) -> plan (the shapes, the fixed methods,
+ * the backends opened here, the --tree contracts; contracts §4.2) -> run (commands/bench.h
  * times each method on each shape's operands) -> render (the machine line, one line per
  * method, the ratios). A GPU backend type registered in registry.c is benchmarked the same
  * way without touching this file; one that wants device-only timing provides its bench hook. */

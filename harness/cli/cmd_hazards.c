@@ -221,7 +221,7 @@ static void progress_count(void *ctx, size_t done, size_t total, int nfail)
     a4w4_progress_count(ctx, done, total, nfail);
 }
 
-/* The sweep (engine/hazard_sweep.h), then the classes and counts. Returns the exit code. */
+/* The sweep (commands/hazard_sweep.h), then the classes and counts. Returns the exit code. */
 static int run_hazards(const hazards_opts *o, hazards_plan *p)
 {
     char err[512];

@@ -1,5 +1,5 @@
 /* cmd_invariance.c — `a4w4check invariance`: batch invariance predicted from the tables
- * (engine/invariance.h): for each (N, K) of a tuned table, a case file or a shape list, and
+ * (commands/invariance.h): for each (N, K) of a tuned table, a case file or a shape list, and
  * every M the dispatch chain distinguishes, whether row i of an M-row batch gets the bits it
  * gets at M = 1, and the cause where it does not (contracts §5 dispatch, §6 layer policy,
  * §4.1 contracts). */

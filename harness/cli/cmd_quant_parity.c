@@ -1,5 +1,5 @@
 /* cmd_quant_parity.c — `a4w4check quant-parity`: per layer, what the choice between AITER's two
- * activation quantizers changes (engine/quant_parity.h): the Triton quantizer rounds the E8M0
+ * activation quantizers changes (commands/quant_parity.h): the Triton quantizer rounds the E8M0
  * scale even, the HIP one (per_1x32_f4_quant_hip, SGLang's opt-in ASM path) round_up
  * (contracts §2). The flag-on / flag-off question of the source PR, answered per layer, on
  * generated activations of a model's shapes or on captured ones. */

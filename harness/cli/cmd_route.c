@@ -179,7 +179,7 @@ static a4w4_route_view view_of(const route_opts *o)
                              .nscan_k = o->nscan_k};
 }
 
-/* The scan (engine/route_scan.h), then its report. Returns the exit code. */
+/* The scan (commands/route_scan.h), then its report. Returns the exit code. */
 static int run_scan(const route_opts *o, const a4w4_tuned_table *tuned,
                     const a4w4_kernel_table *kt)
 {

@@ -1,5 +1,5 @@
 /* cmd_shrink.c — `a4w4check shrink`: a failing case reduced to a minimal one that still fails
- * the same way on the same backend (engine/shrink.h), printed as a case-file line (the
+ * the same way on the same backend (commands/shrink.h), printed as a case-file line (the
  * smallest failing shape, generated from the case's own name and seed), the operands left
  * nonzero, and an operand bundle with the command that reruns it. */
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include "options.h"
 #include "registry.h"
 #include "repro.h"
+#include "budget.h"
 #include "runner.h"
 #include "shrink.h"
 

@@ -198,13 +198,17 @@ int a4w4_dflow_write_probes(const a4w4_discovery *d, const char *dir,
     return rc;
 }
 
-/* The whole regular file at path (at most 1 MiB), or NULL with why set (a FIFO is refused at
- * once, never read: a4w4_read_regular). */
+/* The largest discover.json or round manifest read: a round's manifest lists every probe
+ * call (thousands of names at the largest plans), as an output bundle's may (bundle_dir.c). */
+#define DISCOVER_JSON_MAX (64u << 20)
+
+/* The whole regular file at path (at most DISCOVER_JSON_MAX bytes), or NULL with why set (a
+ * FIFO is refused at once, never read: a4w4_read_regular). */
 static char *slurp(const char *path, char *why, size_t whylen)
 {
     size_t n;
     int missing;
-    return a4w4_read_regular(path, 1 << 20, &n, &missing, why, whylen);
+    return a4w4_read_regular(path, DISCOVER_JSON_MAX, &n, &missing, why, whylen);
 }
 
 static int num(const cJSON *j, const char *key, double lo, double hi, double *out)
@@ -393,15 +397,20 @@ static int exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Round k's operands in DIR/r<k> (written unless already there with this round's hash). */
+/* Round k's operands in DIR/r<k> (written unless already there with this round's hash). A
+ * manifest there that cannot be read (a FIFO, too large, unreadable) is refused: exit 2. */
 static int ensure_operands(a4w4_discovery *d, const char *dir, int quiet)
 {
     char err[1024], man[4200];
     snprintf(man, sizeof man, "%s/manifest.json", dir);
     if (exists(man)) {
         char hash[32], why[4400], *text = slurp(man, why, sizeof why);
+        if (!text) {
+            a4w4_errorf("discover: --probes: %s", why);
+            return A4W4_EXIT_BADINPUT;
+        }
         a4w4_discover_round_hash(d, hash, sizeof hash);
-        int same = text && strstr(text, hash);
+        int same = strstr(text, hash) != NULL;
         free(text);
         if (same)
             return A4W4_EXIT_PASS;

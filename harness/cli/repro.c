@@ -2,6 +2,7 @@
 #include "repro.h"
 
 #include "registry.h"
+#include "budget.h"
 #include "runner.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* route_render.h — what `a4w4check route` prints: one line per routed shape (text, or a JSON
- * object per line) and the static hazard scan (engine/route_scan.h) as text or JSON lines. */
+ * object per line) and the static hazard scan (commands/route_scan.h) as text or JSON lines. */
 #ifndef A4W4_ROUTE_RENDER_H
 #define A4W4_ROUTE_RENDER_H
 

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "casefile.h"
 #include "gen.h"

@@ -1,5 +1,7 @@
-/* budget.c — the whole-run budget at the run's own rates (see runner.h): calibration on a
+/* budget.c — the whole-run budget at the run's own rates (see budget.h): calibration on a
  * small case at the start of a run, then the plan of which cases get every output checked. */
+#include "budget.h"
+
 #include <stdlib.h>
 #include <string.h>
 

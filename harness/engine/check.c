@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "a4w4_formats.h"
+#include "grow.h"
 #include "judge.h"
 
 static void start(a4w4_check *c, const char *subject, int elem_bytes)
@@ -103,14 +104,8 @@ void a4w4_check_format(const a4w4_check *c, const char *prefix, char *buf, size_
 
 a4w4_check *a4w4_check_list_add(a4w4_check_list *l)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 32;
-        a4w4_check *p = realloc(l->items, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        l->items = p;
-        l->cap = cap;
-    }
+    if (A4W4_GROW(l->items, l->n + 1, l->cap, 32))
+        return NULL;
     memset(&l->items[l->n], 0, sizeof l->items[0]);
     return &l->items[l->n++];
 }

@@ -2,6 +2,7 @@
 #include "entry.h"
 
 #include "a4w4_hazard.h"
+#include "grow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,14 +27,8 @@ void a4w4_mismatch_hex(uint32_t bits, int elem_bytes, char buf[16])
 
 a4w4_entry_result *a4w4_entry_list_add(a4w4_entry_list *l)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        a4w4_entry_result *p = realloc(l->items, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        l->items = p;
-        l->cap = cap;
-    }
+    if (A4W4_GROW(l->items, l->n + 1, l->cap, 8))
+        return NULL;
     memset(&l->items[l->n], 0, sizeof l->items[0]);
     return &l->items[l->n++];
 }

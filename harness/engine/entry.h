@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "check.h"
 #include "criteria.h"

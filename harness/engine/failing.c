@@ -8,6 +8,7 @@
 #include "a4w4_bound.h"
 #include "a4w4_formats.h"
 #include "a4w4_gemm.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "check.h"
 #include "export.h"

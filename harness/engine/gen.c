@@ -12,28 +12,7 @@
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
 
-/* ---- random streams -------------------------------------------------------------------- */
-
-static uint64_t mix(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-void a4w4_rng_init(a4w4_rng *r, uint64_t seed, const char *name, uint64_t stream)
-{
-    uint64_t h = 0xCBF29CE484222325ull; /* FNV-1a of the name */
-    for (const char *p = name; *p; p++)
-        h = (h ^ (uint8_t)*p) * 0x100000001B3ull;
-    r->s = mix(seed ^ mix(h) ^ mix(stream * 0x9E3779B97F4A7C15ull + 1));
-}
-
-uint64_t a4w4_rng_next(a4w4_rng *r)
-{
-    r->s += 0x9E3779B97F4A7C15ull;
-    return mix(r->s);
-}
+/* ---- random draws ----------------------------------------------------------------------- */
 
 static double uniform01(a4w4_rng *r)
 {
@@ -96,12 +75,12 @@ static void fill_codes7(a4w4_rng *r, uint8_t *fp4, size_t bytes)
     size_t i = 0;
     for (; i + 16 <= bytes; i += 16)
         for (size_t j = 0; j < 16; j++) {
-            uint64_t v = mix(s0 + (uint64_t)(i + j + 1) * 0x9E3779B97F4A7C15ull);
+            uint64_t v = a4w4_rng_mix(s0 + (uint64_t)(i + j + 1) * 0x9E3779B97F4A7C15ull);
             fp4[i + j] = (uint8_t)((v & 7) | ((v >> 8) & 8) | ((v >> 12) & 0x70) |
                                    ((v >> 20) & 0x80));
         }
     for (; i < bytes; i++) {
-        uint64_t v = mix(s0 + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull);
+        uint64_t v = a4w4_rng_mix(s0 + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull);
         fp4[i] = (uint8_t)((v & 7) | ((v >> 8) & 8) | ((v >> 12) & 0x70) | ((v >> 20) & 0x80));
     }
     r->s = s0 + (uint64_t)bytes * 0x9E3779B97F4A7C15ull;
@@ -240,6 +219,51 @@ static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uin
     return A4W4_OK;
 }
 
+/* The NaN blocks of the special and range regimes: A row min(a_row, M-1) gets scale 0xFF in
+ * block K/64 and W row min(w_row, N-1) in block (K/32 - 1)/3, on generated rows only (need_a,
+ * need_w); d->nan_a_row and d->nan_w_row name them (SIZE_MAX when that row is not generated).
+ * Every output reading one must be NaN (contracts §4). */
+static void nan_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_a,
+                       const uint8_t *need_w, size_t a_row, size_t w_row)
+{
+    size_t nb = c->K / 32;
+    d->nan_a_row = c->M > a_row ? a_row : c->M - 1;
+    d->nan_w_row = c->N > w_row ? w_row : c->N - 1;
+    if (need_a[d->nan_a_row])
+        d->a_scale.data[d->nan_a_row * nb + nb / 2] = 0xFF;
+    else
+        d->nan_a_row = SIZE_MAX;
+    if (need_w[d->nan_w_row])
+        d->w_scale.data[d->nan_w_row * nb + (nb - 1) / 3] = 0xFF;
+    else
+        d->nan_w_row = SIZE_MAX;
+}
+
+/* Zero-sign rows (contracts §4.1, "the sign of a zero output"), for the special and tiny
+ * regimes, on generated rows only (need_a [M], need_w [N] flag them), after the regime's data:
+ *   - A row M-1 (when M >= 2): every element -0 (code 8);
+ *   - A row M-2 (when M >= 3): +0 and -0 alternating (bytes 0x80);
+ *   - W row 0: its codes' sign bits cleared (every value >= +0), so output (M-1, 0) sums
+ *     only -0 terms and (M-2, 0) mixed zeros;
+ *   - W row N-1 (when N >= 2 and it is not the special regime's NaN row): every element -0,
+ *     so column N-1 sums mixed zeros against random A rows and only +0 against row M-1.
+ * Every such output is +0 under exact and ordered(S). Rows 0 and M-1, 0 and N-1 are in every
+ * output sample (a4w4_sample_make), so sampled cases check them too. */
+static void zero_sign_rows(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_a,
+                           const uint8_t *need_w)
+{
+    size_t K2 = c->K / 2, M = c->M, N = c->N;
+    if (M >= 2 && need_a[M - 1] && d->nan_a_row != M - 1)
+        memset(d->a_fp4.data + (M - 1) * K2, 0x88, K2); /* every element -0 */
+    if (M >= 3 && need_a[M - 2] && d->nan_a_row != M - 2)
+        memset(d->a_fp4.data + (M - 2) * K2, 0x80, K2); /* +0, -0 alternating */
+    if (need_w[0] && d->nan_w_row != 0)
+        for (size_t i = 0; i < K2; i++)
+            d->w_fp4.data[i] &= 0x77; /* every value >= +0 */
+    if (N >= 2 && need_w[N - 1] && d->nan_w_row != N - 1)
+        memset(d->w_fp4.data + (N - 1) * K2, 0x88, K2);
+}
+
 /* Special regime overrides (on top of exact-regime data), on rows that exist in the case:
  * A row 0 block 0 all +0, the last A row's last block all -0 (code 8), W row 0's last block
  * saturating (codes +-6 at scale 127 + spread), and one NaN-scale block in A row nan_a_row
@@ -256,7 +280,7 @@ static void special_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t 
         for (size_t i = 0; i < 16; i++)
             d->w_fp4.data[(nb - 1) * 16 + i] = (i & 1) ? 0xF7 : 0x7F; /* +-6 pairs */
     }
-    a4w4_nan_blocks(c, d, need_a, need_w, 3, 5);
+    nan_blocks(c, d, need_a, need_w, 3, 5);
 }
 
 void a4w4_case_data_free(a4w4_case_data *d)
@@ -386,9 +410,9 @@ static int generate(const a4w4_case *c, const a4w4_sample *s, int all_rows, a4w4
     if (c->regime == A4W4_REGIME_SPECIAL)
         special_blocks(c, d, has_a, has_w);
     if (c->regime == A4W4_REGIME_RANGE) /* rows 8: past the first kinds and variants */
-        a4w4_nan_blocks(c, d, has_a, has_w, 8, 8);
+        nan_blocks(c, d, has_a, has_w, 8, 8);
     if (c->regime == A4W4_REGIME_SPECIAL || c->regime == A4W4_REGIME_TINY)
-        a4w4_zero_sign_rows(c, d, has_a, has_w);
+        zero_sign_rows(c, d, has_a, has_w);
     for (size_t i = 0; i < c->M * nb && !d->code0; i++)
         d->code0 = has_a[i / nb] && d->a_scale.data[i] == 0;
     for (size_t i = 0; i < c->N * nb && !d->code0; i++)

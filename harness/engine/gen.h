@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "casefile.h"
+#include "rng.h"
 
 /* Bytes of guard before and after every input buffer, and their default fill: 0xFF is the
  * NaN scale, so a kernel that reads a scale out of bounds produces NaN outputs. */
@@ -53,13 +54,6 @@ typedef struct {
     size_t *rows, nrows, *cols, ncols;
     int full;
 } a4w4_sample;
-
-/* splitmix64 stream seeded by (seed, name, stream id). */
-typedef struct {
-    uint64_t s;
-} a4w4_rng;
-void a4w4_rng_init(a4w4_rng *r, uint64_t seed, const char *name, uint64_t stream);
-uint64_t a4w4_rng_next(a4w4_rng *r);
 
 /* Generate the operands of case c for the outputs of sample s (full sample: every row).
  * Returns 0 or A4W4_ENOMEM. */

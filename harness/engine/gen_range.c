@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rng.h"
+
 /* Stream ids of this file's draws: apart from gen.c's and gen_special.c's. */
 #define STREAM_RANGE_A (((uint64_t)0x73 << 40))
 #define STREAM_RANGE_W (((uint64_t)0x74 << 40))

@@ -34,7 +34,7 @@
  *     where they give 0x0000.
  *
  * Blocks of a W row outside the four segments (and a K tail) hold seeded codes and scales against
- * A's zeros. A row 8 and W row 8 (gen_special.h a4w4_nan_blocks; the last row when fewer)
+ * A's zeros. A row 8 and W row 8 (gen.c nan_blocks; the last row when fewer)
  * carry E8M0 255 in one block: their outputs must be NaN. A case needs M >= 9, N >= 9 and
  * K >= 1024 to hold every kind, variant and sign; smaller cases hold the first ones. */
 #ifndef A4W4_GEN_RANGE_H
@@ -43,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gen.h"
+#include "casefile.h"
 
 #define A4W4_RANGE_KINDS 4
 #define A4W4_RANGE_VARIANTS 8

@@ -14,6 +14,7 @@
 #include "a4w4_formats.h"
 #include "a4w4_gemm.h"
 #include "a4w4_layout.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "backend.h"
 #include "check.h"

@@ -10,6 +10,7 @@
 
 #include "a4w4_quote.h"
 #include "fsutil.h"
+#include "grow.h"
 #include "stream.h"
 
 /* ---- shards balanced by cost ------------------------------------------------------------ */
@@ -148,12 +149,8 @@ static int list_files(const char *dir, const char *suffix, char ***out, size_t *
         size_t L = strlen(de->d_name);
         if (L <= S || strcmp(de->d_name + L - S, suffix))
             continue;
-        if (*n == cap) {
-            char **p = realloc(*out, (cap = cap ? cap * 2 : 16) * sizeof *p);
-            if (!p)
-                break;
-            *out = p;
-        }
+        if (A4W4_GROW(*out, *n + 1, cap, 16))
+            break;
         size_t len = strlen(dir) + L + 2;
         if (!((*out)[*n] = malloc(len)))
             break;
@@ -167,10 +164,12 @@ static int list_files(const char *dir, const char *suffix, char ***out, size_t *
 }
 
 /* 1 when path is a case file: its first line that is not a '#' comment is the case-file
- * header (io/casefile.h). */
+ * header (io/casefile.h). A FIFO or a device is none (a4w4_fopen_regular: never blocks). */
 static int is_case_file(const char *path)
 {
-    FILE *f = fopen(path, "r");
+    char err[64];
+    int not_regular;
+    FILE *f = a4w4_fopen_regular(path, &not_regular, err, sizeof err);
     char line[256] = "";
     while (f && fgets(line, sizeof line, f) && line[0] == '#')
         ;
@@ -388,12 +387,8 @@ void a4w4_matrix_bundle_name(const a4w4_matrix *m, size_t i, char *buf, size_t l
 /* Append path to (*out)[*n] (capacity *cap). 0 or -1 (out of memory). */
 static int push_path(char ***out, size_t *n, size_t *cap, const char *dir, const char *name)
 {
-    if (*n == *cap) {
-        char **p = realloc(*out, (*cap = *cap ? *cap * 2 : 16) * sizeof *p);
-        if (!p)
-            return -1;
-        *out = p;
-    }
+    if (A4W4_GROW(*out, *n + 1, *cap, 16))
+        return -1;
     size_t len = strlen(dir) + strlen(name) + 2;
     if (!((*out)[*n] = malloc(len)))
         return -1;

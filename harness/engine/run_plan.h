@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "devjudge.h"
 #include "matrix.h"
+#include "budget.h"
 #include "runner.h"
 #include "status.h"
 #include "stream.h"

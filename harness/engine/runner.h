@@ -116,13 +116,6 @@ typedef struct {
 
 /* A4W4_CODE0_* (how E8M0 code 0 is read): engine/backend.h. */
 
-/* `run`'s default --budget-seconds: the whole run's host checking, estimated at the run's own
- * measured rates (a4w4_budget_calibrate). 60 s checks every output of the pre-merge set in an
- * optimized build (its full check is estimated at about 10 s here); an unoptimized build (CI's
- * coverage and sanitizer builds, some 50x slower) measures its own rates and samples the
- * largest cases to stay within the budget. */
-#define A4W4_DEFAULT_BUDGET_S 60
-
 /* The cost model of a4w4_full_check_seconds without measured rates (runners made by tests and
  * other commands): seconds per MAC of the oracles, of one run of a CPU backend, of one run of
  * a GPU backend (the host's share), and seconds per generated operand element. */
@@ -154,20 +147,6 @@ size_t a4w4_pad_variant_count(size_t M, size_t K);
  * that reads the ASM layouts its pad variants, a4w4_pad_variant_count) at its rate and its
  * tree contract's oracle for this shape, if any, plus (M + N) * K generated elements. The rates are r->rates when measured, else the constants. */
 double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c);
-
-/* Measure this run's rates (engine/budget.c): a small normal-regime case generated, its host
- * oracles computed, and each selected GEMM backend judged on the host run on it: first on a
- * 4 x 64 sample of its outputs, rated by that call when it takes over 50 ms (a slow backend's
- * calibration stays short), else by the faster of two calls over the whole case. 0, or
- * nonzero with err (out of memory, a backend error). */
-int a4w4_budget_calibrate(const a4w4_runner *r, a4w4_rates *rates, char *err, size_t errlen);
-
-/* The plan for cases[0..n) (mine[i]: case i is this shard's) under budget_s seconds at r's
- * rates: every case when all fit, else the cheapest ones that fit (the others sampled).
- * 0, or A4W4_ENOMEM. a4w4_budget_plan_free releases it. */
-int a4w4_budget_plan_make(const a4w4_runner *r, const a4w4_case *cases, size_t n,
-                          const uint8_t *mine, double budget_s, a4w4_budget_plan *plan);
-void a4w4_budget_plan_free(a4w4_budget_plan *plan);
 
 /* Run generated case c: append to out one "oracle" entry (ordered(1) == exact where the
  * prover holds; the special regime's NaN set), then one entry per backend in r's order.

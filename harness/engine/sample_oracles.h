@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "a4w4_bound.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "gen.h"
 

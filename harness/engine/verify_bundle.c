@@ -1,6 +1,5 @@
 /* verify_bundle.c — bundle verification (see verify_bundle.h; contracts §7). */
 #include "verify_bundle.h"
-#include "verify_capture.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -10,6 +10,10 @@
 #include "safetensors.h"
 #include "status.h"
 
+/* The capture bundle's metadata format (contracts §7.1): judged by verify_capture.h (`verify`,
+ * `run --captures`), refused here as a case bundle. */
+#define A4W4_CAPTURE_FORMAT "a4w4-capture/1"
+
 /* A system under test checked against a case bundle's y_ordered (contracts §7), provided by the
  * caller (backends/cpu_sut.h's a4w4_cpu_bundle_suts: cpu-asm and cpu-fallback); the engine
  * never names one. */

@@ -10,6 +10,7 @@
 #include "a4w4_layout.h"
 #include "a4w4_quant.h"
 #include "a4w4_quote.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "backend.h"
 #include "casefile.h"

@@ -18,8 +18,7 @@
 #include "entry.h"
 #include "runner.h"
 #include "status.h"
-
-#define A4W4_CAPTURE_FORMAT "a4w4-capture/1"
+#include "verify_bundle.h" /* A4W4_CAPTURE_FORMAT */
 
 /* 1 when the file at path is a safetensors file whose metadata format is a4w4-capture/1;
  * 0 otherwise (another format, or unreadable: the bundle readers say why). */

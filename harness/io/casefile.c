@@ -8,6 +8,7 @@
 
 #include "fsutil.h"
 #include "a4w4_quote.h"
+#include "grow.h"
 
 /* A field quoted in a message: a line holds at most 1022 characters (read_lines), so a field
  * fits whole; control bytes show as '?' (a4w4_quote.h). */
@@ -209,16 +210,10 @@ static a4w4_hstatus parse_case(const where *w, char *const *field, const a4w4_ca
 /* Room for one more case in *cases. */
 static a4w4_hstatus grow(const where *w, a4w4_case **cases, size_t n, size_t *cap)
 {
-    if (n < *cap)
-        return A4W4_ST_OK;
-    size_t c2 = *cap ? *cap * 2 : 64;
-    a4w4_case *p = realloc(*cases, c2 * sizeof *p);
-    if (!p) {
+    if (A4W4_GROW(*cases, n + 1, *cap, 64)) {
         snprintf(w->err, w->errlen, "%s: out of memory", w->path);
         return A4W4_ST_NOMEM;
     }
-    *cases = p;
-    *cap = c2;
     return A4W4_ST_OK;
 }
 

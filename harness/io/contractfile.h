@@ -1,10 +1,11 @@
 /* contractfile.h — reading a contract file (contracts §4.2 "The file form"): one rule per line,
- * `[when PRED[,PRED...]:] CONTRACT`, parsed by ref/a4w4_tree.h a4w4_contract_set_parse. */
+ * `[when PRED[,PRED...]:] CONTRACT`, parsed by ref/a4w4_contract.h a4w4_contract_set_parse. */
 #ifndef A4W4_CONTRACTFILE_H
 #define A4W4_CONTRACTFILE_H
 
 #include <stddef.h>
 
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "status.h"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `discover --shapes` and `--write-probes` refuse what cannot be built before building it, and
-# leave no partial files on any failure (harness/cli/discover_flow.c, engine/discover.c
+# leave no partial files on any failure (harness/cli/discover_flow.c, discover/discover.c
 # a4w4_discover_write_round). Reproducers (before the fix):
 #   discover --write-probes P --shapes 4194304x4194304x262144
 #     -> exit 4 "out of memory building the operands", P/discover.json and an empty P/r1 left

@@ -1,4 +1,4 @@
-# quant-parity (harness/engine/quant_parity.c): per layer shape, the share of 32-blocks whose
+# quant-parity (harness/commands/quant_parity.c): per layer shape, the share of 32-blocks whose
 # E8M0 code differs between the even (Triton) and round_up (HIP) quantizers and the output
 # difference through the exact oracle; --json gives the same numbers; the same report twice
 # (generated from the shape and --seed); bad usage exits 2.

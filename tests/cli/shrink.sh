@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `a4w4check shrink` (harness/engine/shrink.c): a failing case on a plugin (the selftest mutant
+# `a4w4check shrink` (harness/commands/shrink.c): a failing case on a plugin (the selftest mutant
 # mut-drop-kblock as the droptail plugin) shrinks to a smaller shape that still fails the same
 # way, printed as a case-file line (DIR/minimal.csv) whose rerun fails, and to an operand
 # bundle whose `run --bundle` repro fails and which `verify` re-checks; the output is the same

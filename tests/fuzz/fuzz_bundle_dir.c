@@ -28,6 +28,7 @@
 
 #include "backend.h"
 #include "bundle.h"
+#include "bundle_dir.h"
 #include "fuzz_common.h"
 #include "registry.h"
 #include "safetensors.h"

@@ -13,7 +13,7 @@
  *               bit 3 sets a state, bit 4 breaks the message rule (below); bit 5 asm_layout
  *   then        name, contract and init message, separated by NUL bytes
  * Checked against an independent reading of the ABI (a4w4_plugin.h), which the shared contract
- * validator (a4w4_contract_valid, bundle.h) must also agree with: the backend opens iff the
+ * validator (a4w4_contract_valid, a4w4_contract.h) must also agree with: the backend opens iff the
  * query gives a struct with abi_version 1, a contract that is "exact", "bounded",
  * "ordered(S)" or "bounded(S)" with S in 1..65536 without sign or leading zeros, or a tree
  * contract the parser takes (contracts §4.2; recorded in its canonical text), a gemm,
@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "a4w4_plugin.h"
-#include "bundle.h"
+#include "a4w4_contract.h"
 #include "fuzz_common.h"
 #include "registry.h"
 

@@ -2,8 +2,9 @@
 # check_includes.sh SRC — fails when an #include "…" goes against the dependency direction
 # (docs/architecture.md):
 #   ref/ and gpu/ include only their own headers; reports/ includes only its own;
-#   harness rooms: io <- engine <- backends <- api <- cli (a room includes its own and lower
-#   rooms, backends/hip/ counts as backends), plus ref/, gpu/ and reports/ headers.
+#   harness rooms: io <- engine <- discover <- backends <- api <- cli (a room includes its own
+#   and lower rooms, never a sibling of its rank; backends/hip/ counts as backends), plus ref/,
+#   gpu/ and reports/ headers.
 # Prints one line per violation: FILE: includes HEADER (ROOM) from ROOM.
 set -u
 src=${1:?usage: check_includes.sh SRC}
@@ -13,11 +14,18 @@ room_of() { # path relative to src -> room name
   case $1 in
     ref/*) echo ref ;; gpu/*) echo gpu ;; reports/*) echo reports ;;
     harness/io/*) echo io ;; harness/engine/*) echo engine ;;
+    harness/discover/*) echo discover ;;
+    harness/commands/*) echo commands ;;
     harness/backends/*) echo backends ;; harness/api/*) echo api ;; harness/cli/*) echo cli ;;
     *) echo other ;;
   esac
 }
-rank() { case $1 in io) echo 1 ;; engine) echo 2 ;; backends) echo 3 ;; api) echo 4 ;; cli) echo 5 ;; *) echo 0 ;; esac; }
+rank() {
+  case $1 in
+    io) echo 1 ;; engine) echo 2 ;; discover | commands) echo 3 ;; backends) echo 4 ;;
+    api) echo 5 ;; cli) echo 6 ;; *) echo 0 ;;
+  esac
+}
 
 # header basename -> room (every header name is unique across the tree; checked below)
 declare -A where
@@ -35,10 +43,10 @@ allowed() { # from-room to-room -> 0 when allowed
   [ "$f" = "$t" ] && return 0
   case $f in
     ref|gpu|reports) return 1 ;;
-    io|engine|backends|api|cli)
+    io|engine|discover|commands|backends|api|cli)
       case $t in
         ref|gpu|reports) return 0 ;;
-        *) [ "$(rank "$t")" -le "$(rank "$f")" ] ;;
+        *) [ "$(rank "$t")" -lt "$(rank "$f")" ] ;; # lower rooms only: siblings stay apart
       esac ;;
     *) return 0 ;;
   esac
@@ -62,8 +70,8 @@ while IFS= read -r n; do
   pat="\"$n:"; [[ "$n" == *-* ]] && pat="\"$n:|\"$n\""
   while IFS= read -r hit; do
     echo "$hit: names backend $n (the engine never names one: ask the backend type)"; bad=1
-  done < <(grep -nE "$pat" harness/engine/*.c harness/io/*.c 2>/dev/null)
+  done < <(grep -nE "$pat" harness/engine/*.c harness/io/*.c harness/discover/*.c harness/commands/*.c 2>/dev/null)
 done < <(grep -rhoE '\.name = "[^"]+"' harness/backends | sed 's/.*"\(.*\)"/\1/' | sort -u)
 
-if [ "$bad" = 0 ]; then echo "layering: every include follows io <- engine <- backends <- api <- cli; ref/, gpu/, reports/ stand alone"; fi
+if [ "$bad" = 0 ]; then echo "layering: every include follows io <- engine <- discover, commands <- backends <- api <- cli; ref/, gpu/, reports/ stand alone"; fi
 exit $bad

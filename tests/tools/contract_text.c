@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "a4w4_plugin.h"
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 
 static int print(const char *text)

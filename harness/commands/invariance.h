@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "dispatch_chain.h"
 

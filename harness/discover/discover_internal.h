@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "discover.h"
 #include "gen.h"

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "backend.h"
 #include "casefile.h"

@@ -76,7 +76,7 @@ a4w4_hstatus a4w4_selftest_run_case(a4w4_selftest *t, const a4w4_case *c,
                                     a4w4_selftest_entry_fn on_entry, void *user, char *err,
                                     size_t errlen);
 
-/* The batch-invariance stage (engine/invariance_measure.h) at one shape past a batch-size
+/* The batch-invariance stage (commands/invariance_measure.h) at one shape past a batch-size
  * switch (the CLI uses M 65, N 64, K 1024): every correct GEMM backend and every GEMM mutant
  * still alive is measured (alone, at several positions, permuted, repeated) and checked
  * against the prediction of its declared contract. A correct backend whose measurement
