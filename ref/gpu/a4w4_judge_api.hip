@@ -622,6 +622,154 @@ extern "C" int a4w4j_compare_bounded(const uint16_t *got, const uint16_t *exact,
     return rc;
 }
 
+/* The runner's bounded rule on the host, for the first mismatches of a4w4j_compare_limits. */
+static int limits_bad(uint16_t got, double B, double e, uint8_t inf, uint16_t poison)
+{
+    if (got == poison)
+        return 1;
+    if (B != B)
+        return !hbf16_nan(got);
+    if (hbf16_nan(got))
+        return !((inf & 1) && (inf & 2));
+    uint32_t gb = (uint32_t)got << 16;
+    float gf;
+    memcpy(&gf, &gb, 4);
+    const double g = gf, dinf = 1.0 / 0.0;
+    if (g == dinf || g == -dinf)
+        return g > 0 ? !(inf & 1) : !(inf & 2);
+    const double tol = B + 0x1p-24 * (e < 0 ? -e : e) + 0x1p-149;
+    return (g > e ? g - e : e - g) / tol > 1.0;
+}
+
+typedef struct {
+    const uint16_t *got, *exp;
+    const double *B, *E;
+    const uint8_t *infs;
+    uint16_t poison;
+} limits_ctx;
+
+static int scan_limits(const void *vctx, size_t k0, size_t k1, a4w4j_cmp *out)
+{
+    const limits_ctx *c = (const limits_ctx *)vctx;
+    int rc = A4W4J_OK;
+    uint16_t *g = (uint16_t *)stage(c->got, 2, k0, k1, &rc);
+    uint16_t *e = (uint16_t *)stage(c->exp, 2, k0, k1, &rc);
+    double *B = (double *)stage(c->B, 8, k0, k1, &rc);
+    double *E = (double *)stage(c->E, 8, k0, k1, &rc);
+    uint8_t *inf = (uint8_t *)stage(c->infs, 1, k0, k1, &rc);
+    for (size_t k = 0; !rc && k < k1 - k0; k++)
+        if (limits_bad(g[k], B[k], E[k], inf[k], c->poison))
+            record(out, k0 + k, g[k], e[k]);
+    free(g);
+    free(e);
+    free(B);
+    free(E);
+    free(inf);
+    return rc;
+}
+
+/* Scratch of a4w4j_compare_limits, kept and grown like the counters. */
+static struct {
+    unsigned long long *ulps;
+    size_t cap;
+    unsigned *hist;
+    a4w4j_lim *lim;
+} g_lim;
+
+static int lim_open(size_t n)
+{
+    int rc = A4W4J_OK;
+    if (!g_lim.hist && !(rc = dalloc((void **)&g_lim.hist, 256 * sizeof *g_lim.hist)))
+        rc = dalloc((void **)&g_lim.lim, sizeof *g_lim.lim);
+    if (!rc && g_lim.cap < n) {
+        (void)hipFree(g_lim.ulps);
+        g_lim.ulps = NULL;
+        g_lim.cap = 0;
+        if (!(rc = dalloc((void **)&g_lim.ulps, (n + n / 4) * sizeof *g_lim.ulps)))
+            g_lim.cap = n + n / 4;
+    }
+    if (!rc)
+        rc = chk(hipMemset(g_lim.lim, 0, sizeof *g_lim.lim), "memset");
+    return rc;
+}
+
+/* The rank-th smallest (from 0) of the n values in g_lim.ulps, a byte at a time from the top:
+ * a histogram of the next byte among the values that share the bytes chosen so far. */
+static int radix_select(size_t n, unsigned long long rank, unsigned long long *out)
+{
+    unsigned long long prefix = 0, mask = 0;
+    unsigned h[256];
+    int rc = A4W4J_OK;
+    for (int shift = 56; !rc && shift >= 0; shift -= 8) {
+        rc = chk(hipMemset(g_lim.hist, 0, sizeof h), "memset");
+        if (!rc)
+            rc = chk(a4w4j_launch_radix_hist(g_lim.ulps, (long long)n, prefix, mask, shift,
+                                             g_lim.hist),
+                     "select");
+        if (!rc)
+            rc = chk(hipMemcpy(h, g_lim.hist, sizeof h, hipMemcpyDeviceToHost), "copy");
+        unsigned d = 0;
+        while (!rc && d < 255 && rank >= h[d])
+            rank -= h[d++];
+        prefix |= (unsigned long long)d << shift;
+        mask |= 0xFFull << shift;
+    }
+    *out = prefix;
+    return rc;
+}
+
+static double bits_d(unsigned long long u)
+{
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+/* The tolerance's median over the m measured values (the host's: the middle one, or the mean
+ * of the two middle ones). */
+static int ulp_median(size_t n, size_t m, double *median)
+{
+    unsigned long long hi = 0, lo = 0;
+    *median = 0;
+    if (!m)
+        return A4W4J_OK;
+    int rc = radix_select(n, m / 2, &hi);
+    if (!rc && m % 2 == 0)
+        rc = radix_select(n, m / 2 - 1, &lo);
+    if (!rc)
+        *median = m % 2 ? bits_d(hi) : 0.5 * (bits_d(lo) + bits_d(hi));
+    return rc;
+}
+
+extern "C" int a4w4j_compare_limits(const uint16_t *got, const uint16_t *exact, const double *B,
+                                    const double *E, const uint8_t *infs, size_t n,
+                                    uint16_t poison, a4w4j_cmp *out)
+{
+    if (!got || !exact || !B || !E || !infs || !out)
+        return A4W4J_EARG;
+    cmp_bufs b;
+    a4w4j_lim lim;
+    int rc = bufs_open(&b, n);
+    if (!rc)
+        rc = lim_open(n);
+    if (!rc)
+        rc = chk(a4w4j_launch_cmp_limits(got, exact, B, E, infs, (long long)n, poison, b.miss,
+                                         b.unw, b.glob, g_lim.lim, g_lim.ulps),
+                 "compare");
+    limits_ctx ctx = {got, exact, B, E, infs, poison};
+    if (!rc)
+        rc = chk(hipMemcpy(&lim, g_lim.lim, sizeof lim, hipMemcpyDeviceToHost), "copy");
+    if (!rc)
+        rc = bufs_read(&b, n, 1, out, scan_limits, &ctx);
+    bufs_close(&b);
+    if (!rc) {
+        out->weighed = (size_t)lim.weighed;
+        out->vacuous = (size_t)lim.vacuous;
+        rc = ulp_median(n, (size_t)lim.measured, &out->bound_ulp_median);
+    }
+    return rc;
+}
+
 extern "C" int a4w4j_count_diff(const uint16_t *a, const uint16_t *b_, size_t n, size_t *count)
 {
     if (!a || !b_ || !count)
