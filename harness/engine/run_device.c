@@ -83,7 +83,9 @@ static void limits_from(const a4w4_devsample *js, size_t n, a4w4_bounded_limits 
 
 /* The exact outputs (bf16, from the device judge) and the bounded(S) limits of every output
  * of g's case into g->exact_all and g->limits_all: the device judge's when it holds this S
- * (g->j->bounded_s), else the C oracles' fast form on the host. 0, or nonzero with g->why. */
+ * (g->j->bounded_s; run_bounded_dev compares on the device then, so only a caller of another
+ * S reaches here today), else the C oracles' fast form on the host. 0, or nonzero with
+ * g->why. */
 static int limits_of_all(gemm_run *g)
 {
     const size_t M = g->d->M, N = g->d->N, n = M * N;
