@@ -668,20 +668,36 @@ static int scan_limits(const void *vctx, size_t k0, size_t k1, a4w4j_cmp *out)
     return rc;
 }
 
+/* What a4w4j_compare_limits reads back, in one copy: the counts and the two selections. */
+typedef struct {
+    a4w4j_lim lim;
+    a4w4j_sel sel[2];
+} lim_state;
+
 /* Scratch of a4w4j_compare_limits, kept and grown like the counters. */
 static struct {
     unsigned long long *ulps;
     size_t cap;
-    unsigned *hist;
-    a4w4j_lim *lim;
+    unsigned *hist; /* [2][256], zero between uses (each pick zeroes its own) */
+    lim_state *st;
 } g_lim;
 
 static int lim_open(size_t n)
 {
     int rc = A4W4J_OK;
-    if (!g_lim.hist && !(rc = dalloc((void **)&g_lim.hist, 256 * sizeof *g_lim.hist)))
-        rc = dalloc((void **)&g_lim.lim, sizeof *g_lim.lim);
-    if (!rc && g_lim.cap < n) {
+    if (!g_lim.hist) {
+        rc = dalloc((void **)&g_lim.hist, 512 * sizeof *g_lim.hist);
+        if (!rc)
+            rc = chk(hipMemset(g_lim.hist, 0, 512 * sizeof *g_lim.hist), "memset");
+        if (!rc)
+            rc = dalloc((void **)&g_lim.st, sizeof *g_lim.st);
+        if (rc) {
+            (void)hipFree(g_lim.hist);
+            g_lim.hist = NULL;
+            return rc;
+        }
+    }
+    if (g_lim.cap < n) {
         (void)hipFree(g_lim.ulps);
         g_lim.ulps = NULL;
         g_lim.cap = 0;
@@ -689,32 +705,26 @@ static int lim_open(size_t n)
             g_lim.cap = n + n / 4;
     }
     if (!rc)
-        rc = chk(hipMemset(g_lim.lim, 0, sizeof *g_lim.lim), "memset");
+        rc = chk(hipMemset(&g_lim.st->lim, 0, sizeof g_lim.st->lim), "memset");
     return rc;
 }
 
-/* The rank-th smallest (from 0) of the n values in g_lim.ulps, a byte at a time from the top:
- * a histogram of the next byte among the values that share the bytes chosen so far. */
-static int radix_select(size_t n, unsigned long long rank, unsigned long long *out)
+/* The tolerance's median in ULPs: both middle values of the measured ones selected on the
+ * device (a byte per pass from the top, no copy back between passes), read back with the
+ * counts in one copy. */
+static int limits_launch(const uint16_t *got, const uint16_t *exact, const double *B,
+                         const double *E, const uint8_t *infs, size_t n, uint16_t poison,
+                         const cmp_bufs *b)
 {
-    unsigned long long prefix = 0, mask = 0;
-    unsigned h[256];
-    int rc = A4W4J_OK;
-    for (int shift = 56; !rc && shift >= 0; shift -= 8) {
-        rc = chk(hipMemset(g_lim.hist, 0, sizeof h), "memset");
-        if (!rc)
-            rc = chk(a4w4j_launch_radix_hist(g_lim.ulps, (long long)n, prefix, mask, shift,
-                                             g_lim.hist),
-                     "select");
-        if (!rc)
-            rc = chk(hipMemcpy(h, g_lim.hist, sizeof h, hipMemcpyDeviceToHost), "copy");
-        unsigned d = 0;
-        while (!rc && d < 255 && rank >= h[d])
-            rank -= h[d++];
-        prefix |= (unsigned long long)d << shift;
-        mask |= 0xFFull << shift;
-    }
-    *out = prefix;
+    int rc = chk(a4w4j_launch_cmp_limits(got, exact, B, E, infs, (long long)n, poison, b->miss,
+                                         b->unw, b->glob, &g_lim.st->lim, g_lim.ulps),
+                 "compare");
+    if (!rc)
+        rc = chk(a4w4j_launch_sel_init(&g_lim.st->lim, g_lim.st->sel), "select");
+    for (int shift = 56; !rc && shift >= 0; shift -= 8)
+        rc = chk(a4w4j_launch_sel_pass(g_lim.ulps, (long long)n, g_lim.st->sel, shift,
+                                       g_lim.hist),
+                 "select");
     return rc;
 }
 
@@ -725,22 +735,6 @@ static double bits_d(unsigned long long u)
     return d;
 }
 
-/* The tolerance's median over the m measured values (the host's: the middle one, or the mean
- * of the two middle ones). */
-static int ulp_median(size_t n, size_t m, double *median)
-{
-    unsigned long long hi = 0, lo = 0;
-    *median = 0;
-    if (!m)
-        return A4W4J_OK;
-    int rc = radix_select(n, m / 2, &hi);
-    if (!rc && m % 2 == 0)
-        rc = radix_select(n, m / 2 - 1, &lo);
-    if (!rc)
-        *median = m % 2 ? bits_d(hi) : 0.5 * (bits_d(lo) + bits_d(hi));
-    return rc;
-}
-
 extern "C" int a4w4j_compare_limits(const uint16_t *got, const uint16_t *exact, const double *B,
                                     const double *E, const uint8_t *infs, size_t n,
                                     uint16_t poison, a4w4j_cmp *out)
@@ -748,24 +742,26 @@ extern "C" int a4w4j_compare_limits(const uint16_t *got, const uint16_t *exact, 
     if (!got || !exact || !B || !E || !infs || !out)
         return A4W4J_EARG;
     cmp_bufs b;
-    a4w4j_lim lim;
+    lim_state st;
     int rc = bufs_open(&b, n);
     if (!rc)
         rc = lim_open(n);
     if (!rc)
-        rc = chk(a4w4j_launch_cmp_limits(got, exact, B, E, infs, (long long)n, poison, b.miss,
-                                         b.unw, b.glob, g_lim.lim, g_lim.ulps),
-                 "compare");
+        rc = limits_launch(got, exact, B, E, infs, n, poison, &b);
     limits_ctx ctx = {got, exact, B, E, infs, poison};
     if (!rc)
-        rc = chk(hipMemcpy(&lim, g_lim.lim, sizeof lim, hipMemcpyDeviceToHost), "copy");
+        rc = chk(hipMemcpy(&st, g_lim.st, sizeof st, hipMemcpyDeviceToHost), "copy");
     if (!rc)
         rc = bufs_read(&b, n, 1, out, scan_limits, &ctx);
     bufs_close(&b);
     if (!rc) {
-        out->weighed = (size_t)lim.weighed;
-        out->vacuous = (size_t)lim.vacuous;
-        rc = ulp_median(n, (size_t)lim.measured, &out->bound_ulp_median);
+        const unsigned long long m = st.lim.measured;
+        out->weighed = (size_t)st.lim.weighed;
+        out->vacuous = (size_t)st.lim.vacuous;
+        out->bound_ulp_median = !m          ? 0
+                                : m % 2     ? bits_d(st.sel[0].prefix)
+                                            : 0.5 * (bits_d(st.sel[1].prefix) +
+                                                     bits_d(st.sel[0].prefix));
     }
     return rc;
 }
@@ -846,8 +842,7 @@ extern "C" int a4w4j_fill16(uint16_t *dev, size_t n, uint16_t value)
 {
     if (!dev)
         return A4W4J_EARG;
-    int rc = chk(a4w4j_launch_fill16(dev, (long long)n, value), "fill");
-    return rc ? rc : chk(hipDeviceSynchronize(), "fill");
+    return chk(a4w4j_launch_fill16(dev, (long long)n, value), "fill"); /* no sync: ordered */
 }
 
 extern "C" int a4w4j_nan_set(const uint16_t *y, const uint16_t *y2, size_t M, size_t N,

@@ -235,23 +235,52 @@ __global__ void j_cmp_limits(const uint16_t *got, const uint16_t *exact, const d
     }
 }
 
-__global__ void j_radix_hist(const unsigned long long *v, long long n, unsigned long long prefix,
-                             unsigned long long mask, int shift, unsigned *hist)
+__global__ void j_sel_init(const a4w4j_lim *lim, a4w4j_sel *sel)
 {
-    __shared__ unsigned h[256];
-    for (int i = threadIdx.x; i < 256; i += CT)
+    const unsigned long long m = lim->measured;
+    sel[0].prefix = sel[0].mask = sel[1].prefix = sel[1].mask = 0;
+    sel[0].rank = m / 2;
+    sel[1].rank = m % 2 || !m ? m / 2 : m / 2 - 1;
+}
+
+__global__ void j_sel_hist(const unsigned long long *v, long long n, const a4w4j_sel *sel,
+                           int shift, unsigned *hist)
+{
+    __shared__ unsigned h[512];
+    const unsigned long long p0 = sel[0].prefix, m0 = sel[0].mask;
+    const unsigned long long p1 = sel[1].prefix, m1 = sel[1].mask;
+    for (int i = threadIdx.x; i < 512; i += CT)
         h[i] = 0;
     __syncthreads();
     for (long long k = (long long)blockIdx.x * CT + threadIdx.x; k < n;
          k += (long long)gridDim.x * CT) {
         const unsigned long long x = v[k];
-        if ((x & mask) == prefix)
-            atomicAdd(&h[(x >> shift) & 255u], 1u);
+        const unsigned d = (unsigned)(x >> shift) & 255u;
+        if ((x & m0) == p0)
+            atomicAdd(&h[d], 1u);
+        if ((x & m1) == p1)
+            atomicAdd(&h[256 + d], 1u);
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < 256; i += CT)
+    for (int i = threadIdx.x; i < 512; i += CT)
         if (h[i])
             atomicAdd(&hist[i], h[i]);
+}
+
+/* Thread i picks selection i's byte at shift from its histogram and zeroes it. */
+__global__ void j_sel_pick(a4w4j_sel *sel, int shift, unsigned *hist)
+{
+    const int i = threadIdx.x;
+    unsigned *h = hist + 256 * i;
+    unsigned long long r = sel[i].rank;
+    unsigned d = 0;
+    while (d < 255 && r >= h[d])
+        r -= h[d++];
+    sel[i].rank = r;
+    sel[i].prefix |= (unsigned long long)d << shift;
+    sel[i].mask |= 0xFFull << shift;
+    for (int b = 0; b < 256; b++)
+        h[b] = 0;
 }
 
 __global__ void j_diff(const uint16_t *a, const uint16_t *b, long long n, unsigned *miss)
@@ -377,14 +406,22 @@ hipError_t a4w4j_launch_cmp_limits(const uint16_t *got, const uint16_t *exact, c
     return hipGetLastError();
 }
 
-hipError_t a4w4j_launch_radix_hist(const unsigned long long *v, long long n,
-                                   unsigned long long prefix, unsigned long long mask, int shift,
-                                   unsigned *hist)
+hipError_t a4w4j_launch_sel_init(const a4w4j_lim *lim, a4w4j_sel *sel)
+{
+    hipLaunchKernelGGL(j_sel_init, dim3(1), dim3(1), 0, 0, lim, sel);
+    return hipGetLastError();
+}
+
+hipError_t a4w4j_launch_sel_pass(const unsigned long long *v, long long n, a4w4j_sel *sel,
+                                 int shift, unsigned *hist)
 {
     long long b = (n + CT - 1) / CT;
-    b = b < 1 ? 1 : b > 1024 ? 1024 : b; /* few blocks: each adds its 256 counts globally */
-    hipLaunchKernelGGL(j_radix_hist, dim3((unsigned)b), dim3(CT), 0, 0, v, n, prefix, mask, shift,
-                       hist);
+    b = b < 1 ? 1 : b > 1024 ? 1024 : b; /* few blocks: each adds its 512 counts globally */
+    hipLaunchKernelGGL(j_sel_hist, dim3((unsigned)b), dim3(CT), 0, 0, v, n, sel, shift, hist);
+    hipError_t e = hipGetLastError();
+    if (e != hipSuccess)
+        return e;
+    hipLaunchKernelGGL(j_sel_pick, dim3(1), dim3(2), 0, 0, sel, shift, hist);
     return hipGetLastError();
 }
 

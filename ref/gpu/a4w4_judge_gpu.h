@@ -125,7 +125,10 @@ int a4w4j_compare_bytes(const uint8_t *got, const uint8_t *expected, size_t n,
  * (SIZE_MAX: none). *wrong counts the others, *nans the NaN outputs. */
 int a4w4j_nan_set(const uint16_t *y, const uint16_t *y2, size_t M, size_t N, size_t nan_a_row,
                   size_t nan_w_row, size_t *wrong, size_t *nans);
-/* Fill n 16-bit elements of a device array with value (the runner's output poison). */
+/* Fill n 16-bit elements of a device array with value (the runner's output poison): enqueued
+ * on the default stream, so ordered before the work enqueued there next (a kernel under
+ * test), without a synchronisation of its own; a failure of the fill itself shows at the next
+ * one. */
 int a4w4j_fill16(uint16_t *dev, size_t n, uint16_t value);
 /* Sum of a device uint8 array (the proven flags). */
 int a4w4j_count_flags(const uint8_t *flags, size_t n, size_t *count);
