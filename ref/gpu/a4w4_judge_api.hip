@@ -411,11 +411,12 @@ extern "C" int a4w4j_preshuffle(const uint8_t *w_fp4, size_t N, size_t K, uint8_
 
 /* ---- comparisons --------------------------------------------------------------------------- */
 
-/* Per-chunk counters and the global record of one comparison. */
+/* Per-chunk counters and the global record of one comparison, in one allocation (glob, then
+ * miss[cap], then unw[cap]) so that one copy brings them back. */
 typedef struct {
     unsigned *miss, *unw;
     a4w4j_glob *glob;
-    size_t chunks;
+    size_t chunks, cap;
 } cmp_bufs;
 
 /* The counters are kept from one comparison to the next (grown when a larger one comes):
@@ -427,19 +428,16 @@ static int bufs_open(cmp_bufs *b, size_t n)
 {
     const size_t chunks = (n + A4W4J_CHUNK - 1) / A4W4J_CHUNK;
     int rc = A4W4J_OK;
-    if (chunks > g_bufs.chunks || !g_bufs.glob) {
-        (void)hipFree(g_bufs.miss);
-        (void)hipFree(g_bufs.unw);
+    if (chunks > g_bufs.cap || !g_bufs.glob) {
         (void)hipFree(g_bufs.glob);
         memset(&g_bufs, 0, sizeof g_bufs);
         const size_t cap = chunks < 64 ? 64 : chunks;
-        rc = dalloc((void **)&g_bufs.miss, cap * sizeof *g_bufs.miss);
-        if (!rc)
-            rc = dalloc((void **)&g_bufs.unw, cap * sizeof *g_bufs.unw);
-        if (!rc)
-            rc = dalloc((void **)&g_bufs.glob, sizeof *g_bufs.glob);
-        if (!rc)
-            g_bufs.chunks = cap;
+        rc = dalloc((void **)&g_bufs.glob, sizeof *g_bufs.glob + 2 * cap * sizeof(unsigned));
+        if (!rc) {
+            g_bufs.miss = (unsigned *)(g_bufs.glob + 1);
+            g_bufs.unw = g_bufs.miss + cap;
+            g_bufs.cap = cap;
+        }
     }
     *b = g_bufs;
     b->chunks = chunks;
@@ -450,24 +448,27 @@ static int bufs_open(cmp_bufs *b, size_t n)
 
 static void bufs_close(cmp_bufs *b) { (void)b; /* kept for the next comparison */ }
 
-/* Reads the counters into out; the first mismatches of the first chunks that have any are
- * found on the host: scan(ctx, k0, k1, out) copies outputs [k0, k1) back and records them. */
+/* Reads the counters into out (the copy waits for the comparison kernel before it, on the
+ * same stream, and reports its failure: no synchronisation of its own); the first mismatches
+ * of the first chunks that have any are found on the host: scan(ctx, k0, k1, out) copies
+ * outputs [k0, k1) back and records them. */
 typedef int (*scan_fn)(const void *ctx, size_t k0, size_t k1, a4w4j_cmp *out);
 
 static int bufs_read(const cmp_bufs *b, size_t n, int with_glob, a4w4j_cmp *out, scan_fn scan,
                      const void *ctx)
 {
-    unsigned *miss = (unsigned *)malloc(b->chunks * sizeof *miss);
-    unsigned *unw = (unsigned *)malloc(b->chunks * sizeof *unw);
-    int rc = miss && unw ? A4W4J_OK : A4W4J_ENOMEM;
+    /* one copy: glob, miss[cap] and unw's first chunks */
+    const size_t bytes = sizeof(a4w4j_glob) + (b->cap + b->chunks) * sizeof(unsigned);
+    uint8_t *all = (uint8_t *)malloc(bytes);
+    int rc = all ? A4W4J_OK : A4W4J_ENOMEM;
     if (!rc)
-        rc = chk(hipMemcpy(miss, b->miss, b->chunks * sizeof *miss, hipMemcpyDeviceToHost), "copy");
-    if (!rc && b->unw)
-        rc = chk(hipMemcpy(unw, b->unw, b->chunks * sizeof *unw, hipMemcpyDeviceToHost), "copy");
+        rc = chk(hipMemcpy(all, b->glob, bytes, hipMemcpyDeviceToHost), "copy");
+    const unsigned *miss = all ? (const unsigned *)(all + sizeof(a4w4j_glob)) : NULL;
+    const unsigned *unw = miss ? miss + b->cap : NULL;
     a4w4j_glob g;
     memset(&g, 0, sizeof g);
     if (!rc && with_glob)
-        rc = chk(hipMemcpy(&g, b->glob, sizeof g, hipMemcpyDeviceToHost), "copy");
+        memcpy(&g, all, sizeof g);
     memset(out, 0, sizeof *out);
     for (size_t i = 0; !rc && i < b->chunks; i++) {
         out->mismatches += miss[i];
@@ -486,8 +487,7 @@ static int bufs_read(const cmp_bufs *b, size_t n, int with_glob, a4w4j_cmp *out,
         if (miss[i])
             rc = scan(ctx, i * A4W4J_CHUNK, (i + 1) * A4W4J_CHUNK < n ? (i + 1) * A4W4J_CHUNK : n,
                       out);
-    free(miss);
-    free(unw);
+    free(all);
     return rc;
 }
 
@@ -558,8 +558,6 @@ extern "C" int a4w4j_compare_exact(const uint16_t *got, const uint16_t *expected
                  "compare");
     exact_ctx ctx = {got, expected, mask, poison, NULL, NULL};
     if (!rc)
-        rc = chk(hipDeviceSynchronize(), "compare");
-    if (!rc)
         rc = bufs_read(&b, n, 1, out, scan_exact, &ctx);
     bufs_close(&b);
     return rc;
@@ -614,8 +612,6 @@ extern "C" int a4w4j_compare_bounded(const uint16_t *got, const uint16_t *exact,
                                           b.unw, b.glob),
                  "compare");
     exact_ctx ctx = {got, exact, NULL, poison, exact_f32, B};
-    if (!rc)
-        rc = chk(hipDeviceSynchronize(), "compare");
     if (!rc)
         rc = bufs_read(&b, n, 1, out, scan_bounded, &ctx);
     bufs_close(&b);
@@ -775,8 +771,6 @@ extern "C" int a4w4j_count_diff(const uint16_t *a, const uint16_t *b_, size_t n,
     int rc = bufs_open(&b, n);
     if (!rc)
         rc = chk(a4w4j_launch_diff(a, b_, (long long)n, b.miss), "diff");
-    if (!rc)
-        rc = chk(hipDeviceSynchronize(), "diff");
     b.unw = NULL;
     if (!rc)
         rc = bufs_read(&b, n, 0, &out, NULL, NULL);
@@ -828,8 +822,6 @@ extern "C" int a4w4j_compare_bytes(const uint8_t *got, const uint8_t *expected, 
         rc = chk(a4w4j_launch_cmp_bytes(got, expected, (long long)n, scale, (long long)row_bytes,
                                         b.miss),
                  "compare");
-    if (!rc)
-        rc = chk(hipDeviceSynchronize(), "compare");
     b.unw = NULL;
     bytes_ctx ctx = {got, expected, scale, row_bytes};
     if (!rc)
@@ -859,8 +851,6 @@ extern "C" int a4w4j_nan_set(const uint16_t *y, const uint16_t *y2, size_t M, si
         rc = chk(a4w4j_launch_nan_set(y, y2, (long long)M, (long long)N, ra, cw, b.miss, b.unw),
                  "nan set");
     if (!rc)
-        rc = chk(hipDeviceSynchronize(), "nan set");
-    if (!rc)
         rc = bufs_read(&b, M * N, 0, &out, NULL, NULL);
     bufs_close(&b);
     *wrong = rc ? M * N : out.mismatches;
@@ -877,8 +867,6 @@ extern "C" int a4w4j_count_flags(const uint8_t *flags, size_t n, size_t *count)
     int rc = bufs_open(&b, n);
     if (!rc)
         rc = chk(a4w4j_launch_count(flags, (long long)n, b.miss), "count");
-    if (!rc)
-        rc = chk(hipDeviceSynchronize(), "count");
     b.unw = NULL;
     if (!rc)
         rc = bufs_read(&b, n, 0, &out, NULL, NULL);
