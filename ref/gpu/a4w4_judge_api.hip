@@ -674,7 +674,7 @@ typedef struct {
 static struct {
     unsigned long long *ulps;
     size_t cap;
-    unsigned *hist; /* [2][256], zero between uses (each pick zeroes its own) */
+    unsigned *hist; /* [2][256], zeroed per comparison and by each pick after its pass */
     lim_state *st;
 } g_lim;
 
@@ -700,6 +700,8 @@ static int lim_open(size_t n)
         if (!(rc = dalloc((void **)&g_lim.ulps, (n + n / 4) * sizeof *g_lim.ulps)))
             g_lim.cap = n + n / 4;
     }
+    if (!rc) /* the histograms too: a select cut short by a failure leaves its counts */
+        rc = chk(hipMemset(g_lim.hist, 0, 512 * sizeof *g_lim.hist), "memset");
     if (!rc)
         rc = chk(hipMemset(&g_lim.st->lim, 0, sizeof g_lim.st->lim), "memset");
     return rc;
