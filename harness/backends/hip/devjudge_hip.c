@@ -397,14 +397,14 @@ static int dj_layouts(void *self, const a4w4_backend *b, const a4w4_case_data *d
                       a4w4_comparison *out, char *why, size_t whylen)
 {
     dj_state *s = self;
+    memset(out, 0, sizeof *out);
+    int rc = sync_ash(s); /* first: the copy of the current fills is the reference */
     const void *ref[3] = {s->wsh, s->wsw, s->ash};
     const size_t len[3] = {d->w_fp4_shuffled.data ? d->w_fp4_shuffled.len : 0,
                            d->w_scale_swizzled.data ? d->w_scale_swizzled.len : 0,
                            d->a_scale_shuffled.data ? d->a_scale_shuffled.len : 0};
     a4w4_dev_tensors t;
     tensors_of(s, NULL, &t);
-    memset(out, 0, sizeof *out);
-    int rc = sync_ash(s);
     for (int i = 0; i < 3 && !rc; i++)
         if (ref[i])
             t.out[i] = buf_get(BUF_OUT0 + i, len[i], &rc);
