@@ -24,8 +24,9 @@ from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CASE_FILES = ("premerge.csv", "edge.csv", "nightly.csv", "hazard.csv", "NOTICE",
-              "aiter/op_test_gemm_a4w4_shapes.csv", "aiter/dsv3_a4w4_blockscale_tuned_gemm.csv")
+CASE_FILES = ("premerge.csv", "premerge-quick.csv", "edge.csv", "nightly.csv", "hazard.csv",
+              "NOTICE", "aiter/op_test_gemm_a4w4_shapes.csv",
+              "aiter/dsv3_a4w4_blockscale_tuned_gemm.csv")
 
 
 def _source() -> str:

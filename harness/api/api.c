@@ -17,8 +17,9 @@
 #include "contractfile.h"
 #include "failing.h"
 #include "gen.h"
+#include "entry.h"
 #include "itemfile.h"
-#include "runner.h"
+#include "judge.h"
 
 struct a4w4check_operands {
     a4w4_case c;

@@ -193,6 +193,18 @@ static void copy_outputs(const uint8_t *y, const a4w4_run_args *a)
     }
 }
 
+/* The backend type's holds (engine/backend.h): 1 unless manifest_standing says skip. */
+static int bundle_holds(void *vctx, const a4w4_case *c, char *why, size_t whylen)
+{
+    const a4w4_bundle_dir *b = vctx;
+    char fname[512], path[4200];
+    if (a4w4_bundle_file_name(c->name, fname, sizeof fname) ||
+        snprintf(path, sizeof path, "%s/%s", b->dir, fname) >= (int)sizeof path)
+        return 1; /* bundle_run reports the unusable name */
+    a4w4_run_args a = {.c = c, .why = why, .whylen = whylen};
+    return manifest_standing(b, &a, path) != A4W4_RUN_SKIP;
+}
+
 static int bundle_run(void *vctx, const a4w4_run_args *a)
 {
     const a4w4_bundle_dir *c = vctx;
@@ -246,4 +258,5 @@ const a4w4_backend_type a4w4_backend_bundle = {
     .code0 = bundle_code0,
     .run = bundle_run,
     .check_items = bundle_check_items,
+    .holds = bundle_holds,
     .release = bundle_release};

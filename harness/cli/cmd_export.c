@@ -53,7 +53,7 @@ static int parse_bytes(const a4w4_option *opt, void *field, const char *v, char 
 
 static const a4w4_option export_options[] = {
     OPT_STRING("set", export_opts, set, "NAME",
-               "cases/NAME.csv: premerge (default), nightly, hazard, edge"),
+               "cases/NAME.csv: premerge (default), premerge-quick, nightly, hazard, edge"),
     OPT_STRING("cases", export_opts, cases_path, "FILE",
                "any case file (name,M,N,K,regime,seed,tags)"),
     OPT_STRING("golden", export_opts, golden_dir, "DIR",

@@ -64,7 +64,7 @@ typedef struct {
 
 static const a4w4_option run_options[] = {
     OPT_STRING("set", run_opts, set, "NAME",
-               "cases/NAME.csv: premerge (default), nightly, hazard, edge"),
+               "cases/NAME.csv: premerge (default), premerge-quick, nightly, hazard, edge"),
     OPT_STRING("cases", run_opts, cases_path, "FILE", "any case file (name,M,N,K,regime,seed,tags)"),
     OPT_STRINGS("bundle", run_opts, bundles, "FILE",
                 "instead of a set: this case or operand bundle (repeatable; a file\n"

@@ -140,6 +140,12 @@ typedef struct {
      * input before any item runs. NULL: nothing to check. */
     int (*check_items)(void *ctx, const a4w4_run_identity *id, const char *const *items,
                        size_t n, char *err, size_t errlen);
+    /* Optional, for full_outputs types (bundle:DIR): 1 when the instance has a result for
+     * case c (an output file, or a failure the kernel reported: either is judged), 0 with
+     * why ("no output: ...") when it has none. A case no backend of a run holds is not
+     * judged and costs no operands and no oracle (engine/runner.c); one held by none of the
+     * full_outputs backends is sampled as without them. NULL: every case is held. */
+    int (*holds)(void *ctx, const a4w4_case *c, char *why, size_t whylen);
     void (*release)(void *ctx);
     /* Layout backends (run == NULL): build the contracts §3 layouts of case d from its row-major
      * tensors into the given buffers (sizes as in a4w4_case_data; a NULL buffer is a layout

@@ -65,7 +65,7 @@ typedef struct {
  *            [signature, signature_class], [repro], [layer, call_site]. */
 typedef enum { A4W4_ENTRY_OUTPUTS = 0, A4W4_ENTRY_BYTES = 1 } a4w4_entry_kind;
 
-typedef struct {
+typedef struct a4w4_entry_result { /* tagged: judge.h declares it ahead */
     a4w4_entry_kind kind;
     /* identity */
     char name[160];

@@ -22,6 +22,9 @@
 #include "a4w4_contract.h"
 #include "a4w4_tree.h"
 #include "sample_oracles.h"
+#include "status.h"
+
+struct a4w4_entry_result; /* entry.h's a4w4_entry_result (entry.h includes this header) */
 
 /* A verdict, in this order ("pass", "fail", "n/a", "skip", "ambiguous"). skip: the entry
  * was never run (a bundle without the case's file; commands use it for cells a backend has
@@ -147,5 +150,31 @@ a4w4_code0_outcome a4w4_judge_code0(size_t differ, int policy, size_t ocp_mismat
  * A4W4_VERDICT_PASS: they were judged) wins; then a failed check; then an ambiguous code-0
  * reading (never a pass); then a vacuous bound (skipped: nothing judged); else a pass. */
 a4w4_verdict a4w4_judge_verdict(int failed, a4w4_verdict unjudged, int ambiguous, int vacuous);
+
+/* The contract an entry records when its kernel declared none (a4w4_judge_outputs with
+ * contract NULL): it is judged as exact, inside the exact regime only (contracts §4.1). */
+#define A4W4_CONTRACT_UNDECLARED "undeclared"
+
+/* GEMM outputs computed elsewhere (a capture), to be judged from their own operands. */
+typedef struct {
+    const char *name, *regime, *backend; /* the entry's identity */
+    const char *contract; /* exact, ordered(S), bounded, bounded(S); NULL: none declared */
+    const uint8_t *a_fp4, *a_scale, *w_fp4, *w_scale; /* row-major [M, K/2], [M, K/32],
+                                                         [N, K/2], [N, K/32] */
+    size_t M, N, K;    /* K % 32 == 0 */
+    const uint16_t *y; /* [M, N] bf16 bits, the kernel's outputs */
+    int code0_reading; /* E8M0 code 0 (contracts §1): A4W4_CODE0_*; 0 judges under both */
+} a4w4_judge_input;
+
+/* Judge in->y against in->contract exactly as a backend's outputs on a generated case are
+ * judged (every output; contracts §4.1: ordered(S) bit for bit; exact bit for bit inside the
+ * exact regime and on NaN-reading outputs, the rest counted not judged; bounded(S) within its
+ * per-output bound) into *e: identity, verdict, counts, judged counts, first mismatches, note.
+ * A NULL contract (none declared) is judged as exact and recorded as A4W4_CONTRACT_UNDECLARED,
+ * the note starting "no contract declared". The one judgement of captures, for `verify` and
+ * `run --captures` alike, and of the C library (harness/api); defined with the runner
+ * (run_golden.c), whose GEMM-entry path it takes. A4W4_ST_OK (the verdict is in *e), or
+ * A4W4_ST_NOMEM. */
+a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, struct a4w4_entry_result *e);
 
 #endif

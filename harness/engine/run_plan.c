@@ -100,7 +100,7 @@ static void header_budget(cJSON *header, const a4w4_run_plan *p, const a4w4_run_
         whole |= p->bk[i].type && p->bk[i].type->full_outputs;
     cJSON_AddStringToObject(b, "rule", s->full ? "every output (--full)"
                                    : whole ? "every output (a backend holding every output: "
-                                             "bundle; no budget applies)"
+                                             "bundle; no budget applies to the cases it holds)"
                                    : s->budget_s <= 0 ? "sampled above 2^26 MACs"
                                    : p->have_rates ? "whole-run budget at measured rates"
                                                    : "whole-run budget at built-in rates");
@@ -252,6 +252,7 @@ void a4w4_run_add_stages(a4w4_run_plan *p)
     cJSON_AddNumberToObject(st, "wall_s", wall);
     cJSON_AddNumberToObject(st, "outputs_device", t->outputs_device);
     cJSON_AddNumberToObject(st, "outputs_host", t->outputs_host);
+    cJSON_AddNumberToObject(st, "oracle_outputs", t->oracle_outputs);
 }
 
 int a4w4_run_save_manifest(const a4w4_run_plan *p, const char *save_dir, size_t *n,

@@ -251,13 +251,64 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
     return A4W4_ST_OK;
 }
 
-/* 1 when a selected backend judges every output (a4w4_backend_type.full_outputs). */
-static int wants_full(const a4w4_runner *r)
+/* 1 when backend b holds case c (a4w4_backend_type.holds; why: the reason it does not). */
+static int holds(const a4w4_backend *b, const a4w4_case *c, char *why, size_t whylen)
 {
+    return !b->type->holds || b->type->holds(b->ctx, c, why, whylen);
+}
+
+/* 1 when a selected backend judges every output of c (a4w4_backend_type.full_outputs) and
+ * holds a result for it: a case it has no output of is sampled as without it. */
+static int wants_full(const a4w4_runner *r, const a4w4_case *c)
+{
+    char why[8];
     for (size_t i = 0; i < r->nbackends; i++)
-        if (r->backends[i].type->full_outputs)
+        if (r->backends[i].type->full_outputs && holds(&r->backends[i], c, why, sizeof why))
             return 1;
     return 0;
+}
+
+/* 1 when no backend of r holds case c: every one reads results made elsewhere
+ * (full_outputs) and has none for c, and none runs a call sequence. Such a case needs no
+ * operands and no oracle: nothing of it is judged. */
+static int held_by_none(const a4w4_runner *r, const a4w4_case *c)
+{
+    char why[8];
+    for (size_t i = 0; i < r->nbackends; i++) {
+        const a4w4_backend *b = &r->backends[i];
+        if (!b->type->full_outputs || !b->type->holds || b->type->run_sequence ||
+            holds(b, c, why, sizeof why))
+            return 0;
+    }
+    return r->nbackends > 0;
+}
+
+/* The entries of a case held by no backend (held_by_none): the oracle's n/a, each
+ * backend's skipped (the run INCOMPLETE), each note saying why; nothing generated or
+ * computed. */
+static a4w4_hstatus unheld_entries(const a4w4_runner *r, const a4w4_case *c,
+                                   a4w4_entry_list *out, char *err, size_t errlen)
+{
+    for (size_t i = 0; i <= r->nbackends; i++) {
+        a4w4_entry_result *e = a4w4_entry_list_add(out);
+        if (!e) {
+            snprintf(err, errlen, "case %s: out of memory for the results", c->name);
+            return A4W4_ST_NOMEM;
+        }
+        const a4w4_backend *b = i ? &r->backends[i - 1] : NULL;
+        run_case_identity(e, c, A4W4_ENTRY_OUTPUTS, b ? b->name : "oracle",
+                          b ? b->contract : "ordered(1) == exact");
+        e->verdict = b ? A4W4_VERDICT_SKIP : A4W4_VERDICT_NA;
+        e->has_judged = 1;
+        e->not_judged = c->M * c->N;
+        char why[600] = "";
+        if (b)
+            holds(b, c, why, sizeof why);
+        snprintf(e->note, sizeof e->note, "%s%s", b ? "skipped: " : "", b ? why
+                 : "no backend of this run holds an output of this case: nothing to judge "
+                   "(no operands generated, no oracle computed)");
+    }
+    return A4W4_ST_OK;
 }
 
 double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c)
@@ -296,7 +347,7 @@ static long plan_index(const a4w4_budget_plan *p, const a4w4_case *c)
  * output (a4w4_backend_type.full_outputs), or a full check the budget buys. */
 static int check_all(const a4w4_runner *r, const a4w4_case *c)
 {
-    if (r->full || wants_full(r))
+    if (r->full || wants_full(r, c))
         return 1;
     long k = plan_index(r->plan, c);
     if (k >= 0)
@@ -368,6 +419,8 @@ double a4w4_stage_sum(const a4w4_stage_times *t)
 a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
                            char *err, size_t errlen)
 {
+    if (held_by_none(r, c))
+        return unheld_entries(r, c, out, err, errlen);
     a4w4_sample s;
     a4w4_case_data d;
     if (a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, check_all(r, c), &s) != A4W4_OK) {
@@ -401,6 +454,8 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     const a4w4_devjudge *dev = use_dev ? run_device_for(r, c, &d, &need, dwhy, sizeof dwhy) : NULL;
     double t1 = a4w4_now();
     int orc = run_case_oracles_open(&co, &d, &s, r->code0_reading, r->max_timeouts);
+    if (T)
+        T->oracle_outputs += (double)co.o.count;
     co.j.dev = dev;
     co.j.dor = &dor;
     co.j.bounded_s = need.bounded_s;

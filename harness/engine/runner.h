@@ -69,6 +69,7 @@ typedef struct {
     double write_s, finish_s;   /* the results stream and documents (the caller's) */
     double backend_runs_s;      /* the backends' own run_ms, inside kernels_s */
     double outputs_device, outputs_host; /* outputs compared on the device / on the host */
+    double oracle_outputs; /* outputs the host oracles computed (each case's sample) */
 } a4w4_stage_times;
 
 /* The seconds of t's stages (backend_runs_s, inside kernels_s, not counted twice). */
@@ -158,29 +159,7 @@ double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c);
 a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
                            char *err, size_t errlen);
 
-/* The contract an entry records when its kernel declared none (a4w4_judge_outputs with
- * contract NULL): it is judged as exact, inside the exact regime only (contracts §4.1). */
-#define A4W4_CONTRACT_UNDECLARED "undeclared"
-
-/* GEMM outputs computed elsewhere (a capture), to be judged from their own operands. */
-typedef struct {
-    const char *name, *regime, *backend; /* the entry's identity */
-    const char *contract; /* exact, ordered(S), bounded, bounded(S); NULL: none declared */
-    const uint8_t *a_fp4, *a_scale, *w_fp4, *w_scale; /* row-major [M, K/2], [M, K/32],
-                                                         [N, K/2], [N, K/32] */
-    size_t M, N, K;    /* K % 32 == 0 */
-    const uint16_t *y; /* [M, N] bf16 bits, the kernel's outputs */
-    int code0_reading; /* E8M0 code 0 (contracts §1): A4W4_CODE0_*; 0 judges under both */
-} a4w4_judge_input;
-
-/* Judge in->y against in->contract exactly as a backend's outputs on a generated case are
- * judged (every output; contracts §4.1: ordered(S) bit for bit; exact bit for bit inside the
- * exact regime and on NaN-reading outputs, the rest counted not judged; bounded(S) within its
- * per-output bound) into *e: identity, verdict, counts, judged counts, first mismatches, note.
- * A NULL contract (none declared) is judged as exact and recorded as A4W4_CONTRACT_UNDECLARED,
- * the note starting "no contract declared". The one judgement of captures, for `verify` and
- * `run --captures` alike. A4W4_ST_OK (the verdict is in *e), or A4W4_ST_NOMEM. */
-a4w4_hstatus a4w4_judge_outputs(const a4w4_judge_input *in, a4w4_entry_result *e);
+/* a4w4_judge_input, a4w4_judge_outputs and A4W4_CONTRACT_UNDECLARED: judge.h. */
 
 /* The one entry of a --captures DIR that holds no capture bundle (matrix.h's
  * A4W4_CAPTURES_NONE): verdict "skip", the note naming dir. A4W4_ST_OK or A4W4_ST_NOMEM. */

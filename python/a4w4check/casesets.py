@@ -13,12 +13,13 @@ Sets (load(which)):
   dsv3-layers                       the 30 (M, N, K) of AITER's DeepSeek-V3 tuned table
                                     (cases/aiter/dsv3_a4w4_blockscale_tuned_gemm.csv): a
                                     model's layer shapes, regime normal, seed 1
-  premerge-quick                    the pre-merge set for a kernel judged on the CPU in
-                                    minutes: every case of at most QUICK_OUTPUTS (2^22) outputs
-                                    runs; each larger one (the large-grid b_*/g_* cases, some
-                                    5e9 outputs in all) is a skipped test whose reason names it
-                                    and says the full set judges it: pytest's summary counts
-                                    them ("N skipped"), -rs lists them
+  premerge-quick                    cases/premerge-quick.csv, the CLI's `run --set
+                                    premerge-quick`: the pre-merge set for a kernel judged on
+                                    the CPU in minutes: its 146 cases of at most 2^22 outputs,
+                                    and each of its 61 larger ones replaced by a smaller case
+                                    (qb_*, qg_*, tagged for:<the case>) that keeps its padded-M
+                                    bucket, tile edges and grid; docs/bridge.md states what it
+                                    does not keep
   a path to a case file             name,M,N,K,regime,seed,tags
   a list of (M, N, K)               a model's layer shapes of your own (regime normal, seed 1)
 The case files are found at $A4W4CHECK_CASES, in the package (a4w4check/cases, where
@@ -34,9 +35,7 @@ from .inproc import Case
 
 SHAPE_SETS = {"aiter-op-test": ("aiter/op_test_gemm_a4w4_shapes.csv", "aiter"),
               "dsv3-layers": ("aiter/dsv3_a4w4_blockscale_tuned_gemm.csv", "dsv3")}
-CASE_SETS = ("premerge", "edge", "nightly", "hazard")
-QUICK_SET = "premerge-quick"
-QUICK_OUTPUTS = 1 << 22  # M * N of the largest case premerge-quick runs
+CASE_SETS = ("premerge", "premerge-quick", "edge", "nightly", "hazard")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -80,8 +79,6 @@ def load(which: Union[str, Iterable[Sequence[int]]], regime: str = "normal") -> 
     """The cases of a set name, a case-file path or a list of (M, N, K) (module docstring)."""
     if not isinstance(which, str):
         return shapes_cases(which, regime=regime)
-    if which == QUICK_SET:
-        return read_case_file(os.path.join(cases_dir(), "premerge.csv"))
     if which in CASE_SETS:
         return read_case_file(os.path.join(cases_dir(), f"{which}.csv"))
     if which in SHAPE_SETS:
@@ -92,7 +89,7 @@ def load(which: Union[str, Iterable[Sequence[int]]], regime: str = "normal") -> 
                             regime)
     if os.path.isfile(which):
         return read_case_file(which)
-    raise ValueError(f"a4w4check.cases: {which!r}: one of {', '.join(CASE_SETS)}, {QUICK_SET}, "
+    raise ValueError(f"a4w4check.cases: {which!r}: one of {', '.join(CASE_SETS)}, "
                      f"{', '.join(SHAPE_SETS)}, a case file or a list of (M, N, K)")
 
 
@@ -100,15 +97,10 @@ def cases(which: Union[str, Iterable[Sequence[int]]], regime: str = "normal",
           select: Optional[Callable[[Case], bool]] = None) -> Callable[[F], F]:
     """pytest.mark.parametrize("case", ...) over load(which) (those select keeps), one test
     per case, its id the case name. $A4W4CHECK_SET, when set, replaces which (a set name or
-    case file) in every such test: `A4W4CHECK_SET=edge pytest ...` is the quick run. In
-    premerge-quick every case over QUICK_OUTPUTS outputs is a skipped test saying so."""
+    case file) in every such test: `A4W4CHECK_SET=premerge-quick pytest ...` is the quick
+    pre-merge run."""
     import pytest
     which = os.environ.get("A4W4CHECK_SET") or which
     chosen = [c for c in load(which, regime) if select is None or select(c)]
-    params: list[Any] = list(chosen)
-    if which == QUICK_SET:
-        params = [c if c.M * c.N <= QUICK_OUTPUTS else pytest.param(c, marks=pytest.mark.skip(
-            reason=f"premerge-quick leaves out {c.name} ({c.M}x{c.N} = {c.M * c.N} outputs > "
-                   f"2^22): the premerge set judges it")) for c in chosen]
-    mark: Callable[[F], F] = pytest.mark.parametrize("case", params, ids=[c.name for c in chosen])
+    mark: Callable[[F], F] = pytest.mark.parametrize("case", chosen, ids=[c.name for c in chosen])
     return mark

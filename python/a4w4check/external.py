@@ -27,7 +27,8 @@ declares none runs without --contract (the outputs record "exact" as a placehold
 manifest says "probes").
 
 Progress: a line on stderr ("a4w4check.external: [i/n] NAME MxNxK, S s elapsed, ETA E s",
-newline-terminated) at most every 2 s and after the last case; --quiet leaves them out.
+newline-terminated) after every case when stderr is not a terminal, on a terminal at most every
+2 s and after the last case; --quiet leaves them out.
 
 Exit: 0 every case written; 1 some case's kernel failed (named in the manifest's "failed");
 2 bad input (an operand bundle or manifest breaks a rule or is not a regular file, a FIFO
@@ -104,11 +105,13 @@ def _outputs(path: str) -> int:
 
 
 class Progress:
-    """One newline-terminated line on stderr per case that ends at least `every` seconds
-    after the last line (and for the last case): "[i/n] NAME MxNxK, S s elapsed, ETA E s"."""
+    """A newline-terminated line on stderr per case, "[i/n] NAME MxNxK, S s elapsed, ETA E s":
+    every case when stderr is not a terminal (a log, CI), else a case that ends at least
+    `every` seconds after the last line, and the last case."""
 
     def __init__(self, total: int, quiet: bool, every: float = 2.0) -> None:
-        self.total, self.quiet, self.every = total, quiet, every
+        self.total, self.quiet = total, quiet
+        self.every = every if sys.stderr.isatty() else 0.0
         self.t0 = self.last = time.monotonic()
 
     def case_done(self, done: int, name: str, dims: str) -> None:

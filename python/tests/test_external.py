@@ -228,6 +228,9 @@ def test_progress_lines_are_whole_lines_on_stderr_and_quiet_leaves_them_out(opsd
     assert err.endswith("\n") and lines, err
     assert all(l.startswith("a4w4check.external: [") and " s elapsed, ETA " in l for l in lines)
     assert lines[-1].startswith(f"a4w4check.external: [{len(CASES)}/{len(CASES)}] "), lines
+    # stderr is no terminal here (a log, CI): one line per case, in order
+    assert [l.split("] ")[0] for l in lines] == \
+        [f"a4w4check.external: [{i}/{len(CASES)}" for i in range(1, len(CASES) + 1)], lines
     assert run(d, tmp_path / "q", "torch-dequant", "--quiet") == 0
     assert capsys.readouterr().err == ""
 

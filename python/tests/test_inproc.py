@@ -177,23 +177,31 @@ def test_builtin_kernel_by_name_gets_torch_tensors():
     assert "within a bound" in v.departures
 
 
-def test_premerge_quick_runs_the_small_cases_and_skips_the_large_ones_saying_so():
-    import pytest
+def test_premerge_quick_keeps_the_small_cases_and_replaces_each_large_one():
+    """premerge-quick (the CLI's cases/premerge-quick.csv): every pre-merge case of at most
+    2^22 outputs verbatim, and for each larger one exactly one smaller case tagged for:<it>
+    with its M, K and regime (the padded-M bucket), named anew (never the large case's name)."""
+    def rows(name):
+        return [r.split(",") for r in open(os.path.join(REPO, "cases", name)).read()
+                .splitlines() if r and not r.startswith("#")][1:]
+    full, quick = rows("premerge.csv"), rows("premerge-quick.csv")
+    small = [r for r in full if int(r[1]) * int(r[2]) <= 1 << 22]
+    large = {r[0]: r for r in full if int(r[1]) * int(r[2]) > 1 << 22}
+    assert len(small) == 146 and len(large) == 61
+    assert quick[:len(small)] == small
+    stand_ins = quick[len(small):]
+    fors = [t[4:] for r in stand_ins for t in r[6].split(";") if t.startswith("for:")]
+    assert sorted(fors) == sorted(large) and len(stand_ins) == len(large)
+    for r in stand_ins:
+        orig = large[[t[4:] for t in r[6].split(";") if t.startswith("for:")][0]]
+        assert r[0].startswith(("qb_", "qg_")) and r[0] not in large
+        assert int(r[1]) * int(r[2]) < int(orig[1]) * int(orig[2])
+        assert (r[1], r[4]) == (orig[1], orig[4]), (r, orig)  # the bucket's M, the regime
+    assert sum(int(r[1]) * int(r[2]) for r in quick) < 200_000_000
     params = casesets.cases("premerge-quick").mark.args[1]
-    rows = [r.split(",") for r in open(os.path.join(REPO, "cases", "premerge.csv")).read()
-            .splitlines() if r and not r.startswith("#")][1:]
-    large = {r[0] for r in rows if int(r[1]) * int(r[2]) > 1 << 22}
-    assert len(params) == len(rows) and large  # the large-grid cases only:
-    assert all(n.startswith(("b_", "g_")) for n in large), sorted(large)
-    for p in params:
-        if isinstance(p, type(pytest.param(0))):
-            case, = p.values
-            assert case.name in large
-            assert [m.name for m in p.marks] == ["skip"]
-            assert p.marks[0].kwargs["reason"].startswith(f"premerge-quick leaves out {case.name} ")
-        else:
-            assert p.name not in large
-    assert sum(isinstance(p, type(pytest.param(0))) for p in params) == len(large)
+    assert [c.name for c in params] == [r[0] for r in quick]
+    assert [(c.M, c.N, c.K, c.seed) for c in params[:3]] == \
+        [(int(r[1]), int(r[2]), int(r[3]), int(r[5])) for r in quick[:3]]
 
 
 def test_cases_parametrises_the_selected_cases(monkeypatch):

@@ -73,5 +73,11 @@ while IFS= read -r n; do
   done < <(grep -nE "$pat" harness/engine/*.c harness/io/*.c harness/discover/*.c harness/commands/*.c 2>/dev/null)
 done < <(grep -rhoE '\.name = "[^"]+"' harness/backends | sed 's/.*"\(.*\)"/\1/' | sort -u)
 
+# The C library (harness/api) judges through engine/judge.h, never the runner's own header.
+while IFS= read -r hit; do
+  echo "$hit: the library includes runner.h (it judges through judge.h: a4w4_judge_outputs)"; bad=1
+done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]*/)?runner(_internal)?\.h"' \
+  harness/api/*.c harness/api/*.h 2>/dev/null)
+
 if [ "$bad" = 0 ]; then echo "layering: every include follows io <- engine <- discover, commands <- backends <- api <- cli; ref/, gpu/, reports/ stand alone"; fi
 exit $bad
