@@ -33,19 +33,9 @@ cd "$(dirname "$0")/.."
 extra=()
 [ "${A4W4_SKIP_FUZZ:-0}" = 1 ] || extra+=(clang libclang-rt-14-dev llvm)
 [ "${A4W4_SKIP_GPU_BUILD:-0}" = 1 ] || extra+=(hipcc libamdhip64-dev rocm-device-libs)
-t_all=$SECONDS t_step=$SECONDS name_step="setup (ci/setup.sh)" times=""
-ci/setup.sh ${extra[@]+"${extra[@]}"}
-jobs=$(nproc)
-
-step() { # close the previous stage's clock, open the next
-  times+=$(printf '%6d s  %s' $((SECONDS - t_step)) "$name_step")$'\n'
-  name_step=$*
-  t_step=$SECONDS
-  printf '\n=== %s ===\n' "$*"
-}
-
 # The background builds (started below, before the first stage): name -> pid.
 declare -A bg_pid=()
+name_step="setup (ci/setup.sh)"
 background() { # NAME LOG FUNCTION: run FUNCTION niced into LOG, in its own process group
   local name=$1 log=$2
   shift 2
@@ -72,6 +62,17 @@ finish() {
   exit "$rc"
 }
 trap finish EXIT
+
+t_all=$SECONDS t_step=$SECONDS times=""
+ci/setup.sh ${extra[@]+"${extra[@]}"}
+jobs=$(nproc)
+
+step() { # close the previous stage's clock, open the next
+  times+=$(printf '%6d s  %s' $((SECONDS - t_step)) "$name_step")$'\n'
+  name_step=$*
+  t_step=$SECONDS
+  printf '\n=== %s ===\n' "$*"
+}
 
 # The background builds: the fuzz targets (clang), the two GPU platforms.
 gpu_nvidia_build() (

@@ -5,20 +5,19 @@
 #   - all green: exit 0, every stage's time printed; the fuzz and GPU builds ran niced,
 #     every test run at nice 0; the one -O0 build has both gcov and the sanitizers, and its
 #     ctest runs under the sanitizer options with `-LE heavy`; gcovr reads that build;
-#   - one stage forced red at a time (its ctest, gcovr, a background build, fuzzing): the
+#   - one stage forced red at a time (setup, its ctest, gcovr, a background build, fuzzing): the
 #     command exits non-zero and its last line names that stage; a red first stage stops the
 #     background builds (none finishes after the command has ended).
 . "$(dirname "$0")/common.sh.inc"
 : "$CLI" "$P"
 mkdir -p repo/ci bin
 cp "$SRC/ci/test.sh" repo/ci/test.sh
-printf '#!/bin/sh\nexit 0\n' > repo/ci/setup.sh
-chmod +x repo/ci/setup.sh
 # the stubs: log "tool nice=N args", fail when the call matches $STUB_FAIL (a glob)
 cat > bin/stub <<'EOF'
 #!/usr/bin/env bash
 tool=$(basename "$0") call="$(basename "$0") $*"
-echo "$tool nice=$(nice) ${UBSAN_OPTIONS:+UBSAN=$UBSAN_OPTIONS }${ASAN_OPTIONS:+ASAN=$ASAN_OPTIONS }$*" >> "$STUB_LOG"
+san="${UBSAN_OPTIONS:+UBSAN=$UBSAN_OPTIONS }${ASAN_OPTIONS:+ASAN=$ASAN_OPTIONS }"
+echo "$tool nice=$(nice) $san$*" >> "$STUB_LOG"
 # shellcheck disable=SC2053
 [ -n "${STUB_FAIL:-}" ] && [[ "$call" == $STUB_FAIL ]] && { echo "$tool: forced failure"; exit 9; }
 [[ "$call" =~ ^cmake\ -S\ \.\ -B\ ([^ ]*) ]] && mkdir -p "${BASH_REMATCH[1]}"
@@ -33,6 +32,7 @@ EOF
 chmod +x bin/stub
 for t in cmake ctest gcovr nvcc; do ln -s stub "bin/$t"; done
 ln -s ../../bin/stub repo/ci/fuzz.sh
+ln -s ../../bin/stub repo/ci/setup.sh
 # the background builds at nice 3, not 19: on a loaded machine a stub at 19 waits for long
 export PATH="$WORK/bin:$PATH" STUB_LOG="$WORK/calls.log" A4W4_CI_NICE=3
 unset UBSAN_OPTIONS ASAN_OPTIONS
@@ -53,17 +53,21 @@ for s in "setup (ci/setup.sh)" "optimized build + tests (build/)" \
   "fuzzing, 15 s per target" "GPU code, NVIDIA platform" "GPU code, AMD platform"; do
   grep -q "^ *[0-9]* s  $s" ci.out || { cat ci.out; fail "no time line for stage '$s'"; }
 done
-for b in "cmake --build build-fuzz" "cmake --build build-gpu-nvidia" "cmake --build build-gpu-amd"; do
+for b in "cmake --build build-fuzz" "cmake --build build-gpu-nvidia" \
+  "cmake --build build-gpu-amd"; do
   [ "$(grep -c -F -- "${b/cmake /cmake nice=3 }" "$STUB_LOG")" = 1 ] ||
     { cat "$STUB_LOG"; fail "'$b' did not run once at A4W4_CI_NICE"; }
 done
 ! grep -E '^(ctest|gcovr|fuzz.sh) nice=[1-9]' "$STUB_LOG" || fail "a test run was niced"
 grep -q -- '-DA4W4_COVERAGE=ON -DA4W4_SANITIZE=ON' "$STUB_LOG" ||
   { cat "$STUB_LOG"; fail "no build with both gcov and the sanitizers"; }
-grep -q '^ctest nice=0 UBSAN=[^ ]*exitcode=86 ASAN=[^ ]*exitcode=87 --test-dir build-cov-asan .*-LE heavy' \
-  "$STUB_LOG" || { cat "$STUB_LOG"; fail "build-cov-asan's ctest: not under the sanitizer options"; }
-[ "$(calls 'ctest nice=0 --test-dir build ')" = 1 ] || fail "the optimized build's ctest did not run once"
-grep -q '^gcovr .*--object-directory build-cov-asan' "$STUB_LOG" || fail "gcovr does not read build-cov-asan"
+san='UBSAN=[^ ]*exitcode=86 ASAN=[^ ]*exitcode=87'
+grep -q "^ctest nice=0 $san --test-dir build-cov-asan .*-LE heavy" "$STUB_LOG" ||
+  { cat "$STUB_LOG"; fail "build-cov-asan's ctest: not under the sanitizer options"; }
+[ "$(calls 'ctest nice=0 --test-dir build ')" = 1 ] ||
+  fail "the optimized build's ctest did not run once"
+grep -q '^gcovr .*--object-directory build-cov-asan' "$STUB_LOG" ||
+  fail "gcovr does not read build-cov-asan"
 grep -q 'no GPU here, as expected (exit 3)' ci.out || fail "the NVIDIA no-GPU check did not run"
 
 # each stage red in turn: a non-zero exit, the stage named on the last line
@@ -74,6 +78,7 @@ while IFS='|' read -r glob stage; do
   [[ "$last" == "ci/test.sh: STAGE FAILED: $stage"* ]] ||
     { cat ci.out; fail "'$glob' failed: the last line does not name '$stage': $last"; }
 done <<'EOF'
+setup.sh *|setup (ci/setup.sh)
 ctest --test-dir build *|optimized build + tests (build/)
 ctest --test-dir build-cov-asan *|coverage + sanitizer build + tests (build-cov-asan/)
 gcovr *|line coverage (gcovr, build-cov-asan/)
@@ -89,5 +94,6 @@ rm -f repo/build-gpu-nvidia/built
 STUB_GPU_SECONDS=3 run_ci "ctest --test-dir build *"
 [ "$rc" != 0 ] || fail "a red optimized stage: exit 0"
 sleep 4
-[ ! -e repo/build-gpu-nvidia/built ] || fail "the background NVIDIA build went on after the command ended"
+[ ! -e repo/build-gpu-nvidia/built ] ||
+  fail "the background NVIDIA build went on after the command ended"
 echo "ci stages ok: all green passes, each red stage is named, background builds niced"
