@@ -9,8 +9,8 @@
  *     files, the results loader);
  *   - the renderers take numbers past INT_MAX without undefined behaviour, and the results
  *     schema bounds the fields they read as ints.
- * Some of these fail only under the sanitizer build (build-asan: the UB itself). Links
- * a4w4_harness. */
+ * Some of these fail only under the sanitizer build (ci/test.sh: build-cov-asan/, the UB
+ * itself). Links a4w4_harness. */
 #include <criterion/criterion.h>
 
 #include <limits.h>

@@ -16,23 +16,27 @@ block() {
   awk -v m="<!-- readme-quickstart: $1 -->" '$0 == m {on = 1; next}
     on && /^```sh$/ {inb = 1; next} inb && /^```$/ {exit} inb {print}' "$SRC/README.md"
 }
-# the pytest block loads build/liba4w4check.so into python: not in a sanitizer build
+# the pytest block loads build/liba4w4check.so into python: in a sanitizer build only with the
+# sanitizer runtime loaded first (A4W4_PY_SANITIZER_ENV, set by tests/CMakeLists.txt)
 ln -s "$(dirname "$CLI")/liba4w4check.so" build/liba4w4check.so
 names="plugin python pytest"
+py_env=()
 # ldd's output is read whole: under pipefail `ldd | grep -q` fails when grep exits at the first
 # match and ldd, still writing, gets SIGPIPE
 libs=$(ldd build/liba4w4check.so) || fail "ldd build/liba4w4check.so: exit $?"
 if grep -q 'libasan\|libubsan' <<< "$libs"; then
-  echo "readme_quickstart: the pytest block is not run: liba4w4check is built with sanitizers"
-  names="plugin python"
+  read -r -a py_env <<< "${A4W4_PY_SANITIZER_ENV:-}"
+  ((${#py_env[@]})) || fail "liba4w4check is built with sanitizers and A4W4_PY_SANITIZER_ENV" \
+    "(the runtime python must preload) is not set"
 fi
 for name in $names; do
   lines=$(block "$name")
   least=2; [ "$name" = pytest ] && least=1
   [ "$(printf '%s\n' "$lines" | grep -c .)" -ge $least ] || fail "README has no '$name' quick-start block"
+  pre=(); [ "$name" = pytest ] && pre=(env ${py_env[@]+"${py_env[@]}"})
   while IFS= read -r line; do
     [ -n "$line" ] || continue
-    set +e; bash -c "$line" > "out-$name.txt" 2> "err-$name.txt"; rc=$?; set -e
+    set +e; ${pre[@]+"${pre[@]}"} bash -c "$line" > "out-$name.txt" 2> "err-$name.txt"; rc=$?; set -e
     [ "$rc" = 0 ] || { tail -5 "err-$name.txt"; fail "$name: exit $rc from: $line"; }
   done <<< "$lines"
 done
