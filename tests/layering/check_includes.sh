@@ -2,9 +2,9 @@
 # check_includes.sh SRC — fails when an #include "…" goes against the dependency direction
 # (docs/architecture.md):
 #   ref/ and gpu/ include only their own headers; reports/ includes only its own;
-#   harness rooms: io <- engine <- discover <- backends <- api <- cli (a room includes its own
-#   and lower rooms, never a sibling of its rank; backends/hip/ counts as backends), plus ref/,
-#   gpu/ and reports/ headers.
+#   harness rooms: io <- engine <- discover, commands, layer <- backends <- api <- cli (a room
+#   includes its own and lower rooms, never a sibling of its rank; backends/hip/ counts as
+#   backends), plus ref/, gpu/ and reports/ headers.
 # Prints one line per violation: FILE: includes HEADER (ROOM) from ROOM.
 set -u
 src=${1:?usage: check_includes.sh SRC}
@@ -16,13 +16,14 @@ room_of() { # path relative to src -> room name
     harness/io/*) echo io ;; harness/engine/*) echo engine ;;
     harness/discover/*) echo discover ;;
     harness/commands/*) echo commands ;;
+    harness/layer/*) echo layer ;;
     harness/backends/*) echo backends ;; harness/api/*) echo api ;; harness/cli/*) echo cli ;;
     *) echo other ;;
   esac
 }
 rank() {
   case $1 in
-    io) echo 1 ;; engine) echo 2 ;; discover | commands) echo 3 ;; backends) echo 4 ;;
+    io) echo 1 ;; engine) echo 2 ;; discover | commands | layer) echo 3 ;; backends) echo 4 ;;
     api) echo 5 ;; cli) echo 6 ;; *) echo 0 ;;
   esac
 }
@@ -43,7 +44,7 @@ allowed() { # from-room to-room -> 0 when allowed
   [ "$f" = "$t" ] && return 0
   case $f in
     ref|gpu|reports) return 1 ;;
-    io|engine|discover|commands|backends|api|cli)
+    io|engine|discover|commands|layer|backends|api|cli)
       case $t in
         ref|gpu|reports) return 0 ;;
         *) [ "$(rank "$t")" -lt "$(rank "$f")" ] ;; # lower rooms only: siblings stay apart
@@ -70,8 +71,8 @@ while IFS= read -r n; do
   pat="\"$n:"; [[ "$n" == *-* ]] && pat="\"$n:|\"$n\""
   while IFS= read -r hit; do
     echo "$hit: names backend $n (the engine never names one: ask the backend type)"; bad=1
-  done < <(grep -nE "$pat" harness/engine/*.c harness/io/*.c harness/discover/*.c harness/commands/*.c 2>/dev/null)
+  done < <(grep -nE "$pat" harness/engine/*.c harness/io/*.c harness/discover/*.c harness/commands/*.c harness/layer/*.c 2>/dev/null)
 done < <(grep -rhoE '\.name = "[^"]+"' harness/backends | sed 's/.*"\(.*\)"/\1/' | sort -u)
 
-if [ "$bad" = 0 ]; then echo "layering: every include follows io <- engine <- discover, commands <- backends <- api <- cli; ref/, gpu/, reports/ stand alone"; fi
+if [ "$bad" = 0 ]; then echo "layering: every include follows io <- engine <- discover, commands, layer <- backends <- api <- cli; ref/, gpu/, reports/ stand alone"; fi
 exit $bad
