@@ -1014,7 +1014,7 @@ char *a4w4_report_html(const cJSON *doc, const a4w4_report_opts *o)
     section_environment(&b, doc, cases, o);
     section_hazard(&b, cases);
     section_invariance(&b, doc);
-    layer_parity_html(&b, cases);
+    layer_parity(&b, cases, &rb_htmlmarkup);
     section_mismatches(&b, cases);
     section_ulp(&b, cases);
     section_timing(&b, cases, o);

@@ -1,5 +1,5 @@
-/* layer_parity.h — report.html's section "Parity of the two paths" (the Markdown summary has
- * the same table): a `layers` run's entries that carry a "parity" object (the ASM-layout
+/* layer_parity.h — the section "Parity of the two paths" of summary.md and report.html, in
+ * the format of m (rb_markdown or rb_htmlmarkup, report_common.h): a `layers` run's entries that carry a "parity" object (the ASM-layout
  * output against the same pair's fallback path on the same activation: bit-equal and
  * differing outputs, the largest bf16 ULP distance, the peers' criteria on the difference,
  * contracts §6). Rendered as recorded; nothing when no entry has one. */
@@ -10,6 +10,6 @@
 
 #include "report_common.h"
 
-void layer_parity_html(rbuf *b, const cJSON *cases);
+void layer_parity(rbuf *b, const cJSON *cases, const rb_markup *m);
 
 #endif

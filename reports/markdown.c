@@ -7,6 +7,7 @@
 
 #include "a4w4_reports.h"
 #include "doc_verdict.h"
+#include "layer_parity.h"
 #include "report_common.h"
 
 static const a4w4_report_opts default_opts = {0, NULL};
@@ -101,40 +102,6 @@ static void invariance_section(rbuf *b, const cJSON *doc)
         rb_puts(b, " |\n");
     }
     rb_puts(b, cJSON_GetArraySize(ms) > 0 ? "\n" : "");
-}
-
-static void parity_section(rbuf *b, const cJSON *cases)
-{
-    const cJSON *e;
-    int k = 0;
-    cJSON_ArrayForEach(e, cases) {
-        const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "parity");
-        if (!cJSON_IsObject(p))
-            continue;
-        if (!k++)
-            rb_puts(b, "## Parity of the two paths\n\nThe ASM-layout output against the same "
-                       "pair's fallback path on the same activation, and the peers' tolerance "
-                       "criteria on the difference (docs/criteria.md).\n\n| case | backend | "
-                       "bit-equal | differ | max ULP | peers on the difference |\n"
-                       "|---|---|---:|---:|---:|---|\n");
-        rb_puts(b, "| ");
-        rb_md(b, jstr(e, "name"));
-        rb_puts(b, " | ");
-        rb_md(b, jstr(e, "backend"));
-        rb_printf(b, " | %.0f of %.0f | %.0f | %.0f | ", jnum(p, "bit_equal", 0),
-                  jnum(p, "outputs", 0), jnum(p, "differ", 0), jnum(p, "max_ulp", 0));
-        const cJSON *c;
-        int j = 0;
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, "tolerance_on_difference")) {
-            rb_puts(b, j++ ? ", " : "");
-            rb_md(b, jstr(c, "id"));
-            rb_puts(b, " ");
-            rb_md(b, jstr(c, "outcome"));
-        }
-        rb_puts(b, " |\n");
-    }
-    if (k)
-        rb_puts(b, "\n");
 }
 
 /* One failure, one line: where, how many, every recorded mismatch in hex. */
@@ -564,7 +531,7 @@ char *a4w4_report_markdown(const cJSON *doc, const a4w4_report_opts *o)
         rb_puts(&b, "\n");
     }
     known_section(&b, doc, cases, n[VERDICT_XFAIL]);
-    parity_section(&b, cases);
+    layer_parity(&b, cases, &rb_markdown);
     invariance_section(&b, doc);
 
     if (!o->reproducible) {

@@ -136,6 +136,42 @@ void rb_md(rbuf *b, const char *s)
     }
 }
 
+const rb_markup rb_markdown = {
+    .html = 0, .esc = rb_md, .row = "| ", .name_end = " | ", .cell = " | ", .num = " | ",
+    .row_end = " |\n", .arrow = " → ", .code = "`", .code_end = "`", .item = "- ",
+    .item_end = "\n", .para = "", .para_end = "\n\n", .table_end = "\n"};
+const rb_markup rb_htmlmarkup = {
+    .html = 1, .esc = rb_html, .row = "<tr><td><code>", .name_end = "</code></td><td>",
+    .cell = "</td><td>", .num = "</td><td class=\"n\">", .row_end = "</td></tr>\n",
+    .arrow = " &#8594; ", .code = "<code>", .code_end = "</code>", .item = "<li>",
+    .item_end = "</li>\n", .para = "<p>", .para_end = "</p>\n",
+    .table_end = "</tbody></table>\n"};
+
+void rb_heading(rbuf *b, const rb_markup *m, const char *id, const char *title)
+{
+    if (m->html)
+        rb_printf(b, "<h2 id=\"%s\">%s</h2>\n", id, title);
+    else
+        rb_printf(b, "## %s\n\n", title);
+}
+
+void rb_table_head(rbuf *b, const rb_markup *m, const char *const *cols, size_t ncols,
+                   unsigned numeric)
+{
+    rb_puts(b, m->html ? "<table class=\"sortable\"><thead><tr>" : "|");
+    for (size_t i = 0; i < ncols; i++)
+        rb_printf(b, m->html ? "<th%s>%s</th>" : " %.0s%s |",
+                  numeric >> i & 1 ? " class=\"n\"" : "", cols[i]);
+    if (m->html) {
+        rb_puts(b, "</tr></thead><tbody>\n");
+        return;
+    }
+    rb_puts(b, "\n|");
+    for (size_t i = 0; i < ncols; i++)
+        rb_puts(b, numeric >> i & 1 ? "---:|" : "---|");
+    rb_puts(b, "\n");
+}
+
 char *rb_take(rbuf *b)
 {
     if (b->oom || rb_reserve(b, 0)) {

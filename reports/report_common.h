@@ -34,6 +34,32 @@ void rb_md(rbuf *b, const char *s);
 /* The string (caller frees), or NULL if any allocation failed (the buffer is freed). */
 char *rb_take(rbuf *b);
 
+/* ---- one table, two formats ------------------------------------------------------------ */
+
+/* The pieces a section with a table is written with, in Markdown (rb_markdown) or HTML
+ * (rb_htmlmarkup), so that one function renders a table in both: a row is `row`, the case
+ * name, `name_end`, then cells each opened by `cell` (text) or `num` (a number, right-aligned),
+ * then `row_end`. */
+typedef struct {
+    int html;                          /* 1: HTML; 0: Markdown */
+    void (*esc)(rbuf *, const char *); /* rb_html or rb_md */
+    const char *row, *name_end, *cell, *num, *row_end;
+    const char *arrow;                 /* " → " between two backends */
+    const char *code, *code_end;       /* around a name inside text */
+    const char *item, *item_end;       /* one item of a list */
+    const char *para, *para_end;       /* around a paragraph */
+    const char *table_end;             /* after the last row */
+} rb_markup;
+
+extern const rb_markup rb_markdown, rb_htmlmarkup;
+
+/* A section heading: "## title" then a blank line, or <h2 id="id">title</h2>. */
+void rb_heading(rbuf *b, const rb_markup *m, const char *id, const char *title);
+/* A table's head over ncols columns named cols (written as given, not escaped); bit i of
+ * numeric set: column i holds numbers (right-aligned). HTML opens a sortable table. */
+void rb_table_head(rbuf *b, const rb_markup *m, const char *const *cols, size_t ncols,
+                   unsigned numeric);
+
 /* ---- quoting ------------------------------------------------------------------------- */
 
 /* Copy s into buf[len] byte for byte with every control byte (0x01..0x1F, 0x7F) shown as '?',

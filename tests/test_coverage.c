@@ -178,3 +178,37 @@ Test(premerge_coverage, the_real_shapes_alone_reach_no_range_edge_nor_large_grid
     a4w4_coverage_free(&cov);
     free(cases);
 }
+
+static int m_is(const a4w4_case *c, const void *arg)
+{
+    return c->M == (size_t)*(const int *)arg;
+}
+
+/* Items past the first allocation (64) keep their order, names and cases. */
+Test(coverage_add, two_hundred_items_keep_their_order_and_cases)
+{
+    a4w4_case cases[3];
+    memset(cases, 0, sizeof cases);
+    cases[0].M = 1;
+    cases[1].M = 2;
+    cases[2].M = 1;
+    a4w4_coverage cov;
+    memset(&cov, 0, sizeof cov);
+    for (int i = 0; i < 200; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "item %d", i);
+        int m = 1 + i % 3; /* M 3: no case */
+        cr_assert_eq(a4w4_coverage_add(&cov, "edge", what, "M", cases, 3, m_is, &m), A4W4_ST_OK);
+    }
+    cr_assert_eq(cov.n, 200u);
+    for (size_t i = 0; i < cov.n; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "item %zu", i);
+        cr_expect_str_eq(cov.items[i].what, what);
+        cr_expect_eq(cov.items[i].ncases, i % 3 == 0 ? 2u : i % 3 == 1 ? 1u : 0u, "item %zu", i);
+        if (i % 3 == 0)
+            cr_expect(cov.items[i].cases[0] == 0 && cov.items[i].cases[1] == 2);
+    }
+    cr_expect_eq(a4w4_coverage_uncovered(&cov), 66u);
+    a4w4_coverage_free(&cov);
+}

@@ -33,6 +33,28 @@ Test(failing, ranges_round_trip_through_their_text)
     cr_assert_eq(a4w4_ranges_format(idx, 9, 0, buf, 8), -1, "too short a buffer is refused");
 }
 
+/* A range list longer than the first allocation (16) grows as it is read: 0-99 and 1000
+ * single indices keep every index, in order. "all" over no outputs is refused like "". */
+Test(failing, long_range_lists_keep_every_index)
+{
+    size_t *v, n;
+    cr_assert_eq(a4w4_ranges_parse("0-99", 101, &v, &n), 0);
+    cr_assert_eq(n, 100);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(v[i], i);
+    free(v);
+    static char text[8000];
+    size_t used = 0;
+    for (size_t i = 0; i < 1000; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%zu", i ? "," : "", 3 * i);
+    cr_assert_eq(a4w4_ranges_parse(text, 3000, &v, &n), 0);
+    cr_assert_eq(n, 1000);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(v[i], 3 * i);
+    free(v);
+    cr_expect_eq(a4w4_ranges_parse("all", 0, &v, &n), -1);
+}
+
 Test(failing, malformed_ranges_are_refused)
 {
     static const char *const bad[] = {"", "3-1", "1,1", "2,1", "0-4", "1,", ",1", "a", "1-",

@@ -1,7 +1,8 @@
 /* test_fsutil.c — file helpers (harness/io/fsutil.c): the one atomic writer (every piece in
  * order, no partial file and no temporary file left when a write fails), the output
  * directory's lock, the removal of a killed writer's temporary files (only its own names),
- * and the refusal of files that are not regular (a FIFO would block a reader forever). */
+ * the whole-file reader (every size, the cap exact) and the refusal of files that are not
+ * regular (a FIFO would block a reader forever). */
 #include <criterion/criterion.h>
 
 #include <dirent.h>
@@ -66,6 +67,57 @@ static char *slurp(const char *path, size_t *len)
     char *b = a4w4_read_regular(path, 0, len, &missing, err, sizeof err);
     cr_assert_not_null(b, "%s", err);
     return b;
+}
+
+/* A file of len bytes (byte i is 'a' + i % 26) at dir/name; its path into path. */
+static void fill(const char *dir, const char *name, size_t len, char *path, size_t plen)
+{
+    snprintf(path, plen, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s", path);
+    for (size_t i = 0; i < len; i++)
+        fputc('a' + (int)(i % 26), f);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* Whole files of every size around the read buffer's first size (16 KiB) and its doublings
+ * come back byte for byte, NUL-terminated; max admits a file of exactly max bytes and refuses
+ * one byte more ("larger than"); a missing file sets *missing. */
+Test(read_regular, every_size_reads_whole_and_max_is_exact)
+{
+    char dir[4096], path[4400], err[512];
+    scratch(dir, sizeof dir, "read-regular");
+    static const size_t sizes[] = {0, 1, 16383, 16384, 16385, 32767, 32768, 32769, 100000};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t sz = sizes[i], len;
+        fill(dir, "f.bin", sz, path, sizeof path);
+        for (int m = 0; m < 3; m++) { /* no cap, max = the size, max = the size - 1 */
+            size_t max = m == 0 ? 0 : m == 1 ? sz : sz - 1;
+            if (m == 2 && sz < 2)
+                continue; /* max 0 is no cap */
+            int missing = -1;
+            char *b = a4w4_read_regular(path, max, &len, &missing, err, sizeof err);
+            cr_expect_eq(missing, 0);
+            if (m == 2) {
+                cr_expect_null(b, "%zu bytes with max %zu", sz, max);
+                cr_expect(strstr(err, "larger than") != NULL, "%s", err);
+                free(b);
+                continue;
+            }
+            cr_assert_not_null(b, "%zu bytes, max %zu: %s", sz, max, err);
+            cr_expect_eq(len, sz);
+            cr_expect_eq(b[sz], '\0');
+            for (size_t j = 0; j < sz; j++)
+                if (b[j] != 'a' + (int)(j % 26))
+                    cr_assert_fail("%zu bytes: byte %zu differs", sz, j);
+            free(b);
+        }
+    }
+    int missing = 0;
+    size_t len;
+    snprintf(path, sizeof path, "%s/none.bin", dir);
+    cr_expect_null(a4w4_read_regular(path, 0, &len, &missing, err, sizeof err));
+    cr_expect_eq(missing, 1, "%s", err);
 }
 
 Test(write_atomic, the_pieces_land_in_order_with_the_default_mode_and_no_temporary_left)

@@ -1,5 +1,5 @@
 /* test_gen.c — case generation: determinism, per-row independence, regime properties, and
- * the tile-aware sample (harness/engine/gen.h). */
+ * the tile-aware sample (harness/gen/gen.h). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>

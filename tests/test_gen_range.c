@@ -1,4 +1,4 @@
-/* test_gen_range.c — the `range` regime (harness/engine/gen_range.h): every output of a
+/* test_gen_range.c — the `range` regime (harness/gen/gen_range.h): every output of a
  * generated case against the bits worked out by hand for its kind, variant and sign under the
  * exact and ordered(1) contracts (contracts §4.3), the NaN rows, and the scale codes the regime
  * promises (E8M0 254 and 255 on both sides, sa + sb from 255 to 508 on blocks with finite

@@ -1,4 +1,4 @@
-/* test_gen_special.c — the generator's former blind spots (harness/engine/gen_special.h):
+/* test_gen_special.c — the generator's former blind spots (harness/gen/gen_special.h):
  * the sign of a zero output under the oracles (contracts §4.1, values worked out by hand),
  * the tiny regime's fp32 subnormal block values and outputs, the zero-sign rows, and what the
  * pre-merge set must contain (every E8M0 code, each layout rule at several M). */

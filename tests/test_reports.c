@@ -11,6 +11,7 @@
 
 #include "a4w4_jsonschema.h"
 #include "a4w4_reports.h"
+#include "compare_parity.h"
 #include "environment.h"
 #include "report_common.h"
 #include "stream.h"
@@ -508,6 +509,83 @@ Test(markdown, parity_of_two_paths_is_a_table_of_what_the_document_says)
     free(html);
     free(md);
     cJSON_Delete(d);
+}
+
+/* The table pieces every two-format section is written with: a head and a heading, byte for
+ * byte in Markdown and in HTML. */
+Test(report_common, a_table_head_and_heading_in_both_formats)
+{
+    static const char *const cols[] = {"case", "n", "why"};
+    rbuf b = {0};
+    rb_heading(&b, &rb_markdown, "x", "Title");
+    rb_table_head(&b, &rb_markdown, cols, 3, 1u << 1);
+    char *md = rb_take(&b);
+    cr_assert_not_null(md);
+    cr_expect_str_eq(md, "## Title\n\n| case | n | why |\n|---|---:|---|\n");
+    free(md);
+    rb_heading(&b, &rb_htmlmarkup, "x", "Title");
+    rb_table_head(&b, &rb_htmlmarkup, cols, 3, 1u << 1);
+    char *html = rb_take(&b);
+    cr_assert_not_null(html);
+    cr_expect_str_eq(html, "<h2 id=\"x\">Title</h2>\n<table class=\"sortable\"><thead><tr>"
+                           "<th>case</th><th class=\"n\">n</th><th>why</th></tr></thead><tbody>\n");
+    free(html);
+}
+
+/* compare's kept-outputs parity, one function for both formats: the whole section byte for
+ * byte (a row with NaN against a number, an entry not compared; names escaped per format). */
+Test(compare, the_kept_outputs_parity_section_in_both_formats)
+{
+    cJSON *cmp = cJSON_CreateObject();
+    cJSON *op = cJSON_AddObjectToObject(cmp, "output_parity");
+    cJSON_AddNumberToObject(op, "compared", 1);
+    cJSON_AddNumberToObject(op, "differ", 1);
+    cJSON_AddNumberToObject(op, "not_compared", 1);
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(op, "rows"), r);
+    cJSON_AddStringToObject(r, "name", "c|<1");
+    cJSON_AddStringToObject(r, "base_backend", "cpu-asm");
+    cJSON_AddStringToObject(r, "cand_backend", "mut");
+    cJSON_AddNumberToObject(r, "M", 8);
+    cJSON_AddNumberToObject(r, "N", 64);
+    cJSON_AddNumberToObject(r, "outputs", 512);
+    cJSON_AddNumberToObject(r, "bit_equal", 500);
+    cJSON_AddNumberToObject(r, "differ", 12);
+    cJSON_AddNumberToObject(r, "max_ulp", 7);
+    cJSON_AddNumberToObject(r, "nan_vs_number", 2);
+    cJSON_AddStringToObject(r, "peers", "aiter FAIL");
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(op, "skipped"), s);
+    cJSON_AddStringToObject(s, "name", "big");
+    cJSON_AddStringToObject(s, "backend", "cpu-asm");
+    cJSON_AddStringToObject(s, "why", "sampled");
+    rbuf b = {0};
+    compare_parity_md(&b, cmp);
+    char *md = rb_take(&b);
+    cr_assert_not_null(md);
+    cr_expect_str_eq(md,
+        "## Parity of the kept outputs\n\n1 entries compared output by output (CAND against "
+        "BASE), 1 with outputs that differ, 1 not compared.\n\n| case | backend (BASE → CAND) "
+        "| M | N | parity | peers on the difference |\n|---|---|---:|---:|---|---|\n"
+        "| c\\|&lt;1 | cpu-asm → mut | 8 | 64 | bit-equal 500 of 512, 12 differ, max 7 ULP (and 2 "
+        "NaN against a number) | aiter FAIL |\n\nNot compared:\n\n- `big` on `cpu-asm`: "
+        "sampled\n\n");
+    free(md);
+    compare_parity_html(&b, cmp);
+    char *html = rb_take(&b);
+    cr_assert_not_null(html);
+    cr_expect_str_eq(html,
+        "<h2 id=\"output-parity\">Parity of the kept outputs</h2>\n<p>1 entries compared "
+        "output by output (CAND against BASE), 1 with outputs that differ, 1 not compared.</p>\n"
+        "<table class=\"sortable\"><thead><tr><th>case</th><th>backend (BASE &#8594; CAND)</th>"
+        "<th class=\"n\">M</th><th class=\"n\">N</th><th>parity</th><th>peers on the "
+        "difference</th></tr></thead><tbody>\n<tr><td><code>c|&lt;1</code></td><td>cpu-asm "
+        "&#8594; mut</td><td class=\"n\">8</td><td class=\"n\">64</td><td>bit-equal 500 of "
+        "512, 12 differ, max 7 ULP (and 2 NaN against a number)</td><td>aiter FAIL</td></tr>\n"
+        "</tbody></table>\n<p>Not compared:</p>\n<ul>\n<li><code>big</code> on <code>cpu-asm"
+        "</code>: sampled</li>\n</ul>\n");
+    free(html);
+    cJSON_Delete(cmp);
 }
 
 Test(markdown, reproducible_leaves_out_timings_and_environment)

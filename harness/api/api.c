@@ -1,5 +1,5 @@
 /* api.c — the public API of a4w4check_api.h over the engine. This file is the one adapter:
- * every call into engine/, io/ and ref/ made by the library is here (generation: engine/gen;
+ * every call into engine/, gen/, io/ and ref/ made by the library is here (generation: gen/gen;
  * the judgement: runner.h's a4w4_judge_outputs, the runner's own backend judgement; the
  * failing-case bundle: engine/failing), so re-pointing the library at another judge is a
  * change of this file only. Nothing here prints or exits. */

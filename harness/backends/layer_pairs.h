@@ -1,4 +1,4 @@
-/* layer_pairs.h — the backend pairs the layer model of engine/layer.h runs on (contracts §6):
+/* layer_pairs.h — the backend pairs the layer model of layer/layer.h runs on (contracts §6):
  * the table `a4w4check layers --backend` picks from. Each pair is an a4w4_layer_ops (function
  * pointers, declared by the engine); the engine never names one. */
 #ifndef A4W4_LAYER_PAIRS_H

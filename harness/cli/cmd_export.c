@@ -1,5 +1,5 @@
 /* cmd_export.c — `a4w4check export`: operand bundles of a case matrix for kernels outside
- * this process (engine/export.h; contracts §7). parse -> plan -> run -> render. */
+ * this process (gen/export.h; contracts §7). parse -> plan -> run -> render. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

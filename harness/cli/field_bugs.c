@@ -5,17 +5,12 @@
 #include <stdlib.h>
 
 #include "a4w4_policy.h"
+#include "grow.h"
 
 static int push(a4w4_bug_shapes *s, int M, int N, int K)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        int(*p)[3] = realloc(s->shape, cap * sizeof *p);
-        if (!p)
-            return -1;
-        s->shape = p;
-        s->cap = cap;
-    }
+    if (A4W4_GROW(s->shape, s->n + 1, s->cap, 16))
+        return -1;
     s->shape[s->n][0] = M;
     s->shape[s->n][1] = N;
     s->shape[s->n][2] = K;

@@ -7,19 +7,14 @@
 
 #include "gen.h"
 #include "gen_range.h"
+#include "grow.h"
 
 a4w4_hstatus a4w4_coverage_add(a4w4_coverage *cov, const char *group, const char *what,
                                const char *rule, const a4w4_case *cases, size_t ncases,
                                a4w4_case_rule r, const void *arg)
 {
-    if (cov->n == cov->cap) {
-        size_t cap = cov->cap ? 2 * cov->cap : 64;
-        a4w4_cov_item *items = realloc(cov->items, cap * sizeof *items);
-        if (!items)
-            return A4W4_ST_NOMEM;
-        cov->items = items;
-        cov->cap = cap;
-    }
+    if (A4W4_GROW(cov->items, cov->n + 1, cov->cap, 64))
+        return A4W4_ST_NOMEM;
     a4w4_cov_item *it = &cov->items[cov->n];
     memset(it, 0, sizeof *it);
     snprintf(it->group, sizeof it->group, "%s", group);

@@ -125,7 +125,7 @@ a4w4_hstatus a4w4_discover_run_round(a4w4_discovery *d, a4w4_backend *b,
                                      void (*progress)(void *ctx, size_t done, size_t total),
                                      void *progress_ctx, char *err, size_t errlen);
 
-/* Write the current round's operands into dir as operand bundles (engine/export.h, one per
+/* Write the current round's operands into dir as operand bundles (gen/export.h, one per
  * call, named by the call) with manifest.json ("set": "discover", matrix hash as
  * a4w4_discover_round_hash). 0, or -1 with err; on failure the bundles written are removed
  * (and dir, when that empties it): never a partial round. */

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "export.h"
 #include "fsutil.h"
+#include "grow.h"
 
 /* The item's backend part: one selected as TYPE:PATH by TYPE_<file name>, characters outside
  * [A-Za-z0-9._-] as '_'. */
@@ -90,9 +91,9 @@ int a4w4_ranges_parse(const char *text, size_t limit, size_t **idx, size_t *n)
     *idx = NULL;
     *n = 0;
     int all = !strcmp(text, "all");
-    size_t cap = all ? limit : 16, k = 0;
-    size_t *v = malloc((cap ? cap : 1) * sizeof *v);
-    if (!v)
+    size_t cap = 0, k = 0;
+    size_t *v = NULL;
+    if (all && A4W4_GROW(v, limit, cap, 1))
         return -1;
     for (const char *p = text; all ? k < limit : *p;) {
         if (all) {
@@ -110,12 +111,8 @@ int a4w4_ranges_parse(const char *text, size_t limit, size_t **idx, size_t *n)
             goto bad;
         p += *p == ',';
         for (long long x = a; x <= b; x++) {
-            if (k == cap) {
-                size_t *q = realloc(v, (cap *= 2) * sizeof *q);
-                if (!q)
-                    goto bad;
-                v = q;
-            }
+            if (A4W4_GROW(v, k + 1, cap, 16))
+                goto bad;
             v[k++] = (size_t)x;
         }
     }

@@ -1,5 +1,5 @@
 /* failing.h — a failing entry saved with its operands (`run --save-failing DIR`, `shrink`):
- * an operand bundle (format a4w4-operands/1, engine/export.h: every operand layout, the
+ * an operand bundle (format a4w4-operands/1, gen/export.h: every operand layout, the
  * case's name, M, N, K, regime, seed, matrix hash and tool version) that also records what
  * the backend returned and what its contract's oracle expected, so that
  *   `a4w4check verify FILE` recomputes the expected outputs and shows the failure again from

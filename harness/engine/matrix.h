@@ -66,7 +66,7 @@ int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
                      const char *golden_dir, char *err, size_t errlen);
 
 /* Load a matrix of bundle files only (`run --bundle FILE`): no cases, the given case or
- * operand bundles (contracts §7, engine/export.h, engine/failing.h) as golden items named
+ * operand bundles (contracts §7, gen/export.h, engine/failing.h) as golden items named
  * "golden/<file name without .safetensors>", set "bundle". Returns 0, or A4W4_MATRIX_EUSAGE
  * with err (a path without .safetensors, two files of one name, out of memory). */
 int a4w4_matrix_load_bundles(a4w4_matrix *m, const char *const *paths, size_t n, char *err,

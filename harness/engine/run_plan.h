@@ -121,7 +121,7 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
  * earlier cases are not in them), wall_s up to now. */
 void a4w4_run_add_stages(a4w4_run_plan *p);
 
-/* save_dir/manifest.json (a4w4-operands/1, engine/export.h) listing every bundle p->doc's
+/* save_dir/manifest.json (a4w4-operands/1, gen/export.h) listing every bundle p->doc's
  * entries saved (each once), so that python -m a4w4check.external --ops DIR runs them.
  * *n: bundles listed; *failed: some failing entry could not be saved (its note says why).
  * A4W4_OK, or -1 with err ("out of memory", or the writer's message). */

@@ -242,7 +242,7 @@ static a4w4_hstatus verify_quant_bundle(bundle *b, a4w4_check_list *out)
 
 /* The tensors of a case bundle (contracts §7); the optional ones NULL when absent. */
 typedef struct {
-    int operands; /* a4w4-operands/1 (engine/export.h): y_exact, y_ordered optional */
+    int operands; /* a4w4-operands/1 (gen/export.h): y_exact, y_ordered optional */
     size_t M, N, K, nb, prow, pcol;
     const a4w4_st_tensor *a, *as, *w, *ws, *ye, *yo; /* required (a case bundle) */
     const a4w4_st_tensor *ash, *wsh, *wsw, *x;       /* optional */

@@ -14,6 +14,7 @@
 
 #include "errmsg.h"
 #include "fsutil.h"
+#include "grow.h"
 
 /* mkstemp creates 0600; results are ordinary files (0644 under the usual umask). */
 static int fchmod_default(const char *path)
@@ -234,29 +235,24 @@ char *a4w4_read_regular(const char *path, size_t max, size_t *len, int *missing,
             snprintf(err, errlen, "%s: cannot read (%s)", path, strerror(saved));
         return NULL;
     }
-    size_t cap = 1 << 14, n = 0;
-    char *buf = malloc(cap + 1);
-    int too_big = 0;
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        int c = n < cap || ferror(f) ? EOF : getc(f); /* a full buffer: is there more? */
-        if (c == EOF)
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    int oom = 0;
+    for (;;) { /* room for one more byte and the NUL; with max, read no more than max + 1 */
+        if ((oom = A4W4_GROW(buf, n + 2, cap, (size_t)1 << 14) != 0))
             break;
-        too_big = max && n >= max;
-        char *p = too_big ? NULL : realloc(buf, 2 * cap + 1);
-        if (!p) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = p;
-        buf[n++] = (char)c;
-        cap *= 2;
+        size_t want = cap - 1 - n;
+        if (max && max - n < want) /* n <= max here */
+            want = max - n + 1;
+        size_t got = fread(buf + n, 1, want, f);
+        n += got;
+        if (got < want || ferror(f) || (max && n > max))
+            break; /* the end, a read error, or more than max */
     }
     int bad = ferror(f);
     fclose(f);
-    too_big |= buf && max && n > max; /* caught at a full buffer or here, whatever its size */
-    if (buf && !bad && !too_big) {
+    int too_big = !oom && max && n > max;
+    if (!oom && !bad && !too_big) {
         buf[n] = '\0';
         *len = n;
         return buf;

@@ -15,12 +15,13 @@ command -v "$cc" >/dev/null || { echo "debug_warnings: no C compiler ($cc)"; exi
 version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' python/a4w4check/__init__.py)
 flags=(-std=c11 -O0 -Wall -Wextra -ffp-contract=off -Werror -fopenmp -D_POSIX_C_SOURCE=200809L
        -DA4W4_SOURCE_DIR="\"$SRC\"" -DA4W4_TOOL_VERSION="\"$version\"" -Iref -Ireports
-       -Iharness/io -Iharness/engine -Iharness/discover -Iharness/commands -Iharness/backends
-       -Iharness/cli)
+       -Iharness/io -Iharness/gen -Iharness/engine -Iharness/discover -Iharness/commands
+       -Iharness/layer -Iharness/backends -Iharness/cli)
 read -r -a pc <<< "$(pkg-config --cflags libcjson openblas)"
 fails=0
-for f in ref/*.c reports/*.c harness/io/*.c harness/engine/*.c harness/discover/*.c \
-         harness/commands/*.c harness/backends/*.c harness/cli/*.c; do
+for f in ref/*.c reports/*.c harness/io/*.c harness/gen/*.c harness/engine/*.c \
+         harness/discover/*.c harness/commands/*.c harness/layer/*.c harness/backends/*.c \
+         harness/cli/*.c; do
   if ! "$cc" "${flags[@]}" "${pc[@]}" -c "$f" -o "$WORK/obj.o" 2> "$WORK/err"; then
     echo "$f:"; head -n 20 "$WORK/err"; fails=$((fails + 1))
   fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check_include_cycles.py — no include loop among the project's C units.
 
-A unit is a source and its header (harness/engine/gen.c and gen.h are the unit gen), with its
+A unit is a source and its header (harness/gen/gen.c and gen.h are the unit gen), with its
 private headers (X_internal.h, X_kernels.h, X_impl.h belong to unit X where X exists); unit A
 depends on unit B when a file of A includes B's header by name ("b.h"). Two units that
 depend on each other, directly or around a longer loop, are one thing split in two files:

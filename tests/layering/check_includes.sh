@@ -2,9 +2,9 @@
 # check_includes.sh SRC — fails when an #include "…" goes against the dependency direction
 # (docs/architecture.md):
 #   ref/ and gpu/ include only their own headers; reports/ includes only its own;
-#   harness rooms: io <- engine <- discover <- backends <- api <- cli (a room includes its own
-#   and lower rooms, never a sibling of its rank; backends/hip/ counts as backends), plus ref/,
-#   gpu/ and reports/ headers.
+#   harness rooms: io <- gen <- engine <- discover, commands, layer <- backends <- api <- cli (a
+#   room includes its own and lower rooms, never a sibling of its rank; backends/hip/ counts
+#   as backends), plus ref/, gpu/ and reports/ headers.
 # Prints one line per violation: FILE: includes HEADER (ROOM) from ROOM.
 set -u
 src=${1:?usage: check_includes.sh SRC}
@@ -13,17 +13,18 @@ cd "$src" || exit 2
 room_of() { # path relative to src -> room name
   case $1 in
     ref/*) echo ref ;; gpu/*) echo gpu ;; reports/*) echo reports ;;
-    harness/io/*) echo io ;; harness/engine/*) echo engine ;;
+    harness/io/*) echo io ;; harness/gen/*) echo gen ;; harness/engine/*) echo engine ;;
     harness/discover/*) echo discover ;;
     harness/commands/*) echo commands ;;
+    harness/layer/*) echo layer ;;
     harness/backends/*) echo backends ;; harness/api/*) echo api ;; harness/cli/*) echo cli ;;
     *) echo other ;;
   esac
 }
 rank() {
   case $1 in
-    io) echo 1 ;; engine) echo 2 ;; discover | commands) echo 3 ;; backends) echo 4 ;;
-    api) echo 5 ;; cli) echo 6 ;; *) echo 0 ;;
+    io) echo 1 ;; gen) echo 2 ;; engine) echo 3 ;; discover | commands | layer) echo 4 ;;
+    backends) echo 5 ;; api) echo 6 ;; cli) echo 7 ;; *) echo 0 ;;
   esac
 }
 
@@ -43,7 +44,7 @@ allowed() { # from-room to-room -> 0 when allowed
   [ "$f" = "$t" ] && return 0
   case $f in
     ref|gpu|reports) return 1 ;;
-    io|engine|discover|commands|backends|api|cli)
+    io|gen|engine|discover|commands|layer|backends|api|cli)
       case $t in
         ref|gpu|reports) return 0 ;;
         *) [ "$(rank "$t")" -lt "$(rank "$f")" ] ;; # lower rooms only: siblings stay apart
@@ -70,7 +71,7 @@ while IFS= read -r n; do
   pat="\"$n:"; [[ "$n" == *-* ]] && pat="\"$n:|\"$n\""
   while IFS= read -r hit; do
     echo "$hit: names backend $n (the engine never names one: ask the backend type)"; bad=1
-  done < <(grep -nE "$pat" harness/engine/*.c harness/io/*.c harness/discover/*.c harness/commands/*.c 2>/dev/null)
+  done < <(grep -nE "$pat" harness/{io,gen,engine,discover,commands,layer}/*.c 2>/dev/null)
 done < <(grep -rhoE '\.name = "[^"]+"' harness/backends | sed 's/.*"\(.*\)"/\1/' | sort -u)
 
 # The C library (harness/api) judges through engine/judge.h, never the runner's own header.
@@ -79,5 +80,5 @@ while IFS= read -r hit; do
 done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]*/)?runner(_internal)?\.h"' \
   harness/api/*.c harness/api/*.h 2>/dev/null)
 
-if [ "$bad" = 0 ]; then echo "layering: every include follows io <- engine <- discover, commands <- backends <- api <- cli; ref/, gpu/, reports/ stand alone"; fi
+if [ "$bad" = 0 ]; then echo "layering: every include follows io <- gen <- engine <- discover, commands, layer <- backends <- api <- cli; ref/, gpu/, reports/ stand alone"; fi
 exit $bad

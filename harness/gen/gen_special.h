@@ -1,6 +1,6 @@
 /* gen_special.h — the generator's data for the fp32 subnormal range and the sign of zero
  * (contracts §4.1): the `tiny` regime's scale shift (the zero-sign rows and NaN blocks are
- * gen.c's). Internal to the engine (used by gen.c). */
+ * gen.c's). Internal to gen/ (used by gen.c). */
 #ifndef A4W4_GEN_SPECIAL_H
 #define A4W4_GEN_SPECIAL_H
 

@@ -1,5 +1,5 @@
 /* gen_range.h — the generator's `range` regime: outputs at the edges of the fp32 and bf16
- * ranges (contracts §4.3). Internal to the engine (used by gen.c; the tests and the coverage
+ * ranges (contracts §4.3). Internal to gen/ (used by gen.c; the tests and the coverage
  * report read the layout below).
  *
  * K is cut into segments of A4W4_RANGE_SEGMENT_BLOCKS 32-blocks (256 elements). Segment k < 4

@@ -274,7 +274,7 @@ size_t a4w4_layer_matrix(size_t qwen_n, a4w4_layer_group *groups, size_t max);
  * different magnitudes (bf16 when the case has a bias, fp32 otherwise), bias bf16. Returns
  * A4W4_ST_OK (verdicts in res), or, when the group could not be run at all (err says why),
  * A4W4_ST_BADINPUT (a bad group; the oracles refused its data) or A4W4_ST_NOMEM. Prints
- * nothing. (engine/layer_checks.c) */
+ * nothing. (layer/layer_checks.c) */
 a4w4_hstatus a4w4_layer_check_group(const a4w4_layer_ops *ops, const a4w4_layer_group *g,
                                     a4w4_layer_case_result res[A4W4_LAYER_CASES_PER_GROUP],
                                     int *fails, char *err, size_t errlen);
