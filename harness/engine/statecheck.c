@@ -255,6 +255,14 @@ static void fold(const a4w4_runner *r, size_t bi, const a4w4_case *a, const seq_
         run_note(e->note, sizeof e->note, "%s%zux%zux%zu%s", i ? ", " : "", calls[i].c->M,
                  calls[i].c->N, calls[i].c->K, calls[i].label);
     run_note(e->note, sizeof e->note, " (%zu failed); %s", nfail, cal);
+    for (size_t i = 0; i < n; i++) /* a call not judged is named, never silent */
+        if (calls[i].e->verdict == A4W4_VERDICT_SKIP ||
+            calls[i].e->verdict == A4W4_VERDICT_AMBIGUOUS) {
+            run_note(e->note, sizeof e->note, "; call %zu of %zu (%zux%zux%zu%s) not judged: "
+                     "%.300s", i + 1, n, calls[i].c->M, calls[i].c->N, calls[i].c->K,
+                     calls[i].label, calls[i].e->note[0] ? calls[i].e->note : "no judgement");
+            break;
+        }
 }
 
 /* Free what seq_run set up. */
