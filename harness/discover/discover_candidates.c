@@ -172,3 +172,25 @@ void dc_family_candidates(const dc_shape *s, int tiles, cand_list *L)
         }
     }
 }
+
+/* The xor-shuffle trees (contracts §4.2 rule 1a: L lanes, chunks dealt by index mod L, lane
+ * values reduced by v[l] = node(v[l], v[l ^ x]), x = L/2 .. 1): a butterfly reduction that
+ * FPRev's pairwise probes read as a general tree at one K. Pushed before FPRev's tree, each is
+ * held to every pair probe like any candidate: one accepted gives the same LCA for every pair
+ * (i, j), so it is FPRev's tree at this K, in a spelling that holds at every K. */
+void dc_xor_candidates(const dc_shape *s, cand_list *L)
+{
+    static const unsigned lanes[] = {4, 8, 16, 32, 64}, chunks[] = {32, 64, 128, 256};
+    for (int fr = 0; fr < 2; fr++)
+        for (size_t li = 0; li < sizeof lanes / sizeof lanes[0]; li++)
+            for (size_t ci = 0; ci < sizeof chunks / sizeof chunks[0]; ci++) {
+                a4w4_tree f;
+                a4w4_tree_defaults(&f);
+                f.final = fr ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;
+                f.lanes = lanes[li];
+                f.chunk = chunks[ci];
+                f.lanecomb = A4W4_REDUCE_XOR;
+                if ((size_t)f.chunk * 2 <= s->sh.K) /* two lanes at least hold blocks */
+                    dc_cand_push(L, &(a4w4_contract){A4W4_CONTRACT_TREE, 1, f});
+            }
+}

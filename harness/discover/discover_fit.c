@@ -515,6 +515,10 @@ static void accept(dc_shape *s, const a4w4_discover_opts *o, const a4w4_contract
                 r->defects ? "every other one of the " : "all ", r->checked, s->nvcases,
                 o->repeats, c->kind == A4W4_CONTRACT_BOUNDED ? " (within the bound)" : "");
     record_defects(s, o, r);
+    if (s->have_fprev && c->kind == A4W4_CONTRACT_TREE && c->tree.lanecomb == A4W4_REDUCE_XOR)
+        dc_text_add(&s->ev, "- %s gives every one of FPRev's pair probes the output FPRev's "
+                    "tree gives (the same LCA for every pair of blocks): the same tree at this "
+                    "K, written in the spelling that holds at every K\n", txt);
 }
 
 /* Where the closest candidate c fails (no candidate was accepted) into res.closest_fails. */
@@ -651,6 +655,8 @@ void dc_fit(dc_shape *s, const a4w4_discover_opts *o)
         }
         for (size_t i = 0; i < fitted.n; i++)
             dc_cand_push(&L, &fitted.c[i]);
+        if (s->have_fprev) /* the short spellings FPRev's tree may have, before it */
+            dc_xor_candidates(s, &L);
         for (int rz = 0; s->have_fprev && rz < 2; rz++) { /* FPRev's tree: the last resort */
             a4w4_contract c = s->fprev;
             c.tree.final = rz ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;

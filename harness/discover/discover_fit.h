@@ -25,6 +25,9 @@ void dc_candidates(const dc_shape *s, cand_list *L);
 /* The trees beyond the interval model (contracts §4.2 rules 1a and 2) into L; tiles: add the
  * per-256-K tile partials too. */
 void dc_family_candidates(const dc_shape *s, int tiles, cand_list *L);
+/* The xor-shuffle lane trees (lanecomb=xor, 4..64 lanes, chunks 32..256 elements, final RNE
+ * then RZ) into L: the short spellings tried before FPRev's general tree. */
+void dc_xor_candidates(const dc_shape *s, cand_list *L);
 
 /* The first mismatch of a case (for the evidence). */
 typedef struct {
