@@ -24,12 +24,20 @@ static inline const uint8_t *block_x(const a4w4_fast_tile *t, int r, size_t b)
     return t->x + r * t->ldx + b * 32;
 }
 
-/* Exact dots of block b for MR rows x 16 lanes. */
+/* Exact dots of block b for MR rows x 16 lanes: the MR rows at once where the includer
+ * defines A4W4_FAST_ROWS_DOTS4 (rows, x[MR], d), else one row_dots per row. */
 static inline void block_dots(const a4w4_fast_tile *t, size_t b, __m256i d[MR][2])
 {
+#ifdef A4W4_FAST_ROWS_DOTS4
+    const uint8_t *x[MR];
+    for (int r = 0; r < MR; r++)
+        x[r] = block_x(t, r, b);
+    A4W4_FAST_ROWS_DOTS4(block_rec(t, b), x, d);
+#else
 #pragma GCC unroll 4
     for (int r = 0; r < MR; r++)
         row_dots(block_rec(t, b), block_x(t, r, b), d[r]);
+#endif
 }
 
 static inline __m256i load_ey(const a4w4_fast_tile *t, size_t b, int h)
@@ -64,13 +72,26 @@ static void exact_window(const a4w4_fast_tile *t, const int32_t *xoff, const int
     for (size_t b = 0; b < t->nb; b++) {
         __m256i ey0 = _mm256_add_epi32(load_ey(t, b, 0), yo0);
         __m256i ey1 = _mm256_add_epi32(load_ey(t, b, 1), yo1);
+#ifdef A4W4_FAST_ROWS_DOTS4
+        /* the window sums stay in memory (a load and a store per row a block): the registers
+         * go to the four rows' dots */
+        __m256i d4[MR][2], (*wm)[2] = w;
+        block_dots(t, b, d4);
+        A4W4_FAST_OPAQUE(wm);
+#else
+        __m256i (*wm)[2] = w;
+#endif
 #pragma GCC unroll 4
         for (int r = 0; r < MR; r++) {
+#ifdef A4W4_FAST_ROWS_DOTS4
+            __m256i *d = d4[r];
+#else
             __m256i d[2];
             row_dots(block_rec(t, b), block_x(t, r, b), d);
+#endif
             __m256i er = _mm256_set1_epi32(t->ex[r * t->lde + b] + xoff[r]);
-            w[r][0] = _mm256_add_epi32(w[r][0], _mm256_sllv_epi32(d[0], _mm256_add_epi32(ey0, er)));
-            w[r][1] = _mm256_add_epi32(w[r][1], _mm256_sllv_epi32(d[1], _mm256_add_epi32(ey1, er)));
+            wm[r][0] = _mm256_add_epi32(wm[r][0], _mm256_sllv_epi32(d[0], _mm256_add_epi32(ey0, er)));
+            wm[r][1] = _mm256_add_epi32(wm[r][1], _mm256_sllv_epi32(d[1], _mm256_add_epi32(ey1, er)));
         }
         if (--left == 0) {
             flush_window(w, acc);
@@ -163,6 +184,22 @@ static inline void ordered_split(const a4w4_fast_tile *t, size_t b0, size_t b1, 
     for (size_t b = b0; b < b1; b++) {
         __m256i ey[2] = {_mm256_add_epi32(load_ey(t, b, 0), bias),
                          _mm256_add_epi32(load_ey(t, b, 1), bias)};
+#ifdef A4W4_FAST_ROWS_DOTS4
+        /* the part sums in memory, the registers to the four rows' dots (as exact_window) */
+        __m256i d4[MR][2];
+        __m256 (*pm)[2] = part;
+        block_dots(t, b, d4);
+        A4W4_FAST_OPAQUE(pm);
+#pragma GCC unroll 4
+        for (int r = 0; r < MR; r++) {
+            __m256i er = _mm256_set1_epi32(t->ex[r * t->lde + b]);
+            for (int h = 0; h < 2; h++) {
+                __m256i e = _mm256_add_epi32(ey[h], er);
+                pm[r][h] = _mm256_add_ps(pm[r][h], fp32 ? block_values8_fp32(d4[r][h], e)
+                                                         : block_values8(d4[r][h], e));
+            }
+        }
+#else
 #pragma GCC unroll 4
         for (int r = 0; r < MR; r++) {
             __m256 v[2];
@@ -170,6 +207,7 @@ static inline void ordered_split(const a4w4_fast_tile *t, size_t b0, size_t b1, 
             part[r][0] = _mm256_add_ps(part[r][0], v[0]);
             part[r][1] = _mm256_add_ps(part[r][1], v[1]);
         }
+#endif
     }
     for (int r = 0; r < MR; r++)
         for (int h = 0; h < 2; h++) {

@@ -113,6 +113,19 @@ static double entries_tally(const cJSON *cases, double *outputs)
     return d;
 }
 
+/* A batch-invariance measurement's items (docs/cli/invariance.md, "The results document"):
+ * its document has no entries, every measurement is one item, and the outputs of those not
+ * n/a were compared. The count of measurements; *outputs their outputs. */
+static double measurements_tally(const cJSON *doc, double *outputs)
+{
+    const cJSON *inv = cJSON_GetObjectItemCaseSensitive(doc, "invariance"), *m;
+    const cJSON *meas = cJSON_GetObjectItemCaseSensitive(inv, "measurements");
+    *outputs = 0;
+    cJSON_ArrayForEach(m, meas) if (strcmp(jstr(m, "verdict"), "n/a"))
+        *outputs += jnum(m, "outputs", 0);
+    return cJSON_GetArraySize(meas);
+}
+
 /* Counts the entries deny (the document's "counts" against its "cases" and "backends"):
  * another number of entries or of items, fewer outputs checked in the entries than counted,
  * a selected backend (not the oracle, not listed unchecked) without an entry. why gets the
@@ -141,6 +154,8 @@ static int counts_denied(const cJSON *doc, char *why, size_t len)
     double outputs, n = cJSON_GetArraySize(cases), items;
     if (!cJSON_IsObject(c) || (items = entries_tally(cases, &outputs)) < 0)
         return 0;
+    if (!n && !strcmp(jstr(doc, "set"), "invariance"))
+        items = measurements_tally(doc, &outputs);
     if (jnum(c, "entries", n) != n || jnum(c, "recorded_items", items) != items ||
         jnum(c, "outputs_checked", 0) > outputs) {
         snprintf(why, len, "counts of %.0f entries, %.0f items, %.0f outputs checked over %.0f "

@@ -64,6 +64,7 @@ typedef struct {
     cJSON *maps, *meas; /* --out: what results.json records */
     int follows_dispatch;
     int m[MAX_MEASURE_M], nm;
+    size_t npairs; /* --measure: the pairs measured (each at every M of m) */
 } inv_opts;
 
 static int cb_switch(const a4w4_option *opt, void *field, const char *value, char *err,
@@ -495,6 +496,7 @@ static int run_measure(inv_opts *o, const a4w4_kernel_table *kt)
     int rc = load_tuned(o->tuned.v, o->tuned.n, &t);
     if (rc == -1)
         rc = load_pairs(o, &nk, &n);
+    o->npairs = n;
     for (int i = 0; i < o->nm; i++)
         o->m_max = o->m[i] > o->m_max ? o->m[i] : o->m_max;
     o->setup.m_max = o->m_max;
@@ -578,6 +580,39 @@ static int run_export(const inv_opts *o)
     return rc;
 }
 
+/* A measurement document's counts (the results schema's "counts"): every measurement one
+ * item (expected: pairs x M, recorded: those in meas); pass the ones as predicted, fail the
+ * ones that disagree or failed, n/a the rest; outputs_checked the outputs compared. What a
+ * renderer needs to show a PASS (contracts §4.1: never a PASS over missing data). */
+static cJSON *measure_counts(const cJSON *meas, size_t expected, const char *backend)
+{
+    double pass = 0, fail = 0, na = 0, outputs = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, meas) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "verdict");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(m, "outputs");
+        int is_na = cJSON_IsString(v) && !strcmp(v->valuestring, "n/a");
+        int as_predicted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "agrees"));
+        na += is_na;
+        pass += !is_na && as_predicted;
+        fail += !is_na && !as_predicted;
+        outputs += !is_na && cJSON_IsNumber(n) ? n->valuedouble : 0;
+    }
+    cJSON *c = cJSON_CreateObject(), *un = cJSON_CreateArray();
+    cJSON_AddNumberToObject(c, "entries", 0);
+    cJSON_AddNumberToObject(c, "pass", pass);
+    cJSON_AddNumberToObject(c, "fail", fail);
+    cJSON_AddNumberToObject(c, "n/a", na);
+    cJSON_AddNumberToObject(c, "skip", 0);
+    cJSON_AddNumberToObject(c, "expected_items", (double)expected);
+    cJSON_AddNumberToObject(c, "recorded_items", (double)cJSON_GetArraySize(meas));
+    cJSON_AddNumberToObject(c, "outputs_checked", outputs);
+    if (!outputs)
+        cJSON_AddItemToArray(un, cJSON_CreateString(backend));
+    cJSON_AddItemToObject(c, "backends_unchecked", un);
+    return c;
+}
+
 /* --out DIR: DIR/results.json (set "invariance", no entries: the maps and measurements under
  * "invariance"), validated against the results schema before it is written. A measurement's
  * verdict is the command's (exit ex); a prediction records none (nothing was checked).
@@ -601,6 +636,8 @@ static int write_doc(inv_opts *o, int ex)
             ? "every measurement as its prediction allows"
             : ex == A4W4_EXIT_MISMATCH ? "a measurement disagrees with its prediction, or failed"
                                        : "a measurement was n/a: not everything was measured");
+        cJSON_AddItemToObject(doc, "counts",
+                              measure_counts(o->meas, o->npairs * (size_t)o->nm, o->measure));
     }
     cJSON_AddItemToObject(doc, "cases", cJSON_CreateArray());
     cJSON_AddItemToObject(inv, "maps", o->maps);
@@ -651,7 +688,9 @@ int cmd_invariance(int argc, char **argv)
          : o.cases || o.shapes ? run_list(&o, &kt)
                                : run_tables(&o, &kt);
     a4w4_kernels_free(&kt);
-    if (o.out && (rc == -1 || rc == A4W4_EXIT_MISMATCH || rc == A4W4_EXIT_INCOMPLETE))
+    /* -1: predicted; PASS, MISMATCH, INCOMPLETE: measured (every measurement recorded) */
+    if (o.out && (rc == -1 || rc == A4W4_EXIT_PASS || rc == A4W4_EXIT_MISMATCH ||
+                  rc == A4W4_EXIT_INCOMPLETE))
         rc = write_doc(&o, rc == -1 ? A4W4_EXIT_PASS : rc);
     cJSON_Delete(o.maps);
     cJSON_Delete(o.meas);

@@ -64,9 +64,12 @@ typedef struct a4w4_devjudge {
     /* Run GEMM backend b on every output and compare per its contract (variant 0), or re-run
      * it after the runner changed the pad fills (a4w4_case_refill) and count the outputs
      * that changed against its baseline (variant 1; bounded: outputs newly outside the
-     * bound) into out->mismatches; the call's time and outputs' hash into *call. A bounded
-     * backend called with a full sample (a->s->full) is not compared: its every output
-     * comes back in a->y ([M, N] row-major) for the host to judge. Returns the backend's
+     * bound) into out->mismatches; the call's time and outputs' hash into *call. A bounded(S)
+     * backend of the S the case was opened for (need->bounded_s) is compared on the device
+     * by the runner's bounded rule against the judge's limits (contracts §4.1, §4.3: counts,
+     * first mismatches, the bound's use, weight and median; only its outputs at a->s come
+     * back); one of another S called with a full sample (a->s->full) is not compared: its
+     * every output comes back in a->y ([M, N] row-major) for the host to judge. Returns the backend's
      * own status in *brc (A4W4_OK, A4W4_EUNSUPPORTED, ...). */
     int (*run)(void *self, const a4w4_backend *b, const a4w4_run_args *a, int variant,
                int *brc, a4w4_comparison *out, a4w4_devcall *call, char *why, size_t whylen);

@@ -70,8 +70,9 @@ typedef struct {
      * holds the backend's outputs at the sample, re-judged by the C oracles into host_cmp */
     const a4w4_devjudge *dev;
     a4w4_comparison host_cmp;
-    /* bounded(S) on the device path: every output judged on the host (run_bounded_dev); the
-     * case's M * N outputs (baseline, a variant), exact bf16 and limits, or NULL */
+    /* bounded(S) of an S the device judge does not hold: every output judged on the host
+     * (run_bounded_dev); the case's M * N outputs (baseline, a variant), exact bf16 and
+     * limits, or NULL */
     uint16_t *y_all, *y2_all, *exact_all;
     a4w4_bounded_limits *limits_all;
 } gemm_run;
@@ -144,7 +145,7 @@ int run_bound_vacuous(const a4w4_comparison *c, a4w4_entry_result *e);
 /* 1 when GEMM backend b with contract k (NULL: none) runs on the device path in j: it has a
  * device form and keeps a single ordered(S) contract, which the device judge computes over
  * every output bit for bit as the C oracles do, or a bounded(S) contract, whose every output
- * is judged on the host against the judge's limits (run_bounded_dev; contracts §4.1, §4.3).
+ * is judged against the limits (run_bounded_dev; contracts §4.1, §4.3).
  * exact (judged inside the exact regime only), tree contracts and shape rules stay on
  * the host sample. */
 int run_on_device(const judging *j, const a4w4_backend *b, const a4w4_contract *k);
@@ -174,13 +175,14 @@ int run_quant_backend(a4w4_backend *b, const a4w4_case *c, const a4w4_case_data 
  * the host's guard zones and operand digests (engine/integrity.h) do not see them. */
 int run_baseline_dev(gemm_run *g, a4w4_entry_result *e);
 
-/* A bounded(S) backend on the device path: its every output comes back and is judged on the
- * host by the runner's bounded rule (a4w4_judge_bounded) against the limits of every output
- * (contracts §4.1 "bounded", §4.3): the device judge's (a4w4_devsample bound, exact_f64,
- * infs; the C oracles re-check them on the sample) when it holds this S, else the C oracles'
- * fast form; into g->cmp, its outputs at the sample into g->y, the backend's status
- * returned. The device's own bounded comparison measures from the exact value rounded to fp32
- * and has no overflow rule, so it is not the verdict. run_bounded_dev_free frees g's arrays. */
+/* A bounded(S) backend on the device path, every output judged by the runner's bounded rule
+ * (a4w4_judge_bounded's, contracts §4.1 "bounded", §4.3) against the limits of every output.
+ * When the device judge holds this S (g->j->bounded_s) the comparison runs on the device
+ * against the judge's limits (the C oracles re-check them on the sample) and only the
+ * verdict and the outputs at the sample come back (run_baseline_dev); else every output
+ * comes back and is judged on the host against the C oracles' fast form. Into g->cmp, its
+ * outputs at the sample into g->y, the backend's status returned. run_bounded_dev_free frees
+ * g's arrays. */
 int run_bounded_dev(gemm_run *g, a4w4_entry_result *e);
 void run_bounded_dev_free(gemm_run *g);
 

@@ -50,3 +50,47 @@ def resolve(value: str) -> str:
         raise ValueError(f"contract {value!r} is not exact, ordered(S), bounded(S), a "
                          "tree(...) form or a file holding one")
     return text
+
+
+def padded_m(M: int) -> int:
+    """`Mpad` of a rule (contracts §4.2 "The file form"): AITER's getPaddedM(M, N, K, 0) of
+    contracts §5.1, M up to 256 rounded up to a multiple of 16, up to 1024 to 32, up to 4096
+    to 64, past it to 128."""
+    step = 16 if M <= 256 else 32 if M <= 1024 else 64 if M <= 4096 else 128
+    return -(-M // step) * step
+
+
+_PRED = re.compile(r"(Mpad|M|N|K)\s*(?:(==|!=|<=|>=|<|>)\s*([0-9]+)"
+                   r"|%\s*([0-9]+)\s*==\s*([0-9]+))\Z")
+_OPS = {"==": int.__eq__, "!=": int.__ne__, "<=": int.__le__, ">=": int.__ge__,
+        "<": int.__lt__, ">": int.__gt__}
+
+
+def _holds(pred: str, dims: dict[str, int]) -> bool:
+    m = _PRED.match(pred.strip())
+    if not m:
+        raise ValueError(f"rule predicate {pred.strip()!r} is not M, N, K or Mpad compared "
+                         "with a decimal, or X%D==R")
+    x = dims[m.group(1)]
+    if m.group(2):
+        return bool(_OPS[m.group(2)](x, int(m.group(3))))
+    d = int(m.group(4))
+    if d < 1:
+        raise ValueError(f"rule predicate {pred.strip()!r}: D must be at least 1")
+    return x % d == int(m.group(5))
+
+
+def rule_at(lines: list[str], M: int, N: int, K: int) -> str | None:
+    """The contract a file's rule lines (rules()) give the shape M x N x K (contracts §4.2
+    "The file form": the first rule whose predicates all hold; a line without `when` holds
+    for every shape), or None when no rule holds. ValueError on a malformed rule."""
+    dims = {"M": M, "N": N, "K": K, "Mpad": padded_m(M)}
+    for line in lines:
+        if not line.startswith("when"):
+            return line
+        head, sep, body = line[4:].partition(":")
+        if not sep:
+            raise ValueError(f"rule {line!r} has no ':'")
+        if all(_holds(p, dims) for p in head.split(",")):
+            return body.strip()
+    return None

@@ -411,11 +411,12 @@ extern "C" int a4w4j_preshuffle(const uint8_t *w_fp4, size_t N, size_t K, uint8_
 
 /* ---- comparisons --------------------------------------------------------------------------- */
 
-/* Per-chunk counters and the global record of one comparison. */
+/* Per-chunk counters and the global record of one comparison, in one allocation (glob, then
+ * miss[cap], then unw[cap]) so that one copy brings them back. */
 typedef struct {
     unsigned *miss, *unw;
     a4w4j_glob *glob;
-    size_t chunks;
+    size_t chunks, cap;
 } cmp_bufs;
 
 /* The counters are kept from one comparison to the next (grown when a larger one comes):
@@ -427,19 +428,16 @@ static int bufs_open(cmp_bufs *b, size_t n)
 {
     const size_t chunks = (n + A4W4J_CHUNK - 1) / A4W4J_CHUNK;
     int rc = A4W4J_OK;
-    if (chunks > g_bufs.chunks || !g_bufs.glob) {
-        (void)hipFree(g_bufs.miss);
-        (void)hipFree(g_bufs.unw);
+    if (chunks > g_bufs.cap || !g_bufs.glob) {
         (void)hipFree(g_bufs.glob);
         memset(&g_bufs, 0, sizeof g_bufs);
         const size_t cap = chunks < 64 ? 64 : chunks;
-        rc = dalloc((void **)&g_bufs.miss, cap * sizeof *g_bufs.miss);
-        if (!rc)
-            rc = dalloc((void **)&g_bufs.unw, cap * sizeof *g_bufs.unw);
-        if (!rc)
-            rc = dalloc((void **)&g_bufs.glob, sizeof *g_bufs.glob);
-        if (!rc)
-            g_bufs.chunks = cap;
+        rc = dalloc((void **)&g_bufs.glob, sizeof *g_bufs.glob + 2 * cap * sizeof(unsigned));
+        if (!rc) {
+            g_bufs.miss = (unsigned *)(g_bufs.glob + 1);
+            g_bufs.unw = g_bufs.miss + cap;
+            g_bufs.cap = cap;
+        }
     }
     *b = g_bufs;
     b->chunks = chunks;
@@ -450,24 +448,27 @@ static int bufs_open(cmp_bufs *b, size_t n)
 
 static void bufs_close(cmp_bufs *b) { (void)b; /* kept for the next comparison */ }
 
-/* Reads the counters into out; the first mismatches of the first chunks that have any are
- * found on the host: scan(ctx, k0, k1, out) copies outputs [k0, k1) back and records them. */
+/* Reads the counters into out (the copy waits for the comparison kernel before it, on the
+ * same stream, and reports its failure: no synchronisation of its own); the first mismatches
+ * of the first chunks that have any are found on the host: scan(ctx, k0, k1, out) copies
+ * outputs [k0, k1) back and records them. */
 typedef int (*scan_fn)(const void *ctx, size_t k0, size_t k1, a4w4j_cmp *out);
 
 static int bufs_read(const cmp_bufs *b, size_t n, int with_glob, a4w4j_cmp *out, scan_fn scan,
                      const void *ctx)
 {
-    unsigned *miss = (unsigned *)malloc(b->chunks * sizeof *miss);
-    unsigned *unw = (unsigned *)malloc(b->chunks * sizeof *unw);
-    int rc = miss && unw ? A4W4J_OK : A4W4J_ENOMEM;
+    /* one copy: glob, miss[cap] and unw's first chunks */
+    const size_t bytes = sizeof(a4w4j_glob) + (b->cap + b->chunks) * sizeof(unsigned);
+    uint8_t *all = (uint8_t *)malloc(bytes);
+    int rc = all ? A4W4J_OK : A4W4J_ENOMEM;
     if (!rc)
-        rc = chk(hipMemcpy(miss, b->miss, b->chunks * sizeof *miss, hipMemcpyDeviceToHost), "copy");
-    if (!rc && b->unw)
-        rc = chk(hipMemcpy(unw, b->unw, b->chunks * sizeof *unw, hipMemcpyDeviceToHost), "copy");
+        rc = chk(hipMemcpy(all, b->glob, bytes, hipMemcpyDeviceToHost), "copy");
+    const unsigned *miss = all ? (const unsigned *)(all + sizeof(a4w4j_glob)) : NULL;
+    const unsigned *unw = miss ? miss + b->cap : NULL;
     a4w4j_glob g;
     memset(&g, 0, sizeof g);
     if (!rc && with_glob)
-        rc = chk(hipMemcpy(&g, b->glob, sizeof g, hipMemcpyDeviceToHost), "copy");
+        memcpy(&g, all, sizeof g);
     memset(out, 0, sizeof *out);
     for (size_t i = 0; !rc && i < b->chunks; i++) {
         out->mismatches += miss[i];
@@ -486,8 +487,7 @@ static int bufs_read(const cmp_bufs *b, size_t n, int with_glob, a4w4j_cmp *out,
         if (miss[i])
             rc = scan(ctx, i * A4W4J_CHUNK, (i + 1) * A4W4J_CHUNK < n ? (i + 1) * A4W4J_CHUNK : n,
                       out);
-    free(miss);
-    free(unw);
+    free(all);
     return rc;
 }
 
@@ -558,8 +558,6 @@ extern "C" int a4w4j_compare_exact(const uint16_t *got, const uint16_t *expected
                  "compare");
     exact_ctx ctx = {got, expected, mask, poison, NULL, NULL};
     if (!rc)
-        rc = chk(hipDeviceSynchronize(), "compare");
-    if (!rc)
         rc = bufs_read(&b, n, 1, out, scan_exact, &ctx);
     bufs_close(&b);
     return rc;
@@ -615,10 +613,154 @@ extern "C" int a4w4j_compare_bounded(const uint16_t *got, const uint16_t *exact,
                  "compare");
     exact_ctx ctx = {got, exact, NULL, poison, exact_f32, B};
     if (!rc)
-        rc = chk(hipDeviceSynchronize(), "compare");
-    if (!rc)
         rc = bufs_read(&b, n, 1, out, scan_bounded, &ctx);
     bufs_close(&b);
+    return rc;
+}
+
+/* The runner's bounded rule on the host, for the first mismatches of a4w4j_compare_limits. */
+static int limits_bad(uint16_t got, double B, double e, uint8_t inf, uint16_t poison)
+{
+    if (got == poison)
+        return 1;
+    if (B != B)
+        return !hbf16_nan(got);
+    if (hbf16_nan(got))
+        return !((inf & 1) && (inf & 2));
+    uint32_t gb = (uint32_t)got << 16;
+    float gf;
+    memcpy(&gf, &gb, 4);
+    const double g = gf, dinf = 1.0 / 0.0;
+    if (g == dinf || g == -dinf)
+        return g > 0 ? !(inf & 1) : !(inf & 2);
+    const double tol = B + 0x1p-24 * (e < 0 ? -e : e) + 0x1p-149;
+    return (g > e ? g - e : e - g) / tol > 1.0;
+}
+
+typedef struct {
+    const uint16_t *got, *exp;
+    const double *B, *E;
+    const uint8_t *infs;
+    uint16_t poison;
+} limits_ctx;
+
+static int scan_limits(const void *vctx, size_t k0, size_t k1, a4w4j_cmp *out)
+{
+    const limits_ctx *c = (const limits_ctx *)vctx;
+    int rc = A4W4J_OK;
+    uint16_t *g = (uint16_t *)stage(c->got, 2, k0, k1, &rc);
+    uint16_t *e = (uint16_t *)stage(c->exp, 2, k0, k1, &rc);
+    double *B = (double *)stage(c->B, 8, k0, k1, &rc);
+    double *E = (double *)stage(c->E, 8, k0, k1, &rc);
+    uint8_t *inf = (uint8_t *)stage(c->infs, 1, k0, k1, &rc);
+    for (size_t k = 0; !rc && k < k1 - k0; k++)
+        if (limits_bad(g[k], B[k], E[k], inf[k], c->poison))
+            record(out, k0 + k, g[k], e[k]);
+    free(g);
+    free(e);
+    free(B);
+    free(E);
+    free(inf);
+    return rc;
+}
+
+/* What a4w4j_compare_limits reads back, in one copy: the counts and the two selections. */
+typedef struct {
+    a4w4j_lim lim;
+    a4w4j_sel sel[2];
+} lim_state;
+
+/* Scratch of a4w4j_compare_limits, kept and grown like the counters. */
+static struct {
+    unsigned long long *ulps;
+    size_t cap;
+    unsigned *hist; /* [2][256], zeroed per comparison and by each pick after its pass */
+    lim_state *st;
+} g_lim;
+
+static int lim_open(size_t n)
+{
+    int rc = A4W4J_OK;
+    if (!g_lim.hist) {
+        rc = dalloc((void **)&g_lim.hist, 512 * sizeof *g_lim.hist);
+        if (!rc)
+            rc = chk(hipMemset(g_lim.hist, 0, 512 * sizeof *g_lim.hist), "memset");
+        if (!rc)
+            rc = dalloc((void **)&g_lim.st, sizeof *g_lim.st);
+        if (rc) {
+            (void)hipFree(g_lim.hist);
+            g_lim.hist = NULL;
+            return rc;
+        }
+    }
+    if (g_lim.cap < n) {
+        (void)hipFree(g_lim.ulps);
+        g_lim.ulps = NULL;
+        g_lim.cap = 0;
+        if (!(rc = dalloc((void **)&g_lim.ulps, (n + n / 4) * sizeof *g_lim.ulps)))
+            g_lim.cap = n + n / 4;
+    }
+    if (!rc) /* the histograms too: a select cut short by a failure leaves its counts */
+        rc = chk(hipMemset(g_lim.hist, 0, 512 * sizeof *g_lim.hist), "memset");
+    if (!rc)
+        rc = chk(hipMemset(&g_lim.st->lim, 0, sizeof g_lim.st->lim), "memset");
+    return rc;
+}
+
+/* The tolerance's median in ULPs: both middle values of the measured ones selected on the
+ * device (a byte per pass from the top, no copy back between passes), read back with the
+ * counts in one copy. */
+static int limits_launch(const uint16_t *got, const uint16_t *exact, const double *B,
+                         const double *E, const uint8_t *infs, size_t n, uint16_t poison,
+                         const cmp_bufs *b)
+{
+    int rc = chk(a4w4j_launch_cmp_limits(got, exact, B, E, infs, (long long)n, poison, b->miss,
+                                         b->unw, b->glob, &g_lim.st->lim, g_lim.ulps),
+                 "compare");
+    if (!rc)
+        rc = chk(a4w4j_launch_sel_init(&g_lim.st->lim, g_lim.st->sel), "select");
+    for (int shift = 56; !rc && shift >= 0; shift -= 8)
+        rc = chk(a4w4j_launch_sel_pass(g_lim.ulps, (long long)n, g_lim.st->sel, shift,
+                                       g_lim.hist),
+                 "select");
+    return rc;
+}
+
+static double bits_d(unsigned long long u)
+{
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+extern "C" int a4w4j_compare_limits(const uint16_t *got, const uint16_t *exact, const double *B,
+                                    const double *E, const uint8_t *infs, size_t n,
+                                    uint16_t poison, a4w4j_cmp *out)
+{
+    if (!got || !exact || !B || !E || !infs || !out)
+        return A4W4J_EARG;
+    cmp_bufs b;
+    lim_state st;
+    int rc = bufs_open(&b, n);
+    if (!rc)
+        rc = lim_open(n);
+    if (!rc)
+        rc = limits_launch(got, exact, B, E, infs, n, poison, &b);
+    limits_ctx ctx = {got, exact, B, E, infs, poison};
+    if (!rc)
+        rc = chk(hipMemcpy(&st, g_lim.st, sizeof st, hipMemcpyDeviceToHost), "copy");
+    if (!rc)
+        rc = bufs_read(&b, n, 1, out, scan_limits, &ctx);
+    bufs_close(&b);
+    if (!rc) {
+        const unsigned long long m = st.lim.measured;
+        out->weighed = (size_t)st.lim.weighed;
+        out->vacuous = (size_t)st.lim.vacuous;
+        out->bound_ulp_median = !m          ? 0
+                                : m % 2     ? bits_d(st.sel[0].prefix)
+                                            : 0.5 * (bits_d(st.sel[1].prefix) +
+                                                     bits_d(st.sel[0].prefix));
+    }
     return rc;
 }
 
@@ -631,8 +773,6 @@ extern "C" int a4w4j_count_diff(const uint16_t *a, const uint16_t *b_, size_t n,
     int rc = bufs_open(&b, n);
     if (!rc)
         rc = chk(a4w4j_launch_diff(a, b_, (long long)n, b.miss), "diff");
-    if (!rc)
-        rc = chk(hipDeviceSynchronize(), "diff");
     b.unw = NULL;
     if (!rc)
         rc = bufs_read(&b, n, 0, &out, NULL, NULL);
@@ -684,8 +824,6 @@ extern "C" int a4w4j_compare_bytes(const uint8_t *got, const uint8_t *expected, 
         rc = chk(a4w4j_launch_cmp_bytes(got, expected, (long long)n, scale, (long long)row_bytes,
                                         b.miss),
                  "compare");
-    if (!rc)
-        rc = chk(hipDeviceSynchronize(), "compare");
     b.unw = NULL;
     bytes_ctx ctx = {got, expected, scale, row_bytes};
     if (!rc)
@@ -698,8 +836,7 @@ extern "C" int a4w4j_fill16(uint16_t *dev, size_t n, uint16_t value)
 {
     if (!dev)
         return A4W4J_EARG;
-    int rc = chk(a4w4j_launch_fill16(dev, (long long)n, value), "fill");
-    return rc ? rc : chk(hipDeviceSynchronize(), "fill");
+    return chk(a4w4j_launch_fill16(dev, (long long)n, value), "fill"); /* no sync: ordered */
 }
 
 extern "C" int a4w4j_nan_set(const uint16_t *y, const uint16_t *y2, size_t M, size_t N,
@@ -715,8 +852,6 @@ extern "C" int a4w4j_nan_set(const uint16_t *y, const uint16_t *y2, size_t M, si
     if (!rc)
         rc = chk(a4w4j_launch_nan_set(y, y2, (long long)M, (long long)N, ra, cw, b.miss, b.unw),
                  "nan set");
-    if (!rc)
-        rc = chk(hipDeviceSynchronize(), "nan set");
     if (!rc)
         rc = bufs_read(&b, M * N, 0, &out, NULL, NULL);
     bufs_close(&b);
@@ -734,8 +869,6 @@ extern "C" int a4w4j_count_flags(const uint8_t *flags, size_t n, size_t *count)
     int rc = bufs_open(&b, n);
     if (!rc)
         rc = chk(a4w4j_launch_count(flags, (long long)n, b.miss), "count");
-    if (!rc)
-        rc = chk(hipDeviceSynchronize(), "count");
     b.unw = NULL;
     if (!rc)
         rc = bufs_read(&b, n, 0, &out, NULL, NULL);

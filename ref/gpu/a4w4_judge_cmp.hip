@@ -155,6 +155,134 @@ __global__ void j_cmp_bounded(const uint16_t *got, const uint16_t *exact, const 
     j_flush(t, miss, unw, g);
 }
 
+/* The runner's bounded rule (harness/engine/judge.c's bounded_ok, contracts §4.1, §4.3) on
+ * one output against its limits: 1 when it passes; *use and *ulps as doubles (-1: not
+ * measured), *vac 1 / 0 / -1 (the tolerance admits 0 for a finite nonzero exact value / not /
+ * neither). */
+static __device__ __forceinline__ int j_limits_ok(uint32_t a, double B, double e, uint8_t inf,
+                                                  double *use, double *ulps, int *vac)
+{
+    const double ae = e < 0 ? -e : e;
+    const double tol = J_DADD(J_DADD(B, J_DMUL(0x1p-24, ae)), 0x1p-149);
+    const double dinf = a4w4j_d(0x7FF0000000000000ull);
+    *use = *ulps = -1;
+    *vac = tol == tol && tol != dinf && tol != -dinf && e != 0 ? ae <= tol : -1;
+    if (B != B)
+        return j_bf16_nan(a);
+    if (j_bf16_nan(a))
+        return (inf & 1) && (inf & 2);
+    const double v = (double)a4w4j_f(a << 16);
+    if (v == dinf || v == -dinf)
+        return v > 0 ? inf & 1 : (inf >> 1) & 1;
+    const double d = J_DADD(v, -e);
+    *use = J_DDIV(d < 0 ? -d : d, tol);
+    *ulps = J_DDIV(tol, j_ulp_at(e));
+    return *use <= 1.0;
+}
+
+__global__ void j_cmp_limits(const uint16_t *got, const uint16_t *exact, const double *B,
+                             const double *E, const uint8_t *infs, long long n, uint16_t poison,
+                             unsigned *miss, unsigned *unw, a4w4j_glob *g, a4w4j_lim *lim,
+                             unsigned long long *ulps)
+{
+    __shared__ unsigned long long s_w, s_v, s_m;
+    j_tally t = {0, 0, 0, 0, 0, 0, 0};
+    unsigned long long w = 0, v = 0, m = 0;
+    if (threadIdx.x == 0)
+        s_w = s_v = s_m = 0;
+    const long long c0 = (long long)blockIdx.x * A4W4J_CHUNK;
+    const long long c1 = c0 + A4W4J_CHUNK < n ? c0 + A4W4J_CHUNK : n;
+    for (long long k = c0 + threadIdx.x; k < c1; k += CT) {
+        const uint32_t a = got[k], x = exact[k];
+        t.checked++;
+        t.hash += j_mix(k, a);
+        ulps[k] = 0xFFFFFFFFFFFFFFFFull;
+        int bad = 1;
+        if (a == poison) {
+            t.unw++;
+        } else {
+            double use, ul;
+            int vac;
+            bad = !j_limits_ok(a, B[k], E[k], infs[k], &use, &ul, &vac);
+            w += vac >= 0;
+            v += vac > 0;
+            if (use >= 0) {
+                const unsigned long long ub = a4w4j_du(use);
+                t.use = ub > t.use ? ub : t.use;
+            }
+            if (ul >= 0) {
+                const unsigned long long lb = a4w4j_du(ul);
+                t.ulps = lb > t.ulps ? lb : t.ulps;
+                ulps[k] = lb;
+                m++;
+            }
+        }
+        t.miss += bad;
+        if (bad || (a != x && !j_bf16_nan(a))) {
+            const unsigned long long d = j_ulp(a, x);
+            t.ulp = d > t.ulp ? d : t.ulp;
+        }
+    }
+    __syncthreads();
+    atomicAdd(&s_w, w);
+    atomicAdd(&s_v, v);
+    atomicAdd(&s_m, m);
+    j_flush(t, miss, unw, g); /* its barriers order the shared sums above */
+    if (threadIdx.x == 0) {
+        atomicAdd(&lim->weighed, s_w);
+        atomicAdd(&lim->vacuous, s_v);
+        atomicAdd(&lim->measured, s_m);
+    }
+}
+
+__global__ void j_sel_init(const a4w4j_lim *lim, a4w4j_sel *sel)
+{
+    const unsigned long long m = lim->measured;
+    sel[0].prefix = sel[0].mask = sel[1].prefix = sel[1].mask = 0;
+    sel[0].rank = m / 2;
+    sel[1].rank = m % 2 || !m ? m / 2 : m / 2 - 1;
+}
+
+__global__ void j_sel_hist(const unsigned long long *v, long long n, const a4w4j_sel *sel,
+                           int shift, unsigned *hist)
+{
+    __shared__ unsigned h[512];
+    const unsigned long long p0 = sel[0].prefix, m0 = sel[0].mask;
+    const unsigned long long p1 = sel[1].prefix, m1 = sel[1].mask;
+    for (int i = threadIdx.x; i < 512; i += CT)
+        h[i] = 0;
+    __syncthreads();
+    for (long long k = (long long)blockIdx.x * CT + threadIdx.x; k < n;
+         k += (long long)gridDim.x * CT) {
+        const unsigned long long x = v[k];
+        const unsigned d = (unsigned)(x >> shift) & 255u;
+        if ((x & m0) == p0)
+            atomicAdd(&h[d], 1u);
+        if ((x & m1) == p1)
+            atomicAdd(&h[256 + d], 1u);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < 512; i += CT)
+        if (h[i])
+            atomicAdd(&hist[i], h[i]);
+}
+
+/* Thread i picks selection i's byte at shift from its histogram and zeroes it. */
+__global__ void j_sel_pick(a4w4j_sel *sel, int shift, unsigned *hist)
+{
+    const int i = threadIdx.x;
+    unsigned *h = hist + 256 * i;
+    unsigned long long r = sel[i].rank;
+    unsigned d = 0;
+    while (d < 255 && r >= h[d])
+        r -= h[d++];
+    sel[i].rank = r;
+    sel[i].prefix |= (unsigned long long)d << shift;
+    sel[i].mask |= 0xFFull << shift;
+    for (int b = 0; b < 256; b++)
+        h[b] = 0;
+}
+
 __global__ void j_diff(const uint16_t *a, const uint16_t *b, long long n, unsigned *miss)
 {
     j_tally t = {0, 0, 0, 0, 0, 0, 0};
@@ -265,6 +393,35 @@ hipError_t a4w4j_launch_cmp_bounded(const uint16_t *got, const uint16_t *exact, 
 {
     hipLaunchKernelGGL(j_cmp_bounded, dim3(j_chunks(n)), dim3(CT), 0, 0, got, exact, ef, B, n,
                        poison, miss, unw, glob);
+    return hipGetLastError();
+}
+
+hipError_t a4w4j_launch_cmp_limits(const uint16_t *got, const uint16_t *exact, const double *B,
+                                   const double *E, const uint8_t *infs, long long n,
+                                   uint16_t poison, unsigned *miss, unsigned *unw,
+                                   a4w4j_glob *glob, a4w4j_lim *lim, unsigned long long *ulps)
+{
+    hipLaunchKernelGGL(j_cmp_limits, dim3(j_chunks(n)), dim3(CT), 0, 0, got, exact, B, E, infs, n,
+                       poison, miss, unw, glob, lim, ulps);
+    return hipGetLastError();
+}
+
+hipError_t a4w4j_launch_sel_init(const a4w4j_lim *lim, a4w4j_sel *sel)
+{
+    hipLaunchKernelGGL(j_sel_init, dim3(1), dim3(1), 0, 0, lim, sel);
+    return hipGetLastError();
+}
+
+hipError_t a4w4j_launch_sel_pass(const unsigned long long *v, long long n, a4w4j_sel *sel,
+                                 int shift, unsigned *hist)
+{
+    long long b = (n + CT - 1) / CT;
+    b = b < 1 ? 1 : b > 1024 ? 1024 : b; /* few blocks: each adds its 512 counts globally */
+    hipLaunchKernelGGL(j_sel_hist, dim3((unsigned)b), dim3(CT), 0, 0, v, n, sel, shift, hist);
+    hipError_t e = hipGetLastError();
+    if (e != hipSuccess)
+        return e;
+    hipLaunchKernelGGL(j_sel_pick, dim3(1), dim3(2), 0, 0, sel, shift, hist);
     return hipGetLastError();
 }
 

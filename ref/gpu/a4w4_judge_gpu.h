@@ -84,6 +84,10 @@ typedef struct {
     unsigned long long hash; /* order-independent hash of every output compared */
     /* bounded compare: the largest |got - e| / tolerance and tolerance / ulp(e) */
     double bound_use, bound_ulp_max;
+    /* a4w4j_compare_limits only: the tolerance's median in bf16 ULPs over the outputs it was
+     * measured on, and the outputs weighed / with a vacuous tolerance (engine/judge.h) */
+    double bound_ulp_median;
+    size_t weighed, vacuous;
     size_t nfirst;           /* the first mismatches in row-major order */
     struct {
         size_t index;
@@ -99,6 +103,16 @@ int a4w4j_compare_exact(const uint16_t *got, const uint16_t *expected, const uin
  * exact fp32 value; NaN must meet NaN, Inf the same Inf (the runner's rule). */
 int a4w4j_compare_bounded(const uint16_t *got, const uint16_t *exact, const float *exact_f32,
                           const double *B, size_t n, uint16_t poison, a4w4j_cmp *out);
+/* The runner's bounded(S) rule against the limits of a4w4j_bound_limits (B, E the exact value
+ * in double, infs where ±Inf is allowed; all device arrays [n]), contracts §4.1, §4.3: output
+ * k passes when |got - E| <= B + 2^-24 |E| + 2^-149; where B is NaN it must be NaN; a NaN
+ * only where both infinities are allowed, an infinity only where its sign is. Fills every
+ * field of out as harness/engine/judge.c's a4w4_judge_bounded does for the same outputs
+ * (exact: the bf16 exact values the first mismatches record), the tolerance's median in ULPs
+ * included (a radix select on the device): only the counts come back, not the outputs. */
+int a4w4j_compare_limits(const uint16_t *got, const uint16_t *exact, const double *B,
+                         const double *E, const uint8_t *infs, size_t n, uint16_t poison,
+                         a4w4j_cmp *out);
 /* Outputs where a and b differ in any bit. */
 int a4w4j_count_diff(const uint16_t *a, const uint16_t *b, size_t n, size_t *count);
 /* Bytes got vs expected; with scale != NULL, byte i of row r (rows of row_bytes bytes, each
@@ -111,7 +125,10 @@ int a4w4j_compare_bytes(const uint8_t *got, const uint8_t *expected, size_t n,
  * (SIZE_MAX: none). *wrong counts the others, *nans the NaN outputs. */
 int a4w4j_nan_set(const uint16_t *y, const uint16_t *y2, size_t M, size_t N, size_t nan_a_row,
                   size_t nan_w_row, size_t *wrong, size_t *nans);
-/* Fill n 16-bit elements of a device array with value (the runner's output poison). */
+/* Fill n 16-bit elements of a device array with value (the runner's output poison): enqueued
+ * on the default stream, so ordered before the work enqueued there next (a kernel under
+ * test), without a synchronisation of its own; a failure of the fill itself shows at the next
+ * one. */
 int a4w4j_fill16(uint16_t *dev, size_t n, uint16_t value);
 /* Sum of a device uint8 array (the proven flags). */
 int a4w4j_count_flags(const uint8_t *flags, size_t n, size_t *count);

@@ -47,6 +47,28 @@ hipError_t a4w4j_launch_cmp_exact(const uint16_t *got, const uint16_t *exp, cons
 hipError_t a4w4j_launch_cmp_bounded(const uint16_t *got, const uint16_t *exact, const float *ef,
                                     const double *B, long long n, uint16_t poison,
                                     unsigned *miss, unsigned *unw, a4w4j_glob *glob);
+/* The runner's bounded rule against the limits (a4w4j_compare_limits): counts as cmp_bounded,
+ * plus lim's outputs weighed, vacuous and measured, and each output's tolerance in bf16 ULPs
+ * of the exact value as double bits in ulps[k] (UINT64_MAX where not measured). */
+typedef struct {
+    unsigned long long weighed, vacuous, measured;
+} a4w4j_lim;
+hipError_t a4w4j_launch_cmp_limits(const uint16_t *got, const uint16_t *exact, const double *B,
+                                   const double *E, const uint8_t *infs, long long n,
+                                   uint16_t poison, unsigned *miss, unsigned *unw,
+                                   a4w4j_glob *glob, a4w4j_lim *lim, unsigned long long *ulps);
+/* Two order statistics of ulps (a4w4j_launch_cmp_limits) selected on the device a byte at a
+ * time from the top, without the host: sel[i] holds the rank still to find among the values
+ * matching prefix on mask; hist [2][256] counts the next byte (zero between passes). */
+typedef struct {
+    unsigned long long prefix, mask, rank;
+} a4w4j_sel;
+/* sel[0].rank = m / 2, sel[1].rank = m / 2 - 1 (m / 2 when m is odd), m = lim->measured;
+ * prefixes and masks 0. */
+hipError_t a4w4j_launch_sel_init(const a4w4j_lim *lim, a4w4j_sel *sel);
+/* One byte (at shift) of both selections: a histogram pass over v[0, n), then the pick. */
+hipError_t a4w4j_launch_sel_pass(const unsigned long long *v, long long n, a4w4j_sel *sel,
+                                 int shift, unsigned *hist);
 hipError_t a4w4j_launch_diff(const uint16_t *a, const uint16_t *b, long long n, unsigned *miss);
 hipError_t a4w4j_launch_cmp_bytes(const uint8_t *got, const uint8_t *exp, long long n,
                                   const uint8_t *scale, long long row_bytes, unsigned *miss);

@@ -85,6 +85,11 @@ expect_match(r "${r_out}" "### [^\n]*pairs\\.csv\n\n1 invariant, 0 variant, 0 no
 expect_match(r "${r_out}" "\\| mut-batch-splitk \\| 64 \\| 1024 \\| 65 \\| variant at M 65 [^\n]*: DISAGREES \\|")
 expect_run(r 0 ${CLI} report ${WORK}/inv-meas --format html --out -)
 expect_match(r "${r_out}" "<h2 id=\"invariance\">Batch invariance</h2>")
+# a measurement where every M is as predicted (exit 0) writes its document too, verdict PASS
+expect_run(r 0 ${CLI} invariance --measure cpu-asm --shapes ${WORK}/pairs.csv --m 1,65 --out ${WORK}/inv-pass)
+expect_run(r 0 ${CLI} report ${WORK}/inv-pass --format md --out -)
+expect_match(r "${r_out}" "Verdict: PASS")
+expect_match(r "${r_out}" "\\| cpu-asm \\| 512 \\| 4096 \\| 65 \\| invariant at M 65 ")
 # --title names a model's map: its summary line, and its heading in the rendered document
 expect_run(r 0 ${CLI} invariance --shapes ${WORK}/pairs.csv --title "Qwen3 27B dense layers"
   "--switch" "64:triton-preshuffle:ordered(2)")

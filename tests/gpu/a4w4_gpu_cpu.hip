@@ -405,8 +405,25 @@ extern "C" int a4w4_gpu_free(void *ptr)
     return A4W4_GPU_OK;
 }
 
+/* Host-to-device copies made so far; with A4W4_GPU_CPU_UPLOADS=FILE set, written to FILE at
+ * exit (tests/gpu/cpu_pad_uploads.sh holds the harness to uploading a case's operands once,
+ * not once per backend or pad variant). */
+static unsigned long g_uploads;
+
+static void write_upload_count(void)
+{
+    const char *path = getenv("A4W4_GPU_CPU_UPLOADS");
+    FILE *f = path && *path ? fopen(path, "w") : NULL;
+    if (f) {
+        fprintf(f, "%lu\n", g_uploads);
+        fclose(f);
+    }
+}
+
 extern "C" int a4w4_gpu_memcpy_h2d(void *d, const void *s, size_t n)
 {
+    if (!g_uploads++)
+        atexit(write_upload_count);
     if (n)
         memcpy(d, s, n);
     return A4W4_GPU_OK;

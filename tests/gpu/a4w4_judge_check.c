@@ -240,6 +240,68 @@ out:
     free(ws);
 }
 
+static int cmp_d(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The runner's bounded rule against the limits (a4w4j_compare_limits) on planted outputs of
+ * e = 1.0 with bounds 1..3 bf16 ULPs: one beyond, one poison, a NaN bound met and missed, the
+ * infinities and a NaN where allowed and not, one vacuous tolerance; the counts, the first
+ * mismatches in order and the tolerance's median (this test's own sort) must come back. dg,
+ * de: device arrays of n bf16 (overwritten); g, e, B: host scratch of n. */
+static void check_limits(void *dg, void *de, uint16_t *g, uint16_t *e, double *B, size_t n)
+{
+    double *E = xmalloc(n * 8), *u = xmalloc(n * 8);
+    uint8_t *inf = xmalloc(n);
+    for (size_t k = 0; k < n; k++) {
+        e[k] = 0x3F80;
+        E[k] = 1.0;
+        B[k] = 0x1p-7 * (double)(1 + k % 3);
+        inf[k] = 0;
+        g[k] = k % 5 == 0 ? 0x3F81 : 0x3F80;
+    }
+    g[77] = 0x3F84;                   /* 4 ULPs, bound 3: beyond */
+    g[100] = 0x7FA5;                  /* poison */
+    B[1000] = B[1001] = NAN;          /* a NaN scale: NaN due */
+    g[1000] = 0x7FC0;
+    g[2000] = 0x7F80, inf[2000] = 1;  /* +Inf allowed */
+    g[2001] = 0xFF80, inf[2001] = 1;  /* -Inf not */
+    g[2002] = 0x7FC0, inf[2002] = 3;  /* NaN where both are */
+    E[3000] = 0x1p-10, e[3000] = g[3000] = 0x3A80; /* |e| within the tolerance: vacuous */
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        const double tol = B[k] + 0x1p-24 * fabs(E[k]) + 0x1p-149;
+        if (k != 100 && k != 1000 && k != 1001 && (k < 2000 || k > 2002))
+            u[m++] = tol / (fabs(E[k]) < 0x1p-126 ? 0x1p-133 : ldexp(1.0, ilogb(E[k]) - 7));
+    }
+    qsort(u, m, sizeof *u, cmp_d);
+    const double median = m % 2 ? u[m / 2] : 0.5 * (u[m / 2 - 1] + u[m / 2]);
+    void *dB = dev_of(B, n * 8), *dE = dev_of(E, n * 8), *dI = dev_of(inf, n);
+    a4w4j_upload(dg, g, n * 2);
+    a4w4j_upload(de, e, n * 2);
+    a4w4j_cmp c;
+    char what[240];
+    int rc = a4w4j_compare_limits(dg, de, dB, dE, dI, n, 0x7FA5, &c);
+    int ok = !rc && c.checked == n && c.mismatches == 4 && c.unwritten == 1 && c.nfirst == 4 &&
+             c.first[0].index == 77 && c.first[1].index == 100 && c.first[2].index == 1001 &&
+             c.first[3].index == 2001 && c.first[0].got == 0x3F84 &&
+             c.first[0].expected == 0x3F80 && c.max_ulp == 0xFFFFFFFFu &&
+             c.weighed == n - 3 && c.vacuous == 1 && c.bound_use > 1.33 && c.bound_use < 1.34 &&
+             c.bound_ulp_median == median && c.bound_ulp_max == u[m - 1];
+    snprintf(what, sizeof what, "compare against the bounded limits: 4 beyond (got %zu), 1 "
+             "poison, weighed %zu, vacuous %zu, median %.17g (want %.17g)", c.mismatches,
+             c.weighed, c.vacuous, c.bound_ulp_median, median);
+    result(ok, NULL, what, ok ? 0 : 1, n);
+    a4w4j_free(dB);
+    a4w4j_free(dE);
+    a4w4j_free(dI);
+    free(E);
+    free(u);
+    free(inf);
+}
+
 /* ---- the comparisons, on planted differences ------------------------------------------- */
 static void check_compares(void)
 {
@@ -294,6 +356,7 @@ static void check_compares(void)
     snprintf(what, sizeof what, "compare bounded: one output beyond the bound (use %.3f)",
              c.bound_use);
     result(ok, NULL, what, ok ? 0 : 1, n);
+    check_limits(dg, de, g, e, B, n);
     /* bytes with NaN blocks masked */
     const size_t rows = 4, rb = 64, nb = rb / 16;
     uint8_t got[256], exp[256], sc[16];
