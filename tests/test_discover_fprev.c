@@ -95,3 +95,22 @@ Test(fprev, counts_no_binary_tree_gives_leave_none_and_say_why)
         shape_free(&s);
     }
 }
+
+/* Past the general form's limit (n > 256 blocks, K > 8192) FPRev's probes are not planned, and
+ * the evidence says so (before: nothing said, and the butterfly at K = 8224 read as lanes=2). */
+Test(fprev, more_than_256_blocks_plan_no_pairs_and_say_so)
+{
+    dc_shape s;
+    memset(&s, 0, sizeof s);
+    s.n = A4W4_SUMTREE_MAX_BLOCKS + 1;
+    s.sh.M = 1;
+    s.sh.N = 8;
+    s.sh.K = 32 * s.n;
+    cr_assert_eq(dc_fprev_start(&s, 0, NULL), 0);
+    cr_expect_eq(s.nprobes, 0);
+    cr_assert(s.ev.s && strstr(s.ev.s, "FPRev's pairwise probes are not run: they take at most "
+                                       "256 blocks (K <= 8192, the general form's limit), this "
+                                       "shape has 257"),
+              "evidence: %s", s.ev.s ? s.ev.s : "(none)");
+    shape_free(&s);
+}

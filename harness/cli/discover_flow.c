@@ -2,27 +2,20 @@
  * bundles for an outside runner (discover_flow.h). */
 #include "discover_flow.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-#include <cjson/cJSON.h>
 
 #include "a4w4check.h"
 #include "casefile.h"
+#include "discover_plan.h"
 #include "discover_setup.h"
 #include "fsutil.h"
+#include "isolate.h"
 #include "registry.h"
 #include "stream.h"
-
-#define PLAN_FILE "discover.json"
-#define PLAN_FORMAT "a4w4-discover-probes/1"
 
 /* The progress of a round on stderr: one line rewritten in place on a terminal; elsewhere (a
  * log, a pipe) whole lines, one per eighth of the round and one at its end. */
@@ -141,34 +134,13 @@ int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend
 
 int a4w4_dflow_write_plan(const char *dir, const a4w4_discover_opts *o)
 {
-    char err[1024], path[4096], s[96];
+    char err[1024];
     if (a4w4_mkdir_p(dir, err, sizeof err)) {
         a4w4_errorf("discover: --write-probes %s", err);
         return A4W4_EXIT_IO;
     }
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "format", PLAN_FORMAT);
-    cJSON_AddStringToObject(j, "tool_version", A4W4_TOOL_VERSION);
-    cJSON *sh = cJSON_AddArrayToObject(j, "shapes"), *gr = cJSON_AddArrayToObject(j, "groups");
-    cJSON *vo = cJSON_AddArrayToObject(j, "validate_only");
-    for (size_t i = 0; i < o->nshapes; i++) {
-        snprintf(s, sizeof s, "%zux%zux%zu", o->shapes[i].M, o->shapes[i].N, o->shapes[i].K);
-        cJSON_AddItemToArray(sh, cJSON_CreateString(s));
-        cJSON_AddItemToArray(gr, cJSON_CreateNumber(o->group ? (double)o->group[i] : (double)i));
-        cJSON_AddItemToArray(vo, cJSON_CreateNumber(o->validate_only && o->validate_only[i]));
-    }
-    snprintf(s, sizeof s, "%llu", (unsigned long long)o->seed);
-    cJSON_AddStringToObject(j, "seed", s);
-    cJSON_AddNumberToObject(j, "repeats", o->repeats);
-    cJSON_AddNumberToObject(j, "validate_cases", o->validate_cases);
-    cJSON_AddNumberToObject(j, "validate_outputs", (double)o->validate_outputs);
-    char *text = cJSON_Print(j);
-    cJSON_Delete(j);
-    snprintf(path, sizeof path, "%s/" PLAN_FILE, dir);
-    int rc = !text || a4w4_write_atomic(path, text, strlen(text), err, sizeof err);
-    free(text);
-    if (rc) {
-        a4w4_errorf("discover: %s", text ? err : "out of memory");
+    if (a4w4_discover_plan_write(dir, o, A4W4_TOOL_VERSION, err, sizeof err)) {
+        a4w4_errorf("discover: %s", err);
         return A4W4_EXIT_IO;
     }
     return A4W4_EXIT_PASS;
@@ -198,101 +170,12 @@ int a4w4_dflow_write_probes(const a4w4_discovery *d, const char *dir,
     return rc;
 }
 
-/* The largest discover.json or round manifest read: a round's manifest lists every probe
- * call (thousands of names at the largest plans), as an output bundle's may (bundle_dir.c). */
-#define DISCOVER_JSON_MAX (64u << 20)
-
-/* The whole regular file at path (at most DISCOVER_JSON_MAX bytes), or NULL with why set (a
- * FIFO is refused at once, never read: a4w4_read_regular). */
-static char *slurp(const char *path, char *why, size_t whylen)
-{
-    size_t n;
-    int missing;
-    return a4w4_read_regular(path, DISCOVER_JSON_MAX, &n, &missing, why, whylen);
-}
-
-static int num(const cJSON *j, const char *key, double lo, double hi, double *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-    if (!cJSON_IsNumber(v) || v->valuedouble < lo || v->valuedouble > hi ||
-        v->valuedouble != (double)(long long)v->valuedouble)
-        return -1;
-    *out = v->valuedouble;
-    return 0;
-}
-
-static int read_shapes(const cJSON *j, a4w4_shape *shapes, size_t *groups, unsigned char *vo,
-                       size_t n)
-{
-    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shapes");
-    const cJSON *gr = cJSON_GetObjectItemCaseSensitive(j, "groups");
-    const cJSON *vl = cJSON_GetObjectItemCaseSensitive(j, "validate_only");
-    if (vl && (!cJSON_IsArray(vl) || (size_t)cJSON_GetArraySize(vl) != n))
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        const cJSON *x = cJSON_GetArrayItem(sh, (int)i), *g = cJSON_GetArrayItem(gr, (int)i);
-        const cJSON *v = vl ? cJSON_GetArrayItem(vl, (int)i) : NULL;
-        char tail;
-        if (v && (!cJSON_IsNumber(v) || (v->valuedouble != 0 && v->valuedouble != 1)))
-            return -1;
-        vo[i] = v && v->valuedouble == 1;
-        if (!cJSON_IsString(x) || !cJSON_IsNumber(g) || g->valuedouble < 0 ||
-            g->valuedouble > (double)i ||
-            sscanf(x->valuestring, "%zux%zux%zu%c", &shapes[i].M, &shapes[i].N, &shapes[i].K,
-                   &tail) != 3)
-            return -1;
-        groups[i] = (size_t)g->valuedouble;
-    }
-    return 0;
-}
-
 int a4w4_dflow_read_plan(const char *dir, a4w4_discover_opts *o, a4w4_shape **shapes,
                          size_t **groups, unsigned char **vonly)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/" PLAN_FILE, dir);
-    char why[4400];
-    char *text = slurp(path, why, sizeof why);
-    if (!text) {
-        a4w4_errorf("discover: --probes %s: %s", dir, why);
-        return A4W4_EXIT_BADINPUT;
-    }
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "shapes");
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(j, "format");
-    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(j, "seed");
-    size_t n = cJSON_IsArray(sh) ? (size_t)cJSON_GetArraySize(sh) : 0;
-    double rep = 0, vc = 0, vo = 0;
-    int bad = !j || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, PLAN_FORMAT) || !n ||
-              n > A4W4_DISCOVER_MAX_SHAPES || !cJSON_IsString(seed) ||
-              num(j, "repeats", 1, 100, &rep) || num(j, "validate_cases", 1, 100, &vc) ||
-              num(j, "validate_outputs", 0, 1e12, &vo);
-    *shapes = bad ? NULL : malloc(n * sizeof **shapes);
-    *groups = bad ? NULL : malloc(n * sizeof **groups);
-    *vonly = bad ? NULL : malloc(n);
-    if (!bad)
-        bad = !*shapes || !*groups || !*vonly || read_shapes(j, *shapes, *groups, *vonly, n);
-    if (!bad) {
-        o->shapes = *shapes;
-        o->group = *groups;
-        o->validate_only = *vonly;
-        o->nshapes = n;
-        o->seed = strtoull(seed->valuestring, NULL, 10);
-        o->repeats = (unsigned)rep;
-        o->validate_cases = (unsigned)vc;
-        o->validate_outputs = (size_t)vo;
-    }
-    cJSON_Delete(j);
-    if (bad) {
-        free(*shapes);
-        free(*groups);
-        free(*vonly);
-        *shapes = NULL;
-        *groups = NULL;
-        *vonly = NULL;
-        a4w4_errorf("discover: --probes %s: not a probe directory (%s: %s with shapes, groups, "
-                    "seed, repeats, validate_cases, validate_outputs)", dir, path, PLAN_FORMAT);
+    char err[8800];
+    if (a4w4_discover_plan_read(dir, o, shapes, groups, vonly, err, sizeof err)) {
+        a4w4_errorf("discover: --probes %s: %s", dir, err);
         return A4W4_EXIT_BADINPUT;
     }
     return 0;
@@ -319,78 +202,6 @@ static void quote(const char *s, char *buf, size_t len)
     buf[o < len ? o : len - 1] = 0;
 }
 
-/* Wait for the runner pid, at most timeout_s seconds: its exit status, 124 on timeout, -1 on
- * a wait error. Its process group is killed when it exits or times out, so no helper it
- * started outlives it. */
-static int wait_command(pid_t pid, int timeout_s)
-{
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        int st;
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) {
-            kill(-pid, SIGKILL); /* a helper the runner left would hold our stdout: it goes */
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-        }
-        if (r < 0 && errno != EINTR)
-            return -1;
-        struct timespec t1;
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (timeout_s > 0 && t1.tv_sec - t0.tv_sec >= timeout_s) {
-            kill(-pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            return 124;
-        }
-        struct timespec nap = {0, 20 * 1000 * 1000};
-        nanosleep(&nap, NULL);
-    }
-}
-
-/* The runner's process group while it runs (0: none), for on_stop. */
-static volatile sig_atomic_t runner_group;
-
-/* SIGTERM / SIGINT / SIGHUP while a runner runs (`timeout` stopping discover, say): the runner's
- * group goes too, so no runner outlives the discover that started it. */
-static void on_stop(int sig)
-{
-    if (runner_group > 0)
-        kill(-(pid_t)runner_group, SIGKILL);
-    _exit(128 + sig);
-}
-
-/* Run `sh -c cmd` in its own process group, at most timeout_s seconds (then the group is
- * killed; so is it when this process is told to stop). Returns the exit status, 124 on
- * timeout, -1 when it could not start. */
-static int run_command(const char *cmd, int timeout_s)
-{
-    struct sigaction stop = {0}, old[3];
-    const int sigs[3] = {SIGTERM, SIGINT, SIGHUP};
-    stop.sa_handler = on_stop;
-    sigemptyset(&stop.sa_mask);
-    fflush(NULL);
-    for (int i = 0; i < 3; i++)
-        sigaction(sigs[i], &stop, &old[i]);
-    pid_t pid = fork();
-    if (pid == 0) {
-        for (int i = 0; i < 3; i++)
-            sigaction(sigs[i], &old[i], NULL);
-        setpgid(0, 0);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    int rc = -1;
-    if (pid > 0) {
-        setpgid(pid, pid);
-        runner_group = pid;
-        rc = wait_command(pid, timeout_s);
-        runner_group = 0;
-    }
-    for (int i = 0; i < 3; i++)
-        sigaction(sigs[i], &old[i], NULL);
-    return rc;
-}
-
 static int exists(const char *path)
 {
     struct stat st;
@@ -404,7 +215,7 @@ static int ensure_operands(a4w4_discovery *d, const char *dir, int quiet)
     char err[1024], man[4200];
     snprintf(man, sizeof man, "%s/manifest.json", dir);
     if (exists(man)) {
-        char hash[32], why[4400], *text = slurp(man, why, sizeof why);
+        char hash[32], why[4400], *text = a4w4_discover_read_json(man, why, sizeof why);
         if (!text) {
             a4w4_errorf("discover: --probes: %s", why);
             return A4W4_EXIT_BADINPUT;
@@ -465,7 +276,8 @@ int a4w4_dflow_bundle(a4w4_discovery *d, const char *probes_dir, const char *out
             snprintf(cmd, sizeof cmd, "%s --ops %s --out %s", runner, qo, qd);
             if (!quiet)
                 fprintf(stderr, "a4w4check discover: round %u: %s\n", round, cmd);
-            int st = run_command(cmd, timeout_s);
+            char why[256];
+            int st = a4w4_isolate_command(cmd, timeout_s, why, sizeof why);
             if (st != 0) {
                 a4w4_errorf("discover: round %u: the runner %s (%s)", round, st == 124 ?
                             "timed out" : "failed", cmd);

@@ -12,179 +12,7 @@
 #include "a4w4_bound.h"
 #include "a4w4_formats.h"
 #include "a4w4_gemm.h"
-#include "discover_internal.h"
-
-#define MAX_CANDIDATES 512
-
-/* ---- candidates --------------------------------------------------------------------------- */
-
-typedef struct {
-    a4w4_contract c[MAX_CANDIDATES];
-    size_t n;
-} cand_list;
-
-static void push(cand_list *L, const a4w4_contract *c)
-{
-    char a[A4W4_CONTRACT_MAX], b[A4W4_CONTRACT_MAX];
-    if (L->n >= MAX_CANDIDATES || a4w4_contract_format(c, a, sizeof a) < 0)
-        return;
-    for (size_t i = 0; i < L->n; i++)
-        if (a4w4_contract_format(&L->c[i], b, sizeof b) >= 0 && !strcmp(a, b))
-            return;
-    L->c[L->n++] = *c;
-}
-
-/* The splits of f as a tree's split key: split=S when a contracts §4.1 split rule gives the
- * same starts at this K (smallest S), else explicit boundaries. 0, or -1 (too many). */
-static int set_splits(a4w4_tree *t, const dc_family *f, size_t K)
-{
-    size_t starts[A4W4_TREE_MAX_BOUNDS + 2];
-    t->nbounds = 0;
-    t->split = 1;
-    for (unsigned S = 1; S <= 64; S++) {
-        a4w4_tree probe = *t;
-        probe.split = S;
-        size_t n = a4w4_tree_splits(&probe, K, starts, sizeof starts / sizeof starts[0]);
-        if (n != f->nsplits)
-            continue;
-        int same = 1;
-        for (size_t j = 0; j < n && same; j++)
-            same = starts[j] == (size_t)f->start[j] * 32;
-        if (same) {
-            t->split = S;
-            return 0;
-        }
-    }
-    if (f->nsplits - 1 > A4W4_TREE_MAX_BOUNDS)
-        return -1;
-    for (size_t j = 1; j < f->nsplits; j++)
-        t->bounds[j - 1] = f->start[j] * 32;
-    t->nbounds = f->nsplits - 1;
-    return 0;
-}
-
-/* A tree contract from a structure and numeric choices; ordered(S) when it is that tree. */
-static a4w4_contract contract_of(const a4w4_tree *t)
-{
-    a4w4_contract c = {A4W4_CONTRACT_TREE, 1, *t};
-    a4w4_tree d;
-    a4w4_tree_defaults(&d);
-    d.split = t->split;
-    if (t->nbounds == 0 && !memcmp(&d, t, sizeof d)) {
-        c.kind = A4W4_CONTRACT_ORDERED;
-        c.split = t->split;
-    }
-    return c;
-}
-
-/* Leaf width G and leaves per node F for elements-per-node E and precision P. */
-static void leaf_fuse(const dc_shape *s, const dc_family *f, unsigned P, unsigned *G,
-                      unsigned *F)
-{
-    unsigned long long E = s->num.elem_span > 0 && s->num.elem_span < 32 && f->fuse == 1
-                               ? (unsigned long long)s->num.elem_span
-                               : 32ull * f->fuse;
-    unsigned g = E < 32 ? (unsigned)E : 32;
-    if (P > 0 && s->num.leaf > 0 && (unsigned)s->num.leaf <= g)
-        g = (unsigned)s->num.leaf;
-    unsigned long long fuse = E / g;
-    *G = g;
-    *F = fuse > A4W4_TREE_FUSE_MAX ? A4W4_TREE_FUSE_MAX : (unsigned)fuse;
-}
-
-/* Every contract the probes leave open, best first. */
-static void candidates(const dc_shape *s, cand_list *L)
-{
-    const dc_numeric *m = &s->num;
-    int precs[70], np = 0;
-    if (m->prec_lo == m->prec_hi && m->prec_lo >= 0)
-        precs[np++] = m->prec_lo;
-    else {
-        if (m->prec_hi >= 65)
-            precs[np++] = 0;
-        for (int p = m->prec_lo < 8 ? 8 : m->prec_lo; p <= 64 && p <= m->prec_hi; p++)
-            precs[np++] = p;
-    }
-    int rounds[2] = {A4W4_ROUND_RNE, A4W4_ROUND_RZ}, nr = 2, r0 = 0;
-    if (m->round >= 0)
-        r0 = m->round == A4W4_ROUND_RZ, nr = 1;
-    for (int fi = 0; fi < s->nfam; fi++) {
-        const dc_family *f = &s->fam[fi];
-        if (f->fuse >= s->n && fi == 0 && m->prec_lo == 0) {
-            a4w4_contract ex = {A4W4_CONTRACT_EXACT, 1, {0}};
-            push(L, &ex);
-        }
-        for (int pi = 0; pi < np; pi++)
-            for (int ai = 0; ai < 2; ai++) {
-                int acc = m->acc >= 0 ? m->acc : ai;
-                if (m->acc >= 0 && ai)
-                    break;
-                for (int ri = 0; ri < nr; ri++)
-                    for (int fr = 0; fr < 2; fr++) {
-                        a4w4_tree t;
-                        a4w4_tree_defaults(&t);
-                        t.order = f->order;
-                        t.reduce = f->reduce;
-                        t.combine = f->combine;
-                        t.prec = (unsigned)precs[pi];
-                        t.round = (a4w4_tree_round)rounds[r0 + ri];
-                        t.acc = (a4w4_tree_acc)acc;
-                        if (acc == A4W4_ACC_BF16)
-                            t.final = A4W4_ROUND_RNE; /* a bf16 value: final is exact */
-                        else if (m->round1 >= 0)
-                            t.final = (a4w4_tree_round)m->round1;
-                        else
-                            t.final = fr ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;
-                        if ((acc == A4W4_ACC_BF16 || m->round1 >= 0) && fr)
-                            continue;
-                        leaf_fuse(s, f, t.prec, &t.leaf, &t.fuse);
-                        if (set_splits(&t, f, s->sh.K))
-                            continue;
-                        a4w4_contract c = contract_of(&t);
-                        push(L, &c);
-                    }
-            }
-    }
-}
-
-/* The trees beyond the interval model (contracts §4.2 rules 1a and 2): fused 64/128-K leaves
- * (RNE or truncated), L interleaved lanes dealt blocks or chunks (chained or pairwise), and,
- * when the fitted order cut K at explicit boundaries, tile=256 (per-tile partials). Every
- * other key at ordered(1)'s value, final RNE (and RZ when the first rounding to bf16 was read
- * as RZ or not read). Each is checked on the probes and the validation cases like any other
- * candidate, so one is accepted only when it predicts every output checked at this shape. */
-static void family_candidates(const dc_shape *s, int tiles, cand_list *L)
-{
-    static const unsigned lanes[] = {2, 4, 8, 16}, chunks[] = {32, 64, 128, 256, 512};
-    int finals = s->nfam > 0 && s->num.round1 == A4W4_ROUND_RNE ? 1 : 2;
-    for (int fr = 0; fr < finals; fr++) {
-        a4w4_tree t;
-        a4w4_tree_defaults(&t);
-        t.final = fr ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;
-        for (unsigned G = 64; G <= 128; G *= 2)
-            for (int lr = 0; lr < 2 && G < s->sh.K + 64; lr++) {
-                a4w4_tree f = t;
-                f.leaf = G;
-                f.lround = lr ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;
-                push(L, &(a4w4_contract){A4W4_CONTRACT_TREE, 1, f});
-            }
-        for (size_t li = 0; li < sizeof lanes / sizeof lanes[0]; li++)
-            for (size_t ci = 0; ci < sizeof chunks / sizeof chunks[0]; ci++)
-                for (int comb = 0; comb < 2; comb++) {
-                    a4w4_tree f = t;
-                    f.lanes = lanes[li];
-                    f.chunk = chunks[ci];
-                    f.lanecomb = comb ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
-                    if ((size_t)f.chunk < s->sh.K) /* else one lane: ordered(1) */
-                        push(L, &(a4w4_contract){A4W4_CONTRACT_TREE, 1, f});
-                }
-        if (tiles) {
-            a4w4_tree f = t;
-            f.tile = 256;
-            push(L, &(a4w4_contract){A4W4_CONTRACT_TREE, 1, f});
-        }
-    }
-}
+#include "discover_fit.h"
 
 /* ---- validation --------------------------------------------------------------------------- */
 
@@ -393,141 +221,6 @@ static int classify(const a4w4_contract *cand, size_t n, const a4w4_dot_operands
     return DEFECT_NONE;
 }
 
-/* The first mismatch of a case (for the evidence). */
-typedef struct {
-    size_t row, col;
-    uint16_t got, expected;
-} miss;
-
-/* ---- a parallel loop over outputs ------------------------------------------------------- */
-
-/* What one item of a loop is: predicted, a miss (evidence against the contract) or a defect
- * (an output no order can give, contracts §4.4 step 7). */
-enum { CHECK_MISS = 0, CHECK_PREDICTED = 1, CHECK_DEFECT = 2 };
-
-/* One item of a loop: CHECK_PREDICTED; else CHECK_MISS or CHECK_DEFECT with *row, *col
- * (ordering the failures), *got and *expected set (a defect: *expected is what the checked
- * contract gives, and *why says what every order gives). */
-typedef int (*check_fn)(const void *ctx, size_t k, size_t *row, size_t *col, uint16_t *got,
-                        uint16_t *expected, int *why);
-
-/* A defect of a validation case (contracts §4.4 step 7). */
-typedef struct {
-    size_t vcase, row, col;
-    uint16_t got, expected;
-    int why; /* DEFECT_* */
-} defect;
-
-/* Defects kept for the evidence list per shape; every one is counted. */
-#define MAX_DEFECTS_LISTED 4096
-
-typedef struct {
-    defect *v;
-    size_t n, cap;
-} defect_list;
-
-typedef struct {
-    check_fn fn;
-    const void *ctx;
-    size_t total;
-    int stop_early;
-    atomic_size_t next, bad;
-    atomic_int stop;
-    pthread_mutex_t mu;
-    miss first;
-    size_t first_k;
-    int has_first;
-    atomic_size_t ndefects;
-    size_t defect_budget; /* stop_early: stop once more defects than this are seen */
-    defect_list *defects; /* NULL: not kept */
-    size_t vcase;         /* the case the defects belong to */
-} pjob;
-
-static void keep_defect(pjob *j, size_t m, size_t n, uint16_t got, uint16_t exp, int why)
-{
-    defect_list *L = j->defects;
-    if (!L)
-        return;
-    pthread_mutex_lock(&j->mu);
-    if (L->n == L->cap && L->cap < MAX_DEFECTS_LISTED) {
-        size_t cap = L->cap ? 2 * L->cap : 64;
-        defect *v = realloc(L->v, cap * sizeof *v);
-        if (v) {
-            L->v = v;
-            L->cap = cap;
-        }
-    }
-    if (L->n < L->cap)
-        L->v[L->n++] = (defect){j->vcase, m, n, got, exp, why};
-    pthread_mutex_unlock(&j->mu);
-}
-
-/* Take items one at a time from the shared counter until none is left (or, stop_early, a
- * failure was seen); keep the failure with the smallest (row, col). */
-static void *pworker(void *arg)
-{
-    pjob *j = arg;
-    for (;;) {
-        size_t k = atomic_fetch_add(&j->next, 1);
-        if (k >= j->total || (j->stop_early && atomic_load(&j->stop)))
-            break;
-        size_t m = 0, n = 0;
-        uint16_t got = 0, exp = 0;
-        int why = 0, c = j->fn(j->ctx, k, &m, &n, &got, &exp, &why);
-        if (c == CHECK_PREDICTED)
-            continue;
-        if (c == CHECK_DEFECT) {
-            if (atomic_fetch_add(&j->ndefects, 1) + 1 > j->defect_budget && j->stop_early)
-                atomic_store(&j->stop, 1);
-            keep_defect(j, m, n, got, exp, why);
-            continue;
-        }
-        atomic_fetch_add(&j->bad, 1);
-        atomic_store(&j->stop, 1);
-        pthread_mutex_lock(&j->mu);
-        if (!j->has_first || m < j->first.row || (m == j->first.row && n < j->first.col)) {
-            j->first = (miss){m, n, got, exp};
-            j->first_k = k;
-            j->has_first = 1;
-        }
-        pthread_mutex_unlock(&j->mu);
-    }
-    return NULL;
-}
-
-/* Misses of fn over items 0 .. total-1 on up to `threads` threads (stop_early: counting may
- * stop at the first miss, or past budget defects); the first miss (smallest row, col) into
- * *first and *first_k. Defects are counted into *ndefects (may be NULL when fn gives none)
- * and kept in dl (may be NULL) as case vcase's. */
-static size_t par_check(check_fn fn, const void *ctx, size_t total, int threads, int stop_early,
-                        miss *first, size_t *first_k, int *has, size_t *ndefects,
-                        size_t budget, defect_list *dl, size_t vcase)
-{
-    pjob j = {.fn = fn, .ctx = ctx, .total = total, .stop_early = stop_early, .defects = dl,
-              .vcase = vcase, .defect_budget = budget};
-    atomic_init(&j.next, 0);
-    atomic_init(&j.bad, 0);
-    atomic_init(&j.stop, 0);
-    atomic_init(&j.ndefects, 0);
-    pthread_mutex_init(&j.mu, NULL);
-    pthread_t th[64];
-    int started = 0;
-    for (int i = 1; i < threads && i < 64 && (size_t)i < total; i++)
-        if (!pthread_create(&th[started], NULL, pworker, &j))
-            started++;
-    pworker(&j);
-    for (int i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&j.mu);
-    if (first)
-        *first = j.first;
-    if (first_k)
-        *first_k = j.first_k;
-    *has = j.has_first;
-    if (ndefects)
-        *ndefects = atomic_load(&j.ndefects);
-    return atomic_load(&j.bad);
-}
 
 /* One validation output: item k of grid g over case d's outputs y; ncand candidates cand[]
  * (every order left open) decide which misses are defects. */
@@ -614,7 +307,7 @@ static long probe_mismatch(const dc_shape *s, const a4w4_contract *c, int thread
     miss first;
     size_t first_k = 0;
     int has = 0;
-    par_check(check_probe, &p, n, threads, 1, &first, &first_k, &has, NULL, SIZE_MAX, NULL,
+    dc_par_check(check_probe, &p, n, threads, 1, &first, &first_k, &has, NULL, SIZE_MAX, NULL,
               0);
     long bad = has ? (long)pick[first_k] : -1;
     if (has)
@@ -653,7 +346,7 @@ static void validate(const dc_shape *s, const a4w4_discover_opts *o, const a4w4_
             int has = 0;
             size_t nd = 0;
             vctx v = {c, &data[i], y, &grids[i], L->c, L->n};
-            size_t bad = par_check(check_output, &v, grids[i].nrows * grids[i].ncols,
+            size_t bad = dc_par_check(check_output, &v, grids[i].nrows * grids[i].ncols,
                                    o->threads, stop_early, &first, NULL, &has, &nd,
                                    total / 2 - r->defects, &r->dl, i * o->repeats + rep);
             r->checked += grids[i].nrows * grids[i].ncols;
@@ -822,6 +515,10 @@ static void accept(dc_shape *s, const a4w4_discover_opts *o, const a4w4_contract
                 r->defects ? "every other one of the " : "all ", r->checked, s->nvcases,
                 o->repeats, c->kind == A4W4_CONTRACT_BOUNDED ? " (within the bound)" : "");
     record_defects(s, o, r);
+    if (s->have_fprev && c->kind == A4W4_CONTRACT_TREE && c->tree.lanecomb == A4W4_REDUCE_XOR)
+        dc_text_add(&s->ev, "- %s gives every one of FPRev's pair probes the output FPRev's "
+                    "tree gives (the same LCA for every pair of blocks): the same tree at this "
+                    "K, written in the spelling that holds at every K\n", txt);
 }
 
 /* Where the closest candidate c fails (no candidate was accepted) into res.closest_fails. */
@@ -891,7 +588,7 @@ int dc_check(dc_shape *s, const a4w4_discover_opts *o, const a4w4_contract *c)
 {
     static cand_list L; /* large; runs on one thread at a time, as dc_fit */
     L.n = 0;
-    push(&L, c);
+    dc_cand_push(&L, c);
     if (probe_rejects(s, c, o->threads, NULL, NULL, 0))
         return 0;
     a4w4_case_data *data = calloc(s->nvcases ? s->nvcases : 1, sizeof *data);
@@ -925,7 +622,7 @@ void dc_fit(dc_shape *s, const a4w4_discover_opts *o)
         else
             dc_text_add(&s->ev, "- this shape is probed through the first shape of its group; "
                         "its contract %s is validated here\n", txt);
-        push(&L, s->forced);
+        dc_cand_push(&L, s->forced);
     } else if (s->nondet && !s->nondet_cases) {
         /* no bounded(S) for a kernel whose real answers never varied: only its probes did, as
          * a kernel that recognises them answers (contracts §4.4, nondeterminism) */
@@ -939,17 +636,17 @@ void dc_fit(dc_shape *s, const a4w4_discover_opts *o)
         dc_text_add(&s->ev, "- nondeterministic: repeated runs of the same operands differed "
                     "(%zu gaps varied); the answer is bounded(S) with S = %u splits found\n",
                     s->nvaried_gaps, b.split);
-        push(&L, &b);
+        dc_cand_push(&L, &b);
     } else {
         /* an order the interval model could not read, or read only as boundaries fitted to
          * this K: the trees beyond the model come first (fewer parameters than boundaries) */
         static cand_list fitted;
         fitted.n = 0;
-        candidates(s, &fitted);
+        dc_candidates(s, &fitted);
         int bounds = fitted.n && fitted.c[0].kind == A4W4_CONTRACT_TREE &&
                      fitted.c[0].tree.nbounds >= 2;
         if (s->nfam == 0 || bounds) {
-            family_candidates(s, bounds, &L);
+            dc_family_candidates(s, bounds, &L);
             dc_text_add(&s->ev, "- %s: %zu trees beyond the interval model (fused 64/128-K "
                         "leaves, interleaved lanes%s) are tried first\n",
                         s->nfam == 0 ? "no interval tree fits the probes"
@@ -957,11 +654,13 @@ void dc_fit(dc_shape *s, const a4w4_discover_opts *o)
                         L.n, bounds ? ", tile=256" : "");
         }
         for (size_t i = 0; i < fitted.n; i++)
-            push(&L, &fitted.c[i]);
+            dc_cand_push(&L, &fitted.c[i]);
+        if (s->have_fprev) /* the short spellings FPRev's tree may have, before it */
+            dc_xor_candidates(s, &L);
         for (int rz = 0; s->have_fprev && rz < 2; rz++) { /* FPRev's tree: the last resort */
             a4w4_contract c = s->fprev;
             c.tree.final = rz ? A4W4_ROUND_RZ : A4W4_ROUND_RNE;
-            push(&L, &c);
+            dc_cand_push(&L, &c);
         }
     }
     dc_text_add(&s->ev, "- candidates the decisions leave open: %zu (each checked on the probes, "

@@ -13,9 +13,16 @@ int dc_fprev_start(dc_shape *s, size_t index, const a4w4_discover_opts *o)
 {
     (void)o;
     if (s->fprev_tried || s->validate_only || s->probed != index || s->nondet || s->n < 2 ||
-        s->n > A4W4_SUMTREE_MAX_BLOCKS || (s->have_tree && s->nfam > 0))
+        (s->have_tree && s->nfam > 0))
         return 0;
     s->fprev_tried = 1;
+    if (s->n > A4W4_SUMTREE_MAX_BLOCKS) { /* said, never silent: contracts §4.4 "Not read" */
+        dc_text_add(&s->ev, "- no interval tree, and FPRev's pairwise probes are not run: they "
+                    "take at most %u blocks (K <= %u, the general form's limit), this shape has "
+                    "%zu; only the keys' trees are tried\n", A4W4_SUMTREE_MAX_BLOCKS,
+                    32 * A4W4_SUMTREE_MAX_BLOCKS, s->n);
+        return 0;
+    }
     dc_plist L = {0};
     for (size_t i = 0; i < s->n; i++)
         for (size_t j = i + 1; j < s->n; j++)

@@ -257,6 +257,16 @@ struct a4w4_discovery {
  * memory. */
 int dc_install_probes(struct dc_shape_s *s, dc_plist *L);
 
+/* Round 1 of shape s (discover_structure.c, contracts §4.4 step 1): its window-count and
+ * two-unit probes into s->probes. 0 or -2 (out of memory). */
+int dc_structure_plan(dc_shape *s);
+/* Probe `probe` of s changed between repeats: its gap is marked varied (counted once). */
+void dc_structure_mark_varied(dc_shape *s, size_t probe);
+/* After round 1 or the scan: s's gaps, tree over blocks and families read from the probes'
+ * outputs, with evidence lines, and its next phase planned (the scan, the numeric probes, or
+ * done). 0 or -2 (out of memory). */
+int dc_structure_read(dc_shape *s);
+
 /* Plan the numeric and element probes of shape s (its tree and family known) into s->probes.
  * 0 or -2. */
 int dc_numeric_plan(dc_shape *s);

@@ -9,6 +9,7 @@
 
 #include "a4w4_formats.h"
 #include "discover_internal.h"
+#include "grow.h"
 
 /* ---- evidence text ------------------------------------------------------------------------ */
 
@@ -20,16 +21,8 @@ void dc_text_add(dc_text *t, const char *fmt, ...)
     va_end(ap);
     if (need < 0)
         return;
-    if (t->len + (size_t)need + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 1024;
-        while (cap < t->len + (size_t)need + 1)
-            cap *= 2;
-        char *p = realloc(t->s, cap);
-        if (!p)
-            return; /* the evidence loses a line; the result does not depend on it */
-        t->s = p;
-        t->cap = cap;
-    }
+    if (A4W4_GROW(t->s, t->len + (size_t)need + 1, t->cap, 1024))
+        return; /* the evidence loses a line; the result does not depend on it */
     va_start(ap, fmt);
     vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
     va_end(ap);
@@ -52,15 +45,9 @@ float dc_bf16_value(uint16_t h)
 void dc_plist_add(dc_plist *L, dc_kind kind, int32_t a, int32_t b, int32_t c, int32_t d,
                   int32_t e, int32_t f)
 {
-    if (L->n == L->cap) {
-        size_t cap = L->cap ? 2 * L->cap : 256;
-        dc_probe *p = realloc(L->v, cap * sizeof *p);
-        if (!p) {
-            L->oom = 1;
-            return;
-        }
-        L->v = p;
-        L->cap = cap;
+    if (A4W4_GROW(L->v, L->n + 1, L->cap, 256)) {
+        L->oom = 1;
+        return;
     }
     L->v[L->n++] = (dc_probe){kind, {a, b, c, d, e, f}};
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "discover_internal.h"
+#include "grow.h"
 
 int dc_gaps_init(dc_gaps *g, size_t n)
 {
@@ -235,17 +236,9 @@ static void emit(nodelist *L, const uint32_t *bounds, size_t nb)
 {
     if (nb < 3) /* fewer than two children */
         return;
-    if (L->n + nb + 1 > L->cap) {
-        size_t cap = L->cap ? 2 * L->cap : 256;
-        while (cap < L->n + nb + 1)
-            cap *= 2;
-        uint32_t *p = realloc(L->b, cap * sizeof *p);
-        if (!p) {
-            L->oom = 1;
-            return;
-        }
-        L->b = p;
-        L->cap = cap;
+    if (A4W4_GROW(L->b, L->n + nb + 1, L->cap, 256)) {
+        L->oom = 1;
+        return;
     }
     L->b[L->n++] = (uint32_t)nb;
     memcpy(L->b + L->n, bounds, nb * sizeof *bounds);

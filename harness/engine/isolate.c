@@ -3,7 +3,9 @@
 #include "isolate.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -101,40 +103,132 @@ static void signal_text(int sig, char *why, size_t whylen)
     snprintf(why, whylen, "SIG%s (signal %d)", abbrev ? abbrev : "?", sig);
 }
 
+/* ---- stop signals ------------------------------------------------------------------------ */
+
+/* While any call runs, SIGTERM, SIGINT and SIGHUP (`timeout` stopping the harness, a
+ * terminal's ^C, a closed session) first SIGKILL the process group of every running call, then
+ * take their old action: no child, nor a helper it started, outlives the harness. */
+#define MAX_RUNNING 64
+static const int stop_sigs[3] = {SIGTERM, SIGINT, SIGHUP};
+static struct sigaction stop_old[3];
+static atomic_int running[MAX_RUNNING]; /* process groups of running calls; 0: free */
+static pthread_mutex_t stop_mu = PTHREAD_MUTEX_INITIALIZER;
+static int stop_users;
+
+static void on_stop(int sig)
+{
+    for (int i = 0; i < MAX_RUNNING; i++) {
+        int g = atomic_load(&running[i]);
+        if (g > 0)
+            kill(-(pid_t)g, SIGKILL);
+    }
+    for (int i = 0; i < 3; i++)
+        if (stop_sigs[i] == sig)
+            sigaction(sig, &stop_old[i], NULL);
+    raise(sig); /* delivered with its old action once this handler returns */
+}
+
+/* The first running call installs on_stop (a signal ignored stays ignored), the last one
+ * puts the old actions back. */
+static void stop_watch(int on)
+{
+    pthread_mutex_lock(&stop_mu);
+    if (on ? stop_users++ == 0 : --stop_users == 0)
+        for (int i = 0; i < 3; i++) {
+            if (!on) {
+                sigaction(stop_sigs[i], &stop_old[i], NULL);
+                continue;
+            }
+            struct sigaction sa = {0};
+            sa.sa_handler = on_stop;
+            sigemptyset(&sa.sa_mask);
+            sigaction(stop_sigs[i], NULL, &stop_old[i]);
+            if (stop_old[i].sa_handler != SIG_IGN)
+                sigaction(stop_sigs[i], &sa, NULL);
+        }
+    pthread_mutex_unlock(&stop_mu);
+}
+
+/* Slot for process group pid in running[] (-1: none free, the call still runs). */
+static int claim(pid_t pid)
+{
+    for (int i = 0; i < MAX_RUNNING; i++) {
+        int free_slot = 0;
+        if (atomic_compare_exchange_strong(&running[i], &free_slot, (int)pid))
+            return i;
+    }
+    return -1;
+}
+
+/* ---- the fork ---------------------------------------------------------------------------- */
+
+/* The child's side: its own process group, the stop signals' old actions, death with the
+ * parent (also when the parent died before prctl), then fn. */
+static void child(int (*fn)(void *), void *arg, pid_t parent, const sigset_t *mask)
+{
+    setpgid(0, 0); /* the call's own process group: its helpers go with it */
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_sigs[i], &stop_old[i], NULL);
+#if defined(__linux__)
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphan keeps running a hung kernel */
+    if (getppid() != parent)
+        _exit(127);
+#else
+    (void)parent;
+#endif
+    pthread_sigmask(SIG_SETMASK, mask, NULL);
+    _exit(fn(arg) & 0xFF);
+}
+
+/* Fork a child running fn(arg) and wait for it until timeout_s (<= 0: none); the child's
+ * process group is SIGKILLed when it ends or times out. Returns 1 (exited, *st), 0 (timed
+ * out; killed and reaped), -1 (fork or waitpid failed: why). */
+static int fork_wait(int (*fn)(void *), void *arg, double timeout_s, int *st, char *why,
+                     size_t whylen)
+{
+    double deadline = timeout_s > 0 ? now_s() + timeout_s : 0;
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (int i = 0; i < 3; i++)
+        sigaddset(&block, stop_sigs[i]);
+    stop_watch(1);
+    pthread_sigmask(SIG_BLOCK, &block, &old); /* no stop between the fork and the claim */
+    pid_t parent = getpid(), pid = fork();
+    if (pid == 0)
+        child(fn, arg, parent, &old);
+    int slot = -1, r = -1;
+    if (pid > 0) {
+        setpgid(pid, pid); /* also here: the group exists before either side goes on */
+        slot = claim(pid);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0)
+        snprintf(why, whylen, "fork failed: %s", strerror(errno));
+    else if ((r = wait_deadline(pid, deadline, st)) == 0) {
+        kill(-pid, SIGKILL);
+        while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+            ;
+        snprintf(why, whylen, "timed out after %g s", timeout_s);
+    } else if (r < 0) {
+        snprintf(why, whylen, "waitpid failed: %s", strerror(errno));
+    }
+    /* The call is over: a helper it forked (still in its group) would hold this process's
+     * stdout and stderr, so `$(a4w4check ...)` waited for it; it goes now. */
+    if (pid > 0)
+        kill(-pid, SIGKILL);
+    if (slot >= 0)
+        atomic_store(&running[slot], 0);
+    stop_watch(0);
+    return r;
+}
+
 a4w4_iso_status a4w4_isolate_run(int (*fn)(void *), void *arg, double timeout_s, char *why,
                                  size_t whylen)
 {
     why[0] = '\0';
-    double deadline = timeout_s > 0 ? now_s() + timeout_s : 0;
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(why, whylen, "fork failed: %s", strerror(errno));
-        return A4W4_ISO_ERROR;
-    }
-    if (pid == 0) {
-        setpgid(0, 0); /* the call's own process group: its helpers go with it */
-#if defined(__linux__)
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphan keeps running a hung kernel */
-#endif
-        _exit(fn(arg) & 0xFF);
-    }
-    setpgid(pid, pid); /* also here: the group exists before either side goes on */
-    int st = 0, r = wait_deadline(pid, deadline, &st);
-    if (r == 0) {
-        kill(-pid, SIGKILL);
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
-        snprintf(why, whylen, "timed out after %g s", timeout_s);
-        return A4W4_ISO_TIMEOUT;
-    }
-    if (r < 0) {
-        snprintf(why, whylen, "waitpid failed: %s", strerror(errno));
-        kill(-pid, SIGKILL);
-        return A4W4_ISO_ERROR;
-    }
-    /* The call is over: a helper it forked (still in its group) would hold this process's
-     * stdout and stderr, so `$(a4w4check ...)` waited for it; it goes now. */
-    kill(-pid, SIGKILL);
+    int st = 0, r = fork_wait(fn, arg, timeout_s, &st, why, whylen);
+    if (r <= 0)
+        return r == 0 ? A4W4_ISO_TIMEOUT : A4W4_ISO_ERROR;
     if (WIFSIGNALED(st)) {
         signal_text(WTERMSIG(st), why, whylen);
         return A4W4_ISO_CRASHED;
@@ -146,4 +240,20 @@ a4w4_iso_status a4w4_isolate_run(int (*fn)(void *), void *arg, double timeout_s,
     snprintf(why, whylen, "exited %d%s", code,
              code == 86 || code == 87 ? " (sanitizer report?)" : "");
     return A4W4_ISO_EXITED;
+}
+
+static int exec_sh(void *cmd)
+{
+    execl("/bin/sh", "sh", "-c", (const char *)cmd, (char *)NULL);
+    return 127;
+}
+
+int a4w4_isolate_command(const char *cmd, double timeout_s, char *why, size_t whylen)
+{
+    why[0] = '\0';
+    fflush(NULL); /* what this process wrote comes before what the command writes */
+    int st = 0, r = fork_wait(exec_sh, (void *)cmd, timeout_s, &st, why, whylen);
+    if (r <= 0)
+        return r == 0 ? 124 : -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }

@@ -33,8 +33,19 @@ void a4w4_shared_free(void *p, size_t bytes);
  * exits or times out, so a helper process fn forked neither outlives the call nor keeps this
  * process's stdout open. Returns the outcome; why (always written, "" for OK) says it in one line:
  * "SIGSEGV (signal 11)", "timed out after 2 s", "exited 3", "exited 87 (sanitizer
- * report?)" (86 too), or the failed call. Thread-safe (several threads may each run a child). */
+ * report?)" (86 too), or the failed call. Thread-safe (several threads may each run a child).
+ * While a child runs, SIGTERM, SIGINT and SIGHUP to this process (one it ignores stays
+ * ignored) SIGKILL every running child's process group, then take their old action (the
+ * child itself starts with the old actions); the child is SIGKILLed when this process dies
+ * (Linux: PR_SET_PDEATHSIG, also when the parent died before it was set). */
 a4w4_iso_status a4w4_isolate_run(int (*fn)(void *), void *arg, double timeout_s, char *why,
                                  size_t whylen);
+
+/* Run `/bin/sh -c cmd` (an outside runner, contracts §4.4) as a4w4_isolate_run runs fn: its
+ * own process group, killed with everything it started when sh exits, at the deadline
+ * (timeout_s seconds; <= 0: none) or when this process is told to stop. Returns sh's exit
+ * status (0..255; 127: sh could not start), 128 + N when it died of signal N, 124 when the
+ * deadline passed, -1 when it could not be run (why: the failed call). */
+int a4w4_isolate_command(const char *cmd, double timeout_s, char *why, size_t whylen);
 
 #endif

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_contract.h"
 #include "a4w4_tree.h"
+#include "failing.h"
 #include "fsutil.h"
 #include "runner_internal.h"
 #include "stream.h"
@@ -255,6 +257,74 @@ static void fold(const a4w4_runner *r, size_t bi, const a4w4_case *a, const seq_
         run_note(e->note, sizeof e->note, "%s%zux%zux%zu%s", i ? ", " : "", calls[i].c->M,
                  calls[i].c->N, calls[i].c->K, calls[i].label);
     run_note(e->note, sizeof e->note, " (%zu failed); %s", nfail, cal);
+    for (size_t i = 0; i < n; i++) /* a call not judged is named, never silent */
+        if (calls[i].e->verdict == A4W4_VERDICT_SKIP ||
+            calls[i].e->verdict == A4W4_VERDICT_AMBIGUOUS) {
+            run_note(e->note, sizeof e->note, "; call %zu of %zu (%zux%zux%zu%s) not judged: "
+                     "%.300s", i + 1, n, calls[i].c->M, calls[i].c->N, calls[i].c->K,
+                     calls[i].label, calls[i].e->note[0] ? calls[i].e->note : "no judgement");
+            break;
+        }
+}
+
+/* The failing call's expected outputs [M, N] under the contract b holds its case to
+ * (bounded(S): the exact ones, as failing.h records them), malloc'ed; NULL when there is none. */
+static uint16_t *seq_expected(const a4w4_backend *b, const seq_call *k)
+{
+    a4w4_contract own, exact;
+    char why[256];
+    const a4w4_contract *ct = run_case_contract(b, k->c, &own, why, sizeof why);
+    if (!ct || a4w4_contract_parse("exact", &exact, why, sizeof why))
+        return NULL;
+    if (ct->kind == A4W4_CONTRACT_BOUNDED)
+        ct = &exact;
+    const a4w4_case_data *d = k->d;
+    uint16_t *y = malloc(k->c->M * k->c->N * sizeof *y);
+    if (y && a4w4_gemm_contract(ct, d->a_fp4.data, d->a_scale.data, d->w_fp4.data,
+                                d->w_scale.data, k->c->M, k->c->N, k->c->K, y, NULL)) {
+        free(y);
+        y = NULL;
+    }
+    return y;
+}
+
+/* A failing sequence entry's repro command (the run narrowed to the sequence's cases: A, and
+ * B when it has one, so the same sequence is made) and, with --save-failing, the bundle of
+ * its first failing call whose outputs differ (item "<A>-call-sequence-<call>@<backend>",
+ * engine/failing.h), named in e->saved. */
+static void seq_record(const a4w4_runner *r, const a4w4_backend *b, const seq_call *calls,
+                       size_t n, a4w4_entry_result *e)
+{
+    if (e->verdict != A4W4_VERDICT_FAIL)
+        return;
+    const a4w4_statecheck *sc = r->seq;
+    if (r->repro) {
+        r->repro(r->repro_ctx, sc->a.name, b->name, e->repro, sizeof e->repro);
+        size_t L = strlen(e->repro);
+        if (sc->b.M && L)
+            snprintf(e->repro + L, sizeof e->repro - L, " --case %s", sc->b.name);
+    }
+    size_t k = 0;
+    while (k < n && !(calls[k].e->verdict == A4W4_VERDICT_FAIL && calls[k].e->mismatches))
+        k++;
+    uint16_t *exp = r->save_dir && k < n ? seq_expected(b, &calls[k]) : NULL;
+    if (!exp)
+        return;
+    a4w4_case c = *calls[k].c;
+    snprintf(c.name, sizeof c.name, "%.64s-call-sequence-%u", sc->a.name, (unsigned)(k + 1) % 10u);
+    int qualify = 0;
+    for (size_t i = 0; i < r->nbackends; i++)
+        qualify |= a4w4_failing_names_collide(b->name, r->backends[i].name);
+    const a4w4_entry_result *x = calls[k].e;
+    a4w4_failing f = {&c, calls[k].d, calls[k].s, calls[k].y.y, exp, b->name, x->contract,
+                      x->mismatches, "", x->signature, e->repro, r->id, qualify};
+    char err[512];
+    if (a4w4_failing_save(&f, r->save_dir, e->saved, sizeof e->saved, err, sizeof err)) {
+        e->saved[0] = 0;
+        e->save_failed = 1;
+        run_note(e->note, sizeof e->note, "; --save-failing: %s", err);
+    }
+    free(exp);
 }
 
 /* Free what seq_run set up. */
@@ -332,8 +402,10 @@ static a4w4_hstatus seq_backend(const a4w4_runner *r, size_t bi, const a4w4_case
             st = seq_judge(r, b, &calls[i]);
         }
     }
-    if (st == A4W4_ST_OK)
+    if (st == A4W4_ST_OK) {
         fold(r, bi, cs[0], calls, n, e);
+        seq_record(r, b, calls, n, e);
+    }
     seq_free(calls, n, d, s);
     return st;
 }

@@ -13,6 +13,7 @@
 #include "a4w4_csv.h"
 #include "errmsg.h"
 #include "fsutil.h"
+#include "stream.h"
 
 static const char *const columns[] = {"id", "backend", "case", "shape", "upstream", "since",
                                       "until", "symptom", "last_matched"};
@@ -124,12 +125,27 @@ static int version_cmp(const char *a, const char *b)
     return 0;
 }
 
+/* 1 when case pattern pat matches entry name, or name is the call-sequence entry of a case
+ * it matches ("A" covers "A/call-sequence", io/stream.h). */
+static int case_matches(const char *pat, const char *name)
+{
+    if (!fnmatch(pat, name, 0))
+        return 1;
+    size_t n = strlen(name), s = strlen(A4W4_SEQ_SUFFIX);
+    char a[512];
+    if (n <= s || n - s >= sizeof a || strcmp(name + n - s, A4W4_SEQ_SUFFIX))
+        return 0;
+    memcpy(a, name, n - s);
+    a[n - s] = '\0';
+    return !fnmatch(pat, a, 0);
+}
+
 int a4w4_known_matches(const a4w4_known_entry *e, const char *backend, const char *name,
                        const char *regime, size_t M, size_t N, size_t K, const char *ver)
 {
     int by_regime = !strncmp(e->cases, "regime=", 7);
     if (fnmatch(e->backend, backend, 0) ||
-        fnmatch(by_regime ? e->cases + 7 : e->cases, by_regime ? regime : name, 0))
+        (by_regime ? fnmatch(e->cases + 7, regime, 0) != 0 : !case_matches(e->cases, name)))
         return 0;
     const size_t dims[3] = {M, N, K};
     for (int i = 0; i < e->nterm; i++)

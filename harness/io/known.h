@@ -9,7 +9,9 @@
  *   id            unique word ([A-Za-z0-9._-])
  *   backend       fnmatch(3) pattern over an entry's backend ("plugin:*aiter_asm*")
  *   case          fnmatch pattern over an entry's case name ("*" any), or "regime=PATTERN"
- *                 over its regime ("regime=wide", "regime=normal:*")
+ *                 over its regime ("regime=wide", "regime=normal:*"); a pattern matching case
+ *                 A also matches A's call-sequence entry "A/call-sequence" (io/stream.h),
+ *                 whose shape is that of the sequence's first failing call
  *   shape         "" (any) or terms joined by '&': X OP V or X%D OP V, X one of M, N, K, OP
  *                 one of == != < <= > >=, V and D decimal ("K%256!=0 & M>64 & M<=256")
  *   upstream      the bug's public record (a URL), required

@@ -115,4 +115,28 @@ run sh1 ref 0 --shard 1/2
 run sh2 ref 0 --shard 2/2
 "$CLI" merge --out merged sh1 sh2 > merge.log 2>&1 || { cat merge.log; fail "merge: exit $?"; }
 check merged PASS pass '^5 calls in one child process'
+
+# 7. --save-failing saves the failing call's bundle (its operands, the outputs it returned and
+# the contract's), verify shows the failure from that file alone, and the entry's repro line
+# (the run narrowed to A and B) makes the same sequence fail again. Before: no bundle, no repro.
+run stale_saved gt_stalecache 1 --save-failing saved
+python3 - <<'PY' > seq_saved.txt || fail "stale_saved: the sequence entry names no saved bundle or repro"
+import json
+e = [e for e in json.load(open("stale_saved/results.json"))["cases"] if e["name"] == "s3/call-sequence"][0]
+assert e.get("saved") == "s3-call-sequence-3@plugin_liba4w4_gt_stalecache_plugin.so", e.get("saved")
+assert " --case s3 " in e["repro"] + " " and e["repro"].endswith(" --case s2"), e["repro"]
+print(e["saved"]); print(e["repro"])
+PY
+item=$(sed -n 1p seq_saved.txt)
+f=$(ls saved/"$item"* 2>/dev/null | head -1)
+[ -n "$f" ] || { ls saved; fail "stale_saved: no file for $item in saved/"; }
+set +e; "$CLI" verify "$f" > verify.log 2>&1; vrc=$?; set -e
+[ "$vrc" = 1 ] || { cat verify.log; fail "verify $f: exit $vrc, expected 1 (the recorded failure shown again)"; }
+repro=$(sed -n 2p seq_saved.txt | sed -e 's#--out build/repro#--out repro_out#' -e 's#^a4w4check #"$CLI" #')
+set +e; (eval "$repro --quiet") > repro.log 2>&1; rrc=$?; set -e
+[ "$rrc" = 1 ] || { cat repro.log; fail "the repro line ($repro): exit $rrc, expected 1"; }
+python3 -c 'import json,sys; d=json.load(open("repro_out/results.json"))
+sys.exit(0 if [e["verdict"] for e in d["cases"] if e["name"]=="s3/call-sequence"]==["fail"] else 1)' ||
+  fail "the repro line does not make the sequence fail again"
+echo "call_sequence: --save-failing keeps the failing call's bundle, the repro line fails again"
 echo "call_sequence: ok"

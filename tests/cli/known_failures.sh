@@ -108,4 +108,19 @@ expect 2 "$CLI" known --ledger most.csv --touch eightrun
 printf 'id,backend,case,shape,upstream,since,until,symptom,last_matched\nnone,plugin:*,*,,u,,,,2026-12-01\n' > nosym.csv
 expect 2 "$CLI" known --ledger nosym.csv
 grep -q "entry none: symptom is required" out.txt || { cat out.txt; fail "an entry without a symptom"; }
+
+# A line naming a case covers that case's call-sequence entry ("k256/call-sequence", failing at
+# k288's shape): with the sequence on, the ledger naming k256 for K%256!=0 and k288 turns both
+# failures into XFAIL. Reproducer (before): the sequence entry stayed FAIL, exit 1, because
+# "k256" as a pattern does not match "k256/call-sequence".
+cat > seq.csv <<'CSV'
+id,backend,case,shape,upstream,since,until,symptom,last_matched
+drop-tail,plugin:*droptail*,k288,K%256!=0,https://example.org/bug/1,,,one K block missing,2026-11-01
+drop-seq,plugin:*droptail*,k256,K%256!=0,https://example.org/bug/1,,,one K block missing,2026-11-01
+CSV
+expect 1 "$CLI" run --cases c.csv --no-golden --quiet --backend "$DROP" --out seqplain --known none
+expect 0 "$CLI" run --cases c.csv --no-golden --quiet --backend "$DROP" --out seqknown --known seq.csv
+[ "$(doc seqknown "sorted((e['name'], e['verdict'], e.get('known_failure', {}).get('id')) for e in d['cases'] if e['backend'] != 'oracle')")" = \
+  "[('k256', 'pass', None), ('k256/call-sequence', 'fail', 'drop-seq'), ('k288', 'fail', 'drop-tail')]" ] ||
+  { doc seqknown "[(e['name'], e['verdict'], e.get('known_failure')) for e in d['cases']]"; fail "the sequence entry is not covered by the line naming its case"; }
 echo "known failures ok"

@@ -87,3 +87,37 @@ h=$(cat runner_helper)
 for _ in $(seq 50); do { [ ! -d "/proc/$h" ] || grep -q '^State:.*Z' "/proc/$h/status"; } && break; sleep 0.1; done
 [ ! -d "/proc/$h" ] || grep -q '^State:.*Z' "/proc/$h/status" || fail "runner: its helper $h still runs"
 echo "plugin_helper_process: discover's runner's helpers go with it"
+
+# One fork-with-deadline (engine/isolate.c) for plugin calls and discover's runner: a helper
+# left in the child's process group is gone after the deadline and after SIGTERM of a4w4check
+# (the group is killed before the signal's own action). Reproducer (before): SIGTERM of a run
+# whose isolated call hung left the call's helper running (only the call itself died with its
+# parent); a runner's helper outlived a timed-out round.
+# started FILE: wait (up to 10 s) until FILE names a live process
+started() { local i; for i in $(seq 100); do [ -s "$1" ] && [ -d "/proc/$(head -n1 "$1")" ] && return 0; sleep 0.1; done; return 1; }
+term_after_start() { # term_after_start PIDFILE CMD...: start CMD, SIGTERM it once PIDFILE names a helper
+  "${@:2}" > /dev/null 2>&1 & local pid=$!
+  started "$1" || { kill -9 "$pid"; fail "no helper started by: ${*:2}"; }
+  kill -TERM "$pid"; set +e; wait "$pid"; trc=$?; set -e
+}
+: > helpers
+A4W4_TEST_HELPER_MODE=group-hang term_after_start helpers timeout 50 "$CLI" run --cases c.csv \
+  --no-golden --quiet --backend "plugin:$P/liba4w4_helper_plugin.so" --out gt --timeout 40
+[ "$trc" = 143 ] || fail "run SIGTERMed: exit $trc, expected 143 (killed by SIGTERM)"
+gone || fail "run SIGTERMed: helper(s) $(alive) of the hung call still run"
+for how in deadline sigterm; do
+  rm -f runner_helper
+  args=(discover --backend bundle:ro-$how --probes rp-$how --shapes 24x8x512 --out d-$how.txt
+        --runner 'sleep 40 & echo $! > runner_helper; wait; :')
+  if [ $how = deadline ]; then
+    set +e; timeout 50 "$CLI" "${args[@]}" --runner-timeout 1 > /dev/null 2> err.txt; rc=$?; set -e
+    [ "$rc" = 5 ] && grep -q "the runner timed out" err.txt || fail "runner deadline: exit $rc, $(cat err.txt)"
+  else
+    term_after_start runner_helper timeout 50 "$CLI" "${args[@]}"
+    [ "$trc" = 143 ] || fail "discover SIGTERMed: exit $trc, expected 143"
+  fi
+  h=$(cat runner_helper)
+  for _ in $(seq 50); do { [ ! -d "/proc/$h" ] || grep -q '^State:.*Z' "/proc/$h/status"; } && break; sleep 0.1; done
+  [ ! -d "/proc/$h" ] || grep -q '^State:.*Z' "/proc/$h/status" || fail "runner $how: its helper $h still runs"
+done
+echo "plugin_helper_process: helpers of a plugin call and of discover's runner go at the deadline and on SIGTERM"

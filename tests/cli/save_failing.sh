@@ -105,7 +105,11 @@ set -e
 if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
   PYTHONPATH=$SRC/python /usr/bin/python3 -m a4w4check.external --ops saved --out ext \
     --kernel torch-dequant > ext.out 2>&1 || { cat ext.out; fail "external refused saved/"; }
-  grep -q "1 cases written, 0 failed" ext.out || { cat ext.out; fail "external: not 1 case"; }
+  # k288's bundle and the call sequence's failing call (k256's sequence, its call 4 at k288's
+  # shape: tests/cli/call_sequence.sh)
+  grep -q "2 cases written, 0 failed" ext.out || { cat ext.out; fail "external: not 2 cases"; }
+  [ -f "saved/k256-call-sequence-4@plugin_liba4w4_droptail_plugin.so.safetensors" ] ||
+    { ls saved; fail "the call sequence's failing call was not saved"; }
 else
   echo "note: no numpy for /usr/bin/python3: the external step is not run"
 fi
@@ -138,11 +142,14 @@ python3 - "$WORK" <<'PY' || { cat two.out; fail "two plugins libk.so: not two sa
 import json, os, sys
 doc = json.load(open("r-two/results.json"))
 saved = {x["backend"]: x.get("saved") for x in doc["cases"] if x["backend"].startswith("plugin:")
-         and not x["name"].endswith("/call-sequence")}  # a call sequence is not saved
+         and not x["name"].endswith("/call-sequence")}  # the plain entries
 assert len(saved) == 2 and len(set(saved.values())) == 2, saved
 for b, s in saved.items():
     assert s and s.startswith("k288@plugin_libk.so-"), saved
     assert os.path.isfile(os.path.join("sv-two", s + ".safetensors")), s
-assert len(os.listdir("sv-two")) == 3, os.listdir("sv-two")
+# each plugin's bundle of k288, each one's call-sequence bundle (its first call), the manifest
+assert len(os.listdir("sv-two")) == 5, os.listdir("sv-two")
+assert sorted(f for f in os.listdir("sv-two") if "call-sequence" in f) == sorted(
+    "k288-call-sequence-1" + s[len("k288"):] + ".safetensors" for s in saved.values()), os.listdir("sv-two")
 PY
 echo "save failing ok"

@@ -38,7 +38,19 @@ got = {e["name"]: e["verdict"] for e in d["cases"] if e["backend"].startswith("p
 # the call sequence (docs/backends.md) also calls K 256, which the one-K sum tree does not judge
 if got != {"a": "pass", "other": "skip", "a/call-sequence": "skip"}:
     sys.exit("sumtree_readers: rule.txt: entries %s, expected a pass, other skip" % got)
+# the call not judged is named in the sequence's entry, with the reason (before: not said)
+seq = [e for e in d["cases"] if e["name"] == "a/call-sequence"][0]
+if "call 4 of 5 (4x32x256) not judged: contract rule.txt has no rule for M=4 N=32 K=256" not in seq["note"]:
+    sys.exit("sumtree_readers: the sequence's unjudged call is not named: " + seq["note"])
 PY
+# a rule for the sequence's other shape judges that call under it: the sequence passes
+cp rule.txt rule2.txt
+echo 'when K==256: ordered(1)' >> rule2.txt
+code "$CLI" run --cases two.csv --no-golden --quiet --out r3b --backend "$REF" --contract "$REF=rule2.txt"
+[ "$rc" = 0 ] || fail "run --contract rule2.txt: exit $rc, expected 0: $(cat err.txt)"
+/usr/bin/python3 -c 'import json, sys; d = json.load(open("r3b/results.json"))
+sys.exit(0 if [e["verdict"] for e in d["cases"] if e["name"] == "a/call-sequence"] == ["pass"] else 1)' ||
+  fail "rule2.txt: the call sequence is not one passing entry"
 code "$CLI" run --cases one.csv --no-golden --quiet --out r4 --backend "$REF" --contract "$REF=tree(sum=(0,0))"
 [ "$rc" = 2 ] && grep -q "block 0 appears twice" err.txt || fail "a bad sum tree: exit $rc: $(cat err.txt)"
 

@@ -14,8 +14,9 @@
 #if defined(GT_BUTTERFLY)
 /* 8 lanes (block b into lane b mod 8, each chained from +0.0f), then the xor-shuffle
  * reduction of a wavefront: v[l] += v[l ^ 4], then ^ 2, then ^ 1, every lane at once; lane 0's
- * value: lanecomb=xor (contracts §4.2 rule 1a; lanecomb=pairwise pairs neighbours). discover
- * finds it as the general form, one sum tree per K (tests/cli/discover_fprev.sh). */
+ * value: lanecomb=xor (contracts §4.2 rule 1a; lanecomb=pairwise pairs neighbours). FPRev's
+ * pair probes rebuild it at each K and discover writes it as lanecomb=xor
+ * (tests/cli/discover_fprev.sh). */
 #define GT_NAME "gt-butterfly"
 #define GT_CONTRACT "tree(lanes=8,lanecomb=xor)"
 #define GT_LANES 8
