@@ -57,26 +57,8 @@ export PYTHONPATH="$src/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 \
 start=$SECONDS
 : > "$out/steps.tsv"
 
-log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" | tee -a "$out/steps.log"; }
-# step NAME CAP CMD...: run CMD (log OUT/NAME.log) for at most min(CAP, what the budget has
-# left) seconds; records "NAME<TAB>exit<TAB>seconds" (exit "skipped" when no time was left,
-# 124 on timeout). Always returns 0.
-step() {
-  local name=$1 cap=$2; shift 2
-  local left=$((budget - (SECONDS - start)))
-  if [ "$left" -le 5 ]; then
-    log "$name: skipped (the ${budget} s budget is spent)"
-    printf '%s\tskipped\t0\n' "$name" >> "$out/steps.tsv"
-    return 0
-  fi
-  [ "$cap" -gt "$left" ] && cap=$left
-  local t0=$SECONDS
-  (cd "$src" && timeout -k 5 "$cap" "$@") > "$out/$name.log" 2>&1
-  local rc=$?
-  log "$name: exit $rc ($((SECONDS - t0)) s of at most $cap)"
-  printf '%s\t%s\t%s\n' "$name" "$rc" "$((SECONDS - t0))" >> "$out/steps.tsv"
-  return 0
-}
+# log and step (budgeted, logged under OUT): ci/steps.sh
+. "$src/ci/steps.sh"
 tag() { printf '%s' "$1" | sed 's/[^A-Za-z0-9_.-]/_/g'; }
 
 log "gpu-discover: kernels [$kernels] at $shapes on $device; sets [$sets]; budget $budget s"

@@ -56,26 +56,8 @@ start=$SECONDS
 : > "$out/steps.tsv"
 : > "$out/steps.log"
 
-log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" | tee -a "$out/steps.log"; }
-# step NAME CAP CMD...: run CMD (log OUT/NAME.log) for at most min(CAP, what the budget has
-# left) seconds; records "NAME<TAB>exit<TAB>seconds" (exit "skipped" when no time was left,
-# 124 on timeout). Always returns 0.
-step() {
-  local name=$1 cap=$2; shift 2
-  local left=$((budget - (SECONDS - start)))
-  if [ "$left" -le 5 ]; then
-    log "$name: skipped (the ${budget} s budget is spent)"
-    printf '%s\tskipped\t0\n' "$name" >> "$out/steps.tsv"
-    return 0
-  fi
-  [ "$cap" -gt "$left" ] && cap=$left
-  local t0=$SECONDS
-  (cd "$src" && timeout -k 5 "$cap" "$@") > "$out/$name.log" 2>&1
-  local rc=$?
-  log "$name: exit $rc ($((SECONDS - t0)) s of at most $cap)"
-  printf '%s\t%s\t%s\n' "$name" "$rc" "$((SECONDS - t0))" >> "$out/steps.tsv"
-  return 0
-}
+# log and step (budgeted, logged under OUT): ci/steps.sh
+. "$src/ci/steps.sh"
 
 if [ -n "${A4W4_INV_TORCH_SHAPES:-}" ]; then
   tshapes=$A4W4_INV_TORCH_SHAPES
@@ -92,6 +74,9 @@ npairs=$(($(wc -l < "$tshapes") - 1))
 step torch $((60 + npairs * (disc_s + 10))) "$py" -m a4w4check.invariance --cli "$cli" \
   --kernel "$kernel" --contract "$contract" --device "$device" --shapes "$tshapes" --m "$tm" \
   --work "$out/torch" --discover-breaks --discover-timeout "$disc_s"
+# the versions for the summary: a step too (importing torch takes seconds), skipped when the
+# budget is spent, so the summary itself only reads files
+step versions 30 "$py" -c 'import torch; print(torch.__version__, torch.version.cuda)'
 
 # per_m FILE: one line per (N, K) of a measurement's results.json, its verdict at each M
 per_m() {
@@ -110,10 +95,10 @@ PY
 summary() {
   local card torch_v
   card=$(nvidia-smi -L 2>/dev/null | head -n1)
-  torch_v=$(timeout 30 "$py" -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>&1 | tail -1)
+  torch_v=$(tail -n 1 "$out/versions.log" 2>/dev/null)
   echo "# Batch invariance measured on ${card:-no GPU (a dry run on the CPU)}"
   echo
-  echo "$(date -u '+%Y-%m-%d %H:%M UTC'); torch $torch_v; $("$cli" --version 2>&1 | head -n1);" \
+  echo "$(date -u '+%Y-%m-%d %H:%M UTC'); torch ${torch_v:-(not read: the versions step was skipped)}; $("$cli" --version 2>&1 | head -n1);" \
     "budget $budget s, $((SECONDS - start)) s used"
   echo
   echo "| step | exit | seconds |"
