@@ -29,7 +29,7 @@ declare -A lib_files=(
   [kernels]="ref/a4w4_csv.c ref/a4w4_dispatch*.c"
   [results]="reports/results_schema.c reports/a4w4_jsonschema.c reports/markdown.c reports/html.c reports/junit.c reports/compare.c reports/report_common.c"
   [plugin_info]="harness/backends/plugin.c harness/backends/registry.c"
-  [capture]="harness/engine/verify_capture.c harness/engine/check.c"
+  [capture]="harness/commands/verify_capture.c harness/engine/check.c"
   [bundle_dir]="harness/backends/bundle_dir.c harness/backends/bundle.c"
 )
 # Largest input per target (libFuzzer's default is the largest seed, at least 4096).

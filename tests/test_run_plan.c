@@ -1,4 +1,4 @@
-/* test_run_plan.c — run's plan (harness/engine/run_plan.h): where its items come from and the
+/* test_run_plan.c — run's plan (harness/commands/run_plan.h): where its items come from and the
  * errors naming them, the shard counts, the results stream's header (the settings, the
  * contracts record between the backends and the upstream version), the --save-failing
  * manifest (each saved bundle once, an entry that could not be saved flagged). */

@@ -1,5 +1,5 @@
 /* test_verify_capture.c — a captured GEMM judged by the contract its metadata records
- * (harness/engine/verify_capture.h, contracts §4.1, §4.2): a tree contract is bit-exact against
+ * (harness/commands/verify_capture.h, contracts §4.1, §4.2): a tree contract is bit-exact against
  * the tree oracle, a capture whose kernel kept another order fails, and a tree that does not
  * apply to the capture's K or a malformed contract is bad input naming the rule (one failing
  * entry, status A4W4_ST_BADINPUT). */

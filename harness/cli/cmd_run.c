@@ -4,7 +4,7 @@
  * and results.json + summary.md are written atomically from it.
  *
  * parse (the options) -> plan (the matrix, the backends opened here, the shard, the budget:
- * engine/run_plan.h) -> run (engine/run_plan.h's loop into the stream, progress lines here)
+ * commands/run_plan.h) -> run (commands/run_plan.h's loop into the stream, progress lines here)
  * -> render (results.json and summary.md from the stream, the failures, the exit code). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,7 +161,7 @@ static int check_stored_results(a4w4_run_plan *p)
     return rc;
 }
 
-/* The run's settings for engine/run_plan.h. */
+/* The run's settings for commands/run_plan.h. */
 static a4w4_run_settings settings(const run_opts *o)
 {
     return (a4w4_run_settings){.full = o->full, .budget_s = o->budget_s, .shard_i = o->shard.i,

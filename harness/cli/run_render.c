@@ -31,7 +31,7 @@ void a4w4_run_on_item(void *ctx, const a4w4_run_plan *p, size_t count, int fails
     }
 }
 
-/* --save-failing DIR: DIR/manifest.json listing every bundle saved (engine/run_plan.h).
+/* --save-failing DIR: DIR/manifest.json listing every bundle saved (commands/run_plan.h).
  * Returns the exit code. */
 static int write_saved_manifest(const a4w4_run_end *o, const a4w4_run_plan *p)
 {

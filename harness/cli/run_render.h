@@ -1,5 +1,5 @@
 /* run_render.h — what `run` says while and after it runs (cli/cmd_run.c plans and runs,
- * engine/run_plan.h works through the items): the progress lines of the item loop, then
+ * commands/run_plan.h works through the items): the progress lines of the item loop, then
  * results.json and summary.md from the stream, the failures with their repro commands, the
  * verdict and the exit code. */
 #ifndef A4W4_RUN_RENDER_H

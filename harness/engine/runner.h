@@ -59,7 +59,7 @@ typedef struct {
 /* Where a run's wall time goes, summed over its cases (seconds): generating operands, the
  * device judge (upload, its passes, the C oracles' re-check), the backends under test
  * (device and host runs, pad variants, downloads, comparisons), the host oracles of the
- * samples. The runner adds these; the caller (engine/run_plan.c) adds the rest of the wall
+ * samples. The runner adds these; the caller (commands/run_plan.c) adds the rest of the wall
  * so that the table sums to it: setup (plan, calibration, header), record (the entries
  * annotated and turned into results lines, a case's memory freed), bundles (golden and
  * capture items), write (the results stream) and finish (the document). */

@@ -491,7 +491,7 @@ a4w4_hstatus a4w4_verify_bundle(const char *path, const a4w4_bundle_sut *suts, s
         rc = verify_quant_bundle(&b, out);
     else if (fmt && !strcmp(fmt, A4W4_CAPTURE_FORMAT))
         rc = bad(&b, "a capture bundle (a4w4-capture/1): `verify` and `run --captures` judge "
-                 "those (engine/verify_capture.h), not as a case bundle");
+                 "those (commands/verify_capture.h), not as a case bundle");
     else {
         char shown[64];
         rc = bad(&b, "metadata format='%s' is not a4w4-case/1, a4w4-operands/1, a4w4-quant/1 "

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One judgement of captures: `a4w4check verify` and `run --captures` read each capture bundle
-# through a4w4_run_capture (engine/verify_capture.h) and must report the same verdict, checked
+# through a4w4_run_capture (commands/verify_capture.h) and must report the same verdict, checked
 # count, judged counts (bit-exact / within bound / not judged) and note for it. Captures
 # (tests/cli/capture/make_captures.py, numpy GEMMs recorded by a4w4check.capture):
 #   declared  an ordered(1) kernel declaring ordered(1), wide operands: PASS, every output

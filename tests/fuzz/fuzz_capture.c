@@ -1,5 +1,5 @@
 /* fuzz_capture.c — libFuzzer target for capture judgement (a4w4_run_capture,
- * harness/engine/verify_capture.h, the one reading `verify` and `run --captures` share;
+ * harness/commands/verify_capture.h, the one reading `verify` and `run --captures` share;
  * contracts §7.1).
  *
  * Input: a capture bundle image (safetensors, format a4w4-capture/1). The custom mutator is
