@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ci/nightly-shard.sh — one shard group of the nightly: the step every place runs the nightly
 # from (ci/nightly-gpu.sh per GPU, the GitHub workflow per job, tests/cli/nightly_steps.sh per
-# process). Group g of G is `a4w4check run --shard g/G` (harness/engine/matrix.c splits the
+# process). Group g of G is `a4w4check run --shard g/G` (harness/commands/matrix.c splits the
 # matrix by cost; deterministic: the same g/G always owns the same items), so G groups merge
 # into one verdict with ci/nightly-merge.sh and a missing group makes that merge refuse.
 #

@@ -1,4 +1,4 @@
-/* test_matrix.c — the shard split of a matrix (harness/engine/matrix.h): deterministic,
+/* test_matrix.c — the shard split of a matrix (harness/commands/matrix.h): deterministic,
  * disjoint and complete for any n, balanced by estimated cost (greedy longest-processing-time),
  * so the nightly's M = 4096 cases and its regimes spread over the shards; the capture items of
  * --captures DIR (subdirectories included, an empty DIR one never-passing item). */

@@ -10,6 +10,25 @@
 #include "run_plan.h"
 #include "verify_capture.h"
 
+/* The one entry of a --captures DIR that holds no capture bundle (matrix.h's
+ * A4W4_CAPTURES_NONE): verdict "skip", the note naming dir. A4W4_ST_OK or A4W4_ST_NOMEM. */
+static a4w4_hstatus run_captures_none(const char *dir, a4w4_entry_list *out, char *err,
+                                      size_t errlen)
+{
+    a4w4_entry_result *e = a4w4_entry_list_add(out);
+    if (!e) {
+        snprintf(err, errlen, "--captures %s: out of memory for the results", dir);
+        return A4W4_ST_NOMEM;
+    }
+    a4w4_entry_identity(e, A4W4_ENTRY_BYTES, A4W4_CAPTURES_NONE, 0, 0, 0, "capture", 0,
+                        "capture", "n/a");
+    e->verdict = A4W4_VERDICT_SKIP;
+    e->time_ms = 0;
+    snprintf(e->note, sizeof e->note, "--captures %s holds no capture bundle (*.safetensors, "
+             "subdirectories included): nothing was judged", dir);
+    return A4W4_ST_OK;
+}
+
 void a4w4_run_plan_init(a4w4_run_plan *p)
 {
     memset(p, 0, sizeof *p);
@@ -156,7 +175,7 @@ static int run_item(a4w4_run_plan *p, const a4w4_run_loop *l, size_t k, const ch
                                            err, errlen)
         : p->m.ncaptures ? a4w4_run_capture(p->m.captures[k - nc - ng], name,
                                             runner->code0_reading, &el, err, errlen)
-                         : a4w4_run_captures_none(p->m.captures_dir, &el, err, errlen);
+                         : run_captures_none(p->m.captures_dir, &el, err, errlen);
     if (k >= nc + ng && p->m.ncaptures) /* a capture is judged from its own file: verify reruns it */
         for (size_t i = 0; i < el.n; i++)
             if (el.items[i].verdict == A4W4_VERDICT_FAIL)

@@ -66,7 +66,7 @@ typedef struct {
     int captures_only; /* `run --captures DIR` with no --set, --cases, --golden or --bundle */
 } a4w4_run_source;
 
-/* Load the items of src into p->m (engine/matrix.h). 0, or A4W4_MATRIX_ECASES (err is the
+/* Load the items of src into p->m (commands/matrix.h). 0, or A4W4_MATRIX_ECASES (err is the
  * case file reader's line, naming the file, line and rule) or A4W4_MATRIX_EUSAGE (err names
  * the option's input and the rule). */
 int a4w4_run_plan_items(a4w4_run_plan *p, const a4w4_run_source *src, char *err, size_t errlen);

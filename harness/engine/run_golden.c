@@ -10,7 +10,6 @@
 #include "check.h"
 #include "failing.h"
 #include "fsutil.h"
-#include "matrix.h"
 
 /* ---- cases made of given operands (golden bundles, captures) -------------------------- */
 
@@ -181,23 +180,6 @@ static void golden_oracle(const a4w4_check_list *checks, const a4w4_bundle_sut *
     if (!oracle->note[0])
         snprintf(oracle->note, sizeof oracle->note, "%zu tensor checks (a4w4check verify %s)",
                  ntensor, base);
-}
-
-a4w4_hstatus a4w4_run_captures_none(const char *dir, a4w4_entry_list *out, char *err,
-                                    size_t errlen)
-{
-    a4w4_entry_result *e = a4w4_entry_list_add(out);
-    if (!e) {
-        snprintf(err, errlen, "--captures %s: out of memory for the results", dir);
-        return A4W4_ST_NOMEM;
-    }
-    a4w4_entry_identity(e, A4W4_ENTRY_BYTES, A4W4_CAPTURES_NONE, 0, 0, 0, "capture", 0,
-                        "capture", "n/a");
-    e->verdict = A4W4_VERDICT_SKIP;
-    e->time_ms = 0;
-    snprintf(e->note, sizeof e->note, "--captures %s holds no capture bundle (*.safetensors, "
-             "subdirectories included): nothing was judged", dir);
-    return A4W4_ST_OK;
 }
 
 /* 1 when backend b is one of the systems under test bundle verification already ran (with

@@ -161,11 +161,6 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
 
 /* a4w4_judge_input, a4w4_judge_outputs and A4W4_CONTRACT_UNDECLARED: judge.h. */
 
-/* The one entry of a --captures DIR that holds no capture bundle (matrix.h's
- * A4W4_CAPTURES_NONE): verdict "skip", the note naming dir. A4W4_ST_OK or A4W4_ST_NOMEM. */
-a4w4_hstatus a4w4_run_captures_none(const char *dir, a4w4_entry_list *out, char *err,
-                                    size_t errlen);
-
 /* Every output of case data d (row-major operands and their layouts, a4w4_case_data_load)
  * through each backend of r with a GEMM, compared per contract like a generated case (pad
  * variants, guards, signatures; c names it: its name, M, N, K, regime text, tags); one entry
