@@ -76,7 +76,7 @@ int a4w4_dot_bounded_limits(const a4w4_dot_operands *op, unsigned S, a4w4_bounde
  * pair table), its positive
  * and negative term sums added in double in the plain order, its dot into a 32-bit-digit
  * accumulator of the split; each split's exact partial and the whole exact sum rounded once
- * to double from those digits (contracts §4.1 "bounded"). Held equal by tests/test_bound.c. */
+ * to double from those digits (contracts §4.1 "bounded"). Held equal by tests/ref/test_bound.c. */
 
 /* The limits of op as a4w4_dot_bounded_limits (same return value and *l). */
 int a4w4_dot_bounded_limits_fast(const a4w4_dot_operands *op, unsigned S, a4w4_bounded_limits *l);

@@ -3,7 +3,7 @@
  * Optimized implementations of the contracts of a4w4_gemm.h, in the manner of BLIS: the
  * plain oracles (a4w4_gemm_exact, a4w4_gemm_ordered) stay the judge; these compute the same
  * outputs bit for bit on every input (NaN-scale blocks, ±0, saturation, Inf by overflow,
- * subnormal results, E8M0 code 0) and are held equal to them by tests/test_gemm_fast.c.
+ * subnormal results, E8M0 code 0) and are held equal to them by tests/ref/test_gemm_fast.c.
  *
  * Operands and outputs are those of a4w4_gemm.h: a_fp4 [M, K/2], a_scale [M, K/32],
  * w_fp4 [N, K/2], w_scale [N, K/32] row-major; y_bf16 [M, N] bf16 bits (required), y_f32

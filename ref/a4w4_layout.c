@@ -10,7 +10,7 @@
  * tests that hold the two equal check one against the other.
  *
  * Both forms were checked byte for byte against the AITER-produced golden bundles in
- * cases/golden (w_fp4_shuffled, w_scale_swizzled, a_scale*_shuffled); tests/test_layout.c
+ * cases/golden (w_fp4_shuffled, w_scale_swizzled, a_scale*_shuffled); tests/ref/test_layout.c
  * repeats that check. */
 #include "a4w4_layout.h"
 

@@ -3,7 +3,7 @@
  * kernel table's blocks() (leaf=32) or from the tile's decoded operands (smaller leaves),
  * reduced by the tree with every output of the tile in step
  * (the tree's shape depends only on K). Held bit-equal to the plain oracle (a4w4_tree.c) by
- * tests/test_tree.c.
+ * tests/ref/test_tree.c.
  *
  * Nodes: a 2-input RNE node is the fp32 addition itself, a 2-input RZ node the fp32 addition
  * corrected by its exact error (node2). A fused node sums its fp32 inputs in double with

@@ -17,9 +17,9 @@
 #include <cjson/cJSON.h>
 
 /* The schema version this library reads and the harness writes (harness/io/stream.h's
- * A4W4_RESULTS_SCHEMA must equal it; tests/test_reports.c holds them together), and the older
- * one it still reads. Version 2: an entry's and the header's contract may be a tree contract's
- * canonical text (contracts §4.2), and "contract_overrides" records `run --contract`. */
+ * A4W4_RESULTS_SCHEMA must equal it; tests/reports/test_reports.c holds them together), and the
+ * older one it still reads. Version 2: an entry's and the header's contract may be a tree
+ * contract's canonical text (contracts §4.2), and "contract_overrides" records `run --contract`. */
 #define A4W4_REPORT_SCHEMA "a4w4check-results/2"
 #define A4W4_REPORT_SCHEMA_V1 "a4w4check-results/1"
 

@@ -9,7 +9,7 @@
  * output's fp32 total still adds its blocks one at a time in ascending K order from +0.0.
  * Within a 32-block the dot product is an integer sum (exact in any order, contracts §4). The
  * plain per-output loops this replaced are kept in tests/plain/cpu_sut_plain.h, and
- * tests/test_cpu_sut.c holds the two bit-equal. */
+ * tests/harness/backends/test_cpu_sut.c holds the two bit-equal. */
 #include "cpu_sut.h"
 
 #include <stdlib.h>

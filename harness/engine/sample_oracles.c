@@ -355,7 +355,7 @@ const a4w4_bounded_limits *a4w4_oracles_bound(a4w4_oracles *o, unsigned S)
     if (!b)
         return NULL;
     const a4w4_sub_problem *p = &o->p;
-    /* the fast form, bit-equal to a4w4_dot_bounded_limits per output (tests/test_bound.c) */
+    /* the fast form, bit-equal to a4w4_dot_bounded_limits per output (tests/ref/test_bound.c) */
     if (o->count && a4w4_gemm_bounded_limits_fast(p->a, p->as, p->w, p->ws, p->M, p->N, p->K,
                                                   S < 1 ? 1 : S, b, bound_threads(p))) {
         free(b);

@@ -1,7 +1,7 @@
 # hazard_classes: one shape of each static hazard class (ref/a4w4_hazard.h, contracts §5 and §6)
 # through every place that shows it: `hazards --format json`, `route --format json` and `route --scan`, and
 # the HTML report of a `run` (the entries' route/policy/hazard fields). They must agree with
-# the classes tests/test_hazard.c works out by hand for the same shapes. M=64 N=192 K=1024 is
+# the classes tests/ref/test_hazard.c works out by hand for the same shapes. M=64 N=192 K=1024 is
 # tuned with a tile that does not fit N: ok (a tuned row is never a hazard).
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake.inc)
 # (cmake -P runs with old policies: quoted strings in if() that name a variable are expanded,

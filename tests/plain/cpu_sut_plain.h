@@ -1,7 +1,8 @@
 /* cpu_sut_plain.h — the CPU systems under test as they were before the tiled form of
  * harness/backends/cpu_sut.c: one output at a time, every byte through the layout maps,
  * ldexpf for each block value (contracts §4.1 ordered(1)). Kept as the plain reference that
- * tests/test_cpu_sut.c holds the fast form bit-equal to; static, include from one test. */
+ * tests/harness/backends/test_cpu_sut.c holds the fast form bit-equal to; static, include from one
+ * test. */
 #ifndef A4W4_CPU_SUT_PLAIN_H
 #define A4W4_CPU_SUT_PLAIN_H
 

@@ -1,5 +1,5 @@
 /* ref_plugin.c — an example plugin for the a4w4 plugin ABI (harness/backends/a4w4_plugin.h), and the
- * plugin the backend tests load (tests/test_backends.c).
+ * plugin the backend tests load (tests/harness/backends/test_backends.c).
  *
  * An independent plain-loop ordered(1) GEMM on the row-major operands (a_fp4, a_scale, w_fp4,
  * w_scale): its own E2M1 decode (from the code's bits), per 32-block integer dot, the block
