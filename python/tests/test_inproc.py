@@ -231,6 +231,26 @@ def test_builtin_kernel_by_name_gets_torch_tensors():
     assert "within a bound" in v.departures
 
 
+def test_torch_kernel_in_process(tmp_path):
+    """torch_gemm (the example kernel in torch; test_gpu.py runs it on CUDA tensors) on a CPU
+    callable's numpy inputs passes every regime; its planted twin fails exactly the cases whose
+    K has a tail past a multiple of 256, each naming the dropped last block."""
+    pytest.importorskip("torch")
+    import torch_gemm
+    f = tmp_path / "c.csv"
+    f.write_text(SMALL)
+    for case in casesets.read_case_file(str(f)):
+        v = a4w4check.assert_bitexact(torch_gemm.gemm, case, save_dir=str(tmp_path / "fail"))
+        assert v.checked == case.M * case.N, v.line
+        w = a4w4check.judge_case(torch_gemm.gemm_planted, case)
+        last = case.K // 32 - 1
+        if case.K % 256:
+            assert w.verdict == "fail" and w.signature.startswith(
+                f"one K block missing: block {last} "), (case.name, w.line, w.signature)
+        else:
+            assert w.passed, (case.name, w.line)
+
+
 def test_premerge_quick_keeps_the_small_cases_and_replaces_each_large_one():
     """premerge-quick (the CLI's cases/premerge-quick.csv): every pre-merge case of at most
     2^22 outputs verbatim, and for each larger one exactly one smaller case tagged for:<it>
