@@ -1,8 +1,8 @@
 """The in-process judge (a4w4check.inproc over liba4w4check, docs/bridge.md): verdicts, the
 AssertionError's message and saved bundle, the library's refusals, the case sets, and the
 same verdicts as the CLI's file path (export -> external -> run --backend bundle:) case by
-case for three kernels with planted bugs (planted.py). The library is found at A4W4CHECK_LIB (CTest sets it to
-the build's) or in the repository's build/."""
+case for three kernels with planted bugs (planted.py). The library is found at A4W4CHECK_LIB
+(CTest sets it to the build's) or in the repository's build/."""
 import json
 import os
 import subprocess
