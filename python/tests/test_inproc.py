@@ -203,9 +203,10 @@ def _cli_verdicts(tmp_path, csv_path):
 @needs_cli
 def test_same_verdicts_as_the_cli_case_by_case(tmp_path):
     """Three planted kernels (planted.py: a dropped K tail and a stale row, code 0 read as
-    2^-126, subnormal outputs flushed to zero) over nine small cases of every regime, both ways: each case's
-    verdict, outputs checked, mismatches, ULP, judged split, first mismatches and signature
-    are the same in-process as through export -> external -> run --backend bundle:."""
+    2^-126, subnormal outputs flushed to zero) over nine small cases of every regime, both
+    ways: each case's verdict, outputs checked, mismatches, ULP, judged split, first
+    mismatches and signature are the same in-process as through export -> external -> run
+    --backend bundle:."""
     f = tmp_path / "c.csv"
     f.write_text(SMALL)
     cli = _cli_verdicts(tmp_path, str(f))

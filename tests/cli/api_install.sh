@@ -76,10 +76,12 @@ lib = [l.split()[-1] for l in open("/proc/self/maps") if "liba4w4check" in l]
 print(f"{v.verdict}|{v.checked}|{lib[0]}")'
   for how in loader lib; do
     vars=(PYTHONPATH=py PYTHONDONTWRITEBYTECODE=1)
-    if [ $how = loader ]; then vars+=(LD_LIBRARY_PATH=$libdir); else vars+=(A4W4CHECK_LIB=$libdir/liba4w4check.so); fi
+    if [ $how = loader ]; then vars+=(LD_LIBRARY_PATH=$libdir)
+    else vars+=(A4W4CHECK_LIB=$libdir/liba4w4check.so); fi
     out_py=$(env ${py_env[@]+"${py_env[@]}"} "${vars[@]}" /usr/bin/python3 -c "$judge") ||
       fail "python ($how): exit $?"
-    [ "${out_py%%|/*}" = "$out_shared" ] || fail "python ($how) printed '$out_py', expected '$out_shared|...'"
+    [ "${out_py%%|/*}" = "$out_shared" ] ||
+      fail "python ($how) printed '$out_py', expected '$out_shared|...'"
     [[ "$out_py" == *"|$(cd "$libdir" && pwd -P)/liba4w4check.so"* ]] ||
       fail "python ($how) loaded another library: '$out_py'"
   done
