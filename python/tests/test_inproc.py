@@ -252,6 +252,28 @@ def test_torch_kernel_in_process(tmp_path):
             assert w.passed, (case.name, w.line)
 
 
+def test_readme_file_is_the_quick_set_and_passes_its_stand_ins(tmp_path):
+    """README's four-line file (examples/python/test_my_gemm.py) as a user runs it, no
+    A4W4CHECK_SET: pytest collects one test per premerge-quick case, by name, none of the
+    large premerge cases; the example kernel passes three of them in-process on every output
+    (a small one verbatim from premerge, two bucket stand-ins up to M = 8193)."""
+    env = subprocess_env([EXAMPLES], PYTHONDONTWRITEBYTECODE="1")
+    env.pop("A4W4CHECK_SET", None)
+    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
+                        "no:cacheprovider", os.path.join(EXAMPLES, "test_my_gemm.py")],
+                       capture_output=True, text=True, env=env, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    ids = [line.split("[", 1)[1][:-1] for line in r.stdout.splitlines() if "::" in line]
+    quick = casesets.load("premerge-quick")
+    assert ids == [c.name for c in quick] and len(ids) == 207
+    assert not set(ids) & {c.name for c in casesets.load("premerge") if c.M * c.N > 1 << 22}
+    by_name = {c.name: c for c in quick}
+    for name in ("m1_n192_k1024", "qb_m1025_n32_k256", "qb_m8193_n32_k768"):
+        case = by_name[name]
+        v = a4w4check.assert_bitexact(my_kernel.gemm, case, save_dir=str(tmp_path / "fail"))
+        assert v.checked == case.M * case.N, v.line
+
+
 def test_premerge_quick_keeps_the_small_cases_and_replaces_each_large_one():
     """premerge-quick (the CLI's cases/premerge-quick.csv): every pre-merge case of at most
     2^22 outputs verbatim, and for each larger one exactly one smaller case tagged for:<it>
