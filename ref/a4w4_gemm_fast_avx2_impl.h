@@ -40,6 +40,15 @@ static inline void block_dots(const a4w4_fast_tile *t, size_t b, __m256i d[MR][2
 #endif
 }
 
+/* Prefetch the share of t->pf that belongs to block b (spread over the blocks): the next X
+ * tile's source bytes, which load_x would otherwise wait for. */
+static inline void prefetch_share(const a4w4_fast_tile *t, size_t b)
+{
+    size_t per = (t->pf_len / t->nb + 63) & ~(size_t)63;
+    for (size_t o = b * per; o < (b + 1) * per && o < t->pf_len; o += 64)
+        _mm_prefetch((const char *)t->pf + o, _MM_HINT_T0);
+}
+
 static inline __m256i load_ey(const a4w4_fast_tile *t, size_t b, int h)
 {
     const uint8_t *rec = t->panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF + h * 32;
@@ -70,6 +79,8 @@ static void exact_window(const a4w4_fast_tile *t, const int32_t *xoff, const int
     memset(acc, 0, MR * 16 * sizeof *acc);
     size_t left = group;
     for (size_t b = 0; b < t->nb; b++) {
+        if (t->pf)
+            prefetch_share(t, b);
         __m256i ey0 = _mm256_add_epi32(load_ey(t, b, 0), yo0);
         __m256i ey1 = _mm256_add_epi32(load_ey(t, b, 1), yo1);
 #ifdef A4W4_FAST_ROWS_DOTS4
@@ -182,6 +193,8 @@ static inline void ordered_split(const a4w4_fast_tile *t, size_t b0, size_t b1, 
     for (int r = 0; r < MR; r++)
         part[r][0] = part[r][1] = _mm256_setzero_ps();
     for (size_t b = b0; b < b1; b++) {
+        if (t->pf)
+            prefetch_share(t, b);
         __m256i ey[2] = {_mm256_add_epi32(load_ey(t, b, 0), bias),
                          _mm256_add_epi32(load_ey(t, b, 1), bias)};
 #ifdef A4W4_FAST_ROWS_DOTS4
