@@ -537,6 +537,40 @@ Test(fast_load_x, every_path_equals_the_portable_decode_and_scan)
     }
 }
 
+/* C = y^T (W has more rows) is written four lanes at a time by 4x4 transposes where a tile
+ * has four valid rows (a4w4_gemm_fast.c): full and partial panels of lanes, the last X tile of
+ * one to three rows, bf16 alone (no fp32 output) and both. */
+Test(fast_shapes, transposed_outputs_with_and_without_fp32)
+{
+    static const size_t ns[] = {37, 38, 39, 40};
+    for (size_t i = 0; i < COUNT(ns); i++) {
+        operands o = ops_new(23, ns[i], 64);
+        fill_special(&o);
+        result plain = plain_result(&o, 0, 1);
+        for (int isa = A4W4_FAST_AUTO + 1; isa < A4W4_FAST_ISA_COUNT; isa++) {
+            if (!a4w4_fast_isa_supported((a4w4_fast_isa)isa))
+                continue;
+            for (int with_f32 = 0; with_f32 <= 1; with_f32++) {
+                result f = result_new(o.M * o.N);
+                cr_assert_eq(a4w4_gemm_exact_fast_ex(o.a, o.as, o.w, o.ws, o.M, o.N, o.K, f.bf16,
+                                                     with_f32 ? f.f32 : NULL, 1,
+                                                     (a4w4_fast_isa)isa, NULL),
+                             A4W4_OK);
+                cr_assert_arr_eq(f.bf16, plain.bf16, o.M * o.N * sizeof *f.bf16,
+                                 "%s N=%zu: bf16 differs", a4w4_fast_isa_name((a4w4_fast_isa)isa),
+                                 ns[i]);
+                if (with_f32)
+                    cr_assert_arr_eq(f.f32, plain.f32, o.M * o.N * sizeof *f.f32,
+                                     "%s N=%zu: fp32 differs",
+                                     a4w4_fast_isa_name((a4w4_fast_isa)isa), ns[i]);
+                result_free(&f);
+            }
+        }
+        result_free(&plain);
+        ops_free(&o);
+    }
+}
+
 /* ---- the comparison catches a wrong fast oracle ------------------------------------------ */
 
 static const a4w4_fast_kernels *mutant_of;
