@@ -13,12 +13,12 @@ set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK"
 . "$SRC/tests/cli/gt/gt_common.sh"
-GT_DISCOVERABLE=$GT_SHAPE_FREE gt_discover_all "$WORK/found" 32x8x1152
+found=$(gt_found_dir) || exit 1 # discovered at 32x8x1152 (the fixture gt_found)
 cd "$SRC"
 if [ "${A4W4_GT_FULL:-0}" = 1 ]; then
-  gt_run_discovered "$WORK/found" --set premerge --budget-seconds 10
+  gt_run_discovered "$found" --set premerge --budget-seconds 10
 else
   gt_premerge_small "$WORK/premerge-small.csv" 67108864
-  gt_run_discovered "$WORK/found" --cases "$WORK/premerge-small.csv"
+  gt_run_discovered "$found" --cases "$WORK/premerge-small.csv"
 fi
 echo "gt_discovered_premerge: $(wc -w <<<"$GT_SHAPE_FREE") kernels pass the pre-merge set under the contracts discovered at 32x8x1152"

@@ -61,6 +61,21 @@ gt_tree_known() {
   return 1
 }
 
+# gt_found_dir: the directory where sh_gt_discover_found (tests/cli/gt_discover_found.sh, the
+# CTest fixture gt_found) wrote the contract discover finds for every kernel of
+# $GT_DISCOVERABLE at 32x8x1152, <kernel>.txt and <kernel>.log, for the tests that judge by them
+# (discover_gt, discover_judged, gt_discovered_premerge): one discovery instead of one per
+# test. Prints the directory; returns 1 with one line when a kernel's contract is missing.
+GT_FOUND_SHAPE=32x8x1152
+gt_found_dir() {
+  local dir k
+  dir=$(dirname "$WORK")/sh_gt_discover_found/found
+  for k in $GT_DISCOVERABLE; do
+    [ -s "$dir/$k.txt" ] || { echo "gt: no $dir/$k.txt: sh_gt_discover_found (the fixture gt_found) did not run or failed" >&2; return 1; }
+  done
+  echo "$dir"
+}
+
 # gt_need_tree: end the calling test with gt_tree_known's skip (77) or failure (1) unless this
 # CLI knows tree contracts.
 gt_need_tree() {
