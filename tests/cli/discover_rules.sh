@@ -67,6 +67,15 @@ if got != {"k96": "pass", "k800": "pass", "k2048": "pass", "k96/call-sequence": 
     sys.exit("discover_rules: splits entries %s, expected every one pass" % got)
 PY
 
+# one element per node (gt-leaf1, an FMA chain over exact products, as a BLAS sgemm on the
+# dequantized operands): the tie (+1) and the tail (+0.5) of step 5's probe sit in two nodes,
+# so it tells no precision. Reproducer: read as P = 25, every candidate rejected, exit 1.
+L1="plugin:${G}_leaf1_mis_plugin.so"
+"$CLI" discover --backend "$L1" --shapes 8x16x512 --out l.txt --quiet --no-evidence --repeats 2 \
+  > l.log 2>&1 || fail "discover leaf1: exit $? ($(cat l.log))"
+[ "$(body l.txt)" = "tree(leaf=1,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,split=1,combine=chain,final=rne)" ] ||
+  fail "leaf1: discover wrote $(cat l.txt)"
+
 # a bucket no rule covers (M 20: Mpad 32) is not judged
 printf 'name,M,N,K,regime,seed,tags\nm20,20,16,1344,normal,3,\n' > c20.csv
 code "$CLI" run --cases c20.csv --no-golden --quiet --out r3 --backend "$M" --contract "$M=m.txt"
