@@ -192,6 +192,21 @@ static int recorded(const a4w4_run_plan *p, const char *name)
     return skip;
 }
 
+/* The case the runner prepares ahead while item k runs (a4w4_runner.prefetch): the next case
+ * item of this shard not yet recorded, or NULL. */
+static const a4w4_case *case_after(a4w4_run_plan *p, const a4w4_run_settings *s, size_t k)
+{
+    char name[160];
+    for (size_t j = k + 1; j < p->m.ncases; j++) {
+        if (a4w4_matrix_in_shard(&p->m, j, s->shard_i, s->shard_n) != 1)
+            continue;
+        a4w4_matrix_item_name(&p->m, j, name, sizeof name);
+        if (!recorded(p, name))
+            return &p->m.cases[j];
+    }
+    return NULL;
+}
+
 a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const a4w4_run_loop *l,
                             size_t *count, char *err, size_t errlen)
 {
@@ -210,6 +225,8 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
             continue;
         cJSON *entries = NULL;
         const double before = a4w4_stage_sum(&p->stages);
+        if (k < p->m.ncases)
+            a4w4_prefetch_next(l->runner->prefetch, case_after(p, s, k));
         int f = run_item(p, l, k, name, &entries, &st, err, errlen);
         if (f < 0)
             break;
@@ -255,6 +272,7 @@ void a4w4_run_add_stages(a4w4_run_plan *p)
     cJSON_AddNumberToObject(st, "write_s", t->write_s);
     cJSON_AddNumberToObject(st, "finish_s", t->finish_s);
     cJSON_AddNumberToObject(st, "other_s", wall - a4w4_stage_sum(t));
+    cJSON_AddNumberToObject(st, "prefetch_s", t->prefetch_s);
     cJSON_AddNumberToObject(st, "wall_s", wall);
     cJSON_AddNumberToObject(st, "outputs_device", t->outputs_device);
     cJSON_AddNumberToObject(st, "outputs_host", t->outputs_host);
