@@ -16,7 +16,7 @@ cd "$SRC"
   echo "p_code0,3,128,256,code0,7204,"
   echo "p_wide,33,256,256,wide,7205,"
   echo "p_range,2,128,256,range,7206,"
-  echo "p_bigk,1,256,32768,normal:ceil,7207,"
+  echo "p_bigk,1,256,16384,normal:ceil,7207,"
   echo "p_ceil,8,128,512,normal:round_down,7208,"
   echo "p_last,1,128,256,exact,7209,"; } >"$WORK/cases.csv"
 B=hip-mma-32x128,hip-mma-256x256,hip-mma:dispatch,hip-mma-splitk,hip-mma-atomic,hip-mma-fallback,hip-layout,hip-quant
