@@ -35,8 +35,8 @@ import json, sys
 W = sys.argv[1]
 TIMES = {"time_ms", "run_ms", "cost_ms", "date"}
 # a bounded(S) backend's outputs differ run to run (atomics reorder, contracts §4.1): their
-# hash and where they fall in the bound too; everything else of its entry is compared
-VALUES = {"y_hash", "bound_use", "bound_ulp_median", "bound_ulp_max"}
+# hash, largest distance and where they fall in the bound too; everything else is compared
+VALUES = {"y_hash", "max_ulp", "bound_use", "bound_ulp_median", "bound_ulp_max"}
 def entries(name):
     d = json.load(open("%s/%s/results.json" % (W, name)))
     out = {}
