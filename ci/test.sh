@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Every test: set up, then build and run the CTest suite two ways —
-#   build/       optimized (the CLI other tools call stays at build/a4w4check): every test,
-#                the heavy ones (label heavy: whole-set runs) included; the ground-truth
-#                pre-merge runs (label wholeset) judge a slice here, the whole set in
-#                ci/nightly-cpu.sh,
+#   build/       optimized (the CLI other tools call stays at build/a4w4check): every test
+#                but the CLI's plumbing (`ctest -LE plumbing`), the heavy ones (label heavy:
+#                whole-set runs) included; the ground-truth pre-merge runs (label wholeset)
+#                judge a slice here, the whole set in ci/nightly-cpu.sh,
 #   build-cov-asan/  one -O0 build with both gcov instrumentation and
-#                -fsanitize=address,undefined: `ctest -LE heavy` once under the sanitizers,
-#                then gcovr line coverage of ref/, harness/, reports/ from the same run;
-#                the unit tests' long sweeps take every 4th point there (A4W4_TEST_REDUCED,
-#                tests/test_util.h);
+#                -fsanitize=address,undefined: `ctest -LE "heavy|source"` once under the
+#                sanitizers (the plumbing tests included; the source-tree checks ran in
+#                build/), then gcovr line coverage of ref/, harness/, reports/ from the same
+#                run; the unit tests' long sweeps take every 4th point there
+#                (A4W4_TEST_REDUCED, tests/test_util.h); the labels: tests/CMakeLists.txt;
 # then fuzz the readers of untrusted input (A4W4_SKIP_FUZZ=1 skips it):
 #   build-fuzz/  clang + libFuzzer: ci/fuzz.sh 15 (every target of tests/fuzz, 15 s each, as
 #                many at once as there are cores; A4W4_FUZZ_SECONDS sets it, ci/nightly-cpu.sh
@@ -120,7 +121,7 @@ fi
 step "optimized build + tests (build/)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
-ctest --test-dir build --output-on-failure -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs" -LE plumbing
 
 step "coverage + sanitizer build + tests (build-cov-asan/)"
 cmake -S . -B build-cov-asan -DCMAKE_BUILD_TYPE=Debug -DA4W4_COVERAGE=ON -DA4W4_SANITIZE=ON \
@@ -133,7 +134,7 @@ cmake --build build-cov-asan -j"$jobs"
 # (tests/cli/sanitizer_exit_codes.sh holds these options to that).
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:exitcode=87
-ctest --test-dir build-cov-asan --output-on-failure -j"$jobs" -LE heavy
+ctest --test-dir build-cov-asan --output-on-failure -j"$jobs" -LE "heavy|source"
 unset UBSAN_OPTIONS ASAN_OPTIONS
 step "line coverage (gcovr, build-cov-asan/)"
 gcovr -j "$jobs" -r . --gcov-ignore-parse-errors --object-directory build-cov-asan \

@@ -50,9 +50,12 @@ int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen)
     if (t->lanes < 1 || t->lanes > A4W4_TREE_LANES_MAX)
         return errf(err, errlen, A4W4_EINVAL, "lanes=%u: lanes is 1..%u", t->lanes,
                     A4W4_TREE_LANES_MAX);
-    if (t->chunk == 0 || t->chunk % 32 || (t->lanes > 1 && t->chunk % (G > 32 ? G : 32)))
-        return errf(err, errlen, A4W4_EINVAL, "chunk=%u: chunk is a positive multiple of 32 and, "
-                    "with lanes > 1, of the leaf", t->chunk);
+    int small = t->chunk < 32 && (t->chunk & (t->chunk - 1)) == 0; /* 1, 2, 4, 8, 16 */
+    if (t->chunk == 0 || (t->chunk % 32 && !small) || (small && t->lanes < 2) ||
+        (t->lanes > 1 && t->chunk % (G > 32 ? G : small ? G : 32)))
+        return errf(err, errlen, A4W4_EINVAL, "chunk=%u: chunk is a positive multiple of 32, or "
+                    "with lanes > 1 a power of two below 32; with lanes > 1 a multiple of the "
+                    "leaf", t->chunk);
     if (t->tile % 32 || (t->tile && (t->nbounds || t->split != 1)))
         return errf(err, errlen, A4W4_EINVAL, "tile=%u: tile is a positive multiple of 32 and "
                     "replaces split (split=1)", t->tile);
@@ -236,9 +239,11 @@ static int set_key(a4w4_tree *t, size_t key, const char *v, size_t len, const ch
         return 0;
     case 12:
     case 14:
-        *why = key == 12 ? "chunk is a positive multiple of 32 (elements)"
+        *why = key == 12 ? "chunk is a positive multiple of 32 or a power of two below it "
+                           "(elements)"
                          : "tile is a positive multiple of 32 (elements per split)";
-        if (parse_uint(v, len, 32, A4W4_TREE_BOUND_MAX, &x) || x % 32)
+        if (parse_uint(v, len, key == 12 ? 1 : 32, A4W4_TREE_BOUND_MAX, &x) ||
+            (x % 32 && (key == 14 || (x & (x - 1)))))
             return -1;
         *(key == 12 ? &t->chunk : &t->tile) = (unsigned)x;
         return 0;

@@ -10,6 +10,9 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "a4w4_gemm.h"
 #include "a4w4_gemm_fast.h"
@@ -318,6 +321,42 @@ static void nan_overrides(fast_scratch *s, uint32_t nan_lanes)
             }
 }
 
+/* C = y^T with four valid rows: lane l's four outputs are adjacent in y, written by 4x4
+ * transposes of four lanes at a time (SSE2). Returns the lanes written (the rest: scalar). */
+static unsigned write_columns4(const fast_job *j, const fast_scratch *s, size_t j0, size_t lanes)
+{
+#ifdef __SSE2__
+    unsigned l = 0;
+    for (; l + 4 <= lanes; l += 4) {
+        uint16_t *yb = j->y_bf16 + (j0 + l) * j->ys + s->i0;
+        const uint16_t *tb = s->tb + l;
+        __m128i b01 = _mm_unpacklo_epi16(_mm_loadl_epi64((const __m128i *)(const void *)tb),
+                                         _mm_loadl_epi64((const __m128i *)(const void *)(tb + 16)));
+        __m128i b23 = _mm_unpacklo_epi16(_mm_loadl_epi64((const __m128i *)(const void *)(tb + 32)),
+                                         _mm_loadl_epi64((const __m128i *)(const void *)(tb + 48)));
+        __m128i c01 = _mm_unpacklo_epi32(b01, b23), c23 = _mm_unpackhi_epi32(b01, b23);
+        _mm_storel_epi64((__m128i *)(void *)yb, c01);
+        _mm_storel_epi64((__m128i *)(void *)(yb + j->ys), _mm_srli_si128(c01, 8));
+        _mm_storel_epi64((__m128i *)(void *)(yb + 2 * j->ys), c23);
+        _mm_storel_epi64((__m128i *)(void *)(yb + 3 * j->ys), _mm_srli_si128(c23, 8));
+        if (!j->y_f32)
+            continue;
+        float *yf = j->y_f32 + (j0 + l) * j->ys + s->i0;
+        __m128 r0 = _mm_loadu_ps(s->tf + l), r1 = _mm_loadu_ps(s->tf + 16 + l);
+        __m128 r2 = _mm_loadu_ps(s->tf + 32 + l), r3 = _mm_loadu_ps(s->tf + 48 + l);
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        _mm_storeu_ps(yf, r0);
+        _mm_storeu_ps(yf + j->ys, r1);
+        _mm_storeu_ps(yf + 2 * j->ys, r2);
+        _mm_storeu_ps(yf + 3 * j->ys, r3);
+    }
+    return l;
+#else
+    (void)j, (void)s, (void)j0, (void)lanes;
+    return 0;
+#endif
+}
+
 /* Write the tile's valid outputs: rows of 16 lanes when the lanes are output columns (C = y),
  * else columns of the tile, one output row per lane (C = y^T). */
 static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind kind)
@@ -334,7 +373,8 @@ static void write_tile(const fast_job *j, fast_scratch *s, size_t p, out_kind ki
                 memcpy(j->y_f32 + base, s->tf + r * A4W4_FAST_NR, lanes * sizeof *s->tf);
         }
     } else {
-        for (unsigned l = 0; l < lanes; l++) {
+        unsigned l = s->rows == 4 ? write_columns4(j, s, j0, lanes) : 0;
+        for (; l < lanes; l++) {
             uint16_t *yb = j->y_bf16 + (j0 + l) * j->ys + s->i0;
             float *yf = j->y_f32 ? j->y_f32 + (j0 + l) * j->ys + s->i0 : NULL;
             for (unsigned r = 0; r < s->rows; r++)

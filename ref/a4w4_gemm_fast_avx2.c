@@ -42,6 +42,7 @@ static inline void row_dots(const uint8_t *rec, const uint8_t *x, __m256i d[2])
 static inline void rows_dots4(const uint8_t *rec, const uint8_t *const x[4], __m256i d[4][2])
 {
     __m256i s[4][2];
+#pragma GCC unroll 4
     for (int r = 0; r < 4; r++)
         s[r][0] = s[r][1] = _mm256_setzero_si256();
 #pragma GCC unroll 8
@@ -63,6 +64,7 @@ static inline void rows_dots4(const uint8_t *rec, const uint8_t *const x[4], __m
     const uint8_t *nc = rec + A4W4_FAST_NCORR_OFF;
     const __m256i c0 = _mm256_load_si256((const __m256i *)(const void *)nc);
     const __m256i c1 = _mm256_load_si256((const __m256i *)(const void *)(nc + 32));
+#pragma GCC unroll 4
     for (int r = 0; r < 4; r++) {
         d[r][0] = _mm256_add_epi32(_mm256_madd_epi16(s[r][0], ones), c0);
         d[r][1] = _mm256_add_epi32(_mm256_madd_epi16(s[r][1], ones), c1);
@@ -77,7 +79,7 @@ static const a4w4_fast_kernels table = {
     .name = "avx2",
     .mr = MR,
     .x_zero = A4W4_FAST_X_OFFSET,
-    .load_x = a4w4_fast_load_x_ssse3,
+    .load_x = a4w4_fast_load_x_avx2,
     .exact_window = exact_window,
     .exact_general = exact_general,
     .ordered = ordered,

@@ -40,6 +40,15 @@ static inline void block_dots(const a4w4_fast_tile *t, size_t b, __m256i d[MR][2
 #endif
 }
 
+/* Prefetch the share of t->pf that belongs to block b (spread over the blocks): the next X
+ * tile's source bytes, which load_x would otherwise wait for. */
+static inline void prefetch_share(const a4w4_fast_tile *t, size_t b)
+{
+    size_t per = (t->pf_len / t->nb + 63) & ~(size_t)63;
+    for (size_t o = b * per; o < (b + 1) * per && o < t->pf_len; o += 64)
+        _mm_prefetch((const char *)t->pf + o, _MM_HINT_T0);
+}
+
 static inline __m256i load_ey(const a4w4_fast_tile *t, size_t b, int h)
 {
     const uint8_t *rec = t->panel + b * A4W4_FAST_BLOCK_BYTES + A4W4_FAST_EY_OFF + h * 32;
@@ -59,17 +68,36 @@ static inline void flush_window(__m256i w[MR][2], int64_t *acc)
         }
 }
 
+/* The row shifts ex[r][b] + xoff[r] of blocks [b0, b0 + n) as int32, er[i][r]: the block loop
+ * broadcasts them from memory (a load) instead of moving each code to a vector register and
+ * broadcasting it there (two vector operations a row and block). */
+#define ER_CHUNK 64
+
+static inline void row_shifts(const a4w4_fast_tile *t, const int32_t *xoff, size_t b0, size_t n,
+                              int32_t er[ER_CHUNK][MR])
+{
+    for (int r = 0; r < MR; r++)
+        for (size_t i = 0; i < n; i++)
+            er[i][r] = t->ex[r * t->lde + b0 + i] + xoff[r];
+}
+
 static void exact_window(const a4w4_fast_tile *t, const int32_t *xoff, const int32_t *yoff,
                          size_t group, int64_t *acc)
 {
     const __m256i yo0 = _mm256_loadu_si256((const __m256i *)(const void *)yoff);
     const __m256i yo1 = _mm256_loadu_si256((const __m256i *)(const void *)(yoff + 8));
     __m256i w[MR][2];
+    int32_t er[ER_CHUNK][MR];
     for (int r = 0; r < MR; r++)
         w[r][0] = w[r][1] = _mm256_setzero_si256();
     memset(acc, 0, MR * 16 * sizeof *acc);
     size_t left = group;
     for (size_t b = 0; b < t->nb; b++) {
+        size_t i = b % ER_CHUNK;
+        if (i == 0)
+            row_shifts(t, xoff, b, t->nb - b < ER_CHUNK ? t->nb - b : ER_CHUNK, er);
+        if (t->pf)
+            prefetch_share(t, b);
         __m256i ey0 = _mm256_add_epi32(load_ey(t, b, 0), yo0);
         __m256i ey1 = _mm256_add_epi32(load_ey(t, b, 1), yo1);
 #ifdef A4W4_FAST_ROWS_DOTS4
@@ -89,9 +117,9 @@ static void exact_window(const a4w4_fast_tile *t, const int32_t *xoff, const int
             __m256i d[2];
             row_dots(block_rec(t, b), block_x(t, r, b), d);
 #endif
-            __m256i er = _mm256_set1_epi32(t->ex[r * t->lde + b] + xoff[r]);
-            wm[r][0] = _mm256_add_epi32(wm[r][0], _mm256_sllv_epi32(d[0], _mm256_add_epi32(ey0, er)));
-            wm[r][1] = _mm256_add_epi32(wm[r][1], _mm256_sllv_epi32(d[1], _mm256_add_epi32(ey1, er)));
+            __m256i e = _mm256_broadcastd_epi32(_mm_cvtsi32_si128(er[i][r]));
+            wm[r][0] = _mm256_add_epi32(wm[r][0], _mm256_sllv_epi32(d[0], _mm256_add_epi32(ey0, e)));
+            wm[r][1] = _mm256_add_epi32(wm[r][1], _mm256_sllv_epi32(d[1], _mm256_add_epi32(ey1, e)));
         }
         if (--left == 0) {
             flush_window(w, acc);
@@ -182,6 +210,8 @@ static inline void ordered_split(const a4w4_fast_tile *t, size_t b0, size_t b1, 
     for (int r = 0; r < MR; r++)
         part[r][0] = part[r][1] = _mm256_setzero_ps();
     for (size_t b = b0; b < b1; b++) {
+        if (t->pf)
+            prefetch_share(t, b);
         __m256i ey[2] = {_mm256_add_epi32(load_ey(t, b, 0), bias),
                          _mm256_add_epi32(load_ey(t, b, 1), bias)};
 #ifdef A4W4_FAST_ROWS_DOTS4

@@ -380,7 +380,8 @@ static void stages_section(rbuf *b, const cJSON *doc, const a4w4_report_opts *o)
         {"write_s", "write results"},
         {"finish_s", "finish (results read back, verdict)"},
         {"other_s", "not attributed (whole run less the above)"},
-        {"wall_s", "whole run"}};
+        {"wall_s", "whole run"},
+        {"prefetch_s", "beside the table: next cases prepared on a host thread meanwhile"}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, rows[i][0])))
             rb_printf(b, "| %s | %.1f |\n", rows[i][1], jnum(st, rows[i][0], 0));

@@ -1,7 +1,7 @@
 /* a4w4check_api.h — the judge as a library (liba4w4check, shared and static; pkg-config
  * a4w4check): generate a case's operands exactly as `a4w4check run` does, judge a kernel's
  * bf16 outputs against a contract as `run` judges a backend's, and save a failing case as a
- * bundle that `a4w4check verify` and `a4w4check shrink` read.
+ * bundle that `a4w4check verify` and `a4w4check run --bundle` read.
  *
  * Plain C11, no printing, no exit, no global state: every function returns an
  * a4w4check_status and, on an error, one line naming the input and the rule in err (errlen
@@ -27,11 +27,13 @@ extern "C" {
 #endif
 
 /* The API's version: bumped on any change of a declaration below. A caller built against
- * version V checks a4w4check_api_version() == V before the first call. */
+ * version V checks a4w4check_api_version() == V before the first call; it never fails
+ * (docs/api.md). */
 #define A4W4CHECK_API_VERSION 1
 int a4w4check_api_version(void);
 
-/* The tool version the library was built from ("0.4.0": `a4w4check --version`'s). */
+/* The tool version the library was built from ("0.4.0": `a4w4check --version`'s, a static
+ * NUL-terminated string the caller must not free); it never fails (docs/api.md). */
 const char *a4w4check_tool_version(void);
 
 typedef enum {
@@ -82,9 +84,13 @@ a4w4check_status a4w4check_generate(const a4w4check_case *c, a4w4check_operands 
 const uint8_t *a4w4check_operands_tensor(const a4w4check_operands *o, a4w4check_tensor t,
                                          size_t shape[2]);
 
-/* The name of tensor t ("a_fp4", ..., as operand bundles name them), or NULL. */
+/* The name of tensor t ("a_fp4", ..., "w_scale_swizzled": the layouts above, contracts §3; as
+ * operand bundles name them), a static string; NULL when t is out of range. */
 const char *a4w4check_tensor_name(a4w4check_tensor t);
 
+/* Free o (from a4w4check_generate) and every tensor of it (the pointers from
+ * a4w4check_operands_tensor die with it; contracts §3 layouts). NULL: nothing is done. It
+ * never fails. */
 void a4w4check_operands_free(a4w4check_operands *o);
 
 /* How the kernel reads E8M0 scale code 0 (contracts §1). BOTH: not declared, the outputs are
@@ -153,13 +159,15 @@ a4w4check_status a4w4check_judge(const a4w4check_operands *o, const uint16_t *y,
                                  char *err, size_t errlen);
 
 /* Save o's case with outputs y as a failing-case bundle (the `run --save-failing` format,
- * engine/failing.h: every operand layout, y_got, y_expected (the contract's oracle, E8M0
- * code 0 read as 2^-127; exact for bounded(S)), y_exact, backend, contract, mismatches,
- * signature) into directory dir (created
- * when missing), for `a4w4check verify FILE` and `a4w4check shrink FILE`. v: the verdict of
- * a4w4check_judge on the same o, y and opts. path receives the file's path (pathlen bytes).
- * A4W4CHECK_OK; A4W4CHECK_EINVAL (NULL arguments, y_len wrong, bad contract);
- * A4W4CHECK_EIO (dir cannot be made or written; no partial file); A4W4CHECK_ENOMEM. */
+ * engine/failing.h: every operand layout (contracts §3), y_got, y_expected (the contract's
+ * oracle, contracts §4.1, E8M0 code 0 read as 2^-127; exact for bounded(S)), y_exact,
+ * backend, contract, mismatches, signature) into directory dir (created when missing), for
+ * `a4w4check verify FILE` and `a4w4check run --bundle FILE --backend B` (`shrink` takes the
+ * case's case-file line instead). v: the verdict of a4w4check_judge on the same o, y and
+ * opts. path receives the file's path (pathlen bytes; NULL or 0: not wanted).
+ * A4W4CHECK_OK; A4W4CHECK_EINVAL (NULL arguments, y_len wrong, bad contract, or a path
+ * longer than pathlen: the file is saved, its path not returned); A4W4CHECK_EIO (dir cannot
+ * be made or written; no partial file); A4W4CHECK_ENOMEM. */
 a4w4check_status a4w4check_save_failing(const a4w4check_operands *o, const uint16_t *y,
                                         size_t y_len, const a4w4check_judge_opts *opts,
                                         const a4w4check_verdict *v, const char *dir,

@@ -31,7 +31,7 @@ static const char run_usage[] =
     "                     [--timeout S] [--contract B=FILE|TEXT]... [--max-timeouts N]\n"
     "                     [--no-isolate] [--no-call-sequence] [--e8m0-code0 R]\n"
     "                     [--save-failing DIR] [--keep-outputs DIR] [--keep-outputs-max-mb MB]\n"
-    "                     [--host-judge] [--quiet]\n"
+    "                     [--host-judge] [--no-prefetch] [--quiet]\n"
     "\n"
     "Runs each case of a matrix through the backends and compares every checked output bit\n"
     "for bit with the oracle of the backend's contract (ordered(S), exact, tree(...); bounded\n"
@@ -59,6 +59,7 @@ typedef struct {
     int max_timeouts;
     int code0; /* index into a4w4_code0_names: A4W4_CODE0_BOTH, _OCP, _DRIVER */
     int host_judge;            /* 1: no device judge, everything judged on the host */
+    int no_prefetch;           /* 1: each case prepared in turn (a4w4_runner.prefetch) */
     int no_call_sequence;      /* 1: no call sequence (engine/statecheck.h) */
 } run_opts;
 
@@ -126,6 +127,10 @@ static const a4w4_option run_options[] = {
                "since/until; recorded as upstream_version"),
     OPT_FLAG("host-judge", run_opts, host_judge,
              "no GPU judge: GPU backends judged on the host sample only"),
+    OPT_FLAG("no-prefetch", run_opts, no_prefetch,
+             "with the GPU judge, prepare each case in turn: no host thread\n"
+             "generating the next case's operands and host oracles meanwhile\n"
+             "(the same results; for measuring)"),
     OPT_FLAG("quiet", run_opts, quiet, A4W4_QUIET_HELP),
     OPT_END(),
 };
@@ -288,7 +293,9 @@ static int run_items(const run_opts *o, a4w4_run_plan *p, const a4w4_statecheck 
                           .keep_dir = o->keep_dir,
                           .plan = p->budget.full ? &p->budget : NULL,
                           .rates = p->have_rates ? &p->rates : NULL,
-                          .dev = p->dev, .stages = &p->stages, .seq = sc};
+                          .dev = p->dev, .stages = &p->stages, .seq = sc,
+                          /* the device judges: the host prepares the next case meanwhile */
+                          .prefetch = p->dev && !o->no_prefetch ? a4w4_prefetch_new() : NULL};
     a4w4_run_progress rp = {.quiet = o->quiet};
     a4w4_progress_start(&rp.pg, "run", o->quiet, 0);
     size_t nsuts, ndone = (size_t)cJSON_GetArraySize(p->done), count;
@@ -300,6 +307,7 @@ static int run_items(const run_opts *o, a4w4_run_plan *p, const a4w4_statecheck 
     l.nsuts = nsuts;
     a4w4_run_settings rs = settings(o);
     a4w4_hstatus st = a4w4_run_items(p, &rs, &l, &count, err, sizeof err);
+    a4w4_prefetch_free(runner.prefetch);
     if (st != A4W4_ST_OK && !rp.write_failed) /* a write error was said at its item */
         a4w4_errorf("run: %s", err);
     a4w4_progress_item(&rp.pg, count, p->mine, rp.fails, "done", 1);

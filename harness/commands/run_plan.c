@@ -211,13 +211,29 @@ static int recorded(const a4w4_run_plan *p, const char *name)
     return skip;
 }
 
+/* The case the runner prepares ahead while item k runs (a4w4_runner.prefetch): the next case
+ * item of this shard not yet recorded, or NULL. */
+static const a4w4_case *case_after(a4w4_run_plan *p, const a4w4_run_settings *s, size_t k)
+{
+    char name[160];
+    for (size_t j = k + 1; j < p->m.ncases; j++) {
+        if (a4w4_matrix_in_shard(&p->m, j, s->shard_i, s->shard_n) != 1)
+            continue;
+        a4w4_matrix_item_name(&p->m, j, name, sizeof name);
+        if (!recorded(p, name))
+            return &p->m.cases[j];
+    }
+    return NULL;
+}
+
 a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const a4w4_run_loop *l,
                             size_t *count, char *err, size_t errlen)
 {
     int fails = 0;
     a4w4_hstatus st = A4W4_ST_OK;
     *count = 0;
-    p->stages.setup_s = a4w4_now() - p->t_start; /* plan, calibration, header, stream */
+    double t_mark = a4w4_now(); /* the wall up to here is in the table */
+    p->stages.setup_s = t_mark - p->t_start; /* plan, calibration, header, stream */
     for (size_t k = 0; k < p->total_items && st == A4W4_ST_OK; k++) {
         if (a4w4_matrix_in_shard(&p->m, k, s->shard_i, s->shard_n) != 1)
             continue;
@@ -227,7 +243,9 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
         if (recorded(p, name))
             continue;
         cJSON *entries = NULL;
-        const double t_item = a4w4_now(), before = a4w4_stage_sum(&p->stages);
+        const double before = a4w4_stage_sum(&p->stages);
+        if (k < p->m.ncases)
+            a4w4_prefetch_next(l->runner->prefetch, case_after(p, s, k));
         int f = run_item(p, l, k, name, &entries, &st, err, errlen);
         if (f < 0)
             break;
@@ -238,14 +256,19 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
         if (wrc)
             st = A4W4_ST_IO;
         cJSON_Delete(entries);
-        l->on_item(l->ctx, p, *count, fails, name, wrc ? werr : NULL);
-        /* what the runner's stages did not cover of this item: a case's annotation, results
-         * line and teardown, the progress line; a bundle's or capture's whole check */
-        const double rest = a4w4_now() - t_item - (a4w4_stage_sum(&p->stages) - before);
+        /* what the runner's stages did not cover since the last item was accounted: a case's
+         * annotation, results line and teardown, the previous progress line, a skipped
+         * (--resume) item; a bundle's or capture's whole check. Before on_item, so that the
+         * progress line's table holds this item and sums to its wall. */
+        const double now = a4w4_now(), rest = now - t_mark - (a4w4_stage_sum(&p->stages) - before);
         *(k < p->m.ncases ? &p->stages.record_s : &p->stages.bundles_s) += rest > 0 ? rest : 0;
+        t_mark = now;
+        p->t_accounted = now;
+        l->on_item(l->ctx, p, *count, fails, name, wrc ? werr : NULL);
     }
     a4w4_stream_close(&p->st);
     p->t_items_end = a4w4_now();
+    p->stages.record_s += p->t_items_end - t_mark; /* the last progress line, the stream closed */
     return st;
 }
 
@@ -268,6 +291,7 @@ void a4w4_run_add_stages(a4w4_run_plan *p)
     cJSON_AddNumberToObject(st, "write_s", t->write_s);
     cJSON_AddNumberToObject(st, "finish_s", t->finish_s);
     cJSON_AddNumberToObject(st, "other_s", wall - a4w4_stage_sum(t));
+    cJSON_AddNumberToObject(st, "prefetch_s", t->prefetch_s);
     cJSON_AddNumberToObject(st, "wall_s", wall);
     cJSON_AddNumberToObject(st, "outputs_device", t->outputs_device);
     cJSON_AddNumberToObject(st, "outputs_host", t->outputs_host);

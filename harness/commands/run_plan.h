@@ -44,6 +44,9 @@ typedef struct {
     a4w4_stage_times stages;
     double t_start; /* a4w4_now() at the start of the run */
     double t_items_end; /* a4w4_now() when a4w4_run_items returned (0: not yet) */
+    /* a4w4_now() when the last item was accounted: the stage table sums to t_accounted -
+     * t_start when on_item sees it (the progress line's wall) */
+    double t_accounted;
     cJSON *header, *done, *doc;
     a4w4_stream st;
     int bad_input;

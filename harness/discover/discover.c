@@ -396,7 +396,8 @@ static int finish_shape(a4w4_discovery *d, size_t i)
                         "K to validate here: %s\n", lead->gen_why);
             return 0;
         }
-        s->forced = &lead->gen;
+        dc_rule_at(lead, s->sh.K, &s->forced_rule);
+        s->forced = &s->forced_rule;
     } else if (s->probed != i) {
         const dc_shape *lead = &d->sh[s->probed];
         if (lead->res.verdict != A4W4_DISCOVER_FOUND) {

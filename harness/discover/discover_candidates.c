@@ -194,3 +194,20 @@ void dc_xor_candidates(const dc_shape *s, cand_list *L)
                     dc_cand_push(L, &(a4w4_contract){A4W4_CONTRACT_TREE, 1, f});
             }
 }
+
+void dc_element_lane_candidates(const dc_shape *s, const cand_list *fitted, cand_list *L)
+{
+    static const unsigned lanes[] = {2, 4, 8, 16};
+    for (size_t i = 0; s->num.elem_span == 1 && i < fitted->n; i++)
+        for (size_t li = 0; li < sizeof lanes / sizeof lanes[0]; li++)
+            for (int comb = 0; comb < 2; comb++) {
+                a4w4_contract c = fitted->c[i];
+                if (c.kind != A4W4_CONTRACT_TREE || c.tree.leaf != 1 || c.tree.prec != 0 ||
+                    c.tree.lanes != 1 || c.tree.sum_blocks)
+                    continue;
+                c.tree.lanes = lanes[li];
+                c.tree.chunk = 1;
+                c.tree.lanecomb = comb ? A4W4_REDUCE_PAIRWISE : A4W4_REDUCE_CHAIN;
+                dc_cand_push(L, &c);
+            }
+}

@@ -655,6 +655,7 @@ void dc_fit(dc_shape *s, const a4w4_discover_opts *o)
         }
         for (size_t i = 0; i < fitted.n; i++)
             dc_cand_push(&L, &fitted.c[i]);
+        dc_element_lane_candidates(s, &fitted, &L);
         if (s->have_fprev) /* the short spellings FPRev's tree may have, before it */
             dc_xor_candidates(s, &L);
         for (int rz = 0; s->have_fprev && rz < 2; rz++) { /* FPRev's tree: the last resort */

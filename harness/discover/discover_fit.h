@@ -25,6 +25,11 @@ void dc_candidates(const dc_shape *s, cand_list *L);
 /* The trees beyond the interval model (contracts §4.2 rules 1a and 2) into L; tiles: add the
  * per-256-K tile partials too. */
 void dc_family_candidates(const dc_shape *s, int tiles, cand_list *L);
+/* With one element per node (s->num.elem_span 1, contracts §4.4 step 6): each fitted exact
+ * tree of leaf 1 with its elements dealt one at a time to 2, 4, 8 or 16 lanes (chunk=1,
+ * lanecomb chain or pairwise), as a BLAS kernel's K loop keeps several fused multiply-add
+ * accumulators, into L after the fitted ones. */
+void dc_element_lane_candidates(const dc_shape *s, const cand_list *fitted, cand_list *L);
 /* The xor-shuffle lane trees (lanecomb=xor, 4..64 lanes, chunks 32..256 elements, final RNE
  * then RZ) into L: the short spellings tried before FPRev's general tree. */
 void dc_xor_candidates(const dc_shape *s, cand_list *L);

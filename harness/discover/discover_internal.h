@@ -233,7 +233,9 @@ typedef struct dc_shape_s {
     int validate_only;  /* not probed: validates its family's rule of K */
     size_t family;      /* the first shape of the same N and padded-M bucket */
     int gen_ok;         /* family leader: the probed shapes' contracts make one rule of K */
-    a4w4_contract gen;  /* that rule */
+    a4w4_contract gen;  /* that rule (gen_fixed: with every boundary, dc_rule_at) */
+    int gen_fixed;      /* the rule's split boundaries are fixed in K (dc_rule_at) */
+    a4w4_contract forced_rule; /* a validate-only shape: its family's rule at its K */
     char gen_why[256];  /* !gen_ok: why not */
     /* FPRev's pairwise probes (discover_fprev.c): run once, when no candidate fits */
     int fprev_tried;
@@ -288,6 +290,10 @@ int dc_check(dc_shape *s, const a4w4_discover_opts *o, const a4w4_contract *c);
 /* The rule of K of family f (its leader s = &sh[f]): from the contracts the probed shapes of
  * the family found (discover_rule.c). Sets s->gen_ok, s->gen, or s->gen_why. */
 void dc_generalize(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_opts *o);
+/* The contract the rule of K of family leader `lead` (gen_ok) gives at K into *out: its gen,
+ * or with gen_fixed gen's split boundaries below K only (none left: one split; contracts
+ * §4.4 "The rule of K"). */
+void dc_rule_at(const dc_shape *lead, size_t K, a4w4_contract *out);
 
 /* FPRev (contracts §4.4 "Any tree: FPRev's pairwise probes"), for probed shape s (index
  * its index; o unused): when its structure read no interval tree (the model family's trees

@@ -278,7 +278,13 @@ static void read_prec_elem(dc_shape *s)
         return;
     }
     float v = out_of(s, DC_N4E, 0, 1, e, &i);
-    if (v == 0.0f) {
+    if (s->num.elem_span == 1) { /* elements 0 and 1 in two nodes: each rounds 2^e + small */
+        char d[48];
+        s->num.prec_lo = e + 1;
+        snprintf(d, sizeof d, "prec >= %d or exact", e + 1);
+        say(s, i, d, "one element per node: the tie (+1) and the tail (+0.5) meet no node "
+            "together, so the probe tells no precision beyond the tie (validation decides)");
+    } else if (v == 0.0f) {
         s->num.prec_lo = s->num.prec_hi = e + 1;
         say(s, i, "prec found", "the tail 0.5 below the tie was truncated: P = e + 1");
     } else if (v == 2.0f) {

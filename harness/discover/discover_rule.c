@@ -82,15 +82,64 @@ static int tile_rule(const dc_shape *sh, size_t nshapes, size_t f, a4w4_contract
     return 0;
 }
 
-/* 1 when candidate c holds on every probed shape of family f: the shape's own contract is c,
- * or c predicts its probes and validation outputs (dc_check). */
-static int holds_on_family(dc_shape *sh, size_t nshapes, size_t f, const a4w4_contract *c,
-                           const a4w4_discover_opts *o)
+/* The rule gen (fixed: its boundaries fixed in K) at K into *out. */
+static void rule_at(const a4w4_contract *gen, int fixed, size_t K, a4w4_contract *out)
 {
+    *out = *gen;
+    if (!fixed)
+        return;
+    size_t n = 0;
+    while (n < out->tree.nbounds && out->tree.bounds[n] < K)
+        n++;
+    out->tree.nbounds = n;
+    out->tree.split = 1;
+}
+
+void dc_rule_at(const dc_shape *lead, size_t K, a4w4_contract *out)
+{
+    rule_at(&lead->gen, lead->gen_fixed, K, out);
+}
+
+/* The splits of the contract found at the family's largest K as fixed boundaries (every
+ * split start but 0), the rest of its tree kept: the rule that cuts each K at those below it.
+ * 0 with *gen, when a probed K of the family has fewer of them (else the rule is the largest
+ * K's contract itself); -1 otherwise. */
+static int fixed_rule(const dc_shape *sh, size_t nshapes, size_t f, size_t big, a4w4_contract *gen)
+{
+    size_t starts[A4W4_DISCOVER_MAX_K / 32 + 2];
+    a4w4_tree t;
+    if (as_tree(&sh[big].res.contract, &t) || t.tile || t.sum_blocks)
+        return -1;
+    size_t n = a4w4_tree_splits(&t, sh[big].sh.K, starts, sizeof starts / sizeof starts[0]);
+    if (n < 2 || n - 1 > A4W4_TREE_MAX_BOUNDS)
+        return -1;
+    t.split = 1;
+    t.nbounds = n - 1;
+    for (size_t i = 1; i < n; i++)
+        t.bounds[i - 1] = (uint32_t)starts[i];
+    gen->kind = A4W4_CONTRACT_TREE;
+    gen->split = 1;
+    gen->tree = t;
     for (size_t i = 0; i < nshapes; i++)
-        if (sh[i].family == f && !sh[i].validate_only &&
-            !a4w4_contract_same(&sh[i].res.contract, c) && !dc_check(&sh[i], o, c))
+        if (sh[i].family == f && !sh[i].validate_only && t.bounds[n - 2] >= sh[i].sh.K)
             return 0;
+    return -1;
+}
+
+/* 1 when the rule gen (fixed: rule_at) holds on every probed shape of family f: the shape's
+ * own contract is the rule's at its K, or that predicts its probes and validation outputs
+ * (dc_check). */
+static int holds_on_family(dc_shape *sh, size_t nshapes, size_t f, const a4w4_contract *gen,
+                           int fixed, const a4w4_discover_opts *o)
+{
+    for (size_t i = 0; i < nshapes; i++) {
+        a4w4_contract c;
+        if (sh[i].family != f || sh[i].validate_only)
+            continue;
+        rule_at(gen, fixed, sh[i].sh.K, &c);
+        if (!a4w4_contract_same(&sh[i].res.contract, &c) && !dc_check(&sh[i], o, &c))
+            return 0;
+    }
     return 1;
 }
 
@@ -98,7 +147,7 @@ void dc_generalize(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_o
 {
     dc_shape *lead = &sh[f];
     size_t ks[3] = {0}, nk = 0, big = f;
-    lead->gen_ok = 0;
+    lead->gen_ok = lead->gen_fixed = 0;
     for (size_t i = 0; i < nshapes; i++) {
         const dc_shape *s = &sh[i];
         if (s->family != f || s->validate_only)
@@ -119,11 +168,11 @@ void dc_generalize(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_o
     }
     /* the candidates, each held to every probed shape: the splits as tiles of one width,
      * then the contract found at the largest K (it shows most of the tree: lanes dealt past
-     * their first chunk), then the others */
-    a4w4_contract tile;
-    if (!tile_rule(sh, nshapes, f, &tile, lead->gen_why, sizeof lead->gen_why) &&
-        holds_on_family(sh, nshapes, f, &tile, o)) {
-        lead->gen = tile;
+     * their first chunk), then the others, then the largest K's splits as fixed boundaries */
+    a4w4_contract gen;
+    if (!tile_rule(sh, nshapes, f, &gen, lead->gen_why, sizeof lead->gen_why) &&
+        holds_on_family(sh, nshapes, f, &gen, 0, o)) {
+        lead->gen = gen;
         lead->gen_ok = 1;
         return;
     }
@@ -131,12 +180,17 @@ void dc_generalize(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_o
         size_t i = t == 0 ? big : t - 1;
         if (i >= nshapes || sh[i].family != f || sh[i].validate_only || (t && i == big))
             continue;
-        if (holds_on_family(sh, nshapes, f, &sh[i].res.contract, o)) {
+        if (holds_on_family(sh, nshapes, f, &sh[i].res.contract, 0, o)) {
             lead->gen = sh[i].res.contract;
             lead->gen_ok = 1;
             return;
         }
     }
+    if (!fixed_rule(sh, nshapes, f, big, &gen) && holds_on_family(sh, nshapes, f, &gen, 1, o)) {
+        lead->gen = gen;
+        lead->gen_fixed = lead->gen_ok = 1;
+        return;
+    }
     snprintf(lead->gen_why, sizeof lead->gen_why, "no contract found at one K holds at every K "
-             "probed, nor do their splits make tiles of one width");
+             "probed, nor do their splits make tiles of one width or boundaries fixed in K");
 }

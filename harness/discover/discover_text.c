@@ -75,21 +75,46 @@ static size_t found_head(const a4w4_discovery *d, const char *head, char *buf, s
     return o;
 }
 
-/* The rule line of family f: `when Mpad==P[,N==N]: C`, N named when another family of the
+/* The rule lines of family f's rule of K after the predicates pred ("" for none): `when
+ * PRED: C`, or with boundaries fixed in K (gen_fixed) one line per count of boundaries below
+ * K, `when PRED,K>b: C` from the last boundary down, then the one-split rule. */
+static size_t rule_lines(const dc_shape *lead, const char *pred, char *buf, size_t len)
+{
+    char c[A4W4_CONTRACT_MAX];
+    size_t o = 0, nb = lead->gen_fixed ? lead->gen.tree.nbounds : 0;
+    for (size_t i = nb + 1; i-- > 0 && o < len;) {
+        a4w4_contract at;
+        dc_rule_at(lead, i ? lead->gen.tree.bounds[i - 1] + 1u : 32u, &at);
+        if (a4w4_contract_format(&at, c, sizeof c) < 0)
+            return len;
+        if (i)
+            o += (size_t)snprintf(buf + o, len - o, "\nwhen %s%sK>%u: %s", pred, *pred ? "," : "",
+                                  (unsigned)lead->gen.tree.bounds[i - 1], c);
+        else if (*pred)
+            o += (size_t)snprintf(buf + o, len - o, "\nwhen %s: %s", pred, c);
+        else
+            o += (size_t)snprintf(buf + o, len - o, "\n%s", c);
+    }
+    return o;
+}
+
+/* The rule lines of family f: `when Mpad==P[,N==N]: ...`, N named when another family of the
  * bucket has another rule. */
 static size_t family_line(const a4w4_discovery *d, size_t f, const char *c, char *buf,
                           size_t len)
 {
     const a4w4_shape *x = &d->shapes[f];
     int pm = a4w4_padded_m((int)x->M, 1, 1, 0), by_n = 0;
-    char cj[A4W4_CONTRACT_MAX];
+    char cj[A4W4_CONTRACT_MAX], pred[64];
     for (size_t j = 0; j < d->nshapes; j++)
         if (d->sh[j].family == j && j != f && a4w4_padded_m((int)d->shapes[j].M, 1, 1, 0) == pm)
             by_n |= !family_rule(d, j) || a4w4_contract_format(&d->sh[j].gen, cj, sizeof cj) < 0 ||
-                    strcmp(c, cj);
+                    strcmp(c, cj) || d->sh[j].gen_fixed != d->sh[f].gen_fixed;
     if (by_n)
-        return (size_t)snprintf(buf, len, "\nwhen Mpad==%d,N==%zu: %s", pm, x->N, c);
-    return (size_t)snprintf(buf, len, "\nwhen Mpad==%d: %s", pm, c);
+        snprintf(pred, sizeof pred, "Mpad==%d,N==%zu", pm, x->N);
+    else
+        snprintf(pred, sizeof pred, "Mpad==%d", pm);
+    return rule_lines(&d->sh[f], pred, buf, len);
 }
 
 /* The found contracts: per family its rule of K, or its probed shapes' own rules. */
@@ -97,6 +122,7 @@ static int found_text(const a4w4_discovery *d, const char *head, char *buf, size
 {
     char c0[A4W4_CONTRACT_MAX] = "", ci[A4W4_CONTRACT_MAX];
     int same = 1, any = 0;
+    size_t first = d->nshapes;
     for (size_t i = 0; i < d->nshapes; i++) {
         any |= !d->sh[i].validate_only && d->sh[i].res.verdict == A4W4_DISCOVER_FOUND;
         if (d->sh[i].family != i)
@@ -105,14 +131,18 @@ static int found_text(const a4w4_discovery *d, const char *head, char *buf, size
             same = 0;
             continue;
         }
-        same &= !c0[0] || !strcmp(c0, ci);
+        same &= first == d->nshapes ||
+                (!strcmp(c0, ci) && d->sh[i].gen_fixed == d->sh[first].gen_fixed);
+        first = first == d->nshapes ? i : first;
         snprintf(c0, sizeof c0, "%s", ci);
     }
     if (!any)
         return -1;
     size_t o = found_head(d, head, buf, len);
-    if (o < len && same)
-        return o + strlen(c0) + 2 < len ? (int)(o + (size_t)snprintf(buf + o, len - o, "\n%s\n", c0)) : -1;
+    if (o < len && same) {
+        o += rule_lines(&d->sh[first], "", buf + o, len - o);
+        return o + 2 < len ? (int)(o + (size_t)snprintf(buf + o, len - o, "\n")) : -1;
+    }
     for (size_t f = 0; f < d->nshapes && o < len; f++) {
         if (d->sh[f].family != f)
             continue;

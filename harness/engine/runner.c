@@ -416,74 +416,120 @@ double a4w4_stage_sum(const a4w4_stage_times *t)
            t->record_s + t->bundles_s + t->write_s + t->finish_s;
 }
 
-a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
-                           char *err, size_t errlen)
+void run_prep_case(const a4w4_runner *r, const a4w4_case *c, case_prep *p)
 {
-    if (held_by_none(r, c))
-        return unheld_entries(r, c, out, err, errlen);
-    a4w4_sample s;
-    a4w4_case_data d;
-    if (a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, check_all(r, c), &s) != A4W4_OK) {
-        snprintf(err, errlen, "case %s: out of memory sampling", c->name);
-        return A4W4_ST_NOMEM;
+    memset(p, 0, sizeof *p);
+    p->c = c;
+    p->st = A4W4_ST_NOMEM;
+    if (held_by_none(r, c)) { /* nothing to prepare (a4w4_run_case says so) */
+        snprintf(p->err, sizeof p->err, "case %s: held by no backend", c->name);
+        return;
+    }
+    double t0 = a4w4_now();
+    p->have_s = a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, check_all(r, c), &p->s) ==
+                A4W4_OK;
+    if (!p->have_s) {
+        snprintf(p->err, sizeof p->err, "case %s: out of memory sampling", c->name);
+        return;
     }
     /* a device judge checks every output: every row exists on the host too */
-    const int use_dev = run_wants_device(r);
-    a4w4_stage_times *T = r->stages;
-    const double t_case = a4w4_now();
-    double t0 = t_case;
-    int grc = use_dev ? a4w4_case_generate_all(c, &s, &d) : a4w4_case_generate(c, &s, &d);
-    if (T)
-        T->generate_s += a4w4_now() - t0;
+    int grc = run_wants_device(r) ? a4w4_case_generate_all(c, &p->s, &p->d)
+                                  : a4w4_case_generate(c, &p->s, &p->d);
+    double t1 = a4w4_now();
+    p->gen_s = t1 - t0;
+    p->have_d = 1; /* freed whatever the outcome */
     if (grc != A4W4_OK) {
-        snprintf(err, errlen, "case %s: M=%zu N=%zu K=%zu is too large for this machine: needs "
-                 "%.1f GB for its operands and their layouts (cannot allocate them)", c->name,
-                 c->M, c->N, c->K, case_bytes(c) / 1e9);
-        a4w4_sample_free(&s);
-        return A4W4_ST_BADINPUT;
+        snprintf(p->err, sizeof p->err, "case %s: M=%zu N=%zu K=%zu is too large for this "
+                 "machine: needs %.1f GB for its operands and their layouts (cannot allocate "
+                 "them)", c->name, c->M, c->N, c->K, case_bytes(c) / 1e9);
+        p->st = A4W4_ST_BADINPUT;
+        return;
     }
+    p->have_co = 1;
+    int orc = run_case_oracles_open(&p->co, &p->d, &p->s, r->code0_reading, r->max_timeouts);
+    p->oracle_s = a4w4_now() - t1;
+    if (orc)
+        snprintf(p->err, sizeof p->err, "case %s: out of memory for the oracles", c->name);
+    else
+        p->st = A4W4_ST_OK;
+}
+
+void run_prep_free(case_prep *p)
+{
+    if (p->have_co)
+        run_case_oracles_close(&p->co);
+    if (p->have_d)
+        a4w4_case_data_free(&p->d);
+    if (p->have_s)
+        a4w4_sample_free(&p->s);
+    p->have_s = p->have_d = p->have_co = 0;
+}
+
+/* The prepared case c: the prefetch's (the wait for it in the stage table, split between
+ * generate and host oracles as its thread's seconds were) or prepared now into *own. */
+static case_prep *prepared(const a4w4_runner *r, const a4w4_case *c, case_prep *own)
+{
+    a4w4_stage_times *T = r->stages;
+    const double t0 = a4w4_now();
+    case_prep *P = run_prefetch_take(r, c);
+    const double waited = a4w4_now() - t0, both = P ? P->gen_s + P->oracle_s : 0;
+    if (!P)
+        run_prep_case(r, c, P = own);
+    if (T && P == own) {
+        T->generate_s += P->gen_s + waited; /* waited: a failed or stray prefetch */
+        T->host_oracle_s += P->oracle_s;
+    } else if (T) {
+        T->prefetch_s += both;
+        T->generate_s += both > 0 ? waited * P->gen_s / both : waited;
+        T->host_oracle_s += both > 0 ? waited * P->oracle_s / both : 0;
+    }
+    if (T && P->have_co && P->st == A4W4_ST_OK)
+        T->oracle_outputs += (double)P->co.o.count;
+    return P;
+}
+
+/* The case's entries from its prepared operands and oracles P: the device judge opened, the
+ * oracle's entry, every backend's. */
+static a4w4_hstatus run_prepared(const a4w4_runner *r, const a4w4_case *c, case_prep *P,
+                                 double shared_s, a4w4_entry_list *out, char *err,
+                                 size_t errlen)
+{
+    a4w4_stage_times *T = r->stages;
+    a4w4_case_data *d = &P->d;
+    a4w4_sample *s = &P->s;
+    case_oracles *co = &P->co;
+    const int use_dev = run_wants_device(r);
     a4w4_hstatus st = A4W4_ST_NOMEM;
-    a4w4_entry_result *e = NULL;
-    case_oracles co;
-    case_source src = {c, &s, NULL, use_dev};
+    case_source src = {c, s, NULL, use_dev};
     a4w4_devneeds need = run_device_needs(r);
     a4w4_devoracle dor;
     char dwhy[256] = "";
     memset(&dor, 0, sizeof dor);
-    t0 = a4w4_now();
-    const a4w4_devjudge *dev = use_dev ? run_device_for(r, c, &d, &need, dwhy, sizeof dwhy) : NULL;
-    double t1 = a4w4_now();
-    int orc = run_case_oracles_open(&co, &d, &s, r->code0_reading, r->max_timeouts);
-    if (T)
-        T->oracle_outputs += (double)co.o.count;
-    co.j.dev = dev;
-    co.j.dor = &dor;
-    co.j.bounded_s = need.bounded_s;
-    if (T) {
-        T->judge_s += t1 - t0;
-        T->host_oracle_s += a4w4_now() - t1;
-    }
-    if (orc)
-        snprintf(err, errlen, "case %s: out of memory for the oracles", c->name);
-    else if (!(e = a4w4_entry_list_add(out)))
+    double t0 = a4w4_now();
+    const a4w4_devjudge *dev = use_dev ? run_device_for(r, c, d, &need, dwhy, sizeof dwhy) : NULL;
+    co->j.dev = dev;
+    co->j.dor = &dor;
+    co->j.bounded_s = need.bounded_s;
+    a4w4_entry_result *e = a4w4_entry_list_add(out);
+    if (!e)
         snprintf(err, errlen, "case %s: out of memory for the results", c->name);
     else {
         size_t first = out->n - 1;
-        t0 = a4w4_now();
         if (dev)
-            run_oracle_entry_dev(dev, &need, c, &d, &s, &co.o, &dor, e);
+            run_oracle_entry_dev(dev, &need, c, d, s, &co->o, &dor, e);
         else
-            oracle_entry(c, &d, &s, &co.o, e);
+            oracle_entry(c, d, s, &co->o, e);
+        double t1 = a4w4_now();
         if (T)
-            T->judge_s += a4w4_now() - t0;
+            T->judge_s += t1 - t0;
         if (use_dev && !dev) /* the GPU judge does not take the case: all on the host */
             run_note(e->note, sizeof e->note, "%sjudged on the host: %s", e->note[0] ? "; " : "",
                      dwhy);
-        note_sampled(r, c, &s, e);
-        t0 = a4w4_now();
+        note_sampled(r, c, s, e);
         e->has_cost = 1; /* the case's shared work (before e can move: the list grows) */
-        e->cost_ms = (t0 - t_case) * 1e3;
-        st = run_backends(r, c, &d, &s, &co.j, &src, out);
+        e->cost_ms = (shared_s + a4w4_now() - t0) * 1e3;
+        t0 = a4w4_now();
+        st = run_backends(r, c, d, s, &co->j, &src, out);
         if (st == A4W4_ST_OK)
             st = run_statecheck(r, c, out);
         if (T)
@@ -496,8 +542,27 @@ a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_
     }
     if (dev)
         dev->close(dev->self);
-    run_case_oracles_close(&co);
-    a4w4_case_data_free(&d);
-    a4w4_sample_free(&s);
+    return st;
+}
+
+a4w4_hstatus a4w4_run_case(const a4w4_runner *r, const a4w4_case *c, a4w4_entry_list *out,
+                           char *err, size_t errlen)
+{
+    if (held_by_none(r, c)) {
+        case_prep *stray = run_prefetch_take(r, c); /* the next case's turn follows */
+        if (stray)
+            run_prep_free(stray);
+        run_prefetch_start(r);
+        return unheld_entries(r, c, out, err, errlen);
+    }
+    case_prep own, *P = prepared(r, c, &own);
+    /* the next case's operands and oracles on a host thread while this one runs */
+    run_prefetch_start(r);
+    a4w4_hstatus st = P->st;
+    if (st != A4W4_ST_OK)
+        snprintf(err, errlen, "%s", P->err);
+    else
+        st = run_prepared(r, c, P, P->gen_s + P->oracle_s, out, err, errlen);
+    run_prep_free(P);
     return st;
 }

@@ -65,6 +65,10 @@ typedef struct {
  * capture items), write (the results stream) and finish (the document). */
 typedef struct {
     double setup_s, generate_s, judge_s, kernels_s, host_oracle_s;
+    /* a4w4_runner.prefetch: the seconds its thread spent preparing cases (beside the run's
+     * table: it overlaps the previous case's stages); generate_s and host_oracle_s then hold
+     * what the run waited for it, split in proportion to its two parts */
+    double prefetch_s;
     double record_s, bundles_s;
     double write_s, finish_s;   /* the results stream and documents (the caller's) */
     double backend_runs_s;      /* the backends' own run_ms, inside kernels_s */
@@ -111,7 +115,22 @@ typedef struct {
     /* the call sequence (engine/statecheck.h): recorded with its first case's item; NULL or
      * !have: none */
     const struct a4w4_statecheck *seq;
+    /* optional (a4w4_prefetch_new): while a case runs its backends, a host thread generates
+     * the operands of the next case (a4w4_prefetch_next) and computes its host oracles, so
+     * that the device does not wait for them; the results are the same bytes as without.
+     * NULL: each case prepared in turn. Only for a runner called from one thread. */
+    struct a4w4_prefetch *prefetch;
 } a4w4_runner;
+
+/* A prefetch slot for a4w4_runner.prefetch, or NULL when out of memory. */
+struct a4w4_prefetch *a4w4_prefetch_new(void);
+
+/* The case to prepare after the one a4w4_run_case is called with next (NULL: none; a case
+ * then run without being next is prepared in turn). The case must outlive the slot's use. */
+void a4w4_prefetch_next(struct a4w4_prefetch *p, const a4w4_case *next);
+
+/* Wait for the slot's thread, free what it prepared and the slot (NULL: nothing). */
+void a4w4_prefetch_free(struct a4w4_prefetch *p);
 
 #define A4W4_MAX_TIMEOUTS_DEFAULT 2
 

@@ -117,6 +117,37 @@ int run_case_oracles_open(case_oracles *co, const a4w4_case_data *d, const a4w4_
 
 void run_case_oracles_close(case_oracles *co);
 
+/* A generated case prepared for its backends: its sample, its operands (every row on the
+ * device path) and its host oracles over the sample, each stage's seconds. st: A4W4_ST_OK;
+ * A4W4_ST_NOMEM (sampling or the oracles, err says which); A4W4_ST_BADINPUT (the operands
+ * cannot be allocated: err says how much they need). Pure in c and r's settings: the same
+ * bytes on any thread (the generator and the oracles are counter-based and exact). */
+typedef struct {
+    const a4w4_case *c;
+    a4w4_sample s;
+    a4w4_case_data d;
+    case_oracles co;
+    int have_s, have_d, have_co; /* what to free */
+    a4w4_hstatus st;
+    char err[320];
+    double gen_s, oracle_s; /* sampling and generation; the host oracles */
+} case_prep;
+
+/* Prepare case c of r into *p (st says how it went); run_prep_free frees it either way. */
+void run_prep_case(const a4w4_runner *r, const a4w4_case *c, case_prep *p);
+void run_prep_free(case_prep *p);
+
+/* ---- run_prefetch.c ---- */
+/* r's prepared case c (a4w4_runner.prefetch), after waiting for its thread; NULL when none
+ * is there, it is another case's (freed) or its preparation failed (freed: the caller
+ * prepares c itself, with the memory of the case before it freed). The caller frees it with
+ * run_prep_free. */
+case_prep *run_prefetch_take(const a4w4_runner *r, const a4w4_case *c);
+
+/* Start preparing r's next case (a4w4_prefetch_next) on a host thread; nothing without a
+ * prefetch or a next case. */
+void run_prefetch_start(const a4w4_runner *r);
+
 /* A4W4_ST_BADINPUT with err = the first refusal's note when an entry of first.. refused its
  * result (another matrix's outputs), else A4W4_ST_OK. */
 a4w4_hstatus run_refusals(const a4w4_entry_list *out, size_t first, char *err, size_t errlen);

@@ -4,6 +4,7 @@
 #include "gen_special.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -477,8 +478,8 @@ static void case_data_init(a4w4_case_data *d, size_t M, size_t N, size_t K)
     d->K = K;
     d->row_fill = d->col_fill = A4W4_ACT_SCALE_FILL_DEFAULT;
     d->guard_after = A4W4_GUARD_FILL;
-    static unsigned long serial;
-    d->serial = ++serial;
+    static atomic_ulong serial; /* cases are generated on several threads (a prefetch) */
+    d->serial = atomic_fetch_add(&serial, 1) + 1;
     d->nan_a_row = d->nan_w_row = SIZE_MAX;
 }
 

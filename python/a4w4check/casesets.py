@@ -1,6 +1,6 @@
 """a4w4check.casesets: the case sets as Case lists, and the pytest parametrisation over them.
 
-    @a4w4check.cases("premerge")
+    @a4w4check.cases("premerge-quick")       # "premerge" for a kernel on a GPU
     def test_my_gemm(case):
         a4w4check.assert_bitexact(my_gemm, case)
 

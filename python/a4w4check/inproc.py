@@ -17,9 +17,11 @@ once. The output goes into the library without a copy when it is a C-contiguous 
 (numpy, or a CPU torch tensor via .numpy()).
 
 The library is found, in this order, at $A4W4CHECK_LIB (a path to liba4w4check.so), next to
-this package (a4w4check/liba4w4check.so, where `pip install ./python` puts it), or in a build
-tree of the repository (build/liba4w4check.so beside python/). A missing library raises
-LibraryNotFound, one line saying where it looked and how to build it.
+this package (a4w4check/liba4w4check.so, where `pip install ./python` puts it), in a build
+tree of the repository (build/liba4w4check.so beside python/), or where the dynamic loader
+finds its soname, liba4w4check.so.1 (LD_LIBRARY_PATH, ldconfig's cache: `cmake --install`'s
+prefix). A missing library raises LibraryNotFound, one line saying where it looked and how to
+build it.
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ TENSORS = ("a_fp4", "a_scale", "w_fp4", "w_scale", "a_scale_shuffled", "w_fp4_sh
            "w_scale_swizzled")
 VERDICTS = ("pass", "fail", "n/a", "skip", "ambiguous")
 LIB_NAME = "liba4w4check.so"
+SONAME = f"{LIB_NAME}.{API_VERSION}"  # the installed library's, found by the dynamic loader
 
 
 class LibraryNotFound(RuntimeError):
@@ -88,6 +91,19 @@ def _candidates() -> list[str]:
 _LIB: Optional[ctypes.CDLL] = None
 
 
+def _installed(tried: list[str]) -> tuple[str, ctypes.CDLL]:
+    """The library the dynamic loader finds by its soname (not with $A4W4CHECK_LIB set)."""
+    if not os.environ.get("A4W4CHECK_LIB"):
+        try:
+            return SONAME, ctypes.CDLL(SONAME)
+        except OSError:
+            tried = tried + [f"{SONAME} on the loader's path"]
+    raise LibraryNotFound(
+        "a4w4check: liba4w4check.so not found (looked at " + ", ".join(tried) + "): set "
+        "A4W4CHECK_LIB=/path/to/liba4w4check.so, or build it: cmake -S . -B build && "
+        "cmake --build build --target a4w4check_api")
+
+
 def library() -> ctypes.CDLL:
     """The loaded liba4w4check (once per process), its API version checked."""
     global _LIB
@@ -102,10 +118,7 @@ def library() -> ctypes.CDLL:
                 raise LibraryNotFound(f"a4w4check: {path}: cannot load it ({e})") from None
             break
     else:
-        raise LibraryNotFound(
-            "a4w4check: liba4w4check.so not found (looked at " + ", ".join(tried) + "): set "
-            "A4W4CHECK_LIB=/path/to/liba4w4check.so, or build it: cmake -S . -B build && "
-            "cmake --build build --target a4w4check_api")
+        path, lib = _installed(tried)
     lib.a4w4check_api_version.restype = ctypes.c_int
     got = lib.a4w4check_api_version()
     if got != API_VERSION:

@@ -103,15 +103,18 @@ def _breaks(measured: list[Measured]) -> dict[tuple[int, int], list[int]]:
 
 
 def _discover_at(args: argparse.Namespace, work: str, N: int, K: int,
-                 ms: list[int]) -> tuple[dict[int, str], str]:
-    """discover's contract at each M x N x K of ms (one call); ({M: contract}, how): how is
-    "accepted", "closest candidate, not accepted" or why neither."""
+                 ms: list[int]) -> tuple[dict[int, tuple[str, str]], str]:
+    """discover's contract at each M x N x K of ms (one call); ({M: (contract, how)}, why):
+    how is "accepted" or "closest candidate, not accepted", why says why an M has neither."""
     d = os.path.join(work, f"discover-n{N}-k{K}")
     runner = [sys.executable, "-m", "a4w4check.external", "--kernel", args.kernel, "--quiet"]
     runner += ["--device", args.device] if args.device else []
     runner += ["--contract", args.contract] if args.contract else []
     out = os.path.join(d, "kernel.contract")
     os.makedirs(d, exist_ok=True)
+    for old in (out, out + ".closest"):
+        if os.path.isfile(old):
+            os.remove(old)
     try:
         step = subprocess.run([args.cli, "discover", "--backend", f"bundle:{d}/out", "--probes",
                                f"{d}/probes", "--runner", shlex.join(runner), "--runner-timeout",
@@ -120,15 +123,21 @@ def _discover_at(args: argparse.Namespace, work: str, N: int, K: int,
                               stdout=subprocess.DEVNULL, timeout=args.discover_timeout)
     except subprocess.TimeoutExpired:
         return {}, f"discover ran past {args.discover_timeout} s"
-    how = "accepted"
-    if step.returncode or not os.path.isfile(out):
-        out, how = out + ".closest", "closest candidate, not accepted"
-    if not os.path.isfile(out):
+    found: dict[int, tuple[str, str]] = {}
+    # the accepted rules (discover writes them for the shapes it fitted, even when another
+    # shape fits none), then the closest candidates for the rest
+    for path, how in ((out, "accepted"), (out + ".closest", "closest candidate, not accepted")):
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                lines = contract.rules(f.read())
+            for m in ms:
+                c = contract.rule_at(lines, m, N, K)
+                if c and m not in found:
+                    found[m] = (c, how)
+    if not found:
         return {}, f"discover exit {step.returncode}, no contract and no closest candidate"
-    with open(out, encoding="utf-8") as f:
-        lines = contract.rules(f.read())
-    found = {m: contract.rule_at(lines, m, N, K) for m in ms}
-    return {m: c for m, c in found.items() if c}, how
+    return found, f"discover exit {step.returncode}, no rule for it"
+
 
 
 def _rules(pair: tuple[int, int], found: dict[int, str]) -> list[str]:
@@ -153,9 +162,9 @@ def _discover_breaks(args: argparse.Namespace, work: str, sel: list[str]) -> int
         found, how = _discover_at(args, work, N, K, ms)
         for m in ms:
             print(f"{PROG}: N {N} K {K} M {m}: discovered "
-                  f"{found[m] + ' (' + how + ')' if m in found else 'nothing: ' + how}")
+                  f"{found[m][0] + ' (' + found[m][1] + ')' if m in found else 'nothing: ' + how}")
         missing += len(ms) - len(found)
-        rules += _rules((N, K), found) if found else []
+        rules += _rules((N, K), {m: c for m, (c, _) in found.items()}) if found else []
     path = os.path.join(work, "breaks.contract")
     with open(path, "w", encoding="utf-8") as f:
         f.write(f"# discovered at both M of every break of {args.kernel}'s measurement\n")

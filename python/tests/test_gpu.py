@@ -1,10 +1,13 @@
 """Kernels that need a CUDA GPU: triton-dot-scaled (Triton's tl.dot_scaled) and torch-dequant on
-the device. Skipped where torch has no CUDA device or Triton is absent."""
+the device, and the in-process judge (a4w4check.assert_bitexact) on a kernel that gets and
+returns CUDA tensors. Skipped where torch has no CUDA device or Triton is absent."""
+import functools
 import json
 
 import numpy as np
 import pytest
 
+import a4w4check
 from a4w4check import bundle, external
 from helpers import write_operand_dir
 
@@ -65,3 +68,59 @@ def test_capture_copies_cuda_operands_without_changing_outputs(fake_aiter, tmp_p
     assert torch.equal(got, want) and len(cap.paths) == 4
     g = bundle.load_capture(tmp_path / "aiter.gemm_a4w4_8x64x256_0.safetensors")
     assert (g.tensors["w_fp4_shuffled"] == model.up.w.cpu().numpy()).all()
+
+
+# Small cases over the normal regimes: K 288 and 320 have a K tail (the planted bug's), M and N
+# not multiples of any tile.
+INPROC_CASES = [("g_exact_tail", 3, 32, 288, "exact", 7), ("g_normal", 70, 130, 512, "normal", 3),
+                ("g_normal_tail", 5, 80, 320, "normal", 9), ("g_code0", 4, 96, 256, "code0", 13),
+                ("g_tiny", 3, 128, 64, "tiny", 14)]
+
+
+def _on_cuda(fn, seen):
+    """fn as a kernel on "cuda" (a4w4_device): the judge uploads its inputs; seen records the
+    (device, dtype) of every input and of the output."""
+    @functools.wraps(fn)  # its name and a4w4_contract, a4w4_e8m0_code0
+    def kernel(**ops):
+        seen.update((t.device.type, str(t.dtype)) for t in ops.values())
+        y = fn(**ops)
+        seen.add(("out:" + y.device.type, str(y.dtype)))
+        return y
+    kernel.a4w4_device = "cuda"
+    return kernel
+
+
+def test_in_process_judge_on_cuda_tensors(tmp_path):
+    """assert_bitexact on a torch kernel running on CUDA tensors (python/tests/torch_gemm.py):
+    its uint8 inputs arrive on the device and its bf16 output comes back from it; the kernel
+    passes every case on every output, torch-dequant by name passes on cuda (tiny aside: a
+    skip under bounded(1)), and the planted twin's verdicts on the device are the CPU run's,
+    record for record (first mismatches and signature), the failing ones raising with the
+    first mismatch and the rerun command."""
+    import torch_gemm
+    seen = set()
+    good = _on_cuda(torch_gemm.gemm, seen)
+    bad = _on_cuda(torch_gemm.gemm_planted, seen)
+    for c in INPROC_CASES:
+        case = a4w4check.Case(*c)
+        v = a4w4check.assert_bitexact(good, case, save_dir=str(tmp_path / "none"))
+        assert v.checked == case.M * case.N and v.contract == "ordered(1)", v.line
+        if case.regime != "tiny":  # there bounded(1) admits 0: not judged, a skip
+            v = a4w4check.assert_bitexact("torch-dequant", case, device="cuda",
+                                          save_dir=str(tmp_path / "none"))
+            assert v.checked == case.M * case.N and v.contract == "bounded(1)", v.line
+        on_gpu = a4w4check.judge_case(bad, case)
+        on_cpu = a4w4check.judge_case(torch_gemm.gemm_planted, case, device="cpu")
+        for field in ("verdict", "checked", "mismatches", "max_ulp", "first", "signature"):
+            assert getattr(on_gpu, field) == getattr(on_cpu, field), (c[0], field)
+        if case.K % 256:
+            with pytest.raises(AssertionError) as e:
+                a4w4check.assert_bitexact(bad, case, save_dir=str(tmp_path / "fail"))
+            r, col, g, x = on_cpu.first[0]
+            lines = str(e.value).splitlines()
+            assert lines[1] == f"  y ({r}, {col}): got 0x{g:04x} expected 0x{x:04x}", lines
+            assert any(line.startswith("  rerun: a4w4check verify ") for line in lines)
+        else:
+            assert on_gpu.passed, on_gpu.line
+    assert seen == {("cuda", "torch.uint8"), ("out:cuda", "torch.bfloat16")}, seen
+    assert not (tmp_path / "none").exists()

@@ -1,8 +1,8 @@
 """The in-process judge (a4w4check.inproc over liba4w4check, docs/bridge.md): verdicts, the
 AssertionError's message and saved bundle, the library's refusals, the case sets, and the
 same verdicts as the CLI's file path (export -> external -> run --backend bundle:) case by
-case for a kernel with planted bugs. The library is found at A4W4CHECK_LIB (CTest sets it to
-the build's) or in the repository's build/."""
+case for three kernels with planted bugs (planted.py). The library is found at A4W4CHECK_LIB
+(CTest sets it to the build's) or in the repository's build/."""
 import json
 import os
 import subprocess
@@ -64,20 +64,40 @@ def test_judge_by_shape():
     assert v.passed and "within a bound" in v.departures
 
 
+def _first_difference(case, kernel):
+    """(m, n, got, expected) of the first output, in row-major order, where kernel differs
+    from the example kernel (exact on the exact regime: contracts §4.1) on case's operands."""
+    ops = inproc.Operands(case)
+    try:
+        got = kernel(**ops.tensors)
+        want = my_kernel.gemm(**ops.tensors)
+    finally:
+        ops.close()
+    m, n = (int(i) for i in np.argwhere(got != want)[0])
+    return m, n, int(got[m, n]), int(want[m, n])
+
+
 @needs_cli
 def test_failure_message_names_mismatch_signature_and_rerun(tmp_path):
+    """The three parts a failing test must say, each held by itself: the first mismatch
+    (m, n and both bits, found here by comparing with the example kernel), the signature
+    naming the planted bug (the dropped last K block of K = 288), and the rerun command, whose
+    saved file fails again through the CLI."""
     case = a4w4check.Case("k288", 3, 32, 288, "exact", 7)
     with pytest.raises(AssertionError) as e:
         a4w4check.assert_bitexact(planted.gemm, case, save_dir=str(tmp_path))
     msg = str(e.value)
     lines = msg.splitlines()
+    m, n, got, want = _first_difference(case, planted.gemm)
     assert lines[0].startswith("FAIL k288: ordered(1), 96 checked, first mismatch y (")
-    assert lines[1].startswith("  y (") and " got 0x" in lines[1]
-    assert any(line.startswith("  signature: ") for line in lines)
+    assert lines[1] == f"  y ({m}, {n}): got 0x{got:04x} expected 0x{want:04x}", msg
+    sig = [line for line in lines if line.startswith("  signature: ")]
+    assert len(sig) == 1 and "one K block missing: block 8 (K elements 256..287" in sig[0], msg
     saved = os.path.join(str(tmp_path), "k288@planted_gemm.safetensors")
     assert f"  rerun: a4w4check verify {saved}" in lines, msg
     r = subprocess.run([CLI, "verify", saved], capture_output=True, text=True)
     assert r.returncode == 1, r.stdout + r.stderr  # the saved case fails again from the file
+    assert f"first mismatch at ({m}, {n}): got 0x{got:04x} expected 0x{want:04x}" in r.stdout
     assert "k288,3,32,288,exact,7," in msg  # the case-file line for run --cases and shrink
 
 
@@ -137,35 +157,70 @@ def test_case_sets():
         casesets.load("premerg")
 
 
+PLANTED = ("gemm", "gemm_code0_126", "gemm_ftz")
+
+
+def _record(v):
+    """The fields a verdict shares with a results.json entry, as results.json spells them."""
+    return {"verdict": v.verdict, "checked_outputs": v.checked, "mismatches": v.mismatches,
+            "unwritten": v.unwritten, "max_ulp": v.max_ulp, "judged_bit_exact":
+            v.judged_bit_exact, "judged_in_bound": v.judged_in_bound, "not_judged": v.not_judged,
+            "first": [(r, c, f"0x{g:04x}", f"0x{e:04x}") for r, c, g, e in v.first],
+            "signature": v.signature, "contract": v.contract}
+
+
 def _cli_verdicts(tmp_path, csv_path):
-    """Per case: (verdict, mismatches) of the planted kernel through the file path."""
+    """{kernel: {case: record}} of each planted kernel through the file path: one export,
+    one external per kernel, one run over every kernel's bundles."""
     env = subprocess_env([os.path.dirname(os.path.abspath(__file__))])
     run = dict(capture_output=True, text=True, cwd=str(tmp_path), env=env)
     r = subprocess.run([CLI, "export", "--cases", csv_path, "--no-golden", "--quiet",
                         "--out", "ops"], **run)
     assert r.returncode == 0, r.stderr
-    r = subprocess.run([sys.executable, "-m", "a4w4check.external", "--ops", "ops", "--out",
-                        "outs", "--kernel", "planted:gemm", "--device", "cpu", "--quiet"], **run)
-    assert r.returncode == 0, r.stderr
+    for k in PLANTED:
+        r = subprocess.run([sys.executable, "-m", "a4w4check.external", "--ops", "ops", "--out",
+                            k, "--kernel", f"planted:{k}", "--device", "cpu", "--quiet"], **run)
+        assert r.returncode == 0, r.stderr
     r = subprocess.run([CLI, "run", "--cases", csv_path, "--no-golden", "--quiet", "--full",
-                        "--backend", "bundle:outs", "--out", "run"], **run)
+                        "--backend", ",".join(f"bundle:{k}" for k in PLANTED), "--out", "run"],
+                       **run)
     assert r.returncode in (0, 1), r.stderr
     doc = json.loads((tmp_path / "run" / "results.json").read_text())
-    return {e["name"]: (e["verdict"], e["mismatches"]) for e in doc["cases"]
-            if e["backend"] == "bundle:outs"}
+    out = {k: {} for k in PLANTED}
+    for e in (e for e in doc["cases"] if e["backend"].startswith("bundle:")):
+        k = e["backend"][len("bundle:"):]
+        out[k][e["name"]] = {
+            "verdict": e["verdict"], "checked_outputs": e["checked_outputs"],
+            "mismatches": e["mismatches"], "unwritten": e["unwritten"],
+            "max_ulp": e["max_ulp"], "judged_bit_exact": e["judged_bit_exact"],
+            "judged_in_bound": e["judged_in_bound"], "not_judged": e["not_judged"],
+            "first": [(f["row"], f["col"], f["got"], f["expected"])
+                      for f in e.get("first_mismatches", [])],
+            "signature": e.get("signature", ""), "contract": e["contract"]}
+    return out
 
 
 @needs_cli
 def test_same_verdicts_as_the_cli_case_by_case(tmp_path):
+    """Three planted kernels (planted.py: a dropped K tail and a stale row, code 0 read as
+    2^-126, subnormal outputs flushed to zero) over nine small cases of every regime, both
+    ways: each case's verdict, outputs checked, mismatches, ULP, judged split, first
+    mismatches and signature are the same in-process as through export -> external -> run
+    --backend bundle:."""
     f = tmp_path / "c.csv"
     f.write_text(SMALL)
     cli = _cli_verdicts(tmp_path, str(f))
     cases = casesets.read_case_file(str(f))
-    assert sorted(cli) == sorted(c.name for c in cases)
-    mine = {c.name: a4w4check.judge_case(planted.gemm, c) for c in cases}
-    assert {n: (v.verdict, v.mismatches) for n, v in mine.items()} == cli
-    fails = {n for n, (verdict, _) in cli.items() if verdict == "fail"}
-    assert fails and fails != set(cli), "the planted bugs must fail some cases and pass others"
+    fails = {}
+    for k in PLANTED:
+        assert sorted(cli[k]) == sorted(c.name for c in cases), k
+        mine = {c.name: _record(a4w4check.judge_case(getattr(planted, k), c)) for c in cases}
+        for name in mine:
+            assert mine[name] == cli[k][name], (k, name)
+        fails[k] = {n for n, r in cli[k].items() if r["verdict"] == "fail"}
+        assert fails[k] and fails[k] != set(cli[k]), \
+            f"{k}: the planted bug must fail some cases and pass others"
+    assert len({frozenset(v) for v in fails.values()}) == len(PLANTED), fails
 
 
 def test_builtin_kernel_by_name_gets_torch_tensors():
@@ -175,6 +230,48 @@ def test_builtin_kernel_by_name_gets_torch_tensors():
     v = a4w4check.judge("torch-dequant", 4, 64, 256, device="cpu")
     assert v.passed and v.contract == "bounded(1)" and v.judged_in_bound == 256, v.line
     assert "within a bound" in v.departures
+
+
+def test_torch_kernel_in_process(tmp_path):
+    """torch_gemm (the example kernel in torch; test_gpu.py runs it on CUDA tensors) on a CPU
+    callable's numpy inputs passes every regime; its planted twin fails exactly the cases whose
+    K has a tail past a multiple of 256, each naming the dropped last block."""
+    pytest.importorskip("torch")
+    import torch_gemm
+    f = tmp_path / "c.csv"
+    f.write_text(SMALL)
+    for case in casesets.read_case_file(str(f)):
+        v = a4w4check.assert_bitexact(torch_gemm.gemm, case, save_dir=str(tmp_path / "fail"))
+        assert v.checked == case.M * case.N, v.line
+        w = a4w4check.judge_case(torch_gemm.gemm_planted, case)
+        last = case.K // 32 - 1
+        if case.K % 256:
+            assert w.verdict == "fail" and w.signature.startswith(
+                f"one K block missing: block {last} "), (case.name, w.line, w.signature)
+        else:
+            assert w.passed, (case.name, w.line)
+
+
+def test_readme_file_is_the_quick_set_and_passes_its_stand_ins(tmp_path):
+    """README's four-line file (examples/python/test_my_gemm.py) as a user runs it, no
+    A4W4CHECK_SET: pytest collects one test per premerge-quick case, by name, none of the
+    large premerge cases; the example kernel passes three of them in-process on every output
+    (a small one verbatim from premerge, two bucket stand-ins up to M = 8193)."""
+    env = subprocess_env([EXAMPLES], PYTHONDONTWRITEBYTECODE="1")
+    env.pop("A4W4CHECK_SET", None)
+    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
+                        "no:cacheprovider", os.path.join(EXAMPLES, "test_my_gemm.py")],
+                       capture_output=True, text=True, env=env, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    ids = [line.split("[", 1)[1][:-1] for line in r.stdout.splitlines() if "::" in line]
+    quick = casesets.load("premerge-quick")
+    assert ids == [c.name for c in quick] and len(ids) == 207
+    assert not set(ids) & {c.name for c in casesets.load("premerge") if c.M * c.N > 1 << 22}
+    by_name = {c.name: c for c in quick}
+    for name in ("m1_n192_k1024", "qb_m1025_n32_k256", "qb_m8193_n32_k768"):
+        case = by_name[name]
+        v = a4w4check.assert_bitexact(my_kernel.gemm, case, save_dir=str(tmp_path / "fail"))
+        assert v.checked == case.M * case.N, v.line
 
 
 def test_premerge_quick_keeps_the_small_cases_and_replaces_each_large_one():

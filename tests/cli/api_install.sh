@@ -3,7 +3,9 @@
 # fresh prefix puts the header, the shared and static libraries and a4w4check.pc there; a
 # small program built with `pkg-config --cflags --libs a4w4check` (and once against the static
 # library, `pkg-config --static`) generates a case, judges all-zero outputs (a failure with
-# its first mismatch) and the API version; both builds print the same verdict line.
+# its first mismatch) and the API version; both builds print the same verdict line. The Python
+# package, copied away from any build tree, judges through the installed library too: found
+# by the loader (LD_LIBRARY_PATH=the prefix's lib) and at A4W4CHECK_LIB, the same verdict.
 set -euo pipefail
 CLI=$1 WORK=$3
 B=$(dirname "$CLI")
@@ -53,4 +55,36 @@ out_static=$(./tiny_static) || fail "static build exit $?"
 [ "$out_static" = "$out_shared" ] || fail "static build printed '$out_static'"
 static_libs=$(ldd tiny_static) || fail "ldd tiny_static: exit $?" # read whole: `ldd | grep -q` races under pipefail
 grep -q a4w4check <<< "$static_libs" && fail "the static build loads a shared liba4w4check"
-echo "api_install: header, liba4w4check.so/.a and a4w4check.pc installed; both link and judge"
+
+# the Python bridge on the installed library (in a sanitizer build python loads it only with the
+# runtime preloaded: A4W4_PY_SANITIZER_ENV, set by tests/CMakeLists.txt)
+SRC=$2
+py_env=()
+lib_deps=$(ldd "$libdir/liba4w4check.so") || fail "ldd liba4w4check.so: exit $?"
+if grep -q 'libasan\|libubsan' <<< "$lib_deps"; then
+  read -r -a py_env <<< "${A4W4_PY_SANITIZER_ENV:-}"
+fi
+if grep -q 'libasan\|libubsan' <<< "$lib_deps" && ((${#py_env[@]} == 0)); then
+  echo "api_install: the Python part is not run: the library is built with sanitizers and no" \
+    "runtime to preload was given (A4W4_PY_SANITIZER_ENV)"
+else
+  mkdir py && cp -r "$SRC/python/a4w4check" py/
+  judge='import numpy as np, a4w4check
+v = a4w4check.judge(lambda **o: np.zeros((2, 32), np.uint16), 2, 32, 64, regime="exact",
+                    seed=5, name="tiny", contract="ordered(1)")
+lib = [l.split()[-1] for l in open("/proc/self/maps") if "liba4w4check" in l]
+print(f"{v.verdict}|{v.checked}|{lib[0]}")'
+  for how in loader lib; do
+    vars=(PYTHONPATH=py PYTHONDONTWRITEBYTECODE=1)
+    if [ $how = loader ]; then vars+=(LD_LIBRARY_PATH=$libdir)
+    else vars+=(A4W4CHECK_LIB=$libdir/liba4w4check.so); fi
+    out_py=$(env ${py_env[@]+"${py_env[@]}"} "${vars[@]}" /usr/bin/python3 -c "$judge") ||
+      fail "python ($how): exit $?"
+    [ "${out_py%%|/*}" = "$out_shared" ] ||
+      fail "python ($how) printed '$out_py', expected '$out_shared|...'"
+    [[ "$out_py" == *"|$(cd "$libdir" && pwd -P)/liba4w4check.so"* ]] ||
+      fail "python ($how) loaded another library: '$out_py'"
+  done
+fi
+echo "api_install: header, liba4w4check.so/.a and a4w4check.pc installed; both link and judge;" \
+  "the Python package judges through the installed library"

@@ -3,8 +3,9 @@
 # replaced by a stub that logs its call and its nice value (cmake, ctest, gcovr, nvcc,
 # ci/setup.sh, ci/fuzz.sh, the NVIDIA build's a4w4check): seconds, no build.
 #   - all green: exit 0, every stage's time printed; the fuzz and GPU builds ran niced,
-#     every test run at nice 0; the one -O0 build has both gcov and the sanitizers, and its
-#     ctest runs under the sanitizer options with `-LE heavy`; gcovr reads that build;
+#     every test run at nice 0; the optimized build's ctest runs with `-LE plumbing`; the one
+#     -O0 build has both gcov and the sanitizers, and its ctest runs under the sanitizer
+#     options with `-LE "heavy|source"`; gcovr reads that build;
 #   - one stage forced red at a time (setup, its ctest, gcovr, a background build, fuzzing): the
 #     command exits non-zero and its last line names that stage; a red first stage stops the
 #     background builds (none finishes after the command has ended).
@@ -62,10 +63,13 @@ done
 grep -q -- '-DA4W4_COVERAGE=ON -DA4W4_SANITIZE=ON' "$STUB_LOG" ||
   { cat "$STUB_LOG"; fail "no build with both gcov and the sanitizers"; }
 san='UBSAN=[^ ]*exitcode=86 ASAN=[^ ]*exitcode=87'
-grep -q "^ctest nice=0 $san --test-dir build-cov-asan .*-LE heavy" "$STUB_LOG" ||
-  { cat "$STUB_LOG"; fail "build-cov-asan's ctest: not under the sanitizer options"; }
+grep -q "^ctest nice=0 $san --test-dir build-cov-asan .*-LE heavy|source\$" "$STUB_LOG" ||
+  { cat "$STUB_LOG"; fail "build-cov-asan's ctest: not under the sanitizer options, or not every test but the heavy and source-tree ones"; }
 [ "$(calls 'ctest nice=0 --test-dir build ')" = 1 ] ||
   fail "the optimized build's ctest did not run once"
+# the optimized build leaves the CLI's plumbing to the instrumented one (tests/CMakeLists.txt)
+grep -q '^ctest nice=0 --test-dir build .*-LE plumbing$' "$STUB_LOG" ||
+  { cat "$STUB_LOG"; fail "the optimized build's ctest: not every test but the plumbing ones"; }
 grep -q '^gcovr .*--object-directory build-cov-asan' "$STUB_LOG" ||
   fail "gcovr does not read build-cov-asan"
 grep -q 'no GPU here, as expected (exit 3)' ci.out || fail "the NVIDIA no-GPU check did not run"

@@ -13,22 +13,22 @@ CLI=$1 SRC=$2 WORK=$3 TOOLS=$4
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
 . "$SRC/tests/cli/gt/gt_common.sh"
 fail() { echo "discover_gt: $*"; exit 1; }
-SHAPE=32x8x1152 # K past both boundaries of the three-split kernel (160, 1056)
+SHAPE=$GT_FOUND_SHAPE # K past both boundaries of the three-split kernel (160, 1056)
+# the contracts discover found at SHAPE (the fixture gt_found, tests/cli/gt_discover_found.sh)
+found=$(gt_found_dir) || exit 1
 
 for k in $GT_DISCOVERABLE; do
   want=$("$TOOLS/contract_text" --plugin "$GT_PLUGINS/liba4w4_gt_${k}_plugin.so")
-  "$CLI" discover --backend "plugin:$GT_PLUGINS/liba4w4_gt_${k}_mis_plugin.so" --shapes $SHAPE \
-    --out "$k.txt" --quiet --no-evidence > "$k.log" 2>&1 || fail "gt-$k: exit $? ($(cat "$k.log"))"
-  got=$("$TOOLS/contract_text" --file "$k.txt")
+  got=$("$TOOLS/contract_text" --file "$found/$k.txt")
   [ "$got" = "$want" ] || fail "gt-$k: discovered $got, its contract is $want"
-  echo "gt-$k: $got ($(grep -o '([0-9]* probes, [0-9]* calls' "$k.log" | tr -d '('))"
+  echo "gt-$k: $got ($(grep -o '([0-9]* probes, [0-9]* calls' "$found/$k.log" | tr -d '('))"
 done
 
 # the contracts found at one shape judge other shapes: the kernels whose order does not change
 # with K pass every output of pre-merge cases of other M, N and K (K % 256 != 0 included)
 gt_cases "$WORK/c.csv" s_m33_n256_k288 sp_m6_n32_k256 c0_m33_n256_k512 nr_m3_n24_k512 \
   m16_n192_k1024 c0_m64_n192_k2304
-gt_run_discovered "$WORK" --cases "$WORK/c.csv" --no-golden --full || fail "a discovered contract failed"
+gt_run_discovered "$found" --cases "$WORK/c.csv" --no-golden --full || fail "a discovered contract failed"
 echo "discover_gt: the contracts found at $SHAPE pass every output of 6 pre-merge cases"
 
 # --repeats 8: the kernel picks its order per call at random, and only one or two probes tell

@@ -9,19 +9,18 @@ CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
 . "$SRC/tests/cli/gt/gt_common.sh"
 # the per-256-K tile kernel included: discover probes three K and writes tile=256, its rule of
-# K (found at K 1152 alone it was ordered(5), that K's order only; contracts §4.4). The
-# three-split kernel is left out: its fixed boundaries give no rule of K, so discover writes a
-# rule per K probed and every other shape is not judged (tests/cli/discover_gt.sh checks the
-# rule at K 1152)
+# K (found at K 1152 alone it was ordered(5), that K's order only; contracts §4.4), and the
+# three-split kernel, whose boundaries fixed in K are its rule of K (one `when K>b` rule per
+# count of boundaries below K), and the xor butterfly (FPRev's pair probes, written lanecomb=xor)
 GT_KERNELS=$GT_SHAPE_FREE
 fail() { echo "discover_judged: $*"; exit 1; }
+# the contracts discover found at 32x8x1152 (the fixture gt_found, tests/cli/gt_discover_found.sh)
+found=$(gt_found_dir) || exit 1
 backends="" overrides=()
 for k in $GT_KERNELS; do
   b="plugin:$GT_PLUGINS/liba4w4_gt_${k}_mis_plugin.so"
-  "$CLI" discover --backend "$b" --shapes 32x8x1152 --out "$k.txt" --quiet --no-evidence > "$k.log" 2>&1 \
-    || fail "discover gt-$k: exit $? ($(cat "$k.log"))"
   backends="$backends,$b"
-  overrides+=(--contract "$b=$WORK/$k.txt")
+  overrides+=(--contract "$b=$found/$k.txt")
 done
 # K past 1056: the three-split kernel's contract (split=160/1056) applies (contracts §4.2)
 gt_cases c.csv s_m33_n256_k1344 s_m64_n256_k1344 sp_m64_n128_k2048 s_m1_n256_k1344 \

@@ -4,8 +4,9 @@
 # validates it on shapes it did not probe (another K, another M of the bucket), and the file
 # says which shapes were probed and which only validated. The per-256-K tile kernel comes out
 # as tile=256 (found at one K it was ordered(5) at K 1152, which fails at every other K), and
-# the kernel whose split-K follows M's bucket as one rule per bucket; both, judged by what
-# discover wrote, pass at shapes never probed, and a bucket never probed is not judged.
+# the kernel whose split-K follows M's bucket as one rule per bucket, the one splitting K at
+# fixed elements as one rule per count of boundaries below K; judged by what discover wrote,
+# they pass at shapes never probed, and a bucket never probed is not judged.
 . "$(dirname "$0")/common.sh.inc"
 G=$P/liba4w4_gt
 body() { grep -v '^#' "$1"; }
@@ -42,6 +43,39 @@ bad = [(e["name"], e["backend"][-30:], e["verdict"]) for e in es if e["verdict"]
 if len(es) != 14 or bad or d["verdict"] != "PASS":
     sys.exit("discover_rules: %d entries, not passing: %s (%s)" % (len(es), bad, d["verdict"]))
 PY
+# split-K at fixed K elements (gt-splits: [0, 160), [160, 1056), [1056, K), a range at or past
+# K empty): probed at K 1152, 608 and 960 it cuts at 160 and 1056, then at 160 alone; the rule
+# of K keeps the boundaries fixed, each K cut at those below it, one `when K>b` rule per count.
+# Reproducer: no rule of K, one rule per probed shape, so every other K was not judged.
+S="plugin:${G}_splits_mis_plugin.so"
+"$CLI" discover --backend "$S" --shapes 32x8x1152 --out s.txt --quiet --no-evidence --repeats 2 \
+  > s.log 2>&1 || fail "discover splits: exit $? ($(cat s.log))"
+T0="tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,split="
+T1=",combine=chain,final=rne)"
+[ "$(body s.txt)" = "$(printf 'when K>1056: %s0/160/1056%s\nwhen K>160: %s0/160%s\n%s1%s' \
+  "$T0" "$T1" "$T0" "$T1" "$T0" "$T1")" ] || fail "splits: discover wrote $(cat s.txt)"
+grep -q '^# rules of K validated (not probed) at 32x8x1312 31x8x928$' s.txt || fail "splits: comments $(cat s.txt)"
+# judged at K never probed on each side of both boundaries (K 96, 800, 2048)
+printf 'name,M,N,K,regime,seed,tags\nk96,4,16,96,normal,1,\nk800,9,16,800,wide,2,\nk2048,2,16,2048,normal,3,\n' > cs.csv
+code "$CLI" run --cases cs.csv --no-golden --quiet --out r2 --backend "$S" --contract "$S=s.txt"
+[ "$rc" = 0 ] || fail "splits under the discovered rules at K 96, 800, 2048: exit $rc: $(cat err.txt)"
+/usr/bin/python3 - r2 <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1] + "/results.json"))
+got = {e["name"]: e["verdict"] for e in d["cases"] if "_gt_" in e["backend"]}
+if got != {"k96": "pass", "k800": "pass", "k2048": "pass", "k96/call-sequence": "pass"}:
+    sys.exit("discover_rules: splits entries %s, expected every one pass" % got)
+PY
+
+# one element per node (gt-leaf1, an FMA chain over exact products, as a BLAS sgemm on the
+# dequantized operands): the tie (+1) and the tail (+0.5) of step 5's probe sit in two nodes,
+# so it tells no precision. Reproducer: read as P = 25, every candidate rejected, exit 1.
+L1="plugin:${G}_leaf1_mis_plugin.so"
+"$CLI" discover --backend "$L1" --shapes 8x16x512 --out l.txt --quiet --no-evidence --repeats 2 \
+  > l.log 2>&1 || fail "discover leaf1: exit $? ($(cat l.log))"
+[ "$(body l.txt)" = "tree(leaf=1,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,split=1,combine=chain,final=rne)" ] ||
+  fail "leaf1: discover wrote $(cat l.txt)"
+
 # a bucket no rule covers (M 20: Mpad 32) is not judged
 printf 'name,M,N,K,regime,seed,tags\nm20,20,16,1344,normal,3,\n' > c20.csv
 code "$CLI" run --cases c20.csv --no-golden --quiet --out r3 --backend "$M" --contract "$M=m.txt"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Ground truth end to end: every ground-truth kernel whose order does not change with K
-# (gt_common.sh GT_SHAPE_FREE: the earlier orders and the interleaved, round-robin and
-# fused-leaf ones), probed by `discover` through its ordered(1) build at one shape, then run on
-# the pre-merge set judged by the contract file discover wrote (`run --contract B=FILE`): exit 0,
-# every entry passes, every output the run checks judged (docs/contracts.md §4.4). CI runs a
+# Ground truth end to end: every ground-truth kernel whose order is a rule of K (gt_common.sh
+# GT_SHAPE_FREE: the earlier orders, fixed split boundaries, the interleaved, round-robin,
+# per-tile, fused-leaf and xor-butterfly ones), probed by `discover` through its ordered(1)
+# build at one shape, then run on the pre-merge set judged by the contract file discover wrote
+# (`run --contract B=FILE`): exit 0, every entry passes, every output the run checks judged
+# (docs/contracts.md §4.4). Then gt-mbucket (split-K by M's bucket), probed at a shape per
+# bucket (GT_MBUCKET_SHAPES): every case of those buckets passes, every other case is not
+# judged (no rule), none fails (gt_run_mbucket). CI runs a
 # representative slice of the set's cases up to 2^26 MACs (gt_premerge_small: 77 cases, every
 # regime and K; the 14 scalar kernels dominate; the
 # same contracts, declared, run on the cases up to 2^30 in gt_declared_premerge, and
@@ -13,12 +16,17 @@ set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK"
 . "$SRC/tests/cli/gt/gt_common.sh"
-GT_DISCOVERABLE=$GT_SHAPE_FREE gt_discover_all "$WORK/found" 32x8x1152
+found=$(gt_found_dir) || exit 1 # discovered at 32x8x1152 (the fixture gt_found)
 cd "$SRC"
 if [ "${A4W4_GT_FULL:-0}" = 1 ]; then
-  gt_run_discovered "$WORK/found" --set premerge --budget-seconds 10
+  gt_run_discovered "$found" --set premerge --budget-seconds 10
 else
   gt_premerge_small "$WORK/premerge-small.csv" 67108864
-  gt_run_discovered "$WORK/found" --cases "$WORK/premerge-small.csv"
+  gt_run_discovered "$found" --cases "$WORK/premerge-small.csv"
+fi
+if [ "${A4W4_GT_FULL:-0}" = 1 ]; then
+  gt_run_mbucket "$WORK/found" --set premerge --budget-seconds 10
+else
+  gt_run_mbucket "$WORK/found" --cases "$WORK/premerge-small.csv"
 fi
 echo "gt_discovered_premerge: $(wc -w <<<"$GT_SHAPE_FREE") kernels pass the pre-merge set under the contracts discovered at 32x8x1152"

@@ -55,6 +55,10 @@ echo "$rejudged" | grep -q ": 11 measurements, 0 disagree with their prediction 
 found=$(echo "$out" | grep "^a4w4check.invariance: N 64 K 512 M [0-9]*: discovered ") ||
   fail "nothing discovered: $out"
 echo "$found" | grep -q "discovered nothing" && fail "a side without a contract: $found"
+# both sides accepted (contracts §4.4 "torch's CPU order": an FMA chain over elements for
+# M <= 3, two accumulators of even and odd elements for M >= 4). Reproducer: one element per
+# node misread as P = 25, and no lanes of elements, left both sides with closest candidates
+echo "$found" | grep -q "not accepted" && fail "a side's contract was not accepted: $found"
 nrules=$(grep -c "^when " "$rules")
 [ "$nrules" = "$(echo "$found" | wc -l)" ] ||
   fail "$nrules rules for $(echo "$found" | wc -l) probed M: $(cat "$rules")"

@@ -5,7 +5,8 @@
 # line, verbatim, from a directory laid out as the repository root after a build (harness/,
 # examples/, python/, cases/ and build/a4w4check), and each run passes (exit 0, verdict PASS,
 # the example kernel's entries judged). The example plugin also compiles without a warning
-# under -Wall -Wextra -Werror. Debian's python3 (numpy) comes first on PATH.
+# under -Wall -Wextra -Werror. Debian's python3 (numpy) comes first on PATH. The pytest file
+# README shows "whole" is examples/python/test_my_gemm.py, byte for byte.
 . "$(dirname "$0")/common.sh.inc"
 for d in harness examples python cases; do ln -s "$SRC/$d" "$d"; done
 mkdir build && ln -s "$CLI" build/a4w4check
@@ -19,6 +20,10 @@ block() {
 # the pytest block loads build/liba4w4check.so into python: in a sanitizer build only with the
 # sanitizer runtime loaded first (A4W4_PY_SANITIZER_ENV, set by tests/CMakeLists.txt)
 ln -s "$(dirname "$CLI")/liba4w4check.so" build/liba4w4check.so
+shown=$(awk '/examples\/python\/test_my_gemm.py\), whole:$/ {on = 1; next}
+  on && /^```python$/ {inb = 1; next} inb && /^```$/ {exit} inb {print}' "$SRC/README.md")
+[ -n "$shown" ] && [ "$shown" = "$(cat "$SRC/examples/python/test_my_gemm.py")" ] ||
+  fail "README's pytest file is not examples/python/test_my_gemm.py as it stands"
 names="plugin python pytest"
 py_env=()
 # ldd's output is read whole: under pipefail `ldd | grep -q` fails when grep exits at the first

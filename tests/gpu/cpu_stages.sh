@@ -2,7 +2,8 @@
 # The run's accounting on the CPU stand-ins (a4w4check_cpu): many small cases through the
 # device path of the matrix-unit GEMMs, the layouts and the quantizer. The stage table of
 # results.json must sum to its wall within 2 % (other_s, the unattributed rest, at most 2 %
-# of wall_s), every entry of a generated case must carry its whole cost (cost_ms, no less
+# of wall_s; also with cases of a large K among small ones, and on the progress line's table,
+# which prints the wall it sums to), every entry of a generated case must carry its whole cost (cost_ms, no less
 # than the backend's own run_ms), and the device buffers must be kept across cases: the
 # stand-in's count of device allocations (A4W4_GPU_CPU_COUNT) is the same for 8 cases of
 # one shape as for 32. bench prints the per-entry cost of a 1x128x256 case per GPU backend.
@@ -23,7 +24,31 @@ run() { A4W4_GPU_CPU_COUNT="$WORK/$1.count" "$CLI" run --e8m0-code0 2^-127 --cas
           --no-golden --backend "$B" --out "$WORK/$1" --quiet; }
 run c32
 run c8
-python3 - "$WORK/c32/results.json" <<'PY'
+# Small cases around two of a large K (the nightly's n3456_k517376 kind, K cut to 65536: their
+# generation and judging take most of the wall), not quiet: the progress line's stage table,
+# printed after the last item, must sum to the wall it prints.
+{ cases 3; echo "bigk1,1,256,65536,special,7101,overhead"; echo "bigk2,2,256,65536,normal,7102,"
+  echo "small9,1,128,256,exact,7109,overhead"; } >"$WORK/mixed.csv"
+"$CLI" run --e8m0-code0 2^-127 --cases "$WORK/mixed.csv" --no-golden --backend "$B" \
+  --out "$WORK/mixed" 2>"$WORK/mixed.err"
+python3 - "$WORK/mixed.err" <<'PY'
+import re, sys
+lines = [l for l in open(sys.argv[1]) if "stages after" in l]
+assert lines, "no stage line in the progress:\n" + open(sys.argv[1]).read()
+l = lines[-1]
+assert "stages after 6 items" in l, "no stage line after the last item: " + l
+m = re.search(r"write [0-9.]+ s = ([0-9.]+) s of ([0-9.]+) s wall \(other (-?[0-9.]+) s\)", l)
+assert m, "the stage line names no sum and wall: " + l
+parts = [float(x) for x in re.findall(r"(?:setup|generate|judge|backends|host oracles|record|"
+                                      r"bundles|write) ([0-9.]+) s", l)]
+tot, wall, other = float(m.group(1)), float(m.group(2)), float(m.group(3))
+# each figure is printed to 0.1 s: allow its rounding, not more
+assert len(parts) == 8 and abs(sum(parts) - tot) <= 0.05 * 9 + 1e-9, l
+assert abs(other) <= 0.02 * wall + 0.05, "progress: other %.1f s of %.1f s wall" % (other, wall)
+assert abs(wall - tot - other) <= 0.15 + 1e-9, "progress: the sum, wall and other disagree: " + l
+print("progress line adds up: %.1f of %.1f s" % (tot, wall))
+PY
+for doc in c32 mixed; do python3 - "$WORK/$doc/results.json" "$doc" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 s = d["stages"]
@@ -39,9 +64,10 @@ for e in d["cases"]:
     assert "cost_ms" in e, "entry %s@%s has no cost_ms" % (e["name"], e["backend"])
     assert e["cost_ms"] >= (e.get("run_ms") or 0), "cost_ms below run_ms: %s" % e
     n += 1
-assert n == 32 * 9, "%d entries" % n
+assert n == {"c32": 32, "mixed": 6}[sys.argv[2]] * 9, "%d entries" % n
 print("stages add up: %.3f of %.3f s; %d entries with their cost" % (total, s["wall_s"], n))
 PY
+done
 a32=$(cat "$WORK/c32.count") a8=$(cat "$WORK/c8.count")
 [ "$a32" = "$a8" ] || { echo "device allocations grow with the cases: 8 cases $a8, 32 cases $a32"; exit 1; }
 echo "device allocations: $a32 for 8 or 32 cases of one shape"

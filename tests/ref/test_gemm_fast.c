@@ -486,6 +486,91 @@ Test(fast_shapes, every_k_boundary)
         }
 }
 
+/* ---- X rows: every path's load_x equals the portable decode and scan ------------------- */
+
+/* One X row of nb blocks: random codes, some blocks all +0 or all -0, some NaN scales, some
+ * blocks with a single nonzero element; kind 1: no nonzero block, kind 2: every scale NaN. */
+static void fill_x_row(uint8_t *fp4, uint8_t *scale, size_t nb, int kind)
+{
+    fill_codes(fp4, nb * 16, 7);
+    fill_scales(scale, nb, 1, 254);
+    for (size_t b = 0; b < nb; b++) {
+        unsigned pick = kind == 1 ? rnd(2) : rnd(8);
+        if (pick < 2) /* all +0 or all -0 */
+            memset(fp4 + b * 16, pick ? 0x88 : 0x00, 16);
+        else if (pick == 2) /* one nonzero element, at a random place */
+            memset(fp4 + b * 16, 0x88, 16), fp4[b * 16 + rnd(16)] = (uint8_t)(rnd(2) ? 0x1 : 0x90);
+        if (kind == 2 || rnd(16) == 0)
+            scale[b] = 0xFF;
+    }
+}
+
+/* The 256-bit paths decode and scan 32 blocks at a time (a4w4_gemm_fast_x86.h), the rest
+ * block by block: K of 1..3 blocks, one whole 32, 32 plus a tail, several. */
+Test(fast_load_x, every_path_equals_the_portable_decode_and_scan)
+{
+    static const size_t nbs[] = {1, 2, 3, 31, 32, 33, 63, 64, 65, 97, 160};
+    for (int isa = A4W4_FAST_AUTO + 1; isa < A4W4_FAST_ISA_COUNT; isa++) {
+        const a4w4_fast_kernels *k = a4w4_fast_kernels_for((a4w4_fast_isa)isa);
+        if (!k)
+            continue;
+        for (size_t i = 0; i < COUNT(nbs); i++)
+            for (int kind = 0; kind < 3; kind++) {
+                size_t nb = nbs[i], K = nb * 32;
+                uint8_t *fp4 = xmalloc(K / 2), *scale = xmalloc(nb);
+                uint8_t *x = xmalloc(K), *xp = xmalloc(K), *c = xmalloc(nb), *cp = xmalloc(nb);
+                fill_x_row(fp4, scale, nb, kind);
+                int32_t lo, hi, lop, hip;
+                unsigned f = k->load_x(fp4, scale, K, x, c, &lo, &hi);
+                unsigned fp = a4w4_fast_load_x_portable(fp4, scale, K, xp, cp, &lop, &hip);
+                cr_assert_eq(f, fp, "%s nb=%zu kind %d: flags %u, portable %u", k->name, nb, kind,
+                             f, fp);
+                cr_assert(lo == lop && hi == hip, "%s nb=%zu kind %d: codes [%d, %d], portable "
+                          "[%d, %d]", k->name, nb, kind, lo, hi, lop, hip);
+                cr_assert_arr_eq(c, cp, nb, "%s nb=%zu kind %d: block codes differ", k->name, nb,
+                                 kind);
+                if (k->x_zero == A4W4_FAST_X_OFFSET) /* AMX decodes to 2 * e2m1, no offset */
+                    cr_assert_arr_eq(x, xp, K, "%s nb=%zu kind %d: decoded bytes differ",
+                                     k->name, nb, kind);
+                free(fp4), free(scale), free(x), free(xp), free(c), free(cp);
+            }
+    }
+}
+
+/* C = y^T (W has more rows) is written four lanes at a time by 4x4 transposes where a tile
+ * has four valid rows (a4w4_gemm_fast.c): full and partial panels of lanes, the last X tile of
+ * one to three rows, bf16 alone (no fp32 output) and both. */
+Test(fast_shapes, transposed_outputs_with_and_without_fp32)
+{
+    static const size_t ns[] = {37, 38, 39, 40};
+    for (size_t i = 0; i < COUNT(ns); i++) {
+        operands o = ops_new(23, ns[i], 64);
+        fill_special(&o);
+        result plain = plain_result(&o, 0, 1);
+        for (int isa = A4W4_FAST_AUTO + 1; isa < A4W4_FAST_ISA_COUNT; isa++) {
+            if (!a4w4_fast_isa_supported((a4w4_fast_isa)isa))
+                continue;
+            for (int with_f32 = 0; with_f32 <= 1; with_f32++) {
+                result f = result_new(o.M * o.N);
+                cr_assert_eq(a4w4_gemm_exact_fast_ex(o.a, o.as, o.w, o.ws, o.M, o.N, o.K, f.bf16,
+                                                     with_f32 ? f.f32 : NULL, 1,
+                                                     (a4w4_fast_isa)isa, NULL),
+                             A4W4_OK);
+                cr_assert_arr_eq(f.bf16, plain.bf16, o.M * o.N * sizeof *f.bf16,
+                                 "%s N=%zu: bf16 differs", a4w4_fast_isa_name((a4w4_fast_isa)isa),
+                                 ns[i]);
+                if (with_f32)
+                    cr_assert_arr_eq(f.f32, plain.f32, o.M * o.N * sizeof *f.f32,
+                                     "%s N=%zu: fp32 differs",
+                                     a4w4_fast_isa_name((a4w4_fast_isa)isa), ns[i]);
+                result_free(&f);
+            }
+        }
+        result_free(&plain);
+        ops_free(&o);
+    }
+}
+
 /* ---- the comparison catches a wrong fast oracle ------------------------------------------ */
 
 static const a4w4_fast_kernels *mutant_of;

@@ -52,6 +52,9 @@ static const struct {
                             "acc=fp32,split=1,combine=chain,final=rne)"},
     /* the later keys: written only where they leave ordered(1)'s values */
     {"tree(lanes=1,lround=rne)", NULL},
+    {"tree(chunk=1,leaf=1,lanes=2)", "tree(leaf=1,order=asc,fuse=1,reduce=chain,prec=0,round=rne,"
+                                     "acc=fp32,split=1,combine=chain,final=rne,lanes=2,chunk=1,"
+                                     "lanecomb=chain)"},
     {"tree(lanes=2)", "tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,"
                       "split=1,combine=chain,final=rne,lanes=2,chunk=32,lanecomb=chain)"},
     {"tree(chunk=256,lanecomb=pairwise,lanes=4)",
@@ -108,7 +111,11 @@ static const struct {
     {"tree(lanecomb=pairwise)", "chunk and lanecomb need lanes > 1"},
     {"tree(lanes=2,chunk=48)", "chunk=48: chunk is"},
     {"tree(lanes=2,chunk=0)", "chunk=0: chunk is"},
-    {"tree(lanes=2,leaf=128,chunk=64)", "chunk=64: chunk is a positive multiple of 32 and, with"},
+    {"tree(lanes=2,leaf=128,chunk=64)", "chunk=64: chunk is a positive multiple of 32, or"},
+    {"tree(lanes=2,chunk=1)", "chunk=1: chunk is a positive multiple of 32, or"},
+    {"tree(leaf=2,lanes=2,chunk=1)", "chunk=1: chunk is"},
+    {"tree(leaf=1,lanes=2,chunk=3)", "chunk=3: chunk is"},
+    {"tree(leaf=1,chunk=1)", "chunk and lanecomb need lanes > 1"},
     {"tree(lanes=2,lanecomb=tree)", "lanecomb=tree: lanecomb is chain, pairwise or xor"},
     {"tree(lanes=6,lanecomb=xor)", "lanes a power of two"},
     {"tree(tile=100)", "tile=100: tile is"},
@@ -682,6 +689,24 @@ Test(tree_oracle, interleaved_lanes_take_blocks_or_chunks_by_index_mod_l)
     /* order=desc inside each lane: lane 0 = {1, 2^24} -> 2^24 + 1 -> 2^24 as before; with
      * chunk=64, lane 1 = {1, 1} -> 2: unchanged; a lane's reversal never crosses lanes */
     expect_tree(o, "tree(lanes=2,chunk=64,order=desc)", 0x4B800001u, 0x4B80);
+    free(o);
+}
+
+Test(tree_oracle, element_lanes_take_elements_by_index_mod_l)
+{
+    /* element 0 = 2^24, elements 33 and 35 = 1 (block 1 at scale 2^0), every other 0.
+     * leaf=1 (a fused multiply-add chain over exact products): 2^24, then + 1 twice, each a
+     * tie to even: 2^24. lanes=2,chunk=1 (even elements into lane 0, odd into lane 1, as a
+     * BLAS kernel's two accumulators): lane 0 = 2^24, lane 1 = 1 + 1 = 2, combined 2^24 + 2
+     * exactly (0x4B800001). chunk=2: elements 32, 33 go to lane 0 (2^24 + 1 -> 2^24), 34, 35 to
+     * lane 1 (1), combined 2^24 + 1 -> 2^24. */
+    one_output *o = out_new(64);
+    block_pow2(o, 0, 24);
+    set_a(o, 33, 2, 127);
+    set_a(o, 35, 2, 127);
+    expect_tree(o, "tree(leaf=1)", 0x4B800000u, 0x4B80);
+    expect_tree(o, "tree(leaf=1,lanes=2,chunk=1)", 0x4B800001u, 0x4B80);
+    expect_tree(o, "tree(leaf=1,lanes=2,chunk=2)", 0x4B800000u, 0x4B80);
     free(o);
 }
 

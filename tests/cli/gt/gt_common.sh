@@ -2,11 +2,13 @@
 # tests/plugins/gt/ (one plugin per known accumulation order, true and mis-declared builds),
 # the pre-merge cases they are run on, and what their results must say. Source it after
 # setting CLI, SRC and WORK.
-GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz"
+GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz butterfly mbucket"
 # the kernels whose trees discover reveals from one requested shape (tests/cli/discover_gt.sh):
-# tiles256's tile=256 comes out of the rule of K (three K probed, contracts §4.4). gt-mbucket
-# (split-K by M's bucket) needs a shape per bucket: tests/cli/discover_rules.sh
-GT_DISCOVERABLE="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz"
+# tiles256's tile=256 and splits' fixed boundaries come out of the rule of K (three K probed,
+# contracts §4.4), butterfly's lanecomb=xor out of FPRev's pair probes. gt-mbucket (split-K by
+# M's bucket) needs a shape per bucket: GT_MBUCKET_SHAPES, tests/cli/discover_rules.sh
+GT_DISCOVERABLE="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz butterfly"
+GT_MBUCKET_SHAPES=8x16x1152,40x16x1152
 GT_PLUGINS=$(dirname "$CLI")/plugins
 
 # gt_backends SUFFIX: "plugin:.../liba4w4_gt_<k>SUFFIX_plugin.so,..." for every kernel
@@ -59,6 +61,21 @@ gt_tree_known() {
   fi
   echo "gt: a plugin declaring tree(order=desc) on one exact case: exit $rc: $(cat "$probe/log")"
   return 1
+}
+
+# gt_found_dir: the directory where sh_gt_discover_found (tests/cli/gt_discover_found.sh, the
+# CTest fixture gt_found) wrote the contract discover finds for every kernel of
+# $GT_DISCOVERABLE at 32x8x1152, <kernel>.txt and <kernel>.log, for the tests that judge by them
+# (discover_gt, discover_judged, gt_discovered_premerge): one discovery instead of one per
+# test. Prints the directory; returns 1 with one line when a kernel's contract is missing.
+GT_FOUND_SHAPE=32x8x1152
+gt_found_dir() {
+  local dir k
+  dir=$(dirname "$WORK")/sh_gt_discover_found/found
+  for k in $GT_DISCOVERABLE; do
+    [ -s "$dir/$k.txt" ] || { echo "gt: no $dir/$k.txt: sh_gt_discover_found (the fixture gt_found) did not run or failed" >&2; return 1; }
+  done
+  echo "$dir"
 }
 
 # gt_need_tree: end the calling test with gt_tree_known's skip (77) or failure (1) unless this
@@ -188,9 +205,9 @@ gt_discover_all() {
   done
 }
 
-# The discoverable kernels whose discovered contract is a rule of K: it holds at every K
-# (splits cuts at 160 and 1056 only when K > 1056: per-shape rules).
-GT_SHAPE_FREE="desc pairwise fuse2 fuse4 leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz"
+# The discoverable kernels whose discovered contract is a rule of K: it holds at every K (every
+# one of them since splits' boundaries fixed in K are a rule of K, contracts §4.4).
+GT_SHAPE_FREE=$GT_DISCOVERABLE
 
 # gt_run_discovered DIR RUN_ARGS...: `a4w4check run RUN_ARGS` with the ordered(1) build of every
 # kernel of $GT_SHAPE_FREE, each judged by the contract discover wrote to DIR/<kernel>.txt
@@ -209,4 +226,53 @@ gt_run_discovered() {
   set -e
   GT_KERNELS=$GT_SHAPE_FREE gt_judge "$WORK/out" true || rc=1
   [ $rc -eq 0 ] || { echo "gt: run $* under the discovered contracts: exit $rc: $(head -c 2000 "$WORK/log")"; return 1; }
+}
+
+# gt_run_mbucket DIR RUN_ARGS...: gt-mbucket's ordered(1) build discovered at GT_MBUCKET_SHAPES
+# (one shape per padded-M bucket it is probed in) into DIR/mbucket.txt, then `a4w4check run
+# RUN_ARGS` judged by that file: every case of a probed bucket passes with every output the
+# oracle saw judged, every other case is not judged for want of a rule (never judged by another
+# bucket's rule), nothing fails; the run is INCOMPLETE (exit 5) when such a case is in it.
+gt_run_mbucket() {
+  local dir=$1 lib="plugin:$GT_PLUGINS/liba4w4_gt_mbucket_mis_plugin.so" rc; shift
+  mkdir -p "$dir"
+  "$CLI" discover --backend "$lib" --shapes "$GT_MBUCKET_SHAPES" --out "$dir/mbucket.txt" --quiet \
+    --no-evidence > "$dir/mbucket.log" 2>&1 || { echo "gt: discover gt-mbucket: exit $? ($(cat "$dir/mbucket.log"))"; return 1; }
+  set +e
+  "$CLI" run "$@" --backend "$lib" --contract "$lib=$dir/mbucket.txt" --e8m0-code0 2^-127 --quiet \
+    --out "$WORK/out-mbucket" > "$WORK/log-mbucket" 2>&1
+  rc=$?
+  set -e
+  /usr/bin/python3 - "$WORK/out-mbucket" "$rc" "$dir/mbucket.txt" <<'PY'
+import json, re, sys
+d, rc, rules = json.load(open(sys.argv[1] + "/results.json")), int(sys.argv[2]), open(sys.argv[3]).read()
+probed = {int(p) for p in re.findall(r"^when Mpad==(\d+):", rules, re.M)}
+def mpad(m):  # getPaddedM gl 0 (contracts §5.1)
+    for top, q in ((256, 16), (1024, 32), (4096, 64)):
+        if m <= top:
+            return -(-m // q) * q
+    return -(-m // 128) * 128
+oracle = {e["name"]: e["checked_outputs"] for e in d["cases"] if e["backend"] == "oracle"}
+bad, judged, unjudged = [], 0, 0
+for e in d["cases"]:
+    if "_gt_mbucket" not in e["backend"]:
+        continue
+    if e["name"].endswith("/call-sequence") or mpad(e["M"]) in probed:
+        if e["verdict"] != "pass" or (e["regime"] != "golden" and e["name"] in oracle and
+                                      e["checked_outputs"] != oracle[e["name"]]):
+            bad.append("%s (Mpad %d): %s, %s of %s outputs judged: %s" % (e["name"], mpad(e["M"]), e["verdict"],
+                       e["checked_outputs"], oracle.get(e["name"]), e.get("note", "")))
+        judged += 1
+    elif e["verdict"] != "skip" or "has no rule for M=%d " % e["M"] not in e.get("note", ""):
+        bad.append("%s (Mpad %d, no rule): %s: %s" % (e["name"], mpad(e["M"]), e["verdict"], e.get("note", "")))
+    else:
+        unjudged += 1
+want = 5 if unjudged else 0
+if rc != want or probed != {16, 48} or not judged:
+    bad.append("exit %d, expected %d; rules for Mpad %s; %d entries judged" % (rc, want, sorted(probed), judged))
+for b in bad:
+    print("gt: gt-mbucket under its discovered rules: " + b)
+print("gt-mbucket: %d entries of Mpad %s pass, %d of other buckets not judged (no rule)" % (judged, sorted(probed), unjudged))
+sys.exit(1 if bad else 0)
+PY
 }

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The next case prepared ahead (a4w4_runner.prefetch) on the CPU stand-ins (a4w4check_cpu):
+# while a case runs on the device path, a host thread generates the next case's operands and
+# computes its host oracles. The results must be the same, entry by entry, as with each case
+# prepared in turn (--no-prefetch), apart from times; the prefetch must have run (stages
+# prefetch_s > 0; 0 with --no-prefetch) and the stage table still sum to the wall; a shard
+# and a resumed run (which skip cases) must give the same entries too.
+set -euo pipefail
+CLI=$1 SRC=$2 WORK=$3
+rm -rf "$WORK"; mkdir -p "$WORK"
+cd "$SRC"
+{ echo "name,M,N,K,regime,seed,tags"
+  echo "p_exact,1,128,256,exact,7201,"
+  echo "p_normal,4,256,512,normal,7202,"
+  echo "p_special,2,128,256,special,7203,"
+  echo "p_code0,3,128,256,code0,7204,"
+  echo "p_wide,33,256,256,wide,7205,"
+  echo "p_range,2,128,256,range,7206,"
+  echo "p_bigk,1,256,16384,normal:ceil,7207,"
+  echo "p_ceil,8,128,512,normal:round_down,7208,"
+  echo "p_last,1,128,256,exact,7209,"; } >"$WORK/cases.csv"
+B=hip-mma-32x128,hip-mma-256x256,hip-mma:dispatch,hip-mma-splitk,hip-mma-atomic,hip-mma-fallback,hip-layout,hip-quant
+run() { local out=$1; shift
+  "$CLI" run --e8m0-code0 2^-127 --cases "$WORK/cases.csv" --no-golden --backend "$B" \
+    --out "$WORK/$out" --quiet "$@"; }
+run ahead
+run inturn --no-prefetch
+run shard --shard 2/2
+# a resumed run: the first two items recorded, the others run (the prefetch skips recorded ones)
+run resumed
+head -3 "$WORK/resumed/results.jsonl" >"$WORK/resumed/part" && mv "$WORK/resumed/part" "$WORK/resumed/results.jsonl"
+run resumed --resume
+python3 - "$WORK" <<'PY'
+import json, sys
+W = sys.argv[1]
+TIMES = {"time_ms", "run_ms", "cost_ms", "date"}
+# a bounded(S) backend's outputs differ run to run (atomics reorder, contracts §4.1): their
+# hash, largest distance and where they fall in the bound too; everything else is compared
+VALUES = {"y_hash", "max_ulp", "bound_use", "bound_ulp_median", "bound_ulp_max"}
+def entries(name):
+    d = json.load(open("%s/%s/results.json" % (W, name)))
+    out = {}
+    for e in d["cases"]:
+        drop = TIMES | (VALUES if e["contract"].startswith("bounded") else set())
+        out[(e["name"], e["backend"])] = {k: v for k, v in e.items() if k not in drop}
+    return d, out
+ahead_doc, ahead = entries("ahead")
+inturn_doc, inturn = entries("inturn")
+assert len(ahead) == 9 * 9 and ahead.keys() == inturn.keys(), (len(ahead), len(inturn))
+for k in ahead:
+    assert ahead[k] == inturn[k], "entry %s differs:\n%s\n%s" % (k, ahead[k], inturn[k])
+s, t = ahead_doc["stages"], inturn_doc["stages"]
+assert s["prefetch_s"] > 0, "the next case was never prepared ahead: %s" % s
+assert t["prefetch_s"] == 0, "--no-prefetch prepared ahead: %s" % t
+assert s["other_s"] <= 0.02 * s["wall_s"], "stages do not add up: %s" % s
+assert ahead_doc["verdict"] == inturn_doc["verdict"]
+for name in ("shard", "resumed"):
+    _, part = entries(name)
+    assert part, name
+    for k in part:
+        assert part[k] == ahead[k], "%s: entry %s differs" % (name, k)
+_, res = entries("resumed")
+assert len(res) == len(ahead), "resumed: %d entries" % len(res)
+print("prefetched run: %d entries as in turn; prefetch %.2f s beside a %.2f s wall"
+      % (len(ahead), s["prefetch_s"], s["wall_s"]))
+PY
+echo "prefetch on the CPU stand-ins: PASS"
