@@ -6,7 +6,7 @@ docs/api.md) against its documentation, its tests and the built library:
      (#define lines may stand between), and the comment says how the call fails (an
      A4W4CHECK_ status, a NULL return, or "never fails") and cites the contracts section it
      follows ("contracts §N") or docs/api.md;
-  2. tests/test_api.c calls every one of them;
+  2. tests/harness/api/test_api.c calls every one of them;
   3. LIB (liba4w4check.so) exports exactly the functions the header declares (nm -D).
 
 Prints one line per offence and exits 1; 0 with a summary line.
@@ -46,7 +46,7 @@ def exported(lib):
 
 def main(src, lib):
     header = open(f"{src}/harness/api/a4w4check_api.h").read()
-    tests = open(f"{src}/tests/test_api.c").read()
+    tests = open(f"{src}/tests/harness/api/test_api.c").read()
     decls = declarations(header)
     bad = []
     for name, comment in decls:
@@ -60,7 +60,7 @@ def main(src, lib):
         if "contracts §" not in flat and "docs/api.md" not in flat:
             bad.append(f"{where}: the comment cites no contracts section (or docs/api.md)")
         if not re.search(rf"\b{name}\(", tests):
-            bad.append(f"tests/test_api.c: {name} is never called")
+            bad.append(f"tests/harness/api/test_api.c: {name} is never called")
     names = {n for n, _ in decls}
     exp = exported(lib)
     bad += [f"{lib}: {n} is declared and not exported" for n in sorted(names - exp)]
