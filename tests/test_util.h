@@ -18,6 +18,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* TU_SNPRINTF(buf, fmt, ...): snprintf into the array buf, failing the test when the text
+ * does not fit (a truncated path would name another file). */
+#define TU_SNPRINTF(buf, ...) \
+    cr_assert(snprintf((buf), sizeof(buf), __VA_ARGS__) < (int)sizeof(buf), \
+              "%s: text longer than %zu bytes", #buf, sizeof(buf))
+
 /* ---- sweep weight ---------------------------------------------------------------------- */
 
 /* The -O0 coverage and sanitizer builds (A4W4_TEST_REDUCED, set by tests/CMakeLists.txt) run

@@ -427,11 +427,11 @@ Test(api, verdict_record_is_verifys_on_a_capture, .timeout = 120)
     cr_assert_eq(v.mismatches, 3);
     cr_assert_eq(v.max_ulp, UINT_MAX, "the NaN against a number");
     char caps[2048], path[2200], out[2200];
-    snprintf(caps, sizeof caps, "%s/caps", dir);
+    TU_SNPRINTF(caps, "%s/caps", dir);
     tu_mkdir_p(caps);
     snprintf(path, sizeof path, "%s/vcap.safetensors", caps);
     write_capture(o, y, "ordered(1)", path);
-    snprintf(out, sizeof out, "%s/verify.out", dir);
+    TU_SNPRINTF(out, "%s/verify.out", dir);
     cr_assert_eq(sh(CLI " verify %s > %s 2>&1", path, out), 1);
     size_t len;
     char *text = (char *)tu_read_file(out, &len);
@@ -440,9 +440,9 @@ Test(api, verdict_record_is_verifys_on_a_capture, .timeout = 120)
     snprintf(want, sizeof want, "FAIL vcap.safetensors%s", strchr(v.line, ':'));
     cr_assert(strstr(text, want), "verify printed:\n%s\nthe library's line: %s", text, v.line);
     free(text);
-    snprintf(out, sizeof out, "%s/run", dir);
+    TU_SNPRINTF(out, "%s/run", dir);
     cr_assert_eq(sh(CLI " run --captures %s --quiet --out %s > /dev/null 2>&1", caps, out), 1);
-    snprintf(out, sizeof out, "%s/run/results.json", dir);
+    TU_SNPRINTF(out, "%s/run/results.json", dir);
     text = (char *)tu_read_file(out, &len);
     cJSON *doc = cJSON_Parse(text);
     free(text);

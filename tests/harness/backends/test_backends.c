@@ -263,7 +263,7 @@ Test(plugin, refused_with_a_reason)
     open_fails("plugin:" TMP_DIR "/does-not-exist.so", "does-not-exist.so", "file not found");
     const char *dir = tu_scratch_dir(TMP_DIR, "plugin-refused");
     char text[4096];
-    snprintf(text, sizeof text, "%s/not-a-library.so", dir);
+    TU_SNPRINTF(text, "%s/not-a-library.so", dir);
     tu_write_file(text, "this is not an ELF file\n", 24);
     char spec[4200];
     snprintf(spec, sizeof spec, "plugin:%s", text);

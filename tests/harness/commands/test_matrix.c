@@ -146,12 +146,12 @@ Test(matrix, captures_in_subdirectories_are_items_named_by_their_path)
 {
     const char *dir = tu_scratch_dir(TMP_DIR, "matrix-captures");
     char path[4096], err[512], name[256];
-    snprintf(path, sizeof path, "%s/sub/deeper", dir);
+    TU_SNPRINTF(path, "%s/sub/deeper", dir);
     tu_mkdir_p(path);
     const char *files[] = {"a.safetensors", "sub/b.safetensors", "sub/deeper/c.safetensors",
                            "sub/notes.txt"};
     for (size_t i = 0; i < 4; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        TU_SNPRINTF(path, "%s/%s", dir, files[i]);
         tu_write_file(path, "x", 1);
     }
     a4w4_matrix m;

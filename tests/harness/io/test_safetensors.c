@@ -423,7 +423,7 @@ Test(roundtrip, write_then_load_is_identity)
 {
     const char *dir = tu_scratch_dir(TMP_DIR, "roundtrip");
     char path[4096];
-    snprintf(path, sizeof path, "%s/rt.safetensors", dir);
+    TU_SNPRINTF(path, "%s/rt.safetensors", dir);
 
     uint8_t u8[15], u8b[256];
     uint16_t bf16[6] = {0x3f80, 0xbf80, 0x7fc0, 0x0001, 0x8000, 0x4049};
@@ -507,7 +507,7 @@ Test(roundtrip, writer_bytes_exact)
 {
     const char *dir = tu_scratch_dir(TMP_DIR, "exact");
     char path[4096];
-    snprintf(path, sizeof path, "%s/tiny.safetensors", dir);
+    TU_SNPRINTF(path, "%s/tiny.safetensors", dir);
     const uint8_t data[2] = {1, 2};
     const a4w4_st_tensor_in in = {"a", A4W4_DT_U8, 1, {2}, data, 0};
     const char *k[] = {"M"}, *v[] = {"1"};
@@ -533,7 +533,7 @@ Test(roundtrip, empty_file_and_big_offsets)
 {
     const char *dir = tu_scratch_dir(TMP_DIR, "empty");
     char path[4096];
-    snprintf(path, sizeof path, "%s/none.safetensors", dir);
+    TU_SNPRINTF(path, "%s/none.safetensors", dir);
     char err[512];
     cr_assert_eq(a4w4_st_write(path, NULL, 0, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
     a4w4_st_file f;
@@ -975,16 +975,16 @@ Test(writer_fail, directory_missing_or_not_a_directory)
     const char *dir = tu_scratch_dir(TMP_DIR, "wfail-dir");
     char path[4096], err[512];
     const a4w4_st_tensor_in t = {"t", A4W4_DT_U8, 1, {4}, "abcd", 0};
-    snprintf(path, sizeof path, "%s/no-such-dir/x.safetensors", dir);
+    TU_SNPRINTF(path, "%s/no-such-dir/x.safetensors", dir);
     cr_assert_eq(a4w4_st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err), A4W4_ST_IO);
     cr_assert_not_null(strstr(err, "cannot create temporary file"), "%s", err);
     cr_assert_eq(strncmp(err, path, strlen(path)), 0, "%s", err);
     cr_assert(!file_exists(path));
 
     char file_as_dir[4096];
-    snprintf(file_as_dir, sizeof file_as_dir, "%s/plain-file", dir);
+    TU_SNPRINTF(file_as_dir, "%s/plain-file", dir);
     tu_write_file(file_as_dir, OLD, strlen(OLD));
-    snprintf(path, sizeof path, "%s/plain-file/x.safetensors", dir);
+    TU_SNPRINTF(path, "%s/plain-file/x.safetensors", dir);
     cr_assert_eq(a4w4_st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err), A4W4_ST_IO);
     cr_assert_not_null(strstr(err, "Not a directory"), "%s", err);
     expect_untouched(dir, file_as_dir);
@@ -996,7 +996,7 @@ Test(writer_fail, directory_not_writable)
         cr_skip_test("running as root: permission bits do not stop root");
     const char *dir = tu_scratch_dir(TMP_DIR, "wfail-ro");
     char path[4096], err[512];
-    snprintf(path, sizeof path, "%s/x.safetensors", dir);
+    TU_SNPRINTF(path, "%s/x.safetensors", dir);
     tu_write_file(path, OLD, strlen(OLD));
     cr_assert_eq(chmod(dir, 0555), 0);
     const a4w4_st_tensor_in t = {"t", A4W4_DT_U8, 1, {4}, "abcd", 0};
@@ -1011,7 +1011,7 @@ Test(writer_fail, inconsistent_tensor_size)
 {
     const char *dir = tu_scratch_dir(TMP_DIR, "wfail-size");
     char path[4096], err[512];
-    snprintf(path, sizeof path, "%s/x.safetensors", dir);
+    TU_SNPRINTF(path, "%s/x.safetensors", dir);
     tu_write_file(path, OLD, strlen(OLD));
     uint16_t y[6] = {0};
     const a4w4_st_tensor_in t[] = {{"ok", A4W4_DT_U8, 1, {4}, "abcd", 4},
@@ -1026,7 +1026,7 @@ Test(writer_fail, invalid_inputs_create_nothing)
 {
     const char *dir = tu_scratch_dir(TMP_DIR, "wfail-inputs");
     char path[4096], err[512];
-    snprintf(path, sizeof path, "%s/x.safetensors", dir);
+    TU_SNPRINTF(path, "%s/x.safetensors", dir);
     tu_write_file(path, OLD, strlen(OLD));
     const uint8_t d[4] = {0};
     const struct {
@@ -1068,7 +1068,7 @@ Test(writer_fail, write_error_midway_removes_temp)
 {
     const char *dir = tu_scratch_dir(TMP_DIR, "wfail-fsize");
     char path[4096], err[512];
-    snprintf(path, sizeof path, "%s/x.safetensors", dir);
+    TU_SNPRINTF(path, "%s/x.safetensors", dir);
     tu_write_file(path, OLD, strlen(OLD));
     size_t big = 1 << 20;
     uint8_t *d = calloc(big, 1);
@@ -1112,7 +1112,7 @@ Test(mutate_bundle, all_verbs)
     expect_ok(g1, &a);
 
     /* flip: low byte of BF16 element (0, 5) of y_exact = byte 10 */
-    snprintf(o, sizeof o, "%s/flip.safetensors", dir);
+    TU_SNPRINTF(o, "%s/flip.safetensors", dir);
     snprintf(cmd, sizeof cmd, "%s flip %s %s y_exact 10", TOOL, g1, o);
     cr_assert_eq(run_cmd(cmd, out, sizeof out), 0, "%s", out);
     cr_assert_not_null(strstr(out, "(0, 5)"), "flip output: %s", out);
@@ -1130,7 +1130,7 @@ Test(mutate_bundle, all_verbs)
     a4w4_st_free(&b);
 
     /* truncate */
-    snprintf(o, sizeof o, "%s/trunc.safetensors", dir);
+    TU_SNPRINTF(o, "%s/trunc.safetensors", dir);
     snprintf(cmd, sizeof cmd, "%s truncate %s %s 1000", TOOL, g1, o);
     cr_assert_eq(run_cmd(cmd, out, sizeof out), 0, "%s", out);
     size_t n;
@@ -1141,13 +1141,13 @@ Test(mutate_bundle, all_verbs)
     EXPECT_FAIL(o, "past the data section");
 
     /* lie-offset */
-    snprintf(o, sizeof o, "%s/lie.safetensors", dir);
+    TU_SNPRINTF(o, "%s/lie.safetensors", dir);
     snprintf(cmd, sizeof cmd, "%s lie-offset %s %s w_scale", TOOL, g1, o);
     cr_assert_eq(run_cmd(cmd, out, sizeof out), 0, "%s", out);
     EXPECT_FAIL(o, "tensor 'w_scale' data_offsets", "past the data section (144656 bytes)");
 
     /* drop */
-    snprintf(o, sizeof o, "%s/drop.safetensors", dir);
+    TU_SNPRINTF(o, "%s/drop.safetensors", dir);
     snprintf(cmd, sizeof cmd, "%s drop %s %s w_scale_swizzled", TOOL, g1, o);
     cr_assert_eq(run_cmd(cmd, out, sizeof out), 0, "%s", out);
     cr_assert_eq(a4w4_st_load(o, &b, err, sizeof err), 0, "%s", err);
@@ -1174,14 +1174,14 @@ Test(mutate_bundle, all_verbs)
         char *in = strstr(args, "IN");
         if (in) {
             *in = '\0';
-            snprintf(full, sizeof full, "%s%s %s/bad.safetensors%s", args, g1, dir, in + 6);
+            TU_SNPRINTF(full, "%s%s %s/bad.safetensors%s", args, g1, dir, in + 6);
             argp = full;
         }
         snprintf(cmd, sizeof cmd, "%s %s 2>&1", TOOL, argp);
         cr_assert_eq(run_cmd(cmd, out, sizeof out), 2, "'%s' -> %s", bad[i], out);
         cr_assert_neq(out[0], '\0');
     }
-    snprintf(o, sizeof o, "%s/bad.safetensors", dir);
+    TU_SNPRINTF(o, "%s/bad.safetensors", dir);
     cr_assert(!file_exists(o), "bad usage must not write OUT");
     a4w4_st_free(&a);
 }
@@ -1201,7 +1201,7 @@ Test(real_library, files_load_and_write_back_byte_equal)
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char in[4096], out[4096], err[512];
         snprintf(in, sizeof in, ST_REAL "/%s.safetensors", files[i]);
-        snprintf(out, sizeof out, "%s/%s.safetensors", tu_scratch_dir(TMP_DIR, "st-real"), files[i]);
+        TU_SNPRINTF(out, "%s/%s.safetensors", tu_scratch_dir(TMP_DIR, "st-real"), files[i]);
         a4w4_st_file f;
         cr_assert_eq(a4w4_st_load(in, &f, err, sizeof err), 0, "%s", err);
         a4w4_st_tensor_in t[16];
