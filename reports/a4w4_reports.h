@@ -23,46 +23,6 @@
 #define A4W4_REPORT_SCHEMA "a4w4check-results/2"
 #define A4W4_REPORT_SCHEMA_V1 "a4w4check-results/1"
 
-/* ---- the document's verdict ----------------------------------------------------------- */
-
-/* The document's verdict, the top-level "verdict" string in brackets. */
-typedef enum {
-    A4W4_DOC_PASS = 0,      /* "PASS" */
-    A4W4_DOC_FAIL = 1,      /* "FAIL": at least one entry failed */
-    A4W4_DOC_INCOMPLETE = 2 /* "INCOMPLETE": no failure, but data is missing */
-} a4w4_doc_verdict;
-
-/* What the writer knows about completeness: the items (cases and bundles) the run or the
- * merged shards had to record, and how many the document holds. */
-typedef struct {
-    size_t expected_items;
-    size_t recorded_items;
-} a4w4_completeness;
-
-/* The least share of its entries, in percent, a selected backend must judge (pass or fail with
- * outputs checked) for a PASS: a backend n/a or skipped on more than 90 % of a set (a plugin
- * that runs one case of thirty) makes the verdict INCOMPLETE, listed in backends_unchecked,
- * the reason saying how many of its entries it judged. */
-#define A4W4_MIN_JUDGED_SHARE 10
-
-/* Judge doc and record the verdict in it (contracts §4.1: a verdict is only as good as what
- * was compared). PASS only when every expected item was recorded
- * (recorded_items == expected_items), every selected backend (the "backends" list but the
- * "oracle" self-checks) has at least one comparison (an entry with verdict pass or fail and
- * checked_outputs > 0) in at least A4W4_MIN_JUDGED_SHARE % of its entries, and no entry failed but known failures; FAIL when an entry failed
- * that is no known failure (io/known.h: an entry whose "known_failure" status is "xfail"
- * counts as "xfail", never as "fail" and never silently: the reason names the count);
- * INCOMPLETE otherwise. Adds, before "cases" (replacing earlier ones): "verdict" ("PASS",
- * "FAIL", "INCOMPLETE"), "verdict_reason" (one line saying why), and "counts" {"entries",
- * "pass", "fail", "n/a", "skip" (entries by verdict), "xfail" and "xpass" (when not zero:
- * known failures failing, known failures passing), "expected_items", "recorded_items",
- * "outputs_checked" (sum of checked_outputs over pass and fail entries),
- * "backends_unchecked" (the selected backends without a comparison)}, and "judged" {backend
- * (the oracle's self-checks left out): {"all" and each regime (without a ":mode" suffix):
- * {"outputs", "bit_exact", "in_bound", "not_judged"}}}, the sums of the entries' judged_*
- * fields (GEMM outputs judged bit for bit, within a bound, not at all). Returns the verdict. */
-a4w4_doc_verdict a4w4_results_judge(cJSON *doc, const a4w4_completeness *c);
-
 /* ---- reading and validation ----------------------------------------------------------- */
 
 /* The JSON Schema text of results.json (reports/schema/results.schema.json as built in). */

@@ -40,8 +40,8 @@ void a4w4_statecheck_pick(const a4w4_case *cases, size_t n, a4w4_statecheck *sc)
 
 /* The sequence in one line for results.json's "call_sequence": "on: NAME (MxNxK), NAME
  * again, NAME with other operands, NAME (MxNxK), NAME again, every call judged"; without
- * one, sc->why ("off (--no-call-sequence): ...", "none: ..."), which reports/doc_judge.c adds
- * to the verdict line. */
+ * one, sc->why ("off (--no-call-sequence): ...", "none: ..."), which io/results.c adds to
+ * the verdict line. */
 void a4w4_statecheck_describe(const a4w4_statecheck *sc, char *buf, size_t len);
 
 

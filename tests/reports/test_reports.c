@@ -110,7 +110,7 @@ static void fail_at(cJSON *e, int mism, int row, int col, const char *got, const
     cJSON_AddItemToArray(cJSON_GetObjectItem(e, "first_mismatches"), m);
 }
 
-/* The verdict, reason and counts the harness records (reports/doc_judge.c), as stated by
+/* The verdict, reason and counts the harness records (harness/io/results.h), as stated by
  * the caller: renderers show them as given and never recompute them. */
 static void record_verdict(cJSON *d, const char *verdict, const char *reason, int expected,
                            int recorded, double outputs, const char *unchecked)

@@ -1,4 +1,4 @@
-/* test_results.c — the results document's verdict and counts (reports/doc_judge.c,
+/* test_results.c — the results document's verdict and counts (harness/io/results.c,
  * contracts §4.1: PASS only over complete data) and the stream's item count
  * (harness/io/stream.c). Documents are built here entry by entry. */
 #include <criterion/criterion.h>
