@@ -312,18 +312,45 @@ static void preshuffle_group(const uint8_t *w, size_t N, size_t K, size_t n0,
                 memcpy(dst + a4w4_preshuffle_index(N, K, n, kb), w + n * (K / 2) + kb, 16);
 }
 
+/* Row r's cells of columns [0, ncols) in the shuffled activation scale set to v. The layout
+ * (contracts §3.2 on the padded shape) keeps each 8-column block d3 of a row at a stride of
+ * 256 bytes (4 * 16 * 2 * 2): the first block's 8 offsets, taken from the layout's index,
+ * serve every block. */
+static void pad_row(uint8_t *dst, size_t M, size_t nb, size_t r, size_t ncols, uint8_t v)
+{
+    size_t off[8];
+    for (size_t j = 0; j < 8; j++)
+        off[j] = a4w4_act_scale_shuffle_index(M, nb, r, j);
+    size_t c = 0;
+    for (; c + 8 <= ncols; c += 8)
+        for (size_t j = 0; j < 8; j++)
+            dst[off[j] + c * 32] = v;
+    for (size_t j = 0; c + j < ncols; j++)
+        dst[off[j] + c * 32] = v;
+}
+
 /* The pad cells of the shuffled activation scale (rows >= M or columns >= K/32) with the given
  * fills, a corner cell taking the column fill (contracts §3.3): the rest of the layout does
  * not depend on the fills, so this equals a whole a4w4_act_scale_shuffle at the cost of the
- * pad alone (a case of 838,657 rows has 255 pad rows). test_gen holds the two equal. */
+ * pad alone. The runner refills for every pad variant of every ASM-layout backend, so the pad
+ * is written by blocks, not by cell: a 32-row group with no row below M is contiguous
+ * (32 * padded columns bytes, §3.2's d0 outermost) and one memset; the rows from M to the end
+ * of M's group by pad_row; the pad columns (at most 7 per row) cell by cell. test_gen holds
+ * the result equal to the whole shuffle. */
 static void fill_act_scale_pad(a4w4_case_data *d)
 {
     size_t nb = d->K / 32, M = d->M;
     size_t prow = a4w4_act_scale_padded_rows(M), pcol = a4w4_act_scale_padded_cols(nb);
+    size_t whole = (M + 31) / 32 * 32; /* the first row of the groups wholly in the pad */
     uint8_t *dst = d->a_scale_shuffled.data;
+    if (whole < prow)
+        memset(dst + a4w4_act_scale_shuffle_index(M, nb, whole, 0), d->row_fill,
+               (prow - whole) * pcol);
+    for (size_t r = M; r < whole; r++)
+        pad_row(dst, M, nb, r, nb, d->row_fill);
     for (size_t r = 0; r < prow; r++)
-        for (size_t c = r < M ? nb : 0; c < pcol; c++)
-            dst[a4w4_act_scale_shuffle_index(M, nb, r, c)] = c >= nb ? d->col_fill : d->row_fill;
+        for (size_t c = nb; c < pcol; c++)
+            dst[a4w4_act_scale_shuffle_index(M, nb, r, c)] = d->col_fill;
 }
 
 void a4w4_case_refill(a4w4_case_data *d, uint8_t row_fill, uint8_t col_fill, uint8_t guard)

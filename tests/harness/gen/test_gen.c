@@ -216,11 +216,14 @@ Test(sample, covers_tile_boundaries_first_last_and_is_deterministic)
 Test(gen, refill_equals_a_whole_shuffle_with_the_new_fills)
 {
     /* a4w4_case_refill rewrites only the pad cells: the result must be the whole contracts
-     * §3.3 shuffle with the new fills, on pad rows, pad columns and both */
-    static const size_t shapes[][2] = {{257, 288}, {33, 256}, {256, 320}, {5, 32}};
+     * §3.3 shuffle with the new fills, on pad rows, pad columns and both; M at a 32-row group's
+     * start (32), inside one (1, 33, 300) and past 256 (257, 300): the pad is written by
+     * groups, by rows and by cells */
+    static const size_t shapes[][2] = {{257, 288}, {33, 256}, {256, 320}, {5, 32},
+                                       {32, 512}, {300, 288}, {1, 8192}};
     static const uint8_t fills[][2] = {{0xFF, 0x7F}, {0x00, 0x7F}, {0x7F, 0x00}, {0x7F, 0xFF},
                                        {0x11, 0x22}, {0x7F, 0x7F}};
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         a4w4_case c = tu_case("refill", shapes[i][0], 32, shapes[i][1], A4W4_REGIME_WIDE, A4W4_ROUND_UP, 9 + i);
         a4w4_sample s;
         full_sample(&c, &s);
