@@ -87,25 +87,43 @@ static void fill_codes7(a4w4_rng *r, uint8_t *fp4, size_t bytes)
     r->s = s0 + (uint64_t)bytes * 0x9E3779B97F4A7C15ull;
 }
 
+/* A byte x < 256 modulo d (2..8) without a division: q = x * ceil(2^16 / d) >> 16 is the
+ * exact quotient there (the rounding of the reciprocal adds under 256 * 8 / 2^16 < 1 / d),
+ * and the arithmetic vectorizes where a table lookup or a division would not. */
+static inline unsigned mod_byte(unsigned x, unsigned d, unsigned inv)
+{
+    return x - ((x * inv) >> 16) * d;
+}
+
 /* Codes drawn from a symmetric set of E2M1 magnitudes {0..maxcode} with random sign: per
  * byte one draw v, magnitudes (v & 0xFF) % (maxcode + 1) and ((v >> 16) & 0xFF) % (maxcode + 1),
- * signs bit 11 and bit 27. The remainders come from a 256-entry table (no division per
- * element); tests/plain/gen_plain.h keeps the per-element form and test_gen holds them equal. */
-static void fill_codes(a4w4_rng *r, uint8_t *fp4, size_t bytes, unsigned maxcode)
+ * signs bit 11 and bit 27. The draws are a4w4_rng_next's written out (state + (i+1) * step,
+ * mixed), independent of each other, and the remainders are mod_byte's: the loop vectorizes
+ * as fill_codes7's does (the exact, special and tiny regimes take maxcode below 7 from K
+ * 131,072 on). tests/plain/gen_plain.h keeps the per-element form and test_gen holds them
+ * equal. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+static void fill_codes_mod(a4w4_rng *r, uint8_t *fp4, size_t bytes, unsigned maxcode)
 {
-    if (maxcode == 7) {
-        fill_codes7(r, fp4, bytes);
-        return;
-    }
-    uint8_t mag[256];
-    for (unsigned v = 0; v < 256; v++)
-        mag[v] = (uint8_t)(v % (maxcode + 1));
+    const uint64_t s0 = r->s;
+    const unsigned d = maxcode + 1, inv = (65536u + d - 1) / d;
     for (size_t i = 0; i < bytes; i++) {
-        uint64_t v = a4w4_rng_next(r);
-        uint8_t lo = (uint8_t)(mag[v & 0xFF] | ((v >> 8) & 8));
-        uint8_t hi = (uint8_t)(mag[(v >> 16) & 0xFF] | ((v >> 24) & 8));
+        uint64_t v = a4w4_rng_mix(s0 + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull);
+        unsigned lo = mod_byte((unsigned)(v & 0xFF), d, inv) | (unsigned)((v >> 8) & 8);
+        unsigned hi = mod_byte((unsigned)((v >> 16) & 0xFF), d, inv) | (unsigned)((v >> 24) & 8);
         fp4[i] = (uint8_t)(lo | (hi << 4));
     }
+    r->s = s0 + (uint64_t)bytes * 0x9E3779B97F4A7C15ull;
+}
+
+static void fill_codes(a4w4_rng *r, uint8_t *fp4, size_t bytes, unsigned maxcode)
+{
+    if (maxcode == 7)
+        fill_codes7(r, fp4, bytes);
+    else
+        fill_codes_mod(r, fp4, bytes, maxcode);
 }
 
 static void fill_scales(a4w4_rng *r, uint8_t *s, size_t n, unsigned lo, unsigned hi)
