@@ -533,6 +533,17 @@ int a4w4_case_generate_all(const a4w4_case *c, const a4w4_sample *s, a4w4_case_d
     return generate(c, s->full ? &full : s, 1, d);
 }
 
+/* The weight-scale swizzle of [rows, cols] src into dst (contracts §3.2): the layout keeps
+ * each 32-row group in its own 32 * cols bytes (d0 outermost), so ref's a4w4_scale_swizzle of
+ * each group alone gives the whole's bytes; the groups go on all cores (a nightly weight has
+ * up to 129 M scales; one thread below 2^22). test_gen holds it equal to the whole swizzle. */
+static void swizzle_groups(const uint8_t *src, size_t rows, size_t cols, uint8_t *dst)
+{
+#pragma omp parallel for schedule(static) if ((double)rows * (double)cols >= 0x1p22)
+    for (size_t g = 0; g < rows / 32; g++)
+        a4w4_scale_swizzle(src + g * 32 * cols, 32, cols, dst + g * 32 * cols);
+}
+
 /* The ASM layouts of d's row-major operands (contracts §3): the activation-scale shuffle with
  * d's fills, the weight preshuffle (of the needed rows only when the sample s is not full)
  * and the weight-scale swizzle, where the shape allows them. dense: every row exists (the
@@ -558,7 +569,7 @@ static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t
     if (a4w4_scale_swizzle_supported(2, d->N, nb)) {
         if (guarded_alloc(&d->w_scale_swizzled, d->N * nb))
             return -1;
-        a4w4_scale_swizzle(d->w_scale.data, d->N, nb, d->w_scale_swizzled.data);
+        swizzle_groups(d->w_scale.data, d->N, nb, d->w_scale_swizzled.data);
     }
     return 0;
 }

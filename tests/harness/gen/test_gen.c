@@ -244,6 +244,30 @@ Test(gen, refill_equals_a_whole_shuffle_with_the_new_fills)
     }
 }
 
+Test(gen, swizzled_weight_scales_equal_a_whole_swizzle)
+{
+    /* the swizzle is made 32-row group by group (on all cores from 2^22 scales): the bytes
+     * must be the whole contracts §3.2 swizzle's, below and above that size */
+    static const size_t shapes[][2] = {{64, 256}, {4096, 32768}};
+    for (size_t i = 0; i < 2; i++) {
+        a4w4_case c = tu_case("swz", 1, shapes[i][0], shapes[i][1], A4W4_REGIME_WIDE,
+                              A4W4_ROUND_UP, 31 + i);
+        a4w4_sample s;
+        cr_assert_eq(a4w4_sample_make(c.M, c.N, c.K, c.seed, c.name, 0, &s), 0);
+        a4w4_case_data d;
+        cr_assert_eq(a4w4_case_generate(&c, &s, &d), 0);
+        size_t nb = c.K / 32;
+        uint8_t *want = malloc(c.N * nb);
+        cr_assert(want && d.w_scale_swizzled.data);
+        cr_assert_eq(a4w4_scale_swizzle(d.w_scale.data, c.N, nb, want), A4W4_OK);
+        cr_expect_eq(memcmp(d.w_scale_swizzled.data, want, c.N * nb), 0, "N %zu K %zu", c.N,
+                     c.K);
+        free(want);
+        a4w4_case_data_free(&d);
+        a4w4_sample_free(&s);
+    }
+}
+
 /* 1 when every A4W4_SAMPLE_TILE-tile of an axis of length len has an index in v[0..n). */
 static int every_tile(const size_t *v, size_t n, size_t len)
 {
