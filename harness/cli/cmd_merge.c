@@ -98,7 +98,7 @@ static int contracts_differ(const cJSON *ref, const cJSON *h, const char *path,
 static int admit_header(merge_state *m, const cJSON *h, const char *path, const char *first)
 {
     a4w4_opt_shard sh = {0, 0};
-    char why[160];
+    char why[400];
     if (a4w4_opt_cb_shard(NULL, &sh, hstr(h, "shard"), why, sizeof why)) {
         a4w4_errorf("merge: %s: header has no valid shard i/n", path);
         return A4W4_EXIT_BADINPUT;
@@ -128,6 +128,11 @@ static int admit_header(merge_state *m, const cJSON *h, const char *path, const 
     }
     if (contracts_differ(m->ref, h, path, first))
         return A4W4_EXIT_BADINPUT;
+    if (a4w4_header_files_differ(m->ref, h, why, sizeof why)) {
+        a4w4_errorf("merge: %s and %s: %s (shards must judge the same build)", first, path,
+                    why);
+        return A4W4_EXIT_BADINPUT;
+    }
     if (m->seen[si]) {
         a4w4_errorf("merge: shard %u/%u given twice (%s)", si, sn, path);
         return A4W4_EXIT_BADINPUT;
