@@ -31,7 +31,7 @@
  *                                           0, NULL, my_gemm, NULL};
  *     A4W4_PLUGIN_EXPORT const a4w4_plugin_info *a4w4_plugin_query(void) { return &info; }
  *
- * Build: cc -shared -fPIC -O2 -Iharness my.c -o libmy.so (tests/plugins/ref_plugin.c is a
+ * Build: cc -shared -fPIC -O2 -Iharness/backends my.c -o libmy.so (tests/plugins/ref_plugin.c is a
  * complete example: an independent ordered(1) GEMM on the row-major operands).
  *
  * ---- Formats (contracts §1) -------------------------------------------------------------------
