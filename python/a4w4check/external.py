@@ -209,7 +209,11 @@ def _run_case(kern: kernels.Kernel, path: str, device: str) -> tuple[dict[str, s
     """(the operand bundle's metadata, y as uint16 bf16 bits) of one case."""
     b = _operands(path, device)
     M, N, K = b.dims()
-    return b.meta, kernels.y_bits(kern.run(b.tensors, (M, N, K), device), M, N)
+    y, wrote = kernels.run_watched(kern, b.tensors, (M, N, K), device)
+    if wrote:
+        raise ValueError(f"the kernel wrote into its input {', '.join(wrote)} (operands are "
+                         "read-only: docs/backends.md)")
+    return b.meta, kernels.y_bits(y, M, N)
 
 
 def _repeat_first(kern: kernels.Kernel, paths: dict[str, str], out: str, device: str,

@@ -286,6 +286,15 @@ def _inputs(kern: kernels.Kernel, ops: Operands, device: str) -> dict[str, Any]:
     return {n: torch.from_numpy(a).to(device) for n, a in ops.tensors.items()}
 
 
+def _wrote_into(out: Verdict, wrote: list[str]) -> None:
+    """out made a fail: the kernel wrote into its inputs wrote (docs/backends.md, "What every
+    backend call goes through": an operand is read-only, a write into one fails the case)."""
+    why = f"the kernel wrote into its input {', '.join(wrote)}"
+    out.verdict = "fail"
+    out.note = f"{why}; {out.note}" if out.note else why
+    out.line = f"FAIL {out.case.name}: {why} (outputs: {out.line})"
+
+
 def as_case(case: Union[Case, tuple[int, int, int]], regime: str = "normal", seed: int = 0,
             name: Optional[str] = None) -> Case:
     """A Case from a Case or an (M, N, K) tuple (named "m<M>_n<N>_k<K>_<regime>")."""
@@ -312,8 +321,9 @@ def judge_case(kernel: KernelLike, case: Union[Case, tuple[int, int, int]], *,
         problem = kernels.check_runner(kern, ops.tensors.keys())
         if problem:
             raise JudgeError(problem)
-        y = kernels.y_bits(kern.run(_inputs(kern, ops, dev), (case.M, case.N, case.K), dev),
-                           case.M, case.N)
+        y, wrote = kernels.run_watched(kern, _inputs(kern, ops, dev),
+                                       (case.M, case.N, case.K), dev)
+        y = kernels.y_bits(y, case.M, case.N)
         y = np.ascontiguousarray(y, dtype=np.uint16)  # no copy when it is so already
         v, err = _Verdict(), ctypes.create_string_buffer(512)
         lib = ops._lib
@@ -321,6 +331,8 @@ def judge_case(kernel: KernelLike, case: Union[Case, tuple[int, int, int]], *,
                                ctypes.byref(v), err, len(err)):
             raise JudgeError(err.value.decode())
         out = _verdict(case, v)
+        if wrote:  # the library judged its own copy of the operands: the call still fails
+            _wrote_into(out, wrote)
         if not out.passed and save_dir:
             path = ctypes.create_string_buffer(4096)
             if lib.a4w4check_save_failing(ops.handle, y.ctypes.data, y.size, ctypes.byref(opts),

@@ -111,6 +111,12 @@ def nocontract(**t):
 
 def wrong_dtype(a_fp4, w_fp4, **rest):
     return torch.zeros((a_fp4.shape[0], w_fp4.shape[0]))
+
+def writes_w_scale(a_fp4, a_scale, w_fp4, w_scale, **rest):
+    y = gemm(a_fp4, a_scale, w_fp4, w_scale)
+    w_scale[0, 0] = 0  # right outputs, a weight scale changed for the next call
+    return y
+writes_w_scale.a4w4_contract = "ordered(1)"
 '''
 
 
@@ -147,6 +153,17 @@ def test_a_wrong_y_is_a_failed_case(opsdir, tmp_path, user_module):
     assert run(d, tmp_path, f"{user_module}:wrong_dtype", "--contract", "exact") == 1
     m = outputs(tmp_path)[0]
     assert m["cases"] == [] and all("torch.bfloat16" in r for r in m["failed"].values())
+
+
+def test_a_kernel_writing_into_an_operand_is_a_failed_case(opsdir, tmp_path, user_module):
+    # its outputs are right (the library judges operands it generated itself): the write
+    # alone fails the case, as a plugin's does (before: every case written, none failed)
+    d, _ = opsdir
+    assert run(d, tmp_path, f"{user_module}:writes_w_scale", "--device", "cpu") == 1
+    m = outputs(tmp_path)[0]
+    assert m["cases"] == [] and set(m["failed"]) == {n for n, *_ in CASES}
+    assert m["failed"]["one"] == ("ValueError: the kernel wrote into its input w_scale "
+                                  "(operands are read-only: docs/backends.md)")
 
 
 def one_error_line(capsys):

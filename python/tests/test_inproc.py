@@ -132,6 +132,24 @@ def test_bad_contract_and_output_shape():
                         contract="exact")
 
 
+def test_a_kernel_writing_into_an_operand_fails(tmp_path):
+    # right outputs, but a_fp4 (numpy, the kernel's own copy) zeroed after computing them:
+    # fail, the note naming the operand, as a plugin's write into an operand fails its case
+    # (before: PASS)
+    def zeroes_a(a_fp4, a_scale, w_fp4, w_scale, **rest):
+        y = my_kernel.gemm(a_fp4, a_scale, w_fp4, w_scale)
+        a_fp4[...] = 0
+        return y
+    zeroes_a.a4w4_contract = "ordered(1)"
+    v = a4w4check.judge(zeroes_a, 4, 32, 256)
+    assert v.verdict == "fail" and not v.passed, v.line
+    assert v.note.startswith("the kernel wrote into its input a_fp4"), v.note
+    assert v.line.startswith("FAIL m4_n32_k256_normal: the kernel wrote into its input a_fp4")
+    with pytest.raises(AssertionError, match="wrote into its input a_fp4"):
+        a4w4check.assert_bitexact(zeroes_a, (4, 32, 256), save_dir=str(tmp_path / "f"))
+    assert a4w4check.judge(my_kernel.gemm, 4, 32, 256).passed  # reading them is no write
+
+
 def test_missing_library_is_one_line():
     code = "import a4w4check; a4w4check.judge(lambda **o: None, 1, 32, 32)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
