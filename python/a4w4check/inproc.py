@@ -26,6 +26,7 @@ build it.
 from __future__ import annotations
 
 import ctypes
+import operator
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
@@ -295,12 +296,27 @@ def _wrote_into(out: Verdict, wrote: list[str]) -> None:
     out.line = f"FAIL {out.case.name}: {why} (outputs: {out.line})"
 
 
+def _check_dims(case: Case) -> None:
+    """JudgeError unless case's M, N, K are integers >= 1 (the library takes them unsigned: a
+    negative one would reach it wrapped around, a float cut)."""
+    try:
+        dims = [operator.index(d) for d in (case.M, case.N, case.K)]
+    except TypeError:
+        dims = []
+    if len(dims) != 3 or min(dims) < 1:
+        raise JudgeError(f"case {case.name}: M={case.M} N={case.N} K={case.K}: M, N and K must "
+                         "be integers >= 1")
+
+
 def as_case(case: Union[Case, tuple[int, int, int]], regime: str = "normal", seed: int = 0,
             name: Optional[str] = None) -> Case:
     """A Case from a Case or an (M, N, K) tuple (named "m<M>_n<N>_k<K>_<regime>")."""
     if isinstance(case, Case):
         return case
-    M, N, K = (int(d) for d in case)
+    try:
+        M, N, K = (operator.index(d) for d in case)  # 4.5 refused, never cut to 4
+    except TypeError:
+        raise JudgeError(f"shape {tuple(case)!r}: M, N and K must be integers") from None
     return Case(name or f"m{M}_n{N}_k{K}_{regime.replace(':', '-')}", M, N, K, regime, seed)
 
 
@@ -313,6 +329,7 @@ def judge_case(kernel: KernelLike, case: Union[Case, tuple[int, int, int]], *,
     its a4w4_e8m0_code0; None judges under both). A failing (or otherwise not passing) case
     with save_dir is saved there and its rerun commands set."""
     case = as_case(case)
+    _check_dims(case)
     kern = _kernel(kernel)
     dev = _device(kern, device)
     opts = _opts(contract or kern.contract, e8m0_code0 or kern.e8m0_code0, kern.name)

@@ -328,3 +328,27 @@ def test_cases_parametrises_the_selected_cases(monkeypatch):
     assert len(chosen) < len(casesets.load("edge"))
     monkeypatch.setenv("A4W4CHECK_SET", "dsv3-layers")
     assert len(casesets.cases("premerge").mark.args[1]) == 30
+
+
+def test_cases_over_no_case_and_shapes_not_integers_are_refused(monkeypatch, tmp_path):
+    # before: cases([]) and a select= keeping none made a test pytest skips (a green run that
+    # judged nothing); judge(4.5, ...) judged M 4, judge(4, 32, -64) named K 2^64 - 64
+    monkeypatch.delenv("A4W4CHECK_SET", raising=False)
+    with pytest.raises(ValueError, match=r"^a4w4check.cases: \[\] selects no case$"):
+        casesets.cases([])
+    with pytest.raises(ValueError, match=r"'edge' selects no case \(select= kept none\)"):
+        casesets.cases("edge", select=lambda c: False)
+    empty = tmp_path / "none.csv"
+    empty.write_text("name,M,N,K,regime,seed,tags\n# only a comment\n")
+    monkeypatch.setenv("A4W4CHECK_SET", str(empty))
+    with pytest.raises(ValueError, match="selects no case"):
+        casesets.cases("edge")
+    monkeypatch.delenv("A4W4CHECK_SET")
+    with pytest.raises(ValueError, match=r"shape \(4\.5, 32, 64\): M, N and K must be integers"):
+        casesets.cases([(4.5, 32, 64)])
+    with pytest.raises(a4w4check.JudgeError, match="M, N and K must be integers"):
+        a4w4check.judge(my_kernel.gemm, 4.5, 32, 64)
+    with pytest.raises(a4w4check.JudgeError, match="K=-64: M, N and K must be integers >= 1"):
+        a4w4check.judge(my_kernel.gemm, 4, 32, -64)
+    with pytest.raises(a4w4check.JudgeError, match="M=0 N=32 K=64: M, N and K must be"):
+        a4w4check.judge_case(my_kernel.gemm, a4w4check.Case("z", 0, 32, 64))
