@@ -640,6 +640,7 @@ const a4w4_backend_type a4w4_backend_plugin = {
     .what = "a shared library exporting the a4w4 plugin ABI (harness/backends/a4w4_plugin.h), e.g. AITER's gemm_a4w4",
     .contract = "ordered(1)",
     .needs_arg = 1,
+    .arg_is_library = 1,
     .thread_safe = 1, /* plugin_run serializes the calls into one instance itself (ABI "Threading") */
     .prepare = plugin_prepare,
     .code0 = plugin_code0,

@@ -126,17 +126,19 @@ static void header_budget(cJSON *header, const a4w4_run_plan *p, const a4w4_run_
     cJSON_AddStringToObject(header, "judge", p->dev ? p->dev->describe(p->dev->self) : "host");
 }
 
-/* "backend_files": each plugin: backend's library, FNV-1a 64 of its bytes, so that --resume
- * and merge refuse results of another build of the library under the same name (part of the
- * identity, harness/io/stream.c). Left out when no backend is a plugin. */
+/* "backend_files": the library of each backend whose type runs one (arg_is_library: a
+ * plugin), FNV-1a 64 of its bytes, so that --resume and merge refuse results of another build
+ * of the library under the same name (part of the identity, harness/io/stream.c). Left out
+ * when no backend runs a library. */
 static void header_backend_files(cJSON *header, const a4w4_run_plan *p)
 {
     cJSON *files = NULL;
     for (size_t i = 0; i < p->nb; i++) {
-        if (strncmp(p->bk[i].name, "plugin:", 7))
+        const char *arg = strchr(p->bk[i].name, ':');
+        if (!p->bk[i].type || !p->bk[i].type->arg_is_library || !arg)
             continue;
         char h[20];
-        a4w4_file_fnv1a64(p->bk[i].name + 7, h);
+        a4w4_file_fnv1a64(arg + 1, h);
         if (!files)
             files = cJSON_AddObjectToObject(header, "backend_files");
         cJSON_AddStringToObject(files, p->bk[i].name, h);
