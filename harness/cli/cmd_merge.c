@@ -10,6 +10,7 @@
 
 #include "a4w4_reports.h"
 #include "a4w4check.h"
+#include "fsutil.h"
 #include "ledger.h"
 #include "repro.h"
 #include "options.h"
@@ -280,10 +281,19 @@ static int write_merged(merge_state *m, const char *out, const char *known)
     if (krc)
         return krc;
     a4w4_doc_verdict v = a4w4_results_judge(m->merged, &c);
-    if (a4w4_mkdir_p(out, err, sizeof err) || a4w4_results_write(m->merged, out, err, sizeof err)) {
+    int lock = -1; /* a run writing into out (its shard, say) would overwrite the merge */
+    a4w4_hstatus ls = a4w4_mkdir_p(out, err, sizeof err) ? A4W4_ST_IO
+                      : a4w4_dir_lock(out, "a4w4check merge", &lock, err, sizeof err);
+    if (ls == A4W4_ST_BADINPUT) {
+        a4w4_errorf("merge: --out %s", err);
+        return A4W4_EXIT_BADINPUT;
+    }
+    if (ls || a4w4_results_write(m->merged, out, err, sizeof err)) {
+        a4w4_dir_unlock(lock);
         a4w4_errorf("merge: %s", err);
         return A4W4_EXIT_IO;
     }
+    a4w4_dir_unlock(lock);
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(m->merged, "counts");
     unsigned nseen = 0;
     for (unsigned s = 1; s <= m->n_expected; s++)
