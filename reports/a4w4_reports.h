@@ -57,7 +57,10 @@ int a4w4_entries_contradiction(const cJSON *cases, const char *schema, const cha
 
 /* a4w4_entries_contradiction over doc's "cases", and a recorded verdict PASS over an entry
  * that failed, was skipped or is ambiguous, or over counts that deny it (fail, skip or
- * ambiguous > 0, recorded_items != expected_items, a backend unchecked). 0, or -1 with one
+ * ambiguous > 0, recorded_items != expected_items, a backend unchecked); in a run's
+ * document (one with call_sequence: run, merge), an item with two entries of one backend or
+ * an entry of a backend not in "backends", and under PASS a case item without one entry per
+ * backend of "backends" (docs/cli/report.md). 0, or -1 with one
  * line in err. Documents are checked once where they are loaded (a4w4_results_parse; the
  * results stream's reader in harness/io/stream.c), so merge, compare and report refuse a
  * contradictory document (exit 2) instead of passing it on. */

@@ -178,6 +178,74 @@ static int counts_denied(const cJSON *doc, char *why, size_t len)
     return 0;
 }
 
+/* 1 when the string s is listed in list. */
+static int named(const cJSON *list, const char *s)
+{
+    const cJSON *x;
+    cJSON_ArrayForEach(x, list) if (cJSON_IsString(x) && !strcmp(x->valuestring, s)) return 1;
+    return 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    int c = strcmp(jstr(x, "name"), jstr(y, "name"));
+    return c ? c : strcmp(jstr(x, "backend"), jstr(y, "backend"));
+}
+
+/* A run's item (a case, not golden/ or capture/ nor a call sequence) whose entries are the
+ * run's backends, one each: 1 when name is such an item's. */
+static int plain_case(const char *name)
+{
+    return strncmp(name, "golden/", 7) && strncmp(name, "capture/", 8) &&
+           !is_call_sequence(name);
+}
+
+/* A run document (run, merge: its header's call_sequence) whose entries break its items: an
+ * item with two entries of one backend, an entry of a backend the run did not select, or,
+ * under a PASS, a case item without the entry of a backend in "backends" (entries removed;
+ * `run` records one per backend of every case: docs/cli/run.md). why gets the phrase; 0 when none. -1 out of memory (not judged). */
+static int items_broken(const cJSON *doc, char *why, size_t len)
+{
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases"), *e;
+    const cJSON *bl = cJSON_GetObjectItemCaseSensitive(doc, "backends");
+    size_t n = 0, nb = (size_t)cJSON_GetArraySize(bl), run = 0;
+    if (!cJSON_GetObjectItemCaseSensitive(doc, "call_sequence"))
+        return 0;
+    const cJSON **v = malloc(((size_t)cJSON_GetArraySize(cases) + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    cJSON_ArrayForEach(e, cases) if (!is_call_sequence(jstr(e, "name"))) v[n++] = e;
+    qsort(v, n, sizeof *v, cmp_entry);
+    int pass = !strcmp(jstr(doc, "verdict"), "PASS"), bad = 0;
+    char nm[80], be[80];
+    for (size_t i = 0; i < n && !bad; i++) {
+        int same = i && !strcmp(jstr(v[i], "name"), jstr(v[i - 1], "name"));
+        if (same && !strcmp(jstr(v[i], "backend"), jstr(v[i - 1], "backend"))) {
+            snprintf(why, len, "two entries of case %s on %s",
+                     quote_text(jstr(v[i], "name"), nm, sizeof nm),
+                     quote_text(jstr(v[i], "backend"), be, sizeof be));
+            bad = 1;
+        }
+        if (!bad && strncmp(jstr(v[i], "name"), "capture/", 8) &&
+            !named(bl, jstr(v[i], "backend"))) {
+            snprintf(why, len, "an entry of case %s on %s, no backend of the run",
+                     quote_text(jstr(v[i], "name"), nm, sizeof nm),
+                     quote_text(jstr(v[i], "backend"), be, sizeof be));
+            bad = 1;
+        }
+        run = same ? run + 1 : 1;
+        int last = i + 1 == n || strcmp(jstr(v[i], "name"), jstr(v[i + 1], "name"));
+        if (!bad && pass && last && plain_case(jstr(v[i], "name")) && run != nb) {
+            snprintf(why, len, "verdict PASS over case %s with %zu of the %zu entries of its "
+                     "backends", quote_text(jstr(v[i], "name"), nm, sizeof nm), run, nb);
+            bad = 1;
+        }
+    }
+    free(v);
+    return bad;
+}
+
 int a4w4_results_contradiction(const cJSON *doc, const char *name, char *err, size_t errlen)
 {
     if (a4w4_entries_contradiction(cJSON_GetObjectItemCaseSensitive(doc, "cases"),
@@ -185,7 +253,7 @@ int a4w4_results_contradiction(const cJSON *doc, const char *name, char *err, si
         return -1;
     char why[300];
     if ((!strcmp(jstr(doc, "verdict"), "PASS") && pass_over(doc, why, sizeof why)) ||
-        counts_denied(doc, why, sizeof why)) {
+        counts_denied(doc, why, sizeof why) || items_broken(doc, why, sizeof why) > 0) {
         snprintf(err, errlen, "%s: records %s: the document contradicts itself (an edited or "
                  "corrupted document); refused", name ? name : "results", why);
         return -1;

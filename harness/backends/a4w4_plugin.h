@@ -31,7 +31,7 @@
  *                                           0, NULL, my_gemm, NULL};
  *     A4W4_PLUGIN_EXPORT const a4w4_plugin_info *a4w4_plugin_query(void) { return &info; }
  *
- * Build: cc -shared -fPIC -O2 -Iharness my.c -o libmy.so (tests/plugins/ref_plugin.c is a
+ * Build: cc -shared -fPIC -O2 -Iharness/backends my.c -o libmy.so (tests/plugins/ref_plugin.c is a
  * complete example: an independent ordered(1) GEMM on the row-major operands).
  *
  * ---- Formats (contracts §1) -------------------------------------------------------------------
@@ -87,7 +87,8 @@
  * failure): msg says what failed; the case is reported as an error.  init returns 0 or a
  * negative value with msg (the backend then fails to open).
  * msg is a buffer of msglen bytes (msglen >= 1) holding "" on entry; write one line, NUL
- * terminated, no newline (snprintf(msg, msglen, ...)).
+ * terminated, no newline (snprintf(msg, msglen, ...)). The harness shows every byte of it (and
+ * of the plugin's name) outside printable ASCII as \xNN, in its messages and documents.
  *
  * ---- Ownership and lifetime ---------------------------------------------------------------
  * Every pointer in a4w4_plugin_gemm_args belongs to the harness and is valid only for the

@@ -154,15 +154,18 @@ static plugin_ctx *plugin_instance(const char *arg, void *h, const a4w4_plugin_i
     c->info = info;
     c->isolated = isolated;
     const char *base = strrchr(arg, '/');
-    snprintf(c->name, sizeof c->name, "%s", info->name && *info->name ? info->name
-                                                                      : base ? base + 1 : arg);
+    /* the plugin's own text, quoted: a name or message with a line break or a byte that is
+     * no printable ASCII would otherwise reach the one-line errors and results.json (whose
+     * strings must be UTF-8) as it is */
+    a4w4_quote_ascii(info->name && *info->name ? info->name : base ? base + 1 : arg, c->name,
+                     sizeof c->name);
     if (info->init && !isolated) {
         char msg[256] = "", shown[256];
         int rc = info->init(&c->state, msg, sizeof msg);
         msg[sizeof msg - 1] = '\0'; /* a plugin that breaks the ABI's message rule */
         if (rc != 0) {
             snprintf(err, errlen, "plugin %s: init failed (%d): %s", arg, rc,
-                     *msg ? a4w4_quote(msg, shown, sizeof shown) : "no message");
+                     *msg ? a4w4_quote_ascii(msg, shown, sizeof shown) : "no message");
             pthread_mutex_destroy(&c->lock);
             free(c);
             dlclose(h);
@@ -231,8 +234,9 @@ static int probe_child(void *v)
         int rc = info->init(&state, m, sizeof m);
         if (rc != 0) {
             m[sizeof m - 1] = '\0';
+            char shown[256];
             snprintf(j->r->msg, sizeof j->r->msg, "plugin %s: init failed (%d): %s", j->arg, rc,
-                     *m ? m : "no message");
+                     *m ? a4w4_quote_ascii(m, shown, sizeof shown) : "no message");
             return 0;
         }
         if (info->fini)
@@ -377,14 +381,15 @@ static int gemm_isolated(plugin_ctx *c, a4w4_plugin_gemm_args *g, const a4w4_run
     g->msg = r->msg;
     g->msglen = sizeof r->msg;
     gemm_job j = {c->info, g, r, a, live, live + span, span};
-    char why[160];
+    char why[160], shown[512];
     double t = a4w4_plugin_timeout(g->nrows, g->ncols, g->K);
     a4w4_iso_status st = a4w4_isolate_run(gemm_child, &j, t, why, sizeof why);
     int rc = A4W4_OK;
     r->msg[sizeof r->msg - 1] = '\0';
     if (st == A4W4_ISO_OK && r->stage == 0) {
         snprintf(a->why, a->whylen, "plugin %s: init failed (%d) in the case's child: %s",
-                 c->name, r->rc, *r->msg ? r->msg : "no message");
+                 c->name, r->rc, *r->msg ? a4w4_quote_ascii(r->msg, shown, sizeof shown)
+                                         : "no message");
         rc = A4W4_EINVAL;
     } else if (st == A4W4_ISO_OK && r->stage == 1) {
         snprintf(a->why, a->whylen, "plugin %s crashed: its child exited 0 inside gemm "
@@ -429,10 +434,12 @@ static void plugin_args(const a4w4_run_args *a, a4w4_plugin_gemm_args *g)
 }
 
 /* The harness status of the plugin's gemm return rc with message msg (a->why set). */
-static int plugin_status(const plugin_ctx *c, int rc, const char *msg, const a4w4_run_args *a)
+static int plugin_status(const plugin_ctx *c, int rc, const char *raw, const a4w4_run_args *a)
 {
     if (rc == A4W4_PLUGIN_OK)
         return A4W4_OK;
+    char shown[512];
+    const char *msg = *raw ? a4w4_quote_ascii(raw, shown, sizeof shown) : "";
     if (rc == A4W4_PLUGIN_NOT_APPLICABLE) {
         snprintf(a->why, a->whylen, "%s", *msg ? msg : "the plugin says not applicable (no reason given)");
         return A4W4_EUNSUPPORTED;
@@ -569,8 +576,10 @@ static int seq_isolated(plugin_ctx *c, const a4w4_run_args *calls, size_t n,
                      r->stage == 0 ? " (in init)" : "");
             rcs[i] = st == A4W4_ISO_TIMEOUT ? A4W4_RUN_TIMEOUT : A4W4_RUN_CRASHED;
         } else if ((int)i == r->done && r->stage == 0) {
+            char shown[512];
             snprintf(a->why, a->whylen, "plugin %s: init failed (%d) in the sequence's child: "
-                     "%s", c->name, r->init_rc, *r->msg ? r->msg : "no message");
+                     "%s", c->name, r->init_rc,
+                     *r->msg ? a4w4_quote_ascii(r->msg, shown, sizeof shown) : "no message");
             rcs[i] = A4W4_EINVAL;
         } else {
             snprintf(a->why, a->whylen, "not called: an earlier call of the sequence ended it");
@@ -631,6 +640,7 @@ const a4w4_backend_type a4w4_backend_plugin = {
     .what = "a shared library exporting the a4w4 plugin ABI (harness/backends/a4w4_plugin.h), e.g. AITER's gemm_a4w4",
     .contract = "ordered(1)",
     .needs_arg = 1,
+    .arg_is_library = 1,
     .thread_safe = 1, /* plugin_run serializes the calls into one instance itself (ABI "Threading") */
     .prepare = plugin_prepare,
     .code0 = plugin_code0,

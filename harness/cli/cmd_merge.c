@@ -10,6 +10,7 @@
 
 #include "a4w4_reports.h"
 #include "a4w4check.h"
+#include "fsutil.h"
 #include "ledger.h"
 #include "repro.h"
 #include "options.h"
@@ -98,7 +99,7 @@ static int contracts_differ(const cJSON *ref, const cJSON *h, const char *path,
 static int admit_header(merge_state *m, const cJSON *h, const char *path, const char *first)
 {
     a4w4_opt_shard sh = {0, 0};
-    char why[160];
+    char why[400];
     if (a4w4_opt_cb_shard(NULL, &sh, hstr(h, "shard"), why, sizeof why)) {
         a4w4_errorf("merge: %s: header has no valid shard i/n", path);
         return A4W4_EXIT_BADINPUT;
@@ -128,6 +129,11 @@ static int admit_header(merge_state *m, const cJSON *h, const char *path, const 
     }
     if (contracts_differ(m->ref, h, path, first))
         return A4W4_EXIT_BADINPUT;
+    if (a4w4_header_files_differ(m->ref, h, why, sizeof why)) {
+        a4w4_errorf("merge: %s and %s: %s (shards must judge the same build)", first, path,
+                    why);
+        return A4W4_EXIT_BADINPUT;
+    }
     if (m->seen[si]) {
         a4w4_errorf("merge: shard %u/%u given twice (%s)", si, sn, path);
         return A4W4_EXIT_BADINPUT;
@@ -275,10 +281,19 @@ static int write_merged(merge_state *m, const char *out, const char *known)
     if (krc)
         return krc;
     a4w4_doc_verdict v = a4w4_results_judge(m->merged, &c);
-    if (a4w4_mkdir_p(out, err, sizeof err) || a4w4_results_write(m->merged, out, err, sizeof err)) {
+    int lock = -1; /* a run writing into out (its shard, say) would overwrite the merge */
+    a4w4_hstatus ls = a4w4_mkdir_p(out, err, sizeof err) ? A4W4_ST_IO
+                      : a4w4_dir_lock(out, "a4w4check merge", &lock, err, sizeof err);
+    if (ls == A4W4_ST_BADINPUT) {
+        a4w4_errorf("merge: --out %s", err);
+        return A4W4_EXIT_BADINPUT;
+    }
+    if (ls || a4w4_results_write(m->merged, out, err, sizeof err)) {
+        a4w4_dir_unlock(lock);
         a4w4_errorf("merge: %s", err);
         return A4W4_EXIT_IO;
     }
+    a4w4_dir_unlock(lock);
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(m->merged, "counts");
     unsigned nseen = 0;
     for (unsigned s = 1; s <= m->n_expected; s++)

@@ -126,6 +126,25 @@ static void header_budget(cJSON *header, const a4w4_run_plan *p, const a4w4_run_
     cJSON_AddStringToObject(header, "judge", p->dev ? p->dev->describe(p->dev->self) : "host");
 }
 
+/* "backend_files": the library of each backend whose type runs one (arg_is_library: a
+ * plugin), FNV-1a 64 of its bytes, so that --resume and merge refuse results of another build
+ * of the library under the same name (part of the identity, harness/io/stream.c). Left out
+ * when no backend runs a library. */
+static void header_backend_files(cJSON *header, const a4w4_run_plan *p)
+{
+    cJSON *files = NULL;
+    for (size_t i = 0; i < p->nb; i++) {
+        const char *arg = strchr(p->bk[i].name, ':');
+        if (!p->bk[i].type || !p->bk[i].type->arg_is_library || !arg)
+            continue;
+        char h[20];
+        a4w4_file_fnv1a64(arg + 1, h);
+        if (!files)
+            files = cJSON_AddObjectToObject(header, "backend_files");
+        cJSON_AddStringToObject(files, p->bk[i].name, h);
+    }
+}
+
 cJSON *a4w4_run_header(const a4w4_run_plan *p, const a4w4_run_settings *s,
                        void (*contracts)(cJSON *header, const a4w4_backend *bk, size_t n))
 {
@@ -151,6 +170,7 @@ cJSON *a4w4_run_header(const a4w4_run_plan *p, const a4w4_run_settings *s,
     contracts(header, p->bk, p->nb);
     for (size_t i = 0; i < p->nb; i++)
         cJSON_AddItemToArray(bl, cJSON_CreateString(p->bk[i].name));
+    header_backend_files(header, p);
     if (s->upstream_version)
         cJSON_AddStringToObject(header, "upstream_version", s->upstream_version);
     cJSON_AddNumberToObject(header, "matrix_items", (double)p->total_items);

@@ -92,7 +92,8 @@ int a4w4_run_item_names(const a4w4_run_plan *p, char (**store)[160], const char 
 
 /* The run's identity, the header of results.jsonl (schema A4W4_RESULTS_SCHEMA): tool, set,
  * cases file, matrix hash, shard, full, budget_seconds, e8m0_code0, backends, the contracts
- * (added by contracts(), the caller's), upstream_version, item counts, the budget record, the
+ * (added by contracts(), the caller's), backend_files (each plugin library's FNV-1a 64),
+ * upstream_version, item counts, the budget record, the
  * judge, the environment. NULL when out of memory. */
 cJSON *a4w4_run_header(const a4w4_run_plan *p, const a4w4_run_settings *s,
                        void (*contracts)(cJSON *header, const a4w4_backend *bk, size_t n));

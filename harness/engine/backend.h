@@ -100,6 +100,9 @@ typedef struct {
     const char *contract;
     int asm_layout;       /* reads the contracts §3 layouts: run the pad-dependence variants */
     int needs_arg;        /* 1: selected only explicitly, as "name:ARG" */
+    /* 1: ARG names the file whose bytes are the system under test (a plugin's library): a
+     * run records its FNV-1a 64 ("backend_files"), which --resume and merge hold to */
+    int arg_is_library;
     int gpu;              /* 1: needs a GPU (exit 3 when asked for without one) */
     /* 1: run / layouts / quantize may be entered from several threads at once (callers run
      * cases in parallel, hazards --jobs); 0 (the default of a type that does not say): the

@@ -197,6 +197,13 @@ static a4w4_hstatus parse_case(const where *w, char *const *field, const a4w4_ca
                  "'%s'", w->path, w->lineno, show(field[5]).s);
         return A4W4_ST_BADINPUT;
     }
+    for (const char *t = field[6]; *t; t++)
+        if (*t < 0x20 || *t > 0x7E) { /* a byte that is no UTF-8 would break results.json */
+            char q[160];
+            snprintf(w->err, w->errlen, "%s:%zu: column 7 (tags) '%s' may hold only printable "
+                     "ASCII", w->path, w->lineno, a4w4_quote_ascii(field[6], q, sizeof q));
+            return A4W4_ST_BADINPUT;
+        }
     snprintf(c->tags, sizeof c->tags, "%s", field[6]);
     for (size_t j = 0; j < nprior; j++)
         if (!strcmp(prior[j].name, c->name)) {

@@ -22,8 +22,7 @@ static const struct {
                       {"kernels", A4W4_KERNEL_TABLE_DEFAULT}};
 
 
-/* FNV-1a 64 of a file's bytes as 16 hex digits; "unreadable" when it cannot be read. */
-static void file_fnv(const char *path, char out[20])
+void a4w4_file_fnv1a64(const char *path, char out[20])
 {
     int not_regular;
     char err[64];
@@ -180,7 +179,7 @@ void a4w4_environment_json(cJSON *header)
     for (size_t i = 0; i < sizeof default_tables / sizeof default_tables[0]; i++) {
         char buf[4096], h[20];
         const char *p = a4w4_data_path(default_tables[i].rel, buf, sizeof buf);
-        file_fnv(p, h);
+        a4w4_file_fnv1a64(p, h);
         cJSON *t = cJSON_CreateObject();
         cJSON_AddStringToObject(t, "role", default_tables[i].role);
         cJSON_AddStringToObject(t, "path", default_tables[i].rel);

@@ -12,6 +12,12 @@
  * by default, with their FNV-1a 64 hashes. Replaces an existing "environment". */
 void a4w4_environment_json(cJSON *header);
 
+/* FNV-1a 64 of the bytes of the regular file at path, as 16 lowercase hex digits and a NUL
+ * in out (20 bytes); "unreadable" when it cannot be opened as a regular file (a FIFO is
+ * refused, never read). The hash of the AITER tables in "environment" and of a plugin
+ * library in a run header's "backend_files" (docs/cli/run.md, "Results, resume, shards"). */
+void a4w4_file_fnv1a64(const char *path, char out[20]);
+
 /* The commit of the checkout whose top level is the directory src (real paths compared):
  * writes its HEAD (7..64 lowercase hex digits) into out (outlen bytes, at least 65 for a
  * SHA-256 repository) and sets *dirty (when not NULL) to whether tracked files differ from

@@ -248,6 +248,30 @@ static int write_line(int fd, const char *s, size_t n)
     return 0;
 }
 
+int a4w4_header_files_differ(const cJSON *a, const cJSON *b, char *why, size_t len)
+{
+    const cJSON *fa = cJSON_GetObjectItemCaseSensitive(a, "backend_files");
+    const cJSON *fb = cJSON_GetObjectItemCaseSensitive(b, "backend_files"), *x;
+    if ((!fa && !fb) || (fa && fb && cJSON_Compare(fa, fb, 1)))
+        return 0;
+    for (int pass = 0; pass < 2; pass++) { /* a backend of either side, first a's then b's */
+        const cJSON *side = pass ? fb : fa;
+        cJSON_ArrayForEach(x, side) {
+            const cJSON *y = cJSON_GetObjectItemCaseSensitive(pass ? fa : fb, x->string);
+            const cJSON *ra = pass ? y : x, *rb = pass ? x : y;
+            if (y && cJSON_Compare(x, y, 1))
+                continue;
+            snprintf(why, len, "the library of %.200s differs (FNV-1a 64 %s, then %s): "
+                     "another build under the same name",
+                     x->string, cJSON_IsString(ra) ? ra->valuestring : "not recorded",
+                     cJSON_IsString(rb) ? rb->valuestring : "not recorded");
+            return 1;
+        }
+    }
+    snprintf(why, len, "'backend_files' differs");
+    return 1;
+}
+
 /* The recorded header of a resumed file against this run's: every identity field and the
  * shard must agree. */
 static a4w4_hstatus check_resumed_header(const char *path, const cJSON *h,
@@ -263,6 +287,12 @@ static a4w4_hstatus check_resumed_header(const char *path, const cJSON *h,
                      path, identity_fields[i]);
             return A4W4_ST_BADINPUT;
         }
+    }
+    char why[400];
+    if (h && a4w4_header_files_differ(h, header, why, sizeof why)) {
+        snprintf(err, errlen, "%s: --resume refused: %s; remove it or use a new --out", path,
+                 why);
+        return A4W4_ST_BADINPUT;
     }
     const cJSON *ha = cJSON_GetObjectItemCaseSensitive(h, "shard");
     const cJSON *hb = cJSON_GetObjectItemCaseSensitive(header, "shard");

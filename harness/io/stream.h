@@ -49,6 +49,14 @@ typedef struct {
     char first_dropped[512]; /* "<path> line 5 (case): why" for the first one, "" when none */
 } a4w4_stream_tally;
 
+/* Whether results headers a (recorded first) and b judged other builds of a plugin library:
+ * their "backend_files" (backend name -> FNV-1a 64 of the library's bytes, run_plan.c) differ.
+ * Both without the field (no plugin, or a document older than it): 0. Else 1 with why (len
+ * bytes) naming the first backend that differs and both hashes ("not recorded" for a side
+ * without it). --resume and merge refuse such headers (docs/cli/run.md, "Results, resume,
+ * shards"). */
+int a4w4_header_files_differ(const cJSON *a, const cJSON *b, char *why, size_t len);
+
 /* Open DIR/results.jsonl (a regular file only: a FIFO or device in its place is refused at
  * once). resume = 0: start it anew with header. resume = 1: keep the header and the complete
  * items of an existing file whose header matches (same matrix_hash, shard, backends,

@@ -28,6 +28,7 @@ The case files are found at $A4W4CHECK_CASES, in the package (a4w4check/cases, w
 from __future__ import annotations
 
 import csv
+import operator
 import os
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
@@ -68,7 +69,10 @@ def shapes_cases(shapes: Iterable[Sequence[int]], prefix: str = "layer",
     out: list[Case] = []
     seen: set[tuple[int, int, int]] = set()
     for s in shapes:
-        M, N, K = (int(d) for d in s[:3])
+        try:
+            M, N, K = (operator.index(d) for d in s[:3])  # 4.5 refused, never cut to 4
+        except TypeError:
+            raise ValueError(f"shape {tuple(s)!r}: M, N and K must be integers") from None
         if (M, N, K) not in seen:
             seen.add((M, N, K))
             out.append(Case(f"{prefix}_m{M}_n{N}_k{K}", M, N, K, regime, seed))
@@ -98,9 +102,13 @@ def cases(which: Union[str, Iterable[Sequence[int]]], regime: str = "normal",
     """pytest.mark.parametrize("case", ...) over load(which) (those select keeps), one test
     per case, its id the case name. $A4W4CHECK_SET, when set, replaces which (a set name or
     case file) in every such test: `A4W4CHECK_SET=premerge-quick pytest ...` is the quick
-    pre-merge run."""
+    pre-merge run. ValueError when no case is chosen (pytest would skip the test, judging
+    nothing) or a shape is not three integers."""
     import pytest
     which = os.environ.get("A4W4CHECK_SET") or which
     chosen = [c for c in load(which, regime) if select is None or select(c)]
+    if not chosen:  # pytest would skip the test: a green run that judged nothing
+        raise ValueError(f"a4w4check.cases: {which!r} selects no case"
+                         + (" (select= kept none)" if select is not None else ""))
     mark: Callable[[F], F] = pytest.mark.parametrize("case", chosen, ids=[c.name for c in chosen])
     return mark

@@ -4,7 +4,11 @@
 Runs a GEMM kernel (a4w4check.kernels) on every case of an operand directory (DIR/manifest.json,
 a4w4-operands/1) and writes one output bundle per case (OUT/<case>.safetensors, a4w4-output/1),
 OUT/manifest.json (a4w4-outputs/1, with the cases written and those that failed) and
-OUT/contract.txt. The C harness judges them: `a4w4check run --backend bundle:OUT`. The
+OUT/contract.txt. The C harness judges them: `a4w4check run --backend bundle:OUT`. OUT holds
+one run of one kernel: before the first case runs, an earlier run's manifest.json,
+contract.txt and outputs of these cases are removed, so a run cut short leaves no manifest
+and no earlier output beside its own (`run` then skips the cases it did not reach:
+INCOMPLETE). The
 manifest records the reading of E8M0 scale code 0 the kernel declares (--e8m0-code0, or the
 kernel's own; contracts §1) as "e8m0_code0": the harness judges cases holding code 0 under it,
 and an undeclared kernel's under both readings (a match of one only is ambiguous).
@@ -42,7 +46,7 @@ import argparse
 import os
 import sys
 import time
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 PROG = "a4w4check.external"
 
@@ -209,7 +213,11 @@ def _run_case(kern: kernels.Kernel, path: str, device: str) -> tuple[dict[str, s
     """(the operand bundle's metadata, y as uint16 bf16 bits) of one case."""
     b = _operands(path, device)
     M, N, K = b.dims()
-    return b.meta, kernels.y_bits(kern.run(b.tensors, (M, N, K), device), M, N)
+    y, wrote = kernels.run_watched(kern, b.tensors, (M, N, K), device)
+    if wrote:
+        raise ValueError(f"the kernel wrote into its input {', '.join(wrote)} (operands are "
+                         "read-only: docs/backends.md)")
+    return b.meta, kernels.y_bits(y, M, N)
 
 
 def _repeat_first(kern: kernels.Kernel, paths: dict[str, str], out: str, device: str,
@@ -238,6 +246,20 @@ def _repeat_first(kern: kernels.Kernel, paths: dict[str, str], out: str, device:
         os.remove(os.path.join(out, bundle.file_name(name)))
 
 
+def _clear_earlier(out: str, names: Iterable[str]) -> None:
+    """An earlier run's manifest, contract.txt and outputs of these cases removed from out
+    before any case runs: OUT is one run of one kernel (docs/backends.md), so a run cut short
+    (killed, out of memory) leaves no manifest and none of the earlier run's outputs beside
+    its own, and a case failing now leaves no earlier output for `run` to refuse as stale."""
+    for f in ["manifest.json", "contract.txt", *(bundle.file_name(n) for n in names)]:
+        try:
+            os.remove(os.path.join(out, f))
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise Usage(f"{out}: cannot remove an earlier run's {f} ({e.strerror})") from None
+
+
 def _same_dir(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -261,6 +283,7 @@ def run(args: argparse.Namespace) -> int:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
         raise Usage(f"{args.out}: cannot create the output directory ({e.strerror})") from None
+    _clear_earlier(args.out, paths)
     written: list[str] = []
     failed: dict[str, str] = {}
     left: list[str] = []

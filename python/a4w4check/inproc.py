@@ -26,6 +26,7 @@ build it.
 from __future__ import annotations
 
 import ctypes
+import operator
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
@@ -286,12 +287,36 @@ def _inputs(kern: kernels.Kernel, ops: Operands, device: str) -> dict[str, Any]:
     return {n: torch.from_numpy(a).to(device) for n, a in ops.tensors.items()}
 
 
+def _wrote_into(out: Verdict, wrote: list[str]) -> None:
+    """out made a fail: the kernel wrote into its inputs wrote (docs/backends.md, "What every
+    backend call goes through": an operand is read-only, a write into one fails the case)."""
+    why = f"the kernel wrote into its input {', '.join(wrote)}"
+    out.verdict = "fail"
+    out.note = f"{why}; {out.note}" if out.note else why
+    out.line = f"FAIL {out.case.name}: {why} (outputs: {out.line})"
+
+
+def _check_dims(case: Case) -> None:
+    """JudgeError unless case's M, N, K are integers >= 1 (the library takes them unsigned: a
+    negative one would reach it wrapped around, a float cut)."""
+    try:
+        dims = [operator.index(d) for d in (case.M, case.N, case.K)]
+    except TypeError:
+        dims = []
+    if len(dims) != 3 or min(dims) < 1:
+        raise JudgeError(f"case {case.name}: M={case.M} N={case.N} K={case.K}: M, N and K must "
+                         "be integers >= 1")
+
+
 def as_case(case: Union[Case, tuple[int, int, int]], regime: str = "normal", seed: int = 0,
             name: Optional[str] = None) -> Case:
     """A Case from a Case or an (M, N, K) tuple (named "m<M>_n<N>_k<K>_<regime>")."""
     if isinstance(case, Case):
         return case
-    M, N, K = (int(d) for d in case)
+    try:
+        M, N, K = (operator.index(d) for d in case)  # 4.5 refused, never cut to 4
+    except TypeError:
+        raise JudgeError(f"shape {tuple(case)!r}: M, N and K must be integers") from None
     return Case(name or f"m{M}_n{N}_k{K}_{regime.replace(':', '-')}", M, N, K, regime, seed)
 
 
@@ -304,6 +329,7 @@ def judge_case(kernel: KernelLike, case: Union[Case, tuple[int, int, int]], *,
     its a4w4_e8m0_code0; None judges under both). A failing (or otherwise not passing) case
     with save_dir is saved there and its rerun commands set."""
     case = as_case(case)
+    _check_dims(case)
     kern = _kernel(kernel)
     dev = _device(kern, device)
     opts = _opts(contract or kern.contract, e8m0_code0 or kern.e8m0_code0, kern.name)
@@ -312,8 +338,9 @@ def judge_case(kernel: KernelLike, case: Union[Case, tuple[int, int, int]], *,
         problem = kernels.check_runner(kern, ops.tensors.keys())
         if problem:
             raise JudgeError(problem)
-        y = kernels.y_bits(kern.run(_inputs(kern, ops, dev), (case.M, case.N, case.K), dev),
-                           case.M, case.N)
+        y, wrote = kernels.run_watched(kern, _inputs(kern, ops, dev),
+                                       (case.M, case.N, case.K), dev)
+        y = kernels.y_bits(y, case.M, case.N)
         y = np.ascontiguousarray(y, dtype=np.uint16)  # no copy when it is so already
         v, err = _Verdict(), ctypes.create_string_buffer(512)
         lib = ops._lib
@@ -321,6 +348,8 @@ def judge_case(kernel: KernelLike, case: Union[Case, tuple[int, int, int]], *,
                                ctypes.byref(v), err, len(err)):
             raise JudgeError(err.value.decode())
         out = _verdict(case, v)
+        if wrote:  # the library judged its own copy of the operands: the call still fails
+            _wrote_into(out, wrote)
         if not out.passed and save_dir:
             path = ctypes.create_string_buffer(4096)
             if lib.a4w4check_save_failing(ops.handle, y.ctypes.data, y.size, ctypes.byref(opts),

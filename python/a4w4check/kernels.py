@@ -33,6 +33,7 @@ kernels declare no reading (the hardware's is the open question of contracts §1
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 from dataclasses import dataclass
@@ -172,6 +173,26 @@ def call_runner(fn: Callable[..., Any], ops: dict[str, Any], dims: tuple[int, in
     return fn(**ops)
 
 
+def _digest(t: Any) -> bytes:
+    """BLAKE2b of a tensor's bytes: a numpy array, or a torch tensor on any device (copied to
+    the host)."""
+    if hasattr(t, "detach"):
+        import torch
+        t = t.detach().cpu().contiguous().flatten().view(torch.uint8).numpy()
+    return hashlib.blake2b(np.ascontiguousarray(t).view(np.uint8).data, digest_size=16).digest()
+
+
+def run_watched(kern: Kernel, ops: dict[str, Any], dims: tuple[int, int, int],
+                device: str) -> tuple[Any, list[str]]:
+    """kern.run(ops, dims, device) and the names of the operands it wrote into (hashed before
+    and after the call; empty when none). The operands are the kernel's inputs: a kernel that
+    writes into one fails its case, as a plugin does (docs/backends.md, "What every backend
+    call goes through")."""
+    before = {n: _digest(t) for n, t in ops.items()}
+    y = kern.run(ops, dims, device)
+    return y, [n for n, t in ops.items() if _digest(t) != before[n]]
+
+
 def check_runner(kern: Kernel, names: Collection[str]) -> Optional[str]:
     """One line saying why kern's runner cannot take call_runner's call with the keywords
     names (one case's input tensors), or None when it can (or kern has no runner, or its
@@ -249,7 +270,8 @@ def y_bits(y: Any, M: int, N: int) -> npt.NDArray[np.uint16]:
             raise ValueError(f"the kernel returned {y.dtype}, y must be torch.bfloat16")
         y = y.detach().contiguous().cpu().view(torch.int16).numpy().view(np.uint16)
     elif not isinstance(y, np.ndarray) or y.dtype != np.uint16:
-        raise ValueError(f"the kernel returned {type(y).__name__}, y must be a bfloat16 tensor "
+        what = f"{type(y).__name__} of {y.dtype}" if isinstance(y, np.ndarray) else type(y).__name__
+        raise ValueError(f"the kernel returned {what}, y must be a bfloat16 tensor "
                          "or numpy uint16 bf16 bits")
     if tuple(y.shape) != (M, N):
         raise ValueError(f"the kernel returned shape {list(y.shape)}, y must be [{M}, {N}]")

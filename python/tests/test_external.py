@@ -111,6 +111,19 @@ def nocontract(**t):
 
 def wrong_dtype(a_fp4, w_fp4, **rest):
     return torch.zeros((a_fp4.shape[0], w_fp4.shape[0]))
+
+def writes_w_scale(a_fp4, a_scale, w_fp4, w_scale, **rest):
+    y = gemm(a_fp4, a_scale, w_fp4, w_scale)
+    w_scale[0, 0] = 0  # right outputs, a weight scale changed for the next call
+    return y
+writes_w_scale.a4w4_contract = "ordered(1)"
+
+def dies_at_17(a_fp4, a_scale, w_fp4, w_scale, **rest):
+    if a_fp4.shape[0] == 17:
+        import os
+        os._exit(9)  # as a kill or the OOM killer ends it: no Python cleanup runs
+    return gemm(a_fp4, a_scale, w_fp4, w_scale)
+dies_at_17.a4w4_contract = "ordered(1)"
 '''
 
 
@@ -147,6 +160,34 @@ def test_a_wrong_y_is_a_failed_case(opsdir, tmp_path, user_module):
     assert run(d, tmp_path, f"{user_module}:wrong_dtype", "--contract", "exact") == 1
     m = outputs(tmp_path)[0]
     assert m["cases"] == [] and all("torch.bfloat16" in r for r in m["failed"].values())
+
+
+def test_a_kernel_writing_into_an_operand_is_a_failed_case(opsdir, tmp_path, user_module):
+    # its outputs are right (the library judges operands it generated itself): the write
+    # alone fails the case, as a plugin's does (before: every case written, none failed)
+    d, _ = opsdir
+    assert run(d, tmp_path, f"{user_module}:writes_w_scale", "--device", "cpu") == 1
+    m = outputs(tmp_path)[0]
+    assert m["cases"] == [] and set(m["failed"]) == {n for n, *_ in CASES}
+    assert m["failed"]["one"] == ("ValueError: the kernel wrote into its input w_scale "
+                                  "(operands are read-only: docs/backends.md)")
+
+
+def test_a_run_cut_short_leaves_no_earlier_manifest_or_output(opsdir, tmp_path, user_module):
+    # OUT held a whole earlier run (manifest listing every case); a new run into it dies at
+    # its third case. Before: the earlier manifest, contract.txt and the outputs of the cases
+    # not reached stayed beside the new ones, and `run --backend bundle:OUT` judged that mix
+    # as one run.
+    d, _ = opsdir
+    out = tmp_path / "o"
+    assert run(d, out, "torch-dequant") == 0
+    r = subprocess.run([sys.executable, "-m", "a4w4check.external", "--ops", str(d), "--out",
+                        str(out), "--kernel", f"{user_module}:dies_at_17", "--device", "cpu",
+                        "--quiet"], env=subprocess_env(extra_paths=[str(tmp_path)]),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 9, r.stderr
+    assert sorted(p.name for p in out.iterdir()) == sorted(bundle.file_name(n)
+                                                           for n in ("one", "g/odd"))
 
 
 def one_error_line(capsys):

@@ -132,6 +132,24 @@ def test_bad_contract_and_output_shape():
                         contract="exact")
 
 
+def test_a_kernel_writing_into_an_operand_fails(tmp_path):
+    # right outputs, but a_fp4 (numpy, the kernel's own copy) zeroed after computing them:
+    # fail, the note naming the operand, as a plugin's write into an operand fails its case
+    # (before: PASS)
+    def zeroes_a(a_fp4, a_scale, w_fp4, w_scale, **rest):
+        y = my_kernel.gemm(a_fp4, a_scale, w_fp4, w_scale)
+        a_fp4[...] = 0
+        return y
+    zeroes_a.a4w4_contract = "ordered(1)"
+    v = a4w4check.judge(zeroes_a, 4, 32, 256)
+    assert v.verdict == "fail" and not v.passed, v.line
+    assert v.note.startswith("the kernel wrote into its input a_fp4"), v.note
+    assert v.line.startswith("FAIL m4_n32_k256_normal: the kernel wrote into its input a_fp4")
+    with pytest.raises(AssertionError, match="wrote into its input a_fp4"):
+        a4w4check.assert_bitexact(zeroes_a, (4, 32, 256), save_dir=str(tmp_path / "f"))
+    assert a4w4check.judge(my_kernel.gemm, 4, 32, 256).passed  # reading them is no write
+
+
 def test_missing_library_is_one_line():
     code = "import a4w4check; a4w4check.judge(lambda **o: None, 1, 32, 32)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -310,3 +328,27 @@ def test_cases_parametrises_the_selected_cases(monkeypatch):
     assert len(chosen) < len(casesets.load("edge"))
     monkeypatch.setenv("A4W4CHECK_SET", "dsv3-layers")
     assert len(casesets.cases("premerge").mark.args[1]) == 30
+
+
+def test_cases_over_no_case_and_shapes_not_integers_are_refused(monkeypatch, tmp_path):
+    # before: cases([]) and a select= keeping none made a test pytest skips (a green run that
+    # judged nothing); judge(4.5, ...) judged M 4, judge(4, 32, -64) named K 2^64 - 64
+    monkeypatch.delenv("A4W4CHECK_SET", raising=False)
+    with pytest.raises(ValueError, match=r"^a4w4check.cases: \[\] selects no case$"):
+        casesets.cases([])
+    with pytest.raises(ValueError, match=r"'edge' selects no case \(select= kept none\)"):
+        casesets.cases("edge", select=lambda c: False)
+    empty = tmp_path / "none.csv"
+    empty.write_text("name,M,N,K,regime,seed,tags\n# only a comment\n")
+    monkeypatch.setenv("A4W4CHECK_SET", str(empty))
+    with pytest.raises(ValueError, match="selects no case"):
+        casesets.cases("edge")
+    monkeypatch.delenv("A4W4CHECK_SET")
+    with pytest.raises(ValueError, match=r"shape \(4\.5, 32, 64\): M, N and K must be integers"):
+        casesets.cases([(4.5, 32, 64)])
+    with pytest.raises(a4w4check.JudgeError, match="M, N and K must be integers"):
+        a4w4check.judge(my_kernel.gemm, 4.5, 32, 64)
+    with pytest.raises(a4w4check.JudgeError, match="K=-64: M, N and K must be integers >= 1"):
+        a4w4check.judge(my_kernel.gemm, 4, 32, -64)
+    with pytest.raises(a4w4check.JudgeError, match="M=0 N=32 K=64: M, N and K must be"):
+        a4w4check.judge_case(my_kernel.gemm, a4w4check.Case("z", 0, 32, 64))

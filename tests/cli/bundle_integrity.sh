@@ -4,8 +4,9 @@
 # line and exit 2, never judged PASS. Each block below reproduces one way a directory lied
 # (export -> python -m a4w4check.external -> run --backend bundle:DIR on 3 small cases):
 #   1. stale outputs: a kernel that wrote every case, then a kernel that failed on every case
-#      run into the same directory: the first kernel's files are still there (the manifest
-#      lists none of them as written) -> exit 2 naming a stale file (was PASS);
+#      run into the same directory: external removes the first kernel's files before its
+#      first case; one put back (a stale file the manifest lists as failed) -> exit 2 naming
+#      it (was PASS);
 #   2. the manifest's failed cases are failing entries (the kernel failed on them): exit 1
 #      (was 5, a skip);
 #   3. a case the manifest does not list (file gone too) is a skip: INCOMPLETE, exit 5;
@@ -68,12 +69,16 @@ rc=$(run "$WORK/good" good)
 fresh stale
 ext --out "$WORK/stale" --kernel boom:gemm
 [ $? -eq 1 ] || fail "external boom: expected exit 1 (every case failed)"
+for c in bi_a bi_b bi_c; do
+  [ ! -e "$WORK/stale/$c.safetensors" ] || fail "external left the earlier run's $c output"
+done
+cp "$WORK/good/bi_a.safetensors" "$WORK/stale/"
 rc=$(run "$WORK/stale" stale)
 [ "$rc" -eq 2 ] || fail "stale outputs: exit $rc, expected 2"
 one_line stale "bundle $WORK/stale: bi_a.safetensors is not among the cases manifest.json lists as written (it lists that case as failed) (kernel boom:gemm)"
 [ ! -e "$WORK/r-stale/results.json" ] || fail "stale outputs: a refused run wrote results.json"
 
-# 2. the stale files removed: the manifest's failed cases fail
+# 2. the stale file removed: the manifest's failed cases fail
 rm "$WORK/stale"/*.safetensors
 rc=$(run "$WORK/stale" failed)
 [ "$rc" -eq 1 ] || fail "failed cases: exit $rc, expected 1"

@@ -88,6 +88,36 @@ refused "$CLI" report no-cpu --out r-no-cpu --quiet
 refused "$CLI" compare good no-cpu
 echo "entries removed: refused: $(cat err.txt)"
 
+# one item's entry removed, repeated or moved to a backend the run never selected, the
+# counts made to agree (before: report PASS, compare 0, the item of case b judged by no
+# backend but the oracle)
+python3 - <<'PY'
+import copy, json, os
+good = json.load(open("good/results.json"))
+def b_cpu(e):
+    return e.get("name") == "b" and e.get("backend") == "cpu-fallback"
+a_cpu = [e for e in good["cases"] if e.get("name") == "a" and e.get("backend") == "cpu-fallback"][0]
+def edit(d, f):
+    doc = copy.deepcopy(good)
+    doc["cases"] = [x for e in doc["cases"] for x in (f(e) if b_cpu(e) else [e])]
+    doc["counts"]["entries"] = len(doc["cases"])
+    doc["counts"]["outputs_checked"] = sum(e["checked_outputs"] for e in doc["cases"])
+    doc["counts"]["pass"] = sum(e["verdict"] == "pass" for e in doc["cases"])
+    os.makedirs(d, exist_ok=True)
+    json.dump(doc, open(d + "/results.json", "w"), indent=1)
+edit("unjudged", lambda e: [])
+edit("twice", lambda e: [copy.deepcopy(a_cpu)])
+edit("foreign", lambda e: [dict(e, backend="plugin:./other.so")])
+PY
+for case in "unjudged:records verdict PASS over case b with 1 of the 2 entries of its backends" \
+            "twice:records two entries of case a on cpu-fallback" \
+            "foreign:records an entry of case b on plugin:./other.so, no backend of the run"; do
+  tag=${case%%:*} want=${case#*:}
+  refused "$CLI" report "$tag" --out "r-$tag" --quiet
+  refused "$CLI" compare good "$tag"
+  echo "$tag: refused: $(cat err.txt)"
+done
+
 # a skip entry inside a PASS document (its fields alone are a skip: the document lies)
 want="records verdict PASS over entry [0-9]+ \\(case b on cpu-fallback\\) with verdict skip"
 refused "$CLI" report skip --out r-skip --quiet

@@ -8,7 +8,9 @@
 #     limit (ASan builds: allocator_may_return_null with a 4 GB allocation cap) so it fails
 #     the same way everywhere;
 #   - `route 0 1024 5120`: exit 2 (under ASan with detect_leaks a leak would exit 87);
-#   - bundle metadata numbers are strict decimal: "+1" and " 1" are refused.
+#   - bundle metadata numbers are strict decimal: "+1" and " 1" are refused;
+#   - a case file's tags hold printable ASCII only: a byte 0xfe there (no UTF-8) went into
+#     results.json as it was, which python's json then refused; now exit 2, no results.
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK"; mkdir -p "$WORK"
@@ -85,4 +87,8 @@ expect 2 "plus.safetensors: metadata M, N and K must be positive integers" \
   "$CLI" verify "$WORK/plus.safetensors"
 expect 2 "space.safetensors: metadata M, N and K must be positive integers" \
   "$CLI" verify "$WORK/space.safetensors"
+printf 'name,M,N,K,regime,seed,tags\nok,4,32,64,normal,1,a\xfeb\n' > "$WORK/tag.csv"
+expect 2 "tag.csv:2: column 7 (tags) 'a.xfeb' may hold only printable ASCII" \
+  "$CLI" run --cases "$WORK/tag.csv" --no-golden --backend cpu-fallback --out "$WORK/tag-out"
+[ ! -e "$WORK/tag-out/results.json" ] || fail "results written for a refused case file"
 echo "input hygiene ok"

@@ -3,6 +3,7 @@
 #   - README.md's exit-code table lists every code of harness/cli/a4w4check.h, each once;
 #   - the pre-merge row of docs/cases.md gives the case count of cases/premerge.csv and the
 #     golden bundles under cases/golden/, and their sum is the item count `run` prints;
+#   - the length README.md gives examples/plugin/my_gemm.c ("(N lines;") is the file's;
 #   - a console transcript of README.md or a command's page (docs/cli/) shows standard output
 #     only: no line of standard error ("a4w4check: ..." or "a4w4check <command>: ...") among a
 #     command's output lines. (docs/forensics.md shows what a failing run prints on standard
@@ -33,6 +34,11 @@ set -e
 [ "$rc" -eq 0 ] || fail "run --shard 1/$((cases + bundles)): exit $rc: $(tail -n 3 "$WORK/err")"
 grep -q "\"matrix_items\":	$((cases + bundles))," "$WORK/o/results.json" ||
   fail "run's matrix_items is not $((cases + bundles))"
+
+# the plugin example's length
+said=$(sed -n 's/^(\([0-9]*\) lines; put your kernel in .*/\1/p' README.md)
+lines=$(wc -l < examples/plugin/my_gemm.c)
+[ "$said" = "$lines" ] || fail "README gives my_gemm.c '$said' lines, the file has $lines"
 
 # console transcripts: no standard-error line among standard-output lines
 awk '/^```console/ {inblock = 1; next} /^```/ {inblock = 0}

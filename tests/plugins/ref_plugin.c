@@ -106,6 +106,8 @@ static a4w4_plugin_gemm_args side_args;
 #define PLUGIN_NAME "zero-out-plugin (+0 everywhere, declares bounded(65536))"
 #elif defined(NEGATE_OUT)
 #define PLUGIN_NAME "negate-plugin (every output negated, declares bounded(65536))"
+#elif defined(RAW_TEXT)
+#define PLUGIN_NAME "raw-text\n\xff-plugin"
 #else
 #define PLUGIN_NAME "ref-plugin"
 #endif
@@ -346,6 +348,11 @@ static int ref_gemm(void *state, const a4w4_plugin_gemm_args *a)
 #ifdef CRASH_M2
     if (a->M > 1)
         *crash_target = 1;
+#endif
+#ifdef RAW_TEXT /* messages a results document cannot hold as they are: a line break, bytes
+                 * that are no UTF-8; n/a when M is even, an error otherwise */
+    snprintf(a->msg, a->msglen, "line one\nline \"two\" \xff\xfe \xc3( end\r");
+    return a->M % 2 ? -1 : 1;
 #endif
 #ifdef HANG_M2
     while (a->M > 1)
