@@ -47,7 +47,7 @@ static const a4w4_option discover_options[] = {
                "bundle:OUT (with --probes)"),
     OPT_STRING("out", discover_opts, out, "FILE", "where the accepted contract goes"),
     OPT_STRING("shapes", discover_opts, shapes, "LIST",
-               "MxNxK,... shapes to probe (default 64x64x2048)"),
+               "MxNxK,... shapes to probe (default 16x64x2048,256x64x2048)"),
     OPT_STRING("cases", discover_opts, cases, "FILE", "a CSV naming M, N, K: its shapes"),
     OPT_STRING("seed", discover_opts, seed, "S", "seed of the validation cases (default 1)"),
     OPT_INT("repeats", discover_opts, repeats, "R", 1, 100,
