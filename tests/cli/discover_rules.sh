@@ -74,6 +74,19 @@ if got != {"k96": "pass", "k800": "pass", "k2048": "pass", "k96/call-sequence": 
     sys.exit("discover_rules: splits entries %s, expected every one pass" % got)
 PY
 
+# split-K in 3 parts aligned to 64 elements (gt-split3a64, cuBLAS's pattern): probed at K 1152,
+# 608 and 960 it cuts at 384/768, 256/512 (ordered(3) there) and 320/640; the rule of K is
+# tree(split=3,align=64), judged at K never probed (96: two parts; 800, 2048, 4096).
+# Reproducer: no rule of K, one rule per probed shape, so every other K was not judged.
+A3="plugin:${G}_split3a64_mis_plugin.so"
+"$CLI" discover --backend "$A3" --shapes 32x8x1152 --out a.txt --quiet --no-evidence --repeats 2 \
+  > a.log 2>&1 || fail "discover split3a64: exit $? ($(cat a.log))"
+[ "$(body a.txt)" = "${T0}3${T1%)},align=64)" ] || fail "split3a64: discover wrote $(cat a.txt)"
+grep -q '^# rules of K validated (not probed) at 32x8x1312 31x8x928$' a.txt || fail "split3a64: comments $(cat a.txt)"
+printf 'name,M,N,K,regime,seed,tags\nk96,4,16,96,normal,1,\nk800,9,16,800,wide,2,\nk2048,2,16,2048,normal,3,\nk4096,3,16,4096,normal,4,\n' > ca.csv
+code "$CLI" run --cases ca.csv --no-golden --quiet --out r4 --backend "$A3" --contract "$A3=a.txt"
+[ "$rc" = 0 ] || fail "split3a64 under the discovered rule at K 96, 800, 2048, 4096: exit $rc: $(cat err.txt)"
+
 # one element per node (gt-leaf1, an FMA chain over exact products, as a BLAS sgemm on the
 # dequantized operands): the tie (+1) and the tail (+0.5) of step 5's probe sit in two nodes,
 # so it tells no precision. Reproducer: read as P = 25, every candidate rejected, exit 1.
@@ -95,4 +108,4 @@ printf 'name,M,N,K,regime,seed,tags\nm20,20,16,1344,normal,3,\n' > c20.csv
 code "$CLI" run --cases c20.csv --no-golden --quiet --out r3 --backend "$M" --contract "$M=g.txt"
 [ "$rc" = 5 ] || fail "M 20 under rules for Mpad <=16 and >=48: exit $rc, expected 5: $(cat err.txt)"
 grep -q "has no rule for M=20 N=16 K=1344" r3/results.json || fail "M 20: the reason is not given"
-echo "discover_rules: tile=256 and rules of M, validated and judged at shapes never probed"
+echo "discover_rules: tile=256, split=3,align=64 and rules of M, validated and judged at shapes never probed"

@@ -2,14 +2,14 @@
 # tests/plugins/gt/ (one plugin per known accumulation order, true and mis-declared builds),
 # the pre-merge cases they are run on, and what their results must say. Source it after
 # setting CLI, SRC and WORK.
-GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz butterfly mbucket"
+GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz butterfly mbucket split3a64"
 # the kernels whose trees discover reveals from one requested shape (tests/cli/discover_gt.sh):
-# tiles256's tile=256 and splits' fixed boundaries come out of the rule of K (three K probed,
-# contracts §4.4), butterfly's lanecomb=xor out of FPRev's pair probes. gt-mbucket (split-K by
+# tiles256's tile=256, splits' fixed boundaries and split3a64's split=3,align=64 come out of
+# the rule of K (three K probed, contracts §4.4), butterfly's lanecomb=xor out of FPRev's pair probes. gt-mbucket (split-K by
 # M's bucket) is discovered at its default shapes GT_MBUCKET_SHAPES: Mpad 16 and 208 probed,
 # the 11 buckets between checked for the rules of M (contracts §4.4), which locate its change
 # between Mpad 32 and 48 (tests/cli/discover_rules.sh)
-GT_DISCOVERABLE="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz butterfly"
+GT_DISCOVERABLE="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz butterfly split3a64"
 GT_MBUCKET_SHAPES=8x16x1152,200x16x1152
 GT_PLUGINS=$(dirname "$CLI")/plugins
 
