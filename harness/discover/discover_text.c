@@ -60,6 +60,12 @@ static size_t rule_lines(const dc_shape *lead, const char *pred, char *buf, size
     return o;
 }
 
+/* The padded-M bucket after bucket pm (getPaddedM gl 0, contracts §5.1). */
+static int next_bucket(int pm)
+{
+    return a4w4_padded_m(pm + 1, 1, 1, 0);
+}
+
 static int pad_of(const a4w4_discovery *d, size_t i)
 {
     return a4w4_padded_m((int)d->shapes[i].M, 1, 1, 0);
@@ -129,15 +135,13 @@ static size_t m_comment(const a4w4_discovery *d, size_t N, int by_n, char *buf, 
         else if (o < len)
             o += (size_t)snprintf(buf + o, len - o, ";");
     }
-    for (size_t i = 0; i + 1 < nb && o < len; i++) { /* buckets between two runs */
-        int lo = a4w4_padded_m(b[i].pm + 1, 1, 1, 0), last = lo;
-        while (last < b[i + 1].pm && a4w4_padded_m(last + 1, 1, 1, 0) < b[i + 1].pm)
-            last = a4w4_padded_m(last + 1, 1, 1, 0);
-        if (lo < b[i + 1].pm && (b[i].lead == d->nshapes || b[i + 1].lead == d->nshapes ||
-                                 !same_rule(d, b[i].lead, b[i + 1].lead)))
-            o += (size_t)snprintf(buf + o, len - o, lo < last ? " no rule (not checked, "
-                                  "between two rules) Mpad %d..%d;" : " no rule (not checked, "
-                                  "between two rules) Mpad %d;", lo, last);
+    for (size_t i = 0; i + 1 < nb && o < len; i++) { /* buckets not checked */
+        int lo = next_bucket(b[i].pm), last = lo;
+        while (next_bucket(last) < b[i + 1].pm)
+            last = next_bucket(last);
+        if (lo < b[i + 1].pm)
+            o += (size_t)snprintf(buf + o, len - o, lo < last ? " no rule (not checked) Mpad "
+                                  "%d..%d;" : " no rule (not checked) Mpad %d;", lo, last);
     }
     if (o < len)
         o += (size_t)snprintf(buf + o, len - o, " Mpad below %d and above %d assumed to keep "
@@ -146,10 +150,11 @@ static size_t m_comment(const a4w4_discovery *d, size_t N, int by_n, char *buf, 
     return o;
 }
 
-/* The rule lines of N's rules of M, each after pred0 ("" or "N==n"): every run of
- * consecutive buckets with one rule of K a range, `Mpad>=first` unless it starts the list and
- * `Mpad<=last` unless it ends it (buckets between two runs, or without a rule, match none); a
- * probed family without a rule its probed shapes' own rules. */
+/* The rule lines of N's rules of M, each after pred0 ("" or "N==n"): every run of adjacent
+ * buckets (no bucket between them unchecked) with one rule of K a range, `Mpad>=first` unless
+ * it starts the list and `Mpad<=last` unless it ends it (`Mpad==P` for a run of one bucket
+ * inside the list); a bucket without a rule, or not checked, matches none; a probed family
+ * without a rule gets its probed shapes' own rules. */
 static size_t m_lines(const a4w4_discovery *d, size_t N, const char *pred0, char *buf,
                       size_t len)
 {
@@ -162,12 +167,15 @@ static size_t m_lines(const a4w4_discovery *d, size_t N, const char *pred0, char
             i++;
             continue;
         }
-        while (e + 1 < nb && b[e + 1].lead != d->nshapes && same_rule(d, b[i].lead, b[e + 1].lead))
+        while (e + 1 < nb && b[e + 1].lead != d->nshapes && next_bucket(b[e].pm) == b[e + 1].pm &&
+               same_rule(d, b[i].lead, b[e + 1].lead))
             e++;
         size_t p = (size_t)snprintf(pred, sizeof pred, "%s", pred0);
-        if (i > 0)
+        if (i > 0 && e + 1 < nb && b[i].pm == b[e].pm)
+            snprintf(pred + p, sizeof pred - p, "%sMpad==%d", p ? "," : "", b[i].pm);
+        else if (i > 0)
             p += (size_t)snprintf(pred + p, sizeof pred - p, "%sMpad>=%d", p ? "," : "", b[i].pm);
-        if (e + 1 < nb)
+        if (e + 1 < nb && (i == 0 || b[i].pm != b[e].pm))
             snprintf(pred + p, sizeof pred - p, "%sMpad<=%d", p ? "," : "", b[e].pm);
         o += rule_lines(&d->sh[b[i].lead], pred, buf + o, len - o);
         i = e + 1;
