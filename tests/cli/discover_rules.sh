@@ -20,14 +20,16 @@ grep -q '^# discovered by a4w4check discover: probed at 32x8x1152 32x8x608 32x8x
   grep -q '^# rules of K validated (not probed) at 32x8x1312 31x8x928$' t.txt || fail "tiles256: comments $(cat t.txt)"
 grep -q "not probed: the rule of K" t.txt.evidence.md || fail "tiles256: the evidence does not say what was only validated"
 
-"$CLI" discover --backend "plugin:${G}_mbucket_mis_plugin.so" --shapes 8x16x1152,40x16x1152 \
-  --out m.txt --quiet --no-evidence --repeats 2 > m.log 2>&1 || fail "discover mbucket: exit $? ($(cat m.log))"
-# rules of M: Mpad 32, between the requested 16 and 48, is checked (its round-1 probes and
-# validation cases held to both neighbours' rules of K): ordered(2) holds there, ordered(1) not.
-# Reproducer: `when Mpad==16: ...` / `when Mpad==48: ...`, and every other bucket not judged.
-[ "$(body m.txt)" = "$(printf 'when Mpad<=32: ordered(2)\nwhen Mpad>=48: ordered(1)')" ] ||
+"$CLI" discover --backend "plugin:${G}_mbucket_mis_plugin.so" --shapes 8x16x1152,600x16x1152 \
+  --out m.txt --quiet --no-evidence --repeats 1 > m.log 2>&1 || fail "discover mbucket: exit $? ($(cat m.log))"
+# rules of M: 25 buckets lie between the requested Mpad 16 and 608, 24 of them checked (their
+# round-1 probes and validation cases held to both neighbours' rules of K): ordered(2) holds at
+# 32, ordered(1) from 48; Mpad 576, not checked, matches no range though both sides keep
+# ordered(1). Reproducer: `when Mpad==16: ...` / `when Mpad==608: ...`, every other bucket not
+# judged.
+[ "$(body m.txt)" = "$(printf 'when Mpad<=32: ordered(2)\nwhen Mpad>=48,Mpad<=544: ordered(1)\nwhen Mpad>=608: ordered(1)')" ] ||
   fail "mbucket: discover wrote $(cat m.txt)"
-grep -q '^# rules of M: probed Mpad 16 48; checked (round-1 probes and validation) Mpad 32; Mpad below 16 and above 48 assumed' m.txt ||
+grep -q '^# rules of M: probed Mpad 16 608; checked (round-1 probes and validation) Mpad 32 48 64 .* 544; no rule (not checked) Mpad 576; Mpad below 16 and above 608 assumed' m.txt ||
   fail "mbucket: the rules of M comment: $(cat m.txt)"
 
 # judged by the discovered rules at shapes never probed (K 800: K % 256 != 0)
@@ -108,4 +110,9 @@ printf 'name,M,N,K,regime,seed,tags\nm20,20,16,1344,normal,3,\n' > c20.csv
 code "$CLI" run --cases c20.csv --no-golden --quiet --out r3 --backend "$M" --contract "$M=g.txt"
 [ "$rc" = 5 ] || fail "M 20 under rules for Mpad <=16 and >=48: exit $rc, expected 5: $(cat err.txt)"
 grep -q "has no rule for M=20 N=16 K=1344" r3/results.json || fail "M 20: the reason is not given"
+# and a bucket not checked (Mpad 576, M 570) is not judged
+printf 'name,M,N,K,regime,seed,tags\nm570,570,16,1344,normal,3,\n' > c570.csv
+code "$CLI" run --cases c570.csv --no-golden --quiet --out r5 --backend "$M" --contract "$M=m.txt"
+[ "$rc" = 5 ] || fail "M 570 (Mpad 576, not checked): exit $rc, expected 5: $(cat err.txt)"
+grep -q "has no rule for M=570 N=16 K=1344" r5/results.json || fail "M 570: the reason is not given"
 echo "discover_rules: tile=256, split=3,align=64 and rules of M, validated and judged at shapes never probed"
