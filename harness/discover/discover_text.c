@@ -248,7 +248,9 @@ static int found_text(const a4w4_discovery *d, const char *head, char *buf, size
                 j++;
             if (j < i || d->sh[i].check_only)
                 continue;
-            snprintf(np, sizeof np, same ? "" : "N==%zu", d->shapes[i].N);
+            np[0] = 0;
+            if (!same)
+                snprintf(np, sizeof np, "N==%zu", d->shapes[i].N);
             o += pass ? m_lines(d, d->shapes[i].N, np, buf + o, len - o)
                       : m_comment(d, d->shapes[i].N, !same, buf + o, len - o);
             if (pass && same)
