@@ -222,7 +222,7 @@ static size_t found_head(const a4w4_discovery *d, const char *head, char *buf, s
  * every N has the same lines. */
 static int found_text(const a4w4_discovery *d, const char *head, char *buf, size_t len)
 {
-    static char first[1 << 16], cur[1 << 16];
+    static char first[1 << 20], cur[1 << 20]; /* as large as the caller's text (cmd_discover.c) */
     int any = 0, same = 1, ngroups = 0;
     for (size_t i = 0; i < d->nshapes; i++)
         any |= !d->sh[i].validate_only && !d->sh[i].check_only &&
