@@ -363,7 +363,8 @@ static int parse_tree(const char *text, a4w4_contract *c, char *err, size_t errl
         return errf(err, errlen, A4W4_EINVAL, "%s: chunk and lanecomb need lanes > 1 (one lane is "
                     "the split itself)", shown(text, q));
     for (size_t k = 0; seen[KEY_SUM] && k < NKEYS; k++)
-        if (seen[k] && k != KEY_SUM && k != 4 && k != 5 && k != 6 && k != 9 && k != 10) /* prec round acc final lround */
+        if (seen[k] && k != KEY_SUM && k != 4 && k != 5 && k != 6 && k != 9 &&
+            k != 10) /* prec round acc final lround */
             return errf(err, errlen, A4W4_EINVAL, "%s: key %s does not go with sum (the sum tree is "
                         "the whole order; only prec, round, acc, final and lround do)",
                         shown(text, q), key_names[k]);

@@ -86,7 +86,8 @@ static int tile_rule(const dc_shape *sh, size_t nshapes, size_t f, a4w4_contract
 static int cuts(const a4w4_tree *t, size_t K, const size_t *starts, size_t n)
 {
     size_t got[A4W4_DISCOVER_MAX_K / 32 + 2];
-    if (a4w4_tree_check(t, K, NULL, 0) || a4w4_tree_splits(t, K, got, sizeof got / sizeof got[0]) != n)
+    if (a4w4_tree_check(t, K, NULL, 0) ||
+        a4w4_tree_splits(t, K, got, sizeof got / sizeof got[0]) != n)
         return 0;
     return !memcmp(got, starts, (n + 1) * sizeof *got);
 }
