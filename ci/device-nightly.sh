@@ -7,7 +7,9 @@
 # a4w4check, a4w4_gpu_check and a4w4_gpu_emu targets). Writes OUT/nightly.tar.gz (the reports:
 # logs, every group's results, the merged results.json, summary.md, junit.xml, report.html,
 # groups.md) and OUT/summary.txt (each group's wall time, the merged verdict and counts, the
-# steps' times: how long the whole takes is not stated here; summary.txt measures it). Env:
+# steps' times: how long the whole takes is not stated here; summary.txt measures it). Prints
+# at the end the harness step's wall, its stage table and the GPU utilization during it (as
+# ci/nightly-gpu.sh logs them) and the whole wall. Env:
 # GROUPS_PER_GPU, SET, BACKENDS, BUILD_DIR as ci/nightly-gpu.sh takes them; PREBUILT=DIR passes
 # --prebuilt DIR (a dry run without a GPU: A4W4_GPU=nvidia PREBUILT=...
 # BACKENDS=cpu-fallback,cpu-asm).
@@ -63,5 +65,8 @@ else
 fi
 cp "$out/nightly-gpu.out" "$report/" 2>/dev/null
 tar czf "$out/nightly.tar.gz" -C "$(dirname "$report")" "$(basename "$report")" 2>/dev/null
-stamp "done: $out/nightly.tar.gz"
+# the harness step's wall, stage table and GPU utilization, then the whole wall
+sed -n 's/^nightly-gpu: \(harness wall\|stages\|GPU .*utilization\)/\1/p' "$report/nightly.log" \
+  2>/dev/null | sed 's/^/      /'
+stamp "done: $out/nightly.tar.gz (whole wall $((SECONDS - t0)) s)"
 exit $rc

@@ -25,7 +25,10 @@
 #      (ci/nightly-shard.sh --group g/G) pinned to one GPU with CUDA_VISIBLE_DEVICES /
 #      HIP_VISIBLE_DEVICES, all at once; then ci/nightly-merge.sh: one results.json,
 #      summary.md, junit.xml, report.html, groups.md. Prints each group's wall time (the
-#      balance) and the merged verdict. With --sanitize also `a4w4check run --set edge` on the
+#      balance) and the merged verdict, then the harness step's wall, the merged stage table
+#      (results.json "stages", summed over the groups) and the GPU utilization nvidia-smi
+#      sampled every 500 ms during the step (gpu-util.csv; per GPU the mean, the median and
+#      the share of samples above 50 %). With --sanitize also `a4w4check run --set edge` on the
 #      hip backends under compute-sanitizer memcheck.
 #
 # Usage: ci/nightly-gpu.sh [--quick] [--sanitize] [--prebuilt DIR]
@@ -199,12 +202,62 @@ run_groups() { # cli backends: G groups at once, each pinned to one GPU; sets G,
     log "$(tail -n 1 "$reports/group-$g.log")" # the group's verdict; its progress stays there
   done
 }
+# GPU utilization while the harness runs: nvidia-smi every 500 ms into gpu-util.csv
+util_start() {
+  util_pid=""
+  : >"$reports/gpu-util.csv"
+  if [ "$plat" = nvidia ] && command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader,nounits -lms 500 \
+      >"$reports/gpu-util.csv" 2>/dev/null &
+    util_pid=$!
+  fi
+}
+util_stop() { [ -n "$util_pid" ] && kill "$util_pid" 2>/dev/null; wait "$util_pid" 2>/dev/null; }
+# the end of the harness step: its wall, the merged stage table, the GPU utilization summary
+step_summary() { # seconds
+  python3 - "$reports/run/merged/results.json" "$reports/gpu-util.csv" "$1" <<'PY' |
+import json, statistics, sys
+doc, util, wall = sys.argv[1], sys.argv[2], float(sys.argv[3])
+print("harness wall %.0f s (the groups, before the merge)" % wall)
+try:
+    s = json.load(open(doc))["stages"]
+    k = lambda n: s.get(n, 0.0)
+    parts = ["setup", "generate", "judge", "kernels", "host_oracle", "record", "bundles",
+             "write", "finish"]
+    print("stages (summed over the groups): setup %.1f s, generate %.1f s, judge %.1f s, "
+          "backends %.1f s (their own runs %.1f s, pad variants' runs %.1f s), host oracles "
+          "%.1f s, record %.1f s, bundles %.1f s, write %.1f s, finish %.1f s = %.1f s "
+          "(other %.1f s; wall of the longest group %.1f s); prefetch %.1f s beside; %.3g "
+          "outputs on the device, %.3g on the host"
+          % (k("setup_s"), k("generate_s"), k("judge_s"), k("kernels_s"), k("backend_runs_s"),
+             k("variant_runs_s"), k("host_oracle_s"), k("record_s"), k("bundles_s"),
+             k("write_s"), k("finish_s"), sum(k(p + "_s") for p in parts), k("other_s"),
+             k("wall_s"), k("prefetch_s"), k("outputs_device"), k("outputs_host")))
+except (OSError, ValueError, KeyError, TypeError) as e:
+    print("stages: none (%s)" % e)
+per = {}
+for line in open(util):
+    f = [x.strip() for x in line.split(",")]
+    if len(f) == 2 and f[0].isdigit() and f[1].isdigit():
+        per.setdefault(f[0], []).append(int(f[1]))
+if not per:
+    print("GPU utilization: not sampled (no nvidia-smi samples)")
+for g, v in sorted(per.items()):
+    print("GPU %s utilization: mean %.0f %%, median %.0f %%, above 50 %% in %.0f %% of %d "
+          "samples (every 500 ms)" % (g, statistics.mean(v), statistics.median(v),
+                                      100.0 * sum(x > 50 for x in v) / len(v), len(v)))
+PY
+  while IFS= read -r l; do log "$l"; done
+}
 cli=$bindir/a4w4check
 if [ -x "$cli" ]; then
   backends=${BACKENDS:-hip-mma-32x128,hip-mma-64x256,hip-mma-128x128,hip-mma-256x256,hip-mma:dispatch,hip-mma-splitk,hip-mma-atomic,hip-mma-fallback,hip-layout,hip-quant,cpu-asm,cpu-fallback}
   t0=$SECONDS
   rm -rf "$reports/run"
+  util_start
   run_groups "$cli" "$backends"
+  util_stop
+  t_groups=$((SECONDS - t0))
   A4W4CHECK=$cli bash "$root/ci/nightly-merge.sh" "$reports/run/merged" "${dirs[@]}" \
     >"$reports/merge.log" 2>&1
   rc=$?
@@ -219,5 +272,6 @@ else
   log "harness: $cli not built; skipped"
   status=1
 fi
+[ -n "${t_groups:-}" ] && step_summary "$t_groups"
 log "$([ $status = 0 ] && echo PASS || echo FAIL); logs in $reports"
 exit $status

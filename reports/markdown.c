@@ -374,6 +374,7 @@ static void stages_section(rbuf *b, const cJSON *doc, const a4w4_report_opts *o)
         {"judge_s", "judge (device passes, upload, re-check)"},
         {"kernels_s", "backends under test (calls, buffers, pad variants, comparisons)"},
         {"backend_runs_s", "of which the backends' own runs (run_ms)"},
+        {"variant_runs_s", "of which their pad variants' runs (the rest: host work)"},
         {"host_oracle_s", "host oracles (samples)"},
         {"record_s", "record (entries into results lines, teardown)"},
         {"bundles_s", "golden bundles and captures"},

@@ -25,11 +25,12 @@ void a4w4_run_on_item(void *ctx, const a4w4_run_plan *p, size_t count, int fails
         const a4w4_stage_times *t = &p->stages;
         const double wall = p->t_accounted - p->t_start, sum = a4w4_stage_sum(t);
         fprintf(stderr, "a4w4check run: stages after %zu items: setup %.1f s, generate %.1f s, "
-                "judge %.1f s, backends %.1f s (their own runs %.1f s), host oracles %.1f s, "
-                "record %.1f s, bundles %.1f s, write %.1f s = %.1f s of %.1f s wall "
-                "(other %.1f s); %.3g outputs on the device, %.3g on the host\n", count,
-                t->setup_s, t->generate_s, t->judge_s, t->kernels_s, t->backend_runs_s,
-                t->host_oracle_s, t->record_s, t->bundles_s, t->write_s, sum, wall, wall - sum,
+                "judge %.1f s, backends %.1f s (their own runs %.1f s, pad variants' runs "
+                "%.1f s), host oracles %.1f s, record %.1f s, bundles %.1f s, write %.1f s = "
+                "%.1f s of %.1f s wall (other %.1f s); %.3g outputs on the device, %.3g on the "
+                "host\n", count, t->setup_s, t->generate_s, t->judge_s, t->kernels_s,
+                t->backend_runs_s, t->variant_runs_s, t->host_oracle_s, t->record_s,
+                t->bundles_s, t->write_s, sum, wall, wall - sum,
                 t->outputs_device, t->outputs_host);
     }
 }

@@ -285,6 +285,7 @@ void a4w4_run_add_stages(a4w4_run_plan *p)
     cJSON_AddNumberToObject(st, "judge_s", t->judge_s);
     cJSON_AddNumberToObject(st, "kernels_s", t->kernels_s);
     cJSON_AddNumberToObject(st, "backend_runs_s", t->backend_runs_s);
+    cJSON_AddNumberToObject(st, "variant_runs_s", t->variant_runs_s);
     cJSON_AddNumberToObject(st, "host_oracle_s", t->host_oracle_s);
     cJSON_AddNumberToObject(st, "record_s", t->record_s);
     cJSON_AddNumberToObject(st, "bundles_s", t->bundles_s);

@@ -82,6 +82,7 @@ typedef struct a4w4_entry_result { /* tagged: judge.h declares it ahead */
     int has_y_hash;                /* the run returned A4W4_OK */
     unsigned long long y_hash;     /* FNV-1a 64 of the checked outputs' bytes */
     size_t pad_variants;           /* contracts §3.3 variants run; 0: none ran */
+    double variants_ms;            /* their runs' time, as run_ms (not written to results) */
     char pad_dependent[256];       /* the variants that changed valid outputs ("" none) */
     /* the outcome */
     a4w4_verdict verdict;

@@ -167,7 +167,9 @@ static size_t bounded_variant(gemm_run *g, const char *what, a4w4_entry_result *
         run_note(e->note, sizeof e->note, "out of memory (variant %s); ", what);
         return n;
     }
-    if (run_gather_all(g, 1, g->y2_all, &dc, &call, &brc) || brc != A4W4_OK) {
+    int bad = run_gather_all(g, 1, g->y2_all, &dc, &call, &brc);
+    g->variants_ms += call.run_ms;
+    if (bad || brc != A4W4_OK) {
         run_note(e->note, sizeof e->note, "%s (variant %s, on the device); ",
                  g->why[0] ? g->why : a4w4_status_str(brc), what);
         return n;
@@ -198,6 +200,7 @@ size_t run_variant_dev(gemm_run *g, const char *what, a4w4_entry_result *e)
     int bad = g->dev->run(g->dev->self, g->b, &g->args, 1, &brc, &dc, &call, g->why,
                           sizeof g->why);
     g->args.y = g->y.y;
+    g->variants_ms += call.run_ms;
     if (bad || brc != A4W4_OK)
         run_note(e->note, sizeof e->note, "%s (variant %s, on the device); ",
                  g->why[0] ? g->why : a4w4_status_str(brc), what);

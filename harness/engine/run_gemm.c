@@ -308,7 +308,9 @@ static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *
     a4w4_case_refill(g->d, v->row_fill, v->col_fill, v->guard);
     if (g->dev) /* every output, compared with the baseline on the device */
         return run_variant_dev(g, v->what, e);
+    const double t0 = a4w4_now() * 1e3;
     int rc2 = guarded_call(g, &g->y2, e, breached);
+    g->variants_ms += a4w4_now() * 1e3 - t0;
     g->args.y = g->y.y;
     if (rc2 == RUN_NOT_RUN) /* stopped after its timeouts: the entry says so already */
         return 0;
@@ -388,6 +390,7 @@ static int check_pad_variants(gemm_run *g, a4w4_entry_result *e)
     a4w4_case_refill(g->d, A4W4_ACT_SCALE_FILL_DEFAULT, A4W4_ACT_SCALE_FILL_DEFAULT,
                      A4W4_GUARD_FILL);
     e->pad_variants = nv;
+    e->variants_ms = g->variants_ms;
     if (!dep[0])
         return breached;
     run_note(e->note, sizeof e->note, "pad-dependent: valid outputs change with %s; it needs "

@@ -247,6 +247,8 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
         e->cost_ms = (a4w4_now() - t0) * 1e3;
         if (r->stages && e->has_run && e->run_ms == e->run_ms)
             r->stages->backend_runs_s += e->run_ms / 1e3;
+        if (r->stages)
+            r->stages->variant_runs_s += e->variants_ms / 1e3;
     }
     return A4W4_ST_OK;
 }

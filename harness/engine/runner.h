@@ -72,6 +72,7 @@ typedef struct {
     double record_s, bundles_s;
     double write_s, finish_s;   /* the results stream and documents (the caller's) */
     double backend_runs_s;      /* the backends' own run_ms, inside kernels_s */
+    double variant_runs_s;      /* their pad variants' runs (contracts §3.3), inside kernels_s */
     double outputs_device, outputs_host; /* outputs compared on the device / on the host */
     double oracle_outputs; /* outputs the host oracles computed (each case's sample) */
 } a4w4_stage_times;

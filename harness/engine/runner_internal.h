@@ -59,6 +59,7 @@ typedef struct {
     char why[512], breach[256];
     char stale_of[160]; /* the case whose outputs the baseline repeated bit for bit ("" none) */
     a4w4_comparison cmp;     /* the baseline against the contract's oracle */
+    double variants_ms; /* the pad variants' runs, each timed as the baseline's run_ms */
     int ambiguous;      /* the baseline matches one reading of E8M0 code 0 only */
     uint8_t *mism;      /* [n] the mismatches of the mapped comparison (a failing entry) */
     const uint16_t *yfail; /* the outputs the map is of: y's, or a variant's copy (vfail) */

@@ -60,8 +60,9 @@ typedef struct {
 int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d);
 /* Every row of A and W (for a device judge that checks every output), while the preshuffled
  * weight (the only layout as large as W) holds the rows of sample s only, as for
- * a4w4_case_generate(c, s, d); the other layouts are whole. Rows are generated on all cores.
- * 0 or A4W4_ENOMEM. */
+ * a4w4_case_generate(c, s, d); the other layouts are whole. Rows are generated on all cores;
+ * buffers of 8 MB and more ask the kernel for huge pages (Linux transparent huge pages on
+ * madvise: fewer page faults committing them). 0 or A4W4_ENOMEM. */
 int a4w4_case_generate_all(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d);
 void a4w4_case_data_free(a4w4_case_data *d);
 

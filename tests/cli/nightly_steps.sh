@@ -132,8 +132,21 @@ ln -s "$CLI" "$WORK/bin/a4w4check"
 for p in a4w4_gpu_emu a4w4_gpu_check; do
   printf '#!/bin/sh\necho "RESULT: stand-in %s"\n' "$p" > "$WORK/bin/$p"; chmod +x "$WORK/bin/$p"
 done
-env -u CUDA_VISIBLE_DEVICES A4W4_GPU=nvidia GPUS=2 GROUPS_PER_GPU=2 SET=edge E8M0_CODE0=2^-127 \
-  BACKENDS=cpu-fallback,cpu-asm REPORT_DIR="$WORK/host" bash ci/nightly-gpu.sh --prebuilt "$WORK/bin"
+# and for nvidia-smi: its -L, the compute capability, and utilization samples (GPU 0 at 80 %,
+# GPU 1 at 20 %) until the script stops it
+mkdir -p "$WORK/smi"
+cat > "$WORK/smi/nvidia-smi" <<'SMI'
+#!/bin/sh
+case "$*" in
+  -L) echo "GPU 0: stand-in"; echo "GPU 1: stand-in" ;;
+  *compute_cap*) echo "9.0" ;;
+  *utilization.gpu*) while :; do echo "0, 80"; echo "1, 20"; sleep 0.1; done ;;
+esac
+SMI
+chmod +x "$WORK/smi/nvidia-smi"
+env -u CUDA_VISIBLE_DEVICES PATH="$WORK/smi:$PATH" A4W4_GPU=nvidia GPUS=2 GROUPS_PER_GPU=2 \
+  SET=edge E8M0_CODE0=2^-127 BACKENDS=cpu-fallback,cpu-asm REPORT_DIR="$WORK/host" \
+  bash ci/nightly-gpu.sh --prebuilt "$WORK/bin"
 for g in 1 2 3 4; do
   grep -q "group $g/4: shard verdict PASS, exit 0, wall [0-9]* s, CUDA_VISIBLE_DEVICES=$(( (g - 1) % 2 ))" \
     "$WORK/host/nightly.log"
@@ -141,4 +154,20 @@ done
 grep -q '"verdict":[[:space:]]*"PASS"' "$WORK/host/run/merged/results.json"
 grep -q "^| 2/4 | 0 | [0-9]* | [^|]* | CUDA 1 |" "$WORK/host/run/merged/groups.md"
 grep -q "nightly-gpu: PASS" "$WORK/host/nightly.log"
+# at the end: the harness step's wall, the merged stage table adding up, GPU utilization
+python3 - "$WORK/host/nightly.log" <<'PY'
+import re, sys
+log = open(sys.argv[1]).read()
+assert re.search(r"nightly-gpu: harness wall [0-9]+ s", log), log
+m = re.search(r"nightly-gpu: stages \(summed over the groups\): (.*) = ([0-9.]+) s \(other", log)
+assert m, "no stage table at the end:\n" + log
+parts = [float(x) for x in re.findall(r"(?:setup|generate|judge|backends|host oracles|record|"
+                                      r"bundles|write|finish) ([0-9.]+) s", m.group(1))]
+assert len(parts) == 9 and abs(sum(parts) - float(m.group(2))) <= 0.05 * 10, m.group(0)
+for g, mean in (("0", 80), ("1", 20)):
+    assert re.search(r"nightly-gpu: GPU %s utilization: mean %d %%, median %d %%" % (g, mean, mean),
+                     log), "GPU %s utilization not summarised:\n%s" % (g, log)
+assert log.rindex("utilization") < log.rindex("nightly-gpu: PASS"), "summary not at the end"
+print("nightly-gpu.sh ends with the wall, the stage table and the GPU utilization")
+PY
 echo "nightly steps ok"

@@ -4,7 +4,7 @@
 # results.json must sum to its wall within 2 % (other_s, the unattributed rest, at most 2 %
 # of wall_s; also with cases of a large K among small ones, and on the progress line's table,
 # which prints the wall it sums to), every entry of a generated case must carry its whole cost (cost_ms, no less
-# than the backend's own run_ms), and the device buffers must be kept across cases: the
+# than the backend's own run_ms), the pad variants' runs be counted apart (variant_runs_s), and the device buffers must be kept across cases: the
 # stand-in's count of device allocations (A4W4_GPU_CPU_COUNT) is the same for 8 cases of
 # one shape as for 32. bench prints the per-entry cost of a 1x128x256 case per GPU backend.
 set -euo pipefail
@@ -59,6 +59,11 @@ assert abs(s["wall_s"] - total) <= 0.02 * s["wall_s"], \
     "stages sum to %.3f s of a %.3f s wall" % (total, s["wall_s"])
 assert abs(s["other_s"] - (s["wall_s"] - total)) < 1e-6, "other_s is not the rest"
 assert s["backend_runs_s"] <= s["kernels_s"], "the backends' runs exceed their stage"
+# the pad variants' reruns (every case here has pad rows: two variants per tile GEMM) are
+# kernel time of their own, beside the baselines' run_ms, inside the backends' stage
+assert s["variant_runs_s"] > 0, "the pad variants' runs are not accounted: %s" % s
+assert s["backend_runs_s"] + s["variant_runs_s"] <= s["kernels_s"], \
+    "the backends' and variants' runs exceed their stage: %s" % s
 n = 0
 for e in d["cases"]:
     assert "cost_ms" in e, "entry %s@%s has no cost_ms" % (e["name"], e["backend"])
