@@ -108,6 +108,23 @@ def findings(out, kernel, log, rows):
     return lines, keep[:8]
 
 
+def rules_of_shape(out, kernels):
+    """Each kernel's contract file as discover wrote it: its rules of the shape (a rule of K
+    per family, ranges of Mpad, or one rule per probed shape) and the comment lines naming the
+    shapes probed and those only validated (contracts §4.4)."""
+    print("\n## Rules of the shape\n")
+    print("The contract as a function of the shape (`<kernel>.contract`, contracts §4.4): a rule "
+          "of K holds at every K of its family and was validated at shapes not probed; a "
+          "`when M==..,N==..,K==..` rule holds at that shape only.\n")
+    for k in kernels:
+        path = os.path.join(out, f"{tag(k)}.contract")
+        text = read(path)
+        if text is None and read(path + ".closest") is not None:
+            text, k = read(path + ".closest"), f"{k} (closest, not accepted)"
+        print(f"**{k}**:\n")
+        print("```\n" + (text.rstrip("\n") if text else "(no contract written)") + "\n```\n")
+
+
 def main():
     out, kernels, sets, shapes, budget = sys.argv[1:6]
     kernels, sets, shapes = kernels.split(), sets.split(), shapes.split(",")
@@ -128,6 +145,7 @@ def main():
             sec = f"{total} ({len(shapes)} shape{'s' if len(shapes) > 1 else ''}, one discovery)" if total else why or "-"
             print(f"| {k} | {s} | `{c}` | {nd} | {probes} | {sec} |")
         notes[k] = findings(out, k, log, rows)
+    rules_of_shape(out, kernels)
     print("\n## Judged by the discovered contract\n")
     print("Share of the outputs judged bit for bit (of the outputs checked: a case whose full "
           "check is estimated above the judging budget is sampled): declared `exact`, only the "

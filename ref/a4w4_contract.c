@@ -59,6 +59,12 @@ int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen)
     if (t->tile % 32 || (t->tile && (t->nbounds || t->split != 1)))
         return errf(err, errlen, A4W4_EINVAL, "tile=%u: tile is a positive multiple of 32 and "
                     "replaces split (split=1)", t->tile);
+    if (t->align % 32 || t->align > A4W4_TREE_BOUND_MAX) /* 0: 256, ordered(S)'s */
+        return errf(err, errlen, A4W4_EINVAL, "align=%u: align is a positive multiple of 32 "
+                    "(elements)", t->align);
+    if (t->align && t->align != 256 && (t->tile || t->nbounds || t->split < 2))
+        return errf(err, errlen, A4W4_EINVAL, "align=%u: align rounds the parts of split=S, "
+                    "S >= 2 (not with tile or split boundaries)", t->align);
     if (t->nbounds == 0 && (t->split < 1 || t->split > A4W4_SPLIT_MAX))
         return errf(err, errlen, A4W4_EINVAL, "split=%u: split is 1..%u or boundaries", t->split,
                     A4W4_SPLIT_MAX);
@@ -70,7 +76,8 @@ int a4w4_tree_check(const a4w4_tree *t, size_t K, char *err, size_t errlen)
                         "positive multiples of 32", (unsigned)t->bounds[i]);
     if (t->sum_blocks || t->nsum) { /* the general form: the tree is the whole order */
         if (G != 32 || t->order || t->fuse != 1 || t->reduce || t->split != 1 || t->nbounds ||
-            t->combine || t->lanes != 1 || t->chunk != 32 || t->lanecomb || t->tile)
+            t->combine || t->lanes != 1 || t->chunk != 32 || t->lanecomb || t->tile ||
+            (t->align && t->align != 256))
             return errf(err, errlen, A4W4_EINVAL, "sum: the sum tree is the whole order; only "
                         "prec, round, acc, final and lround go with it");
         int rc = a4w4_sumtree_check(t, err, errlen);
@@ -117,11 +124,12 @@ static int parse_uint(const char *s, size_t len, unsigned long long lo, unsigned
 static const char *const key_names[] = {"leaf",  "order",  "fuse",  "reduce", "prec",
                                         "round", "acc",    "split", "combine", "final",
                                         "lround", "lanes", "chunk", "lanecomb", "tile",
-                                        "sum"};
+                                        "sum", "align"};
 #define NKEYS (sizeof key_names / sizeof key_names[0])
 #define KEY_LIST "leaf, order, fuse, reduce, prec, round, acc, split, combine, final, lround, " \
-                 "lanes, chunk, lanecomb, tile, sum"
+                 "lanes, chunk, lanecomb, tile, sum, align"
 #define KEY_SUM 15
+#define KEY_ALIGN 16
 
 /* v[0..len) equals word. */
 static int is(const char *v, size_t len, const char *word)
@@ -247,6 +255,12 @@ static int set_key(a4w4_tree *t, size_t key, const char *v, size_t len, const ch
             return -1;
         *(key == 12 ? &t->chunk : &t->tile) = (unsigned)x;
         return 0;
+    case KEY_ALIGN:
+        *why = "align is a positive multiple of 32 (elements)";
+        if (parse_uint(v, len, 32, A4W4_TREE_BOUND_MAX, &x) || x % 32)
+            return -1;
+        t->align = (unsigned)x;
+        return 0;
     case 6:
         *why = "acc is fp32 or bf16";
         if (parse_word(v, len, "fp32", "bf16", &w))
@@ -348,8 +362,9 @@ static int parse_tree(const char *text, a4w4_contract *c, char *err, size_t errl
     if (t.lanes == 1 && (seen[12] || seen[13]))
         return errf(err, errlen, A4W4_EINVAL, "%s: chunk and lanecomb need lanes > 1 (one lane is "
                     "the split itself)", shown(text, q));
-    for (size_t k = 0; seen[KEY_SUM] && k < KEY_SUM; k++)
-        if (seen[k] && k != 4 && k != 5 && k != 6 && k != 9 && k != 10) /* prec round acc final lround */
+    for (size_t k = 0; seen[KEY_SUM] && k < NKEYS; k++)
+        if (seen[k] && k != KEY_SUM && k != 4 && k != 5 && k != 6 && k != 9 &&
+            k != 10) /* prec round acc final lround */
             return errf(err, errlen, A4W4_EINVAL, "%s: key %s does not go with sum (the sum tree is "
                         "the whole order; only prec, round, acc, final and lround do)",
                         shown(text, q), key_names[k]);
@@ -453,6 +468,8 @@ static int format_tree(const a4w4_tree *t, char *buf, size_t len, size_t *o)
                    red[t->lanecomb]);
     if (t->tile)
         bad |= put(buf, len, o, ",tile=%u", t->tile);
+    if (t->align && t->align != 256)
+        bad |= put(buf, len, o, ",align=%u", t->align);
     bad |= put(buf, len, o, ")");
     return bad;
 }

@@ -333,20 +333,29 @@ void a4w4_tree_defaults(a4w4_tree *t)
     t->chunk = 32;
     t->lanecomb = A4W4_REDUCE_CHAIN;
     t->tile = 0;
+    t->align = 256;
+}
+
+/* Elements per split of split=S at K with the alignment A (contracts §4.2 rule 1):
+ * round_up(ceil(K/S), A), at least A; A = 256 is §4.1's k_per_split. */
+static size_t split_per(size_t K, unsigned S, unsigned A)
+{
+    size_t per = (K + (S ? S : 1) - 1) / (S ? S : 1);
+    A = A ? A : 256;
+    per = (per + A - 1) / A * A;
+    return per < A ? A : per;
 }
 
 size_t a4w4_tree_splits(const a4w4_tree *t, size_t K, size_t *starts, size_t max)
 {
+    size_t per = t->tile ? t->tile : split_per(K, t->split, t->align);
     size_t n = t->nbounds + 1;
-    if (t->tile)
-        n = (K + t->tile - 1) / t->tile;
-    else if (t->nbounds == 0)
-        n = a4w4_split_count(K, t->split);
+    if (t->tile || t->nbounds == 0)
+        n = (K + per - 1) / per;
     if (!starts)
         return n;
     if (max < n + 1)
         return 0;
-    size_t per = t->tile ? t->tile : a4w4_split_k_per_split(K, t->split);
     for (size_t j = 0; j < n; j++)
         starts[j] = j == 0 ? 0 : t->nbounds ? t->bounds[j - 1] : j * per;
     starts[n] = K;

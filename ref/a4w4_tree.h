@@ -68,6 +68,8 @@ typedef struct {
     unsigned chunk;           /* elements dealt to one lane at a time (a multiple of 32) */
     a4w4_tree_reduce lanecomb; /* how a split's lane values are reduced (xor: L a power of 2) */
     unsigned tile;            /* 0, or T: splits of T elements each (instead of split) */
+    unsigned align;           /* A (a multiple of 32): split=S parts are round_up(ceil(K/S), A)
+                               * elements; 256 (or 0) is contracts §4.1's k_per_split */
     unsigned sum_blocks;      /* 0; or n: the general form over n blocks (K = 32 n only) */
     size_t nsum;              /* tokens in sum (0 without the general form) */
     uint16_t sum[A4W4_SUMTREE_MAX_TOKENS]; /* the tree, prefix order (above) */
@@ -75,7 +77,7 @@ typedef struct {
 
 /* ordered(1)'s values: leaf=32, order=asc, fuse=1, reduce=chain, prec=0, round=rne,
  * acc=fp32, split=1, combine=chain, final=rne, lround=rne, lanes=1, chunk=32,
- * lanecomb=chain, tile=0 (off). contracts §4.2. */
+ * lanecomb=chain, tile=0 (off), align=256. contracts §4.2. */
 void a4w4_tree_defaults(a4w4_tree *t);
 
 /* A4W4_OK when t is a valid tree (every field in its range) and applies to K (K a positive
@@ -105,7 +107,8 @@ int a4w4_sumtree_format(const a4w4_tree *t, char *buf, size_t len);
 
 /* The splits of t over K (t checked for K): their count n, and when starts is not NULL the
  * first element of each split in starts[0..n) plus starts[n] = K (max >= n + 1 entries;
- * max too small: returns 0). Split S: contracts §4.1 (a4w4_split_k_per_split); explicit
+ * max too small: returns 0). Split S: parts of round_up(ceil(K/S), align) elements, the last
+ * one ending at K (align 256: contracts §4.1, a4w4_split_k_per_split); explicit
  * boundaries b1 < b2 < ...: [0, b1), [b1, b2), ..., [b_last, K); tile T: [0, T), [T, 2T),
  * ..., the last one ending at K. */
 size_t a4w4_tree_splits(const a4w4_tree *t, size_t K, size_t *starts, size_t max);

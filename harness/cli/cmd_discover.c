@@ -47,7 +47,7 @@ static const a4w4_option discover_options[] = {
                "bundle:OUT (with --probes)"),
     OPT_STRING("out", discover_opts, out, "FILE", "where the accepted contract goes"),
     OPT_STRING("shapes", discover_opts, shapes, "LIST",
-               "MxNxK,... shapes to probe (default 64x64x2048)"),
+               "MxNxK,... shapes to probe (default 16x64x2048,256x64x2048)"),
     OPT_STRING("cases", discover_opts, cases, "FILE", "a CSV naming M, N, K: its shapes"),
     OPT_STRING("seed", discover_opts, seed, "S", "seed of the validation cases (default 1)"),
     OPT_INT("repeats", discover_opts, repeats, "R", 1, 100,
@@ -199,6 +199,14 @@ static void shape_line(FILE *f, const discover_plan *p, size_t i, const char *ba
     char c[A4W4_CONTRACT_MAX] = "";
     if (r->verdict != A4W4_DISCOVER_FAILED)
         a4w4_contract_format(&r->contract, c, sizeof c);
+    if (a4w4_discover_validate_only(p->d, i) == 2) { /* a bucket of the rules of M */
+        int held = r->verdict == A4W4_DISCOVER_FOUND;
+        fprintf(f, "discover: %s at %zux%zux%zu (a bucket checked for the rules of M): %s%s\n",
+                backend, s->M, s->N, s->K, held ? "the nearest probed bucket's rule of K holds: "
+                : "no neighbour's rule of K holds (this bucket is left without a rule)",
+                held ? c : "");
+        return;
+    }
     if (a4w4_discover_validate_only(p->d, i)) { /* not probed: the rule of K checked there */
         int held = r->verdict == A4W4_DISCOVER_FOUND, tried = r->validation_cases > 0;
         fprintf(f, "discover: %s at %zux%zux%zu (validated only, not probed): %s%s%s%s\n",

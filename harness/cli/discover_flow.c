@@ -99,7 +99,7 @@ int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend
         if (st != A4W4_ST_OK)
             return A4W4_EXIT_BADINPUT;
     } else {
-        const char *text = shapes ? shapes : "64x64x2048";
+        const char *text = shapes ? shapes : "16x64x2048,256x64x2048";
         int rc = a4w4_discover_parse_shapes(text, sh, &o->nshapes);
         if (rc == -1)
             a4w4_errorf("discover: --shapes '%s': each shape is MxNxK with decimal M, N, K", text);

@@ -28,12 +28,13 @@ int a4w4_dflow_backend(a4w4_discovery *d, const char *backend, int quiet);
 int a4w4_dflow_write_probes(const a4w4_discovery *d, const char *dir,
                             const a4w4_discover_opts *o);
 
-/* The shapes of `--shapes TEXT` or `--cases FILE` (both NULL: 64x64x2048) into *sh and
- * o->nshapes, each its own group in *groups (both malloc'ed); with backend hip-asm:dispatch,
- * the shapes AITER's dispatcher sends to one ASM kernel share a group. Otherwise the shapes
- * of a rule of K are added (a4w4_discover_expand: more probed K per family, and shapes only
- * validated, marked in *vo, malloc'ed; NULL with dispatch groups), after the *requested
- * shapes asked for. Returns an exit code
+/* The shapes of `--shapes TEXT` or `--cases FILE` (both NULL: 16x64x2048,256x64x2048, Mpad
+ * 16 and 256, the buckets between checked for the rules of M) into *sh and o->nshapes, each
+ * its own group in *groups (both malloc'ed); with backend hip-asm:dispatch, the shapes
+ * AITER's dispatcher sends to one ASM kernel share a group. Otherwise the shapes of a rule of
+ * K and of the rules of M are added (a4w4_discover_expand: more probed K per family, shapes
+ * only validated and buckets only checked, marked in *vo, malloc'ed; NULL with dispatch
+ * groups), after the *requested shapes asked for. Returns an exit code
  * (A4W4_EXIT_BADINPUT after one line naming the option and the rule). */
 int a4w4_dflow_shapes(const char *shapes, const char *cases, const char *backend,
                       a4w4_discover_opts *o, a4w4_shape **sh, size_t **groups,

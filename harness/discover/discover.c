@@ -110,8 +110,9 @@ a4w4_hstatus a4w4_discover_new(const a4w4_discover_opts *o, a4w4_discovery **out
         s->slots = s->w_side ? s->sh.N : s->sh.M;
         s->probed = d->group[i];
         s->tree.root = -1;
-        s->validate_only = o->validate_only && o->validate_only[i];
-        s->family = family_of(d, i);
+        s->validate_only = o->validate_only && o->validate_only[i] == 1;
+        s->check_only = o->validate_only && o->validate_only[i] == 2;
+        s->family = s->check_only ? i : family_of(d, i);
         int rc = dc_gaps_init(&s->gaps, s->n) || setup_validation(s, o, i) ||
                  !(s->gap_varied = calloc(s->n + 1, 1));
         if (!rc && s->probed == i && !s->validate_only)
@@ -385,9 +386,92 @@ static void keep_validation(a4w4_discovery *d)
     }
 }
 
+/* 1 when family leader f has a validated rule of K: its rule exists, every probed shape of
+ * it found a contract and every validate-only shape of it took the rule. */
+int dc_family_rule(const a4w4_discovery *d, size_t f)
+{
+    if (d->sh[f].check_only || !d->sh[f].gen_ok)
+        return 0;
+    for (size_t i = 0; i < d->nshapes; i++)
+        if (d->sh[i].family == f && d->sh[i].res.verdict != A4W4_DISCOVER_FOUND)
+            return 0;
+    return 1;
+}
+
+/* The family leader of N with a validated rule whose bucket is the nearest below (above: 1)
+ * bucket pm, or nshapes. */
+static size_t nearest_family(const a4w4_discovery *d, size_t N, int pm, int above)
+{
+    size_t best = d->nshapes;
+    int bp = 0;
+    for (size_t j = 0; j < d->nshapes; j++) {
+        int pj = a4w4_padded_m((int)d->shapes[j].M, 1, 1, 0);
+        if (d->sh[j].family != j || d->shapes[j].N != N || !dc_family_rule(d, j) ||
+            (above ? pj <= pm : pj >= pm))
+            continue;
+        if (best == d->nshapes || (above ? pj < bp : pj > bp))
+            best = j, bp = pj;
+    }
+    return best;
+}
+
+/* Does the rule of K of family leader f predict bucket s (its round-1 probes and every
+ * validation output)? 1 or 0, with an evidence line; *c the rule at s's K. */
+static int bucket_holds(a4w4_discovery *d, dc_shape *s, size_t f, a4w4_contract *c)
+{
+    char txt[A4W4_CONTRACT_MAX];
+    dc_rule_at(&d->sh[f], s->sh.K, c);
+    if (a4w4_contract_format(c, txt, sizeof txt) < 0)
+        return 0;
+    int ok = !s->nondet && !s->position_dep && dc_check(s, &d->o, c);
+    dc_text_add(&s->ev, "- a bucket of the rules of M, checked, not probed further: the rule of K "
+                "of Mpad %d, %s, %s its %zu round-1 probes and its validation outputs%s\n",
+                a4w4_padded_m((int)d->shapes[f].M, 1, 1, 0), txt, ok ? "predicts" :
+                "does not predict", s->nhist, s->nondet ? " (they changed between runs)" : "");
+    return ok;
+}
+
+/* A bucket of the rules of M (contracts §4.4): it takes the rule of K of the nearest probed
+ * bucket below or above when that one alone predicts it (or both do and they are one rule);
+ * when both predict it and differ, this K cannot tell them apart and the bucket gets none. */
+static void check_bucket(a4w4_discovery *d, dc_shape *s)
+{
+    int pm = a4w4_padded_m((int)s->sh.M, 1, 1, 0), held[2] = {0, 0};
+    size_t f[2];
+    a4w4_contract c[2];
+    s->res.verdict = A4W4_DISCOVER_NO_FIT;
+    s->res.probes = s->probes_total;
+    s->res.calls = s->calls_total;
+    s->res.validation_cases = s->nvcases;
+    for (int above = 0; above < 2; above++) {
+        f[above] = nearest_family(d, s->sh.N, pm, above);
+        held[above] = f[above] < d->nshapes && bucket_holds(d, s, f[above], &c[above]);
+    }
+    int same = held[0] && held[1] && a4w4_contract_same(&d->sh[f[0]].gen, &d->sh[f[1]].gen) &&
+               d->sh[f[0]].gen_fixed == d->sh[f[1]].gen_fixed;
+    if (held[0] && held[1] && !same) {
+        dc_text_add(&s->ev, "- no rule for Mpad %d: both neighbours' rules of K predict it at "
+                    "K=%zu, so this K cannot tell which one it keeps (not judged)\n", pm, s->sh.K);
+        return;
+    }
+    if (!held[0] && !held[1]) {
+        dc_text_add(&s->ev, "- no rule for Mpad %d: no neighbour's rule of K holds here (not "
+                    "judged)\n", pm);
+        return;
+    }
+    int k = held[0] ? 0 : 1;
+    s->res.verdict = A4W4_DISCOVER_FOUND;
+    s->res.contract = c[k];
+    s->rule_of = f[k];
+}
+
 static int finish_shape(a4w4_discovery *d, size_t i)
 {
     dc_shape *s = &d->sh[i];
+    if (s->check_only) {
+        check_bucket(d, s);
+        return 0;
+    }
     if (s->validate_only) {
         const dc_shape *lead = &d->sh[s->family];
         if (!lead->gen_ok) {
@@ -420,6 +504,10 @@ static int finish_shape(a4w4_discovery *d, size_t i)
 /* Analyse what shape s's probes showed and plan its next phase. */
 static int analyse(dc_shape *s)
 {
+    if (s->check_only) { /* its round-1 probes are kept (s->hist) for the check */
+        s->phase = DC_PHASE_DONE;
+        return 0;
+    }
     switch (s->phase) {
     case DC_PHASE_STRUCTURE:
     case DC_PHASE_SCAN:
@@ -551,12 +639,14 @@ a4w4_hstatus a4w4_discover_run_round(a4w4_discovery *d, a4w4_backend *b,
     }
     all_done &= !fprev;
     /* the probed shapes first, then each family's rule of K, then the shapes that only
-     * validate it */
-    for (int pass = 0; all_done && pass < 3; pass++)
+     * validate it, then the buckets of the rules of M */
+    for (int pass = 0; all_done && pass < 4; pass++)
         for (size_t i = 0; i < d->nshapes; i++) {
-            if (pass == 1 && d->sh[i].family == i)
+            dc_shape *s = &d->sh[i];
+            if (pass == 1 && s->family == i && !s->check_only)
                 dc_generalize(d->sh, d->nshapes, i, &d->o);
-            else if (pass != 1 && d->sh[i].validate_only == (pass == 2))
+            else if ((pass == 0 && !s->validate_only && !s->check_only) ||
+                     (pass == 2 && s->validate_only) || (pass == 3 && s->check_only))
                 finish_shape(d, i);
         }
     if (next_round(d)) {

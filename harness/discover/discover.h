@@ -27,7 +27,10 @@
 #include "status.h"
 
 /* At most this many shapes per discovery; K at most A4W4_DISCOVER_MAX_K (8192 blocks). */
-#define A4W4_DISCOVER_MAX_SHAPES 64
+#define A4W4_DISCOVER_MAX_SHAPES 128
+/* At most this many buckets checked between two requested buckets of one N (rules of M,
+ * contracts §4.4): more are sampled evenly. */
+#define A4W4_DISCOVER_MAX_CHECKS 24
 #define A4W4_DISCOVER_MAX_K 262144u
 
 typedef struct {
@@ -47,8 +50,10 @@ typedef struct {
     size_t validate_outputs;    /* outputs checked per validation case (0: all) */
     int threads;                /* oracle threads for the validation (>= 1) */
     /* validate_only[i] 1: shape i is not probed; the rule of K inferred from the probed
-     * shapes of its family (same N and padded-M bucket, contracts §5.1) is validated on it
-     * (NULL: every shape is probed or grouped) */
+     * shapes of its family (same N and padded-M bucket, contracts §5.1) is validated on it;
+     * 2: shape i is a bucket of the rules of M (contracts §4.4), only checked: its round-1
+     * gap probes and validation cases are held to the rules of K of the nearest probed
+     * buckets of its N, below then above (NULL: every shape is probed or grouped) */
     const unsigned char *validate_only;
 } a4w4_discover_opts;
 
@@ -136,7 +141,8 @@ int a4w4_discover_write_round(const a4w4_discovery *d, const char *dir, const ch
  * that empties it): a caller whose next step failed leaves no round behind. */
 void a4w4_discover_remove_round(const a4w4_discovery *d, const char *dir);
 
-/* 1 when shape i was only validated (opts validate_only), not probed. */
+/* 1 when shape i was only validated (opts validate_only 1), not probed; 2 when it is a bucket
+ * only checked for the rules of M (opts validate_only 2). */
 int a4w4_discover_validate_only(const a4w4_discovery *d, size_t shape);
 
 /* Per-shape results once a4w4_discover_round returns NULL. */

@@ -231,6 +231,9 @@ typedef struct dc_shape_s {
     const a4w4_contract *forced; /* a grouped shape: validate its leader's contract only */
     /* the rule of K (contracts §4.4, generalising over K) */
     int validate_only;  /* not probed: validates its family's rule of K */
+    int check_only;     /* a bucket of the rules of M: round 1 and validation, held to the
+                         * rules of K of the nearest probed buckets (contracts §4.4) */
+    size_t rule_of;     /* check_only and FOUND: the family leader whose rule holds here */
     size_t family;      /* the first shape of the same N and padded-M bucket */
     int gen_ok;         /* family leader: the probed shapes' contracts make one rule of K */
     a4w4_contract gen;  /* that rule (gen_fixed: with every boundary, dc_rule_at) */
@@ -306,6 +309,10 @@ int dc_fprev_start(dc_shape *s, size_t index, const a4w4_discover_opts *o);
 /* Read the pairwise probes: rebuild the tree over blocks into s->fprev (s->have_fprev), or
  * say in the evidence why none (a count that is no count, a pair no binary tree gives). */
 void dc_fprev_read(dc_shape *s);
+
+/* 1 when family leader f has a validated rule of K: its rule exists, every probed shape of
+ * the family found a contract and every validate-only shape of it took the rule. */
+int dc_family_rule(const struct a4w4_discovery *d, size_t f);
 
 /* The value a bf16 output stands for. */
 float dc_bf16_value(uint16_t h);

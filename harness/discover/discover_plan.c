@@ -24,7 +24,7 @@ int a4w4_discover_plan_write(const char *dir, const a4w4_discover_opts *o,
         snprintf(s, sizeof s, "%zux%zux%zu", o->shapes[i].M, o->shapes[i].N, o->shapes[i].K);
         cJSON_AddItemToArray(sh, cJSON_CreateString(s));
         cJSON_AddItemToArray(gr, cJSON_CreateNumber(o->group ? (double)o->group[i] : (double)i));
-        cJSON_AddItemToArray(vo, cJSON_CreateNumber(o->validate_only && o->validate_only[i]));
+        cJSON_AddItemToArray(vo, cJSON_CreateNumber(o->validate_only ? o->validate_only[i] : 0));
     }
     snprintf(s, sizeof s, "%llu", (unsigned long long)o->seed);
     cJSON_AddStringToObject(j, "seed", s);
@@ -70,9 +70,10 @@ static int read_shapes(const cJSON *j, a4w4_shape *shapes, size_t *groups, unsig
         const cJSON *x = cJSON_GetArrayItem(sh, (int)i), *g = cJSON_GetArrayItem(gr, (int)i);
         const cJSON *v = vl ? cJSON_GetArrayItem(vl, (int)i) : NULL;
         char tail;
-        if (v && (!cJSON_IsNumber(v) || (v->valuedouble != 0 && v->valuedouble != 1)))
+        if (v && (!cJSON_IsNumber(v) || (v->valuedouble != 0 && v->valuedouble != 1 &&
+                                          v->valuedouble != 2)))
             return -1;
-        vo[i] = v && v->valuedouble == 1;
+        vo[i] = v ? (unsigned char)v->valuedouble : 0;
         if (!cJSON_IsString(x) || !cJSON_IsNumber(g) || g->valuedouble < 0 ||
             g->valuedouble > (double)i ||
             sscanf(x->valuestring, "%zux%zux%zu%c", &shapes[i].M, &shapes[i].N, &shapes[i].K,

@@ -82,6 +82,67 @@ static int tile_rule(const dc_shape *sh, size_t nshapes, size_t f, a4w4_contract
     return 0;
 }
 
+/* 1 when tree t at K cuts the splits starts[0..n] (starts[n] = K). */
+static int cuts(const a4w4_tree *t, size_t K, const size_t *starts, size_t n)
+{
+    size_t got[A4W4_DISCOVER_MAX_K / 32 + 2];
+    if (a4w4_tree_check(t, K, NULL, 0) ||
+        a4w4_tree_splits(t, K, got, sizeof got / sizeof got[0]) != n)
+        return 0;
+    return !memcmp(got, starts, (n + 1) * sizeof *got);
+}
+
+/* The family's probed shapes' trees all one tree but for their splits, each K's splits those
+ * of split=S (S the most splits any K shows) in parts aligned to A elements (contracts §4.2
+ * rule 1: round_up(ceil(K/S), A)), for one A, the largest that fits every K: the rule
+ * tree(..., split=S, align=A); ordered(S) when that is the tree. 0 with *gen, or -1. */
+static int align_rule(const dc_shape *sh, size_t nshapes, size_t f, a4w4_contract *gen)
+{
+    size_t starts[A4W4_DISCOVER_MAX_K / 32 + 2], S = 0, wmax = 0;
+    char t0[A4W4_CONTRACT_MAX] = "", ti[A4W4_CONTRACT_MAX];
+    a4w4_contract base = {A4W4_CONTRACT_TREE, 1, {0}};
+    for (size_t i = 0; i < nshapes; i++) { /* S, and the rest of the tree one tree */
+        a4w4_contract c = {A4W4_CONTRACT_TREE, 1, {0}};
+        if (sh[i].family != f || sh[i].validate_only)
+            continue;
+        if (as_tree(&sh[i].res.contract, &c.tree) || c.tree.tile || c.tree.sum_blocks)
+            return -1;
+        size_t n = a4w4_tree_splits(&c.tree, sh[i].sh.K, starts, sizeof starts / sizeof starts[0]);
+        S = n > S ? n : S;
+        wmax = n > 1 && starts[1] > wmax ? starts[1] : wmax;
+        c.tree.split = 2, c.tree.nbounds = 0, c.tree.align = 256;
+        int first = !t0[0];
+        if (a4w4_contract_format(&c, first ? t0 : ti, sizeof ti) < 0 || (!first && strcmp(t0, ti)))
+            return -1;
+        base = c;
+    }
+    if (S < 2 || S > A4W4_SPLIT_MAX)
+        return -1;
+    base.tree.split = (unsigned)S;
+    for (size_t A = wmax / 32 * 32; A >= 32; A -= 32) { /* the largest A that fits */
+        int all = 1;
+        base.tree.align = (unsigned)A;
+        for (size_t i = 0; all && i < nshapes; i++) {
+            a4w4_tree t;
+            if (sh[i].family != f || sh[i].validate_only)
+                continue;
+            as_tree(&sh[i].res.contract, &t);
+            size_t n = a4w4_tree_splits(&t, sh[i].sh.K, starts, sizeof starts / sizeof starts[0]);
+            all = cuts(&base.tree, sh[i].sh.K, starts, n);
+        }
+        if (!all)
+            continue;
+        a4w4_tree d;
+        a4w4_tree_defaults(&d);
+        d.split = (unsigned)S;
+        *gen = base;
+        if (!memcmp(&d, &base.tree, sizeof d)) /* align 256: §4.1's split-K */
+            *gen = (a4w4_contract){A4W4_CONTRACT_ORDERED, (unsigned)S, d};
+        return 0;
+    }
+    return -1;
+}
+
 /* The rule gen (fixed: its boundaries fixed in K) at K into *out. */
 static void rule_at(const a4w4_contract *gen, int fixed, size_t K, a4w4_contract *out)
 {
@@ -168,7 +229,8 @@ void dc_generalize(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_o
     }
     /* the candidates, each held to every probed shape: the splits as tiles of one width,
      * then the contract found at the largest K (it shows most of the tree: lanes dealt past
-     * their first chunk), then the others, then the largest K's splits as fixed boundaries */
+     * their first chunk), then the others, then the splits as S parts aligned to A, then the
+     * largest K's splits as fixed boundaries */
     a4w4_contract gen;
     if (!tile_rule(sh, nshapes, f, &gen, lead->gen_why, sizeof lead->gen_why) &&
         holds_on_family(sh, nshapes, f, &gen, 0, o)) {
@@ -186,11 +248,17 @@ void dc_generalize(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_o
             return;
         }
     }
+    if (!align_rule(sh, nshapes, f, &gen) && holds_on_family(sh, nshapes, f, &gen, 0, o)) {
+        lead->gen = gen;
+        lead->gen_ok = 1;
+        return;
+    }
     if (!fixed_rule(sh, nshapes, f, big, &gen) && holds_on_family(sh, nshapes, f, &gen, 1, o)) {
         lead->gen = gen;
         lead->gen_fixed = lead->gen_ok = 1;
         return;
     }
     snprintf(lead->gen_why, sizeof lead->gen_why, "no contract found at one K holds at every K "
-             "probed, nor do their splits make tiles of one width or boundaries fixed in K");
+             "probed, nor do their splits make tiles of one width, S parts aligned to one A or "
+             "boundaries fixed in K");
 }

@@ -141,11 +141,43 @@ static size_t expand_family(a4w4_shape *x, size_t n, unsigned char *vo, const a4
     return n;
 }
 
+/* The buckets of the rules of M (contracts §4.4) of the N of requested shape f, appended to
+ * x (validate_only 2): every padded-M bucket strictly between two consecutive requested
+ * buckets of that N (A4W4_DISCOVER_MAX_CHECKS evenly spaced when more), each at its largest M
+ * and the K of the lower requested bucket's first shape. Returns the new count. */
+static size_t add_buckets(a4w4_shape *x, size_t n, unsigned char *vo, const a4w4_shape *req,
+                          size_t nreq, const a4w4_shape *f)
+{
+    size_t lo = 0, klo = 0;
+    for (;;) { /* the requested buckets of this N in ascending order */
+        size_t next = 0, knext = 0;
+        for (size_t i = 0; i < nreq; i++) {
+            size_t pm = pad_m(req[i].M);
+            if (req[i].N == f->N && pm > lo && (!next || pm < next))
+                next = pm, knext = req[i].K;
+        }
+        if (!next)
+            return n;
+        size_t between = 0;
+        for (size_t b = lo ? pad_m(lo + 1) : next; b < next; b = pad_m(b + 1))
+            between++;
+        size_t want = between < A4W4_DISCOVER_MAX_CHECKS ? between : A4W4_DISCOVER_MAX_CHECKS;
+        size_t j = 0, taken = 0;
+        for (size_t b = lo ? pad_m(lo + 1) : next; b < next; b = pad_m(b + 1), j++)
+            if (taken < want && j == (taken + 1) * (between + 1) / (want + 1) - 1) {
+                x[n] = (a4w4_shape){b, f->N, klo};
+                vo[n++] = 2;
+                taken++;
+            }
+        lo = next, klo = knext;
+    }
+}
+
 int a4w4_discover_expand(const a4w4_shape *shapes, size_t n, size_t k_step, a4w4_shape **out,
                          size_t *nout, unsigned char **vo, char *err, size_t errlen)
 {
     kstep = k_step == 256 ? 256 : 32;
-    size_t cap = 6 * n;
+    size_t cap = (6 + A4W4_DISCOVER_MAX_CHECKS) * n;
     *out = calloc(cap, sizeof **out);
     *vo = calloc(cap, 1);
     if (!*out || !*vo) {
@@ -164,10 +196,18 @@ int a4w4_discover_expand(const a4w4_shape *shapes, size_t n, size_t k_step, a4w4
             families++;
         }
     }
+    for (size_t i = 0; i < n; i++) { /* the rules of M: once per N */
+        int first = 1;
+        for (size_t j = 0; j < i; j++)
+            first &= shapes[j].N != shapes[i].N;
+        if (first)
+            k = add_buckets(*out, k, *vo, shapes, n, &shapes[i]);
+    }
     *nout = k;
     if (k > A4W4_DISCOVER_MAX_SHAPES) {
         snprintf(err, errlen, "%zu shapes in %zu families of N and padded-M bucket make %zu "
-                 "with the K probed and validated for a rule of K, over %d", n, families, k,
+                 "with the K probed and validated for a rule of K and the buckets checked for "
+                 "the rules of M, over %d", n, families, k,
                  A4W4_DISCOVER_MAX_SHAPES);
         free(*out), free(*vo);
         *out = NULL, *vo = NULL;

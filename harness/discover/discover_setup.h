@@ -34,8 +34,11 @@ int a4w4_discover_dispatch_groups(const a4w4_shape *shapes, size_t n, size_t *gr
  * K at the family's first M until it has three distinct K (multiples of k_step: 32, or 256
  * for a backend that takes K % 256 == 0 only), one of them with K % 256 != 0 when k_step is 32,
  * then two shapes validated only: a K not probed at that M, and another M of the bucket
- * (when it has one) at another K not probed. *out (malloc'ed, *nout shapes) and *vo
- * (malloc'ed, 1 for a validate-only shape) replace nothing: the caller frees them. Returns 0;
+ * (when it has one) at another K not probed; then per N the buckets of the rules of M: every
+ * bucket between two requested buckets (at most A4W4_DISCOVER_MAX_CHECKS per pair, evenly
+ * spaced), at its largest M and the lower bucket's K. *out (malloc'ed, *nout shapes) and *vo
+ * (malloc'ed, 1 for a validate-only shape, 2 for a checked bucket) replace nothing: the
+ * caller frees them. Returns 0;
  * -1 when the expansion passes A4W4_DISCOVER_MAX_SHAPES (err: how many families fit); -2
  * out of memory. */
 int a4w4_discover_expand(const a4w4_shape *shapes, size_t n, size_t k_step, a4w4_shape **out,

@@ -24,27 +24,170 @@ const char *a4w4_discover_defects(const a4w4_discovery *d, size_t shape)
     return shape < d->nshapes && d->sh[shape].defects_ev.s ? d->sh[shape].defects_ev.s : "";
 }
 
-/* " MxNxK" of every shape whose validate_only is vo (and, v >= 0, whose verdict is v). */
+/* " MxNxK" of every shape whose validate_only is vo (and, v >= 0, whose verdict is v); the
+ * buckets only checked for the rules of M are never listed. */
 static size_t shape_list(const a4w4_discovery *d, int vo, int v, char *buf, size_t len)
 {
     size_t o = 0;
     for (size_t i = 0; i < d->nshapes && o < len; i++)
-        if (d->sh[i].validate_only == vo && (v < 0 || (int)d->sh[i].res.verdict == v))
+        if (d->sh[i].validate_only == vo && !d->sh[i].check_only &&
+            (v < 0 || (int)d->sh[i].res.verdict == v))
             o += (size_t)snprintf(buf + o, len - o, " %zux%zux%zu", d->shapes[i].M,
                                   d->shapes[i].N, d->shapes[i].K);
     return o;
 }
 
-/* 1 when family f has a validated rule of K: its rule exists, every probed shape of it found
- * a contract and every validate-only shape of it took the rule. */
-static int family_rule(const a4w4_discovery *d, size_t f)
+/* The rule lines of family f's rule of K after the predicates pred ("" for none): `when
+ * PRED: C`, or with boundaries fixed in K (gen_fixed) one line per count of boundaries below
+ * K, `when PRED,K>b: C` from the last boundary down, then the one-split rule. */
+static size_t rule_lines(const dc_shape *lead, const char *pred, char *buf, size_t len)
 {
-    if (!d->sh[f].gen_ok)
+    char c[A4W4_CONTRACT_MAX];
+    size_t o = 0, nb = lead->gen_fixed ? lead->gen.tree.nbounds : 0;
+    for (size_t i = nb + 1; i-- > 0 && o < len;) {
+        a4w4_contract at;
+        dc_rule_at(lead, i ? lead->gen.tree.bounds[i - 1] + 1u : 32u, &at);
+        if (a4w4_contract_format(&at, c, sizeof c) < 0)
+            return len;
+        if (i)
+            o += (size_t)snprintf(buf + o, len - o, "\nwhen %s%sK>%u: %s", pred, *pred ? "," : "",
+                                  (unsigned)lead->gen.tree.bounds[i - 1], c);
+        else if (*pred)
+            o += (size_t)snprintf(buf + o, len - o, "\nwhen %s: %s", pred, c);
+        else
+            o += (size_t)snprintf(buf + o, len - o, "\n%s", c);
+    }
+    return o;
+}
+
+/* The padded-M bucket after bucket pm (getPaddedM gl 0, contracts §5.1). */
+static int next_bucket(int pm)
+{
+    return a4w4_padded_m(pm + 1, 1, 1, 0);
+}
+
+static int pad_of(const a4w4_discovery *d, size_t i)
+{
+    return a4w4_padded_m((int)d->shapes[i].M, 1, 1, 0);
+}
+
+/* One bucket of an N's rules of M: its padded M, the family leader whose rule of K holds
+ * there (d->nshapes: none) and the shape (a probed family's leader or a checked bucket). */
+typedef struct {
+    int pm;
+    size_t lead, shape;
+} mbucket;
+
+/* The buckets of N, its probed families' and its checked ones, by ascending padded M, into b
+ * (room for d->nshapes). Returns how many. */
+static size_t buckets_of(const a4w4_discovery *d, size_t N, mbucket *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->nshapes; i++) {
+        const dc_shape *s = &d->sh[i];
+        if (d->shapes[i].N != N || (s->family != i && !s->check_only))
+            continue;
+        size_t lead = s->check_only ? (s->res.verdict == A4W4_DISCOVER_FOUND ? s->rule_of
+                                                                               : d->nshapes)
+                      : dc_family_rule(d, i) ? i : d->nshapes;
+        size_t j = n++;
+        for (; j > 0 && b[j - 1].pm > pad_of(d, i); j--)
+            b[j] = b[j - 1];
+        b[j] = (mbucket){pad_of(d, i), lead, i};
+    }
+    return n;
+}
+
+/* 1 when the rules of K of family leaders f and g are one rule. */
+static int same_rule(const a4w4_discovery *d, size_t f, size_t g)
+{
+    char cf[A4W4_CONTRACT_MAX], cg[A4W4_CONTRACT_MAX];
+    return f == g || (d->sh[f].gen_fixed == d->sh[g].gen_fixed &&
+                      a4w4_contract_format(&d->sh[f].gen, cf, sizeof cf) >= 0 &&
+                      a4w4_contract_format(&d->sh[g].gen, cg, sizeof cg) >= 0 && !strcmp(cf, cg));
+}
+
+/* The comment line of N's rules of M (more than one bucket): the buckets probed, those only
+ * checked, those left without a rule, and what the open ends assume. */
+static size_t m_comment(const a4w4_discovery *d, size_t N, int by_n, char *buf, size_t len)
+{
+    static mbucket b[A4W4_DISCOVER_MAX_SHAPES];
+    size_t nb = buckets_of(d, N, b), o = 0;
+    if (nb < 2)
         return 0;
-    for (size_t i = 0; i < d->nshapes; i++)
-        if (d->sh[i].family == f && d->sh[i].res.verdict != A4W4_DISCOVER_FOUND)
-            return 0;
-    return 1;
+    const char *part[3] = {"probed", "checked (round-1 probes and validation)",
+                           "no rule (neither or both neighbours' rules hold)"};
+    if (by_n)
+        o += (size_t)snprintf(buf, len, "\n# rules of M (N=%zu):", N);
+    else
+        o += (size_t)snprintf(buf, len, "\n# rules of M:");
+    for (int k = 0; k < 3 && o < len; k++) {
+        size_t at = o;
+        o += (size_t)snprintf(buf + o, len - o, " %s Mpad", part[k]);
+        size_t head = o;
+        for (size_t i = 0; i < nb && o < len; i++) {
+            int chk = d->sh[b[i].shape].check_only, none = b[i].lead == d->nshapes;
+            if ((k == 0 && !chk && !none) || (k == 1 && chk && !none) || (k == 2 && none))
+                o += (size_t)snprintf(buf + o, len - o, " %d", b[i].pm);
+        }
+        if (o == head)
+            o = at; /* nothing of this kind */
+        else if (o < len)
+            o += (size_t)snprintf(buf + o, len - o, ";");
+    }
+    for (size_t i = 0; i + 1 < nb && o < len; i++) { /* buckets not checked */
+        int lo = next_bucket(b[i].pm), last = lo;
+        while (next_bucket(last) < b[i + 1].pm)
+            last = next_bucket(last);
+        if (lo < b[i + 1].pm)
+            o += (size_t)snprintf(buf + o, len - o, lo < last ? " no rule (not checked) Mpad "
+                                  "%d..%d;" : " no rule (not checked) Mpad %d;", lo, last);
+    }
+    if (o < len)
+        o += (size_t)snprintf(buf + o, len - o, " Mpad below %d and above %d assumed to keep "
+                              "the nearest bucket's rule (not probed, contracts §4.4)",
+                              b[0].pm, b[nb - 1].pm);
+    return o;
+}
+
+/* The rule lines of N's rules of M, each after pred0 ("" or "N==n"): every run of adjacent
+ * buckets (no bucket between them unchecked) with one rule of K a range, `Mpad>=first` unless
+ * it starts the list and `Mpad<=last` unless it ends it (`Mpad==P` for a run of one bucket
+ * inside the list); a bucket without a rule, or not checked, matches none; a probed family
+ * without a rule gets its probed shapes' own rules. */
+static size_t m_lines(const a4w4_discovery *d, size_t N, const char *pred0, char *buf,
+                      size_t len)
+{
+    static mbucket b[A4W4_DISCOVER_MAX_SHAPES];
+    char pred[160], ci[A4W4_CONTRACT_MAX];
+    size_t nb = buckets_of(d, N, b), o = 0;
+    for (size_t i = 0; i < nb && o < len;) {
+        size_t e = i;
+        if (b[i].lead == d->nshapes) {
+            i++;
+            continue;
+        }
+        while (e + 1 < nb && b[e + 1].lead != d->nshapes && next_bucket(b[e].pm) == b[e + 1].pm &&
+               same_rule(d, b[i].lead, b[e + 1].lead))
+            e++;
+        size_t p = (size_t)snprintf(pred, sizeof pred, "%s", pred0);
+        if (i > 0 && e + 1 < nb && b[i].pm == b[e].pm)
+            snprintf(pred + p, sizeof pred - p, "%sMpad==%d", p ? "," : "", b[i].pm);
+        else if (i > 0)
+            p += (size_t)snprintf(pred + p, sizeof pred - p, "%sMpad>=%d", p ? "," : "", b[i].pm);
+        if (e + 1 < nb && (i == 0 || b[i].pm != b[e].pm))
+            snprintf(pred + p, sizeof pred - p, "%sMpad<=%d", p ? "," : "", b[e].pm);
+        o += rule_lines(&d->sh[b[i].lead], pred, buf + o, len - o);
+        i = e + 1;
+    }
+    for (size_t f = 0; f < nb && o < len; f++) /* per-shape rules */
+        for (size_t i = 0; b[f].lead == d->nshapes && i < d->nshapes && o < len; i++)
+            if (d->sh[i].family == b[f].shape && !d->sh[b[f].shape].check_only &&
+                !d->sh[i].validate_only && d->sh[i].res.verdict == A4W4_DISCOVER_FOUND &&
+                a4w4_contract_format(&d->sh[i].res.contract, ci, sizeof ci) >= 0)
+                o += (size_t)snprintf(buf + o, len - o, "\nwhen M==%zu,N==%zu,K==%zu: %s",
+                                      d->shapes[i].M, d->shapes[i].N, d->shapes[i].K, ci);
+    return o;
 }
 
 /* The comment lines of the found contracts: the probed shapes, those only validated, the
@@ -75,88 +218,44 @@ static size_t found_head(const a4w4_discovery *d, const char *head, char *buf, s
     return o;
 }
 
-/* The rule lines of family f's rule of K after the predicates pred ("" for none): `when
- * PRED: C`, or with boundaries fixed in K (gen_fixed) one line per count of boundaries below
- * K, `when PRED,K>b: C` from the last boundary down, then the one-split rule. */
-static size_t rule_lines(const dc_shape *lead, const char *pred, char *buf, size_t len)
-{
-    char c[A4W4_CONTRACT_MAX];
-    size_t o = 0, nb = lead->gen_fixed ? lead->gen.tree.nbounds : 0;
-    for (size_t i = nb + 1; i-- > 0 && o < len;) {
-        a4w4_contract at;
-        dc_rule_at(lead, i ? lead->gen.tree.bounds[i - 1] + 1u : 32u, &at);
-        if (a4w4_contract_format(&at, c, sizeof c) < 0)
-            return len;
-        if (i)
-            o += (size_t)snprintf(buf + o, len - o, "\nwhen %s%sK>%u: %s", pred, *pred ? "," : "",
-                                  (unsigned)lead->gen.tree.bounds[i - 1], c);
-        else if (*pred)
-            o += (size_t)snprintf(buf + o, len - o, "\nwhen %s: %s", pred, c);
-        else
-            o += (size_t)snprintf(buf + o, len - o, "\n%s", c);
-    }
-    return o;
-}
-
-/* The rule lines of family f: `when Mpad==P[,N==N]: ...`, N named when another family of the
- * bucket has another rule. */
-static size_t family_line(const a4w4_discovery *d, size_t f, const char *c, char *buf,
-                          size_t len)
-{
-    const a4w4_shape *x = &d->shapes[f];
-    int pm = a4w4_padded_m((int)x->M, 1, 1, 0), by_n = 0;
-    char cj[A4W4_CONTRACT_MAX], pred[64];
-    for (size_t j = 0; j < d->nshapes; j++)
-        if (d->sh[j].family == j && j != f && a4w4_padded_m((int)d->shapes[j].M, 1, 1, 0) == pm)
-            by_n |= !family_rule(d, j) || a4w4_contract_format(&d->sh[j].gen, cj, sizeof cj) < 0 ||
-                    strcmp(c, cj) || d->sh[j].gen_fixed != d->sh[f].gen_fixed;
-    if (by_n)
-        snprintf(pred, sizeof pred, "Mpad==%d,N==%zu", pm, x->N);
-    else
-        snprintf(pred, sizeof pred, "Mpad==%d", pm);
-    return rule_lines(&d->sh[f], pred, buf, len);
-}
-
-/* The found contracts: per family its rule of K, or its probed shapes' own rules. */
+/* The found contracts: per N its rules of M (contracts §4.4), written once without `N==` when
+ * every N has the same lines. */
 static int found_text(const a4w4_discovery *d, const char *head, char *buf, size_t len)
 {
-    char c0[A4W4_CONTRACT_MAX] = "", ci[A4W4_CONTRACT_MAX];
-    int same = 1, any = 0;
-    size_t first = d->nshapes;
-    for (size_t i = 0; i < d->nshapes; i++) {
-        any |= !d->sh[i].validate_only && d->sh[i].res.verdict == A4W4_DISCOVER_FOUND;
-        if (d->sh[i].family != i)
-            continue;
-        if (!family_rule(d, i) || a4w4_contract_format(&d->sh[i].gen, ci, sizeof ci) < 0) {
-            same = 0;
-            continue;
-        }
-        same &= first == d->nshapes ||
-                (!strcmp(c0, ci) && d->sh[i].gen_fixed == d->sh[first].gen_fixed);
-        first = first == d->nshapes ? i : first;
-        snprintf(c0, sizeof c0, "%s", ci);
-    }
+    static char first[1 << 20], cur[1 << 20]; /* as large as the caller's text (cmd_discover.c) */
+    int any = 0, same = 1, ngroups = 0;
+    for (size_t i = 0; i < d->nshapes; i++)
+        any |= !d->sh[i].validate_only && !d->sh[i].check_only &&
+               d->sh[i].res.verdict == A4W4_DISCOVER_FOUND;
     if (!any)
         return -1;
+    for (size_t i = 0; i < d->nshapes; i++) { /* each N once, in first-seen order */
+        size_t j = 0;
+        while (j < i && d->shapes[j].N != d->shapes[i].N)
+            j++;
+        if (j < i || d->sh[i].check_only)
+            continue;
+        m_lines(d, d->shapes[i].N, "", ngroups ? cur : first, sizeof first);
+        same &= !ngroups || !strcmp(first, cur);
+        ngroups++;
+    }
     size_t o = found_head(d, head, buf, len);
-    if (o < len && same) {
-        o += rule_lines(&d->sh[first], "", buf + o, len - o);
-        return o + 2 < len ? (int)(o + (size_t)snprintf(buf + o, len - o, "\n")) : -1;
-    }
-    for (size_t f = 0; f < d->nshapes && o < len; f++) {
-        if (d->sh[f].family != f)
-            continue;
-        if (family_rule(d, f) && a4w4_contract_format(&d->sh[f].gen, ci, sizeof ci) >= 0) {
-            o += family_line(d, f, ci, buf + o, len - o);
-            continue;
+    for (int pass = 0; pass < 2; pass++) /* the comments, then the rules */
+        for (size_t i = 0; i < d->nshapes && o < len; i++) {
+            size_t j = 0;
+            char np[32];
+            while (j < i && d->shapes[j].N != d->shapes[i].N)
+                j++;
+            if (j < i || d->sh[i].check_only)
+                continue;
+            np[0] = 0;
+            if (!same)
+                snprintf(np, sizeof np, "N==%zu", d->shapes[i].N);
+            o += pass ? m_lines(d, d->shapes[i].N, np, buf + o, len - o)
+                      : m_comment(d, d->shapes[i].N, !same, buf + o, len - o);
+            if (pass && same)
+                break;
         }
-        for (size_t i = 0; i < d->nshapes && o < len; i++) /* per-shape rules */
-            if (d->sh[i].family == f && !d->sh[i].validate_only &&
-                d->sh[i].res.verdict == A4W4_DISCOVER_FOUND &&
-                a4w4_contract_format(&d->sh[i].res.contract, ci, sizeof ci) >= 0)
-                o += (size_t)snprintf(buf + o, len - o, "\nwhen M==%zu,N==%zu,K==%zu: %s",
-                                      d->shapes[i].M, d->shapes[i].N, d->shapes[i].K, ci);
-    }
     if (o < len)
         o += (size_t)snprintf(buf + o, len - o, "\n");
     return o < len ? (int)o : -1;
@@ -173,7 +272,7 @@ static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const ch
         return found_text(d, head, buf, len);
     for (size_t i = 0; i < d->nshapes; i++) {
         const a4w4_discover_shape_result *r = &d->sh[i].res;
-        if (d->sh[i].validate_only)
+        if (d->sh[i].validate_only || d->sh[i].check_only)
             continue;
         if (r->verdict != v || !r->has_closest) {
             same = 0;
@@ -192,7 +291,7 @@ static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const ch
         o += (size_t)snprintf(buf + o, len - o, "\n%s\n", c0);
     for (size_t i = 0; !same && i < d->nshapes && o < len; i++) {
         const a4w4_discover_shape_result *r = &d->sh[i].res;
-        if (d->sh[i].validate_only || r->verdict != v || !r->has_closest ||
+        if (d->sh[i].validate_only || d->sh[i].check_only || r->verdict != v || !r->has_closest ||
             a4w4_contract_format(&r->contract, ci, sizeof ci) < 0)
             continue;
         o += (size_t)snprintf(buf + o, len - o, "\nwhen M==%zu,N==%zu,K==%zu: %s", d->shapes[i].M,
@@ -205,7 +304,7 @@ static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const ch
 
 int a4w4_discover_validate_only(const a4w4_discovery *d, size_t shape)
 {
-    return d->sh[shape].validate_only;
+    return d->sh[shape].check_only ? 2 : d->sh[shape].validate_only;
 }
 
 int a4w4_discover_contract_text(const a4w4_discovery *d, char *buf, size_t len)

@@ -13,7 +13,7 @@ import re
 # The form only (the keys of contracts §4.2); the C harness parses the text strictly when it
 # reads the bundle (key ranges, duplicates, split boundaries).
 _TREE_KEY = (r"((leaf|order|fuse|reduce|prec|round|acc|split|combine|final|lround|lanes|chunk"
-             r"|lanecomb|tile)=[0-9a-z/]+|sum=\([0-9(),]+\))")
+             r"|lanecomb|tile|align)=[0-9a-z/]+|sum=\([0-9(),]+\))")
 FORM = re.compile(r"(exact|ordered\([1-9][0-9]*\)|bounded(\([1-9][0-9]*\))?"
                   rf"|tree\(({_TREE_KEY}(,{_TREE_KEY})*)?\))\Z")
 

@@ -325,10 +325,11 @@ def test_a_tree_contract_or_a_discovered_file_is_passed_through(opsdir, tmp_path
         assert (out / "contract.txt").read_text() == want + "\n"
 
 
-def test_the_lane_tile_and_fused_leaf_keys_are_contract_forms():
+def test_the_lane_tile_align_and_fused_leaf_keys_are_contract_forms():
     from a4w4check import contract
     for text in ("tree(lanes=2)", "tree(lanes=8,lanecomb=pairwise)", "tree(lanes=4,chunk=256)",
-                 "tree(tile=256)", "tree(leaf=64)", "tree(leaf=128,lround=rz)"):
+                 "tree(tile=256)", "tree(leaf=64)", "tree(leaf=128,lround=rz)",
+                 "tree(split=3,align=64)"):
         assert contract.check(text), text
         assert contract.resolve(text) == text
     assert not contract.check("tree(lanes=2 )")

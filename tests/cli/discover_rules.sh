@@ -4,9 +4,10 @@
 # validates it on shapes it did not probe (another K, another M of the bucket), and the file
 # says which shapes were probed and which only validated. The per-256-K tile kernel comes out
 # as tile=256 (found at one K it was ordered(5) at K 1152, which fails at every other K), and
-# the kernel whose split-K follows M's bucket as one rule per bucket, the one splitting K at
-# fixed elements as one rule per count of boundaries below K; judged by what discover wrote,
-# they pass at shapes never probed, and a bucket never probed is not judged.
+# the kernel whose split-K follows M's bucket as rules of M (the buckets between the requested
+# ones checked, runs of one rule written as Mpad ranges), the one splitting K at fixed elements
+# as one rule per count of boundaries below K; judged by what discover wrote, they pass at
+# shapes never probed, and a bucket whose rule the probed K cannot show is not judged.
 . "$(dirname "$0")/common.sh.inc"
 G=$P/liba4w4_gt
 body() { grep -v '^#' "$1"; }
@@ -19,14 +20,22 @@ grep -q '^# discovered by a4w4check discover: probed at 32x8x1152 32x8x608 32x8x
   grep -q '^# rules of K validated (not probed) at 32x8x1312 31x8x928$' t.txt || fail "tiles256: comments $(cat t.txt)"
 grep -q "not probed: the rule of K" t.txt.evidence.md || fail "tiles256: the evidence does not say what was only validated"
 
-"$CLI" discover --backend "plugin:${G}_mbucket_mis_plugin.so" --shapes 8x16x1152,40x16x1152 \
-  --out m.txt --quiet --no-evidence --repeats 2 > m.log 2>&1 || fail "discover mbucket: exit $? ($(cat m.log))"
-[ "$(body m.txt)" = "$(printf 'when Mpad==16: ordered(2)\nwhen Mpad==48: ordered(1)')" ] ||
+"$CLI" discover --backend "plugin:${G}_mbucket_mis_plugin.so" --shapes 8x16x1152,600x16x1152 \
+  --out m.txt --quiet --no-evidence --repeats 1 > m.log 2>&1 || fail "discover mbucket: exit $? ($(cat m.log))"
+# rules of M: 25 buckets lie between the requested Mpad 16 and 608, 24 of them checked (their
+# round-1 probes and validation cases held to both neighbours' rules of K): ordered(2) holds at
+# 32, ordered(1) from 48; Mpad 576, not checked, matches no range though both sides keep
+# ordered(1). Reproducer: `when Mpad==16: ...` / `when Mpad==608: ...`, every other bucket not
+# judged.
+[ "$(body m.txt)" = "$(printf 'when Mpad<=32: ordered(2)\nwhen Mpad>=48,Mpad<=544: ordered(1)\nwhen Mpad>=608: ordered(1)')" ] ||
   fail "mbucket: discover wrote $(cat m.txt)"
+grep -q '^# rules of M: probed Mpad 16 608; checked (round-1 probes and validation) Mpad 32 48 64 .* 544; no rule (not checked) Mpad 576; Mpad below 16 and above 608 assumed' m.txt ||
+  fail "mbucket: the rules of M comment: $(cat m.txt)"
 
 # judged by the discovered rules at shapes never probed (K 800: K % 256 != 0)
 printf 'name,M,N,K,regime,seed,tags\n' > c.csv
-for s in 12:1344:normal 5:800:wide 16:2048:exact 44:1344:normal 33:800:wide 48:2048:special; do
+for s in 12:1344:normal 5:800:wide 16:2048:exact 44:1344:normal 33:800:wide 48:2048:special \
+         20:1344:normal 30:800:wide 300:1344:normal; do
   IFS=: read -r m k r <<< "$s"
   echo "m${m}_k$k,$m,16,$k,$r,$m," >> c.csv
 done
@@ -39,8 +48,8 @@ import json, sys
 d = json.load(open(sys.argv[1] + "/results.json"))
 es = [e for e in d["cases"] if "_gt_" in e["backend"]]
 bad = [(e["name"], e["backend"][-30:], e["verdict"]) for e in es if e["verdict"] != "pass"]
-# 12 cases and each plugin's call sequence (docs/backends.md "Call sequences"), all judged
-if len(es) != 14 or bad or d["verdict"] != "PASS":
+# 18 cases and each plugin's call sequence (docs/backends.md "Call sequences"), all judged
+if len(es) != 20 or bad or d["verdict"] != "PASS":
     sys.exit("discover_rules: %d entries, not passing: %s (%s)" % (len(es), bad, d["verdict"]))
 PY
 # split-K at fixed K elements (gt-splits: [0, 160), [160, 1056), [1056, K), a range at or past
@@ -67,6 +76,19 @@ if got != {"k96": "pass", "k800": "pass", "k2048": "pass", "k96/call-sequence": 
     sys.exit("discover_rules: splits entries %s, expected every one pass" % got)
 PY
 
+# split-K in 3 parts aligned to 64 elements (gt-split3a64, cuBLAS's pattern): probed at K 1152,
+# 608 and 960 it cuts at 384/768, 256/512 (ordered(3) there) and 320/640; the rule of K is
+# tree(split=3,align=64), judged at K never probed (96: two parts; 800, 2048, 4096).
+# Reproducer: no rule of K, one rule per probed shape, so every other K was not judged.
+A3="plugin:${G}_split3a64_mis_plugin.so"
+"$CLI" discover --backend "$A3" --shapes 32x8x1152 --out a.txt --quiet --no-evidence --repeats 2 \
+  > a.log 2>&1 || fail "discover split3a64: exit $? ($(cat a.log))"
+[ "$(body a.txt)" = "${T0}3${T1%)},align=64)" ] || fail "split3a64: discover wrote $(cat a.txt)"
+grep -q '^# rules of K validated (not probed) at 32x8x1312 31x8x928$' a.txt || fail "split3a64: comments $(cat a.txt)"
+printf 'name,M,N,K,regime,seed,tags\nk96,4,16,96,normal,1,\nk800,9,16,800,wide,2,\nk2048,2,16,2048,normal,3,\nk4096,3,16,4096,normal,4,\n' > ca.csv
+code "$CLI" run --cases ca.csv --no-golden --quiet --out r4 --backend "$A3" --contract "$A3=a.txt"
+[ "$rc" = 0 ] || fail "split3a64 under the discovered rule at K 96, 800, 2048, 4096: exit $rc: $(cat err.txt)"
+
 # one element per node (gt-leaf1, an FMA chain over exact products, as a BLAS sgemm on the
 # dequantized operands): the tie (+1) and the tail (+0.5) of step 5's probe sit in two nodes,
 # so it tells no precision. Reproducer: read as P = 25, every candidate rejected, exit 1.
@@ -76,9 +98,21 @@ L1="plugin:${G}_leaf1_mis_plugin.so"
 [ "$(body l.txt)" = "tree(leaf=1,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,split=1,combine=chain,final=rne)" ] ||
   fail "leaf1: discover wrote $(cat l.txt)"
 
-# a bucket no rule covers (M 20: Mpad 32) is not judged
+# a bucket no rule covers is not judged: requested at K 288 for Mpad 16, where ordered(2) cuts
+# [0, 256) and [256, 288), the same tree as ordered(1), Mpad 32 cannot show which neighbour's rule
+# it keeps, so it gets none and M 20 (Mpad 32) is not judged
+"$CLI" discover --backend "$M" --shapes 8x16x288,40x16x1152 --out g.txt --quiet --no-evidence \
+  --repeats 2 > g.log 2>&1 || fail "discover mbucket at K 288: exit $? ($(cat g.log))"
+grep -q '^# rules of M: probed Mpad 16 48; no rule (neither or both neighbours.* Mpad 32;' g.txt &&
+  [ "$(body g.txt | sed 's/:.*//')" = "$(printf 'when Mpad<=16\nwhen Mpad>=48')" ] ||
+  fail "mbucket at K 288: discover wrote $(cat g.txt)"
 printf 'name,M,N,K,regime,seed,tags\nm20,20,16,1344,normal,3,\n' > c20.csv
-code "$CLI" run --cases c20.csv --no-golden --quiet --out r3 --backend "$M" --contract "$M=m.txt"
-[ "$rc" = 5 ] || fail "M 20 under rules for Mpad 16 and 48: exit $rc, expected 5: $(cat err.txt)"
+code "$CLI" run --cases c20.csv --no-golden --quiet --out r3 --backend "$M" --contract "$M=g.txt"
+[ "$rc" = 5 ] || fail "M 20 under rules for Mpad <=16 and >=48: exit $rc, expected 5: $(cat err.txt)"
 grep -q "has no rule for M=20 N=16 K=1344" r3/results.json || fail "M 20: the reason is not given"
-echo "discover_rules: tile=256 and one rule per M bucket, validated and judged at shapes never probed"
+# and a bucket not checked (Mpad 576, M 570) is not judged
+printf 'name,M,N,K,regime,seed,tags\nm570,570,16,1344,normal,3,\n' > c570.csv
+code "$CLI" run --cases c570.csv --no-golden --quiet --out r5 --backend "$M" --contract "$M=m.txt"
+[ "$rc" = 5 ] || fail "M 570 (Mpad 576, not checked): exit $rc, expected 5: $(cat err.txt)"
+grep -q "has no rule for M=570 N=16 K=1344" r5/results.json || fail "M 570: the reason is not given"
+echo "discover_rules: tile=256, split=3,align=64 and rules of M, validated and judged at shapes never probed"

@@ -32,6 +32,10 @@ echo "$drow" | awk -F'|' '{print $5}' | grep -q '100.0 %' || fail "the discovere
 echo "$drow" | grep -q 'PASS (0 failing' || fail "the discovered set's run did not pass: $drow"
 grep -q '^| helpers:ordered1_gemm | discovered |' "$WORK/log" || fail "the judged shares were not printed: $(cat "$WORK/log")"
 grep -q '^| torch-dequant | 16x8x512 | `no tree in the model family fits' "$md" || fail "no outside-family row: $(cat "$md")"
+# the rules of the shape as discover wrote them: the rule of K and the shapes only validated
+sed -n '/^## Rules of the shape/,/^## Judged/p' "$md" > "$WORK/rules.md"
+grep -q '^# rules of K validated (not probed) at 16x8x' "$WORK/rules.md" && grep -q '^ordered(1)$' "$WORK/rules.md" &&
+  grep -q '^\*\*torch-dequant (closest, not accepted)\*\*' "$WORK/rules.md" || fail "no rules of the shape: $(cat "$md")"
 grep -q "no single rounding" "$md" || fail "the outside-family evidence is missing: $(cat "$md")"
 row=$(grep '^| helpers:ordered1_gemm | cases |' "$md") || fail "no judged row: $(cat "$md")"
 echo "$row" | grep -q '| [0-9.]* % (' || fail "no judged share for the exact run: $row"

@@ -4,9 +4,9 @@
 # per-tile, fused-leaf and xor-butterfly ones), probed by `discover` through its ordered(1)
 # build at one shape, then run on the pre-merge set judged by the contract file discover wrote
 # (`run --contract B=FILE`): exit 0, every entry passes, every output the run checks judged
-# (docs/contracts.md §4.4). Then gt-mbucket (split-K by M's bucket), probed at a shape per
-# bucket (GT_MBUCKET_SHAPES): every case of those buckets passes, every other case is not
-# judged (no rule), none fails (gt_run_mbucket). CI runs a
+# (docs/contracts.md §4.4). Then gt-mbucket (split-K by M's bucket), discovered at its default
+# shapes (GT_MBUCKET_SHAPES) into rules of M: exit 0, every entry of every bucket judged and
+# passing (gt_run_mbucket). CI runs a
 # representative slice of the set's cases up to 2^26 MACs (gt_premerge_small: 77 cases, every
 # regime and K; the 14 scalar kernels dominate; the
 # same contracts, declared, run on the cases up to 2^30 in gt_declared_premerge, and

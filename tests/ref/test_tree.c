@@ -69,6 +69,10 @@ static const struct {
     {"tree(leaf=64,lanes=8,chunk=128,tile=1024)",
      "tree(leaf=64,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,split=1,"
      "combine=chain,final=rne,lanes=8,chunk=128,lanecomb=chain,tile=1024)"},
+    {"tree(align=64,split=3)", "tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,"
+                               "acc=fp32,split=3,combine=chain,final=rne,align=64)"},
+    {"tree(split=3,align=256)", "tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,"
+                                "acc=fp32,split=3,combine=chain,final=rne)"},
 };
 
 /* Refused texts and a word the one-line error must name (the key or the rule). */
@@ -122,6 +126,13 @@ static const struct {
     {"tree(tile=0)", "tile=0: tile is"},
     {"tree(tile=256,split=2)", "tile=256: tile is a positive multiple of 32 and replaces split"},
     {"tree(tile=256,split=0/512)", "replaces split"},
+    {"tree(split=3,align=48)", "align=48: align is a positive multiple of 32"},
+    {"tree(split=3,align=0)", "align=0: align is a positive multiple of 32"},
+    {"tree(split=3,align=064)", "align=064: align is"},
+    {"tree(align=64)", "align=64: align rounds the parts of split=S, S >= 2"},
+    {"tree(split=0/512,align=64)", "align=64: align rounds the parts of split=S"},
+    {"tree(tile=256,align=64)", "align=64: align rounds the parts of split=S"},
+    {"tree(sum=((0,1)),align=64)", "key align does not go with sum"},
     {"tree(leaf=0)", "leaf=0: leaf is"},
     {"tree(leaf=016)", "leaf=016: leaf is"},
     {"tree(leaf=+16)", "leaf=+16: leaf is"},
@@ -734,6 +745,42 @@ Test(tree_oracle, tile_cuts_k_into_splits_of_t_elements_the_last_shorter)
     free(o);
 }
 
+Test(tree_oracle, align_rounds_the_parts_of_split_s_to_multiples_of_a)
+{
+    /* split=3,align=64 at K 4096 cuts at 1408 and 2816 (round_up(1366, 64)), cuBLAS's split-K
+     * on an H100 (contracts §4.4); split=3 (align 256) at 1536 and 3072. At K 160 the parts are
+     * 64 elements: [0, 64), [64, 128), [128, 160). Blocks 2^24, 1, 1, 0, 1 at K 160: align=64
+     * gives 2^24 + 1 -> 2^24, then 1 + 0 = 1 and 1, chained: 2^24 + 1 -> 2^24 twice (0x4B80,
+     * 2^24); split=3 (one 256-element part) the same chain. Blocks 2^24, 0, 1, 1, 0: align=64
+     * adds [64, 128) = 1 + 1 = 2 as one partial: 2^24 + 2 (0x4B800001), one chain 2^24. */
+    a4w4_contract c;
+    size_t st[8];
+    cr_assert_eq(a4w4_contract_parse("tree(split=3,align=64)", &c, NULL, 0), A4W4_OK);
+    cr_assert_eq(a4w4_tree_splits(&c.tree, 4096, st, 8), 3);
+    cr_expect(st[1] == 1408 && st[2] == 2816 && st[3] == 4096, "%zu %zu", st[1], st[2]);
+    cr_assert_eq(a4w4_tree_splits(&c.tree, 5120, st, 8), 3);
+    cr_expect(st[1] == 1728 && st[2] == 3456);
+    cr_assert_eq(a4w4_tree_splits(&c.tree, 608, st, 8), 3);
+    cr_expect(st[1] == 256 && st[2] == 512);
+    cr_assert_eq(a4w4_tree_splits(&c.tree, 96, st, 8), 2); /* round_up(32, 64): 2 parts */
+    cr_assert_eq(a4w4_contract_parse("tree(split=5,align=64)", &c, NULL, 0), A4W4_OK);
+    cr_assert_eq(a4w4_tree_splits(&c.tree, 8192, st, 8), 5);
+    cr_expect(st[1] == 1664 && st[4] == 6656);
+    cr_assert_eq(a4w4_contract_parse("tree(split=3)", &c, NULL, 0), A4W4_OK);
+    cr_assert_eq(a4w4_tree_splits(&c.tree, 4096, st, 8), 3);
+    cr_expect(st[1] == 1536 && st[2] == 3072);
+    one_output *o = out_new(160);
+    block_pow2(o, 0, 24);
+    block_pow2(o, 3, 0);
+    block_pow2(o, 4, 0);
+    expect_tree(o, "tree(split=3,align=64)", 0x4B800000u, 0x4B80);
+    block_pow2(o, 2, 0);
+    set_a(o, 128, 0, 127); /* block 4 = 0: blocks 2^24, 0, 1, 1, 0 */
+    expect_tree(o, "tree(split=3,align=64)", 0x4B800001u, 0x4B80);
+    expect_tree(o, "tree(split=3)", 0x4B800000u, 0x4B80);
+    free(o);
+}
+
 Test(tree_oracle, a_fused_leaf_sums_its_blocks_exactly_and_rounds_once)
 {
     /* blocks 2^24, 0, 1, 2^-30. leaf=64: leaves {2^24, 0} = 2^24 and {1, 2^-30}, rounded once
@@ -890,6 +937,8 @@ static const char *const fast_trees[] = {
     "tree(leaf=16,prec=27,fuse=4)",
     "tree(tile=256,fuse=2)",
     "tree(tile=96,reduce=pairwise,combine=pairwise,order=desc)",
+    "tree(split=3,align=64,fuse=2)",
+    "tree(split=5,align=32,combine=pairwise,round=rz)",
 };
 
 /* Outputs of the fast path (path isa, threads) that differ from the plain oracle's bits

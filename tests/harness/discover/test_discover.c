@@ -408,9 +408,46 @@ Test(discover_rules, the_shapes_of_a_rule_of_k)
         cr_expect_eq(x[i].K % 256, i == 0 ? 1152 % 256 : 0, "K %zu", x[i].K);
     free(x);
     free(vo);
-    a4w4_shape many[13];
-    for (size_t i = 0; i < 13; i++)
+    a4w4_shape many[26];
+    for (size_t i = 0; i < 26; i++)
         many[i] = (a4w4_shape){1, 16 * (i + 1), 512};
-    cr_expect_eq(a4w4_discover_expand(many, 13, 32, &x, &n, &vo, err, sizeof err), -1);
-    cr_expect(strstr(err, "13 families"), "%s", err);
+    cr_expect_eq(a4w4_discover_expand(many, 26, 32, &x, &n, &vo, err, sizeof err), -1);
+    cr_expect(strstr(err, "26 families"), "%s", err);
+}
+
+/* The rules of M (contracts §4.4): every padded-M bucket strictly between two requested
+ * buckets of one N is checked (validate_only 2), at its largest M and the lower bucket's K;
+ * past A4W4_DISCOVER_MAX_CHECKS between one pair, that many evenly spaced. */
+Test(discover_rules, the_buckets_of_the_rules_of_m)
+{
+    const a4w4_shape asked[3] = {{8, 16, 1152}, {200, 16, 960}, {40, 32, 512}};
+    a4w4_shape *x;
+    unsigned char *vo;
+    size_t n, checks = 0;
+    char err[256];
+    cr_assert_eq(a4w4_discover_expand(asked, 3, 32, &x, &n, &vo, err, sizeof err), 0, "%s", err);
+    for (size_t i = 0; i < n; i++) {
+        if (vo[i] != 2)
+            continue;
+        /* Mpad 32, 48, ..., 192 between 16 and 208; none for N 32 (one bucket) */
+        cr_expect(x[i].M == 32 + 16 * checks && x[i].N == 16 && x[i].K == 1152,
+                  "check %zu: %zux%zux%zu", checks, x[i].M, x[i].N, x[i].K);
+        checks++;
+    }
+    cr_expect_eq(checks, 11);
+    free(x);
+    free(vo);
+    const a4w4_shape far[2] = {{8, 16, 512}, {1100, 16, 512}}; /* Mpad 16 and 1152: 40 between */
+    cr_assert_eq(a4w4_discover_expand(far, 2, 32, &x, &n, &vo, err, sizeof err), 0, "%s", err);
+    size_t first = 0, last = 0;
+    checks = 0;
+    for (size_t i = 0; i < n; i++)
+        if (vo[i] == 2) {
+            first = checks++ ? first : x[i].M;
+            last = x[i].M;
+        }
+    cr_expect_eq(checks, A4W4_DISCOVER_MAX_CHECKS);
+    cr_expect(first == 32 && last == 1024, "checked Mpad %zu .. %zu", first, last);
+    free(x);
+    free(vo);
 }

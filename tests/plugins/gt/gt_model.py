@@ -25,6 +25,8 @@ KERNELS = {
     # no key spells it (tree(sum=...) does, one K at a time): 8 lanes, then the xor shuffle
     # v[l] = v[l] + v[l ^ x] for x = 4, 2, 1, every lane at once, empty lanes +0; lane 0's value
     "butterfly": {"lanes": 8, "lanecomb": "xor"},
+    # S = 3 parts of round_up(ceil(K/3), 64) elements, the last ending at K (cuBLAS's split-K)
+    "split3a64": {"parts": 3, "align": 64},
 }
 INF = Q(2) ** 1000  # stands for fp32 overflow under RNE
 
@@ -109,9 +111,13 @@ def lane_value(a, w, sa, sw, chunks, t):
 
 def model(a, w, sa, sw, K, keys):
     t = {"leaf": 32, "order": "asc", "fuse": 1, "reduce": "chain", "prec": 0, "round": "rne",
-         "split": [], "lround": "rne", "lanes": 1, "chunk": 32, "lanecomb": "chain", "tile": 0}
+         "split": [], "lround": "rne", "lanes": 1, "chunk": 32, "lanecomb": "chain", "tile": 0,
+         "parts": 0, "align": 256}
     t.update(keys)
     bounds = ([0] + t["split"] + [K]) if not t["tile"] else list(range(0, K, t["tile"])) + [K]
+    if t["parts"]:
+        per = -(-(-(-K // t["parts"])) // t["align"]) * t["align"]
+        bounds = list(range(0, K, per)) + [K]
     total = Q(0)
     for s in range(len(bounds) - 1):
         lo, hi = min(bounds[s], K), min(bounds[s + 1], K)
