@@ -88,6 +88,13 @@ static int contract_ok(const char *s, unsigned *split)
     *split = 1;
     if (!strcmp(s, "exact") || !strcmp(s, "bounded"))
         return 1;
+    if (a4w4_contract_text_is_rules(s)) { /* the file form's rules (contracts §4.2) */
+        a4w4_contract_set set;
+        if (a4w4_contract_set_parse(s, &set, NULL, 0) != A4W4_OK)
+            return 0;
+        a4w4_contract_set_free(&set);
+        return 1;
+    }
     if (!strncmp(s, "tree(", 5)) {
         a4w4_contract c;
         return a4w4_contract_parse(s, &c, NULL, 0) == A4W4_OK;
@@ -148,6 +155,12 @@ static int info_ok(const a4w4_plugin_info *info, int returned, unsigned *split)
 static void check_opened(a4w4_backend *b, const a4w4_plugin_info *info, unsigned split)
 {
     /* recorded with its S: a declared plain "bounded" is bounded(1) (contracts §4.1) */
+    if (a4w4_contract_text_is_rules(info->contract)) { /* rules: recorded as a set, S 1 */
+        fz_check(b->contracts.n >= 1 && b->split == 1 && b->asm_layout == info->asm_layout,
+                 TARGET, "opened rules '%s' as %zu rules, split %u asm_layout %d",
+                 info->contract, b->contracts.n, b->split, b->asm_layout);
+        return;
+    }
     const char *want = strcmp(info->contract, "bounded") ? info->contract : "bounded(1)";
     char canonical[A4W4_CONTRACT_MAX];
     a4w4_contract tree;
@@ -209,6 +222,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
              ctl.init_calls, ok ? "passed" : "failed");
     if (rc == A4W4_ST_OK) {
         check_opened(&b, &info, split);
+        a4w4_backend_close(&b); /* frees a rule set's rules; fini runs as on any close */
         fz_accepted();
     } else {
         fz_check(rc == A4W4_ST_BADINPUT && ctl.fini_calls == 0, TARGET,
