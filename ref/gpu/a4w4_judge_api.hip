@@ -127,6 +127,7 @@ struct a4w4j_case {
     uint16_t *ex_bf16;
     float *ex_f32;
     uint8_t *proven, *uncertain, *facts_a, *facts_w;
+    uint8_t *lo_a, *lo_w, *span_a, *span_w; /* a4w4j_row_span per row */
     double *bound, *ex_f64; /* with Sb: the bound, the exact value rounded to double */
     uint8_t *infs;          /* with Sb: where ±Inf is allowed (A4W4J_INF_* bits) */
     unsigned Sb;         /* the S of bound (0: none) */
@@ -165,7 +166,8 @@ extern "C" void a4w4j_close(a4w4j_case *c)
     if (!c)
         return;
     void *bufs[] = {c->ord1, c->ordS, c->ex_bf16, c->ex_f32, c->proven, c->uncertain,
-                    c->facts_a, c->facts_w, c->bound, c->ex_f64, c->infs};
+                    c->facts_a, c->facts_w, c->bound, c->ex_f64, c->infs,
+                    c->lo_a, c->lo_w, c->span_a, c->span_w};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         pool_free(bufs[i]);
     free(c);
@@ -278,6 +280,37 @@ static int fix_uncertain(a4w4j_case *c, unsigned Sb)
     return rc;
 }
 
+/* The row span facts of both operands (the exact pass's fixed base, a4w4_judge_math.h). */
+static int row_spans(a4w4j_case *c)
+{
+    const size_t M = c->op.M, N = c->op.N, K = c->op.K;
+    int rc = pool_alloc((void **)&c->lo_a, M);
+    if (!rc)
+        rc = pool_alloc((void **)&c->span_a, M);
+    if (!rc)
+        rc = pool_alloc((void **)&c->lo_w, N);
+    if (!rc)
+        rc = pool_alloc((void **)&c->span_w, N);
+    if (!rc)
+        rc = chk(a4w4j_launch_row_span(c->op.a_fp4, c->op.a_scale, (long long)M, (long long)K,
+                                       c->lo_a, c->span_a),
+                 "row spans");
+    if (!rc)
+        rc = chk(a4w4j_launch_row_span(c->op.w_fp4, c->op.w_scale, (long long)N, (long long)K,
+                                       c->lo_w, c->span_w),
+                 "row spans");
+    return rc;
+}
+
+/* A4W4_JUDGE_EXACT=window keeps the exact pass on the window for every output (the fixed base
+ * off): the path before the fixed base, for timing it beside the new one and for holding the
+ * two equal (a4w4_judge_check). Read at every exact pass. */
+static int window_only(void)
+{
+    const char *v = getenv("A4W4_JUDGE_EXACT");
+    return v && !strcmp(v, "window");
+}
+
 /* exact, prover flags and, for Sb > 0, the bounded(Sb) bound, in one pass. */
 static int run_exact(a4w4j_case *c, unsigned Sb)
 {
@@ -310,6 +343,8 @@ static int run_exact(a4w4j_case *c, unsigned Sb)
                                             (long long)c->op.K, c->facts_w),
                      "row facts");
     }
+    if (!rc && !c->span_a)
+        rc = row_spans(c);
     if (rc)
         return rc;
     a4w4j_pass p = pass_of(c);
@@ -324,6 +359,13 @@ static int run_exact(a4w4j_case *c, unsigned Sb)
         p.ex_f64 = c->ex_f64;
         p.infs = c->infs;
         p.bound_blocks = (long long)split_blocks(c->op.K, Sb);
+    }
+    if (!window_only()) {
+        p.lo_a = c->lo_a;
+        p.lo_w = c->lo_w;
+        p.span_a = c->span_a;
+        p.span_w = c->span_w;
+        p.fix_limit = a4w4j_fix_limit((long long)c->op.K / 32);
     }
     rc = chk(a4w4j_launch_exact(&p), "exact pass launch");
     if (!rc)

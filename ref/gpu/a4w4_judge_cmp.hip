@@ -480,6 +480,22 @@ hipError_t a4w4j_launch_row_facts(const uint8_t *fp4, const uint8_t *sc, long lo
     return hipGetLastError();
 }
 
+/* Row span facts (a4w4j_row_span), one thread per row. */
+__global__ void j_row_span(const uint8_t *fp4, const uint8_t *sc, long long rows, long long K,
+                           uint8_t *lo, uint8_t *span)
+{
+    for (long long r = (long long)blockIdx.x * CT + threadIdx.x; r < rows;
+         r += (long long)gridDim.x * CT)
+        a4w4j_row_span(fp4 + r * (K / 2), sc + r * (K / 32), K / 32, lo + r, span + r);
+}
+
+hipError_t a4w4j_launch_row_span(const uint8_t *fp4, const uint8_t *sc, long long rows,
+                                 long long K, uint8_t *lo, uint8_t *span)
+{
+    hipLaunchKernelGGL(j_row_span, dim3(j_grid(rows)), dim3(CT), 0, 0, fp4, sc, rows, K, lo, span);
+    return hipGetLastError();
+}
+
 hipError_t a4w4j_launch_preshuffle(const uint8_t *w, long long N, long long K, uint8_t *dst)
 {
     hipLaunchKernelGGL(j_preshuffle, dim3(j_grid(N * (K / 32))), dim3(CT), 0, 0, w, N, K / 2,

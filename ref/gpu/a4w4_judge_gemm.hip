@@ -105,12 +105,17 @@ static __device__ void j_load(const uint8_t *fp4, const uint8_t *scale, long lon
         uint8_t s = 0x7F;
         if (b < nblk && r < nrows) {
             const uint8_t *src = fp4 + r * (K / 2) + (gb0 + b) * 16;
-            uint8_t bytes[16];
             const uint4 raw = *(const uint4 *)src;
+#if defined(__CUDA_ARCH__)
+            const uint32_t in[4] = {raw.x, raw.y, raw.z, raw.w};
+            a4w4j_decode16_perm(in, words, wabs);
+#else
+            uint8_t bytes[16];
             memcpy(bytes, &raw, 16);
             a4w4j_decode16(bytes, words, 0);
             if (dabs)
                 a4w4j_decode16(bytes, wabs, 1);
+#endif
             s = scale[r * nb + gb0 + b];
         } else {
             for (int i = 0; i < 8; i++)
@@ -270,6 +275,99 @@ static __device__ __forceinline__ void j_split_close(j_exact_state *s, long long
     s->tpos = s->tneg = 0.0;
 }
 
+/* The tile [m0, m0 + EJM) x [n0, n0 + EJN) takes the fixed base (a4w4_judge_math.h): every
+ * output in it does (a4w4j_fix_takes), and the path is on. The same answer in every thread of
+ * the block (a barrier). */
+static __device__ int j_tile_fixed(const a4w4j_pass &p, long long m0, long long n0)
+{
+    if (!p.span_a)
+        return 0;
+    int out = 0;
+    for (int k = threadIdx.x; k < EJM * EJN; k += JTHREADS) {
+        const long long m = m0 + k / EJN, n = n0 + k % EJN;
+        if (m < p.M && n < p.N)
+            out |= !a4w4j_fix_takes(p.span_a[m], p.span_w[n], p.fix_limit);
+    }
+    return !__syncthreads_or(out);
+}
+
+/* The exact pass on the fixed base: per block and output, two shifts and two 64-bit adds
+ * after the matrix instructions; per split, the bound's facts from the sums' differences.
+ * Tiles that some output keeps off the fixed base are left to a4w4j_exact_kernel. */
+template <bool BOUND>
+__global__ void __launch_bounds__(JTHREADS) a4w4j_fixed_kernel(a4w4j_pass p)
+{
+    __shared__ uint4 sa4[EJM * JROW / 16], sw4[EJN * JROW / 16];
+    __shared__ uint4 saa4[EJM * JROW / 16], swa4[EJN * JROW / 16];
+    __shared__ uint8_t ssa[JKB * EJM], ssw[JKB * EJN];
+    uint8_t *sa = (uint8_t *)sa4, *sw = (uint8_t *)sw4;
+    uint8_t *saa = (uint8_t *)saa4, *swa = (uint8_t *)swa4;
+    const long long ntn = (p.N + EJN - 1) / EJN;
+    const long long m0 = (blockIdx.x / ntn) * EJM, n0 = (blockIdx.x % ntn) * EJN;
+    if (!j_tile_fixed(p, m0, n0))
+        return;
+    const int warp = threadIdx.x / JWAVE, lane = threadIdx.x % JWAVE;
+    const int pr = (warp / EWARPS_N) * 16, pc = (warp % EWARPS_N) * JUNIT_N;
+    const long long nb = p.K / 32;
+    a4w4j_fix f[4], f0[4];
+    a4w4j_bound_acc bd[4];
+    int base[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const long long m = m0 + pr + j_row(lane, i), n = n0 + pc + j_col(lane, i);
+        base[i] = (m < p.M ? p.lo_a[m] : 0) + (n < p.N ? p.lo_w[n] : 0);
+        a4w4j_fix_init(&f[i]);
+        f0[i] = f[i];
+        a4w4j_bound_init(&bd[i]);
+    }
+    long long in_split = 0; /* blocks of the current bound split so far */
+    for (long long gb0 = 0; gb0 < nb; gb0 += JKB) {
+        const int nblk = nb - gb0 < JKB ? (int)(nb - gb0) : JKB;
+        __syncthreads();
+        j_load(p.a_fp4, p.a_scale, m0, EJM, p.M, p.K, gb0, nblk, sa, saa, ssa, EJM);
+        j_load(p.w_fp4, p.w_scale, n0, EJN, p.N, p.K, gb0, nblk, sw, swa, ssw, EJN);
+        __syncthreads();
+        for (int b = 0; b < nblk; b++) {
+            int d[4], da[4];
+            j_dot(sa + pr * JROW + b * 32, sw + pc * JROW + b * 32, lane, d);
+            j_dot(saa + pr * JROW + b * 32, swa + pc * JROW + b * 32, lane, da);
+            const bool close = BOUND && (++in_split == p.bound_blocks || gb0 + b + 1 == nb);
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int e = ssa[b * EJM + pr + j_row(lane, i)] + ssw[b * EJN + pc + j_col(lane, i)];
+                a4w4j_fix_add(&f[i], d[i], da[i], e, base[i]);
+                if (close) {
+                    a4w4j_fix_split(&bd[i], &f[i], &f0[i], base[i], in_split);
+                    f0[i] = f[i];
+                }
+            }
+            if (close)
+                in_split = 0;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const long long m = m0 + pr + j_row(lane, i), n = n0 + pc + j_col(lane, i);
+        if (m >= p.M || n >= p.N)
+            continue;
+        const long long o = m * p.N + n;
+        const int nan = p.span_a[m] == A4W4J_SPAN_NAN || p.span_w[n] == A4W4J_SPAN_NAN;
+        uint32_t hb = 0x7FC0u;
+        float f32 = a4w4j_f(0x7FC00000u);
+        if (!nan)
+            a4w4j_fix_round(&f[i], base[i], &hb, &f32);
+        p.ex_bf16[o] = (uint16_t)hb;
+        p.ex_f32[o] = f32;
+        p.proven[o] = (uint8_t)a4w4j_fix_proven(p.facts_a[m], p.facts_w[n], &f[i], base[i]);
+        if (BOUND) {
+            p.bound[o] = nan ? a4w4j_d(0x7FF8000000000000ull) : a4w4j_bound_final(&bd[i]);
+            p.infs[o] = (uint8_t)(nan ? 0u : a4w4j_bound_infs(&bd[i]));
+            p.ex_f64[o] = nan ? a4w4j_d(0x7FF8000000000000ull) : a4w4j_fix_round_d(&f[i], base[i]);
+        }
+        p.uncertain[o] = 0;
+    }
+}
+
 template <bool BOUND>
 __global__ void __launch_bounds__(JTHREADS) a4w4j_exact_kernel(a4w4j_pass p)
 {
@@ -280,6 +378,8 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_exact_kernel(a4w4j_pass p)
     uint8_t *saa = (uint8_t *)saa4, *swa = (uint8_t *)swa4;
     const long long ntn = (p.N + EJN - 1) / EJN;
     const long long m0 = (blockIdx.x / ntn) * EJM, n0 = (blockIdx.x % ntn) * EJN;
+    if (j_tile_fixed(p, m0, n0))
+        return; /* a4w4j_fixed_kernel's */
     const int warp = threadIdx.x / JWAVE, lane = threadIdx.x % JWAVE;
     const int pr = (warp / EWARPS_N) * 16, pc = (warp % EWARPS_N) * JUNIT_N;
     const long long nb = p.K / 32;
@@ -356,6 +456,17 @@ hipError_t a4w4j_launch_ordered(const a4w4j_pass *p)
 hipError_t a4w4j_launch_exact(const a4w4j_pass *p)
 {
     const long long tiles = ((p->M + EJM - 1) / EJM) * ((p->N + EJN - 1) / EJN);
+    if (p->span_a) { /* the fixed base's tiles, then the window's (each skips the other's) */
+        if (p->bound)
+            hipLaunchKernelGGL(a4w4j_fixed_kernel<true>, dim3((unsigned)tiles), dim3(JTHREADS),
+                               0, 0, *p);
+        else
+            hipLaunchKernelGGL(a4w4j_fixed_kernel<false>, dim3((unsigned)tiles),
+                               dim3(JTHREADS), 0, 0, *p);
+        const hipError_t e = hipGetLastError();
+        if (e != hipSuccess)
+            return e;
+    }
     if (p->bound)
         hipLaunchKernelGGL(a4w4j_exact_kernel<true>, dim3((unsigned)tiles), dim3(JTHREADS), 0, 0,
                            *p);

@@ -24,6 +24,10 @@ typedef struct {
     double *ex_f64;         /* with bound: the exact value rounded once to double */
     uint8_t *infs;          /* with bound: where ±Inf is allowed (A4W4J_INF_* bits) */
     long long bound_blocks; /* blocks per split of the bound */
+    /* the fixed-base path of the exact pass (a4w4_judge_math.h), or span_a NULL: the window
+     * alone */
+    const uint8_t *lo_a, *lo_w, *span_a, *span_w; /* a4w4j_row_span per row */
+    int fix_limit;                                /* a4w4j_fix_limit(K / 32) */
     int fault;              /* a4w4j_set_fault */
 } a4w4j_pass;
 
@@ -31,6 +35,8 @@ hipError_t a4w4j_launch_ordered(const a4w4j_pass *p);
 hipError_t a4w4j_launch_exact(const a4w4j_pass *p);
 hipError_t a4w4j_launch_row_facts(const uint8_t *fp4, const uint8_t *sc, long long rows,
                                   long long K, uint8_t *facts);
+hipError_t a4w4j_launch_row_span(const uint8_t *fp4, const uint8_t *sc, long long rows,
+                                 long long K, uint8_t *lo, uint8_t *span);
 hipError_t a4w4j_launch_preshuffle(const uint8_t *w, long long N, long long K, uint8_t *dst);
 
 /* Comparison kernels: per chunk of A4W4J_CHUNK outputs a count of mismatches (and of

@@ -121,6 +121,35 @@ A4W4J_HD void a4w4j_decode16(const uint8_t *src, uint32_t *dst, int abs_codes)
     }
 }
 
+/* The same decode four codes at a time by byte permutes, for the device: bytes of
+ * a4w4j_perm(x, y, s) are bytes (s >> 4n) & 7 of the pair (x bytes 0-3, y bytes 4-7), the
+ * NVIDIA prmt / __byte_perm rule (PTX ISA, prmt default mode with the selectors' bit 3 clear).
+ * src: 4 words of fp4x2 bytes (16 bytes); dst as a4w4j_decode16's, dabs its magnitudes. */
+A4W4J_HD uint32_t a4w4j_perm(uint32_t x, uint32_t y, uint32_t s)
+{
+#if defined(__CUDA_ARCH__)
+    return __byte_perm(x, y, s);
+#else
+    const uint64_t xy = (uint64_t)y << 32 | x;
+    uint32_t r = 0;
+    for (int n = 0; n < 4; n++)
+        r |= (uint32_t)((xy >> (8 * ((s >> (4 * n)) & 7u))) & 0xFFu) << (8 * n);
+    return r;
+#endif
+}
+
+A4W4J_HD void a4w4j_decode16_perm(const uint32_t *src, uint32_t *dst, uint32_t *dabs)
+{
+    for (int w = 0; w < 8; w++) {
+        const uint32_t h = (src[w / 2] >> (16 * (w % 2))) & 0xFFFFu; /* 4 codes, element order */
+        const uint32_t mag = a4w4j_perm(0x03020100u, 0x0C080604u, h & 0x7777u); /* 0 1 2 3 4 6 8 12 */
+        const uint32_t neg = a4w4j_perm(0xFDFEFF00u, 0xF4F8FAFCu, h & 0x7777u); /* their negatives */
+        const uint32_t sgn = a4w4j_perm(0x0000FF00u, 0u, (h >> 3) & 0x1111u); /* 0xFF: sign set */
+        dst[w] = (mag & ~sgn) | (neg & sgn);
+        dabs[w] = mag;
+    }
+}
+
 /* ---- ordered(S) block value ---------------------------------------------------------------- */
 A4W4J_HD float a4w4j_block_value(int d, unsigned sa, unsigned sb)
 {
@@ -203,7 +232,8 @@ A4W4J_HD int a4w4j_bits128(unsigned __int128 v)
 /* RNE of v = acc * 2^x to p significant bits in fp32's exponent range (subnormals down to
  * 2^-149 for p = 24, 2^-133 for p = 8; 2^128 and beyond overflow to Inf), exactly, from the
  * integer: the rounded value as a float (exactly representable), the sign of v kept on a
- * result that rounds to zero, +0 for v = 0. |acc| < 2^127, -352 <= x <= 156. */
+ * result that rounds to zero, +0 for v = 0. |acc| < 2^127, -352 <= x <= 252 (the window's
+ * quantum, or the fixed-base path's 2^(base - 256) with base <= 508). */
 A4W4J_HD float a4w4j_round_i128(__int128 acc, int x, int p)
 {
     if (acc == 0)
@@ -475,6 +505,124 @@ A4W4J_HD unsigned a4w4j_bound_infs(const a4w4j_bound_acc *a)
 A4W4J_HD double a4w4j_bound_final(const a4w4j_bound_acc *a)
 {
     return J_DMUL(J_DADD(a->dsum, a4w4j_bound_atomic(a)), J_DADD(1.0, 0x1p-40));
+}
+
+/* ---- exact, the prover and bounded(S) on a fixed base (contracts §4, §4.1) ------------------
+ * The fast form of the exact pass, for outputs whose blocks' exponents lie in a narrow range.
+ * Row span facts (a4w4j_row_span): lo = the smallest scale of the row's blocks that hold a
+ * nonzero code (0 when none), span = the largest such scale minus lo, A4W4J_SPAN_NAN when any
+ * scale of the row is 0xFF (every output reading the row is NaN, contracts §2). Every block
+ * with a nonzero product has e = sa + sb in [base, base + span_a + span_w], base = lo_a + lo_w,
+ * so an output whose spans add up to at most a4w4j_fix_limit(nb) sums its blocks exactly as
+ * integers in units of 2^(base - 256): acc = sum of d << (e - base), tacc = sum of |products|
+ * << (e - base), both below nb * 4608 * 2^limit <= 2^53. Then:
+ *   exact value   acc * 2^(base - 256), rounded once from the integer (a4w4j_round_i128): the
+ *                 window's result whenever the window is certain (both are the exact sum);
+ *   prover        T < 2^(emin - 232) <=> tacc < 2^(emin - base + 24), exactly (the double T
+ *                 of a4w4j_prove decides the same, see there);
+ *   bounded(S)    per split, the difference of acc and tacc at its ends gives its exact
+ *                 partial (rounded once to double, as a4w4j_win_round_d) and its sums of
+ *                 positive and negative terms, (tacc + acc) / 2 and (tacc - acc) / 2: below
+ *                 2^53 units, so every partial sum of a4w4_bound.c's ascending double sums is
+ *                 exact and the doubles are those sums, bit for bit.
+ * Outputs outside the limit take the window (a4w4j_win) instead. */
+#define A4W4J_SPAN_NAN 255u
+
+/* lo and span of one row of nb blocks (codes fp4 [nb * 16], scales sc [nb]). */
+A4W4J_HD void a4w4j_row_span(const uint8_t *fp4, const uint8_t *sc, long long nb, uint8_t *lo,
+                             uint8_t *span)
+{
+    unsigned mn = 255, mx = 0, ff = 0;
+    for (long long b = 0; b < nb; b++) {
+        const unsigned s = sc[b];
+        unsigned nz = 0;
+        for (int i = 0; i < 16; i++)
+            nz |= fp4[b * 16 + i] & 0x77u;
+        ff |= s == 0xFFu;
+        if (nz && s != 0xFFu) {
+            mn = s < mn ? s : mn;
+            mx = s > mx ? s : mx;
+        }
+    }
+    *lo = (uint8_t)(mn == 255 ? 0 : mn);
+    *span = (uint8_t)(ff ? A4W4J_SPAN_NAN : mn == 255 ? 0 : mx - mn);
+}
+
+/* The largest span_a + span_w the fixed base takes for nb blocks: nb * 4608 * 2^limit <= 2^53
+ * (-1 when not even 0 fits, nb > 2^40). */
+A4W4J_HD int a4w4j_fix_limit(long long nb)
+{
+    int r = -1;
+    while (r < 60 && ((unsigned long long)nb * 4608ull << (r + 1)) <= (1ull << 53))
+        r++;
+    return r;
+}
+
+/* The output (spans sa, sw) takes the fixed base: a NaN row, or spans within the limit. */
+A4W4J_HD int a4w4j_fix_takes(unsigned sa, unsigned sw, int limit)
+{
+    return sa == A4W4J_SPAN_NAN || sw == A4W4J_SPAN_NAN || (int)(sa + sw) <= limit;
+}
+
+typedef struct {
+    unsigned long long acc, tacc; /* two's complement sums of d and |products| << (e - base) */
+    int emin;                     /* the smallest e of a block with a nonzero product; 1000 */
+} a4w4j_fix;
+
+A4W4J_HD void a4w4j_fix_init(a4w4j_fix *f)
+{
+    f->acc = f->tacc = 0;
+    f->emin = 1000;
+}
+
+/* Add one block: d its dot, iabs its sum of |products|, e = sa + sb, base the output's. A
+ * block with iabs = 0 (d = 0 too) adds nothing, whatever its e; in a NaN row the sums are
+ * never read. */
+A4W4J_HD void a4w4j_fix_add(a4w4j_fix *f, int d, int iabs, int e, int base)
+{
+    const unsigned sh = (unsigned)(e - base) & 63u;
+    f->acc += (unsigned long long)(long long)d << sh;
+    f->tacc += (unsigned long long)(long long)iabs << sh;
+    f->emin = iabs && e < f->emin ? e : f->emin;
+}
+
+/* The exact value's bf16 and fp32 (the window's a4w4j_win_round, always certain here). */
+A4W4J_HD void a4w4j_fix_round(const a4w4j_fix *f, int base, uint32_t *bf16, float *f32)
+{
+    const __int128 v = (long long)f->acc;
+    *f32 = a4w4j_round_i128(v, base - 256, 24);
+    *bf16 = a4w4j_u(a4w4j_round_i128(v, base - 256, 8)) >> 16;
+}
+
+/* The exact value rounded once to double (a4w4j_win_round_d). */
+A4W4J_HD double a4w4j_fix_round_d(const a4w4j_fix *f, int base)
+{
+    return a4w4j_round_i128_d((long long)f->acc, base - 256);
+}
+
+/* a4w4j_proven on the fixed base. */
+A4W4J_HD int a4w4j_fix_proven(unsigned fa, unsigned fw, const a4w4j_fix *f, int base)
+{
+    if (!(fa & A4W4J_ROW_OK) || !(fw & A4W4J_ROW_OK))
+        return 0;
+    if (!(fa & A4W4J_ROW_NONZERO) || !(fw & A4W4J_ROW_NONZERO) || f->emin == 1000)
+        return 1;
+    if (f->emin - 256 < -149 || f->emin - 232 > 128)
+        return 0;
+    const int k = f->emin - base + 24; /* >= 24 */
+    return k >= 63 || (long long)f->tacc < (1ll << k);
+}
+
+/* Close a split: f now, at its start f0, blocks its block count; its facts into the bound as
+ * a4w4j_bound_add takes them from the window and the double sums. */
+A4W4J_HD void a4w4j_fix_split(a4w4j_bound_acc *b, const a4w4j_fix *f, const a4w4j_fix *f0,
+                              int base, long long blocks)
+{
+    const long long sp = (long long)(f->acc - f0->acc), st = (long long)(f->tacc - f0->tacc);
+    const double q = a4w4j_pow2d(base - 256);
+    const double p = a4w4j_round_i128_d(sp, base - 256);
+    a4w4j_bound_add(b, p, J_DMUL((double)((st + sp) / 2), q), J_DMUL((double)((st - sp) / 2), q),
+                    blocks);
 }
 
 #endif

@@ -1,8 +1,10 @@
 /* a4w4_judge_check.c — the GPU judge (ref/gpu/a4w4_judge_gpu.h) on the device against the plain
- * C oracles of ref/, bit for bit, on random cases of six scale regimes (narrow, exact-like,
- * tiny, wide, full range with 0 / 253 / 254 / 0xFF, zero and -0 rows) and shapes that cross
- * every tile edge of its passes (M, N not multiples of 64 or 32, K % 256 != 0, one block,
- * K = 16384), then its comparisons (exact with poison and mask, bounded, differences, bytes
+ * C oracles of ref/, bit for bit, on random cases of eight scale regimes (narrow, exact-like,
+ * tiny, wide, full range with 0 / 253 / 254 / 0xFF, zero and -0 rows, spans at the exact
+ * pass's fixed-base limit, narrow with a few wide rows) and shapes that cross every tile edge
+ * of its passes (M, N not multiples of 64 or 32, K % 256 != 0, one block, K = 16384 and
+ * 65536); each case's exact pass also runs with the fixed base off (A4W4_JUDGE_EXACT=window)
+ * and must give the same bits on every output; then its comparisons (exact with poison and mask, bounded, differences, bytes
  * with masked NaN blocks, the NaN set, gathers) on planted differences, and its preshuffle.
  *
  *   ordered(1), ordered(S)  vs a4w4_gemm_ordered          (bf16)
@@ -72,13 +74,49 @@ static void *dev_of(const void *host, size_t n)
 }
 
 /* ---- cases ----------------------------------------------------------------------------- */
-enum { R_NARROW, R_EXACT, R_TINY, R_WIDE, R_FULL, R_ZEROS, R_COUNT };
+enum { R_NARROW, R_EXACT, R_TINY, R_WIDE, R_FULL, R_ZEROS, R_EDGE, R_MIXED, R_COUNT };
 static const char *const rname[R_COUNT] = {"narrow", "exact-like", "tiny", "wide", "full range",
-                                           "zero rows"};
+                                           "zero rows", "span at the limit", "mixed tiles"};
 
-static uint8_t scale_of(int regime, size_t b, int w_side)
+/* The exact pass's fixed base (ref/gpu/a4w4_judge_math.h) takes an output whose rows' scale
+ * spans (over blocks with a nonzero code) add up to at most this: nb * 4608 * 2^limit <= 2^53. */
+static int fixed_limit(size_t nb)
+{
+    int r = -1;
+    while (r < 60 && ((uint64_t)nb * 4608u << (r + 1)) <= (1ull << 53))
+        r++;
+    return r;
+}
+
+/* A row's span as that rule reads it: 255 when a scale is 0xFF (a NaN row, taken too). */
+static unsigned row_span(const uint8_t *fp4, const uint8_t *sc, size_t nb)
+{
+    unsigned mn = 255, mx = 0;
+    for (size_t b = 0; b < nb; b++) {
+        unsigned nz = 0;
+        for (int i = 0; i < 16; i++)
+            nz |= fp4[b * 16 + i] & 0x77u;
+        if (sc[b] == 0xFF)
+            return 255;
+        if (nz) {
+            mn = sc[b] < mn ? sc[b] : mn;
+            mx = sc[b] > mx ? sc[b] : mx;
+        }
+    }
+    return mn == 255 ? 0 : mx - mn;
+}
+
+static uint8_t scale_of(int regime, size_t b, int w_side, size_t nb, size_t row)
 {
     switch (regime) {
+    case R_EDGE: { /* spans adding up to the limit (one less when it is odd) */
+        const int half = fixed_limit(nb) / 2;
+        return (uint8_t)(w_side ? 90 + (int)(rnd() % 2) * half : 80 + (rnd() % 3 == 0) * half);
+    }
+    case R_MIXED: /* narrow, with a few wide rows: tiles of both paths in one pass */
+        if (row % 37 == 5)
+            return scale_of(R_WIDE, b, w_side, nb, row);
+        return scale_of(R_NARROW, b, w_side, nb, row);
     case R_NARROW: return (uint8_t)(120 + rnd() % 12);
     case R_EXACT: return (uint8_t)(127 + rnd() % 2);
     case R_TINY: return (uint8_t)(w_side ? 60 + rnd() % 8 : 55 + rnd() % 8);
@@ -125,6 +163,79 @@ static size_t diff16(const uint16_t *got, const uint16_t *want, size_t M, size_t
     return bad;
 }
 
+/* Equal bits, or both NaN (a NaN's payload is not a result). */
+static int same_bits(const void *x, const void *y, size_t len, int both_nan)
+{
+    return both_nan || !memcmp(x, y, len);
+}
+
+/* The exact pass again with the fixed base off (A4W4_JUDGE_EXACT=window): every output it
+ * writes (exact bf16 and fp32, prover, bounded(S) bound, exact in double, Inf bits) must be
+ * the same bits as the default path's (x, f, pv, B, E, I, host copies). */
+static void check_window(const a4w4j_operands *op, unsigned S, const uint16_t *x, const float *f,
+                         const uint8_t *pv, const double *B, const double *E, const uint8_t *I,
+                         const char *what)
+{
+    const size_t M = op->M, N = op->N, n = M * N, nb = op->K / 32;
+    const int lim = fixed_limit(nb);
+    size_t taken = 0;
+    unsigned *sw = xmalloc(N * sizeof *sw);
+    for (size_t j = 0; j < N; j++)
+        sw[j] = row_span((const uint8_t *)op->h_w_fp4 + j * (op->K / 2),
+                         (const uint8_t *)op->h_w_scale + j * nb, nb);
+    for (size_t m = 0; m < M; m++) {
+        const unsigned sa = row_span((const uint8_t *)op->h_a_fp4 + m * (op->K / 2),
+                                     (const uint8_t *)op->h_a_scale + m * nb, nb);
+        for (size_t j = 0; j < N; j++)
+            taken += sa == 255 || sw[j] == 255 || (int)(sa + sw[j]) <= lim;
+    }
+    free(sw);
+    setenv("A4W4_JUDGE_EXACT", "window", 1);
+    a4w4j_case *jc = NULL;
+    const uint16_t *ex;
+    const float *exf;
+    const uint8_t *dpv, *dI;
+    const double *dB, *dE;
+    size_t unsure = 0, bad = 0;
+    char first[200] = "", full[420];
+    uint16_t *wx = xmalloc(n * 2);
+    float *wf = xmalloc(n * 4);
+    uint8_t *wp = xmalloc(n), *wI = xmalloc(n);
+    double *wB = xmalloc(n * 8), *wE = xmalloc(n * 8);
+    int rc = a4w4j_open(op, &jc) || a4w4j_prepare(jc, 1, 1, S) ||
+             a4w4j_exact(jc, &ex, &exf, &dpv, &unsure) ||
+             a4w4j_bound_limits(jc, S, &dB, &dE, &dI);
+    unsetenv("A4W4_JUDGE_EXACT");
+    if (rc) {
+        snprintf(first, sizeof first, "judge error: %s", a4w4j_last_error());
+        bad = 1;
+    } else {
+        a4w4j_download(wx, ex, n * 2);
+        a4w4j_download(wf, exf, n * 4);
+        a4w4j_download(wp, dpv, n);
+        a4w4j_download(wB, dB, n * 8);
+        a4w4j_download(wE, dE, n * 8);
+        a4w4j_download(wI, dI, n);
+        for (size_t k = 0; k < n; k++)
+            if ((x[k] != wx[k] || !same_bits(&f[k], &wf[k], 4, isnan(f[k]) && isnan(wf[k])) ||
+                 pv[k] != wp[k] || !same_bits(&B[k], &wB[k], 8, isnan(B[k]) && isnan(wB[k])) ||
+                 !same_bits(&E[k], &wE[k], 8, isnan(E[k]) && isnan(wE[k])) || I[k] != wI[k]) &&
+                !bad++)
+                snprintf(first, sizeof first, "first (m=%zu, n=%zu): bf16 0x%04x / 0x%04x, "
+                         "bound %.17g / %.17g", k / N, k % N, x[k], wx[k], B[k], wB[k]);
+    }
+    snprintf(full, sizeof full, "%s fixed base (on up to %zu outputs) = window, every exact-pass "
+             "output bit for bit", what, taken);
+    result(!bad, first, full, bad, n);
+    a4w4j_close(jc);
+    free(wx);
+    free(wf);
+    free(wp);
+    free(wI);
+    free(wB);
+    free(wE);
+}
+
 static void check_case(size_t M, size_t N, size_t K, int regime, unsigned S)
 {
     const size_t nb = K / 32, n = M * N;
@@ -133,12 +244,12 @@ static void check_case(size_t M, size_t N, size_t K, int regime, unsigned S)
     for (size_t m = 0; m < M; m++) {
         codes_of(a + m * K / 2, K, regime, regime == R_ZEROS && m % 2 == 0);
         for (size_t b = 0; b < nb; b++)
-            as[m * nb + b] = scale_of(regime, b, 0);
+            as[m * nb + b] = scale_of(regime, b, 0, nb, m);
     }
     for (size_t j = 0; j < N; j++) {
         codes_of(w + j * K / 2, K, regime, regime == R_ZEROS && j % 3 == 0);
         for (size_t b = 0; b < nb; b++)
-            ws[j * nb + b] = scale_of(regime, b, 1);
+            ws[j * nb + b] = scale_of(regime, b, 1, nb, j);
     }
     void *da = dev_of(a, M * K / 2), *das = dev_of(as, M * nb), *dw = dev_of(w, N * K / 2),
          *dws = dev_of(ws, N * nb);
@@ -152,6 +263,7 @@ static void check_case(size_t M, size_t N, size_t K, int regime, unsigned S)
     size_t unsure = 0;
     char what[200], first[320] = "";
     snprintf(what, sizeof what, "%s M=%zu N=%zu K=%zu S=%u", rname[regime], M, N, K, S);
+    unsetenv("A4W4_JUDGE_EXACT"); /* the default path: the fixed base where it takes */
     if (a4w4j_open(&op, &jc) || a4w4j_prepare(jc, S, 1, S) || a4w4j_ordered(jc, 1, &o1) ||
         a4w4j_ordered(jc, S, &oS) || a4w4j_exact(jc, &ex, &exf, &pv, &unsure) ||
         a4w4j_bound(jc, S, &B) || a4w4j_bound_limits(jc, S, &B, &E, &inf)) {
@@ -216,6 +328,7 @@ static void check_case(size_t M, size_t N, size_t K, int regime, unsigned S)
     result(!bad, first, full, bad, n);
     snprintf(full, sizeof full, "%s exact-regime prover", what);
     result(!badp, NULL, full, badp, n);
+    check_window(&op, S, gx, gf, gp, gB, gE, gI, what);
     free(g1);
     free(gS);
     free(gx);
@@ -430,7 +543,7 @@ int main(int argc, char **argv)
     }
     static const size_t shapes[][3] = {{1, 1, 32},     {3, 17, 256},   {65, 33, 800},
                                        {64, 64, 2048}, {97, 130, 768}, {7, 300, 16384},
-                                       {257, 96, 4096}};
+                                       {257, 96, 4096}, {19, 40, 65536}};
     static const unsigned Ss[] = {1, 2, 3, 4, 8};
     const size_t nshape = quick ? 4 : sizeof shapes / sizeof shapes[0];
     const clock_t t0 = clock();
