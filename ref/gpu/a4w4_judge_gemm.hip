@@ -275,41 +275,41 @@ static __device__ __forceinline__ void j_split_close(j_exact_state *s, long long
     s->tpos = s->tneg = 0.0;
 }
 
-/* The tile [m0, m0 + EJM) x [n0, n0 + EJN) takes the fixed base (a4w4_judge_math.h): every
- * output in it does (a4w4j_fix_takes), and the path is on. The same answer in every thread of
- * the block (a barrier). */
-static __device__ int j_tile_fixed(const a4w4j_pass &p, long long m0, long long n0)
+/* Which path the tile [m0, m0 + EJM) x [n0, n0 + EJN) takes (a4w4_judge_math.h): 2 the fixed
+ * base's narrow form (every output's spans within A4W4J_NARROW_SPAN), 1 the fixed base, 0 the
+ * window (some output outside a4w4j_fix_limit, or the fixed base off). The same answer in
+ * every thread of the block (barriers). */
+static __device__ int j_tile_path(const a4w4j_pass &p, long long m0, long long n0)
 {
     if (!p.span_a)
         return 0;
-    int out = 0;
+    const int narrow = p.fix_limit < A4W4J_NARROW_SPAN ? p.fix_limit : A4W4J_NARROW_SPAN;
+    int out = 0, wide = 0;
     for (int k = threadIdx.x; k < EJM * EJN; k += JTHREADS) {
         const long long m = m0 + k / EJN, n = n0 + k % EJN;
-        if (m < p.M && n < p.N)
+        if (m < p.M && n < p.N) {
             out |= !a4w4j_fix_takes(p.span_a[m], p.span_w[n], p.fix_limit);
+            wide |= !a4w4j_fix_takes(p.span_a[m], p.span_w[n], narrow);
+        }
     }
-    return !__syncthreads_or(out);
+    out = __syncthreads_or(out);
+    wide = __syncthreads_or(wide);
+    return out ? 0 : wide ? 1 : 2;
 }
 
-/* The exact pass on the fixed base: per block and output, two shifts and two 64-bit adds
- * after the matrix instructions; per split, the bound's facts from the sums' differences.
- * Tiles that some output keeps off the fixed base are left to a4w4j_exact_kernel. */
-template <bool BOUND>
-__global__ void __launch_bounds__(JTHREADS) a4w4j_fixed_kernel(a4w4j_pass p)
+/* One tile of the exact pass on the fixed base: per block and output, after the matrix
+ * instructions, two shifts and two adds (32-bit ones flushed every 4 blocks when NARROW,
+ * 64-bit ones otherwise); per split, the bound's facts from the sums' differences. */
+template <bool BOUND, bool NARROW>
+static __device__ void j_fixed_tile(const a4w4j_pass &p, long long m0, long long n0,
+                                    uint8_t *sa, uint8_t *sw, uint8_t *saa, uint8_t *swa,
+                                    uint8_t *ssa, uint8_t *ssw)
 {
-    __shared__ uint4 sa4[EJM * JROW / 16], sw4[EJN * JROW / 16];
-    __shared__ uint4 saa4[EJM * JROW / 16], swa4[EJN * JROW / 16];
-    __shared__ uint8_t ssa[JKB * EJM], ssw[JKB * EJN];
-    uint8_t *sa = (uint8_t *)sa4, *sw = (uint8_t *)sw4;
-    uint8_t *saa = (uint8_t *)saa4, *swa = (uint8_t *)swa4;
-    const long long ntn = (p.N + EJN - 1) / EJN;
-    const long long m0 = (blockIdx.x / ntn) * EJM, n0 = (blockIdx.x % ntn) * EJN;
-    if (!j_tile_fixed(p, m0, n0))
-        return;
     const int warp = threadIdx.x / JWAVE, lane = threadIdx.x % JWAVE;
     const int pr = (warp / EWARPS_N) * 16, pc = (warp % EWARPS_N) * JUNIT_N;
     const long long nb = p.K / 32;
     a4w4j_fix f[4], f0[4];
+    a4w4j_fix32 l[4];
     a4w4j_bound_acc bd[4];
     int base[4];
 #pragma unroll
@@ -318,6 +318,7 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_fixed_kernel(a4w4j_pass p)
         base[i] = (m < p.M ? p.lo_a[m] : 0) + (n < p.N ? p.lo_w[n] : 0);
         a4w4j_fix_init(&f[i]);
         f0[i] = f[i];
+        l[i].acc = l[i].tacc = 0;
         a4w4j_bound_init(&bd[i]);
     }
     long long in_split = 0; /* blocks of the current bound split so far */
@@ -327,15 +328,25 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_fixed_kernel(a4w4j_pass p)
         j_load(p.a_fp4, p.a_scale, m0, EJM, p.M, p.K, gb0, nblk, sa, saa, ssa, EJM);
         j_load(p.w_fp4, p.w_scale, n0, EJN, p.N, p.K, gb0, nblk, sw, swa, ssw, EJN);
         __syncthreads();
-        for (int b = 0; b < nblk; b++) {
+#pragma unroll
+        for (int b = 0; b < JKB; b++) {
+            if (b >= nblk)
+                break;
             int d[4], da[4];
             j_dot(sa + pr * JROW + b * 32, sw + pc * JROW + b * 32, lane, d);
             j_dot(saa + pr * JROW + b * 32, swa + pc * JROW + b * 32, lane, da);
             const bool close = BOUND && (++in_split == p.bound_blocks || gb0 + b + 1 == nb);
+            /* NARROW: JKB == A4W4J_NARROW_BLOCKS, so the chunk's end flushes */
+            const bool flush = NARROW && (close || b == nblk - 1);
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int e = ssa[b * EJM + pr + j_row(lane, i)] + ssw[b * EJN + pc + j_col(lane, i)];
-                a4w4j_fix_add(&f[i], d[i], da[i], e, base[i]);
+                if (NARROW)
+                    a4w4j_fix32_add(&f[i], &l[i], d[i], da[i], e, base[i]);
+                else
+                    a4w4j_fix_add(&f[i], d[i], da[i], e, base[i]);
+                if (flush)
+                    a4w4j_fix_flush(&f[i], &l[i]);
                 if (close) {
                     a4w4j_fix_split(&bd[i], &f[i], &f0[i], base[i], in_split);
                     f0[i] = f[i];
@@ -368,6 +379,26 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_fixed_kernel(a4w4j_pass p)
     }
 }
 
+/* The exact pass on the fixed base, its narrow form where the tile allows; tiles that some
+ * output keeps off the fixed base are left to a4w4j_exact_kernel. */
+template <bool BOUND>
+__global__ void __launch_bounds__(JTHREADS, BOUND ? 2 : 3) a4w4j_fixed_kernel(a4w4j_pass p)
+{
+    static_assert(JKB == A4W4J_NARROW_BLOCKS, "the narrow form flushes once per chunk");
+    __shared__ uint4 sa4[EJM * JROW / 16], sw4[EJN * JROW / 16];
+    __shared__ uint4 saa4[EJM * JROW / 16], swa4[EJN * JROW / 16];
+    __shared__ uint8_t ssa[JKB * EJM], ssw[JKB * EJN];
+    const long long ntn = (p.N + EJN - 1) / EJN;
+    const long long m0 = (blockIdx.x / ntn) * EJM, n0 = (blockIdx.x % ntn) * EJN;
+    const int path = j_tile_path(p, m0, n0);
+    if (path == 2)
+        j_fixed_tile<BOUND, true>(p, m0, n0, (uint8_t *)sa4, (uint8_t *)sw4, (uint8_t *)saa4,
+                                  (uint8_t *)swa4, ssa, ssw);
+    else if (path == 1)
+        j_fixed_tile<BOUND, false>(p, m0, n0, (uint8_t *)sa4, (uint8_t *)sw4, (uint8_t *)saa4,
+                                   (uint8_t *)swa4, ssa, ssw);
+}
+
 template <bool BOUND>
 __global__ void __launch_bounds__(JTHREADS) a4w4j_exact_kernel(a4w4j_pass p)
 {
@@ -378,7 +409,7 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_exact_kernel(a4w4j_pass p)
     uint8_t *saa = (uint8_t *)saa4, *swa = (uint8_t *)swa4;
     const long long ntn = (p.N + EJN - 1) / EJN;
     const long long m0 = (blockIdx.x / ntn) * EJM, n0 = (blockIdx.x % ntn) * EJN;
-    if (j_tile_fixed(p, m0, n0))
+    if (j_tile_path(p, m0, n0))
         return; /* a4w4j_fixed_kernel's */
     const int warp = threadIdx.x / JWAVE, lane = threadIdx.x % JWAVE;
     const int pr = (warp / EWARPS_N) * 16, pc = (warp % EWARPS_N) * JUNIT_N;

@@ -586,6 +586,31 @@ A4W4J_HD void a4w4j_fix_add(a4w4j_fix *f, int d, int iabs, int e, int base)
     f->emin = iabs && e < f->emin ? e : f->emin;
 }
 
+/* The narrow form: outputs whose spans add up to at most A4W4J_NARROW_SPAN sum up to
+ * A4W4J_NARROW_BLOCKS blocks in 32 bits (4 * 4608 * 2^16 < 2^31) before adding them to the
+ * 64-bit sums (a4w4j_fix_flush): the same integers, one 64-bit add per 4 blocks. */
+#define A4W4J_NARROW_SPAN 16
+#define A4W4J_NARROW_BLOCKS 4
+
+typedef struct {
+    uint32_t acc, tacc; /* two's complement, as a4w4j_fix's */
+} a4w4j_fix32;
+
+A4W4J_HD void a4w4j_fix32_add(a4w4j_fix *f, a4w4j_fix32 *l, int d, int iabs, int e, int base)
+{
+    const unsigned sh = (unsigned)(e - base) & 31u;
+    l->acc += (uint32_t)d << sh;
+    l->tacc += (uint32_t)iabs << sh;
+    f->emin = iabs && e < f->emin ? e : f->emin;
+}
+
+A4W4J_HD void a4w4j_fix_flush(a4w4j_fix *f, a4w4j_fix32 *l)
+{
+    f->acc += (unsigned long long)(long long)(int32_t)l->acc;
+    f->tacc += (unsigned long long)l->tacc;
+    l->acc = l->tacc = 0;
+}
+
 /* The exact value's bf16 and fp32 (the window's a4w4j_win_round, always certain here). */
 A4W4J_HD void a4w4j_fix_round(const a4w4j_fix *f, int base, uint32_t *bf16, float *f32)
 {

@@ -145,6 +145,10 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
             uint8_t lw, sw_span;
             a4w4j_row_span(w, c->op.w_scale + j * nb, (long long)nb, &lw, &sw_span);
             const int fixed = limit >= -1 && a4w4j_fix_takes(sa_span, sw_span, limit);
+            const int narrow = fixed && a4w4j_fix_takes(sa_span, sw_span, limit < A4W4J_NARROW_SPAN
+                                                                              ? limit
+                                                                              : A4W4J_NARROW_SPAN);
+            a4w4j_fix32 l32 = {0, 0};
             const int base = la + lw;
             double tpos = 0.0, tneg = 0.0;
             int unsure = 0, snan = 0;
@@ -159,7 +163,14 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
                 int d, ia;
                 dots(a + b * 16, w + b * 16, &d, &ia);
                 const unsigned sa = as[b], sb = ws[b];
-                a4w4j_fix_add(&fx, d, ia, (int)(sa + sb), base);
+                const int split_end = (b + 1) % per == 0 || b + 1 == nb;
+                if (narrow) { /* the kernel's narrow form: 32-bit sums flushed per 4 blocks */
+                    a4w4j_fix32_add(&fx, &l32, d, ia, (int)(sa + sb), base);
+                    if (split_end || b % A4W4J_NARROW_BLOCKS == A4W4J_NARROW_BLOCKS - 1)
+                        a4w4j_fix_flush(&fx, &l32);
+                } else {
+                    a4w4j_fix_add(&fx, d, ia, (int)(sa + sb), base);
+                }
                 const float v = a4w4j_block_value(d, sa, sb);
                 t1 = J_FADD(t1, v);
                 ts = J_FADD(ts, v);

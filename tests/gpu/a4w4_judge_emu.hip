@@ -241,6 +241,8 @@ typedef struct {
     unsigned infs;
 } fixed_out;
 
+static long narrow_n; /* blocks the narrow form summed */
+
 static int judge_fixed(const dotp *p, unsigned S, unsigned fa, unsigned fw, fixed_out *out)
 {
     const size_t nb = p->K / 32, per = a4w4_split_k_per_split(p->K, S) / 32;
@@ -250,7 +252,10 @@ static int judge_fixed(const dotp *p, unsigned S, unsigned fa, unsigned fw, fixe
     if (!a4w4j_fix_takes(sa, sw, a4w4j_fix_limit((long long)nb)))
         return 0;
     const int base = la + lw, nan = sa == A4W4J_SPAN_NAN || sw == A4W4J_SPAN_NAN;
+    const int lim = a4w4j_fix_limit((long long)nb);
+    const int narrow = a4w4j_fix_takes(sa, sw, lim < A4W4J_NARROW_SPAN ? lim : A4W4J_NARROW_SPAN);
     a4w4j_fix f, f0;
+    a4w4j_fix32 l = {0, 0};
     a4w4j_bound_acc bound;
     a4w4j_fix_init(&f);
     f0 = f;
@@ -258,8 +263,16 @@ static int judge_fixed(const dotp *p, unsigned S, unsigned fa, unsigned fw, fixe
     for (size_t b = 0; b < nb; b++) {
         int d, ia;
         block_dots(p, b, &d, &ia);
-        a4w4j_fix_add(&f, d, ia, p->as[b] + p->ws[b], base);
-        if ((b + 1) % per == 0 || b + 1 == nb) {
+        const int split_end = (b + 1) % per == 0 || b + 1 == nb;
+        if (narrow) { /* the kernel's narrow form: 32-bit sums flushed per chunk of 4 */
+            a4w4j_fix32_add(&f, &l, d, ia, p->as[b] + p->ws[b], base);
+            if (split_end || b % A4W4J_NARROW_BLOCKS == A4W4J_NARROW_BLOCKS - 1)
+                a4w4j_fix_flush(&f, &l);
+        } else {
+            a4w4j_fix_add(&f, d, ia, p->as[b] + p->ws[b], base);
+        }
+        narrow_n += narrow;
+        if (split_end) {
             a4w4j_fix_split(&bound, &f, &f0, base, (long long)((b + 1) % per ? (b + 1) % per : per));
             f0 = f;
         }
@@ -454,6 +467,7 @@ int main(void)
      * the edge regime take it, wide never does */
     check(stats[2] > stats[1] / 2, "the fixed base took more than half of the outputs",
           stats[2] > stats[1] / 2 ? 0 : 1, stats[1]);
+    check(narrow_n > 0, "the fixed base's narrow form summed some blocks", narrow_n ? 0 : 1, 1);
     printf("== judge emu summary: %ld passed, %ld failed\n%s\n", g_pass, g_fail,
            g_fail ? "RESULT: FAIL" : "RESULT: PASS");
     return g_fail ? 1 : 0;
