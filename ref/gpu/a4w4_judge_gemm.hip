@@ -331,7 +331,7 @@ static __device__ void j_fixed_tile(const a4w4j_pass &p, long long m0, long long
 #pragma unroll
         for (int b = 0; b < JKB; b++) {
             if (b >= nblk)
-                break;
+                continue; /* the last chunk's missing blocks (no break: clang unrolls) */
             int d[4], da[4];
             j_dot(sa + pr * JROW + b * 32, sw + pc * JROW + b * 32, lane, d);
             j_dot(saa + pr * JROW + b * 32, swa + pc * JROW + b * 32, lane, da);
