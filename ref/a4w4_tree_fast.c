@@ -1,8 +1,9 @@
 /* a4w4_tree_fast.c — the fast path of tree contracts (contracts §4.2 "The fast path"): one tile
- * of outputs (mr rows x 16 lanes) at a time, its leaf values from the
- * kernel table's blocks() (leaf=32) or from the tile's decoded operands (smaller leaves),
- * reduced by the tree with every output of the tile in step
- * (the tree's shape depends only on K). Held bit-equal to the plain oracle (a4w4_tree.c) by
+ * of outputs (mr rows x 16 lanes) at a time, its leaf values from the kernel table's blocks()
+ * (leaf=32, lround=rne) or from the tile's decoded operands (other leaves; a fused leaf of 64
+ * or 128 elements is a fused node over its blocks' exact values), each lane's leaves taken
+ * chunk by chunk (rule 1a), reduced by the tree with every output of the tile in step (the
+ * tree's shape depends only on K). Held bit-equal to the plain oracle (a4w4_tree.c) by
  * tests/ref/test_tree.c.
  *
  * Nodes: a 2-input RNE node is the fp32 addition itself, a 2-input RZ node the fp32 addition
