@@ -104,10 +104,15 @@ int a4w4_gemm_ordered_fast_ex(const uint8_t *a_fp4, const uint8_t *a_scale, cons
  * precision needs all its inputs at hand, contracts §4.2 rule 4). */
 #define A4W4_TREE_FAST_PREC_FUSE_MAX 256u
 
+/* The most lanes (tree(lanes=L), contracts §4.2 rule 1a) the fast path takes: it keeps every
+ * lane's value of a split at hand. */
+#define A4W4_TREE_FAST_LANES_MAX 64u
+
 /* Tree contracts (contracts §4.2): 1 when the fast path computes t itself, else 0. It takes
- * every tree with prec=0 and every tree with prec=8..64 and fuse <= A4W4_TREE_FAST_PREC_FUSE_MAX
- * (any leaf up to 32, order, reduce, round, acc, split or tile, combine and final) with one lane
- * and lround=rne; the others (lanes > 1, fused leaves of 64 or 128, lround=rz) run the plain
+ * every tree with prec=0 and up to A4W4_TREE_FAST_LANES_MAX lanes, and every tree with
+ * prec=8..64, fuse <= A4W4_TREE_FAST_PREC_FUSE_MAX and one lane (any leaf, lround, order,
+ * reduce, round, acc, split, tile or align, chunk, lanecomb, combine and final); the others
+ * (the general form sum=, more lanes, prec with lanes > 1 or a larger fuse) run the plain
  * oracle, threaded. t NULL: 0. */
 int a4w4_tree_fast_eligible(const a4w4_tree *t);
 

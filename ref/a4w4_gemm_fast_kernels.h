@@ -134,8 +134,8 @@ void a4w4_fast_tree_scratch_free(a4w4_fast_tree_scratch *s);
 
 /* The accumulator values acc[r * 16 + l] of the tile's outputs under plan's tree (one
  * a4w4_tree_fast_eligible takes) from kt->blocks (leaf=32) or the tile's decoded operands, as
- * a4w4_dot_tree computes them; redo[r * 16 + l] = 1 where a fused node of prec=0 could not be
- * decided in doubles (the caller recomputes those outputs with a4w4_dot_tree). NaN-scale rows
+ * a4w4_dot_tree computes them; redo[r * 16 + l] = 1 where a fused node of prec=0 or a fused
+ * leaf could not be decided in doubles (the caller recomputes those outputs with a4w4_dot_tree). NaN-scale rows
  * and lanes are the caller's to override. contracts §4.2. */
 void a4w4_fast_tree_tile(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
                          const a4w4_fast_tree_plan *plan, a4w4_fast_tree_scratch *sc, float *acc,

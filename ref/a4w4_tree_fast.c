@@ -1,8 +1,9 @@
 /* a4w4_tree_fast.c — the fast path of tree contracts (contracts §4.2 "The fast path"): one tile
- * of outputs (mr rows x 16 lanes) at a time, its leaf values from the
- * kernel table's blocks() (leaf=32) or from the tile's decoded operands (smaller leaves),
- * reduced by the tree with every output of the tile in step
- * (the tree's shape depends only on K). Held bit-equal to the plain oracle (a4w4_tree.c) by
+ * of outputs (mr rows x 16 lanes) at a time, its leaf values from the kernel table's blocks()
+ * (leaf=32, lround=rne) or from the tile's decoded operands (other leaves; a fused leaf of 64
+ * or 128 elements is a fused node over its blocks' exact values), each lane's leaves taken
+ * chunk by chunk (rule 1a), reduced by the tree with every output of the tile in step (the
+ * tree's shape depends only on K). Held bit-equal to the plain oracle (a4w4_tree.c) by
  * tests/ref/test_tree.c.
  *
  * Nodes: a 2-input RNE node is the fp32 addition itself, a 2-input RZ node the fp32 addition
@@ -65,6 +66,10 @@ struct a4w4_fast_tree_scratch {
     float *tmp;        /* [n] a node result */
     double *s, *c;     /* [n] the open node's sum and error sum */
     double *eb;        /* [n] a bound of how far c is from the exact sum of the errors */
+    double *ls, *lc;   /* [n] a fused leaf's (G > 32) sum and error sum, as s and c */
+    double *leb;       /* [n] its error bound, as eb */
+    double *bval;      /* [n] one block's exact value (a fused leaf's input) */
+    float *lanev;      /* [A4W4_TREE_FAST_LANES_MAX][n] the lanes' values of a split */
     int32_t *emax;     /* [n] pnode: the largest floor(log2|x|) of the nonzero finite inputs */
     uint32_t *flags;   /* [n] pnode: PF_* */
     int64_t *hi, *lo;  /* [n] pnode: the truncated inputs' sum, as hi * 2^32 + lo */
@@ -83,6 +88,11 @@ void a4w4_fast_tree_scratch_free(a4w4_fast_tree_scratch *s)
     free(s->s);
     free(s->c);
     free(s->eb);
+    free(s->ls);
+    free(s->lc);
+    free(s->leb);
+    free(s->bval);
+    free(s->lanev);
     free(s->emax);
     free(s->flags);
     free(s->hi);
@@ -106,6 +116,11 @@ a4w4_fast_tree_scratch *a4w4_fast_tree_scratch_new(unsigned mr)
     s->s = malloc(n * sizeof *s->s);
     s->c = malloc(n * sizeof *s->c);
     s->eb = malloc(n * sizeof *s->eb);
+    s->ls = malloc(n * sizeof *s->ls);
+    s->lc = malloc(n * sizeof *s->lc);
+    s->leb = malloc(n * sizeof *s->leb);
+    s->bval = malloc(n * sizeof *s->bval);
+    s->lanev = malloc(A4W4_TREE_FAST_LANES_MAX * n * sizeof *s->lanev);
     s->emax = malloc(n * sizeof *s->emax);
     s->flags = malloc(n * sizeof *s->flags);
     s->hi = malloc(n * sizeof *s->hi);
@@ -113,7 +128,7 @@ a4w4_fast_tree_scratch *a4w4_fast_tree_scratch_new(unsigned mr)
     s->reduce.val = malloc(STACK * n * sizeof(float));
     s->combine.val = malloc(STACK * n * sizeof(float));
     if (!s->v || !s->acc || !s->split || !s->total || !s->tmp || !s->s || !s->c || !s->eb ||
-        !s->emax || !s->flags || !s->hi || !s->lo || !s->reduce.val || !s->combine.val) {
+        !s->ls || !s->lc || !s->leb || !s->bval || !s->lanev || !s->emax || !s->flags || !s->hi || !s->lo || !s->reduce.val || !s->combine.val) {
         a4w4_fast_tree_scratch_free(s);
         return NULL;
     }
@@ -122,39 +137,69 @@ a4w4_fast_tree_scratch *a4w4_fast_tree_scratch_new(unsigned mr)
 
 int a4w4_tree_fast_eligible(const a4w4_tree *t)
 {
-    return t && (t->prec == 0 || t->fuse <= A4W4_TREE_FAST_PREC_FUSE_MAX) && t->lanes == 1 &&
-           !t->sum_blocks && t->leaf <= 32 && t->lround == A4W4_ROUND_RNE;
+    /* a node of finite precision needs its group's leaves at hand: one lane only (a lane's
+     * leaves come in runs of chunk elements, groups would straddle them) */
+    return t && (t->prec == 0 || (t->fuse <= A4W4_TREE_FAST_PREC_FUSE_MAX && t->lanes == 1)) &&
+           t->lanes <= A4W4_TREE_FAST_LANES_MAX && !t->sum_blocks;
 }
 
 /* ---- one node over every output of the tile -------------------------------------------- */
 
-NODE_LOOP static void node_begin(a4w4_fast_tree_scratch *sc)
+/* A fused sum over every output of the tile: the open node's (s, c, eb) or a fused leaf's. */
+typedef struct {
+    double *s, *c, *eb;
+    size_t n;
+} fsum;
+
+static fsum node_sum(a4w4_fast_tree_scratch *sc) { return (fsum){sc->s, sc->c, sc->eb, sc->n}; }
+static fsum leaf_sum(a4w4_fast_tree_scratch *sc) { return (fsum){sc->ls, sc->lc, sc->leb, sc->n}; }
+
+NODE_LOOP static void sum_begin(fsum f)
 {
-    double *restrict s = sc->s, *restrict c = sc->c, *restrict eb = sc->eb;
+    double *restrict s = f.s, *restrict c = f.c, *restrict eb = f.eb;
 #pragma omp simd
-    for (size_t i = 0; i < sc->n; i++) {
+    for (size_t i = 0; i < f.n; i++) {
         s[i] = -0.0; /* IEEE: -0 + x = x, -0 + -0 = -0 */
         c[i] = 0.0;
         eb[i] = 0.0;
     }
 }
 
+static void node_begin(a4w4_fast_tree_scratch *sc) { sum_begin(node_sum(sc)); }
+
 /* One input per output: s += x exactly as s + e (TwoSum), c += e with its own rounding error
  * e2 (TwoSum again) added in magnitude to eb: the exact sum of the inputs is s + c + d with
  * |d| <= sum |e2| (eb up to its own roundings). */
-NODE_LOOP static void node_add(a4w4_fast_tree_scratch *sc, const float *x)
+static inline __attribute__((always_inline)) void sum_step(double *restrict s, double *restrict c,
+                                                           double *restrict eb, double b)
 {
-    double *restrict s = sc->s, *restrict c = sc->c, *restrict eb = sc->eb;
-#pragma omp simd
-    for (size_t i = 0; i < sc->n; i++) {
-        double a = s[i], b = x[i];
-        double sum = a + b, bb = sum - a, e = (a - (sum - bb)) + (b - bb);
-        double c0 = c[i], c1 = c0 + e, cb = c1 - c0, e2 = (c0 - (c1 - cb)) + (e - cb);
-        s[i] = sum;
-        c[i] = c1;
-        eb[i] += fabs(e2);
-    }
+    double a = *s;
+    double sum = a + b, bb = sum - a, e = (a - (sum - bb)) + (b - bb);
+    double c0 = *c, c1 = c0 + e, cb = c1 - c0, e2 = (c0 - (c1 - cb)) + (e - cb);
+    *s = sum;
+    *c = c1;
+    *eb += fabs(e2);
 }
+
+/* sum_step of fp32 inputs x[0..n) */
+NODE_LOOP static void sum_add(fsum f, const float *x)
+{
+    double *restrict s = f.s, *restrict c = f.c, *restrict eb = f.eb;
+#pragma omp simd
+    for (size_t i = 0; i < f.n; i++)
+        sum_step(&s[i], &c[i], &eb[i], x[i]);
+}
+
+/* sum_step of double inputs x[0..n) */
+NODE_LOOP static void sum_add_d(fsum f, const double *x)
+{
+    double *restrict s = f.s, *restrict c = f.c, *restrict eb = f.eb;
+#pragma omp simd
+    for (size_t i = 0; i < f.n; i++)
+        sum_step(&s[i], &c[i], &eb[i], x[i]);
+}
+
+static void node_add(a4w4_fast_tree_scratch *sc, const float *x) { sum_add(node_sum(sc), x); }
 
 static uint64_t dbits(double d)
 {
@@ -246,15 +291,16 @@ static float round_mag(uint64_t mag, int exp, unsigned p, int rz)
     return (float)r;
 }
 
-/* Close the node into out[]; outputs whose sum could not be decided are marked in redo. */
-NODE_LOOP static void node_end_fp32(a4w4_fast_tree_scratch *sc, a4w4_tree_round mode,
-                                    float *restrict out, uint8_t *restrict redo)
+/* Close the sum f into out[] rounded to fp32 with mode; outputs whose sum could not be decided
+ * are marked in redo. */
+NODE_LOOP static void sum_end_fp32(fsum f, a4w4_tree_round mode, float *restrict out,
+                                   uint8_t *restrict redo)
 {
-    const double *restrict s = sc->s, *restrict c = sc->c, *restrict eb = sc->eb;
+    const double *restrict s = f.s, *restrict c = f.c, *restrict eb = f.eb;
     uint32_t rz = mode == A4W4_ROUND_RZ;
     const uint64_t exp_mask = 0x7FF0000000000000ull;
 #pragma omp simd
-    for (size_t i = 0; i < sc->n; i++) {
+    for (size_t i = 0; i < f.n; i++) {
         uint64_t finite = (dbits(s[i]) & exp_mask) != exp_mask, keep = 0 - finite;
         uint32_t undecided;
         float r = round_sum(dfrom(dbits(s[i]) & keep), dfrom(dbits(c[i]) & keep),
@@ -295,7 +341,7 @@ static void node_end(a4w4_fast_tree_scratch *sc, const a4w4_tree *t, float *out,
     if (t->acc == A4W4_ACC_BF16)
         node_end_bf16(sc, t->round, out, redo);
     else
-        node_end_fp32(sc, t->round, out, redo);
+        sum_end_fp32(node_sum(sc), t->round, out, redo);
 }
 
 /* ---- nodes of finite precision (contracts §4.2 rule 4, prec = P > 0) -------------------- */
@@ -560,72 +606,191 @@ static void prec_groups(leaf_sink *k, const float *v, size_t m, int asc)
     }
 }
 
-/* Leaves [l0, l0 + m) of G < 32 elements (contracts §4.2 rule 2) from the tile's decoded X rows
- * and packed Y panel (layouts of a4w4_gemm_fast_kernels.h: X holds 2 * e2m1 + x_zero, or the
- * signed 2 * e2m1 when x_zero is 0; Y element k of a block at byte ((k / 4) * 16 + lane) * 4
- * + k % 4): the exact integer sum of the G products times 2^(ex + ey - 256), rounded once to
- * fp32 (exact in double: |sum| <= 12 * 12 * 16). v[i * n + r * 16 + l] as blocks() lays it. */
-NODE_LOOP static void sub_leaves(const a4w4_fast_kernels *kt, const a4w4_fast_tile *t,
-                                 unsigned G, size_t l0, size_t m, size_t n, float *v)
+/* Leaf sums of G <= 32 elements k0 .. k0 + G - 1 (inside one block) for every output of the
+ * tile, from its decoded X rows and packed Y panel (layouts of a4w4_gemm_fast_kernels.h: X
+ * holds 2 * e2m1 + x_zero, or the signed 2 * e2m1 when x_zero is 0; Y element k of a block at
+ * byte ((k / 4) * 16 + lane) * 4 + k % 4): the exact integer sum of the G products times
+ * 2^(ex + ey - 256), exact in double (|sum| <= 12 * 12 * 32, the exponent in -256 .. 254).
+ * d[r * 16 + l] as blocks() lays out a value. */
+NODE_LOOP static void leaf_exact(const a4w4_fast_kernels *kt, const a4w4_fast_tile *t,
+                                 unsigned G, size_t k0, size_t n, double *d)
 {
-    for (size_t i = 0; i < m; i++) {
-        size_t k0 = (l0 + i) * G, b = k0 / 32;
-        const uint8_t *rec = t->panel + b * A4W4_FAST_BLOCK_BYTES;
-        const int8_t *y = (const int8_t *)rec;
-        int32_t ey[A4W4_FAST_NR];
-        memcpy(ey, rec + A4W4_FAST_EY_OFF, sizeof ey);
-        for (size_t r = 0; r < n / A4W4_FAST_NR; r++) {
-            const uint8_t *x = t->x + r * t->ldx + b * 32;
-            int32_t isum[A4W4_FAST_NR] = {0}, er = t->ex[r * t->lde + b] - 256;
-            for (size_t k = k0 % 32; k < k0 % 32 + G; k++) {
-                int32_t xv = kt->x_zero ? (int32_t)x[k] - kt->x_zero : (int32_t)(int8_t)x[k];
-                /* the 16 lanes' bytes of elements k - k % 4 .. +3, one int32 per lane: byte
-                 * k % 4 of lane l, sign-extended by shifting it to the top and back */
-                uint32_t w[A4W4_FAST_NR];
-                memcpy(w, y + (k / 4) * 4 * A4W4_FAST_NR, sizeof w);
-                unsigned up = 24 - 8 * (unsigned)(k % 4);
+    size_t b = k0 / 32;
+    const uint8_t *rec = t->panel + b * A4W4_FAST_BLOCK_BYTES;
+    const int8_t *y = (const int8_t *)rec;
+    int32_t ey[A4W4_FAST_NR];
+    memcpy(ey, rec + A4W4_FAST_EY_OFF, sizeof ey);
+    for (size_t r = 0; r < n / A4W4_FAST_NR; r++) {
+        const uint8_t *x = t->x + r * t->ldx + b * 32;
+        int32_t isum[A4W4_FAST_NR] = {0}, er = t->ex[r * t->lde + b] - 256;
+        for (size_t k = k0 % 32; k < k0 % 32 + G; k++) {
+            int32_t xv = kt->x_zero ? (int32_t)x[k] - kt->x_zero : (int32_t)(int8_t)x[k];
+            /* the 16 lanes' bytes of elements k - k % 4 .. +3, one int32 per lane: byte
+             * k % 4 of lane l, sign-extended by shifting it to the top and back */
+            uint32_t w[A4W4_FAST_NR];
+            memcpy(w, y + (k / 4) * 4 * A4W4_FAST_NR, sizeof w);
+            unsigned up = 24 - 8 * (unsigned)(k % 4);
 #pragma omp simd
-                for (int l = 0; l < A4W4_FAST_NR; l++)
-                    isum[l] += xv * ((int32_t)(w[l] << up) >> 24);
-            }
             for (int l = 0; l < A4W4_FAST_NR; l++)
-                v[i * n + r * A4W4_FAST_NR + l] = (float)((double)isum[l] * pow2d(er + ey[l]));
+                isum[l] += xv * ((int32_t)(w[l] << up) >> 24);
         }
+        for (int l = 0; l < A4W4_FAST_NR; l++)
+            d[r * A4W4_FAST_NR + l] = (double)isum[l] * pow2d(er + ey[l]);
     }
 }
 
-/* The value of the split over leaves [l0, l1) into sc->split. Chunks of CHUNK leaves, or for
- * prec > 0 of as many whole groups as VROWS holds. */
-static void split_value(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
-                        const a4w4_tree *t, size_t l0, size_t l1, a4w4_fast_tree_scratch *sc,
-                        uint8_t *redo)
+/* The exact double d rounded once to fp32 (contracts §4.2 rule 2, lround): RNE by the
+ * conversion (gradual underflow, overflow to ±inf); RZ one step toward zero where the
+ * conversion went away from zero (±inf from a finite value becomes the largest finite; a
+ * value below the smallest subnormal a zero of its sign). */
+static inline __attribute__((always_inline)) float round_leaf(double d, uint32_t rz)
 {
-    size_t n = sc->n, nl = l1 - l0;
+    float r = (float)d;
+    uint64_t mag = ~(uint64_t)0 >> 1;
+    uint32_t away = rz & ((dbits((double)r) & mag) > (dbits(d) & mag));
+    return ffrom(fbits(r) - away);
+}
+
+/* Leaves i0 .. i0 + m - 1 of G < 32 elements, or of 32 with lround=rz, of the run starting at
+ * element c0 (leaf i at c0 + i * G; contracts §4.2 rule 2): each leaf_exact rounded once with
+ * lround, into v[i * n + r * 16 + l] as blocks() lays it. */
+static void sub_leaves(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
+                       const a4w4_tree *t, a4w4_fast_tree_scratch *sc, size_t c0, size_t i0,
+                       size_t m)
+{
+    size_t n = sc->n;
+    uint32_t rz = t->lround == A4W4_ROUND_RZ;
+    for (size_t i = 0; i < m; i++) {
+        leaf_exact(kt, tile, t->leaf, c0 + (i0 + i) * t->leaf, n, sc->bval);
+        float *restrict v = sc->v + i * n;
+        const double *restrict d = sc->bval;
+        for (size_t j = 0; j < n; j++)
+            v[j] = round_leaf(d[j], rz);
+    }
+}
+
+/* Fused leaves (G = 64 or 128, contracts §4.2 rule 2) i0 .. i0 + m - 1 of the run [c0, c1)
+ * (leaf i at c0 + i * G, the last one ending at c1): the exact block values summed as a fused
+ * node's inputs (sum_add_d) and rounded once with lround; a leaf whose rounding the doubles
+ * cannot decide marks its output in redo. */
+static void fused_leaves(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
+                         const a4w4_tree *t, a4w4_fast_tree_scratch *sc, size_t c0, size_t c1,
+                         size_t i0, size_t m, uint8_t *redo)
+{
+    fsum f = leaf_sum(sc);
+    for (size_t i = 0; i < m; i++) {
+        size_t x0 = c0 + (i0 + i) * t->leaf, x1 = x0 + t->leaf < c1 ? x0 + t->leaf : c1;
+        sum_begin(f);
+        for (size_t k = x0; k < x1; k += 32) {
+            leaf_exact(kt, tile, 32, k, sc->n, sc->bval);
+            sum_add_d(f, sc->bval);
+        }
+        sum_end_fp32(f, t->lround, sc->v + i * sc->n, redo);
+    }
+}
+
+/* Leaves i0 .. i0 + m - 1 of the run [c0, c1) into sc->v, each row a leaf's value for every
+ * output of the tile: from kt->blocks for leaf=32 with lround=rne. */
+static void run_leaves(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
+                       const a4w4_tree *t, a4w4_fast_tree_scratch *sc, size_t c0, size_t c1,
+                       size_t i0, size_t m, uint8_t *redo)
+{
+    size_t x0 = c0 + i0 * t->leaf;
+    if (t->leaf == 32 && t->lround == A4W4_ROUND_RNE)
+        kt->blocks(tile, x0 / 32, x0 / 32 + m, sc->v);
+    else if (t->leaf <= 32)
+        sub_leaves(kt, tile, t, sc, c0, i0, m);
+    else
+        fused_leaves(kt, tile, t, sc, c0, c1, i0, m, redo);
+}
+
+/* Feed the leaves of the run [c0, c1) to k: in K order (asc), or reversed. Chunks of CHUNK
+ * leaves, or for prec > 0 of as many whole groups as VROWS holds (prec > 0: one run per split,
+ * so a chunk starts a group). */
+static void feed_run(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile, leaf_sink *k,
+                     size_t c0, size_t c1)
+{
+    const a4w4_tree *t = k->t;
+    a4w4_fast_tree_scratch *sc = k->sc;
+    size_t n = sc->n, nl = (c1 - c0 + t->leaf - 1) / t->leaf;
     size_t chunk = t->prec ? VROWS / t->fuse * t->fuse : CHUNK;
     int asc = t->order == A4W4_ORDER_ASC;
+    for (size_t done = 0; done < nl;) {
+        size_t m = nl - done < chunk ? nl - done : chunk;
+        size_t i0 = asc ? done : nl - done - m;
+        run_leaves(kt, tile, t, sc, c0, c1, i0, m, k->redo);
+        if (t->prec)
+            prec_groups(k, sc->v, m, asc);
+        for (size_t i = 0; !t->prec && i < m; i++)
+            leaf(k, sc->v + (asc ? i : m - 1 - i) * n);
+        done += m;
+    }
+}
+
+/* The value of lane l of the split [k0, k1) into out (contracts §4.2 rule 1a): its chunks
+ * c0 = k0 + l * C, stepping L * C (C = chunk; the whole split when L = 1), in K order or
+ * reversed, their leaves reduced as one list (reduce_leaves of a4w4_tree.c). 0 when the lane
+ * holds no chunk (out untouched). */
+static int lane_value(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
+                      const a4w4_tree *t, size_t k0, size_t k1, size_t l,
+                      a4w4_fast_tree_scratch *sc, uint8_t *redo, float *out)
+{
+    size_t n = sc->n, L = t->lanes, C = L == 1 ? k1 - k0 : t->chunk;
+    if (k0 + l * C >= k1)
+        return 0;
+    size_t runs = (k1 - (k0 + l * C) + L * C - 1) / (L * C);
     leaf_sink k = {t, sc, redo, 0};
     for (size_t i = 0; i < n; i++)
         sc->acc[i] = 0.0f;
     sc->reduce.depth = 0;
-    for (size_t done = 0; done < nl;) {
-        size_t m = nl - done < chunk ? nl - done : chunk;
-        size_t c0 = asc ? l0 + done : l1 - done - m;
-        if (t->leaf == 32)
-            kt->blocks(tile, c0, c0 + m, sc->v);
-        else
-            sub_leaves(kt, tile, t->leaf, c0, m, n, sc->v);
-        if (t->prec)
-            prec_groups(&k, sc->v, m, asc);
-        for (size_t i = 0; !t->prec && i < m; i++)
-            leaf(&k, sc->v + (asc ? i : m - 1 - i) * n);
-        done += m;
+    for (size_t j = 0; j < runs; j++) {
+        size_t c0 = k0 + l * C + (t->order == A4W4_ORDER_ASC ? j : runs - 1 - j) * L * C;
+        feed_run(kt, tile, &k, c0, c0 + C < k1 ? c0 + C : k1);
     }
     if (k.in_group)
         group_end(&k);
     if (t->reduce == A4W4_REDUCE_CHAIN)
-        memcpy(sc->split, sc->acc, n * sizeof *sc->split);
+        memcpy(out, sc->acc, n * sizeof *out);
     else
-        pw_finish(sc, t, &sc->reduce, sc->split, redo);
+        pw_finish(sc, t, &sc->reduce, out, redo);
+    return 1;
+}
+
+/* The value of the split [k0, k1) into sc->split: one lane's value, or L lanes' reduced by
+ * lanecomb as split_value of a4w4_tree.c does (chain from +0 or pairwise over the lanes that
+ * hold a chunk; xor over all L, empty ones +0). */
+static void split_value(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
+                        const a4w4_tree *t, size_t k0, size_t k1, a4w4_fast_tree_scratch *sc,
+                        uint8_t *redo)
+{
+    size_t n = sc->n, L = t->lanes, used = 0;
+    if (L == 1) {
+        lane_value(kt, tile, t, k0, k1, 0, sc, redo, sc->split);
+        return;
+    }
+    float *lv = sc->lanev;
+    while (used < L && lane_value(kt, tile, t, k0, k1, used, sc, redo, lv + used * n))
+        used++;
+    if (t->lanecomb == A4W4_REDUCE_XOR) {
+        memset(lv + used * n, 0, (L - used) * n * sizeof *lv); /* +0 */
+        for (size_t x = L / 2; x >= 1; x /= 2)
+            for (size_t l = 0; l < x; l++)
+                node2(sc, t, lv + l * n, lv + (l + x) * n, lv + l * n, redo);
+        memcpy(sc->split, lv, n * sizeof *lv);
+    } else if (t->lanecomb == A4W4_REDUCE_PAIRWISE) {
+        for (size_t cnt = used; cnt > 1; cnt = (cnt + 1) / 2) {
+            for (size_t i = 0; i < cnt / 2; i++)
+                node2(sc, t, lv + 2 * i * n, lv + (2 * i + 1) * n, lv + i * n, redo);
+            if (cnt % 2)
+                memcpy(lv + cnt / 2 * n, lv + (cnt - 1) * n, n * sizeof *lv);
+        }
+        memcpy(sc->split, lv, n * sizeof *lv);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            sc->split[i] = 0.0f;
+        for (size_t l = 0; l < used; l++)
+            node2(sc, t, sc->split, lv + l * n, sc->split, redo);
+    }
 }
 
 void a4w4_fast_tree_tile(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile,
@@ -639,8 +804,7 @@ void a4w4_fast_tree_tile(const a4w4_fast_kernels *kt, const a4w4_fast_tile *tile
         sc->total[i] = 0.0f;
     sc->combine.depth = 0;
     for (size_t j = 0; j < plan->nsplits; j++) {
-        split_value(kt, tile, t, plan->starts[j] / t->leaf, plan->starts[j + 1] / t->leaf, sc,
-                    redo);
+        split_value(kt, tile, t, plan->starts[j], plan->starts[j + 1], sc, redo);
         if (t->combine == A4W4_REDUCE_CHAIN)
             node2(sc, t, sc->total, sc->split, sc->total, redo);
         else

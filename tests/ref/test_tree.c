@@ -834,13 +834,23 @@ Test(tree_oracle, a_fused_leaf_rounds_with_lround_and_sums_past_fp32_exactly)
     free(o);
 }
 
-Test(tree_oracle, lanes_fused_leaves_and_lround_rz_go_to_the_plain_oracle_tile_stays_fast)
+Test(tree_oracle, the_fast_path_takes_lanes_fused_leaves_and_lround_rz_the_plain_oracle_the_rest)
 {
     static const struct {
         const char *text;
         int fast;
-    } routes[] = {{"tree(tile=256)", 1}, {"tree(lanes=2)", 0}, {"tree(leaf=64)", 0},
-                  {"tree(leaf=128)", 0}, {"tree(lround=rz)", 0}, {"tree(leaf=16)", 1}};
+    } routes[] = {{"tree(tile=256)", 1},
+                  {"tree(lanes=2)", 1},
+                  {"tree(leaf=64)", 1},
+                  {"tree(leaf=128)", 1},
+                  {"tree(lround=rz)", 1},
+                  {"tree(leaf=16)", 1},
+                  {"tree(lanes=64,chunk=32)", 1},
+                  {"tree(lanes=65,chunk=32)", 0},
+                  {"tree(prec=24,lanes=2)", 0},
+                  {"tree(prec=24,fuse=257)", 0},
+                  {"tree(prec=24,fuse=256,leaf=128)", 1},
+                  {"tree(sum=((0,1),2))", 0}};
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
         a4w4_contract c;
         cr_assert_eq(a4w4_contract_parse(routes[i].text, &c, NULL, 0), A4W4_OK);
@@ -913,8 +923,8 @@ Test(tree_ordered, tree_split_s_is_bit_identical_to_ordered_s_on_every_regime)
 
 /* ---- the fast path equals the plain oracle ----------------------------------------------- */
 
-/* Eligible trees (prec=0, acc=fp32) exercising every key, and two the fast path hands to the
- * threaded plain oracle. */
+/* Trees exercising every key, the fast path's (lanes, fused leaves, lround=rz included) and
+ * ones it hands to the threaded plain oracle. */
 static const char *const fast_trees[] = {
     "tree()",
     "tree(order=desc)",
@@ -939,6 +949,23 @@ static const char *const fast_trees[] = {
     "tree(tile=96,reduce=pairwise,combine=pairwise,order=desc)",
     "tree(split=3,align=64,fuse=2)",
     "tree(split=5,align=32,combine=pairwise,round=rz)",
+    "tree(lanes=2)",
+    "tree(lanes=8,lanecomb=pairwise,order=desc)",
+    "tree(lanes=4,chunk=256,fuse=3,reduce=pairwise)",
+    "tree(lanes=8,lanecomb=xor,split=3)",
+    "tree(lanes=16,chunk=64,lanecomb=xor,round=rz)",
+    "tree(lanes=3,chunk=96,leaf=16,lanecomb=pairwise,combine=pairwise,split=0/96/160)",
+    "tree(lanes=4,acc=bf16,fuse=2,tile=96)",
+    "tree(lanes=4,chunk=8,leaf=2,order=desc)",
+    "tree(lanes=2,chunk=16,leaf=16,lround=rz,reduce=pairwise)",
+    "tree(leaf=64)",
+    "tree(leaf=128,lround=rz,order=desc)",
+    "tree(leaf=64,lround=rz,split=0/96/160,fuse=3,reduce=pairwise)",
+    "tree(leaf=128,prec=27,fuse=4,round=rz)",
+    "tree(leaf=64,lanes=2,chunk=128,lround=rz,final=rz,acc=bf16)",
+    "tree(lround=rz,fuse=2)",
+    "tree(leaf=8,lround=rz,split=3,combine=pairwise)",
+    "tree(prec=24,lanes=2,chunk=64)",
 };
 
 /* Outputs of the fast path (path isa, threads) that differ from the plain oracle's bits
