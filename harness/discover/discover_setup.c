@@ -273,7 +273,8 @@ char *a4w4_discover_evidence_doc(const a4w4_discovery *d, const a4w4_discover_op
                           "every call\n\n## Contract\n\n```\n%s```\n", backend, seconds,
                           (unsigned long long)o->seed, o->repeats, o->repeats == 1 ? "" : "s",
                           contract ? contract : "(none)\n");
-    for (size_t i = 0; i < o->nshapes; i++) {
+    for (size_t i = 0; i < a4w4_discover_nshapes(d); i++) {
+        const a4w4_shape *sh = a4w4_discover_shape(d, i);
         const char *ev = a4w4_discover_evidence(d, i), *df = a4w4_discover_defects(d, i);
         size_t need = u + strlen(ev) + strlen(df) + 512;
         if (need > cap) {
@@ -284,8 +285,8 @@ char *a4w4_discover_evidence_doc(const a4w4_discovery *d, const a4w4_discover_op
             }
             doc = q;
         }
-        u += (size_t)snprintf(doc + u, cap - u, "\n## %zux%zux%zu\n\n%s%s%s", o->shapes[i].M,
-                              o->shapes[i].N, o->shapes[i].K, ev,
+        u += (size_t)snprintf(doc + u, cap - u, "\n## %zux%zux%zu\n\n%s%s%s", sh->M, sh->N,
+                              sh->K, ev,
                               df[0] ? "\n### Defects (outputs no order can give)\n\n" : "", df);
     }
     *len = u;
