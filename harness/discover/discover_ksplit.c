@@ -60,8 +60,48 @@ static unsigned probed_count(dc_shape *lead, unsigned A, const dc_shape *s)
     return n ? count_at(lead, A, s->sh.K, starts, n) : 0;
 }
 
+/* The smallest S whose split=S,align=A cuts bisection shape s's K as one of the structures
+ * its round 1 read does; 0 when none does. */
+static unsigned read_count(dc_shape *lead, unsigned A, const dc_shape *s)
+{
+    size_t starts[A4W4_TREE_MAX_BOUNDS + 2];
+    unsigned best = 0;
+    for (int j = 0; s->have_tree && j < s->nfam; j++) {
+        size_t n = s->fam[j].nsplits;
+        for (size_t i = 0; i < n; i++)
+            starts[i] = (size_t)s->fam[j].start[i] * 32;
+        starts[n] = s->sh.K;
+        unsigned S = count_at(lead, A, s->sh.K, starts, n);
+        best = S && (!best || S < best) ? S : best;
+    }
+    return best;
+}
+
+/* The split count family f's shape s reads under A (a probed shape's contract, or a finished
+ * bisection K's round-1 structures); 0 when none. */
+static unsigned count_of(dc_shape *lead, unsigned A, const dc_shape *s)
+{
+    return s->ksplit ? read_count(lead, A, s) : probed_count(lead, A, s);
+}
+
+/* 1 when every K family f has read so far (its probed shapes, its finished bisection K that
+ * read a count, and extra when not NULL) is S parts aligned to A for some S. */
+static int fits_all(const struct a4w4_discovery *d, size_t f, unsigned A, const dc_shape *extra)
+{
+    dc_shape *lead = &d->sh[f];
+    for (size_t i = 0; i < d->nshapes; i++) {
+        const dc_shape *s = &d->sh[i];
+        int read = s->ksplit && s->family == f && s->finished &&
+                   s->res.verdict == A4W4_DISCOVER_FOUND;
+        if ((dc_probed_in(s, f) || read) && !count_of(lead, A, s))
+            return 0;
+    }
+    return !extra || count_of(lead, A, extra) > 0;
+}
+
 /* The base tree (every probed K's tree but for its splits) and the largest A for which every
- * probed K's splits are S parts aligned to A. 0, or -1 with why in the leader's gen_why. */
+ * probed K's splits are S parts aligned to A (a bisection K may lower it: dc_ksplit_finish).
+ * 0, or -1 with why in the leader's gen_why. */
 static int ks_start(const struct a4w4_discovery *d, size_t f)
 {
     dc_shape *lead = &d->sh[f];
@@ -83,10 +123,7 @@ static int ks_start(const struct a4w4_discovery *d, size_t f)
         lead->ks_base = c.tree;
     }
     for (size_t A = wmax / 32 * 32; A >= 32; A -= 32) { /* the largest A that fits */
-        int all = 1;
-        for (size_t i = 0; all && i < d->nshapes; i++)
-            all = !dc_probed_in(&d->sh[i], f) || probed_count(lead, (unsigned)A, &d->sh[i]) > 0;
-        if (all) {
+        if (fits_all(d, f, (unsigned)A, NULL)) {
             lead->ks_align = (unsigned)A;
             return 0;
         }
@@ -117,7 +154,7 @@ static size_t points(const struct a4w4_discovery *d, size_t f, kpoint *p, int *p
         else if (s->ksplit && s->family == f && !s->finished)
             *pending = 1;
         else if (s->ksplit && s->family == f && s->res.verdict == A4W4_DISCOVER_FOUND)
-            S = s->ks_split;
+            S = read_count(lead, lead->ks_align, s);
         else if (s->ksplit && s->family == f && *bad == d->nshapes)
             *bad = i;
         if (!S)
@@ -190,9 +227,9 @@ static int bisect(struct a4w4_discovery *d, size_t f)
     int pending, added = 0;
     size_t bad, n = points(d, f, p, &pending, &bad);
     if (bad < d->nshapes) {
-        snprintf(lead->gen_why, sizeof lead->gen_why, "at K=%zu, between two K of split counts "
-                 "%u and %u, no count between them gives the tree read there",
-                 d->shapes[bad].K, d->sh[bad].ks_lo, d->sh[bad].ks_hi);
+        snprintf(lead->gen_why, sizeof lead->gen_why, "at K=%zu (bisected between split "
+                 "counts %u and %u) no count and alignment fit the tree read there and every K "
+                 "read before", d->shapes[bad].K, d->sh[bad].ks_lo, d->sh[bad].ks_hi);
         return -1;
     }
     if (pending)
@@ -271,12 +308,19 @@ void dc_ksplit_finish(struct a4w4_discovery *d, dc_shape *s)
     s->res.calls = s->calls_total;
     s->res.validation_cases = s->nvcases;
     s->res.nondeterministic = s->nondet;
-    for (unsigned S = s->ks_lo; S <= s->ks_hi && s->have_tree && !s->nondet &&
-                                !s->position_dep; S++) {
+    /* the largest A, at most the family's so far, for which this K and every K read before
+     * are S parts aligned to A; its count S then held to the probes and validation outputs */
+    for (unsigned A = lead->ks_align; A >= 32 && s->have_tree && !s->nondet &&
+                                      !s->position_dep; A -= 32) {
+        unsigned S = fits_all(d, s->family, A, s) ? read_count(lead, A, s) : 0;
         a4w4_contract c;
+        unsigned keep = lead->ks_align;
+        lead->ks_align = A;
         dc_ksplit_contract(lead, S, &c);
-        if (!read_cuts(s, &c.tree) || !dc_check(s, &d->o, &c))
+        if (!S || !read_cuts(s, &c.tree) || !dc_check(s, &d->o, &c)) {
+            lead->ks_align = keep;
             continue;
+        }
         s->res.verdict = A4W4_DISCOVER_FOUND;
         s->res.contract = c;
         s->ks_split = S;
@@ -286,7 +330,7 @@ void dc_ksplit_finish(struct a4w4_discovery *d, dc_shape *s)
                     "its validation outputs\n", S, S == 1 ? "" : "s", txt, s->nhist);
         return;
     }
-    dc_text_add(&s->ev, "- a K of the split-count bisection: no split count from %u to %u gives "
-                "the tree read here%s\n", s->ks_lo, s->ks_hi, s->nondet ? " (its outputs "
+    dc_text_add(&s->ev, "- a K of the split-count bisection: no split count and alignment fit "
+                "the tree read here and every K read before%s\n", s->nondet ? " (its outputs "
                 "changed between runs)" : s->have_tree ? "" : " (no ordered tree read)");
 }
