@@ -168,7 +168,8 @@ static size_t points(const struct a4w4_discovery *d, size_t f, kpoint *p, int *p
 }
 
 /* Add the bisection's shape at K (the family's first M and N), its count read between lo and
- * hi. 0, -1 over the bound (why in gen_why), -2 out of memory. */
+ * hi. 0, 1 when the discovery holds that shape already (a validated one), -1 over the bound
+ * (why in gen_why), -2 out of memory. */
 static int add_k(struct a4w4_discovery *d, size_t f, size_t K, unsigned lo, unsigned hi)
 {
     dc_shape *lead = &d->sh[f];
@@ -180,6 +181,9 @@ static int add_k(struct a4w4_discovery *d, size_t f, size_t K, unsigned lo, unsi
     }
     a4w4_shape x = {d->shapes[f].M, d->shapes[f].N, K};
     size_t i = d->nshapes;
+    for (size_t j = 0; j < d->nshapes; j++) /* a shape of its own: its calls' names */
+        if (d->shapes[j].M == x.M && d->shapes[j].N == x.N && d->shapes[j].K == K)
+            return 1;
     if (dc_add_shape(d, &x, f))
         return -2;
     d->sh[i].ksplit = 1;
@@ -244,7 +248,24 @@ static int bisect(struct a4w4_discovery *d, size_t f)
     for (size_t i = 0; i + 1 < n; i++) {
         if (p[i].S == p[i + 1].S || p[i + 1].K - p[i].K <= 32)
             continue;
-        int rc = add_k(d, f, p[i].K + (p[i + 1].K - p[i].K) / 64 * 32, p[i].S, p[i + 1].S);
+        /* the midpoint, or the nearest free K between when a validated shape holds it */
+        size_t mid = p[i].K + (p[i + 1].K - p[i].K) / 64 * 32;
+        int rc = 1;
+        for (size_t t = 0, step = 0; rc == 1; t++, step = t * 32) {
+            int up = mid + step < p[i + 1].K, down = t && mid - step > p[i].K;
+            if (!up && !down && t)
+                break;
+            if (up)
+                rc = add_k(d, f, mid + step, p[i].S, p[i + 1].S);
+            if (rc == 1 && down)
+                rc = add_k(d, f, mid - step, p[i].S, p[i + 1].S);
+        }
+        if (rc == 1) {
+            snprintf(lead->gen_why, sizeof lead->gen_why, "every K between %zu and %zu is a "
+                     "shape validated, none left to read the split count at", p[i].K,
+                     p[i + 1].K);
+            return -1;
+        }
         if (rc)
             return rc;
         added++;

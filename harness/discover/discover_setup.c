@@ -112,6 +112,8 @@ static size_t expand_family(a4w4_shape *x, size_t n, unsigned char *vo, const a4
                 fresh &= !(x[j].N == f->N && pad_m(x[j].M) == pm && x[j].K == x[i].K);
             nk += (size_t)fresh;
             odd |= x[i].K % 256 != 0;
+            kmin = x[i].K < kmin ? x[i].K : kmin; /* every K of the family asked for */
+            kmax = x[i].K > kmax ? x[i].K : kmax;
         }
     const size_t want[4] = {f->K / 2 + 32, f->K * 3 / 4 + 96, f->K + 288, f->K / 4 + 32};
     for (int t = 0; t < 4 && nk < 3; t++) {
