@@ -131,9 +131,31 @@ static int ks_start(const struct a4w4_discovery *d, size_t f)
     return -1;
 }
 
+/* The largest count from S0 up whose parts at K are S0's (p = round_up(ceil(K/S), A) falls
+ * as S grows, so the counts of one cut are an interval; a part past K is not there). */
+static unsigned count_top(dc_shape *lead, unsigned A, size_t K, unsigned S0)
+{
+    size_t a[A4W4_DISCOVER_MAX_K / 32 + 2], b[A4W4_DISCOVER_MAX_K / 32 + 2];
+    unsigned keep = lead->ks_align, S = S0;
+    a4w4_contract c;
+    lead->ks_align = A;
+    dc_ksplit_contract(lead, S0, &c);
+    size_t n = a4w4_tree_splits(&c.tree, K, a, sizeof a / sizeof a[0]);
+    while (S < KS_MAX_COUNT && S + 1 <= K / 32) {
+        dc_ksplit_contract(lead, S + 1, &c);
+        if (a4w4_tree_splits(&c.tree, K, b, sizeof b / sizeof b[0]) != n ||
+            memcmp(a, b, (n + 1) * sizeof *a))
+            break;
+        S++;
+    }
+    lead->ks_align = keep;
+    return S;
+}
+
+/* A K read: the counts that give its cuts, [lo, hi], and the one the rule takes there. */
 typedef struct {
     size_t K;
-    unsigned S;
+    unsigned lo, hi, S;
 } kpoint;
 
 /* The K whose split count family f has read (its probed shapes and its bisection's finished
@@ -162,7 +184,7 @@ static size_t points(const struct a4w4_discovery *d, size_t f, kpoint *p, int *p
         size_t j = n++;
         for (; j > 0 && p[j - 1].K > s->sh.K; j--)
             p[j] = p[j - 1];
-        p[j] = (kpoint){s->sh.K, S};
+        p[j] = (kpoint){s->sh.K, S, count_top(lead, lead->ks_align, s->sh.K, S), 0};
     }
     return n;
 }
@@ -238,13 +260,15 @@ static int bisect(struct a4w4_discovery *d, size_t f)
     }
     if (pending)
         return 0;
-    for (size_t i = 0; i + 1 < n; i++)
-        if (p[i].S > p[i + 1].S) {
+    for (size_t i = 0; i < n; i++) { /* the smallest count that never falls as K grows */
+        p[i].S = i && p[i - 1].S > p[i].lo ? p[i - 1].S : p[i].lo;
+        if (p[i].S > p[i].hi) {
             snprintf(lead->gen_why, sizeof lead->gen_why, "the split count falls as K grows (%u "
-                     "at K=%zu, %u at K=%zu), outside the monotone assumption", p[i].S, p[i].K,
-                     p[i + 1].S, p[i + 1].K);
+                     "at K=%zu, %u at K=%zu), outside the monotone assumption", p[i - 1].S,
+                     p[i - 1].K, p[i].hi, p[i].K);
             return -1;
         }
+    }
     for (size_t i = 0; i + 1 < n; i++) {
         if (p[i].S == p[i + 1].S || p[i + 1].K - p[i].K <= 32)
             continue;

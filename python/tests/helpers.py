@@ -155,13 +155,14 @@ ordered1_gemm.a4w4_contract = "ordered(1)"
 
 def splitk_gemm(a_fp4, a_scale, w_fp4, w_scale, **rest):
     """A numpy kernel whose split count changes with K, as cuBLAS's does (contracts §4.4, "The
-    split count as a function of K"): one part up to K 288, two parts of
-    round_up(ceil(K/2), 64) elements above. It declares ordered(1), which it keeps up to K 288
-    only: `discover` finds the rest."""
+    split count as a function of K"): one part up to K 288, three parts of
+    round_up(ceil(K/3), 64) elements above (two parts would read as tile=256 at the small K a
+    CPU test probes). It declares ordered(1), which it keeps up to K 288 only: `discover` finds
+    the rest."""
     ops = {k: (v.cpu().numpy() if hasattr(v, "cpu") else np.asarray(v))
            for k, v in dict(a_fp4=a_fp4, a_scale=a_scale, w_fp4=w_fp4, w_scale=w_scale).items()}
     K = ops["a_fp4"].shape[1] * 2
-    return ordered1(ops, 1 if K <= 288 else 2, 64)
+    return ordered1(ops, 1 if K <= 288 else 3, 64)
 
 
 splitk_gemm.a4w4_contract = "ordered(1)"

@@ -32,9 +32,9 @@ nb=$(grep -c '(a K of the split-count bisection): split count read' k.log)
 printf 'name,M,N,K,regime,seed,tags\n' > c.csv
 i=0
 for k in 96 800 1120 1248 1504 1696 1824 2208 2528 2656 3008 4000 6016; do
-  for r in normal wide; do
+  for r in normal wide code0; do
     i=$((i + 1))
-    echo "k${k}_$r,$((i % 5 + 1)),16,$k,$r,$i," >> c.csv
+    echo "k${k}_$r,$((30 + i % 5)),64,$k,$r,$i," >> c.csv
   done
 done
 code "$CLI" run --cases c.csv --no-golden --full --quiet --out r1 --backend "$B" --contract "$B=k.txt" \
@@ -44,12 +44,13 @@ code "$CLI" run --cases c.csv --no-golden --full --quiet --out r1 --backend "$B"
 import json, sys
 d = json.load(open(sys.argv[1] + "/results.json"))
 es = [e for e in d["cases"] if "_gt_" in e["backend"] and not e["name"].endswith("/call-sequence")]
-bad = [(e["name"], e["verdict"]) for e in es if e["verdict"] != "pass" or e["judged_bit_exact"] != e["M"] * 16]
-if len(es) != 26 or bad or d["verdict"] != "PASS":
+bad = [(e["name"], e["verdict"]) for e in es if e["verdict"] != "pass" or e["judged_bit_exact"] != e["M"] * 64]
+if len(es) != 39 or bad or d["verdict"] != "PASS":
     sys.exit("discover_splitk: %d entries, not every one passing with every output judged: %s (%s)"
              % (len(es), bad, d["verdict"]))
 PY
-# one count for every K fails: the largest K's (4 parts), and the count K 1024 shows (one)
+# one count for every K fails: the largest K's (4 parts), and the count K 1024 shows (one;
+# caught by a few wide and code-0 outputs: K 1248, 1504, 2208, 3008 and 4000)
 for one in "${T0}4$T1" "ordered(1)"; do
   echo "$one" > one.txt
   code "$CLI" run --cases c.csv --no-golden --full --quiet --out r2 --backend "$B" --contract "$B=one.txt" \

@@ -2,7 +2,7 @@
 # ci/gpu-discover.sh's plumbing on the CPU (its GPU kernels need a device): three runner
 # kernels, torch-dequant (float64 sums: a node that adds its inputs one after another, outside
 # the tree family), a numpy kernel keeping ordered(1) and one whose split count changes with K
-# as cuBLAS's does (one part up to K 288, two parts aligned to 64 above; python/tests/helpers.py),
+# as cuBLAS's does (one part up to K 288, three parts aligned to 64 above; python/tests/helpers.py),
 # at one small shape, judged on the cases it writes at the probed shape (OUT/discovered.csv,
 # one per regime), at shapes not probed (OUT/unprobed.csv) and on three pre-merge cases. The
 # report must hold the kernels' discovery rows (ordered(1); no tree fits) with their defects
@@ -23,7 +23,7 @@ fail() { echo "gpu_discover_plumbing: $*"; cat "$WORK/out/steps.log" 2>/dev/null
 A4W4CHECK=$CLI A4W4_PYTHON=/usr/bin/python3 PYTHONPATH="$SRC/python/tests" \
 A4W4_DISCOVER_KERNELS="torch-dequant helpers:ordered1_gemm helpers:splitk_gemm" A4W4_DISCOVER_SHAPES=16x8x512 \
 A4W4_DISCOVER_DEVICE=cpu A4W4_DISCOVER_SETS="discovered unprobed $WORK/cases.csv" A4W4_DISCOVER_SECONDS=600 \
-A4W4_DISCOVER_UNPROBED=16x8x320,15x8x800 \
+A4W4_DISCOVER_UNPROBED=16x8x416,15x8x800 \
 A4W4_DISCOVER_E8M0_CODE0=2^-127 \
   bash "$SRC/ci/gpu-discover.sh" "$WORK/out" > "$WORK/log" 2>&1 || fail "exit $?: $(cat "$WORK/log")"
 md=$WORK/out/discover.md
@@ -41,14 +41,14 @@ sed -n '/^## Rules of the shape/,/^## Judged/p' "$md" > "$WORK/rules.md"
 grep -q '^# rules of K validated (not probed) at 16x8x' "$WORK/rules.md" && grep -q '^ordered(1)$' "$WORK/rules.md" &&
   grep -q '^\*\*torch-dequant (closest, not accepted)\*\*' "$WORK/rules.md" || fail "no rules of the shape: $(cat "$md")"
 grep -q "no single rounding" "$md" || fail "the outside-family evidence is missing: $(cat "$md")"
-# the split count as a function of K: one part up to K 288, two above; the bisection read K
-# between the probed 288 and 480; the rule validated at shapes not probed and judged at the
-# unprobed ones (K 320 and 800, never probed), every output, a pass
+# the split count as a function of K: one part up to K 288, three above; the bisection read K
+# 320 between the probed 288 and 480; the rule validated at shapes not probed and judged at the
+# unprobed ones (K 416 and 800, never probed), every output, a pass
 sed -n '/^## Rule of K/,/^## Judged/p' "$md" > "$WORK/rulek.md"
 grep -q '^- \*\*helpers:splitk_gemm\*\*: a split count that changes with K; [1-9][0-9]* K read by the bisection' "$WORK/rulek.md" &&
   grep -q '^  - `when K<=288: ordered(1)`$' "$WORK/rulek.md" &&
-  grep -q '^  - `tree(.*split=2,combine=chain,final=rne,align=64)`$' "$WORK/rulek.md" &&
-  grep -q '^  - validated at 16x8x672 (not probed): the rule of K holds: tree(.*split=2' "$WORK/rulek.md" ||
+  grep -q '^  - `tree(.*split=3,combine=chain,final=rne,align=64)`$' "$WORK/rulek.md" &&
+  grep -q '^  - validated at 16x8x672 (not probed): the rule of K holds: tree(.*split=3' "$WORK/rulek.md" ||
   fail "no rule of K for the split-count kernel: $(cat "$WORK/rulek.md")"
 urow=$(grep '^| helpers:splitk_gemm | unprobed |' "$md") || fail "no unprobed row: $(cat "$md")"
 echo "$urow" | awk -F'|' '{print $5}' | grep -q '100.0 %' || fail "the unprobed shapes were not judged whole: $urow"
