@@ -106,12 +106,17 @@ static int ks_start(const struct a4w4_discovery *d, size_t f)
 {
     dc_shape *lead = &d->sh[f];
     char t0[A4W4_CONTRACT_MAX] = "", ti[A4W4_CONTRACT_MAX];
-    size_t starts[A4W4_DISCOVER_MAX_K / 32 + 2], wmax = 0;
+    size_t starts[A4W4_DISCOVER_MAX_K / 32 + 2], wmax = 0, nk = 0;
     for (size_t i = 0; i < d->nshapes; i++) {
         a4w4_contract c = {A4W4_CONTRACT_TREE, 1, {0}};
         if (!dc_probed_in(&d->sh[i], f))
             continue;
-        if (dc_as_tree(&d->sh[i].res.contract, &c.tree) || c.tree.tile || c.tree.sum_blocks)
+        int seen = 0; /* the distinct K probed: three, as every rule of K */
+        for (size_t j = 0; j < i; j++)
+            seen |= dc_probed_in(&d->sh[j], f) && d->shapes[j].K == d->shapes[i].K;
+        nk += !seen;
+        if (d->sh[i].res.verdict != A4W4_DISCOVER_FOUND || d->sh[i].probed != i ||
+            dc_as_tree(&d->sh[i].res.contract, &c.tree) || c.tree.tile || c.tree.sum_blocks)
             return -1;
         size_t n = a4w4_tree_splits(&c.tree, d->shapes[i].K, starts,
                                     sizeof starts / sizeof starts[0]);
@@ -122,7 +127,7 @@ static int ks_start(const struct a4w4_discovery *d, size_t f)
             return -1;
         lead->ks_base = c.tree;
     }
-    for (size_t A = wmax / 32 * 32; A >= 32; A -= 32) { /* the largest A that fits */
+    for (size_t A = wmax / 32 * 32; nk >= 3 && A >= 32; A -= 32) { /* the largest A that fits */
         if (fits_all(d, f, (unsigned)A, NULL)) {
             lead->ks_align = (unsigned)A;
             return 0;
