@@ -1,4 +1,4 @@
-"""ci/gpu_discover_report.py OUT KERNELS SETS SHAPES BUDGET — the Markdown report of
+"""ci/gpu_discover_report.py OUT KERNELS SETS SHAPES BUDGET [UNPROBED] — the Markdown report of
 ci/gpu-discover.sh, from what its steps left in OUT: the discover logs and evidence, the
 contracts, and the results.json of every `run` (docs/contracts.md §4.4). Renders only: every
 number comes from a file a step wrote; a step that did not finish is shown as such."""
@@ -45,6 +45,9 @@ def step_note(st, name):
 
 
 LINE = re.compile(r"^discover: (\S+) at (\d+x\d+x\d+): (.*)$")
+VALIDATED = re.compile(r"^discover: \S+ at (\d+x\d+x\d+) \(validated only, not probed\): (.*)$")
+BISECTED = re.compile(r"^discover: \S+ at (\d+x\d+x\d+) \(a K of the split-count bisection\): "
+                      r"(.*)$")
 COUNTS = re.compile(r"\((\d+) probes, (\d+) calls")
 DEFECTS = re.compile(r"^  defects: (\d+) \(first: (.*)\)$")
 
@@ -125,8 +128,45 @@ def rules_of_shape(out, kernels):
         print("```\n" + (text.rstrip("\n") if text else "(no contract written)") + "\n```\n")
 
 
+def rule_of_k(out, kernels, unprobed):
+    """Per kernel: its rule of K as discover wrote it (a split count changing with K: the
+    `# split count by K` line and the `when K<=..` pieces), the K the bisection read, and the
+    shapes the rule was validated at without being probed (contracts §4.4)."""
+    print("\n## Rule of K and its validation at shapes not probed\n")
+    print("A rule of K holds at every K of its family: one contract, or a split count that "
+          "changes with K (read at the probed K, bisected in steps of 32 between two K of "
+          "different counts, one `when K<=..` rule per count; assumed never to fall as K "
+          "grows). discover validates it at shapes it did not probe (a larger K, another M of "
+          "the bucket); set `unprobed` judges the kernels at more such shapes "
+          f"({', '.join(unprobed) if unprobed else 'none'}).\n")
+    for k in kernels:
+        text = read(os.path.join(out, f"{tag(k)}.contract")) or ""
+        log = read(os.path.join(out, f"discover-{tag(k)}.log")) or ""
+        counts = [ln[2:] for ln in text.splitlines() if ln.startswith("# split count by K")]
+        rules = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+        if not text:
+            what = "no contract written"
+        elif counts:
+            what = "a split count that changes with K"
+        elif rules and all(r.startswith("when M==") for r in rules):
+            what = "per-shape rules only (no rule of K)"
+        else:
+            what = "a rule of K"
+        bis = [m.groups() for m in map(BISECTED.match, log.splitlines()) if m]
+        print(f"- **{k}**: {what}; {len(bis)} K read by the bisection"
+              + (f" ({', '.join(s for s, _ in bis)})" if bis else ""))
+        for c in counts:
+            print(f"  - {c}")
+        for r in rules if counts else []:
+            print(f"  - `{r}`")
+        for m in map(VALIDATED.match, log.splitlines()):
+            if m:
+                print(f"  - validated at {m.group(1)} (not probed): {m.group(2)}")
+
+
 def main():
     out, kernels, sets, shapes, budget = sys.argv[1:6]
+    unprobed = sys.argv[6].split(",") if len(sys.argv) > 6 and sys.argv[6] else []
     kernels, sets, shapes = kernels.split(), sets.split(), shapes.split(",")
     st = steps(out)
     print("# Discovered accumulation orders\n")
@@ -146,12 +186,15 @@ def main():
             print(f"| {k} | {s} | `{c}` | {nd} | {probes} | {sec} |")
         notes[k] = findings(out, k, log, rows)
     rules_of_shape(out, kernels)
+    rule_of_k(out, kernels, unprobed)
     print("\n## Judged by the discovered contract\n")
     print("Share of the outputs judged bit for bit (of the outputs checked: a case whose full "
           "check is estimated above the judging budget is sampled): declared `exact`, only the "
           "exact regime is judged; with the discovered contract, every output of a shape it has "
           "a rule for (set `discovered`: cases at exactly the probed shapes). Defects fail "
           "under every contract.\n")
+    print("Set `unprobed`: shapes discover did not probe, judged only where the contract is a "
+          "rule of the shape (a per-shape rule leaves them not judged, the run INCOMPLETE).\n")
     print("| kernel | set | judged bit for bit, declared exact | judged bit for bit, discovered "
           "| verdict, exact | verdict, discovered |")
     print("|---|---|---|---|---|---|")

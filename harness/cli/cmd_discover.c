@@ -195,10 +195,17 @@ static int run(const discover_opts *a, discover_plan *p)
 static void shape_line(FILE *f, const discover_plan *p, size_t i, const char *backend)
 {
     const a4w4_discover_shape_result *r = a4w4_discover_result(p->d, i);
-    const a4w4_shape *s = &p->shapes[i];
+    const a4w4_shape *s = a4w4_discover_shape(p->d, i);
     char c[A4W4_CONTRACT_MAX] = "";
     if (r->verdict != A4W4_DISCOVER_FAILED)
         a4w4_contract_format(&r->contract, c, sizeof c);
+    if (a4w4_discover_validate_only(p->d, i) == 3) { /* a K of the split-count bisection */
+        int held = r->verdict == A4W4_DISCOVER_FOUND;
+        fprintf(f, "discover: %s at %zux%zux%zu (a K of the split-count bisection): %s%s\n",
+                backend, s->M, s->N, s->K, held ? "split count read: " :
+                "no split count between its neighbours' fits (no rule of K)", held ? c : "");
+        return;
+    }
     if (a4w4_discover_validate_only(p->d, i) == 2) { /* a bucket of the rules of M */
         int held = r->verdict == A4W4_DISCOVER_FOUND;
         fprintf(f, "discover: %s at %zux%zux%zu (a bucket checked for the rules of M): %s%s\n",
@@ -258,7 +265,7 @@ static int render(const discover_opts *a, discover_plan *p)
      * per-shape sum tree (contracts §4.2 "The general form") up to 2200 bytes each */
     static char text[1 << 20];
     int found = a4w4_discover_contract_text(p->d, text, sizeof text) >= 0, all = 1;
-    for (size_t i = 0; i < p->o.nshapes; i++) {
+    for (size_t i = 0; i < a4w4_discover_nshapes(p->d); i++) {
         shape_line(stdout, p, i, a->backend);
         if (!a->no_evidence) /* the evidence: which probe decided what, the validation */
             fputs(a4w4_discover_evidence(p->d, i), stdout);

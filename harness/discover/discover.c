@@ -86,10 +86,12 @@ a4w4_hstatus a4w4_discover_new(const a4w4_discover_opts *o, a4w4_discovery **out
             return A4W4_ST_BADINPUT;
         }
     }
+    /* room for every shape a discovery may hold: the split-count bisection adds some later
+     * (discover_ksplit.c), and pointers into d->sh stay valid */
+    size_t cap = A4W4_DISCOVER_MAX_SHAPES;
     a4w4_discovery *d = calloc(1, sizeof *d);
-    if (!d || !(d->shapes = malloc(o->nshapes * sizeof *d->shapes)) ||
-        !(d->group = malloc(o->nshapes * sizeof *d->group)) ||
-        !(d->sh = calloc(o->nshapes, sizeof *d->sh))) {
+    if (!d || !(d->shapes = malloc(cap * sizeof *d->shapes)) ||
+        !(d->group = malloc(cap * sizeof *d->group)) || !(d->sh = calloc(cap, sizeof *d->sh))) {
         a4w4_discover_free(d);
         snprintf(err, errlen, "out of memory");
         return A4W4_ST_NOMEM;
@@ -113,6 +115,7 @@ a4w4_hstatus a4w4_discover_new(const a4w4_discover_opts *o, a4w4_discovery **out
         s->validate_only = o->validate_only && o->validate_only[i] == 1;
         s->check_only = o->validate_only && o->validate_only[i] == 2;
         s->family = s->check_only ? i : family_of(d, i);
+        s->first_round = 1;
         int rc = dc_gaps_init(&s->gaps, s->n) || setup_validation(s, o, i) ||
                  !(s->gap_varied = calloc(s->n + 1, 1));
         if (!rc && s->probed == i && !s->validate_only)
@@ -126,6 +129,38 @@ a4w4_hstatus a4w4_discover_new(const a4w4_discover_opts *o, a4w4_discovery **out
     }
     *out = d;
     return A4W4_ST_OK;
+}
+
+int dc_add_shape(a4w4_discovery *d, const a4w4_shape *x, size_t f)
+{
+    size_t i = d->nshapes;
+    dc_shape *s = &d->sh[i];
+    d->shapes[i] = *x;
+    d->group[i] = i;
+    s->sh = *x;
+    s->n = x->K / 32;
+    s->w_side = x->N > x->M;
+    s->slots = s->w_side ? x->N : x->M;
+    s->probed = i;
+    s->tree.root = -1;
+    s->family = f;
+    s->first_round = d->round_no + 1;
+    d->nshapes++; /* freed with the others from here on */
+    if (dc_gaps_init(&s->gaps, s->n) || setup_validation(s, &d->o, i) ||
+        !(s->gap_varied = calloc(s->n + 1, 1)) || dc_structure_plan(s))
+        return -2;
+    s->phase = DC_PHASE_STRUCTURE;
+    return 0;
+}
+
+size_t a4w4_discover_nshapes(const a4w4_discovery *d)
+{
+    return d->nshapes;
+}
+
+const a4w4_shape *a4w4_discover_shape(const a4w4_discovery *d, size_t i)
+{
+    return i < d->nshapes ? &d->shapes[i] : NULL;
 }
 
 static void free_calls(a4w4_discovery *d)
@@ -214,9 +249,9 @@ static int build_calls(a4w4_discovery *d)
             }
         s->probes_total += probing ? s->nprobes : 0;
     }
-    for (size_t i = 0; d->round_no == 1 && i < d->nshapes; i++) {
+    for (size_t i = 0; i < d->nshapes; i++) { /* in a shape's first round */
         dc_shape *s = &d->sh[i];
-        for (size_t v = 0; v < s->nvcases; v++)
+        for (size_t v = 0; s->first_round == d->round_no && v < s->nvcases; v++)
             for (unsigned rep = 0; rep < R; rep++) {
                 a4w4_discover_call call = {s->vcases[v], i, 1, rep, v, NULL};
                 if (rep)
@@ -390,7 +425,7 @@ static void keep_validation(a4w4_discovery *d)
  * it found a contract and every validate-only shape of it took the rule. */
 int dc_family_rule(const a4w4_discovery *d, size_t f)
 {
-    if (d->sh[f].check_only || !d->sh[f].gen_ok)
+    if (d->sh[f].check_only || d->sh[f].ksplit || !d->sh[f].gen_ok)
         return 0;
     for (size_t i = 0; i < d->nshapes; i++)
         if (d->sh[i].family == f && d->sh[i].res.verdict != A4W4_DISCOVER_FOUND)
@@ -406,7 +441,8 @@ static size_t nearest_family(const a4w4_discovery *d, size_t N, int pm, int abov
     int bp = 0;
     for (size_t j = 0; j < d->nshapes; j++) {
         int pj = a4w4_padded_m((int)d->shapes[j].M, 1, 1, 0);
-        if (d->sh[j].family != j || d->shapes[j].N != N || !dc_family_rule(d, j) ||
+        if (d->sh[j].family != j || d->sh[j].ksplit || d->shapes[j].N != N ||
+            !dc_family_rule(d, j) ||
             (above ? pj <= pm : pj >= pm))
             continue;
         if (best == d->nshapes || (above ? pj < bp : pj > bp))
@@ -447,8 +483,7 @@ static void check_bucket(a4w4_discovery *d, dc_shape *s)
         f[above] = nearest_family(d, s->sh.N, pm, above);
         held[above] = f[above] < d->nshapes && bucket_holds(d, s, f[above], &c[above]);
     }
-    int same = held[0] && held[1] && a4w4_contract_same(&d->sh[f[0]].gen, &d->sh[f[1]].gen) &&
-               d->sh[f[0]].gen_fixed == d->sh[f[1]].gen_fixed;
+    int same = held[0] && held[1] && dc_same_rule(&d->sh[f[0]], &d->sh[f[1]]);
     if (held[0] && held[1] && !same) {
         dc_text_add(&s->ev, "- no rule for Mpad %d: both neighbours' rules of K predict it at "
                     "K=%zu, so this K cannot tell which one it keeps (not judged)\n", pm, s->sh.K);
@@ -468,6 +503,13 @@ static void check_bucket(a4w4_discovery *d, dc_shape *s)
 static int finish_shape(a4w4_discovery *d, size_t i)
 {
     dc_shape *s = &d->sh[i];
+    if (s->finished)
+        return 0;
+    s->finished = 1;
+    if (s->ksplit) {
+        dc_ksplit_finish(d, s);
+        return 0;
+    }
     if (s->check_only) {
         check_bucket(d, s);
         return 0;
@@ -510,8 +552,12 @@ static int analyse(dc_shape *s)
     }
     switch (s->phase) {
     case DC_PHASE_STRUCTURE:
-    case DC_PHASE_SCAN:
-        return dc_structure_read(s);
+    case DC_PHASE_SCAN: {
+        int rc = dc_structure_read(s);
+        if (s->ksplit && s->phase != DC_PHASE_SCAN) /* its tree over blocks is all it reads */
+            s->phase = DC_PHASE_DONE;
+        return rc;
+    }
     case DC_PHASE_NUMERIC:
         dc_numeric_read(s);
         s->phase = DC_PHASE_DONE;
@@ -533,6 +579,34 @@ static int analyse(dc_shape *s)
     case DC_PHASE_DONE:
         return 0;
     }
+    return 0;
+}
+
+/* Every probe read: the probed shapes (and the K of a split-count bisection) first, then
+ * each family's rule of K; when a bisection adds K to read, that is the next round; else the
+ * shapes that only validate a rule, then the buckets of the rules of M. 0 or -2. */
+static int finish_all(a4w4_discovery *d)
+{
+    size_t n0 = d->nshapes;
+    int added = 0;
+    for (size_t i = 0; i < n0; i++)
+        if (!d->sh[i].validate_only && !d->sh[i].check_only)
+            finish_shape(d, i);
+    for (size_t i = 0; i < n0; i++) {
+        dc_shape *s = &d->sh[i];
+        if (s->family != i || s->check_only || s->ksplit)
+            continue;
+        if (!s->gen_tried)
+            dc_generalize(d->sh, d->nshapes, i, &d->o);
+        int rc = s->gen_ok && !s->ks_state ? 0 : dc_ksplit_step(d, i);
+        if (rc < 0)
+            return rc;
+        added += rc;
+    }
+    for (int pass = 2; !added && pass < 4; pass++)
+        for (size_t i = 0; i < d->nshapes; i++)
+            if ((pass == 2 && d->sh[i].validate_only) || (pass == 3 && d->sh[i].check_only))
+                finish_shape(d, i);
     return 0;
 }
 
@@ -613,8 +687,7 @@ a4w4_hstatus a4w4_discover_run_round(a4w4_discovery *d, a4w4_backend *b,
         if (progress)
             progress(progress_ctx, i + 1, d->ncalls);
     }
-    if (d->round_no == 1)
-        keep_validation(d);
+    keep_validation(d);
     for (size_t i = 0; i < d->nshapes; i++) {
         dc_shape *s = &d->sh[i];
         if (s->phase == DC_PHASE_DONE)
@@ -638,17 +711,10 @@ a4w4_hstatus a4w4_discover_run_round(a4w4_discovery *d, a4w4_backend *b,
         fprev |= rc;
     }
     all_done &= !fprev;
-    /* the probed shapes first, then each family's rule of K, then the shapes that only
-     * validate it, then the buckets of the rules of M */
-    for (int pass = 0; all_done && pass < 4; pass++)
-        for (size_t i = 0; i < d->nshapes; i++) {
-            dc_shape *s = &d->sh[i];
-            if (pass == 1 && s->family == i && !s->check_only)
-                dc_generalize(d->sh, d->nshapes, i, &d->o);
-            else if ((pass == 0 && !s->validate_only && !s->check_only) ||
-                     (pass == 2 && s->validate_only) || (pass == 3 && s->check_only))
-                finish_shape(d, i);
-        }
+    if (all_done && finish_all(d)) {
+        snprintf(err, errlen, "out of memory planning the split-count bisection");
+        return A4W4_ST_NOMEM;
+    }
     if (next_round(d)) {
         snprintf(err, errlen, "out of memory planning the next round");
         return A4W4_ST_NOMEM;

@@ -142,8 +142,16 @@ int a4w4_discover_write_round(const a4w4_discovery *d, const char *dir, const ch
 void a4w4_discover_remove_round(const a4w4_discovery *d, const char *dir);
 
 /* 1 when shape i was only validated (opts validate_only 1), not probed; 2 when it is a bucket
- * only checked for the rules of M (opts validate_only 2). */
+ * only checked for the rules of M (opts validate_only 2); 3 when it is a K the discovery
+ * added to bisect a split count that changes with K (contracts §4.4, "The split count as a
+ * function of K": round 1 and the validation cases only). */
 int a4w4_discover_validate_only(const a4w4_discovery *d, size_t shape);
+
+/* The shapes of the discovery: the options' shapes, then those it added (the K of a
+ * split-count bisection), at most A4W4_DISCOVER_MAX_SHAPES. Every per-shape accessor takes
+ * shape < a4w4_discover_nshapes(d); a4w4_discover_shape gives NULL past it. */
+size_t a4w4_discover_nshapes(const a4w4_discovery *d);
+const a4w4_shape *a4w4_discover_shape(const a4w4_discovery *d, size_t shape);
 
 /* Per-shape results once a4w4_discover_round returns NULL. */
 const a4w4_discover_shape_result *a4w4_discover_result(const a4w4_discovery *d, size_t shape);

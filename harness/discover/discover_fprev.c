@@ -12,7 +12,7 @@
 int dc_fprev_start(dc_shape *s, size_t index, const a4w4_discover_opts *o)
 {
     (void)o;
-    if (s->fprev_tried || s->validate_only || s->check_only || s->probed != index || s->nondet ||
+    if (s->fprev_tried || s->validate_only || s->check_only || s->ksplit || s->probed != index || s->nondet ||
         s->n < 2 || (s->have_tree && s->nfam > 0))
         return 0;
     s->fprev_tried = 1;

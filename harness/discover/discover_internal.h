@@ -177,6 +177,11 @@ typedef struct {
     int order_dependent;    /* a node's sum changed with its inputs' places */
 } dc_numeric;
 
+/* The pieces of a rule of K whose split count changes with K, and the K of its bisection
+ * per family (contracts §4.4, "The split count as a function of K"). */
+#define DC_MAX_STEPS 16
+#define DC_MAX_KSPLIT 24
+
 /* ---- the per-shape analysis state --------------------------------------------------------- */
 
 typedef enum {
@@ -239,7 +244,24 @@ typedef struct dc_shape_s {
     a4w4_contract gen;  /* that rule (gen_fixed: with every boundary, dc_rule_at) */
     int gen_fixed;      /* the rule's split boundaries are fixed in K (dc_rule_at) */
     a4w4_contract forced_rule; /* a validate-only shape: its family's rule at its K */
-    char gen_why[256];  /* !gen_ok: why not */
+    char gen_why[512];  /* !gen_ok: why not */
+    int gen_tried;      /* family leader: dc_generalize ran */
+    /* family leader: a rule of K whose split count changes with K (contracts §4.4, "The
+     * split count as a function of K", discover_ksplit.c): gen with split step_split[i]
+     * for K <= step_kmax[i], the last piece for every larger K; gen_steps pieces (0: none) */
+    int gen_steps;
+    uint32_t step_kmax[DC_MAX_STEPS];
+    unsigned step_split[DC_MAX_STEPS];
+    int ks_state;       /* family leader: 0 not tried, 1 bisecting, 2 done, -1 no such rule */
+    a4w4_tree ks_base;  /* the family's tree but for its splits (split, align unset) */
+    unsigned ks_align;  /* A: the parts are round_up(ceil(K/S), A) at every K read */
+    size_t ks_added;    /* the K of the bisection added so far (at most DC_MAX_KSPLIT) */
+    /* a K of the split-count bisection of family `family`: round 1 and the validation cases
+     * run, its split count read between ks_lo and ks_hi (the counts at the K around it) */
+    int ksplit;
+    unsigned ks_lo, ks_hi, ks_split; /* ks_split: the count read (FOUND) */
+    int finished;       /* its result is final (finish_shape ran) */
+    unsigned first_round; /* the round its round-1 probes and validation cases run in */
     /* FPRev's pairwise probes (discover_fprev.c): run once, when no candidate fits */
     int fprev_tried;
     int have_fprev;     /* fprev holds the rebuilt tree as tree(sum=...) */
@@ -248,7 +270,7 @@ typedef struct dc_shape_s {
 
 struct a4w4_discovery {
     a4w4_discover_opts o;
-    a4w4_shape *shapes;
+    a4w4_shape *shapes; /* room for A4W4_DISCOVER_MAX_SHAPES: the bisection adds shapes */
     size_t *group;
     dc_shape *sh;
     size_t nshapes;
@@ -297,6 +319,44 @@ void dc_generalize(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_o
  * or with gen_fixed gen's split boundaries below K only (none left: one split; contracts
  * §4.4 "The rule of K"). */
 void dc_rule_at(const dc_shape *lead, size_t K, a4w4_contract *out);
+
+/* c as a tree (ordered(S) is tree(split=S), contracts §4.2): 0, or -1 for exact and
+ * bounded(S), which have no tree. */
+int dc_as_tree(const a4w4_contract *c, a4w4_tree *t);
+
+/* 1 when tree t at K cuts the splits starts[0..n] (starts[n] = K). */
+int dc_cuts(const a4w4_tree *t, size_t K, const size_t *starts, size_t n);
+
+/* 1 when shape s is one of family f's probed shapes (not validate-only, not a bucket of the
+ * rules of M, not a K of the split-count bisection). */
+int dc_probed_in(const dc_shape *s, size_t f);
+
+/* The rule of K whose split count changes with K (discover_ksplit.c, contracts §4.4): after
+ * dc_generalize found no rule for family f, read the split count at each probed K (one tree
+ * but for its splits, parts of round_up(ceil(K/S), A) elements for one A) and bisect between
+ * K of different counts. Adds the shapes of the next K to read to d (their round 1 is the
+ * next round) and returns how many; 0 when the bisection is over (the rule in the leader's
+ * gen and gen_steps, or ks_state -1 with gen_why); -2 out of memory. */
+int dc_ksplit_step(struct a4w4_discovery *d, size_t f);
+
+/* The split count of bisection shape s (ksplit), read from its round-1 structure and held to
+ * its probes and validation outputs: s->res FOUND with ks_split, or NO_FIT with why. */
+void dc_ksplit_finish(struct a4w4_discovery *d, dc_shape *s);
+
+/* 1 when the rule of K of family leader f (dc_rule_at) holds on every probed shape of the
+ * family: the shape's own contract is the rule's at its K, or that predicts its probes and
+ * validation outputs (dc_check). */
+int dc_lead_rule_holds(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_opts *o);
+
+/* 1 when family leaders a and b (gen_ok) have one rule of K. */
+int dc_same_rule(const dc_shape *a, const dc_shape *b);
+
+/* Add shape x to d (family f) with its round-1 probes and validation cases, to run in the
+ * next round (d->nshapes < A4W4_DISCOVER_MAX_SHAPES). 0 or -2 (out of memory). */
+int dc_add_shape(struct a4w4_discovery *d, const a4w4_shape *x, size_t f);
+
+/* The contract of family leader lead's split-count rule at split count S into *out. */
+void dc_ksplit_contract(const dc_shape *lead, unsigned S, a4w4_contract *out);
 
 /* FPRev (contracts §4.4 "Any tree: FPRev's pairwise probes"), for probed shape s (index
  * its index; o unused): when its structure read no interval tree (the model family's trees

@@ -6,9 +6,7 @@
 
 #include "discover_internal.h"
 
-/* c as a tree (ordered(S) is tree(split=S), contracts §4.2). 0, or -1 for exact and
- * bounded(S), which have no tree. */
-static int as_tree(const a4w4_contract *c, a4w4_tree *t)
+int dc_as_tree(const a4w4_contract *c, a4w4_tree *t)
 {
     if (c->kind == A4W4_CONTRACT_TREE) {
         *t = c->tree;
@@ -46,9 +44,9 @@ static int tile_rule(const dc_shape *sh, size_t nshapes, size_t f, a4w4_contract
     long T = 0;
     for (size_t i = 0; i < nshapes; i++) {
         a4w4_tree t;
-        if (sh[i].family != f || sh[i].validate_only)
+        if (!dc_probed_in(&sh[i], f))
             continue;
-        long ti = as_tree(&sh[i].res.contract, &t) ? -1 : tile_of(&t, sh[i].sh.K);
+        long ti = dc_as_tree(&sh[i].res.contract, &t) ? -1 : tile_of(&t, sh[i].sh.K);
         if (ti < 0 || (ti > 0 && T > 0 && ti != T)) {
             snprintf(why, whylen, "the contracts differ between K and their splits are not "
                      "tiles of one width (at K=%zu)", sh[i].sh.K);
@@ -63,9 +61,9 @@ static int tile_rule(const dc_shape *sh, size_t nshapes, size_t f, a4w4_contract
     int have = 0;
     for (size_t i = 0; i < nshapes; i++) {
         a4w4_contract c = {A4W4_CONTRACT_TREE, 1, {0}};
-        if (sh[i].family != f || sh[i].validate_only)
+        if (!dc_probed_in(&sh[i], f))
             continue;
-        as_tree(&sh[i].res.contract, &c.tree);
+        dc_as_tree(&sh[i].res.contract, &c.tree);
         c.tree.split = 1;
         c.tree.nbounds = 0;
         c.tree.tile = (unsigned)T;
@@ -82,8 +80,7 @@ static int tile_rule(const dc_shape *sh, size_t nshapes, size_t f, a4w4_contract
     return 0;
 }
 
-/* 1 when tree t at K cuts the splits starts[0..n] (starts[n] = K). */
-static int cuts(const a4w4_tree *t, size_t K, const size_t *starts, size_t n)
+int dc_cuts(const a4w4_tree *t, size_t K, const size_t *starts, size_t n)
 {
     size_t got[A4W4_DISCOVER_MAX_K / 32 + 2];
     if (a4w4_tree_check(t, K, NULL, 0) ||
@@ -103,9 +100,9 @@ static int align_rule(const dc_shape *sh, size_t nshapes, size_t f, a4w4_contrac
     a4w4_contract base = {A4W4_CONTRACT_TREE, 1, {0}};
     for (size_t i = 0; i < nshapes; i++) { /* S, and the rest of the tree one tree */
         a4w4_contract c = {A4W4_CONTRACT_TREE, 1, {0}};
-        if (sh[i].family != f || sh[i].validate_only)
+        if (!dc_probed_in(&sh[i], f))
             continue;
-        if (as_tree(&sh[i].res.contract, &c.tree) || c.tree.tile || c.tree.sum_blocks)
+        if (dc_as_tree(&sh[i].res.contract, &c.tree) || c.tree.tile || c.tree.sum_blocks)
             return -1;
         size_t n = a4w4_tree_splits(&c.tree, sh[i].sh.K, starts, sizeof starts / sizeof starts[0]);
         S = n > S ? n : S;
@@ -124,11 +121,11 @@ static int align_rule(const dc_shape *sh, size_t nshapes, size_t f, a4w4_contrac
         base.tree.align = (unsigned)A;
         for (size_t i = 0; all && i < nshapes; i++) {
             a4w4_tree t;
-            if (sh[i].family != f || sh[i].validate_only)
+            if (!dc_probed_in(&sh[i], f))
                 continue;
-            as_tree(&sh[i].res.contract, &t);
+            dc_as_tree(&sh[i].res.contract, &t);
             size_t n = a4w4_tree_splits(&t, sh[i].sh.K, starts, sizeof starts / sizeof starts[0]);
-            all = cuts(&base.tree, sh[i].sh.K, starts, n);
+            all = dc_cuts(&base.tree, sh[i].sh.K, starts, n);
         }
         if (!all)
             continue;
@@ -141,6 +138,11 @@ static int align_rule(const dc_shape *sh, size_t nshapes, size_t f, a4w4_contrac
         return 0;
     }
     return -1;
+}
+
+int dc_probed_in(const dc_shape *s, size_t f)
+{
+    return s->family == f && !s->validate_only && !s->check_only && !s->ksplit;
 }
 
 /* The rule gen (fixed: its boundaries fixed in K) at K into *out. */
@@ -158,6 +160,13 @@ static void rule_at(const a4w4_contract *gen, int fixed, size_t K, a4w4_contract
 
 void dc_rule_at(const dc_shape *lead, size_t K, a4w4_contract *out)
 {
+    if (lead->gen_steps) { /* the first piece whose K range holds K, else the last */
+        int i = 0;
+        while (i + 1 < lead->gen_steps && K > lead->step_kmax[i])
+            i++;
+        dc_ksplit_contract(lead, lead->step_split[i], out);
+        return;
+    }
     rule_at(&lead->gen, lead->gen_fixed, K, out);
 }
 
@@ -169,7 +178,7 @@ static int fixed_rule(const dc_shape *sh, size_t nshapes, size_t f, size_t big, 
 {
     size_t starts[A4W4_DISCOVER_MAX_K / 32 + 2];
     a4w4_tree t;
-    if (as_tree(&sh[big].res.contract, &t) || t.tile || t.sum_blocks)
+    if (dc_as_tree(&sh[big].res.contract, &t) || t.tile || t.sum_blocks)
         return -1;
     size_t n = a4w4_tree_splits(&t, sh[big].sh.K, starts, sizeof starts / sizeof starts[0]);
     if (n < 2 || n - 1 > A4W4_TREE_MAX_BOUNDS)
@@ -182,7 +191,7 @@ static int fixed_rule(const dc_shape *sh, size_t nshapes, size_t f, size_t big, 
     gen->split = 1;
     gen->tree = t;
     for (size_t i = 0; i < nshapes; i++)
-        if (sh[i].family == f && !sh[i].validate_only && t.bounds[n - 2] >= sh[i].sh.K)
+        if (dc_probed_in(&sh[i], f) && t.bounds[n - 2] >= sh[i].sh.K)
             return 0;
     return -1;
 }
@@ -195,10 +204,40 @@ static int holds_on_family(dc_shape *sh, size_t nshapes, size_t f, const a4w4_co
 {
     for (size_t i = 0; i < nshapes; i++) {
         a4w4_contract c;
-        if (sh[i].family != f || sh[i].validate_only)
+        if (!dc_probed_in(&sh[i], f))
             continue;
         rule_at(gen, fixed, sh[i].sh.K, &c);
         if (!a4w4_contract_same(&sh[i].res.contract, &c) && !dc_check(&sh[i], o, &c))
+            return 0;
+    }
+    return 1;
+}
+
+int dc_lead_rule_holds(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_opts *o)
+{
+    for (size_t i = 0; i < nshapes; i++) {
+        a4w4_contract c;
+        if (!dc_probed_in(&sh[i], f))
+            continue;
+        dc_rule_at(&sh[f], sh[i].sh.K, &c);
+        if (!a4w4_contract_same(&sh[i].res.contract, &c) && !dc_check(&sh[i], o, &c))
+            return 0;
+    }
+    return 1;
+}
+
+int dc_same_rule(const dc_shape *a, const dc_shape *b)
+{
+    if (a == b)
+        return 1;
+    if (a->gen_fixed != b->gen_fixed || a->gen_steps != b->gen_steps ||
+        !a4w4_contract_same(&a->gen, &b->gen))
+        return 0;
+    for (int i = 0; i < a->gen_steps; i++) {
+        a4w4_contract ca, cb;
+        dc_ksplit_contract(a, a->step_split[i], &ca);
+        dc_ksplit_contract(b, b->step_split[i], &cb);
+        if (a->step_kmax[i] != b->step_kmax[i] || !a4w4_contract_same(&ca, &cb))
             return 0;
     }
     return 1;
@@ -208,10 +247,11 @@ void dc_generalize(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_o
 {
     dc_shape *lead = &sh[f];
     size_t ks[3] = {0}, nk = 0, big = f;
-    lead->gen_ok = lead->gen_fixed = 0;
+    lead->gen_ok = lead->gen_fixed = lead->gen_steps = 0;
+    lead->gen_tried = 1;
     for (size_t i = 0; i < nshapes; i++) {
         const dc_shape *s = &sh[i];
-        if (s->family != f || s->validate_only)
+        if (!dc_probed_in(s, f))
             continue;
         if (s->res.verdict != A4W4_DISCOVER_FOUND) {
             snprintf(lead->gen_why, sizeof lead->gen_why, "no contract fits at %zux%zux%zu",
@@ -240,7 +280,7 @@ void dc_generalize(dc_shape *sh, size_t nshapes, size_t f, const a4w4_discover_o
     }
     for (size_t t = 0; t <= nshapes; t++) {
         size_t i = t == 0 ? big : t - 1;
-        if (i >= nshapes || sh[i].family != f || sh[i].validate_only || (t && i == big))
+        if (i >= nshapes || !dc_probed_in(&sh[i], f) || (t && i == big))
             continue;
         if (holds_on_family(sh, nshapes, f, &sh[i].res.contract, 0, o)) {
             lead->gen = sh[i].res.contract;

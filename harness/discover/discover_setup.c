@@ -112,6 +112,8 @@ static size_t expand_family(a4w4_shape *x, size_t n, unsigned char *vo, const a4
                 fresh &= !(x[j].N == f->N && pad_m(x[j].M) == pm && x[j].K == x[i].K);
             nk += (size_t)fresh;
             odd |= x[i].K % 256 != 0;
+            kmin = x[i].K < kmin ? x[i].K : kmin; /* every K of the family asked for */
+            kmax = x[i].K > kmax ? x[i].K : kmax;
         }
     const size_t want[4] = {f->K / 2 + 32, f->K * 3 / 4 + 96, f->K + 288, f->K / 4 + 32};
     for (int t = 0; t < 4 && nk < 3; t++) {
@@ -273,7 +275,8 @@ char *a4w4_discover_evidence_doc(const a4w4_discovery *d, const a4w4_discover_op
                           "every call\n\n## Contract\n\n```\n%s```\n", backend, seconds,
                           (unsigned long long)o->seed, o->repeats, o->repeats == 1 ? "" : "s",
                           contract ? contract : "(none)\n");
-    for (size_t i = 0; i < o->nshapes; i++) {
+    for (size_t i = 0; i < a4w4_discover_nshapes(d); i++) {
+        const a4w4_shape *sh = a4w4_discover_shape(d, i);
         const char *ev = a4w4_discover_evidence(d, i), *df = a4w4_discover_defects(d, i);
         size_t need = u + strlen(ev) + strlen(df) + 512;
         if (need > cap) {
@@ -284,8 +287,8 @@ char *a4w4_discover_evidence_doc(const a4w4_discovery *d, const a4w4_discover_op
             }
             doc = q;
         }
-        u += (size_t)snprintf(doc + u, cap - u, "\n## %zux%zux%zu\n\n%s%s%s", o->shapes[i].M,
-                              o->shapes[i].N, o->shapes[i].K, ev,
+        u += (size_t)snprintf(doc + u, cap - u, "\n## %zux%zux%zu\n\n%s%s%s", sh->M, sh->N,
+                              sh->K, ev,
                               df[0] ? "\n### Defects (outputs no order can give)\n\n" : "", df);
     }
     *len = u;

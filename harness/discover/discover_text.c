@@ -30,7 +30,7 @@ static size_t shape_list(const a4w4_discovery *d, int vo, int v, char *buf, size
 {
     size_t o = 0;
     for (size_t i = 0; i < d->nshapes && o < len; i++)
-        if (d->sh[i].validate_only == vo && !d->sh[i].check_only &&
+        if (d->sh[i].validate_only == vo && !d->sh[i].check_only && !d->sh[i].ksplit &&
             (v < 0 || (int)d->sh[i].res.verdict == v))
             o += (size_t)snprintf(buf + o, len - o, " %zux%zux%zu", d->shapes[i].M,
                                   d->shapes[i].N, d->shapes[i].K);
@@ -44,6 +44,21 @@ static size_t rule_lines(const dc_shape *lead, const char *pred, char *buf, size
 {
     char c[A4W4_CONTRACT_MAX];
     size_t o = 0, nb = lead->gen_fixed ? lead->gen.tree.nbounds : 0;
+    for (int i = 0; i < lead->gen_steps && o < len; i++) { /* the split count's pieces */
+        a4w4_contract at;
+        dc_ksplit_contract(lead, lead->step_split[i], &at);
+        if (a4w4_contract_format(&at, c, sizeof c) < 0)
+            return len;
+        if (i + 1 < lead->gen_steps)
+            o += (size_t)snprintf(buf + o, len - o, "\nwhen %s%sK<=%u: %s", pred, *pred ? "," : "",
+                                  (unsigned)lead->step_kmax[i], c);
+        else if (*pred)
+            o += (size_t)snprintf(buf + o, len - o, "\nwhen %s: %s", pred, c);
+        else
+            o += (size_t)snprintf(buf + o, len - o, "\n%s", c);
+    }
+    if (lead->gen_steps)
+        return o;
     for (size_t i = nb + 1; i-- > 0 && o < len;) {
         a4w4_contract at;
         dc_rule_at(lead, i ? lead->gen.tree.bounds[i - 1] + 1u : 32u, &at);
@@ -101,10 +116,7 @@ static size_t buckets_of(const a4w4_discovery *d, size_t N, mbucket *b)
 /* 1 when the rules of K of family leaders f and g are one rule. */
 static int same_rule(const a4w4_discovery *d, size_t f, size_t g)
 {
-    char cf[A4W4_CONTRACT_MAX], cg[A4W4_CONTRACT_MAX];
-    return f == g || (d->sh[f].gen_fixed == d->sh[g].gen_fixed &&
-                      a4w4_contract_format(&d->sh[f].gen, cf, sizeof cf) >= 0 &&
-                      a4w4_contract_format(&d->sh[g].gen, cg, sizeof cg) >= 0 && !strcmp(cf, cg));
+    return dc_same_rule(&d->sh[f], &d->sh[g]);
 }
 
 /* The comment line of N's rules of M (more than one bucket): the buckets probed, those only
@@ -183,10 +195,45 @@ static size_t m_lines(const a4w4_discovery *d, size_t N, const char *pred0, char
     for (size_t f = 0; f < nb && o < len; f++) /* per-shape rules */
         for (size_t i = 0; b[f].lead == d->nshapes && i < d->nshapes && o < len; i++)
             if (d->sh[i].family == b[f].shape && !d->sh[b[f].shape].check_only &&
-                !d->sh[i].validate_only && d->sh[i].res.verdict == A4W4_DISCOVER_FOUND &&
+                !d->sh[i].validate_only && !d->sh[i].ksplit &&
+                d->sh[i].res.verdict == A4W4_DISCOVER_FOUND &&
                 a4w4_contract_format(&d->sh[i].res.contract, ci, sizeof ci) >= 0)
                 o += (size_t)snprintf(buf + o, len - o, "\nwhen M==%zu,N==%zu,K==%zu: %s",
                                       d->shapes[i].M, d->shapes[i].N, d->shapes[i].K, ci);
+    return o;
+}
+
+/* The comment line of family leader f's split count as a function of K (contracts §4.4):
+ * every K it was read at with its count, the K probed and those the bisection added, and
+ * what is assumed. 0 bytes when f has no such rule. */
+static size_t ksplit_comment(const a4w4_discovery *d, size_t f, char *buf, size_t len)
+{
+    const dc_shape *lead = &d->sh[f];
+    if (lead->family != f || lead->check_only || lead->ksplit || !lead->gen_steps ||
+        !dc_family_rule(d, f))
+        return 0;
+    size_t o = (size_t)snprintf(buf, len, "\n# split count by K (M=%zu, N=%zu): read at K",
+                                d->shapes[f].M, d->shapes[f].N);
+    for (size_t last = 0; o < len;) { /* every K read, ascending */
+        const dc_shape *s = NULL;
+        for (size_t i = 0; i < d->nshapes; i++)
+            if ((dc_probed_in(&d->sh[i], f) || (d->sh[i].ksplit && d->sh[i].family == f)) &&
+                d->sh[i].sh.K > last && (!s || d->sh[i].sh.K < s->sh.K))
+                s = &d->sh[i];
+        if (!s)
+            break;
+        last = s->sh.K;
+        a4w4_contract at;
+        dc_rule_at(lead, s->sh.K, &at);
+        o += (size_t)snprintf(buf + o, len - o, " %zu (S %u%s)", s->sh.K,
+                              at.kind == A4W4_CONTRACT_ORDERED ? at.split : at.tree.split,
+                              s->ksplit ? ", bisected" : "");
+    }
+    if (o < len)
+        o += (size_t)snprintf(buf + o, len - o, "; S parts of round_up(ceil(K/S), %u); each "
+                              "change located between two K 32 apart; S assumed constant "
+                              "between two K read with one S, below the lowest and above the "
+                              "highest (contracts §4.4)", lead->ks_align);
     return o;
 }
 
@@ -209,6 +256,8 @@ static size_t found_head(const a4w4_discovery *d, const char *head, char *buf, s
         if (shape_list(d, 1, A4W4_DISCOVER_NO_FIT, rej, sizeof rej) && o < len)
             o += (size_t)snprintf(buf + o, len - o, "; rejected at%s", rej);
     }
+    for (size_t f = 0; f < d->nshapes && o < len; f++)
+        o += ksplit_comment(d, f, buf + o, len - o);
     for (size_t i = 0; i < d->nshapes && o < len; i++)
         if (d->sh[i].res.verdict == A4W4_DISCOVER_FOUND && d->sh[i].res.defects)
             o += (size_t)snprintf(buf + o, len - o, "\n# %zux%zux%zu: %zu validation outputs "
@@ -225,7 +274,7 @@ static int found_text(const a4w4_discovery *d, const char *head, char *buf, size
     static char first[1 << 20], cur[1 << 20]; /* as large as the caller's text (cmd_discover.c) */
     int any = 0, same = 1, ngroups = 0;
     for (size_t i = 0; i < d->nshapes; i++)
-        any |= !d->sh[i].validate_only && !d->sh[i].check_only &&
+        any |= !d->sh[i].validate_only && !d->sh[i].check_only && !d->sh[i].ksplit &&
                d->sh[i].res.verdict == A4W4_DISCOVER_FOUND;
     if (!any)
         return -1;
@@ -272,7 +321,7 @@ static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const ch
         return found_text(d, head, buf, len);
     for (size_t i = 0; i < d->nshapes; i++) {
         const a4w4_discover_shape_result *r = &d->sh[i].res;
-        if (d->sh[i].validate_only || d->sh[i].check_only)
+        if (d->sh[i].validate_only || d->sh[i].check_only || d->sh[i].ksplit)
             continue;
         if (r->verdict != v || !r->has_closest) {
             same = 0;
@@ -291,7 +340,8 @@ static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const ch
         o += (size_t)snprintf(buf + o, len - o, "\n%s\n", c0);
     for (size_t i = 0; !same && i < d->nshapes && o < len; i++) {
         const a4w4_discover_shape_result *r = &d->sh[i].res;
-        if (d->sh[i].validate_only || d->sh[i].check_only || r->verdict != v || !r->has_closest ||
+        if (d->sh[i].validate_only || d->sh[i].check_only || d->sh[i].ksplit || r->verdict != v ||
+            !r->has_closest ||
             a4w4_contract_format(&r->contract, ci, sizeof ci) < 0)
             continue;
         o += (size_t)snprintf(buf + o, len - o, "\nwhen M==%zu,N==%zu,K==%zu: %s", d->shapes[i].M,
@@ -304,6 +354,8 @@ static int rules_text(const a4w4_discovery *d, a4w4_discover_verdict v, const ch
 
 int a4w4_discover_validate_only(const a4w4_discovery *d, size_t shape)
 {
+    if (d->sh[shape].ksplit)
+        return 3;
     return d->sh[shape].check_only ? 2 : d->sh[shape].validate_only;
 }
 

@@ -114,10 +114,12 @@ def write_operand_dir(directory, cases, rng, with_expected=True, scales=(118, 13
     return out
 
 
-def ordered1(ops):
+def ordered1(ops, parts=1, align=32):
     """ordered(1) (contracts §4.1): exact 32-blocks, each times its scales rounded to fp32,
     accumulated in fp32 from +0 in K order, then bf16 RNE. ops: numpy uint8 a_fp4, a_scale,
-    w_fp4, w_scale. Returns uint16 bf16 bits [M, N]."""
+    w_fp4, w_scale. Returns uint16 bf16 bits [M, N]. With parts S > 1: K cut into parts of
+    round_up(ceil(K/S), align) elements (contracts §4.2 rule 1), each accumulated so, the part
+    totals then added in order into an fp32 sum from +0."""
     a = signed_half_units(codes_of(ops["a_fp4"]))
     w = signed_half_units(codes_of(ops["w_fp4"]))
     M, K = a.shape
@@ -125,11 +127,15 @@ def ordered1(ops):
     isum = np.einsum("mbk,nbk->mnb", a.reshape(M, nb, 32), w.reshape(-1, nb, 32))
     e = ops["a_scale"].astype(np.int64)[:, None, :] + ops["w_scale"].astype(np.int64)[None]
     nan = (ops["a_scale"] == 0xFF).any(axis=1)[:, None] | (ops["w_scale"] == 0xFF).any(axis=1)
+    per = -(-(-(-K // parts)) // align) * align // 32  # blocks per part
     with np.errstate(over="ignore", invalid="ignore"):
         blocks = np.ldexp(isum.astype(np.float64), e - 256).astype(np.float32)
         acc = np.zeros(blocks.shape[:2], dtype=np.float32)
-        for b in range(nb):
-            acc = (acc + blocks[:, :, b]).astype(np.float32)
+        for b0 in range(0, nb, per):
+            part = np.zeros(blocks.shape[:2], dtype=np.float32)
+            for b in range(b0, min(b0 + per, nb)):
+                part = (part + blocks[:, :, b]).astype(np.float32)
+            acc = (acc + part).astype(np.float32) if b0 else part
     u = acc.view(np.uint32).astype(np.uint64)
     y = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
     y[np.isnan(acc) | nan] = 0x7FC0
@@ -145,3 +151,18 @@ def ordered1_gemm(a_fp4, a_scale, w_fp4, w_scale, **rest):
 
 
 ordered1_gemm.a4w4_contract = "ordered(1)"
+
+
+def splitk_gemm(a_fp4, a_scale, w_fp4, w_scale, **rest):
+    """A numpy kernel whose split count changes with K, as cuBLAS's does (contracts §4.4, "The
+    split count as a function of K"): one part up to K 288, three parts of
+    round_up(ceil(K/3), 64) elements above (two parts would read as tile=256 at the small K a
+    CPU test probes). It declares ordered(1), which it keeps up to K 288 only: `discover` finds
+    the rest."""
+    ops = {k: (v.cpu().numpy() if hasattr(v, "cpu") else np.asarray(v))
+           for k, v in dict(a_fp4=a_fp4, a_scale=a_scale, w_fp4=w_fp4, w_scale=w_scale).items()}
+    K = ops["a_fp4"].shape[1] * 2
+    return ordered1(ops, 1 if K <= 288 else 3, 64)
+
+
+splitk_gemm.a4w4_contract = "ordered(1)"

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# ci/gpu-discover.sh's plumbing on the CPU (its GPU kernels need a device): two runner kernels,
-# torch-dequant (float64 sums: a node that adds its inputs one after another, outside the tree
-# family) and a numpy kernel keeping ordered(1) (python/tests/helpers.py), at one small shape,
-# judged on the cases it writes at the probed shape (OUT/discovered.csv, one per regime) and on
-# three pre-merge cases. The report must hold both kernels' discovery rows (ordered(1); no tree
-# fits) with their defects column, the judged shares of the declared-exact runs, the discovered
-# contract's runs (every output judged, a pass), every step's exit and time, and the script
-# must print the judged shares. E8M0 code 0 is read as 2^-127, as both kernels read it
-# (contracts §1).
+# ci/gpu-discover.sh's plumbing on the CPU (its GPU kernels need a device): three runner
+# kernels, torch-dequant (float64 sums: a node that adds its inputs one after another, outside
+# the tree family), a numpy kernel keeping ordered(1) and one whose split count changes with K
+# as cuBLAS's does (one part up to K 288, three parts aligned to 64 above; python/tests/helpers.py),
+# at one small shape, judged on the cases it writes at the probed shape (OUT/discovered.csv,
+# one per regime), at shapes not probed (OUT/unprobed.csv) and on three pre-merge cases. The
+# report must hold the kernels' discovery rows (ordered(1); no tree fits) with their defects
+# column, the split-count kernel's rule of K (its `when K<=288` piece, the K the bisection
+# read, its validation at shapes not probed), the judged shares of the declared-exact runs, the
+# discovered contract's runs (every output judged, a pass, at the unprobed shapes too), every
+# step's exit and time, and the script must print the judged shares. E8M0 code 0 is read as
+# 2^-127, as the kernels read it (contracts §1).
 # Usage: gpu_discover_plumbing.sh CLI SRC WORK TOOLS
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
@@ -18,8 +21,9 @@ fail() { echo "gpu_discover_plumbing: $*"; cat "$WORK/out/steps.log" 2>/dev/null
 } > "$WORK/cases.csv"
 [ "$(wc -l < "$WORK/cases.csv")" -ge 3 ] || fail "no pre-merge cases picked: $(cat "$WORK/cases.csv")"
 A4W4CHECK=$CLI A4W4_PYTHON=/usr/bin/python3 PYTHONPATH="$SRC/python/tests" \
-A4W4_DISCOVER_KERNELS="torch-dequant helpers:ordered1_gemm" A4W4_DISCOVER_SHAPES=16x8x512 \
-A4W4_DISCOVER_DEVICE=cpu A4W4_DISCOVER_SETS="discovered $WORK/cases.csv" A4W4_DISCOVER_SECONDS=600 \
+A4W4_DISCOVER_KERNELS="torch-dequant helpers:ordered1_gemm helpers:splitk_gemm" A4W4_DISCOVER_SHAPES=16x8x512 \
+A4W4_DISCOVER_DEVICE=cpu A4W4_DISCOVER_SETS="discovered unprobed $WORK/cases.csv" A4W4_DISCOVER_SECONDS=600 \
+A4W4_DISCOVER_UNPROBED=16x8x416,15x8x800 \
 A4W4_DISCOVER_E8M0_CODE0=2^-127 \
   bash "$SRC/ci/gpu-discover.sh" "$WORK/out" > "$WORK/log" 2>&1 || fail "exit $?: $(cat "$WORK/log")"
 md=$WORK/out/discover.md
@@ -37,6 +41,18 @@ sed -n '/^## Rules of the shape/,/^## Judged/p' "$md" > "$WORK/rules.md"
 grep -q '^# rules of K validated (not probed) at 16x8x' "$WORK/rules.md" && grep -q '^ordered(1)$' "$WORK/rules.md" &&
   grep -q '^\*\*torch-dequant (closest, not accepted)\*\*' "$WORK/rules.md" || fail "no rules of the shape: $(cat "$md")"
 grep -q "no single rounding" "$md" || fail "the outside-family evidence is missing: $(cat "$md")"
+# the split count as a function of K: one part up to K 288, three above; the bisection read K
+# 320 between the probed 288 and 480; the rule validated at shapes not probed and judged at the
+# unprobed ones (K 416 and 800, never probed), every output, a pass
+sed -n '/^## Rule of K/,/^## Judged/p' "$md" > "$WORK/rulek.md"
+grep -q '^- \*\*helpers:splitk_gemm\*\*: a split count that changes with K; [1-9][0-9]* K read by the bisection' "$WORK/rulek.md" &&
+  grep -q '^  - `when K<=288: ordered(1)`$' "$WORK/rulek.md" &&
+  grep -q '^  - `tree(.*split=3,combine=chain,final=rne,align=64)`$' "$WORK/rulek.md" &&
+  grep -q '^  - validated at 16x8x672 (not probed): the rule of K holds: tree(.*split=3' "$WORK/rulek.md" ||
+  fail "no rule of K for the split-count kernel: $(cat "$WORK/rulek.md")"
+urow=$(grep '^| helpers:splitk_gemm | unprobed |' "$md") || fail "no unprobed row: $(cat "$md")"
+echo "$urow" | awk -F'|' '{print $5}' | grep -q '100.0 %' || fail "the unprobed shapes were not judged whole: $urow"
+echo "$urow" | grep -q 'PASS (0 failing' || fail "the unprobed shapes' run did not pass: $urow"
 row=$(grep '^| helpers:ordered1_gemm | cases |' "$md") || fail "no judged row: $(cat "$md")"
 echo "$row" | grep -q '| [0-9.]* % (' || fail "no judged share for the exact run: $row"
 echo "$row" | awk -F'|' '{print $5}' | grep -q '100.0 %' || fail "discovered contract did not judge every output: $row"

@@ -6,7 +6,9 @@
 # (`run --contract B=FILE`): exit 0, every entry passes, every output the run checks judged
 # (docs/contracts.md §4.4). Then gt-mbucket (split-K by M's bucket), discovered at its default
 # shapes (GT_MBUCKET_SHAPES) into rules of M: exit 0, every entry of every bucket judged and
-# passing (gt_run_mbucket). CI runs a
+# passing (gt_run_mbucket); and gt-splitk (its split count changes with K), discovered at
+# GT_SPLITK_SHAPES into its split count as a function of K: every entry judged and passing
+# (gt_run_splitk). CI runs a
 # representative slice of the set's cases up to 2^26 MACs (gt_premerge_small: 77 cases, every
 # regime and K; the 14 scalar kernels dominate; the
 # same contracts, declared, run on the cases up to 2^30 in gt_declared_premerge, and
@@ -28,5 +30,10 @@ if [ "${A4W4_GT_FULL:-0}" = 1 ]; then
   gt_run_mbucket "$WORK/found" --set premerge --budget-seconds 10
 else
   gt_run_mbucket "$WORK/found" --cases "$WORK/premerge-small.csv"
+fi
+if [ "${A4W4_GT_FULL:-0}" = 1 ]; then
+  gt_run_splitk "$WORK/found" --set premerge --budget-seconds 10
+else
+  gt_run_splitk "$WORK/found" --cases "$WORK/premerge-small.csv"
 fi
 echo "gt_discovered_premerge: $(wc -w <<<"$GT_SHAPE_FREE") kernels pass the pre-merge set under the contracts discovered at 32x8x1152"

@@ -320,6 +320,52 @@ Test(tree_sets, mpad_rules_follow_the_dispatchers_padded_m_buckets)
     cr_expect_eq(a4w4_contract_set_parse("when Mp<=32: exact", &set, err, sizeof err), A4W4_EINVAL);
 }
 
+/* The split count as a function of K as discover writes it (contracts §4.4): one `when K<=..`
+ * rule per count, the last count for every larger K; the canonical text round-trips, and a
+ * malformed bound is refused naming it. */
+Test(tree_sets, split_count_ranges_of_k_take_the_first_range_holding_k)
+{
+    const char *text = "when K<=2080: ordered(1)\n"
+                       "when K<=3168: tree(split=2,align=64)\n"
+                       "when K<=5120 : tree(split=3,align=64)\n"
+                       "tree(split=5,align=64)\n";
+    a4w4_contract_set set;
+    char err[256] = "", out[2048], out2[2048];
+    cr_assert_eq(a4w4_contract_set_parse(text, &set, err, sizeof err), A4W4_OK, "%s", err);
+    static const struct {
+        size_t K;
+        unsigned split;
+    } want[] = {{32, 1}, {2080, 1}, {2112, 2}, {3168, 2}, {3200, 3}, {4096, 3}, {5120, 3},
+                {5152, 5}, {262144, 5}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const a4w4_contract *c = a4w4_contract_set_find(&set, 32, 256, want[i].K);
+        cr_assert_not_null(c, "K=%zu: no rule", want[i].K);
+        unsigned S = c->kind == A4W4_CONTRACT_ORDERED ? c->split : c->tree.split;
+        cr_expect_eq(S, want[i].split, "K=%zu: S=%u", want[i].K, S);
+        cr_expect(c->kind == A4W4_CONTRACT_ORDERED || c->tree.align == 64, "K=%zu", want[i].K);
+    }
+    cr_assert_geq(a4w4_contract_set_format(&set, out, sizeof out), 0);
+    cr_expect(strstr(out, "when K<=5120: tree(") && strstr(out, ",align=64)\ntree("), "%s", out);
+    a4w4_contract_set again;
+    cr_assert_eq(a4w4_contract_set_parse(out, &again, err, sizeof err), A4W4_OK, "%s", err);
+    cr_assert_geq(a4w4_contract_set_format(&again, out2, sizeof out2), 0);
+    cr_expect_str_eq(out2, out);
+    a4w4_contract_set_free(&again);
+    a4w4_contract_set_free(&set);
+    static const char *const bad[][2] = {
+        {"when K<=2080.5: ordered(1)\nordered(2)", "predicate 'K<=2080.5'"},
+        {"when K<=: ordered(1)\nordered(2)", "predicate 'K<='"},
+        {"when K=<2080: ordered(1)\nordered(2)", "predicate 'K=<2080'"},
+        {"when K<=2080: tree(split=1,align=64)", "align"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_expect_eq(a4w4_contract_set_parse(bad[i][0], &set, err, sizeof err), A4W4_EINVAL,
+                     "'%s' accepted", bad[i][0]);
+        cr_expect(strstr(err, bad[i][1]), "'%s': '%s' does not name '%s'", bad[i][0], err,
+                  bad[i][1]);
+    }
+}
+
 Test(tree_sets, a_single_contract_is_a_set_of_one_unconditional_rule)
 {
     a4w4_contract_set set;

@@ -2,7 +2,7 @@
 # tests/plugins/gt/ (one plugin per known accumulation order, true and mis-declared builds),
 # the pre-merge cases they are run on, and what their results must say. Source it after
 # setting CLI, SRC and WORK.
-GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz butterfly mbucket split3a64"
+GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz butterfly mbucket split3a64 splitk"
 # the kernels whose trees discover reveals from one requested shape (tests/cli/discover_gt.sh):
 # tiles256's tile=256, splits' fixed boundaries and split3a64's split=3,align=64 come out of
 # the rule of K (three K probed, contracts §4.4), butterfly's lanecomb=xor out of FPRev's pair probes. gt-mbucket (split-K by
@@ -11,6 +11,10 @@ GT_KERNELS="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256
 # between Mpad 32 and 48 (tests/cli/discover_rules.sh)
 GT_DISCOVERABLE="desc pairwise fuse2 fuse4 splits leaf16 rz tc27 il2 il8 rr4 tiles256 f64 f128 f64rz f128rz butterfly split3a64"
 GT_MBUCKET_SHAPES=8x16x1152,200x16x1152
+# gt-splitk (a split count that changes with K) is discovered at GT_SPLITK_SHAPES: one family
+# probed at K 1024, 3072 and 544 (counts 1, 4, 1), its count bisected between (contracts §4.4,
+# tests/cli/discover_splitk.sh)
+GT_SPLITK_SHAPES=32x8x1024,32x8x3072
 GT_PLUGINS=$(dirname "$CLI")/plugins
 
 # gt_backends SUFFIX: "plugin:.../liba4w4_gt_<k>SUFFIX_plugin.so,..." for every kernel
@@ -271,6 +275,48 @@ if rc != 0 or d["verdict"] != "PASS" or not judged:
 for b in bad:
     print("gt: gt-mbucket under its discovered rules of M: " + b)
 print("gt-mbucket: %d entries of %d buckets (Mpad %d to %d) pass under its rules of M" % (judged, len(buckets), min(buckets), max(buckets)))
+sys.exit(1 if bad else 0)
+PY
+}
+
+# gt_run_splitk DIR RUN_ARGS...: gt-splitk's ordered(1) build discovered at GT_SPLITK_SHAPES
+# into DIR/splitk.txt (the split count as a function of K, contracts §4.4: `when K<=1184:
+# ordered(1)`, `when K<=1760: tree(...split=2...align=64)`, `when K<=2592: ..split=3..`, then
+# split=4), then `a4w4check run RUN_ARGS` judged by that file: exit 0, verdict PASS, every
+# entry of the kernel passes with every output the oracle saw judged (every K has a rule).
+gt_run_splitk() {
+  local dir=$1 lib="plugin:$GT_PLUGINS/liba4w4_gt_splitk_mis_plugin.so" rc; shift
+  mkdir -p "$dir"
+  "$CLI" discover --backend "$lib" --shapes "$GT_SPLITK_SHAPES" --out "$dir/splitk.txt" --quiet \
+    --no-evidence --repeats 2 > "$dir/splitk.log" 2>&1 || { echo "gt: discover gt-splitk: exit $? ($(cat "$dir/splitk.log"))"; return 1; }
+  set +e
+  "$CLI" run "$@" --backend "$lib" --contract "$lib=$dir/splitk.txt" --e8m0-code0 2^-127 --quiet \
+    --out "$WORK/out-splitk" > "$WORK/log-splitk" 2>&1
+  rc=$?
+  set -e
+  /usr/bin/python3 - "$WORK/out-splitk" "$rc" "$dir/splitk.txt" <<'PY'
+import json, sys
+d, rc, rules = json.load(open(sys.argv[1] + "/results.json")), int(sys.argv[2]), open(sys.argv[3]).read()
+body = [l for l in rules.splitlines() if l and not l.startswith("#")]
+t = "tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,split=%d,combine=chain,final=rne,align=64)"
+want = ["when K<=1184: ordered(1)", "when K<=1760: " + t % 2, "when K<=2592: " + t % 3, t % 4]
+oracle = {e["name"]: e["checked_outputs"] for e in d["cases"] if e["backend"] == "oracle"}
+bad, ks = [], set()
+for e in d["cases"]:
+    if "_gt_splitk" not in e["backend"]:
+        continue
+    ks.add(e["K"])
+    if e["verdict"] != "pass" or (e["regime"] != "golden" and e["name"] in oracle and
+                                  e["checked_outputs"] != oracle[e["name"]]):
+        bad.append("%s (K %d): %s, %s of %s outputs judged: %s" % (e["name"], e["K"], e["verdict"],
+                   e["checked_outputs"], oracle.get(e["name"]), e.get("note", "")))
+if body != want:
+    bad.append("discover wrote %s" % body)
+if rc != 0 or d["verdict"] != "PASS" or not ks:
+    bad.append("exit %d, verdict %s, expected 0 and PASS; %d K" % (rc, d["verdict"], len(ks)))
+for b in bad:
+    print("gt: gt-splitk under its discovered split count by K: " + b)
+print("gt-splitk: %d K (%d to %d) pass under its rule of K" % (len(ks), min(ks or [0]), max(ks or [0])))
 sys.exit(1 if bad else 0)
 PY
 }

@@ -27,6 +27,8 @@ KERNELS = {
     "butterfly": {"lanes": 8, "lanecomb": "xor"},
     # S = 3 parts of round_up(ceil(K/3), 64) elements, the last ending at K (cuBLAS's split-K)
     "split3a64": {"parts": 3, "align": 64},
+    # S parts of round_up(ceil(K/S), 64), S 1 up to K 1184, 2 up to 1760, 3 up to 2592, then 4
+    "splitk": {"parts": [(1184, 1), (1760, 2), (2592, 3), (None, 4)], "align": 64},
 }
 INF = Q(2) ** 1000  # stands for fp32 overflow under RNE
 
@@ -116,7 +118,9 @@ def model(a, w, sa, sw, K, keys):
     t.update(keys)
     bounds = ([0] + t["split"] + [K]) if not t["tile"] else list(range(0, K, t["tile"])) + [K]
     if t["parts"]:
-        per = -(-(-(-K // t["parts"])) // t["align"]) * t["align"]
+        S = t["parts"] if isinstance(t["parts"], int) else \
+            next(s for top, s in t["parts"] if top is None or K <= top)
+        per = -(-(-(-K // S)) // t["align"]) * t["align"]
         bounds = list(range(0, K, per)) + [K]
     total = Q(0)
     for s in range(len(bounds) - 1):
