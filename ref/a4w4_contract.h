@@ -124,8 +124,9 @@ typedef struct {
 
 /* Parse the file form (a single contract text is a set of one rule). A4W4_OK with *set
  * (free with a4w4_contract_set_free); A4W4_EINVAL with err = "line L: <rule>" (a bad
- * predicate or contract, a rule after an unconditional one, which can never match, text with
- * no rule) and *set empty; A4W4_ENOMEM. */
+ * predicate or contract, a rule that can never match: after an unconditional one, or after
+ * one whose predicates are all among its own; text with no rule) and *set empty;
+ * A4W4_ENOMEM. */
 int a4w4_contract_set_parse(const char *text, a4w4_contract_set *set, char *err, size_t errlen);
 
 /* The contract of the first rule matching shape (M, N, K), or NULL when none does. */

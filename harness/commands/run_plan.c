@@ -6,6 +6,7 @@
 #include "environment.h"
 #include "export.h"
 #include "fsutil.h"
+#include "jsontext.h"
 #include "results.h"
 #include "run_plan.h"
 #include "verify_capture.h"

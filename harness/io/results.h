@@ -62,15 +62,8 @@ char *a4w4_summary_markdown(const cJSON *doc);
  * or NULL with one line in err (the CLI exits 2). */
 cJSON *a4w4_results_read(const char *path, char *err, size_t errlen);
 
-/* Replace, in j, its siblings after it and everything under them, each object key and string
- * value that is not well-formed UTF-8 (raw bytes of a path, a plugin's name, an
- * --upstream-version) by its a4w4_quote_ascii form, every byte outside printable ASCII as
- * \xNN, so that the document printed is JSON (RFC 8259 §8.1) and every report rendered from it
- * is well-formed (docs/cli/run.md, "Results, resume, shards"). Well-formed text is left as it is. */
-void a4w4_json_text_guard(cJSON *j);
-
 /* Write results.json and summary.md into dir atomically, every text through
- * a4w4_json_text_guard first. A document without a "verdict" is
+ * a4w4_json_text_guard (jsontext.h) first. A document without a "verdict" is
  * judged first as complete over the items it holds (a4w4_results_judge with expected =
  * recorded = its distinct case names: layers, hazards). A4W4_ST_OK, or A4W4_ST_IO /
  * A4W4_ST_NOMEM with err set. */

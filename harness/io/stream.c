@@ -12,7 +12,7 @@
 
 #include "a4w4_reports.h"
 #include "fsutil.h"
-#include "results.h"
+#include "jsontext.h"
 
 unsigned long long a4w4_hash_str(const char *s, unsigned long long h)
 {
@@ -262,13 +262,10 @@ int a4w4_header_files_differ(const cJSON *a, const cJSON *b, char *why, size_t l
             const cJSON *ra = pass ? y : x, *rb = pass ? x : y;
             if (y && cJSON_Compare(x, y, 1))
                 continue;
-            int outs = !strncmp(x->string, "bundle:", 7);
-            snprintf(why, len, "the %s of %.200s differ%s (FNV-1a 64 %s, then %s): %s",
-                     outs ? "files" : "library", x->string, outs ? "" : "s",
+            snprintf(why, len, "the files of %.200s differ (FNV-1a 64 %s, then %s): another "
+                     "build of its library, or other outputs, under the same name", x->string,
                      cJSON_IsString(ra) ? ra->valuestring : "not recorded",
-                     cJSON_IsString(rb) ? rb->valuestring : "not recorded",
-                     outs ? "outputs rewritten in the same directory"
-                          : "another build under the same name");
+                     cJSON_IsString(rb) ? rb->valuestring : "not recorded");
             return 1;
         }
     }

@@ -357,6 +357,9 @@ Test(tree_sets, refuses_bad_lines_naming_the_line)
         {"when K>=4096: exact\nordered(1)\n# x\n\nwhen M<=16: ordered(2)",
          "line 5: rule 'when M<=16: ordered(2)' can never match: line 2 before it has no 'when'"},
         {"ordered(1)\nordered(2)", "line 2: rule 'ordered(2)' can never match: line 1"},
+        {"when Mpad<=32: ordered(1)\nwhen K>=64: exact\nwhen K>=64,Mpad<=32 : ordered(2)",
+         "line 3: rule 'when K>=64,Mpad<=32 : ordered(2)' can never match: line 1 before it "
+         "holds wherever it does"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         a4w4_contract_set set;
