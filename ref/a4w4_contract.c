@@ -656,6 +656,44 @@ static int set_append(a4w4_contract_set *set, const a4w4_contract_rule *r, size_
     return A4W4_OK;
 }
 
+/* The earlier rule of set that holds for every shape r holds for (its predicates are all among
+ * r's, the same text: an unconditional rule has none), or NULL. */
+static const a4w4_contract_rule *covered_by(const a4w4_contract_set *set,
+                                            const a4w4_contract_rule *r)
+{
+    for (size_t j = 0; j < set->n; j++) {
+        const a4w4_contract_rule *e = &set->rules[j];
+        size_t found = 0;
+        for (size_t a = 0; a < e->npreds; a++)
+            for (size_t b = 0; b < r->npreds; b++) {
+                const a4w4_shape_pred *x = &e->preds[a], *y = &r->preds[b];
+                if (x->dim == y->dim && x->op == y->op && x->value == y->value &&
+                    x->mod == y->mod) {
+                    found++;
+                    break;
+                }
+            }
+        if (found == e->npreds)
+            return e;
+    }
+    return NULL;
+}
+
+/* The refusal of rule s[0..len) on line `line`, which the earlier rule e covers: the first
+ * rule that holds is a shape's contract (contracts §4.2), so it never holds for any shape.
+ * Returns A4W4_EINVAL. */
+static int never_matches(const char *s, size_t len, unsigned line, const a4w4_contract_rule *e,
+                         char *err, size_t errlen)
+{
+    char raw[72], q[72];
+    snprintf(raw, sizeof raw, "%.*s%s", (int)(len > 60 ? 60 : len), s, len > 60 ? "..." : "");
+    return errf(err, errlen, A4W4_EINVAL, "line %u: rule '%s' can never match: line %u before "
+                "it %s (the first rule that holds is a shape's contract)", line,
+                a4w4_quote(raw, q, sizeof q), e->line,
+                e->npreds ? "holds wherever it does (its predicates are among this one's)"
+                          : "has no 'when'");
+}
+
 int a4w4_contract_set_parse(const char *text, a4w4_contract_set *set, char *err, size_t errlen)
 {
     memset(set, 0, sizeof *set);
@@ -677,6 +715,9 @@ int a4w4_contract_set_parse(const char *text, a4w4_contract_set *set, char *err,
         if (len) {
             a4w4_contract_rule r;
             int rc = parse_rule(s, len, line, &r, err, errlen);
+            const a4w4_contract_rule *e = rc == A4W4_OK ? covered_by(set, &r) : NULL;
+            if (e)
+                rc = never_matches(s, len, line, e, err, errlen);
             if (rc == A4W4_OK && set_append(set, &r, &cap)) {
                 errf(err, errlen, A4W4_EINVAL, "line %u: out of memory", line);
                 rc = A4W4_ENOMEM;
@@ -819,10 +860,13 @@ int a4w4_gemm_contract(const a4w4_contract *c, const uint8_t *a_fp4, const uint8
 
 int a4w4_contract_text_is_rules(const char *s)
 {
+    int lines = 0; /* rule lines seen: a second one makes rules of any first one */
     while (s && *s) {
         s += strspn(s, " \t\r\n");
-        if (*s != '#')
-            return !strncmp(s, "when", 4) && (s[4] == ' ' || s[4] == '\t');
+        if (*s && *s != '#') {
+            if (lines++ || (!strncmp(s, "when", 4) && (s[4] == ' ' || s[4] == '\t')))
+                return 1;
+        }
         s += strcspn(s, "\n");
     }
     return 0;

@@ -72,8 +72,9 @@ int a4w4_gemm_contract(const a4w4_contract *c, const uint8_t *a_fp4, const uint8
 int a4w4_contract_valid(const char *s);
 
 /* 1 when contract text s is the file form's rules: its first line that is neither blank nor a
- * '#' comment starts with "when " (contracts §4.2 "The file form"); 0 for one contract line
- * (parsed strictly: no spaces, no second line) and for NULL. */
+ * '#' comment starts with "when ", or a second such line follows it (contracts §4.2 "The file
+ * form": the set parser then says what is wrong with it, e.g. a rule no shape can reach); 0
+ * for one contract line (parsed strictly: no spaces, no second line) and for NULL. */
 int a4w4_contract_text_is_rules(const char *s);
 
 /* 1 when contract texts a and b (a4w4_contract_valid's forms) name the same contract: the same
@@ -123,7 +124,9 @@ typedef struct {
 
 /* Parse the file form (a single contract text is a set of one rule). A4W4_OK with *set
  * (free with a4w4_contract_set_free); A4W4_EINVAL with err = "line L: <rule>" (a bad
- * predicate or contract, text with no rule) and *set empty; A4W4_ENOMEM. */
+ * predicate or contract, a rule that can never match: after an unconditional one, or after
+ * one whose predicates are all among its own; text with no rule) and *set empty;
+ * A4W4_ENOMEM. */
 int a4w4_contract_set_parse(const char *text, a4w4_contract_set *set, char *err, size_t errlen);
 
 /* The contract of the first rule matching shape (M, N, K), or NULL when none does. */

@@ -125,9 +125,13 @@
  *                 rounding of a node, the accumulator format, split ranges and how they are
  *                 combined, the final rounding; e.g. "tree(reduce=pairwise,fuse=2)". Every
  *                 output is compared bit for bit with the tree oracle. The string may be of
- *                 any length (the harness records it in its canonical spelling). A kernel whose
- *                 order depends on the shape is judged with `run --contract B=FILE` (a file of
- *                 rules per shape) instead.
+ *                 any length (the harness records it in its canonical spelling);
+ *   a rule set    a kernel whose order depends on the shape declares it as the text of a
+ *                 contract file (contracts §4.2): `when` rules, one per line ("when
+ *                 K<=4096: ordered(1)\nordered(2)"), the first rule whose predicates hold
+ *                 for a case's shape is its contract, a shape no rule matches is not judged
+ *                 (the run INCOMPLETE), and a rule after an unconditional one is refused;
+ *                 `run --contract B=FILE` overrides whatever the plugin declares.
  * asm_layout = 1 declares that the kernel reads the ASM layouts (a_scale_shuffled,
  * w_fp4_shuffled, w_scale_swizzled): the harness then reruns it with different pad fills and
  * checks that the valid outputs do not change (contracts §3.3).  0: row-major operands only.

@@ -253,6 +253,7 @@ const a4w4_backend_type a4w4_backend_bundle = {
     .contract = "ordered(1)",
     .needs_arg = 1,
     .full_outputs = 1,
+    .arg_is_outputs = 1,
     .thread_safe = 1, /* each run reads its own file; the context is read-only */
     .prepare = bundle_prepare,
     .code0 = bundle_code0,

@@ -95,6 +95,16 @@ static const char *info_problem(const a4w4_plugin_info *info, size_t contract_le
                  (unsigned)A4W4_PLUGIN_ABI_VERSION);
         return why;
     }
+    if (info->contract && a4w4_contract_text_is_rules(info->contract)) {
+        a4w4_contract_set set; /* the set parser's line says what is wrong with it */
+        char rule[300];
+        int rc = a4w4_contract_set_parse(info->contract, &set, rule, sizeof rule);
+        a4w4_contract_set_free(&set);
+        if (rc == A4W4_EINVAL) {
+            snprintf(why, whylen, "declared rule set (contracts §4.2): %.200s", rule);
+            return why;
+        }
+    }
     if (!info->contract || !a4w4_contract_valid(info->contract) ||
         strlen(info->contract) >= contract_len) {
         char shown[44]; /* the declared text, cut at 40 bytes as before, one line */

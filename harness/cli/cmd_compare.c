@@ -101,7 +101,7 @@ static const a4w4_option compare_options[] = {
                "write DIR/compare.md, compare.html, compare.json (per --format;\n"
                "default all); without --out the Markdown goes to standard output"),
     OPT_CHOICE("format", compare_opts, format, "F", format_names, "md, html, json or all"),
-    OPT_CALLBACK("pair", compare_opts, pairs, "B=C", parse_pair,
+    OPT_CALLBACKS("pair", compare_opts, pairs, "B=C", parse_pair,
                  "match BASE's backend B with CAND's backend C (repeatable)"),
     OPT_CALLBACK("slower", compare_opts, co.slower_ratio, "RATIO", parse_positive,
                  "list entries at least RATIO times slower (default 1.25)"),

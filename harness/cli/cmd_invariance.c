@@ -101,7 +101,7 @@ static const a4w4_option inv_options[] = {
     OPT_STRING("title", inv_opts, title, "NAME",
                "the name of the --cases or --shapes map and its summary line (a model's\n"
                "layers: \"Qwen3 27B dense layers\"; default the file name)"),
-    OPT_CALLBACK("switch", inv_opts, setup, "M:NAME[:CONTRACT]", cb_switch,
+    OPT_CALLBACKS("switch", inv_opts, setup, "M:NAME[:CONTRACT]", cb_switch,
                  "a framework switch: M' <= M runs NAME (e.g. vLLM's 64:triton-preshuffle),\n"
                  "with CONTRACT when declared; repeat for several"),
     OPT_CALLBACK("ck-contract", inv_opts, setup.ck, "CONTRACT", cb_contract,

@@ -210,10 +210,28 @@ static int is_long_option(const char *a)
            ((a[2] >= 'a' && a[2] <= 'z') || (a[2] >= 'A' && a[2] <= 'Z'));
 }
 
+/* 1 when o takes one value, which a second occurrence would silently replace. */
+static int single_valued(const a4w4_option *o)
+{
+    return o->kind != A4W4_OPT_FLAG && o->kind != A4W4_OPT_STRINGS && !o->repeatable &&
+           (o->kind != A4W4_OPT_CALLBACK || o->argh);
+}
+
+/* The table index that stands for o among the options given: an old spelling's replacement
+ * (the entry of the same field and kind that is not an old spelling), else o's own. */
+static size_t given_index(const a4w4_command_spec *spec, const a4w4_option *o)
+{
+    if (o->instead)
+        for (const a4w4_option *p = spec->options; p->kind != A4W4_OPT_END; p++)
+            if (!p->instead && p->offset == o->offset && p->kind == o->kind)
+                return (size_t)(p - spec->options);
+    return (size_t)(o - spec->options);
+}
+
 /* argv[*i] is an option: find it, take its value (after '=' or the next argument) and store
  * it; *i moves past a value taken from the next argument. 0, or -1 after the error. */
 static int parse_one(const a4w4_command_spec *spec, void *opts, int argc, char **argv, int *i,
-                     unsigned char *noted)
+                     unsigned char *noted, unsigned char *given)
 {
     const char *a = argv[*i];
     const char *name = a + 2, *eq = strchr(a, '=');
@@ -249,6 +267,12 @@ static int parse_one(const a4w4_command_spec *spec, void *opts, int argc, char *
         a4w4_errorf("%s: option --%s needs a value, got an empty one", spec->name, o->name);
         return -1;
     }
+    size_t k = given_index(spec, o);
+    if (single_valued(o) && k < 128 && given[k]++) {
+        a4w4_errorf("%s: --%s given twice (it takes one value; give it once)", spec->name,
+                    spec->options[k].name);
+        return -1;
+    }
     if (o->instead)
         note_old(spec, o, noted);
     return set_value(spec, o, opts, v);
@@ -263,12 +287,13 @@ int a4w4_options_parse(const a4w4_command_spec *spec, void *opts, int argc, char
     }
     int npos = 0, options_end = 0;
     unsigned char noted[128] = {0}; /* old spellings already noted, by table index */
+    unsigned char given[128] = {0}; /* options of one value given, by table index */
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
         if (!options_end && !strcmp(a, "--")) {
             options_end = 1;
         } else if (!options_end && is_option(a)) {
-            if (parse_one(spec, opts, argc, argv, &i, noted))
+            if (parse_one(spec, opts, argc, argv, &i, noted, given))
                 return A4W4_EXIT_BADINPUT;
         } else if (!spec->args) {
             a4w4_errorf("%s: unexpected argument '%s' (see a4w4check %s --help)", spec->name, a,

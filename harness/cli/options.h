@@ -19,8 +19,11 @@
  *   if (rc != A4W4_OPTS_CONTINUE)
  *       return rc;   (0 after --help, 2 after a usage error)
  *
- * A scalar option given twice keeps the last value (as `--out a --out b` always did); an
- * OPT_STRINGS option collects every occurrence.
+ * An option that takes one value (OPT_INT, OPT_SIZE, OPT_STRING, OPT_LIST, OPT_CHOICE, an
+ * OPT_CALLBACK with a value) given twice is refused (`--out a --out b`: which one was meant is
+ * not for the parser to guess), an old spelling and its replacement counting as one option;
+ * an OPT_STRINGS option and an OPT_CALLBACKS one collect every occurrence, and a flag given
+ * twice is the flag.
  *
  * Old spellings (OPT_OLD_*) stay accepted for one release: they store into the same field
  * as their replacement, are left out of --help, and the first use prints one line on stderr,
@@ -67,6 +70,7 @@ struct a4w4_option {
     const char *rule;           /* OPT_INT, OPT_SIZE: replaces "is not an integer in lo..hi" */
     const char *const *choices; /* OPT_CHOICE: the accepted values, NULL-terminated */
     a4w4_opt_cb cb;             /* OPT_CALLBACK */
+    int repeatable;             /* OPT_CALLBACKS: the callback collects every occurrence */
     const char *instead;        /* an old spelling (accepted for one release, left out of the
                                    help): what to give instead ("--format json"), or
                                    A4W4_OPT_IGNORED for an option that no longer does anything */
@@ -111,7 +115,7 @@ enum { A4W4_OPTS_CONTINUE = -1 };
  * ("-1"); after "--" everything is positional. -h or --help anywhere before "--" prints the
  * help on stdout. Returns A4W4_OPTS_CONTINUE, A4W4_EXIT_PASS after the help, or
  * A4W4_EXIT_BADINPUT after one line on stderr: an unknown option, a missing or empty value
- * (`--out=`), a value given to a flag, a number that is not a4w4_parse_int's or out of range, a value not among the choices, an OPT_STRINGS or
+ * (`--out=`), a value given to a flag, an option of one value given twice, a number that is not a4w4_parse_int's or out of range, a value not among the choices, an OPT_STRINGS or
  * OPT_LIST over capacity, a positional argument to a command that takes none, or a
  * callback's message. */
 int a4w4_options_parse(const a4w4_command_spec *spec, void *opts, int argc, char **argv,
@@ -191,6 +195,10 @@ int a4w4_opt_cb_unset(const a4w4_option *opt, void *field, const char *value, ch
 #define OPT_CALLBACK(nm, T, f, ah, fn, hl)                                                    \
     {.kind = A4W4_OPT_CALLBACK, .name = nm, .offset = offsetof(T, f), .argh = ah, .help = hl, \
      .cb = fn}
+/* A callback that collects every occurrence (`compare --pair`, `invariance --switch`). */
+#define OPT_CALLBACKS(nm, T, f, ah, fn, hl)                                                   \
+    {.kind = A4W4_OPT_CALLBACK, .name = nm, .offset = offsetof(T, f), .argh = ah, .help = hl, \
+     .cb = fn, .repeatable = 1}
 #define OPT_END() {.kind = A4W4_OPT_END}
 
 /* Old spellings: `use` is what to give instead (A4W4_OPT_IGNORED: nothing, it is ignored). */

@@ -229,6 +229,16 @@ static int resolve_cases(a4w4_matrix *m, const char *set, const char *cases_path
     return 0;
 }
 
+/* Fold a bundle item into the identity hash h: its name, then its file's bytes (docs/cli/run.md,
+ * "Results, resume, shards": a bundle rewritten under the same name is another matrix). A
+ * file that cannot be read folds a marker instead (its item is judged bad input later). */
+static unsigned long long hash_bundle(const char *name, const char *path, unsigned long long h)
+{
+    int ok;
+    h = a4w4_hash_file(path, a4w4_hash_str(name, h), &ok);
+    return ok ? h : a4w4_hash_str("\001unreadable", h);
+}
+
 int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
                      const char *golden_dir, char *err, size_t errlen)
 {
@@ -250,7 +260,7 @@ int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
     m->hash = a4w4_hash_file(m->cases_path, 0xCBF29CE484222325ull, &ok);
     for (size_t i = 0; i < m->nbundles; i++) {
         const char *b = strrchr(m->bundles[i], '/');
-        m->hash = a4w4_hash_str(b ? b + 1 : m->bundles[i], m->hash);
+        m->hash = hash_bundle(b ? b + 1 : m->bundles[i], m->bundles[i], m->hash);
     }
     return 0;
 }
@@ -286,7 +296,7 @@ int a4w4_matrix_load_bundles(a4w4_matrix *m, const char *const *paths, size_t n,
             return A4W4_MATRIX_EUSAGE;
         }
         m->nbundles++;
-        m->hash = a4w4_hash_str(b, m->hash);
+        m->hash = hash_bundle(b, paths[i], m->hash);
     }
     return 0;
 }
@@ -450,7 +460,8 @@ int a4w4_matrix_add_captures(a4w4_matrix *m, const char *dir, char *err, size_t 
     for (size_t i = 0; i < n; i++) {
         char name[512];
         a4w4_matrix_item_name(m, k0 + i, name, sizeof name);
-        m->hash = a4w4_hash_str(name, m->hash);
+        m->hash = m->ncaptures ? hash_bundle(name, m->captures[i], m->hash)
+                               : a4w4_hash_str(name, m->hash);
     }
     return 0;
 }

@@ -20,7 +20,9 @@ typedef struct {
     char **captures;           /* ncaptures capture bundle paths (a4w4check.capture's) */
     size_t ncaptures;
     char *captures_dir;        /* --captures DIR (NULL: none asked for) */
-    unsigned long long hash;   /* FNV-1a 64 of the case file bytes and the bundle file names */
+    /* FNV-1a 64 of the case file's bytes, then of each golden, operand or capture bundle's
+     * file name and bytes (docs/cli/run.md, "Results, resume, shards") */
+    unsigned long long hash;
     /* The matrix before a4w4_matrix_select narrowed it (`--case`): its hash and item names
      * (NULL, 0: never narrowed, the matrix is its own base). Results made before the run
      * (bundle:DIR) belong to the base: a subset of it reruns them. */
@@ -67,7 +69,8 @@ int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
 
 /* Load a matrix of bundle files only (`run --bundle FILE`): no cases, the given case or
  * operand bundles (contracts §7, gen/export.h, engine/failing.h) as golden items named
- * "golden/<file name without .safetensors>", set "bundle". Returns 0, or A4W4_MATRIX_EUSAGE
+ * "golden/<file name without .safetensors>", set "bundle", each file's name and bytes folded
+ * into the hash. Returns 0, or A4W4_MATRIX_EUSAGE
  * with err (a path without .safetensors, two files of one name, out of memory). */
 int a4w4_matrix_load_bundles(a4w4_matrix *m, const char *const *paths, size_t n, char *err,
                              size_t errlen);
@@ -85,7 +88,7 @@ void a4w4_matrix_bundle_name(const a4w4_matrix *m, size_t i, char *buf, size_t l
 
 /* Add every *.safetensors under DIR, subdirectories included (sorted by path; symbolic links
  * to directories not followed; 16 levels at most), as capture items "capture/<path under DIR
- * without .safetensors>", folding the names into the hash. A DIR holding none is one item
+ * without .safetensors>", folding their names and bytes into the hash. A DIR holding none is one item
  * A4W4_CAPTURES_NONE (the run records it as a skip: captures were asked for and none was
  * judged, so the verdict is never PASS). 0, or A4W4_MATRIX_EUSAGE with err when a directory
  * cannot be read or a name holds a control byte. */

@@ -6,6 +6,7 @@
 #include "environment.h"
 #include "export.h"
 #include "fsutil.h"
+#include "jsontext.h"
 #include "results.h"
 #include "run_plan.h"
 #include "verify_capture.h"
@@ -126,19 +127,24 @@ static void header_budget(cJSON *header, const a4w4_run_plan *p, const a4w4_run_
     cJSON_AddStringToObject(header, "judge", p->dev ? p->dev->describe(p->dev->self) : "host");
 }
 
-/* "backend_files": the library of each backend whose type runs one (arg_is_library: a
- * plugin), FNV-1a 64 of its bytes, so that --resume and merge refuse results of another build
- * of the library under the same name (part of the identity, harness/io/stream.c). Left out
- * when no backend runs a library. */
+/* "backend_files": the files of each backend whose type runs them, FNV-1a 64: a plugin's
+ * library (arg_is_library: its bytes), a bundle directory (arg_is_outputs: its files' names
+ * and bytes), so that --resume and merge refuse results of another build of the library, or
+ * of other outputs, under the same name (part of the identity, harness/io/stream.c). Left out
+ * when no backend runs such files. */
 static void header_backend_files(cJSON *header, const a4w4_run_plan *p)
 {
     cJSON *files = NULL;
     for (size_t i = 0; i < p->nb; i++) {
         const char *arg = strchr(p->bk[i].name, ':');
-        if (!p->bk[i].type || !p->bk[i].type->arg_is_library || !arg)
+        const a4w4_backend_type *t = p->bk[i].type;
+        if (!t || !(t->arg_is_library || t->arg_is_outputs) || !arg)
             continue;
         char h[20];
-        a4w4_file_fnv1a64(arg + 1, h);
+        if (t->arg_is_library)
+            a4w4_file_fnv1a64(arg + 1, h);
+        else
+            a4w4_dir_fnv1a64(arg + 1, h);
         if (!files)
             files = cJSON_AddObjectToObject(header, "backend_files");
         cJSON_AddStringToObject(files, p->bk[i].name, h);
@@ -177,6 +183,7 @@ cJSON *a4w4_run_header(const a4w4_run_plan *p, const a4w4_run_settings *s,
     cJSON_AddNumberToObject(header, "shard_items", (double)p->mine);
     header_budget(header, p, s);
     a4w4_environment_json(header); /* compiler, commit, host, date, GPU, tables used */
+    a4w4_json_text_guard(header);   /* a path's raw bytes: the stream stays JSON too */
     return header;
 }
 

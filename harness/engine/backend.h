@@ -103,6 +103,9 @@ typedef struct {
     /* 1: ARG names the file whose bytes are the system under test (a plugin's library): a
      * run records its FNV-1a 64 ("backend_files"), which --resume and merge hold to */
     int arg_is_library;
+    /* 1: ARG names the directory whose files are the outputs under test (bundle:DIR): a run
+     * records the FNV-1a 64 of its files' names and bytes in "backend_files" too */
+    int arg_is_outputs;
     int gpu;              /* 1: needs a GPU (exit 3 when asked for without one) */
     /* 1: run / layouts / quantize may be entered from several threads at once (callers run
      * cases in parallel, hazards --jobs); 0 (the default of a type that does not say): the

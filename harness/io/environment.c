@@ -4,12 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "environment.h"
 #include "fsutil.h"
+#include "stream.h"
 
 #ifndef A4W4_SOURCE_DIR
 #define A4W4_SOURCE_DIR "."
@@ -36,6 +39,41 @@ void a4w4_file_fnv1a64(const char *path, char out[20])
     while ((c = getc(f)) != EOF)
         h = (h ^ (unsigned char)c) * 0x100000001B3ull;
     fclose(f);
+    snprintf(out, 20, "%016llx", h);
+}
+
+/* scandir filter: every entry but "." and "..". */
+static int not_dot(const struct dirent *de)
+{
+    return strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+}
+
+void a4w4_dir_fnv1a64(const char *dir, char out[20])
+{
+    struct dirent **names = NULL;
+    int n = scandir(dir, &names, not_dot, alphasort);
+    if (n < 0) {
+        snprintf(out, 20, "unreadable");
+        return;
+    }
+    unsigned long long h = 0xCBF29CE484222325ull;
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        struct stat st;
+        int fits = snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name) <
+                   (int)sizeof path;
+        if (fits && !lstat(path, &st) && S_ISREG(st.st_mode)) {
+            int ok;
+            const char *nm = names[i]->d_name;
+            for (size_t k = 0; k <= strlen(nm); k++) /* the name and its NUL */
+                h = (h ^ (unsigned char)nm[k]) * 0x100000001B3ull;
+            h = a4w4_hash_file(path, h, &ok);
+            if (!ok)
+                h = a4w4_hash_str("\001unreadable", h);
+        }
+        free(names[i]);
+    }
+    free(names);
     snprintf(out, 20, "%016llx", h);
 }
 

@@ -18,6 +18,13 @@ void a4w4_environment_json(cJSON *header);
  * library in a run header's "backend_files" (docs/cli/run.md, "Results, resume, shards"). */
 void a4w4_file_fnv1a64(const char *path, char out[20]);
 
+/* FNV-1a 64 over the regular files directly in dir (not its subdirectories; symbolic links
+ * not followed), in name order: each file's name, a NUL, then its bytes; 16 lowercase hex
+ * digits and a NUL in out (20 bytes), "unreadable" when dir cannot be listed. The hash of a
+ * bundle:DIR backend's outputs in a run header's "backend_files" (docs/cli/run.md, "Results,
+ * resume, shards"). */
+void a4w4_dir_fnv1a64(const char *dir, char out[20]);
+
 /* The commit of the checkout whose top level is the directory src (real paths compared):
  * writes its HEAD (7..64 lowercase hex digits) into out (outlen bytes, at least 65 for a
  * SHA-256 repository) and sets *dirty (when not NULL) to whether tracked files differ from

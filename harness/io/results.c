@@ -9,6 +9,7 @@
 
 #include "a4w4_reports.h"
 #include "fsutil.h"
+#include "jsontext.h"
 #include "known.h"
 
 static const char *const verdict_text[3] = {"PASS", "FAIL", "INCOMPLETE"};
@@ -345,6 +346,7 @@ char *a4w4_summary_markdown(const cJSON *doc)
 
 a4w4_hstatus a4w4_results_write(cJSON *doc, const char *dir, char *err, size_t errlen)
 {
+    a4w4_json_text_guard(doc); /* raw bytes of a path or a name: still JSON, still XML */
     if (!cJSON_GetObjectItemCaseSensitive(doc, "verdict")) {
         size_t items = distinct_names(cJSON_GetObjectItemCaseSensitive(doc, "cases"));
         a4w4_completeness c = {items, items};

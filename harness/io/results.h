@@ -62,7 +62,8 @@ char *a4w4_summary_markdown(const cJSON *doc);
  * or NULL with one line in err (the CLI exits 2). */
 cJSON *a4w4_results_read(const char *path, char *err, size_t errlen);
 
-/* Write results.json and summary.md into dir atomically. A document without a "verdict" is
+/* Write results.json and summary.md into dir atomically, every text through
+ * a4w4_json_text_guard (jsontext.h) first. A document without a "verdict" is
  * judged first as complete over the items it holds (a4w4_results_judge with expected =
  * recorded = its distinct case names: layers, hazards). A4W4_ST_OK, or A4W4_ST_IO /
  * A4W4_ST_NOMEM with err set. */

@@ -12,6 +12,7 @@
 
 #include "a4w4_reports.h"
 #include "fsutil.h"
+#include "jsontext.h"
 
 unsigned long long a4w4_hash_str(const char *s, unsigned long long h)
 {
@@ -261,9 +262,9 @@ int a4w4_header_files_differ(const cJSON *a, const cJSON *b, char *why, size_t l
             const cJSON *ra = pass ? y : x, *rb = pass ? x : y;
             if (y && cJSON_Compare(x, y, 1))
                 continue;
-            snprintf(why, len, "the library of %.200s differs (FNV-1a 64 %s, then %s): "
-                     "another build under the same name",
-                     x->string, cJSON_IsString(ra) ? ra->valuestring : "not recorded",
+            snprintf(why, len, "the files of %.200s differ (FNV-1a 64 %s, then %s): another "
+                     "build of its library, or other outputs, under the same name", x->string,
+                     cJSON_IsString(ra) ? ra->valuestring : "not recorded",
                      cJSON_IsString(rb) ? rb->valuestring : "not recorded");
             return 1;
         }
@@ -455,6 +456,7 @@ a4w4_hstatus a4w4_stream_case(a4w4_stream *st, const char *name, const cJSON *en
     cJSON *w = cJSON_CreateObject();
     cJSON_AddStringToObject(w, "case", name);
     cJSON_AddItemToObject(w, "entries", cJSON_Duplicate(entries, 1));
+    a4w4_json_text_guard(w); /* as the header (run_plan.c): a backend's raw name matches it */
     char *s = cJSON_PrintUnformatted(w);
     cJSON_Delete(w);
     if (!s) {

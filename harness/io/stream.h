@@ -1,7 +1,7 @@
 /* stream.h — crash-safe results: results.jsonl in the output directory.
  *
  * Line 1 is the run's identity {"a4w4check_header": {...}} (schema, tool version, set, cases
- * file, matrix_hash = FNV-1a of the case file bytes and the golden bundle names, shard "i/n",
+ * file, matrix_hash = FNV-1a of the case file bytes and the bundles' names and bytes, shard "i/n",
  * backends, full). Every later line is one finished case {"case": NAME, "entries": [...]},
  * written with one write(), so a kill loses at most the case in flight, and fsync'd at most
  * once a second (a4w4_stream below), so a machine crash loses at most that second's cases (a

@@ -36,8 +36,10 @@ newline-terminated) after every case when stderr is not a terminal, on a termina
 
 Exit: 0 every case written; 1 some case's kernel failed (named in the manifest's "failed");
 2 bad input (an operand bundle or manifest breaks a rule or is not a regular file, a FIFO
-say, refused at once; unknown kernel, no or bad contract, an unusable output directory or
---out the --ops directory itself); 3 the kernel's Python package, or numpy, is not importable.
+say, refused at once; unknown kernel, no or bad contract, or --out the --ops directory
+itself); 3 the kernel's Python package, or numpy, is not importable; 4 an output could not be
+written (--out cannot be created or is not a directory, an earlier run's file there cannot be
+removed, an output or the manifest cannot be written), as for the C commands (docs/cli).
 Failures are one line on stderr starting "a4w4check.external: ".
 """
 from __future__ import annotations
@@ -67,6 +69,10 @@ CODE0_READINGS = ("2^-127", "2^-126")
 
 class Usage(Exception):
     """Bad input: one line, exit 2."""
+
+
+class Unwritable(Exception):
+    """An output that could not be written: one line, exit 4 (docs/cli/README.md)."""
 
 
 def _say(msg: object) -> None:
@@ -257,7 +263,17 @@ def _clear_earlier(out: str, names: Iterable[str]) -> None:
         except FileNotFoundError:
             pass
         except OSError as e:
-            raise Usage(f"{out}: cannot remove an earlier run's {f} ({e.strerror})") from None
+            raise Unwritable(f"{out}: cannot remove an earlier run's {f} ({e.strerror})") from None
+
+
+def _save(out: str, name: str, y: Any, meta: dict[str, str], kernel: str, contract: str) -> None:
+    """Case name's output bundle into out; Unwritable when the file cannot be written (a full
+    disk is no failure of the kernel's)."""
+    try:
+        bundle.save_output(out, name, y, source=meta, kernel=kernel, contract=contract)
+    except OSError as e:
+        raise Unwritable(f"{os.path.join(out, bundle.file_name(name))}: cannot write "
+                         f"({e.strerror})") from None
 
 
 def _same_dir(a: str, b: str) -> bool:
@@ -282,7 +298,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
-        raise Usage(f"{args.out}: cannot create the output directory ({e.strerror})") from None
+        raise Unwritable(f"{args.out}: cannot create the output directory ({e.strerror})") from None
+    if not os.path.isdir(args.out):
+        raise Unwritable(f"{args.out}: not a directory")
     _clear_earlier(args.out, paths)
     written: list[str] = []
     failed: dict[str, str] = {}
@@ -298,24 +316,27 @@ def run(args: argparse.Namespace) -> int:
         meta: dict[str, str] = {}
         try:
             meta, y = _run_case(kern, path, device)
-            bundle.save_output(args.out, name, y, source=meta, kernel=kern.name,
-                               contract=contract)
-            written.append(name)
         except BundleError:
             raise
         except Exception as e:  # the kernel's failure is this case's, the rest go on
             failed[name] = " ".join(f"{type(e).__name__}: {e}".split())
+        else:
+            _save(args.out, name, y, meta, kern.name, contract)
+            written.append(name)
         progress.case_done(done, name, "x".join(meta.get(k, "?") for k in ("M", "N", "K")))
     # discover's probe rounds are read by discover, never judged; a bounded(S) kernel's
     # outputs may differ from call to call within its bound, which only the harness can judge
     if not probes and "bounded" not in contract:
         _repeat_first(kern, paths, args.out, device, written, failed)
-    bundle.write_outputs_manifest(args.out, kernel=kern.name, contract=contract,
-                                  matrix_hash=manifest.get("matrix_hash", ""),
-                                  tool_version=manifest.get("tool_version", ""),
-                                  cases=written, failed=failed, e8m0_code0=code0,
-                                  note="probes" if probes and not (args.contract or
-                                                                   kern.contract) else None)
+    try:
+        bundle.write_outputs_manifest(args.out, kernel=kern.name, contract=contract,
+                                      matrix_hash=manifest.get("matrix_hash", ""),
+                                      tool_version=manifest.get("tool_version", ""),
+                                      cases=written, failed=failed, e8m0_code0=code0,
+                                      note="probes" if probes and not (args.contract or
+                                                                       kern.contract) else None)
+    except OSError as e:
+        raise Unwritable(f"{args.out}: cannot write manifest.json ({e.strerror})") from None
     print(f"{PROG}: {kern.name} ({contract}) on {device}: {len(written)} cases written, "
           f"{len(failed)} failed" + (f", {len(left)} left out (--max-outputs)" if left else "") +
           f" -> {args.out}")
@@ -331,6 +352,9 @@ def main(argv: Sequence[str] | None = None, prog: str = f"python -m {PROG}") -> 
     except kernels.KernelUnavailable as e:
         _say(e)
         return 3
+    except Unwritable as e:
+        _say(e)
+        return 4
     except (Usage, BundleError, ValueError) as e:
         _say(e)
         return 2

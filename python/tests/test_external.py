@@ -212,6 +212,24 @@ def test_bad_usage_exits_2_with_one_line(opsdir, tmp_path, capsys, user_module, 
     assert not (tmp_path / "o").exists()
 
 
+def test_an_unusable_out_exits_4_as_the_c_commands_do(opsdir, tmp_path, capsys, monkeypatch):
+    # docs/cli/README.md: 4 an output file could not be written (before: exit 2, "bad input")
+    (tmp_path / "file").write_text("x")
+    assert run(opsdir[0], tmp_path / "file", "torch-dequant") == 4
+    assert "file: cannot create the output directory" in one_error_line(capsys)
+    assert run(opsdir[0], tmp_path / "file" / "sub", "torch-dequant") == 4
+    one_error_line(capsys)
+
+    # an output that cannot be written (a full disk) stops the run: no failure of the kernel's
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(bundle.codec, "save", full)
+    assert run(opsdir[0], tmp_path / "o", "torch-dequant") == 4
+    assert "cannot write (No space left on device)" in one_error_line(capsys)
+    assert not (tmp_path / "o" / "manifest.json").exists()
+
+
 def corrupt(d, how):
     p = d / "seventeen.safetensors"
     data = bytearray(p.read_bytes())

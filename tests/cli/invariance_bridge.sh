@@ -123,7 +123,7 @@ echo "$out" | grep -q "M 2: FAILED: .*invariance_m2_n64_k512_reversed.*RuntimeEr
   fail "failed call line: $out"
 echo "$out" | grep -q "M 33: variant at M 33" || fail "after a failed call: $out"
 # outputs of another measurement set: refused, one line, exit 2
-out=$(inv --measure "bundle:$WORK/split" --m 1,2 2>&1); rc=$?
+out=$("$CLI" invariance --shapes "$WORK/pairs.csv" --m 1,2 --measure "bundle:$WORK/split" 2>&1); rc=$?
 [ $rc = 2 ] || fail "other --m exit $rc (2 expected): $out"
 echo "$out" | grep -q "export the operands with the same --cases or --shapes and --m" || fail "other --m line: $out"
 

@@ -17,14 +17,14 @@ run --shard 1/2 --out s1 || fail "shard 1: exit $?"
 printf 'rebuilt' >> libx.so
 code run --out whole --resume
 [ "$rc" = 2 ] || { cat err.txt; fail "--resume after a rebuild: exit $rc, expected 2"; }
-grep -q "resume refused: the library of plugin:./libx.so differs" err.txt ||
+grep -q "resume refused: the files of plugin:./libx.so differ" err.txt ||
   { cat err.txt; fail "--resume: the refusal does not name the library"; }
 [ "$(wc -l < err.txt)" = 1 ] || { cat err.txt; fail "--resume: more than one line"; }
 
 run --shard 2/2 --out s2 || fail "shard 2: exit $?"
 code "$CLI" merge --out m s1 s2
 [ "$rc" = 2 ] || { cat err.txt; fail "merge of two builds: exit $rc, expected 2"; }
-grep -q "the library of plugin:./libx.so differs" err.txt ||
+grep -q "the files of plugin:./libx.so differ" err.txt ||
   { cat err.txt; fail "merge: the refusal does not name the library"; }
 [ ! -e m/results.json ] || fail "merge refused but wrote m/results.json"
 

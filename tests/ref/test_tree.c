@@ -399,6 +399,13 @@ Test(tree_sets, refuses_bad_lines_naming_the_line)
         {"when M==1,M==1,M==1,M==1,M==1,M==1,M==1,M==1,M==1: exact", "at most 8"},
         {"ordered(1)\n\nwhen K>=1: tree(leaf=3)", "line 3: contract 'tree(leaf=3)': leaf=3"},
         {"exact junk", "line 1: contract 'exact junk'"},
+        /* after a rule without `when` no rule can match (contracts §4.2 "The file form") */
+        {"when K>=4096: exact\nordered(1)\n# x\n\nwhen M<=16: ordered(2)",
+         "line 5: rule 'when M<=16: ordered(2)' can never match: line 2 before it has no 'when'"},
+        {"ordered(1)\nordered(2)", "line 2: rule 'ordered(2)' can never match: line 1"},
+        {"when Mpad<=32: ordered(1)\nwhen K>=64: exact\nwhen K>=64,Mpad<=32 : ordered(2)",
+         "line 3: rule 'when K>=64,Mpad<=32 : ordered(2)' can never match: line 1 before it "
+         "holds wherever it does"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         a4w4_contract_set set;

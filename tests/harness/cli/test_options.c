@@ -102,7 +102,7 @@ Test(options, parses_each_kind_and_keeps_positionals_in_order)
     t_opts o;
     t_init(&o);
     char *argv[] = {"demo", "a.json", "--quiet", "--n", "-1", "--size", "256", "b.json",
-                    "--out", "dir", "--format", "html", "--cb", "x", "--cb", "y", "c.json"};
+                    "--out", "dir", "--format", "html", "--cb", "x", "c.json"};
     a4w4_args args;
     cr_assert_eq(a4w4_options_parse(&t_spec, &o, ARGC(argv), argv, &args), A4W4_OPTS_CONTINUE);
     cr_assert_eq(o.quiet, 1);
@@ -110,7 +110,7 @@ Test(options, parses_each_kind_and_keeps_positionals_in_order)
     cr_assert_eq(o.size, 256);
     cr_assert_str_eq(o.out, "dir");
     cr_assert_eq(o.fmt, 1);
-    cr_assert_eq(o.cb_calls, 2);
+    cr_assert_eq(o.cb_calls, 1);
     cr_assert_eq(args.n, 3);
     cr_assert_str_eq(args.v[0], "a.json");
     cr_assert_str_eq(args.v[1], "b.json");
@@ -158,14 +158,56 @@ Test(options, negative_numbers_and_a_lone_dash_are_positional)
     cr_assert_eq(o.n, -1);
 }
 
-Test(options, repeated_string_keeps_the_last_and_repeatable_collects_every_one)
+/* The table of the repeat tests: every kind once, an old spelling of --out, and a callback
+ * that collects every occurrence. */
+static const a4w4_option t_rep_options[] = {
+    OPT_FLAG("quiet", t_opts, quiet, "no progress"),
+    OPT_INT("n", t_opts, n, "N", -1, 4, "a small integer"),
+    OPT_SIZE("size", t_opts, size, "S", 145, 1 << 20, 4, NULL, "a size"),
+    OPT_STRING("out", t_opts, out, "DIR", "where"),
+    OPT_OLD_STRING("output-dir", t_opts, out, "--out"),
+    OPT_STRINGS("tuned", t_opts, tuned, "CSV", "repeatable"),
+    OPT_LIST("backend", t_opts, list, "LIST", "comma-separated"),
+    OPT_CHOICE("format", t_opts, fmt, "F", t_formats, "md, html or all"),
+    OPT_CALLBACK("cb", t_opts, cb_calls, "V", t_callback, "counted"),
+    OPT_CALLBACKS("cbs", t_opts, cb_calls, "V", t_callback, "counted, repeatable"),
+    OPT_END(),
+};
+static const a4w4_command_spec t_rep_spec = {"demo", "usage: demo\n\n", t_rep_options,
+                                             "FILE...", "exit: 0 ok\n"};
+
+Test(options, a_single_value_given_twice_is_refused_a_repeatable_one_collected)
 {
+    static const char *const twice[][5] = {
+        {"--out", "a", "--out", "b", "out"},        {"--out", "a", "--output-dir", "b", "out"},
+        {"--n", "1", "--n=2", NULL, "n"},           {"--size", "148", "--size", "152", "size"},
+        {"--backend", "x", "--backend", "y", "backend"}, {"--format", "md", "--format", "md", "format"},
+        {"--cb", "1", "--cb", "2", "cb"}};
+    for (size_t i = 0; i < sizeof twice / sizeof twice[0]; i++) {
+        t_opts o;
+        t_init(&o);
+        char *argv[6] = {"demo"};
+        int argc = 1;
+        for (int k = 0; k < 4 && twice[i][k]; k++)
+            argv[argc++] = (char *)twice[i][k];
+        a4w4_args args;
+        char err[512], want[200];
+        cr_assert_eq(parse_capture(&t_rep_spec, &o, argc, argv, &args, err, sizeof err),
+                     A4W4_EXIT_BADINPUT, "%s twice", twice[i][0]);
+        snprintf(want, sizeof want, "a4w4check: demo: --%s given twice (it takes one value; "
+                 "give it once)\n", twice[i][4]);
+        cr_assert_str_eq(err, want);
+    }
     t_opts o;
     t_init(&o);
-    char *argv[] = {"demo", "--out", "a", "--tuned", "t1", "--out", "b", "--tuned", "t2"};
+    char *argv[] = {"demo", "--quiet", "--tuned", "t1", "--cbs", "1", "--quiet", "--tuned",
+                    "t2", "--cbs", "2", "--out", "a"};
     a4w4_args args;
-    cr_assert_eq(a4w4_options_parse(&t_spec, &o, ARGC(argv), argv, &args), A4W4_OPTS_CONTINUE);
-    cr_assert_str_eq(o.out, "b");
+    cr_assert_eq(a4w4_options_parse(&t_rep_spec, &o, ARGC(argv), argv, &args),
+                 A4W4_OPTS_CONTINUE);
+    cr_assert_str_eq(o.out, "a");
+    cr_assert_eq(o.quiet, 1);
+    cr_assert_eq(o.cb_calls, 2);
     cr_assert_eq(o.tuned.n, 2);
     cr_assert_str_eq(o.tuned.v[0], "t1");
     cr_assert_str_eq(o.tuned.v[1], "t2");
