@@ -233,6 +233,8 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
         int on_dev = b->type->run && run_on_device(j, b, run_case_contract(b, c, &own, NULL, 0));
         int dev_bytes = dev && ((b->type->layouts && b->type->layouts_device) ||
                                 (b->type->quantize && b->type->quantize_device && d->x));
+        if (!on_dev && !dev_bytes) /* a host reader of the ASM layouts, perhaps */
+            a4w4_case_wsh_complete(d, s);
         if (b->type->run)
             run_gemm_backend(r, b, c, d, on_dev ? ds : s, on_dev ? jd : j, src, e);
         else if (dev_bytes)
@@ -349,12 +351,37 @@ static long plan_index(const a4w4_budget_plan *p, const a4w4_case *c)
     return p && c >= p->cases && c < p->cases + p->ncases ? (long)(c - p->cases) : -1;
 }
 
+/* 1 when every entry of case c is judged on the device (docs/architecture.md "Judging on the
+ * device"): a device judge, a regime it takes (range: the C oracles'), and every selected
+ * backend's device form for c (a GEMM's contract one the device takes, run_on_device; a
+ * quantizer's needs the normal regime's activations). E8M0 code 0, known once generated,
+ * still sends a case to the host's sample. */
+static int judged_on_device(const a4w4_runner *r, const a4w4_case *c)
+{
+    const judging j = {.dev = r->dev};
+    if (!r->dev || c->regime == A4W4_REGIME_RANGE)
+        return 0;
+    for (size_t i = 0; i < r->nbackends; i++) {
+        const a4w4_backend *b = &r->backends[i];
+        a4w4_contract own;
+        if (b->type->run ? !run_on_device(&j, b, run_case_contract(b, c, &own, NULL, 0))
+            : b->type->layouts ? !b->type->layouts_device
+            : !b->type->quantize_device || c->regime != A4W4_REGIME_NORMAL)
+            return 0;
+    }
+    return r->nbackends > 0;
+}
+
 /* 1 when every output of c is to be checked on the host: --full, a backend that judges every
- * output (a4w4_backend_type.full_outputs), or a full check the budget buys. */
+ * output (a4w4_backend_type.full_outputs), or a full check the budget buys, unless every
+ * entry of c is judged on the device, which checks every output itself: the host's sample
+ * then re-checks it, and a full one would only compute oracles nothing reads. */
 static int check_all(const a4w4_runner *r, const a4w4_case *c)
 {
     if (r->full || wants_full(r, c))
         return 1;
+    if (judged_on_device(r, c))
+        return 0;
     long k = plan_index(r->plan, c);
     if (k >= 0)
         return r->plan->full[k];
@@ -366,7 +393,7 @@ static void note_sampled(const a4w4_runner *r, const a4w4_case *c, const a4w4_sa
                          a4w4_entry_result *e)
 {
     long k = plan_index(r->plan, c);
-    if (s->full || (k < 0 && r->budget_s <= 0))
+    if (s->full || (k < 0 && r->budget_s <= 0) || judged_on_device(r, c))
         return;
     if (k >= 0)
         run_note(e->note, sizeof e->note, "%ssampled on the host: %zu of %zu outputs (a full "
@@ -457,9 +484,12 @@ void run_prep_case(const a4w4_runner *r, const a4w4_case *c, case_prep *p)
         snprintf(p->err, sizeof p->err, "case %s: out of memory sampling", c->name);
         return;
     }
-    /* a device judge checks every output: every row exists on the host too */
-    int grc = run_wants_device(r) ? a4w4_case_generate_all(c, &p->s, &p->d)
-                                  : a4w4_case_generate(c, &p->s, &p->d);
+    /* a device judge checks every output: every row exists on the host too; when it judges
+     * every entry, the preshuffled weight is deferred (the judge makes its own; run_backends
+     * the host's should a host reader come), else made here, beside the device's work */
+    int grc = !run_wants_device(r) ? a4w4_case_generate(c, &p->s, &p->d)
+            : judged_on_device(r, c) ? a4w4_case_generate_dev(c, &p->s, &p->d)
+                                     : a4w4_case_generate_all(c, &p->s, &p->d);
     double t1 = a4w4_now();
     p->gen_s = t1 - t0;
     p->have_d = 1; /* freed whatever the outcome */

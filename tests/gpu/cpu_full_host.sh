@@ -10,6 +10,8 @@
 # copy of the outputs with --full too, the device entries' re-check covers the same sample
 # (the oracle entry's note), cpu-fallback checks 163,840 outputs with --full. Then the judge's
 # mutant (A4W4_JUDGE_CPU_FAULT=1) with --full: the re-check on the sample still kills it.
+# Without --full and without cpu-fallback, under the default budget, the host's oracles cover
+# the sample alone (the budget buys no full host check when the device judges every entry).
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK"; mkdir -p "$WORK"
@@ -51,6 +53,23 @@ assert 0 < rechecked(f["oracle"]) == k < n, (f["oracle"]["note"], k)
 for b in ("hip-mma-32x128", "hip-mma-atomic"):
     assert f[b]["verdict"] == "pass" and f[b]["checked_outputs"] == n, f[b]
 print("--full: cpu-fallback on %d outputs, the device path re-checked on %d" % (n, k))
+PY
+# the budget (60 s by default) buys no full host check of a case whose every entry the device
+# judges: the host's oracles cover the sample alone
+set +e
+"$CLI" run --e8m0-code0 2^-127 --cases "$WORK/c.csv" --no-golden --backend hip-mma-32x128,hip-mma-atomic \
+  --out "$WORK/budget" --quiet >"$WORK/budget.log" 2>&1
+rc=$?
+set -e
+[ "$rc" = 0 ] || { cat "$WORK/budget.log"; echo "device-only run under the budget: exit $rc"; exit 1; }
+python3 - "$WORK/budget/results.json" "$WORK/sampled/results.json" <<'PY'
+import json, sys
+b, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ob = [e for e in b["cases"] if e["backend"] == "oracle"][0]
+os_ = [e for e in s["cases"] if e["backend"] == "oracle"][0]
+assert ob["note"] == os_["note"], (ob["note"], os_["note"])
+assert b["stages"]["oracle_outputs"] == s["stages"]["oracle_outputs"] < 256 * 640, b["stages"]
+print("device-only under the budget: host oracles on %d outputs" % b["stages"]["oracle_outputs"])
 PY
 rc=$(run mut 1 --full)
 [ "$rc" = 1 ] || { cat "$WORK/mut.log"; echo "judge mutant with --full: exit $rc, expected 1"; exit 1; }
