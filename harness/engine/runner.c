@@ -351,12 +351,7 @@ static long plan_index(const a4w4_budget_plan *p, const a4w4_case *c)
     return p && c >= p->cases && c < p->cases + p->ncases ? (long)(c - p->cases) : -1;
 }
 
-/* 1 when every entry of case c is judged on the device (docs/architecture.md "Judging on the
- * device"): a device judge, a regime it takes (range: the C oracles'), and every selected
- * backend's device form for c (a GEMM's contract one the device takes, run_on_device; a
- * quantizer's needs the normal regime's activations). E8M0 code 0, known once generated,
- * still sends a case to the host's sample. */
-static int judged_on_device(const a4w4_runner *r, const a4w4_case *c)
+int a4w4_judged_on_device(const a4w4_runner *r, const a4w4_case *c)
 {
     const judging j = {.dev = r->dev};
     if (!r->dev || c->regime == A4W4_REGIME_RANGE)
@@ -380,7 +375,7 @@ static int check_all(const a4w4_runner *r, const a4w4_case *c)
 {
     if (r->full || wants_full(r, c))
         return 1;
-    if (judged_on_device(r, c))
+    if (a4w4_judged_on_device(r, c))
         return 0;
     long k = plan_index(r->plan, c);
     if (k >= 0)
@@ -393,7 +388,7 @@ static void note_sampled(const a4w4_runner *r, const a4w4_case *c, const a4w4_sa
                          a4w4_entry_result *e)
 {
     long k = plan_index(r->plan, c);
-    if (s->full || (k < 0 && r->budget_s <= 0) || judged_on_device(r, c))
+    if (s->full || (k < 0 && r->budget_s <= 0) || a4w4_judged_on_device(r, c))
         return;
     if (k >= 0)
         run_note(e->note, sizeof e->note, "%ssampled on the host: %zu of %zu outputs (a full "
@@ -488,7 +483,7 @@ void run_prep_case(const a4w4_runner *r, const a4w4_case *c, case_prep *p)
      * every entry, the preshuffled weight is deferred (the judge makes its own; run_backends
      * the host's should a host reader come), else made here, beside the device's work */
     int grc = !run_wants_device(r) ? a4w4_case_generate(c, &p->s, &p->d)
-            : judged_on_device(r, c) ? a4w4_case_generate_dev(c, &p->s, &p->d)
+            : a4w4_judged_on_device(r, c) ? a4w4_case_generate_dev(c, &p->s, &p->d)
                                      : a4w4_case_generate_all(c, &p->s, &p->d);
     double t1 = a4w4_now();
     p->gen_s = t1 - t0;

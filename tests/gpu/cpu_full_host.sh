@@ -69,6 +69,7 @@ ob = [e for e in b["cases"] if e["backend"] == "oracle"][0]
 os_ = [e for e in s["cases"] if e["backend"] == "oracle"][0]
 assert ob["note"] == os_["note"], (ob["note"], os_["note"])
 assert b["stages"]["oracle_outputs"] == s["stages"]["oracle_outputs"] < 256 * 640, b["stages"]
+assert b["budget"]["cases_device"] == 1 and b["budget"]["cases_full"] == 0, b["budget"]
 print("device-only under the budget: host oracles on %d outputs" % b["stages"]["oracle_outputs"])
 PY
 rc=$(run mut 1 --full)
