@@ -109,6 +109,8 @@ static void header_budget(cJSON *header, const a4w4_run_plan *p, const a4w4_run_
     if (p->budget.full) {
         cJSON_AddNumberToObject(b, "cases_full", (double)p->budget.nfull);
         cJSON_AddNumberToObject(b, "cases_sampled", (double)p->budget.nsampled);
+        if (p->budget.ndevice) /* every entry judged on the device: no host check bought */
+            cJSON_AddNumberToObject(b, "cases_device", (double)p->budget.ndevice);
         cJSON_AddNumberToObject(b, "planned_seconds", p->budget.planned_s);
     }
     if (p->have_rates) {

@@ -191,8 +191,10 @@ int a4w4_budget_plan_make(const a4w4_runner *r, const a4w4_case *cases, size_t n
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        p->est_s[i] = a4w4_full_check_seconds(r, &cases[i]);
-        if (!mine || mine[i])
+        int dev = a4w4_judged_on_device(r, &cases[i]); /* no host check to buy */
+        p->est_s[i] = dev ? 0 : a4w4_full_check_seconds(r, &cases[i]);
+        p->ndevice += dev && (!mine || mine[i]);
+        if (!dev && (!mine || mine[i]))
             order[k++] = (costed){p->est_s[i], i};
     }
     qsort(order, k, sizeof *order, by_cost); /* the cheapest first: most cases in full */

@@ -211,10 +211,13 @@ void run_case_oracles_close(case_oracles *co)
     a4w4_oracles_free(&co->o);
 }
 
-/* Entries for every backend of r on case c (after the oracle's). dev: the device judge of
- * this case (NULL: everything on the host sample), dor: its oracle facts. */
+/* Entries for every backend of r on case c (after the oracle's), judged against j on sample
+ * s; j->dev: the device judge of this case (NULL: everything on the host sample), j->dor: its
+ * oracle facts. A GEMM entry on the device is re-checked on the device path's sample ds
+ * against jd (case_prep's ds, dco: s and j unless the host checks every output). */
 static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_case_data *d,
-                                 const a4w4_sample *s, const judging *j, const case_source *src,
+                                 const a4w4_sample *s, const judging *j, const a4w4_sample *ds,
+                                 const judging *jd, const case_source *src,
                                  a4w4_entry_list *out)
 {
     for (size_t i = 0; i < r->nbackends; i++) {
@@ -228,10 +231,13 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
         const a4w4_devjudge *dev = j->dev;
         a4w4_contract own;
         int on_dev = b->type->run && run_on_device(j, b, run_case_contract(b, c, &own, NULL, 0));
+        int dev_bytes = dev && ((b->type->layouts && b->type->layouts_device) ||
+                                (b->type->quantize && b->type->quantize_device && d->x));
+        if (!on_dev && !dev_bytes) /* a host reader of the ASM layouts, perhaps */
+            a4w4_case_wsh_complete(d, s);
         if (b->type->run)
-            run_gemm_backend(r, b, c, d, s, j, src, e);
-        else if (dev && ((b->type->layouts && b->type->layouts_device) ||
-                         (b->type->quantize && b->type->quantize_device && d->x)))
+            run_gemm_backend(r, b, c, d, on_dev ? ds : s, on_dev ? jd : j, src, e);
+        else if (dev_bytes)
             run_bytes_dev(dev, b, c, d, e), on_dev = 1;
         else if (b->type->layouts)
             run_layout_backend(b, c, d, s, e);
@@ -345,12 +351,32 @@ static long plan_index(const a4w4_budget_plan *p, const a4w4_case *c)
     return p && c >= p->cases && c < p->cases + p->ncases ? (long)(c - p->cases) : -1;
 }
 
+int a4w4_judged_on_device(const a4w4_runner *r, const a4w4_case *c)
+{
+    const judging j = {.dev = r->dev};
+    if (!r->dev || c->regime == A4W4_REGIME_RANGE)
+        return 0;
+    for (size_t i = 0; i < r->nbackends; i++) {
+        const a4w4_backend *b = &r->backends[i];
+        a4w4_contract own;
+        if (b->type->run ? !run_on_device(&j, b, run_case_contract(b, c, &own, NULL, 0))
+            : b->type->layouts ? !b->type->layouts_device
+            : !b->type->quantize_device || c->regime != A4W4_REGIME_NORMAL)
+            return 0;
+    }
+    return r->nbackends > 0;
+}
+
 /* 1 when every output of c is to be checked on the host: --full, a backend that judges every
- * output (a4w4_backend_type.full_outputs), or a full check the budget buys. */
+ * output (a4w4_backend_type.full_outputs), or a full check the budget buys, unless every
+ * entry of c is judged on the device, which checks every output itself: the host's sample
+ * then re-checks it, and a full one would only compute oracles nothing reads. */
 static int check_all(const a4w4_runner *r, const a4w4_case *c)
 {
     if (r->full || wants_full(r, c))
         return 1;
+    if (a4w4_judged_on_device(r, c))
+        return 0;
     long k = plan_index(r->plan, c);
     if (k >= 0)
         return r->plan->full[k];
@@ -362,7 +388,7 @@ static void note_sampled(const a4w4_runner *r, const a4w4_case *c, const a4w4_sa
                          a4w4_entry_result *e)
 {
     long k = plan_index(r->plan, c);
-    if (s->full || (k < 0 && r->budget_s <= 0))
+    if (s->full || (k < 0 && r->budget_s <= 0) || a4w4_judged_on_device(r, c))
         return;
     if (k >= 0)
         run_note(e->note, sizeof e->note, "%ssampled on the host: %zu of %zu outputs (a full "
@@ -418,6 +444,25 @@ double a4w4_stage_sum(const a4w4_stage_times *t)
            t->record_s + t->bundles_s + t->write_s + t->finish_s;
 }
 
+/* The device path's own sample of a case the host checks in full (case_prep's ds, dco): the
+ * case's sample as without the full check, with its oracles, when the device judge may take
+ * the case and that sample is not everything. 0, or -1 when out of memory. */
+static int prep_device_sample(const a4w4_runner *r, const a4w4_case *c, case_prep *p)
+{
+    if (!p->s.full || !run_wants_device(r))
+        return 0;
+    if (a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, 0, &p->ds) != A4W4_OK)
+        return -1;
+    p->have_ds = 1;
+    if (p->ds.full) { /* a small case: its sample is every output, as the host's */
+        a4w4_sample_free(&p->ds);
+        p->have_ds = 0;
+        return 0;
+    }
+    p->have_dco = 1;
+    return run_case_oracles_open(&p->dco, &p->d, &p->ds, r->code0_reading, r->max_timeouts);
+}
+
 void run_prep_case(const a4w4_runner *r, const a4w4_case *c, case_prep *p)
 {
     memset(p, 0, sizeof *p);
@@ -434,9 +479,12 @@ void run_prep_case(const a4w4_runner *r, const a4w4_case *c, case_prep *p)
         snprintf(p->err, sizeof p->err, "case %s: out of memory sampling", c->name);
         return;
     }
-    /* a device judge checks every output: every row exists on the host too */
-    int grc = run_wants_device(r) ? a4w4_case_generate_all(c, &p->s, &p->d)
-                                  : a4w4_case_generate(c, &p->s, &p->d);
+    /* a device judge checks every output: every row exists on the host too; when it judges
+     * every entry, the preshuffled weight is deferred (the judge makes its own; run_backends
+     * the host's should a host reader come), else made here, beside the device's work */
+    int grc = !run_wants_device(r) ? a4w4_case_generate(c, &p->s, &p->d)
+            : a4w4_judged_on_device(r, c) ? a4w4_case_generate_dev(c, &p->s, &p->d)
+                                     : a4w4_case_generate_all(c, &p->s, &p->d);
     double t1 = a4w4_now();
     p->gen_s = t1 - t0;
     p->have_d = 1; /* freed whatever the outcome */
@@ -448,7 +496,8 @@ void run_prep_case(const a4w4_runner *r, const a4w4_case *c, case_prep *p)
         return;
     }
     p->have_co = 1;
-    int orc = run_case_oracles_open(&p->co, &p->d, &p->s, r->code0_reading, r->max_timeouts);
+    int orc = run_case_oracles_open(&p->co, &p->d, &p->s, r->code0_reading, r->max_timeouts) ||
+              prep_device_sample(r, c, p);
     p->oracle_s = a4w4_now() - t1;
     if (orc)
         snprintf(p->err, sizeof p->err, "case %s: out of memory for the oracles", c->name);
@@ -458,13 +507,17 @@ void run_prep_case(const a4w4_runner *r, const a4w4_case *c, case_prep *p)
 
 void run_prep_free(case_prep *p)
 {
+    if (p->have_dco)
+        run_case_oracles_close(&p->dco);
+    if (p->have_ds)
+        a4w4_sample_free(&p->ds);
     if (p->have_co)
         run_case_oracles_close(&p->co);
     if (p->have_d)
         a4w4_case_data_free(&p->d);
     if (p->have_s)
         a4w4_sample_free(&p->s);
-    p->have_s = p->have_d = p->have_co = 0;
+    p->have_s = p->have_d = p->have_co = p->have_ds = p->have_dco = 0;
 }
 
 /* The prepared case c: the prefetch's (the wait for it in the stage table, split between
@@ -486,7 +539,7 @@ static case_prep *prepared(const a4w4_runner *r, const a4w4_case *c, case_prep *
         T->host_oracle_s += both > 0 ? waited * P->oracle_s / both : 0;
     }
     if (T && P->have_co && P->st == A4W4_ST_OK)
-        T->oracle_outputs += (double)P->co.o.count;
+        T->oracle_outputs += (double)P->co.o.count + (P->have_dco ? (double)P->dco.o.count : 0);
     return P;
 }
 
@@ -498,8 +551,8 @@ static a4w4_hstatus run_prepared(const a4w4_runner *r, const a4w4_case *c, case_
 {
     a4w4_stage_times *T = r->stages;
     a4w4_case_data *d = &P->d;
-    a4w4_sample *s = &P->s;
-    case_oracles *co = &P->co;
+    a4w4_sample *s = &P->s, *ds = P->have_ds ? &P->ds : s;
+    case_oracles *co = &P->co, *dco = P->have_dco ? &P->dco : co;
     const int use_dev = run_wants_device(r);
     a4w4_hstatus st = A4W4_ST_NOMEM;
     case_source src = {c, s, NULL, use_dev};
@@ -509,16 +562,16 @@ static a4w4_hstatus run_prepared(const a4w4_runner *r, const a4w4_case *c, case_
     memset(&dor, 0, sizeof dor);
     double t0 = a4w4_now();
     const a4w4_devjudge *dev = use_dev ? run_device_for(r, c, d, &need, dwhy, sizeof dwhy) : NULL;
-    co->j.dev = dev;
-    co->j.dor = &dor;
-    co->j.bounded_s = need.bounded_s;
+    co->j.dev = dco->j.dev = dev;
+    co->j.dor = dco->j.dor = &dor;
+    co->j.bounded_s = dco->j.bounded_s = need.bounded_s;
     a4w4_entry_result *e = a4w4_entry_list_add(out);
     if (!e)
         snprintf(err, errlen, "case %s: out of memory for the results", c->name);
     else {
         size_t first = out->n - 1;
         if (dev)
-            run_oracle_entry_dev(dev, &need, c, d, s, &co->o, &dor, e);
+            run_oracle_entry_dev(dev, &need, c, d, ds, &dco->o, &dor, e);
         else
             oracle_entry(c, d, s, &co->o, e);
         double t1 = a4w4_now();
@@ -531,7 +584,7 @@ static a4w4_hstatus run_prepared(const a4w4_runner *r, const a4w4_case *c, case_
         e->has_cost = 1; /* the case's shared work (before e can move: the list grows) */
         e->cost_ms = (shared_s + a4w4_now() - t0) * 1e3;
         t0 = a4w4_now();
-        st = run_backends(r, c, d, s, &co->j, &src, out);
+        st = run_backends(r, c, d, s, &co->j, ds, &dco->j, &src, out);
         if (st == A4W4_ST_OK)
             st = run_statecheck(r, c, out);
         if (T)

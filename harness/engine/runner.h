@@ -54,6 +54,8 @@ typedef struct {
     double *est_s;
     double budget_s, planned_s; /* the budget and the estimate of what it buys */
     size_t nfull, nsampled, ncheaper;
+    size_t ndevice; /* cases every entry of which the device judges (a4w4_judged_on_device):
+                       the budget buys nothing there, they are neither full nor sampled */
 } a4w4_budget_plan;
 
 /* Where a run's wall time goes, summed over its cases (seconds): generating operands, the
@@ -168,6 +170,13 @@ size_t a4w4_pad_variant_count(size_t M, size_t K);
  * that reads the ASM layouts its pad variants, a4w4_pad_variant_count) at its rate and its
  * tree contract's oracle for this shape, if any, plus (M + N) * K generated elements. The rates are r->rates when measured, else the constants. */
 double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c);
+
+/* 1 when r has a device judge and every entry of case c is judged on the device: a regime the
+ * judge takes (not range) and every selected backend's device form for c (a GEMM's contract
+ * ordered(S) or bounded(S), a layout's, a quantizer's on the normal regime's activations);
+ * E8M0 code 0, known once generated, may still send the case to the host. The host then
+ * checks c on its sample alone (docs/architecture.md "Judging on the device"). */
+int a4w4_judged_on_device(const a4w4_runner *r, const a4w4_case *c);
 
 /* Run generated case c: append to out one "oracle" entry (ordered(1) == exact where the
  * prover holds; the special regime's NaN set), then one entry per backend in r's order.

@@ -123,12 +123,18 @@ void run_case_oracles_close(case_oracles *co);
  * A4W4_ST_NOMEM (sampling or the oracles, err says which); A4W4_ST_BADINPUT (the operands
  * cannot be allocated: err says how much they need). Pure in c and r's settings: the same
  * bytes on any thread (the generator and the oracles are counter-based and exact). */
+/* A prepared case. When the device judge takes it and the host checks every output (a full
+ * sample: --full or the budget, for the backends judged on the host), the device path's
+ * re-check (the C oracles against the judge and each device entry) keeps the case's own
+ * sample ds with its oracles dco (have_ds), as without the full check: the device compares
+ * every output itself, and gathering every output back to judge it again on the host cost
+ * seconds a case (docs/architecture.md "Judging on the device"). Else ds and dco are unused. */
 typedef struct {
     const a4w4_case *c;
-    a4w4_sample s;
+    a4w4_sample s, ds;
     a4w4_case_data d;
-    case_oracles co;
-    int have_s, have_d, have_co; /* what to free */
+    case_oracles co, dco;
+    int have_s, have_d, have_co, have_ds, have_dco; /* what to free */
     a4w4_hstatus st;
     char err[320];
     double gen_s, oracle_s; /* sampling and generation; the host oracles */

@@ -434,7 +434,7 @@ int a4w4_case_guards_intact(const a4w4_case_data *d, const char **which)
 }
 
 static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t *need_w,
-                          int dense);
+                          int dense, int defer);
 static void case_data_init(a4w4_case_data *d, size_t M, size_t N, size_t K);
 
 /* Rows m of one tensor with need[m] (every row when need is NULL), on all cores: each row is
@@ -467,7 +467,10 @@ static int has_code0(const uint8_t *scale, const uint8_t *has, size_t rows, size
     return 0;
 }
 
-static int generate(const a4w4_case *c, const a4w4_sample *s, int all_rows, a4w4_case_data *d)
+/* all_rows: every row of A and W (else the rows of s); defer: the preshuffled weight left
+ * unwritten (a4w4_case_generate_dev). */
+static int generate(const a4w4_case *c, const a4w4_sample *s, int all_rows, int defer,
+                    a4w4_case_data *d)
 {
     case_data_init(d, c->M, c->N, c->K);
     size_t nb = c->K / 32, K2 = c->K / 2;
@@ -509,7 +512,7 @@ static int generate(const a4w4_case *c, const a4w4_sample *s, int all_rows, a4w4
     d->code0 = has_code0(d->a_scale.data, has_a, c->M, nb) ||
                has_code0(d->w_scale.data, has_w, c->N, nb);
 
-    if (derive_layouts(d, s, need_w, all_rows))
+    if (derive_layouts(d, s, need_w, all_rows, defer))
         goto out;
     rc = A4W4_OK;
 out:
@@ -524,13 +527,42 @@ out:
 
 int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d)
 {
-    return generate(c, s, 0, d);
+    return generate(c, s, 0, 0, d);
 }
 
 int a4w4_case_generate_all(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d)
 {
     a4w4_sample full = {.full = 1};
-    return generate(c, s->full ? &full : s, 1, d);
+    return generate(c, s->full ? &full : s, 1, 0, d);
+}
+
+int a4w4_case_generate_dev(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d)
+{
+    a4w4_sample full = {.full = 1};
+    return generate(c, s->full ? &full : s, 1, 1, d);
+}
+
+/* The preshuffle of the rows of W marked in need_w (every row when NULL) into d's
+ * w_fp4_shuffled (zeroed, allocated by derive_layouts). */
+static void preshuffle_rows(a4w4_case_data *d, const uint8_t *need_w)
+{
+    for (size_t n0 = 0; n0 < d->N / 16; n0++)
+        preshuffle_group(d->w_fp4.data, d->N, d->K, n0, need_w, d->w_fp4_shuffled.data);
+}
+
+void a4w4_case_wsh_complete(a4w4_case_data *d, const a4w4_sample *s)
+{
+    if (!d->wsh_deferred)
+        return;
+    uint8_t *need_w = s->full ? NULL : calloc(d->N, 1);
+    if (!s->full && !need_w)
+        return; /* out of memory: left deferred, as zeros a reader's outputs would show */
+    for (size_t j = 0; !s->full && j < s->ncols; j++)
+        need_w[s->cols[j]] = 1;
+    preshuffle_rows(d, need_w);
+    free(need_w);
+    d->wsh_deferred = 0;
+    d->version++;
 }
 
 /* The weight-scale swizzle of [rows, cols] src into dst (contracts §3.2): the layout keeps
@@ -548,10 +580,10 @@ static void swizzle_groups(const uint8_t *src, size_t rows, size_t cols, uint8_t
  * d's fills, the weight preshuffle (of the needed rows only when the sample s is not full)
  * and the weight-scale swizzle, where the shape allows them. dense: every row exists (the
  * preshuffle's buffer then asks for huge pages: its 16-row groups interleave their rows every
- * 256 bytes, so the sampled rows alone touch nearly all its pages). 0, or -1 when out of
- * memory. */
+ * 256 bytes, so the sampled rows alone touch nearly all its pages). defer: the preshuffled
+ * weight allocated, not written (d->wsh_deferred). 0, or -1 when out of memory. */
 static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t *need_w,
-                          int dense)
+                          int dense, int defer)
 {
     size_t nb = d->K / 32, K2 = d->K / 2;
     size_t prow = a4w4_act_scale_padded_rows(d->M), pcol = a4w4_act_scale_padded_cols(nb);
@@ -562,9 +594,10 @@ static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t
     if (a4w4_preshuffle_supported(d->N, d->K)) {
         if (guarded_alloc_as(&d->w_fp4_shuffled, d->N * K2, dense))
             return -1;
-        for (size_t n0 = 0; n0 < d->N / 16; n0++)
-            preshuffle_group(d->w_fp4.data, d->N, d->K, n0, s->full ? NULL : need_w,
-                             d->w_fp4_shuffled.data);
+        if (defer)
+            d->wsh_deferred = 1;
+        else
+            preshuffle_rows(d, s->full ? NULL : need_w);
     }
     if (a4w4_scale_swizzle_supported(2, d->N, nb)) {
         if (guarded_alloc(&d->w_scale_swizzled, d->N * nb))
@@ -607,7 +640,7 @@ int a4w4_case_data_load(const uint8_t *a_fp4, const uint8_t *a_scale, const uint
         d->code0 = a_scale[i] == 0;
     for (size_t i = 0; i < N * nb && !d->code0; i++)
         d->code0 = w_scale[i] == 0;
-    if (derive_layouts(d, &full, NULL, 1)) {
+    if (derive_layouts(d, &full, NULL, 1, 0)) {
         a4w4_case_data_free(d);
         return A4W4_ENOMEM;
     }

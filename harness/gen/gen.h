@@ -40,6 +40,8 @@ typedef struct {
     unsigned long serial;          /* unique per generated case in this process */
     unsigned version;              /* bumped by every a4w4_case_refill (device caches key on it) */
     int code0;                     /* 1 when E8M0 code 0 occurs in the operands */
+    int wsh_deferred;              /* w_fp4_shuffled allocated, not yet written
+                                      (a4w4_case_generate_dev, a4w4_case_wsh_complete) */
     /* normal regime: the bf16 activations A was quantized from ([M, K], only generated
      * rows filled; NULL in other regimes), for quantizer backends */
     uint16_t *x;
@@ -64,6 +66,15 @@ int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data 
  * buffers of 8 MB and more ask the kernel for huge pages (Linux transparent huge pages on
  * madvise: fewer page faults committing them). 0 or A4W4_ENOMEM. */
 int a4w4_case_generate_all(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d);
+/* As a4w4_case_generate_all, for a device judge that preshuffles the whole W on the device
+ * (contracts §3.1): the preshuffled weight is allocated but left unwritten, uncommitted
+ * (d->wsh_deferred), since no device form reads the host's copy; every host reader of
+ * w_fp4_shuffled calls a4w4_case_wsh_complete(d, s) with the same s first, which writes the
+ * bytes a4w4_case_generate_all would have (the rows of s). 0 or A4W4_ENOMEM. */
+int a4w4_case_generate_dev(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d);
+/* Write d's deferred preshuffled weight (the rows of sample s, as a4w4_case_generate_all does;
+ * d->version bumped: device copies of d are stale); nothing when none is deferred. */
+void a4w4_case_wsh_complete(a4w4_case_data *d, const a4w4_sample *s);
 void a4w4_case_data_free(a4w4_case_data *d);
 
 /* Case data from given row-major operands (a golden or exported bundle's): a_fp4 [M, K/2],

@@ -386,3 +386,49 @@ Test(gen, table_codes_and_runwise_preshuffle_equal_the_plain_forms)
     }
     cr_assert_eq(cases[10].M * cases[10].N * cases[10].K > A4W4_FULL_CHECK_MACS, 1);
 }
+
+/* a4w4_case_generate_dev leaves the preshuffled weight unwritten (no device form reads the
+ * host's copy) and a4w4_case_wsh_complete writes it as a4w4_case_generate_all does: every
+ * other buffer and, once completed, every byte equal, for a sampled and a full case. */
+Test(gen, deferred_preshuffle_completes_to_the_generate_all_bytes)
+{
+    const a4w4_case cases[] = {
+        tu_case("d_sampled", 300, 1024, 2048, A4W4_REGIME_WIDE, A4W4_ROUND_UP, 31),
+        tu_case("d_full", 33, 64, 512, A4W4_REGIME_NORMAL, A4W4_ROUND_UP, 32),
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const a4w4_case *c = &cases[i];
+        a4w4_sample s;
+        a4w4_case_data all, dev;
+        cr_assert_eq(a4w4_sample_make(c->M, c->N, c->K, c->seed, c->name, 0, &s), 0);
+        cr_assert_eq(s.full, i == 1);
+        cr_assert_eq(a4w4_case_generate_all(c, &s, &all), 0);
+        cr_assert_eq(a4w4_case_generate_dev(c, &s, &dev), 0);
+        const size_t len = c->N * c->K / 2;
+        cr_assert_eq(dev.wsh_deferred, 1);
+        cr_assert_eq(all.wsh_deferred, 0);
+        cr_assert_eq(dev.w_fp4_shuffled.len, len);
+        size_t nonzero = 0;
+        for (size_t k = 0; k < len; k++)
+            nonzero += dev.w_fp4_shuffled.data[k] != 0;
+        cr_assert_eq(nonzero, 0, "%s: the deferred preshuffle was written", c->name);
+        cr_assert_eq(memcmp(all.a_fp4.data, dev.a_fp4.data, all.a_fp4.len), 0);
+        cr_assert_eq(memcmp(all.w_fp4.data, dev.w_fp4.data, all.w_fp4.len), 0);
+        cr_assert_eq(memcmp(all.w_scale_swizzled.data, dev.w_scale_swizzled.data,
+                            all.w_scale_swizzled.len), 0);
+        cr_assert_eq(memcmp(all.a_scale_shuffled.data, dev.a_scale_shuffled.data,
+                            all.a_scale_shuffled.len), 0);
+        unsigned v = dev.version;
+        a4w4_case_wsh_complete(&dev, &s);
+        cr_assert_eq(dev.wsh_deferred, 0);
+        cr_assert_eq(dev.version, v + 1, "device copies must see the new bytes");
+        cr_assert_eq(memcmp(all.w_fp4_shuffled.data, dev.w_fp4_shuffled.data, len), 0,
+                     "%s: the completed preshuffle differs from generate_all's", c->name);
+        cr_assert(a4w4_case_guards_intact(&dev, &(const char *){NULL}));
+        a4w4_case_wsh_complete(&dev, &s); /* nothing deferred: nothing changes */
+        cr_assert_eq(dev.version, v + 1);
+        a4w4_case_data_free(&all);
+        a4w4_case_data_free(&dev);
+        a4w4_sample_free(&s);
+    }
+}
