@@ -4,6 +4,7 @@
  * the backends share. Numbers are read
  * with strtoull and end-pointer checks after a digits-only scan, so a sign, a space, a
  * leading zero, trailing text or an overflow is refused with a line naming the key. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -583,6 +584,33 @@ static int parse_pred(const char *s, size_t len, a4w4_shape_pred *p)
     return -1;
 }
 
+/* s[0..len) into out[0..cap) without the blanks that stand between a name, an operator and a
+ * number (contracts §4.2, the file form: `Mpad <= 32`, `K % 256 == 0`); a blank between two
+ * letters or digits, or inside an operator, is kept, so `K<=3 2` and `K> =4` stay malformed.
+ * The length, or -1 if too long. */
+static int squeeze_pred(const char *s, size_t len, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == ' ' || s[i] == '\t') {
+            size_t j = i;
+            while (j < len && (s[j] == ' ' || s[j] == '\t'))
+                j++;
+            int same_class = n && j < len && !isalnum((unsigned char)out[n - 1]) ==
+                                                 !isalnum((unsigned char)s[j]);
+            if (!same_class) {
+                i = j - 1;
+                continue;
+            }
+        }
+        if (n + 1 >= cap)
+            return -1;
+        out[n++] = s[i];
+    }
+    out[n] = '\0';
+    return (int)n;
+}
+
 /* "when PRED[,PRED...]" s[0..len) (after "when") into r. 0, or -1 with *bad the predicate. */
 static int parse_preds(const char *s, size_t len, a4w4_contract_rule *r, const char **bad,
                        size_t *badlen)
@@ -596,7 +624,10 @@ static int parse_preds(const char *s, size_t len, a4w4_contract_rule *r, const c
         trim(&p, &plen);
         *bad = p;
         *badlen = plen;
-        if (r->npreds == A4W4_RULE_MAX_PREDS || parse_pred(p, plen, &r->preds[r->npreds]))
+        char sq[64];
+        int sl = squeeze_pred(p, plen, sq, sizeof sq);
+        if (r->npreds == A4W4_RULE_MAX_PREDS || sl < 0 ||
+            parse_pred(sq, (size_t)sl, &r->preds[r->npreds]))
             return -1;
         r->npreds++;
         if (!comma)

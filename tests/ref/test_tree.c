@@ -366,6 +366,39 @@ Test(tree_sets, split_count_ranges_of_k_take_the_first_range_holding_k)
     }
 }
 
+/* Blanks between a predicate's name, operator and number are allowed (contracts §4.2, the file
+ * form): the spaced rules read as the compact ones, rule for rule; a blank inside a name or a
+ * number is not. */
+Test(tree_sets, blanks_around_a_predicates_operator_read_as_the_compact_form)
+{
+    const char *spaced = "when Mpad <= 32 , K % 256 == 0 : tree(split=2)\n"
+                         "when\tN >\t9: ordered(2)\nordered(1)\n";
+    const char *compact = "when Mpad<=32,K%256==0: tree(split=2)\nwhen N>9: ordered(2)\nordered(1)\n";
+    a4w4_contract_set a, b;
+    char err[256] = "", fa[1024], fb[1024];
+    cr_assert_eq(a4w4_contract_set_parse(spaced, &a, err, sizeof err), A4W4_OK, "%s", err);
+    cr_assert_eq(a4w4_contract_set_parse(compact, &b, err, sizeof err), A4W4_OK, "%s", err);
+    cr_assert_geq(a4w4_contract_set_format(&a, fa, sizeof fa), 0);
+    cr_assert_geq(a4w4_contract_set_format(&b, fb, sizeof fb), 0);
+    cr_expect_str_eq(fa, fb);
+    static const size_t shapes[][3] = {{16, 8, 512}, {16, 8, 288}, {48, 16, 512}, {48, 8, 512}};
+    for (size_t i = 0; i < 4; i++) {
+        const a4w4_contract *ca = a4w4_contract_set_find(&a, shapes[i][0], shapes[i][1], shapes[i][2]);
+        const a4w4_contract *cb = a4w4_contract_set_find(&b, shapes[i][0], shapes[i][1], shapes[i][2]);
+        cr_assert(ca && cb);
+        cr_expect_eq(ca->kind, cb->kind, "shape %zu", i);
+        cr_expect_eq(ca->split, cb->split, "shape %zu", i);
+    }
+    a4w4_contract_set_free(&a);
+    a4w4_contract_set_free(&b);
+    static const char *const bad[] = {"when K<=3 2: ordered(2)\nordered(1)",
+                                      "when Mp ad<=32: ordered(2)\nordered(1)",
+                                      "when K< =32: ordered(2)\nordered(1)"};
+    for (size_t i = 0; i < 3; i++)
+        cr_expect_eq(a4w4_contract_set_parse(bad[i], &a, err, sizeof err), A4W4_EINVAL,
+                     "'%s' accepted", bad[i]);
+}
+
 Test(tree_sets, a_single_contract_is_a_set_of_one_unconditional_rule)
 {
     a4w4_contract_set set;
