@@ -410,8 +410,9 @@ int run_oracle_entry_dev(const a4w4_devjudge *dev, const a4w4_devneeds *need,
  * could not take it. */
 const a4w4_devjudge *run_device_for(const a4w4_runner *r, const a4w4_case *c,
                                     const a4w4_case_data *d, const a4w4_devneeds *need,
-                                    char *why, size_t whylen)
+                                    char *why, size_t whylen, int *nofit)
 {
+    *nofit = 0;
     if (c->regime == A4W4_REGIME_RANGE) {
         snprintf(why, whylen, "the range regime's limits (contracts §4.3) are the C oracles'");
         return NULL;
@@ -421,5 +422,7 @@ const a4w4_devjudge *run_device_for(const a4w4_runner *r, const a4w4_case *c,
                  "oracles", r->code0_reading ? "2^-126" : "both readings");
         return NULL;
     }
-    return r->dev->open(r->dev->self, c, d, need, why, whylen) ? NULL : r->dev;
+    const int rc = r->dev->open(r->dev->self, c, d, need, why, whylen);
+    *nofit = rc == A4W4_DEVJUDGE_NOFIT;
+    return rc ? NULL : r->dev;
 }
