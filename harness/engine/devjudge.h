@@ -41,6 +41,8 @@ typedef struct {
     size_t nan_wrong, nans;   /* special regime: outputs off the NaN rule, NaN outputs */
     size_t uncertain; /* outputs the device could not round (the plain C oracle did) */
     double judge_ms;  /* the judge's passes, wall */
+    size_t blocks, block_rows; /* judged in blocks of rows: their count (1: the whole case) and
+                                * rows (docs/gpu.md, "The device judge's memory") */
 } a4w4_devoracle;
 
 /* The judge's values at a sample's outputs (host arrays, s->nrows * s->ncols each; NULL

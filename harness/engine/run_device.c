@@ -366,7 +366,7 @@ int run_oracle_entry_dev(const a4w4_devjudge *dev, const a4w4_devneeds *need,
                          a4w4_oracles *o, a4w4_devoracle *dor, a4w4_entry_result *e)
 {
     static const a4w4_sample all = {.full = 1};
-    char note[512] = "", why[256] = "";
+    char note[768] = "", why[256] = "";
     a4w4_comparison cmp;
     memset(&cmp, 0, sizeof cmp);
     int fail = 0, na = 0;
@@ -393,6 +393,9 @@ int run_oracle_entry_dev(const a4w4_devjudge *dev, const a4w4_devneeds *need,
         if (dor->uncertain)
             run_note(note, sizeof note, "; %zu outputs rounded by the plain C oracle",
                      dor->uncertain);
+        if (dor->blocks > 1)
+            run_note(note, sizeof note, "; judged in %zu blocks of up to %zu rows (the judge's "
+                     "memory ceiling)", dor->blocks, dor->block_rows);
         if (recheck(dev, need, s, o, note, sizeof note))
             fail = 1, na = 0;
     }

@@ -5,7 +5,9 @@
  * read come from the host's reference (the scales, small) and from the judge's preshuffle
  * (the weight, as large as W); the judge computes the expected outputs of the contracts the
  * selected backends keep, and every backend's outputs are compared on the device. The
- * runner re-checks the judge and each verdict on its sample with the C oracles. */
+ * runner re-checks the judge and each verdict on its sample with the C oracles. A case whose
+ * judge arrays exceed the judge's memory ceiling is judged in blocks of rows, with the same
+ * records (plan_blocks; docs/gpu.md, "The device judge's memory"). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,6 +491,8 @@ static int dj_oracle(void *self, const a4w4_case_data *d, int special, a4w4_devo
         return dj_err(why, whylen, "GPU judge oracle", rc);
     to_comparison(&cmp, d->N, &out->ord_vs_exact);
     out->judge_ms = s->judge_ms;
+    out->block_rows = s->block_rows;
+    out->blocks = (d->M + s->block_rows - 1) / s->block_rows;
     return 0;
 }
 
