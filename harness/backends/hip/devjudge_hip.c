@@ -18,6 +18,7 @@
 #include "a4w4_layout.h"
 #include "fsutil.h"
 #include "registry.h"
+#include "runner.h"
 
 /* The device buffers, kept from case to case and grown when a larger case comes: a device
  * allocation (and the synchronising free) per case or per entry costs more than a small
@@ -37,6 +38,11 @@ typedef struct {
 
 static dev_buf g_bufs[NBUFS];
 
+/* The room buf_get adds to a buffer of n bytes (shapes vary by a few rows): a quarter, at
+ * most 64 MiB (a split-K workspace of a 2e9-output case is 36 GB: a quarter more would not
+ * fit beside it on an 80 GB device). */
+static size_t buf_room(size_t n) { return n / 4 < ((size_t)64 << 20) ? n / 4 : (size_t)64 << 20; }
+
 /* Buffer i with at least n bytes (its contents undefined), or NULL (out of device memory). */
 static void *buf_get(int i, size_t n, int *rc)
 {
@@ -47,7 +53,7 @@ static void *buf_get(int i, size_t n, int *rc)
     a4w4_gpu_free(b->p);
     b->p = NULL;
     b->cap = 0;
-    size_t cap = n < 4096 ? 4096 : n + n / 4; /* a little room: shapes vary by a few rows */
+    size_t cap = n < 4096 ? 4096 : n + buf_room(n);
     if ((*rc = a4w4_gpu_malloc(&b->p, cap)) != A4W4_GPU_OK) {
         b->p = NULL;
         return NULL;
@@ -149,8 +155,9 @@ static size_t judge_per_output(const a4w4_devneeds *need)
 }
 
 /* Device bytes the case's GEMM runs still allocate beyond what g_bufs holds: the outputs, a
- * variant's outputs and, with an ordered(S) backend, its split-K workspace (buf_get's room
- * of a quarter included). */
+ * pad variant's outputs (when the case has pads: a4w4_pad_variant_count) and, with an
+ * ordered(S) backend, its split-K workspace (buf_get's room included), less the buffers they
+ * replace (buf_get frees a buffer before growing it). */
 static size_t runs_still_need(const a4w4_case_data *d, const a4w4_devneeds *need)
 {
     const size_t n = d->M * d->N;
@@ -160,12 +167,12 @@ static size_t runs_still_need(const a4w4_case_data *d, const a4w4_devneeds *need
                                              A4W4_GPU_SPLIT_ORDERED);
         work = work > n * 4 ? work : n * 4;
     }
-    const size_t want[3] = {n * 2, n * 2, work};
+    const size_t want[3] = {n * 2, a4w4_pad_variant_count(d->M, d->K) ? n * 2 : 0, work};
     const int buf[3] = {BUF_Y, BUF_Y2, BUF_WORK};
     size_t sum = 0;
     for (int i = 0; i < 3; i++)
         if (want[i] && g_bufs[buf[i]].cap < want[i])
-            sum += want[i] + want[i] / 4;
+            sum += want[i] + buf_room(want[i]) - g_bufs[buf[i]].cap;
     return sum;
 }
 
