@@ -539,8 +539,8 @@ static int compare_block(a4w4j_case *jc, const a4w4_backend *b, const uint16_t *
         const double *E;
         const uint8_t *inf;
         size_t m = 0;
-        if ((rc = a4w4j_exact(jc, &exp, &ef, NULL, NULL)) ||
-            (rc = a4w4j_bound_limits(jc, bounded_s(b), &B, &E, &inf)))
+        if ((rc = a4w4j_bound_limits(jc, bounded_s(b), &B, &E, &inf)) || /* one pass: */
+            (rc = a4w4j_exact(jc, &exp, &ef, NULL, NULL)))             /* exact with it */
             return rc;
         if (!ulps)
             return a4w4j_compare_limits(y, exp, B, E, inf, n, A4W4_POISON_BF16, c);
