@@ -6,7 +6,9 @@
  * other backends and for the C oracles' re-check of the judge (contracts §4.1 contracts,
  * held equal bit for bit on every sampled output).
  *
- * Every function returns 0, or nonzero with why (one line). */
+ * Every function returns 0, or nonzero with why (one line); open returns A4W4_DEVJUDGE_NOFIT
+ * when the case does not fit the device's memory even in blocks (why names the case and the
+ * bytes it needs: docs/gpu.md, "The device judge's memory"). */
 #ifndef A4W4_DEVJUDGE_H
 #define A4W4_DEVJUDGE_H
 
@@ -39,6 +41,8 @@ typedef struct {
     size_t nan_wrong, nans;   /* special regime: outputs off the NaN rule, NaN outputs */
     size_t uncertain; /* outputs the device could not round (the plain C oracle did) */
     double judge_ms;  /* the judge's passes, wall */
+    size_t blocks, block_rows; /* judged in blocks of rows: their count (1: the whole case) and
+                                * rows (docs/gpu.md, "The device judge's memory") */
 } a4w4_devoracle;
 
 /* The judge's values at a sample's outputs (host arrays, s->nrows * s->ncols each; NULL
@@ -52,9 +56,13 @@ typedef struct {
     uint8_t *infs;
 } a4w4_devsample;
 
+enum { A4W4_DEVJUDGE_NOFIT = 2 };
+
 typedef struct a4w4_devjudge {
     void *self;
-    /* Put case d on the device and compute what `need` says. */
+    /* Put case d on the device and compute what `need` says: the judge's arrays of the whole
+     * case when they fit its memory ceiling, else blocks of rows judged one at a time, each
+     * use recomputing its passes (the same entries). */
     int (*open)(void *self, const a4w4_case *c, const a4w4_case_data *d,
                 const a4w4_devneeds *need, char *why, size_t whylen);
     int (*sample)(void *self, const a4w4_sample *s, const a4w4_devsample *out, char *why,

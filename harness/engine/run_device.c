@@ -366,7 +366,7 @@ int run_oracle_entry_dev(const a4w4_devjudge *dev, const a4w4_devneeds *need,
                          a4w4_oracles *o, a4w4_devoracle *dor, a4w4_entry_result *e)
 {
     static const a4w4_sample all = {.full = 1};
-    char note[512] = "", why[256] = "";
+    char note[768] = "", why[256] = "";
     a4w4_comparison cmp;
     memset(&cmp, 0, sizeof cmp);
     int fail = 0, na = 0;
@@ -393,6 +393,9 @@ int run_oracle_entry_dev(const a4w4_devjudge *dev, const a4w4_devneeds *need,
         if (dor->uncertain)
             run_note(note, sizeof note, "; %zu outputs rounded by the plain C oracle",
                      dor->uncertain);
+        if (dor->blocks > 1)
+            run_note(note, sizeof note, "; judged in %zu blocks of up to %zu rows (the judge's "
+                     "memory ceiling)", dor->blocks, dor->block_rows);
         if (recheck(dev, need, s, o, note, sizeof note))
             fail = 1, na = 0;
     }
@@ -410,8 +413,9 @@ int run_oracle_entry_dev(const a4w4_devjudge *dev, const a4w4_devneeds *need,
  * could not take it. */
 const a4w4_devjudge *run_device_for(const a4w4_runner *r, const a4w4_case *c,
                                     const a4w4_case_data *d, const a4w4_devneeds *need,
-                                    char *why, size_t whylen)
+                                    char *why, size_t whylen, int *nofit)
 {
+    *nofit = 0;
     if (c->regime == A4W4_REGIME_RANGE) {
         snprintf(why, whylen, "the range regime's limits (contracts §4.3) are the C oracles'");
         return NULL;
@@ -421,5 +425,7 @@ const a4w4_devjudge *run_device_for(const a4w4_runner *r, const a4w4_case *c,
                  "oracles", r->code0_reading ? "2^-126" : "both readings");
         return NULL;
     }
-    return r->dev->open(r->dev->self, c, d, need, why, whylen) ? NULL : r->dev;
+    const int rc = r->dev->open(r->dev->self, c, d, need, why, whylen);
+    *nofit = rc == A4W4_DEVJUDGE_NOFIT;
+    return rc ? NULL : r->dev;
 }

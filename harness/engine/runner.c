@@ -558,10 +558,12 @@ static a4w4_hstatus run_prepared(const a4w4_runner *r, const a4w4_case *c, case_
     case_source src = {c, s, NULL, use_dev};
     a4w4_devneeds need = run_device_needs(r);
     a4w4_devoracle dor;
-    char dwhy[256] = "";
+    char dwhy[512] = "";
+    int nofit = 0;
     memset(&dor, 0, sizeof dor);
     double t0 = a4w4_now();
-    const a4w4_devjudge *dev = use_dev ? run_device_for(r, c, d, &need, dwhy, sizeof dwhy) : NULL;
+    const a4w4_devjudge *dev =
+        use_dev ? run_device_for(r, c, d, &need, dwhy, sizeof dwhy, &nofit) : NULL;
     co->j.dev = dco->j.dev = dev;
     co->j.dor = dco->j.dor = &dor;
     co->j.bounded_s = dco->j.bounded_s = need.bounded_s;
@@ -580,6 +582,8 @@ static a4w4_hstatus run_prepared(const a4w4_runner *r, const a4w4_case *c, case_
         if (use_dev && !dev) /* the GPU judge does not take the case: all on the host */
             run_note(e->note, sizeof e->note, "%sjudged on the host: %s", e->note[0] ? "; " : "",
                      dwhy);
+        if (nofit) /* not every output judged on the device as the run asked: a failure */
+            e->verdict = A4W4_VERDICT_FAIL;
         note_sampled(r, c, s, e);
         e->has_cost = 1; /* the case's shared work (before e can move: the list grows) */
         e->cost_ms = (shared_s + a4w4_now() - t0) * 1e3;

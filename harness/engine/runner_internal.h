@@ -251,10 +251,11 @@ int run_oracle_entry_dev(const a4w4_devjudge *dev, const a4w4_devneeds *need,
 /* The device judge of case c (data d) opened for need, or NULL with why: the case is one the
  * judge does not rule on as the C oracles do (the range regime's overflow rules, contracts
  * §4.3; E8M0 code 0 unless the run states the judge's reading 2^-127, contracts §1), or it
- * could not take it. */
+ * could not take it; *nofit 1 when the case does not fit the device's memory (devjudge.h's
+ * open: the case's oracle entry then fails with why). */
 const a4w4_devjudge *run_device_for(const a4w4_runner *r, const a4w4_case *c,
                                     const a4w4_case_data *d, const a4w4_devneeds *need,
-                                    char *why, size_t whylen);
+                                    char *why, size_t whylen, int *nofit);
 
 /* ---- run_golden.c ---- */
 /* 1 when backend name is selected and keeps its declared contract: a system under test judged

@@ -775,6 +775,14 @@ static double bits_d(unsigned long long u)
     return d;
 }
 
+/* The median of the selection st holds (both middle values, or one when the count is odd). */
+static double sel_median(const lim_state *st)
+{
+    const unsigned long long m = st->lim.measured;
+    return !m ? 0 : m % 2 ? bits_d(st->sel[0].prefix)
+                          : 0.5 * (bits_d(st->sel[1].prefix) + bits_d(st->sel[0].prefix));
+}
+
 extern "C" int a4w4j_compare_limits(const uint16_t *got, const uint16_t *exact, const double *B,
                                     const double *E, const uint8_t *infs, size_t n,
                                     uint16_t poison, a4w4j_cmp *out)
@@ -795,14 +803,61 @@ extern "C" int a4w4j_compare_limits(const uint16_t *got, const uint16_t *exact, 
         rc = bufs_read(&b, n, 1, out, scan_limits, &ctx);
     bufs_close(&b);
     if (!rc) {
-        const unsigned long long m = st.lim.measured;
         out->weighed = (size_t)st.lim.weighed;
         out->vacuous = (size_t)st.lim.vacuous;
-        out->bound_ulp_median = !m          ? 0
-                                : m % 2     ? bits_d(st.sel[0].prefix)
-                                            : 0.5 * (bits_d(st.sel[1].prefix) +
-                                                     bits_d(st.sel[0].prefix));
+        out->bound_ulp_median = sel_median(&st);
     }
+    return rc;
+}
+
+extern "C" int a4w4j_compare_limits_part(const uint16_t *got, const uint16_t *exact,
+                                         const double *B, const double *E, const uint8_t *infs,
+                                         size_t n, uint16_t poison, unsigned long long *ulps,
+                                         size_t *measured, a4w4j_cmp *out)
+{
+    if (!got || !exact || !B || !E || !infs || !ulps || !measured || !out)
+        return A4W4J_EARG;
+    cmp_bufs b;
+    a4w4j_lim lim;
+    int rc = bufs_open(&b, n);
+    if (!rc)
+        rc = lim_open(0); /* the counts only: the caller's ulps, no select */
+    if (!rc)
+        rc = chk(a4w4j_launch_cmp_limits(got, exact, B, E, infs, (long long)n, poison, b.miss,
+                                         b.unw, b.glob, &g_lim.st->lim, ulps),
+                 "compare");
+    limits_ctx ctx = {got, exact, B, E, infs, poison};
+    if (!rc)
+        rc = chk(hipMemcpy(&lim, &g_lim.st->lim, sizeof lim, hipMemcpyDeviceToHost), "copy");
+    if (!rc)
+        rc = bufs_read(&b, n, 1, out, scan_limits, &ctx);
+    bufs_close(&b);
+    if (!rc) {
+        out->weighed = (size_t)lim.weighed;
+        out->vacuous = (size_t)lim.vacuous;
+        *measured = (size_t)lim.measured;
+    }
+    return rc;
+}
+
+extern "C" int a4w4j_ulps_median(const unsigned long long *ulps, size_t n, size_t measured,
+                                 double *median)
+{
+    if (!ulps || !median)
+        return A4W4J_EARG;
+    const a4w4j_lim lim = {0, 0, (unsigned long long)measured};
+    lim_state st;
+    int rc = lim_open(0);
+    if (!rc)
+        rc = chk(hipMemcpy(&g_lim.st->lim, &lim, sizeof lim, hipMemcpyHostToDevice), "copy");
+    if (!rc)
+        rc = chk(a4w4j_launch_sel_init(&g_lim.st->lim, g_lim.st->sel), "select");
+    for (int shift = 56; !rc && shift >= 0; shift -= 8)
+        rc = chk(a4w4j_launch_sel_pass(ulps, (long long)n, g_lim.st->sel, shift, g_lim.hist),
+                 "select");
+    if (!rc)
+        rc = chk(hipMemcpy(&st, g_lim.st, sizeof st, hipMemcpyDeviceToHost), "copy");
+    *median = rc ? 0 : sel_median(&st);
     return rc;
 }
 
@@ -957,6 +1012,29 @@ extern "C" int a4w4j_gather(const void *dev, size_t elem, size_t N, const size_t
         rc = chk(hipMemcpy(host, vals, n * elem, hipMemcpyDeviceToHost), "gather");
     free(idx);
     return rc;
+}
+
+extern "C" int a4w4j_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+    if (!free_bytes || !total_bytes)
+        return A4W4J_EARG;
+    *free_bytes = *total_bytes = 0;
+    return chk(hipMemGetInfo(free_bytes, total_bytes), "memory info");
+}
+
+extern "C" void a4w4j_trim(void)
+{
+    for (int i = 0; i < POOL_SLOTS; i++) {
+        (void)hipFree(g_pool[i].p);
+        g_pool[i].p = NULL;
+        g_pool[i].cap = 0;
+    }
+    (void)hipFree(g_lim.ulps);
+    g_lim.ulps = NULL;
+    g_lim.cap = 0;
+    (void)hipFree(g_gidx);
+    g_gidx = NULL;
+    g_gidx_cap = 0;
 }
 
 extern "C" int a4w4j_alloc(void **dev, size_t bytes) { return dalloc(dev, bytes); }

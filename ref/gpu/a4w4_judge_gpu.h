@@ -113,6 +113,18 @@ int a4w4j_compare_bounded(const uint16_t *got, const uint16_t *exact, const floa
 int a4w4j_compare_limits(const uint16_t *got, const uint16_t *exact, const double *B,
                          const double *E, const uint8_t *infs, size_t n, uint16_t poison,
                          a4w4j_cmp *out);
+/* a4w4j_compare_limits over one part of a case (a block of its rows, the device judge's
+ * bounded memory: docs/gpu.md), without the median: fills out as a4w4j_compare_limits does
+ * (indices and hash over the part's own [0, n)) but bound_ulp_median (0); each output's
+ * tolerance in bf16 ULPs goes to ulps[k] (a caller's device array [n]: the double's bits,
+ * UINT64_MAX where not measured) and *measured counts those measured. Contracts §4.1, §4.3. */
+int a4w4j_compare_limits_part(const uint16_t *got, const uint16_t *exact, const double *B,
+                              const double *E, const uint8_t *infs, size_t n, uint16_t poison,
+                              unsigned long long *ulps, size_t *measured, a4w4j_cmp *out);
+/* The median of the measured values of ulps (device [n] as a4w4j_compare_limits_part writes
+ * them, `measured` of them measured) into *median: the mean of the two middle values when
+ * measured is even, 0 when none; the value a4w4j_compare_limits gives over the same outputs. */
+int a4w4j_ulps_median(const unsigned long long *ulps, size_t n, size_t measured, double *median);
 /* Outputs where a and b differ in any bit. */
 int a4w4j_count_diff(const uint16_t *a, const uint16_t *b, size_t n, size_t *count);
 /* Bytes got vs expected; with scale != NULL, byte i of row r (rows of row_bytes bytes, each
@@ -137,6 +149,15 @@ int a4w4j_count_flags(const uint8_t *flags, size_t n, size_t *count);
  * (2 bf16, 4 fp32, 8 double). */
 int a4w4j_gather(const void *dev, size_t elem, size_t N, const size_t *rows, size_t nrows,
                  const size_t *cols, size_t ncols, void *host);
+
+/* ---- device memory ------------------------------------------------------------------------ */
+/* The device's free and total memory in bytes (the runtime's view: arrays the judge keeps for
+ * later cases count as used). */
+int a4w4j_mem_info(size_t *free_bytes, size_t *total_bytes);
+/* Frees what the judge keeps on the device between cases and comparisons (the arrays of closed
+ * cases, the comparisons' scratch): before a case that needs the memory. Cases still open keep
+ * theirs. */
+void a4w4j_trim(void);
 
 /* ---- device memory for callers without another runtime (the judge's tests) --------------- */
 int a4w4j_alloc(void **dev, size_t bytes);

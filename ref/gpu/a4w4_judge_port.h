@@ -28,6 +28,7 @@ typedef cudaStream_t hipStream_t;
 #define hipFree cudaFree
 #define hipMemcpy cudaMemcpy
 #define hipMemset cudaMemset
+#define hipMemGetInfo cudaMemGetInfo
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice

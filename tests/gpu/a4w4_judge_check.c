@@ -407,6 +407,31 @@ static void check_limits(void *dg, void *de, uint16_t *g, uint16_t *e, double *B
              "poison, weighed %zu, vacuous %zu, median %.17g (want %.17g)", c.mismatches,
              c.weighed, c.vacuous, c.bound_ulp_median, median);
     result(ok, NULL, what, ok ? 0 : 1, n);
+    /* the same in two parts split at 1001 (the device judge's blocks): each part's counts and
+     * first mismatches at its own indices, the median selected over both parts' ULPs */
+    unsigned long long *dU = NULL;
+    a4w4j_cmp p0, p1;
+    size_t m0 = 0, m1 = 0, h = 1001;
+    double med = -1;
+    rc = a4w4j_alloc((void **)&dU, n * 8);
+    if (!rc)
+        rc = a4w4j_compare_limits_part(dg, de, dB, dE, dI, h, 0x7FA5, dU, &m0, &p0);
+    if (!rc)
+        rc = a4w4j_compare_limits_part((uint16_t *)dg + h, (uint16_t *)de + h,
+                                       (double *)dB + h, (double *)dE + h, (uint8_t *)dI + h,
+                                       n - h, 0x7FA5, dU + h, &m1, &p1);
+    if (!rc)
+        rc = a4w4j_ulps_median(dU, n, m0 + m1, &med);
+    ok = !rc && m0 + m1 == m && med == median && p0.mismatches == 2 && p1.mismatches == 2 &&
+         p0.first[1].index == 100 && p1.nfirst == 2 && p1.first[0].index == 1001 - h &&
+         p1.first[1].index == 2001 - h && p0.checked + p1.checked == n &&
+         p0.weighed + p1.weighed == c.weighed && p1.vacuous == 1 && p0.bound_ulp_median == 0 &&
+         (p0.bound_ulp_max > p1.bound_ulp_max ? p0.bound_ulp_max : p1.bound_ulp_max) ==
+             c.bound_ulp_max;
+    snprintf(what, sizeof what, "the bounded limits in two parts: %zu + %zu measured (want %zu), "
+             "median %.17g (want %.17g)", m0, m1, m, med, median);
+    result(ok, NULL, what, ok ? 0 : 1, n);
+    a4w4j_free(dU);
     a4w4j_free(dB);
     a4w4j_free(dE);
     a4w4j_free(dI);

@@ -5,7 +5,10 @@
  * read come from the host's reference (the scales, small) and from the judge's preshuffle
  * (the weight, as large as W); the judge computes the expected outputs of the contracts the
  * selected backends keep, and every backend's outputs are compared on the device. The
- * runner re-checks the judge and each verdict on its sample with the C oracles. */
+ * runner re-checks the judge and each verdict on its sample with the C oracles. A case whose
+ * judge arrays exceed the judge's memory ceiling is judged in blocks of rows, with the same
+ * records (plan_blocks; docs/gpu.md, "The device judge's memory"). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,7 @@
 #include "a4w4_layout.h"
 #include "fsutil.h"
 #include "registry.h"
+#include "runner.h"
 
 /* The device buffers, kept from case to case and grown when a larger case comes: a device
  * allocation (and the synchronising free) per case or per entry costs more than a small
@@ -34,6 +38,11 @@ typedef struct {
 
 static dev_buf g_bufs[NBUFS];
 
+/* The room buf_get adds to a buffer of n bytes (shapes vary by a few rows): a quarter, at
+ * most 64 MiB (a split-K workspace of a 2e9-output case is 36 GB: a quarter more would not
+ * fit beside it on an 80 GB device). */
+static size_t buf_room(size_t n) { return n / 4 < ((size_t)64 << 20) ? n / 4 : (size_t)64 << 20; }
+
 /* Buffer i with at least n bytes (its contents undefined), or NULL (out of device memory). */
 static void *buf_get(int i, size_t n, int *rc)
 {
@@ -44,7 +53,7 @@ static void *buf_get(int i, size_t n, int *rc)
     a4w4_gpu_free(b->p);
     b->p = NULL;
     b->cap = 0;
-    size_t cap = n < 4096 ? 4096 : n + n / 4; /* a little room: shapes vary by a few rows */
+    size_t cap = n < 4096 ? 4096 : n + buf_room(n);
     if ((*rc = a4w4_gpu_malloc(&b->p, cap)) != A4W4_GPU_OK) {
         b->p = NULL;
         return NULL;
@@ -60,8 +69,13 @@ typedef struct {
     uint16_t *y, *y2;
     void *work; /* fp32: a deterministic split-K kernel's accumulator or partials */
     size_t work_bytes;
-    a4w4j_case *jc;
+    a4w4j_case *jc; /* the judge on the whole case, or NULL: judged in blocks of rows */
     a4w4_devneeds need;
+    int blocked;                /* the judge's arrays in blocks of rows (plan_blocks) */
+    size_t block_rows;          /* rows of a judge block: M when the whole case fits */
+    a4w4j_case *bjc;            /* in blocks: the judge on rows [bm0, bm0 + block_rows) */
+    size_t bm0;
+    unsigned long long *ulps;   /* in blocks, with bounded(S): every output's ULPs, the median */
     struct {
         void *p;
         uint8_t row_fill, col_fill;
@@ -95,6 +109,8 @@ static void dj_close(void *self)
 {
     dj_state *s = self;
     a4w4j_close(s->jc); /* the buffers stay in g_bufs for the next case */
+    a4w4j_close(s->bjc);
+    a4w4_gpu_free(s->ulps);
     char keep[256];
     memcpy(keep, s->describe, sizeof keep);
     memset(s, 0, sizeof *s);
@@ -128,12 +144,115 @@ static int sync_ash(dj_state *s)
     return A4W4_GPU_OK;
 }
 
+/* ---- the judge's memory (docs/gpu.md, "The device judge's memory") ------------------------ */
+
+/* Bytes the judge keeps per output for need (ref/gpu/a4w4_judge_api.hip's arrays): ordered(1)
+ * and ordered(S) bf16, exact bf16 and fp32, the prover's and the uncertain flags, and with
+ * bounded(S) the bound, the exact value in double and the ±Inf flags. */
+static size_t judge_per_output(const a4w4_devneeds *need)
+{
+    return 2 + (need->ordered_s > 1 ? 2u : 0u) + 2 + 4 + 1 + 1 + (need->bounded_s ? 17u : 0u);
+}
+
+/* Device bytes the case's GEMM runs still allocate beyond what g_bufs holds: the outputs, a
+ * pad variant's outputs (when the case has pads: a4w4_pad_variant_count) and, with an
+ * ordered(S) backend, its split-K workspace (buf_get's room included), less the buffers they
+ * replace (buf_get frees a buffer before growing it). */
+static size_t runs_still_need(const a4w4_case_data *d, const a4w4_devneeds *need)
+{
+    const size_t n = d->M * d->N;
+    size_t work = 0;
+    if (need->ordered_s > 1) {
+        work = a4w4_gpu_gemm_workspace_bytes(d->M, d->N, d->K, need->ordered_s,
+                                             A4W4_GPU_SPLIT_ORDERED);
+        work = work > n * 4 ? work : n * 4;
+    }
+    const size_t want[3] = {n * 2, a4w4_pad_variant_count(d->M, d->K) ? n * 2 : 0, work};
+    const int buf[3] = {BUF_Y, BUF_Y2, BUF_WORK};
+    size_t sum = 0;
+    for (int i = 0; i < 3; i++)
+        if (want[i] && g_bufs[buf[i]].cap < want[i])
+            sum += want[i] + buf_room(want[i]) - g_bufs[buf[i]].cap;
+    return sum;
+}
+
+/* The ceiling of the judge's arrays in bytes: A4W4_JUDGE_MEM_BYTES when set (a byte count;
+ * tests force blocks with it), else the device's free memory less what the GEMM runs still
+ * take (runs_still_need) and a headroom of 1/16 of the device's memory (the runtime's own
+ * allocations, fragmentation). 0, or nonzero with why (a bad A4W4_JUDGE_MEM_BYTES). */
+static int judge_ceiling(const a4w4_case_data *d, const a4w4_devneeds *need, size_t *ceiling,
+                         int *forced, char *why, size_t whylen)
+{
+    const char *v = getenv("A4W4_JUDGE_MEM_BYTES");
+    *forced = v && *v;
+    if (*forced) {
+        char *end = NULL;
+        errno = 0;
+        const unsigned long long x = strtoull(v, &end, 10);
+        if (errno || *end || *v < '0' || *v > '9') {
+            snprintf(why, whylen, "A4W4_JUDGE_MEM_BYTES=%s: not a byte count (digits only)", v);
+            return 1;
+        }
+        *ceiling = (size_t)x;
+        return 0;
+    }
+    size_t free_b = 0, total = 0;
+    if (a4w4j_mem_info(&free_b, &total))
+        return dj_err(why, whylen, "GPU memory info", 1);
+    const size_t taken = runs_still_need(d, need) + total / 16;
+    *ceiling = free_b > taken ? free_b - taken : 0;
+    return 0;
+}
+
+/* Whole case or blocks of rows: the judge's arrays of the whole case when they fit its ceiling
+ * (with bounded(S) also the comparison's ULPs, 8 bytes an output, and its select's room),
+ * else blocks of as many rows as fit beside the ULPs of every output (the median's, s->ulps).
+ * A case whose ULPs and one row do not fit: 2 with why naming the case and the bytes. */
+static int plan_blocks(dj_state *s, const a4w4_case *c, char *why, size_t whylen)
+{
+    const a4w4_case_data *d = s->d;
+    const size_t M = d->M, N = d->N, n = M * N, per = judge_per_output(&s->need);
+    const size_t keep = s->need.bounded_s ? n * 8 : 0; /* the ULPs of every output */
+    const size_t whole = n * per + keep + keep / 4;
+    size_t ceiling = 0;
+    int forced = 0;
+    if (judge_ceiling(d, &s->need, &ceiling, &forced, why, whylen))
+        return A4W4_DEVJUDGE_NOFIT; /* the case failed, not judged on the host instead */
+    if (whole > ceiling && !forced) { /* what the judge keeps between cases first */
+        a4w4j_trim();
+        if (judge_ceiling(d, &s->need, &ceiling, &forced, why, whylen))
+            return A4W4_DEVJUDGE_NOFIT;
+    }
+    s->block_rows = M;
+    s->blocked = 0;
+    if (whole <= ceiling)
+        return 0;
+    const size_t rows = ceiling > keep ? (ceiling - keep) / (N * per) : 0;
+    if (!rows) {
+        snprintf(why, whylen, "case %s does not fit the device: the judge needs at least %zu "
+                 "bytes (%zu outputs: %zu for a block of one row at %zu bytes an output, %zu for "
+                 "every output's ULPs; %zu for the whole case), its ceiling is %zu bytes (%s)",
+                 c->name, N * per + keep, n, N * per, per, keep, whole, ceiling,
+                 forced ? "A4W4_JUDGE_MEM_BYTES" : "free device memory less the outputs and "
+                 "1/16 of the device");
+        return A4W4_DEVJUDGE_NOFIT;
+    }
+    s->blocked = 1;
+    s->block_rows = rows < M ? rows : M;
+    if (keep && a4w4_gpu_malloc((void **)&s->ulps, keep) != A4W4_GPU_OK) {
+        s->ulps = NULL;
+        snprintf(why, whylen, "case %s does not fit the device: the ULPs of its %zu outputs "
+                 "(%zu bytes): %s", c->name, n, keep, a4w4_gpu_last_error());
+        return A4W4_DEVJUDGE_NOFIT;
+    }
+    return 0;
+}
+
 /* The operands and layouts on the device, the judge's passes. */
 static int dj_open(void *self, const a4w4_case *c, const a4w4_case_data *d,
                    const a4w4_devneeds *need, char *why, size_t whylen)
 {
     dj_state *s = self;
-    (void)c;
     dj_close(s);
     s->d = d;
     s->need = *need;
@@ -156,6 +275,10 @@ static int dj_open(void *self, const a4w4_case *c, const a4w4_case_data *d,
     }
     if (rc)
         return dj_err(why, whylen, "GPU judge upload", rc);
+    if ((rc = plan_blocks(s, c, why, whylen)))
+        return rc;
+    if (s->blocked) /* each use opens the judge on its block (judge_at) */
+        return 0;
     a4w4j_operands op = {s->a, s->as, s->w, s->ws, d->a_fp4.data, d->a_scale.data,
                          d->w_fp4.data, d->w_scale.data, M, N, K};
     double t0 = a4w4_now();
@@ -166,39 +289,137 @@ static int dj_open(void *self, const a4w4_case *c, const a4w4_case_data *d,
     return 0;
 }
 
-static int dj_sample(void *self, const a4w4_sample *smp, const a4w4_devsample *out, char *why,
-                     size_t whylen)
+/* Rows [m0, m0 + block_len) are one judge block. */
+static size_t block_len(const dj_state *s, size_t m0)
 {
-    dj_state *s = self;
+    const size_t left = s->d->M - m0;
+    return left < s->block_rows ? left : s->block_rows;
+}
+
+/* The judge on the block of rows from m0 (the whole case's when it fits): a block's judge
+ * case is opened on the operands' rows [m0, m0 + block_len) and kept until another block is
+ * asked for; its passes run when first needed (a4w4_judge_gpu.h). */
+static int judge_at(dj_state *s, size_t m0, a4w4j_case **jc)
+{
+    *jc = s->jc;
+    if (s->jc)
+        return A4W4J_OK;
+    if (!s->bjc || s->bm0 != m0) {
+        const a4w4_case_data *d = s->d;
+        const size_t K = d->K;
+        a4w4j_close(s->bjc);
+        s->bjc = NULL;
+        a4w4j_operands op = {(const uint8_t *)s->a + m0 * K / 2,
+                             (const uint8_t *)s->as + m0 * K / 32, s->w, s->ws,
+                             d->a_fp4.data + m0 * K / 2, d->a_scale.data + m0 * K / 32,
+                             d->w_fp4.data, d->w_scale.data, block_len(s, m0), d->N, K};
+        int rc = a4w4j_open(&op, &s->bjc);
+        if (rc)
+            return rc;
+        s->bm0 = m0;
+    }
+    *jc = s->bjc;
+    return A4W4J_OK;
+}
+
+/* dev, the values of a block of rows [m0, m0 + rows) of the case (elem bytes each, row length
+ * N), at the sample's outputs in that block into host (the sample's grid [nrows, ncols];
+ * NULL: not wanted). */
+static int gather_block(const void *dev, size_t elem, size_t N, size_t m0, size_t rows,
+                        size_t M, const a4w4_sample *smp, void *host)
+{
+    uint8_t *h = host;
+    if (!host)
+        return A4W4J_OK;
+    if (smp->full)
+        return a4w4j_gather(dev, elem, N, NULL, rows, NULL, smp->ncols, h + m0 * N * elem);
+    if (m0 == 0 && rows == M) /* the whole case */
+        return a4w4j_gather(dev, elem, N, smp->rows, smp->nrows, smp->cols, smp->ncols, h);
+    size_t nl = 0, *lr = calloc(smp->nrows + 1, sizeof *lr);
+    size_t *at = malloc((smp->nrows + 1) * sizeof *at);
+    for (size_t i = 0; lr && at && i < smp->nrows; i++)
+        if (smp->rows[i] >= m0 && smp->rows[i] < m0 + rows) {
+            lr[nl] = smp->rows[i] - m0;
+            at[nl++] = i;
+        }
+    const size_t row_bytes = smp->ncols * elem;
+    uint8_t *tmp = lr && at ? malloc(nl * row_bytes + 1) : NULL;
+    int rc = tmp ? a4w4j_gather(dev, elem, N, lr, nl, smp->cols, smp->ncols, tmp) : A4W4J_ENOMEM;
+    for (size_t r = 0; !rc && r < nl; r++)
+        memcpy(h + at[r] * row_bytes, tmp + r * row_bytes, row_bytes);
+    free(lr);
+    free(at);
+    free(tmp);
+    return rc;
+}
+
+/* The judge's values of one block (its judge jc, rows from m0) at the sample. */
+static int sample_block(dj_state *s, a4w4j_case *jc, size_t m0, const a4w4_sample *smp,
+                        const a4w4_devsample *out)
+{
     const uint16_t *o1, *oS = NULL, *ex;
     const float *exf;
     const double *B = NULL, *E = NULL;
     const uint8_t *inf = NULL;
-    int rc = a4w4j_ordered(s->jc, 1, &o1);
+    int rc = a4w4j_prepare(jc, s->need.ordered_s, 1, s->need.bounded_s);
     if (!rc)
-        rc = a4w4j_exact(s->jc, &ex, &exf, NULL, NULL);
+        rc = a4w4j_ordered(jc, 1, &o1);
+    if (!rc)
+        rc = a4w4j_exact(jc, &ex, &exf, NULL, NULL);
     if (!rc && out->ordered_s)
-        rc = a4w4j_ordered(s->jc, s->need.ordered_s, &oS);
+        rc = a4w4j_ordered(jc, s->need.ordered_s, &oS);
     if (!rc && (out->bound || out->exact_f64 || out->infs))
-        rc = s->need.bounded_s ? a4w4j_bound_limits(s->jc, s->need.bounded_s, &B, &E, &inf)
+        rc = s->need.bounded_s ? a4w4j_bound_limits(jc, s->need.bounded_s, &B, &E, &inf)
                                : A4W4J_EARG;
-    const size_t N = s->d->N;
-    const size_t *rows = smp->full ? NULL : smp->rows, *cols = smp->full ? NULL : smp->cols;
-    if (!rc && out->ordered1)
-        rc = a4w4j_gather(o1, 2, N, rows, smp->nrows, cols, smp->ncols, out->ordered1);
-    if (!rc && out->exact)
-        rc = a4w4j_gather(ex, 2, N, rows, smp->nrows, cols, smp->ncols, out->exact);
-    if (!rc && out->exact_f32)
-        rc = a4w4j_gather(exf, 4, N, rows, smp->nrows, cols, smp->ncols, out->exact_f32);
+    const size_t N = s->d->N, M = s->d->M, rows = block_len(s, m0);
+    if (!rc)
+        rc = gather_block(o1, 2, N, m0, rows, M, smp, out->ordered1);
+    if (!rc)
+        rc = gather_block(ex, 2, N, m0, rows, M, smp, out->exact);
+    if (!rc)
+        rc = gather_block(exf, 4, N, m0, rows, M, smp, out->exact_f32);
     if (!rc && oS)
-        rc = a4w4j_gather(oS, 2, N, rows, smp->nrows, cols, smp->ncols, out->ordered_s);
-    if (!rc && out->bound)
-        rc = a4w4j_gather(B, 8, N, rows, smp->nrows, cols, smp->ncols, out->bound);
-    if (!rc && out->exact_f64)
-        rc = a4w4j_gather(E, 8, N, rows, smp->nrows, cols, smp->ncols, out->exact_f64);
-    if (!rc && out->infs)
-        rc = a4w4j_gather(inf, 1, N, rows, smp->nrows, cols, smp->ncols, out->infs);
+        rc = gather_block(oS, 2, N, m0, rows, M, smp, out->ordered_s);
+    if (!rc)
+        rc = gather_block(B, 8, N, m0, rows, M, smp, out->bound);
+    if (!rc)
+        rc = gather_block(E, 8, N, m0, rows, M, smp, out->exact_f64);
+    if (!rc)
+        rc = gather_block(inf, 1, N, m0, rows, M, smp, out->infs);
+    return rc;
+}
+
+static int dj_sample(void *self, const a4w4_sample *smp, const a4w4_devsample *out, char *why,
+                     size_t whylen)
+{
+    dj_state *s = self;
+    a4w4j_case *jc;
+    int rc = A4W4J_OK;
+    for (size_t m0 = 0; !rc && m0 < s->d->M; m0 += s->block_rows)
+        if (!(rc = judge_at(s, m0, &jc)))
+            rc = sample_block(s, jc, m0, smp, out);
     return rc ? dj_err(why, whylen, "GPU judge sample", rc) : 0;
+}
+
+/* Block comparison b (its outputs from k0 on in the case) added to the case's t: counts
+ * summed, maxima kept, first mismatches appended in row-major order (blocks come in order).
+ * t->hash is the sum of the blocks' (each over its own indices): the caller rehashes. */
+static void cmp_merge(a4w4j_cmp *t, const a4w4j_cmp *b, size_t k0)
+{
+    t->checked += b->checked;
+    t->mismatches += b->mismatches;
+    t->unwritten += b->unwritten;
+    t->max_ulp = b->max_ulp > t->max_ulp ? b->max_ulp : t->max_ulp;
+    t->hash += b->hash;
+    t->bound_use = b->bound_use > t->bound_use ? b->bound_use : t->bound_use;
+    t->bound_ulp_max = b->bound_ulp_max > t->bound_ulp_max ? b->bound_ulp_max : t->bound_ulp_max;
+    t->bound_ulp_median = b->bound_ulp_median; /* one block's: the caller's when several */
+    t->weighed += b->weighed;
+    t->vacuous += b->vacuous;
+    for (size_t i = 0; i < b->nfirst && t->nfirst < A4W4J_MAX_FIRST; i++) {
+        t->first[t->nfirst] = b->first[i];
+        t->first[t->nfirst++].index += k0;
+    }
 }
 
 /* a4w4j_cmp -> the comparison record (engine/judge.h; first mismatches at their row and
@@ -224,31 +445,61 @@ static void to_comparison(const a4w4j_cmp *j, size_t N, a4w4_comparison *out)
     }
 }
 
+/* The oracle's facts of one block (its judge jc, rows from m0) added to out and cmp. */
+static int oracle_block(dj_state *s, a4w4j_case *jc, size_t m0, int special,
+                        a4w4_devoracle *out, a4w4j_cmp *cmp)
+{
+    const a4w4_case_data *d = s->d;
+    const uint16_t *o1, *ex;
+    const uint8_t *proven;
+    const size_t rows = block_len(s, m0), n = rows * d->N;
+    size_t uncertain = 0, proven_n = 0, wrong = 0, nans = 0;
+    a4w4j_cmp bc;
+    double t0 = a4w4_now();
+    int rc = a4w4j_prepare(jc, s->need.ordered_s, 1, s->need.bounded_s);
+    if (!s->jc) /* in blocks: the passes run here */
+        s->judge_ms += (a4w4_now() - t0) * 1e3;
+    if (!rc)
+        rc = a4w4j_ordered(jc, 1, &o1);
+    if (!rc)
+        rc = a4w4j_exact(jc, &ex, NULL, &proven, &uncertain);
+    if (!rc)
+        rc = a4w4j_count_flags(proven, n, &proven_n);
+    if (!rc)
+        rc = a4w4j_compare_exact(o1, ex, proven, n, A4W4_POISON_BF16, &bc);
+    const size_t ra = d->nan_a_row >= m0 && d->nan_a_row < m0 + rows ? d->nan_a_row - m0
+                                                                       : (size_t)-1;
+    if (!rc && special)
+        rc = a4w4j_nan_set(o1, ex, rows, d->N, ra, d->nan_w_row, &wrong, &nans);
+    if (rc)
+        return rc;
+    cmp_merge(cmp, &bc, m0 * d->N);
+    out->proven += proven_n;
+    out->uncertain += uncertain;
+    out->nan_wrong += wrong;
+    out->nans += nans;
+    return A4W4J_OK;
+}
+
 static int dj_oracle(void *self, const a4w4_case_data *d, int special, a4w4_devoracle *out,
                      char *why, size_t whylen)
 {
     dj_state *s = self;
-    const uint16_t *o1, *ex;
-    const uint8_t *proven;
-    size_t uncertain = 0;
+    a4w4j_case *jc;
     a4w4j_cmp cmp;
     memset(out, 0, sizeof *out);
+    memset(&cmp, 0, sizeof cmp);
     out->outputs = d->M * d->N;
-    int rc = a4w4j_ordered(s->jc, 1, &o1);
-    if (!rc)
-        rc = a4w4j_exact(s->jc, &ex, NULL, &proven, &uncertain);
-    if (!rc)
-        rc = a4w4j_count_flags(proven, out->outputs, &out->proven);
-    if (!rc)
-        rc = a4w4j_compare_exact(o1, ex, proven, out->outputs, A4W4_POISON_BF16, &cmp);
-    if (!rc && special)
-        rc = a4w4j_nan_set(o1, ex, d->M, d->N, d->nan_a_row, d->nan_w_row, &out->nan_wrong,
-                           &out->nans);
+    int rc = A4W4J_OK;
+    for (size_t m0 = 0; !rc && m0 < d->M; m0 += s->block_rows)
+        if (!(rc = judge_at(s, m0, &jc)))
+            rc = oracle_block(s, jc, m0, special, out, &cmp);
     if (rc)
         return dj_err(why, whylen, "GPU judge oracle", rc);
     to_comparison(&cmp, d->N, &out->ord_vs_exact);
-    out->uncertain = uncertain;
     out->judge_ms = s->judge_ms;
+    out->block_rows = s->block_rows;
+    out->blocks = (d->M + s->block_rows - 1) / s->block_rows;
     return 0;
 }
 
@@ -274,10 +525,12 @@ static int is_bounded(const a4w4_backend *b) { return !strncmp(b->contract, "bou
 /* The S of a bounded(S) backend (engine's run_device_needs: 0 reads as 1). */
 static unsigned bounded_s(const a4w4_backend *b) { return b->split ? (unsigned)b->split : 1u; }
 
-/* Compare y (every output) with b's contract. */
-static int compare_contract(dj_state *s, const a4w4_backend *b, const uint16_t *y, a4w4j_cmp *c)
+/* Compare y, the n outputs of one judge block, with b's contract (jc the block's judge);
+ * ulps: in blocks, where a bounded(S) comparison leaves the block's ULPs (*measured counts
+ * them), else NULL. */
+static int compare_block(a4w4j_case *jc, const a4w4_backend *b, const uint16_t *y, size_t n,
+                         unsigned long long *ulps, size_t *measured, a4w4j_cmp *c)
 {
-    const size_t n = s->d->M * s->d->N;
     const uint16_t *exp;
     const float *ef;
     const double *B;
@@ -285,16 +538,55 @@ static int compare_contract(dj_state *s, const a4w4_backend *b, const uint16_t *
     if (is_bounded(b)) { /* the runner's rule against the judge's limits (its S only) */
         const double *E;
         const uint8_t *inf;
-        if ((rc = a4w4j_exact(s->jc, &exp, &ef, NULL, NULL)) ||
-            (rc = a4w4j_bound_limits(s->jc, bounded_s(b), &B, &E, &inf)))
+        size_t m = 0;
+        if ((rc = a4w4j_bound_limits(jc, bounded_s(b), &B, &E, &inf)) || /* one pass: */
+            (rc = a4w4j_exact(jc, &exp, &ef, NULL, NULL)))             /* exact with it */
             return rc;
-        return a4w4j_compare_limits(y, exp, B, E, inf, n, A4W4_POISON_BF16, c);
+        if (!ulps)
+            return a4w4j_compare_limits(y, exp, B, E, inf, n, A4W4_POISON_BF16, c);
+        rc = a4w4j_compare_limits_part(y, exp, B, E, inf, n, A4W4_POISON_BF16, ulps, &m, c);
+        *measured += m;
+        return rc;
     }
     if (!strcmp(b->contract, "exact"))
-        rc = a4w4j_exact(s->jc, &exp, NULL, NULL, NULL);
+        rc = a4w4j_exact(jc, &exp, NULL, NULL, NULL);
     else
-        rc = a4w4j_ordered(s->jc, b->split ? b->split : 1, &exp);
+        rc = a4w4j_ordered(jc, b->split ? b->split : 1, &exp);
     return rc ? rc : a4w4j_compare_exact(y, exp, NULL, n, A4W4_POISON_BF16, c);
+}
+
+/* Compare y (every output) with b's contract, a judge block at a time. In blocks, the
+ * bounded(S) median is selected over every output's ULPs and the hash taken over every
+ * output at its own index (a4w4j_compare_exact of y with itself), as the whole case's. */
+static int compare_contract(dj_state *s, const a4w4_backend *b, const uint16_t *y, a4w4j_cmp *c)
+{
+    const size_t M = s->d->M, N = s->d->N;
+    size_t measured = 0;
+    a4w4j_case *jc;
+    a4w4j_cmp bc, h;
+    int rc = A4W4J_OK;
+    memset(c, 0, sizeof *c);
+    if (!s->jc && is_bounded(b) && !s->ulps && /* a bounded(S) of another S than planned */
+        a4w4_gpu_malloc((void **)&s->ulps, M * N * 8) != A4W4_GPU_OK) {
+        s->ulps = NULL;
+        return A4W4J_ENOMEM;
+    }
+    for (size_t m0 = 0; !rc && m0 < M; m0 += s->block_rows) {
+        if (!(rc = judge_at(s, m0, &jc)))
+            rc = compare_block(jc, b, y + m0 * N, block_len(s, m0) * N,
+                               s->jc || !s->ulps ? NULL : s->ulps + m0 * N, &measured, &bc);
+        if (!rc)
+            cmp_merge(c, &bc, m0 * N);
+    }
+    if (rc || s->jc)
+        return rc;
+    if (is_bounded(b) && s->ulps)
+        rc = a4w4j_ulps_median(s->ulps, M * N, measured, &c->bound_ulp_median);
+    if (!rc)
+        rc = a4w4j_compare_exact(y, y, NULL, M * N, A4W4_POISON_BF16, &h);
+    if (!rc)
+        c->hash = h.hash;
+    return rc;
 }
 
 static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int variant,
