@@ -114,14 +114,23 @@ static int read_contract(const char *dir, char *contract, size_t len, char *err,
         e--;
     buf[e] = '\0';
     char *s = buf + b;
+    char why[512] = ""; /* rules: the parser's line (a malformed rule, one that can never
+                         * match, a predicate no shape reaches; contracts §4.2) */
+    a4w4_contract_set set;
+    if (strlen(s) == e - b && a4w4_contract_text_is_rules(s) &&
+        a4w4_contract_set_parse(s, &set, why, sizeof why) == A4W4_OK) {
+        a4w4_contract_set_free(&set);
+        why[0] = 0;
+    }
     if (strlen(s) != e - b || !a4w4_contract_valid(s) || strlen(s) >= len) {
         char shown[48];
         size_t cut = strcspn(s, "\r\n");
         int lines = s[cut] != '\0';
         s[cut] = '\0';
         refuse(err, errlen, path, "'%s'%s is not one contract line (" CONTRACT_RULE ") nor "
-               "rules `when PRED,...: CONTRACT` of at most %zu bytes", a4w4_quote(s, shown,
-               sizeof shown), lines ? " (and more lines)" : "", len - 1);
+               "rules `when PRED,...: CONTRACT` of at most %zu bytes%s%s", a4w4_quote(s, shown,
+               sizeof shown), lines ? " (and more lines)" : "", len - 1, why[0] ? ": " : "",
+               why);
         free(buf);
         return -1;
     }
