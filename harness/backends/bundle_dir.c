@@ -94,6 +94,20 @@ static void drop_comment_lines(char *buf, size_t *n)
     *n -= b;
 }
 
+/* When text[0..n) is rules that the parser refuses, its line into why ("line L: ...": a
+ * malformed rule, one that can never match, a predicate no shape reaches; contracts §4.2,
+ * the file form), else "". */
+static void rules_refusal(const char *text, size_t n, char *why, size_t len)
+{
+    a4w4_contract_set set;
+    why[0] = 0;
+    if (strlen(text) == n && a4w4_contract_text_is_rules(text) &&
+        a4w4_contract_set_parse(text, &set, why, len) == A4W4_OK) {
+        a4w4_contract_set_free(&set);
+        why[0] = 0;
+    }
+}
+
 /* DIR/contract.txt into contract[len] ("" when absent): one contract line, or the rules of
  * the file form (`when PRED,...: CONTRACT`, one per line, contracts §4.2), after any blank or
  * comment lines (contracts §7). 0 or -1 with err. */
@@ -106,6 +120,8 @@ static int read_contract(const char *dir, char *contract, size_t len, char *err,
     char *buf = read_small_file(path, A4W4_CONTRACT_MAX + 4096, &n, err, errlen);
     if (!buf)
         return err[0] ? -1 : 0;
+    char why[512];
+    rules_refusal(buf, n, why, sizeof why); /* line numbers of the file, comments included */
     drop_comment_lines(buf, &n);
     size_t b = 0, e = n;
     while (b < e && strchr(" \t\r\n", buf[b]))
@@ -114,14 +130,6 @@ static int read_contract(const char *dir, char *contract, size_t len, char *err,
         e--;
     buf[e] = '\0';
     char *s = buf + b;
-    char why[512] = ""; /* rules: the parser's line (a malformed rule, one that can never
-                         * match, a predicate no shape reaches; contracts §4.2) */
-    a4w4_contract_set set;
-    if (strlen(s) == e - b && a4w4_contract_text_is_rules(s) &&
-        a4w4_contract_set_parse(s, &set, why, sizeof why) == A4W4_OK) {
-        a4w4_contract_set_free(&set);
-        why[0] = 0;
-    }
     if (strlen(s) != e - b || !a4w4_contract_valid(s) || strlen(s) >= len) {
         char shown[48];
         size_t cut = strcspn(s, "\r\n");
