@@ -584,6 +584,77 @@ static int parse_pred(const char *s, size_t len, a4w4_shape_pred *p)
     return -1;
 }
 
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* 1 when some x = lo + step*j (j >= 0; lo a multiple of step, or step 1) has x % D == R: an
+ * x of that progression is R modulo D exactly when gcd(step, D) divides R - lo (mod D). */
+static int progression_meets(uint64_t lo, uint64_t step, uint64_t D, uint64_t R)
+{
+    uint64_t t = lo % D, diff = R >= t ? R - t : D - (t - R);
+    return diff % gcd_u64(step, D) == 0;
+}
+
+/* 1 when some value x of dimension p->dim satisfies comparison p: x in lo, lo+step, ...
+ * (unbounded above). */
+static int compare_meets(const a4w4_shape_pred *p, uint64_t lo, uint64_t step)
+{
+    uint64_t v = p->value;
+    switch (p->op) {
+    case A4W4_PRED_EQ: return v >= lo && (v - lo) % step == 0;
+    case A4W4_PRED_LT: return v > lo;
+    case A4W4_PRED_LE: return v >= lo;
+    case A4W4_PRED_GT: return v < UINT64_MAX;
+    default: return 1; /* NE, GE: some larger value always */
+    }
+}
+
+static uint64_t padded_m(size_t M);
+
+/* 1 when some padded-M bucket Mpad (getPaddedM(M, ., ., 0), contracts §5.1: 16, 32, .., 256;
+ * 288, .., 1024 by 32; 1088, .., 4096 by 64; 4224, 4352, .. by 128) satisfies p. */
+static int mpad_meets(const a4w4_shape_pred *p)
+{
+    uint64_t v = p->value;
+    if (p->op == A4W4_PRED_EQ)
+        return v >= 1 && v <= UINT64_MAX - 128 && padded_m((size_t)v) == v;
+    if (p->op != A4W4_PRED_MOD)
+        return compare_meets(p, 16, 16); /* the smallest is 16; no largest */
+    for (uint64_t x = 16; x <= 4096; x = padded_m((size_t)x + 1)) /* the 88 below the tail */
+        if (x % p->mod == v)
+            return 1;
+    return progression_meets(4224, 128, p->mod, v);
+}
+
+/* Why no shape reaches predicate p, into why[len] (contracts §4.2 "The file form": M and N
+ * are at least 1, K a positive multiple of 32 (§4: one E8M0 scale per 32 elements), Mpad a
+ * padded-M bucket of §5.1); returns 1, or 0 when some shape does. */
+static int pred_unreachable(const a4w4_shape_pred *p, char *why, size_t len)
+{
+    int meets = p->dim == 'P' ? mpad_meets(p)
+                : p->op == A4W4_PRED_MOD
+                    ? progression_meets(p->dim == 'K' ? 32 : 1, p->dim == 'K' ? 32 : 1, p->mod,
+                                        p->value)
+                    : compare_meets(p, p->dim == 'K' ? 32 : 1, p->dim == 'K' ? 32 : 1);
+    if (meets)
+        return 0;
+    snprintf(why, len, "%s",
+             p->dim == 'P' ? "Mpad, getPaddedM(M, N, K, 0) of contracts §5.1, is 16, 32, .., "
+                             "256, then a multiple of 32 up to 1024, of 64 up to 4096, of 128 "
+                             "past it"
+             : p->dim == 'K' ? "K is a positive multiple of 32 (one E8M0 scale per 32 "
+                               "elements, contracts §4)"
+                             : p->dim == 'M' ? "M is at least 1" : "N is at least 1");
+    return 1;
+}
+
 /* s[0..len) into out[0..cap) without the blanks that stand between a name, an operator and a
  * number (contracts §4.2, the file form: `Mpad <= 32`, `K % 256 == 0`); a blank between two
  * letters or digits, or inside an operator, is kept, so `K<=3 2` and `K> =4` stay malformed.
@@ -611,9 +682,10 @@ static int squeeze_pred(const char *s, size_t len, char *out, size_t cap)
     return (int)n;
 }
 
-/* "when PRED[,PRED...]" s[0..len) (after "when") into r. 0, or -1 with *bad the predicate. */
+/* "when PRED[,PRED...]" s[0..len) (after "when") into r. 0, or with *bad the predicate: -1
+ * malformed, -2 well-formed but reached by no shape (why[whylen] says why). */
 static int parse_preds(const char *s, size_t len, a4w4_contract_rule *r, const char **bad,
-                       size_t *badlen)
+                       size_t *badlen, char *why, size_t whylen)
 {
     r->npreds = 0;
     for (;;) {
@@ -629,6 +701,8 @@ static int parse_preds(const char *s, size_t len, a4w4_contract_rule *r, const c
         if (r->npreds == A4W4_RULE_MAX_PREDS || sl < 0 ||
             parse_pred(sq, (size_t)sl, &r->preds[r->npreds]))
             return -1;
+        if (pred_unreachable(&r->preds[r->npreds], why, whylen))
+            return -2;
         r->npreds++;
         if (!comma)
             return 0;
@@ -650,9 +724,15 @@ static int parse_rule(const char *s, size_t len, unsigned line, a4w4_contract_ru
                          "CONTRACT` (no ':' found)", line);
         const char *bad;
         size_t badlen;
-        if (parse_preds(s + 5, (size_t)(colon - s - 5), r, &bad, &badlen)) {
+        char why[200];
+        int prc = parse_preds(s + 5, (size_t)(colon - s - 5), r, &bad, &badlen, why, sizeof why);
+        if (prc) {
             char q[64], raw[64];
             snprintf(raw, sizeof raw, "%.*s", (int)(badlen > 60 ? 60 : badlen), bad);
+            if (prc == -2)
+                return errf(err, errlen, A4W4_EINVAL, "line %u: predicate '%s' holds for no "
+                            "shape: %s (contracts §4.2, the file form)", line,
+                            a4w4_quote(raw, q, sizeof q), why);
             return errf(err, errlen, A4W4_EINVAL, "line %u: predicate '%s' is not M|N|K|Mpad followed by ==, "
                          "!=, <, <=, >, >= and a decimal, or X%%D==R with 0 <= R < D (at most "
                          "%d per rule)", line, a4w4_quote(raw, q, sizeof q), A4W4_RULE_MAX_PREDS);

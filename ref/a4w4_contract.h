@@ -124,8 +124,10 @@ typedef struct {
 
 /* Parse the file form (a single contract text is a set of one rule). A4W4_OK with *set
  * (free with a4w4_contract_set_free); A4W4_EINVAL with err = "line L: <rule>" (a bad
- * predicate or contract, a rule that can never match: after an unconditional one, or after
- * one whose predicates are all among its own; text with no rule) and *set empty;
+ * predicate or contract, a predicate no shape satisfies ("line L: predicate 'Mpad==17' holds
+ * for no shape: <why>": M, N >= 1, K a positive multiple of 32, Mpad a value of getPaddedM),
+ * a rule that can never match: after an unconditional one, or after one whose predicates are
+ * all among its own; text with no rule) and *set empty;
  * A4W4_ENOMEM. */
 int a4w4_contract_set_parse(const char *text, a4w4_contract_set *set, char *err, size_t errlen);
 

@@ -101,6 +101,15 @@ char *a4w4_report_html(const cJSON *doc, const a4w4_report_opts *o);
  * mismatch message, n/a and skip -> <skipped>. */
 char *a4w4_report_junit(const cJSON *doc, const a4w4_report_opts *o);
 
+/* The count phrase of results entry e (a failing one): "N of M checked outputs differ" when it
+ * compared outputs; when it compared none (its plugin crashed, timed out or was not run, its
+ * output was refused as bad input, its backend returned an error: "aborted" and "note" say
+ * which), "no output compared (crashed)", "(timed out)", "(not run)", "(refused: bad input)"
+ * or "(the backend returned no outputs)": never "0 of 0 checked" (docs/cli/run.md, "When an
+ * entry fails"). Written into buf (len bytes, truncated). Returns 1 when it compared outputs,
+ * 0 when none. */
+int a4w4_report_differ_text(const cJSON *e, char *buf, size_t len);
+
 /* ---- comparison of two runs ----------------------------------------------------------- */
 
 typedef struct {

@@ -501,8 +501,11 @@ static void md_item(rbuf *b, const cJSON *it, int show_bits)
     rb_printf(b, ", M=%.0f N=%.0f K=%.0f: %s -> %s", jnum(it, "M", 0), jnum(it, "N", 0),
               jnum(it, "K", 0), jstr(it, "base_verdict"), jstr(it, "cand_verdict"));
     if (!strcmp(jstr(it, "cand_verdict"), "fail")) {
-        rb_printf(b, ", %.0f of %.0f outputs differ", jnum(it, "cand_mismatches", 0),
-                  jnum(it, "cand_checked", 0));
+        if (jnum(it, "cand_checked", 0) > 0 || jnum(it, "cand_mismatches", 0) > 0)
+            rb_printf(b, ", %.0f of %.0f outputs differ", jnum(it, "cand_mismatches", 0),
+                      jnum(it, "cand_checked", 0));
+        else /* a crash, a timeout, a refusal: never "0 of 0" (its note says which) */
+            rb_puts(b, ", no output compared");
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "cand_first_mismatch");
         if (m)
             rb_printf(b, "; first %s(%.0f, %.0f) got %s expected %s",

@@ -116,7 +116,9 @@ static void failure_line(rbuf *b, const cJSON *e)
     rb_printf(b, "` (%s), M=%.0f N=%.0f K=%.0f, %s: ", jstr(e, "contract"), jnum(e, "M", 0),
               jnum(e, "N", 0), jnum(e, "K", 0), jstr(e, "regime"));
     double mism = jnum(e, "mismatches", 0), unw = jnum(e, "unwritten", 0);
-    rb_printf(b, "%.0f of %.0f checked outputs differ", mism, jnum(e, "checked_outputs", 0));
+    char counts[160];
+    a4w4_report_differ_text(e, counts, sizeof counts);
+    rb_puts(b, counts);
     if (unw > 0)
         rb_printf(b, " (%.0f never written)", unw);
     double mu = jnum(e, "max_ulp", -1);

@@ -217,6 +217,21 @@ double jnum(const cJSON *o, const char *k, double dflt)
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
+int a4w4_report_differ_text(const cJSON *e, char *buf, size_t len)
+{
+    double checked = jnum(e, "checked_outputs", 0), mism = jnum(e, "mismatches", 0);
+    if (checked > 0 || mism > 0) {
+        snprintf(buf, len, "%.0f of %.0f checked outputs differ", mism, checked);
+        return 1;
+    }
+    const char *aborted = jstr(e, "aborted"), *note = jstr(e, "note");
+    snprintf(buf, len, "no output compared (%s)",
+             *aborted                          ? aborted
+             : !strncmp(note, "refused: ", 9) ? "refused: bad input"
+                                               : "the backend returned no outputs");
+    return 0;
+}
+
 int jint(const cJSON *o, const char *k, int dflt)
 {
     double v = jnum(o, k, dflt);

@@ -148,7 +148,9 @@ static int manifest_standing(const a4w4_bundle_dir *c, const a4w4_run_args *a,
 }
 
 /* Tensor y of loaded file f checked against the case (dtype, shape, identity, contract):
- * A4W4_OK, A4W4_RUN_REFUSED or A4W4_EINVAL with why. */
+ * A4W4_OK, or A4W4_RUN_REFUSED with why naming the file and the rule: a file that breaks the
+ * output-bundle format (contracts §7) holds no outputs to compare, so it is bad input, never
+ * the kernel's mismatch (docs/backends.md, output bundles). */
 static int check_file(const a4w4_bundle_dir *c, const a4w4_st_file *f, const a4w4_run_args *a,
                       const char *path)
 {
@@ -174,7 +176,7 @@ static int check_file(const a4w4_bundle_dir *c, const a4w4_st_file *f, const a4w
                  a4w4_quote(mc, shown, sizeof shown), c->contract, c->dir);
     else
         return A4W4_OK;
-    return A4W4_EINVAL;
+    return A4W4_RUN_REFUSED;
 }
 
 /* The sampled outputs of y (bf16 little-endian bytes [M, N], any alignment) into a->y. */
@@ -225,8 +227,8 @@ static int bundle_run(void *vctx, const a4w4_run_args *a)
         return A4W4_RUN_REFUSED;
     }
     a4w4_st_file f;
-    if (a4w4_st_load(path, &f, a->why, a->whylen))
-        return A4W4_EINVAL; /* why: "<path>: <rule>" */
+    if (a4w4_st_load(path, &f, a->why, a->whylen)) /* truncated, empty, not safetensors */
+        return A4W4_RUN_REFUSED;                    /* why: "<path>: <rule>"; bad input */
     rc = check_file(c, &f, a, path);
     if (rc == A4W4_OK)
         copy_outputs(a4w4_st_find(&f, "y")->data, a);

@@ -26,8 +26,11 @@
  * read: a case it lists as failed is a failing entry (the kernel failed on it), a case it
  * does not list, or lists but whose file is missing, is "skip" (no result: the verdict is
  * INCOMPLETE). Without a manifest a case without a file is "skip". A file whose metadata names
- * another matrix hash, seed, tool version, kernel (the manifest's) or case than the run's is
- * refused: the entry fails and the run is bad input (exit 2).
+ * another matrix hash, seed, tool version, kernel (the manifest's) or case than the run's, and
+ * a file that holds no comparable outputs (empty, truncated, not safetensors, no tensor y, y
+ * not BF16 [M, N], a metadata contract other than the directory's), is refused: the entry is
+ * no kernel mismatch ("refused: <file>: <rule>", never "0 of 0 checked differ") and the run
+ * is bad input (exit 2), said in one line naming the file and the rule.
  * File name of a case: its name with every '/' replaced by "__" (case "golden/g1" is stored
  * as DIR/golden__g1.safetensors), so every case of a directory lives flat in DIR.
  * Producers: any tool that writes safetensors (Python: safetensors.torch.save_file({"y":

@@ -94,6 +94,20 @@ static void drop_comment_lines(char *buf, size_t *n)
     *n -= b;
 }
 
+/* When text[0..n) is rules that the parser refuses, its line into why ("line L: ...": a
+ * malformed rule, one that can never match, a predicate no shape reaches; contracts §4.2,
+ * the file form), else "". */
+static void rules_refusal(const char *text, size_t n, char *why, size_t len)
+{
+    a4w4_contract_set set;
+    why[0] = 0;
+    if (strlen(text) == n && a4w4_contract_text_is_rules(text) &&
+        a4w4_contract_set_parse(text, &set, why, len) == A4W4_OK) {
+        a4w4_contract_set_free(&set);
+        why[0] = 0;
+    }
+}
+
 /* DIR/contract.txt into contract[len] ("" when absent): one contract line, or the rules of
  * the file form (`when PRED,...: CONTRACT`, one per line, contracts §4.2), after any blank or
  * comment lines (contracts §7). 0 or -1 with err. */
@@ -106,6 +120,8 @@ static int read_contract(const char *dir, char *contract, size_t len, char *err,
     char *buf = read_small_file(path, A4W4_CONTRACT_MAX + 4096, &n, err, errlen);
     if (!buf)
         return err[0] ? -1 : 0;
+    char why[512];
+    rules_refusal(buf, n, why, sizeof why); /* line numbers of the file, comments included */
     drop_comment_lines(buf, &n);
     size_t b = 0, e = n;
     while (b < e && strchr(" \t\r\n", buf[b]))
@@ -120,8 +136,9 @@ static int read_contract(const char *dir, char *contract, size_t len, char *err,
         int lines = s[cut] != '\0';
         s[cut] = '\0';
         refuse(err, errlen, path, "'%s'%s is not one contract line (" CONTRACT_RULE ") nor "
-               "rules `when PRED,...: CONTRACT` of at most %zu bytes", a4w4_quote(s, shown,
-               sizeof shown), lines ? " (and more lines)" : "", len - 1);
+               "rules `when PRED,...: CONTRACT` of at most %zu bytes%s%s", a4w4_quote(s, shown,
+               sizeof shown), lines ? " (and more lines)" : "", len - 1, why[0] ? ": " : "",
+               why);
         free(buf);
         return -1;
     }

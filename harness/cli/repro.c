@@ -2,6 +2,7 @@
 #include "repro.h"
 
 #include "registry.h"
+#include "a4w4_reports.h"
 #include "budget.h"
 #include "runner.h"
 
@@ -150,11 +151,14 @@ static int unexpected_failure(const cJSON *e)
 static void print_one(const char *cmd, const cJSON *e)
 {
     const char *layer = str_of(e, "layer"), *site = str_of(e, "call_site");
-    fprintf(stderr, "a4w4check %s: FAIL %s%s%s%s%s%s%s on %s (%s): %.0f of %.0f checked differ",
-            cmd, str_of(e, "name"), *layer || *site ? " [" : "", *layer ? "layer " : "", layer,
+    char counts[160]; /* "N of M checked differ", or "no output compared (why)" */
+    if (a4w4_report_differ_text(e, counts, sizeof counts))
+        snprintf(counts, sizeof counts, "%.0f of %.0f checked differ", num_of(e, "mismatches"),
+                 num_of(e, "checked_outputs"));
+    fprintf(stderr, "a4w4check %s: FAIL %s%s%s%s%s%s%s on %s (%s): %s", cmd, str_of(e, "name"),
+            *layer || *site ? " [" : "", *layer ? "layer " : "", layer,
             *site ? (*layer ? " at " : "called at ") : "", site, *layer || *site ? "]" : "",
-            str_of(e, "backend"), str_of(e, "contract"), num_of(e, "mismatches"),
-            num_of(e, "checked_outputs"));
+            str_of(e, "backend"), str_of(e, "contract"), counts);
     const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "first_mismatches"), 0);
     if (m)
         fprintf(stderr, ", first %s (%.0f, %.0f) got %s expected %s",

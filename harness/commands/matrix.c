@@ -353,7 +353,8 @@ int a4w4_matrix_select(a4w4_matrix *m, const char *const *names, size_t n, char 
                      "capture/<stem>)", names[i], *m->cases_path ? m->cases_path : m->set);
             return A4W4_MATRIX_EUSAGE;
         }
-        m->hash = a4w4_hash_str(names[i], a4w4_hash_str("case:", m->hash));
+        if (!wanted(names[i], names, i)) /* a name given twice selects, and is folded, once */
+            m->hash = a4w4_hash_str(names[i], a4w4_hash_str("case:", m->hash));
     }
     size_t k = 0;
     for (size_t i = 0; i < m->ncases; i++)

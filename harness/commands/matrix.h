@@ -78,7 +78,8 @@ int a4w4_matrix_load_bundles(a4w4_matrix *m, const char *const *paths, size_t n,
 /* Keep only the items named names[0..n) (`run --case NAME`: a case name, "golden/<stem>" or
  * "capture/<stem>"), in matrix order, the matrix before it kept as base_hash and base_items,
  * folding the names into the hash (a selection is another
- * matrix for --resume and merge). 0, or A4W4_MATRIX_EUSAGE with err naming the first name no
+ * matrix for --resume and merge), each distinct name once: `--case X --case X` is the matrix
+ * of `--case X` (docs/cli/run.md, "Results, resume, shards"). 0, or A4W4_MATRIX_EUSAGE with err naming the first name no
  * item has. */
 int a4w4_matrix_select(a4w4_matrix *m, const char *const *names, size_t n, char *err,
                        size_t errlen);

@@ -91,8 +91,11 @@ void a4w4_entry_format(const a4w4_entry_result *e, const char *prefix, char *buf
 {
     static const char *const word[5] = {"PASS", "FAIL", "N/A", "SKIP", "AMBIGUOUS"};
     unsigned v = (unsigned)e->verdict;
-    size_t k = (size_t)snprintf(buf, len, "%s %s: %s, %zu checked", word[v < 5 ? v : 3], prefix,
-                                e->contract, e->checked);
+    size_t k = e->checked || e->verdict != A4W4_VERDICT_FAIL /* never "FAIL .. 0 checked" */
+                   ? (size_t)snprintf(buf, len, "%s %s: %s, %zu checked", word[v < 5 ? v : 3],
+                                      prefix, e->contract, e->checked)
+                   : (size_t)snprintf(buf, len, "FAIL %s: %s, no output compared", prefix,
+                                      e->contract);
     if (k < len && e->nfirst) {
         const a4w4_mismatch *m = &e->first[0];
         char got[16], exp[16];

@@ -177,7 +177,8 @@ void a4w4_entry_identity(a4w4_entry_result *e, a4w4_entry_kind kind, const char 
  * (check.h); the entry's other fields are left alone. */
 void a4w4_entry_set_check(a4w4_entry_result *e, const a4w4_check *c);
 
-/* One human line (for `verify`): "PASS|FAIL|N/A|SKIP <prefix>: <contract>, <checked> checked",
+/* One human line (for `verify`): "PASS|FAIL|N/A|SKIP <prefix>: <contract>, <checked> checked"
+ * ("FAIL <prefix>: <contract>, no output compared" for a failure that compared none),
  * then for a failure the first mismatch "(tensor (row, col): got 0x.. expected 0x..)" and the
  * count, then for GEMM output entries "(J bit-exact, B within bound, U not judged)", then
  * "; <note>". Truncated to len. */

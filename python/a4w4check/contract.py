@@ -7,6 +7,7 @@ the text; check() says whether text has
 one of those forms (the C side parses it fully and refuses what it does not judge)."""
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -45,7 +46,8 @@ def resolve(value: str) -> str:
             raise ValueError(f"contract file {value}: cannot read it ({e})") from None
         text = "\n".join(found)
         if len(found) > 1 or (found and found[0].startswith("when")):
-            return text  # a file of `when` rules (Mpad, M, N, K): the C side parses it
+            _refuse_unreachable(value)  # the C side parses the rest of the rules
+            return text  # a file of `when` rules (Mpad, M, N, K)
     if not check(text):
         raise ValueError(f"contract {value!r} is not exact, ordered(S), bounded(S), a "
                          "tree(...) form or a file holding one")
@@ -78,6 +80,58 @@ def _holds(pred: str, dims: dict[str, int]) -> bool:
     if d < 1:
         raise ValueError(f"rule predicate {pred.strip()!r}: D must be at least 1")
     return x % d == int(m.group(5))
+
+
+def unreachable(pred: str) -> str | None:
+    """Why no shape reaches rule predicate pred (contracts §4.2 "The file form": M and N are
+    at least 1, K a positive multiple of 32, Mpad a padded-M bucket of §5.1), or None when
+    some shape does (or pred is malformed: rule_at and the C side refuse that)."""
+    m = _PRED.match(pred.strip())
+    if not m:
+        return None
+    dim = m.group(1)
+    if dim == "Mpad":
+        # 88 buckets up to 4096, then 4224 + 128 j: one period of the tail decides X%D==R
+        values = sorted({padded_m(x) for x in range(1, 4097)})
+        if m.group(2):
+            op, v = m.group(2), int(m.group(3))
+            met = (v in values or (v > 4096 and padded_m(v) == v)) if op == "==" else \
+                any(_OPS[op](x, v) for x in values + [max(v, 4096) + 128 * 2])
+        else:
+            d, r = int(m.group(4)), int(m.group(5))
+            met = d >= 1 and (any(x % d == r for x in values) or
+                              (r - 4224) % math.gcd(128, d) == 0)
+        why = ("Mpad, getPaddedM(M, N, K, 0) of contracts §5.1, is 16, 32, .., 256, then a "
+               "multiple of 32 up to 1024, of 64 up to 4096, of 128 past it")
+    else:
+        lo = 32 if dim == "K" else 1
+        if m.group(2):
+            op, v = m.group(2), int(m.group(3))
+            met = (v >= lo and v % lo == 0) if op == "==" else \
+                any(_OPS[op](x, v) for x in (lo, max(v, lo) + lo))
+        else:
+            d, r = int(m.group(4)), int(m.group(5))
+            met = d >= 1 and r < d and (r - lo) % math.gcd(lo, d) == 0
+        why = ("K is a positive multiple of 32 (one E8M0 scale per 32 elements, contracts §4)"
+               if dim == "K" else f"{dim} is at least 1")
+    return None if met else why
+
+
+def _refuse_unreachable(path: str) -> None:
+    """ValueError naming path, the line and the predicate when a rule of the contract file at
+    path has a predicate no shape reaches (as the C side refuses it)."""
+    with open(path, encoding="utf-8") as f:
+        numbered = list(enumerate(f.read().splitlines(), 1))
+    for n, line in numbered:
+        line = line.split("#", 1)[0].strip()
+        if not line.startswith("when") or ":" not in line:
+            continue
+        for pred in line[4:].partition(":")[0].split(","):
+            why = unreachable(pred)
+            if why:
+                raise ValueError(f"contract file {path}: line {n}: predicate "
+                                 f"{pred.strip()!r} holds for no shape: {why} (contracts §4.2, "
+                                 "the file form)")
 
 
 def rule_at(lines: list[str], M: int, N: int, K: int) -> str | None:

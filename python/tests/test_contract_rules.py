@@ -48,3 +48,37 @@ def test_per_m_rules_give_each_probed_m_its_contract():
     assert contract.rule_at(lines, 20, 64, 512) == "ordered(2)"  # between 4 and 32
     assert contract.rule_at(lines, 40, 64, 512) == "ordered(1)"
     assert contract.rule_at(lines, 40, 64, 256) is None  # another pair: its own rules
+
+
+@pytest.mark.parametrize("pred", ["Mpad==17", "Mpad<=0", "Mpad==272", "Mpad<16", "K%32==5",
+                                  "K==33", "K<32", "M<=0", "N==0", "Mpad % 32 == 8"])
+def test_a_predicate_no_shape_reaches_is_refused_naming_file_line_and_why(tmp_path, pred):
+    f = tmp_path / "r.contract"
+    f.write_text(f"# discovered by hand\nwhen K>=64: ordered(2)\nwhen {pred}: exact\nordered(1)\n")
+    with pytest.raises(ValueError) as e:
+        contract.resolve(str(f))
+    assert f"contract file {f}: line 3: predicate {pred!r} holds for no shape: " in str(e.value)
+
+
+def test_reachable_predicates_are_exactly_those_some_shape_satisfies():
+    # held to a search over shapes (M, N from 1, K a multiple of 32 from 32; Mpad getPaddedM's
+    # value of every M up to 13,184, past which the buckets repeat every 128) through the rule
+    # evaluator, never through unreachable()
+    domain = {"M": range(1, 401), "N": range(1, 401), "K": range(32, 32 * 141, 32),
+              "Mpad": sorted({contract.padded_m(m) for m in range(1, 4224 + 128 * 70)})}
+    preds = [f"Mpad=={v}" for v in range(0, 1200)]
+    preds += [f"{d}{op}{v}" for d in ("M", "N", "K", "Mpad") for op in ("<", "<=", "==", ">", "!=")
+              for v in range(0, 300, 7)]
+    preds += [f"{d}%{m}=={r}" for d in ("K", "Mpad", "N") for m in range(1, 70) for r in range(m)]
+    for p in preds:
+        dim = "Mpad" if p.startswith("Mpad") else p[0]
+        reached = any(contract._holds(p, {dim: x}) for x in domain[dim])
+        assert (contract.unreachable(p) is None) == reached, p
+
+
+def test_every_predicate_of_a_discovered_file_is_accepted(tmp_path):
+    f = tmp_path / "d.contract"
+    f.write_text("# discovered by a4w4check discover\nwhen Mpad<=32: ordered(2)\n"
+                 "when Mpad>=48,Mpad<=544: ordered(1)\nwhen K<=2080: ordered(1)\n"
+                 "when K>1056: tree(split=0/1056)\nwhen M==8,N==64,K==128: exact\nordered(1)\n")
+    assert contract.resolve(str(f)).startswith("when Mpad<=32")

@@ -72,6 +72,10 @@ run crash crash --no-call-sequence
 check crash crash crashed "$crash_re"
 grep -Eq "Verdict reason: .*1 entry crashed or timed out \(first: m2 on .*($crash_re)" crash/summary.md ||
   fail "summary.md's verdict reason does not name the crash"
+# the crashed entry compared no output, and every line that shows it says so: never "0 of 0"
+grep -q "FAIL m2 on .*: no output compared (crashed)" crash.log || { cat crash.log; fail "the closing line of the crashed entry"; }
+grep -q "no output compared (crashed)" crash/summary.md || fail "summary.md does not say the crash compared nothing"
+if grep -q "0 of 0" crash.log crash/summary.md; then fail "a crashed entry reads '0 of 0 checked'"; fi
 echo "crash: entry failed, signal named, the rest recorded"
 
 # 2. --resume of the finished directory: no crash, nothing re-run

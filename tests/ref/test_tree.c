@@ -452,6 +452,96 @@ Test(tree_sets, refuses_bad_lines_naming_the_line)
     }
 }
 
+/* 1 when predicate p holds for some shape of the domain (M, N from 1, K a multiple of 32
+ * from 32; M up to mmax, K up to kmax), searched shape by shape through a set of one rule
+ * built by hand (never through the parser under test). */
+static int some_shape_matches(a4w4_shape_pred p, size_t mmax, size_t kmax)
+{
+    a4w4_contract_rule r = {.line = 1, .npreds = 1};
+    r.preds[0] = p;
+    r.contract.kind = A4W4_CONTRACT_EXACT;
+    a4w4_contract_set set = {1, &r};
+    for (size_t M = 1; M <= mmax; M++)
+        for (size_t K = 32; K <= kmax; K += 32)
+            if (a4w4_contract_set_find(&set, M, M, K))
+                return 1;
+    return 0;
+}
+
+/* The parser's verdict on "when PRED: exact" (PRED: dim, then op and v, or "%d==v" when d) held
+ * to a search over shapes: accepted exactly when some shape matches, else refused naming the
+ * line, the predicate and why. */
+static void pred_as_search(char dim, const char *op, unsigned v, unsigned d, size_t mmax,
+                           size_t kmax)
+{
+    static const char *const names[] = {"==", "!=", "<", "<=", ">", ">="};
+    char pred[48], text[96], err[512] = "", want[128];
+    a4w4_shape_pred p = {dim, A4W4_PRED_MOD, v, d};
+    for (int k = 0; !d && k < 6; k++)
+        if (!strcmp(op, names[k]))
+            p.op = (a4w4_pred_op)k;
+    if (d)
+        snprintf(pred, sizeof pred, "%s%%%u==%u", dim == 'P' ? "Mpad" : dim == 'K' ? "K" : "M",
+                 d, v);
+    else
+        snprintf(pred, sizeof pred, "%s%s%u", dim == 'P' ? "Mpad" : dim == 'K' ? "K" : "M", op,
+                 v);
+    snprintf(text, sizeof text, "when %s: exact", pred);
+    int reached = some_shape_matches(p, mmax, kmax);
+    a4w4_contract_set set;
+    int rc = a4w4_contract_set_parse(text, &set, err, sizeof err);
+    if (rc == A4W4_OK)
+        a4w4_contract_set_free(&set);
+    cr_expect_eq(rc == A4W4_OK, reached, "'%s' %s, but %s shape up to M=%zu K=%zu matches",
+                 pred, rc == A4W4_OK ? "accepted" : "refused", reached ? "a" : "no", mmax, kmax);
+    snprintf(want, sizeof want, "line 1: predicate '%s' holds for no shape: ", pred);
+    if (rc != A4W4_OK)
+        cr_expect(strstr(err, want), "'%s' refused as '%s'", pred, err);
+}
+
+/* A predicate no shape reaches (contracts §4.2 "The file form": M, N >= 1, K a positive
+ * multiple of 32, Mpad a padded-M bucket of §5.1) is refused at parse time, one line naming
+ * the line, the predicate and why; every refused predicate is one that a search over shapes
+ * finds unmatched, and each of these unreachable ones is refused. */
+Test(tree_sets, refuses_predicates_no_shape_reaches)
+{
+    static const char *const dead[] = {
+        "Mpad==17", "Mpad<=0", "Mpad<16", "Mpad==272", "Mpad==4160", "Mpad==0", "Mpad%16==1",
+        "Mpad%32==8", "K%32==5", "K==33", "K<32", "K<=31", "K==0", "K%64==16", "M<=0", "M<1",
+        "M==0", "N<=0", "N==0", "N<1"};
+    for (size_t i = 0; i < sizeof dead / sizeof dead[0]; i++) {
+        a4w4_contract_set set;
+        char text[96], err[512] = "", want[96];
+        snprintf(text, sizeof text, "# c\nwhen K>=64: ordered(2)\nwhen %s, K>=32: exact\n",
+                 dead[i]);
+        cr_expect_eq(a4w4_contract_set_parse(text, &set, err, sizeof err), A4W4_EINVAL,
+                     "'%s' accepted", dead[i]);
+        snprintf(want, sizeof want, "line 3: predicate '%s' holds for no shape: ", dead[i]);
+        cr_expect(strstr(err, want), "'%s': '%s' does not say '%s'", dead[i], err, want);
+        cr_expect(strstr(err, dead[i][0] == 'M' && dead[i][1] == 'p' ? "§5.1"
+                              : dead[i][0] == 'K'                  ? "multiple of 32"
+                                                                   : "at least 1"),
+                  "'%s': '%s' does not say why", dead[i], err);
+    }
+    /* the search: the parser accepts exactly the predicates some shape satisfies */
+    for (unsigned v = 0; v <= 4400; v += v < 1100 ? 1 : 7)
+        pred_as_search('P', "==", v, 0, 4500, 32);
+    static const char *const ops[] = {"==", "<", "<=", "!=", ">", ">="};
+    for (unsigned v = 0; v <= 300; v++)
+        for (size_t o = 0; o < 6; o++) {
+            pred_as_search('K', ops[o], v, 0, 1, 640);
+            pred_as_search('P', ops[o], v, 0, 300, 32);
+            pred_as_search('M', ops[o], v, 0, 302, 32);
+        }
+    for (unsigned d = 1; d <= 130; d++)
+        for (unsigned r = 0; r < d; r++) {
+            pred_as_search('K', NULL, r, d, 1, 32 * 140);
+            pred_as_search('M', NULL, r, d, 140, 32);
+            if (d <= 64) /* past 4096 the buckets repeat every 128: d of them reach each residue */
+                pred_as_search('P', NULL, r, d, 4224 + 128 * 64, 32);
+        }
+}
+
 /* ---- hand-computed outputs --------------------------------------------------------------
  * One output over K elements. W is 1.0 everywhere (code 2, scale 127); A is zero except the
  * elements set, so a block's value is the sum of its A values times 2^(sa - 127).

@@ -174,3 +174,23 @@ Test(runner, an_ambiguous_entry_is_never_printed_as_a_pass)
     cr_assert(!strncmp(line, "AMBIGUOUS c.safetensors: ordered(1)", 35), "%s", line);
 }
 
+/* A failing entry that compared no output (a refusal, a crash) says so in its one-line form:
+ * never "FAIL ..: ordered(1), 0 checked" (docs/cli/run.md, "When an entry fails"); one that
+ * compared outputs keeps its count. */
+Test(runner, a_failing_entry_that_compared_nothing_never_reads_0_checked)
+{
+    a4w4_entry_result e;
+    memset(&e, 0, sizeof e);
+    e.verdict = A4W4_VERDICT_FAIL;
+    snprintf(e.contract, sizeof e.contract, "ordered(1)");
+    snprintf(e.note, sizeof e.note, "refused: c.safetensors: file is shorter than 8 bytes");
+    char line[512];
+    a4w4_entry_format(&e, "c.safetensors", line, sizeof line);
+    cr_assert_str_eq(line, "FAIL c.safetensors: ordered(1), no output compared; refused: "
+                           "c.safetensors: file is shorter than 8 bytes");
+    e.checked = 96;
+    e.mismatches = 2;
+    a4w4_entry_format(&e, "c.safetensors", line, sizeof line);
+    cr_assert(!strncmp(line, "FAIL c.safetensors: ordered(1), 96 checked", 42), "%s", line);
+}
+
