@@ -121,9 +121,10 @@ static int gt_bad(const a4w4_plugin_gemm_args *a, const char *why)
 }
 
 /* The columns of W decoded at a time: GT_WBLOCK rows of W (GT_WBLOCK * K bytes, in cache
- * while every row of A meets them) instead of all of W at once, whose fresh pages each call's
- * child faulted in (docs/testing.md "Where the time goes"). Every output is the same gt_dot
- * of the same two rows: the block changes the order outputs are computed in, none's value. */
+ * while every row of A meets them) instead of all of W at once, whose fresh pages each
+ * call's child faulted in (docs/testing.md "The test command", its page faults). Every
+ * output is the same gt_dot of the same two rows: the block changes the order outputs are
+ * computed in, none's value. */
 #define GT_WBLOCK 64
 
 /* Outputs y[i][j0 .. j0 + nb) of the call: W's rows cols[j0 ..] decoded into dw, A's rows
