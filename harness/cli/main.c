@@ -1,6 +1,10 @@
 /* a4w4check — the CLI. One table of subcommands (like git.c); each lives in cmd_<name>.c. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "a4w4check.h"
 #include "stream.h"
@@ -37,8 +41,26 @@ static void usage(FILE *out)
                  "            5 incomplete (not everything expected was checked)\n");
 }
 
+/* Keep freed memory in the process instead of giving it back to the kernel (glibc only; a
+ * no-op elsewhere and under the sanitizers' allocator). A run allocates and frees the outputs,
+ * oracles and scratch of every case and entry, up to gigabytes for the large pre-merge
+ * cases; above 32 MiB glibc maps each block afresh and unmaps it on free, so every reuse
+ * faulted its pages in again (the kernel zeroing each one): a quarter of a full pre-merge
+ * run's CPU time (docs/benchmarks.md "Allocation churn"). With no mmap'ed blocks and no trim,
+ * a block is carved from the heap and reused by the next case. The peak resident size is
+ * unchanged; it is held until exit. Set here, in the CLI only: a program that links the
+ * library (the Python bridge) keeps its own allocator settings. */
+static void keep_freed_memory(void)
+{
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_MAX, 0);               /* every block from the heap (sbrk) */
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);   /* the heap's free top kept up to 2 GiB */
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    keep_freed_memory();
     if (argc < 2) {
         usage(stderr);
         return A4W4_EXIT_BADINPUT;

@@ -120,6 +120,33 @@ static int gt_bad(const a4w4_plugin_gemm_args *a, const char *why)
     return -1;
 }
 
+/* The columns of W decoded at a time: GT_WBLOCK rows of W (GT_WBLOCK * K bytes, in cache
+ * while every row of A meets them) instead of all of W at once, whose fresh pages each
+ * call's child faulted in (docs/testing.md "The test command", its page faults). Every
+ * output is the same gt_dot of the same two rows: the block changes the order outputs are
+ * computed in, none's value. */
+#define GT_WBLOCK 64
+
+/* Outputs y[i][j0 .. j0 + nb) of the call: W's rows cols[j0 ..] decoded into dw, A's rows
+ * decoded in da (nrows x K). */
+static void gt_block(const a4w4_plugin_gemm_args *a, size_t j0, size_t nb, const int8_t *da,
+                     int8_t *dw, float *scratch)
+{
+    size_t kb = a->K / 32, half = a->K / 2;
+    gt_decode_rows(a->cols ? a->w_fp4 : a->w_fp4 + j0 * half, a->cols ? a->cols + j0 : NULL, nb,
+                   a->K, dw);
+    for (size_t i = 0; i < a->nrows; i++) {
+        size_t m = a->rows ? a->rows[i] : i;
+        for (size_t j = j0; j < j0 + nb; j++) {
+            size_t n = a->cols ? a->cols[j] : j;
+            gt_output o = {a->a_fp4 + m * half, a->w_fp4 + n * half, da + i * a->K,
+                           dw + (j - j0) * a->K, a->a_scale + m * kb, a->w_scale + n * kb, a->K,
+                           scratch, a->M};
+            a->y[i * a->ncols + j] = gt_reads_nan(&o) ? GT_NAN_BF16 : gt_dot(&o);
+        }
+    }
+}
+
 static int gt_gemm(void *state, const a4w4_plugin_gemm_args *a)
 {
     (void)state;
@@ -127,31 +154,22 @@ static int gt_gemm(void *state, const a4w4_plugin_gemm_args *a)
         return gt_bad(a, "need M, N, K >= 1 and K % 32 == 0");
     if (!a->a_fp4 || !a->a_scale || !a->w_fp4 || !a->w_scale || !a->y)
         return gt_bad(a, "a row-major operand or y is NULL");
-    size_t nb = a->K / 32, half = a->K / 2;
     for (size_t i = 0; i < a->nrows; i++)
         if ((a->rows ? a->rows[i] : i) >= a->M)
             return gt_bad(a, "an output index is out of range");
     for (size_t j = 0; j < a->ncols; j++)
         if ((a->cols ? a->cols[j] : j) >= a->N)
             return gt_bad(a, "an output index is out of range");
+    size_t wb = a->ncols < GT_WBLOCK ? a->ncols : GT_WBLOCK;
     float *scratch = malloc(a->K / 16 * sizeof *scratch);
-    int8_t *da = malloc(a->nrows * a->K + 1), *dw = malloc(a->ncols * a->K + 1);
+    int8_t *da = malloc(a->nrows * a->K + 1), *dw = malloc(wb * a->K + 1);
     if (!scratch || !da || !dw) {
         free(scratch), free(da), free(dw);
         return gt_bad(a, "out of memory");
     }
     gt_decode_rows(a->a_fp4, a->rows, a->nrows, a->K, da);
-    gt_decode_rows(a->w_fp4, a->cols, a->ncols, a->K, dw);
-    for (size_t i = 0; i < a->nrows; i++) {
-        size_t m = a->rows ? a->rows[i] : i;
-        for (size_t j = 0; j < a->ncols; j++) {
-            size_t n = a->cols ? a->cols[j] : j;
-            gt_output o = {a->a_fp4 + m * half, a->w_fp4 + n * half, da + i * a->K,
-                           dw + j * a->K, a->a_scale + m * nb, a->w_scale + n * nb, a->K,
-                           scratch, a->M};
-            a->y[i * a->ncols + j] = gt_reads_nan(&o) ? GT_NAN_BF16 : gt_dot(&o);
-        }
-    }
+    for (size_t j0 = 0; j0 < a->ncols; j0 += GT_WBLOCK)
+        gt_block(a, j0, a->ncols - j0 < GT_WBLOCK ? a->ncols - j0 : GT_WBLOCK, da, dw, scratch);
     free(scratch), free(da), free(dw);
     return 0;
 }
