@@ -162,8 +162,36 @@ static int dj_open(void *self, const a4w4_case *c, const a4w4_case_data *d,
     if ((rc = a4w4j_open(&op, &s->jc)) ||
         (rc = a4w4j_prepare(s->jc, need->ordered_s, 1, need->bounded_s)))
         return dj_err(why, whylen, "GPU judge", rc);
+    const uint16_t *q;
+    unsigned ns;
+    if (need->atomic_s && (rc = a4w4j_atomic(s->jc, need->atomic_s, &q, &ns)))
+        return dj_err(why, whylen, "GPU judge atomic(S)", rc);
     s->judge_ms = (a4w4_now() - t0) * 1e3;
     return 0;
+}
+
+/* The judge's atomic(S) split values (S = need.atomic_s) at the sample into q [count * S]
+ * (a4w4_devsample.atomic_q), gathered split by split. */
+static int atomic_sample(dj_state *s, const size_t *rows, const size_t *cols,
+                         const a4w4_sample *smp, uint16_t *q)
+{
+    const unsigned S = s->need.atomic_s;
+    const size_t N = s->d->N, n = s->d->M * N, count = smp->nrows * smp->ncols;
+    const uint16_t *dq;
+    unsigned ns;
+    int rc = S ? a4w4j_atomic(s->jc, S, &dq, &ns) : A4W4J_EARG;
+    uint16_t *one = rc ? NULL : malloc(count * 2 + 2);
+    if (!rc && !one)
+        rc = A4W4J_ENOMEM;
+    if (!rc)
+        memset(q, 0, count * S * 2);
+    for (unsigned j = 0; !rc && j < ns; j++) {
+        rc = a4w4j_gather(dq + j * n, 2, N, rows, smp->nrows, cols, smp->ncols, one);
+        for (size_t i = 0; !rc && i < count; i++)
+            q[i * S + j] = one[i];
+    }
+    free(one);
+    return rc;
 }
 
 static int dj_sample(void *self, const a4w4_sample *smp, const a4w4_devsample *out, char *why,
@@ -198,6 +226,8 @@ static int dj_sample(void *self, const a4w4_sample *smp, const a4w4_devsample *o
         rc = a4w4j_gather(E, 8, N, rows, smp->nrows, cols, smp->ncols, out->exact_f64);
     if (!rc && out->infs)
         rc = a4w4j_gather(inf, 1, N, rows, smp->nrows, cols, smp->ncols, out->infs);
+    if (!rc && out->atomic_q)
+        rc = atomic_sample(s, rows, cols, smp, out->atomic_q);
     return rc ? dj_err(why, whylen, "GPU judge sample", rc) : 0;
 }
 
@@ -270,6 +300,7 @@ static void tensors_of(const dj_state *s, uint16_t *y, a4w4_dev_tensors *t)
 }
 
 static int is_bounded(const a4w4_backend *b) { return !strncmp(b->contract, "bounded", 7); }
+static int is_atomic(const a4w4_backend *b) { return !strncmp(b->contract, "atomic(", 7); }
 
 /* The S of a bounded(S) backend (engine's run_device_needs: 0 reads as 1). */
 static unsigned bounded_s(const a4w4_backend *b) { return b->split ? (unsigned)b->split : 1u; }
@@ -289,6 +320,13 @@ static int compare_contract(dj_state *s, const a4w4_backend *b, const uint16_t *
             (rc = a4w4j_bound_limits(s->jc, bounded_s(b), &B, &E, &inf)))
             return rc;
         return a4w4j_compare_limits(y, exp, B, E, inf, n, A4W4_POISON_BF16, c);
+    }
+    if (is_atomic(b)) { /* membership in the set of orders of its split values */
+        const uint16_t *q;
+        unsigned ns;
+        if ((rc = a4w4j_atomic(s->jc, b->split, &q, &ns)))
+            return rc;
+        return a4w4j_compare_atomic(y, q, ns, n, A4W4_POISON_BF16, c);
     }
     if (!strcmp(b->contract, "exact"))
         rc = a4w4j_exact(s->jc, &exp, NULL, NULL, NULL);
@@ -313,7 +351,7 @@ static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int
         return dj_err(why, whylen, "GPU output buffer", rc);
     if (a4w4j_fill16(*yp, n, A4W4_POISON_BF16))
         return dj_err(why, whylen, "GPU output poison", 1);
-    if (b->split > 1 && !is_bounded(b)) { /* as large as either kernel family wants */
+    if (b->split > 1 && !is_bounded(b) && !is_atomic(b)) { /* as either kernel family wants */
         size_t need = a4w4_gpu_gemm_workspace_bytes(s->d->M, s->d->N, s->d->K, b->split,
                                                     A4W4_GPU_SPLIT_ORDERED);
         need = need > n * 4 ? need : n * 4;
@@ -361,7 +399,8 @@ static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int
         return 0;
     }
     size_t changed = 0;
-    if (is_bounded(b)) { /* the order varies run to run: outputs newly outside the bound */
+    if (is_bounded(b) || is_atomic(b)) { /* the order varies run to run: outputs newly
+                                            * outside the bound or the set of orders */
         if ((rc = compare_contract(s, b, s->y2, &c)))
             return dj_err(why, whylen, "GPU judge compare", rc);
         changed = c.mismatches > s->base_mismatches ? c.mismatches - s->base_mismatches : 0;
