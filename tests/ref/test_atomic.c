@@ -39,6 +39,17 @@ Test(atomic_text, parses_prints_and_refuses_what_it_cannot_enumerate)
     cr_expect(strstr(err, "1..6") != NULL, "the cap is named: %s", err);
     cr_expect(a4w4_contract_text_same("atomic(4)", "atomic(4)"));
     cr_expect(!a4w4_contract_text_same("atomic(4)", "bounded(4)"));
+    /* a rule of the file form (contracts §4.2) */
+    a4w4_contract_set set;
+    cr_assert_eq(a4w4_contract_set_parse("# split-K for the small buckets\n"
+                                         "when Mpad <= 32: atomic(4)\nordered(1)\n",
+                                         &set, err, sizeof err), A4W4_OK, "%s", err);
+    const a4w4_contract *k = a4w4_contract_set_find(&set, 16, 256, 1024);
+    cr_assert(k && k->kind == A4W4_CONTRACT_ATOMIC && k->split == 4);
+    char text[256];
+    cr_expect_gt(a4w4_contract_set_format(&set, text, sizeof text), 0);
+    cr_expect_str_eq(text, "when Mpad<=32: atomic(4)\nordered(1)");
+    a4w4_contract_set_free(&set);
 }
 
 /* One output of K = 1024 (32 blocks, 4 splits of 8 at S = 4), every code 0, scales 127. */
