@@ -14,6 +14,7 @@
 #include "a4w4_dispatch.h"
 #include "a4w4_errf.h"
 #include "a4w4_quote.h"
+#include "a4w4_atomic.h"
 #include "a4w4_contract.h"
 
 /* ---- errors ----------------------------------------------------------------------------- */
@@ -411,12 +412,23 @@ int a4w4_contract_parse(const char *text, a4w4_contract *c, char *err, size_t er
                          "leading zero) and ')' ends the text", shown(text, q), text);
         r.kind = text[0] == 'o' ? A4W4_CONTRACT_ORDERED : A4W4_CONTRACT_BOUNDED;
         r.split = (unsigned)S;
+    } else if (!strncmp(text, "atomic(", 7)) {
+        const char *close = strchr(text + 7, ')');
+        unsigned long long S;
+        if (!close || close[1] || parse_uint(text + 7, (size_t)(close - text - 7), 1,
+                                             A4W4_ATOMIC_SPLIT_MAX, &S))
+            return errf(err, errlen, A4W4_EINVAL, "%s: S of atomic(S) is a decimal 1..%u (its "
+                        "S! orders of adds are each enumerated, never sampled; no sign, space or "
+                        "leading zero) and ')' ends the text", shown(text, q),
+                        A4W4_ATOMIC_SPLIT_MAX);
+        r.kind = A4W4_CONTRACT_ATOMIC;
+        r.split = (unsigned)S;
     } else if (!strncmp(text, "tree(", 5)) {
         if (parse_tree(text, &r, err, errlen))
             return A4W4_EINVAL;
     } else {
         return errf(err, errlen, A4W4_EINVAL, "%s: not one of exact, ordered(S), bounded, bounded(S), "
-                     "tree(key=value,...)", shown(text, q));
+                     "atomic(S), tree(key=value,...)", shown(text, q));
     }
     *c = r;
     return A4W4_OK;
@@ -484,6 +496,8 @@ static int contract_ok(const a4w4_contract *c)
     case A4W4_CONTRACT_ORDERED:
     case A4W4_CONTRACT_BOUNDED:
         return c->split >= 1 && c->split <= A4W4_SPLIT_MAX;
+    case A4W4_CONTRACT_ATOMIC:
+        return c->split >= 1 && c->split <= A4W4_ATOMIC_SPLIT_MAX;
     case A4W4_CONTRACT_TREE: {
         /* every field in range; K = the largest bound + 32 applies any boundaries */
         size_t K = c->tree.nbounds && c->tree.nbounds <= A4W4_TREE_MAX_BOUNDS
@@ -508,7 +522,10 @@ int a4w4_contract_format(const a4w4_contract *c, char *buf, size_t len)
             bad = format_tree(&c->tree, buf, len, &o);
         else
             bad = put(buf, len, &o, "%s(%u)",
-                      c->kind == A4W4_CONTRACT_ORDERED ? "ordered" : "bounded", c->split);
+                      c->kind == A4W4_CONTRACT_ORDERED   ? "ordered"
+                      : c->kind == A4W4_CONTRACT_ATOMIC ? "atomic"
+                                                        : "bounded",
+                      c->split);
     }
     if (bad) {
         if (buf && len)
@@ -948,6 +965,27 @@ void a4w4_contract_set_free(a4w4_contract_set *set)
 
 /* ---- the oracle of a contract ------------------------------------------------------------ */
 
+/* atomic(S)'s split values added in split order, one member of each output's set
+ * (contracts §4.1 "atomic(S)"); y_f32 gets the same values. */
+static int atomic_in_order(unsigned S, const uint8_t *a_fp4, const uint8_t *a_scale,
+                           const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
+                           size_t K, uint16_t *y_bf16, float *y_f32)
+{
+    if (!a_fp4 || !a_scale || !w_fp4 || !w_scale || !y_bf16 || !M || !N || !K || K % 32)
+        return A4W4_EINVAL;
+    for (size_t m = 0; m < M; m++)
+        for (size_t j = 0; j < N; j++) {
+            const a4w4_dot_operands op = {a_fp4 + m * (K / 2), a_scale + m * (K / 32),
+                                          w_fp4 + j * (K / 2), w_scale + j * (K / 32), K};
+            uint16_t q[A4W4_ATOMIC_SPLIT_MAX];
+            const unsigned n = a4w4_dot_atomic_splits(&op, S, q);
+            y_bf16[m * N + j] = a4w4_atomic_fold(q, NULL, n);
+            if (y_f32)
+                y_f32[m * N + j] = a4w4_bf16_to_f32(y_bf16[m * N + j]);
+        }
+    return A4W4_OK;
+}
+
 int a4w4_gemm_contract(const a4w4_contract *c, const uint8_t *a_fp4, const uint8_t *a_scale,
                        const uint8_t *w_fp4, const uint8_t *w_scale, size_t M, size_t N,
                        size_t K, uint16_t *y_bf16, float *y_f32)
@@ -962,6 +1000,8 @@ int a4w4_gemm_contract(const a4w4_contract *c, const uint8_t *a_fp4, const uint8
                                  y_f32);
     case A4W4_CONTRACT_TREE:
         return a4w4_gemm_tree(a_fp4, a_scale, w_fp4, w_scale, M, N, K, &c->tree, y_bf16, y_f32);
+    case A4W4_CONTRACT_ATOMIC:
+        return atomic_in_order(c->split, a_fp4, a_scale, w_fp4, w_scale, M, N, K, y_bf16, y_f32);
     default:
         return A4W4_EUNSUPPORTED;
     }

@@ -22,11 +22,12 @@ typedef enum {
     A4W4_CONTRACT_EXACT = 0,
     A4W4_CONTRACT_ORDERED = 1,
     A4W4_CONTRACT_BOUNDED = 2,
-    A4W4_CONTRACT_TREE = 3
+    A4W4_CONTRACT_TREE = 3,
+    A4W4_CONTRACT_ATOMIC = 4 /* atomic(S): bf16 split values added in any order (§4.1) */
 } a4w4_contract_kind;
 
-/* One accumulation contract. split is S of ordered(S) and bounded(S) (plain "bounded" is
- * bounded(1)), 1 for exact and tree; tree is set for kind TREE only. */
+/* One accumulation contract. split is S of ordered(S), bounded(S) and atomic(S) (plain
+ * "bounded" is bounded(1)), 1 for exact and tree; tree is set for kind TREE only. */
 typedef struct {
     a4w4_contract_kind kind;
     unsigned split;
@@ -34,17 +35,19 @@ typedef struct {
 } a4w4_contract;
 
 /* Parse one contract text, strictly: "exact", "ordered(S)", "bounded", "bounded(S)" (S a
- * decimal 1..65536, no sign, no leading zero, no spaces), or "tree(key=value,...)" with the
- * keys of contracts §4.2 in any order, each at most once (omitted keys take ordered(1)'s
- * values), or the general form "tree(sum=(...),...)": a node is '(' then its inputs (block
- * indices, decimals, or nodes), ','-separated, then ')'; only prec, round, acc, final and
- * lround go with sum (contracts §4.2 "The general form"). No whitespace anywhere.
- * A4W4_OK with *c set, or A4W4_EINVAL with err = one line
- * naming the text, the key and the rule (e.g. "contract 'tree(leaf=3)': leaf=3: leaf is one of
- * 1, 2, 4, 8, 16, 32"); *c is then untouched. */
+ * decimal 1..65536, no sign, no leading zero, no spaces), "atomic(S)" (S 1..6: its S! orders
+ * are enumerated, contracts §4.1 "atomic(S)"; a larger S is refused), or "tree(key=value,...)"
+ * with the keys of contracts §4.2 in any order, each at most once (omitted keys take
+ * ordered(1)'s values), or the general form "tree(sum=(...),...)": a node is '(' then its
+ * inputs (block indices, decimals, or nodes), ','-separated, then ')'; only prec, round, acc,
+ * final and lround go with sum (contracts §4.2 "The general form"). No whitespace anywhere.
+ * A4W4_OK with *c set, or A4W4_EINVAL with err = one line naming the text, the key and the rule
+ * (e.g. "contract 'tree(leaf=3)': leaf=3: leaf is one of 1, 2, 4, 8, 16, 32"); *c is then
+ * untouched. */
 int a4w4_contract_parse(const char *text, a4w4_contract *c, char *err, size_t errlen);
 
-/* The canonical text of c into buf (len bytes): "exact", "ordered(S)", "bounded(S)", or
+/* The canonical text of c into buf (len bytes): "exact", "ordered(S)", "bounded(S)",
+ * "atomic(S)", or
  * "tree(leaf=..,order=..,fuse=..,reduce=..,prec=..,round=..,acc=..,split=..,combine=..,
  * final=..)" with every key, in that order, then lround=rz when set, lanes=L,chunk=C,
  * lanecomb=.. when L > 1, and tile=T when set (contracts §4.2: the later keys are written
@@ -58,6 +61,8 @@ int a4w4_contract_same(const a4w4_contract *a, const a4w4_contract *b);
 
 /* The bit-exact oracle of contract c over every output, plain: exact -> a4w4_gemm_exact,
  * ordered(S) -> a4w4_gemm_ordered, tree -> a4w4_gemm_tree (arguments and errors theirs);
+ * atomic(S) -> its split values added in split order, one member of each output's set (a
+ * kernel is judged by membership, ref/a4w4_atomic.h a4w4_atomic_member; contracts §4.1);
  * A4W4_EUNSUPPORTED for bounded(S), which has no bit-exact answer (contracts §4.1). y_f32
  * (optional) receives the fp32 or accumulator values. */
 int a4w4_gemm_contract(const a4w4_contract *c, const uint8_t *a_fp4, const uint8_t *a_scale,

@@ -51,7 +51,8 @@ static void describe_contracts(a4w4_backend *b)
     if (set->n == 1 && set->rules[0].npreds == 0) {
         const a4w4_contract *c = &set->rules[0].contract;
         a4w4_contract_format(c, b->contract, sizeof b->contract);
-        if (c->kind == A4W4_CONTRACT_ORDERED || c->kind == A4W4_CONTRACT_BOUNDED)
+        if (c->kind == A4W4_CONTRACT_ORDERED || c->kind == A4W4_CONTRACT_BOUNDED ||
+            c->kind == A4W4_CONTRACT_ATOMIC)
             b->split = c->split;
     } else {
         snprintf(b->contract, sizeof b->contract, "rules of %s (%zu)",

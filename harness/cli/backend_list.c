@@ -106,7 +106,7 @@ static int contract_text(const char *value)
 {
     return !strcmp(value, "exact") || !strcmp(value, "bounded") ||
            !strncmp(value, "ordered(", 8) || !strncmp(value, "bounded(", 8) ||
-           !strncmp(value, "tree(", 5);
+           !strncmp(value, "atomic(", 7) || !strncmp(value, "tree(", 5);
 }
 
 /* The backend of bk[0..n) whose name, followed by '=', starts spec (the longest such name:

@@ -179,15 +179,22 @@ int a4w4_inv_path_same(const a4w4_inv_path *a, const a4w4_inv_path *b)
     return 1;
 }
 
+/* 1 when c is declared and adds bf16 partials in no fixed order: bounded(S), atomic(S)
+ * (contracts §4.1). */
+static int nondet(const a4w4_inv_contract *c)
+{
+    return c->declared &&
+           (c->c.kind == A4W4_CONTRACT_BOUNDED || c->c.kind == A4W4_CONTRACT_ATOMIC);
+}
+
 static int deterministic(const a4w4_inv_contract *c)
 {
-    return c->declared && c->c.kind != A4W4_CONTRACT_BOUNDED;
+    return c->declared && !nondet(c);
 }
 
 a4w4_inv_verdict a4w4_inv_compare(const a4w4_inv_path *p1, const a4w4_inv_path *p)
 {
-    if ((p1->contract.declared && p1->contract.c.kind == A4W4_CONTRACT_BOUNDED) ||
-        (p->contract.declared && p->contract.c.kind == A4W4_CONTRACT_BOUNDED))
+    if (nondet(&p1->contract) || nondet(&p->contract))
         return A4W4_INV_NONDET;
     if (deterministic(&p1->contract) && deterministic(&p->contract))
         return a4w4_contract_same(&p1->contract.c, &p->contract.c) ? A4W4_INV_INVARIANT
@@ -498,8 +505,7 @@ void a4w4_inv_cause(const a4w4_inv_pair *q, size_t r, const a4w4_inv_setup *s, c
         break;
     case A4W4_INV_NONDET:
         snprintf(buf, len, "%s adds bf16 partials with atomics in no fixed order (M = 1: %s)",
-                 run->path.contract.declared && run->path.contract.c.kind ==
-                 A4W4_CONTRACT_BOUNDED ? c2 : c1, c1);
+                 nondet(&run->path.contract) ? c2 : c1, c1);
         break;
     case A4W4_INV_UNKNOWN:
         snprintf(buf, len, "no declared contract decides (M = 1: %s, here: %s)", c1, c2);

@@ -31,6 +31,7 @@ typedef struct {
 typedef struct {
     unsigned ordered_s; /* S > 1 of an ordered(S) backend, 0 none */
     unsigned bounded_s; /* S of a bounded(S) backend, 0 none */
+    unsigned atomic_s;  /* S of an atomic(S) backend, 0 none */
 } a4w4_devneeds;
 
 /* The oracle's facts over every output. */
@@ -45,8 +46,9 @@ typedef struct {
                                 * rows (docs/gpu.md, "The device judge's memory") */
 } a4w4_devoracle;
 
-/* The judge's values at a sample's outputs (host arrays, s->nrows * s->ncols each; NULL
- * where not wanted). bound, exact_f64 and infs are the bounded(S) limits of the S the case
+/* The judge's values at a sample's outputs (host arrays, s->nrows * s->ncols each, atomic_q
+ * S times that; NULL where not wanted). bound, exact_f64 and infs are the bounded(S) limits
+ * of the S the case
  * was opened for (a4w4_devneeds.bounded_s): the bound, the exact value rounded once to
  * double and where ±Inf is allowed (bit 0 +Inf, bit 1 -Inf), a4w4_bounded_limits' fields. */
 typedef struct {
@@ -54,6 +56,9 @@ typedef struct {
     float *exact_f32;
     double *bound, *exact_f64;
     uint8_t *infs;
+    /* atomic(S) of the S the case was opened for (a4w4_devneeds.atomic_s): output i's split
+     * values at atomic_q[i * S ..], the tail past the non-empty splits 0 */
+    uint16_t *atomic_q;
 } a4w4_devsample;
 
 enum { A4W4_DEVJUDGE_NOFIT = 2 };

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_atomic.h"
 #include "a4w4_bound.h"
 #include "a4w4_formats.h"
 #include "a4w4_gemm.h"
@@ -203,9 +204,11 @@ static int parse_contract(const char *text, size_t K, recorded *r)
                : 0;
 }
 
-/* The oracle's bits at output (m, n): ordered(S), the tree's or the exact value; *e the
- * exact fp32 and *B the bounded(S) bound when r is bounded. */
-static uint16_t oracle_at(const recorded *r, const a4w4_dot_operands *op, float *e, double *B)
+/* The oracle's bits at output (m, n): ordered(S), the tree's, atomic(S)'s split-order result
+ * or the exact value; *e the exact fp32 and *B the bounded(S) bound when r is bounded, or for
+ * atomic(S) 1 when got is no order's result. */
+static uint16_t oracle_at(const recorded *r, const a4w4_dot_operands *op, uint16_t got, float *e,
+                          double *B)
 {
     uint16_t bits;
     a4w4_dot_exact(op, &bits, e);
@@ -215,6 +218,13 @@ static uint16_t oracle_at(const recorded *r, const a4w4_dot_operands *op, float 
         a4w4_dot_tree(op, &r->c.tree, &bits, NULL); /* checked for K by parse_contract */
     if (r->c.kind == A4W4_CONTRACT_BOUNDED)
         *B = a4w4_dot_bounded_bound(op, r->c.split);
+    if (r->c.kind == A4W4_CONTRACT_ATOMIC) { /* the split-order member; *B 1 when got is in
+                                              * no order's result (contracts §4.1) */
+        uint16_t q[A4W4_ATOMIC_SPLIT_MAX];
+        unsigned n = a4w4_dot_atomic_splits(op, r->c.split, q);
+        bits = a4w4_atomic_fold(q, NULL, n);
+        *B = !a4w4_atomic_member(q, n, got);
+    }
     return bits;
 }
 
@@ -237,12 +247,13 @@ static void check_got(a4w4_check *c, const char *subject, const recorded *r,
 {
     size_t n = r->nr * r->nc;
     a4w4_check_bf16(c, subject, got, exp, r->nr, r->nc);
-    if (r->c.kind != A4W4_CONTRACT_BOUNDED)
+    const int atomic = r->c.kind == A4W4_CONTRACT_ATOMIC;
+    if (r->c.kind != A4W4_CONTRACT_BOUNDED && !atomic)
         return;
     size_t bad = 0, first = n;
     for (size_t k = 0; k < n; k++) {
         double tol;
-        if (a4w4_bounded_use(got[k], ef[k], B[k], &tol) > 1.0 && !bad++)
+        if ((atomic ? B[k] != 0 : a4w4_bounded_use(got[k], ef[k], B[k], &tol) > 1.0) && !bad++)
             first = k;
     }
     c->mismatches = bad;
@@ -277,7 +288,7 @@ static int recorded_checks(const recorded *r, const a4w4_dot_operands *base, siz
             a4w4_dot_operands op = {base->a_fp4 + m * K / 2, base->a_scale + m * nb,
                                     base->w_fp4 + nn * K / 2, base->w_scale + nn * nb, K};
             B[k] = 0;
-            exp[k] = oracle_at(r, &op, &ef[k], &B[k]);
+            exp[k] = oracle_at(r, &op, got[k], &ef[k], &B[k]);
         }
     a4w4_check_bf16(c1, A4W4_RECORDED_SUBJECT "y_expected (the contract's oracle)", yexp, exp,
                     r->nr, r->nc);
@@ -308,8 +319,8 @@ a4w4_hstatus a4w4_verify_recorded(const a4w4_st_file *f, const char *path, const
     a4w4_hstatus rc = A4W4_ST_BADINPUT;
     if (!contract || parse_contract(contract, K, &r))
         snprintf(err, errlen, "%s: a recorded y_got needs metadata contract exact, ordered(S), "
-                 "bounded(S) or a tree(...) that applies to K=%zu (contracts §4.1, §4.2)", path,
-                 K);
+                 "bounded(S), atomic(S) or a tree(...) that applies to K=%zu (contracts §4.1, "
+                 "§4.2)", path, K);
     else if (!rows || !cols || a4w4_ranges_parse(rows, M, &r.rows, &r.nr) ||
              a4w4_ranges_parse(cols, N, &r.cols, &r.nc))
         snprintf(err, errlen, "%s: metadata rows and cols must be \"all\" or ascending ranges "

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_atomic.h"
 #include "a4w4_formats.h"
 #include "backend.h"
 
@@ -206,9 +207,26 @@ void a4w4_judge_bounded(a4w4_comparison *c, const a4w4_judge_grid *g, const uint
     free(ulps);
 }
 
+void a4w4_judge_atomic(a4w4_comparison *c, const a4w4_judge_grid *g, const uint16_t *got,
+                       const uint16_t *q, unsigned S, unsigned n, const uint16_t *in_order,
+                       size_t count, uint8_t *mism)
+{
+    a4w4_judge_start(c, mism, count);
+    for (size_t k = 0; k < count; k++) {
+        c->checked++;
+        if (got[k] == A4W4_POISON_BF16)
+            c->unwritten++;
+        if (got[k] == A4W4_POISON_BF16 || !a4w4_atomic_member(q + k * S, n, got[k]))
+            record(c, g, k, got[k], in_order[k]);
+    }
+}
+
 const uint16_t *a4w4_judge_expected(const a4w4_contract *k, a4w4_oracles *o)
 {
+    const uint16_t *in_order = NULL;
     switch (k->kind) {
+    case A4W4_CONTRACT_ATOMIC:
+        return a4w4_oracles_atomic(o, k->split, NULL, &in_order) ? in_order : NULL;
     case A4W4_CONTRACT_TREE: return a4w4_oracles_tree(o, &k->tree);
     case A4W4_CONTRACT_ORDERED: return a4w4_oracles_ordered(o, k->split);
     default: return o->exact;
@@ -223,6 +241,12 @@ int a4w4_judge_contract(a4w4_comparison *c, const a4w4_judge_grid *g, const a4w4
         if (!L)
             return -1;
         a4w4_judge_bounded(c, g, got, o->exact, L, o->count, mism);
+    } else if (k->kind == A4W4_CONTRACT_ATOMIC) {
+        unsigned n = 0;
+        const uint16_t *in_order = NULL, *q = a4w4_oracles_atomic(o, k->split, &n, &in_order);
+        if (!q)
+            return -1;
+        a4w4_judge_atomic(c, g, got, q, k->split, n, in_order, o->count, mism);
     } else if (k->kind == A4W4_CONTRACT_EXACT) {
         a4w4_judge_exact_regime(c, g, got, o, mism);
     } else {

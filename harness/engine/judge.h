@@ -113,14 +113,25 @@ void a4w4_judge_bounded(a4w4_comparison *c, const a4w4_judge_grid *g, const uint
                         const uint16_t *exact, const a4w4_bounded_limits *L, size_t n,
                         uint8_t *mism);
 
+/* atomic(S) (contracts §4.1 "atomic(S)"): output k passes when got[k] equals (bit for bit,
+ * two NaNs equal) the result of at least one of the n! orders of its bf16 split values
+ * q[k * S .. k * S + n) (ref/a4w4_atomic.h a4w4_atomic_member; every order enumerated).
+ * in_order[k] (the split-order result) is what a mismatch records as expected. Every output
+ * is checked; the poison is unwritten. */
+void a4w4_judge_atomic(a4w4_comparison *c, const a4w4_judge_grid *g, const uint16_t *got,
+                       const uint16_t *q, unsigned S, unsigned n, const uint16_t *in_order,
+                       size_t count, uint8_t *mism);
+
 /* The bits contract k expects of o's outputs: its ordered(S) or tree oracle's, exact's for
- * exact and bounded(S) (what a bound is measured from). Computes that oracle into o when it
- * is not there yet. NULL when it cannot be (out of memory, too many trees). */
+ * exact and bounded(S) (what a bound is measured from), for atomic(S) the adds in split order
+ * (one member of each output's set, what a mismatch records). Computes that oracle into o
+ * when it is not there yet. NULL when it cannot be (out of memory, too many trees). */
 const uint16_t *a4w4_judge_expected(const a4w4_contract *k, a4w4_oracles *o);
 
 /* got against oracles o (over the sample the grid describes, n = o->count) under contract k:
- * bounded(S) a4w4_judge_bounded, exact a4w4_judge_exact_regime, ordered(S) and tree
- * a4w4_judge_exact, the poison unwritten. 0, or -1 when the oracle cannot be computed. */
+ * bounded(S) a4w4_judge_bounded, exact a4w4_judge_exact_regime, atomic(S)
+ * a4w4_judge_atomic, ordered(S) and tree a4w4_judge_exact, the poison unwritten. 0, or -1
+ * when the oracle cannot be computed. */
 int a4w4_judge_contract(a4w4_comparison *c, const a4w4_judge_grid *g, const a4w4_contract *k,
                         a4w4_oracles *o, const uint16_t *got, uint8_t *mism);
 

@@ -96,7 +96,7 @@ static int limits_of_all(gemm_run *g)
     uint8_t *inf = on_dev ? malloc(n) : NULL;
     g->exact_all = malloc(n * 2);
     g->limits_all = malloc(n * sizeof *g->limits_all);
-    a4w4_devsample js = {NULL, g->exact_all, NULL, NULL, B, E, inf};
+    a4w4_devsample js = {NULL, g->exact_all, NULL, NULL, B, E, inf, NULL};
     int bad = !g->exact_all || !g->limits_all || (on_dev && (!B || !E || !inf));
     if (!bad)
         bad = g->dev->sample(g->dev->self, &all, &js, g->why, sizeof g->why);
@@ -267,18 +267,22 @@ int run_wants_device(const a4w4_runner *r)
     return 0;
 }
 
-/* What the case's device backends need of the judge: the S of an ordered(S) one (S > 1) and
- * of a bounded(S) one (the last selected, if several S; a bounded backend of another S gets
- * its limits on the host); the others are judged on the host (on_device). */
+/* What the case's device backends need of the judge: the S of an ordered(S) one (S > 1), of
+ * a bounded(S) one (the last selected, if several S; a bounded backend of another S gets
+ * its limits on the host) and of an atomic(S) one (the last selected: the judge computes any
+ * S on request, the sample re-checks this one); the others are judged on the host
+ * (on_device). */
 a4w4_devneeds run_device_needs(const a4w4_runner *r)
 {
-    a4w4_devneeds n = {0, 0};
+    a4w4_devneeds n = {0, 0, 0};
     for (size_t i = 0; i < r->nbackends; i++) {
         const a4w4_backend *b = &r->backends[i];
         if (b->type->run_device && !strncmp(b->contract, "ordered(", 8) && b->split > 1)
             n.ordered_s = b->split;
         if (b->type->run_device && !strncmp(b->contract, "bounded", 7))
             n.bounded_s = b->split ? b->split : 1;
+        if (b->type->run_device && !strncmp(b->contract, "atomic(", 7))
+            n.atomic_s = b->split;
     }
     return n;
 }
@@ -289,10 +293,26 @@ static int other_double(double a, double b)
     return memcmp(&a, &b, sizeof a) && !(isnan(a) && isnan(b));
 }
 
+/* 1 when the judge's atomic(S) split values jq[0..n) and the C oracles' cq name the same set
+ * of orders: equal bits, or a NaN in both (every order NaN; the C oracle puts NaN in every
+ * split of such an output, the judge in the splits that read the 0xFF scale). */
+static int same_splits(const uint16_t *jq, const uint16_t *cq, unsigned n)
+{
+    int jn = 0, cn = 0, eq = 1;
+    for (unsigned j = 0; j < n; j++) {
+        jn |= a4w4_bf16_is_nan(jq[j]);
+        cn |= a4w4_bf16_is_nan(cq[j]);
+        eq &= jq[j] == cq[j];
+    }
+    return eq || (jn && cn);
+}
+
 /* What the judge's value k of js differs from the C oracles' in (o; cs its ordered(S), L its
- * bounded(S) limits, NULL when not needed), or NULL. */
+ * bounded(S) limits, cq its atomic(Sa) split values (n' = na), NULL when not needed), or
+ * NULL. */
 static const char *judge_differs(const a4w4_devsample *js, a4w4_oracles *o, const uint16_t *cs,
-                                 const a4w4_bounded_limits *L, size_t k)
+                                 const a4w4_bounded_limits *L, const uint16_t *cq, unsigned Sa,
+                                 unsigned na, size_t k)
 {
     uint32_t jf, cf;
     memcpy(&jf, &js->exact_f32[k], 4);
@@ -309,34 +329,39 @@ static const char *judge_differs(const a4w4_devsample *js, a4w4_oracles *o, cons
               other_double(js->exact_f64[k], L[k].exact) ||
               js->infs[k] != ((L[k].inf_pos ? 1 : 0) | (L[k].inf_neg ? 2 : 0))))
         return "bounded(S) limits";
+    if (cq && !same_splits(js->atomic_q + k * Sa, cq + k * Sa, na))
+        return "atomic(S) split values";
     return NULL;
 }
 
 /* Values of the judge at the sample against the C oracles, bit for bit: the judge judged.
- * ordered(1), exact (bf16 and fp32), ordered(S) and the bounded(S) limits (the bound, the
- * exact value in double, where ±Inf is allowed) on every sampled output. Appends to note;
+ * ordered(1), exact (bf16 and fp32), ordered(S), the bounded(S) limits (the bound, the
+ * exact value in double, where ±Inf is allowed) and atomic(S)'s split values on every sampled
+ * output. Appends to note;
  * returns the mismatches. */
 static size_t recheck(const a4w4_devjudge *dev, const a4w4_devneeds *need, const a4w4_sample *s,
                       a4w4_oracles *o, char *note, size_t notelen)
 {
-    const size_t n = o->count, Sb = need->bounded_s;
+    const size_t n = o->count, Sb = need->bounded_s, Sa = need->atomic_s;
     a4w4_devsample js = {malloc(n * 2), malloc(n * 2), need->ordered_s ? malloc(n * 2) : NULL,
                          malloc(n * 4), Sb ? malloc(n * 8) : NULL, Sb ? malloc(n * 8) : NULL,
-                         Sb ? malloc(n) : NULL};
+                         Sb ? malloc(n) : NULL, Sa ? malloc(n * Sa * 2 + 2) : NULL};
     const uint16_t *cs = need->ordered_s ? a4w4_oracles_ordered(o, need->ordered_s) : NULL;
     const a4w4_bounded_limits *L = Sb ? a4w4_oracles_bound(o, (unsigned)Sb) : NULL;
+    unsigned na = 0;
+    const uint16_t *cq = Sa ? a4w4_oracles_atomic(o, (unsigned)Sa, &na, NULL) : NULL;
     char why[256] = "";
     size_t bad = 0, first = SIZE_MAX;
     const char *what = "";
     if (!js.ordered1 || !js.exact || !js.exact_f32 || (need->ordered_s && (!js.ordered_s || !cs)) ||
-        (Sb && (!js.bound || !js.exact_f64 || !js.infs || !L)) ||
+        (Sb && (!js.bound || !js.exact_f64 || !js.infs || !L)) || (Sa && (!js.atomic_q || !cq)) ||
         dev->sample(dev->self, s, &js, why, sizeof why)) {
         run_note(note, notelen, "%sthe C oracles' re-check of the GPU judge failed to run: %s",
                  note[0] ? "; " : "", why[0] ? why : "out of memory");
         bad = 1;
     } else {
         for (size_t k = 0; k < n; k++) {
-            const char *w = judge_differs(&js, o, cs, L, k);
+            const char *w = judge_differs(&js, o, cs, L, cq, (unsigned)Sa, na, k);
             if (w && first == SIZE_MAX) {
                 first = k;
                 what = w;
@@ -355,6 +380,7 @@ static size_t recheck(const a4w4_devjudge *dev, const a4w4_devneeds *need, const
     free(js.bound);
     free(js.exact_f64);
     free(js.infs);
+    free(js.atomic_q);
     return bad;
 }
 

@@ -326,13 +326,12 @@ static size_t variant_changes(gemm_run *g, const variant *v, a4w4_entry_result *
         memcpy(g->vfail, g->y2.y, g->n * 2); /* kept when this variant proves to change outputs */
         g->variant = v->what;
     }
-    if (is_bounded(g)) {
-        /* the reduction order of a bounded kernel varies run to run: a variant only
-         * counts when it leaves the bound the baseline kept */
+    if (is_bounded(g) || g->k->kind == A4W4_CONTRACT_ATOMIC) {
+        /* the reduction order of a bounded or atomic(S) kernel varies run to run: a variant
+         * only counts when it leaves the bound (the set of orders) the baseline kept */
         a4w4_comparison c2;
-        a4w4_judge_grid grid = run_grid_of(g->s);
-        a4w4_judge_bounded(&c2, &grid, g->y2.y, g->j->o->exact,
-                           a4w4_oracles_bound(g->j->o, g->k->split), g->n, NULL);
+        if (compare_with(g, g->j->o, g->y2.y, &c2, NULL))
+            return g->n;
         diff = c2.mismatches > g->cmp.mismatches ? c2.mismatches - g->cmp.mismatches : 0;
     } else {
         for (size_t k = 0; k < g->n; k++)
@@ -574,14 +573,19 @@ static void keep_outputs(const char *dir, const gemm_run *g, const a4w4_case *c,
  * every output bit for bit as the C oracles do, or a bounded(S) contract, whose every output
  * comes back to be judged on the host against the judge's limits of every output
  * (run_bounded_dev: the bound, the exact value in double and the overflow rule, contracts
- * §4.1, §4.3, re-checked by the C oracles on the sample). exact (judged inside the exact
- * regime only), tree contracts and other shape rules stay on the host sample. */
+ * §4.1, §4.3, re-checked by the C oracles on the sample), or a single atomic(S) contract,
+ * which the device judge computes over every output as the C oracles do (each output's split
+ * values, then membership in its set of orders, contracts §4.1 "atomic(S)"). exact (judged
+ * inside the exact regime only), tree contracts and other shape rules stay on the host
+ * sample. */
 int run_on_device(const judging *j, const a4w4_backend *b, const a4w4_contract *k)
 {
     if (!j->dev || !b->type->run_device || !k)
         return 0;
     if (k->kind == A4W4_CONTRACT_BOUNDED)
         return !strncmp(b->contract, "bounded", 7);
+    if (k->kind == A4W4_CONTRACT_ATOMIC) /* membership in its set of orders, on the device */
+        return !strncmp(b->contract, "atomic(", 7) && k->split == b->split;
     return k->kind == A4W4_CONTRACT_ORDERED && !strncmp(b->contract, "ordered(", 8) &&
            k->split == b->split;
 }
@@ -612,7 +616,7 @@ int run_gemm_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c,
     g.dev = run_on_device(j, b, g.k) ? j->dev : NULL;
     if (j->dev && b->type->run_device && g.k && !g.dev)
         run_note(e->note, sizeof e->note, "judged on the host sample: the device path takes "
-                 "single ordered(S) and bounded(S) contracts only; ");
+                 "single ordered(S), bounded(S) and atomic(S) contracts only; ");
     int fail = 1;
     a4w4_verdict unjudged = A4W4_VERDICT_PASS; /* NA, SKIP: the outputs have no judgement */
     if (!g.k) { /* no contract applies to this shape: its outputs are unjudged, so the entry is

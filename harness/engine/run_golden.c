@@ -64,11 +64,12 @@ static const a4w4_backend_type given_type = {.name = "given",
                                              .full_outputs = 1,
                                              .run = run_given};
 
-/* S of "ordered(S)" or "bounded(S)" (plain "bounded": 1); 1 for the others. */
+/* S of "ordered(S)", "bounded(S)" or "atomic(S)" (plain "bounded": 1); 1 for the others. */
 static unsigned split_of(const char *contract)
 {
     unsigned S = 1;
-    if (sscanf(contract, "ordered(%u)", &S) != 1 && sscanf(contract, "bounded(%u)", &S) != 1)
+    if (sscanf(contract, "ordered(%u)", &S) != 1 && sscanf(contract, "bounded(%u)", &S) != 1 &&
+        sscanf(contract, "atomic(%u)", &S) != 1)
         S = 1;
     return S;
 }

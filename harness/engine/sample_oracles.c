@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_atomic.h"
 #include "a4w4_bound.h"
 #include "a4w4_formats.h"
 #include "a4w4_gemm.h"
@@ -393,6 +394,85 @@ const uint16_t *a4w4_oracles_tree(a4w4_oracles *o, const a4w4_tree *t)
     return y;
 }
 
+/* Split j of p's K, [k0, k1), as its own sub-problem in buf (gathered columns). */
+static a4w4_sub_problem split_of(const a4w4_sub_problem *p, size_t k0, size_t k1, uint8_t *buf)
+{
+    const size_t K = p->K, w = k1 - k0;
+    a4w4_sub_problem s = {buf, buf + p->M * (w / 2), buf + p->M * (w / 2 + w / 32), NULL,
+                          p->M, p->N, w, NULL};
+    s.ws = s.w + p->N * (w / 2);
+    for (size_t i = 0; i < p->M; i++) {
+        memcpy((uint8_t *)s.a + i * (w / 2), p->a + i * (K / 2) + k0 / 2, w / 2);
+        memcpy((uint8_t *)s.as + i * (w / 32), p->as + i * (K / 32) + k0 / 32, w / 32);
+    }
+    for (size_t j = 0; j < p->N; j++) {
+        memcpy((uint8_t *)s.w + j * (w / 2), p->w + j * (K / 2) + k0 / 2, w / 2);
+        memcpy((uint8_t *)s.ws + j * (w / 32), p->ws + j * (K / 32) + k0 / 32, w / 32);
+    }
+    return s;
+}
+
+/* atomic(S)'s split values of p into q [count * S] (a4w4_oracles_atomic); n' into *n. */
+static int atomic_fast(const a4w4_sub_problem *p, unsigned S, uint16_t *q, unsigned *n)
+{
+    const size_t per = a4w4_split_k_per_split(p->K, S), count = p->M * p->N;
+    const size_t w = per < p->K ? per : p->K;
+    uint8_t *buf = malloc((p->M + p->N) * (w / 2 + w / 32));
+    uint16_t *y = malloc(count * 2);
+    int rc = !buf || !y;
+    *n = 0;
+    memset(q, 0, count * S * 2);
+    for (size_t k0 = 0; !rc && k0 < p->K; k0 += per) {
+        const a4w4_sub_problem sp = split_of(p, k0, k0 + per < p->K ? k0 + per : p->K, buf);
+        rc = ordered_fast(&sp, 1, y);
+        for (size_t i = 0; !rc && i < count; i++)
+            q[i * S + *n] = y[i];
+        ++*n;
+    }
+    for (size_t i = 0; !rc && i < count; i++) { /* a NaN scale: NaN in every split (§4.1) */
+        int nan = 0;
+        for (unsigned j = 0; j < *n; j++)
+            nan |= a4w4_bf16_is_nan(q[i * S + j]);
+        for (unsigned j = 0; nan && j < *n; j++)
+            q[i * S + j] = 0x7FC0;
+    }
+    free(buf);
+    free(y);
+    return rc;
+}
+
+const uint16_t *a4w4_oracles_atomic(a4w4_oracles *o, unsigned S, unsigned *nsplit,
+                                    const uint16_t **in_order)
+{
+    size_t i = 0;
+    while (i < o->natomic && o->atomic[i].S != S)
+        i++;
+    if (i == o->natomic) {
+        if (o->natomic == 8 || !S || S > A4W4_ATOMIC_SPLIT_MAX)
+            return NULL;
+        uint16_t *q = malloc((o->count ? o->count : 1) * S * 2);
+        uint16_t *r = malloc((o->count ? o->count : 1) * 2);
+        unsigned n = 0;
+        if (!q || !r || (o->count && atomic_fast(&o->p, S, q, &n))) {
+            free(q);
+            free(r);
+            return NULL;
+        }
+        for (size_t k = 0; k < o->count; k++)
+            r[k] = a4w4_atomic_fold(q + k * S, NULL, n);
+        o->atomic[i].S = S;
+        o->atomic[i].n = n;
+        o->atomic[i].q = q;
+        o->atomic[i].in_order = r;
+        o->natomic++;
+    }
+    if (nsplit)
+        *nsplit = o->atomic[i].n;
+    if (in_order)
+        *in_order = o->atomic[i].in_order;
+    return o->atomic[i].q;
+}
+
 void a4w4_oracles_free(a4w4_oracles *o)
 {
     a4w4_sub_problem_free(&o->p);
@@ -408,5 +488,9 @@ void a4w4_oracles_free(a4w4_oracles *o)
         free(o->bound[i].b);
     for (size_t i = 0; i < o->ntree; i++)
         free(o->tree[i].y);
+    for (size_t i = 0; i < o->natomic; i++) {
+        free(o->atomic[i].q);
+        free(o->atomic[i].in_order);
+    }
     memset(o, 0, sizeof *o);
 }

@@ -57,6 +57,12 @@ typedef struct {
         uint16_t *y;
     } tree[A4W4_ORACLES_MAX_TREES]; /* tree contracts' outputs (a4w4_oracles_tree) */
     size_t ntree;
+    struct {
+        unsigned S, n;  /* atomic(S), its n' non-empty splits */
+        uint16_t *q;    /* [count * S]: output i's bf16 split values at q[i * S ..] */
+        uint16_t *in_order; /* [count]: the adds in split order (one member of the set) */
+    } atomic[8];        /* atomic(S) split values per output (a4w4_oracles_atomic) */
+    size_t natomic;
 } a4w4_oracles;
 
 /* Gather the sub-problem of sample s of case data d into *p. 0, or A4W4_ENOMEM. */
@@ -100,6 +106,15 @@ const a4w4_bounded_limits *a4w4_oracles_bound(a4w4_oracles *o, unsigned S);
  * apply to the case's K (a4w4_tree_check). NULL when out of memory, when t does not apply,
  * or when A4W4_ORACLES_MAX_TREES other trees are held already. */
 const uint16_t *a4w4_oracles_tree(a4w4_oracles *o, const a4w4_tree *t);
+
+/* atomic(S) over the sample (contracts §4.1 "atomic(S)", ref/a4w4_atomic.h): per output the
+ * bf16 split values q [count * S] (output i's at q[i * S], n' = *nsplit of them) and, into
+ * *in_order (may be NULL), the result of their adds in split order [count]. Computed once per
+ * S, each split by the fast ordered(1) oracle on its K range (bit-equal to
+ * a4w4_dot_atomic_splits, tests/harness/engine/test_atomic_judge.c). NULL when out of memory,
+ * S is outside 1 .. A4W4_ATOMIC_SPLIT_MAX, or 8 other S are held already. */
+const uint16_t *a4w4_oracles_atomic(a4w4_oracles *o, unsigned S, unsigned *nsplit,
+                                    const uint16_t **in_order);
 
 void a4w4_oracles_free(a4w4_oracles *o);
 

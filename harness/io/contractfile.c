@@ -47,6 +47,8 @@ static unsigned departure_bits(const a4w4_contract *c)
 {
     if (c->kind == A4W4_CONTRACT_BOUNDED)
         return 1u << 4;
+    if (c->kind == A4W4_CONTRACT_ATOMIC) /* contracts §4.1 atomic(S) */
+        return 1u << 6;
     if (c->kind != A4W4_CONTRACT_TREE)
         return 0;
     const a4w4_tree *t = &c->tree;
@@ -58,16 +60,17 @@ static unsigned departure_bits(const a4w4_contract *c)
 /* The phrases of the bits set in bits (prec: P for phrase 3) into buf. */
 static int departure_text(unsigned bits, unsigned prec, char *buf, size_t len)
 {
-    static const char *const phrase[6] = {
+    static const char *const phrase[7] = {
         "truncates the final bf16 rounding", "rounds every add toward zero",
         "accumulates in bf16", "adds at %u bits of internal precision, truncated",
         "adds bf16 partials in any order, judged within a bound, never bit for bit",
-        "truncates each leaf's rounding to fp32"};
+        "truncates each leaf's rounding to fp32",
+        "adds bf16 split values in any order, judged against every order"};
     size_t k = 0;
     int n = 0;
     if (len)
         buf[0] = 0;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         if (!(bits & (1u << i)) || k >= len)
             continue;
         k += (size_t)snprintf(buf + k, len - k, "%s", n++ ? "; " : "");

@@ -26,7 +26,8 @@ a4w4_hstatus a4w4_contract_file_read(const char *path, a4w4_contract_set *set, c
  * "truncates the final bf16 rounding" (final=rz), "rounds every add toward zero" (round=rz),
  * "accumulates in bf16" (acc=bf16), "adds at P bits of internal precision, truncated"
  * (prec > 0), "adds bf16 partials in any order, judged within a bound, never bit for
- * bit" (bounded(S)), "truncates each leaf's rounding to fp32" (lround=rz). The order of the
+ * bit" (bounded(S)), "truncates each leaf's rounding to fp32" (lround=rz), "adds bf16 split
+ * values in any order, judged against every order" (atomic(S)). The order of the
  * adds is no departure. Returns how many (contracts §4.2
  * "Departures from the reference numerics"). */
 int a4w4_contract_departures(const a4w4_contract *c, char *buf, size_t len);

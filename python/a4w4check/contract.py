@@ -1,5 +1,6 @@
 """a4w4check.contract: the accumulation contract a kernel declares (contracts §4.1, §4.2), as
-text the C harness judges by: "exact", "ordered(S)", "bounded" or "bounded(S)", or a tree form
+text the C harness judges by: "exact", "ordered(S)", "bounded" or "bounded(S)", "atomic(S)"
+(S 1..6: bf16 split values added in any order, contracts §4.1), or a tree form
 "tree(key=value,...)" (the general form's sum=(...) a key too: any fixed tree over the blocks). resolve() takes that text or the path of a file holding it (what
 `a4w4check discover --out FILE` writes, its "#" comment lines left out: one contract, or rules
 of the shape `when Mpad<=32: ordered(2)`, one per line, which the C side parses) and returns
@@ -15,7 +16,7 @@ import re
 # reads the bundle (key ranges, duplicates, split boundaries).
 _TREE_KEY = (r"((leaf|order|fuse|reduce|prec|round|acc|split|combine|final|lround|lanes|chunk"
              r"|lanecomb|tile|align)=[0-9a-z/]+|sum=\([0-9(),]+\))")
-FORM = re.compile(r"(exact|ordered\([1-9][0-9]*\)|bounded(\([1-9][0-9]*\))?"
+FORM = re.compile(r"(exact|ordered\([1-9][0-9]*\)|bounded(\([1-9][0-9]*\))?|atomic\([1-6]\)"
                   rf"|tree\(({_TREE_KEY}(,{_TREE_KEY})*)?\))\Z")
 
 
@@ -49,8 +50,8 @@ def resolve(value: str) -> str:
             _refuse_unreachable(value)  # the C side parses the rest of the rules
             return text  # a file of `when` rules (Mpad, M, N, K)
     if not check(text):
-        raise ValueError(f"contract {value!r} is not exact, ordered(S), bounded(S), a "
-                         "tree(...) form or a file holding one")
+        raise ValueError(f"contract {value!r} is not exact, ordered(S), bounded(S), atomic(S), "
+                         "a tree(...) form or a file holding one")
     return text
 
 

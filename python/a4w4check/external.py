@@ -16,8 +16,9 @@ and an undeclared kernel's under both readings (a match of one only is ambiguous
 The first case written is run again after the last one, in the same process (docs/backends.md
 "Call sequences"): when its outputs differ from its first call's (a warm-up bug, a cache that
 went stale), or the repeat fails, the case is listed as failed with both calls named and its
-file is removed, so `run --backend bundle:OUT` fails it. Not for a bounded(S) contract (its
-outputs may differ from call to call within the bound) nor for discover's probe rounds.
+file is removed, so `run --backend bundle:OUT` fails it. Not for a bounded(S) or atomic(S)
+contract (its outputs may differ from call to call within the bound or the set of orders) nor
+for discover's probe rounds.
 
 A module:function kernel (a runner) is called as kernels.call_runner says: every input tensor
 of the case's operand bundle as a keyword (torch uint8 on the device), no M, N, K, and never the
@@ -86,8 +87,8 @@ def _parse(argv: Sequence[str] | None, prog: str) -> argparse.Namespace:
     p.add_argument("--out", required=True, help="output bundle directory (created)")
     p.add_argument("--kernel", required=True, help=f"{', '.join(kernels.BUILTIN)} or "
                    "module:function")
-    p.add_argument("--contract", help="exact, ordered(S), bounded(S), tree(...), or a file "
-                   "holding one (`a4w4check discover --out FILE`; default: the kernel's)")
+    p.add_argument("--contract", help="exact, ordered(S), bounded(S), atomic(S), tree(...), or "
+                   "a file holding one (`a4w4check discover --out FILE`; default: the kernel's)")
     p.add_argument("--e8m0-code0", choices=CODE0_READINGS, help="the reading of E8M0 scale "
                    "code 0 the kernel implements (contracts §1; default: the kernel's "
                    "a4w4_e8m0_code0, else undeclared)")
@@ -324,9 +325,10 @@ def run(args: argparse.Namespace) -> int:
             _save(args.out, name, y, meta, kern.name, contract)
             written.append(name)
         progress.case_done(done, name, "x".join(meta.get(k, "?") for k in ("M", "N", "K")))
-    # discover's probe rounds are read by discover, never judged; a bounded(S) kernel's
-    # outputs may differ from call to call within its bound, which only the harness can judge
-    if not probes and "bounded" not in contract:
+    # discover's probe rounds are read by discover, never judged; a bounded(S) or atomic(S)
+    # kernel's outputs may differ from call to call within its bound or its set of orders,
+    # which only the harness can judge
+    if not probes and "bounded" not in contract and "atomic(" not in contract:
         _repeat_first(kern, paths, args.out, device, written, failed)
     try:
         bundle.write_outputs_manifest(args.out, kernel=kern.name, contract=contract,

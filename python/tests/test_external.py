@@ -353,6 +353,17 @@ def test_the_lane_tile_align_and_fused_leaf_keys_are_contract_forms():
     assert not contract.check("tree(lanes=2 )")
 
 
+def test_atomic_is_a_contract_form_up_to_six_splits():
+    """contracts §4.1 "atomic(S)": S 1..6 (its S! orders are enumerated); a larger S, a
+    leading zero or no S is not the form (the C side refuses it with the cap named)."""
+    from a4w4check import contract
+    for text in ("atomic(1)", "atomic(4)", "atomic(6)"):
+        assert contract.check(text), text
+        assert contract.resolve(text) == text
+    for text in ("atomic(7)", "atomic(0)", "atomic(04)", "atomic", "atomic(4) "):
+        assert not contract.check(text), text
+
+
 def test_the_general_sum_tree_is_a_contract_form_and_a_file_of_it_resolves(tmp_path):
     """contracts §4.2 "The general form": tree(...,sum=(...)) nests parentheses inside the
     tree; the form check takes it, and a file discover writes (comment line, then the rule

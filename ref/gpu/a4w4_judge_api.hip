@@ -121,6 +121,8 @@ static void pool_free(void *p)
 
 struct a4w4j_case {
     a4w4j_operands op;
+    uint16_t *atom;      /* atomic(Sa) split values [natom][M * N] */
+    unsigned Sa, natom;  /* the S of atom (0: none), its non-empty splits */
     uint16_t *ord1, *ordS;
     unsigned S;          /* the S of ordS (0: none) */
     int have_ord1;
@@ -165,7 +167,7 @@ extern "C" void a4w4j_close(a4w4j_case *c)
 {
     if (!c)
         return;
-    void *bufs[] = {c->ord1, c->ordS, c->ex_bf16, c->ex_f32, c->proven, c->uncertain,
+    void *bufs[] = {c->atom, c->ord1, c->ordS, c->ex_bf16, c->ex_f32, c->proven, c->uncertain,
                     c->facts_a, c->facts_w, c->bound, c->ex_f64, c->infs,
                     c->lo_a, c->lo_w, c->span_a, c->span_w};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -404,6 +406,35 @@ extern "C" int a4w4j_ordered(a4w4j_case *c, unsigned S, const uint16_t **y)
     return rc;
 }
 
+extern "C" int a4w4j_atomic(a4w4j_case *c, unsigned S, const uint16_t **q, unsigned *nsplit)
+{
+    if (!c || !q || !nsplit || S < 1 || S > A4W4J_ATOMIC_MAX)
+        return A4W4J_EARG;
+    if (c->Sa != S) { /* the ordered pass with one split size: the split totals in bf16 */
+        const size_t n = c->op.M * c->op.N, per = split_blocks(c->op.K, S);
+        const size_t ns = (c->op.K / 32 + per - 1) / per;
+        pool_free(c->atom);
+        c->atom = NULL;
+        c->Sa = 0;
+        int rc = pool_alloc((void **)&c->atom, ns * n * 2);
+        if (rc)
+            return rc;
+        a4w4j_pass p = pass_of(c);
+        p.atom = c->atom;
+        p.ordS_blocks = (long long)per;
+        rc = chk(a4w4j_launch_ordered(&p), "atomic split pass launch");
+        if (!rc)
+            rc = chk(hipDeviceSynchronize(), "atomic split pass");
+        if (rc)
+            return rc;
+        c->Sa = S;
+        c->natom = (unsigned)ns;
+    }
+    *q = c->atom;
+    *nsplit = c->natom;
+    return A4W4J_OK;
+}
+
 extern "C" int a4w4j_exact(a4w4j_case *c, const uint16_t **bf16, const float **f32,
                            const uint8_t **proven, size_t *uncertain)
 {
@@ -601,6 +632,53 @@ extern "C" int a4w4j_compare_exact(const uint16_t *got, const uint16_t *expected
     exact_ctx ctx = {got, expected, mask, poison, NULL, NULL};
     if (!rc)
         rc = bufs_read(&b, n, 1, out, scan_exact, &ctx);
+    bufs_close(&b);
+    return rc;
+}
+
+typedef struct {
+    const uint16_t *got, *q;
+    unsigned nsplit;
+    size_t n;
+    uint16_t poison;
+} atomic_ctx;
+
+/* The first atomic(S) mismatches of [k0, k1) found on the host (a4w4_judge_math.h's rule). */
+static int scan_atomic(const void *vctx, size_t k0, size_t k1, a4w4j_cmp *out)
+{
+    const atomic_ctx *c = (const atomic_ctx *)vctx;
+    int rc = A4W4J_OK;
+    uint16_t *g = (uint16_t *)stage(c->got, 2, k0, k1, &rc);
+    uint16_t *q[A4W4J_ATOMIC_MAX] = {NULL};
+    for (unsigned j = 0; j < c->nsplit; j++)
+        q[j] = (uint16_t *)stage(c->q + j * c->n, 2, k0, k1, &rc);
+    for (size_t k = 0; !rc && k < k1 - k0; k++) {
+        uint32_t v[A4W4J_ATOMIC_MAX];
+        for (unsigned j = 0; j < c->nsplit; j++)
+            v[j] = q[j][k];
+        if (g[k] == c->poison || !a4w4j_atomic_member(v, (int)c->nsplit, g[k]))
+            record(out, k0 + k, g[k], (uint16_t)a4w4j_atomic_fold(v, (int)c->nsplit));
+    }
+    free(g);
+    for (unsigned j = 0; j < c->nsplit; j++)
+        free(q[j]);
+    return rc;
+}
+
+extern "C" int a4w4j_compare_atomic(const uint16_t *got, const uint16_t *q, unsigned nsplit,
+                                    size_t n, uint16_t poison, a4w4j_cmp *out)
+{
+    if (!got || !q || !out || nsplit > A4W4J_ATOMIC_MAX)
+        return A4W4J_EARG;
+    cmp_bufs b;
+    int rc = bufs_open(&b, n);
+    if (!rc)
+        rc = chk(a4w4j_launch_cmp_atomic(got, q, (int)nsplit, (long long)n, poison, b.miss,
+                                         b.unw, b.glob),
+                 "compare");
+    atomic_ctx ctx = {got, q, nsplit, n, poison};
+    if (!rc)
+        rc = bufs_read(&b, n, 1, out, scan_atomic, &ctx);
     bufs_close(&b);
     return rc;
 }

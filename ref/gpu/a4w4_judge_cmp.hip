@@ -1,8 +1,8 @@
 /* a4w4_judge_cmp.hip — the judge's device-side comparisons (the rules of harness/engine/
- * judge.c's a4w4_judge_exact and a4w4_judge_bounded, contracts §4.1), row facts for the prover,
- * and the weight preshuffle of contracts §3.1. Each comparison kernel gives one CUDA/HIP
- * block a chunk of A4W4J_CHUNK outputs and writes that chunk's counts, so the host can find
- * the first mismatches in row-major order without copying the outputs back. */
+ * judge.c's a4w4_judge_exact, a4w4_judge_bounded and a4w4_judge_atomic, contracts §4.1), row
+ * facts for the prover, and the weight preshuffle of contracts §3.1. Each comparison kernel
+ * gives one CUDA/HIP block a chunk of A4W4J_CHUNK outputs and writes that chunk's counts, so
+ * the host can find the first mismatches in row-major order without copying the outputs back. */
 #include "a4w4_judge_internal.h"
 #include "a4w4_judge_math.h"
 
@@ -89,6 +89,34 @@ __global__ void j_cmp_exact(const uint16_t *got, const uint16_t *exp, const uint
             t.miss++;
         }
         const unsigned long long d = j_ulp(a, e);
+        t.ulp = d > t.ulp ? d : t.ulp;
+    }
+    j_flush(t, miss, unw, g);
+}
+
+/* atomic(S) (contracts §4.1): got[k] must be one order's result of its split values. */
+__global__ void j_cmp_atomic(const uint16_t *got, const uint16_t *q, int nsplit, long long n,
+                             uint16_t poison, unsigned *miss, unsigned *unw, a4w4j_glob *g)
+{
+    j_tally t = {0, 0, 0, 0, 0, 0, 0};
+    const long long c0 = (long long)blockIdx.x * A4W4J_CHUNK;
+    const long long c1 = c0 + A4W4J_CHUNK < n ? c0 + A4W4J_CHUNK : n;
+    for (long long k = c0 + threadIdx.x; k < c1; k += CT) {
+        const uint32_t a = got[k];
+        uint32_t v[A4W4J_ATOMIC_MAX];
+        for (int j = 0; j < nsplit; j++)
+            v[j] = q[j * n + k];
+        t.checked++;
+        t.hash += j_mix(k, a);
+        if (a == poison) {
+            t.unw++;
+            t.miss++;
+        } else if (a4w4j_atomic_member(v, nsplit, a)) {
+            continue;
+        } else {
+            t.miss++;
+        }
+        const unsigned long long d = j_ulp(a, a4w4j_atomic_fold(v, nsplit));
         t.ulp = d > t.ulp ? d : t.ulp;
     }
     j_flush(t, miss, unw, g);
@@ -384,6 +412,15 @@ hipError_t a4w4j_launch_cmp_exact(const uint16_t *got, const uint16_t *exp, cons
 {
     hipLaunchKernelGGL(j_cmp_exact, dim3(j_chunks(n)), dim3(CT), 0, 0, got, exp, mask, n, poison,
                        miss, unw, glob);
+    return hipGetLastError();
+}
+
+hipError_t a4w4j_launch_cmp_atomic(const uint16_t *got, const uint16_t *q, int nsplit, long long n,
+                                   uint16_t poison, unsigned *miss, unsigned *unw,
+                                   a4w4j_glob *glob)
+{
+    hipLaunchKernelGGL(j_cmp_atomic, dim3(j_chunks(n)), dim3(CT), 0, 0, got, q, nsplit, n,
+                       poison, miss, unw, glob);
     return hipGetLastError();
 }
 

@@ -1,18 +1,18 @@
 /* a4w4_judge_gemm.hip — the judge's GEMM passes on the device (contracts §4, §4.1): one pass
- * for ordered(1) and ordered(S), one for exact, the exact-regime prover and the bounded(S)
- * bound. The per-output arithmetic is a4w4_judge_math.h's; this file only tiles it.
+ * for ordered(1) and ordered(S) (or atomic(S)'s split values), one for exact, the exact-regime
+ * prover and the bounded(S) bound. The per-output arithmetic is a4w4_judge_math.h's; this file
+ * only tiles it.
  *
  * Block dots come from the matrix units: per 32-element block, one instruction per 16 x 8
- * (NVIDIA mma.sync m16n8k32 s8) or 16 x 16 (AMD MFMA i8) patch of outputs, from an int32
- * zero, gives every output's exact integer dot (|d| <= 4608). The exact pass issues a second
- * one on the codes' magnitudes: iabs, the block's sum of |products| (the prover's and the
- * bound's sum of |terms|). Then each output walks its blocks in ascending K on the vector
- * units.
+ * (NVIDIA mma.sync m16n8k32 s8) or 16 x 16 (AMD MFMA i8) patch of outputs, from an int32 zero,
+ * gives every output's exact integer dot (|d| <= 4608). The exact pass issues a second one on
+ * the codes' magnitudes: iabs, the block's sum of |products| (the prover's and the bound's sum
+ * of |terms|). Then each output walks its blocks in ascending K on the vector units.
  *
- * Tiles: a block of 256 threads owns a JM x JN patch of outputs (64 x 64 for the ordered
- * pass, 32 x 32 for the exact pass, whose per-output state is large) and walks K in chunks
- * of 128 elements decoded into shared memory (twice the E2M1 values as int8; magnitudes too
- * for the exact pass). Operands are the row-major tensors only. */
+ * Tiles: a block of 256 threads owns a JM x JN patch of outputs (64 x 64 for the ordered pass,
+ * 32 x 32 for the exact pass, whose per-output state is large) and walks K in chunks of 128
+ * elements decoded into shared memory (twice the E2M1 values as int8; magnitudes too for the
+ * exact pass). Operands are the row-major tensors only. */
 #include "a4w4_judge_internal.h"
 #include "a4w4_judge_math.h"
 
@@ -173,6 +173,8 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_ordered_kernel(a4w4j_pass p)
                 t1[i][j][k] = ts[i][j][k] = to[i][j][k] = 0.0f; /* +0.0 */
 
     long long in_split = 0; /* blocks of the current ordered(S) split so far */
+    long long split_no = 0; /* splits closed so far (atom's index) */
+    const bool splits = p.ordS || p.atom;
     for (long long gb0 = 0; gb0 < nb; gb0 += JKB) {
         const int nblk = nb - gb0 < JKB ? (int)(nb - gb0) : JKB;
         __syncthreads();
@@ -180,7 +182,7 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_ordered_kernel(a4w4j_pass p)
         j_load(p.w_fp4, p.w_scale, n0, OJN, p.N, p.K, gb0, nblk, sw, NULL, ssw, OJN);
         __syncthreads();
         for (int b = 0; b < nblk; b++) {
-            const bool split_end = p.ordS && ++in_split == p.ordS_blocks;
+            const bool split_end = splits && ++in_split == p.ordS_blocks;
             if (split_end)
                 in_split = 0;
 #pragma unroll
@@ -197,8 +199,11 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_ordered_kernel(a4w4j_pass p)
                                                 j_half_factor(ssw[b * OJN + c]));
                         const float v = J_D2F(J_DMUL((double)d[i], f)); /* one rounding */
                         t1[mi][ni][i] = J_FADD(t1[mi][ni][i], v);
-                        if (p.ordS) {
+                        if (splits) {
                             ts[mi][ni][i] = J_FADD(ts[mi][ni][i], v);
+                            if (split_end && p.atom && m0 + r < p.M && n0 + c < p.N)
+                                p.atom[split_no * p.M * p.N + (m0 + r) * p.N + n0 + c] =
+                                    (uint16_t)a4w4j_bf16_of_f32(ts[mi][ni][i]);
                             if (split_end) { /* split totals in split order, from +0 */
                                 to[mi][ni][i] = J_FADD(to[mi][ni][i], ts[mi][ni][i]);
                                 ts[mi][ni][i] = 0.0f;
@@ -206,9 +211,10 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_ordered_kernel(a4w4j_pass p)
                         }
                     }
                 }
+            split_no += split_end;
         }
     }
-    const bool open_split = p.ordS && (nb % p.ordS_blocks != 0);
+    const bool open_split = splits && (nb % p.ordS_blocks != 0);
 #pragma unroll
     for (int mi = 0; mi < OMI; mi++)
 #pragma unroll
@@ -229,6 +235,9 @@ __global__ void __launch_bounds__(JTHREADS) a4w4j_ordered_kernel(a4w4j_pass p)
                                                : to[mi][ni][i];
                     p.ordS[m * p.N + n] = (uint16_t)a4w4j_bf16_of_f32(o);
                 }
+                if (p.atom && open_split) /* the last split, shorter than the others */
+                    p.atom[split_no * p.M * p.N + m * p.N + n] =
+                        (uint16_t)a4w4j_bf16_of_f32(ts[mi][ni][i]);
             }
 }
 

@@ -1,16 +1,17 @@
-/* a4w4_judge_gpu.h — the GPU judge: the exact and ordered(S) oracles, the bounded(S) bound and
- * the exact-regime prover of contracts §4.1 on the device, plus the device-side comparisons
- * of a kernel's outputs with them. A fast implementation of the contracts of ref/ (like the
- * fast CPU oracles beside the plain ones), written independently of gpu/'s kernels (no shared
- * code or headers: a judge that reuses what it judges repeats its bugs), held equal to the
- * plain C oracles by tests and re-checked against them by the runner on a sample of every
- * case. Built only in GPU builds (library a4w4_judge_gpu); includes only ref/ headers.
+/* a4w4_judge_gpu.h — the GPU judge: the exact and ordered(S) oracles, the bounded(S) bound,
+ * atomic(S)'s split values and the exact-regime prover of contracts §4.1 on the device, plus
+ * the device-side comparisons of a kernel's outputs with them. A fast implementation of the
+ * contracts of ref/ (like the fast CPU oracles beside the plain ones), written independently of
+ * gpu/'s kernels (no shared code or headers: a judge that reuses what it judges repeats its
+ * bugs), held equal to the plain C oracles by tests and re-checked against them by the runner
+ * on a sample of every case. Built only in GPU builds (library a4w4_judge_gpu); includes only
+ * ref/ headers.
  *
- * Operands are DEVICE pointers to row-major tensors (a_fp4 [M, K/2], a_scale [M, K/32],
- * w_fp4 [N, K/2], w_scale [N, K/32]) plus HOST copies of the same (the plain C oracle takes
- * the outputs whose rounding the device cannot certify: a4w4_judge_math.h). Outputs are
- * device arrays [M, N] owned by the judge case, valid until a4w4j_close. Every function
- * returns 0 or a negative A4W4J_E* and never prints; a4w4j_last_error() says why.
+ * Operands are DEVICE pointers to row-major tensors (a_fp4 [M, K/2], a_scale [M, K/32], w_fp4
+ * [N, K/2], w_scale [N, K/32]) plus HOST copies of the same (the plain C oracle takes the
+ * outputs whose rounding the device cannot certify: a4w4_judge_math.h). Outputs are device
+ * arrays [M, N] owned by the judge case, valid until a4w4j_close. Every function returns 0 or a
+ * negative A4W4J_E* and never prints; a4w4j_last_error() says why.
  *
  * Limits: K % 32 == 0 and K <= 2^21 (a4w4_judge_math.h's window), M, N >= 1; beyond, open
  * returns A4W4J_ESHAPE and the caller judges on the host. */
@@ -67,6 +68,13 @@ int a4w4j_bound(a4w4j_case *c, unsigned S, const double **B);
  * A4W4J_INF_NEG 2), all on the device. */
 int a4w4j_bound_limits(a4w4j_case *c, unsigned S, const double **B, const double **exact,
                        const uint8_t **infs);
+/* atomic(S) split values of every output (contracts §4.1 "atomic(S)"), bf16 on the device:
+ * split j of output i at q[j * M * N + i], j < *nsplit (n', the non-empty splits); each the
+ * split's fp32 total (blocks ascending from +0.0) rounded to bf16 by RNE, NaN 0x7FC0 in a
+ * split that reads a 0xFF scale (so every order's result is NaN; ref/a4w4_atomic.c makes
+ * every split of such an output NaN: the sets are the same). S in 1 .. 6 (else A4W4J_EARG).
+ * Computed on first request per S by the ordered pass. */
+int a4w4j_atomic(a4w4j_case *c, unsigned S, const uint16_t **q, unsigned *nsplit);
 /* Compute in as few passes as possible what a case needs: ordered(1) and ordered(S1) for
  * S1 > 1 (0: none), exact (+ proven) when exact != 0, bound(Sb) for Sb > 0. */
 int a4w4j_prepare(a4w4j_case *c, unsigned S1, int exact, unsigned Sb);
@@ -125,6 +133,13 @@ int a4w4j_compare_limits_part(const uint16_t *got, const uint16_t *exact, const 
  * them, `measured` of them measured) into *median: the mean of the two middle values when
  * measured is even, 0 when none; the value a4w4j_compare_limits gives over the same outputs. */
 int a4w4j_ulps_median(const unsigned long long *ulps, size_t n, size_t measured, double *median);
+/* atomic(S) (contracts §4.1 "atomic(S)"), harness/engine/judge.c's a4w4_judge_atomic on the
+ * device: output k passes when got[k] equals (two NaNs equal) the result of one of the
+ * nsplit! orders (every one enumerated) of adding q[j * n + k], j < nsplit (a4w4j_atomic's
+ * layout), into +0, each add rounded once to bf16; the poison is unwritten. The first
+ * mismatches record the split-order result as expected, max_ulp the distance to it. */
+int a4w4j_compare_atomic(const uint16_t *got, const uint16_t *q, unsigned nsplit, size_t n,
+                         uint16_t poison, a4w4j_cmp *out);
 /* Outputs where a and b differ in any bit. */
 int a4w4j_count_diff(const uint16_t *a, const uint16_t *b, size_t n, size_t *count);
 /* Bytes got vs expected; with scale != NULL, byte i of row r (rows of row_bytes bytes, each

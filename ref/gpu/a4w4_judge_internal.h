@@ -14,7 +14,9 @@ typedef struct {
     /* ordered pass */
     uint16_t *ord1;        /* ordered(1) bf16, or NULL */
     uint16_t *ordS;        /* ordered(S) bf16, or NULL */
-    long long ordS_blocks; /* blocks per split of ordered(S) */
+    long long ordS_blocks; /* blocks per split of ordered(S) (and of atom) */
+    uint16_t *atom;        /* atomic(S): each split total in bf16 [split][M * N], or NULL
+                            * (then ordS is NULL: the pass takes one split size) */
     /* exact pass */
     uint16_t *ex_bf16;
     float *ex_f32;
@@ -75,6 +77,11 @@ hipError_t a4w4j_launch_sel_init(const a4w4j_lim *lim, a4w4j_sel *sel);
 /* One byte (at shift) of both selections: a histogram pass over v[0, n), then the pick. */
 hipError_t a4w4j_launch_sel_pass(const unsigned long long *v, long long n, a4w4j_sel *sel,
                                  int shift, unsigned *hist);
+/* atomic(S) membership (a4w4j_compare_atomic): q [nsplit][n]; the counts as cmp_exact, the
+ * ULP distance to the split-order result. */
+hipError_t a4w4j_launch_cmp_atomic(const uint16_t *got, const uint16_t *q, int nsplit, long long n,
+                                   uint16_t poison, unsigned *miss, unsigned *unw,
+                                   a4w4j_glob *glob);
 hipError_t a4w4j_launch_diff(const uint16_t *a, const uint16_t *b, long long n, unsigned *miss);
 hipError_t a4w4j_launch_cmp_bytes(const uint8_t *got, const uint8_t *exp, long long n,
                                   const uint8_t *scale, long long row_bytes, unsigned *miss);

@@ -168,6 +168,61 @@ A4W4J_HD uint32_t a4w4j_bf16_of_f32(float f)
     return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
 }
 
+/* ---- atomic(S) (contracts §4.1 "atomic(S)") -------------------------------------------------
+ * An output is the bf16 sum, from +0, of its n' <= 6 split values (each the split's fp32 total,
+ * blocks ascending from +0.0, rounded to bf16) in any order, each add rounded once to bf16. */
+#define A4W4J_ATOMIC_MAX 6
+
+/* One add: bf16 acc + bf16 q rounded to bf16, computed as the fp32 sum rounded to bf16 (24 >=
+ * 2 * 8 + 2 bits: the same as one rounding of the exact sum, contracts §4.1). */
+A4W4J_HD uint32_t a4w4j_atomic_add(uint32_t acc, uint32_t q)
+{
+    return a4w4j_bf16_of_f32(J_FADD(a4w4j_f(acc << 16), a4w4j_f(q << 16)));
+}
+
+/* The adds of v[0..n) in that order into +0. */
+A4W4J_HD uint32_t a4w4j_atomic_fold(const uint32_t *v, int n)
+{
+    uint32_t acc = 0u;
+    for (int i = 0; i < n; i++)
+        acc = a4w4j_atomic_add(acc, v[i]);
+    return acc;
+}
+
+A4W4J_HD int a4w4j_bf16_same(uint32_t a, uint32_t b)
+{
+    return a == b || ((a & 0x7FFFu) > 0x7F80u && (b & 0x7FFFu) > 0x7F80u);
+}
+
+/* 1 when bf16 got is the result of one of the n! orders (n <= A4W4J_ATOMIC_MAX) of the split
+ * values q[0..n), every one visited (Heap's algorithm, iterative: each step one swap). */
+A4W4J_HD int a4w4j_atomic_member(const uint32_t *q, int n, uint32_t got)
+{
+    uint32_t v[A4W4J_ATOMIC_MAX];
+    int c[A4W4J_ATOMIC_MAX];
+    for (int i = 0; i < n; i++) {
+        v[i] = q[i];
+        c[i] = 0;
+    }
+    if (a4w4j_bf16_same(a4w4j_atomic_fold(v, n), got))
+        return 1;
+    for (int i = 1; i < n;) {
+        if (c[i] < i) {
+            const int j = i % 2 ? c[i] : 0;
+            const uint32_t t = v[j];
+            v[j] = v[i];
+            v[i] = t;
+            if (a4w4j_bf16_same(a4w4j_atomic_fold(v, n), got))
+                return 1;
+            c[i]++;
+            i = 1;
+        } else {
+            c[i++] = 0;
+        }
+    }
+    return 0;
+}
+
 /* ---- the exact window ----------------------------------------------------------------------- */
 typedef struct {
     __int128 acc;

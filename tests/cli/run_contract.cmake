@@ -49,6 +49,22 @@ expect_match(p "${js}" "\"contract\":[ \t]*\"tree\\(leaf=32,order=asc")
 expect_run(r 0 ${CLI} run --cases ${WORK}/c.csv --no-golden --backend plugin:${plugin} --quiet
            --contract "plugin:${plugin}=ordered(1)" --out ${WORK}/p2)
 
+# atomic(S) (contracts §4.1): cpu-fallback keeps ordered(1), which is atomic(1) except that a
+# negative total that rounds to zero stays -0 where one atomic add into the zeroed +0 gives
+# +0: the wide cases pass, the tiny one fails on its -0 outputs alone
+expect_run(r 1 ${run} --contract "cpu-fallback=atomic(1)" --out ${WORK}/at)
+file(READ ${WORK}/at/results.json js)
+foreach(c w1 w2)
+  expect_match(at "${js}" "\"name\":[ \t]*\"${c}\",[^}]*\"contract\":[ \t]*\"atomic\\(1\\)\",[^}]*\"verdict\":[ \t]*\"pass\"")
+endforeach()
+expect_match(at "${js}" "\"name\":[ \t]*\"t1\",[^}]*\"contract\":[ \t]*\"atomic\\(1\\)\",[^}]*\"verdict\":[ \t]*\"fail\"")
+expect_match(at "${js}" "\"got\":[ \t]*\"0x8000\",[ \t\n]*\"expected\":[ \t]*\"0x0000\"")
+if(js MATCHES "\"got\":[ \t]*\"0x[0-7][0-9a-f]*\",[ \t\n]*\"expected\"")
+  message(FATAL_ERROR "atomic(1) on ordered(1): a mismatch other than -0 for +0")
+endif()
+string(JSON dep GET "${js}" contract_departures cpu-fallback)
+expect_match(at "${dep}" "^adds bf16 split values in any order, judged against every order$")
+
 # bad uses: one line, exit 2
 expect_run(r 2 ${run} --contract "nope=exact" --out ${WORK}/x)
 expect_match(r "${r_err}" "--contract 'nope=exact': must be B=FILE or B=TEXT with B one of the selected backends \\(cpu-fallback\\)")
@@ -56,6 +72,8 @@ expect_run(r 2 ${run} --contract "cpu-fallback=tree(leaf=3)" --out ${WORK}/x)
 expect_match(r "${r_err}" "contract 'tree\\(leaf=3\\)': leaf=3: leaf is one of 1, 2, 4, 8, 16, 32")
 expect_run(r 2 ${run} --contract "cpu-fallback=ordered(-1)" --out ${WORK}/x)
 expect_match(r "${r_err}" "S of ordered\\(S\\) is a decimal 1..65536")
+expect_run(r 2 ${run} --contract "cpu-fallback=atomic(7)" --out ${WORK}/x)
+expect_match(r "${r_err}" "contract 'atomic\\(7\\)': S of atomic\\(S\\) is a decimal 1..6")
 expect_run(r 2 ${run} --contract "cpu-fallback=exact" --contract "cpu-fallback=ordered(1)" --out ${WORK}/x)
 expect_match(r "${r_err}" "--contract names backend cpu-fallback twice")
 expect_run(r 2 ${run} --contract "cpu-fallback=${WORK}/none.txt" --out ${WORK}/x)

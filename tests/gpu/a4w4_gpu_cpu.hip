@@ -20,7 +20,13 @@ static char g_last[256];
  *                   =guard  also write one element past the end of y (device form)
  *                   =quant  flip bit 0 of the first scale byte of every quantization
  *                   =atomic-one  the bf16-atomic split-K writes 2^16 at output (M/2, N/2 + 1)
- *                                (one output off a run's sample on most shapes) */
+ *                                (one output off a run's sample on most shapes)
+ * The bf16-atomic split-K's wrong kernels (contracts §4.1 "atomic(S)": each fails it):
+ *                   =atomic-rz    each split total rounded to bf16 toward zero
+ *                   =atomic-drop  the last non-empty split never added
+ *                   =atomic-fp32  the split totals added in fp32, rounded to bf16 once
+ *                   =atomic-zero  every output +0 (the zeroed output, no add)
+ * and =atomic-fixed, a right one: every output's splits added in split order (one order). */
 static int fault(const char *what)
 {
     const char *f = getenv("A4W4_GPU_CPU_FAULT");
@@ -214,10 +220,22 @@ static void gemm_impl(const gargs *p, unsigned splits, int atomic, uint16_t *y)
             } else { /* bf16 atomics in a pseudo-random split order */
                 unsigned cur = 0;
                 int start = (int)((g_order_seed = g_order_seed * 1103515245u + 12345u) >> 16) % ns;
-                for (int i = 0; i < ns; i++) {
-                    const float q = a4w4d_bf16_to_f32(a4w4d_f32_to_bf16(part[(start + i) % ns]));
-                    cur = a4w4d_f32_to_bf16(A4W4_FADD(a4w4d_bf16_to_f32(cur), q));
+                start = fault("atomic-fixed") ? 0 : start;
+                const int adds = fault("atomic-drop") && ns > 1 ? ns - 1 : ns;
+                float f32 = 0.0f;
+                for (int i = 0; i < adds; i++) {
+                    const int s = fault("atomic-drop") ? i : (start + i) % ns;
+                    unsigned qb = a4w4d_f32_to_bf16(part[s]);
+                    if (fault("atomic-rz")) /* truncation, NaN left alone */
+                        qb = (a4w4d_u(part[s]) & 0x7FFFFFFFu) > 0x7F800000u
+                                 ? qb : a4w4d_u(part[s]) >> 16;
+                    f32 = A4W4_FADD(f32, part[s]);
+                    cur = a4w4d_f32_to_bf16(A4W4_FADD(a4w4d_bf16_to_f32(cur), a4w4d_bf16_to_f32(qb)));
                 }
+                if (fault("atomic-fp32"))
+                    cur = a4w4d_f32_to_bf16(f32);
+                if (fault("atomic-zero"))
+                    cur = 0;
                 y[m * p->N + n] = (uint16_t)cur;
                 if (m == p->M / 2 && n == p->N / 2 + 1 && fault("atomic-one"))
                     y[m * p->N + n] = 0x4780; /* 65536: far outside any bound here */

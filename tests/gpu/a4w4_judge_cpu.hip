@@ -27,6 +27,8 @@ extern "C" void a4w4j_set_fault(int fault) { g_fault = fault; }
 
 struct a4w4j_case {
     a4w4j_operands op;
+    uint16_t *atom;    /* atomic(Sa) split values [Sa][M * N] */
+    unsigned Sa, natom;
     uint16_t *ord1, *ordS, *ex;
     float *exf;
     uint8_t *proven;
@@ -76,6 +78,7 @@ extern "C" void a4w4j_close(a4w4j_case *c)
 {
     if (!c)
         return;
+    free(c->atom);
     free(c->ord1);
     free(c->ordS);
     free(c->ex);
@@ -325,6 +328,39 @@ extern "C" int a4w4j_bound_limits(a4w4j_case *c, unsigned S, const double **B,
     return rc;
 }
 
+extern "C" int a4w4j_atomic(a4w4j_case *c, unsigned S, const uint16_t **q, unsigned *nsplit)
+{
+    if (!c || !q || !nsplit || S < 1 || S > A4W4J_ATOMIC_MAX)
+        return A4W4J_EARG;
+    const size_t M = c->op.M, N = c->op.N, K = c->op.K, nb = K / 32, n = M * N;
+    const size_t per = a4w4_split_k_per_split(K, S) / 32, ns = (nb + per - 1) / per;
+    if (c->Sa != S) {
+        free(c->atom);
+        if (!(c->atom = (uint16_t *)malloc(ns * n * 2)))
+            return A4W4J_ENOMEM;
+        for (size_t m = 0; m < M; m++)
+            for (size_t j = 0; j < N; j++) { /* the ordered pass's split totals, in bf16 */
+                const uint8_t *a = c->op.a_fp4 + m * K / 2, *as = c->op.a_scale + m * nb;
+                const uint8_t *w = c->op.w_fp4 + j * K / 2, *ws = c->op.w_scale + j * nb;
+                float ts = 0.0f;
+                for (size_t b = 0; b < nb; b++) {
+                    int d, ia;
+                    dots(a + b * 16, w + b * 16, &d, &ia);
+                    ts = J_FADD(ts, a4w4j_block_value(d, as[b], ws[b]));
+                    if ((b + 1) % per == 0 || b + 1 == nb) {
+                        c->atom[(b / per) * n + m * N + j] = (uint16_t)a4w4j_bf16_of_f32(ts);
+                        ts = 0.0f;
+                    }
+                }
+            }
+        c->Sa = S;
+        c->natom = (unsigned)ns;
+    }
+    *q = c->atom;
+    *nsplit = c->natom;
+    return A4W4J_OK;
+}
+
 extern "C" int a4w4j_preshuffle(const uint8_t *w, size_t N, size_t K, uint8_t *dst)
 {
     if (N % 16 || K % 64)
@@ -376,6 +412,27 @@ extern "C" int a4w4j_compare_exact(const uint16_t *got, const uint16_t *exp, con
         } else if (!(got[k] == exp[k] || (nan16(got[k]) && nan16(exp[k])))) {
             rec(o, k, got[k], exp[k]);
         }
+    }
+    return A4W4J_OK;
+}
+
+extern "C" int a4w4j_compare_atomic(const uint16_t *got, const uint16_t *q, unsigned nsplit,
+                                    size_t n, uint16_t poison, a4w4j_cmp *o)
+{
+    if (!got || !q || !o || nsplit > A4W4J_ATOMIC_MAX)
+        return A4W4J_EARG;
+    memset(o, 0, sizeof *o);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t v[A4W4J_ATOMIC_MAX];
+        for (unsigned j = 0; j < nsplit; j++)
+            v[j] = q[j * n + k];
+        const uint16_t in_order = (uint16_t)a4w4j_atomic_fold(v, (int)nsplit);
+        o->checked++;
+        o->hash += (unsigned long long)k * 0x9E3779B97F4A7C15ull + got[k];
+        if (got[k] == poison)
+            o->unwritten++;
+        if (got[k] == poison || !a4w4j_atomic_member(v, (int)nsplit, got[k]))
+            rec(o, k, got[k], in_order);
     }
     return A4W4J_OK;
 }

@@ -14,6 +14,7 @@
  *                bounded(S) bound vs a4w4_dot_bounded_bound (the same double), the prover vs
  *                a4w4_exact_regime, row facts included
  *   preshuffle   the judge's index map vs a4w4_preshuffle
+ *   atomic(S)    the judge's bf16 adds and its set of orders vs ref/a4w4_atomic.c
  * Exit 0 when everything matches, 1 otherwise. */
 #include <fenv.h>
 #include <float.h>
@@ -25,6 +26,7 @@
 #include "a4w4_judge_math.h"
 
 extern "C" {
+#include "a4w4_atomic.h"
 #include "a4w4_bound.h"
 #include "a4w4_formats.h"
 #include "a4w4_gemm.h"
@@ -450,10 +452,44 @@ static void test_preshuffle(void)
     check(bad == 0, "judge preshuffle index map vs a4w4_preshuffle", bad, n);
 }
 
+/* atomic(S)'s adds and its set (contracts §4.1 "atomic(S)"): the judge's Heap-order
+ * enumeration against ref/'s lexicographic one on random split values (near one another, so
+ * that orders differ; one in 16 a NaN or an Inf), n = 1 .. 6, for every candidate output the
+ * ref set holds and one ULP beside each. */
+static void test_atomic(void)
+{
+    long bad = 0, total = 0, multi = 0;
+    for (int t = 0; t < 3000; t++) {
+        const unsigned n = 1 + (unsigned)(rnd() % 6);
+        uint16_t q[6], res[720];
+        uint32_t v[6];
+        const unsigned e = 100 + (unsigned)(rnd() % 60);
+        for (unsigned j = 0; j < n; j++) {
+            q[j] = (uint16_t)(((e + rnd() % 9) << 7) | (rnd() & 0x7F) | (rnd() % 3 ? 0 : 0x8000));
+            if (rnd() % 16 == 0)
+                q[j] = rnd() % 2 ? 0x7FC0 : 0xFF80;
+            v[j] = q[j];
+        }
+        const unsigned nr = a4w4_atomic_results(q, n, res);
+        multi += nr > 1;
+        bad += a4w4j_atomic_fold(v, (int)n) != a4w4_atomic_fold(q, NULL, n);
+        for (unsigned r = 0; r < nr; r++)
+            for (int d = -1; d <= 1; d++) {
+                const uint16_t g = (uint16_t)(res[r] + d);
+                bad += !a4w4j_atomic_member(v, (int)n, g) != !a4w4_atomic_member(q, n, g);
+                total++;
+            }
+    }
+    check(bad == 0, "atomic(S) adds and set membership vs ref/a4w4_atomic.c", bad, total);
+    check(multi > 500, "atomic(S): random sets of more than one result were met",
+          multi > 500 ? 0 : 1, 3000);
+}
+
 int main(void)
 {
     test_basics();
     test_preshuffle();
+    test_atomic();
     long stats[3] = {0, 0, 0};
     static const size_t shapes[][3] = {{3, 17, 256}, {8, 8, 2048}, {2, 5, 8192}, {1, 3, 32},
                                        {5, 4, 768}, {2, 2, 65536}};

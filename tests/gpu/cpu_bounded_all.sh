@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A bounded(S) GPU backend is judged on every output, not on the host sample (a4w4check_cpu,
 # the CPU stand-ins): one case of 17x1024x4096 (above 2^26 multiply-adds, so the run samples
-# it: 776 of 17,408 outputs) through hip-mma-atomic with one output off the sample written far
+# it: 776 of 17,408 outputs) through hip-mma-atomic (held to bounded(4); it declares atomic(4),
+# contracts §4.1) with one output off the sample written far
 # outside the bound (A4W4_GPU_CPU_FAULT=atomic-one). On the device path the entry judges all
 # 17,408 outputs within the bound and fails on that one (exit 1), and so does hip-asm-atomic
 # held to bounded(8) in the same run (the judge holds the limits of one S, 8 here; the other
@@ -19,7 +20,8 @@ printf 'name,M,N,K,regime,seed,tags\nsmall,8,256,512,normal,12,bounded\n' >"$WOR
 run() { # out extra-args; prints the exit status (CASES: the case file)
   set +e
   A4W4_GPU_CPU_FAULT=${A4W4_GPU_CPU_FAULT:-atomic-one} "$CLI" run --e8m0-code0 2^-127 --cases "${CASES:-$WORK/c.csv}" \
-    --no-golden --budget-seconds 0 --backend "${BACKENDS:-hip-mma-atomic}" --out "$WORK/$1" --quiet "${@:2}" \
+    --no-golden --budget-seconds 0 --backend "${BACKENDS:-hip-mma-atomic}" \
+    --contract 'hip-mma-atomic=bounded(4)' --out "$WORK/$1" --quiet "${@:2}" \
     >"$WORK/$1.log" 2>&1
   echo $?
   set -e

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A bounded(S) GPU backend is judged where its outputs are (a4w4check_cpu, the CPU stand-ins):
 # one sampled case of 256x640x512 (163,840 outputs, above 2^26 multiply-adds; M % 256 == 0 and
-# K % 256 == 0, so no pad variant) through hip-mma-atomic, judged on every output. The bytes
+# K % 256 == 0, so no pad variant) through hip-mma-atomic held to bounded(4) (it declares
+# atomic(4), contracts §4.1), judged on every output. The bytes
 # the judge's stand-in copies back to the host (A4W4_JUDGE_CPU_COPIED: gathers and downloads)
 # must stay below one copy of the outputs (2 bytes each): only the sample comes back for the C
 # oracles' re-check, and the entry's verdict (counts, first mismatches, the bound's use and
@@ -16,7 +17,7 @@ run() { # out fault; prints the exit status
   set +e
   A4W4_GPU_CPU_FAULT=$2 A4W4_JUDGE_CPU_COPIED="$WORK/$1.copied" "$CLI" run --e8m0-code0 2^-127 \
     --cases "$WORK/c.csv" --no-golden --budget-seconds 0 --backend hip-mma-atomic \
-    --out "$WORK/$1" --quiet >"$WORK/$1.log" 2>&1
+    --contract 'hip-mma-atomic=bounded(4)' --out "$WORK/$1" --quiet >"$WORK/$1.log" 2>&1
   echo $?
   set -e
 }

@@ -5,7 +5,7 @@
 # without --full (docs/architecture.md "Judging on the device"): the device compares every
 # output itself, so its outputs and the judge's values do not all come back. One case of
 # 256x640x512 (163,840 outputs, above 2^26 multiply-adds, no pad variant) through
-# hip-mma-32x128 (ordered(1)), hip-mma-atomic (bounded(4)) and cpu-fallback, with and without
+# hip-mma-32x128 (ordered(1)), hip-mma-atomic (atomic(4)) and cpu-fallback, with and without
 # --full: the bytes the judge's stand-in copies back (A4W4_JUDGE_CPU_COPIED) stay below one
 # copy of the outputs with --full too, the device entries' re-check covers the same sample
 # (the oracle entry's note), cpu-fallback checks 163,840 outputs with --full. Then the judge's

@@ -3,8 +3,8 @@
 # arrays exceed the judge's ceiling (A4W4_JUDGE_MEM_BYTES here, free device memory on a GPU),
 # every output is still judged on the device, a block of rows at a time, with the same entries
 # as the whole case's. Four cases (M 37, 21, 33, 17: none a multiple of its block, so each has
-# a last short block) through an ordered(1), an ordered(4), a bounded(4) backend and one held
-# to exact; a ceiling of 140,000 bytes gives blocks of 8, 13, 9 and 14 rows. Each run is made
+# a last short block) through an ordered(1), an ordered(4), the bf16-atomic split-K (held to
+# its declared atomic(4), then to bounded(4)) and one held to exact; a ceiling of 140,000 bytes gives blocks of 8, 13, 9 and 14 rows. Each run is made
 # whole and in blocks, clean and with a planted wrong output in a later block (the last output
 # of every ASM GEMM, A4W4_GPU_CPU_FAULT=gemm; one output of the bf16-atomic split-K in the
 # middle row, =atomic-one): every field of every entry but times must be equal (the oracle
@@ -21,25 +21,28 @@ cd "$SRC"
   echo "b_wide,33,256,256,wide,7303,"
   echo "b_exact,17,256,512,exact,7304,"; } >"$WORK/cases.csv"
 B=hip-mma-32x128,hip-mma-splitk,hip-mma-atomic,hip-mma-64x256
-run() { # out fault [env...]; prints the exit status
-  local out=$1 fault=$2; shift 2
+run() { # out fault atomic-contract [env...]; prints the exit status
+  local out=$1 fault=$2 ac=$3; shift 3
   set +e
   env A4W4_GPU_CPU_FAULT="$fault" A4W4_JUDGE_CPU_OPENS="$WORK/$out.opens" "$@" \
     "$CLI" run --e8m0-code0 2^-127 --cases "$WORK/cases.csv" --no-golden --backend "$B" \
-    --contract hip-mma-64x256=exact --out "$WORK/$out" --quiet >"$WORK/$out.log" 2>&1
+    --contract hip-mma-64x256=exact --contract "hip-mma-atomic=$ac" --out "$WORK/$out" --quiet >"$WORK/$out.log" 2>&1
   echo $?
   set -e
 }
 CEIL=A4W4_JUDGE_MEM_BYTES=140000
-for f in none gemm atomic-one; do
-  w=$(run "whole-$f" "$f") b=$(run "blocks-$f" "$f" "$CEIL")
-  want=$([ "$f" = none ] && echo 0 || echo 1)
-  [ "$w" = "$want" ] && [ "$b" = "$want" ] ||
-    { cat "$WORK/blocks-$f.log"; echo "fault $f: exit $w whole, $b in blocks, expected $want"; exit 1; }
+for ac in 'atomic(4)' 'bounded(4)'; do
+  for f in none gemm atomic-one; do
+    t=${ac%%(*}-$f
+    w=$(run "whole-$t" "$f" "$ac") b=$(run "blocks-$t" "$f" "$ac" "$CEIL")
+    want=$([ "$f" = none ] && echo 0 || echo 1)
+    [ "$w" = "$want" ] && [ "$b" = "$want" ] ||
+      { cat "$WORK/blocks-$t.log"; echo "fault $t: exit $w whole, $b in blocks, expected $want"; exit 1; }
+  done
 done
-tiny=$(run tiny none A4W4_JUDGE_MEM_BYTES=1000)
-badv=$(run badv none A4W4_JUDGE_MEM_BYTES=12x)
-nofree=$(run nofree none A4W4_JUDGE_CPU_FREE=1000)
+tiny=$(run tiny none 'atomic(4)' A4W4_JUDGE_MEM_BYTES=1000)
+badv=$(run badv none 'atomic(4)' A4W4_JUDGE_MEM_BYTES=12x)
+nofree=$(run nofree none 'atomic(4)' A4W4_JUDGE_CPU_FREE=1000)
 python3 - "$WORK" "$tiny" "$badv" "$nofree" <<'PY'
 import json, sys
 W, tiny, badv, nofree = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
@@ -58,13 +61,14 @@ def entries(name):
             e["note"] = e["note"].replace(clause, "")
         out[(e["name"], e["backend"])] = e
     return out
-for f in ("none", "gemm", "atomic-one"):
-    whole, blocks = entries("whole-" + f), entries("blocks-" + f)
+for t in ("%s-%s" % (c, f) for c in ("atomic", "bounded") for f in ("none", "gemm", "atomic-one")):
+    ac, f = t.split("-", 1)
+    whole, blocks = entries("whole-" + t), entries("blocks-" + t)
     assert len(whole) == 4 * 5 and whole.keys() == blocks.keys(), (len(whole), len(blocks))
     for k in whole:
         assert whole[k] == blocks[k], "%s: entry %s differs:\n%s\n%s" % (f, k, whole[k], blocks[k])
-    opens, rows = map(int, open("%s/blocks-%s.opens" % (W, f)).read().split())
-    wopens, wrows = map(int, open("%s/whole-%s.opens" % (W, f)).read().split())
+    opens, rows = map(int, open("%s/blocks-%s.opens" % (W, t)).read().split())
+    wopens, wrows = map(int, open("%s/whole-%s.opens" % (W, t)).read().split())
     assert rows <= 14 and opens > 4 * 4, "not judged in blocks: %d opens, %d rows" % (opens, rows)
     assert wrows == 37 and wopens == 4, "the whole run: %d opens, %d rows" % (wopens, wrows)
     for (case, b), e in blocks.items():
@@ -75,7 +79,11 @@ for f in ("none", "gemm", "atomic-one"):
                  and e["contract"] != "exact"]
         assert not fails, fails
         atomic = blocks[("b_normal", "hip-mma-atomic")]
-        assert atomic["bound_ulp_median"] > 0 and atomic["judged_in_bound"] == 37 * 256, atomic
+        assert atomic["contract"] == ac + "(4)", atomic
+        if ac == "bounded":
+            assert atomic["bound_ulp_median"] > 0 and atomic["judged_in_bound"] == 37 * 256, atomic
+        else:
+            assert atomic["verdict"] == "pass" and atomic["checked_outputs"] == 37 * 256, atomic
     want = {"gemm": ("hip-mma-32x128", 36, 255), "atomic-one": ("hip-mma-atomic", 18, 129)}
     if f in want:
         b, r, c = want[f]

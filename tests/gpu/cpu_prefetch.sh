@@ -34,14 +34,15 @@ python3 - "$WORK" <<'PY'
 import json, sys
 W = sys.argv[1]
 TIMES = {"time_ms", "run_ms", "cost_ms", "date"}
-# a bounded(S) backend's outputs differ run to run (atomics reorder, contracts §4.1): their
-# hash, largest distance and where they fall in the bound too; everything else is compared
+# a bounded(S) or atomic(S) backend's outputs differ run to run (atomics reorder, contracts
+# §4.1): their hash, largest distance and where they fall in the bound too; everything else is
+# compared
 VALUES = {"y_hash", "max_ulp", "bound_use", "bound_ulp_median", "bound_ulp_max"}
 def entries(name):
     d = json.load(open("%s/%s/results.json" % (W, name)))
     out = {}
     for e in d["cases"]:
-        drop = TIMES | (VALUES if e["contract"].startswith("bounded") else set())
+        drop = TIMES | (VALUES if e["contract"].startswith(("bounded", "atomic")) else set())
         out[(e["name"], e["backend"])] = {k: v for k, v in e.items() if k not in drop}
     return d, out
 ahead_doc, ahead = entries("ahead")

@@ -147,11 +147,13 @@ static int sync_ash(dj_state *s)
 /* ---- the judge's memory (docs/gpu.md, "The device judge's memory") ------------------------ */
 
 /* Bytes the judge keeps per output for need (ref/gpu/a4w4_judge_api.hip's arrays): ordered(1)
- * and ordered(S) bf16, exact bf16 and fp32, the prover's and the uncertain flags, and with
- * bounded(S) the bound, the exact value in double and the ±Inf flags. */
+ * and ordered(S) bf16, exact bf16 and fp32, the prover's and the uncertain flags, with
+ * bounded(S) the bound, the exact value in double and the ±Inf flags, and with atomic(S) its
+ * split values in bf16 (at most S of them). */
 static size_t judge_per_output(const a4w4_devneeds *need)
 {
-    return 2 + (need->ordered_s > 1 ? 2u : 0u) + 2 + 4 + 1 + 1 + (need->bounded_s ? 17u : 0u);
+    return 2 + (need->ordered_s > 1 ? 2u : 0u) + 2 + 4 + 1 + 1 + (need->bounded_s ? 17u : 0u) +
+           2u * need->atomic_s;
 }
 
 /* Device bytes the case's GEMM runs still allocate beyond what g_bufs holds: the outputs, a
@@ -285,6 +287,10 @@ static int dj_open(void *self, const a4w4_case *c, const a4w4_case_data *d,
     if ((rc = a4w4j_open(&op, &s->jc)) ||
         (rc = a4w4j_prepare(s->jc, need->ordered_s, 1, need->bounded_s)))
         return dj_err(why, whylen, "GPU judge", rc);
+    const uint16_t *q;
+    unsigned ns;
+    if (need->atomic_s && (rc = a4w4j_atomic(s->jc, need->atomic_s, &q, &ns)))
+        return dj_err(why, whylen, "GPU judge atomic(S)", rc);
     s->judge_ms = (a4w4_now() - t0) * 1e3;
     return 0;
 }
@@ -353,6 +359,33 @@ static int gather_block(const void *dev, size_t elem, size_t N, size_t m0, size_
     return rc;
 }
 
+/* The judge's atomic(S) split values (S = need.atomic_s) of one block (its judge jc, rows
+ * from m0) at the sample's outputs in that block into q (a4w4_devsample.atomic_q: output i's
+ * values at q[i * S ..]), gathered split by split. */
+static int atomic_block(dj_state *s, a4w4j_case *jc, size_t m0, const a4w4_sample *smp,
+                        uint16_t *q)
+{
+    const unsigned S = s->need.atomic_s;
+    const size_t N = s->d->N, M = s->d->M, rows = block_len(s, m0), nb = rows * N;
+    const size_t count = smp->nrows * smp->ncols;
+    const uint16_t *dq;
+    unsigned ns;
+    int rc = S ? a4w4j_atomic(jc, S, &dq, &ns) : A4W4J_EARG;
+    uint16_t *one = rc ? NULL : malloc(count * 2 + 2);
+    if (!rc && !one)
+        rc = A4W4J_ENOMEM;
+    for (unsigned j = 0; !rc && j < ns; j++) {
+        rc = gather_block(dq + j * nb, 2, N, m0, rows, M, smp, one);
+        for (size_t i = 0; !rc && i < smp->nrows; i++) {
+            const size_t r = smp->full ? i : smp->rows[i];
+            for (size_t c = 0; r >= m0 && r < m0 + rows && c < smp->ncols; c++)
+                q[(i * smp->ncols + c) * S + j] = one[i * smp->ncols + c];
+        }
+    }
+    free(one);
+    return rc;
+}
+
 /* The judge's values of one block (its judge jc, rows from m0) at the sample. */
 static int sample_block(dj_state *s, a4w4j_case *jc, size_t m0, const a4w4_sample *smp,
                         const a4w4_devsample *out)
@@ -386,6 +419,8 @@ static int sample_block(dj_state *s, a4w4j_case *jc, size_t m0, const a4w4_sampl
         rc = gather_block(E, 8, N, m0, rows, M, smp, out->exact_f64);
     if (!rc)
         rc = gather_block(inf, 1, N, m0, rows, M, smp, out->infs);
+    if (!rc && out->atomic_q)
+        rc = atomic_block(s, jc, m0, smp, out->atomic_q);
     return rc;
 }
 
@@ -395,6 +430,8 @@ static int dj_sample(void *self, const a4w4_sample *smp, const a4w4_devsample *o
     dj_state *s = self;
     a4w4j_case *jc;
     int rc = A4W4J_OK;
+    if (out->atomic_q) /* the tail past the non-empty splits: 0 */
+        memset(out->atomic_q, 0, smp->nrows * smp->ncols * s->need.atomic_s * 2);
     for (size_t m0 = 0; !rc && m0 < s->d->M; m0 += s->block_rows)
         if (!(rc = judge_at(s, m0, &jc)))
             rc = sample_block(s, jc, m0, smp, out);
@@ -521,6 +558,7 @@ static void tensors_of(const dj_state *s, uint16_t *y, a4w4_dev_tensors *t)
 }
 
 static int is_bounded(const a4w4_backend *b) { return !strncmp(b->contract, "bounded", 7); }
+static int is_atomic(const a4w4_backend *b) { return !strncmp(b->contract, "atomic(", 7); }
 
 /* The S of a bounded(S) backend (engine's run_device_needs: 0 reads as 1). */
 static unsigned bounded_s(const a4w4_backend *b) { return b->split ? (unsigned)b->split : 1u; }
@@ -547,6 +585,13 @@ static int compare_block(a4w4j_case *jc, const a4w4_backend *b, const uint16_t *
         rc = a4w4j_compare_limits_part(y, exp, B, E, inf, n, A4W4_POISON_BF16, ulps, &m, c);
         *measured += m;
         return rc;
+    }
+    if (is_atomic(b)) { /* membership in the set of orders of its split values */
+        const uint16_t *q;
+        unsigned ns;
+        if ((rc = a4w4j_atomic(jc, b->split, &q, &ns)))
+            return rc;
+        return a4w4j_compare_atomic(y, q, ns, n, A4W4_POISON_BF16, c);
     }
     if (!strcmp(b->contract, "exact"))
         rc = a4w4j_exact(jc, &exp, NULL, NULL, NULL);
@@ -605,7 +650,7 @@ static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int
         return dj_err(why, whylen, "GPU output buffer", rc);
     if (a4w4j_fill16(*yp, n, A4W4_POISON_BF16))
         return dj_err(why, whylen, "GPU output poison", 1);
-    if (b->split > 1 && !is_bounded(b)) { /* as large as either kernel family wants */
+    if (b->split > 1 && !is_bounded(b) && !is_atomic(b)) { /* as either kernel family wants */
         size_t need = a4w4_gpu_gemm_workspace_bytes(s->d->M, s->d->N, s->d->K, b->split,
                                                     A4W4_GPU_SPLIT_ORDERED);
         need = need > n * 4 ? need : n * 4;
@@ -653,7 +698,8 @@ static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int
         return 0;
     }
     size_t changed = 0;
-    if (is_bounded(b)) { /* the order varies run to run: outputs newly outside the bound */
+    if (is_bounded(b) || is_atomic(b)) { /* the order varies run to run: outputs newly
+                                            * outside the bound or the set of orders */
         if ((rc = compare_contract(s, b, s->y2, &c)))
             return dj_err(why, whylen, "GPU judge compare", rc);
         changed = c.mismatches > s->base_mismatches ? c.mismatches - s->base_mismatches : 0;

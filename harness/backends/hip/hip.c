@@ -12,7 +12,10 @@
  *   hip-mma-32x128, -64x256, -128x128, -256x256, hip-mma:TILE | hip-mma:dispatch,
  *   hip-mma-splitk, hip-mma-atomic, hip-mma-fallback
  *                                     the same on the matrix-unit kernel
- *                                     (A4W4_GPU_ENGINE_MMA, gpu/a4w4_gpu_mma.hip)
+ *                                     (A4W4_GPU_ENGINE_MMA, gpu/a4w4_gpu_mma.hip);
+ *                                     hip-mma-atomic declares atomic(4), judged bit for bit
+ *                                     against every order of its 4 bf16 adds (contracts
+ *                                     §4.1 "atomic(S)")
  *   hip-layout                        the three contracts §3 layouts on the device
  *   hip-quant                         the per-1x32 quantizer on the device (normal regimes)
  * The GEMMs compute every output of the case on the device (device-pointer ABI, operands
@@ -649,7 +652,7 @@ ASM_TYPE(m64x256, "hip-mma-64x256", "HIP ASM-layout GEMM on the matrix units, ti
 ASM_TYPE(m128x128, "hip-mma-128x128", "HIP ASM-layout GEMM on the matrix units, tile 128x128", "ordered(1)", mprep_128x128);
 ASM_TYPE(m256x256, "hip-mma-256x256", "HIP ASM-layout GEMM on the matrix units, tile 256x256", "ordered(1)", mprep_256x256);
 ASM_TYPE(msplitk, "hip-mma-splitk", "HIP ASM-layout GEMM on the matrix units, 256x256, deterministic 4-way split-K", "ordered(4)", mprep_splitk);
-ASM_TYPE(matomic, "hip-mma-atomic", "HIP ASM-layout GEMM on the matrix units, 256x256, 4-way split-K with bf16 atomics", "bounded(4)", mprep_atomic);
+ASM_TYPE(matomic, "hip-mma-atomic", "HIP ASM-layout GEMM on the matrix units, 256x256, 4-way split-K with bf16 atomics", "atomic(4)", mprep_atomic);
 
 static const a4w4_backend_type tany = {
     .name = "hip-asm", .what = "HIP ASM-layout GEMM on hip-asm:TILE or hip-asm:dispatch",

@@ -189,6 +189,8 @@ Test(api, every_contract_form, .timeout = 60)
     cr_assert_str_eq(judge(o, y, n, NULL, 0).contract, "undeclared");
     cr_assert_str_eq(judge(o, y, n, "bounded(4)", 0).departures,
                      "adds bf16 partials in any order, judged within a bound, never bit for bit");
+    cr_assert_str_eq(judge(o, y, n, "atomic(4)", 0).departures,
+                     "adds bf16 split values in any order, judged against every order");
     cr_assert_eq(judge(o, y, n, "ordered(1)", 0).departures[0], 0);
     y[5] ^= 1;
     static const char *const fails[] = {"ordered(1)", "tree(leaf=32)", "exact"};

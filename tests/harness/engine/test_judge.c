@@ -156,6 +156,35 @@ Test(judge, bounded_allows_an_infinity_only_where_the_model_overflows_that_way)
     cr_assert_eq(c.rec[0].col, 1);
 }
 
+/* atomic(S) (contracts §4.1 "atomic(S)"): membership in each output's set of orders. Output
+ * 0's splits 256, 1, 1, 1 give {256, 260} (256 + 1 ties to 256, 258 + 1 to 260); output 1's
+ * one split -0 gives +0 only. A mismatch records the split-order result. */
+Test(judge, atomic_passes_any_order_and_nothing_else)
+{
+    const uint16_t q[2 * 4] = {0x4380, 0x3F80, 0x3F80, 0x3F80, 0x8000, 0, 0, 0};
+    const uint16_t in_order[2] = {0x4380, 0x0000};
+    const a4w4_judge_grid g = {2, NULL, NULL};
+    a4w4_comparison c;
+    uint8_t mism[2];
+    const uint16_t ok[2] = {0x4382, 0x0000};
+    a4w4_judge_atomic(&c, &g, ok, q, 4, 4, in_order, 1, mism);
+    cr_expect_eq(c.checked, 1);
+    cr_expect_eq(c.mismatches, 0, "260 is the order 1, 1, 256, 1's");
+    const uint16_t bad[2] = {0x4381, 0x8000};
+    uint16_t q2[2 * 4];
+    memcpy(q2, q, sizeof q);
+    a4w4_judge_atomic(&c, &g, bad, q2, 4, 1, in_order, 2, mism); /* n' = 1: q[0] and q[4] */
+    cr_expect_eq(c.mismatches, 2);
+    a4w4_judge_atomic(&c, &g, bad, q, 4, 4, in_order, 1, mism);
+    cr_expect_eq(c.mismatches, 1, "258 is no order's result");
+    cr_expect_eq(c.rec[0].expected, 0x4380, "the split-order result is recorded");
+    cr_expect_eq(mism[0], 1);
+    const uint16_t poison[1] = {A4W4_POISON_BF16};
+    a4w4_judge_atomic(&c, &g, poison, q, 4, 4, in_order, 1, NULL);
+    cr_expect_eq(c.unwritten, 1);
+    cr_expect_eq(c.mismatches, 1);
+}
+
 Test(judge, code0_outcomes)
 {
     cr_assert_eq(a4w4_judge_code0(0, A4W4_CODE0_BOTH, 3, 0), A4W4_CODE0_READINGS_AGREE);

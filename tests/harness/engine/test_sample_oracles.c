@@ -1,14 +1,15 @@
 /* test_sample_oracles.c — the runner's oracles over a sample (harness/engine/sample_oracles.h,
  * contracts §4.1): the fast whole-matrix oracles on the gathered sub-problem give, at every
- * sampled output, the plain per-output oracles' bits, and the exact-regime count equals the
- * count of outputs a4w4_exact_regime() proves, on every generated regime and on crafted
- * operands that straddle each of the prover's limits. */
+ * sampled output, the plain per-output oracles' bits (atomic(3)'s split values included), and
+ * the exact-regime count equals the count of outputs a4w4_exact_regime() proves, on every
+ * generated regime and on crafted operands that straddle each of the prover's limits. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "a4w4_atomic.h"
 #include "a4w4_gemm.h"
 #include "gen.h"
 #include "sample_oracles.h"
@@ -32,6 +33,10 @@ static size_t expect_plain(const a4w4_case_data *d, const a4w4_sample *s, a4w4_o
                                 a4w4_oracles_ordered(o, 3), a4w4_oracles_ordered(o, 4)};
     const double *T = a4w4_oracles_sum_abs(o);
     cr_assert(split[2] && split[3] && split[4] && T);
+    unsigned na = 0;
+    const uint16_t *ain = NULL, *aq = a4w4_oracles_atomic(o, 3, &na, &ain);
+    cr_assert(aq && ain);
+    cr_assert_eq(na, a4w4_split_count(d->K, 3));
     cr_assert_eq(a4w4_oracles_ordered(o, 1), o->ordered1);
     for (size_t i = 0; i < s->nrows; i++)
         for (size_t j = 0; j < s->ncols; j++) {
@@ -49,6 +54,11 @@ static size_t expect_plain(const a4w4_case_data *d, const a4w4_sample *s, a4w4_o
             for (unsigned S = 2; S <= 4; S++)
                 cr_assert_eq(split[S][k], a4w4_f32_to_bf16(a4w4_dot_ordered(&op, S)),
                              "%s: ordered(%u)", what, S);
+            uint16_t q[A4W4_ATOMIC_SPLIT_MAX] = {0};
+            cr_assert_eq(a4w4_dot_atomic_splits(&op, 3, q), na);
+            cr_assert(!memcmp(q, aq + k * 3, 3 * sizeof *q), "%s: atomic(3) split values "
+                      "(%zu, %zu)", what, m, n);
+            cr_assert_eq(ain[k], a4w4_atomic_fold(q, NULL, na), "%s: atomic(3) in order", what);
             proven += (size_t)a4w4_exact_regime(&op);
         }
     return proven;
