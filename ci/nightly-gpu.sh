@@ -41,9 +41,10 @@
 #      GPU; SHARDS is its old name), SET (default nightly; edge with --quick), BACKENDS
 #      (default: the hip-mma-* GEMMs, hip-layout, hip-quant, cpu-asm and cpu-fallback),
 #      RUN_ARGS (more `run` options, e.g. --budget-seconds S), A4W4_DEPS_PREFIX (see
-#      ci/find-deps.sh), E8M0_CODE0 (unset: entries on E8M0 code 0 judged under both
-#      readings, those matching one only ambiguous; 2^-127 or 2^-126: the reading the run
-#      states, `run --e8m0-code0`, docs/contracts.md §1).
+#      ci/find-deps.sh), E8M0_CODE0 (unset: entries on E8M0 code 0 judged under each
+#      backend's declared reading, the HIP GEMMs' and the CPU backends' 2^-127, and under both
+#      readings for an undeclared one, those matching one only ambiguous; 2^-127 or 2^-126:
+#      the reading the run states, `run --e8m0-code0`, docs/contracts.md §1).
 # Exit: 0 every check passed; 1 a check failed; 2 missing library or build failure; 77 no GPU.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -639,7 +639,9 @@ static int no_ctx(const char *arg, void **ctx, char *contract, size_t clen, int 
                                           .asm_layout = 1, .gpu = 1, .thread_safe = 0,        \
                                           .available = hip_available, .prepare = prep,        \
                                           .run = asm_run, .release = asm_release,             \
-                                          .bench = asm_bench, .run_device = asm_run_device}
+                                          .bench = asm_bench, .run_device = asm_run_device,   \
+                                          /* gpu/a4w4_gpu_device.h: code 0 is 2^-127 */     \
+                                          .code0_reading = A4W4_CODE0_OCP}
 
 ASM_TYPE(t32x128, "hip-asm-32x128", "HIP ASM-layout GEMM, tile 32x128", "ordered(1)", prep_32x128);
 ASM_TYPE(t64x256, "hip-asm-64x256", "HIP ASM-layout GEMM, tile 64x256", "ordered(1)", prep_64x256);
@@ -659,25 +661,28 @@ static const a4w4_backend_type tany = {
     .contract = "ordered(1)", .asm_layout = 1, .needs_arg = 1, .gpu = 1,
     .thread_safe = 0, /* one device, one per-case device cache: the runner serializes */
     .available = hip_available, .prepare = prep_any, .run = asm_run, .release = asm_release,
-    .bench = asm_bench, .run_device = asm_run_device};
+    .bench = asm_bench, .run_device = asm_run_device, .code0_reading = A4W4_CODE0_OCP};
 
 static const a4w4_backend_type many = {
     .name = "hip-mma", .what = "HIP ASM-layout GEMM on the matrix units, hip-mma:TILE or hip-mma:dispatch",
     .contract = "ordered(1)", .asm_layout = 1, .needs_arg = 1, .gpu = 1,
     .thread_safe = 0, .available = hip_available, .prepare = mprep_any, .run = asm_run,
-    .release = asm_release, .bench = asm_bench, .run_device = asm_run_device};
+    .release = asm_release, .bench = asm_bench, .run_device = asm_run_device,
+    .code0_reading = A4W4_CODE0_OCP};
 
 static const a4w4_backend_type tfallback = {
     .name = "hip-fallback", .what = "HIP row-major GEMM (Triton gemm_afp4wfp4's role)",
     .contract = "ordered(1)", .gpu = 1, .thread_safe = 0,
     .available = hip_available, .prepare = no_ctx,
-    .run = fallback_run, .bench = fallback_bench, .run_device = fallback_run_device};
+    .run = fallback_run, .bench = fallback_bench, .run_device = fallback_run_device,
+    .code0_reading = A4W4_CODE0_OCP};
 
 static const a4w4_backend_type mfallback = {
     .name = "hip-mma-fallback", .what = "HIP row-major GEMM on the matrix units",
     .contract = "ordered(1)", .gpu = 1, .thread_safe = 0,
     .available = hip_available, .prepare = mma_ctx,
-    .run = fallback_run, .bench = fallback_bench, .run_device = fallback_run_device};
+    .run = fallback_run, .bench = fallback_bench, .run_device = fallback_run_device,
+    .code0_reading = A4W4_CODE0_OCP};
 
 static const a4w4_backend_type tlayout = {
     .name = "hip-layout", .what = "HIP weight preshuffle, scale swizzle, activation-scale shuffle",
