@@ -100,6 +100,10 @@ static int contract_ok(const char *s, unsigned *split)
         return a4w4_contract_parse(s, &c, NULL, 0) == A4W4_OK;
     }
     size_t n = strlen(s);
+    if (n == 9 && !strncmp(s, "atomic(", 7) && s[7] >= '1' && s[7] <= '6' && s[8] == ')') {
+        *split = (unsigned)(s[7] - '0'); /* atomic(S), S 1..6 (contracts §4.1) */
+        return 1;
+    }
     if (n < 10 || n > 14 || (strncmp(s, "ordered(", 8) && strncmp(s, "bounded(", 8)) ||
         s[n - 1] != ')' || s[8] == '0')
         return 0;
