@@ -49,12 +49,31 @@ static void w_carry(wide *s)
     }
 }
 
+/* After w_carry of a non-negative sum (every limb in [0, 2^32)): the index of its highest
+ * set bit, -1 for zero. A limb at a time (a bit at a time from bit 639 down cost most of the
+ * kernel's time). */
+static int w_top(const wide *s)
+{
+    for (int i = NLIMB - 1; i >= 0; i--)
+        if (s->l[i])
+            return i * 32 + 63 - __builtin_clzll((unsigned long long)s->l[i]);
+    return -1;
+}
+
+/* Bits [lo, lo + n) of a carried non-negative sum, n <= 32, lo >= 0, as an integer. */
+static uint64_t w_bits(const wide *s, int lo, int n)
+{
+    int j = lo / 32;
+    uint64_t win = (uint64_t)s->l[j] | (j + 1 < NLIMB ? (uint64_t)s->l[j + 1] << 32 : 0);
+    return (win >> (lo % 32)) & ((1ull << n) - 1);
+}
+
+#ifndef GT_RZ
 static int w_bit(const wide *s, int i)
 {
     return (int)((s->l[i / 32] >> (i % 32)) & 1);
 }
 
-#ifndef GT_RZ
 static int w_any_below(const wide *s, int i)
 {
     for (int k = 0; k < i / 32; k++)
@@ -75,9 +94,7 @@ static float w_round(wide *s)
             s->l[i] = -s->l[i];
         w_carry(s);
     }
-    int h = NLIMB * 32 - 1;
-    while (h >= 0 && !w_bit(s, h))
-        h--;
+    int h = w_top(s);
     if (h < 0)
         return 0.0f;
     int e = h - 256, qe = (e < -126 ? -126 : e) - 23, qb = qe + 256;
@@ -85,14 +102,12 @@ static float w_round(wide *s)
     if (e >= 128) {
         r = INFINITY;
     } else {
-        uint64_t keep = 0;
-        for (int i = h; i >= qb; i--)
-            keep = keep << 1 | (uint64_t)w_bit(s, i);
+        uint64_t keep = h >= qb ? w_bits(s, qb, h - qb + 1) : 0; /* bits h..qb, at most 24 */
 #ifndef GT_RZ
         if (w_bit(s, qb - 1) && (w_any_below(s, qb - 1) || (keep & 1)))
             keep++;
 #endif
-        r = ldexp((double)keep, qe);
+        r = (double)keep * gt_pow2(qe); /* exact: keep < 2^25, -149 <= qe <= 104 */
     }
 #ifdef GT_RZ
     if (r >= 0x1p128)
