@@ -4,7 +4,7 @@
 #                but the CLI's plumbing (`ctest -LE plumbing`), the heavy ones (label heavy:
 #                whole-set runs) included; the ground-truth pre-merge runs (label wholeset)
 #                judge a slice here, the whole set in ci/nightly-cpu.sh,
-#   build-cov-asan/  one -O0 build with both gcov instrumentation and
+#   build-cov-asan/  one -O1 build with both gcov instrumentation and
 #                -fsanitize=address,undefined: `ctest -LE "heavy|source"` once under the
 #                sanitizers (the plumbing tests included; the source-tree checks ran in
 #                build/), then gcovr line coverage of ref/, harness/, reports/ from the same

@@ -26,7 +26,7 @@
 
 /* ---- sweep weight ---------------------------------------------------------------------- */
 
-/* The -O0 coverage and sanitizer builds (A4W4_TEST_REDUCED, set by tests/CMakeLists.txt) run
+/* The coverage and sanitizer builds (A4W4_TEST_REDUCED, set by tests/CMakeLists.txt) run
  * the long shape sweeps on every A4W4_SWEEP_STRIDE-th point, rotating which point of each
  * group is kept so every axis value is still visited; the optimized build runs every point.
  * tu_sweep_skip(i): 1 when sweep point i is left out in this build. */

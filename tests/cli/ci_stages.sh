@@ -4,7 +4,7 @@
 # ci/setup.sh, ci/fuzz.sh, the NVIDIA build's a4w4check): seconds, no build.
 #   - all green: exit 0, every stage's time printed; the fuzz and GPU builds ran niced,
 #     every test run at nice 0; the optimized build's ctest runs with `-LE plumbing`; the one
-#     -O0 build has both gcov and the sanitizers, and its ctest runs under the sanitizer
+#     instrumented build has both gcov and the sanitizers, and its ctest runs under the sanitizer
 #     options with `-LE "heavy|source"`; gcovr reads that build;
 #   - one stage forced red at a time (setup, its ctest, gcovr, a background build, fuzzing): the
 #     command exits non-zero and its last line names that stage; a red first stage stops the

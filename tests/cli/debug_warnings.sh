@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Debug flags (-O0, as the coverage and sanitizer builds of ci/test.sh use) are warning
+# The Debug flags (-O0, as a coverage build alone uses, CMakeLists.txt) are warning
 # clean too: some warnings (-Wformat-truncation in cmd_bench.c was one) show only without
 # optimization, where the default RelWithDebInfo build never sees them. Compiles every
 # source of ref/, reports/ and harness/ (the CPU rooms) at -O0 with the project's warning
