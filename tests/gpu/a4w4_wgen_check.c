@@ -11,10 +11,13 @@
  * Linked with the judge library (a4w4_wgen_check: exits 77 without a GPU) or with its CPU
  * stand-in (a4w4_wgen_check_cpu, which runs a4w4_judge_wgen.h's lines on the host). Exit 0
  * when every byte is equal, 1 with the first difference of each case printed. --fault makes
- * the generator draw each row from the next row's stream (the check must fail). */
+ * the generator draw each row from the next row's stream (the check must fail); --measure
+ * times the host's generation with and without W (docs/gpu.md, "W made on the device"). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "a4w4_judge_gpu.h"
 #include "gen.h"
@@ -136,8 +139,68 @@ static void check(const shape *sh, uint64_t seed)
     a4w4_case_data_free(&ref);
 }
 
+static double now_s(clockid_t clk)
+{
+    struct timespec t;
+    clock_gettime(clk, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* --measure M N K REGIME SEED [REPEATS]: the host's generation of one case on the device path
+ * (the runner's sample), W generated there (a4w4_case_generate_dev) against W left to the
+ * device (a4w4_case_generate_devw), alternating, REPEATS (default 3) times each: wall and CPU
+ * seconds of each (min and max), and the bytes of W no longer uploaded. Nothing is judged. */
+static int measure(char **argv, int argc)
+{
+    static const char *const names[] = {"exact", "normal", "wide", "special", "code0", "tiny"};
+    a4w4_case c;
+    memset(&c, 0, sizeof c);
+    c.M = strtoull(argv[0], NULL, 10), c.N = strtoull(argv[1], NULL, 10);
+    c.K = strtoull(argv[2], NULL, 10), c.seed = strtoull(argv[4], NULL, 10);
+    int reps = argc > 5 ? atoi(argv[5]) : 3, r = 0;
+    while (r < 6 && strcmp(names[r], argv[3]))
+        r++;
+    if (!c.M || !c.N || !c.K || c.K % 32 || r == 6 || reps < 1) {
+        fprintf(stderr, "a4w4_wgen_check --measure M N K REGIME SEED [REPEATS]: bad argument\n");
+        return 2;
+    }
+    c.regime = (a4w4_regime)r;
+    snprintf(c.name, sizeof c.name, "n%zu_k%zu_m%zu", c.N, c.K, c.M);
+    snprintf(c.regime_text, sizeof c.regime_text, "%s", names[r]);
+    a4w4_sample s;
+    if (a4w4_sample_make(c.M, c.N, c.K, c.seed, c.name, 0, &s))
+        return 2;
+    double lo[2][2] = {{1e30, 1e30}, {1e30, 1e30}}, hi[2][2] = {{0, 0}, {0, 0}};
+    size_t wsw = 0;
+    for (int i = 0; i < 2 * reps; i++) {
+        const int dev = i % 2;
+        a4w4_case_data d;
+        double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+        if ((dev ? a4w4_case_generate_devw : a4w4_case_generate_dev)(&c, &s, &d))
+            return 2;
+        const double t[2] = {now_s(CLOCK_MONOTONIC) - w0, now_s(CLOCK_PROCESS_CPUTIME_ID) - c0};
+        wsw = d.w_scale_swizzled.data ? d.w_scale_swizzled.len : 0;
+        a4w4_case_data_free(&d);
+        for (int k = 0; k < 2; k++) {
+            lo[dev][k] = t[k] < lo[dev][k] ? t[k] : lo[dev][k];
+            hi[dev][k] = t[k] > hi[dev][k] ? t[k] : hi[dev][k];
+        }
+    }
+    printf("%s %s M=%zu N=%zu K=%zu sample %zux%zu, %d runs each:\n", c.name, names[r], c.M, c.N,
+           c.K, s.full ? c.M : s.nrows, s.full ? c.N : s.ncols, reps);
+    printf("  W on the host (generate_dev):   wall %.3f-%.3f s, CPU %.3f-%.3f s\n", lo[0][0],
+           hi[0][0], lo[0][1], hi[0][1]);
+    printf("  W on the device (generate_devw): wall %.3f-%.3f s, CPU %.3f-%.3f s\n", lo[1][0],
+           hi[1][0], lo[1][1], hi[1][1]);
+    printf("  W not uploaded: %zu bytes\n", c.N * c.K / 2 + c.N * c.K / 32 + wsw);
+    a4w4_sample_free(&s);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 6 && !strcmp(argv[1], "--measure"))
+        return measure(argv + 2, argc - 2);
     int fault = argc > 1 && !strcmp(argv[1], "--fault");
     if (a4w4j_device_count() < 1) {
         printf("no GPU: skipped\n");
