@@ -520,7 +520,8 @@ extern "C" int a4w4j_gen_w(const a4w4j_wgen *g, uint8_t *w_fp4, uint8_t *w_scale
     a4w4j_wgen_plan p;
     a4w4j_wgen_plan_of(g->seed, g->name, (long long)g->N, (long long)g->K, g->regime, &p);
     p.fault = g_wgen_fault;
-    return chk(a4w4j_launch_gen_w(&p, w_fp4, w_scale, w_scale_swizzled), "W generation");
+    int rc = chk(a4w4j_launch_gen_w(&p, w_fp4, w_scale, w_scale_swizzled), "W generation launch");
+    return rc ? rc : chk(hipDeviceSynchronize(), "W generation");
 }
 
 /* ---- comparisons --------------------------------------------------------------------------- */

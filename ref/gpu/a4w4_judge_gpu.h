@@ -110,7 +110,8 @@ typedef struct {
 /* W of case g on the device: w_fp4 [N, K/2] and w_scale [N, K/32] row-major (device arrays of
  * those sizes), and with w_scale_swizzled != NULL the scales' contracts §3.2 swizzle
  * [N * K/32] (N % 32 == 0 and (K/32) % 8 == 0, else A4W4J_ESHAPE). Every row and every
- * regime's per-row overrides (contracts §4.1); enqueued on the default stream. K % 32 == 0,
+ * regime's per-row overrides (contracts §4.1); returns when they are written (a kernel
+ * under test may read them on any stream next; a failed kernel is the return's). K % 32 == 0,
  * K <= 2^21, N >= 1 (else A4W4J_ESHAPE); a regime outside A4W4J_WGEN_*: A4W4J_EARG. */
 int a4w4j_gen_w(const a4w4j_wgen *g, uint8_t *w_fp4, uint8_t *w_scale,
                 uint8_t *w_scale_swizzled);
