@@ -8,6 +8,7 @@
 #include "a4w4_judge_gpu.h"
 #include "a4w4_judge_internal.h"
 #include "a4w4_judge_math.h"
+#include "a4w4_judge_wgen.h"
 
 extern "C" {
 #include "a4w4_bound.h"

@@ -6,7 +6,6 @@
 #include <stdint.h>
 
 #include "a4w4_judge_port.h"
-#include "a4w4_judge_wgen.h"
 
 /* What one GEMM pass of the judge reads and writes. */
 typedef struct {
@@ -95,9 +94,5 @@ hipError_t a4w4j_launch_gather(const void *src, size_t elem, const unsigned long
 hipError_t a4w4j_launch_count(const uint8_t *flags, long long n, unsigned *count);
 hipError_t a4w4j_launch_uncertain_list(const uint8_t *flags, long long n, unsigned long long *list,
                                        unsigned *count, unsigned cap);
-
-/* a4w4j_gen_w's kernel (a4w4_judge_wgen.hip): every 32-block of W of plan p into w [N, K/2],
- * ws [N, K/32] and, when wsw != NULL, the §3.2 swizzle of ws. */
-hipError_t a4w4j_launch_gen_w(const a4w4j_wgen_plan *p, uint8_t *w, uint8_t *ws, uint8_t *wsw);
 
 #endif

@@ -171,4 +171,9 @@ A4W4J_HD long long a4w4j_swizzle_at(long long cols, long long r, long long c)
     return ((((d0 * (cols / 8) + d3) * 4 + d5) * 16 + d2) * 2 + d4) * 2 + d1;
 }
 
+/* a4w4j_gen_w's kernel (a4w4_judge_wgen.hip; device builds): every 32-block of W of plan p
+ * into w [N, K/2], ws [N, K/32] and, when wsw != NULL, the §3.2 swizzle of ws; enqueued on the
+ * default stream, the launch's status returned. */
+hipError_t a4w4j_launch_gen_w(const a4w4j_wgen_plan *p, uint8_t *w, uint8_t *ws, uint8_t *wsw);
+
 #endif

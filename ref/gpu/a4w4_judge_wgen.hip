@@ -2,7 +2,8 @@
  * 32-block (16 code bytes, one scale) per thread through a4w4_judge_wgen.h, the per-block
  * arithmetic the CPU stand-in runs too (docs/gpu.md, "W made on the device"). A block's bytes
  * are a function of (case, row, block) alone: the grid's shape never changes a byte. */
-#include "a4w4_judge_internal.h"
+#include <string.h>
+
 #include "a4w4_judge_wgen.h"
 
 #define WT 256 /* threads per launch block */
