@@ -168,27 +168,39 @@ static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_
 
 /* The oracles of d's outputs with E8M0 code 0 read as 2^-126 (contracts §1): the same
  * oracles on d's operands with every scale byte 0x00 set to 0x01 (2^-126), over sample s,
- * into *alt, the operands into *ad (free both). 0, or A4W4_ENOMEM. */
+ * into *alt. *ad is a view for them (the oracles read the row-major operands alone, at the
+ * sample): d's codes borrowed (d outlives it), scales of its own (alt_view_free frees them);
+ * no copy of W's codes, no layouts. 0, or A4W4_ENOMEM. */
 static int alt_oracles(const a4w4_case_data *d, const a4w4_sample *s, a4w4_case_data *ad,
                        a4w4_oracles *alt)
 {
     size_t na = d->M * (d->K / 32), nw = d->N * (d->K / 32);
     uint8_t *as = malloc(na ? na : 1), *ws = malloc(nw ? nw : 1);
-    int rc = A4W4_ENOMEM;
     memset(alt, 0, sizeof *alt);
     memset(ad, 0, sizeof *ad);
-    if (as && ws) {
-        for (size_t i = 0; i < na; i++)
-            as[i] = d->a_scale.data[i] ? d->a_scale.data[i] : 0x01;
-        for (size_t i = 0; i < nw; i++)
-            ws[i] = d->w_scale.data[i] ? d->w_scale.data[i] : 0x01;
-        rc = a4w4_case_data_load(d->a_fp4.data, as, d->w_fp4.data, ws, d->M, d->N, d->K, ad);
-        if (rc == A4W4_OK)
-            rc = a4w4_oracles_compute(ad, s, alt) ? A4W4_ENOMEM : A4W4_OK;
+    if (!as || !ws) {
+        free(as);
+        free(ws);
+        return A4W4_ENOMEM;
     }
-    free(as);
-    free(ws);
-    return rc;
+    for (size_t i = 0; i < na; i++)
+        as[i] = d->a_scale.data[i] ? d->a_scale.data[i] : 0x01;
+    for (size_t i = 0; i < nw; i++)
+        ws[i] = d->w_scale.data[i] ? d->w_scale.data[i] : 0x01;
+    ad->M = d->M, ad->N = d->N, ad->K = d->K;
+    ad->a_fp4 = d->a_fp4;
+    ad->w_fp4 = d->w_fp4;
+    ad->a_scale = (a4w4_guarded){as, na};
+    ad->w_scale = (a4w4_guarded){ws, nw};
+    return a4w4_oracles_compute(ad, s, alt) ? A4W4_ENOMEM : A4W4_OK;
+}
+
+/* Free alt_oracles' view (its own scales; the codes are d's). */
+static void alt_view_free(a4w4_case_data *ad)
+{
+    free(ad->a_scale.data);
+    free(ad->w_scale.data);
+    memset(ad, 0, sizeof *ad);
 }
 
 /* Open co for case data d over sample s, judged under E8M0 code-0 policy A4W4_CODE0_*, a
@@ -207,7 +219,7 @@ int run_case_oracles_open(case_oracles *co, const a4w4_case_data *d, const a4w4_
 void run_case_oracles_close(case_oracles *co)
 {
     a4w4_oracles_free(&co->alt);
-    a4w4_case_data_free(&co->ad);
+    alt_view_free(&co->ad);
     a4w4_oracles_free(&co->o);
 }
 
