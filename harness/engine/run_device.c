@@ -100,6 +100,8 @@ static int limits_of_all(gemm_run *g)
     int bad = !g->exact_all || !g->limits_all || (on_dev && (!B || !E || !inf));
     if (!bad)
         bad = g->dev->sample(g->dev->self, &all, &js, g->why, sizeof g->why);
+    if (!bad && !on_dev)
+        a4w4_case_w_complete(g->d); /* the host's limits read every row of W */
     if (!bad && on_dev)
         limits_from(&js, n, g->limits_all);
     else if (!bad && a4w4_gemm_bounded_limits_fast(g->d->a_fp4.data, g->d->a_scale.data,

@@ -535,7 +535,8 @@ static void record_failing(const a4w4_runner *r, gemm_run *g, const a4w4_case *c
     const uint16_t *exp = r->save_dir && g->judged_by ? expected_of(g, g->judged_by) : NULL;
     if (!exp)
         return;
-    a4w4_case_wsh_complete(g->d, g->src->s); /* the bundle holds the ASM layouts too */
+    a4w4_case_w_complete(g->d); /* the bundle holds every row of W */
+    a4w4_case_wsh_complete(g->d, g->src->s); /* and the ASM layouts */
     int qualify = 0; /* two backends of one file name (different folders): each its own file */
     for (size_t i = 0; i < r->nbackends; i++)
         qualify |= a4w4_failing_names_collide(g->b->name, r->backends[i].name);

@@ -168,27 +168,39 @@ static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_
 
 /* The oracles of d's outputs with E8M0 code 0 read as 2^-126 (contracts §1): the same
  * oracles on d's operands with every scale byte 0x00 set to 0x01 (2^-126), over sample s,
- * into *alt, the operands into *ad (free both). 0, or A4W4_ENOMEM. */
+ * into *alt. *ad is a view for them (the oracles read the row-major operands alone, at the
+ * sample): d's codes borrowed (d outlives it), scales of its own (alt_view_free frees them);
+ * no copy of W's codes, no layouts. 0, or A4W4_ENOMEM. */
 static int alt_oracles(const a4w4_case_data *d, const a4w4_sample *s, a4w4_case_data *ad,
                        a4w4_oracles *alt)
 {
     size_t na = d->M * (d->K / 32), nw = d->N * (d->K / 32);
     uint8_t *as = malloc(na ? na : 1), *ws = malloc(nw ? nw : 1);
-    int rc = A4W4_ENOMEM;
     memset(alt, 0, sizeof *alt);
     memset(ad, 0, sizeof *ad);
-    if (as && ws) {
-        for (size_t i = 0; i < na; i++)
-            as[i] = d->a_scale.data[i] ? d->a_scale.data[i] : 0x01;
-        for (size_t i = 0; i < nw; i++)
-            ws[i] = d->w_scale.data[i] ? d->w_scale.data[i] : 0x01;
-        rc = a4w4_case_data_load(d->a_fp4.data, as, d->w_fp4.data, ws, d->M, d->N, d->K, ad);
-        if (rc == A4W4_OK)
-            rc = a4w4_oracles_compute(ad, s, alt) ? A4W4_ENOMEM : A4W4_OK;
+    if (!as || !ws) {
+        free(as);
+        free(ws);
+        return A4W4_ENOMEM;
     }
-    free(as);
-    free(ws);
-    return rc;
+    for (size_t i = 0; i < na; i++)
+        as[i] = d->a_scale.data[i] ? d->a_scale.data[i] : 0x01;
+    for (size_t i = 0; i < nw; i++)
+        ws[i] = d->w_scale.data[i] ? d->w_scale.data[i] : 0x01;
+    ad->M = d->M, ad->N = d->N, ad->K = d->K;
+    ad->a_fp4 = d->a_fp4;
+    ad->w_fp4 = d->w_fp4;
+    ad->a_scale = (a4w4_guarded){as, na};
+    ad->w_scale = (a4w4_guarded){ws, nw};
+    return a4w4_oracles_compute(ad, s, alt) ? A4W4_ENOMEM : A4W4_OK;
+}
+
+/* Free alt_oracles' view (its own scales; the codes are d's). */
+static void alt_view_free(a4w4_case_data *ad)
+{
+    free(ad->a_scale.data);
+    free(ad->w_scale.data);
+    memset(ad, 0, sizeof *ad);
 }
 
 /* Open co for case data d over sample s, judged under E8M0 code-0 policy A4W4_CODE0_*, a
@@ -207,7 +219,7 @@ int run_case_oracles_open(case_oracles *co, const a4w4_case_data *d, const a4w4_
 void run_case_oracles_close(case_oracles *co)
 {
     a4w4_oracles_free(&co->alt);
-    a4w4_case_data_free(&co->ad);
+    alt_view_free(&co->ad);
     a4w4_oracles_free(&co->o);
 }
 
@@ -233,8 +245,14 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
         int on_dev = b->type->run && run_on_device(j, b, run_case_contract(b, c, &own, NULL, 0));
         int dev_bytes = dev && ((b->type->layouts && b->type->layouts_device) ||
                                 (b->type->quantize && b->type->quantize_device && d->x));
-        if (!on_dev && !dev_bytes) /* a host reader of the ASM layouts, perhaps */
-            a4w4_case_wsh_complete(d, s);
+        if (!on_dev && !dev_bytes) { /* a host reader of W and the ASM layouts, perhaps */
+            /* a deferred preshuffle is of a case whose every row of W the host then holds: the
+             * preshuffle of every row, as a host layout backend makes it from them (the
+             * sample's rows alone would fail it on a sampled case) */
+            const a4w4_sample every = {.full = 1};
+            a4w4_case_w_complete(d);
+            a4w4_case_wsh_complete(d, &every);
+        }
         if (b->type->run)
             run_gemm_backend(r, b, c, d, on_dev ? ds : s, on_dev ? jd : j, src, e);
         else if (dev_bytes)
@@ -359,8 +377,11 @@ int a4w4_judged_on_device(const a4w4_runner *r, const a4w4_case *c)
     for (size_t i = 0; i < r->nbackends; i++) {
         const a4w4_backend *b = &r->backends[i];
         a4w4_contract own;
+        /* a quantizer reads nothing of a case outside the normal regime (its entry is n/a:
+         * run_quant_backend), so it keeps no such case on the host */
         if (b->type->run ? !run_on_device(&j, b, run_case_contract(b, c, &own, NULL, 0))
             : b->type->layouts ? !b->type->layouts_device
+            : b->type->quantize && c->regime != A4W4_REGIME_NORMAL ? 0
             : !b->type->quantize_device || c->regime != A4W4_REGIME_NORMAL)
             return 0;
     }
@@ -463,6 +484,15 @@ static int prep_device_sample(const a4w4_runner *r, const a4w4_case *c, case_pre
     return run_case_oracles_open(&p->dco, &p->d, &p->ds, r->code0_reading, r->max_timeouts);
 }
 
+/* 1 when A4W4_HOST_W is set (not "0"): W of a case the device judges whole is generated on
+ * the host and uploaded as before the device made it (docs/gpu.md, "W made on the device":
+ * the reference its tests and measurements compare with). */
+static int host_w(void)
+{
+    const char *v = getenv("A4W4_HOST_W");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 void run_prep_case(const a4w4_runner *r, const a4w4_case *c, case_prep *p)
 {
     memset(p, 0, sizeof *p);
@@ -483,8 +513,9 @@ void run_prep_case(const a4w4_runner *r, const a4w4_case *c, case_prep *p)
      * every entry, the preshuffled weight is deferred (the judge makes its own; run_backends
      * the host's should a host reader come), else made here, beside the device's work */
     int grc = !run_wants_device(r) ? a4w4_case_generate(c, &p->s, &p->d)
-            : a4w4_judged_on_device(r, c) ? a4w4_case_generate_dev(c, &p->s, &p->d)
-                                     : a4w4_case_generate_all(c, &p->s, &p->d);
+            : !a4w4_judged_on_device(r, c) ? a4w4_case_generate_all(c, &p->s, &p->d)
+            : host_w() ? a4w4_case_generate_dev(c, &p->s, &p->d)
+                       : a4w4_case_generate_devw(c, &p->s, &p->d);
     double t1 = a4w4_now();
     p->gen_s = t1 - t0;
     p->have_d = 1; /* freed whatever the outcome */
@@ -564,6 +595,11 @@ static a4w4_hstatus run_prepared(const a4w4_runner *r, const a4w4_case *c, case_
     double t0 = a4w4_now();
     const a4w4_devjudge *dev =
         use_dev ? run_device_for(r, c, d, &need, dwhy, sizeof dwhy, &nofit) : NULL;
+    if (!dev) /* every entry on the host: W's every row there (a device W never made) */
+        a4w4_case_w_complete(d);
+    else if (T && d->w_deferred) /* the judge made W (devjudge_hip.c make_w) */
+        T->w_device_bytes += (double)(d->w_fp4.len + d->w_scale.len) +
+                             (d->w_scale_swizzled.data ? (double)d->w_scale_swizzled.len : 0);
     co->j.dev = dco->j.dev = dev;
     co->j.dor = dco->j.dor = &dor;
     co->j.bounded_s = dco->j.bounded_s = need.bounded_s;

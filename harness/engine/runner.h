@@ -77,6 +77,8 @@ typedef struct {
     double variant_runs_s;      /* their pad variants' runs (contracts §3.3), inside kernels_s */
     double outputs_device, outputs_host; /* outputs compared on the device / on the host */
     double oracle_outputs; /* outputs the host oracles computed (each case's sample) */
+    double w_device_bytes; /* bytes of W (codes, scales, swizzled scales) made on the device
+                              instead of generated on the host and uploaded (docs/gpu.md) */
 } a4w4_stage_times;
 
 /* The seconds of t's stages (backend_runs_s, inside kernels_s, not counted twice). */
@@ -173,7 +175,8 @@ double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c);
 
 /* 1 when r has a device judge and every entry of case c is judged on the device: a regime the
  * judge takes (not range) and every selected backend's device form for c (a GEMM's contract
- * ordered(S) or bounded(S), a layout's, a quantizer's on the normal regime's activations);
+ * ordered(S) or bounded(S), a layout's, a quantizer's on the normal regime's activations; a
+ * quantizer on another regime reads nothing: its entry is n/a);
  * E8M0 code 0, known once generated, may still send the case to the host. The host then
  * checks c on its sample alone (docs/architecture.md "Judging on the device"). */
 int a4w4_judged_on_device(const a4w4_runner *r, const a4w4_case *c);

@@ -273,8 +273,9 @@ static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uin
 
 /* The NaN blocks of the special and range regimes: A row min(a_row, M-1) gets scale 0xFF in
  * block K/64 and W row min(w_row, N-1) in block (K/32 - 1)/3, on generated rows only (need_a,
- * need_w); d->nan_a_row and d->nan_w_row name them (SIZE_MAX when that row is not generated).
- * Every output reading one must be NaN (contracts §4). */
+ * need_w); d->nan_a_row and d->nan_w_row name them (SIZE_MAX when that row is not generated,
+ * unless d->w_deferred: W's rows all exist, on the device). Every output reading one must be
+ * NaN (contracts §4). */
 static void nan_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_a,
                        const uint8_t *need_w, size_t a_row, size_t w_row)
 {
@@ -287,9 +288,11 @@ static void nan_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t *nee
         d->nan_a_row = SIZE_MAX;
     if (need_w[d->nan_w_row])
         d->w_scale.data[d->nan_w_row * nb + (nb - 1) / 3] = 0xFF;
-    else
+    else if (!d->w_deferred)
         d->nan_w_row = SIZE_MAX;
 }
+
+static void zero_sign_w(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_w);
 
 /* Zero-sign rows (contracts §4.1, "the sign of a zero output"), for the special and tiny
  * regimes, on generated rows only (need_a [M], need_w [N] flag them), after the regime's data:
@@ -304,16 +307,32 @@ static void nan_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t *nee
 static void zero_sign_rows(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_a,
                            const uint8_t *need_w)
 {
-    size_t K2 = c->K / 2, M = c->M, N = c->N;
+    size_t K2 = c->K / 2, M = c->M;
     if (M >= 2 && need_a[M - 1] && d->nan_a_row != M - 1)
         memset(d->a_fp4.data + (M - 1) * K2, 0x88, K2); /* every element -0 */
     if (M >= 3 && need_a[M - 2] && d->nan_a_row != M - 2)
         memset(d->a_fp4.data + (M - 2) * K2, 0x80, K2); /* +0, -0 alternating */
+    zero_sign_w(c, d, need_w);
+}
+
+/* zero_sign_rows' W rows (need_w [N] flags the generated ones). */
+static void zero_sign_w(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_w)
+{
+    size_t K2 = c->K / 2, N = c->N;
     if (need_w[0] && d->nan_w_row != 0)
         for (size_t i = 0; i < K2; i++)
             d->w_fp4.data[i] &= 0x77; /* every value >= +0 */
     if (N >= 2 && need_w[N - 1] && d->nan_w_row != N - 1)
         memset(d->w_fp4.data + (N - 1) * K2, 0x88, K2);
+}
+
+/* special_blocks' W row 0 (when generated): its last block saturating, codes +-6. */
+static void special_w(const a4w4_case *c, a4w4_case_data *d, const uint8_t *need_w)
+{
+    size_t nb = c->K / 32;
+    if (need_w[0])
+        for (size_t i = 0; i < 16; i++)
+            d->w_fp4.data[(nb - 1) * 16 + i] = (i & 1) ? 0xF7 : 0x7F; /* +-6 pairs */
 }
 
 /* Special regime overrides (on top of exact-regime data), on rows that exist in the case:
@@ -328,10 +347,7 @@ static void special_blocks(const a4w4_case *c, a4w4_case_data *d, const uint8_t 
         memset(d->a_fp4.data, 0x00, 16);
     if (need_a[c->M - 1])
         memset(d->a_fp4.data + (c->M - 1) * K2 + (nb - 1) * 16, 0x88, 16);
-    if (need_w[0]) {
-        for (size_t i = 0; i < 16; i++)
-            d->w_fp4.data[(nb - 1) * 16 + i] = (i & 1) ? 0xF7 : 0x7F; /* +-6 pairs */
-    }
+    special_w(c, d, need_w);
     nan_blocks(c, d, need_a, need_w, 3, 5);
 }
 
@@ -435,6 +451,7 @@ int a4w4_case_guards_intact(const a4w4_case_data *d, const char **which)
 
 static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t *need_w,
                           int dense, int defer);
+static void swizzle_groups(const uint8_t *src, size_t rows, size_t cols, uint8_t *dst);
 static void case_data_init(a4w4_case_data *d, size_t M, size_t N, size_t K);
 
 /* Rows m of one tensor with need[m] (every row when need is NULL), on all cores: each row is
@@ -467,12 +484,33 @@ static int has_code0(const uint8_t *scale, const uint8_t *has, size_t rows, size
     return 0;
 }
 
+/* The W-side overrides of the special and tiny regimes on the rows flagged in has_w (the
+ * NaN row named in d->nan_w_row first): generate's, and a4w4_case_w_complete's on every row. */
+static void w_overrides(const a4w4_case *c, a4w4_case_data *d, const uint8_t *has_w)
+{
+    if (c->regime == A4W4_REGIME_SPECIAL) {
+        special_w(c, d, has_w);
+        size_t nb = c->K / 32, w_row = c->N > 5 ? 5 : c->N - 1; /* special_blocks' */
+        d->nan_w_row = w_row;
+        if (has_w[w_row])
+            d->w_scale.data[w_row * nb + (nb - 1) / 3] = 0xFF;
+    }
+    if (c->regime == A4W4_REGIME_SPECIAL || c->regime == A4W4_REGIME_TINY)
+        zero_sign_w(c, d, has_w);
+}
+
 /* all_rows: every row of A and W (else the rows of s); defer: the preshuffled weight left
- * unwritten (a4w4_case_generate_dev). */
+ * unwritten (a4w4_case_generate_dev); defer_w (with all_rows and defer): W's rows outside s
+ * and its swizzled scales left for the device (a4w4_case_generate_devw). */
 static int generate(const a4w4_case *c, const a4w4_sample *s, int all_rows, int defer,
-                    a4w4_case_data *d)
+                    int defer_w, a4w4_case_data *d)
 {
     case_data_init(d, c->M, c->N, c->K);
+    /* W is deferred only where the device can make it: not the range regime (gen_range.c's
+     * rows are the host's alone) and only when rows are missing (a full sample has them) */
+    d->w_deferred = defer_w && all_rows && defer && !s->full && c->regime != A4W4_REGIME_RANGE;
+    if (d->w_deferred)
+        d->w_case = *c;
     size_t nb = c->K / 32, K2 = c->K / 2;
     uint8_t *need_a = calloc(c->M, 1), *need_w = calloc(c->N, 1), *all_a = NULL, *all_w = NULL;
     int rc = A4W4_ENOMEM;
@@ -482,17 +520,18 @@ static int generate(const a4w4_case *c, const a4w4_sample *s, int all_rows, int 
         need_a[s->full ? i : s->rows[i]] = 1;
     for (size_t j = 0; j < (s->full ? c->N : s->ncols); j++)
         need_w[s->full ? j : s->cols[j]] = 1;
+    const int w_dense = all_rows && !d->w_deferred;
     if (guarded_alloc_as(&d->a_fp4, c->M * K2, all_rows) ||
         guarded_alloc_as(&d->a_scale, c->M * nb, all_rows) ||
-        guarded_alloc_as(&d->w_fp4, c->N * K2, all_rows) ||
-        guarded_alloc_as(&d->w_scale, c->N * nb, all_rows))
+        guarded_alloc_as(&d->w_fp4, c->N * K2, w_dense) ||
+        guarded_alloc_as(&d->w_scale, c->N * nb, w_dense))
         goto out;
     memset(d->a_scale.data, A4W4_ACT_SCALE_FILL_DEFAULT, c->M * nb); /* filler rows */
     memset(d->w_scale.data, A4W4_ACT_SCALE_FILL_DEFAULT, c->N * nb);
     if (c->regime == A4W4_REGIME_NORMAL && !(d->x = calloc(c->M * c->K, sizeof *d->x)))
         goto out;
     if (gen_rows(c, STREAM_A, c->M, all_rows ? NULL : need_a, &d->a_fp4, &d->a_scale, d->x) ||
-        gen_rows(c, STREAM_W, c->N, all_rows ? NULL : need_w, &d->w_fp4, &d->w_scale, NULL))
+        gen_rows(c, STREAM_W, c->N, w_dense ? NULL : need_w, &d->w_fp4, &d->w_scale, NULL))
         goto out;
     /* every row exists when all_rows: the overrides see them all, the preshuffle only the
      * sample's */
@@ -502,13 +541,15 @@ static int generate(const a4w4_case *c, const a4w4_sample *s, int all_rows, int 
         memset(all_a, 1, c->M);
         memset(all_w, 1, c->N);
     }
-    const uint8_t *has_a = all_rows ? all_a : need_a, *has_w = all_rows ? all_w : need_w;
+    const uint8_t *has_a = all_rows ? all_a : need_a, *has_w = w_dense ? all_w : need_w;
     if (c->regime == A4W4_REGIME_SPECIAL)
         special_blocks(c, d, has_a, has_w);
     if (c->regime == A4W4_REGIME_RANGE) /* rows 8: past the first kinds and variants */
         nan_blocks(c, d, has_a, has_w, 8, 8);
     if (c->regime == A4W4_REGIME_SPECIAL || c->regime == A4W4_REGIME_TINY)
         zero_sign_rows(c, d, has_a, has_w);
+    /* with W deferred, the rows not generated hold no code 0 the others do not show: W's
+     * scales reach code 0 only in the code0 regime, where every row of A has one */
     d->code0 = has_code0(d->a_scale.data, has_a, c->M, nb) ||
                has_code0(d->w_scale.data, has_w, c->N, nb);
 
@@ -527,19 +568,44 @@ out:
 
 int a4w4_case_generate(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d)
 {
-    return generate(c, s, 0, 0, d);
+    return generate(c, s, 0, 0, 0, d);
 }
 
 int a4w4_case_generate_all(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d)
 {
     a4w4_sample full = {.full = 1};
-    return generate(c, s->full ? &full : s, 1, 0, d);
+    return generate(c, s->full ? &full : s, 1, 0, 0, d);
 }
 
 int a4w4_case_generate_dev(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d)
 {
     a4w4_sample full = {.full = 1};
-    return generate(c, s->full ? &full : s, 1, 1, d);
+    return generate(c, s->full ? &full : s, 1, 1, 0, d);
+}
+
+int a4w4_case_generate_devw(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d)
+{
+    a4w4_sample full = {.full = 1};
+    return generate(c, s->full ? &full : s, 1, 1, 1, d);
+}
+
+void a4w4_case_w_complete(a4w4_case_data *d)
+{
+    if (!d->w_deferred)
+        return;
+    const a4w4_case *c = &d->w_case;
+    uint8_t *all_w = malloc(c->N);
+    if (!all_w)
+        return; /* out of memory: left deferred, as filler rows a reader's outputs would show */
+    memset(all_w, 1, c->N);
+    memset(d->w_scale.data, A4W4_ACT_SCALE_FILL_DEFAULT, c->N * (c->K / 32));
+    (void)gen_rows(c, STREAM_W, c->N, NULL, &d->w_fp4, &d->w_scale, NULL); /* W: no allocation */
+    w_overrides(c, d, all_w);
+    free(all_w);
+    if (d->w_scale_swizzled.data)
+        swizzle_groups(d->w_scale.data, d->N, d->K / 32, d->w_scale_swizzled.data);
+    d->w_deferred = 0;
+    d->version++;
 }
 
 /* The preshuffle of the rows of W marked in need_w (every row when NULL) into d's
@@ -602,7 +668,8 @@ static int derive_layouts(a4w4_case_data *d, const a4w4_sample *s, const uint8_t
     if (a4w4_scale_swizzle_supported(2, d->N, nb)) {
         if (guarded_alloc(&d->w_scale_swizzled, d->N * nb))
             return -1;
-        swizzle_groups(d->w_scale.data, d->N, nb, d->w_scale_swizzled.data);
+        if (!d->w_deferred) /* else the device's (a4w4_case_w_complete: the host's) */
+            swizzle_groups(d->w_scale.data, d->N, nb, d->w_scale_swizzled.data);
     }
     return 0;
 }

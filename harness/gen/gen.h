@@ -42,6 +42,10 @@ typedef struct {
     int code0;                     /* 1 when E8M0 code 0 occurs in the operands */
     int wsh_deferred;              /* w_fp4_shuffled allocated, not yet written
                                       (a4w4_case_generate_dev, a4w4_case_wsh_complete) */
+    int w_deferred;                /* W made on the device: only the sample's rows of w_fp4
+                                      and w_scale written here, w_scale_swizzled allocated
+                                      unwritten (a4w4_case_generate_devw, _w_complete) */
+    a4w4_case w_case;              /* with w_deferred: the case W is completed from */
     /* normal regime: the bf16 activations A was quantized from ([M, K], only generated
      * rows filled; NULL in other regimes), for quantizer backends */
     uint16_t *x;
@@ -72,6 +76,18 @@ int a4w4_case_generate_all(const a4w4_case *c, const a4w4_sample *s, a4w4_case_d
  * w_fp4_shuffled calls a4w4_case_wsh_complete(d, s) with the same s first, which writes the
  * bytes a4w4_case_generate_all would have (the rows of s). 0 or A4W4_ENOMEM. */
 int a4w4_case_generate_dev(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d);
+/* As a4w4_case_generate_dev, for a device judge that also makes W itself (ref/gpu's
+ * a4w4j_gen_w, bit for bit these bytes; docs/gpu.md, "W made on the device"): of W only the
+ * rows of sample s are generated (the C oracles' re-check reads no others), the swizzled weight
+ * scales are allocated unwritten and d->w_deferred is set, when s is not full and the regime is
+ * not range (else as a4w4_case_generate_dev). d->nan_w_row and d->code0 are those of every row.
+ * Every host reader of W's other rows (a host-run backend, a bundle, the bounded limits of every
+ * output) calls a4w4_case_w_complete(d) first. 0 or A4W4_ENOMEM. */
+int a4w4_case_generate_devw(const a4w4_case *c, const a4w4_sample *s, a4w4_case_data *d);
+/* Generate every row of d's deferred W and the swizzled scales (the bytes a4w4_case_generate_all
+ * would have; d->version bumped: device copies are stale); nothing when none is deferred. Left
+ * deferred when out of memory. */
+void a4w4_case_w_complete(a4w4_case_data *d);
 /* Write d's deferred preshuffled weight (the rows of sample s, as a4w4_case_generate_all does;
  * d->version bumped: device copies of d are stale); nothing when none is deferred. */
 void a4w4_case_wsh_complete(a4w4_case_data *d, const a4w4_sample *s);

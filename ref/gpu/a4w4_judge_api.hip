@@ -8,6 +8,7 @@
 #include "a4w4_judge_gpu.h"
 #include "a4w4_judge_internal.h"
 #include "a4w4_judge_math.h"
+#include "a4w4_judge_wgen.h"
 
 extern "C" {
 #include "a4w4_bound.h"
@@ -143,7 +144,7 @@ extern "C" int a4w4j_open(const a4w4j_operands *op, a4w4j_case **out)
 {
     *out = NULL;
     if (!op || !op->a_fp4 || !op->a_scale || !op->w_fp4 || !op->w_scale || !op->h_a_fp4 ||
-        !op->h_a_scale || !op->h_w_fp4 || !op->h_w_scale)
+        !op->h_a_scale || !op->h_w_fp4 != !op->h_w_scale)
         return A4W4J_EARG;
     if (!op->M || !op->N || !op->K || op->K % 32 || op->K / 32 > (size_t)A4W4J_MAX_BLOCKS ||
         op->M > (1ull << 31) || op->N > (1ull << 31)) {
@@ -215,6 +216,18 @@ static int run_ordered(a4w4j_case *c, unsigned S)
     return A4W4J_OK;
 }
 
+/* Row j of the case's W from the device into row (K/2 code bytes, then K/32 scales): the
+ * host holds no copy of a W made on the device (a4w4j_gen_w, h_w_fp4 NULL). */
+static int w_row_down(const a4w4j_case *c, size_t j, uint8_t *row)
+{
+    const size_t K = c->op.K;
+    int rc = chk(hipMemcpy(row, c->op.w_fp4 + j * (K / 2), K / 2, hipMemcpyDeviceToHost), "copy");
+    if (!rc)
+        rc = chk(hipMemcpy(row + K / 2, c->op.w_scale + j * (K / 32), K / 32,
+                           hipMemcpyDeviceToHost), "copy");
+    return rc;
+}
+
 /* The uncertain outputs through the plain C oracle (a4w4_dot_exact, a4w4_dot_bounded_limits),
  * written back to the device arrays. */
 static int fix_uncertain(a4w4j_case *c, unsigned Sb)
@@ -253,10 +266,18 @@ static int fix_uncertain(a4w4j_case *c, unsigned Sb)
     if (!rc)
         rc = chk(hipMemcpy(idx, list, total * sizeof *idx, hipMemcpyDeviceToHost), "copy");
     const size_t K = c->op.K, nb = K / 32;
+    uint8_t *wrow = NULL; /* W on the device only: the row an output reads, downloaded */
+    if (!rc && !c->op.h_w_fp4 && !(wrow = (uint8_t *)malloc(K / 2 + nb)))
+        rc = A4W4J_ENOMEM;
     for (size_t i = 0; !rc && i < total; i++) {
         const size_t m = (size_t)idx[i] / c->op.N, j = (size_t)idx[i] % c->op.N;
+        if (wrow)
+            rc = w_row_down(c, j, wrow);
+        if (rc)
+            break;
         a4w4_dot_operands d = {c->op.h_a_fp4 + m * (K / 2), c->op.h_a_scale + m * nb,
-                               c->op.h_w_fp4 + j * (K / 2), c->op.h_w_scale + j * nb, K};
+                               wrow ? wrow : c->op.h_w_fp4 + j * (K / 2),
+                               wrow ? wrow + K / 2 : c->op.h_w_scale + j * nb, K};
         uint16_t hb;
         float f;
         a4w4_dot_exact(&d, &hb, &f);
@@ -277,6 +298,7 @@ static int fix_uncertain(a4w4j_case *c, unsigned Sb)
         }
     }
     free(idx);
+    free(wrow);
     (void)hipFree(list);
     (void)hipFree(list_n);
     return rc;
@@ -480,6 +502,27 @@ extern "C" int a4w4j_preshuffle(const uint8_t *w_fp4, size_t N, size_t K, uint8_
     if (!N || N % 16 || !K || K % 64)
         return A4W4J_ESHAPE;
     return chk(a4w4j_launch_preshuffle(w_fp4, (long long)N, (long long)K, dst), "preshuffle");
+}
+
+static int g_wgen_fault;
+extern "C" void a4w4j_set_wgen_fault(int fault) { g_wgen_fault = fault; }
+
+extern "C" int a4w4j_gen_w(const a4w4j_wgen *g, uint8_t *w_fp4, uint8_t *w_scale,
+                           uint8_t *w_scale_swizzled)
+{
+    if (!g || !g->name || !w_fp4 || !w_scale || g->regime < A4W4J_WGEN_EXACT ||
+        g->regime > A4W4J_WGEN_TINY)
+        return A4W4J_EARG;
+    if (!g->N || !g->K || g->K % 32 || g->K / 32 > (size_t)A4W4J_MAX_BLOCKS ||
+        (w_scale_swizzled && (g->N % 32 || (g->K / 32) % 8))) {
+        snprintf(g_err, sizeof g_err, "W of N=%zu K=%zu outside a4w4j_gen_w's range", g->N, g->K);
+        return A4W4J_ESHAPE;
+    }
+    a4w4j_wgen_plan p;
+    a4w4j_wgen_plan_of(g->seed, g->name, (long long)g->N, (long long)g->K, g->regime, &p);
+    p.fault = g_wgen_fault;
+    int rc = chk(a4w4j_launch_gen_w(&p, w_fp4, w_scale, w_scale_swizzled), "W generation launch");
+    return rc ? rc : chk(hipDeviceSynchronize(), "W generation");
 }
 
 /* ---- comparisons --------------------------------------------------------------------------- */

@@ -41,7 +41,9 @@ int a4w4j_device_count(void);
 
 typedef struct {
     const uint8_t *a_fp4, *a_scale, *w_fp4, *w_scale;         /* device */
-    const uint8_t *h_a_fp4, *h_a_scale, *h_w_fp4, *h_w_scale; /* host copies */
+    /* host copies; h_w_fp4 and h_w_scale may both be NULL (W made on the device,
+     * a4w4j_gen_w): the rows the plain C oracle reads then come from the device */
+    const uint8_t *h_a_fp4, *h_a_scale, *h_w_fp4, *h_w_scale;
     size_t M, N, K;
 } a4w4j_operands;
 
@@ -82,6 +84,40 @@ int a4w4j_prepare(a4w4j_case *c, unsigned S1, int exact, unsigned Sb);
 /* The weight preshuffle of contracts §3.1 on the device: w_fp4 [N, K/2] -> dst (N*K/2 bytes,
  * device); N % 16 == 0 and K % 64 == 0 (else A4W4J_ESHAPE). */
 int a4w4j_preshuffle(const uint8_t *w_fp4, size_t N, size_t K, uint8_t *dst);
+
+/* ---- W made on the device (docs/gpu.md, "W made on the device") --------------------------
+ * The weight operand of a generated case, bit for bit the bytes the harness's generator makes
+ * on the host (harness/gen: row n of W from its own splitmix64 stream keyed by the case's seed,
+ * name and n; a4w4_judge_wgen.h states the streams), so that a case the device judges whole
+ * needs none of W uploaded. Regimes as harness/io/casefile.h numbers them; the range regime
+ * is not made here (the device path never takes it). */
+enum {
+    A4W4J_WGEN_EXACT = 0,
+    A4W4J_WGEN_NORMAL = 1, /* W's side: codes and scales 123..131 (A is the host's) */
+    A4W4J_WGEN_WIDE = 2,
+    A4W4J_WGEN_SPECIAL = 3,
+    A4W4J_WGEN_CODE0 = 4,
+    A4W4J_WGEN_TINY = 5
+};
+
+typedef struct {
+    uint64_t seed;    /* the case's seed */
+    const char *name; /* the case's name (NUL-terminated; keys every stream) */
+    size_t N, K;      /* W is [N, K/2] codes, [N, K/32] scales */
+    int regime;       /* A4W4J_WGEN_* */
+} a4w4j_wgen;
+
+/* W of case g on the device: w_fp4 [N, K/2] and w_scale [N, K/32] row-major (device arrays of
+ * those sizes), and with w_scale_swizzled != NULL the scales' contracts §3.2 swizzle
+ * [N * K/32] (N % 32 == 0 and (K/32) % 8 == 0, else A4W4J_ESHAPE). Every row and every
+ * regime's per-row overrides (contracts §4.1); returns when they are written (a kernel
+ * under test may read them on any stream next; a failed kernel is the return's). K % 32 == 0,
+ * K <= 2^21, N >= 1 (else A4W4J_ESHAPE); a regime outside A4W4J_WGEN_*: A4W4J_EARG. */
+int a4w4j_gen_w(const a4w4j_wgen *g, uint8_t *w_fp4, uint8_t *w_scale,
+                uint8_t *w_scale_swizzled);
+/* Test only: 1 makes a4w4j_gen_w draw every row from the next row's stream (a4w4_wgen_check
+ * must fail); 0 none. Process-wide. */
+void a4w4j_set_wgen_fault(int fault);
 
 /* ---- comparisons on the device ----------------------------------------------------------- */
 #define A4W4J_MAX_FIRST 8

@@ -296,6 +296,49 @@ static void check_atomic(a4w4j_case *jc, const uint8_t *a, const uint8_t *as, co
     free(y);
 }
 
+/* The judge opened without a host copy of W (h_w_fp4, h_w_scale NULL: W made on the device,
+ * a4w4j_gen_w): the outputs its plain C oracle takes read W's rows from the device, and its
+ * exact outputs and bounded(S) limits must be the bytes of the judge with the host's copy (x,
+ * f, B, E, I: downloaded from it). */
+static void check_no_host_w(const a4w4j_operands *with, unsigned S, const uint16_t *x,
+                            const float *f, const double *B, const double *E, const uint8_t *I,
+                            const char *what)
+{
+    const size_t n = with->M * with->N;
+    a4w4j_operands op = *with;
+    op.h_w_fp4 = op.h_w_scale = NULL;
+    a4w4j_case *jc = NULL;
+    const uint16_t *ex;
+    const float *exf;
+    const uint8_t *pv, *inf;
+    const double *dB, *dE;
+    size_t unsure = 0, bad = 0;
+    char full[420];
+    uint16_t *gx = xmalloc(n * 2);
+    float *gf = xmalloc(n * 4);
+    double *gB = xmalloc(n * 8), *gE = xmalloc(n * 8);
+    uint8_t *gI = xmalloc(n);
+    if (a4w4j_open(&op, &jc) || a4w4j_prepare(jc, 1, 1, S) ||
+        a4w4j_exact(jc, &ex, &exf, &pv, &unsure) || a4w4j_bound_limits(jc, S, &dB, &dE, &inf))
+        bad = n;
+    else {
+        a4w4j_download(gx, ex, n * 2);
+        a4w4j_download(gf, exf, n * 4);
+        a4w4j_download(gB, dB, n * 8);
+        a4w4j_download(gE, dE, n * 8);
+        a4w4j_download(gI, inf, n);
+        for (size_t k = 0; k < n; k++)
+            bad += gx[k] != x[k] || !same_bits(&gf[k], &f[k], 4, 0) ||
+                   !same_bits(&gB[k], &B[k], 8, isnan(gB[k]) && isnan(B[k])) ||
+                   !same_bits(&gE[k], &E[k], 8, isnan(gE[k]) && isnan(E[k])) || gI[k] != I[k];
+    }
+    snprintf(full, sizeof full, "%s without a host W (%zu outputs by the plain oracle on W rows "
+             "from the device): exact and limits as with it", what, unsure);
+    result(!bad, NULL, full, bad, n);
+    a4w4j_close(jc);
+    free(gx), free(gf), free(gB), free(gE), free(gI);
+}
+
 static void check_case(size_t M, size_t N, size_t K, int regime, unsigned S)
 {
     const size_t nb = K / 32, n = M * N;
@@ -389,6 +432,7 @@ static void check_case(size_t M, size_t N, size_t K, int regime, unsigned S)
     snprintf(full, sizeof full, "%s exact-regime prover", what);
     result(!badp, NULL, full, badp, n);
     check_window(&op, S, gx, gf, gp, gB, gE, gI, what);
+    check_no_host_w(&op, S, gx, gf, gB, gE, gI, what);
     check_atomic(jc, a, as, w, ws, M, N, K, S > A4W4_ATOMIC_SPLIT_MAX ? 4 : S, what);
     free(g1);
     free(gS);

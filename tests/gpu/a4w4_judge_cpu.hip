@@ -12,6 +12,7 @@
 
 #include "a4w4_judge_gpu.h"
 #include "a4w4_judge_math.h"
+#include "a4w4_judge_wgen.h"
 
 extern "C" {
 #include "a4w4_bound.h"
@@ -60,7 +61,8 @@ extern "C" int a4w4j_open(const a4w4j_operands *op, a4w4j_case **out)
         atexit(write_opens);
     g_max_rows = op && op->M > g_max_rows ? op->M : g_max_rows;
     *out = NULL;
-    if (!op || !op->a_fp4 || !op->h_a_fp4 || !op->M || !op->N || !op->K || op->K % 32)
+    if (!op || !op->a_fp4 || !op->h_a_fp4 || !op->M || !op->N || !op->K || op->K % 32 ||
+        !op->h_w_fp4 != !op->h_w_scale)
         return A4W4J_EARG;
     a4w4j_case *c = (a4w4j_case *)calloc(1, sizeof *c);
     if (!c)
@@ -251,8 +253,11 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
                 sure = sure && (nan || a4w4j_win_round_d(&tot, &c->E[o]));
             }
             if (!sure) { /* the plain oracle, as the device path does */
+                /* no host W (made on the device): the device's row, as the judge downloads it */
+                const uint8_t *hw = c->op.h_w_fp4 ? c->op.h_w_fp4 : c->op.w_fp4;
+                const uint8_t *hws = c->op.h_w_fp4 ? c->op.h_w_scale : c->op.w_scale;
                 a4w4_dot_operands op = {c->op.h_a_fp4 + m * K / 2, c->op.h_a_scale + m * nb,
-                                        c->op.h_w_fp4 + j * K / 2, c->op.h_w_scale + j * nb, K};
+                                        hw + j * K / 2, hws + j * nb, K};
                 uint16_t h16;
                 a4w4_dot_exact(&op, &h16, &f);
                 hb = h16;
@@ -371,6 +376,39 @@ extern "C" int a4w4j_preshuffle(const uint8_t *w, size_t N, size_t K, uint8_t *d
         memcpy(dst + ((((r / 16) * (Kb / 32) + kr / 2) * 2 + kr % 2) * 16 + r % 16) * 16,
                w + r * Kb + kr * 16, 16);
     }
+    return A4W4J_OK;
+}
+
+/* W made "on the device": every 32-block through ref/gpu/a4w4_judge_wgen.h, the lines the
+ * device's kernel runs (j_gen_w), block by block in row-major order. A4W4_JUDGE_CPU_WGEN_FAULT
+ * (tests): 1 the next row's stream (as a4w4j_set_wgen_fault(1)), 2 one byte of W flipped. */
+static int g_wgen_fault;
+extern "C" void a4w4j_set_wgen_fault(int fault) { g_wgen_fault = fault; }
+
+extern "C" int a4w4j_gen_w(const a4w4j_wgen *g, uint8_t *w_fp4, uint8_t *w_scale,
+                           uint8_t *w_scale_swizzled)
+{
+    if (!g || !g->name || !w_fp4 || !w_scale || g->regime < A4W4J_WGEN_EXACT ||
+        g->regime > A4W4J_WGEN_TINY)
+        return A4W4J_EARG;
+    if (!g->N || !g->K || g->K % 32 || g->K / 32 > (size_t)A4W4J_MAX_BLOCKS ||
+        (w_scale_swizzled && (g->N % 32 || (g->K / 32) % 8)))
+        return A4W4J_ESHAPE;
+    a4w4j_wgen_plan p;
+    a4w4j_wgen_plan_of(g->seed, g->name, (long long)g->N, (long long)g->K, g->regime, &p);
+    const char *f = getenv("A4W4_JUDGE_CPU_WGEN_FAULT");
+    const int fault = f && *f ? atoi(f) : g_wgen_fault;
+    p.fault = fault == 1;
+    const long long nb = p.K / 32;
+    for (long long i = 0; i < p.N * nb; i++) {
+        uint8_t sc;
+        a4w4j_wgen_block(&p, i / nb, i % nb, w_fp4 + i * 16, &sc);
+        w_scale[i] = sc;
+        if (w_scale_swizzled)
+            w_scale_swizzled[a4w4j_swizzle_at(nb, i / nb, i % nb)] = sc;
+    }
+    if (fault == 2) /* one wrong byte in the middle of W */
+        w_fp4[(size_t)(p.N / 2) * (size_t)(p.K / 2) + (size_t)(p.K / 4)] ^= 0x10;
     return A4W4J_OK;
 }
 

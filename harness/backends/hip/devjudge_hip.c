@@ -250,6 +250,48 @@ static int plan_blocks(dj_state *s, const a4w4_case *c, char *why, size_t whylen
     return 0;
 }
 
+/* a4w4j_gen_w's number of regime r (the range regime is never deferred:
+ * a4w4_case_generate_devw; -1 makes a4w4j_gen_w refuse it). */
+static int wgen_regime(a4w4_regime r)
+{
+    switch (r) {
+    case A4W4_REGIME_EXACT: return A4W4J_WGEN_EXACT;
+    case A4W4_REGIME_NORMAL: return A4W4J_WGEN_NORMAL;
+    case A4W4_REGIME_WIDE: return A4W4J_WGEN_WIDE;
+    case A4W4_REGIME_SPECIAL: return A4W4J_WGEN_SPECIAL;
+    case A4W4_REGIME_CODE0: return A4W4J_WGEN_CODE0;
+    case A4W4_REGIME_TINY: return A4W4J_WGEN_TINY;
+    default: return -1;
+    }
+}
+
+/* The host's copy of W for the judge's plain-oracle fallback: codes (scales when scales),
+ * or NULL when W was made on the device (the judge downloads the rows it needs). */
+static const uint8_t *host_w(const a4w4_case_data *d, int scales)
+{
+    return d->w_deferred ? NULL : scales ? d->w_scale.data : d->w_fp4.data;
+}
+
+/* W of case c made on the device (ref/gpu's a4w4j_gen_w; docs/gpu.md, "W made on the device")
+ * into the device buffers the upload would fill: codes, scales and, where the shape has them,
+ * the swizzled scales; nothing of W crosses the bus. The runner's d->w_deferred says the host
+ * holds only its sample's rows. 0, a4w4_gpu's code (allocation), or -1 (the generator). */
+static int make_w(dj_state *s, const a4w4_case *c)
+{
+    const a4w4_case_data *d = s->d;
+    const size_t N = d->N, K = d->K;
+    int rc = A4W4_GPU_OK;
+    s->w = buf_get(BUF_W, N * K / 2, &rc);
+    if (!rc)
+        s->ws = buf_get(BUF_WS, N * K / 32, &rc);
+    if (!rc && d->w_scale_swizzled.data)
+        s->wsw = buf_get(BUF_WSW, d->w_scale_swizzled.len, &rc);
+    if (rc)
+        return rc;
+    const a4w4j_wgen g = {c->seed, c->name, N, K, wgen_regime(c->regime)};
+    return a4w4j_gen_w(&g, s->w, s->ws, d->w_scale_swizzled.data ? s->wsw : NULL) ? -1 : 0;
+}
+
 /* The operands and layouts on the device, the judge's passes. */
 static int dj_open(void *self, const a4w4_case *c, const a4w4_case_data *d,
                    const a4w4_devneeds *need, char *why, size_t whylen)
@@ -262,14 +304,19 @@ static int dj_open(void *self, const a4w4_case *c, const a4w4_case_data *d,
     int rc = upload(BUF_A, &s->a, d->a_fp4.data, M * K / 2);
     if (!rc)
         rc = upload(BUF_AS, &s->as, d->a_scale.data, M * K / 32);
-    if (!rc)
-        rc = upload(BUF_W, &s->w, d->w_fp4.data, N * K / 2);
-    if (!rc)
-        rc = upload(BUF_WS, &s->ws, d->w_scale.data, N * K / 32);
+    if (!rc && d->w_deferred) {
+        if ((rc = make_w(s, c)))
+            return rc == -1 ? dj_err(why, whylen, "GPU judge: W on the device", 1) : rc;
+    } else {
+        if (!rc)
+            rc = upload(BUF_W, &s->w, d->w_fp4.data, N * K / 2);
+        if (!rc)
+            rc = upload(BUF_WS, &s->ws, d->w_scale.data, N * K / 32);
+        if (!rc && d->w_scale_swizzled.data)
+            rc = upload(BUF_WSW, &s->wsw, d->w_scale_swizzled.data, d->w_scale_swizzled.len);
+    }
     if (!rc)
         rc = sync_ash(s);
-    if (!rc && d->w_scale_swizzled.data)
-        rc = upload(BUF_WSW, &s->wsw, d->w_scale_swizzled.data, d->w_scale_swizzled.len);
     if (!rc && d->w_fp4_shuffled.data) { /* the judge's §3.1 preshuffle of the whole W */
         s->wsh = buf_get(BUF_WSH, N * K / 2, &rc);
         if (!rc && a4w4j_preshuffle(s->w, N, K, s->wsh))
@@ -282,7 +329,7 @@ static int dj_open(void *self, const a4w4_case *c, const a4w4_case_data *d,
     if (s->blocked) /* each use opens the judge on its block (judge_at) */
         return 0;
     a4w4j_operands op = {s->a, s->as, s->w, s->ws, d->a_fp4.data, d->a_scale.data,
-                         d->w_fp4.data, d->w_scale.data, M, N, K};
+                         host_w(d, 0), host_w(d, 1), M, N, K};
     double t0 = a4w4_now();
     if ((rc = a4w4j_open(&op, &s->jc)) ||
         (rc = a4w4j_prepare(s->jc, need->ordered_s, 1, need->bounded_s)))
@@ -318,7 +365,7 @@ static int judge_at(dj_state *s, size_t m0, a4w4j_case **jc)
         a4w4j_operands op = {(const uint8_t *)s->a + m0 * K / 2,
                              (const uint8_t *)s->as + m0 * K / 32, s->w, s->ws,
                              d->a_fp4.data + m0 * K / 2, d->a_scale.data + m0 * K / 32,
-                             d->w_fp4.data, d->w_scale.data, block_len(s, m0), d->N, K};
+                             host_w(d, 0), host_w(d, 1), block_len(s, m0), d->N, K};
         int rc = a4w4j_open(&op, &s->bjc);
         if (rc)
             return rc;
