@@ -587,6 +587,9 @@ static a4w4_hstatus run_prepared(const a4w4_runner *r, const a4w4_case *c, case_
         note_sampled(r, c, s, e);
         e->has_cost = 1; /* the case's shared work (before e can move: the list grows) */
         e->cost_ms = (shared_s + a4w4_now() - t0) * 1e3;
+        e->has_prep = 1;
+        e->prep_generate_ms = P->gen_s * 1e3;
+        e->prep_oracles_ms = P->oracle_s * 1e3;
         t0 = a4w4_now();
         st = run_backends(r, c, d, s, &co->j, ds, &dco->j, &src, out);
         if (st == A4W4_ST_OK)
