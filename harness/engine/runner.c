@@ -166,31 +166,6 @@ static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_
     return fail;
 }
 
-/* The oracles of d's outputs with E8M0 code 0 read as 2^-126 (contracts §1): the same
- * oracles on d's operands with every scale byte 0x00 set to 0x01 (2^-126), over sample s,
- * into *alt, the operands into *ad (free both). 0, or A4W4_ENOMEM. */
-static int alt_oracles(const a4w4_case_data *d, const a4w4_sample *s, a4w4_case_data *ad,
-                       a4w4_oracles *alt)
-{
-    size_t na = d->M * (d->K / 32), nw = d->N * (d->K / 32);
-    uint8_t *as = malloc(na ? na : 1), *ws = malloc(nw ? nw : 1);
-    int rc = A4W4_ENOMEM;
-    memset(alt, 0, sizeof *alt);
-    memset(ad, 0, sizeof *ad);
-    if (as && ws) {
-        for (size_t i = 0; i < na; i++)
-            as[i] = d->a_scale.data[i] ? d->a_scale.data[i] : 0x01;
-        for (size_t i = 0; i < nw; i++)
-            ws[i] = d->w_scale.data[i] ? d->w_scale.data[i] : 0x01;
-        rc = a4w4_case_data_load(d->a_fp4.data, as, d->w_fp4.data, ws, d->M, d->N, d->K, ad);
-        if (rc == A4W4_OK)
-            rc = a4w4_oracles_compute(ad, s, alt) ? A4W4_ENOMEM : A4W4_OK;
-    }
-    free(as);
-    free(ws);
-    return rc;
-}
-
 /* Open co for case data d over sample s, judged under E8M0 code-0 policy A4W4_CODE0_*, a
  * backend stopped after max_timeouts timeouts in a row. 0, or -1 when out of memory; co is
  * valid for case_oracles_close either way. */
@@ -201,13 +176,12 @@ int run_case_oracles_open(case_oracles *co, const a4w4_case_data *d, const a4w4_
     co->j = (judging){&co->o, d->code0 ? &co->alt : NULL, policy, max_timeouts, NULL, NULL, 0};
     if (a4w4_oracles_compute(d, s, &co->o) != 0)
         return -1;
-    return d->code0 && alt_oracles(d, s, &co->ad, &co->alt) ? -1 : 0;
+    return d->code0 && a4w4_oracles_compute_code0_alt(d, s, &co->alt) ? -1 : 0;
 }
 
 void run_case_oracles_close(case_oracles *co)
 {
     a4w4_oracles_free(&co->alt);
-    a4w4_case_data_free(&co->ad);
     a4w4_oracles_free(&co->o);
 }
 
