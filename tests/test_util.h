@@ -187,6 +187,28 @@ static inline void tu_units_block(uint8_t *a, uint8_t *w, unsigned units, int ne
     cr_assert_eq(units, 0, "tu_units_block: more than 384 units");
 }
 
+/* One output of K = 1024 (32 blocks) built block by block: a[512], w[512] fp4x2 bytes and
+ * as[32], ws[32] E8M0 scales, every code 0 and every scale 127 after tu_row_init. */
+typedef struct {
+    uint8_t a[512], as[32], w[512], ws[32];
+} tu_row;
+
+static inline void tu_row_init(tu_row *r)
+{
+    memset(r, 0, sizeof *r);
+    memset(r->as, 127, sizeof r->as);
+    memset(r->ws, 127, sizeof r->ws);
+}
+
+/* Block b of r gets `units` (0..384) units of 2^(sa+sw-256) with sign neg (tu_units_block). */
+static inline void tu_row_block(tu_row *r, size_t b, unsigned units, int neg, uint8_t sa,
+                                uint8_t sw)
+{
+    tu_units_block(r->a + b * 16, r->w + b * 16, units, neg);
+    r->as[b] = sa;
+    r->ws[b] = sw;
+}
+
 /* ---- cases (harness tests) ------------------------------------------------------------- */
 
 #ifdef A4W4_CASEFILE_H

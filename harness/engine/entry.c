@@ -284,6 +284,10 @@ static void add_outputs_fields(cJSON *o, const a4w4_entry_result *e)
     cJSON_AddNumberToObject(o, "time_ms", e->time_ms);
     if (e->has_cost)
         cJSON_AddNumberToObject(o, "cost_ms", e->cost_ms);
+    if (e->has_prep) {
+        cJSON_AddNumberToObject(o, "prep_generate_ms", e->prep_generate_ms);
+        cJSON_AddNumberToObject(o, "prep_oracles_ms", e->prep_oracles_ms);
+    }
     cJSON_AddNumberToObject(o, "exact_regime_outputs", (double)e->exact_regime_outputs);
     add_judged_fields(o, e);
     if (e->ambiguous)

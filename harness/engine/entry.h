@@ -109,6 +109,12 @@ typedef struct a4w4_entry_result { /* tagged: judge.h declares it ahead */
                                       re-check; the oracle entry's: the case's shared work
                                       (generation, the device judge's upload and passes, the
                                       host oracles). Written "cost_ms" after time_ms */
+    int has_prep;                  /* the oracle entry of a generated case: prep_* recorded */
+    double prep_generate_ms;       /*   of cost_ms: sampling and generating the operands */
+    double prep_oracles_ms;        /*   of cost_ms: the host oracles on the sample (both
+                                        written after cost_ms, "prep_generate_ms" and
+                                        "prep_oracles_ms"; on a prefetch thread beside the
+                                        previous case, docs/gpu.md) */
     size_t exact_regime_outputs;   /* OUTPUTS: outputs the exact-regime prover covers */
     /* What the entry's GEMM outputs were judged by (OUTPUTS entries, and BYTES entries that
      * compare GEMM outputs: golden systems under test, captures); the three add up to the

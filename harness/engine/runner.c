@@ -166,43 +166,6 @@ static int oracle_entry(const a4w4_case *c, const a4w4_case_data *d, const a4w4_
     return fail;
 }
 
-/* The oracles of d's outputs with E8M0 code 0 read as 2^-126 (contracts §1): the same
- * oracles on d's operands with every scale byte 0x00 set to 0x01 (2^-126), over sample s,
- * into *alt. *ad is a view for them (the oracles read the row-major operands alone, at the
- * sample): d's codes borrowed (d outlives it), scales of its own (alt_view_free frees them);
- * no copy of W's codes, no layouts. 0, or A4W4_ENOMEM. */
-static int alt_oracles(const a4w4_case_data *d, const a4w4_sample *s, a4w4_case_data *ad,
-                       a4w4_oracles *alt)
-{
-    size_t na = d->M * (d->K / 32), nw = d->N * (d->K / 32);
-    uint8_t *as = malloc(na ? na : 1), *ws = malloc(nw ? nw : 1);
-    memset(alt, 0, sizeof *alt);
-    memset(ad, 0, sizeof *ad);
-    if (!as || !ws) {
-        free(as);
-        free(ws);
-        return A4W4_ENOMEM;
-    }
-    for (size_t i = 0; i < na; i++)
-        as[i] = d->a_scale.data[i] ? d->a_scale.data[i] : 0x01;
-    for (size_t i = 0; i < nw; i++)
-        ws[i] = d->w_scale.data[i] ? d->w_scale.data[i] : 0x01;
-    ad->M = d->M, ad->N = d->N, ad->K = d->K;
-    ad->a_fp4 = d->a_fp4;
-    ad->w_fp4 = d->w_fp4;
-    ad->a_scale = (a4w4_guarded){as, na};
-    ad->w_scale = (a4w4_guarded){ws, nw};
-    return a4w4_oracles_compute(ad, s, alt) ? A4W4_ENOMEM : A4W4_OK;
-}
-
-/* Free alt_oracles' view (its own scales; the codes are d's). */
-static void alt_view_free(a4w4_case_data *ad)
-{
-    free(ad->a_scale.data);
-    free(ad->w_scale.data);
-    memset(ad, 0, sizeof *ad);
-}
-
 /* Open co for case data d over sample s, judged under E8M0 code-0 policy A4W4_CODE0_*, a
  * backend stopped after max_timeouts timeouts in a row. 0, or -1 when out of memory; co is
  * valid for case_oracles_close either way. */
@@ -213,13 +176,12 @@ int run_case_oracles_open(case_oracles *co, const a4w4_case_data *d, const a4w4_
     co->j = (judging){&co->o, d->code0 ? &co->alt : NULL, policy, max_timeouts, NULL, NULL, 0};
     if (a4w4_oracles_compute(d, s, &co->o) != 0)
         return -1;
-    return d->code0 && alt_oracles(d, s, &co->ad, &co->alt) ? -1 : 0;
+    return d->code0 && a4w4_oracles_compute_code0_alt(d, s, &co->alt) ? -1 : 0;
 }
 
 void run_case_oracles_close(case_oracles *co)
 {
     a4w4_oracles_free(&co->alt);
-    alt_view_free(&co->ad);
     a4w4_oracles_free(&co->o);
 }
 
@@ -623,6 +585,9 @@ static a4w4_hstatus run_prepared(const a4w4_runner *r, const a4w4_case *c, case_
         note_sampled(r, c, s, e);
         e->has_cost = 1; /* the case's shared work (before e can move: the list grows) */
         e->cost_ms = (shared_s + a4w4_now() - t0) * 1e3;
+        e->has_prep = 1;
+        e->prep_generate_ms = P->gen_s * 1e3;
+        e->prep_oracles_ms = P->oracle_s * 1e3;
         t0 = a4w4_now();
         st = run_backends(r, c, d, s, &co->j, ds, &dco->j, &src, out);
         if (st == A4W4_ST_OK)

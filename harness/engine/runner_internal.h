@@ -79,11 +79,10 @@ typedef struct {
 } gemm_run;
 
 /* The oracles a case's GEMM entries are judged against (judging j): o over the case's
- * operands and, when E8M0 code 0 occurs, alt over them with code 0 read as 2^-126 (ad). j
+ * operands and, when E8M0 code 0 occurs, alt over them with code 0 read as 2^-126. j
  * points into the struct: it stays where run_case_oracles_open put it. */
 typedef struct {
     a4w4_oracles o, alt;
-    a4w4_case_data ad;
     judging j;
 } case_oracles;
 

@@ -281,12 +281,11 @@ int a4w4_exact_regime_flags(const a4w4_sub_problem *p, uint8_t *flags, float *ab
 
 /* ---- the oracles ----------------------------------------------------------------------- */
 
-int a4w4_oracles_compute(const a4w4_case_data *d, const a4w4_sample *s, a4w4_oracles *o)
+/* The oracles of o->p (set, o otherwise zeroed): ordered1, exact, exact_f32, in_regime,
+ * abs_sum, proven. 0, or A4W4_ENOMEM. */
+static int compute_on_sub(a4w4_oracles *o)
 {
-    memset(o, 0, sizeof *o);
-    o->count = s->nrows * s->ncols;
-    if (a4w4_sub_problem_make(d, s, &o->p))
-        return A4W4_ENOMEM;
+    o->count = o->p.M * o->p.N;
     o->ordered1 = malloc(o->count * 2);
     o->exact = malloc(o->count * 2);
     o->exact_f32 = malloc(o->count * 4);
@@ -299,6 +298,47 @@ int a4w4_oracles_compute(const a4w4_case_data *d, const a4w4_sample *s, a4w4_ora
         exact_fast(p->a, p->as, p->w, p->ws, p->M, p->N, p->K, o->exact, o->exact_f32))
         return A4W4_ENOMEM;
     return a4w4_exact_regime_flags(p, o->in_regime, o->abs_sum, &o->proven);
+}
+
+int a4w4_oracles_compute(const a4w4_case_data *d, const a4w4_sample *s, a4w4_oracles *o)
+{
+    memset(o, 0, sizeof *o);
+    if (a4w4_sub_problem_make(d, s, &o->p))
+        return A4W4_ENOMEM;
+    return compute_on_sub(o);
+}
+
+/* Every scale byte 0x00 of n bytes at s set to 0x01. */
+static void code0_as_min_normal(uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        s[i] = s[i] ? s[i] : 0x01;
+}
+
+int a4w4_oracles_compute_code0_alt(const a4w4_case_data *d, const a4w4_sample *s,
+                                   a4w4_oracles *o)
+{
+    memset(o, 0, sizeof *o);
+    a4w4_sub_problem *p = &o->p;
+    if (s->full) { /* the case's own buffers: copy them, the scales are rewritten below */
+        size_t rb = d->K / 2, nb = d->K / 32;
+        uint8_t *c = malloc((d->M + d->N) * (rb + nb));
+        if (!c)
+            return A4W4_ENOMEM;
+        *p = (a4w4_sub_problem){c, c + d->M * rb, c + d->M * (rb + nb),
+                                c + d->M * (rb + nb) + d->N * rb, d->M, d->N, d->K, c};
+        memcpy(c, d->a_fp4.data, d->M * rb);
+        memcpy(c + d->M * rb, d->a_scale.data, d->M * nb);
+        memcpy(c + d->M * (rb + nb), d->w_fp4.data, d->N * rb);
+        memcpy(c + d->M * (rb + nb) + d->N * rb, d->w_scale.data, d->N * nb);
+    } else if (a4w4_sub_problem_make(d, s, p)) {
+        return A4W4_ENOMEM;
+    }
+    /* the scales lie in p->copy (a4w4_sub_problem_make's layout: a, as, w, ws) */
+    size_t nb = p->K / 32;
+    code0_as_min_normal(p->copy + (p->as - p->copy), p->M * nb);
+    code0_as_min_normal(p->copy + (p->ws - p->copy), p->N * nb);
+    return compute_on_sub(o);
 }
 
 const uint16_t *a4w4_oracles_ordered(a4w4_oracles *o, unsigned S)

@@ -83,6 +83,12 @@ int a4w4_exact_regime_flags(const a4w4_sub_problem *p, uint8_t *flags, float *ab
 /* ordered1, exact, exact_f32, proven, in_regime and abs_sum over sample s of d. 0, or A4W4_ENOMEM (*o is valid
  * for a4w4_oracles_free either way). */
 int a4w4_oracles_compute(const a4w4_case_data *d, const a4w4_sample *s, a4w4_oracles *o);
+/* The same with E8M0 code 0 read as 2^-126 (contracts §1, the other reading): the sampled rows
+ * gathered (every row for a full sample) with each scale byte 0x00 set to 0x01; the case's
+ * other rows and its layouts are never touched, so the cost is the sample's, not the case's.
+ * 0, or A4W4_ENOMEM (*o valid for a4w4_oracles_free either way). */
+int a4w4_oracles_compute_code0_alt(const a4w4_case_data *d, const a4w4_sample *s,
+                                   a4w4_oracles *o);
 
 /* ordered(S) over the sample, computed once per S (S <= 1: ordered1). NULL when out of memory
  * or when 8 other splits are held already. */

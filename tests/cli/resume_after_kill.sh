@@ -7,7 +7,7 @@ rm -rf "$WORK"; mkdir -p "$WORK"
 cd "$SRC"
 # timings and dates differ run to run; the stages are this process's own (a resumed run's
 # cover only the cases it ran)
-strip() { grep -v -E '"(time_ms|run_ms|cost_ms|date|[a-z_]+_s|outputs_device|outputs_host|oracle_outputs)"' "$1"; }
+strip() { grep -v -E '"(time_ms|run_ms|cost_ms|prep_[a-z]+_ms|date|[a-z_]+_s|outputs_device|outputs_host|oracle_outputs)"' "$1"; }
 
 "$CLI" run --set premerge --no-golden --budget-seconds 0 --out "$WORK/clean" --quiet
 

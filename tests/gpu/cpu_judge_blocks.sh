@@ -48,7 +48,7 @@ nofree=$(run nofree none 'atomic(4)' A4W4_JUDGE_CPU_FREE=1000)
 python3 - "$WORK" "$tiny" "$badv" "$nofree" <<'PY'
 import json, sys
 W, tiny, badv, nofree = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-TIMES = {"time_ms", "run_ms", "cost_ms", "date"}
+TIMES = {"time_ms", "run_ms", "cost_ms", "prep_generate_ms", "prep_oracles_ms", "date"}
 ROWS = {"b_normal": 37, "b_special": 21, "b_wide": 33, "b_exact": 17}
 # bounded: 8 bytes an output of the whole case's ULPs first, then 37 bytes an output of a block
 # of rows; atomic: 20 bytes an output of a block, 8 rows of 256 in 45,000 bytes

@@ -33,7 +33,7 @@ run resumed --resume
 python3 - "$WORK" <<'PY'
 import json, sys
 W = sys.argv[1]
-TIMES = {"time_ms", "run_ms", "cost_ms", "date"}
+TIMES = {"time_ms", "run_ms", "cost_ms", "prep_generate_ms", "prep_oracles_ms", "date"}
 # a bounded(S) or atomic(S) backend's outputs differ run to run (atomics reorder, contracts
 # §4.1): their hash, largest distance and where they fall in the bound too; everything else is
 # compared

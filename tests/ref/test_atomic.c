@@ -52,36 +52,19 @@ Test(atomic_text, parses_prints_and_refuses_what_it_cannot_enumerate)
     a4w4_contract_set_free(&set);
 }
 
-/* One output of K = 1024 (32 blocks, 4 splits of 8 at S = 4), every code 0, scales 127. */
-typedef struct {
-    uint8_t a[512], as[32], w[512], ws[32];
-} row;
-
-static void init(row *r)
-{
-    memset(r, 0, sizeof *r);
-    memset(r->as, 127, sizeof r->as);
-    memset(r->ws, 127, sizeof r->ws);
-}
-
-static void block(row *r, size_t b, unsigned units, int neg, uint8_t sa, uint8_t sw)
-{
-    tu_units_block(r->a + b * 16, r->w + b * 16, units, neg);
-    r->as[b] = sa;
-    r->ws[b] = sw;
-}
+/* One output of K = 1024 (32 blocks): tu_row (test_util.h). */
 
 /* Splits 256, 1, 1, 1: 256 + 1 ties to 256 in bf16, 258 + 1 ties to 260. Every order of the
  * three ones around 256 gives 256 (256 first or second) or 260 (third or last); the fp32
  * ordered(4) total 259 rounds to 260; 258 is no order's result. */
 Test(atomic_set, hand_derived_orders)
 {
-    row r;
-    init(&r);
-    block(&r, 0, 4, 0, 131, 131); /* 4 units of 2^6: 256 */
-    block(&r, 8, 4, 0, 127, 127); /* 1.0 */
-    block(&r, 16, 4, 0, 127, 127);
-    block(&r, 24, 4, 0, 127, 127);
+    tu_row r;
+    tu_row_init(&r);
+    tu_row_block(&r, 0, 4, 0, 131, 131); /* 4 units of 2^6: 256 */
+    tu_row_block(&r, 8, 4, 0, 127, 127); /* 1.0 */
+    tu_row_block(&r, 16, 4, 0, 127, 127);
+    tu_row_block(&r, 24, 4, 0, 127, 127);
     a4w4_dot_operands op = {r.a, r.as, r.w, r.ws, 1024};
     uint16_t q[A4W4_ATOMIC_SPLIT_MAX], res[720];
     cr_assert_eq(a4w4_dot_atomic_splits(&op, 4, q), 4u);
@@ -108,9 +91,9 @@ Test(atomic_set, hand_derived_orders)
  * makes every order NaN. */
 Test(atomic_set, zero_sign_and_nan)
 {
-    row r;
-    init(&r);
-    block(&r, 3, 1, 1, 60, 60); /* -2^-136 */
+    tu_row r;
+    tu_row_init(&r);
+    tu_row_block(&r, 3, 1, 1, 60, 60); /* -2^-136 */
     a4w4_dot_operands op = {r.a, r.as, r.w, r.ws, 1024};
     uint16_t q[A4W4_ATOMIC_SPLIT_MAX];
     cr_assert_eq(a4w4_dot_atomic_splits(&op, 1, q), 1u);

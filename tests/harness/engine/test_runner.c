@@ -171,9 +171,16 @@ Test(runner, a_failing_gemm_entry_is_written_with_its_fields_in_order)
     static const char *const oracle_keys[] = {
         "name", "M", "N", "K", "regime", "seed", "backend", "contract", "tags",
         "checked_outputs", "sampled", "verdict", "mismatches", "unwritten", "max_ulp",
-        "first_mismatches", "time_ms", "cost_ms", "exact_regime_outputs", "route", "policy",
-        "hazard", "field_bugs"};
-    expect_keys(cJSON_GetArrayItem(a, 0), oracle_keys, sizeof oracle_keys / sizeof oracle_keys[0]);
+        "first_mismatches", "time_ms", "cost_ms", "prep_generate_ms", "prep_oracles_ms",
+        "exact_regime_outputs", "route", "policy", "hazard", "field_bugs"};
+    const cJSON *oe = cJSON_GetArrayItem(a, 0);
+    expect_keys(oe, oracle_keys, sizeof oracle_keys / sizeof oracle_keys[0]);
+    double gen = cJSON_GetObjectItem(oe, "prep_generate_ms")->valuedouble,
+           ora = cJSON_GetObjectItem(oe, "prep_oracles_ms")->valuedouble;
+    cr_expect(gen > 0 && ora > 0, "the case's generation and host oracles took time: %g, %g ms",
+              gen, ora);
+    cr_expect_leq(gen + ora, cJSON_GetObjectItem(oe, "cost_ms")->valuedouble,
+                  "the oracle entry's cost holds the case's generation and host oracles");
     cJSON_Delete(a);
     a4w4_entry_list_free(&en);
 }

@@ -264,3 +264,49 @@ Test(sample_oracles, the_quantum_range_limits_and_zero_rows)
     cr_expect_eq(count_one(z, as, w[2], bs), 1, "zero row of A");
     cr_expect_eq(count_one(a, as, z, bs), 1, "zero row of W");
 }
+
+/* contracts §1: the oracles under the other reading of E8M0 code 0 (2^-126) are the plain
+ * oracles of the operands with every scale byte 0x00 set to 0x01, at every sampled output, for
+ * a sampled and a full sample; and they differ from the 2^-127 reading's somewhere (the code0
+ * regime puts code 0 where it changes outputs), so the comparison sees the reading. */
+Test(sample_oracles, the_code0_alternative_is_the_plain_oracles_of_code_0_read_as_2_to_the_126)
+{
+    for (int full = 0; full <= 1; full++) {
+        a4w4_case c = tu_case(full ? "so_code0_full" : "so_code0", full ? 40 : 300,
+                              full ? 70 : 1100, 512, A4W4_REGIME_CODE0, A4W4_ROUND_UP, 91);
+        a4w4_sample s;
+        a4w4_case_data d, ad;
+        a4w4_oracles o, alt;
+        cr_assert_eq(a4w4_sample_make(c.M, c.N, c.K, c.seed, c.name, full, &s), 0);
+        cr_assert_eq(s.full, full);
+        cr_assert_eq(a4w4_case_generate(&c, &s, &d), 0);
+        cr_assert(d.code0, "the code0 regime holds E8M0 code 0");
+        size_t na = c.M * (c.K / 32), nw = c.N * (c.K / 32);
+        uint8_t *as = malloc(na), *ws = malloc(nw);
+        cr_assert(as && ws);
+        for (size_t i = 0; i < na; i++)
+            as[i] = d.a_scale.data[i] ? d.a_scale.data[i] : 0x01;
+        for (size_t i = 0; i < nw; i++)
+            ws[i] = d.w_scale.data[i] ? d.w_scale.data[i] : 0x01;
+        cr_assert_eq(a4w4_case_data_load(d.a_fp4.data, as, d.w_fp4.data, ws, c.M, c.N, c.K, &ad),
+                     0);
+        cr_assert_eq(a4w4_oracles_compute(&d, &s, &o), 0);
+        cr_assert_eq(a4w4_oracles_compute_code0_alt(&d, &s, &alt), 0);
+        cr_assert_eq(alt.count, s.nrows * s.ncols);
+        size_t proven = expect_plain(&ad, &s, &alt, c.name);
+        cr_expect_eq(alt.proven, proven, "%s: proven %zu, the per-output prover %zu", c.name,
+                     alt.proven, proven);
+        size_t differ = 0;
+        for (size_t k = 0; k < o.count; k++)
+            differ += o.exact[k] != alt.exact[k];
+        cr_expect_gt(differ, 0, "%s: the two readings give the same outputs", c.name);
+        cr_expect_eq(d.a_scale.data[c.seed % (c.K / 32)], 0, "the case's own scales untouched");
+        a4w4_oracles_free(&alt);
+        a4w4_oracles_free(&o);
+        free(as);
+        free(ws);
+        a4w4_case_data_free(&ad);
+        a4w4_case_data_free(&d);
+        a4w4_sample_free(&s);
+    }
+}
