@@ -327,6 +327,7 @@ void a4w4_run_add_stages(a4w4_run_plan *p)
     cJSON_AddNumberToObject(st, "outputs_host", t->outputs_host);
     cJSON_AddNumberToObject(st, "oracle_outputs", t->oracle_outputs);
     cJSON_AddNumberToObject(st, "w_device_bytes", t->w_device_bytes);
+    cJSON_AddNumberToObject(st, "w_host_bytes", t->w_host_bytes);
 }
 
 int a4w4_run_save_manifest(const a4w4_run_plan *p, const char *save_dir, size_t *n,

@@ -185,6 +185,17 @@ void run_case_oracles_close(case_oracles *co)
     a4w4_oracles_free(&co->o);
 }
 
+/* W of d completed on the host for a host reader (a4w4_case_w_complete), its bytes counted in
+ * r's stages.w_host_bytes when it was deferred (docs/gpu.md, "W made on the device"). */
+void run_w_complete(const a4w4_runner *r, a4w4_case_data *d)
+{
+    if (d->w_deferred && r->stages)
+        r->stages->w_host_bytes += (double)(d->w_fp4.len + d->w_scale.len) +
+                                   (d->w_scale_swizzled.data ? (double)d->w_scale_swizzled.len
+                                                             : 0);
+    a4w4_case_w_complete(d);
+}
+
 /* Entries for every backend of r on case c (after the oracle's), judged against j on sample
  * s; j->dev: the device judge of this case (NULL: everything on the host sample), j->dor: its
  * oracle facts. A GEMM entry on the device is re-checked on the device path's sample ds
@@ -207,12 +218,14 @@ static a4w4_hstatus run_backends(const a4w4_runner *r, const a4w4_case *c, a4w4_
         int on_dev = b->type->run && run_on_device(j, b, run_case_contract(b, c, &own, NULL, 0));
         int dev_bytes = dev && ((b->type->layouts && b->type->layouts_device) ||
                                 (b->type->quantize && b->type->quantize_device && d->x));
-        if (!on_dev && !dev_bytes) { /* a host reader of W and the ASM layouts, perhaps */
+        /* a host reader of W and the ASM layouts, perhaps; a quantizer reads only the
+         * activations (run_quant_backend; n/a outside the normal regime), never W */
+        if (!on_dev && !dev_bytes && (b->type->run || b->type->layouts)) {
             /* a deferred preshuffle is of a case whose every row of W the host then holds: the
              * preshuffle of every row, as a host layout backend makes it from them (the
              * sample's rows alone would fail it on a sampled case) */
             const a4w4_sample every = {.full = 1};
-            a4w4_case_w_complete(d);
+            run_w_complete(r, d);
             a4w4_case_wsh_complete(d, &every);
         }
         if (b->type->run)
@@ -558,7 +571,7 @@ static a4w4_hstatus run_prepared(const a4w4_runner *r, const a4w4_case *c, case_
     const a4w4_devjudge *dev =
         use_dev ? run_device_for(r, c, d, &need, dwhy, sizeof dwhy, &nofit) : NULL;
     if (!dev) /* every entry on the host: W's every row there (a device W never made) */
-        a4w4_case_w_complete(d);
+        run_w_complete(r, d);
     else if (T && d->w_deferred) /* the judge made W (devjudge_hip.c make_w) */
         T->w_device_bytes += (double)(d->w_fp4.len + d->w_scale.len) +
                              (d->w_scale_swizzled.data ? (double)d->w_scale_swizzled.len : 0);

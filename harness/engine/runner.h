@@ -79,6 +79,8 @@ typedef struct {
     double oracle_outputs; /* outputs the host oracles computed (each case's sample) */
     double w_device_bytes; /* bytes of W (codes, scales, swizzled scales) made on the device
                               instead of generated on the host and uploaded (docs/gpu.md) */
+    double w_host_bytes;   /* bytes of such a W the host generated after all, for a host reader
+                              of every row (a host-run backend, a judge that declined) */
 } a4w4_stage_times;
 
 /* The seconds of t's stages (backend_runs_s, inside kernels_s, not counted twice). */

@@ -87,6 +87,8 @@ typedef struct {
 } case_oracles;
 
 /* ---- runner.c ---- */
+/* d's deferred W completed on the host, its bytes counted in r's stages (w_host_bytes). */
+void run_w_complete(const a4w4_runner *r, a4w4_case_data *d);
 void run_enter(const a4w4_backend *b);
 
 void run_leave(const a4w4_backend *b);

@@ -7,7 +7,8 @@
 # of every regime the device path takes at shapes with and without the preshuffle and the
 # scale swizzle, a range case (never deferred), a small case (sampled in full: nothing
 # deferred). The W-made run must say it made W (stages.w_device_bytes > 0; 0 with
-# A4W4_HOST_W=1). Host readers of W's unsampled rows: a code-0 case without a stated reading
+# A4W4_HOST_W=1) and generated none of it on the host after all (stages.w_host_bytes 0: no
+# entry of the run reads every row of W on the host, hip-quant included). Host readers of W's unsampled rows: a code-0 case without a stated reading
 # (the device judge declines it: every entry on the host), and --save-failing on a wrong kernel
 # (A4W4_GPU_CPU_FAULT=gemm), whose bundles must hold every byte of W: `verify` finds each
 # bundle's operands and layouts as the generator makes them and only its y_got wrong, and
@@ -48,7 +49,7 @@ set -e
 python3 - "$WORK" <<'PY'
 import json, sys
 W = sys.argv[1]
-TIMES = {"time_ms", "run_ms", "cost_ms", "date"}
+TIMES = {"time_ms", "run_ms", "cost_ms", "prep_generate_ms", "prep_oracles_ms", "date"}
 VALUES = {"y_hash", "max_ulp", "bound_use", "bound_ulp_median", "bound_ulp_max"}
 def entries(name):
     d = json.load(open("%s/%s/results.json" % (W, name)))
@@ -73,6 +74,12 @@ for a, b, cases in (("devw", "hostw", 8), ("devw0", "hostw0", 2)):
 # the declined code-0 case's W is the host's: only g_exact's was made on the device
 d0, _ = entries("devw0")
 assert d0["stages"]["w_device_bytes"] == 512 * 4096 // 2 + 2 * 512 * 4096 // 32, d0["stages"]
+assert d0["stages"]["w_host_bytes"] > 0, d0["stages"]
+# with the reading stated every case is judged on the device and no entry reads W on the host:
+# hip-quant reads only the activations (n/a outside the normal regime), so the host never
+# generates the W it deferred (it did for every non-normal case before)
+dw, _ = entries("devw")
+assert dw["stages"]["w_host_bytes"] == 0, dw["stages"]
 PY
 # --save-failing on a wrong kernel: the bundles hold every byte of W
 for mode in devw hostw; do
