@@ -219,8 +219,8 @@ static void normal_x_row(const a4w4_case *c, size_t row, uint16_t *x)
     for (size_t i = 0; i < c->K; i += 2) {
         double u1 = uniform01(&rx), u2 = uniform01(&rx);
         double rad = sqrt(-2.0 * log(u1 > 0 ? u1 : 0x1p-53));
-        x[i] = a4w4_f32_to_bf16((float)(rad * cos(6.283185307179586 * u2)));
-        x[i + 1] = a4w4_f32_to_bf16((float)(rad * sin(6.283185307179586 * u2)));
+        x[i] = a4w4_f32_to_bf16_inline((float)(rad * cos(6.283185307179586 * u2)));
+        x[i + 1] = a4w4_f32_to_bf16_inline((float)(rad * sin(6.283185307179586 * u2)));
     }
 }
 
@@ -527,6 +527,8 @@ static int generate(const a4w4_case *c, const a4w4_sample *s, int all_rows, int 
     memset(d->w_scale.data, A4W4_ACT_SCALE_FILL_DEFAULT, c->N * nb);
     if (c->regime == A4W4_REGIME_NORMAL && !(d->x = calloc(c->M * c->K, sizeof *d->x)))
         goto out;
+    if (d->x && all_rows && c->M * c->K * sizeof *d->x >= DENSE_HUGE_BYTES) /* written whole */
+        advise_huge((uint8_t *)d->x, c->M * c->K * sizeof *d->x);
     if (gen_rows(c, STREAM_A, c->M, all_rows ? NULL : need_a, &d->a_fp4, &d->a_scale, d->x) ||
         gen_rows(c, STREAM_W, c->N, all_rows ? NULL : need_w, &d->w_fp4, &d->w_scale, NULL))
         goto out;
