@@ -81,11 +81,7 @@ float a4w4_e8m0_to_f32(uint8_t code)
 
 uint16_t a4w4_f32_to_bf16(float f)
 {
-    uint32_t u = a4w4_f32_bits(f);
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
-        return (uint16_t)((u >> 16) | 0x0040u);
-    u += 0x7FFFu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
+    return a4w4_f32_to_bf16_inline(f);
 }
 
 float a4w4_bf16_to_f32(uint16_t h)

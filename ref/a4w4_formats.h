@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Status codes returned by every ref/ function that can fail. ref/ prints nothing. */
 typedef enum {
@@ -57,6 +58,18 @@ float a4w4_fp16_to_f32(uint16_t h);
 /* Raw bit views of fp32. */
 uint32_t a4w4_f32_bits(float f);
 float a4w4_f32_from_bits(uint32_t u);
+
+/* a4w4_f32_to_bf16 inline (the one rounding; the out-of-line function calls this): for the
+ * generator's per-element loops. RNE, NaN quieted with its sign kept. contracts §1. */
+static inline uint16_t a4w4_f32_to_bf16_inline(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+        return (uint16_t)((u >> 16) | 0x0040u);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
 
 /* a4w4_e2m1_to_int2x inline (the one table; the out-of-line function calls this): for the
  * oracles' inner loops, which decode every element of every output's two rows. contracts §4. */

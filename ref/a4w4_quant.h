@@ -43,6 +43,13 @@ void a4w4_quant_block(const float x[32], uint8_t s, uint8_t out[16]);
 int a4w4_quantize(const void *x, a4w4_in_dtype dtype, size_t M, size_t K, a4w4_scale_mode mode,
                   int shuffle, uint8_t *x_fp4, uint8_t *x_scale);
 
+/* a4w4_quantize for bf16 input (dtype A4W4_IN_BF16, shuffle 0), faster: the same bytes.
+ * x [M, K] bf16 bits row-major; x_fp4 [M, K/2] fp4x2 and x_scale [M, K/32] E8M0, row-major.
+ * A NaN/Inf block's codes are the plain path's (contracts §2 step 4). Errors as
+ * a4w4_quantize. Held equal to it over every bf16 value in every mode (a4w4_quant_fast.c). */
+int a4w4_quantize_bf16_fast(const uint16_t *x, size_t M, size_t K, a4w4_scale_mode mode,
+                            uint8_t *x_fp4, uint8_t *x_scale);
+
 /* Dequantize fp4x2 [rows, K/2] with row-major scales [rows, K/32] to fp32 [rows, K]:
  * value = e2m1 * 2^(s-127) computed exactly (NaN for scale 0xFF). A4W4_EINVAL on bad K. */
 int a4w4_dequantize(const uint8_t *fp4, const uint8_t *scale, size_t rows, size_t K, float *out);

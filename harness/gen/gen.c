@@ -210,6 +210,59 @@ static void fill_wide_scales(const a4w4_case *c, a4w4_rng *r, uint8_t *s, size_t
     }
 }
 
+/* x of normal-regime A row `row`: K bf16 values ~ N(0, 1) by Box-Muller on the row's own
+ * stream, each double op as written here (a case's operands are a function of seed and name). */
+static void normal_x_row(const a4w4_case *c, size_t row, uint16_t *x)
+{
+    a4w4_rng rx;
+    a4w4_rng_init(&rx, c->seed, c->name, stream_id(STREAM_X, row));
+    for (size_t i = 0; i < c->K; i += 2) {
+        double u1 = uniform01(&rx), u2 = uniform01(&rx);
+        double rad = sqrt(-2.0 * log(u1 > 0 ? u1 : 0x1p-53));
+        x[i] = a4w4_f32_to_bf16_inline((float)(rad * cos(6.283185307179586 * u2)));
+        x[i + 1] = a4w4_f32_to_bf16_inline((float)(rad * sin(6.283185307179586 * u2)));
+    }
+}
+
+/* Normal-regime A row: x ~ N(0, 1) rounded to bf16, quantized per 1x32 in the case's scale
+ * mode (contracts §2) by the fast bf16 quantizer, which writes the plain one's bytes; x is
+ * generated straight into xrow when kept. */
+static int normal_a_row(const a4w4_case *c, size_t row, uint8_t *fp4, uint8_t *scale,
+                        uint16_t *xrow)
+{
+    uint16_t *x = xrow ? xrow : malloc(c->K * sizeof *x);
+    if (!x)
+        return A4W4_ENOMEM;
+    normal_x_row(c, row, x);
+    int rc = a4w4_quantize_bf16_fast(x, 1, c->K, c->mode, fp4, scale);
+    if (!xrow)
+        free(x);
+    return rc;
+}
+
+int a4w4_gen_normal_a_row_plain(const a4w4_case *c, size_t row, uint8_t *fp4, uint8_t *scale,
+                                uint16_t *xrow)
+{
+    size_t K = c->K;
+    /* x ~ N(0, 1) rounded to bf16, quantized per 1x32 in the case's scale mode */
+    uint16_t *x = malloc(K * sizeof *x);
+    if (!x)
+        return A4W4_ENOMEM;
+    a4w4_rng rx;
+    a4w4_rng_init(&rx, c->seed, c->name, stream_id(STREAM_X, row));
+    for (size_t i = 0; i < K; i += 2) {
+        double u1 = uniform01(&rx), u2 = uniform01(&rx);
+        double rad = sqrt(-2.0 * log(u1 > 0 ? u1 : 0x1p-53));
+        x[i] = a4w4_f32_to_bf16((float)(rad * cos(6.283185307179586 * u2)));
+        x[i + 1] = a4w4_f32_to_bf16((float)(rad * sin(6.283185307179586 * u2)));
+    }
+    int rc = a4w4_quantize(x, A4W4_IN_BF16, 1, K, c->mode, 0, fp4, scale);
+    if (xrow)
+        memcpy(xrow, x, K * sizeof *x);
+    free(x);
+    return rc;
+}
+
 /* One row of A or W (tensor STREAM_A / STREAM_W): K/2 code bytes and K/32 scales; in the
  * normal regime A's row also keeps its bf16 source in xrow (K elements) when xrow != NULL. */
 static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uint8_t *scale,
@@ -230,25 +283,8 @@ static int gen_row(const a4w4_case *c, int tensor, size_t row, uint8_t *fp4, uin
             a4w4_tiny_shift(c, tensor == STREAM_W, row, scale, nb);
         break;
     case A4W4_REGIME_NORMAL:
-        if (tensor == STREAM_A) {
-            /* x ~ N(0, 1) rounded to bf16, quantized per 1x32 in the case's scale mode */
-            uint16_t *x = malloc(K * sizeof *x);
-            if (!x)
-                return A4W4_ENOMEM;
-            a4w4_rng rx;
-            a4w4_rng_init(&rx, c->seed, c->name, stream_id(STREAM_X, row));
-            for (size_t i = 0; i < K; i += 2) {
-                double u1 = uniform01(&rx), u2 = uniform01(&rx);
-                double rad = sqrt(-2.0 * log(u1 > 0 ? u1 : 0x1p-53));
-                x[i] = a4w4_f32_to_bf16((float)(rad * cos(6.283185307179586 * u2)));
-                x[i + 1] = a4w4_f32_to_bf16((float)(rad * sin(6.283185307179586 * u2)));
-            }
-            int rc = a4w4_quantize(x, A4W4_IN_BF16, 1, K, c->mode, 0, fp4, scale);
-            if (xrow)
-                memcpy(xrow, x, K * sizeof *x);
-            free(x);
-            return rc;
-        }
+        if (tensor == STREAM_A)
+            return normal_a_row(c, row, fp4, scale, xrow);
         fill_codes(&r, fp4, K / 2, 7);
         fill_scales(&r, scale, nb, 123, 131);
         break;
@@ -530,6 +566,8 @@ static int generate(const a4w4_case *c, const a4w4_sample *s, int all_rows, int 
     memset(d->w_scale.data, A4W4_ACT_SCALE_FILL_DEFAULT, c->N * nb);
     if (c->regime == A4W4_REGIME_NORMAL && !(d->x = calloc(c->M * c->K, sizeof *d->x)))
         goto out;
+    if (d->x && all_rows && c->M * c->K * sizeof *d->x >= DENSE_HUGE_BYTES) /* written whole */
+        advise_huge((uint8_t *)d->x, c->M * c->K * sizeof *d->x);
     if (gen_rows(c, STREAM_A, c->M, all_rows ? NULL : need_a, &d->a_fp4, &d->a_scale, d->x) ||
         gen_rows(c, STREAM_W, c->N, w_dense ? NULL : need_w, &d->w_fp4, &d->w_scale, NULL))
         goto out;

@@ -93,6 +93,13 @@ void a4w4_case_w_complete(a4w4_case_data *d);
 void a4w4_case_wsh_complete(a4w4_case_data *d, const a4w4_sample *s);
 void a4w4_case_data_free(a4w4_case_data *d);
 
+/* Row `row` of a normal-regime case's A by the plain path the generator used before its fast
+ * one (Box-Muller into a scratch x, a4w4_quantize, x copied out), kept to hold the generator
+ * to the same bytes: fp4 K/2 bytes, scale K/32 E8M0 (contracts §2), xrow K bf16 (or NULL).
+ * A4W4_ENOMEM or a4w4_quantize's status on error. */
+int a4w4_gen_normal_a_row_plain(const a4w4_case *c, size_t row, uint8_t *fp4, uint8_t *scale,
+                                uint16_t *xrow);
+
 /* Case data from given row-major operands (a golden or exported bundle's): a_fp4 [M, K/2],
  * a_scale [M, K/32], w_fp4 [N, K/2], w_scale [N, K/32] copied between guard zones, the ASM
  * layouts derived from them as a4w4_case_generate does (contracts §3), code0 set. Returns 0
