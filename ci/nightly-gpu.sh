@@ -18,7 +18,7 @@
 #   3. Run: a4w4_gpu_emu and a4w4_judge_emu (CPU runs of the kernels' and the judge's
 #      arithmetic), a4w4_gpu_check on the full matrix and the golden bundles (the plain and the
 #      matrix-unit kernels against the C oracles), a4w4_judge_check (the GPU judge against the
-#      C oracles); with --sanitize also a4w4_gpu_check --quick under compute-sanitizer memcheck
+#      C oracles), a4w4_wgen_check (W made on the device against the host's generator); with --sanitize also a4w4_gpu_check --quick under compute-sanitizer memcheck
 #      (NVIDIA).
 #   4. The harness: `a4w4check run --set nightly` (golden bundles included) on every backend
 #      — every hip-* one and the CPU ones — in G = GPUs x GROUPS_PER_GPU shard groups, group g
@@ -122,7 +122,7 @@ if [ -n "$prebuilt" ]; then
 elif cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF \
        "${cmake_gpu[@]}" >"$reports/cmake-configure.log" 2>&1 &&
      cmake --build "$build" -j "$(nproc)" --target a4w4_gpu_check a4w4_gpu_emu a4w4_judge_emu \
-       a4w4_judge_check a4w4check \
+       a4w4_judge_check a4w4_wgen_check a4w4check \
        >"$reports/cmake-build.log" 2>&1; then
   bindir=$build
   log "built with CMake in $build"
@@ -155,6 +155,7 @@ run_step gpu_emu "$bindir/a4w4_gpu_emu" "$root/cases/golden"
 [ -x "$bindir/a4w4_judge_emu" ] && run_step judge_emu "$bindir/a4w4_judge_emu"
 run_step gpu_check "$bindir/a4w4_gpu_check" "${quick[@]}" --golden "$root/cases/golden"
 [ -x "$bindir/a4w4_judge_check" ] && run_step judge_check "$bindir/a4w4_judge_check" "${quick[@]}"
+[ -x "$bindir/a4w4_wgen_check" ] && run_step wgen_check "$bindir/a4w4_wgen_check"
 if [ "$sanitize" = 1 ]; then
   if [ "$plat" = nvidia ] && command -v compute-sanitizer >/dev/null 2>&1; then
     run_step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 \
