@@ -187,6 +187,23 @@ static inline void tu_units_block(uint8_t *a, uint8_t *w, unsigned units, int ne
     cr_assert_eq(units, 0, "tu_units_block: more than 384 units");
 }
 
+/* malloc(n) (1 byte for n = 0), failing the test when out of memory. */
+static inline void *tu_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    cr_assert_not_null(p, "out of memory (%zu bytes)", n);
+    return p;
+}
+
+/* The first offset where a and b (n bytes each) differ, or n when they are equal. */
+static inline size_t tu_first_diff(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return i;
+    return n;
+}
+
 /* One output of K = 1024 (32 blocks) built block by block: a[512], w[512] fp4x2 bytes and
  * as[32], ws[32] E8M0 scales, every code 0 and every scale 127 after tu_row_init. */
 typedef struct {

@@ -49,15 +49,11 @@ set -e
 python3 - "$WORK" <<'PY'
 import json, sys
 W = sys.argv[1]
-TIMES = {"time_ms", "run_ms", "cost_ms", "prep_generate_ms", "prep_oracles_ms", "date"}
-VALUES = {"y_hash", "max_ulp", "bound_use", "bound_ulp_median", "bound_ulp_max"}
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, "tests/gpu")
+import results_entries
 def entries(name):
-    d = json.load(open("%s/%s/results.json" % (W, name)))
-    out = {}
-    for e in d["cases"]:
-        drop = TIMES | (VALUES if e["contract"].startswith(("bounded", "atomic")) else set())
-        out[(e["name"], e["backend"])] = {k: v for k, v in e.items() if k not in drop}
-    return d, out
+    return results_entries.entries("%s/%s" % (W, name))
 for a, b, cases in (("devw", "hostw", 8), ("devw0", "hostw0", 2)):
     da, ea = entries(a)
     db, eb = entries(b)

@@ -33,18 +33,11 @@ run resumed --resume
 python3 - "$WORK" <<'PY'
 import json, sys
 W = sys.argv[1]
-TIMES = {"time_ms", "run_ms", "cost_ms", "prep_generate_ms", "prep_oracles_ms", "date"}
-# a bounded(S) or atomic(S) backend's outputs differ run to run (atomics reorder, contracts
-# §4.1): their hash, largest distance and where they fall in the bound too; everything else is
-# compared
-VALUES = {"y_hash", "max_ulp", "bound_use", "bound_ulp_median", "bound_ulp_max"}
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, "tests/gpu")
+import results_entries
 def entries(name):
-    d = json.load(open("%s/%s/results.json" % (W, name)))
-    out = {}
-    for e in d["cases"]:
-        drop = TIMES | (VALUES if e["contract"].startswith(("bounded", "atomic")) else set())
-        out[(e["name"], e["backend"])] = {k: v for k, v in e.items() if k not in drop}
-    return d, out
+    return results_entries.entries("%s/%s" % (W, name))
 ahead_doc, ahead = entries("ahead")
 inturn_doc, inturn = entries("inturn")
 assert len(ahead) == 9 * 9 and ahead.keys() == inturn.keys(), (len(ahead), len(inturn))

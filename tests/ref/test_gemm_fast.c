@@ -48,17 +48,11 @@ typedef struct {
     uint8_t *a, *as, *w, *ws; /* [M,K/2] [M,K/32] [N,K/2] [N,K/32] */
 } operands;
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    cr_assert_not_null(p);
-    return p;
-}
 
 static operands ops_new(size_t M, size_t N, size_t K)
 {
     operands o = {
-        M, N, K, xmalloc(M * K / 2), xmalloc(M * K / 32), xmalloc(N * K / 2), xmalloc(N * K / 32)};
+        M, N, K, tu_xmalloc(M * K / 2), tu_xmalloc(M * K / 32), tu_xmalloc(N * K / 2), tu_xmalloc(N * K / 32)};
     return o;
 }
 
@@ -98,7 +92,7 @@ static void fill_exact(operands *o)
  * exponent in -4..4), in one scale mode. */
 static void quantize_rows(uint8_t *fp4, uint8_t *scale, size_t rows, size_t K, a4w4_scale_mode mode)
 {
-    uint16_t *x = xmalloc(rows * K * sizeof *x);
+    uint16_t *x = tu_xmalloc(rows * K * sizeof *x);
     for (size_t r = 0; r < rows; r++) {
         double mul = ldexp(1.0, (int)rnd(9) - 4);
         for (size_t k = 0; k < K; k++) {
@@ -130,7 +124,7 @@ static void fill_wide(operands *o, int finite, int lo)
     size_t nb = o->K / 32;
     fill_codes(o->a, o->M * o->K / 2, 7);
     fill_codes(o->w, o->N * o->K / 2, 7);
-    int *centre = xmalloc(nb * sizeof *centre);
+    int *centre = tu_xmalloc(nb * sizeof *centre);
     for (size_t b = 0; b < nb; b++)
         centre[b] = 1 + (int)rnd(254);
     for (int side = 0; side < 2; side++) {
@@ -201,7 +195,7 @@ typedef struct {
 
 static result result_new(size_t n)
 {
-    result r = {xmalloc(n * sizeof(uint16_t)), xmalloc(n * sizeof(float))};
+    result r = {tu_xmalloc(n * sizeof(uint16_t)), tu_xmalloc(n * sizeof(float))};
     memset(r.bf16, 0xA5, n * sizeof(uint16_t));
     memset(r.f32, 0xA5, n * sizeof(float));
     return r;
@@ -523,8 +517,8 @@ Test(fast_load_x, every_path_equals_the_portable_decode_and_scan)
         for (size_t i = 0; i < COUNT(nbs); i++)
             for (int kind = 0; kind < 3; kind++) {
                 size_t nb = nbs[i], K = nb * 32;
-                uint8_t *fp4 = xmalloc(K / 2), *scale = xmalloc(nb);
-                uint8_t *x = xmalloc(K), *xp = xmalloc(K), *c = xmalloc(nb), *cp = xmalloc(nb);
+                uint8_t *fp4 = tu_xmalloc(K / 2), *scale = tu_xmalloc(nb);
+                uint8_t *x = tu_xmalloc(K), *xp = tu_xmalloc(K), *c = tu_xmalloc(nb), *cp = tu_xmalloc(nb);
                 fill_x_row(fp4, scale, nb, kind);
                 int32_t lo, hi, lop, hip;
                 unsigned f = k->load_x(fp4, scale, K, x, c, &lo, &hi);

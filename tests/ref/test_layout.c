@@ -26,21 +26,7 @@ static void fill_random(uint8_t *p, size_t n)
         p[i] = (uint8_t)(tu_xorshift64(&rng) >> 56);
 }
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    cr_assert_not_null(p, "out of memory (%zu bytes)", n);
-    return p;
-}
 
-/* First differing offset of two buffers, or n when equal. */
-static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return i;
-    return n;
-}
 
 /* Closed-form index map vs the view engine on an index-valued tensor: view-permute the
  * source flat indices (uint32) and require map(i) == the position the engine put i at. */
@@ -50,7 +36,7 @@ static void check_map_vs_engine(map2_fn map, size_t A, size_t B, size_t rows, si
                                 int ndim, const size_t *shape, const int *perm)
 {
     size_t n = rows * cols;
-    uint32_t *src = xmalloc(n * sizeof *src), *dst = xmalloc(n * sizeof *dst);
+    uint32_t *src = tu_xmalloc(n * sizeof *src), *dst = tu_xmalloc(n * sizeof *dst);
     for (size_t i = 0; i < n; i++)
         src[i] = (uint32_t)i;
     cr_assert_eq(a4w4_view_permute(src, sizeof *src, ndim, shape, perm, dst), A4W4_OK);
@@ -68,7 +54,7 @@ static void check_map_vs_engine(map2_fn map, size_t A, size_t B, size_t rows, si
 /* Every destination in [0, n) hit exactly once by map over the [rows, cols] source. */
 static void check_bijection(map2_fn map, size_t A, size_t B, size_t rows, size_t cols, size_t n)
 {
-    uint8_t *hit = xmalloc(n);
+    uint8_t *hit = tu_xmalloc(n);
     memset(hit, 0, n);
     for (size_t r = 0; r < rows; r++)
         for (size_t c = 0; c < cols; c++) {
@@ -159,12 +145,12 @@ Test(view, random_vs_scatter_elem_1_to_8)
             perm[j] = t;
         }
         size_t n = total * elem;
-        uint8_t *src = xmalloc(n), *got = xmalloc(n), *want = xmalloc(n);
+        uint8_t *src = tu_xmalloc(n), *got = tu_xmalloc(n), *want = tu_xmalloc(n);
         fill_random(src, n);
         memset(got, 0xCD, n);
         naive_permute(src, elem, ndim, shape, perm, want);
         cr_assert_eq(a4w4_view_permute(src, elem, ndim, shape, perm, got), A4W4_OK);
-        size_t d = first_diff(got, want, n);
+        size_t d = tu_first_diff(got, want, n);
         cr_assert_eq(d, n, "trial %d elem %zu ndim %d: first difference at byte %zu", trial,
                      elem, ndim, d);
         free(src);
@@ -290,13 +276,13 @@ Test(preshuffle, closed_equals_view_240_shapes)
             const int perm[5] = {0, 2, 3, 1, 4};
             check_map_vs_engine(pre_map, N, K, N, Kb, 5, shape, perm);
 
-            uint8_t *w = xmalloc(n), *a = xmalloc(n), *b = xmalloc(n);
+            uint8_t *w = tu_xmalloc(n), *a = tu_xmalloc(n), *b = tu_xmalloc(n);
             fill_random(w, n);
             memset(a, 0x11, n);
             memset(b, 0x22, n);
             cr_assert_eq(a4w4_preshuffle(w, N, K, a), A4W4_OK);
             cr_assert_eq(a4w4_preshuffle_view(w, N, K, b), A4W4_OK);
-            size_t d = first_diff(a, b, n);
+            size_t d = tu_first_diff(a, b, n);
             cr_assert_eq(d, n, "N=%zu K=%zu: closed and view differ at %zu", N, K, d);
             free(w);
             free(a);
@@ -322,7 +308,7 @@ Test(preshuffle, inverse_is_identity)
     for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < 3; j++) {
             size_t N = Ns[i], K = Ks[j], n = N * K / 2;
-            uint8_t *w = xmalloc(n), *s = xmalloc(n), *back = xmalloc(n);
+            uint8_t *w = tu_xmalloc(n), *s = tu_xmalloc(n), *back = tu_xmalloc(n);
             fill_random(w, n);
             cr_assert_eq(a4w4_preshuffle(w, N, K, s), A4W4_OK);
             cr_assert_eq(a4w4_unpreshuffle(s, N, K, back), A4W4_OK);
@@ -430,13 +416,13 @@ Test(swizzle, closed_equals_view_224_shapes)
             const int perm[6] = {0, 3, 5, 2, 4, 1};
             check_map_vs_engine(sw_map, R, C, R, C, 6, shape, perm);
 
-            uint8_t *s = xmalloc(n), *a = xmalloc(n), *b = xmalloc(n);
+            uint8_t *s = tu_xmalloc(n), *a = tu_xmalloc(n), *b = tu_xmalloc(n);
             fill_random(s, n);
             memset(a, 0x11, n);
             memset(b, 0x22, n);
             cr_assert_eq(a4w4_scale_swizzle(s, R, C, a), A4W4_OK);
             cr_assert_eq(a4w4_scale_swizzle_view(s, R, C, b), A4W4_OK);
-            size_t d = first_diff(a, b, n);
+            size_t d = tu_first_diff(a, b, n);
             cr_assert_eq(d, n, "rows=%zu cols=%zu: closed and view differ at %zu", R, C, d);
             free(s);
             free(a);
@@ -462,7 +448,7 @@ Test(swizzle, inverse_is_identity)
     for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < 3; j++) {
             size_t R = Rs[i], C = Cs[j], n = R * C;
-            uint8_t *s = xmalloc(n), *z = xmalloc(n), *back = xmalloc(n);
+            uint8_t *s = tu_xmalloc(n), *z = tu_xmalloc(n), *back = tu_xmalloc(n);
             fill_random(s, n);
             cr_assert_eq(a4w4_scale_swizzle(s, R, C, z), A4W4_OK);
             cr_assert_eq(a4w4_scale_unswizzle(z, R, C, back), A4W4_OK);
@@ -509,7 +495,7 @@ Test(swizzle, tile_local_rows_padding_does_not_move_entries)
         for (size_t R = 32; R <= 128; R += 32)
             for (size_t extra = 32; extra <= 96; extra += 32) {
                 size_t C = Cs[ci], R2 = R + extra;
-                uint8_t *big = xmalloc(R2 * C), *zs = xmalloc(R * C), *zb = xmalloc(R2 * C);
+                uint8_t *big = tu_xmalloc(R2 * C), *zs = tu_xmalloc(R * C), *zb = tu_xmalloc(R2 * C);
                 fill_random(big, R2 * C);
                 cr_assert_eq(a4w4_scale_swizzle(big, R, C, zs), A4W4_OK);
                 cr_assert_eq(a4w4_scale_swizzle(big, R2, C, zb), A4W4_OK);
@@ -606,13 +592,13 @@ Test(act_scale, closed_equals_view_221_shapes)
             size_t pr = a4w4_act_scale_padded_rows(M), pc = a4w4_act_scale_padded_cols(cols);
             size_t n = pr * pc;
             const uint8_t *f = act_fills[(size_t)shapes % 5];
-            uint8_t *s = xmalloc(M * cols), *a = xmalloc(n), *b = xmalloc(n);
+            uint8_t *s = tu_xmalloc(M * cols), *a = tu_xmalloc(n), *b = tu_xmalloc(n);
             fill_random(s, M * cols);
             memset(a, 0x11, n);
             memset(b, 0x22, n);
             cr_assert_eq(a4w4_act_scale_shuffle(s, M, cols, f[0], f[1], a), A4W4_OK);
             cr_assert_eq(a4w4_act_scale_shuffle_view(s, M, cols, f[0], f[1], b), A4W4_OK);
-            size_t d = first_diff(a, b, n);
+            size_t d = tu_first_diff(a, b, n);
             cr_assert_eq(d, n, "M=%zu cols=%zu fills %02x/%02x: closed and view differ at %zu",
                          M, cols, f[0], f[1], d);
             /* the index map itself, against the engine over the padded shape */
@@ -641,7 +627,7 @@ Test(act_scale, pad_fills_land_exactly_in_pad_positions)
         for (size_t ci = 0; ci < 5; ci++) {
             size_t M = Ms[mi], cols = Cs[ci];
             size_t pr = a4w4_act_scale_padded_rows(M), pc = a4w4_act_scale_padded_cols(cols);
-            uint8_t *s = xmalloc(M * cols), *z = xmalloc(pr * pc), *p = xmalloc(pr * pc);
+            uint8_t *s = tu_xmalloc(M * cols), *z = tu_xmalloc(pr * pc), *p = tu_xmalloc(pr * pc);
             for (size_t i = 0; i < M * cols; i++)
                 s[i] = (uint8_t)(1 + tu_xorshift64(&rng) % 0x7E);
             for (int form = 0; form < 2; form++) {
@@ -681,7 +667,7 @@ Test(act_scale, equals_swizzle_of_padded_and_row_groups_stay_put)
     const size_t cols = 13, pc = 16;
     uint8_t s[300 * 13];
     fill_random(s, sizeof s);
-    uint8_t *pad = xmalloc(512 * pc), *want = xmalloc(512 * pc), *got = xmalloc(512 * pc);
+    uint8_t *pad = tu_xmalloc(512 * pc), *want = tu_xmalloc(512 * pc), *got = tu_xmalloc(512 * pc);
     for (size_t r = 0; r < 512; r++)
         for (size_t c = 0; c < pc; c++)
             pad[r * pc + c] = c >= cols ? 0x00 : r >= 300 ? 0xFF : s[r * cols + c];
@@ -720,7 +706,7 @@ Test(act_scale, inverse_is_identity)
         for (size_t cols = 1; cols <= 20; cols += 3) {
             size_t M = act_Ms[mi];
             size_t n = a4w4_act_scale_padded_rows(M) * a4w4_act_scale_padded_cols(cols);
-            uint8_t *s = xmalloc(M * cols), *z = xmalloc(n), *back = xmalloc(M * cols);
+            uint8_t *s = tu_xmalloc(M * cols), *z = tu_xmalloc(n), *back = tu_xmalloc(M * cols);
             fill_random(s, M * cols);
             cr_assert_eq(a4w4_act_scale_shuffle(s, M, cols, 0x7F, 0x00, z), A4W4_OK);
             cr_assert_eq(a4w4_act_scale_unshuffle(z, M, cols, back), A4W4_OK);
@@ -772,14 +758,14 @@ static bundle load_bundle(const char *name)
     cr_assert_gt(len, 8);
     bundle b;
     b.len = (size_t)len;
-    b.buf = xmalloc(b.len + 1);
+    b.buf = tu_xmalloc(b.len + 1);
     cr_assert_eq(fread(b.buf, 1, b.len, f), b.len);
     fclose(f);
     uint64_t hl = 0;
     for (int i = 7; i >= 0; i--)
         hl = (hl << 8) | b.buf[i];
     cr_assert_leq(hl, b.len - 8);
-    char *h = xmalloc((size_t)hl + 1);
+    char *h = tu_xmalloc((size_t)hl + 1);
     memcpy(h, b.buf + 8, (size_t)hl);
     h[hl] = 0;
     b.hdr = h;
@@ -843,11 +829,11 @@ Test(golden, weight_preshuffle_matches_aiter)
         const uint8_t *ws = tensor(&b, "w_fp4_shuffled", &r2, &c2);
         cr_assert(w && ws, "%s", golden_cases[i]);
         cr_assert(a4w4_preshuffle_supported(N, 2 * Kb));
-        uint8_t *a = xmalloc(N * Kb), *back = xmalloc(N * Kb);
+        uint8_t *a = tu_xmalloc(N * Kb), *back = tu_xmalloc(N * Kb);
         cr_assert_eq(a4w4_preshuffle(w, N, 2 * Kb, a), A4W4_OK);
-        cr_assert_eq(first_diff(a, ws, N * Kb), N * Kb, "%s closed", golden_cases[i]);
+        cr_assert_eq(tu_first_diff(a, ws, N * Kb), N * Kb, "%s closed", golden_cases[i]);
         cr_assert_eq(a4w4_preshuffle_view(w, N, 2 * Kb, a), A4W4_OK);
-        cr_assert_eq(first_diff(a, ws, N * Kb), N * Kb, "%s view", golden_cases[i]);
+        cr_assert_eq(tu_first_diff(a, ws, N * Kb), N * Kb, "%s view", golden_cases[i]);
         cr_assert_eq(a4w4_unpreshuffle(ws, N, 2 * Kb, back), A4W4_OK);
         cr_assert_eq(memcmp(back, w, N * Kb), 0, "%s inverse", golden_cases[i]);
         free(a);
@@ -869,16 +855,16 @@ Test(golden, weight_scale_swizzle_matches_aiter)
                              strstr(b.hdr, "\"scale_swizzle_supported\":\"true\"");
         cr_assert_eq(a4w4_scale_swizzle_supported(2, R, C), meta_supported, "%s",
                      golden_cases[i]);
-        uint8_t *a = xmalloc(R * C), *back = xmalloc(R * C);
+        uint8_t *a = tu_xmalloc(R * C), *back = tu_xmalloc(R * C);
         if (!sz) {
             cr_assert(!meta_supported);
             cr_assert_eq(a4w4_scale_swizzle(s, R, C, a), A4W4_EUNSUPPORTED);
             cr_assert_eq(a4w4_scale_swizzle_view(s, R, C, a), A4W4_EUNSUPPORTED);
         } else {
             cr_assert_eq(a4w4_scale_swizzle(s, R, C, a), A4W4_OK);
-            cr_assert_eq(first_diff(a, sz, R * C), R * C, "%s closed", golden_cases[i]);
+            cr_assert_eq(tu_first_diff(a, sz, R * C), R * C, "%s closed", golden_cases[i]);
             cr_assert_eq(a4w4_scale_swizzle_view(s, R, C, a), A4W4_OK);
-            cr_assert_eq(first_diff(a, sz, R * C), R * C, "%s view", golden_cases[i]);
+            cr_assert_eq(tu_first_diff(a, sz, R * C), R * C, "%s view", golden_cases[i]);
             cr_assert_eq(a4w4_scale_unswizzle(sz, R, C, back), A4W4_OK);
             cr_assert_eq(memcmp(back, s, R * C), 0, "%s inverse", golden_cases[i]);
             compared++;
@@ -901,15 +887,15 @@ static void check_act_pair(const bundle *b, const char *name, const char *sname,
     cr_assert_eq(pr, a4w4_act_scale_padded_rows(M), "%s %s rows", f, sname);
     cr_assert_eq(pc, a4w4_act_scale_padded_cols(cols), "%s %s cols", f, sname);
     size_t n = pr * pc;
-    uint8_t *a = xmalloc(n), *back = xmalloc(M * cols);
+    uint8_t *a = tu_xmalloc(n), *back = tu_xmalloc(M * cols);
     cr_assert_eq(a4w4_act_scale_shuffle(s, M, cols, A4W4_ACT_SCALE_FILL_DEFAULT,
                                         A4W4_ACT_SCALE_FILL_DEFAULT, a),
                  A4W4_OK);
-    cr_assert_eq(first_diff(a, ref, n), n, "%s %s closed", f, sname);
+    cr_assert_eq(tu_first_diff(a, ref, n), n, "%s %s closed", f, sname);
     cr_assert_eq(a4w4_act_scale_shuffle_view(s, M, cols, A4W4_ACT_SCALE_FILL_DEFAULT,
                                              A4W4_ACT_SCALE_FILL_DEFAULT, a),
                  A4W4_OK);
-    cr_assert_eq(first_diff(a, ref, n), n, "%s %s view", f, sname);
+    cr_assert_eq(tu_first_diff(a, ref, n), n, "%s %s view", f, sname);
     cr_assert_eq(a4w4_act_scale_unshuffle(ref, M, cols, back), A4W4_OK);
     cr_assert_eq(memcmp(back, s, M * cols), 0, "%s %s inverse", f, sname);
 

@@ -34,12 +34,6 @@ static uint32_t B(float f)
 
 static tu_rng rng = {0x13198A2E03707344ull}; /* splitmix64 */
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    cr_assert_not_null(p);
-    return p;
-}
 
 static uint8_t nib(const uint8_t *row, size_t k)
 {
@@ -483,8 +477,8 @@ static float widen_fp16(uint16_t h)
 static void check_widened(a4w4_in_dtype dt)
 {
     enum { M = 9, K = 256 };
-    uint16_t *h = xmalloc(sizeof(uint16_t) * M * K);
-    float *f = xmalloc(sizeof(float) * M * K);
+    uint16_t *h = tu_xmalloc(sizeof(uint16_t) * M * K);
+    float *f = tu_xmalloc(sizeof(float) * M * K);
     for (int i = 0; i < M * K; i++) {
         uint64_t r = tu_splitmix64(&rng);
         uint16_t v = (uint16_t)r;
@@ -550,7 +544,7 @@ Test(quantize, fp16_subnormal_and_specials)
 static void check_shuffle(size_t M, size_t K, a4w4_scale_mode mode)
 {
     size_t nb = K / 32;
-    float *x = xmalloc(sizeof(float) * M * K);
+    float *x = tu_xmalloc(sizeof(float) * M * K);
     for (size_t i = 0; i < M * K; i++)
         x[i] = ldexpf((float)((int)(tu_splitmix64(&rng) % 2001) - 1000),
                       (int)(tu_splitmix64(&rng) % 60) - 30);
@@ -558,8 +552,8 @@ static void check_shuffle(size_t M, size_t K, a4w4_scale_mode mode)
     /* hand: rows round up to 256, cols to 8 */
     cr_assert_eq(prow, (M + 255) / 256 * 256);
     cr_assert_eq(pcol, (nb + 7) / 8 * 8);
-    uint8_t *f1 = xmalloc(M * K / 2), *f2 = xmalloc(M * K / 2), *rm = xmalloc(M * nb);
-    uint8_t *sh = xmalloc(prow * pcol), *ref = xmalloc(prow * pcol);
+    uint8_t *f1 = tu_xmalloc(M * K / 2), *f2 = tu_xmalloc(M * K / 2), *rm = tu_xmalloc(M * nb);
+    uint8_t *sh = tu_xmalloc(prow * pcol), *ref = tu_xmalloc(prow * pcol);
     memset(sh, 0xA5, prow * pcol);
     cr_assert_eq(a4w4_quantize(x, A4W4_IN_F32, M, K, mode, 0, f1, rm), A4W4_OK);
     cr_assert_eq(a4w4_quantize(x, A4W4_IN_F32, M, K, mode, 1, f2, sh), A4W4_OK);

@@ -13,22 +13,9 @@
 #include <string.h>
 
 #include "a4w4_quant.h"
+#include "test_util.h"
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    cr_assert_not_null(p);
-    return p;
-}
 
-/* Index of the first byte where a and b differ, or n when equal. */
-static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return i;
-    return n;
-}
 
 /* Quantize x [M, K] both ways; 0 when every fp4 byte and scale byte agrees, else 1 with the
  * first difference in msg. plant >= 0 flips bit (plant % 8) of fast fp4 byte plant / 8. */
@@ -36,14 +23,14 @@ static int compare_paths(const uint16_t *x, size_t M, size_t K, a4w4_scale_mode 
                          long plant, char *msg, size_t msglen)
 {
     size_t nf = M * K / 2, ns = M * K / 32;
-    uint8_t *pf = xmalloc(nf), *ps = xmalloc(ns), *ff = xmalloc(nf), *fs = xmalloc(ns);
+    uint8_t *pf = tu_xmalloc(nf), *ps = tu_xmalloc(ns), *ff = tu_xmalloc(nf), *fs = tu_xmalloc(ns);
     memset(ff, 0xA5, nf);
     memset(fs, 0xA5, ns);
     cr_assert_eq(a4w4_quantize(x, A4W4_IN_BF16, M, K, mode, 0, pf, ps), A4W4_OK);
     cr_assert_eq(a4w4_quantize_bf16_fast(x, M, K, mode, ff, fs), A4W4_OK);
     if (plant >= 0 && (size_t)plant / 8 < nf)
         ff[plant / 8] ^= (uint8_t)(1u << (plant % 8));
-    size_t df = first_diff(pf, ff, nf), ds = first_diff(ps, fs, ns);
+    size_t df = tu_first_diff(pf, ff, nf), ds = tu_first_diff(ps, fs, ns);
     int bad = df < nf || ds < ns;
     if (df < nf)
         snprintf(msg, msglen, "%s: fp4 byte %zu (x %04x %04x): plain %02x fast %02x",
@@ -91,7 +78,7 @@ static size_t headed_blocks(uint16_t *x, uint16_t head, const uint16_t *v, size_
  * bf16 value (both signs, subnormals, ±0) whose magnitude is at most the head's. */
 Test(quant_fast, every_value_under_every_scale_code)
 {
-    uint16_t *v = xmalloc(65536 * sizeof *v), *x = xmalloc(32 * (65536 / 31 + 2) * sizeof *x);
+    uint16_t *v = tu_xmalloc(65536 * sizeof *v), *x = tu_xmalloc(32 * (65536 / 31 + 2) * sizeof *x);
     for (int mode = 0; mode < A4W4_SCALE_MODE_COUNT; mode++) {
         int lo[256], hi[256];
         for (int s = 0; s < 256; s++)
