@@ -180,6 +180,11 @@ typedef struct {
                           char *why, size_t whylen);
     int (*quantize_device)(void *ctx, const a4w4_case_data *d, int mode,
                            const a4w4_dev_tensors *t, char *why, size_t whylen);
+    /* Optional (GPU GEMM backends with a split-K workspace): the bytes of t->workspace that
+     * run_device uses on an M x N x K case, 0 when it uses none. The device judge reserves and
+     * hands over exactly that (engine/run_device.c run_device_needs); NULL: the most any
+     * kernel family of the run's contract wants (docs/gpu.md, "The judge's memory"). */
+    size_t (*device_workspace)(void *ctx, size_t M, size_t N, size_t K);
 } a4w4_backend_type;
 
 /* An opened backend. Its contract in force is `contracts` (engine/runner.c takes the rule

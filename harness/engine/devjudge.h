@@ -32,6 +32,8 @@ typedef struct {
     unsigned ordered_s; /* S > 1 of an ordered(S) backend, 0 none */
     unsigned bounded_s; /* S of a bounded(S) backend, 0 none */
     unsigned atomic_s;  /* S of an atomic(S) backend, 0 none */
+    size_t work_bytes;  /* the largest split-K workspace an ordered(S) device backend uses on
+                           this case (a4w4_backend_type.device_workspace), 0 none */
 } a4w4_devneeds;
 
 /* The oracle's facts over every output. */

@@ -269,18 +269,24 @@ int run_wants_device(const a4w4_runner *r)
     return 0;
 }
 
-/* What the case's device backends need of the judge: the S of an ordered(S) one (S > 1), of
- * a bounded(S) one (the last selected, if several S; a bounded backend of another S gets
- * its limits on the host) and of an atomic(S) one (the last selected: the judge computes any
- * S on request, the sample re-checks this one); the others are judged on the host
- * (on_device). */
-a4w4_devneeds run_device_needs(const a4w4_runner *r)
+/* What the case d's device backends need of the judge: the S of an ordered(S) one (S > 1)
+ * and the largest split-K workspace of those (SIZE_MAX for one that does not say: the judge
+ * then reserves what the largest kernel family wants), the S of a bounded(S) one (the last
+ * selected, if several S; a bounded backend of another S gets its limits on the host) and of
+ * an atomic(S) one (the last selected: the judge computes any S on request, the sample
+ * re-checks this one); the others are judged on the host (on_device). */
+a4w4_devneeds run_device_needs(const a4w4_runner *r, const a4w4_case_data *d)
 {
-    a4w4_devneeds n = {0, 0, 0};
+    a4w4_devneeds n = {0, 0, 0, 0};
     for (size_t i = 0; i < r->nbackends; i++) {
         const a4w4_backend *b = &r->backends[i];
-        if (b->type->run_device && !strncmp(b->contract, "ordered(", 8) && b->split > 1)
+        if (b->type->run_device && !strncmp(b->contract, "ordered(", 8) && b->split > 1) {
             n.ordered_s = b->split;
+            const size_t w = b->type->device_workspace
+                                 ? b->type->device_workspace(b->ctx, d->M, d->N, d->K)
+                                 : SIZE_MAX;
+            n.work_bytes = w > n.work_bytes ? w : n.work_bytes;
+        }
         if (b->type->run_device && !strncmp(b->contract, "bounded", 7))
             n.bounded_s = b->split ? b->split : 1;
         if (b->type->run_device && !strncmp(b->contract, "atomic(", 7))

@@ -562,7 +562,7 @@ static a4w4_hstatus run_prepared(const a4w4_runner *r, const a4w4_case *c, case_
     const int use_dev = run_wants_device(r);
     a4w4_hstatus st = A4W4_ST_NOMEM;
     case_source src = {c, s, NULL, use_dev};
-    a4w4_devneeds need = run_device_needs(r);
+    a4w4_devneeds need = run_device_needs(r, d);
     a4w4_devoracle dor;
     char dwhy[512] = "";
     int nofit = 0;

@@ -237,10 +237,10 @@ int run_bytes_dev(const a4w4_devjudge *dev, a4w4_backend *b, const a4w4_case *c,
 /* 1 when some selected backend has a device form. */
 int run_wants_device(const a4w4_runner *r);
 
-/* What the case's device backends need of the judge: the S of an ordered(S) one (S > 1) and
- * of a bounded(S) one (the last selected, if several S); the others are judged on the host
- * (on_device). */
-a4w4_devneeds run_device_needs(const a4w4_runner *r);
+/* What case d's device backends need of the judge: the S of an ordered(S) one (S > 1) with
+ * the largest split-K workspace of those, of a bounded(S) one and of an atomic(S) one (the
+ * last selected, if several S); the others are judged on the host (on_device). */
+a4w4_devneeds run_device_needs(const a4w4_runner *r, const a4w4_case_data *d);
 
 /* The oracle's entry on the device: ordered(1) == exact on every output the prover holds for,
  * the special regime's NaN set over every output, and the C oracles' re-check of the judge on

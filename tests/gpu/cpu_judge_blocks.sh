@@ -45,6 +45,22 @@ done
 tiny=$(run tiny none 'atomic(4)' A4W4_JUDGE_MEM_BYTES=1000)
 badv=$(run badv none 'atomic(4)' A4W4_JUDGE_MEM_BYTES=12x)
 nofree=$(run nofree none 'atomic(4)' A4W4_JUDGE_CPU_FREE=1000)
+# The judge reserves what the GEMM runs use, not more (docs/gpu.md, "The judge's memory"): the
+# matrix units' ordered(4) split-K uses one fp32 accumulator (4 bytes an output), not the
+# portable kernel's four splits (16). One case of M=1 (n = 4096 outputs) with free memory of
+# the headroom (1/16 of the stand-in's 80 GiB) + 22n: the runs' outputs, pad variant and
+# workspace (8n, with buf_get's room at most 10n) and the judge's 12 bytes an output fit; a
+# reservation of 16n for the workspace leaves less than one row: "does not fit the device".
+echo "name,M,N,K,regime,seed,tags" >"$WORK/ws.csv"
+echo "w_split,1,4096,1024,normal,7305," >>"$WORK/ws.csv"
+set +e
+A4W4_JUDGE_CPU_FREE=$(( (80 << 30) / 16 + 22 * 4096 + 64 )) "$CLI" run --e8m0-code0 2^-127 \
+  --cases "$WORK/ws.csv" --no-golden --backend hip-mma-splitk --out "$WORK/wsfree" --quiet \
+  >"$WORK/wsfree.log" 2>&1
+wsfree=$?
+set -e
+[ "$wsfree" = 0 ] || { cat "$WORK/wsfree.log"; echo "wsfree: exit $wsfree, expected 0 (the judge"\
+  " reserved more workspace than hip-mma-splitk uses)"; exit 1; }
 python3 - "$WORK" "$tiny" "$badv" "$nofree" <<'PY'
 import json, sys
 W, tiny, badv, nofree = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
@@ -108,6 +124,10 @@ for name, rc, text in (("tiny", tiny, "does not fit the device: the judge needs 
     for e in oracle_notes(name):
         assert e["verdict"] == "fail" and text in e["note"], (name, e["note"])
     print("%s: %s" % (name, oracle_notes(name)[0]["note"][:200]))
+ws = {e["backend"]: e for e in json.load(open(W + "/wsfree/results.json"))["cases"]}
+assert ws["oracle"]["verdict"] == "pass" and "blocks" not in ws["oracle"]["note"], ws["oracle"]
+assert ws["hip-mma-splitk"]["verdict"] == "pass", ws["hip-mma-splitk"]
+assert ws["hip-mma-splitk"]["checked_outputs"] == 4096, ws["hip-mma-splitk"]
 print("judged in blocks: every entry as the whole case's, clean and with planted outputs")
 PY
 echo "device judge in blocks on the CPU stand-ins: PASS"

@@ -156,6 +156,15 @@ static size_t judge_per_output(const a4w4_devneeds *need)
            2u * need->atomic_s;
 }
 
+/* The split-K workspace bytes of an ordered(S) run on M x N x K, S > 1, for a backend that
+ * does not say what it uses: the most either kernel family wants (gpu/a4w4_gpu.h: the portable
+ * kernel's partial sums, M*N*4 a split; the matrix units' one accumulator, M*N*4). */
+static size_t family_workspace(size_t M, size_t N, size_t K, unsigned S)
+{
+    const size_t w = a4w4_gpu_gemm_workspace_bytes(M, N, K, S, A4W4_GPU_SPLIT_ORDERED);
+    return w > M * N * 4 ? w : M * N * 4;
+}
+
 /* Device bytes the case's GEMM runs still allocate beyond what g_bufs holds: the outputs, a
  * pad variant's outputs (when the case has pads: a4w4_pad_variant_count) and, with an
  * ordered(S) backend, its split-K workspace (buf_get's room included), less the buffers they
@@ -163,12 +172,9 @@ static size_t judge_per_output(const a4w4_devneeds *need)
 static size_t runs_still_need(const a4w4_case_data *d, const a4w4_devneeds *need)
 {
     const size_t n = d->M * d->N;
-    size_t work = 0;
-    if (need->ordered_s > 1) {
-        work = a4w4_gpu_gemm_workspace_bytes(d->M, d->N, d->K, need->ordered_s,
-                                             A4W4_GPU_SPLIT_ORDERED);
-        work = work > n * 4 ? work : n * 4;
-    }
+    const size_t work = need->work_bytes != SIZE_MAX
+                            ? need->work_bytes
+                            : family_workspace(d->M, d->N, d->K, need->ordered_s);
     const size_t want[3] = {n * 2, a4w4_pad_variant_count(d->M, d->K) ? n * 2 : 0, work};
     const int buf[3] = {BUF_Y, BUF_Y2, BUF_WORK};
     size_t sum = 0;
@@ -697,11 +703,11 @@ static int dj_run(void *self, const a4w4_backend *b, const a4w4_run_args *a, int
         return dj_err(why, whylen, "GPU output buffer", rc);
     if (a4w4j_fill16(*yp, n, A4W4_POISON_BF16))
         return dj_err(why, whylen, "GPU output poison", 1);
-    if (b->split > 1 && !is_bounded(b) && !is_atomic(b)) { /* as either kernel family wants */
-        size_t need = a4w4_gpu_gemm_workspace_bytes(s->d->M, s->d->N, s->d->K, b->split,
-                                                    A4W4_GPU_SPLIT_ORDERED);
-        need = need > n * 4 ? need : n * 4;
-        if (s->work_bytes < need && (s->work = buf_get(BUF_WORK, need, &rc)))
+    if (b->split > 1 && !is_bounded(b) && !is_atomic(b)) { /* what this backend uses */
+        const size_t need = b->type->device_workspace
+                                ? b->type->device_workspace(b->ctx, s->d->M, s->d->N, s->d->K)
+                                : family_workspace(s->d->M, s->d->N, s->d->K, b->split);
+        if (need && s->work_bytes < need && (s->work = buf_get(BUF_WORK, need, &rc)))
             s->work_bytes = need;
     }
     if (rc)
