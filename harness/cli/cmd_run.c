@@ -31,7 +31,7 @@ static const char run_usage[] =
     "                     [--timeout S] [--contract B=FILE|TEXT]... [--max-timeouts N]\n"
     "                     [--no-isolate] [--no-call-sequence] [--e8m0-code0 R]\n"
     "                     [--save-failing DIR] [--keep-outputs DIR] [--keep-outputs-max-mb MB]\n"
-    "                     [--host-judge] [--no-prefetch] [--quiet]\n"
+    "                     [--host-judge] [--no-prefetch | --prefetch-depth N] [--quiet]\n"
     "\n"
     "Runs each case of a matrix through the backends and compares every checked output bit\n"
     "for bit with the oracle of the backend's contract (ordered(S), exact, tree(...); bounded\n"
@@ -60,6 +60,7 @@ typedef struct {
     int code0; /* index into a4w4_code0_names: A4W4_CODE0_BOTH, _OCP, _DRIVER */
     int host_judge;            /* 1: no device judge, everything judged on the host */
     int no_prefetch;           /* 1: each case prepared in turn (a4w4_runner.prefetch) */
+    int prefetch_depth;        /* cases prepared ahead at once; 0: a4w4_prefetch_default_depth */
     int no_call_sequence;      /* 1: no call sequence (engine/statecheck.h) */
 } run_opts;
 
@@ -131,6 +132,9 @@ static const a4w4_option run_options[] = {
              "with the GPU judge, prepare each case in turn: no host thread\n"
              "generating the next case's operands and host oracles meanwhile\n"
              "(the same results; for measuring)"),
+    OPT_INT("prefetch-depth", run_opts, prefetch_depth, "N", 1, A4W4_PREFETCH_MAX,
+            "with the GPU judge, prepare up to N next cases at once, each on a\n"
+            "host thread (default 3 on 8 or more cores, else 1; the same results)"),
     OPT_FLAG("quiet", run_opts, quiet, A4W4_QUIET_HELP),
     OPT_END(),
 };
@@ -282,6 +286,8 @@ static int run_items(const run_opts *o, a4w4_run_plan *p, const a4w4_statecheck 
     /* the operands' identity: the matrix a --case subset was taken from (check_stored_results) */
     snprintf(hash, sizeof hash, "%016llx", p->m.base_items ? p->m.base_hash : p->m.hash);
     a4w4_run_identity id = {hash, A4W4_TOOL_VERSION};
+    const unsigned depth = o->prefetch_depth ? (unsigned)o->prefetch_depth
+                                             : a4w4_prefetch_default_depth();
     a4w4_repro_run rr = {p->m.set, p->m.cases_path, o->golden_dir, o->bundles.v, o->bundles.n,
                          o->full, o->budget_s, o->timeout_s, o->no_isolate, o->contract.v,
                          o->contract.n, o->code0 ? a4w4_code0_names[o->code0] : NULL,
@@ -294,8 +300,9 @@ static int run_items(const run_opts *o, a4w4_run_plan *p, const a4w4_statecheck 
                           .plan = p->budget.full ? &p->budget : NULL,
                           .rates = p->have_rates ? &p->rates : NULL,
                           .dev = p->dev, .stages = &p->stages, .seq = sc,
-                          /* the device judges: the host prepares the next case meanwhile */
-                          .prefetch = p->dev && !o->no_prefetch ? a4w4_prefetch_new() : NULL};
+                          /* the device judges: the host prepares the next cases meanwhile */
+                          .prefetch = p->dev && !o->no_prefetch ? a4w4_prefetch_new(depth)
+                                                                : NULL};
     a4w4_run_progress rp = {.quiet = o->quiet};
     a4w4_progress_start(&rp.pg, "run", o->quiet, 0);
     size_t nsuts, ndone = (size_t)cJSON_GetArraySize(p->done), count;

@@ -240,19 +240,22 @@ static int recorded(const a4w4_run_plan *p, const char *name)
     return skip;
 }
 
-/* The case the runner prepares ahead while item k runs (a4w4_runner.prefetch): the next case
- * item of this shard not yet recorded, or NULL. */
-static const a4w4_case *case_after(a4w4_run_plan *p, const a4w4_run_settings *s, size_t k)
+/* The cases the runner prepares ahead while item k runs (a4w4_runner.prefetch): the next
+ * case items of this shard not yet recorded, in order, at most A4W4_PREFETCH_MAX into
+ * next[]; their number. */
+static size_t cases_after(a4w4_run_plan *p, const a4w4_run_settings *s, size_t k,
+                          const a4w4_case **next)
 {
     char name[160];
-    for (size_t j = k + 1; j < p->m.ncases; j++) {
+    size_t n = 0;
+    for (size_t j = k + 1; j < p->m.ncases && n < A4W4_PREFETCH_MAX; j++) {
         if (a4w4_matrix_in_shard(&p->m, j, s->shard_i, s->shard_n) != 1)
             continue;
         a4w4_matrix_item_name(&p->m, j, name, sizeof name);
         if (!recorded(p, name))
-            return &p->m.cases[j];
+            next[n++] = &p->m.cases[j];
     }
-    return NULL;
+    return n;
 }
 
 a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const a4w4_run_loop *l,
@@ -273,8 +276,10 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
             continue;
         cJSON *entries = NULL;
         const double before = a4w4_stage_sum(&p->stages);
-        if (k < p->m.ncases)
-            a4w4_prefetch_next(l->runner->prefetch, case_after(p, s, k));
+        if (k < p->m.ncases && l->runner->prefetch) {
+            const a4w4_case *next[A4W4_PREFETCH_MAX];
+            a4w4_prefetch_next(l->runner->prefetch, next, cases_after(p, s, k, next));
+        }
         int f = run_item(p, l, k, name, &entries, &st, err, errlen);
         if (f < 0)
             break;

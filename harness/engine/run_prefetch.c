@@ -1,52 +1,88 @@
-/* run_prefetch.c — a4w4_runner.prefetch (runner.h, runner_internal.h): the next case's
- * operands and host oracles prepared on a host thread while the current case runs its
- * backends. One slot being filled, one taken; the thread never touches the run's stage table
- * or the device. */
+/* run_prefetch.c — a4w4_runner.prefetch (runner.h, runner_internal.h): the next cases'
+ * operands and host oracles prepared on host threads while the current case runs its
+ * backends. Up to `depth` cases at once, each on a thread of its own, in the run's order; the
+ * threads never touch the run's stage table or the device. Each preparation is pure in its
+ * case (run_prep_case), so the results are the same bytes at any depth. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runner_internal.h"
 
-struct a4w4_prefetch {
-    const a4w4_case *next; /* the case to prepare after the current one */
-    const a4w4_case *todo; /* the case the thread prepares */
+enum { MAX_DEPTH = A4W4_PREFETCH_MAX };
+
+typedef struct { /* on the heap: its thread holds it while the queue moves */
+    const a4w4_case *c;
     const a4w4_runner *r;
     pthread_t th;
-    int running;  /* th is filling prep[fill] */
-    int held;     /* prep[fill] holds a prepared (or failed) case */
-    int fill;     /* the slot the thread fills; the other is the caller's */
-    case_prep prep[2];
+    int running;    /* th is filling prep */
+    double bytes;   /* run_prep_bytes of c */
+    case_prep prep; /* the one taken is the caller's until the next take */
+} job;
+
+struct a4w4_prefetch {
+    unsigned depth;
+    const a4w4_case *next[MAX_DEPTH]; /* the cases to prepare after the current one */
+    size_t nnext;
+    job *q[MAX_DEPTH]; /* started, in the run's order */
+    size_t nq;
+    job *taken; /* the caller's prep, freed (the job) at the next take */
+    double cap;       /* host bytes the cases beyond the first may hold together */
 };
 
-struct a4w4_prefetch *a4w4_prefetch_new(void)
+struct a4w4_prefetch *a4w4_prefetch_new(unsigned depth)
 {
-    return calloc(1, sizeof(struct a4w4_prefetch));
+    struct a4w4_prefetch *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->depth = depth < 1 ? 1 : depth > MAX_DEPTH ? MAX_DEPTH : depth;
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    p->cap = pages > 0 && page > 0 ? (double)pages * (double)page / 8 : 0;
+    return p;
 }
 
-void a4w4_prefetch_next(struct a4w4_prefetch *p, const a4w4_case *next)
+unsigned a4w4_prefetch_default_depth(void)
 {
-    if (p)
-        p->next = next;
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n >= 8 ? 3 : 1;
 }
 
-/* Wait for p's thread: prep[fill] is then held. */
-static void join(struct a4w4_prefetch *p)
+void a4w4_prefetch_next(struct a4w4_prefetch *p, const a4w4_case *const *next, size_t n)
 {
-    if (p->running) {
-        pthread_join(p->th, NULL);
-        p->running = 0;
-        p->held = 1;
+    if (!p)
+        return;
+    p->nnext = n < p->depth ? n : p->depth;
+    for (size_t i = 0; i < p->nnext; i++)
+        p->next[i] = next[i];
+}
+
+/* Wait for job j's thread: *j->prep is then filled. */
+static void join(job *j)
+{
+    if (j->running) {
+        pthread_join(j->th, NULL);
+        j->running = 0;
     }
+}
+
+/* Job i waited for, its preparation freed, the queue closed over it. */
+static void drop(struct a4w4_prefetch *p, size_t i)
+{
+    join(p->q[i]);
+    run_prep_free(&p->q[i]->prep);
+    free(p->q[i]);
+    memmove(&p->q[i], &p->q[i + 1], (p->nq - i - 1) * sizeof p->q[0]);
+    p->nq--;
 }
 
 void a4w4_prefetch_free(struct a4w4_prefetch *p)
 {
     if (!p)
         return;
-    join(p);
-    if (p->held)
-        run_prep_free(&p->prep[p->fill]);
+    while (p->nq)
+        drop(p, 0);
+    free(p->taken);
     free(p);
 }
 
@@ -55,33 +91,82 @@ case_prep *run_prefetch_take(const a4w4_runner *r, const a4w4_case *c)
     struct a4w4_prefetch *p = r->prefetch;
     if (!p)
         return NULL;
-    join(p);
-    if (!p->held)
+    free(p->taken); /* the caller has freed its contents (run_prep_free) */
+    p->taken = NULL;
+    size_t i = 0;
+    while (i < p->nq && p->q[i]->c != c)
+        i++;
+    if (i == p->nq) /* not prepared: what was prepared ahead of it is kept for its turn */
         return NULL;
-    case_prep *P = &p->prep[p->fill];
-    p->held = 0;
-    p->fill ^= 1; /* the thread's next slot: the taken one is the caller's until freed */
-    if (P->c == c && P->st == A4W4_ST_OK)
-        return P;
-    run_prep_free(P);
+    while (i > 0) { /* cases prepared but passed over (a stray prepared ahead) */
+        drop(p, 0);
+        i--;
+    }
+    job *j = p->q[0];
+    join(j);
+    memmove(&p->q[0], &p->q[1], (p->nq - 1) * sizeof p->q[0]);
+    p->nq--;
+    if (j->prep.st == A4W4_ST_OK)
+        return &(p->taken = j)->prep;
+    run_prep_free(&j->prep);
+    free(j);
     return NULL;
 }
 
 static void *prepare(void *arg)
 {
-    struct a4w4_prefetch *p = arg;
-    run_prep_case(p->r, p->todo, &p->prep[p->fill]);
+    job *j = arg;
+    run_prep_case(j->r, j->c, &j->prep);
     return NULL;
+}
+
+/* 1 when case c is queued. */
+static int queued(const struct a4w4_prefetch *p, const a4w4_case *c)
+{
+    for (size_t i = 0; i < p->nq; i++)
+        if (p->q[i]->c == c)
+            return 1;
+    return 0;
 }
 
 void run_prefetch_start(const a4w4_runner *r)
 {
     struct a4w4_prefetch *p = r->prefetch;
-    if (!p || !p->next || p->running || p->held)
+    if (!p)
         return;
-    p->r = r;
-    p->todo = p->next;
-    if (pthread_create(&p->th, NULL, prepare, p) == 0)
-        p->running = 1; /* else: the next case prepares itself when its turn comes */
-    p->next = NULL;
+    /* a queued case no longer among the next ones (a resumed or sharded run's order) */
+    for (size_t i = 0; i < p->nq;) {
+        int wanted = 0;
+        for (size_t k = 0; k < p->nnext; k++)
+            wanted |= p->q[i]->c == p->next[k];
+        if (wanted)
+            i++;
+        else
+            drop(p, i);
+    }
+    double held = 0;
+    for (size_t i = 0; i < p->nq; i++)
+        held += p->q[i]->bytes;
+    for (size_t k = 0; k < p->nnext && p->nq < p->depth; k++) {
+        const a4w4_case *c = p->next[k];
+        if (queued(p, c))
+            continue;
+        const double b = run_prep_bytes(r, c);
+        if (p->nq && held + b > p->cap)
+            break; /* the first is always prepared ahead; the others within the cap */
+        job *j = calloc(1, sizeof *j);
+        if (!j)
+            break;
+        j->c = c;
+        j->r = r;
+        j->bytes = b;
+        j->running = 1;
+        if (pthread_create(&j->th, NULL, prepare, j)) {
+            free(j); /* the case prepares itself when its turn comes */
+            break;
+        }
+        p->q[p->nq++] = j;
+        held += b;
+    }
+    p->nnext = 0;
 }

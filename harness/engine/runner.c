@@ -434,6 +434,18 @@ static double case_bytes(const a4w4_case *c)
     return c->regime == A4W4_REGIME_NORMAL ? b + 2 * M * K : b;
 }
 
+static int host_w(void);
+
+double run_prep_bytes(const a4w4_runner *r, const a4w4_case *c)
+{
+    if (!run_wants_device(r) || !a4w4_judged_on_device(r, c) || host_w())
+        return case_bytes(c);
+    const double M = (double)c->M, K = (double)c->K;
+    const double a = M * (K / 2 + K / 32) + (double)a4w4_act_scale_padded_rows(c->M) *
+                                                (double)a4w4_act_scale_padded_cols(c->K / 32);
+    return c->regime == A4W4_REGIME_NORMAL ? a + 2 * M * K : a;
+}
+
 double a4w4_stage_sum(const a4w4_stage_times *t)
 {
     return t->setup_s + t->generate_s + t->judge_s + t->kernels_s + t->host_oracle_s +

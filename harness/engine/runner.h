@@ -122,21 +122,32 @@ typedef struct {
     /* the call sequence (engine/statecheck.h): recorded with its first case's item; NULL or
      * !have: none */
     const struct a4w4_statecheck *seq;
-    /* optional (a4w4_prefetch_new): while a case runs its backends, a host thread generates
-     * the operands of the next case (a4w4_prefetch_next) and computes its host oracles, so
+    /* optional (a4w4_prefetch_new): while a case runs its backends, host threads generate
+     * the operands of the next cases (a4w4_prefetch_next) and compute their host oracles, so
      * that the device does not wait for them; the results are the same bytes as without.
      * NULL: each case prepared in turn. Only for a runner called from one thread. */
     struct a4w4_prefetch *prefetch;
 } a4w4_runner;
 
-/* A prefetch slot for a4w4_runner.prefetch, or NULL when out of memory. */
-struct a4w4_prefetch *a4w4_prefetch_new(void);
+/* The most cases a4w4_runner.prefetch prepares ahead at once. */
+#define A4W4_PREFETCH_MAX 8
 
-/* The case to prepare after the one a4w4_run_case is called with next (NULL: none; a case
- * then run without being next is prepared in turn). The case must outlive the slot's use. */
-void a4w4_prefetch_next(struct a4w4_prefetch *p, const a4w4_case *next);
+/* A prefetch for a4w4_runner.prefetch preparing up to depth cases ahead at once (1 to
+ * A4W4_PREFETCH_MAX, clamped), each on a thread of its own; beyond the first, the cases
+ * prepared ahead hold at most 1/8 of the host's memory together (run_prep_bytes' estimate).
+ * NULL when out of memory. */
+struct a4w4_prefetch *a4w4_prefetch_new(unsigned depth);
 
-/* Wait for the slot's thread, free what it prepared and the slot (NULL: nothing). */
+/* The depth `run` uses when not told: 3 on a host of 8 or more cores (a GPU host: the
+ * device waits for no case's operands), else 1 (the cores run the oracles and kernels). */
+unsigned a4w4_prefetch_default_depth(void);
+
+/* The cases to prepare after the one a4w4_run_case is called with next: next[0..n), in the
+ * run's order (n = 0: none; a case then run without being next is prepared in turn; beyond
+ * the depth, ignored). The cases must outlive the prefetch's use. */
+void a4w4_prefetch_next(struct a4w4_prefetch *p, const a4w4_case *const *next, size_t n);
+
+/* Wait for the prefetch's threads, free what they prepared and the prefetch (NULL: nothing). */
 void a4w4_prefetch_free(struct a4w4_prefetch *p);
 
 #define A4W4_MAX_TIMEOUTS_DEFAULT 2

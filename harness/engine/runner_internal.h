@@ -145,6 +145,10 @@ typedef struct {
 void run_prep_case(const a4w4_runner *r, const a4w4_case *c, case_prep *p);
 void run_prep_free(case_prep *p);
 
+/* The host bytes run_prep_case(r, c) holds, estimated (the prefetch's memory cap): the
+ * whole case's operands and layouts, or on the device path with W made there, A's side. */
+double run_prep_bytes(const a4w4_runner *r, const a4w4_case *c);
+
 /* ---- run_prefetch.c ---- */
 /* r's prepared case c (a4w4_runner.prefetch), after waiting for its thread; NULL when none
  * is there, it is another case's (freed) or its preparation failed (freed: the caller
@@ -152,8 +156,9 @@ void run_prep_free(case_prep *p);
  * run_prep_free. */
 case_prep *run_prefetch_take(const a4w4_runner *r, const a4w4_case *c);
 
-/* Start preparing r's next case (a4w4_prefetch_next) on a host thread; nothing without a
- * prefetch or a next case. */
+/* Start preparing r's next cases (a4w4_prefetch_next) on host threads, up to the depth and
+ * the memory cap, dropping queued cases no longer among them; nothing without a prefetch or
+ * a next case. */
 void run_prefetch_start(const a4w4_runner *r);
 
 /* A4W4_ST_BADINPUT with err = the first refusal's note when an entry of first.. refused its

@@ -4,7 +4,9 @@
 # computes its host oracles. The results must be the same, entry by entry, as with each case
 # prepared in turn (--no-prefetch), apart from times; the prefetch must have run (stages
 # prefetch_s > 0; 0 with --no-prefetch) and the stage table still sum to the wall; a shard
-# and a resumed run (which skip cases) must give the same entries too.
+# and a resumed run (which skip cases) must give the same entries too. The same with up to
+# four cases prepared at once, each on a thread of its own (--prefetch-depth 4): the whole
+# run, a shard and a resumed run.
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
 rm -rf "$WORK"; mkdir -p "$WORK"
@@ -26,10 +28,14 @@ run() { local out=$1; shift
 run ahead
 run inturn --no-prefetch
 run shard --shard 2/2
+run deep --prefetch-depth 4
+run deepshard --shard 2/2 --prefetch-depth 4
 # a resumed run: the first two items recorded, the others run (the prefetch skips recorded ones)
-run resumed
-head -3 "$WORK/resumed/results.jsonl" >"$WORK/resumed/part" && mv "$WORK/resumed/part" "$WORK/resumed/results.jsonl"
-run resumed --resume
+for r in resumed:1 deepres:4; do
+  run "${r%%:*}" --prefetch-depth "${r##*:}"
+  head -3 "$WORK/${r%%:*}/results.jsonl" >"$WORK/part" && mv "$WORK/part" "$WORK/${r%%:*}/results.jsonl"
+  run "${r%%:*}" --resume --prefetch-depth "${r##*:}"
+done
 python3 - "$WORK" <<'PY'
 import json, sys
 W = sys.argv[1]
@@ -48,13 +54,19 @@ assert s["prefetch_s"] > 0, "the next case was never prepared ahead: %s" % s
 assert t["prefetch_s"] == 0, "--no-prefetch prepared ahead: %s" % t
 assert s["other_s"] <= 0.02 * s["wall_s"], "stages do not add up: %s" % s
 assert ahead_doc["verdict"] == inturn_doc["verdict"]
-for name in ("shard", "resumed"):
+deep_doc, deep = entries("deep")
+assert deep.keys() == inturn.keys() and deep_doc["stages"]["prefetch_s"] > 0, len(deep)
+for k in deep:
+    assert deep[k] == inturn[k], "depth 4: entry %s differs:\n%s\n%s" % (k, deep[k], inturn[k])
+assert deep_doc["stages"]["other_s"] <= 0.02 * deep_doc["stages"]["wall_s"], deep_doc["stages"]
+for name in ("shard", "resumed", "deepshard", "deepres"):
     _, part = entries(name)
     assert part, name
     for k in part:
         assert part[k] == ahead[k], "%s: entry %s differs" % (name, k)
-_, res = entries("resumed")
-assert len(res) == len(ahead), "resumed: %d entries" % len(res)
+for name in ("resumed", "deepres"):
+    _, res = entries(name)
+    assert len(res) == len(ahead), "%s: %d entries" % (name, len(res))
 print("prefetched run: %d entries as in turn; prefetch %.2f s beside a %.2f s wall"
       % (len(ahead), s["prefetch_s"], s["wall_s"]))
 PY
