@@ -183,7 +183,7 @@ typedef struct {
     /* Optional (GPU GEMM backends with a split-K workspace): the bytes of t->workspace that
      * run_device uses on an M x N x K case, 0 when it uses none. The device judge reserves and
      * hands over exactly that (engine/run_device.c run_device_needs); NULL: the most any
-     * kernel family of the run's contract wants (docs/gpu.md, "The judge's memory"). */
+     * kernel family of the run's contract wants (docs/gpu.md, "The device judge's memory"). */
     size_t (*device_workspace)(void *ctx, size_t M, size_t N, size_t K);
 } a4w4_backend_type;
 

@@ -45,7 +45,7 @@ done
 tiny=$(run tiny none 'atomic(4)' A4W4_JUDGE_MEM_BYTES=1000)
 badv=$(run badv none 'atomic(4)' A4W4_JUDGE_MEM_BYTES=12x)
 nofree=$(run nofree none 'atomic(4)' A4W4_JUDGE_CPU_FREE=1000)
-# The judge reserves what the GEMM runs use, not more (docs/gpu.md, "The judge's memory"): the
+# The judge reserves what the GEMM runs use, not more (docs/gpu.md, "The device judge's memory"): the
 # matrix units' ordered(4) split-K uses one fp32 accumulator (4 bytes an output), not the
 # portable kernel's four splits (16). One case of M=1 (n = 4096 outputs) with free memory of
 # the headroom (1/16 of the stand-in's 80 GiB) + 22n: the runs' outputs, pad variant and
