@@ -272,12 +272,19 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
         if (recorded(p, name))
             continue;
         cJSON *entries = NULL;
-        const double before = a4w4_stage_sum(&p->stages);
-        if (k < p->m.ncases)
-            a4w4_prefetch_next(l->runner->prefetch, case_after(p, s, k));
+        const double before = a4w4_stage_sum(&p->stages), t_item = a4w4_now();
+        if (k < p->m.ncases) { /* each case's full check decided before it is prepared */
+            const a4w4_case *next = case_after(p, s, k);
+            a4w4_budget_hold(&p->budget, &p->m.cases[k]);
+            if (l->runner->prefetch) /* prepared while this one runs */
+                a4w4_budget_hold(&p->budget, next);
+            a4w4_prefetch_next(l->runner->prefetch, next);
+        }
         int f = run_item(p, l, k, name, &entries, &st, err, errlen);
         if (f < 0)
             break;
+        if (k < p->m.ncases)
+            a4w4_budget_spent(&p->budget, &p->m.cases[k], a4w4_now() - t_item);
         fails += f;
         double tw = a4w4_now();
         int wrc = a4w4_stream_case(&p->st, name, entries, werr, sizeof werr);
@@ -301,6 +308,23 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
     return st;
 }
 
+/* The budget as the run kept it (docs/cli/run.md "Sampling and the budget"): the header's
+ * plan made at the start, updated with the cases held back from a full check to keep the
+ * budget, and the wall the cases checked in full took against their estimates. */
+static void add_budget_held(a4w4_run_plan *p)
+{
+    cJSON *b = cJSON_GetObjectItemCaseSensitive(p->doc, "budget");
+    if (!p->budget.full || !cJSON_IsObject(b))
+        return;
+    cJSON_ReplaceItemInObjectCaseSensitive(b, "cases_full",
+                                           cJSON_CreateNumber((double)p->budget.nfull));
+    cJSON_ReplaceItemInObjectCaseSensitive(b, "cases_sampled",
+                                           cJSON_CreateNumber((double)p->budget.nsampled));
+    cJSON_AddNumberToObject(b, "cases_held_back", (double)p->budget.nheld);
+    cJSON_AddNumberToObject(b, "full_seconds", p->budget.spent_s);
+    cJSON_AddNumberToObject(b, "full_estimated_seconds", p->budget.spent_est_s);
+}
+
 void a4w4_run_add_stages(a4w4_run_plan *p)
 {
     a4w4_stage_times *t = &p->stages;
@@ -308,6 +332,7 @@ void a4w4_run_add_stages(a4w4_run_plan *p)
     if (p->t_items_end > 0) /* the stream read back, the ledger, the document's verdict */
         t->finish_s = now - p->t_items_end;
     const double wall = now - p->t_start;
+    add_budget_held(p);
     cJSON *st = cJSON_AddObjectToObject(p->doc, "stages");
     cJSON_AddNumberToObject(st, "setup_s", t->setup_s);
     cJSON_AddNumberToObject(st, "generate_s", t->generate_s);
