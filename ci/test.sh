@@ -16,7 +16,8 @@
 #                runs 300), then its CTest checks (label fuzz: corpus replays, the script's
 #                crash test);
 # then compile the GPU code for both platforms (no GPU needed: the CLI and the GPU programs
-# only, target a4w4_gpu_tests) and run its CPU-side tests:
+# only, target a4w4_gpu_tests) and run its CPU-side tests (those of host code, label gpu-host,
+# on the AMD platform only):
 #   build-gpu-nvidia/  nvcc (CUDA 13), sm_90, through gpu/a4w4_hip_port.h,
 #   build-gpu-amd/     Debian's hipcc for gfx90a;gfx940 (its clang 15 knows no gfx942/gfx950).
 # The builds of build-fuzz/ and the two GPU platforms need nothing from the test stages: they
@@ -84,8 +85,10 @@ gpu_nvidia_build() (
 )
 gpu_nvidia_test() (
   set -euo pipefail
-  # no GPU here: the gpu-labelled test skips (exit 77); the emulation tests run
-  ctest --test-dir build-gpu-nvidia --output-on-failure -L gpu -j"$jobs"
+  # no GPU here: the gpu-labelled test skips (exit 77); the emulation tests run; the tests of
+  # host code (label gpu-host: the CLI's device path on the stand-ins, the checkers' fault
+  # tests) run in the AMD build only, where they check the same thing (tests/gpu/CMakeLists.txt)
+  ctest --test-dir build-gpu-nvidia --output-on-failure -L gpu -LE gpu-host -j"$jobs"
   # asking for a hip backend without a GPU must exit 3 with one line; that line carries the
   # CUDA runtime's reason ("CUDA driver version is insufficient for CUDA runtime version"
   # on a machine with the toolkit but no driver): expected here, not a failure

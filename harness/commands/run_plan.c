@@ -241,14 +241,14 @@ static int recorded(const a4w4_run_plan *p, const char *name)
 }
 
 /* The cases the runner prepares ahead while item k runs (a4w4_runner.prefetch): the next
- * case items of this shard not yet recorded, in order, at most A4W4_PREFETCH_MAX into
- * next[]; their number. */
+ * case items of this shard not yet recorded, in order, at most max (<= A4W4_PREFETCH_MAX)
+ * into next[]; their number. */
 static size_t cases_after(a4w4_run_plan *p, const a4w4_run_settings *s, size_t k,
-                          const a4w4_case **next)
+                          size_t max, const a4w4_case **next)
 {
     char name[160];
     size_t n = 0;
-    for (size_t j = k + 1; j < p->m.ncases && n < A4W4_PREFETCH_MAX; j++) {
+    for (size_t j = k + 1; j < p->m.ncases && n < max; j++) {
         if (a4w4_matrix_in_shard(&p->m, j, s->shard_i, s->shard_n) != 1)
             continue;
         a4w4_matrix_item_name(&p->m, j, name, sizeof name);
@@ -275,14 +275,22 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
         if (recorded(p, name))
             continue;
         cJSON *entries = NULL;
-        const double before = a4w4_stage_sum(&p->stages);
-        if (k < p->m.ncases && l->runner->prefetch) {
-            const a4w4_case *next[A4W4_PREFETCH_MAX];
-            a4w4_prefetch_next(l->runner->prefetch, next, cases_after(p, s, k, next));
+        const double before = a4w4_stage_sum(&p->stages), t_item = a4w4_now();
+        if (k < p->m.ncases) { /* each case's full check decided before it is prepared */
+            a4w4_budget_hold(&p->budget, &p->m.cases[k]);
+            if (l->runner->prefetch) { /* prepared while this one runs */
+                const a4w4_case *next[A4W4_PREFETCH_MAX];
+                const size_t n = cases_after(p, s, k, a4w4_prefetch_depth(l->runner->prefetch), next);
+                for (size_t i = 0; i < n; i++)
+                    a4w4_budget_hold(&p->budget, next[i]);
+                a4w4_prefetch_next(l->runner->prefetch, next, n);
+            }
         }
         int f = run_item(p, l, k, name, &entries, &st, err, errlen);
         if (f < 0)
             break;
+        if (k < p->m.ncases)
+            a4w4_budget_spent(&p->budget, &p->m.cases[k], a4w4_now() - t_item);
         fails += f;
         double tw = a4w4_now();
         int wrc = a4w4_stream_case(&p->st, name, entries, werr, sizeof werr);
@@ -306,6 +314,23 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
     return st;
 }
 
+/* The budget as the run kept it (docs/cli/run.md "Sampling and the budget"): the header's
+ * plan made at the start, updated with the cases held back from a full check to keep the
+ * budget, and the wall the cases checked in full took against their estimates. */
+static void add_budget_held(a4w4_run_plan *p)
+{
+    cJSON *b = cJSON_GetObjectItemCaseSensitive(p->doc, "budget");
+    if (!p->budget.full || !cJSON_IsObject(b))
+        return;
+    cJSON_ReplaceItemInObjectCaseSensitive(b, "cases_full",
+                                           cJSON_CreateNumber((double)p->budget.nfull));
+    cJSON_ReplaceItemInObjectCaseSensitive(b, "cases_sampled",
+                                           cJSON_CreateNumber((double)p->budget.nsampled));
+    cJSON_AddNumberToObject(b, "cases_held_back", (double)p->budget.nheld);
+    cJSON_AddNumberToObject(b, "full_seconds", p->budget.spent_s);
+    cJSON_AddNumberToObject(b, "full_estimated_seconds", p->budget.spent_est_s);
+}
+
 void a4w4_run_add_stages(a4w4_run_plan *p)
 {
     a4w4_stage_times *t = &p->stages;
@@ -313,6 +338,7 @@ void a4w4_run_add_stages(a4w4_run_plan *p)
     if (p->t_items_end > 0) /* the stream read back, the ledger, the document's verdict */
         t->finish_s = now - p->t_items_end;
     const double wall = now - p->t_start;
+    add_budget_held(p);
     cJSON *st = cJSON_AddObjectToObject(p->doc, "stages");
     cJSON_AddNumberToObject(st, "setup_s", t->setup_s);
     cJSON_AddNumberToObject(st, "generate_s", t->generate_s);

@@ -122,7 +122,9 @@ a4w4_hstatus a4w4_run_items(a4w4_run_plan *p, const a4w4_run_settings *s, const 
                             size_t *count, char *err, size_t errlen);
 
 /* This process's stages into p->doc's "stages" (seconds; informational: a resumed run's
- * earlier cases are not in them), wall_s up to now. */
+ * earlier cases are not in them), wall_s up to now; and into p->doc's "budget" the plan as the
+ * run kept it: cases_full and cases_sampled after the cases held back (cases_held_back), the
+ * wall its full checks took (full_seconds) and their estimates (full_estimated_seconds). */
 void a4w4_run_add_stages(a4w4_run_plan *p);
 
 /* save_dir/manifest.json (a4w4-operands/1, gen/export.h) listing every bundle p->doc's

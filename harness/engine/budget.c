@@ -119,6 +119,21 @@ static int rate_backend(const a4w4_backend *b, size_t bi, const a4w4_case *c,
     return rc;
 }
 
+/* A4W4_BUDGET_RATES_SCALE=F (0 < F, tests only): every measured seconds-per-unit rate times F,
+ * the calibration made 1/F times optimistic, as on a machine busier during the run than at its
+ * start: the tests of the budget's hold (docs/cli/run.md "Sampling and the budget"). */
+static void scale_rates(a4w4_rates *rt)
+{
+    const char *v = getenv("A4W4_BUDGET_RATES_SCALE");
+    double f = v && *v ? strtod(v, NULL) : 0;
+    if (!(f > 0))
+        return;
+    rt->gen_s_per_element *= f;
+    rt->oracle_s_per_mac *= f;
+    for (size_t i = 0; i < 64; i++)
+        rt->run_s_per_mac[i] *= f;
+}
+
 int a4w4_budget_calibrate(const a4w4_runner *r, a4w4_rates *rt, char *err, size_t errlen)
 {
     a4w4_case c;
@@ -160,6 +175,7 @@ int a4w4_budget_calibrate(const a4w4_runner *r, a4w4_rates *rt, char *err, size_
         a4w4_case_data_free(&d);
     a4w4_sample_free(&s);
     rt->calibrate_s = a4w4_now() - t_start;
+    scale_rates(rt);
     return rc;
 }
 
@@ -182,9 +198,10 @@ int a4w4_budget_plan_make(const a4w4_runner *r, const a4w4_case *cases, size_t n
     p->ncases = n;
     p->budget_s = budget_s;
     p->full = calloc(n ? n : 1, 1);
+    p->held = calloc(n ? n : 1, 1);
     p->est_s = calloc(n ? n : 1, sizeof *p->est_s);
     costed *order = malloc((n ? n : 1) * sizeof *order);
-    if (!p->full || !p->est_s || !order) {
+    if (!p->full || !p->held || !p->est_s || !order) {
         free(order);
         a4w4_budget_plan_free(p);
         return A4W4_ENOMEM;
@@ -214,7 +231,46 @@ int a4w4_budget_plan_make(const a4w4_runner *r, const a4w4_case *cases, size_t n
 void a4w4_budget_plan_free(a4w4_budget_plan *p)
 {
     free(p->full);
+    free(p->held);
     free(p->est_s);
     p->full = NULL;
+    p->held = NULL;
     p->est_s = NULL;
+}
+
+/* The plan's index of case c, or -1 (not one of its cases, or no plan). */
+static long plan_case(const a4w4_budget_plan *p, const a4w4_case *c)
+{
+    return p && p->full && c && c >= p->cases && c < p->cases + p->ncases
+               ? (long)(c - p->cases) : -1;
+}
+
+void a4w4_budget_hold(a4w4_budget_plan *p, const a4w4_case *c)
+{
+    long k = plan_case(p, c);
+    if (k < 0 || p->held[k])
+        return;
+    p->held[k] = A4W4_HELD_KEPT;
+    if (!p->full[k])
+        return;
+    /* the cases checked in full so far, against their estimates: never below 1 (a faster
+     * machine than calibrated buys nothing the plan did not) */
+    double ratio = p->spent_est_s > 0 && p->spent_s > p->spent_est_s
+                       ? p->spent_s / p->spent_est_s : 1.0;
+    if (p->spent_s + p->est_s[k] * ratio > p->budget_s) {
+        p->held[k] = A4W4_HELD_BACK;
+        p->full[k] = 0;
+        p->nfull--;
+        p->nsampled++;
+        p->nheld++;
+    }
+}
+
+void a4w4_budget_spent(a4w4_budget_plan *p, const a4w4_case *c, double seconds)
+{
+    long k = plan_case(p, c);
+    if (k < 0 || !p->full[k])
+        return;
+    p->spent_s += seconds;
+    p->spent_est_s += p->est_s[k];
 }

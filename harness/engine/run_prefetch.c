@@ -48,6 +48,11 @@ unsigned a4w4_prefetch_default_depth(void)
     return n >= 8 ? 3 : 1;
 }
 
+unsigned a4w4_prefetch_depth(const struct a4w4_prefetch *p)
+{
+    return p->depth;
+}
+
 void a4w4_prefetch_next(struct a4w4_prefetch *p, const a4w4_case *const *next, size_t n)
 {
     if (!p)

@@ -386,7 +386,15 @@ static void note_sampled(const a4w4_runner *r, const a4w4_case *c, const a4w4_sa
     long k = plan_index(r->plan, c);
     if (s->full || (k < 0 && r->budget_s <= 0) || a4w4_judged_on_device(r, c))
         return;
-    if (k >= 0)
+    if (k >= 0 && r->plan->held && r->plan->held[k] == A4W4_HELD_BACK)
+        run_note(e->note, sizeof e->note, "%ssampled on the host: %zu of %zu outputs (the "
+                 "budget's plan had it in full, estimated at %.3g s at the calibration's rates; "
+                 "the cases checked in full before it took %.3g s, %.3g times their estimates, "
+                 "so that its full check would pass the run's budget of %g s)",
+                 e->note[0] ? "; " : "", s->nrows * s->ncols, c->M * c->N, r->plan->est_s[k],
+                 r->plan->spent_s, r->plan->spent_est_s > 0 ? r->plan->spent_s /
+                 r->plan->spent_est_s : 1.0, r->plan->budget_s);
+    else if (k >= 0)
         run_note(e->note, sizeof e->note, "%ssampled on the host: %zu of %zu outputs (a full "
                  "host check is estimated at %.1f s at this run's measured rates; the run's "
                  "budget of %g s went to the %zu cheaper cases checked in full)",

@@ -46,17 +46,27 @@ typedef struct {
 struct a4w4_statecheck;
 
 /* The whole-run budget (a4w4_budget_plan_make): which cases of this shard get every output
- * checked on the host. cases[i] is checked in full when full[i]; est_s[i] its estimate. */
+ * checked on the host. cases[i] is checked in full when full[i]; est_s[i] its estimate.
+ * The run holds it to its measured time (a4w4_budget_hold, a4w4_budget_spent; docs/cli/run.md
+ * "Sampling and the budget"): held[i] is A4W4_HELD_KEPT or A4W4_HELD_BACK once case i's check
+ * is decided (0 before), spent_s the wall seconds the cases checked in full took so far and
+ * spent_est_s their estimates. */
 typedef struct {
     const a4w4_case *cases;
     size_t ncases;
     uint8_t *full;
     double *est_s;
+    uint8_t *held;
     double budget_s, planned_s; /* the budget and the estimate of what it buys */
     size_t nfull, nsampled, ncheaper;
     size_t ndevice; /* cases every entry of which the device judges (a4w4_judged_on_device):
                        the budget buys nothing there, they are neither full nor sampled */
+    size_t nheld;   /* cases the plan had in full that the run sampled to keep the budget */
+    double spent_s, spent_est_s;
 } a4w4_budget_plan;
+
+#define A4W4_HELD_KEPT 1
+#define A4W4_HELD_BACK 2
 
 /* Where a run's wall time goes, summed over its cases (seconds): generating operands, the
  * device judge (upload, its passes, the C oracles' re-check), the backends under test
@@ -141,6 +151,9 @@ struct a4w4_prefetch *a4w4_prefetch_new(unsigned depth);
 /* The depth `run` uses when not told: 3 on a host of 8 or more cores (a GPU host: the
  * device waits for no case's operands), else 1 (the cores run the oracles and kernels). */
 unsigned a4w4_prefetch_default_depth(void);
+
+/* The most cases p prepares ahead at once (1 to A4W4_PREFETCH_MAX). */
+unsigned a4w4_prefetch_depth(const struct a4w4_prefetch *p);
 
 /* The cases to prepare after the one a4w4_run_case is called with next: next[0..n), in the
  * run's order (n = 0: none; a case then run without being next is prepared in turn; beyond

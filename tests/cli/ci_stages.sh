@@ -5,7 +5,8 @@
 #   - all green: exit 0, every stage's time printed; the fuzz and GPU builds ran niced,
 #     every test run at nice 0; the optimized build's ctest runs with `-LE plumbing`; the one
 #     instrumented build has both gcov and the sanitizers, and its ctest runs under the sanitizer
-#     options with `-LE "heavy|source"`; gcovr reads that build;
+#     options with `-LE "heavy|source"`; gcovr reads that build; the AMD GPU build's ctest runs
+#     every gpu test, the NVIDIA one's all but the host-code ones (`-LE gpu-host`);
 #   - one stage forced red at a time (setup, its ctest, gcovr, a background build, fuzzing): the
 #     command exits non-zero and its last line names that stage; a red first stage stops the
 #     background builds (none finishes after the command has ended).
@@ -73,6 +74,13 @@ grep -q '^ctest nice=0 --test-dir build .*-LE plumbing$' "$STUB_LOG" ||
 grep -q '^gcovr .*--object-directory build-cov-asan' "$STUB_LOG" ||
   fail "gcovr does not read build-cov-asan"
 grep -q 'no GPU here, as expected (exit 3)' ci.out || fail "the NVIDIA no-GPU check did not run"
+# the GPU builds' CPU-side tests: all of them on AMD, all but the host-code ones (label
+# gpu-host, the same checks) on NVIDIA: each runs at least once
+grep -q '^ctest nice=0 --test-dir build-gpu-nvidia .*-L gpu -LE gpu-host ' "$STUB_LOG" ||
+  { cat "$STUB_LOG"; fail "build-gpu-nvidia's ctest: not every gpu test but the gpu-host ones"; }
+amd=$(grep '^ctest nice=0 --test-dir build-gpu-amd ' "$STUB_LOG" || :)
+[[ "$amd" == *" -L gpu "* && "$amd" != *" -LE "* ]] ||
+  { cat "$STUB_LOG"; fail "build-gpu-amd's ctest: not every gpu test (the gpu-host ones included)"; }
 
 # each stage red in turn: a non-zero exit, the stage named on the last line
 while IFS='|' read -r glob stage; do
