@@ -238,16 +238,9 @@ void a4w4_budget_plan_free(a4w4_budget_plan *p)
     p->est_s = NULL;
 }
 
-/* The plan's index of case c, or -1 (not one of its cases, or no plan). */
-static long plan_case(const a4w4_budget_plan *p, const a4w4_case *c)
-{
-    return p && p->full && c && c >= p->cases && c < p->cases + p->ncases
-               ? (long)(c - p->cases) : -1;
-}
-
 void a4w4_budget_hold(a4w4_budget_plan *p, const a4w4_case *c)
 {
-    long k = plan_case(p, c);
+    long k = a4w4_budget_plan_index(p, c);
     if (k < 0 || p->held[k])
         return;
     p->held[k] = A4W4_HELD_KEPT;
@@ -268,7 +261,7 @@ void a4w4_budget_hold(a4w4_budget_plan *p, const a4w4_case *c)
 
 void a4w4_budget_spent(a4w4_budget_plan *p, const a4w4_case *c, double seconds)
 {
-    long k = plan_case(p, c);
+    long k = a4w4_budget_plan_index(p, c);
     if (k < 0 || !p->full[k])
         return;
     p->spent_s += seconds;

@@ -10,8 +10,6 @@
 
 #include "runner_internal.h"
 
-enum { MAX_DEPTH = A4W4_PREFETCH_MAX };
-
 typedef struct { /* on the heap: its thread holds it while the queue moves */
     const a4w4_case *c;
     const a4w4_runner *r;
@@ -23,9 +21,9 @@ typedef struct { /* on the heap: its thread holds it while the queue moves */
 
 struct a4w4_prefetch {
     unsigned depth;
-    const a4w4_case *next[MAX_DEPTH]; /* the cases to prepare after the current one */
+    const a4w4_case *next[A4W4_PREFETCH_MAX]; /* the cases to prepare after the current one */
     size_t nnext;
-    job *q[MAX_DEPTH]; /* started, in the run's order */
+    job *q[A4W4_PREFETCH_MAX]; /* started, in the run's order */
     size_t nq;
     job *taken; /* the caller's prep, freed (the job) at the next take */
     double cap;       /* host bytes the cases beyond the first may hold together */
@@ -36,7 +34,7 @@ struct a4w4_prefetch *a4w4_prefetch_new(unsigned depth)
     struct a4w4_prefetch *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->depth = depth < 1 ? 1 : depth > MAX_DEPTH ? MAX_DEPTH : depth;
+    p->depth = depth < 1 ? 1 : depth > A4W4_PREFETCH_MAX ? A4W4_PREFETCH_MAX : depth;
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     p->cap = pages > 0 && page > 0 ? (double)pages * (double)page / 8 : 0;
     return p;

@@ -339,9 +339,10 @@ double a4w4_full_check_seconds(const a4w4_runner *r, const a4w4_case *c)
 }
 
 /* The plan's index of case c, or -1 (not one of its cases). */
-static long plan_index(const a4w4_budget_plan *p, const a4w4_case *c)
+long a4w4_budget_plan_index(const a4w4_budget_plan *p, const a4w4_case *c)
 {
-    return p && c >= p->cases && c < p->cases + p->ncases ? (long)(c - p->cases) : -1;
+    return p && p->full && c && c >= p->cases && c < p->cases + p->ncases
+               ? (long)(c - p->cases) : -1;
 }
 
 int a4w4_judged_on_device(const a4w4_runner *r, const a4w4_case *c)
@@ -373,7 +374,7 @@ static int check_all(const a4w4_runner *r, const a4w4_case *c)
         return 1;
     if (a4w4_judged_on_device(r, c))
         return 0;
-    long k = plan_index(r->plan, c);
+    long k = a4w4_budget_plan_index(r->plan, c);
     if (k >= 0)
         return r->plan->full[k];
     return r->budget_s > 0 && a4w4_full_check_seconds(r, c) <= r->budget_s;
@@ -383,7 +384,7 @@ static int check_all(const a4w4_runner *r, const a4w4_case *c)
 static void note_sampled(const a4w4_runner *r, const a4w4_case *c, const a4w4_sample *s,
                          a4w4_entry_result *e)
 {
-    long k = plan_index(r->plan, c);
+    long k = a4w4_budget_plan_index(r->plan, c);
     if (s->full || (k < 0 && r->budget_s <= 0) || a4w4_judged_on_device(r, c))
         return;
     if (k >= 0 && r->plan->held && r->plan->held[k] == A4W4_HELD_BACK)
@@ -430,16 +431,25 @@ static void annotate_entries(const a4w4_case *c, a4w4_entry_list *out, size_t fi
 
 /* Bytes a4w4_case_generate allocates for c: the operands, their scales, the ASM layouts the
  * shape allows and, in the normal regime, the bf16 activations. */
+/* Host bytes of case c's activation side: A's codes and scales, their shuffled scales and, in
+ * the normal regime, the bf16 activations. */
+static double a_side_bytes(const a4w4_case *c)
+{
+    const double M = (double)c->M, K = (double)c->K;
+    const double b = M * (K / 2 + K / 32) + (double)a4w4_act_scale_padded_rows(c->M) *
+                                                (double)a4w4_act_scale_padded_cols(c->K / 32);
+    return c->regime == A4W4_REGIME_NORMAL ? b + 2 * M * K : b;
+}
+
 static double case_bytes(const a4w4_case *c)
 {
-    double M = (double)c->M, N = (double)c->N, K = (double)c->K, nb = K / 32;
-    double b = (M + N) * (K / 2 + nb) + (double)a4w4_act_scale_padded_rows(c->M) *
-                                             (double)a4w4_act_scale_padded_cols(c->K / 32);
+    double N = (double)c->N, K = (double)c->K, nb = K / 32;
+    double b = a_side_bytes(c) + N * (K / 2 + nb);
     if (a4w4_preshuffle_supported(c->N, c->K))
         b += N * K / 2;
     if (a4w4_scale_swizzle_supported(2, c->N, c->K / 32))
         b += N * nb;
-    return c->regime == A4W4_REGIME_NORMAL ? b + 2 * M * K : b;
+    return b;
 }
 
 static int host_w(void);
@@ -448,10 +458,7 @@ double run_prep_bytes(const a4w4_runner *r, const a4w4_case *c)
 {
     if (!run_wants_device(r) || !a4w4_judged_on_device(r, c) || host_w())
         return case_bytes(c);
-    const double M = (double)c->M, K = (double)c->K;
-    const double a = M * (K / 2 + K / 32) + (double)a4w4_act_scale_padded_rows(c->M) *
-                                                (double)a4w4_act_scale_padded_cols(c->K / 32);
-    return c->regime == A4W4_REGIME_NORMAL ? a + 2 * M * K : a;
+    return a_side_bytes(c);
 }
 
 double a4w4_stage_sum(const a4w4_stage_times *t)

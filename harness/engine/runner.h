@@ -65,6 +65,10 @@ typedef struct {
     double spent_s, spent_est_s;
 } a4w4_budget_plan;
 
+/* The plan's index of case c (a pointer into plan->cases), or -1: not one of its cases, or
+ * no plan (NULL, or freed). */
+long a4w4_budget_plan_index(const a4w4_budget_plan *plan, const a4w4_case *c);
+
 #define A4W4_HELD_KEPT 1
 #define A4W4_HELD_BACK 2
 
