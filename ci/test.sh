@@ -21,9 +21,10 @@
 #   build-gpu-nvidia/  nvcc (CUDA 13), sm_90, through gpu/a4w4_hip_port.h,
 #   build-gpu-amd/     Debian's hipcc for gfx90a;gfx940 (its clang 15 knows no gfx942/gfx950).
 # The builds of build-fuzz/ and the two GPU platforms need nothing from the test stages: they
-# start at once, in the background at the lowest CPU priority (nice 19), so that they take the
-# cores the test stages leave idle (serial links, tests that wait) and never slow a test; the
-# fuzzing runs and the GPU stages' tests wait for them and run in the foreground.
+# run in the background at the lowest CPU priority (nice 19), so that they take the cores the
+# test stages leave idle (serial links, tests that wait) and never slow a test; the fuzz build
+# starts at once, the GPU builds once build/ is built (with ccache they take its host objects,
+# below); the fuzzing runs and the GPU stages' tests wait for them and run in the foreground.
 # Prints each stage's wall time at the end. A failing stage ends the command, exit 1 or the
 # failing step's code, with a last line naming the stage (ci/test.sh: STAGE FAILED: ...).
 # A4W4_SKIP_FUZZ=1 and A4W4_SKIP_GPU_BUILD=1 skip those stages; A4W4_CI_NICE sets the
@@ -34,7 +35,7 @@ cd "$(dirname "$0")/.."
 # and installs on a fresh machine): the fuzz stage's clang, the AMD GPU stage's hipcc
 extra=()
 [ "${A4W4_SKIP_FUZZ:-0}" = 1 ] || extra+=(clang libclang-rt-14-dev llvm)
-[ "${A4W4_SKIP_GPU_BUILD:-0}" = 1 ] || extra+=(hipcc libamdhip64-dev rocm-device-libs)
+[ "${A4W4_SKIP_GPU_BUILD:-0}" = 1 ] || extra+=(hipcc libamdhip64-dev rocm-device-libs ccache)
 # The background builds (started below, before the first stage): name -> pid.
 declare -A bg_pid=()
 name_step="setup (ci/setup.sh)"
@@ -68,6 +69,19 @@ trap finish EXIT
 t_all=$SECONDS t_step=$SECONDS times=""
 ci/setup.sh ${extra[@]+"${extra[@]}"}
 jobs=$(nproc)
+# ccache (Debian's) for the C compiles of build/ and of the two GPU builds: those compile the
+# same host C sources (ref/, harness/, reports/, the GPU tests' host code) with the same flags
+# as build/ (178 of each GPU build's 197 objects), so, started after build/, they take them
+# from the cache instead of compiling them twice more. The cache is the checkout's own
+# (build-ccache/) unless CCACHE_DIR is set; paths under the checkout hash relative
+# (CCACHE_BASEDIR) and the build directory is left out of the hash (CCACHE_NOHASHDIR: a cached
+# object's debug info names the directory of the compile that filled it). The instrumented and
+# fuzz builds use other flags and no cache.
+launcher=()
+if [ "${A4W4_SKIP_GPU_BUILD:-0}" != 1 ] && command -v ccache > /dev/null; then
+  export CCACHE_DIR=${CCACHE_DIR:-$PWD/build-ccache} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
 
 step() { # close the previous stage's clock, open the next
   times+=$(printf '%6d s  %s' $((SECONDS - t_step)) "$name_step")$'\n'
@@ -80,7 +94,8 @@ step() { # close the previous stage's clock, open the next
 gpu_nvidia_build() (
   set -euo pipefail
   cmake -S . -B build-gpu-nvidia -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA4W4_GPU=nvidia \
-    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
+    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 ${launcher[@]+"${launcher[@]}"} \
+    >/dev/null
   cmake --build build-gpu-nvidia -j"$jobs" --target a4w4check a4w4_gpu_tests
 )
 gpu_nvidia_test() (
@@ -106,7 +121,8 @@ gpu_amd_build() (
   # harmless but alarming. Name the targets instead.
   export HCC_AMDGPU_TARGET="gfx90a,gfx940"
   CXX=hipcc cmake -S . -B build-gpu-amd -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA4W4_GPU=amd \
-    -DGPU_TARGETS="gfx90a;gfx940" -DAMDGPU_TARGETS="gfx90a;gfx940" >/dev/null
+    -DGPU_TARGETS="gfx90a;gfx940" -DAMDGPU_TARGETS="gfx90a;gfx940" \
+    ${launcher[@]+"${launcher[@]}"} >/dev/null
   cmake --build build-gpu-amd -j"$jobs" --target a4w4check a4w4_gpu_tests
 )
 fuzz_build() {
@@ -116,14 +132,17 @@ fuzz_build() {
 if [ "${A4W4_SKIP_GPU_BUILD:-0}" != 1 ]; then
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   [ -x "$nvcc" ] || { echo "ci/test.sh: nvcc not found (expected on PATH or /usr/local/cuda/bin)"; exit 1; }
-  background gpu_nvidia_build build-gpu-nvidia/build.log gpu_nvidia_build
-  background gpu_amd_build build-gpu-amd/build.log gpu_amd_build
 fi
 [ "${A4W4_SKIP_FUZZ:-0}" = 1 ] || background fuzz_build build-fuzz/build.log fuzz_build
 
 step "optimized build + tests (build/)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ${launcher[@]+"${launcher[@]}"} >/dev/null
 cmake --build build -j"$jobs"
+# the GPU builds start once build/ has filled the cache with the host objects they share
+if [ "${A4W4_SKIP_GPU_BUILD:-0}" != 1 ]; then
+  background gpu_nvidia_build build-gpu-nvidia/build.log gpu_nvidia_build
+  background gpu_amd_build build-gpu-amd/build.log gpu_amd_build
+fi
 ctest --test-dir build --output-on-failure -j"$jobs" -LE plumbing
 
 step "coverage + sanitizer build + tests (build-cov-asan/)"

@@ -6,7 +6,9 @@
 #     every test run at nice 0; the optimized build's ctest runs with `-LE plumbing`; the one
 #     instrumented build has both gcov and the sanitizers, and its ctest runs under the sanitizer
 #     options with `-LE "heavy|source"`; gcovr reads that build; the AMD GPU build's ctest runs
-#     every gpu test, the NVIDIA one's all but the host-code ones (`-LE gpu-host`);
+#     every gpu test, the NVIDIA one's all but the host-code ones (`-LE gpu-host`); build/ and
+#     the GPU builds compile through ccache, the others not, and the GPU builds are configured
+#     after build/ is built;
 #   - one stage forced red at a time (setup, its ctest, gcovr, a background build, fuzzing): the
 #     command exits non-zero and its last line names that stage; a red first stage stops the
 #     background builds (none finishes after the command has ended).
@@ -32,7 +34,7 @@ fi
 exit 0
 EOF
 chmod +x bin/stub
-for t in cmake ctest gcovr nvcc; do ln -s stub "bin/$t"; done
+for t in cmake ctest gcovr nvcc ccache; do ln -s stub "bin/$t"; done
 ln -s ../../bin/stub repo/ci/fuzz.sh
 ln -s ../../bin/stub repo/ci/setup.sh
 # the background builds at nice 3, not 19: on a loaded machine a stub at 19 waits for long
@@ -61,6 +63,20 @@ for b in "cmake --build build-fuzz" "cmake --build build-gpu-nvidia" \
     { cat "$STUB_LOG"; fail "'$b' did not run once at A4W4_CI_NICE"; }
 done
 ! grep -E '^(ctest|gcovr|fuzz.sh) nice=[1-9]' "$STUB_LOG" || fail "a test run was niced"
+# ccache for build/ and the GPU builds, which share its host objects, and only for them; the
+# GPU builds configured only once build/ is built (ci/test.sh: they take its objects)
+for b in "build " "build-gpu-nvidia " "build-gpu-amd "; do
+  grep -q -- "-B $b.*-DCMAKE_C_COMPILER_LAUNCHER=ccache" "$STUB_LOG" ||
+    { cat "$STUB_LOG"; fail "the configure of $b does not use ccache"; }
+done
+! grep -E -- '-B build-(cov-asan|fuzz) .*LAUNCHER' "$STUB_LOG" ||
+  { cat "$STUB_LOG"; fail "the instrumented or fuzz build uses the cache (other flags: no hit)"; }
+built=$(grep -n -F -- 'cmake nice=0 --build build -j' "$STUB_LOG" | cut -d: -f1)
+for b in build-gpu-nvidia build-gpu-amd; do
+  conf=$(grep -n -F -- "-B $b " "$STUB_LOG" | cut -d: -f1)
+  [ -n "$built" ] && [ -n "$conf" ] && [ "$conf" -gt "$built" ] ||
+    { cat "$STUB_LOG"; fail "$b configured before build/ was built"; }
+done
 grep -q -- '-DA4W4_COVERAGE=ON -DA4W4_SANITIZE=ON' "$STUB_LOG" ||
   { cat "$STUB_LOG"; fail "no build with both gcov and the sanitizers"; }
 san='UBSAN=[^ ]*exitcode=86 ASAN=[^ ]*exitcode=87'
