@@ -41,20 +41,23 @@ if [ "$rc" != 0 ]; then
 fi
 mkdir -p "$t/harness/api"
 : >"$t/harness/io/gen_api.h"
-printf 'static const struct b b = { .name = "cpu-x" };\nstatic const struct b p = { .name = "plugin" };\n' \
-    >"$t/harness/backends/b.c"
+printf 'static const struct b %s = { .name = "%s" };\n' b cpu-x p plugin >"$t/harness/backends/b.c"
 printf 'const char *ok = "cpu-xy";\nconst char *s = "cpu-x";\nconst char *t = "plugin:a";\n' \
     >"$t/harness/engine/e.c"
 printf '#include "judge.h"\n  #  include "engine/runner.h"\n' >"$t/harness/api/api.c"
 out=$(python3 "$checker" "$t")
 rc=$?
-want='harness/io/gen_api.h: header name also used in room gen
-harness/engine/e.c:2:const char *s = "cpu-x";: names backend cpu-x (the engine never names one: ask the backend type)
-harness/engine/e.c:3:const char *t = "plugin:a";: names backend plugin (the engine never names one: ask the backend type)
-harness/api/api.c:2:  #  include "engine/runner.h": the library includes runner.h (it judges through judge.h: a4w4_judge_outputs)'
+named='(the engine never names one: ask the backend type)'
+judge='the library includes runner.h (it judges through judge.h: a4w4_judge_outputs)'
+want="harness/io/gen_api.h: header name also used in room gen
+harness/engine/e.c:2:const char *s = \"cpu-x\";: names backend cpu-x $named
+harness/engine/e.c:3:const char *t = \"plugin:a\";: names backend plugin $named
+harness/api/api.c:2:  #  include \"engine/runner.h\": $judge"
 if [ "$rc" != 1 ] || [ "$out" != "$want" ]; then
-    echo "FAIL: a header name in two rooms, a backend named by the engine, runner.h in the library: exit $rc (want 1), output:"
+    echo "FAIL: a header name in two rooms, a backend named by the engine, runner.h in" \
+        "the library: exit $rc (want 1), output:"
     printf '%s\n' "$out"
     exit 1
 fi
-echo "ok: gen/ below the engine, layer/ beside discover/ above it, each include checked; one header name per room, no backend named by the engine, no runner.h in the library"
+echo "ok: gen/ below the engine, layer/ beside discover/ above it, each include checked;" \
+    "one header name per room, no backend named by the engine, no runner.h in the library"
