@@ -16,12 +16,16 @@
 : "$CLI" "$P"
 mkdir -p repo/ci bin
 cp "$SRC/ci/test.sh" repo/ci/test.sh
-# the stubs: log "tool nice=N args", fail when the call matches $STUB_FAIL (a glob)
-cat > bin/stub <<'EOF'
-#!/usr/bin/env bash
-tool=$(basename "$0") call="$(basename "$0") $*"
+# the stubs: log "tool nice=N args", fail when the call matches $STUB_FAIL (a glob). Each is
+# one bash process and no other (the nice value read from /proc, as nice(1) would print it):
+# ci/test.sh runs ten times here, some 20 stub calls each.
+echo "#!$(command -v bash)" > bin/stub
+cat >> bin/stub <<'EOF'
+tool=${0##*/} call="${0##*/} $*"
 san="${UBSAN_OPTIONS:+UBSAN=$UBSAN_OPTIONS }${ASAN_OPTIONS:+ASAN=$ASAN_OPTIONS }"
-echo "$tool nice=$(nice) $san$*" >> "$STUB_LOG"
+read -r stat < "/proc/$BASHPID/stat"
+read -r -a field <<< "${stat##*) }"  # field[16]: the nice value (proc(5), field 19)
+echo "$tool nice=${field[16]} $san$*" >> "$STUB_LOG"
 # shellcheck disable=SC2053
 [ -n "${STUB_FAIL:-}" ] && [[ "$call" == $STUB_FAIL ]] && { echo "$tool: forced failure"; exit 9; }
 [[ "$call" =~ ^cmake\ -S\ \.\ -B\ ([^ ]*) ]] && mkdir -p "${BASH_REMATCH[1]}"

@@ -2,7 +2,8 @@
 # ci/find-deps.sh, the nightly's dependency check: with no library visible it stops with exit 2
 # and one line per missing library naming it and how to provide it; a prefix of unpacked
 # packages (A4W4_DEPS_PREFIX) is searched; and a -DBUILD_TESTING=OFF configure needs no
-# Criterion (configure only, with Criterion's .pc hidden), while a testing one names it.
+# Criterion (configure only, with Criterion's .pc hidden, and looks nothing of it up), while a
+# testing one fails with Criterion named in its error.
 set -euo pipefail
 SRC=$2 WORK=$3   # $1 (the CLI) is not needed
 rm -rf "$WORK"; mkdir -p "$WORK/empty" "$WORK/bin"
@@ -56,14 +57,20 @@ rc=$?
 set -e
 [ $rc -eq 2 ] && grep -q "A4W4_DEPS_PREFIX=$WORK/nonexistent: no such directory" "$WORK/err"
 
-# configure without Criterion: BUILD_TESTING=OFF succeeds, ON says what is missing
+# configure without Criterion: BUILD_TESTING=OFF succeeds, ON says what is missing. The ON
+# configure reconfigures the OFF one's folder: the compiler checks (most of a configure's
+# time) are the same, and the OFF configure looked up nothing of Criterion's.
 mkdir -p "$WORK/pc"
 ln -s "$pcdir/libcjson.pc" "$obdir/openblas.pc" "$WORK/pc/"
 PKG_CONFIG_LIBDIR=$WORK/pc PKG_CONFIG_PATH='' cmake -S "$SRC" -B "$WORK/off" -DBUILD_TESTING=OFF \
   > "$WORK/off.log" 2>&1 || { tail -n 20 "$WORK/off.log"; echo "BUILD_TESTING=OFF needs Criterion"; exit 1; }
+! grep -qi criterion "$WORK/off/CMakeCache.txt" || { echo "BUILD_TESTING=OFF looked for Criterion"; exit 1; }
 set +e
-PKG_CONFIG_LIBDIR=$WORK/pc PKG_CONFIG_PATH='' cmake -S "$SRC" -B "$WORK/on" > "$WORK/on.log" 2>&1
+PKG_CONFIG_LIBDIR=$WORK/pc PKG_CONFIG_PATH='' cmake -S "$SRC" -B "$WORK/off" -DBUILD_TESTING=ON \
+  > "$WORK/on.log" 2>&1
 rc=$?
 set -e
-[ $rc -ne 0 ] && grep -q "Criterion (pkg-config module criterion) not found" "$WORK/on.log"
+# the configure's error is that line (a warning naming Criterion would not do)
+errors=$(grep -A1 '^CMake Error' "$WORK/on.log" || :)
+[ $rc -ne 0 ] && grep -q "^  Criterion (pkg-config module criterion) not found" <<< "$errors"
 echo "find-deps ok"
