@@ -33,8 +33,9 @@ for mode in "" --no-isolate; do
   echo "${mode:-isolated}: helpers alive, no lock or results descriptor kept, rerun accepted"
 done
 
-# the harness killed mid-run while its helpers live: --resume goes on
-"$CLI" run --cases c.csv --no-golden --quiet --backend "plugin:$P/liba4w4_helper_plugin.so" --out k --no-isolate & pid=$!
+# the harness killed mid-run while its helpers live: --resume goes on (each call 0.3 s here,
+# A4W4_TEST_HELPER_SLOW, so that the kill comes between cases)
+A4W4_TEST_HELPER_SLOW=1 "$CLI" run --cases c.csv --no-golden --quiet --backend "plugin:$P/liba4w4_helper_plugin.so" --out k --no-isolate & pid=$!
 for _ in $(seq 100); do
   if [ -f k/results.jsonl ] && [ "$(grep -c '"case"' k/results.jsonl)" -ge 2 ]; then break; fi
   sleep 0.1

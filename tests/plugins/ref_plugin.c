@@ -34,7 +34,8 @@
  *   DOUBLE_FREE      frees a buffer twice (a sanitizer build must report it with its own
  *                    exit code, never 1);
  *   HELPER           forks a helper process that outlives the call by 60 s (its pid goes to
- *                    $A4W4_TEST_HELPER_PIDFILE), then takes 0.3 s: the helper must hold
+ *                    $A4W4_TEST_HELPER_PIDFILE), then takes 0.3 s with
+ *                    $A4W4_TEST_HELPER_SLOW set (a run to kill mid-way): the helper must hold
  *                    neither the --out lock nor the results descriptor. It leaves the call's
  *                    process group (setsid, a daemon) unless $A4W4_TEST_HELPER_MODE is
  *                    "group" (a plain forked helper, killed with the isolated call) or
@@ -326,7 +327,8 @@ static int adversary(void *state, const a4w4_plugin_gemm_args *a)
 #endif
 #ifdef HELPER
     spawn_helper();
-    usleep(300000); /* a slow call: a test can kill the harness in the middle of a run */
+    if (getenv("A4W4_TEST_HELPER_SLOW")) /* a slow call: the harness killed mid-run */
+        usleep(300000);
     const char *mode = getenv("A4W4_TEST_HELPER_MODE");
     for (int i = 0; mode && !strcmp(mode, "group-hang") && i < 600; i++)
         usleep(100000);
