@@ -12,8 +12,10 @@
 . "$SRC/tests/cli/gt/gt_common.sh"
 B="plugin:$P/liba4w4_gt_splitk_mis_plugin.so"
 body() { grep -v '^#' "$1"; }
+# each probe runs once (--repeats 1): the kernels are deterministic and no assertion here is
+# about nondeterminism (discover_gt's random-combine kernel holds that, with --repeats 8)
 "$CLI" discover --backend "$B" --shapes "$GT_SPLITK_SHAPES" --out k.txt --quiet --no-evidence \
-  --repeats 2 > k.log 2>&1 || fail "discover: exit $? ($(cat k.log))"
+  --repeats 1 > k.log 2>&1 || fail "discover: exit $? ($(cat k.log))"
 T0="tree(leaf=32,order=asc,fuse=1,reduce=chain,prec=0,round=rne,acc=fp32,split="
 T1=",combine=chain,final=rne,align=64)"
 want=$(printf 'when K<=1184: ordered(1)\nwhen K<=1760: %s2%s\nwhen K<=2592: %s3%s\n%s4%s' \

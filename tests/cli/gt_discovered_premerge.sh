@@ -14,6 +14,10 @@
 # same contracts, declared, run on the cases up to 2^30 in gt_declared_premerge, and
 # discover_gt checks the discovered texts equal the declared ones); A4W4_GT_FULL=1 (label
 # `wholeset`) the whole set with `--budget-seconds 10`. Heavy (label `heavy`). Usage: gt_discovered_premerge.sh CLI SRC WORK TOOLS
+# In CI the ordered(1) builds' outputs on the slice are not computed again: the fixture
+# gt_mis_kept (sh_gt_misdeclared_premerge, which runs the same builds on a slice holding this
+# one) kept them, and they are judged here under the discovered contracts (gt_common.sh
+# gt_run_as); the golden bundles, whose outputs are never kept, run through the plugins.
 # The kernels run in process (--no-isolate): they are this project's own and cannot crash;
 # the isolated path (a child per call, the operands' digests around it) is held by the
 # smaller gt runs (sh_gt_declared, sh_gt_misdeclared) and the plugin tests, and here cost a
@@ -28,6 +32,12 @@ if [ "${A4W4_GT_FULL:-0}" = 1 ]; then
   gt_run_discovered "$found" --set premerge --budget-seconds 10 --no-isolate
 else
   gt_premerge_small "$WORK/premerge-small.csv" 67108864
+  # the ordered(1) builds' outputs on this slice (part of sh_gt_misdeclared_premerge's, every
+  # case under 2^26 MACs kept in full there: the fixture gt_mis_kept) judged again under the
+  # discovered contracts, not computed again; the golden bundles run through the plugins
+  # (gt_common.sh gt_run_as)
+  GT_KEPT=$(gt_kept_dir) || exit 1
+  GT_KEPT_CASES=$WORK/premerge-small.csv
   gt_run_discovered "$found" --cases "$WORK/premerge-small.csv" --no-isolate
 fi
 if [ "${A4W4_GT_FULL:-0}" = 1 ]; then

@@ -17,5 +17,8 @@ if [ "${A4W4_GT_FULL:-0}" = 1 ]; then
   gt_run mis --set premerge --no-isolate
 else
   gt_premerge_small "$WORK/premerge-small.csv"
-  gt_run mis --cases "$WORK/premerge-small.csv" --no-isolate
+  # every output computed in full kept (run --keep-outputs) for gt_discovered_premerge, which
+  # judges the same builds' outputs on its smaller slice under the discovered contracts (the
+  # CTest fixture gt_mis_kept, gt_common.sh gt_kept_dir)
+  gt_run mis --cases "$WORK/premerge-small.csv" --no-isolate --keep-outputs "$WORK/kept"
 fi

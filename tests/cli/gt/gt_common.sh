@@ -84,6 +84,45 @@ gt_found_dir() {
   echo "$dir"
 }
 
+# gt_kept_dir: the directory where sh_gt_misdeclared_premerge (the CTest fixture gt_mis_kept)
+# kept the outputs of every ordered(1) build on its slice of the pre-merge set (run
+# --keep-outputs, docs/cli/run.md "Kept outputs"), for gt_discovered_premerge, whose slice is
+# part of that one: the same builds on the same operands (a function of name and seed) give the
+# same outputs, so they are judged again under the discovered contracts instead of computed
+# again. Prints the directory; returns 1 with one line when it is missing.
+gt_kept_dir() {
+  local dir
+  dir=$(dirname "$WORK")/sh_gt_misdeclared_premerge/kept
+  [ -d "$dir" ] || { echo "gt: no $dir: sh_gt_misdeclared_premerge (the fixture gt_mis_kept) did not run or failed" >&2; return 1; }
+  echo "$dir"
+}
+
+# gt_replay KEPT LIB CASES OUT: an output bundle directory OUT/<lib's file name> (`bundle:DIR`,
+# docs/backends.md) holding, as links, the outputs KEPT holds of `plugin:LIB` on every case of
+# CASES, and nothing else (a bundle directory holds one run's matrix); prints `bundle:` and its
+# path. Returns 1 with one line when KEPT lacks a case (sampled there, or not run).
+gt_replay() {
+  local kept=$1 lib=$2 cases=$3 dir src n
+  dir=$4/$(basename "$lib")
+  src=$kept/$(printf '%s' "plugin:$lib" | tr -c 'A-Za-z0-9._-' '_')
+  local files=()
+  mkdir -p "$dir"
+  for n in $(grep -v '^#' "$cases" | tail -n +2 | cut -d, -f1); do
+    [ -f "$src/$n.safetensors" ] || { echo "gt: no kept output $src/$n.safetensors" >&2; return 1; }
+    files+=("$src/$n.safetensors")
+  done
+  ln -s "${files[@]}" "$dir/"
+  echo "bundle:$dir"
+}
+
+# gt_golden_args: `--case golden/<stem>` for every bundle of cases/golden (run only them).
+gt_golden_args() {
+  local f
+  for f in "$SRC"/cases/golden/*.safetensors; do
+    printf -- '--case golden/%s ' "$(basename "$f" .safetensors)"
+  done
+}
+
 # gt_need_tree: end the calling test with gt_tree_known's skip (77) or failure (1) unless this
 # CLI knows tree contracts.
 gt_need_tree() {
@@ -200,13 +239,17 @@ gt_run() {
 
 # gt_discover_all DIR SHAPE: `discover` on the ordered(1) build of every kernel of
 # $GT_DISCOVERABLE at SHAPE, each contract written to DIR/<kernel>.txt (the file discover
-# writes, its comment line included). Returns 1 with one line when a discovery fails.
+# writes, its comment line included). Returns 1 with one line when a discovery fails. Each
+# probe runs once (--repeats 1), as in gt_run_mbucket and gt_run_splitk: the ground-truth
+# kernels are deterministic and no test of them asserts nondeterminism (discover_gt's
+# random-combine kernel does, with --repeats 8); the default 3 runs computed every probe's
+# outputs three times.
 gt_discover_all() {
   local dir=$1 shape=$2 k
   mkdir -p "$dir"
   for k in $GT_DISCOVERABLE; do
     "$CLI" discover --backend "plugin:$GT_PLUGINS/liba4w4_gt_${k}_mis_plugin.so" --shapes "$shape" \
-      --out "$dir/$k.txt" --quiet --no-evidence > "$dir/$k.log" 2>&1 \
+      --out "$dir/$k.txt" --quiet --no-evidence --repeats 1 > "$dir/$k.log" 2>&1 \
       || { echo "gt: discover gt-$k at $shape: exit $? ($(cat "$dir/$k.log"))"; return 1; }
   done
 }
@@ -215,23 +258,64 @@ gt_discover_all() {
 # one of them since splits' boundaries fixed in K are a rule of K, contracts §4.4).
 GT_SHAPE_FREE=$GT_DISCOVERABLE
 
-# gt_run_discovered DIR RUN_ARGS...: `a4w4check run RUN_ARGS` with the ordered(1) build of every
-# kernel of $GT_SHAPE_FREE, each judged by the contract discover wrote to DIR/<kernel>.txt
-# (--contract B=FILE); exit 0 and gt_judge's "true" checks over those kernels expected.
-gt_run_discovered() {
-  local dir=$1 list="" args=() k lib rc; shift
-  for k in $GT_SHAPE_FREE; do
-    lib="plugin:$GT_PLUGINS/liba4w4_gt_${k}_mis_plugin.so"
-    list="$list,$lib"
-    args+=(--contract "$lib=$dir/$k.txt")
+# gt_run_as OUT "LIB..." "CONTRACT_FILE..." RUN_ARGS...: `a4w4check run RUN_ARGS` into OUT with
+# the plugins LIB (space-separated paths), each judged by its CONTRACT_FILE (`--contract B=FILE`),
+# code 0 read as 2^-127; the log in OUT.log; returns run's exit code. With GT_KEPT set (a kept
+# directory, gt_kept_dir) and GT_KEPT_CASES (the case file RUN_ARGS names, part of the kept
+# run's), the plugins' outputs on those cases are not computed again: each LIB's kept outputs
+# are replayed (gt_replay, `bundle:DIR`, every output checked) under the same contract file
+# into OUT, the golden bundles left out (their outputs are never kept), and the plugins run on
+# the golden bundles alone into OUT-golden (log OUT-golden.log); the larger exit code returned.
+gt_run_as() {
+  local out=$1 libs=$2 files=$3 list="" args=() lib f b rc rc2; shift 3
+  set -- $files "$@"
+  for lib in $libs; do
+    f=$1; shift
+    if [ -n "${GT_KEPT:-}" ]; then
+      b=$(gt_replay "$GT_KEPT" "$lib" "$GT_KEPT_CASES" "$out-replay") || return 1
+    else
+      b="plugin:$lib"
+    fi
+    list="$list,$b"
+    args+=(--contract "$b=$f")
   done
   set +e
-  "$CLI" run "$@" --backend "${list#,}" "${args[@]}" --e8m0-code0 2^-127 --quiet \
-    --out "$WORK/out" > "$WORK/log" 2>&1
+  "$CLI" run "$@" ${GT_KEPT:+--no-golden} --backend "${list#,}" "${args[@]}" --e8m0-code0 2^-127 \
+    --quiet --out "$out" > "$out.log" 2>&1
   rc=$?
   set -e
+  [ -n "${GT_KEPT:-}" ] || return $rc
+  list="" args=()
+  set -- $files
+  for lib in $libs; do
+    list="$list,plugin:$lib"
+    args+=(--contract "plugin:$lib=$1")
+    shift
+  done
+  set +e
+  "$CLI" run --cases "$GT_KEPT_CASES" $(gt_golden_args) --no-isolate --backend "${list#,}" \
+    "${args[@]}" --e8m0-code0 2^-127 --quiet --out "$out-golden" > "$out-golden.log" 2>&1
+  rc2=$?
+  set -e
+  return $((rc > rc2 ? rc : rc2))
+}
+
+# gt_run_discovered DIR RUN_ARGS...: `a4w4check run RUN_ARGS` with the ordered(1) build of every
+# kernel of $GT_SHAPE_FREE, each judged by the contract discover wrote to DIR/<kernel>.txt
+# (--contract B=FILE; gt_run_as, the kept outputs replayed with GT_KEPT); exit 0 and gt_judge's
+# "true" checks over those kernels expected (of the golden run too, with GT_KEPT).
+gt_run_discovered() {
+  local dir=$1 libs="" files="" k rc=0; shift
+  for k in $GT_SHAPE_FREE; do
+    libs="$libs $GT_PLUGINS/liba4w4_gt_${k}_mis_plugin.so"
+    files="$files $dir/$k.txt"
+  done
+  gt_run_as "$WORK/out" "$libs" "$files" "$@" || rc=$?
   GT_KERNELS=$GT_SHAPE_FREE gt_judge "$WORK/out" true || rc=1
-  [ $rc -eq 0 ] || { echo "gt: run $* under the discovered contracts: exit $rc: $(head -c 2000 "$WORK/log")"; return 1; }
+  if [ -n "${GT_KEPT:-}" ]; then
+    GT_KERNELS=$GT_SHAPE_FREE gt_judge "$WORK/out-golden" true || rc=1
+  fi
+  [ $rc -eq 0 ] || { echo "gt: run $* under the discovered contracts: exit $rc: $(head -c 2000 "$WORK/out.log"; head -c 2000 "$WORK/out-golden.log" 2>/dev/null)"; return 1; }
 }
 
 # gt_run_mbucket DIR RUN_ARGS...: gt-mbucket's ordered(1) build discovered at GT_MBUCKET_SHAPES
@@ -239,16 +323,20 @@ gt_run_discovered() {
 # then `a4w4check run RUN_ARGS` judged by that file: exit 0, verdict PASS, every entry of the
 # kernel passes with every output the oracle saw judged (no bucket left without a rule).
 gt_run_mbucket() {
-  local dir=$1 lib="plugin:$GT_PLUGINS/liba4w4_gt_mbucket_mis_plugin.so" rc; shift
+  local dir=$1 lib="plugin:$GT_PLUGINS/liba4w4_gt_mbucket_mis_plugin.so" rc out; shift
   mkdir -p "$dir"
   "$CLI" discover --backend "$lib" --shapes "$GT_MBUCKET_SHAPES" --out "$dir/mbucket.txt" --quiet \
-    --no-evidence > "$dir/mbucket.log" 2>&1 || { echo "gt: discover gt-mbucket: exit $? ($(cat "$dir/mbucket.log"))"; return 1; }
-  set +e
-  "$CLI" run "$@" --backend "$lib" --contract "$lib=$dir/mbucket.txt" --e8m0-code0 2^-127 --quiet \
-    --out "$WORK/out-mbucket" > "$WORK/log-mbucket" 2>&1
-  rc=$?
-  set -e
-  /usr/bin/python3 - "$WORK/out-mbucket" "$rc" "$dir/mbucket.txt" <<'PY'
+    --no-evidence --repeats 1 > "$dir/mbucket.log" 2>&1 || { echo "gt: discover gt-mbucket: exit $? ($(cat "$dir/mbucket.log"))"; return 1; }
+  rc=0
+  gt_run_as "$WORK/out-mbucket" "${lib#plugin:}" "$dir/mbucket.txt" "$@" || rc=$?
+  for out in "$WORK/out-mbucket" ${GT_KEPT:+"$WORK/out-mbucket-golden"}; do
+    gt_check_mbucket "$out" "$rc" "$dir/mbucket.txt" || return 1
+  done
+}
+
+# gt_check_mbucket OUT RC RULES: gt_run_mbucket's checks of one run's results.
+gt_check_mbucket() {
+  /usr/bin/python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
 d, rc, rules = json.load(open(sys.argv[1] + "/results.json")), int(sys.argv[2]), open(sys.argv[3]).read()
 body = [l for l in rules.splitlines() if l and not l.startswith("#")]
@@ -285,16 +373,20 @@ PY
 # split=4), then `a4w4check run RUN_ARGS` judged by that file: exit 0, verdict PASS, every
 # entry of the kernel passes with every output the oracle saw judged (every K has a rule).
 gt_run_splitk() {
-  local dir=$1 lib="plugin:$GT_PLUGINS/liba4w4_gt_splitk_mis_plugin.so" rc; shift
+  local dir=$1 lib="plugin:$GT_PLUGINS/liba4w4_gt_splitk_mis_plugin.so" rc out; shift
   mkdir -p "$dir"
   "$CLI" discover --backend "$lib" --shapes "$GT_SPLITK_SHAPES" --out "$dir/splitk.txt" --quiet \
-    --no-evidence --repeats 2 > "$dir/splitk.log" 2>&1 || { echo "gt: discover gt-splitk: exit $? ($(cat "$dir/splitk.log"))"; return 1; }
-  set +e
-  "$CLI" run "$@" --backend "$lib" --contract "$lib=$dir/splitk.txt" --e8m0-code0 2^-127 --quiet \
-    --out "$WORK/out-splitk" > "$WORK/log-splitk" 2>&1
-  rc=$?
-  set -e
-  /usr/bin/python3 - "$WORK/out-splitk" "$rc" "$dir/splitk.txt" <<'PY'
+    --no-evidence --repeats 1 > "$dir/splitk.log" 2>&1 || { echo "gt: discover gt-splitk: exit $? ($(cat "$dir/splitk.log"))"; return 1; }
+  rc=0
+  gt_run_as "$WORK/out-splitk" "${lib#plugin:}" "$dir/splitk.txt" "$@" || rc=$?
+  for out in "$WORK/out-splitk" ${GT_KEPT:+"$WORK/out-splitk-golden"}; do
+    gt_check_splitk "$out" "$rc" "$dir/splitk.txt" || return 1
+  done
+}
+
+# gt_check_splitk OUT RC RULES: gt_run_splitk's checks of one run's results.
+gt_check_splitk() {
+  /usr/bin/python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
 d, rc, rules = json.load(open(sys.argv[1] + "/results.json")), int(sys.argv[2]), open(sys.argv[3]).read()
 body = [l for l in rules.splitlines() if l and not l.startswith("#")]
