@@ -138,7 +138,34 @@ static void fixed_output(a4w4j_case *c, size_t o, const a4w4j_fix *fx, const a4w
     }
 }
 
-/* Every output: the ordered pass (S) or the exact pass (bound Sb, 0 none). */
+/* One output of the ordered pass: ordered(1)'s and ordered(S)'s fp32 sums of the block values
+ * (split ends every `per` blocks), rounded to bf16; the exact pass's state is not needed. */
+static void ordered_output(a4w4j_case *c, size_t m, size_t j, const uint32_t *ad,
+                           const uint32_t *wd, size_t per, unsigned S)
+{
+    const size_t N = c->op.N, nb = c->op.K / 32, o = m * N + j;
+    const uint8_t *as = c->op.a_scale + m * nb, *ws = c->op.w_scale + j * nb;
+    float t1 = 0.0f, ts = 0.0f, to = 0.0f;
+    for (size_t b = 0; b < nb; b++) {
+        int d, ia;
+        dots(ad + (m * nb + b) * 8, wd + (j * nb + b) * 8, &d, &ia);
+        const float v = a4w4j_block_value(d, as[b], ws[b]);
+        t1 = J_FADD(t1, v);
+        ts = J_FADD(ts, v);
+        if ((b + 1) % per == 0 || b + 1 == nb) {
+            to = J_FADD(to, ts);
+            ts = 0.0f;
+        }
+    }
+    uint32_t h = a4w4j_bf16_of_f32(t1);
+    if (g_fault == 1 && j % 16 == 15 && (h & 0x7FFFu) <= 0x7F80u)
+        h += 1;
+    c->ord1[o] = (uint16_t)h;
+    if (S > 1)
+        c->ordS[o] = (uint16_t)a4w4j_bf16_of_f32(to);
+}
+
+/* Every output: the ordered pass (S: ordered_output) or the exact pass (bound Sb, 0 none). */
 static int compute(a4w4j_case *c, int exact, unsigned S)
 {
     const size_t M = c->op.M, N = c->op.N, K = c->op.K, nb = K / 32, n = M * N;
@@ -174,8 +201,11 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
         uint8_t la, sa_span;
         a4w4j_row_span(a, as, (long long)nb, &la, &sa_span);
         for (size_t j = 0; j < N; j++) {
+            if (!exact) {
+                ordered_output(c, m, j, ad, wd, per, S);
+                continue;
+            }
             const uint8_t *w = c->op.w_fp4 + j * K / 2, *ws = c->op.w_scale + j * nb;
-            float t1 = 0.0f, ts = 0.0f, to = 0.0f;
             a4w4j_win tot, spl;
             a4w4j_prove pr;
             a4w4j_bound_acc bd, fbd;
@@ -209,9 +239,6 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
                 } else {
                     a4w4j_fix_add(&fx, d, ia, (int)(sa + sb), base);
                 }
-                const float v = a4w4j_block_value(d, sa, sb);
-                t1 = J_FADD(t1, v);
-                ts = J_FADD(ts, v);
                 a4w4j_win_add(&tot, d, sa, sb);
                 a4w4j_win_add(&spl, d, sa, sb);
                 a4w4j_prove_add(&pr, ia, sa, sb);
@@ -221,8 +248,6 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
                     tneg = J_DADD(tneg, (double)((ia - d) / 2) * q);
                 }
                 if ((b + 1) % per == 0 || b + 1 == nb) {
-                    to = J_FADD(to, ts);
-                    ts = 0.0f;
                     double pd;
                     if (spl.nan)
                         snan = 1;
@@ -239,15 +264,6 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
                 }
             }
             const size_t o = m * N + j;
-            if (!exact) {
-                uint32_t h = a4w4j_bf16_of_f32(t1);
-                if (g_fault == 1 && j % 16 == 15 && (h & 0x7FFFu) <= 0x7F80u)
-                    h += 1;
-                c->ord1[o] = (uint16_t)h;
-                if (S > 1)
-                    c->ordS[o] = (uint16_t)a4w4j_bf16_of_f32(to);
-                continue;
-            }
             uint32_t hb = 0;
             float f;
             const unsigned fw = a4w4j_row_facts(w, ws, (long long)nb);
