@@ -178,39 +178,64 @@ typedef struct {
     int a_shuf, w_pre, w_swz;
 } gargs;
 
-static float split_total(const gargs *p, long long m, long long n, long long k0, long long k1)
+/* Row r's granules decoded (a4w4d_decode_granule: 8 words of packed int8 each, granule gb at
+ * dst[gb * 8]) and its K/32 scales read through the layout's index map: what the kernel reads
+ * for every block of the row. Decoded once per row of A and of W per call, not once per
+ * output (the same words: split_total's sums are unchanged). */
+static void decode_row(const uint8_t *fp4, const uint8_t *sc, long long r, long long K,
+                       int pre, int swz, long long pcol, unsigned *dst, unsigned *scales)
 {
-    const long long Ks = p->K / 32;
+    const long long Ks = K / 32;
+    for (long long gb = 0; gb < Ks; gb++) {
+        uint4 g;
+        memcpy(&g, fp4 + a4w4d_granule_index(r, gb, K, pre) * 16, 16);
+        a4w4d_decode_granule(g, dst + gb * 8);
+        scales[gb] = sc[swz ? a4w4d_swizzle_index(pcol, r, gb) : r * Ks + gb];
+    }
+}
+
+/* One split's total of output (m, n): blocks k0/32 .. k1/32 - 1 of the decoded rows, each
+ * block's value RNE_fp32(d * 2^(sa+sb-256)) added in fp32 in K order (the kernel's order). */
+static float split_total(const unsigned *ad, const unsigned *as, const unsigned *wd,
+                         const unsigned *ws, long long k0, long long k1)
+{
     float t = 0.0f;
     for (long long gb = k0 / 32; gb < k1 / 32; gb++) {
-        uint4 ga, gw;
-        memcpy(&ga, p->a + a4w4d_granule_index(m, gb, p->K, 0) * 16, 16);
-        memcpy(&gw, p->w + a4w4d_granule_index(n, gb, p->K, p->w_pre) * 16, 16);
-        unsigned av[8], wv[8];
-        a4w4d_decode_granule(ga, av);
-        a4w4d_decode_granule(gw, wv);
         int d = 0;
         for (int i = 0; i < 8; i++)
-            d = a4w4d_dot4((int)av[i], (int)wv[i], d);
-        const unsigned sa = p->as[p->a_shuf ? a4w4d_swizzle_index(p->pcol, m, gb) : m * Ks + gb];
-        const unsigned sb = p->ws[p->w_swz ? a4w4d_swizzle_index(Ks, n, gb) : n * Ks + gb];
-        t = A4W4_FADD(t, a4w4d_block_value(d, sa, sb));
+            d = a4w4d_dot4((int)ad[gb * 8 + i], (int)wd[gb * 8 + i], d);
+        t = A4W4_FADD(t, a4w4d_block_value(d, as[gb], ws[gb]));
     }
     return t;
 }
 
 static unsigned g_order_seed = 12345;
 
-static void gemm_impl(const gargs *p, unsigned splits, int atomic, uint16_t *y)
+static int gemm_impl(const gargs *p, unsigned splits, int atomic, uint16_t *y)
 {
     const long long kps = (long long)a4w4_gpu_split_k_per_split((size_t)p->K, splits);
     const int ns = (int)a4w4_gpu_split_count((size_t)p->K, splits);
+    const long long Ks = p->K / 32;
     float part[4096];
-    for (long long m = 0; m < p->M; m++)
+    /* W decoded whole (N * K bytes of words, N * K/32 scales), A one row at a time */
+    unsigned *wd = (unsigned *)malloc((size_t)(p->N * Ks) * 8 * sizeof(unsigned));
+    unsigned *ws = (unsigned *)malloc((size_t)(p->N * Ks) * sizeof(unsigned));
+    unsigned *ad = (unsigned *)malloc((size_t)Ks * 9 * sizeof(unsigned)), *as = ad + Ks * 8;
+    if (!wd || !ws || !ad) {
+        free(wd);
+        free(ws);
+        free(ad);
+        snprintf(g_last, sizeof g_last, "CPU stand-in GEMM: out of memory decoding W");
+        return A4W4_GPU_ENOMEM;
+    }
+    for (long long n = 0; n < p->N; n++)
+        decode_row(p->w, p->ws, n, p->K, p->w_pre, p->w_swz, Ks, wd + n * Ks * 8, ws + n * Ks);
+    for (long long m = 0; m < p->M; m++) {
+        decode_row(p->a, p->as, m, p->K, 0, p->a_shuf, p->pcol, ad, as);
         for (long long n = 0; n < p->N; n++) {
             for (int s = 0; s < ns; s++) {
                 long long k0 = s * kps, k1 = k0 + kps < p->K ? k0 + kps : p->K;
-                part[s] = split_total(p, m, n, k0, k1);
+                part[s] = split_total(ad, as, wd + n * Ks * 8, ws + n * Ks, k0, k1);
             }
             if (!atomic) {
                 float t = 0.0f;
@@ -241,6 +266,11 @@ static void gemm_impl(const gargs *p, unsigned splits, int atomic, uint16_t *y)
                     y[m * p->N + n] = 0x4780; /* 65536: far outside any bound here */
             }
         }
+    }
+    free(wd);
+    free(ws);
+    free(ad);
+    return A4W4_GPU_OK;
 }
 
 static int check_shape(size_t M, size_t N, size_t K)
@@ -278,7 +308,8 @@ extern "C" int a4w4_gpu_gemm_asm_dev(int tile, unsigned splits, int split_mode,
         return A4W4_GPU_ESHAPE;
     gargs p = {a_fp4, a_scale_shuffled, w_fp4, w_scale_swizzled, (long long)M, (long long)N,
                (long long)K, (long long)((K / 32 + 7) / 8 * 8), 1, tl->bpreshuffle, 1};
-    gemm_impl(&p, splits, split_mode, y);
+    if ((rc = gemm_impl(&p, splits, split_mode, y)) != A4W4_GPU_OK)
+        return rc;
     if (fault("gemm") || fault("guard"))
         y[M * N - 1] ^= 1;
     if (fault("guard"))
@@ -304,8 +335,7 @@ extern "C" int a4w4_gpu_gemm_asm(int tile, unsigned splits, int split_mode, cons
         return A4W4_GPU_ELAYOUT;
     gargs p = {a_fp4, a_scale_shuffled, w_fp4, w_scale_swizzled, (long long)M, (long long)N,
                (long long)K, (long long)((K / 32 + 7) / 8 * 8), 1, tl->bpreshuffle, 1};
-    gemm_impl(&p, splits, split_mode, y);
-    return A4W4_GPU_OK;
+    return gemm_impl(&p, splits, split_mode, y);
 }
 
 extern "C" int a4w4_gpu_gemm_rowmajor(const uint8_t *a_fp4, const uint8_t *a_scale,
@@ -319,8 +349,7 @@ extern "C" int a4w4_gpu_gemm_rowmajor(const uint8_t *a_fp4, const uint8_t *a_sca
         return rc;
     gargs p = {a_fp4, a_scale, w_fp4, w_scale, (long long)M, (long long)N, (long long)K, 0,
                0, 0, 0};
-    gemm_impl(&p, 1, 0, y);
-    return A4W4_GPU_OK;
+    return gemm_impl(&p, 1, 0, y);
 }
 
 extern "C" int a4w4_gpu_gemm_rowmajor_dev(const uint8_t *a_fp4, const uint8_t *a_scale,

@@ -92,19 +92,28 @@ extern "C" void a4w4j_close(a4w4j_case *c)
     free(c);
 }
 
-/* One block's exact dot and |dot| from the decoded codes. */
-static void dots(const uint8_t *a, const uint8_t *w, int *d, int *ia)
+/* The codes of rows 0 .. rows-1 of a [rows, K/2] fp4 tensor decoded (a4w4j_decode16: 8 words
+ * of packed int8 per 32-block, block b of row r at [(r * K/32 + b) * 8]); NULL when out of
+ * memory. Decoded once per pass, not once per output (the same words). */
+static uint32_t *decode_rows(const uint8_t *fp4, size_t rows, size_t K)
 {
-    uint32_t sa[8], sw[8], aa[8], aw[8];
-    a4w4j_decode16(a, sa, 0);
-    a4w4j_decode16(w, sw, 0);
-    a4w4j_decode16(a, aa, 1);
-    a4w4j_decode16(w, aw, 1);
+    const size_t nb = K / 32;
+    uint32_t *d = (uint32_t *)malloc(rows * nb * 8 * sizeof *d);
+    for (size_t i = 0; d && i < rows * nb; i++)
+        a4w4j_decode16(fp4 + i * 16, d + i * 8, 0);
+    return d;
+}
+
+/* One block's exact dot and the dot of its magnitudes from the decoded codes: |a| * |w| is
+ * |a * w|, so the signed codes give both. */
+static void dots(const uint32_t *sa, const uint32_t *sw, int *d, int *ia)
+{
     *d = *ia = 0;
     for (int i = 0; i < 8; i++)
         for (int j = 0; j < 4; j++) {
-            *d += (int)(int8_t)(sa[i] >> (8 * j)) * (int)(int8_t)(sw[i] >> (8 * j));
-            *ia += (int)(int8_t)(aa[i] >> (8 * j)) * (int)(int8_t)(aw[i] >> (8 * j));
+            const int p = (int)(int8_t)(sa[i] >> (8 * j)) * (int)(int8_t)(sw[i] >> (8 * j));
+            *d += p;
+            *ia += p < 0 ? -p : p;
         }
 }
 
@@ -129,7 +138,34 @@ static void fixed_output(a4w4j_case *c, size_t o, const a4w4j_fix *fx, const a4w
     }
 }
 
-/* Every output: the ordered pass (S) or the exact pass (bound Sb, 0 none). */
+/* One output of the ordered pass: ordered(1)'s and ordered(S)'s fp32 sums of the block values
+ * (split ends every `per` blocks), rounded to bf16; the exact pass's state is not needed. */
+static void ordered_output(a4w4j_case *c, size_t m, size_t j, const uint32_t *ad,
+                           const uint32_t *wd, size_t per, unsigned S)
+{
+    const size_t N = c->op.N, nb = c->op.K / 32, o = m * N + j;
+    const uint8_t *as = c->op.a_scale + m * nb, *ws = c->op.w_scale + j * nb;
+    float t1 = 0.0f, ts = 0.0f, to = 0.0f;
+    for (size_t b = 0; b < nb; b++) {
+        int d, ia;
+        dots(ad + (m * nb + b) * 8, wd + (j * nb + b) * 8, &d, &ia);
+        const float v = a4w4j_block_value(d, as[b], ws[b]);
+        t1 = J_FADD(t1, v);
+        ts = J_FADD(ts, v);
+        if ((b + 1) % per == 0 || b + 1 == nb) {
+            to = J_FADD(to, ts);
+            ts = 0.0f;
+        }
+    }
+    uint32_t h = a4w4j_bf16_of_f32(t1);
+    if (g_fault == 1 && j % 16 == 15 && (h & 0x7FFFu) <= 0x7F80u)
+        h += 1;
+    c->ord1[o] = (uint16_t)h;
+    if (S > 1)
+        c->ordS[o] = (uint16_t)a4w4j_bf16_of_f32(to);
+}
+
+/* Every output: the ordered pass (S: ordered_output) or the exact pass (bound Sb, 0 none). */
 static int compute(a4w4j_case *c, int exact, unsigned S)
 {
     const size_t M = c->op.M, N = c->op.N, K = c->op.K, nb = K / 32, n = M * N;
@@ -153,14 +189,23 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
     }
     const char *path = getenv("A4W4_JUDGE_EXACT"); /* "window": the fixed base off */
     const int limit = path && !strcmp(path, "window") ? -2 : a4w4j_fix_limit((long long)nb);
+    uint32_t *ad = decode_rows(c->op.a_fp4, M, K), *wd = decode_rows(c->op.w_fp4, N, K);
+    if (!ad || !wd) {
+        free(ad);
+        free(wd);
+        return A4W4J_ENOMEM;
+    }
     for (size_t m = 0; m < M; m++) {
         const uint8_t *a = c->op.a_fp4 + m * K / 2, *as = c->op.a_scale + m * nb;
         const unsigned fa = a4w4j_row_facts(a, as, (long long)nb);
         uint8_t la, sa_span;
         a4w4j_row_span(a, as, (long long)nb, &la, &sa_span);
         for (size_t j = 0; j < N; j++) {
+            if (!exact) {
+                ordered_output(c, m, j, ad, wd, per, S);
+                continue;
+            }
             const uint8_t *w = c->op.w_fp4 + j * K / 2, *ws = c->op.w_scale + j * nb;
-            float t1 = 0.0f, ts = 0.0f, to = 0.0f;
             a4w4j_win tot, spl;
             a4w4j_prove pr;
             a4w4j_bound_acc bd, fbd;
@@ -184,7 +229,7 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
             fx0 = fx;
             for (size_t b = 0; b < nb; b++) {
                 int d, ia;
-                dots(a + b * 16, w + b * 16, &d, &ia);
+                dots(ad + (m * nb + b) * 8, wd + (j * nb + b) * 8, &d, &ia);
                 const unsigned sa = as[b], sb = ws[b];
                 const int split_end = (b + 1) % per == 0 || b + 1 == nb;
                 if (narrow) { /* the kernel's narrow form: 32-bit sums flushed per 4 blocks */
@@ -194,9 +239,6 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
                 } else {
                     a4w4j_fix_add(&fx, d, ia, (int)(sa + sb), base);
                 }
-                const float v = a4w4j_block_value(d, sa, sb);
-                t1 = J_FADD(t1, v);
-                ts = J_FADD(ts, v);
                 a4w4j_win_add(&tot, d, sa, sb);
                 a4w4j_win_add(&spl, d, sa, sb);
                 a4w4j_prove_add(&pr, ia, sa, sb);
@@ -206,8 +248,6 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
                     tneg = J_DADD(tneg, (double)((ia - d) / 2) * q);
                 }
                 if ((b + 1) % per == 0 || b + 1 == nb) {
-                    to = J_FADD(to, ts);
-                    ts = 0.0f;
                     double pd;
                     if (spl.nan)
                         snan = 1;
@@ -224,15 +264,6 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
                 }
             }
             const size_t o = m * N + j;
-            if (!exact) {
-                uint32_t h = a4w4j_bf16_of_f32(t1);
-                if (g_fault == 1 && j % 16 == 15 && (h & 0x7FFFu) <= 0x7F80u)
-                    h += 1;
-                c->ord1[o] = (uint16_t)h;
-                if (S > 1)
-                    c->ordS[o] = (uint16_t)a4w4j_bf16_of_f32(to);
-                continue;
-            }
             uint32_t hb = 0;
             float f;
             const unsigned fw = a4w4j_row_facts(w, ws, (long long)nb);
@@ -275,6 +306,8 @@ static int compute(a4w4j_case *c, int exact, unsigned S)
             c->exf[o] = f;
         }
     }
+    free(ad);
+    free(wd);
     if (exact) {
         c->have_exact = 1;
         c->Sb = S ? S : c->Sb;
@@ -341,16 +374,20 @@ extern "C" int a4w4j_atomic(a4w4j_case *c, unsigned S, const uint16_t **q, unsig
     const size_t per = a4w4_split_k_per_split(K, S) / 32, ns = (nb + per - 1) / per;
     if (c->Sa != S) {
         free(c->atom);
-        if (!(c->atom = (uint16_t *)malloc(ns * n * 2)))
+        c->Sa = 0;
+        uint32_t *ad = decode_rows(c->op.a_fp4, M, K), *wd = decode_rows(c->op.w_fp4, N, K);
+        if (!(c->atom = (uint16_t *)malloc(ns * n * 2)) || !ad || !wd) {
+            free(ad);
+            free(wd);
             return A4W4J_ENOMEM;
+        }
         for (size_t m = 0; m < M; m++)
             for (size_t j = 0; j < N; j++) { /* the ordered pass's split totals, in bf16 */
-                const uint8_t *a = c->op.a_fp4 + m * K / 2, *as = c->op.a_scale + m * nb;
-                const uint8_t *w = c->op.w_fp4 + j * K / 2, *ws = c->op.w_scale + j * nb;
+                const uint8_t *as = c->op.a_scale + m * nb, *ws = c->op.w_scale + j * nb;
                 float ts = 0.0f;
                 for (size_t b = 0; b < nb; b++) {
                     int d, ia;
-                    dots(a + b * 16, w + b * 16, &d, &ia);
+                    dots(ad + (m * nb + b) * 8, wd + (j * nb + b) * 8, &d, &ia);
                     ts = J_FADD(ts, a4w4j_block_value(d, as[b], ws[b]));
                     if ((b + 1) % per == 0 || b + 1 == nb) {
                         c->atom[(b / per) * n + m * N + j] = (uint16_t)a4w4j_bf16_of_f32(ts);
@@ -358,6 +395,8 @@ extern "C" int a4w4j_atomic(a4w4j_case *c, unsigned S, const uint16_t **q, unsig
                     }
                 }
             }
+        free(ad);
+        free(wd);
         c->Sa = S;
         c->natom = (unsigned)ns;
     }

@@ -11,7 +11,8 @@
  * Linked with the judge library (a4w4_wgen_check: exits 77 without a GPU) or with its CPU
  * stand-in (a4w4_wgen_check_cpu, which runs a4w4_judge_wgen.h's lines on the host). Exit 0
  * when every byte is equal, 1 with the first difference of each case printed. --fault makes
- * the generator draw each row from the next row's stream (the check must fail); --measure
+ * the generator draw each row from the next row's stream (the check must fail); --first stops
+ * at the first case with a difference (the fault tests ask only that one is found); --measure
  * times the host's generation with and without W (docs/gpu.md, "W made on the device"). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
@@ -201,7 +202,11 @@ int main(int argc, char **argv)
 {
     if (argc > 6 && !strcmp(argv[1], "--measure"))
         return measure(argv + 2, argc - 2);
-    int fault = argc > 1 && !strcmp(argv[1], "--fault");
+    int fault = 0, first = 0;
+    for (int i = 1; i < argc; i++) {
+        fault |= !strcmp(argv[i], "--fault");
+        first |= !strcmp(argv[i], "--first");
+    }
     if (a4w4j_device_count() < 1) {
         printf("no GPU: skipped\n");
         return 77;
@@ -210,18 +215,24 @@ int main(int argc, char **argv)
     static const size_t Ns[] = {1, 2, 3, 7, 33, 64, 96, 161};
     static const size_t Ks[] = {32, 64, 4096};
     size_t cases = 0;
-    for (int r = A4W4_REGIME_EXACT; r <= A4W4_REGIME_TINY; r++) {
+    for (int r = A4W4_REGIME_EXACT; r <= A4W4_REGIME_TINY && !(first && g_fails); r++) {
         for (size_t i = 0; i < sizeof Ns / sizeof Ns[0]; i++)
-            for (size_t k = 0; k < sizeof Ks / sizeof Ks[0]; k++, cases++)
+            for (size_t k = 0; k < sizeof Ks / sizeof Ks[0] && !(first && g_fails); k++, cases++)
                 check(&(shape){(a4w4_regime)r, 257, Ns[i], Ks[k]}, 0x5EED + cases);
         /* large K: the exact regimes' code range below 7 (K >= 131,072), the judge's largest K;
          * the sampled device path on a case of thousands of rows */
-        check(&(shape){(a4w4_regime)r, 64, 5, 131072}, 17 + (uint64_t)r);
-        check(&(shape){(a4w4_regime)r, 16, 3, 1u << 21}, 29 + (uint64_t)r);
-        check(&(shape){(a4w4_regime)r, 300, 4099, 1024}, 31 + (uint64_t)r);
-        check(&(shape){(a4w4_regime)r, 300, 4096, 1024}, 37 + (uint64_t)r);
-        cases += 4;
+        static const shape large[] = {{A4W4_REGIME_EXACT, 64, 5, 131072},
+                                      {A4W4_REGIME_EXACT, 16, 3, 1u << 21},
+                                      {A4W4_REGIME_EXACT, 300, 4099, 1024},
+                                      {A4W4_REGIME_EXACT, 300, 4096, 1024}};
+        static const uint64_t seeds[] = {17, 29, 31, 37};
+        for (int j = 0; j < 4 && !(first && g_fails); j++, cases++) {
+            shape sh = large[j];
+            sh.regime = (a4w4_regime)r;
+            check(&sh, seeds[j] + (uint64_t)r);
+        }
     }
-    printf("%s: %zu cases, %d with a difference\n", g_fails ? "FAIL" : "PASS", cases, g_fails);
+    printf("%s: %zu cases%s, %d with a difference\n", g_fails ? "FAIL" : "PASS", cases,
+           first && g_fails ? " (--first: stopped at the first difference)" : "", g_fails);
     return g_fails ? 1 : 0;
 }
