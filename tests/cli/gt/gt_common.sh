@@ -322,15 +322,21 @@ gt_run_discovered() {
 # into DIR/mbucket.txt (rules of M: `when Mpad<=32: ordered(2)`, `when Mpad>=48: ordered(1)`),
 # then `a4w4check run RUN_ARGS` judged by that file: exit 0, verdict PASS, every entry of the
 # kernel passes with every output the oracle saw judged (no bucket left without a rule).
-gt_run_mbucket() {
-  local dir=$1 lib="plugin:$GT_PLUGINS/liba4w4_gt_mbucket_mis_plugin.so" rc out; shift
+gt_run_mbucket() { gt_run_found_rules mbucket "$GT_MBUCKET_SHAPES" "$@"; }
+
+# gt_run_found_rules NAME SHAPES DIR RUN_ARGS...: gt-NAME's ordered(1) build discovered at SHAPES
+# into DIR/NAME.txt, `a4w4check run RUN_ARGS` judged by that file, each run's results checked by
+# gt_check_NAME OUT RC RULES (gt_run_mbucket, gt_run_splitk).
+gt_run_found_rules() {
+  local name=$1 shapes=$2 dir=$3 lib rc out; shift 3
+  lib="plugin:$GT_PLUGINS/liba4w4_gt_${name}_mis_plugin.so"
   mkdir -p "$dir"
-  "$CLI" discover --backend "$lib" --shapes "$GT_MBUCKET_SHAPES" --out "$dir/mbucket.txt" --quiet \
-    --no-evidence --repeats 1 > "$dir/mbucket.log" 2>&1 || { echo "gt: discover gt-mbucket: exit $? ($(cat "$dir/mbucket.log"))"; return 1; }
+  "$CLI" discover --backend "$lib" --shapes "$shapes" --out "$dir/$name.txt" --quiet \
+    --no-evidence --repeats 1 > "$dir/$name.log" 2>&1 || { echo "gt: discover gt-$name: exit $? ($(cat "$dir/$name.log"))"; return 1; }
   rc=0
-  gt_run_as "$WORK/out-mbucket" "${lib#plugin:}" "$dir/mbucket.txt" "$@" || rc=$?
-  for out in "$WORK/out-mbucket" ${GT_KEPT:+"$WORK/out-mbucket-golden"}; do
-    gt_check_mbucket "$out" "$rc" "$dir/mbucket.txt" || return 1
+  gt_run_as "$WORK/out-$name" "${lib#plugin:}" "$dir/$name.txt" "$@" || rc=$?
+  for out in "$WORK/out-$name" ${GT_KEPT:+"$WORK/out-$name-golden"}; do
+    "gt_check_$name" "$out" "$rc" "$dir/$name.txt" || return 1
   done
 }
 
@@ -372,17 +378,7 @@ PY
 # ordered(1)`, `when K<=1760: tree(...split=2...align=64)`, `when K<=2592: ..split=3..`, then
 # split=4), then `a4w4check run RUN_ARGS` judged by that file: exit 0, verdict PASS, every
 # entry of the kernel passes with every output the oracle saw judged (every K has a rule).
-gt_run_splitk() {
-  local dir=$1 lib="plugin:$GT_PLUGINS/liba4w4_gt_splitk_mis_plugin.so" rc out; shift
-  mkdir -p "$dir"
-  "$CLI" discover --backend "$lib" --shapes "$GT_SPLITK_SHAPES" --out "$dir/splitk.txt" --quiet \
-    --no-evidence --repeats 1 > "$dir/splitk.log" 2>&1 || { echo "gt: discover gt-splitk: exit $? ($(cat "$dir/splitk.log"))"; return 1; }
-  rc=0
-  gt_run_as "$WORK/out-splitk" "${lib#plugin:}" "$dir/splitk.txt" "$@" || rc=$?
-  for out in "$WORK/out-splitk" ${GT_KEPT:+"$WORK/out-splitk-golden"}; do
-    gt_check_splitk "$out" "$rc" "$dir/splitk.txt" || return 1
-  done
-}
+gt_run_splitk() { gt_run_found_rules splitk "$GT_SPLITK_SHAPES" "$@"; }
 
 # gt_check_splitk OUT RC RULES: gt_run_splitk's checks of one run's results.
 gt_check_splitk() {
