@@ -31,6 +31,8 @@ import os
 import re
 import sys
 
+import source_tree
+
 DIRS = ("harness", "ref", "reports", "gpu", "tests", "ci", "cases", "python", "examples",
         "docs", "README.md")
 WORD_DIRS = ("harness", "ref", "reports", "gpu", "tests", "ci", "cases", "python", "examples",
@@ -277,14 +279,9 @@ def check_links(pages, out):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print("usage: check_citations.py SRC", file=sys.stderr)
-        return 2
-    try:
-        os.chdir(argv[1])
-    except OSError as e:
-        print(f"check_citations: {argv[1]}: {e.strerror}", file=sys.stderr)
-        return 2
+    rc = source_tree.enter(argv, "check_citations")
+    if rc is not None:
+        return rc
     out = []
     if not os.path.isfile(CONTRACTS):
         out.append(f"{CONTRACTS}: missing (every contracts §N citation needs it)")

@@ -15,6 +15,8 @@ import os
 import re
 import sys
 
+import source_tree
+
 ROOMS = (("ref/", "ref"), ("gpu/", "gpu"), ("reports/", "reports"), ("harness/io/", "io"),
          ("harness/gen/", "gen"), ("harness/engine/", "engine"),
          ("harness/discover/", "discover"), ("harness/commands/", "commands"),
@@ -108,14 +110,9 @@ def check_names(out):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print("usage: check_includes.py SRC", file=sys.stderr)
-        return 2
-    try:
-        os.chdir(argv[1])
-    except OSError as e:
-        print(f"check_includes: {argv[1]}: {e.strerror}", file=sys.stderr)
-        return 2
+    rc = source_tree.enter(argv, "check_includes")
+    if rc is not None:
+        return rc
     out = []
     check_includes(header_rooms(out), out)
     check_names(out)

@@ -14,6 +14,8 @@ import re
 import subprocess
 import sys
 
+import source_tree
+
 A = re.ASCII
 WHOLE_COMMENT = re.compile(r"^([0-9]+:)\s*#.*$", A | re.S)
 TAIL_COMMENT = re.compile(r"\s#.*$", A | re.S)
@@ -52,14 +54,9 @@ def offenders(path):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print("usage: check_pipefail_grep.py SRC", file=sys.stderr)
-        return 2
-    try:
-        os.chdir(argv[1])
-    except OSError as e:
-        print(f"check_pipefail_grep: {argv[1]}: {e.strerror}", file=sys.stderr)
-        return 2
+    rc = source_tree.enter(argv, "check_pipefail_grep")
+    if rc is not None:
+        return rc
     paths = scripts()
     bad = [f"{p}:{hit}" for p in paths if os.path.isfile(p) for hit in offenders(p)]
     for line in bad:
