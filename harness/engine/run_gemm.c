@@ -441,6 +441,19 @@ int run_bound_vacuous(const a4w4_comparison *c, a4w4_entry_result *e)
     return 1;
 }
 
+/* 1 when g judged under exact left outputs outside the exact regime not judged (contracts
+ * §4.1, exact): a kernel writing anything there would pass, so the entry is not judged (skip,
+ * the run INCOMPLETE), never a PASS, nor n/a when it judged none; e's note says so. */
+static int exact_left_unjudged(const gemm_run *g, a4w4_entry_result *e)
+{
+    if (g->k->kind != A4W4_CONTRACT_EXACT || !g->cmp.not_judged)
+        return 0;
+    run_note(e->note, sizeof e->note, "so the entry is not judged: any value would pass "
+             "there; declare the order the kernel keeps (ordered(S), a tree: `discover` finds "
+             "it) to judge every output; ");
+    return 1;
+}
+
 /* Run the backend, check its outputs, fill the entry. Returns 1 when it fails. */
 static int gemm_checks(gemm_run *g, a4w4_entry_result *e, a4w4_verdict *unjudged)
 {
@@ -461,8 +474,8 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, a4w4_verdict *unjudged
     }
     if (g->b->asm_layout && g->d->a_scale_shuffled.data)
         fail |= check_pad_variants(g, e);
-    if (!fail && !breached && !g->cmp.checked) /* every output outside the exact regime */
-        *unjudged = A4W4_VERDICT_NA;
+    if (!fail && !breached && !g->ambiguous && exact_left_unjudged(g, e))
+        *unjudged = A4W4_VERDICT_SKIP;
     return fail | breached;
 }
 

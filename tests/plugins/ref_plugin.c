@@ -109,6 +109,8 @@ static a4w4_plugin_gemm_args side_args;
 #define PLUGIN_NAME "negate-plugin (every output negated, declares bounded(65536))"
 #elif defined(RAW_TEXT)
 #define PLUGIN_NAME "raw-text\n\xff-plugin"
+#elif defined(EXACT_ZERO_OFF)
+#define PLUGIN_NAME "exact-zero-off-plugin (+0 outside the exact regime, declares exact)"
 #else
 #define PLUGIN_NAME "ref-plugin"
 #endif
@@ -119,6 +121,8 @@ static a4w4_plugin_gemm_args side_args;
 #define PLUGIN_CONTRACT "tree(final=rne,combine=chain,split=1,acc=fp32,leaf=32)"
 #elif defined(ZERO_OUT) || defined(NEGATE_OUT)
 #define PLUGIN_CONTRACT "bounded(65536)"
+#elif defined(EXACT_ZERO_OFF)
+#define PLUGIN_CONTRACT "exact"
 #else
 #define PLUGIN_CONTRACT "ordered(1)"
 #endif
@@ -172,6 +176,43 @@ static uint16_t dot_ordered1(const a4w4_plugin_gemm_args *a, int (*dec)[256][2],
     return bf16_rne(total);
 }
 
+#ifdef EXACT_ZERO_OFF
+/* 1 when output (m, n) lies in the exact regime (contracts §4.1): no NaN scale, and the sum
+ * of |terms| below 2^24 units of the smallest nonzero term's quantum 2^(sa+sw-256), which is
+ * at least 2^-149. An output with no nonzero term is in it. */
+static int in_exact_regime(const a4w4_plugin_gemm_args *a, int (*dec)[256][2], size_t m,
+                           size_t n)
+{
+    size_t nb = a->K / 32, half = a->K / 2;
+    const uint8_t *xa = a->a_fp4 + m * half, *xw = a->w_fp4 + n * half;
+    const uint8_t *sa = a->a_scale + m * nb, *sw = a->w_scale + n * nb;
+    int qmin = 1 << 20;
+    for (size_t b = 0; b < nb; b++) {
+        if (sa[b] == 0xFF || sw[b] == 0xFF)
+            return 0;
+        for (size_t i = 0; i < 16 && sa[b] + sw[b] < qmin; i++) {
+            const int *p = (*dec)[xa[b * 16 + i]], *q = (*dec)[xw[b * 16 + i]];
+            if (p[0] * q[0] != 0 || p[1] * q[1] != 0)
+                qmin = sa[b] + sw[b];
+        }
+    }
+    if (qmin == 1 << 20)
+        return 1;
+    if (qmin - 256 < -149)
+        return 0;
+    double units = 0;
+    for (size_t b = 0; b < nb; b++) {
+        long abs = 0;
+        for (size_t i = 0; i < 16; i++) {
+            const int *p = (*dec)[xa[b * 16 + i]], *q = (*dec)[xw[b * 16 + i]];
+            abs += labs((long)p[0] * q[0]) + labs((long)p[1] * q[1]);
+        }
+        units += ldexp((double)abs, sa[b] + sw[b] - qmin);
+    }
+    return units < 0x1p24;
+}
+#endif
+
 static int ref_init(void **state, char *msg, size_t msglen)
 {
     /* byte -> twice the values of its low and high nibble */
@@ -223,6 +264,10 @@ static int compute(void *state, const a4w4_plugin_gemm_args *a)
 #endif
 #ifdef NEGATE_OUT
             v ^= 0x8000u;
+#endif
+#ifdef EXACT_ZERO_OFF
+            if (!in_exact_regime(a, state, m, n))
+                v = 0;
 #endif
             a->y[i * a->ncols + j] = v;
         }
