@@ -111,6 +111,8 @@ static a4w4_plugin_gemm_args side_args;
 #define PLUGIN_NAME "raw-text\n\xff-plugin"
 #elif defined(EXACT_ZERO_OFF)
 #define PLUGIN_NAME "exact-zero-off-plugin (+0 outside the exact regime, declares exact)"
+#elif defined(NA_ON_VALUES)
+#define PLUGIN_NAME "na-on-values-plugin (n/a on scales outside 110..140)"
 #else
 #define PLUGIN_NAME "ref-plugin"
 #endif
@@ -239,9 +241,31 @@ static void ref_fini(void *state)
     free(state);
 }
 
+#ifdef NA_ON_VALUES
+/* 1 when a scale of the n requested rows (idx, NULL: 0..n-1) of s [*, nb] is outside
+ * 110..140: wide, tiny, range, code-0 and NaN-scale data. */
+static int scales_outside(const uint8_t *s, size_t nb, const size_t *idx, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t b = 0; b < nb; b++) {
+            uint8_t v = s[(idx ? idx[i] : i) * nb + b];
+            if (v < 110 || v > 140)
+                return 1;
+        }
+    return 0;
+}
+#endif
+
 /* The requested outputs of a into a->y: 0, or -1 with msg. */
 static int compute(void *state, const a4w4_plugin_gemm_args *a)
 {
+#ifdef NA_ON_VALUES /* the fault: "not applicable" said of values, not of a shape */
+    if (scales_outside(a->a_scale, a->K / 32, a->rows, a->nrows) ||
+        scales_outside(a->w_scale, a->K / 32, a->cols, a->ncols)) {
+        snprintf(a->msg, a->msglen, "shape not supported");
+        return 1;
+    }
+#endif
     for (size_t i = 0; i < a->nrows; i++) {
         size_t m = a->rows ? a->rows[i] : i;
         if (m >= a->M) {

@@ -96,6 +96,31 @@ Test(runner, exact_never_passes_outputs_it_did_not_judge)
     g_fault = F_NONE;
 }
 
+/* n/a is a property of the shape (a4w4_plugin.h "Return codes"): a backend answering n/a on
+ * the case's operands but computing the same shape on constant ones (codes 0, scales 0x7F)
+ * fails the entry (it was n/a, which a run tolerates: a kernel answered n/a on every wide or
+ * NaN-scale case and passed); one answering n/a on every call stays n/a. */
+Test(runner, na_that_depends_on_the_values_fails)
+{
+    int fails;
+    g_fault = F_NA_ON_VALUES;
+    a4w4_entry_list en = run_one("ordered(1)", 1, 0, A4W4_REGIME_WIDE, 4, 32, 256, &fails);
+    const a4w4_entry_result *e = entry_of(&en, "fault");
+    cr_expect_str_eq(verdict(e), "fail", "%s", note(e));
+    cr_expect(strstr(note(e), "shape not supported; n/a on these operands, yet the backend "
+                              "computed the same shape"), "%s", note(e));
+    cr_expect_eq(e->checked, 0);
+    a4w4_entry_list_free(&en);
+    g_fault = F_NA_ALWAYS;
+    en = run_one("ordered(1)", 1, 0, A4W4_REGIME_WIDE, 4, 32, 256, &fails);
+    e = entry_of(&en, "fault");
+    cr_expect_str_eq(verdict(e), "n/a", "%s", note(e));
+    cr_expect_str_eq(note(e), "shape not supported");
+    cr_expect_eq(fails, 0);
+    a4w4_entry_list_free(&en);
+    g_fault = F_NONE;
+}
+
 Test(runner, one_flipped_bit_fails_with_its_coordinates)
 {
     g_fault = F_FLIP_ONE;
