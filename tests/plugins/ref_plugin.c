@@ -179,9 +179,9 @@ static uint16_t dot_ordered1(const a4w4_plugin_gemm_args *a, int (*dec)[256][2],
 }
 
 #ifdef EXACT_ZERO_OFF
-/* 1 when output (m, n) lies in the exact regime (contracts §4.1): no NaN scale, and the sum
- * of |terms| below 2^24 units of the smallest nonzero term's quantum 2^(sa+sw-256), which is
- * at least 2^-149. An output with no nonzero term is in it. */
+/* 1 when exact judges output (m, n) (contracts §4.1): it reads a NaN scale, or it lies in the
+ * exact regime: the sum of |terms| below 2^24 units of the smallest nonzero term's quantum
+ * 2^(sa+sw-256), which is at least 2^-149 (an output with no nonzero term is in it). */
 static int in_exact_regime(const a4w4_plugin_gemm_args *a, int (*dec)[256][2], size_t m,
                            size_t n)
 {
@@ -191,7 +191,7 @@ static int in_exact_regime(const a4w4_plugin_gemm_args *a, int (*dec)[256][2], s
     int qmin = 1 << 20;
     for (size_t b = 0; b < nb; b++) {
         if (sa[b] == 0xFF || sw[b] == 0xFF)
-            return 0;
+            return 1;
         for (size_t i = 0; i < 16 && sa[b] + sw[b] < qmin; i++) {
             const int *p = (*dec)[xa[b * 16 + i]], *q = (*dec)[xw[b * 16 + i]];
             if (p[0] * q[0] != 0 || p[1] * q[1] != 0)
