@@ -22,7 +22,12 @@
 /* A correct ordered(1) GEMM from the oracle, then a per-test fault applied to its output. */
 typedef enum { F_NONE, F_UNWRITTEN, F_FLIP_ONE, F_NAN_EVERYWHERE, F_OOB_WRITE, F_READ_ROW_PAD,
                F_BF16_NEIGHBOUR, F_SPLIT4, F_ATOMIC, F_TREE, F_CODE0_126, F_Y_PAST_END,
-               F_Y_BEFORE, F_WRITE_INPUT, F_TIMEOUT } fault;
+               F_Y_BEFORE, F_WRITE_INPUT, F_TIMEOUT, F_ZERO_OFF_EXACT, F_NA_ALWAYS,
+               F_NA_ON_VALUES } fault;
+/* F_NA_ALWAYS: n/a on every call (a shape it does not support); F_NA_ON_VALUES: n/a unless
+ * A's first scale is 0x7F (an answer about the values, not the shape) */
+/* F_ZERO_OFF_EXACT: +0 wherever ordered(1) and exact differ (outputs outside the exact regime
+ * necessarily), ordered(1) elsewhere: wrong under every contract */
 /* F_TREE: the order the backend keeps (its plain oracle) */
 static a4w4_tree g_tree __attribute__((unused));
 static fault g_fault __attribute__((unused));
@@ -87,6 +92,10 @@ static inline int run_fault(void *ctx, const a4w4_run_args *a)
     const a4w4_case_data *d = a->d;
     const a4w4_sample *s = a->s;
     size_t nb = d->K / 32;
+    if (g_fault == F_NA_ALWAYS || (g_fault == F_NA_ON_VALUES && d->a_scale.data[0] != 0x7F)) {
+        snprintf(a->why, a->whylen, "shape not supported");
+        return A4W4_EUNSUPPORTED;
+    }
     if (g_fault == F_TIMEOUT) {
         snprintf(a->why, a->whylen, "timed out after 1 s");
         return A4W4_RUN_TIMEOUT;
@@ -116,6 +125,11 @@ static inline int run_fault(void *ctx, const a4w4_run_args *a)
                 continue;
             }
             float v = a4w4_dot_ordered(&op, g_fault == F_SPLIT4 ? 4 : 1);
+            if (g_fault == F_ZERO_OFF_EXACT) {
+                uint16_t ex;
+                a4w4_dot_exact(&op, &ex, NULL);
+                v = ex == a4w4_f32_to_bf16(v) ? v : 0.0f;
+            }
             if (g_fault == F_READ_ROW_PAD && m == d->M - 1) {
                 /* mixes in the first activation-scale pad row (row M), as a kernel that reads
                  * its tile's pad rows would: 0x7F is 1.0, the variants change it */

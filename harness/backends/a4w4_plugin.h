@@ -83,7 +83,8 @@
  * ---- Return codes ------------------------------------------------------------------------
  * gemm returns 0 when y is complete; 1 when the case is not applicable to the plugin (shape
  * outside what the kernel supports, a layout it needs is NULL): the verdict becomes "n/a"
- * and msg must say why in one line; a negative value on error (device failure, allocation
+ * and msg must say why in one line (a property of the shape: the harness calls again with
+ * constant operands of the same shape, and a plugin that computes those fails the case); a negative value on error (device failure, allocation
  * failure): msg says what failed; the case is reported as an error.  init returns 0 or a
  * negative value with msg (the backend then fails to open).
  * msg is a buffer of msglen bytes (msglen >= 1) holding "" on entry; write one line, NUL

@@ -426,6 +426,42 @@ static int no_outputs(gemm_run *g, int rc, a4w4_entry_result *e, a4w4_verdict *u
     return 1;
 }
 
+/* Not applicable is a property of the shape (a4w4_plugin.h "Return codes": a shape the kernel
+ * does not support, a layout it needs is NULL), never of the values. A backend that answered
+ * n/a on g's operands is called once more on the same shape and outputs with constant
+ * operands (every E2M1 code 0, every scale 0x7F: the same bytes in every layout, contracts
+ * §3); when it computes those, its n/a hid outputs it can compute: 1, with e's note (a kernel
+ * that answered n/a on wide or NaN-scale data passed every run). The operands are put back. */
+static int na_of_values(gemm_run *g, a4w4_entry_result *e, int *breached)
+{
+    a4w4_case_data *d = g->d;
+    if (g->dev)
+        return 0;
+    a4w4_case_w_complete(d);
+    a4w4_case_wsh_complete(d, g->src->s);
+    a4w4_guarded *codes[] = {&d->a_fp4, &d->w_fp4, &d->w_fp4_shuffled};
+    a4w4_guarded *scales[] = {&d->a_scale, &d->w_scale, &d->a_scale_shuffled,
+                              &d->w_scale_swizzled};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (codes[i]->data)
+            memset(codes[i]->data, 0x00, codes[i]->len);
+    for (size_t i = 0; i < sizeof scales / sizeof scales[0]; i++)
+        if (scales[i]->data)
+            memset(scales[i]->data, 0x7F, scales[i]->len);
+    char why[sizeof g->why];
+    memcpy(why, g->why, sizeof why);
+    int rc = guarded_call(g, &g->y2, e, breached);
+    memcpy(g->why, why, sizeof why); /* the entry keeps the backend's own reason */
+    g->args.y = g->y.y;
+    restore_operands(d, g->src);
+    if (rc != A4W4_OK)
+        return 0;
+    run_note(e->note, sizeof e->note, "n/a on these operands, yet the backend computed the "
+             "same shape and outputs with constant ones (codes 0, scales 0x7F): not applicable "
+             "is a property of the shape, so this n/a hides outputs it never computed; ");
+    return 1;
+}
+
 /* 1 when comparison c is a bounded(S) one whose bound admits 0 on more than
  * A4W4_BOUND_VACUOUS_SHARE of the outputs it weighs (contracts §4.1 "The strength of a
  * bound"): its outputs are then not judged, and e's note says so. */
@@ -441,6 +477,19 @@ int run_bound_vacuous(const a4w4_comparison *c, a4w4_entry_result *e)
     return 1;
 }
 
+/* 1 when g judged under exact left outputs outside the exact regime not judged (contracts
+ * §4.1, exact): a kernel writing anything there would pass, so the entry is not judged (skip,
+ * the run INCOMPLETE), never a PASS, nor n/a when it judged none; e's note says so. */
+static int exact_left_unjudged(const gemm_run *g, a4w4_entry_result *e)
+{
+    if (g->k->kind != A4W4_CONTRACT_EXACT || !g->cmp.not_judged)
+        return 0;
+    run_note(e->note, sizeof e->note, "so the entry is not judged: any value would pass "
+             "there; declare the order the kernel keeps (ordered(S), a tree: `discover` finds "
+             "it) to judge every output; ");
+    return 1;
+}
+
 /* Run the backend, check its outputs, fill the entry. Returns 1 when it fails. */
 static int gemm_checks(gemm_run *g, a4w4_entry_result *e, a4w4_verdict *unjudged)
 {
@@ -448,6 +497,8 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, a4w4_verdict *unjudged
     int rc = run_baseline(g, e, &breached);
     if (rc != A4W4_OK) {
         int fail = no_outputs(g, rc, e, unjudged);
+        if (rc == A4W4_EUNSUPPORTED && na_of_values(g, e, &breached))
+            *unjudged = A4W4_VERDICT_PASS, fail = 1;
         if (breached) /* a skip or n/a that also wrote out of bounds still fails */
             *unjudged = A4W4_VERDICT_PASS;
         return fail || breached;
@@ -461,8 +512,8 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, a4w4_verdict *unjudged
     }
     if (g->b->asm_layout && g->d->a_scale_shuffled.data)
         fail |= check_pad_variants(g, e);
-    if (!fail && !breached && !g->cmp.checked) /* every output outside the exact regime */
-        *unjudged = A4W4_VERDICT_NA;
+    if (!fail && !breached && !g->ambiguous && exact_left_unjudged(g, e))
+        *unjudged = A4W4_VERDICT_SKIP;
     return fail | breached;
 }
 

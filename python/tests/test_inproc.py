@@ -14,6 +14,7 @@ import pytest
 import a4w4check
 from a4w4check import casesets, inproc
 from conftest import PYROOT, subprocess_env
+from helpers import exact_y
 
 REPO = os.path.dirname(PYROOT)
 EXAMPLES = os.path.join(REPO, "examples", "python")
@@ -352,3 +353,28 @@ def test_cases_over_no_case_and_shapes_not_integers_are_refused(monkeypatch, tmp
         a4w4check.judge(my_kernel.gemm, 4, 32, -64)
     with pytest.raises(a4w4check.JudgeError, match="M=0 N=32 K=64: M, N and K must be"):
         a4w4check.judge_case(my_kernel.gemm, a4w4check.Case("z", 0, 32, 64))
+
+
+def _zero_off_exact(a_fp4, a_scale, w_fp4, w_scale, **rest):
+    """Declares nothing (judged as exact); the example kernel's ordered(1), but +0 wherever
+    that differs from the exact sum (outputs outside the exact regime necessarily)."""
+    y = my_kernel.gemm(a_fp4=a_fp4, a_scale=a_scale, w_fp4=w_fp4, w_scale=w_scale)
+    ex = exact_y({"a_fp4": a_fp4, "a_scale": a_scale, "w_fp4": w_fp4, "w_scale": w_scale})
+    y[ex != y] = 0
+    return y
+
+
+def test_undeclared_kernel_never_passes_outputs_not_judged(tmp_path):
+    """contracts §4.1: an undeclared kernel is judged inside the exact regime only; wrong
+    outside it, it passed on a case with outputs on both sides (the case of test_run_gemm.c's
+    exact_never_passes_outputs_it_did_not_judge). Now the case is skip (not judged) and
+    assert_bitexact raises; held to ordered(1) it fails."""
+    case = a4w4check.Case("rt", 32, 64, 256, "wide", 17)
+    v = a4w4check.judge_case(_zero_off_exact, case)
+    assert v.verdict == "skip" and v.mismatches == 0, v.line
+    assert v.judged_bit_exact > 0 and v.not_judged > 0, v.line
+    assert "so the entry is not judged" in v.note, v.note
+    with pytest.raises(AssertionError):
+        a4w4check.assert_bitexact(_zero_off_exact, case, save_dir=str(tmp_path))
+    v = a4w4check.judge_case(_zero_off_exact, case, contract="ordered(1)")
+    assert v.verdict == "fail" and v.mismatches > 0, v.line

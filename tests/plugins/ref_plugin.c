@@ -109,6 +109,10 @@ static a4w4_plugin_gemm_args side_args;
 #define PLUGIN_NAME "negate-plugin (every output negated, declares bounded(65536))"
 #elif defined(RAW_TEXT)
 #define PLUGIN_NAME "raw-text\n\xff-plugin"
+#elif defined(EXACT_ZERO_OFF)
+#define PLUGIN_NAME "exact-zero-off-plugin (+0 outside the exact regime, declares exact)"
+#elif defined(NA_ON_VALUES)
+#define PLUGIN_NAME "na-on-values-plugin (n/a on scales outside 110..140)"
 #else
 #define PLUGIN_NAME "ref-plugin"
 #endif
@@ -119,6 +123,8 @@ static a4w4_plugin_gemm_args side_args;
 #define PLUGIN_CONTRACT "tree(final=rne,combine=chain,split=1,acc=fp32,leaf=32)"
 #elif defined(ZERO_OUT) || defined(NEGATE_OUT)
 #define PLUGIN_CONTRACT "bounded(65536)"
+#elif defined(EXACT_ZERO_OFF)
+#define PLUGIN_CONTRACT "exact"
 #else
 #define PLUGIN_CONTRACT "ordered(1)"
 #endif
@@ -172,6 +178,43 @@ static uint16_t dot_ordered1(const a4w4_plugin_gemm_args *a, int (*dec)[256][2],
     return bf16_rne(total);
 }
 
+#ifdef EXACT_ZERO_OFF
+/* 1 when exact judges output (m, n) (contracts §4.1): it reads a NaN scale, or it lies in the
+ * exact regime: the sum of |terms| below 2^24 units of the smallest nonzero term's quantum
+ * 2^(sa+sw-256), which is at least 2^-149 (an output with no nonzero term is in it). */
+static int in_exact_regime(const a4w4_plugin_gemm_args *a, int (*dec)[256][2], size_t m,
+                           size_t n)
+{
+    size_t nb = a->K / 32, half = a->K / 2;
+    const uint8_t *xa = a->a_fp4 + m * half, *xw = a->w_fp4 + n * half;
+    const uint8_t *sa = a->a_scale + m * nb, *sw = a->w_scale + n * nb;
+    int qmin = 1 << 20;
+    for (size_t b = 0; b < nb; b++) {
+        if (sa[b] == 0xFF || sw[b] == 0xFF)
+            return 1;
+        for (size_t i = 0; i < 16 && sa[b] + sw[b] < qmin; i++) {
+            const int *p = (*dec)[xa[b * 16 + i]], *q = (*dec)[xw[b * 16 + i]];
+            if (p[0] * q[0] != 0 || p[1] * q[1] != 0)
+                qmin = sa[b] + sw[b];
+        }
+    }
+    if (qmin == 1 << 20)
+        return 1;
+    if (qmin - 256 < -149)
+        return 0;
+    double units = 0;
+    for (size_t b = 0; b < nb; b++) {
+        long abs = 0;
+        for (size_t i = 0; i < 16; i++) {
+            const int *p = (*dec)[xa[b * 16 + i]], *q = (*dec)[xw[b * 16 + i]];
+            abs += labs((long)p[0] * q[0]) + labs((long)p[1] * q[1]);
+        }
+        units += ldexp((double)abs, sa[b] + sw[b] - qmin);
+    }
+    return units < 0x1p24;
+}
+#endif
+
 static int ref_init(void **state, char *msg, size_t msglen)
 {
     /* byte -> twice the values of its low and high nibble */
@@ -198,9 +241,31 @@ static void ref_fini(void *state)
     free(state);
 }
 
+#ifdef NA_ON_VALUES
+/* 1 when a scale of the n requested rows (idx, NULL: 0..n-1) of s [*, nb] is outside
+ * 110..140: wide, tiny, range, code-0 and NaN-scale data. */
+static int scales_outside(const uint8_t *s, size_t nb, const size_t *idx, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t b = 0; b < nb; b++) {
+            uint8_t v = s[(idx ? idx[i] : i) * nb + b];
+            if (v < 110 || v > 140)
+                return 1;
+        }
+    return 0;
+}
+#endif
+
 /* The requested outputs of a into a->y: 0, or -1 with msg. */
 static int compute(void *state, const a4w4_plugin_gemm_args *a)
 {
+#ifdef NA_ON_VALUES /* the fault: "not applicable" said of values, not of a shape */
+    if (scales_outside(a->a_scale, a->K / 32, a->rows, a->nrows) ||
+        scales_outside(a->w_scale, a->K / 32, a->cols, a->ncols)) {
+        snprintf(a->msg, a->msglen, "shape not supported");
+        return 1;
+    }
+#endif
     for (size_t i = 0; i < a->nrows; i++) {
         size_t m = a->rows ? a->rows[i] : i;
         if (m >= a->M) {
@@ -223,6 +288,10 @@ static int compute(void *state, const a4w4_plugin_gemm_args *a)
 #endif
 #ifdef NEGATE_OUT
             v ^= 0x8000u;
+#endif
+#ifdef EXACT_ZERO_OFF
+            if (!in_exact_regime(a, state, m, n))
+                v = 0;
 #endif
             a->y[i * a->ncols + j] = v;
         }

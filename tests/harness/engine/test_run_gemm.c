@@ -22,9 +22,9 @@ Test(runner, a_correct_ordered_backend_passes_bit_exact)
 
 /* exact (contracts §4.1) is a verdict inside the exact regime only: a correct ordered(1)
  * kernel declared exact, on wide operands where ordered(1) and exact differ, is not failed
- * there; the outputs outside the regime are counted not judged (never a silent pass: an
- * entry that judged nothing is n/a), the judged ones are exactly the proven ones. The same
- * kernel one bit off inside the regime fails. */
+ * there; the outputs outside the regime are counted not judged and the entry with them (skip:
+ * never a pass over them), the judged ones are exactly the proven ones. The same kernel one
+ * bit off inside the regime fails. */
 Test(runner, exact_judges_the_exact_regime_only_and_counts_the_rest_not_judged)
 {
     g_fault = F_NONE;
@@ -38,8 +38,9 @@ Test(runner, exact_judges_the_exact_regime_only_and_counts_the_rest_not_judged)
     cr_expect_eq(e->judged_bit_exact, e->exact_regime_outputs);
     cr_expect_eq(e->judged_bit_exact + e->not_judged, 16 * 192);
     cr_expect_gt(e->not_judged, 0);
-    cr_expect_eq(e->verdict, e->judged_bit_exact ? A4W4_VERDICT_PASS : A4W4_VERDICT_NA);
+    cr_expect_str_eq(verdict(e), "skip", "%s", note(e));
     cr_expect(strstr(note(e), "outside the exact regime: not judged"), "%s", note(e));
+    cr_expect(strstr(note(e), "so the entry is not judged"), "%s", note(e));
     a4w4_entry_list_free(&en);
     /* NaN where every order of the terms gives a finite sum is wrong under any contract:
      * outside the regime too (a kernel once returned NaN on wide scales this way) */
@@ -58,6 +59,64 @@ Test(runner, exact_judges_the_exact_regime_only_and_counts_the_rest_not_judged)
     cr_expect_str_eq(verdict(e), "fail");
     cr_expect_eq(e->judged_bit_exact, 3 * 32);
     cr_expect_eq(e->not_judged, 0);
+    a4w4_entry_list_free(&en);
+    g_fault = F_NONE;
+}
+
+/* A kernel declared exact writing +0 wherever ordered(1) and exact differ (outside the exact
+ * regime necessarily) and ordered(1) elsewhere is wrong on those outputs under every
+ * contract; exact judges none of them, so the entry is never a pass (32x64x256 wide passed on
+ * its in-regime outputs) nor n/a (16x192x1024 wide, none in the regime, was n/a), while
+ * ordered(1) fails it. */
+Test(runner, exact_never_passes_outputs_it_did_not_judge)
+{
+    static const size_t shape[2][3] = {{32, 64, 256}, {16, 192, 1024}};
+    for (int i = 0; i < 2; i++) {
+        const size_t M = shape[i][0], N = shape[i][1], K = shape[i][2];
+        size_t off = ordered1_not_exact("rt", A4W4_REGIME_WIDE, M, N, K);
+        cr_assert_gt(off, 0, "the case must tell ordered(1) from exact");
+        int fails;
+        g_fault = F_ZERO_OFF_EXACT;
+        a4w4_entry_list en = run_one("exact", 1, 0, A4W4_REGIME_WIDE, M, N, K, &fails);
+        const a4w4_entry_result *e = entry_of(&en, "fault");
+        if (i == 0)
+            cr_expect_gt(e->judged_bit_exact, 0, "some outputs in the regime: %s", note(e));
+        else
+            cr_expect_eq(e->judged_bit_exact, 0, "no output in the regime: %s", note(e));
+        cr_expect_eq(e->mismatches, 0, "the judged outputs are right");
+        cr_expect_str_eq(verdict(e), "skip", "%zux%zux%zu: %s", M, N, K, note(e));
+        cr_expect_eq(fails, 0);
+        a4w4_entry_list_free(&en);
+        en = run_one("ordered(1)", 1, 0, A4W4_REGIME_WIDE, M, N, K, &fails);
+        e = entry_of(&en, "fault");
+        cr_expect_str_eq(verdict(e), "fail");
+        cr_expect_gt(e->mismatches, 0, "the zeroed outputs wrong under ordered(1)");
+        a4w4_entry_list_free(&en);
+    }
+    g_fault = F_NONE;
+}
+
+/* n/a is a property of the shape (a4w4_plugin.h "Return codes"): a backend answering n/a on
+ * the case's operands but computing the same shape on constant ones (codes 0, scales 0x7F)
+ * fails the entry (it was n/a, which a run tolerates: a kernel answered n/a on every wide or
+ * NaN-scale case and passed); one answering n/a on every call stays n/a. */
+Test(runner, na_that_depends_on_the_values_fails)
+{
+    int fails;
+    g_fault = F_NA_ON_VALUES;
+    a4w4_entry_list en = run_one("ordered(1)", 1, 0, A4W4_REGIME_WIDE, 4, 32, 256, &fails);
+    const a4w4_entry_result *e = entry_of(&en, "fault");
+    cr_expect_str_eq(verdict(e), "fail", "%s", note(e));
+    cr_expect(strstr(note(e), "shape not supported; n/a on these operands, yet the backend "
+                              "computed the same shape"), "%s", note(e));
+    cr_expect_eq(e->checked, 0);
+    a4w4_entry_list_free(&en);
+    g_fault = F_NA_ALWAYS;
+    en = run_one("ordered(1)", 1, 0, A4W4_REGIME_WIDE, 4, 32, 256, &fails);
+    e = entry_of(&en, "fault");
+    cr_expect_str_eq(verdict(e), "n/a", "%s", note(e));
+    cr_expect_str_eq(note(e), "shape not supported");
+    cr_expect_eq(fails, 0);
     a4w4_entry_list_free(&en);
     g_fault = F_NONE;
 }
