@@ -56,6 +56,12 @@ void a4w4_print_known(const char *cmd, const cJSON *doc, int max)
     }
     const cJSON *kf = cJSON_GetObjectItemCaseSensitive(doc, "known_failures");
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(kf, "entries"))
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "symptom_too_broad")))
+            fprintf(stderr, "a4w4check %s: ledger entry %s: its symptom '%s' shows in failures "
+                    "of different signature classes in this run, so it names no one failure and "
+                    "they stay failures; state the one (class=C, or text of its signature)\n",
+                    cmd, s_of(e, "id"), s_of(e, "symptom"));
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(kf, "entries"))
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "stale")))
             fprintf(stderr, "a4w4check %s: STALE ledger entry %s (%s): matched nothing for more "
                     "than %d days (last %s); fixed? remove it\n", cmd, s_of(e, "id"),

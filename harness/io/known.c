@@ -347,15 +347,56 @@ static int shows_symptom(const cJSON *e, const char *sym)
     return strstr(jstr_of(e, "signature"), sym) != NULL;
 }
 
-/* The status of entry e under ledger entry k, or NULL when it gets none. */
-static const char *status_of(const cJSON *e, const a4w4_known_entry *k)
+/* The status of entry e under ledger entry k, or NULL when it gets none; broad: k's text
+ * symptom shows in failures of two signature classes in this run (broad_symptoms). */
+static const char *status_of(const cJSON *e, const a4w4_known_entry *k, int broad)
 {
     const char *v = jstr_of(e, "verdict");
     if (!strcmp(v, "pass"))
         return "xpass";
     if (strcmp(v, "fail"))
         return NULL;
-    return shows_symptom(e, k->symptom) ? "xfail" : "symptom-differs";
+    return shows_symptom(e, k->symptom) && !broad ? "xfail" : "symptom-differs";
+}
+
+/* 1 when sym is text to find in a signature (none of class=C, unwritten, crashed, timed-out). */
+static int text_symptom(const char *sym)
+{
+    return strncmp(sym, "class=", 6) && strcmp(sym, "unwritten") && strcmp(sym, "crashed") &&
+           strcmp(sym, "timed-out");
+}
+
+/* The entry of l that takes results entry e (the first whose backend, case and shape match
+ * under upstream version ver), or l->n: none, or an oracle entry. */
+static size_t entry_of(const cJSON *e, const a4w4_known_ledger *l, const char *ver)
+{
+    const char *b = jstr_of(e, "backend");
+    for (size_t i = 0; i < l->n && strcmp(b, "oracle"); i++)
+        if (a4w4_known_matches(&l->e[i], b, jstr_of(e, "name"), jstr_of(e, "regime"),
+                               jdim(e, "M"), jdim(e, "N"), jdim(e, "K"), ver))
+            return i;
+    return l->n;
+}
+
+/* broad[i] = 1 when entry i of l has a text symptom that the failing entries it takes in doc
+ * show under two or more signature classes: a known failure is one bug, and text that fits
+ * failures of different kinds (a symptom "o") names none of them, so it makes none XFAIL
+ * (docs/forensics.md, "A ledger that cannot hide"). cls: l->n slots, NULL on entry. */
+static void broad_symptoms(const cJSON *doc, const a4w4_known_ledger *l, const char *ver,
+                           const char **cls, unsigned char *broad)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "cases")) {
+        size_t i = entry_of(e, l, ver);
+        if (i == l->n || !text_symptom(l->e[i].symptom) || strcmp(jstr_of(e, "verdict"), "fail") ||
+            !shows_symptom(e, l->e[i].symptom))
+            continue;
+        const char *c = jstr_of(e, "signature_class");
+        if (!cls[i])
+            cls[i] = c;
+        else if (strcmp(cls[i], c))
+            broad[i] = 1;
+    }
 }
 
 int a4w4_known_check_share(const cJSON *doc, const a4w4_known_ledger *l, char *err,
@@ -396,7 +437,7 @@ static int relevant(const cJSON *doc, const a4w4_known_entry *k)
 }
 
 static void summary_entry(cJSON *arr, const a4w4_known_entry *k, const size_t cnt[3],
-                          const char *date)
+                          int broad, const char *date)
 {
     cJSON *o = cJSON_CreateObject();
     const char *keys[] = {"id", "backend", "case", "shape", "upstream", "since", "until",
@@ -408,6 +449,7 @@ static void summary_entry(cJSON *arr, const a4w4_known_entry *k, const size_t cn
     cJSON_AddNumberToObject(o, "xfail", (double)cnt[0]);
     cJSON_AddNumberToObject(o, "xpass", (double)cnt[1]);
     cJSON_AddNumberToObject(o, "symptom_differs", (double)cnt[2]);
+    cJSON_AddBoolToObject(o, "symptom_too_broad", broad);
     int days = a4w4_known_days(k->last_matched, date);
     cJSON_AddBoolToObject(o, "stale", !cnt[0] && !cnt[1] && !cnt[2] && days != INT_MIN &&
                                           days > A4W4_KNOWN_STALE_DAYS);
@@ -421,24 +463,23 @@ void a4w4_known_apply(cJSON *doc, const a4w4_known_ledger *l, const char *date)
     snprintf(day, sizeof day, "%.10s", date ? date : jstr_of(env, "date"));
     const char *ver = jstr_of(doc, "upstream_version");
     size_t (*cnt)[3] = calloc(l->n + 1, sizeof *cnt);
+    const char **cls = calloc(l->n + 1, sizeof *cls);
+    unsigned char *broad = calloc(l->n + 1, 1);
+    if (cls && broad)
+        broad_symptoms(doc, l, ver, cls, broad);
     cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "cases")) {
         cJSON_DeleteItemFromObjectCaseSensitive(e, "known_failure");
-        const char *b = jstr_of(e, "backend");
-        for (size_t i = 0; i < l->n && strcmp(b, "oracle"); i++) {
-            if (!a4w4_known_matches(&l->e[i], b, jstr_of(e, "name"), jstr_of(e, "regime"),
-                                    jdim(e, "M"), jdim(e, "N"), jdim(e, "K"), ver))
-                continue;
-            const char *st = status_of(e, &l->e[i]);
-            if (st) {
-                cJSON *k = cJSON_AddObjectToObject(e, "known_failure");
-                cJSON_AddStringToObject(k, "id", l->e[i].id);
-                cJSON_AddStringToObject(k, "upstream", l->e[i].upstream);
-                cJSON_AddStringToObject(k, "status", st);
-                if (cnt)
-                    cnt[i][!strcmp(st, "xpass") ? 1 : !strcmp(st, "xfail") ? 0 : 2]++;
-            }
-            break;
+        size_t i = entry_of(e, l, ver);
+        /* without the memory to tell a broad symptom, none is trusted: no XFAIL */
+        const char *st = i < l->n ? status_of(e, &l->e[i], broad ? broad[i] : 1) : NULL;
+        if (st) {
+            cJSON *k = cJSON_AddObjectToObject(e, "known_failure");
+            cJSON_AddStringToObject(k, "id", l->e[i].id);
+            cJSON_AddStringToObject(k, "upstream", l->e[i].upstream);
+            cJSON_AddStringToObject(k, "status", st);
+            if (cnt)
+                cnt[i][!strcmp(st, "xpass") ? 1 : !strcmp(st, "xfail") ? 0 : 2]++;
         }
     }
     cJSON_DeleteItemFromObjectCaseSensitive(doc, "known_failures");
@@ -448,9 +489,11 @@ void a4w4_known_apply(cJSON *doc, const a4w4_known_ledger *l, const char *date)
     cJSON *arr = cJSON_AddArrayToObject(kf, "entries");
     for (size_t i = 0; cnt && i < l->n; i++)
         if (relevant(doc, &l->e[i]))
-            summary_entry(arr, &l->e[i], cnt[i], day);
+            summary_entry(arr, &l->e[i], cnt[i], broad ? broad[i] : 1, day);
     cJSON_AddItemToObject(doc, "known_failures", kf);
     free(cnt);
+    free(cls);
+    free(broad);
 }
 
 /* ---- the nightly's last_matched rewrite --------------------------------------------------- */

@@ -97,11 +97,12 @@ int a4w4_known_check_share(const cJSON *doc, const a4w4_known_ledger *l, char *e
 
 /* Annotate results document doc with ledger l (may be empty): every entry an entry of l
  * applies to gets "known_failure": {"id", "upstream", "status"} with status "xfail" (it fails
- * with the symptom), "symptom-differs" (it fails otherwise: still a failure) or "xpass" (it
+ * with the symptom), "symptom-differs" (it fails otherwise, or the entry's text symptom
+ * shows in failures of two signature classes in doc: still a failure) or "xpass" (it
  * passes: fixed upstream?); n/a and skip entries get nothing. The doc gets "known_failures":
  * {"ledger": path, "date": the day judged, "entries": [{id, backend, case, shape, upstream,
- * since, until, symptom, last_matched, xfail, xpass, symptom_differs, stale}]} for the
- * entries whose backend pattern matches a backend of the doc. Earlier annotations are
+ * since, until, symptom, last_matched, xfail, xpass, symptom_differs, symptom_too_broad,
+ * stale}]} for the entries whose backend pattern matches a backend of the doc. Earlier annotations are
  * replaced. date: the run's day (YYYY-MM-DD...; NULL: the doc's environment date). */
 void a4w4_known_apply(cJSON *doc, const a4w4_known_ledger *l, const char *date);
 

@@ -109,6 +109,22 @@ printf 'id,backend,case,shape,upstream,since,until,symptom,last_matched\nnone,pl
 expect 2 "$CLI" known --ledger nosym.csv
 grep -q "entry none: symptom is required" out.txt || { cat out.txt; fail "an entry without a symptom"; }
 
+# Text that fits failures of different kinds names no one failure: a symptom "o" over the
+# droptail (class values) and negate (class sign) plugins on k288 made both XFAIL, exit 0,
+# hiding the second bug; now both stay failures, the entry is marked too broad, exit 1.
+# The same entry with the droptail text makes only the droptail failure XFAIL.
+printf 'id,backend,case,shape,upstream,since,until,symptom,last_matched\nbroad,plugin:*,k288,,u,,,o,2026-12-01\n' > broad.csv
+expect 1 "$CLI" run --cases c.csv --no-golden --quiet --no-call-sequence --case k288 --out broad --backend "$DROP,$NEG" --known broad.csv
+[ "$(doc broad "sorted(e['known_failure']['status'] for e in d['cases'] if 'known_failure' in e)")" = "['symptom-differs', 'symptom-differs']" ] ||
+  { doc broad "[(e['backend'], e.get('known_failure')) for e in d['cases']]"; fail "a symptom fitting two kinds of failure made them XFAIL"; }
+[ "$(doc broad "[e['symptom_too_broad'] for e in d['known_failures']['entries']]")" = "[True]" ] || fail "symptom_too_broad not recorded"
+grep -q "ledger entry broad: its symptom 'o' shows in failures of different signature classes" out.txt ||
+  { cat out.txt; fail "no line naming the too broad entry"; }
+sed 's/,o,2026/,one K block missing,2026/' broad.csv > narrow.csv
+expect 1 "$CLI" run --cases c.csv --no-golden --quiet --no-call-sequence --case k288 --out narrow --backend "$DROP,$NEG" --known narrow.csv
+[ "$(doc narrow "sorted(e['known_failure']['status'] for e in d['cases'] if 'known_failure' in e)")" = "['symptom-differs', 'xfail']" ] ||
+  { doc narrow "[(e['backend'], e.get('known_failure')) for e in d['cases']]"; fail "the droptail text"; }
+
 # A line naming a case covers that case's call-sequence entry ("k256/call-sequence", failing at
 # k288's shape): with the sequence on, the ledger naming k256 for K%256!=0 and k288 turns both
 # failures into XFAIL. Reproducer (before): the sequence entry stayed FAIL, exit 1, because
