@@ -466,6 +466,14 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, a4w4_verdict *unjudged
     return fail | breached;
 }
 
+/* note without the "; " separators run_note left at its end. */
+static void note_trim(char *note)
+{
+    size_t L = strlen(note);
+    while (L && (note[L - 1] == ' ' || note[L - 1] == ';'))
+        note[--L] = 0;
+}
+
 /* The mismatch map and signature of a failing entry (engine/signature.h): of its outputs, or,
  * when only a pad variant changed them, of the first such variant's outputs. */
 static void map_failure(gemm_run *g, a4w4_entry_result *e)
@@ -473,8 +481,11 @@ static void map_failure(gemm_run *g, a4w4_entry_result *e)
     const a4w4_case_data *d = g->d;
     if (e->refused) /* bad input, not a failure of the kernel's: no signature */
         return;
-    if (e->aborted[0]) {
-        snprintf(e->signature, sizeof e->signature, "%s: %.360s", e->aborted, e->note);
+    if (e->aborted[0]) { /* "timed out: NOTE", once, even where the note starts so */
+        size_t la = strlen(e->aborted);
+        int prefixed = !strncmp(e->note, e->aborted, la) && e->note[la] == ':';
+        snprintf(e->signature, sizeof e->signature, "%s%s%.360s", prefixed ? "" : e->aborted,
+                 prefixed ? "" : ": ", e->note);
         snprintf(e->signature_class, sizeof e->signature_class, "%s",
                  e->aborted[0] == 'c' ? "crashed" : "timed-out");
         return;
@@ -648,12 +659,10 @@ int run_gemm_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c,
     e->ambiguous = e->verdict == A4W4_VERDICT_AMBIGUOUS;
     e->vacuous = vacuous;
     run_put_judged(e, &g.cmp, g.dev ? c->M * c->N : g.n);
+    note_trim(e->note); /* before the signature, which may quote the note */
     if (fail)
         map_failure(&g, e);
     tolerance_of(&g, e);
-    size_t L = strlen(e->note);
-    while (L && (e->note[L - 1] == ' ' || e->note[L - 1] == ';'))
-        e->note[--L] = 0;
     record_failing(r, &g, c, e);
     if (r && r->keep_dir)
         keep_outputs(r->keep_dir, &g, c, e);
