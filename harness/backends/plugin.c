@@ -105,7 +105,11 @@ static const char *info_problem(const a4w4_plugin_info *info, size_t contract_le
             return why;
         }
     }
-    if (!info->contract || !a4w4_contract_valid(info->contract) ||
+    if (!info->contract)
+        return "declares no contract (its info's contract is NULL): declare the order its kernel "
+               "keeps, ordered(1), ordered(S), exact, bounded(S) or tree(key=value,...), or "
+               "find it with `a4w4check discover` (contracts §4.2)";
+    if (!a4w4_contract_valid(info->contract) ||
         strlen(info->contract) >= contract_len) {
         char shown[44]; /* the declared text, cut at 40 bytes as before, one line */
         snprintf(why, whylen, "contract '%.40s' is not one of ordered(1), ordered(S) or "

@@ -12,6 +12,7 @@
  *                    the harness must catch;
  *   PLUGIN_ABI=n     reports abi_version n instead of A4W4_PLUGIN_ABI_VERSION (old ABI);
  *   NO_QUERY         exports no a4w4_plugin_query (not a plugin);
+ *   NO_CONTRACT      declares no contract (info.contract NULL: must be refused, saying so);
  *   CRASH_M2         gemm writes through NULL on every case with M > 1 (SIGSEGV), computes
  *                    the others: an isolated crash must fail only those entries;
  *   HANG_M2          gemm sleeps forever on every case with M > 1 (--timeout must end it);
@@ -117,6 +118,8 @@ static a4w4_plugin_gemm_args side_args;
  * (contracts §4.2: tree(split=1) is ordered(1)). */
 #ifdef TREE_CONTRACT
 #define PLUGIN_CONTRACT "tree(final=rne,combine=chain,split=1,acc=fp32,leaf=32)"
+#elif defined(NO_CONTRACT)
+#define PLUGIN_CONTRACT NULL
 #elif defined(ZERO_OUT) || defined(NEGATE_OUT)
 #define PLUGIN_CONTRACT "bounded(65536)"
 #else

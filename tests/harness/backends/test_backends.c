@@ -37,6 +37,7 @@
 #define TREE_PLUGIN PLUGIN_DIR "/liba4w4_tree_plugin.so"
 #define OLDABI_PLUGIN PLUGIN_DIR "/liba4w4_oldabi_plugin.so"
 #define NOQUERY_PLUGIN PLUGIN_DIR "/liba4w4_noquery_plugin.so"
+#define NOCONTRACT_PLUGIN PLUGIN_DIR "/liba4w4_nocontract_plugin.so"
 #define TMP_DIR A4W4_BINARY_DIR "/backends-test-tmp"
 
 /* ---------------------------------------------------------------- helpers */
@@ -260,6 +261,8 @@ Test(plugin, refused_with_a_reason)
 {
     open_fails("plugin:" OLDABI_PLUGIN, OLDABI_PLUGIN, "ABI version 0");
     open_fails("plugin:" NOQUERY_PLUGIN, NOQUERY_PLUGIN, "does not export a4w4_plugin_query");
+    open_fails("plugin:" NOCONTRACT_PLUGIN, NOCONTRACT_PLUGIN,
+               "declares no contract (its info's contract is NULL)");
     open_fails("plugin:" TMP_DIR "/does-not-exist.so", "does-not-exist.so", "file not found");
     const char *dir = tu_scratch_dir(TMP_DIR, "plugin-refused");
     char text[4096];
