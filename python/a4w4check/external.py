@@ -339,9 +339,10 @@ def run(args: argparse.Namespace) -> int:
                                                                        kern.contract) else None)
     except OSError as e:
         raise Unwritable(f"{args.out}: cannot write manifest.json ({e.strerror})") from None
+    first = next(iter(failed.items()), None)  # why, beside the count: no need to open the manifest
     print(f"{PROG}: {kern.name} ({contract}) on {device}: {len(written)} cases written, "
-          f"{len(failed)} failed" + (f", {len(left)} left out (--max-outputs)" if left else "") +
-          f" -> {args.out}")
+          f"{len(failed)} failed" + (f" (first {first[0]}: {first[1]})" if first else "") +
+          (f", {len(left)} left out (--max-outputs)" if left else "") + f" -> {args.out}")
     return 1 if failed else 0
 
 
