@@ -5,7 +5,7 @@
 # of that directory neither crashes nor re-runs the recorded entry, and continues past it; a
 # plugin that hangs is killed after --timeout and its entry fails "timed out after 2 s"; a
 # plugin whose query crashes is refused with one line (exit 2); a good plugin still passes
-# bit-exact. Sanitizer builds (UBSan's null check exits 86, ASan's SEGV handler 87, each with
+# bit-exact; a run cut short leaves no earlier run's verdict in its --out. Sanitizer builds (UBSan's null check exits 86, ASan's SEGV handler 87, each with
 # its report, instead of dying of the signal) are accepted.
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
@@ -121,6 +121,17 @@ assert len(es) == 4 and all(e["verdict"] == "pass" and e["mismatches"] == 0 and 
 PY
 done
 echo "ref: bit-exact, isolated and in-process"
+
+# 5b. a run cut short (here the crash plugin in-process takes the harness down at m2) into the
+# directory of that PASS leaves its own results.jsonl and no earlier verdict beside it: before,
+# the PASS summary.md and results.json of the other run stayed there (--budget-seconds 0: no
+# calibration call, which would crash before the run starts its stream)
+run "ref--no-isolate" crash --no-isolate --no-call-sequence --budget-seconds 0
+[ "$rc" != 0 ] && [ "$rc" != 1 ] || { cat "ref--no-isolate.log"; fail "in-process crash: exit $rc"; }
+[ ! -e ref--no-isolate/summary.md ] && [ ! -e ref--no-isolate/results.json ] ||
+  fail "a run cut short left the earlier run's summary.md or results.json: $(grep -m1 Verdict ref--no-isolate/summary.md)"
+grep -q '"case":"m1a"' ref--no-isolate/results.jsonl || fail "the cut run's recorded case is lost"
+echo "cut run: no earlier verdict beside its results"
 
 # 6. --timeout takes seconds >= 0
 set +e
