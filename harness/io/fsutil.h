@@ -87,8 +87,9 @@ size_t a4w4_remove_stale_temps(const char *dir, const char *const *bases, size_t
 a4w4_hstatus a4w4_remove_files(const char *dir, const char *const *names, size_t n, char *err,
                                size_t errlen);
 
-/* 1 when the directory that would hold path (its parent; "." for a bare name) exists and is
- * writable by this process, else 0: checked before work whose result goes to path. */
+/* 1 when the directory that would hold path (its parent; "." for a bare name) exists and a
+ * file can be created there by this process (one is made and removed), else 0: checked
+ * before work whose result goes to path. */
 int a4w4_parent_writable(const char *path);
 
 #endif
