@@ -423,6 +423,10 @@ static int no_outputs(gemm_run *g, int rc, a4w4_entry_result *e, a4w4_verdict *u
              : e->aborted[0]        ? ""
                                     : "backend error: ",
              why ? why : a4w4_status_str(rc));
+    if (rc == A4W4_RUN_CRASHED && g->s && !g->s->full) /* a kernel writing all of [M, N] */
+        run_note(e->note, sizeof e->note, "a sampled call: y held the %zu x %zu outputs of "
+                 "rows[] x cols[], not [%zu, %zu] (harness/backends/a4w4_plugin.h \"Outputs\"); ",
+                 g->s->nrows, g->s->ncols, g->d->M, g->d->N);
     return 1;
 }
 

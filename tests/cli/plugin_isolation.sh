@@ -5,7 +5,8 @@
 # of that directory neither crashes nor re-runs the recorded entry, and continues past it; a
 # plugin that hangs is killed after --timeout and its entry fails "timed out after 2 s"; a
 # plugin whose query crashes is refused with one line (exit 2); a good plugin still passes
-# bit-exact; a run cut short leaves no earlier run's verdict in its --out. Sanitizer builds (UBSan's null check exits 86, ASan's SEGV handler 87, each with
+# bit-exact; a run cut short leaves no earlier run's verdict in its --out; a crash on a sampled
+# call says y held only the requested outputs. Sanitizer builds (UBSan's null check exits 86, ASan's SEGV handler 87, each with
 # its report, instead of dying of the signal) are accepted.
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
@@ -77,6 +78,18 @@ grep -q "FAIL m2 on .*: no output compared (crashed)" crash.log || { cat crash.l
 grep -q "no output compared (crashed)" crash/summary.md || fail "summary.md does not say the crash compared nothing"
 if grep -q "0 of 0" crash.log crash/summary.md; then fail "a crashed entry reads '0 of 0 checked'"; fi
 echo "crash: entry failed, signal named, the rest recorded"
+# a crash on a sampled call says y held only the requested outputs (a kernel that writes the
+# whole [M, N] into y crashes there); a call of every output (m2 above) says nothing of it
+grep -q "a sampled call" crash/results.json && fail "m2 (every output) is called a sampled call"
+printf 'name,M,N,K,regime,seed,tags\nbig,512,512,512,normal,5,\n' > sampled.csv
+set +e
+timeout 300 "$CLI" run --cases sampled.csv --no-golden --quiet --out sampled --budget-seconds 0 \
+  --no-call-sequence --backend "plugin:$P/liba4w4_crash_plugin.so" > sampled.log 2>&1; rc=$?
+set -e
+[ "$rc" = 1 ] || { cat sampled.log; fail "crash on a sampled call: exit $rc, expected 1"; }
+grep -Eq "a sampled call: y held the [0-9]+ x [0-9]+ outputs of rows\[\] x cols\[\], not \[512, 512\]" \
+  sampled/results.json || fail "the crash on a sampled call does not say y held the sample: $(grep -m1 FAIL sampled.log)"
+echo "crash on a sampled call: the note says what y held"
 
 # 2. --resume of the finished directory: no crash, nothing re-run
 before=$(md5sum < crash/results.jsonl)
