@@ -478,6 +478,21 @@ static void note_trim(char *note)
         note[--L] = 0;
 }
 
+/* The map's code-0 hint ("code 0 decoded other than 2^-127?", engine/signature.h) only where
+ * the other reading of E8M0 code 0 (contracts §1) could explain the failure: cleared when that
+ * reading's oracle is at hand and matches none of the mismatching outputs. */
+static void code0_hint_check(gemm_run *g, a4w4_entry_result *e)
+{
+    a4w4_oracles *other = g->judged_by == g->j->o ? g->j->alt : g->j->o;
+    const uint16_t *x = e->map.code0 && other ? expected_of(g, other) : NULL;
+    if (!x)
+        return;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->mism[i] && g->yfail[i] == x[i])
+            return;
+    e->map.code0 = 0;
+}
+
 /* The mismatch map and signature of a failing entry (engine/signature.h): of its outputs, or,
  * when only a pad variant changed them, of the first such variant's outputs. */
 static void map_failure(gemm_run *g, a4w4_entry_result *e)
@@ -506,6 +521,7 @@ static void map_failure(gemm_run *g, a4w4_entry_result *e)
         goto other;
     if (g->yfail == g->vfail)
         snprintf(e->map.variant, sizeof e->map.variant, "%s", g->variant);
+    code0_hint_check(g, e);
     a4w4_map_signature(&e->map, d->M, d->N, d->K, e->signature, sizeof e->signature,
                        e->signature_class, sizeof e->signature_class);
     return;
