@@ -132,6 +132,10 @@ static int read_contract(const char *dir, char *contract, size_t len, char *err,
     char *s = buf + b;
     if (strlen(s) != e - b || !a4w4_contract_valid(s) || strlen(s) >= len) {
         char shown[48];
+        a4w4_contract c; /* one line: the parser's reason names the part that is wrong */
+        if (!why[0] && strlen(s) == e - b && !a4w4_contract_text_is_rules(s) &&
+            a4w4_contract_parse(s, &c, why, sizeof why) == A4W4_OK)
+            why[0] = 0;
         size_t cut = strcspn(s, "\r\n");
         int lines = s[cut] != '\0';
         s[cut] = '\0';

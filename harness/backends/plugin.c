@@ -105,9 +105,19 @@ static const char *info_problem(const a4w4_plugin_info *info, size_t contract_le
             return why;
         }
     }
-    if (!info->contract || !a4w4_contract_valid(info->contract) ||
+    if (!info->contract)
+        return "declares no contract (its info's contract is NULL): declare the order its kernel "
+               "keeps, ordered(1), ordered(S), exact, bounded(S) or tree(key=value,...), or "
+               "find it with `a4w4check discover` (contracts §4.2)";
+    if (!a4w4_contract_valid(info->contract) ||
         strlen(info->contract) >= contract_len) {
-        char shown[44]; /* the declared text, cut at 40 bytes as before, one line */
+        char shown[44], detail[240] = ""; /* the declared text, cut at 40 bytes, one line */
+        a4w4_contract c; /* one line: the parser's reason names the part that is wrong */
+        if (!a4w4_contract_text_is_rules(info->contract) &&
+            a4w4_contract_parse(info->contract, &c, detail, sizeof detail) != A4W4_OK) {
+            snprintf(why, whylen, "declared %s (contracts §4.2)", detail);
+            return why;
+        }
         snprintf(why, whylen, "contract '%.40s' is not one of ordered(1), ordered(S) or "
                  "bounded(S) with S in 1..65536, exact, bounded, tree(key=value,...) "
                  "(contracts §4.2)", a4w4_quote(info->contract, shown, sizeof shown));

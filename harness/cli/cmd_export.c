@@ -149,6 +149,13 @@ static int run(const export_opts *o, export_plan *p)
         a4w4_errorf("export: --out %s", err);
         return A4W4_EXIT_IO;
     }
+    /* an earlier export's manifest would list its cases beside this one's bundles: gone until
+     * this export writes its own, so one cut short leaves no manifest (docs/cli/export.md) */
+    static const char *const manifest[] = {"manifest.json"};
+    if (a4w4_remove_files(o->out_dir, manifest, 1, err, sizeof err)) {
+        a4w4_errorf("export: %s", err);
+        return A4W4_EXIT_IO;
+    }
     for (size_t k = 0; k < total; k++) {
         if (a4w4_matrix_in_shard(&p->m, k, o->shard.i, o->shard.n) != 1)
             continue;

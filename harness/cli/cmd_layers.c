@@ -264,6 +264,9 @@ int cmd_layers(int argc, char **argv)
     cJSON *header = a4w4_layer_header(o.qwen_n, ngroups, pairs, npairs), *done = NULL;
     a4w4_stream st = {.fd = -1};
     rc = a4w4_exit_code(a4w4_stream_open(&st, o.out_dir, header, 0, &done, NULL, err, sizeof err));
+    static const char *const rendered[] = {"results.json", "summary.md"}; /* as run's */
+    if (!rc) /* an earlier run's, gone until this one writes its own (docs/cli/layers.md) */
+        rc = a4w4_exit_code(a4w4_remove_files(o.out_dir, rendered, 2, err, sizeof err));
     if (rc) {
         a4w4_errorf("layers: %s", err);
     } else {

@@ -371,6 +371,12 @@ int cmd_run(int argc, char **argv)
         a4w4_stream_tally t;
         rc = a4w4_exit_code(
             a4w4_stream_open(&p.st, o.out_dir, p.header, o.resume, &p.done, &t, err, sizeof err));
+        /* results.json and summary.md now describe another stream than this run's: gone
+         * until this run writes its own, so a run cut short leaves no earlier verdict beside
+         * its results.jsonl (docs/cli/run.md "Results, resume, shards") */
+        static const char *const rendered[] = {"results.json", "summary.md"};
+        if (!rc)
+            rc = a4w4_exit_code(a4w4_remove_files(o.out_dir, rendered, 2, err, sizeof err));
         if (rc)
             a4w4_errorf("run: %s", err);
         else if (t.dropped && !o.quiet)

@@ -248,7 +248,8 @@ int a4w4_matrix_load(a4w4_matrix *m, const char *set, const char *cases_path,
     if (a4w4_casefile_read(m->cases_path, &m->cases, &m->ncases, err, errlen))
         return A4W4_MATRIX_ECASES;
     if (golden_dir && list_files(golden_dir, ".safetensors", &m->bundles, &m->nbundles)) {
-        snprintf(err, errlen, "--golden %s: cannot read the directory", golden_dir);
+        snprintf(err, errlen, "--golden %s: cannot read the directory (%s)", golden_dir,
+                 strerror(errno)); /* list_files fails only where opendir does */
         return A4W4_MATRIX_EUSAGE;
     }
     if (golden_dir && !m->nbundles) { /* never a PASS over bundles that are not there */
@@ -417,7 +418,8 @@ static int list_captures(a4w4_matrix *m, const char *dir, int depth, size_t *cap
     DIR *dp = opendir(dir);
     int rc = 0;
     if (!dp) {
-        snprintf(err, errlen, "--captures %s: cannot read the directory", dir);
+        snprintf(err, errlen, "--captures %s: cannot read the directory (%s)", dir,
+                 strerror(errno));
         return -1;
     }
     for (struct dirent *de; !rc && (de = readdir(dp));) {

@@ -423,6 +423,10 @@ static int no_outputs(gemm_run *g, int rc, a4w4_entry_result *e, a4w4_verdict *u
              : e->aborted[0]        ? ""
                                     : "backend error: ",
              why ? why : a4w4_status_str(rc));
+    if (rc == A4W4_RUN_CRASHED && g->s && !g->s->full) /* a kernel writing all of [M, N] */
+        run_note(e->note, sizeof e->note, "a sampled call: y held the %zu x %zu outputs of "
+                 "rows[] x cols[], not [%zu, %zu] (harness/backends/a4w4_plugin.h \"Outputs\"); ",
+                 g->s->nrows, g->s->ncols, g->d->M, g->d->N);
     return 1;
 }
 
@@ -517,6 +521,29 @@ static int gemm_checks(gemm_run *g, a4w4_entry_result *e, a4w4_verdict *unjudged
     return fail | breached;
 }
 
+/* note without the "; " separators run_note left at its end. */
+static void note_trim(char *note)
+{
+    size_t L = strlen(note);
+    while (L && (note[L - 1] == ' ' || note[L - 1] == ';'))
+        note[--L] = 0;
+}
+
+/* The map's code-0 hint ("code 0 decoded other than 2^-127?", engine/signature.h) only where
+ * the other reading of E8M0 code 0 (contracts §1) could explain the failure: cleared when that
+ * reading's oracle is at hand and matches none of the mismatching outputs. */
+static void code0_hint_check(gemm_run *g, a4w4_entry_result *e)
+{
+    a4w4_oracles *other = g->judged_by == g->j->o ? g->j->alt : g->j->o;
+    const uint16_t *x = e->map.code0 && other ? expected_of(g, other) : NULL;
+    if (!x)
+        return;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->mism[i] && g->yfail[i] == x[i])
+            return;
+    e->map.code0 = 0;
+}
+
 /* The mismatch map and signature of a failing entry (engine/signature.h): of its outputs, or,
  * when only a pad variant changed them, of the first such variant's outputs. */
 static void map_failure(gemm_run *g, a4w4_entry_result *e)
@@ -524,8 +551,11 @@ static void map_failure(gemm_run *g, a4w4_entry_result *e)
     const a4w4_case_data *d = g->d;
     if (e->refused) /* bad input, not a failure of the kernel's: no signature */
         return;
-    if (e->aborted[0]) {
-        snprintf(e->signature, sizeof e->signature, "%s: %.360s", e->aborted, e->note);
+    if (e->aborted[0]) { /* "timed out: NOTE", once, even where the note starts so */
+        size_t la = strlen(e->aborted);
+        int prefixed = !strncmp(e->note, e->aborted, la) && e->note[la] == ':';
+        snprintf(e->signature, sizeof e->signature, "%s%s%.360s", prefixed ? "" : e->aborted,
+                 prefixed ? "" : ": ", e->note);
         snprintf(e->signature_class, sizeof e->signature_class, "%s",
                  e->aborted[0] == 'c' ? "crashed" : "timed-out");
         return;
@@ -542,6 +572,7 @@ static void map_failure(gemm_run *g, a4w4_entry_result *e)
         goto other;
     if (g->yfail == g->vfail)
         snprintf(e->map.variant, sizeof e->map.variant, "%s", g->variant);
+    code0_hint_check(g, e);
     a4w4_map_signature(&e->map, d->M, d->N, d->K, e->signature, sizeof e->signature,
                        e->signature_class, sizeof e->signature_class);
     return;
@@ -699,12 +730,10 @@ int run_gemm_backend(const a4w4_runner *r, a4w4_backend *b, const a4w4_case *c,
     e->ambiguous = e->verdict == A4W4_VERDICT_AMBIGUOUS;
     e->vacuous = vacuous;
     run_put_judged(e, &g.cmp, g.dev ? c->M * c->N : g.n);
+    note_trim(e->note); /* before the signature, which may quote the note */
     if (fail)
         map_failure(&g, e);
     tolerance_of(&g, e);
-    size_t L = strlen(e->note);
-    while (L && (e->note[L - 1] == ' ' || e->note[L - 1] == ';'))
-        e->note[--L] = 0;
     record_failing(r, &g, c, e);
     if (r && r->keep_dir)
         keep_outputs(r->keep_dir, &g, c, e);

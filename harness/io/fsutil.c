@@ -405,6 +405,25 @@ size_t a4w4_remove_stale_temps(const char *dir, const char *const *bases, size_t
     return removed;
 }
 
+a4w4_hstatus a4w4_remove_files(const char *dir, const char *const *names, size_t n, char *err,
+                               size_t errlen)
+{
+    for (size_t i = 0; i < n; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        struct stat st;
+        int got = lstat(path, &st) == 0;
+        if (!got && errno == ENOENT)
+            continue;
+        if (!got || !S_ISREG(st.st_mode) || unlink(path) != 0) {
+            snprintf(err, errlen, "%s: cannot remove the earlier run's file (%s)", path,
+                     !got || S_ISREG(st.st_mode) ? strerror(errno) : "not a regular file");
+            return A4W4_ST_IO;
+        }
+    }
+    return A4W4_ST_OK;
+}
+
 int a4w4_parent_writable(const char *path)
 {
     char dir[4096];
@@ -416,5 +435,13 @@ int a4w4_parent_writable(const char *path)
         dir[1] = 0;
     else
         *slash = 0;
-    return access(dir, W_OK) == 0;
+    /* a file made and removed there: access(W_OK) says yes to root on /proc and the like */
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/.a4w4check-writable-XXXXXX", dir);
+    int fd = mkstemp(probe);
+    if (fd < 0)
+        return 0;
+    close(fd);
+    unlink(probe);
+    return 1;
 }

@@ -81,8 +81,15 @@ void a4w4_dir_unlock(int fd);
  * only while holding the directory's lock. Returns the number of files removed. */
 size_t a4w4_remove_stale_temps(const char *dir, const char *const *bases, size_t n);
 
-/* 1 when the directory that would hold path (its parent; "." for a bare name) exists and is
- * writable by this process, else 0: checked before work whose result goes to path. */
+/* Remove the regular files dir/names[i] (i < n) where they exist: documents of an earlier run
+ * that would otherwise sit beside a new one. A4W4_ST_OK, or A4W4_ST_IO with err naming the
+ * first file that exists and cannot be removed (a name that is not a regular file counts). */
+a4w4_hstatus a4w4_remove_files(const char *dir, const char *const *names, size_t n, char *err,
+                               size_t errlen);
+
+/* 1 when the directory that would hold path (its parent; "." for a bare name) exists and a
+ * file can be created there by this process (one is made and removed), else 0: checked
+ * before work whose result goes to path. */
 int a4w4_parent_writable(const char *path);
 
 #endif

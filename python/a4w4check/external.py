@@ -219,12 +219,17 @@ def _operands(path: str, device: str) -> bundle.Bundle:
 def _run_case(kern: kernels.Kernel, path: str, device: str) -> tuple[dict[str, str], Any]:
     """(the operand bundle's metadata, y as uint16 bf16 bits) of one case."""
     b = _operands(path, device)
+    return b.meta, _call(kern, b, device)
+
+
+def _call(kern: kernels.Kernel, b: bundle.Bundle, device: str) -> Any:
+    """y as uint16 bf16 bits of the kernel on operand bundle b."""
     M, N, K = b.dims()
     y, wrote = kernels.run_watched(kern, b.tensors, (M, N, K), device)
     if wrote:
         raise ValueError(f"the kernel wrote into its input {', '.join(wrote)} (operands are "
                          "read-only: docs/backends.md)")
-    return b.meta, kernels.y_bits(y, M, N)
+    return kernels.y_bits(y, M, N)
 
 
 def _repeat_first(kern: kernels.Kernel, paths: dict[str, str], out: str, device: str,
@@ -316,7 +321,9 @@ def run(args: argparse.Namespace) -> int:
     for done, (name, path) in enumerate(paths.items(), 1):
         meta: dict[str, str] = {}
         try:
-            meta, y = _run_case(kern, path, device)
+            b = _operands(path, device)
+            meta = b.meta  # the shape in the progress line even when the kernel fails
+            y = _call(kern, b, device)
         except BundleError:
             raise
         except Exception as e:  # the kernel's failure is this case's, the rest go on
@@ -339,9 +346,10 @@ def run(args: argparse.Namespace) -> int:
                                                                        kern.contract) else None)
     except OSError as e:
         raise Unwritable(f"{args.out}: cannot write manifest.json ({e.strerror})") from None
+    first = next(iter(failed.items()), None)  # why, beside the count: no need to open the manifest
     print(f"{PROG}: {kern.name} ({contract}) on {device}: {len(written)} cases written, "
-          f"{len(failed)} failed" + (f", {len(left)} left out (--max-outputs)" if left else "") +
-          f" -> {args.out}")
+          f"{len(failed)} failed" + (f" (first {first[0]}: {first[1]})" if first else "") +
+          (f", {len(left)} left out (--max-outputs)" if left else "") + f" -> {args.out}")
     return 1 if failed else 0
 
 

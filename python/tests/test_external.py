@@ -136,9 +136,15 @@ def user_module(tmp_path, monkeypatch):
 
 
 def test_a_user_function_runs_and_a_failing_case_does_not_stop_the_rest(opsdir, tmp_path,
-                                                                          user_module):
+                                                                          user_module, capsys):
     d, want = opsdir
     assert run(d, tmp_path / "o", f"{user_module}:gemm", "--device", "cpu") == 1
+    # the closing line says why the first failed case failed, not only how many failed; the
+    # progress line gives the failed case's shape too (before: "?x?x?")
+    said = capsys.readouterr()
+    assert "5 cases written, 1 failed (first seventeen: RuntimeError: no kernel for M=17) -> " \
+        in said.out
+    assert " seventeen 17x32x256, " in said.err
     m, ys = outputs(tmp_path / "o")
     assert m["contract"] == "ordered(1)" and m["kernel"] == f"{user_module}:gemm"
     assert m["failed"] == {"seventeen": "RuntimeError: no kernel for M=17"}

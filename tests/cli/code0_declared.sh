@@ -27,6 +27,16 @@ for v in "code0ocp 0 PASS" "code0drv 0 PASS" "code0mis 1 FAIL" "ref 5 INCOMPLETE
   [ "$(verdict "p_$1")" = "$3" ] || fail "plugin $1: verdict $(verdict "p_$1"), want $3"
 done
 grep -q '"ambiguous":[[:space:]]*1' p_ref/results.json || fail "undeclared plugin: no ambiguous count"
+# the signature's code-0 hint only where the other reading explains a mismatch: kept for
+# code0mis (reads 2^-126), not offered for a summation-order bug on a code-0 case (the ground
+# truth kernel of descending K declared ordered(1), on e_m513: before, "code 0 decoded other
+# than 2^-127?" was offered there too)
+hint='code 0 decoded other than 2^-127?'
+grep -qF "$hint" p_code0mis/results.json || fail "code0mis: the signature lost the code-0 hint"
+code "$CLI" run --set edge --case e_m513 --no-golden --out p_desc \
+  --backend "plugin:$P/liba4w4_gt_desc_mis_plugin.so"
+[ "$rc" = 1 ] || { cat err.txt; fail "gt desc declared ordered(1) on e_m513: exit $rc, want 1"; }
+! grep -qF "$hint" p_desc/results.json || fail "an order bug is offered the code-0 hint: $(grep -m1 signature err.txt)"
 grep -q 'the backend declares no reading' p_ref/results.json || fail "undeclared plugin: note"
 # the run's statement overrides the declaration: code0drv held to 2^-127 fails
 one p_over --backend "plugin:$P/liba4w4_code0drv_plugin.so" --e8m0-code0 2^-127

@@ -40,4 +40,8 @@ if ! grep -q "hip-" <<<"$help"; then
 fi
 set +e; "$CLI" discover --backend cpu-fallback --shapes 8x8x256 --out /proc/nope/c.txt --quiet --no-evidence > out.log 2>&1; rc=$?; set -e
 [ $rc -eq 4 ] || fail "unwritable --out: exit $rc, expected 4: $(cat out.log)"
+# a directory that exists and takes no file (root's access(W_OK) says yes to /proc): refused
+# before probing, not after the whole discovery
+set +e; "$CLI" discover --backend cpu-fallback --shapes 8x8x256 --out /proc/c.txt --no-evidence > out.log 2>&1; rc=$?; set -e
+[ $rc -eq 4 ] && grep -q "nothing probed" out.log || fail "--out /proc/c.txt: exit $rc, not refused before probing: $(cat out.log)"
 echo "discover_cpu: cpu-asm and cpu-fallback are ordered(1); bad input refused"

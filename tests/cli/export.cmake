@@ -26,6 +26,16 @@ expect_run(e 0 ${CLI} export --set edge --no-golden --with-expected --out ${WORK
 file(READ ${WORK}/exp/e_n8.safetensors head OFFSET 8 LIMIT 1500)
 expect_match(y "${head}" "\"y_exact\":{\"dtype\":\"BF16\",\"shape\":\\[7,8\\]")
 
+# an export cut short (here refused at a golden bundle after the cases were written) leaves no
+# manifest: before, the earlier export's stayed, listing its cases beside the new bundles
+expect_run(e 0 ${CLI} export --set edge --no-golden --out ${WORK}/cut --quiet)
+file(WRITE ${WORK}/badgold/short.safetensors "short")
+expect_run(e 2 ${CLI} export --set edge --golden ${WORK}/badgold --out ${WORK}/cut --quiet)
+expect_match(e "${e_err}" "short.safetensors: file is shorter than 8 bytes")
+if(EXISTS ${WORK}/cut/manifest.json OR NOT EXISTS ${WORK}/cut/e_k96.safetensors)
+  message(FATAL_ERROR "export cut short: an earlier manifest.json left beside the new bundles")
+endif()
+
 # --max-bytes refuses before writing anything
 expect_run(e 2 ${CLI} export --set nightly --max-bytes 1G --out ${WORK}/big)
 expect_match(e "${e_err}" "over --max-bytes 1000000000 \\(nothing written")

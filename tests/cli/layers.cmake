@@ -103,3 +103,10 @@ expect_match(j "${j_err}" "layers: 360 passed, 0 failed")
 # (reproducer, before: report refused it, "/cases/0/pad_dependent: false is a boolean, the
 # schema wants string")
 expect_run(rep 0 ${CLI} report ${WORK}/out --out ${WORK}/out-report --quiet)
+
+# an earlier run's documents go when the stream starts, as run's do: a summary.md that cannot
+# be removed (here a directory) is refused then, before any case runs (exit 4, one line)
+file(MAKE_DIRECTORY ${WORK}/stale/summary.md)
+expect_run(s 4 ${CLI} layers --out ${WORK}/stale --quiet)
+expect_match(s "${s_err}" "stale/summary.md: cannot remove the earlier run's file \\(not a regular file\\)")
+expect_no_match(s "${s_out}" "PASS cpu ")

@@ -3,7 +3,8 @@
 # calls in a row time out (default 2) the backend's remaining entries fail at once as "not run"
 # (harness/engine/runner.c counted_run), the other backends go on. Reproducer (before the fix):
 # the hang plugin on cases all with M > 1 and --timeout 1 timed out on every one of them
-# (the edge set at the default timeout: about 35 minutes).
+# (the edge set at the default timeout: about 35 minutes). Each entry's signature names the
+# abort once ("not run: backend hung ...", never "not run: not run: ...") with no trailing "; ".
 . "$(dirname "$0")/common.sh.inc"
 { echo "name,M,N,K,regime,seed,tags"; for i in 1 2 3 4 5; do echo "h$i,2,32,64,normal,$i,"; done; } > c.csv
 
@@ -28,6 +29,11 @@ assert len(seq) == 1 and seq[0]["verdict"] == "fail" and seq[0].get("aborted"), 
 assert got == ["timed out"] * want + ["not run"] * (5 - want), got
 for e in es[want:]:
     assert e["verdict"] == "fail" and e["note"].startswith("not run: backend hung %d times in a row" % want), e
+# the signature names the abort once and ends with the note: no "not run: not run:", no "; "
+for e in es[:want]:
+    assert e["signature"] == "timed out: " + e["note"] and e["note"].endswith("after 1 s"), e
+for e in es[want:]:
+    assert e["signature"] == e["note"] and not e["signature"].endswith(";"), e
 assert all(e["verdict"] == "pass" for e in doc["cases"] if e["backend"] == "cpu-fallback")
 assert doc["counts"]["recorded_items"] == 5
 PY

@@ -5,7 +5,8 @@
 # of that directory neither crashes nor re-runs the recorded entry, and continues past it; a
 # plugin that hangs is killed after --timeout and its entry fails "timed out after 2 s"; a
 # plugin whose query crashes is refused with one line (exit 2); a good plugin still passes
-# bit-exact. Sanitizer builds (UBSan's null check exits 86, ASan's SEGV handler 87, each with
+# bit-exact; a run cut short leaves no earlier run's verdict in its --out; a crash on a sampled
+# call says y held only the requested outputs. Sanitizer builds (UBSan's null check exits 86, ASan's SEGV handler 87, each with
 # its report, instead of dying of the signal) are accepted.
 set -euo pipefail
 CLI=$1 SRC=$2 WORK=$3
@@ -77,6 +78,18 @@ grep -q "FAIL m2 on .*: no output compared (crashed)" crash.log || { cat crash.l
 grep -q "no output compared (crashed)" crash/summary.md || fail "summary.md does not say the crash compared nothing"
 if grep -q "0 of 0" crash.log crash/summary.md; then fail "a crashed entry reads '0 of 0 checked'"; fi
 echo "crash: entry failed, signal named, the rest recorded"
+# a crash on a sampled call says y held only the requested outputs (a kernel that writes the
+# whole [M, N] into y crashes there); a call of every output (m2 above) says nothing of it
+grep -q "a sampled call" crash/results.json && fail "m2 (every output) is called a sampled call"
+printf 'name,M,N,K,regime,seed,tags\nbig,512,512,512,normal,5,\n' > sampled.csv
+set +e
+timeout 300 "$CLI" run --cases sampled.csv --no-golden --quiet --out sampled --budget-seconds 0 \
+  --no-call-sequence --backend "plugin:$P/liba4w4_crash_plugin.so" > sampled.log 2>&1; rc=$?
+set -e
+[ "$rc" = 1 ] || { cat sampled.log; fail "crash on a sampled call: exit $rc, expected 1"; }
+grep -Eq "a sampled call: y held the [0-9]+ x [0-9]+ outputs of rows\[\] x cols\[\], not \[512, 512\]" \
+  sampled/results.json || fail "the crash on a sampled call does not say y held the sample: $(grep -m1 FAIL sampled.log)"
+echo "crash on a sampled call: the note says what y held"
 
 # 2. --resume of the finished directory: no crash, nothing re-run
 before=$(md5sum < crash/results.jsonl)
@@ -121,6 +134,17 @@ assert len(es) == 4 and all(e["verdict"] == "pass" and e["mismatches"] == 0 and 
 PY
 done
 echo "ref: bit-exact, isolated and in-process"
+
+# 5b. a run cut short (here the crash plugin in-process takes the harness down at m2) into the
+# directory of that PASS leaves its own results.jsonl and no earlier verdict beside it: before,
+# the PASS summary.md and results.json of the other run stayed there (--budget-seconds 0: no
+# calibration call, which would crash before the run starts its stream)
+run "ref--no-isolate" crash --no-isolate --no-call-sequence --budget-seconds 0
+[ "$rc" != 0 ] && [ "$rc" != 1 ] || { cat "ref--no-isolate.log"; fail "in-process crash: exit $rc"; }
+[ ! -e ref--no-isolate/summary.md ] && [ ! -e ref--no-isolate/results.json ] ||
+  fail "a run cut short left the earlier run's summary.md or results.json: $(grep -m1 Verdict ref--no-isolate/summary.md)"
+grep -q '"case":"m1a"' ref--no-isolate/results.jsonl || fail "the cut run's recorded case is lost"
+echo "cut run: no earlier verdict beside its results"
 
 # 6. --timeout takes seconds >= 0
 set +e

@@ -6,7 +6,8 @@
 # examples/, python/, cases/ and build/a4w4check), and each run passes (exit 0, verdict PASS,
 # the example kernel's entries judged). The example plugin also compiles without a warning
 # under -Wall -Wextra -Werror. Debian's python3 (numpy) comes first on PATH. The pytest file
-# README shows "whole" is examples/python/test_my_gemm.py, byte for byte.
+# README shows "whole" is examples/python/test_my_gemm.py, byte for byte. What the commands
+# leave in the root (the plugin, the runs, ops/, outs/) is ignored by git (in a git checkout).
 . "$(dirname "$0")/common.sh.inc"
 for d in harness examples python cases; do ln -s "$SRC/$d" "$d"; done
 mkdir build && ln -s "$CLI" build/a4w4check
@@ -56,6 +57,16 @@ assert len(es) >= 30 and all(e["verdict"] == "pass" for e in es), len(es)
 assert sum(e["checked_outputs"] for e in es) > 0
 PY
 done
+# what the commands left here (the repository root in README) is ignored by git, so a user's
+# `git status` stays clean: every new top-level entry but this script's own files
+if git -C "$SRC" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+  for f in *; do
+    case $f in harness|examples|python|cases|build|out-*.txt|err-*.txt) continue ;; esac
+    p=$f; [ -d "$f" ] && p=$f/
+    git -C "$SRC" check-ignore -q --no-index "$p" ||
+      fail "README's commands leave '$f' in the repository root and .gitignore does not ignore it"
+  done
+fi
 cc -shared -fPIC -O2 -std=c11 -Wall -Wextra -Werror -Iharness/backends examples/plugin/my_gemm.c \
   -o libstrict.so -lm || fail "examples/plugin/my_gemm.c does not compile warning-free"
 echo "README quick start: plugin and Python kernel judged, PASS"

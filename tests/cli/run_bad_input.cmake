@@ -29,6 +29,11 @@ expect_match(r "${r_err}" "--golden .*empty-golden holds no bundle \\(\\*.safete
 if(EXISTS ${WORK}/o6/results.json)
   message(FATAL_ERROR "results written for an empty --golden directory")
 endif()
+# a --golden or --captures directory that cannot be read says why
+expect_run(r 2 ${CLI} run --cases ${WORK}/ok.csv --golden ${WORK}/no-such-golden --out ${WORK}/o6)
+expect_match(r "${r_err}" "--golden .*no-such-golden: cannot read the directory \\(No such file or directory\\)")
+expect_run(r 2 ${CLI} run --captures ${WORK}/no-such-captures --out ${WORK}/o6)
+expect_match(r "${r_err}" "--captures .*no-such-captures: cannot read the directory \\(No such file or directory\\)")
 # a set that is not there names the sets that are (a case file's header, not a ledger or table)
 expect_run(r 2 ${CLI} run --set nosuch --out ${WORK}/o7)
 expect_match(r "${r_err}" "--set nosuch: there is no .*cases/nosuch.csv \\(the sets here: edge hazard nightly premerge-quick premerge selftest; or --cases FILE\\)")

@@ -22,6 +22,13 @@ expect_run(t 0 ${TOOLS}/mutate_bundle drop ${g1} ${WORK}/noy.safetensors y_order
 expect_run(v 2 ${CLI} verify ${WORK}/noy.safetensors)
 expect_match(v "${v_err}" "y_ordered.*missing")
 
+# an output bundle (a kernel's y, as run --keep-outputs and the external runner write them) is
+# refused naming what judges it, not only the formats verify takes
+expect_run(r 0 ${CLI} run --set edge --no-golden --case e_k32 --backend cpu-fallback --quiet
+           --keep-outputs ${WORK}/kept --out ${WORK}/keptrun)
+expect_run(v 2 ${CLI} verify ${WORK}/kept/cpu-fallback/e_k32.safetensors)
+expect_match(v "${v_err}" "e_k32.safetensors: an output bundle .*run --backend bundle:DIR")
+
 expect_run(v 2 ${CLI} verify ${WORK}/does_not_exist.safetensors)
 expect_run(v 2 ${CLI} verify)
 expect_run(v 2 ${CLI} no-such-command)

@@ -12,6 +12,8 @@
  *                    the harness must catch;
  *   PLUGIN_ABI=n     reports abi_version n instead of A4W4_PLUGIN_ABI_VERSION (old ABI);
  *   NO_QUERY         exports no a4w4_plugin_query (not a plugin);
+ *   NO_CONTRACT      declares no contract (info.contract NULL: must be refused, saying so);
+ *   BAD_CONTRACT     declares "tree(bogus=1)" (refused, naming the unknown key);
  *   CRASH_M2         gemm writes through NULL on every case with M > 1 (SIGSEGV), computes
  *                    the others: an isolated crash must fail only those entries;
  *   HANG_M2          gemm sleeps forever on every case with M > 1 (--timeout must end it);
@@ -121,6 +123,10 @@ static a4w4_plugin_gemm_args side_args;
  * (contracts §4.2: tree(split=1) is ordered(1)). */
 #ifdef TREE_CONTRACT
 #define PLUGIN_CONTRACT "tree(final=rne,combine=chain,split=1,acc=fp32,leaf=32)"
+#elif defined(NO_CONTRACT)
+#define PLUGIN_CONTRACT NULL
+#elif defined(BAD_CONTRACT)
+#define PLUGIN_CONTRACT "tree(bogus=1)"
 #elif defined(ZERO_OUT) || defined(NEGATE_OUT)
 #define PLUGIN_CONTRACT "bounded(65536)"
 #elif defined(EXACT_ZERO_OFF)

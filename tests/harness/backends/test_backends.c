@@ -37,6 +37,8 @@
 #define TREE_PLUGIN PLUGIN_DIR "/liba4w4_tree_plugin.so"
 #define OLDABI_PLUGIN PLUGIN_DIR "/liba4w4_oldabi_plugin.so"
 #define NOQUERY_PLUGIN PLUGIN_DIR "/liba4w4_noquery_plugin.so"
+#define NOCONTRACT_PLUGIN PLUGIN_DIR "/liba4w4_nocontract_plugin.so"
+#define BADCONTRACT_PLUGIN PLUGIN_DIR "/liba4w4_badcontract_plugin.so"
 #define TMP_DIR A4W4_BINARY_DIR "/backends-test-tmp"
 
 /* ---------------------------------------------------------------- helpers */
@@ -260,6 +262,11 @@ Test(plugin, refused_with_a_reason)
 {
     open_fails("plugin:" OLDABI_PLUGIN, OLDABI_PLUGIN, "ABI version 0");
     open_fails("plugin:" NOQUERY_PLUGIN, NOQUERY_PLUGIN, "does not export a4w4_plugin_query");
+    open_fails("plugin:" NOCONTRACT_PLUGIN, NOCONTRACT_PLUGIN,
+               "declares no contract (its info's contract is NULL)");
+    /* the contract parser's reason: the part that is wrong, not only the forms allowed */
+    open_fails("plugin:" BADCONTRACT_PLUGIN, BADCONTRACT_PLUGIN,
+               "declared contract 'tree(bogus=1)': unknown key 'bogus'");
     open_fails("plugin:" TMP_DIR "/does-not-exist.so", "does-not-exist.so", "file not found");
     const char *dir = tu_scratch_dir(TMP_DIR, "plugin-refused");
     char text[4096];
@@ -478,6 +485,8 @@ Test(bundle, directory_contract)
     open_fails(spec, "contract.txt", "is not one contract line");
     tu_write_file(path, "exact\nbounded\n", 14);
     open_fails(spec, "contract.txt", "is not one contract line");
+    tu_write_file(path, "tree(bogus=1)\n", 14); /* the parser's reason too */
+    open_fails(spec, "contract.txt", "contract 'tree(bogus=1)': unknown key 'bogus'");
 
     open_fails("bundle:" TMP_DIR "/no-such-bundle-dir", "no-such-bundle-dir", "no such directory");
     snprintf(spec, sizeof spec, "bundle:%s", path);

@@ -260,6 +260,22 @@ Test(stale_temps, only_the_writers_own_names_are_removed)
     cr_expect_eq(a4w4_remove_stale_temps(dir, bases, 3), 0);
 }
 
+Test(remove_files, the_named_files_go_absent_ones_are_fine_a_directory_is_an_io_error)
+{
+    char dir[4096], sub[4200], err[512] = "";
+    scratch(dir, sizeof dir, "remove");
+    touch(dir, "results.json");
+    touch(dir, "results.jsonl");
+    static const char *const names[] = {"results.json", "summary.md"}; /* summary.md absent */
+    cr_assert_eq(a4w4_remove_files(dir, names, 2, err, sizeof err), A4W4_ST_OK, "%s", err);
+    cr_expect(!exists(dir, "results.json"));
+    cr_expect(exists(dir, "results.jsonl"), "a file not named was removed");
+    snprintf(sub, sizeof sub, "%s/summary.md", dir);
+    cr_assert_eq(mkdir(sub, 0777), 0);
+    cr_expect_eq(a4w4_remove_files(dir, names, 2, err, sizeof err), A4W4_ST_IO);
+    cr_expect(strstr(err, "summary.md") && strstr(err, "not a regular file"), "%s", err);
+}
+
 Test(fopen_regular, a_fifo_or_a_directory_is_refused_at_once)
 {
     char dir[4096], path[4200], err[512];
