@@ -493,9 +493,9 @@ a4w4_hstatus a4w4_verify_bundle(const char *path, const a4w4_bundle_sut *suts, s
         rc = bad(&b, "a capture bundle (a4w4-capture/1): `verify` and `run --captures` judge "
                  "those (commands/verify_capture.h), not as a case bundle");
     else if (fmt && (!strcmp(fmt, "a4w4-output/1") || !strcmp(fmt, "a4w4-outputs/1")))
-        rc = bad(&b, "an output bundle (%s: a kernel's y, no operands): `run --backend "
-                 "bundle:DIR` judges the directory holding it, on the matrix it was computed "
-                 "from (docs/backends.md), not `verify`", fmt);
+        rc = bad(&b, "an output bundle (%s: a kernel's y, no operands): `run "
+                 "--backend bundle:DIR` judges the directory holding it, on the matrix it was "
+                 "computed from (docs/backends.md), not `verify`", fmt);
     else {
         char shown[64];
         rc = bad(&b, "metadata format='%s' is not a4w4-case/1, a4w4-operands/1, a4w4-quant/1 "

@@ -381,7 +381,7 @@ static size_t entry_of(const cJSON *e, const a4w4_known_ledger *l, const char *v
 /* broad[i] = 1 when entry i of l has a text symptom that the failing entries it takes in doc
  * show under two or more signature classes: a known failure is one bug, and text that fits
  * failures of different kinds (a symptom "o") names none of them, so it makes none XFAIL
- * (docs/forensics.md, "A ledger that cannot hide"). cls: l->n slots, NULL on entry. */
+ * (docs/forensics.md, "The known-failures ledger"). cls: l->n slots, NULL on entry. */
 static void broad_symptoms(const cJSON *doc, const a4w4_known_ledger *l, const char *ver,
                            const char **cls, unsigned char *broad)
 {
