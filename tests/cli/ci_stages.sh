@@ -89,6 +89,12 @@ grep -q "^ctest nice=0 $san --test-dir build-cov-asan .*-LE heavy|source\$" "$ST
 [ "$(calls 'ctest nice=0 --test-dir build ')" = 1 ] ||
   fail "the optimized build's ctest did not run once"
 # the optimized build leaves the CLI's plumbing to the instrumented one (tests/CMakeLists.txt)
+# build/ may be the main job's (ci/premerge.sh: BUILD_TESTING=OFF): configured with the tests
+# again, and a ctest finding none fails
+grep -q -- '^cmake nice=0 -S \. -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON' "$STUB_LOG" ||
+  { cat "$STUB_LOG"; fail "build/ is not configured with BUILD_TESTING=ON"; }
+grep -q '^ctest nice=0 --test-dir build --output-on-failure --no-tests=error ' "$STUB_LOG" ||
+  { cat "$STUB_LOG"; fail "the optimized build's ctest passes on no tests"; }
 grep -q '^ctest nice=0 --test-dir build .*-LE plumbing$' "$STUB_LOG" ||
   { cat "$STUB_LOG"; fail "the optimized build's ctest: not every test but the plumbing ones"; }
 grep -q '^gcovr .*--object-directory build-cov-asan' "$STUB_LOG" ||
