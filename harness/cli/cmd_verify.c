@@ -31,18 +31,22 @@ static const a4w4_command_spec verify_spec = {
     "      a capture whose call the oracles do not model), 5 a bundle with no check made\n"};
 
 typedef struct {
-    size_t npass, nfail, nna;
+    size_t npass, nfail, nna, nskip, nambiguous;
 } verify_counts;
 
 /* Print one line (text from the file quoted: control bytes as '?', a4w4_quote.h) and count its
- * verdict (0 pass, 1 fail, 2 n/a, 3 skip: counted n/a). */
+ * verdict (0 pass, 1 fail, 2 n/a, 3 skip, 4 ambiguous: a4w4_verdict; a case bundle's checks
+ * are 0..2). A skipped or ambiguous entry is not judged, and the count line says so apart
+ * from n/a (never a PASS over missing data). */
 static void say(verify_counts *n, const char *line, int verdict)
 {
     char shown[1400];
     puts(a4w4_quote(line, shown, sizeof shown));
     n->npass += verdict == 0;
     n->nfail += verdict == 1;
-    n->nna += verdict >= 2;
+    n->nna += verdict == A4W4_VERDICT_NA;
+    n->nskip += verdict == A4W4_VERDICT_SKIP;
+    n->nambiguous += verdict == A4W4_VERDICT_AMBIGUOUS;
 }
 
 /* The bundle's bad-input line, after its check lines; then, when nothing was judged (no check
@@ -59,7 +63,8 @@ static int say_end(a4w4_hstatus rc, const char *err, const char *base, size_t ju
     if (fails)
         return A4W4_EXIT_MISMATCH;
     if (!judged) {
-        a4w4_errorf("verify: %s: INCOMPLETE: no check could be made (every one N/A)", base);
+        a4w4_errorf("verify: %s: INCOMPLETE: no check passed or failed (each N/A, skipped or "
+                    "ambiguous)", base);
         return A4W4_EXIT_INCOMPLETE;
     }
     return A4W4_EXIT_PASS;
@@ -125,13 +130,18 @@ int cmd_verify(int argc, char **argv)
         return A4W4_EXIT_BADINPUT;
     }
     int worst = A4W4_EXIT_PASS;
-    verify_counts n = {0, 0, 0};
+    verify_counts n = {0, 0, 0, 0, 0};
     for (int i = 0; i < args.n; i++) {
         int r = verify_one(args.v[i], &n);
         if (r == A4W4_EXIT_BADINPUT || (r == A4W4_EXIT_MISMATCH && worst != A4W4_EXIT_BADINPUT) ||
             (r == A4W4_EXIT_INCOMPLETE && worst == A4W4_EXIT_PASS))
             worst = r;
     }
-    printf("verify: %zu passed, %zu failed, %zu n/a\n", n.npass, n.nfail, n.nna);
+    printf("verify: %zu passed, %zu failed, %zu n/a", n.npass, n.nfail, n.nna);
+    if (n.nskip)
+        printf(", %zu skipped", n.nskip);
+    if (n.nambiguous)
+        printf(", %zu ambiguous", n.nambiguous);
+    putchar('\n');
     return worst;
 }

@@ -58,6 +58,11 @@ cap("sub/deeper", yy=y ^ 0x0001)                       # a wrong y, one level do
 os.makedirs(os.path.join(work, "sub/deeper/ok"))
 bundle.save_capture(os.path.join(work, "sub/deeper/ok"), "aiter.gemm_a4w4", (3, 32, 64),
                     dict(ops, y=codec.Raw("BF16", y)), GEMM)
+# the default scales: outputs outside the exact regime, so the correct capture is not judged
+wide = random_operands(np.random.default_rng(5), 3, 32, 64)
+os.makedirs(os.path.join(work, "unjudged"))
+bundle.save_capture(os.path.join(work, "unjudged"), "aiter.gemm_a4w4", (3, 32, 64),
+                    dict(wide, y=codec.Raw("BF16", exact_y(wide))), GEMM)
 # a quantizer of zeros (amax 0: scale 0, codes 0) whose shuffle flag says "shuffled"
 qx = np.zeros((2, 32), np.uint16)
 os.makedirs(os.path.join(work, "quant"))
@@ -113,6 +118,12 @@ only() { ls "$WORK/$1"/*.safetensors; }
 rc=$(verify good $(only good))
 [ "$rc" -eq 0 ] || fail "the correct capture: exit $rc ($(cat "$WORK/good.out" "$WORK/good.err"))"
 grep -q "verify: 1 passed, 0 failed, 0 n/a" "$WORK/good.out" || fail "good: $(tail -1 "$WORK/good.out")"
+# declared exact with outputs outside its regime: skip, and the count line says skipped, not
+# n/a (it said "0 passed, 0 failed, 1 n/a" beside a SKIP line)
+rc=$(verify unjudged $(only unjudged))
+[ "$rc" -eq 5 ] || fail "unjudged: exit $rc, expected 5 ($(cat "$WORK/unjudged.out" "$WORK/unjudged.err"))"
+grep -q "^verify: 0 passed, 0 failed, 0 n/a, 1 skipped$" "$WORK/unjudged.out" ||
+  fail "unjudged: $(tail -1 "$WORK/unjudged.out")"
 for c in bias:"the call passed a bias" alpha:"metadata alpha '0.0', beta '0.0'" \
   beta:"metadata alpha '1.0', beta '1.0'" preshuffle:"metadata bpreshuffle 'True' but the capture holds w_fp4" \
   dtype:"metadata dtype 'torch.float16'" skipreduce:"metadata skip_reduce 'True'" \
